@@ -1,0 +1,43 @@
+/**
+ * Certificate checks for TLS Secrets. node:crypto is used only to parse, which is deterministic
+ * and does no I/O, so buildModel stays pure. Messages never quote the Secret's data.
+ */
+import { X509Certificate, createPrivateKey } from 'node:crypto';
+import type { Checked } from './validate.js';
+
+const CERT_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----/g;
+const KEY_BLOCK = /^-----BEGIN (RSA |EC )?PRIVATE KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END (RSA |EC )?PRIVATE KEY-----\r?\n?$/;
+
+/** TlsPair is a checked certificate chain and key, with the names the leaf is valid for. */
+export interface TlsPair {
+  readonly pem: string;
+  readonly leaf: X509Certificate;
+}
+
+/** checkTlsPair accepts PEM text whose blocks are only certificates and one key that matches the leaf. */
+export function checkTlsPair(certPem: string, keyPem: string): Checked<TlsPair> {
+  const chain = certPem.match(CERT_BLOCK) ?? [];
+  const rest = certPem.replace(CERT_BLOCK, '').trim();
+  if (chain.length === 0 || rest !== '') return { ok: false, message: 'tls.crt is not a PEM certificate chain' };
+  const key = keyPem.trim() + '\n';
+  if (!KEY_BLOCK.test(key)) return { ok: false, message: 'tls.key is not one PEM private key' };
+  try {
+    const leaf = new X509Certificate(chain[0] ?? '');
+    for (const block of chain.slice(1)) new X509Certificate(block);
+    if (!leaf.checkPrivateKey(createPrivateKey(key))) {
+      return { ok: false, message: 'tls.key does not match the certificate in tls.crt' };
+    }
+    return { ok: true, value: { pem: `${chain.join('\n')}\n${key}`, leaf } };
+  } catch {
+    return { ok: false, message: 'tls.crt or tls.key cannot be parsed' };
+  }
+}
+
+/** certificateCovers says whether the leaf certificate is valid for an Ingress host (wildcards too). */
+export function certificateCovers(leaf: X509Certificate, host: string): boolean {
+  if (host.startsWith('*.')) {
+    const names = (leaf.subjectAltName ?? '').split(/,\s*/);
+    return names.includes(`DNS:${host}`);
+  }
+  return leaf.checkHost(host) !== undefined;
+}

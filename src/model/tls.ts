@@ -1,0 +1,99 @@
+import { certificateCovers, checkTlsPair, type TlsPair } from './certificate.js';
+import type { Certificate, Problem } from './nginx-model.js';
+import type { Secret, Snapshot } from './snapshot.js';
+import { compare, type Report } from './backends.js';
+import { checkObjectName } from './validate.js';
+
+/** The file the controller's fallback certificate lives in; the caller fills it when pem is null. */
+export const DEFAULT_CERTIFICATE_FILE = 'certificates/default.pem';
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function secretValue(secret: Secret, key: string): string | undefined {
+  const plain = secret.stringData?.[key];
+  if (typeof plain === 'string') return plain;
+  const encoded = secret.data?.[key];
+  if (typeof encoded !== 'string' || !BASE64.test(encoded)) return undefined;
+  return Buffer.from(encoded, 'base64').toString('utf8');
+}
+
+/** CertificateTable checks TLS Secrets once each and hands out the files nginx reads them from. */
+export class CertificateTable {
+  private readonly secrets = new Map<string, Secret>();
+  private readonly checked = new Map<string, { pair: TlsPair; certificate: Certificate } | { error: string }>();
+  private readonly used = new Map<string, Certificate>();
+  readonly defaultCertificate: Certificate;
+
+  constructor(snapshot: Snapshot, defaultSecret: string | undefined, problems: Problem[]) {
+    for (const secret of snapshot.secrets) {
+      this.secrets.set(`${secret.metadata?.namespace}/${secret.metadata?.name}`, secret);
+    }
+    this.defaultCertificate = this.chooseDefault(defaultSecret, problems);
+  }
+
+  /**
+   * forHost returns the certificate file for `host` from Secret `secretName` in `namespace`, or
+   * the default one (with a problem) when the Secret is missing, malformed or not valid for the host.
+   */
+  forHost(namespace: string, secretName: string | undefined, host: string, field: string, report: Report): string {
+    if (!secretName) return this.defaultCertificate.file;
+    const name = checkObjectName(secretName);
+    if (!name.ok) {
+      report(`${field}.secretName`, `${name.message}; using the default certificate`);
+      return this.defaultCertificate.file;
+    }
+    const found = this.check(`${namespace}/${name.value}`);
+    if ('error' in found) {
+      report(`${field}.secretName`, `${found.error}; using the default certificate`);
+      return this.defaultCertificate.file;
+    }
+    if (!certificateCovers(found.pair.leaf, host)) {
+      report(`${field}.secretName`, `the certificate in Secret ${namespace}/${name.value} is not valid for host ${host}; using the default certificate`);
+      return this.defaultCertificate.file;
+    }
+    this.used.set(found.certificate.id, found.certificate);
+    return found.certificate.file;
+  }
+
+  /** certificates lists every certificate file nginx.conf names, the default one first. */
+  certificates(): Certificate[] {
+    const named = [...this.used.values()].filter((c) => c.file !== this.defaultCertificate.file);
+    return [this.defaultCertificate, ...named.sort((a, b) => compare(a.id, b.id))];
+  }
+
+  private chooseDefault(defaultSecret: string | undefined, problems: Problem[]): Certificate {
+    const selfSigned: Certificate = { id: 'default', file: DEFAULT_CERTIFICATE_FILE, pem: null };
+    if (!defaultSecret) return selfSigned;
+    const found = this.check(defaultSecret);
+    if ('error' in found) {
+      const [namespace = '', name = ''] = defaultSecret.split('/');
+      problems.push({ kind: 'Secret', namespace, name, field: '--default-ssl-certificate', message: `${found.error}; using a self-signed certificate` });
+      return selfSigned;
+    }
+    return { id: found.certificate.id, file: DEFAULT_CERTIFICATE_FILE, pem: found.certificate.pem };
+  }
+
+  private check(key: string): { pair: TlsPair; certificate: Certificate } | { error: string } {
+    const cached = this.checked.get(key);
+    if (cached) return cached;
+    const result = this.checkSecret(key);
+    this.checked.set(key, result);
+    return result;
+  }
+
+  private checkSecret(key: string): { pair: TlsPair; certificate: Certificate } | { error: string } {
+    const secret = this.secrets.get(key);
+    if (!secret) return { error: `Secret ${key} not found` };
+    if (secret.type !== undefined && secret.type !== 'kubernetes.io/tls' && secret.type !== 'Opaque') {
+      return { error: `Secret ${key} is of type ${secret.type}, not kubernetes.io/tls` };
+    }
+    const cert = secretValue(secret, 'tls.crt');
+    const key_ = secretValue(secret, 'tls.key');
+    if (cert === undefined || key_ === undefined) return { error: `Secret ${key} has no valid tls.crt and tls.key` };
+    const pair = checkTlsPair(cert, key_);
+    if (!pair.ok) return { error: `Secret ${key}: ${pair.message}` };
+    const [namespace, name] = key.split('/');
+    const certificate = { id: key, file: `certificates/${namespace}_${name}.pem`, pem: pair.value.pem };
+    return { pair: pair.value, certificate };
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * Validators: the only gate between a Kubernetes string and nginx.conf. Each one accepts a
+ * value whole or rejects it with a reason; none of them repairs input. Every check is an
+ * allow-list, so characters nginx treats specially (`;`, `{`, `}`, quotes, `$`, `#`, `\`,
+ * white space, control characters) fail unless a field explicitly needs them.
+ */
+
+/** Checked is a validator's answer: the accepted (and typed) value, or why not. */
+export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
+
+const ok = <T>(value: T): Checked<T> => ({ ok: true, value });
+const fail = (message: string): Checked<never> => ({ ok: false, message });
+
+/** show quotes a rejected value for a problem message, short and printable. */
+export function show(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  const printable = JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
+  return printable;
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** checkDnsLabel accepts an RFC 1123 label: a namespace or a Service name. */
+export function checkDnsLabel(value: unknown): Checked<string> {
+  if (typeof value !== 'string' || value.length === 0) return fail('must be a non-empty string');
+  if (value.length > 63 || !DNS_LABEL.test(value)) {
+    return fail(`${show(value)} is not a valid DNS label (lower-case letters, digits and '-', at most 63)`);
+  }
+  return ok(value);
+}
+
+/** checkObjectName accepts an RFC 1123 subdomain, as most object names are (a Secret's, say). */
+export function checkObjectName(value: unknown): Checked<string> {
+  if (typeof value !== 'string' || value.length === 0) return fail('must be a non-empty string');
+  if (value.length > 253 || !value.split('.').every((label) => label.length <= 63 && DNS_LABEL.test(label))) {
+    return fail(`${show(value)} is not a valid object name (RFC 1123 subdomain)`);
+  }
+  return ok(value);
+}
+
+/** checkHost accepts an Ingress host: an RFC 1123 subdomain, optionally `*.` and one, not an IP. */
+export function checkHost(value: unknown): Checked<string> {
+  if (typeof value !== 'string' || value.length === 0) return fail('must be a non-empty string');
+  const bare = value.startsWith('*.') ? value.slice(2) : value;
+  const labels = bare.split('.');
+  const valid =
+    value.length <= 253 &&
+    labels.every((label) => label.length > 0 && label.length <= 63 && DNS_LABEL.test(label));
+  if (!valid) {
+    return fail(`${show(value)} is not a valid host (lower-case RFC 1123 name, optionally starting with '*.')`);
+  }
+  if (value.startsWith('*.') && labels.length < 2) return fail(`${show(value)}: a wildcard needs at least two labels after '*.'`);
+  if (checkIp(value).ok) return fail(`${show(value)}: an IP address is not allowed as a host`);
+  return ok(value);
+}
+
+/** Path characters nginx needs no quoting or decoding for: RFC 3986 unreserved plus a few sub-delims. */
+const PATH = /^\/[A-Za-z0-9._~!&()*+,=:@/-]*$/;
+
+/** checkPath accepts an absolute Ingress path of plain characters, without `.` or `..` segments or `//`. */
+export function checkPath(value: unknown): Checked<string> {
+  if (typeof value !== 'string' || value.length === 0) return fail('must be a non-empty string');
+  if (!value.startsWith('/')) return fail(`${show(value)} must start with '/'`);
+  if (value.length > 2048) return fail('is longer than 2048 characters');
+  if (!PATH.test(value)) {
+    return fail(`${show(value)} has characters outside A-Z a-z 0-9 and / . _ ~ - ! & ( ) * + , = : @`);
+  }
+  if (value.includes('//') || value.split('/').some((seg) => seg === '.' || seg === '..')) {
+    return fail(`${show(value)} has an empty, '.' or '..' segment, which nginx would normalise away`);
+  }
+  return ok(value);
+}
+
+/** checkPathType accepts Exact and Prefix, and maps ImplementationSpecific to Prefix as ingress-nginx does. */
+export function checkPathType(value: unknown): Checked<'Exact' | 'Prefix'> {
+  if (value === 'Exact' || value === 'Prefix') return ok(value);
+  if (value === 'ImplementationSpecific' || value === undefined) return ok('Prefix');
+  return fail(`${show(value)} is not one of Exact, Prefix, ImplementationSpecific`);
+}
+
+/** checkPortNumber accepts 1..65535. */
+export function checkPortNumber(value: unknown): Checked<number> {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 65535) {
+    return fail(`${show(value)} is not a port number (1-65535)`);
+  }
+  return ok(value);
+}
+
+/** checkPortName accepts an IANA service name, as a named Service port is. */
+export function checkPortName(value: unknown): Checked<string> {
+  if (typeof value !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(value) || value.length > 15 || !/[a-z]/.test(value)) {
+    return fail(`${show(value)} is not a valid port name (IANA service name)`);
+  }
+  return ok(value);
+}
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+
+function isIpv6(value: string): boolean {
+  if (!/^[0-9a-fA-F:.]+$/.test(value) || value.length > 45) return false;
+  const halves = value.split('::');
+  if (halves.length > 2) return false;
+  const groups = (part: string) => (part === '' ? [] : part.split(':'));
+  const head = groups(halves[0] ?? '');
+  const tail = groups(halves[1] ?? '');
+  const all = [...head, ...tail];
+  let width = 0;
+  for (const [i, group] of all.entries()) {
+    if (i === all.length - 1 && group.includes('.')) {
+      if (!IPV4.test(group)) return false;
+      width += 2;
+    } else if (/^[0-9a-fA-F]{1,4}$/.test(group)) {
+      width += 1;
+    } else {
+      return false;
+    }
+  }
+  return halves.length === 2 ? width < 8 : width === 8;
+}
+
+/** checkIp accepts an IPv4 or IPv6 address and says which. */
+export function checkIp(value: unknown): Checked<{ address: string; family: 4 | 6 }> {
+  if (typeof value === 'string' && IPV4.test(value)) return ok({ address: value, family: 4 });
+  if (typeof value === 'string' && isIpv6(value)) return ok({ address: value.toLowerCase(), family: 6 });
+  return fail(`${show(value)} is not an IP address`);
+}
+
+/** checkSize accepts an nginx size: `512`, `8k`, `1m`, `1g`. */
+export function checkSize(value: unknown): Checked<string> {
+  if (typeof value === 'string' && /^\d{1,10}[kKmMgG]?$/.test(value)) return ok(value.toLowerCase());
+  return fail(`${show(value)} is not a size (a number, optionally followed by k, m or g)`);
+}
+
+/** checkBuffers accepts nginx's `number size` pair, as large-client-header-buffers: `4 8k`. */
+export function checkBuffers(value: unknown): Checked<{ number: number; size: string }> {
+  const match = typeof value === 'string' ? /^(\d{1,4}) (\d{1,10}[kKmM]?)$/.exec(value) : null;
+  if (match && Number(match[1]) > 0) return ok({ number: Number(match[1]), size: match[2]!.toLowerCase() });
+  return fail(`${show(value)} is not 'number size' (e.g. '4 8k')`);
+}
+
+/** checkSeconds accepts a duration: whole seconds (`60`, as ingress-nginx's keys take) or an nginx time (`90s`, `2m`, `500ms`). */
+export function checkSeconds(value: unknown): Checked<string> {
+  if (typeof value === 'string' && /^\d{1,9}$/.test(value)) return ok(`${value}s`);
+  if (typeof value === 'string' && /^\d{1,9}(ms|s|m|h|d)$/.test(value)) return ok(value);
+  return fail(`${show(value)} is not a duration (seconds, or a number followed by ms, s, m, h or d)`);
+}
+
+/** checkPositiveInt accepts a whole number from 1 to max. */
+export function checkPositiveInt(value: unknown, max = 2 ** 31 - 1): Checked<number> {
+  if (typeof value === 'string' && /^\d{1,10}$/.test(value)) {
+    const n = Number(value);
+    if (n >= 1 && n <= max) return ok(n);
+  }
+  return fail(`${show(value)} is not a whole number from 1 to ${max}`);
+}
+
+/** checkBool accepts what Go's strconv.ParseBool does, as ingress-nginx reads its keys. */
+export function checkBool(value: unknown): Checked<boolean> {
+  if (typeof value === 'string' && ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value)) return ok(true);
+  if (typeof value === 'string' && ['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(value)) return ok(false);
+  return fail(`${show(value)} is not a boolean (true or false)`);
+}
+
+/** checkWorkerProcesses accepts `auto` or a count. */
+export function checkWorkerProcesses(value: unknown): Checked<string> {
+  if (value === 'auto') return ok('auto');
+  const n = checkPositiveInt(value, 1024);
+  return n.ok ? ok(String(n.value)) : fail(`${show(value)} is not 'auto' or a number of processes`);
+}
+
+const SSL_PROTOCOLS = ['SSLv2', 'SSLv3', 'TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'];
+
+/** checkSslProtocols accepts a space-separated list of nginx ssl_protocols names. */
+export function checkSslProtocols(value: unknown): Checked<string[]> {
+  if (typeof value !== 'string') return fail('must be a string');
+  const names = value.trim().split(/ +/);
+  const unknown = names.filter((name) => !SSL_PROTOCOLS.includes(name));
+  if (value.trim() === '' || unknown.length > 0) {
+    return fail(`${show(value)} must be a space-separated list of ${SSL_PROTOCOLS.join(', ')}`);
+  }
+  return ok([...new Set(names)]);
+}
+
+/**
+ * checkLogFormat accepts an nginx log_format string: printable ASCII (the quoting helper escapes
+ * quotes and backslashes), whose `$` only ever starts a variable name.
+ */
+export function checkLogFormat(value: unknown): Checked<string> {
+  if (typeof value !== 'string' || value.length === 0) return fail('must be a non-empty string');
+  if (value.length > 4096) return fail('is longer than 4096 characters');
+  if (!/^[\x20-\x7e]+$/.test(value)) return fail('may hold only printable ASCII characters (no newlines or tabs)');
+  const dollars = value.match(/\$/g)?.length ?? 0;
+  const variables = value.match(/\$([a-z_][a-z0-9_]*|\{[a-z_][a-z0-9_]*\})/gi)?.length ?? 0;
+  if (dollars !== variables) return fail(`${show(value)}: every '$' must start a variable name`);
+  return ok(value);
+}
