@@ -2,6 +2,7 @@ import type { GlobalConfig, Problem } from './nginx-model.js';
 import type { ConfigMap } from './snapshot.js';
 import {
   checkBool,
+  checkFilePath,
   checkBuffers,
   checkLogFormat,
   checkPositiveInt,
@@ -38,6 +39,7 @@ export const defaultGlobalConfig: GlobalConfig = Object.freeze({
   sslRedirect: true,
   useForwardedHeaders: false,
   logFormatUpstream: DEFAULT_LOG_FORMAT,
+  accessLogPath: 'logs/access.log',
 });
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -88,6 +90,16 @@ export const configKeys: readonly ConfigKey[] = [
   key('ssl-redirect', 'sslRedirect', checkBool, 'redirect HTTP to HTTPS (308) for hosts with TLS'),
   key('use-forwarded-headers', 'useForwardedHeaders', checkBool, 'trust X-Forwarded-* from the client'),
   key('log-format-upstream', 'logFormatUpstream', checkLogFormat, 'access log format'),
+  key('access-log-path', 'accessLogPath', checkFilePath, 'access log file; relative paths are under the nginx prefix'),
+  {
+    key: 'disable-access-log',
+    doc: 'turn the access log off',
+    apply: (value, config) => {
+      const checked = checkBool(value);
+      if (checked.ok && checked.value) config.accessLogPath = null;
+      return checked;
+    },
+  },
 ];
 
 const byKey = new Map(configKeys.map((k) => [k.key, k]));

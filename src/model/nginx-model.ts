@@ -33,6 +33,8 @@ export interface GlobalConfig {
   readonly sslRedirect: boolean;
   readonly useForwardedHeaders: boolean;
   readonly logFormatUpstream: string;
+  /** null when disable-access-log is set */
+  readonly accessLogPath: string | null;
 }
 
 export interface Endpoint {

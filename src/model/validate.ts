@@ -194,3 +194,12 @@ export function checkLogFormat(value: unknown): Checked<string> {
   if (dollars !== variables) return fail(`${show(value)}: every '$' must start a variable name`);
   return ok(value);
 }
+
+/** checkFilePath accepts a plain file path (absolute, or relative to nginx's prefix) without `..`. */
+export function checkFilePath(value: unknown): Checked<string> {
+  if (typeof value !== 'string' || !/^\/?[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(value) || value.length > 1024) {
+    return fail(`${show(value)} is not a plain file path (letters, digits, '.', '_', '-' and '/')`);
+  }
+  if (value.split('/').includes('..')) return fail(`${show(value)} may not contain '..'`);
+  return ok(value);
+}

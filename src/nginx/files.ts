@@ -46,6 +46,7 @@ export async function writeCertificates(dir: string, certificates: readonly Cert
 /** writeConfigSet writes the certificates, then nginx.conf, into `dir`, ready for `nginx -p dir/ -c dir/nginx.conf`. */
 export async function writeConfigSet(dir: string, text: string, certificates: readonly Certificate[]): Promise<string> {
   await mkdir(join(dir, 'tmp'), { recursive: true });
+  await mkdir(join(dir, 'logs'), { recursive: true });
   await writeCertificates(dir, certificates);
   const conf = join(dir, 'nginx.conf');
   await writeFileAtomic(conf, text);

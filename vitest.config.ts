@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Tests start real nginx processes on loopback ports; keep the two cores from oversubscribing.
+    maxWorkers: 2,
+  },
+});
