@@ -1,0 +1,109 @@
+import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
+
+/** freePort asks the kernel for a free loopback port (released at once; small race accepted in tests). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** waitForPort resolves once something accepts TCP connections on 127.0.0.1:port. */
+export async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => (socket.destroy(), resolve(true)));
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > deadline) throw new Error(`nothing listens on 127.0.0.1:${port} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Backend is a small HTTP server on loopback that answers with its name, the path and the Host it saw. */
+export interface Backend {
+  readonly name: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** startBackend starts a Backend that answers `{"backend": name, "path": ..., "host": ...}`. */
+export async function startBackend(name: string): Promise<Backend> {
+  const server: Server = createHttpServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ backend: name, path: req.url, host: req.headers.host, headers: req.headers }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    name,
+    port,
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+/** Reply is what a test request got back. */
+export interface Reply {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+  readonly peerCertificate?: PeerCertificate;
+  /** the `backend` field of a Backend's answer, when it was one */
+  readonly backend?: string;
+}
+
+export interface RequestOptions {
+  readonly host: string;
+  readonly path: string;
+  readonly port: number;
+  readonly https?: boolean;
+  readonly method?: string;
+  readonly headers?: Record<string, string>;
+  readonly localAddress?: string;
+  /** CA to trust for https; without it the certificate is not verified (it is still returned) */
+  readonly ca?: string;
+}
+
+/** get sends one request to 127.0.0.1 with the given Host (and SNI for https). */
+export function get(options: RequestOptions): Promise<Reply> {
+  const send = options.https ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(
+      {
+        host: '127.0.0.1',
+        port: options.port,
+        path: options.path,
+        method: options.method ?? 'GET',
+        headers: { host: options.host, ...options.headers },
+        agent: false,
+        localAddress: options.localAddress,
+        ...(options.https ? { servername: options.host, ca: options.ca, rejectUnauthorized: options.ca !== undefined } : {}),
+      },
+      (res) => {
+        const peerCertificate = options.https ? (res.socket as TLSSocket).getPeerCertificate() : undefined;
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => {
+          let backend: string | undefined;
+          try {
+            backend = (JSON.parse(body) as { backend?: string }).backend;
+          } catch {
+            backend = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, peerCertificate, backend });
+        });
+      },
+    );
+    req.setTimeout(10_000, () => req.destroy(new Error(`request to ${options.host}${options.path} timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
