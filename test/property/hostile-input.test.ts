@@ -1,0 +1,169 @@
+/**
+ * Hostile strings in every field that reaches nginx.conf: the object is rejected (a problem)
+ * or the config is still valid, and in no case does the config hold a directive the template
+ * did not write. A sample also goes through a real `nginx -t`.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
+import { configKeys } from '../../src/model/config-map.js';
+import type { Snapshot } from '../../src/model/snapshot.js';
+import { writeConfigSet } from '../../src/nginx/files.js';
+import { nginxBinary, testConfig } from '../../src/nginx/binary.js';
+import { readTemplateSources, DEFAULT_TEMPLATE } from '../../src/render/load.js';
+import { compileTemplate, render } from '../../src/render/render.js';
+import { issueCertificate } from '../../src/tls/issue.js';
+import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
+import { foreignDirectives, parseConf, templateDirectives } from '../support/nginx-conf.js';
+
+const sources = await readTemplateSources(DEFAULT_TEMPLATE);
+const template = compileTemplate(sources);
+const allowed = templateDirectives([sources.main, ...Object.values(sources.partials)]);
+const options = { ...defaultBuildOptions, configMap: 'ingress/config', httpPort: 8080, httpsPort: 8443 };
+
+let base: Snapshot;
+let scratch: string;
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'ia-hostile-'));
+  const leaf = await issueCertificate({ commonName: 'a.example.com', dnsNames: ['a.example.com'] });
+  const main = ingress(
+    'main',
+    { 'a.example.com': [{ path: '/api', service: 'web', port: 'http' }, { path: '/x', pathType: 'Exact', service: 'web' }] },
+    { tls: [{ hosts: ['a.example.com'], secretName: 'tls' }], annotations: {} },
+  );
+  base = {
+    ingressClasses: [ingressClass()],
+    ingresses: [{ ...main, spec: { ...main.spec, defaultBackend: { service: { name: 'web', port: { number: 80 } } } } }],
+    services: [serviceWithEndpoints('web', [{ port: 9000 }])[0] as Snapshot['services'][number]],
+    endpointSlices: serviceWithEndpoints('web', [{ port: 9000 }]).slice(1) as Snapshot['endpointSlices'],
+    secrets: [tlsSecret('tls', leaf.certPem, leaf.keyPem)],
+    configMaps: [{ metadata: { namespace: 'ingress', name: 'config' }, data: {} }],
+  };
+});
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+const nasty = fc.constantFrom(
+  ';', '{', '}', '"', "'", '$', '\n', '\r', '#', '\0', '\\', ' ', '\t', '`', '*', '/', '.', '..', '~',
+  'include /etc/passwd;', '}\n server { listen 1;', '$host', '${x}', '\u2028', 'é', 'A', '-', '_', ':',
+);
+const plausible = fc.constantFrom('a.example.com', '/api', 'http', '80', 'TLSv1.2', '1m', '10s', 'true', 'auto', '4 8k', 'web', '127.0.0.1', '::1');
+/** hostile strings: fragments of nginx syntax mixed with plausible values, random unicode, or very long. */
+const hostile = fc.oneof(
+  { weight: 6, arbitrary: fc.array(fc.oneof(nasty, plausible, fc.string({ maxLength: 4 })), { minLength: 1, maxLength: 8 }).map((a) => a.join('')) },
+  { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
+  { weight: 1, arbitrary: fc.string({ minLength: 3000, maxLength: 6000 }) },
+);
+
+type Edit = (s: Snapshot, v: string) => void;
+const set = (obj: unknown, path: (string | number)[], value: unknown) => {
+  let o = obj as Record<string | number, unknown>;
+  for (const key of path.slice(0, -1)) o = o[key] as Record<string | number, unknown>;
+  o[path.at(-1)!] = value;
+};
+const ing = (s: Snapshot) => s.ingresses[0] as unknown;
+/** Every field of every kind that buildModel reads, each a way to put a hostile value there. */
+const fields: Record<string, Edit> = {
+  'ingress name': (s, v) => set(ing(s), ['metadata', 'name'], v),
+  'ingress namespace': (s, v) => set(ing(s), ['metadata', 'namespace'], v),
+  'ingress creationTimestamp': (s, v) => set(ing(s), ['metadata', 'creationTimestamp'], v),
+  ingressClassName: (s, v) => set(ing(s), ['spec', 'ingressClassName'], v),
+  'legacy class annotation': (s, v) => (set(ing(s), ['spec', 'ingressClassName'], undefined), set(ing(s), ['metadata', 'annotations'], { 'kubernetes.io/ingress.class': v })),
+  host: (s, v) => set(ing(s), ['spec', 'rules', 0, 'host'], v),
+  path: (s, v) => set(ing(s), ['spec', 'rules', 0, 'http', 'paths', 0, 'path'], v),
+  'exact path': (s, v) => set(ing(s), ['spec', 'rules', 0, 'http', 'paths', 1, 'path'], v),
+  pathType: (s, v) => set(ing(s), ['spec', 'rules', 0, 'http', 'paths', 0, 'pathType'], v),
+  'backend service name': (s, v) => set(ing(s), ['spec', 'rules', 0, 'http', 'paths', 0, 'backend', 'service', 'name'], v),
+  'backend port name': (s, v) => set(ing(s), ['spec', 'rules', 0, 'http', 'paths', 0, 'backend', 'service', 'port'], { name: v }),
+  'default backend name': (s, v) => set(ing(s), ['spec', 'defaultBackend', 'service', 'name'], v),
+  'tls host': (s, v) => set(ing(s), ['spec', 'tls', 0, 'hosts', 0], v),
+  'tls secretName': (s, v) => set(ing(s), ['spec', 'tls', 0, 'secretName'], v),
+  'ingress class controller': (s, v) => set(s.ingressClasses[0], ['spec', 'controller'], v),
+  'service port name': (s, v) => set(s.services[0], ['spec', 'ports', 0, 'name'], v),
+  'service type': (s, v) => set(s.services[0], ['spec', 'type'], v),
+  'service name': (s, v) => set(s.services[0], ['metadata', 'name'], v),
+  'endpoint address': (s, v) => set(s.endpointSlices[0], ['endpoints', 0, 'addresses', 0], v),
+  'endpoint slice port name': (s, v) => set(s.endpointSlices[0], ['ports', 0, 'name'], v),
+  'endpoint slice address type': (s, v) => set(s.endpointSlices[0], ['addressType'], v),
+  'endpoint slice service label': (s, v) => set(s.endpointSlices[0], ['metadata', 'labels'], { 'kubernetes.io/service-name': v }),
+  'secret tls.crt': (s, v) => set(s.secrets[0], ['data', 'tls.crt'], Buffer.from(v).toString('base64')),
+  'secret tls.key raw': (s, v) => set(s.secrets[0], ['data', 'tls.key'], v),
+  'secret name': (s, v) => set(s.secrets[0], ['metadata', 'name'], v),
+  'configmap key name': (s, v) => set(s.configMaps[0], ['data'], { [v]: '1' }),
+  ...Object.fromEntries(configKeys.map((k) => [`configmap ${k.key}`, ((s, v) => set(s.configMaps[0], ['data'], { [k.key]: v })) as Edit])),
+};
+
+const hostileEdit = fc.record({ field: fc.constantFrom(...Object.keys(fields)), value: hostile });
+
+function build(edit: { field: string; value: string }) {
+  const snapshot = structuredClone(base);
+  fields[edit.field]!(snapshot, edit.value);
+  const { model, problems } = buildModel(snapshot, options);
+  return { model, problems, text: render(model, template) };
+}
+
+describe('hostile input', () => {
+  it('never yields a directive the template did not write', () => {
+    fc.assert(
+      fc.property(hostileEdit, (edit) => {
+        const { text } = build(edit);
+        expect(foreignDirectives(text, allowed)).toEqual([]);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('keeps hostile values inside their token even if a validator let them through', () => {
+    // The second line of defence: put raw strings straight into the model, bypassing buildModel.
+    fc.assert(
+      fc.property(hostile, (value) => {
+        const { model } = buildModel(base, options);
+        const [server] = model.servers;
+        const poisoned = {
+          ...model,
+          config: { ...model.config, proxyBodySize: value, logFormatUpstream: value },
+          servers: [{ ...server!, serverName: value, locations: server!.locations.map((l) => ({ ...l, match: value, upstream: value })) }],
+          upstreams: model.upstreams.map((u) => ({ ...u, name: value, endpoints: [{ address: value }] })),
+        };
+        let text: string;
+        try {
+          text = render(poisoned, template);
+        } catch (error) {
+          expect((error as Error).name).toBe('RenderError'); // control characters are refused, not written
+          expect(value).toMatch(/[\x00-\x1f\x7f]/);
+          return;
+        }
+        expect(foreignDirectives(text, allowed)).toEqual([]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('would notice an injected directive', () => {
+    const text = 'http { server { server_name a.example.com; lua_code_cache off; } }';
+    expect(foreignDirectives(text, allowed).map((d) => d.name)).toEqual(['lua_code_cache']);
+  });
+
+  it('either rejects the object or writes a config that passes nginx -t', async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(hostileEdit, async (edit) => {
+        const { model, text } = build(edit);
+        const dir = join(scratch, String(run++));
+        const conf = await writeConfigSet(dir, text, model.certificates);
+        const verdict = await testConfig(nginxBinary(), dir, conf);
+        expect(verdict.output).toBe('');
+        expect(verdict.ok).toBe(true);
+        await rm(dir, { recursive: true, force: true });
+      }),
+      { numRuns: 60 },
+    );
+  }, 120_000);
+
+  it('covers every field the model reads', () => {
+    expect(Object.keys(fields).length).toBeGreaterThanOrEqual(25 + configKeys.length);
+  });
+});
