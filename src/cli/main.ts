@@ -1,11 +1,13 @@
 import { ManifestError } from '../manifests/load.js';
 import { UsageError } from './flags.js';
+import { runDemo } from './demo.js';
 import { runRender } from './render.js';
 
 const USAGE = `Usage: ingress-actors <command> [flags]
 
 Commands:
   render       print the nginx.conf that YAML manifests produce (see: ingress-actors render --help)
+  demo         serve examples/ with a real nginx and loopback backends
 
 Run a command with --help for its flags.`;
 
@@ -13,6 +15,7 @@ type Command = (argv: string[], out: NodeJS.WritableStream, err: NodeJS.Writable
 
 const COMMANDS: Record<string, Command> = {
   render: runRender,
+  demo: runDemo,
 };
 
 /** main runs the CLI and returns the process exit code. */

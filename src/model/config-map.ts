@@ -4,6 +4,7 @@ import {
   checkBool,
   checkFilePath,
   checkBuffers,
+  checkErrorLogLevel,
   checkLogFormat,
   checkPositiveInt,
   checkSeconds,
@@ -22,6 +23,7 @@ export const DEFAULT_LOG_FORMAT =
 /** defaultGlobalConfig is ingress-nginx's defaults for the keys this controller reads. */
 export const defaultGlobalConfig: GlobalConfig = Object.freeze({
   workerProcesses: 'auto',
+  errorLogLevel: 'notice',
   maxWorkerConnections: 16384,
   clientHeaderBufferSize: '1k',
   largeClientHeaderBuffers: { number: 4, size: '8k' },
@@ -48,6 +50,8 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 export interface ConfigKey {
   readonly key: string;
   readonly doc: string;
+  /** the GlobalConfig field it sets, when it sets one directly (docs show its default) */
+  readonly field?: keyof GlobalConfig;
   readonly apply: (value: string, config: Mutable<GlobalConfig>) => Checked<unknown>;
 }
 
@@ -60,6 +64,7 @@ function key<K extends keyof GlobalConfig>(
   return {
     key: name,
     doc,
+    field,
     apply: (value, config) => {
       const checked = check(value);
       if (checked.ok) config[field] = checked.value;
@@ -73,6 +78,7 @@ const hashSize = (value: string) => checkPositiveInt(value, 1 << 20);
 /** configKeys is the registry of supported ConfigMap keys; docs and the compatibility table come from it. */
 export const configKeys: readonly ConfigKey[] = [
   key('worker-processes', 'workerProcesses', checkWorkerProcesses, 'nginx worker_processes: `auto` or a count'),
+  key('error-log-level', 'errorLogLevel', checkErrorLogLevel, 'error_log level'),
   key('max-worker-connections', 'maxWorkerConnections', (v) => checkPositiveInt(v, 1 << 20), 'worker_connections'),
   key('client-header-buffer-size', 'clientHeaderBufferSize', checkSize, 'client_header_buffer_size'),
   key('large-client-header-buffers', 'largeClientHeaderBuffers', checkBuffers, 'large_client_header_buffers'),

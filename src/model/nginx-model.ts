@@ -15,6 +15,7 @@ export interface Problem {
 /** GlobalConfig holds the ConfigMap keys, validated, with ingress-nginx's defaults. */
 export interface GlobalConfig {
   readonly workerProcesses: string;
+  readonly errorLogLevel: string;
   readonly maxWorkerConnections: number;
   readonly clientHeaderBufferSize: string;
   readonly largeClientHeaderBuffers: { readonly number: number; readonly size: string };

@@ -203,3 +203,11 @@ export function checkFilePath(value: unknown): Checked<string> {
   if (value.split('/').includes('..')) return fail(`${show(value)} may not contain '..'`);
   return ok(value);
 }
+
+const ERROR_LOG_LEVELS = ['debug', 'info', 'notice', 'warn', 'error', 'crit', 'alert', 'emerg'];
+
+/** checkErrorLogLevel accepts an nginx error_log level. */
+export function checkErrorLogLevel(value: unknown): Checked<string> {
+  if (typeof value === 'string' && ERROR_LOG_LEVELS.includes(value)) return ok(value);
+  return fail(`${show(value)} is not one of ${ERROR_LOG_LEVELS.join(', ')}`);
+}

@@ -1,6 +1,6 @@
 import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 
 /** freePort asks the kernel for a free loopback port (released at once; small race accepted in tests). */
@@ -12,20 +12,7 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** waitForPort resolves once something accepts TCP connections on 127.0.0.1:port. */
-export async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => (socket.destroy(), resolve(true)));
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    if (Date.now() > deadline) throw new Error(`nothing listens on 127.0.0.1:${port} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { waitForPort } from '../../src/nginx/probe.js';
 
 /** Backend is a small HTTP server on loopback that answers with its name, the path and the Host it saw. */
 export interface Backend {
