@@ -43,10 +43,15 @@ export async function writeCertificates(dir: string, certificates: readonly Cert
   }
 }
 
-/** writeConfigSet writes the certificates, then nginx.conf, into `dir`, ready for `nginx -p dir/ -c dir/nginx.conf`. */
-export async function writeConfigSet(dir: string, text: string, certificates: readonly Certificate[]): Promise<string> {
+/** prepareConfigDir makes the folders nginx.conf's relative paths name (temp files, logs). */
+export async function prepareConfigDir(dir: string): Promise<void> {
   await mkdir(join(dir, 'tmp'), { recursive: true });
   await mkdir(join(dir, 'logs'), { recursive: true });
+}
+
+/** writeConfigSet writes the certificates, then nginx.conf, into `dir`, ready for `nginx -p dir/ -c dir/nginx.conf`. */
+export async function writeConfigSet(dir: string, text: string, certificates: readonly Certificate[]): Promise<string> {
+  await prepareConfigDir(dir);
   await writeCertificates(dir, certificates);
   const conf = join(dir, 'nginx.conf');
   await writeFileAtomic(conf, text);

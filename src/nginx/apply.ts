@@ -1,0 +1,28 @@
+import { rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Certificate } from '../model/nginx-model.js';
+import { testConfig } from './binary.js';
+import { prepareConfigDir, writeCertificates, writeFileAtomic } from './files.js';
+
+/** ApplyResult says whether a config is now the live nginx.conf, with nginx's words when not. */
+export type ApplyResult = { readonly ok: true; readonly conf: string } | { readonly ok: false; readonly error: string };
+
+/**
+ * stageConfig makes `text` the live nginx.conf in `dir` only if `nginx -t` accepts it: the
+ * certificates are written first (0600), the config beside the live one, tested there, then
+ * renamed over it. A config nginx refuses never replaces the live one.
+ */
+export async function stageConfig(binary: string, dir: string, text: string, certificates: readonly Certificate[]): Promise<ApplyResult> {
+  await prepareConfigDir(dir);
+  await writeCertificates(dir, certificates);
+  const live = join(dir, 'nginx.conf');
+  const next = join(dir, 'nginx.conf.next');
+  await writeFileAtomic(next, text);
+  const verdict = await testConfig(binary, dir, next);
+  if (!verdict.ok) {
+    await unlink(next).catch(() => undefined);
+    return { ok: false, error: verdict.output };
+  }
+  await rename(next, live);
+  return { ok: true, conf: live };
+}
