@@ -10,6 +10,7 @@ import { waitForPort } from '../nginx/probe.js';
 import { PROJECT_ROOT } from '../project-root.js';
 import { loadTemplate } from '../render/load.js';
 import { render } from '../render/render.js';
+import type { CommandIo } from './command.js';
 import { parsePort, UsageError } from './flags.js';
 import { formatProblem } from './render.js';
 
@@ -30,7 +31,7 @@ function startBackend(service: string, port: number): Promise<Server> {
 }
 
 /** runDemo is `ingress-actors demo`: examples in, a real nginx and backends on loopback, until Ctrl-C. */
-export async function runDemo(argv: string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function runDemo(argv: string[], { out, err, log }: CommandIo): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -63,6 +64,7 @@ export async function runDemo(argv: string[], out: NodeJS.WritableStream, err: N
   }
   const nginx = execa(nginxBinary(), ['-p', `${dir}/`, '-c', conf, '-g', 'daemon off;'], { reject: false, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
   const stop = async () => {
+    log.info('stopping nginx and the backends');
     if (nginx.pid) process.kill(nginx.pid, 'SIGQUIT'); // graceful: in-flight requests finish
     await nginx;
     for (const backend of backends) backend.closeAllConnections(), backend.close();
@@ -84,6 +86,7 @@ export async function runDemo(argv: string[], out: NodeJS.WritableStream, err: N
     );
   }
   lines.push(`  curl -i -H 'Host: unknown.example' http://127.0.0.1:${httpPort}/   (404 from the default server)`, 'Ctrl-C stops it.');
+  log.info({ conf, httpPort, httpsPort, backends: backends.length }, 'demo ready');
   out.write(`${lines.join('\n')}\n`);
   const result = await nginx;
   return result.exitCode === 0 || result.signal === 'SIGQUIT' ? 0 : 1;

@@ -5,6 +5,7 @@ import { loadManifests } from '../manifests/load.js';
 import { writeConfigSet } from '../nginx/files.js';
 import { loadTemplate } from '../render/load.js';
 import { render } from '../render/render.js';
+import type { CommandIo } from './command.js';
 import { classFlags, parsePort, UsageError } from './flags.js';
 
 /** formatProblem prints a problem as `namespace/name: field: message`. */
@@ -22,7 +23,7 @@ problems found go to stderr as "namespace/name: field: message". With --out DIR,
 nginx.conf and every file it names into DIR, ready for: nginx -t -p DIR/ -c DIR/nginx.conf`;
 
 /** runRender is `ingress-actors render`: exit 0 with the config, 1 when a manifest is not valid YAML. */
-export async function runRender(argv: string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function runRender(argv: string[], { out, err, log }: CommandIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -59,6 +60,7 @@ export async function runRender(argv: string[], out: NodeJS.WritableStream, err:
   const template = await loadTemplate(values.template);
   const { model, problems } = buildModel(snapshot, options);
   const text = render(model, template);
+  log.debug({ servers: model.servers.length, upstreams: model.upstreams.length, problems: problems.length }, 'model built');
   for (const problem of problems) err.write(`${formatProblem(problem)}\n`);
   if (values.out) await writeConfigSet(values.out, text, model.certificates);
   out.write(text);
