@@ -1,0 +1,56 @@
+import type { KubeObject, Snapshot } from '../model/snapshot.js';
+import type { WatchedKind } from './kinds.js';
+
+const key = (obj: KubeObject) => `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
+
+/**
+ * ClusterCache holds the latest object of every watched kind, as the watchers see them, and
+ * hands buildModel a Snapshot of it. It is the one place the watchers write and the sync reads.
+ */
+export class ClusterCache {
+  private readonly objects = new Map<WatchedKind, Map<string, KubeObject>>();
+
+  /** upsert stores an added or updated object; false when it is the version already held. */
+  upsert(kind: WatchedKind, obj: KubeObject): boolean {
+    const byKey = this.kind(kind);
+    const old = byKey.get(key(obj));
+    byKey.set(key(obj), obj);
+    return !old || old.metadata?.resourceVersion !== obj.metadata?.resourceVersion || !obj.metadata?.resourceVersion;
+  }
+
+  /** remove forgets a deleted object; false when it was not held. */
+  remove(kind: WatchedKind, obj: KubeObject): boolean {
+    return this.kind(kind).delete(key(obj));
+  }
+
+  /** list returns every object held of a kind. */
+  list<T extends KubeObject>(kind: WatchedKind): T[] {
+    return [...this.kind(kind).values()] as T[];
+  }
+
+  /** snapshot is what buildModel reads: a fresh array per kind, so later watch events cannot change it. */
+  snapshot(): Snapshot {
+    return {
+      ingresses: this.list('Ingress'),
+      ingressClasses: this.list('IngressClass'),
+      services: this.list('Service'),
+      endpointSlices: this.list('EndpointSlice'),
+      secrets: this.list('Secret'),
+      configMaps: this.list('ConfigMap'),
+    };
+  }
+
+  /** referencesSecret says whether any Ingress names the Secret in spec.tls (or it is a flag's). */
+  referencesSecret(namespace: string, name: string, flagged: readonly string[] = []): boolean {
+    if (flagged.includes(`${namespace}/${name}`)) return true;
+    return this.list<Snapshot['ingresses'][number]>('Ingress').some(
+      (ing) => ing.metadata?.namespace === namespace && (ing.spec?.tls ?? []).some((t) => t.secretName === name),
+    );
+  }
+
+  private kind(kind: WatchedKind): Map<string, KubeObject> {
+    let byKey = this.objects.get(kind);
+    if (!byKey) this.objects.set(kind, (byKey = new Map()));
+    return byKey;
+  }
+}
