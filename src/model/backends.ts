@@ -43,7 +43,7 @@ export class UpstreamTable {
     }
     const name = checkDnsLabel(backend?.service?.name);
     if (!name.ok) {
-      report(`${field}.service.name`, name.message);
+      report(`${field}.service.name`, `${name.message}; answering 503`);
       return unavailable;
     }
     const port = backend?.service?.port;

@@ -109,16 +109,19 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
     });
   problems.push(...upstreams.problems());
 
+  const proxied = new Set(servers.flatMap((s) => s.locations.map((l) => l.upstream)));
   const defaultServer = servers.find((s) => s.isDefault)!;
   const named = servers.filter((s) => !s.isDefault);
   const model: NginxModel = {
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,
     httpsRedirect: `https://$host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$request_uri`,
-    config: fitServerNameHash(baseConfig, named.map((s) => s.serverName)),
+    // Regex names (the wildcards) are not in nginx's server_names hash; only exact names count.
+    config: fitServerNameHash(baseConfig, named.filter((s) => !s.host.startsWith('*.')).map((s) => s.serverName)),
     defaultServer,
     servers: named,
-    upstreams: upstreams.used(),
+    // Only what a location proxies to: a defaultBackend that lost to a rule writes no upstream.
+    upstreams: upstreams.used().filter((u) => proxied.has(u.name)),
     certificates: certificates.certificates(),
   };
   return { model, problems };
