@@ -1,0 +1,76 @@
+import { createActor, fromCallback, SimulatedClock, type AnyActorRef } from 'xstate';
+import { describe, expect, it } from 'vitest';
+import { resourceWatcherMachine, type InformerInput } from '../../machines/resourceWatcher.machine.js';
+import { advance, flush, stateName } from './helpers.js';
+
+/** A test double informer: the test drives it through the sendBack it captured. */
+function harness() {
+  const starts: AnyActorRef[] = [];
+  let send: ((event: { type: string; [k: string]: unknown }) => void) | null = null;
+  let stops = 0;
+  const reported: string[] = [];
+  const machine = resourceWatcherMachine.provide({
+    actors: {
+      informer: fromCallback<never, InformerInput>(({ sendBack, self }) => {
+        starts.push(self);
+        send = sendBack as typeof send;
+        return () => void stops++;
+      }),
+    },
+    actions: {
+      reportSynced: (_, { kind }) => void reported.push(`synced ${kind}`),
+      reportChanged: (_, { kind, key }) => void reported.push(`changed ${kind} ${key}`),
+    },
+  });
+  const clock = new SimulatedClock();
+  const actor = createActor(machine, { clock, input: { kind: 'Ingress', baseBackoffMs: 100, maxBackoffMs: 1000 } }).start();
+  return { actor, clock, reported, starts, stops: () => stops, send: (e: { type: string; [k: string]: unknown }) => send!(e) };
+}
+
+describe('resourceWatcherMachine', () => {
+  it('lists, then watches, reporting synced once and every change', async () => {
+    const h = harness();
+    expect(stateName(h.actor.getSnapshot().value)).toBe('running.listing');
+    h.send({ type: 'watch.changed', key: 'default/a' });
+    h.send({ type: 'watch.synced' });
+    expect(stateName(h.actor.getSnapshot().value)).toBe('running.watching');
+    h.send({ type: 'watch.changed', key: 'default/b' });
+    expect(h.reported).toEqual(['changed Ingress default/a', 'synced Ingress', 'changed Ingress default/b']);
+  });
+
+  it('backs off exponentially with jitter and a cap, restarting the informer, and reports synced only once', async () => {
+    const h = harness();
+    h.send({ type: 'watch.synced' });
+    const delays: number[] = [];
+    for (const jitter of [1, 1, 1, 1, 1, 0]) {
+      h.send({ type: 'watch.failed', error: 'connection refused', jitter });
+      expect(h.actor.getSnapshot().value).toBe('backoff');
+      let waited = 0;
+      while (h.actor.getSnapshot().value === 'backoff') {
+        await advance(h.clock, 10, 10);
+        waited += 10;
+      }
+      delays.push(waited);
+      expect(stateName(h.actor.getSnapshot().value)).toBe('running.listing');
+    }
+    // 100, 200, 400, 800, then capped at 1000; jitter 0 halves the capped step.
+    expect(delays).toEqual([100, 200, 400, 800, 1000, 500]);
+    expect(h.starts.length).toBe(7);
+    expect(h.stops()).toBe(6);
+    h.send({ type: 'watch.synced' });
+    expect(h.actor.getSnapshot().context.failures).toBe(0);
+    expect(h.reported.filter((r) => r.startsWith('synced'))).toEqual(['synced Ingress']);
+  });
+
+  it('stops from any state and stops its informer', async () => {
+    const h = harness();
+    h.send({ type: 'watch.failed', error: 'boom', jitter: 0.5 });
+    h.actor.send({ type: 'watcher.stop' });
+    await flush();
+    expect(h.actor.getSnapshot().status).toBe('done');
+    expect(h.actor.getSnapshot().value).toBe('stopped');
+    const other = harness();
+    other.actor.send({ type: 'watcher.stop' });
+    expect(other.stops()).toBe(1);
+  });
+});
