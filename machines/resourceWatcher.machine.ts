@@ -1,4 +1,4 @@
-import { assign, fromCallback, setup } from 'xstate';
+import { assign, fromCallback, setup, type EventObject } from 'xstate';
 
 /** ResourceWatcherInput configures one kind's watcher; durations in milliseconds. */
 export interface ResourceWatcherInput {
@@ -61,7 +61,7 @@ export interface ResourceWatcherContext extends ResourceWatcherInput {
  * `listing`; `watcher.stop` → `stopped`. The informer handles 410 Gone and dropped watches by
  * itself (relist / resume); the machine restarts it only when it gives up.
  *
- * Effects to provide: `informer` (fromCallback<never, InformerInput>: starts the informer,
+ * Effects to provide: `informer` (fromCallback<EventObject, InformerInput>: starts the informer,
  * sends back `watch.synced`, `watch.changed`, `watch.failed`; stops it on cleanup), and the
  * actions `reportSynced` and `reportChanged` (tell the sync queue `k8s.synced` / `k8s.changed`).
  */
@@ -72,7 +72,7 @@ export const resourceWatcherMachine = setup({
     input: {} as ResourceWatcherInput,
   },
   actors: {
-    informer: fromCallback<never, InformerInput>(() => {
+    informer: fromCallback<EventObject, InformerInput>(() => {
       throw new Error('actor "informer" not provided');
     }),
   },

@@ -1,7 +1,7 @@
-import { createActor, fromCallback, SimulatedClock, type AnyActorRef } from 'xstate';
+import { createActor, fromCallback, SimulatedClock, type AnyActorRef, type EventObject } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { resourceWatcherMachine, type InformerInput } from '../../machines/resourceWatcher.machine.js';
-import { advance, flush, stateName } from './helpers.js';
+import { advance, flush, stateName } from './harness.js';
 
 /** A test double informer: the test drives it through the sendBack it captured. */
 function harness() {
@@ -11,7 +11,7 @@ function harness() {
   const reported: string[] = [];
   const machine = resourceWatcherMachine.provide({
     actors: {
-      informer: fromCallback<never, InformerInput>(({ sendBack, self }) => {
+      informer: fromCallback<EventObject, InformerInput>(({ sendBack, self }) => {
         starts.push(self);
         send = sendBack as typeof send;
         return () => void stops++;
