@@ -2,12 +2,14 @@ import { createLogger, type Logger } from '../log.js';
 import type { Command } from './command.js';
 import { ManifestError } from '../manifests/load.js';
 import { UsageError } from './flags.js';
+import { runController } from './controller.js';
 import { runDemo } from './demo.js';
 import { runRender } from './render.js';
 
 const USAGE = `Usage: ingress-actors <command> [flags]
 
 Commands:
+  controller   run the Ingress controller (see: ingress-actors controller --help)
   render       print the nginx.conf that YAML manifests produce (see: ingress-actors render --help)
   demo         serve examples/ with a real nginx and loopback backends
 
@@ -30,6 +32,7 @@ function takeLogFlags(argv: string[]): { rest: string[]; level: string; pretty: 
 }
 
 const COMMANDS: Record<string, Command> = {
+  controller: runController,
   render: runRender,
   demo: runDemo,
 };

@@ -1,4 +1,4 @@
-import { signalGroup } from './master.js';
+import { liveGroupMembers, signalGroup } from './master.js';
 import { isListening } from './probe.js';
 
 /** DrainOptions say which group to drain, which port to watch and how long in-flight requests get. */
@@ -24,7 +24,7 @@ export async function drainOrphans(options: DrainOptions): Promise<{ killed: boo
   const deadline = Date.now() + options.drainTimeoutMs;
   signalGroup(options.pgid, 'SIGQUIT');
   let killed = false;
-  while (signalGroup(options.pgid, 0)) {
+  while (liveGroupMembers(options.pgid).length > 0) {
     if (options.signal?.aborted || Date.now() >= deadline) {
       killed = signalGroup(options.pgid, 'SIGKILL');
       break;

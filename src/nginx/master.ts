@@ -1,4 +1,5 @@
 import { execa, type ResultPromise } from 'execa';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Logger } from '../log.js';
 
@@ -24,8 +25,30 @@ const NGINX_LEVEL = /\[(debug|info|notice|warn|error|crit|alert|emerg)\]/;
 
 function logLine(log: Logger, line: string): void {
   const level = NGINX_LEVEL.exec(line)?.[1] ?? 'info';
-  const pinoLevel = level === 'notice' ? 'info' : level === 'crit' || level === 'alert' || level === 'emerg' ? 'error' : level;
+  const pinoLevel = level === 'notice' || level === 'info' ? 'debug' : level === 'crit' || level === 'alert' || level === 'emerg' ? 'error' : level;
   log[pinoLevel as 'info' | 'warn' | 'error' | 'debug'](line);
+}
+
+/**
+ * liveGroupMembers lists the processes of a group that are still running, from /proc (Linux).
+ * kill(-pgid, 0) is not enough: orphans whose reaper is slow (a container's PID 1, say) linger
+ * as zombies, which hold no socket and serve nothing but still count for kill().
+ */
+export function liveGroupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited while we looked
+    }
+    // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses, so split after the last ')'.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') members.push(Number(entry));
+  }
+  return members;
 }
 
 /** signalGroup sends a signal to every process of a group; false when none is left. */

@@ -1,0 +1,114 @@
+/**
+ * The events the actors send one another. A machine's own timers (`rate.ready`,
+ * `restart.expired`) are declared beside the machine that raises them; everything that crosses
+ * an actor boundary is here, so the wiring in src/ and the tests speak the same vocabulary.
+ */
+
+// ── Kubernetes watchers → sync queue ─────────────────────────────────────────────────────────
+
+/** K8sSyncedEvent says a watcher's first list is in its cache (sent once per watcher). */
+export interface K8sSyncedEvent {
+  readonly type: 'k8s.synced';
+  /** the watched kind, as given in the sync queue's `watchers` input, e.g. `Ingress` */
+  readonly kind: string;
+}
+
+/** K8sChangedEvent says an object that matters was added, updated or deleted in a watcher's cache. */
+export interface K8sChangedEvent {
+  readonly type: 'k8s.changed';
+  readonly kind: string;
+  /** `namespace/name` (or `name` for cluster-scoped kinds); for logs, never used to diff */
+  readonly key: string;
+}
+
+// ── template → sync queue ────────────────────────────────────────────────────────────────────
+
+/** TemplateChangedEvent says a new good template replaced the current one, so configs must be re-rendered. */
+export interface TemplateChangedEvent {
+  readonly type: 'template.changed';
+}
+
+/** TemplateFileChangedEvent is what the `watchTemplate` actor sends when the template file (or a partial) changed on disk. */
+export interface TemplateFileChangedEvent {
+  readonly type: 'template.fileChanged';
+}
+
+// ── commands to the sync queue ───────────────────────────────────────────────────────────────
+
+/** SyncRequestEvent forces a sync without waiting for the debounce (still rate-limited, still after the initial sync). */
+export interface SyncRequestEvent {
+  readonly type: 'sync.request';
+}
+
+/**
+ * SyncResyncEvent is what the supervisor sends a sync queue it has just restarted: the new
+ * instance missed the watchers' one-time `k8s.synced`, so it treats every watcher as synced and
+ * syncs at once (rate-limited).
+ */
+export interface SyncResyncEvent {
+  readonly type: 'sync.resync';
+}
+
+/** SyncStopEvent makes the sync queue stop accepting work and reach its final `stopped` state. */
+export interface SyncStopEvent {
+  readonly type: 'sync.stop';
+}
+
+/** SyncQueueCommand is every event the sync queue accepts from other actors. */
+export type SyncQueueCommand =
+  | K8sSyncedEvent
+  | K8sChangedEvent
+  | TemplateChangedEvent
+  | SyncRequestEvent
+  | SyncResyncEvent
+  | SyncStopEvent;
+
+// ── nginx process ────────────────────────────────────────────────────────────────────────────
+
+/** NginxReloadEvent hands the nginx-process actor a rendered nginx.conf; identical text to the applied one is skipped. */
+export interface NginxReloadEvent {
+  readonly type: 'nginx.reload';
+  readonly config: string;
+}
+
+/** NginxStopEvent asks the nginx-process actor to quit nginx gracefully (and kill it after its shutdown timeout). */
+export interface NginxStopEvent {
+  readonly type: 'nginx.stop';
+}
+
+/** NginxStartedEvent is what the `master` actor sends once the nginx master process is spawned. */
+export interface NginxStartedEvent {
+  readonly type: 'nginx.started';
+  /** the master's pid, which is also its process group id (nginx runs in a group of its own) */
+  readonly pid: number;
+}
+
+/** NginxExitedEvent is what the `master` actor sends when the nginx master process exited, for whatever reason. */
+export interface NginxExitedEvent {
+  readonly type: 'nginx.exited';
+  readonly code: number | null;
+  readonly signal: string | null;
+}
+
+/** NginxQuitCommand tells the `master` actor to send SIGQUIT (graceful shutdown, `nginx -s quit`). */
+export interface NginxQuitCommand {
+  readonly type: 'nginx.quit';
+}
+
+/** NginxKillCommand tells the `master` actor to SIGKILL the whole nginx process group. */
+export interface NginxKillCommand {
+  readonly type: 'nginx.kill';
+}
+
+/** NginxMasterEvent is every event the `master` actor sends back to the nginx-process machine. */
+export type NginxMasterEvent = NginxStartedEvent | NginxExitedEvent;
+
+/** NginxMasterCommand is every event the nginx-process machine sends to its `master` actor. */
+export type NginxMasterCommand = NginxQuitCommand | NginxKillCommand;
+
+// ── root supervisor ──────────────────────────────────────────────────────────────────────────
+
+/** StopEvent is SIGTERM or SIGINT, sent to the root supervisor. */
+export interface StopEvent {
+  readonly type: 'stop';
+}

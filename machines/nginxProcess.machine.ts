@@ -1,0 +1,307 @@
+import { assign, fromCallback, fromPromise, sendTo, setup } from 'xstate';
+import type { NginxMasterCommand, NginxMasterEvent, NginxReloadEvent, NginxStopEvent } from './events.js';
+
+/** NginxProcessInput configures the nginx-process actor; every duration is in milliseconds. */
+export interface NginxProcessInput {
+  /** how long `nginx -s quit` may take before the group is killed (and again before giving up) */
+  readonly shutdownTimeoutMs: number;
+  /** `--drain-timeout`: grace for orphaned workers after the master died */
+  readonly drainTimeoutMs: number;
+  /** first restart delay; doubled per consecutive restart */
+  readonly backoffBaseMs: number;
+  readonly backoffMaxMs: number;
+  /** a master up this long counts as stable: the next crash restarts after backoffBaseMs again */
+  readonly stableAfterMs: number;
+}
+
+/** MasterInput is what each `master` invocation gets: how many restarts preceded it. */
+export interface MasterInput {
+  readonly restarts: number;
+}
+
+/** ReloadInput is the nginx.conf text the `reload` actor must test and swap in. */
+export interface ReloadInput {
+  readonly config: string;
+}
+
+/** DrainInput tells the `drain` actor which process group died and how long its orphans may serve. */
+export interface DrainInput {
+  /** the dead master's pid, which is its process group id; null if it never started */
+  readonly pid: number | null;
+  readonly drainTimeoutMs: number;
+}
+
+/** NginxExit records how the last master ended: its exit, or why it could not be run. */
+export interface NginxExit {
+  readonly pid: number | null;
+  readonly code: number | null;
+  readonly signal: string | null;
+  /** set when the `master` actor itself failed (nginx could not be spawned) */
+  readonly error: string | null;
+}
+
+/** NginxProcessEvent is every event the nginx-process machine handles. */
+export type NginxProcessEvent = NginxReloadEvent | NginxStopEvent | NginxMasterEvent;
+
+/** NginxProcessContext is the nginx-process actor's state beyond its state value; the counters feed /metrics. */
+export interface NginxProcessContext extends NginxProcessInput {
+  readonly pid: number | null;
+  /** restarts after a crash, in total (`ingress_actors_nginx_restarts_total`) */
+  readonly restarts: number;
+  /** consecutive restarts without a stable master; drives the backoff */
+  readonly attempts: number;
+  readonly lastExit: NginxExit | null;
+  readonly reloadsOk: number;
+  readonly reloadsFailed: number;
+  /** reloads skipped because the text equals the applied config */
+  readonly reloadsSkipped: number;
+  readonly lastReloadError: string | null;
+  readonly lastDrainError: string | null;
+  /** the config nginx serves (null until the first reload) */
+  readonly appliedConfig: string | null;
+  /** the config the running `reload` applies */
+  readonly reloadingConfig: string | null;
+  /** the latest config not yet applied (only the latest is kept) */
+  readonly pendingConfig: string | null;
+  readonly stopRequested: boolean;
+  /** stopping had to kill something (the master after its timeout, or orphans mid-drain) */
+  readonly killed: boolean;
+}
+
+/** NginxProcessOutput is the final `stopped` state's output: clean unless stopping had to kill. */
+export interface NginxProcessOutput {
+  readonly clean: boolean;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * nginxProcessMachine owns one nginx master at a time and applies configs to it.
+ *
+ * States: `alive` (invokes `master`) holds `starting` → `running` ⇄ `reloading` and `stopping`;
+ * when the master exits unexpectedly: `died` (records the exit, passes straight on) →
+ * `draining` → `restarting` (exponential backoff) → `alive.starting`. `nginx.stop` → `stopping`
+ * (`quitting`: SIGQUIT; `killing`: SIGKILL after shutdownTimeoutMs; given up after another
+ * shutdownTimeoutMs) → `stopped` (final) once the master exited; from
+ * `draining` or `restarting` it goes straight to `stopped`. Output: `{ clean }`, false when
+ * stopping killed a master or interrupted a drain (whose cleanup kills the orphans).
+ *
+ * Reloads: `nginx.reload` with the text already applied is skipped; one during a reload (or
+ * while nginx is down) is kept, latest wins, and applied once `running`. A config whose reload
+ * was cut short by a crash is applied again after the restart.
+ *
+ * Effects to provide: `master` (fromCallback<NginxMasterCommand, MasterInput>: spawn
+ * `nginx -g 'daemon off;'` in a process group of its own, send `nginx.started` {pid} and
+ * `nginx.exited` {code, signal}; on `nginx.quit` SIGQUIT the master, on `nginx.kill` SIGKILL the
+ * group; also SIGKILL the group if this machine itself fails, which xstate 5.33 does not turn
+ * into a stop of its invocations (statelyai/xstate#5153): subscribe to `system.get('nginx')`
+ * for `error`); `reload` (fromPromise<void, ReloadInput>: write beside, `nginx -t`, swap, `nginx -s
+ * reload`; reject with nginx's message, leaving the live config untouched); `drain`
+ * (fromPromise<void, DrainInput>: probe the HTTP port until closed, SIGKILL the old group after
+ * drainTimeoutMs; when its AbortSignal fires, SIGKILL the old group at once).
+ */
+export const nginxProcessMachine = setup({
+  types: {
+    context: {} as NginxProcessContext,
+    events: {} as NginxProcessEvent,
+    input: {} as NginxProcessInput,
+    output: {} as NginxProcessOutput,
+  },
+  actors: {
+    master: fromCallback<NginxMasterCommand, MasterInput>(() => {
+      throw new Error('actor "master" not provided');
+    }),
+    reload: fromPromise<void, ReloadInput>(async () => {
+      throw new Error('actor "reload" not provided');
+    }),
+    drain: fromPromise<void, DrainInput>(async () => {
+      throw new Error('actor "drain" not provided');
+    }),
+  },
+  guards: {
+    isApplied: ({ context, event }) => event.type === 'nginx.reload' && event.config === context.appliedConfig,
+    hasPendingChange: ({ context }) => context.pendingConfig !== null && context.pendingConfig !== context.appliedConfig,
+    stopRequested: ({ context }) => context.stopRequested,
+  },
+  delays: {
+    shutdownTimeout: ({ context }) => context.shutdownTimeoutMs,
+    stableAfter: ({ context }) => context.stableAfterMs,
+    restartBackoff: ({ context }) => Math.min(context.backoffBaseMs * 2 ** context.attempts, context.backoffMaxMs),
+  },
+  actions: {
+    queueConfig: assign({ pendingConfig: ({ context, event }) => (event.type === 'nginx.reload' ? event.config : context.pendingConfig) }),
+    countSkipped: assign({ reloadsSkipped: ({ context }) => context.reloadsSkipped + 1 }),
+    // Something queued but equal to what nginx serves needs no reload.
+    dropRedundantPending: assign({
+      pendingConfig: ({ context }) => (context.pendingConfig === context.appliedConfig ? null : context.pendingConfig),
+    }),
+    takePending: assign(({ context }) => ({ reloadingConfig: context.pendingConfig, pendingConfig: null })),
+    recordReloadOk: assign(({ context }) => ({
+      appliedConfig: context.reloadingConfig,
+      reloadingConfig: null,
+      reloadsOk: context.reloadsOk + 1,
+      lastReloadError: null,
+    })),
+    recordReloadFailed: assign(({ context }, params: { error: unknown }) => ({
+      reloadingConfig: null,
+      reloadsFailed: context.reloadsFailed + 1,
+      lastReloadError: describe(params.error),
+    })),
+    recordPid: assign({ pid: ({ context, event }) => (event.type === 'nginx.started' ? event.pid : context.pid) }),
+    recordExit: assign(({ context }, params: { code: number | null; signal: string | null; error: string | null }) => ({
+      lastExit: { pid: context.pid, ...params },
+      pid: null,
+      // A reload cut short is applied again to the next master, unless something newer is queued.
+      pendingConfig: context.pendingConfig ?? context.reloadingConfig,
+      reloadingConfig: null,
+    })),
+    resetAttempts: assign({ attempts: 0 }),
+    countRestart: assign(({ context }) => ({ restarts: context.restarts + 1, attempts: context.attempts + 1 })),
+    recordDrainError: assign({ lastDrainError: (_, params: { error: unknown }) => describe(params.error) }),
+    markStopRequested: assign({ stopRequested: true }),
+    markKilled: assign({ killed: true }),
+    quitMaster: sendTo('master', { type: 'nginx.quit' }),
+    killMaster: sendTo('master', { type: 'nginx.kill' }),
+  },
+}).createMachine({
+  id: 'nginxProcess',
+  context: ({ input }) => ({
+    shutdownTimeoutMs: input.shutdownTimeoutMs,
+    drainTimeoutMs: input.drainTimeoutMs,
+    backoffBaseMs: input.backoffBaseMs,
+    backoffMaxMs: input.backoffMaxMs,
+    stableAfterMs: input.stableAfterMs,
+    pid: null,
+    restarts: 0,
+    attempts: 0,
+    lastExit: null,
+    reloadsOk: 0,
+    reloadsFailed: 0,
+    reloadsSkipped: 0,
+    lastReloadError: null,
+    lastDrainError: null,
+    appliedConfig: null,
+    reloadingConfig: null,
+    pendingConfig: null,
+    stopRequested: false,
+    killed: false,
+  }),
+  // By default a config is kept for later; `running` applies it.
+  on: {
+    'nginx.reload': { actions: 'queueConfig' },
+  },
+  initial: 'alive',
+  states: {
+    alive: {
+      // The one owner of the master process: leaving `alive` stops this invocation.
+      invoke: {
+        id: 'master',
+        src: 'master',
+        input: ({ context }) => ({ restarts: context.restarts }),
+        onError: [
+          {
+            // The master actor failed while stopping: its cleanup killed what was left.
+            guard: 'stopRequested',
+            target: 'stopped',
+            actions: [
+              { type: 'recordExit', params: ({ event }) => ({ code: null, signal: null, error: describe(event.error) }) },
+              'markKilled',
+            ],
+          },
+          {
+            target: 'died',
+            actions: { type: 'recordExit', params: ({ event }) => ({ code: null, signal: null, error: describe(event.error) }) },
+          },
+        ],
+      },
+      after: {
+        stableAfter: { actions: 'resetAttempts' },
+      },
+      on: {
+        'nginx.exited': {
+          target: 'died',
+          actions: { type: 'recordExit', params: ({ event }) => ({ code: event.code, signal: event.signal, error: null }) },
+        },
+        'nginx.stop': { target: '.stopping', actions: 'markStopRequested' },
+      },
+      initial: 'starting',
+      states: {
+        starting: {
+          on: {
+            'nginx.started': { target: 'running', actions: 'recordPid' },
+          },
+        },
+        running: {
+          entry: 'dropRedundantPending',
+          always: { guard: 'hasPendingChange', target: 'reloading' },
+          on: {
+            'nginx.reload': [
+              { guard: 'isApplied', actions: 'countSkipped' },
+              { target: 'reloading', actions: 'queueConfig' },
+            ],
+          },
+        },
+        reloading: {
+          entry: 'takePending',
+          invoke: {
+            id: 'reload',
+            src: 'reload',
+            input: ({ context }) => ({ config: context.reloadingConfig ?? '' }),
+            onDone: { target: 'running', actions: 'recordReloadOk' },
+            // nginx keeps serving the old config; the error is kept for status and metrics.
+            onError: { target: 'running', actions: { type: 'recordReloadFailed', params: ({ event }) => ({ error: event.error }) } },
+          },
+        },
+        stopping: {
+          entry: 'quitMaster',
+          on: {
+            'nginx.exited': {
+              target: '#nginxProcess.stopped',
+              actions: { type: 'recordExit', params: ({ event }) => ({ code: event.code, signal: event.signal, error: null }) },
+            },
+            'nginx.stop': {},
+          },
+          initial: 'quitting',
+          states: {
+            quitting: {
+              after: { shutdownTimeout: { target: 'killing', actions: ['killMaster', 'markKilled'] } },
+            },
+            // Not even SIGKILL reported back: give up rather than hang the shutdown.
+            killing: {
+              after: { shutdownTimeout: { target: '#nginxProcess.stopped' } },
+            },
+          },
+        },
+      },
+    },
+    died: {
+      always: { target: 'draining' },
+    },
+    draining: {
+      invoke: {
+        id: 'drain',
+        src: 'drain',
+        input: ({ context }) => ({ pid: context.lastExit?.pid ?? null, drainTimeoutMs: context.drainTimeoutMs }),
+        onDone: { target: 'restarting' },
+        onError: { target: 'restarting', actions: { type: 'recordDrainError', params: ({ event }) => ({ error: event.error }) } },
+      },
+      // Leaving stops `drain`, whose cleanup kills the orphans now instead of after the timeout.
+      on: {
+        'nginx.stop': { target: 'stopped', actions: ['markStopRequested', 'markKilled'] },
+      },
+    },
+    restarting: {
+      after: {
+        restartBackoff: { target: 'alive', actions: 'countRestart' },
+      },
+      // Nothing is running: stopping now is clean.
+      on: {
+        'nginx.stop': { target: 'stopped', actions: 'markStopRequested' },
+      },
+    },
+    stopped: { type: 'final' },
+  },
+  output: ({ context }) => ({ clean: !context.killed }),
+});

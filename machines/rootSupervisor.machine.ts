@@ -1,0 +1,276 @@
+import { assign, enqueueActions, fromCallback, sendTo, setup, type AnyActorLogic, type EventObject, type SnapshotFrom } from 'xstate';
+import type { StopEvent } from './events.js';
+import { nginxProcessMachine, type NginxProcessInput, type NginxProcessOutput } from './nginxProcess.machine.js';
+import { syncQueueMachine, type SyncQueueInput } from './syncQueue.machine.js';
+import { templateMachine, type TemplateOutput } from './template.machine.js';
+
+/** RootSupervisorInput configures the supervisor and, through it, its children. */
+export interface RootSupervisorInput {
+  /** the kinds to watch, one `watcher` child each, started in this order */
+  readonly watchers: readonly string[];
+  /** more restarts than this within restartPeriodMs stop everything (OTP's MaxR) */
+  readonly restartIntensity: number;
+  /** the sliding window for restartIntensity, in milliseconds (OTP's MaxT) */
+  readonly restartPeriodMs: number;
+  /** bound on the whole `stopping` phase, in milliseconds */
+  readonly shutdownTimeoutMs: number;
+  /** the sync queue's input; its `watchers` are the ones above */
+  readonly syncQueue: Omit<SyncQueueInput, 'watchers'>;
+  readonly nginx: NginxProcessInput;
+  /** extra input for every watcher (backoff settings, say), merged under `kind` */
+  readonly watcherOptions?: Readonly<Record<string, unknown>>;
+}
+
+/** WatcherInput is what each `watcher` child gets. */
+export interface WatcherInput {
+  readonly kind: string;
+  readonly [option: string]: unknown;
+}
+
+/** watcherId is the child id and systemId of the watcher for `kind`: `watcher.Ingress`. */
+export function watcherId(kind: string): string {
+  return `watcher.${kind}`;
+}
+
+/** RestartExpiredEvent is the supervisor's own delayed event: one restart left the window. */
+export interface RestartExpiredEvent {
+  readonly type: 'restart.expired';
+}
+
+/** ChildErrorEvent is what xstate sends when a child actor fails. */
+export interface ChildErrorEvent {
+  readonly type: `xstate.error.actor.${string}`;
+  readonly error: unknown;
+}
+
+/** WatcherDoneEvent is what xstate sends when a watcher completes, which a watcher never should. */
+export interface WatcherDoneEvent {
+  readonly type: `xstate.done.actor.watcher.${string}`;
+  readonly output: unknown;
+}
+
+/** RootSupervisorEvent is every event the root supervisor handles. */
+export type RootSupervisorEvent =
+  | StopEvent
+  | RestartExpiredEvent
+  | ChildErrorEvent
+  | WatcherDoneEvent
+  | { readonly type: 'xstate.snapshot.template'; readonly snapshot: SnapshotFrom<typeof templateMachine> }
+  | { readonly type: 'xstate.done.actor.template'; readonly output: TemplateOutput }
+  | { readonly type: 'xstate.done.actor.nginx'; readonly output: NginxProcessOutput };
+
+/** RootSupervisorContext is the supervisor's state beyond its state value. */
+export interface RootSupervisorContext extends RootSupervisorInput {
+  /** restarts still inside the sliding window */
+  readonly recentRestarts: number;
+  /** restarts per child id, in total, for /metrics */
+  readonly restarts: Readonly<Record<string, number>>;
+  readonly lastCrash: string | null;
+  /** the first reason the process must exit 1; null while all is well */
+  readonly failure: string | null;
+  /** the nginx-process actor's `clean` output once it stopped */
+  readonly nginxClean: boolean | null;
+}
+
+/** RootSupervisorOutput is the final `stopped` state's output: the process exit code, and why not 0. */
+export interface RootSupervisorOutput {
+  readonly exitCode: 0 | 1;
+  readonly reason: string | null;
+}
+
+/** childIds lists every child id in start order: watchers, template, syncQueue, nginx. */
+export function childIds(context: Pick<RootSupervisorInput, 'watchers'>): string[] {
+  return [...context.watchers.map(watcherId), 'template', 'syncQueue', 'nginx'];
+}
+
+function childOf(event: EventObject): string {
+  return event.type.replace(/^xstate\.(error|done)\.actor\./, '');
+}
+
+function crashOf(event: EventObject): string {
+  const error = 'error' in event ? event.error : 'completed, but watchers must run until stopped';
+  return `${childOf(event)}: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+const supervisor = setup({
+  types: {
+    context: {} as RootSupervisorContext,
+    events: {} as RootSupervisorEvent,
+    input: {} as RootSupervisorInput,
+    output: {} as RootSupervisorOutput,
+  },
+  actors: {
+    // Opaque: any actor logic that watches one kind (input WatcherInput) and runs until stopped.
+    watcher: fromCallback<EventObject, WatcherInput>(() => {
+      throw new Error('actor "watcher" not provided');
+    }) as AnyActorLogic,
+    template: templateMachine,
+    syncQueue: syncQueueMachine,
+    nginx: nginxProcessMachine,
+  },
+  guards: {
+    templateReady: ({ event }) => event.type === 'xstate.snapshot.template' && event.snapshot.value === 'ready',
+    restartBudgetExceeded: ({ context }) => context.recentRestarts + 1 > context.restartIntensity,
+    isNginxEvent: ({ event }) => childOf(event) === 'nginx',
+    nginxStopped: ({ context }) => context.nginxClean !== null,
+  },
+  delays: {
+    restartPeriod: ({ context }) => context.restartPeriodMs,
+    shutdownTimeout: ({ context }) => context.shutdownTimeoutMs,
+  },
+  actions: {
+    // Boot spawns every child in order; a restart (one_for_one) replaces only the failed one,
+    // under the same id and systemId (stopChild unregisters the old systemId at once).
+    startChildren: enqueueActions(({ context, enqueue }, params: { ids: readonly string[]; restart: boolean }) => {
+      for (const id of params.ids) {
+        if (params.restart) enqueue.stopChild(id);
+        if (id === 'template') {
+          // syncSnapshot lets booting see the template become ready.
+          enqueue.spawnChild('template', { id, systemId: id, syncSnapshot: true });
+        } else if (id === 'syncQueue') {
+          enqueue.spawnChild('syncQueue', { id, systemId: id, input: { ...context.syncQueue, watchers: context.watchers } });
+        } else if (id === 'nginx') {
+          enqueue.spawnChild('nginx', { id, systemId: id, input: context.nginx });
+        } else {
+          const input: WatcherInput = { ...context.watcherOptions, kind: id.slice('watcher.'.length) };
+          enqueue.spawnChild('watcher', { id, systemId: id, input });
+        }
+        if (!params.restart) continue;
+        // A new sync queue missed the watchers' one-time `k8s.synced`; a new nginx has no config yet.
+        if (id === 'syncQueue') enqueue.sendTo('syncQueue', { type: 'sync.resync' });
+        if (id === 'nginx') enqueue.sendTo('syncQueue', { type: 'sync.request' });
+        enqueue.raise({ type: 'restart.expired' }, { delay: 'restartPeriod' });
+      }
+    }),
+    countRestart: assign(({ context, event }) => {
+      const id = childOf(event);
+      return {
+        recentRestarts: context.recentRestarts + 1,
+        restarts: { ...context.restarts, [id]: (context.restarts[id] ?? 0) + 1 },
+        lastCrash: crashOf(event),
+      };
+    }),
+    expireRestart: assign({ recentRestarts: ({ context }) => Math.max(0, context.recentRestarts - 1) }),
+    recordGiveUp: assign(({ context, event }) => ({
+      lastCrash: crashOf(event),
+      // A failed nginx machine will never report done: do not wait for it.
+      nginxClean: childOf(event) === 'nginx' ? false : context.nginxClean,
+      failure:
+        context.failure ??
+        `restart intensity exceeded: more than ${context.restartIntensity} restarts within ${context.restartPeriodMs} ms (last: ${crashOf(event)})`,
+    })),
+    recordTemplateFailed: assign(({ context, event }) => ({
+      failure: context.failure ?? `template failed: ${event.type === 'xstate.done.actor.template' ? event.output.error : 'unknown error'}`,
+    })),
+    recordNginxStopped: assign({
+      nginxClean: ({ event }) => (event.type === 'xstate.done.actor.nginx' ? event.output.clean : false),
+    }),
+    recordNginxGone: assign({ failure: ({ context }) => context.failure ?? 'nginx stopped before the controller did' }),
+    recordCrashWhileStopping: assign(({ context, event }) => ({
+      failure: context.failure ?? `${crashOf(event)} (while stopping)`,
+      nginxClean: childOf(event) === 'nginx' ? false : context.nginxClean,
+    })),
+    recordShutdownTimeout: assign(({ context }) => ({
+      failure: context.failure ?? `shutdown timed out after ${context.shutdownTimeoutMs} ms`,
+    })),
+    stopSyncQueue: sendTo('syncQueue', { type: 'sync.stop' }),
+    stopWatchers: enqueueActions(({ context, enqueue }) => {
+      for (const kind of [...context.watchers].reverse()) enqueue.stopChild(watcherId(kind));
+    }),
+    stopNginx: enqueueActions(({ context, enqueue }) => {
+      if (context.nginxClean === null) enqueue.sendTo('nginx', { type: 'nginx.stop' });
+    }),
+    // Reverse start order; whatever is still running (nginx after a timeout) is stopped here.
+    stopAllChildren: enqueueActions(({ context, enqueue }) => {
+      for (const id of childIds(context).reverse()) enqueue.stopChild(id);
+    }),
+  },
+});
+
+// How booting and running treat their children; stopping has its own rules.
+const supervising = supervisor.createStateConfig({
+  on: {
+    stop: { target: 'stopping' },
+    'xstate.done.actor.template': { target: 'stopping', actions: 'recordTemplateFailed' },
+    'xstate.done.actor.nginx': { target: 'stopping', actions: ['recordNginxStopped', 'recordNginxGone'] },
+    'xstate.error.actor.*': [
+      { guard: 'restartBudgetExceeded', target: 'stopping', actions: 'recordGiveUp' },
+      { actions: ['countRestart', { type: 'startChildren', params: ({ event }) => ({ ids: [childOf(event)], restart: true }) }] },
+    ],
+    'xstate.done.actor.watcher.*': [
+      { guard: 'restartBudgetExceeded', target: 'stopping', actions: 'recordGiveUp' },
+      { actions: ['countRestart', { type: 'startChildren', params: ({ event }) => ({ ids: [childOf(event)], restart: true }) }] },
+    ],
+  },
+}).on;
+
+/**
+ * rootSupervisorMachine owns every actor of the controller, OTP-style.
+ *
+ * States: `booting` spawns the children in order (one `watcher` per kind, `template`,
+ * `syncQueue`, `nginx`, each with its id as systemId) and becomes `running` once the template is
+ * ready; `stop` (SIGTERM/SIGINT) → `stopping`: the sync queue stops accepting (`sync.stop`),
+ * watchers are stopped, nginx gets `nginx.stop`, and the machine waits for nginx's done event
+ * (at most shutdownTimeoutMs) → `stopped` (final), which stops the rest. Output `{ exitCode,
+ * reason }`: 0 only when no failure was recorded and nginx stopped cleanly.
+ *
+ * Supervision: a child that fails (or a watcher that completes) is restarted one_for_one under
+ * the same id and systemId; a restarted sync queue gets `sync.resync`, and a restarted nginx
+ * makes the sync queue `sync.request` a config for it. Each restart raises `restart.expired`
+ * restartPeriodMs later (a sliding window); a restart beyond restartIntensity within the window
+ * stops everything with exit 1, as does the template machine reaching `failed`.
+ *
+ * Children to provide: `watcher` (any actor logic, input WatcherInput), and the `template`,
+ * `syncQueue`, `nginx` machines with their own effects provided. A restart does not back off
+ * (as OTP); the watchers and nginx back off inside themselves.
+ */
+export const rootSupervisorMachine = supervisor.createMachine({
+  id: 'rootSupervisor',
+  context: ({ input }) => ({
+    ...input,
+    recentRestarts: 0,
+    restarts: {},
+    lastCrash: null,
+    failure: null,
+    nginxClean: null,
+  }),
+  on: {
+    'restart.expired': { actions: 'expireRestart' },
+  },
+  initial: 'booting',
+  states: {
+    booting: {
+      entry: { type: 'startChildren', params: ({ context }) => ({ ids: childIds(context), restart: false }) },
+      on: {
+        ...supervising,
+        'xstate.snapshot.template': { guard: 'templateReady', target: 'running' },
+      },
+    },
+    running: {
+      on: supervising,
+    },
+    stopping: {
+      entry: ['stopSyncQueue', 'stopWatchers', 'stopNginx'],
+      // nginx may already be gone (it stopped or failed before `stop`).
+      always: { guard: 'nginxStopped', target: 'stopped' },
+      after: {
+        shutdownTimeout: { target: 'stopped', actions: 'recordShutdownTimeout' },
+      },
+      on: {
+        'xstate.done.actor.nginx': { target: 'stopped', actions: 'recordNginxStopped' },
+        'xstate.error.actor.*': [
+          { guard: 'isNginxEvent', target: 'stopped', actions: 'recordCrashWhileStopping' },
+          { actions: 'recordCrashWhileStopping' },
+        ],
+      },
+    },
+    stopped: {
+      type: 'final',
+      entry: 'stopAllChildren',
+    },
+  },
+  output: ({ context }) => ({
+    exitCode: context.failure === null && context.nginxClean === true ? 0 : 1,
+    reason: context.failure ?? (context.nginxClean === true ? null : 'nginx did not stop cleanly'),
+  }),
+});

@@ -1,0 +1,223 @@
+import { assign, enqueueActions, fromPromise, setup } from 'xstate';
+import type { SyncQueueCommand } from './events.js';
+
+/** SyncQueueInput configures the sync queue; every duration is in milliseconds. */
+export interface SyncQueueInput {
+  /** the kinds that must each report `k8s.synced` before the first sync */
+  readonly watchers: readonly string[];
+  /** quiet time after the last change before a sync (contour's HoldoffDelay) */
+  readonly debounceMs: number;
+  /** longest a change waits under constant churn (contour's HoldoffMaxDelay) */
+  readonly maxHoldoffMs: number;
+  /** least time between two sync starts: 1000 / `--sync-rate-limit` */
+  readonly minSyncIntervalMs: number;
+}
+
+/** RunSyncInput is what each `runSync` invocation gets: the sync's number, 1 for the first. */
+export interface RunSyncInput {
+  readonly generation: number;
+}
+
+/** RateReadyEvent is the sync queue's own delayed event: the rate-limit token is back. */
+export interface RateReadyEvent {
+  readonly type: 'rate.ready';
+}
+
+/** SyncQueueEvent is every event the sync queue handles. */
+export type SyncQueueEvent = SyncQueueCommand | RateReadyEvent;
+
+/** SyncQueueContext is the sync queue's state beyond its state value; the counters feed /metrics. */
+export interface SyncQueueContext extends SyncQueueInput {
+  /** the watchers that have reported `k8s.synced` */
+  readonly synced: readonly string[];
+  /** a change arrived that no started sync has seen yet */
+  readonly dirty: boolean;
+  /** the rate-limit token: a sync may start now */
+  readonly tokenReady: boolean;
+  /** the number of the last sync started */
+  readonly generation: number;
+  /** changes received (k8s.changed, template.changed, sync.request, sync.resync) */
+  readonly changes: number;
+  /** what the last change was, for logs: `k8s.changed Ingress default/web`, `template.changed`, … */
+  readonly lastChange: string | null;
+  readonly syncsStarted: number;
+  readonly syncsCompleted: number;
+  readonly syncsFailed: number;
+  readonly lastError: string | null;
+}
+
+const RATE_TIMER = 'rate';
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * syncQueueMachine coalesces watcher and template changes into syncs: none before every watcher
+ * has synced, at most one at a time, at most one per `minSyncIntervalMs`, and any burst of
+ * changes (while idle, pending or syncing) becomes exactly one further sync.
+ *
+ * States: `waitingForSync` → `pending` (`debouncing` | `throttled`) → `syncing` → `idle` | `pending`;
+ * `sync.stop` from anywhere → `stopped` (final). A sync running at `sync.stop` is cancelled: the
+ * `runSync` actor is stopped (its AbortSignal fires) and its result is not counted.
+ *
+ * Effects to provide: `runSync` (fromPromise<void, RunSyncInput>): build the model, render, and
+ * hand the text to the nginx-process actor. A rejection counts as a failed sync, retried no
+ * sooner than `minSyncIntervalMs` later.
+ */
+export const syncQueueMachine = setup({
+  types: {
+    context: {} as SyncQueueContext,
+    events: {} as SyncQueueEvent,
+    input: {} as SyncQueueInput,
+  },
+  actors: {
+    runSync: fromPromise<void, RunSyncInput>(async () => {
+      throw new Error('actor "runSync" not provided');
+    }),
+  },
+  guards: {
+    allSynced: ({ context }) => context.watchers.every((kind) => context.synced.includes(kind)),
+    tokenReady: ({ context }) => context.tokenReady,
+    dirty: ({ context }) => context.dirty,
+  },
+  delays: {
+    debounce: ({ context }) => context.debounceMs,
+    maxHoldoff: ({ context }) => context.maxHoldoffMs,
+    minSyncInterval: ({ context }) => context.minSyncIntervalMs,
+  },
+  actions: {
+    recordChange: assign(({ context, event }) => ({
+      dirty: true,
+      changes: context.changes + 1,
+      lastChange: event.type === 'k8s.changed' ? `k8s.changed ${event.kind} ${event.key}` : event.type,
+    })),
+    markSynced: assign({
+      synced: ({ context, event }) =>
+        event.type === 'k8s.synced' && !context.synced.includes(event.kind) ? [...context.synced, event.kind] : context.synced,
+    }),
+    markAllSynced: assign({ synced: ({ context }) => [...new Set([...context.synced, ...context.watchers])] }),
+    giveBackToken: assign({ tokenReady: true }),
+    beginSync: assign(({ context }) => ({
+      dirty: false,
+      generation: context.generation + 1,
+      syncsStarted: context.syncsStarted + 1,
+    })),
+    // The token is taken when a sync starts (or fails), and a timer gives it back.
+    takeToken: enqueueActions(({ enqueue }) => {
+      enqueue.cancel(RATE_TIMER);
+      enqueue.assign({ tokenReady: false });
+      enqueue.raise({ type: 'rate.ready' }, { delay: 'minSyncInterval', id: RATE_TIMER });
+    }),
+    countCompleted: assign({ syncsCompleted: ({ context }) => context.syncsCompleted + 1, lastError: null }),
+    countFailed: assign(({ context }, params: { error: unknown }) => ({
+      syncsFailed: context.syncsFailed + 1,
+      lastError: describe(params.error),
+      // The failed sync's changes are not applied: they still need a sync.
+      dirty: true,
+    })),
+  },
+}).createMachine({
+  id: 'syncQueue',
+  context: ({ input }) => ({
+    watchers: input.watchers,
+    debounceMs: input.debounceMs,
+    maxHoldoffMs: input.maxHoldoffMs,
+    minSyncIntervalMs: input.minSyncIntervalMs,
+    synced: [],
+    dirty: false,
+    tokenReady: true,
+    generation: 0,
+    changes: 0,
+    lastChange: null,
+    syncsStarted: 0,
+    syncsCompleted: 0,
+    syncsFailed: 0,
+    lastError: null,
+  }),
+  initial: 'waitingForSync',
+  // Defaults for every state; the states below override what they treat differently.
+  on: {
+    'k8s.changed': { actions: 'recordChange' },
+    'template.changed': { actions: 'recordChange' },
+    'sync.request': { actions: 'recordChange' },
+    'sync.resync': { actions: 'recordChange' },
+    'k8s.synced': { actions: 'markSynced' },
+    'rate.ready': { actions: 'giveBackToken' },
+    'sync.stop': { target: '.stopped' },
+  },
+  states: {
+    waitingForSync: {
+      // Changes here only mark dirty (root handler); the initial sync covers them.
+      always: { guard: 'allSynced', target: 'pending' },
+      on: {
+        'sync.resync': { target: 'pending', actions: ['markAllSynced', 'recordChange'] },
+      },
+    },
+    idle: {
+      on: {
+        'k8s.changed': { target: 'pending', actions: 'recordChange' },
+        'template.changed': { target: 'pending', actions: 'recordChange' },
+        'sync.request': [
+          { guard: 'tokenReady', target: 'syncing', actions: 'recordChange' },
+          { target: 'pending.throttled', actions: 'recordChange' },
+        ],
+        'sync.resync': [
+          { guard: 'tokenReady', target: 'syncing', actions: 'recordChange' },
+          { target: 'pending.throttled', actions: 'recordChange' },
+        ],
+      },
+    },
+    pending: {
+      initial: 'debouncing',
+      // Started on entry and not restarted by changes, so constant churn still syncs.
+      after: {
+        maxHoldoff: [{ guard: 'tokenReady', target: 'syncing' }, { target: '.throttled' }],
+      },
+      states: {
+        debouncing: {
+          after: {
+            debounce: [{ guard: 'tokenReady', target: '#syncQueue.syncing' }, { target: 'throttled' }],
+          },
+          on: {
+            // Re-entering restarts the debounce timer (and only it).
+            'k8s.changed': { target: 'debouncing', reenter: true, actions: 'recordChange' },
+            'template.changed': { target: 'debouncing', reenter: true, actions: 'recordChange' },
+            'sync.request': [
+              { guard: 'tokenReady', target: '#syncQueue.syncing', actions: 'recordChange' },
+              { target: 'throttled', actions: 'recordChange' },
+            ],
+            'sync.resync': [
+              { guard: 'tokenReady', target: '#syncQueue.syncing', actions: 'recordChange' },
+              { target: 'throttled', actions: 'recordChange' },
+            ],
+          },
+        },
+        throttled: {
+          // Due, but the last sync started less than minSyncIntervalMs ago.
+          on: {
+            'rate.ready': { target: '#syncQueue.syncing', actions: 'giveBackToken' },
+          },
+        },
+      },
+    },
+    syncing: {
+      entry: ['beginSync', 'takeToken'],
+      invoke: {
+        id: 'runSync',
+        src: 'runSync',
+        input: ({ context }) => ({ generation: context.generation }),
+        onDone: [
+          { guard: 'dirty', target: 'pending', actions: 'countCompleted' },
+          { target: 'idle', actions: 'countCompleted' },
+        ],
+        // Taking the token again spaces the retry minSyncIntervalMs after the failure.
+        onError: {
+          target: 'pending',
+          actions: [{ type: 'countFailed', params: ({ event }) => ({ error: event.error }) }, 'takeToken'],
+        },
+      },
+    },
+    stopped: { type: 'final' },
+  },
+});

@@ -1,0 +1,69 @@
+import { join } from 'node:path';
+import { fromCallback, fromPromise } from 'xstate';
+import type { NginxMasterCommand } from '../../machines/events.js';
+import type { DrainInput, MasterInput, ReloadInput } from '../../machines/nginxProcess.machine.js';
+import type { Logger } from '../log.js';
+import { stageConfig } from '../nginx/apply.js';
+import { drainOrphans } from '../nginx/drain.js';
+import { spawnMaster, type Master } from '../nginx/master.js';
+import { waitForPort } from '../nginx/probe.js';
+
+/** NginxActorOptions are what the nginx-process effects need: the binary, the config folder, the port to probe. */
+export interface NginxActorOptions {
+  readonly binary: string;
+  readonly dir: string;
+  readonly httpPort: number;
+  readonly log: Logger;
+  /** how long a new master may take to listen before it counts as failed */
+  readonly startTimeoutMs?: number;
+}
+
+/**
+ * nginxActors implements the nginx-process machine's effects over real processes. `master`
+ * owns one master process per invocation: it reports `nginx.started` once the HTTP port
+ * answers (so `running` means serving), and `nginx.exited` when the master is gone.
+ */
+export function nginxActors(options: NginxActorOptions) {
+  const conf = join(options.dir, 'nginx.conf');
+  let current: Master | null = null;
+  return {
+    master: fromCallback<NginxMasterCommand, MasterInput>(({ sendBack, receive }) => {
+      const master = spawnMaster(options.binary, options.dir, conf, options.log);
+      current = master;
+      let exited = false;
+      options.log.info({ pid: master.pid }, 'nginx master started');
+      void master.exited.then((exit) => {
+        exited = true;
+        if (current === master) current = null;
+        options.log.warn({ pid: master.pid, ...exit }, 'nginx master exited');
+        sendBack({ type: 'nginx.exited', code: exit.code, signal: exit.signal });
+      });
+      void Promise.race([waitForPort(options.httpPort, options.startTimeoutMs ?? 10_000), master.exited]).then(
+        () => !exited && sendBack({ type: 'nginx.started', pid: master.pid }),
+        (error: Error) => {
+          options.log.error({ pid: master.pid, err: error.message }, 'nginx did not start listening; killing it');
+          master.kill();
+        },
+      );
+      receive((command) => {
+        if (command.type === 'nginx.quit') master.quit();
+        else master.kill();
+      });
+      // No kill on cleanup: leaving `alive` means the master already exited or was told to quit.
+      return () => undefined;
+    }),
+
+    reload: fromPromise<void, ReloadInput>(async ({ input }) => {
+      const staged = await stageConfig(options.binary, options.dir, input.config, []);
+      if (!staged.ok) throw new Error(`nginx -t refused the new config, the old one stays:\n${staged.error}`);
+      if (!current) throw new Error('no nginx master to reload');
+      current.reload();
+    }),
+
+    drain: fromPromise<void, DrainInput>(async ({ input, signal }) => {
+      if (input.pid === null) return;
+      const { killed } = await drainOrphans({ pgid: input.pid, port: options.httpPort, drainTimeoutMs: input.drainTimeoutMs, signal });
+      options.log.info({ pgid: input.pid, killed }, killed ? 'orphaned nginx workers killed after the drain timeout' : 'orphaned nginx workers drained');
+    }),
+  };
+}

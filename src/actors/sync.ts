@@ -1,0 +1,48 @@
+import { fromPromise } from 'xstate';
+import type { RunSyncInput } from '../../machines/syncQueue.machine.js';
+import { formatProblem } from '../cli/render.js';
+import type { Logger } from '../log.js';
+import type { ClusterCache } from '../kube/cache.js';
+import { buildModel, type BuildOptions } from '../model/build.js';
+import type { NginxModel } from '../model/nginx-model.js';
+import { writeCertificates } from '../nginx/files.js';
+import { render, type NginxTemplate } from '../render/render.js';
+
+/** SyncOptions are what a sync needs besides the actors it talks to. */
+export interface SyncOptions {
+  readonly cache: ClusterCache;
+  readonly build: BuildOptions;
+  readonly configDir: string;
+  readonly log: Logger;
+  /** the model of the last sync, kept for the template actor's test render */
+  readonly onModel: (model: NginxModel, durationMs: number) => void;
+}
+
+/**
+ * syncActors implements the sync queue's `runSync`: snapshot the caches, build the model,
+ * render it with the template actor's current template, write the certificates (0600, before
+ * any config names them) and hand the text to the nginx actor, which skips identical text.
+ * Problems are logged when they appear, not again on every sync.
+ */
+export function syncActors(options: SyncOptions) {
+  let reported = new Set<string>();
+  return {
+    runSync: fromPromise<void, RunSyncInput>(async ({ input, system }) => {
+      const started = performance.now();
+      const template = system.get('template')?.getSnapshot().context.current as NginxTemplate | undefined;
+      if (!template?.run) throw new Error('no good template loaded yet');
+      const { model, problems } = buildModel(options.cache.snapshot(), options.build);
+      const text = render(model, template);
+      await writeCertificates(options.configDir, model.certificates);
+      const now = new Set(problems.map(formatProblem));
+      for (const line of now) if (!reported.has(line)) options.log.warn({ problem: line }, 'left out of nginx.conf');
+      reported = now;
+      const nginx = system.get('nginx');
+      if (!nginx) throw new Error('the nginx actor is not running');
+      nginx.send({ type: 'nginx.reload', config: text });
+      const durationMs = performance.now() - started;
+      options.onModel(model, durationMs);
+      options.log.info({ generation: input.generation, servers: model.servers.length, problems: problems.length, ms: Math.round(durationMs) }, 'sync done');
+    }),
+  };
+}

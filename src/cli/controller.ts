@@ -1,0 +1,27 @@
+import { startController } from '../main.js';
+import type { CommandIo } from './command.js';
+import { CONTROLLER_USAGE, parseControllerFlags } from './controller-flags.js';
+
+/**
+ * runController is `ingress-actors controller`: it runs until SIGTERM or SIGINT, then shuts down
+ * in order and exits 0 when everything stopped cleanly, 1 otherwise (the seed's handleSigterm).
+ */
+export async function runController(argv: string[], { out, log }: CommandIo): Promise<number> {
+  const parsed = parseControllerFlags(argv);
+  if ('help' in parsed) return out.write(`${CONTROLLER_USAGE}\n`), 0;
+  const { config, ignored } = parsed;
+  for (const flag of ignored) log.warn({ flag }, 'flag accepted for compatibility with ingress-nginx but not implemented yet');
+  if (config.inspect) log.warn('--inspect is not implemented yet');
+  const controller = await startController(config, log);
+  const onSignal = (signal: NodeJS.Signals) => {
+    log.info({ signal }, 'shutting down');
+    controller.stop();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  const code = await controller.exitCode;
+  process.off('SIGTERM', onSignal);
+  process.off('SIGINT', onSignal);
+  log.info({ exitCode: code }, 'exiting');
+  return code;
+}

@@ -1,0 +1,141 @@
+/**
+ * The one wiring module: the statecharts in machines/ get their effects from src/actors here,
+ * and nowhere else. Everything below is plumbing; the behaviour lives in the machines.
+ */
+import { mkdir } from 'node:fs/promises';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createActor, type Actor, type InspectionEvent } from 'xstate';
+import { nginxProcessMachine } from '../machines/nginxProcess.machine.js';
+import { resourceWatcherMachine } from '../machines/resourceWatcher.machine.js';
+import { rootSupervisorMachine, type RootSupervisorOutput } from '../machines/rootSupervisor.machine.js';
+import { syncQueueMachine } from '../machines/syncQueue.machine.js';
+import { templateMachine } from '../machines/template.machine.js';
+import { nginxActors } from './actors/nginx.js';
+import { syncActors } from './actors/sync.js';
+import { templateActors } from './actors/template.js';
+import { watcherActors } from './actors/watcher.js';
+import type { ControllerConfig } from './cli/controller-flags.js';
+import { ClusterCache } from './kube/cache.js';
+import { WATCHED_KINDS } from './kube/kinds.js';
+import type { Logger } from './log.js';
+import { buildModel } from './model/build.js';
+import type { NginxModel } from './model/nginx-model.js';
+import { emptySnapshot } from './model/snapshot.js';
+import { stageConfig } from './nginx/apply.js';
+import { nginxBinary } from './nginx/binary.js';
+import { loadCheckedTemplate } from './render/load.js';
+import { render } from './render/render.js';
+
+/** Controller is a started controller: its root actor and the exit code it will end with. */
+export interface Controller {
+  readonly root: Actor<typeof rootSupervisorMachine>;
+  readonly cache: ClusterCache;
+  readonly exitCode: Promise<0 | 1>;
+  /** what `stop` (SIGTERM) does: an orderly shutdown */
+  stop(): void;
+}
+
+function loadKubeConfig(path: string | null): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) kc.loadFromFile(path);
+  else kc.loadFromCluster();
+  return kc;
+}
+
+/**
+ * startController boots the actor system. Before any actor starts, nginx.conf is written from
+ * an empty cluster (default server only) and checked with `nginx -t`, so nginx can start at
+ * once and serve 404s while the watchers list; the first sync then reloads it.
+ */
+export async function startController(
+  config: ControllerConfig,
+  log: Logger,
+  options: { inspect?: (event: InspectionEvent) => void; kubeConfig?: KubeConfig } = {},
+): Promise<Controller> {
+  const binary = nginxBinary(config.nginxBinary ?? undefined);
+  const kc = options.kubeConfig ?? loadKubeConfig(config.kubeconfig);
+  const cache = new ClusterCache();
+  await mkdir(config.configDir, { recursive: true, mode: 0o755 });
+
+  let lastModel: NginxModel = buildModel(emptySnapshot, config.build).model;
+  const bootTemplate = await loadCheckedTemplate(config.template, lastModel);
+  const staged = await stageConfig(binary, config.configDir, render(lastModel, bootTemplate), lastModel.certificates);
+  if (!staged.ok) throw new Error(`nginx -t refused the initial config:\n${staged.error}`);
+
+  const sendToSyncQueue = (system: { get: (id: string) => { send: (e: { type: string }) => void } | undefined }, event: { type: string; [k: string]: unknown }) =>
+    system.get('syncQueue')?.send(event);
+
+  const watcher = resourceWatcherMachine.provide({
+    actors: watcherActors(kc, cache, {
+      namespace: config.watchNamespace,
+      configMap: config.build.configMap ?? null,
+      flaggedSecrets: config.build.defaultSslCertificate ? [config.build.defaultSslCertificate] : [],
+    }, log.child({ actor: 'watcher' })),
+    actions: {
+      reportSynced: ({ system }, { kind }) => {
+        log.info({ actor: 'watcher', kind }, 'initial list synced');
+        sendToSyncQueue(system, { type: 'k8s.synced', kind });
+      },
+      reportChanged: ({ system }, { kind, key }) => sendToSyncQueue(system, { type: 'k8s.changed', kind, key }),
+    },
+  });
+  const templateLog = log.child({ actor: 'template' });
+  const template = templateMachine.provide({
+    actors: templateActors(config.template, () => lastModel, templateLog),
+    actions: {
+      notifyChanged: ({ system }) => sendToSyncQueue(system, { type: 'template.changed' }),
+      reportInvalid: (_, { error, fatal }) =>
+        templateLog.error({ error, fatal }, fatal ? 'invalid nginx template, cannot start' : 'invalid nginx template; the last good one stays'),
+    },
+  });
+  const syncQueue = syncQueueMachine.provide({
+    actors: syncActors({
+      cache,
+      build: config.build,
+      configDir: config.configDir,
+      log: log.child({ actor: 'syncQueue' }),
+      onModel: (model) => (lastModel = model),
+    }),
+  });
+  const nginx = nginxProcessMachine.provide({
+    actors: nginxActors({ binary, dir: config.configDir, httpPort: config.build.httpPort, log: log.child({ actor: 'nginx' }) }),
+  });
+
+  const root = createActor(rootSupervisorMachine.provide({ actors: { watcher, template, syncQueue, nginx } }), {
+    input: {
+      watchers: [...WATCHED_KINDS],
+      restartIntensity: config.restartIntensity,
+      restartPeriodMs: config.restartPeriodMs,
+      shutdownTimeoutMs: config.shutdownTimeoutMs + 5_000,
+      syncQueue: { debounceMs: 100, maxHoldoffMs: 500, minSyncIntervalMs: 1000 / config.syncRateLimit },
+      nginx: {
+        shutdownTimeoutMs: config.shutdownTimeoutMs,
+        drainTimeoutMs: config.drainTimeoutMs,
+        // A crash loop is slowed to one start per 2 s at worst, but a master that served for a
+        // second is stable: killing it restarts at once (the seed restarts without any delay).
+        backoffBaseMs: 100,
+        backoffMaxMs: 2_000,
+        stableAfterMs: 1_000,
+      },
+      watcherOptions: { baseBackoffMs: 500, maxBackoffMs: 30_000 },
+    },
+    ...(options.inspect ? { inspect: options.inspect } : {}),
+  });
+
+  const exitCode = new Promise<0 | 1>((resolve) => {
+    root.subscribe({
+      complete: () => {
+        const output = root.getSnapshot().output as RootSupervisorOutput;
+        if (output.exitCode === 0) log.info('stopped cleanly');
+        else log.error({ reason: output.reason }, 'stopped with errors');
+        resolve(output.exitCode);
+      },
+      error: (error) => {
+        log.fatal({ err: error }, 'the root supervisor crashed');
+        resolve(1);
+      },
+    });
+  });
+  root.start();
+  return { root, cache, exitCode, stop: () => root.send({ type: 'stop' }) };
+}

@@ -1,0 +1,295 @@
+import { describe, expect, it } from 'vitest';
+import { SimulatedClock, createActor, fromCallback, fromPromise, getMicrosteps, initialTransition, transition, type EventObject } from 'xstate';
+import type { NginxMasterCommand, NginxMasterEvent } from '../../machines/events.js';
+import {
+  nginxProcessMachine,
+  type DrainInput,
+  type MasterInput,
+  type NginxProcessEvent,
+  type NginxProcessInput,
+  type ReloadInput,
+} from '../../machines/nginxProcess.machine.js';
+import { advance, deferred, flush, stateName, type Deferred } from './harness.js';
+
+const INPUT: NginxProcessInput = {
+  shutdownTimeoutMs: 5_000,
+  drainTimeoutMs: 2_000,
+  backoffBaseMs: 100,
+  backoffMaxMs: 1_000,
+  stableAfterMs: 10_000,
+};
+
+/** Master is one `master` invocation as the test sees it: what it got, and how to make it act. */
+interface Master {
+  readonly input: MasterInput;
+  readonly received: string[];
+  stopped: boolean;
+  send(event: NginxMasterEvent): void;
+}
+
+type QuitBehaviour = 'exits' | 'ignoresQuit' | 'ignoresAll';
+
+function start(options: { quit?: QuitBehaviour; autoStart?: boolean } = {}) {
+  const clock = new SimulatedClock();
+  const masters: Master[] = [];
+  const reloads: Array<{ config: string; done: Deferred<void>; aborted: boolean }> = [];
+  const drains: Array<{ input: DrainInput; done: Deferred<void>; aborted: boolean }> = [];
+  const trail: string[] = [];
+  let nextPid = 100;
+  const master = fromCallback<NginxMasterCommand, MasterInput>(({ input, sendBack, receive }) => {
+    const m: Master = { input, received: [], stopped: false, send: (e) => sendBack(e) };
+    masters.push(m);
+    receive((command) => {
+      m.received.push(command.type);
+      const quit = options.quit ?? 'exits';
+      if (command.type === 'nginx.quit' && quit === 'exits') queueMicrotask(() => m.send({ type: 'nginx.exited', code: 0, signal: null }));
+      if (command.type === 'nginx.kill' && quit !== 'ignoresAll') queueMicrotask(() => m.send({ type: 'nginx.exited', code: null, signal: 'SIGKILL' }));
+    });
+    if (options.autoStart ?? true) queueMicrotask(() => m.send({ type: 'nginx.started', pid: ++nextPid }));
+    return () => (m.stopped = true);
+  });
+  const reload = fromPromise<void, ReloadInput>(({ input, signal }) => {
+    const r = { config: input.config, done: deferred(), aborted: false };
+    signal.addEventListener('abort', () => (r.aborted = true));
+    reloads.push(r);
+    if (input.config.includes('bad')) r.done.reject(new Error('nginx: [emerg] unknown directive "bad"'));
+    return r.done.promise;
+  });
+  const drain = fromPromise<void, DrainInput>(({ input, signal }) => {
+    const d = { input, done: deferred(), aborted: false };
+    signal.addEventListener('abort', () => (d.aborted = true));
+    drains.push(d);
+    return d.done.promise;
+  });
+  const actor = createActor(nginxProcessMachine.provide({ actors: { master, reload, drain } }), {
+    clock,
+    input: INPUT,
+    inspect: (ev) => {
+      if (ev.type === '@xstate.microstep' && ev.actorRef.sessionId === ev.rootId) {
+        trail.push(stateName((ev.snapshot as { value?: unknown }).value));
+      }
+    },
+  }).start();
+  const state = () => stateName(actor.getSnapshot().value);
+  const send = (event: NginxProcessEvent) => actor.send(event);
+  const last = <T>(list: T[]): T => list[list.length - 1]!;
+  return { clock, actor, masters, reloads, drains, trail, state, send, last };
+}
+
+describe('nginxProcess', () => {
+  it('starts the master and runs once it reports its pid', async () => {
+    const t = start({ autoStart: false });
+    expect(t.state()).toBe('alive.starting');
+    t.masters[0]!.send({ type: 'nginx.started', pid: 4242 });
+    expect(t.state()).toBe('alive.running');
+    expect(t.actor.getSnapshot().context.pid).toBe(4242);
+    expect(t.masters[0]!.input).toEqual({ restarts: 0 });
+  });
+
+  it('reloads: ok, failed (old config kept), identical text skipped', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1' });
+    expect(t.state()).toBe('alive.reloading');
+    t.reloads[0]!.done.resolve();
+    await flush();
+    expect(t.state()).toBe('alive.running');
+    expect(t.actor.getSnapshot().context).toMatchObject({ appliedConfig: 'conf-1', reloadsOk: 1 });
+
+    t.send({ type: 'nginx.reload', config: 'conf-bad' });
+    await flush();
+    expect(t.state()).toBe('alive.running');
+    expect(t.actor.getSnapshot().context).toMatchObject({
+      appliedConfig: 'conf-1',
+      reloadsFailed: 1,
+      lastReloadError: 'nginx: [emerg] unknown directive "bad"',
+    });
+
+    t.send({ type: 'nginx.reload', config: 'conf-1' });
+    expect(t.state()).toBe('alive.running');
+    expect(t.reloads).toHaveLength(2);
+    expect(t.actor.getSnapshot().context.reloadsSkipped).toBe(1);
+  });
+
+  it('queues configs sent during a reload and applies only the latest afterwards', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1' });
+    t.send({ type: 'nginx.reload', config: 'conf-2' });
+    t.send({ type: 'nginx.reload', config: 'conf-3' });
+    expect(t.actor.getSnapshot().context.pendingConfig).toBe('conf-3');
+    t.reloads[0]!.done.resolve();
+    await flush();
+    expect(t.state()).toBe('alive.reloading');
+    expect(t.reloads.map((r) => r.config)).toEqual(['conf-1', 'conf-3']);
+    t.reloads[1]!.done.resolve();
+    await flush();
+
+    // Queued text equal to what was just applied needs no reload.
+    t.send({ type: 'nginx.reload', config: 'conf-4' });
+    t.send({ type: 'nginx.reload', config: 'conf-4' });
+    t.reloads[2]!.done.resolve();
+    await flush();
+    expect(t.state()).toBe('alive.running');
+    expect(t.reloads).toHaveLength(3);
+    expect(t.actor.getSnapshot().context).toMatchObject({ appliedConfig: 'conf-4', pendingConfig: null, reloadsOk: 3 });
+  });
+
+  it('keeps a config sent while nginx is down for the next master', async () => {
+    const t = start({ autoStart: false });
+    t.send({ type: 'nginx.reload', config: 'early' });
+    expect(t.state()).toBe('alive.starting');
+    t.masters[0]!.send({ type: 'nginx.started', pid: 7 });
+    expect(t.state()).toBe('alive.reloading');
+    expect(t.reloads.map((r) => r.config)).toEqual(['early']);
+  });
+
+  it('recovers from a crash: died → draining → restarting (growing backoff) → starting → running', async () => {
+    const t = start();
+    await flush();
+    const waits: number[] = [];
+    for (let crash = 0; crash < 5; crash++) {
+      const pid = t.actor.getSnapshot().context.pid;
+      t.trail.length = 0;
+      t.last(t.masters).send({ type: 'nginx.exited', code: null, signal: 'SIGKILL' });
+      expect(t.trail.slice(0, 2)).toEqual(['died', 'draining']);
+      expect(t.actor.getSnapshot().context.lastExit).toEqual({ pid, code: null, signal: 'SIGKILL', error: null });
+      expect(t.last(t.drains).input).toEqual({ pid, drainTimeoutMs: 2_000 });
+      expect(t.last(t.masters).stopped).toBe(true);
+
+      t.last(t.drains).done.resolve();
+      await flush();
+      expect(t.state()).toBe('restarting');
+      const since = t.clock.now();
+      while (t.state() === 'restarting') await advance(t.clock, 10);
+      waits.push(t.clock.now() - since);
+      expect(t.trail.slice(-3)).toEqual(['restarting', 'alive.starting', 'alive.running']);
+      expect(t.actor.getSnapshot().context.pid).not.toBe(pid);
+    }
+    expect(waits).toEqual([100, 200, 400, 800, 1_000]);
+    expect(t.actor.getSnapshot().context).toMatchObject({ restarts: 5, attempts: 5 });
+    expect(t.masters.map((m) => m.input.restarts)).toEqual([0, 1, 2, 3, 4, 5]);
+
+    // A master that stays up resets the backoff.
+    await advance(t.clock, 10_000, 100);
+    expect(t.actor.getSnapshot().context.attempts).toBe(0);
+    t.last(t.masters).send({ type: 'nginx.exited', code: 1, signal: null });
+    t.last(t.drains).done.resolve();
+    await flush();
+    await advance(t.clock, 100);
+    expect(t.state()).toBe('alive.running');
+  });
+
+  it('stops cleanly while running: quit, exit, stopped { clean: true }', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.stop' });
+    expect(t.state()).toBe('alive.stopping.quitting');
+    await flush();
+    expect(t.actor.getSnapshot().status).toBe('done');
+    expect(t.actor.getSnapshot().output).toEqual({ clean: true });
+    expect(t.masters[0]!.received).toEqual(['nginx.quit']);
+    expect(t.actor.getSnapshot().context.lastExit).toMatchObject({ code: 0, signal: null });
+  });
+
+  it('kills a master that does not quit in time: stopped { clean: false }', async () => {
+    const t = start({ quit: 'ignoresQuit' });
+    await flush();
+    t.send({ type: 'nginx.stop' });
+    await advance(t.clock, 4_999, 100);
+    expect(t.state()).toBe('alive.stopping.quitting');
+    await advance(t.clock, 100);
+    expect(t.masters[0]!.received).toEqual(['nginx.quit', 'nginx.kill']);
+    expect(t.actor.getSnapshot().output).toEqual({ clean: false });
+    expect(t.actor.getSnapshot().context.lastExit).toMatchObject({ signal: 'SIGKILL' });
+  });
+
+  it('gives up on a master that does not even report SIGKILL', async () => {
+    const t = start({ quit: 'ignoresAll' });
+    await flush();
+    t.send({ type: 'nginx.stop' });
+    await advance(t.clock, 5_000, 100);
+    expect(t.state()).toBe('alive.stopping.killing');
+    await advance(t.clock, 5_000, 100);
+    expect(t.actor.getSnapshot().output).toEqual({ clean: false });
+    expect(t.masters[0]!.stopped).toBe(true);
+  });
+
+  it('stops while draining: the drain is cut short (its cleanup kills the orphans), not clean', async () => {
+    const t = start();
+    await flush();
+    t.masters[0]!.send({ type: 'nginx.exited', code: null, signal: 'SIGKILL' });
+    expect(t.state()).toBe('draining');
+    t.send({ type: 'nginx.stop' });
+    expect(t.actor.getSnapshot().status).toBe('done');
+    expect(t.actor.getSnapshot().output).toEqual({ clean: false });
+    expect(t.drains[0]!.aborted).toBe(true);
+    expect(t.masters).toHaveLength(1);
+  });
+
+  it('stops while restarting: nothing runs, no new master, clean', async () => {
+    const t = start();
+    await flush();
+    t.masters[0]!.send({ type: 'nginx.exited', code: 1, signal: null });
+    t.drains[0]!.done.resolve();
+    await flush();
+    expect(t.state()).toBe('restarting');
+    t.send({ type: 'nginx.stop' });
+    await advance(t.clock, 5_000, 100);
+    expect(t.actor.getSnapshot().output).toEqual({ clean: true });
+    expect(t.masters).toHaveLength(1);
+  });
+
+  it('re-applies a config whose reload a crash cut short', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1' });
+    t.masters[0]!.send({ type: 'nginx.exited', code: null, signal: 'SIGSEGV' });
+    expect(t.reloads[0]!.aborted).toBe(true);
+    expect(t.actor.getSnapshot().context).toMatchObject({ pendingConfig: 'conf-1', appliedConfig: null });
+    t.drains[0]!.done.reject(new Error('port 80 still open'));
+    await flush();
+    expect(t.actor.getSnapshot().context.lastDrainError).toBe('port 80 still open');
+    await advance(t.clock, 100);
+    await flush();
+    expect(t.state()).toBe('alive.reloading');
+    expect(t.reloads.map((r) => r.config)).toEqual(['conf-1', 'conf-1']);
+    t.reloads[1]!.done.resolve();
+    await flush();
+    expect(t.actor.getSnapshot().context).toMatchObject({ appliedConfig: 'conf-1', reloadsOk: 1 });
+  });
+
+  it('treats a master that cannot be spawned as a crash', async () => {
+    const clock = new SimulatedClock();
+    const broken = fromCallback<NginxMasterCommand, MasterInput>(() => {
+      throw new Error('spawn nginx ENOENT');
+    });
+    const drain = fromPromise<void, DrainInput>(async () => {});
+    const actor = createActor(nginxProcessMachine.provide({ actors: { master: broken, drain } }), { clock, input: INPUT }).start();
+    await flush();
+    expect(actor.getSnapshot().value).toBe('restarting');
+    expect(actor.getSnapshot().context.lastExit).toEqual({ pid: null, code: null, signal: null, error: 'spawn nginx ENOENT' });
+  });
+
+  it('transitions purely: a crash passes through died to draining in one step', () => {
+    const [s0] = initialTransition(nginxProcessMachine, INPUT);
+    expect(s0.value).toEqual({ alive: 'starting' });
+    const [s1] = transition(nginxProcessMachine, s0, { type: 'nginx.started', pid: 9 });
+    const [same, noActions] = transition(nginxProcessMachine, s1, { type: 'nginx.reload', config: '' });
+    expect(same.value).toEqual({ alive: 'reloading' }); // '' differs from "nothing applied yet"
+    expect(noActions.some((a) => a.type === 'xstate.spawnChild')).toBe(true);
+
+    const steps = getMicrosteps(nginxProcessMachine, s1, { type: 'nginx.exited', code: null, signal: 'SIGKILL' });
+    expect(steps.map(([s]) => s.value)).toEqual(['died', 'draining']);
+    const [draining] = transition(nginxProcessMachine, s1, { type: 'nginx.exited', code: null, signal: 'SIGKILL' });
+    // Drain finished (the event the drain actor's completion sends).
+    const drained = { type: 'xstate.done.actor.drain', output: undefined } as EventObject as NginxProcessEvent;
+    const [restarting, actions] = transition(nginxProcessMachine, draining, drained);
+    expect(restarting.value).toBe('restarting');
+    const backoff = actions.find((a) => a.type === 'xstate.raise')?.params as { delay: number };
+    expect(backoff.delay).toBe(100);
+    const [stopped] = transition(nginxProcessMachine, restarting, { type: 'nginx.stop' });
+    expect(stopped.status).toBe('done');
+    expect(stopped.output).toEqual({ clean: true });
+  });
+});

@@ -1,0 +1,197 @@
+import { describe, expect, it } from 'vitest';
+import { SimulatedClock, createActor, fromPromise, initialTransition, transition } from 'xstate';
+import { syncQueueMachine, type RunSyncInput, type SyncQueueInput } from '../../machines/syncQueue.machine.js';
+import { advance, deferred, flush, type Deferred } from './harness.js';
+
+const WATCHERS = ['Ingress', 'Service', 'EndpointSlice'];
+
+interface Call {
+  readonly generation: number;
+  readonly at: number;
+  readonly done: Deferred<void>;
+  aborted: boolean;
+}
+
+/** start runs the sync queue with a runSync double; `auto` settles every sync at once. */
+function start(overrides: Partial<SyncQueueInput> = {}, auto: 'resolve' | 'reject' | false = 'resolve') {
+  const clock = new SimulatedClock();
+  const calls: Call[] = [];
+  const runSync = fromPromise<void, RunSyncInput>(({ input, signal }) => {
+    const call: Call = { generation: input.generation, at: clock.now(), done: deferred(), aborted: false };
+    signal.addEventListener('abort', () => (call.aborted = true));
+    calls.push(call);
+    if (auto === 'resolve') call.done.resolve();
+    if (auto === 'reject') call.done.reject(new Error('render failed'));
+    return call.done.promise;
+  });
+  const input: SyncQueueInput = { watchers: WATCHERS, debounceMs: 100, maxHoldoffMs: 1000, minSyncIntervalMs: 0, ...overrides };
+  const actor = createActor(syncQueueMachine.provide({ actors: { runSync } }), { clock, input }).start();
+  const syncAll = () => {
+    for (const kind of input.watchers) actor.send({ type: 'k8s.synced', kind });
+  };
+  const change = (n = 1) => {
+    for (let i = 0; i < n; i++) actor.send({ type: 'k8s.changed', kind: 'Ingress', key: `default/web-${i}` });
+  };
+  return { clock, calls, actor, syncAll, change };
+}
+
+describe('syncQueue', () => {
+  it('does not sync before every watcher has synced', async () => {
+    const { clock, calls, actor, change } = start();
+    change(3);
+    await advance(clock, 5_000, 50);
+    expect(actor.getSnapshot().value).toBe('waitingForSync');
+    expect(actor.getSnapshot().context.dirty).toBe(true);
+    actor.send({ type: 'k8s.synced', kind: 'Ingress' });
+    actor.send({ type: 'k8s.synced', kind: 'Service' });
+    actor.send({ type: 'sync.request' });
+    await advance(clock, 5_000, 50);
+    expect(calls).toHaveLength(0);
+    expect(actor.getSnapshot().context.synced).toEqual(['Ingress', 'Service']);
+
+    actor.send({ type: 'k8s.synced', kind: 'EndpointSlice' });
+    expect(actor.getSnapshot().value).toEqual({ pending: 'debouncing' });
+    await advance(clock, 100);
+    expect(calls.map((c) => c.generation)).toEqual([1]);
+    expect(actor.getSnapshot().value).toBe('idle');
+  });
+
+  it('syncs once for a burst of 500 changes while idle', async () => {
+    const { clock, calls, actor, syncAll, change } = start();
+    syncAll();
+    await advance(clock, 200);
+    expect(calls).toHaveLength(1);
+
+    change(500);
+    expect(actor.getSnapshot().value).toEqual({ pending: 'debouncing' });
+    await advance(clock, 5_000, 10);
+    expect(calls).toHaveLength(2);
+    expect(actor.getSnapshot().context).toMatchObject({ changes: 500, syncsStarted: 2, syncsCompleted: 2, dirty: false });
+    expect(actor.getSnapshot().value).toBe('idle');
+  });
+
+  it('runs exactly one more sync for any number of changes during a sync', async () => {
+    const { clock, calls, actor, syncAll, change } = start({}, false);
+    syncAll();
+    await advance(clock, 100);
+    expect(actor.getSnapshot().value).toBe('syncing');
+
+    change(250);
+    actor.send({ type: 'template.changed' });
+    await advance(clock, 3_000, 10);
+    expect(calls).toHaveLength(1); // still one at a time
+    calls[0]!.done.resolve();
+    await flush();
+    expect(actor.getSnapshot().value).toEqual({ pending: 'debouncing' });
+
+    await advance(clock, 100);
+    expect(calls).toHaveLength(2);
+    calls[1]!.done.resolve();
+    await advance(clock, 5_000, 10);
+    expect(calls).toHaveLength(2);
+    expect(actor.getSnapshot().value).toBe('idle');
+  });
+
+  it('spaces sync starts by minSyncIntervalMs, waiting in pending.throttled', async () => {
+    const { clock, calls, actor, syncAll, change } = start({ minSyncIntervalMs: 3333 });
+    syncAll();
+    await advance(clock, 100);
+    // Three bursts, each due (debounced) before the token from the previous sync is back.
+    for (const at of [200, 1_500, 4_000]) {
+      await advance(clock, at - clock.now());
+      change(50);
+      if (at === 1_500) {
+        await advance(clock, 100);
+        expect(actor.getSnapshot().value).toEqual({ pending: 'throttled' });
+      }
+    }
+    await advance(clock, 12_000);
+
+    const starts = calls.map((c) => c.at);
+    // The initial sync, one for the first two bursts (the second arrived while the first waited), one for the third.
+    expect(starts).toEqual([100, 3_433, 6_766]);
+    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(3333);
+    expect(actor.getSnapshot().value).toBe('idle');
+  });
+
+  it('syncs by maxHoldoffMs under constant churn', async () => {
+    const { clock, calls, syncAll, change } = start({ debounceMs: 100, maxHoldoffMs: 1_000 });
+    syncAll();
+    await advance(clock, 100);
+    const first = clock.now();
+    expect(calls).toHaveLength(1);
+    // A change every 50 ms: the debounce never expires, the max holdoff does.
+    for (let t = 0; t < 3_500; t += 50) {
+      change();
+      await advance(clock, 50);
+    }
+    const during = calls.slice(1).map((c) => c.at - first);
+    expect(during).toEqual([1_000, 2_000, 3_000]);
+  });
+
+  it('counts a failed sync and retries it after the interval', async () => {
+    const { clock, calls, actor, syncAll } = start({ minSyncIntervalMs: 2_000 }, 'reject');
+    syncAll();
+    await advance(clock, 100);
+    expect(actor.getSnapshot().context).toMatchObject({ syncsFailed: 1, lastError: 'render failed', dirty: true });
+    await advance(clock, 1_900);
+    expect(calls).toHaveLength(1);
+    await advance(clock, 200);
+    expect(calls.map((c) => c.at)).toEqual([100, 2_100]);
+    expect(actor.getSnapshot().context.syncsFailed).toBe(2);
+  });
+
+  it('forces a sync on sync.request without the debounce', async () => {
+    const { clock, calls, actor, syncAll } = start();
+    syncAll();
+    await advance(clock, 100);
+    actor.send({ type: 'sync.request' });
+    await flush();
+    expect(calls.map((c) => c.at)).toEqual([100, 100]);
+  });
+
+  it('treats every watcher as synced on sync.resync (after a supervisor restart)', async () => {
+    const { clock, calls, actor } = start();
+    actor.send({ type: 'sync.resync' });
+    expect(actor.getSnapshot().value).toEqual({ pending: 'debouncing' });
+    await advance(clock, 100);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('stops from idle, and cancels a running sync on sync.stop', async () => {
+    const idle = start();
+    idle.syncAll();
+    await advance(idle.clock, 100);
+    idle.actor.send({ type: 'sync.stop' });
+    expect(idle.actor.getSnapshot().value).toBe('stopped');
+    expect(idle.actor.getSnapshot().status).toBe('done');
+
+    const busy = start({}, false);
+    busy.syncAll();
+    await advance(busy.clock, 100);
+    busy.actor.send({ type: 'sync.stop' });
+    expect(busy.actor.getSnapshot().status).toBe('done');
+    expect(busy.calls[0]!.aborted).toBe(true);
+    await advance(busy.clock, 2_000, 10);
+    expect(busy.calls).toHaveLength(1);
+  });
+
+  it('transitions purely: changes before sync only mark dirty, the last synced watcher starts pending', () => {
+    const input: SyncQueueInput = { watchers: ['Ingress', 'Service'], debounceMs: 100, maxHoldoffMs: 1_000, minSyncIntervalMs: 0 };
+    const [s0] = initialTransition(syncQueueMachine, input);
+    expect(s0.value).toBe('waitingForSync');
+    const [s1, a1] = transition(syncQueueMachine, s0, { type: 'k8s.changed', kind: 'Ingress', key: 'a/b' });
+    expect(s1.value).toBe('waitingForSync');
+    expect(s1.context).toMatchObject({ dirty: true, changes: 1, lastChange: 'k8s.changed Ingress a/b' });
+    expect(a1).toEqual([]);
+    const [s2] = transition(syncQueueMachine, s1, { type: 'k8s.synced', kind: 'Service' });
+    const [s3, a3] = transition(syncQueueMachine, s2, { type: 'k8s.synced', kind: 'Ingress' });
+    expect(s3.value).toEqual({ pending: 'debouncing' });
+    // Entering pending schedules the two holdoff timers; nothing runs.
+    const raised = a3.filter((a) => a.type === 'xstate.raise').map((a) => (a.params as { delay?: number }).delay);
+    expect(raised.sort((x, y) => (x ?? 0) - (y ?? 0))).toEqual([100, 1_000]);
+
+    const [empty] = initialTransition(syncQueueMachine, { ...input, watchers: [] });
+    expect(empty.value).toEqual({ pending: 'debouncing' });
+  });
+});
