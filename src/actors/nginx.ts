@@ -27,7 +27,7 @@ export function nginxActors(options: NginxActorOptions) {
   const conf = join(options.dir, 'nginx.conf');
   let current: Master | null = null;
   return {
-    master: fromCallback<NginxMasterCommand, MasterInput>(({ sendBack, receive }) => {
+    master: fromCallback<NginxMasterCommand, MasterInput>(({ sendBack, receive, system }) => {
       const master = spawnMaster(options.binary, options.dir, conf, options.log);
       current = master;
       let exited = false;
@@ -49,8 +49,11 @@ export function nginxActors(options: NginxActorOptions) {
         if (command.type === 'nginx.quit') master.quit();
         else master.kill();
       });
+      // xstate does not stop invoked actors when their machine fails (statelyai/xstate#5153): kill
+      // this master then, or the restarted machine would run a second one beside it.
+      const watch = system.get('nginx')?.subscribe({ error: () => master.kill() });
       // No kill on cleanup: leaving `alive` means the master already exited or was told to quit.
-      return () => undefined;
+      return () => watch?.unsubscribe();
     }),
 
     reload: fromPromise<void, ReloadInput>(async ({ input }) => {
