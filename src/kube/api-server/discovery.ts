@@ -1,0 +1,59 @@
+/**
+ * Discovery documents: /version, /api, /apis, /api/v1, /apis/<group> and /apis/<group>/<version>,
+ * in the legacy (unaggregated) form. kubectl 1.32 asks for aggregated discovery first through its
+ * Accept header; answering `application/json` with the plain documents makes client-go fall back
+ * to walking each group version, which is what a server without aggregation is allowed to do.
+ */
+import { apiVersionOf, coreResources, groupVersions, VERBS, type ResourceDef } from './resources.js';
+
+/** SERVER_VERSION is what /version reports; the gcloud kubectl dispatcher picks its binary by it. */
+export const SERVER_VERSION = {
+  major: '1',
+  minor: '32',
+  gitVersion: 'v1.32.4',
+  gitCommit: '59526cd4867447956156ae3a602fcbac10a2c335',
+  gitTreeState: 'clean',
+  buildDate: '2025-04-22T16:02:27Z',
+  goVersion: 'go1.23.6',
+  compiler: 'gc',
+  platform: 'linux/amd64',
+};
+
+function apiResources(resources: readonly ResourceDef[]): object[] {
+  const out: object[] = [];
+  for (const r of resources) {
+    const entry: Record<string, unknown> = { name: r.plural, singularName: r.singular, namespaced: r.namespaced, kind: r.kind, verbs: [...VERBS] };
+    if (r.shortNames.length > 0) entry.shortNames = [...r.shortNames];
+    if (r.categories.length > 0) entry.categories = [...r.categories];
+    out.push(entry);
+    if (r.hasStatus) out.push({ name: `${r.plural}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] });
+  }
+  return out;
+}
+
+function groupDoc(group: string, version: string): object {
+  const gv = { groupVersion: `${group}/${version}`, version };
+  return { kind: 'APIGroup', apiVersion: 'v1', name: group, versions: [gv], preferredVersion: gv };
+}
+
+/**
+ * discoveryDocument returns the document for a discovery path, or undefined when the path is
+ * not a discovery path. `serverAddress` is the host:port clients reached the server on.
+ */
+export function discoveryDocument(path: string, serverAddress: string): object | undefined {
+  const trimmed = path.replace(/\/+$/, '') || '/';
+  if (trimmed === '/version') return SERVER_VERSION;
+  if (trimmed === '/api') {
+    return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
+  }
+  if (trimmed === '/api/v1') return { kind: 'APIResourceList', groupVersion: 'v1', resources: apiResources(coreResources()) };
+  const groups = groupVersions();
+  if (trimmed === '/apis') return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map((g) => groupDoc(g.group, g.version)) };
+  const match = /^\/apis\/([^/]+)(?:\/([^/]+))?$/.exec(trimmed);
+  if (!match) return undefined;
+  const [, group, version] = match;
+  const found = groups.find((g) => g.group === group && (version === undefined || g.version === version));
+  if (!found) return undefined;
+  if (version === undefined) return groupDoc(found.group, found.version);
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(found.resources[0]!), resources: apiResources(found.resources) };
+}
