@@ -1,0 +1,90 @@
+/**
+ * The controller end to end against the test API server and a real nginx: a burst of changes
+ * coalesces into few reloads, a broken template on disk keeps the old one serving, and a
+ * config nginx refuses leaves the live one untouched.
+ */
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
+import { get, startBackend, type Backend } from '../support/net.js';
+import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
+
+let cluster: Cluster;
+let templates: string;
+const backends: Backend[] = [];
+
+const request = (host: string, path: string) => get({ host, path, port: cluster.httpPort });
+const nginxContext = () => cluster.actor('nginx')!.context as { reloadsOk: number; reloadsFailed: number; lastReloadError: string | null };
+
+beforeAll(async () => {
+  templates = await mkdtemp(join(tmpdir(), 'ia-templates-'));
+  await cp(new URL('../../templates/', import.meta.url).pathname, templates, { recursive: true });
+  for (const name of ['one', 'two']) backends.push(await startBackend(name));
+  cluster = await startCluster(
+    [
+      ingressClass(),
+      ...serviceWithEndpoints('one', [{ port: backends[0]!.port }]),
+      ...serviceWithEndpoints('two', [{ port: backends[1]!.port }]),
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'default', name: 'ingress-config' }, data: {} },
+      ingress('burst', { 'burst.example.com': [{ path: '/v0', service: 'one' }] }),
+    ],
+    ['--template', join(templates, 'nginx.conf.hbs'), '--configmap', 'default/ingress-config', '--sync-rate-limit', '0.5'],
+  );
+  await waitFor('the first config', async () => (await request('burst.example.com', '/v0')).backend === 'one', 15_000);
+}, 30_000);
+
+afterAll(async () => {
+  await cluster?.close();
+  await Promise.all(backends.map((b) => b.close()));
+  await rm(templates, { recursive: true, force: true });
+});
+
+describe('the controller', () => {
+  it('turns a burst of 500 Ingress changes within a second into at most 3 reloads, ending on the last state', async () => {
+    await waitFor('the sync queue to be idle', () => cluster.actor('syncQueue')?.value === 'idle');
+    const before = nginxContext().reloadsOk;
+    const started = Date.now();
+    // 499 changes in batches of 50 at once, then the last one alone, so the final state is known.
+    const change = (i: number) =>
+      cluster.rawPatch('/apis/networking.k8s.io/v1/namespaces/default/ingresses/burst', { spec: { rules: [{ host: 'burst.example.com', http: { paths: [{ path: `/v${i}`, pathType: 'Prefix', backend: { service: { name: 'two', port: { number: 80 } } } }] } }] } }).then((status) => expect(status).toBe(200));
+    for (let i = 1; i < 500; i += 50) await Promise.all(Array.from({ length: Math.min(50, 500 - i) }, (_, k) => change(i + k)));
+    await change(500);
+    const burstMs = Date.now() - started;
+    await waitFor('the last state served', async () => (await request('burst.example.com', '/v500')).backend === 'two', 15_000);
+    await waitFor('the sync queue to settle', () => cluster.actor('syncQueue')?.value === 'idle', 10_000);
+    const reloads = nginxContext().reloadsOk - before;
+    expect(burstMs).toBeLessThan(1500); // the 500 writes land within about a second
+    expect(reloads).toBeGreaterThanOrEqual(1);
+    expect(reloads).toBeLessThanOrEqual(3);
+    expect((await request('burst.example.com', '/v499')).status).toBe(404);
+  }, 60_000);
+
+  it('keeps the last good template when the file breaks, and recovers when it is fixed', async () => {
+    const file = join(templates, 'nginx.conf.hbs');
+    const good = await readFile(file, 'utf8');
+    await writeFile(file, good.replace('{{#each servers}}', '{{#each servers}'));
+    await waitFor('the template to be invalid', () => cluster.actor('template')?.value === 'invalid');
+    expect(String(cluster.actor('template')?.context.lastError)).toMatch(/nginx\.conf\.hbs: .*line \d+/);
+    expect((await request('burst.example.com', '/v500')).backend).toBe('two');
+    await writeFile(file, good.replace('# nginx.conf written by ingress-actors', '# nginx.conf (fixed) written by ingress-actors'));
+    await waitFor('the template to be ready', () => cluster.actor('template')?.value === 'ready');
+    await waitFor('the fixed template live', async () => (await readFile(join(cluster.config.configDir, 'nginx.conf'), 'utf8')).includes('(fixed)'), 10_000);
+    expect((await request('burst.example.com', '/v500')).backend).toBe('two');
+  }, 30_000);
+
+  it('never swaps in a config nginx -t refuses, and applies the next good change', async () => {
+    const live = () => readFile(join(cluster.config.configDir, 'nginx.conf'), 'utf8');
+    const before = await live();
+    const failed = nginxContext().reloadsFailed;
+    // A log format naming a variable nginx does not know passes the validator but not `nginx -t`.
+    await cluster.patch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-config' }, data: { 'log-format-upstream': '$remote_addr $no_such_variable' } });
+    await waitFor('a failed reload', () => nginxContext().reloadsFailed > failed, 10_000);
+    expect(nginxContext().lastReloadError).toMatch(/unknown "no_such_variable" variable/);
+    expect(await live()).toBe(before);
+    expect((await request('burst.example.com', '/v500')).backend).toBe('two');
+    await cluster.patch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-config' }, data: { 'log-format-upstream': '$remote_addr good' } });
+    await waitFor('the good change live', async () => (await live()).includes('$remote_addr good'), 10_000);
+  }, 30_000);
+});

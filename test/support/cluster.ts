@@ -1,0 +1,130 @@
+/**
+ * A controller under test: the test API server (real HTTPS, real list/watch), client-node as the
+ * only way in, the controller's actor system in this process, and a real nginx it runs.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { Agent, request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import { KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import type { AnyActorRef } from 'xstate';
+import { parseControllerFlags, type ControllerConfig } from '../../src/cli/controller-flags.js';
+import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
+import { startController, type Controller } from '../../src/main.js';
+import { freePort } from './net.js';
+
+/** Cluster is a running API server and controller, with helpers to change and observe them. */
+export interface Cluster {
+  readonly api: ApiServer;
+  readonly client: KubernetesObjectApi;
+  readonly controller: Controller;
+  readonly config: ControllerConfig;
+  readonly httpPort: number;
+  readonly httpsPort: number;
+  readonly dir: string;
+  apply(obj: object): Promise<KubernetesObject>;
+  patch(obj: object): Promise<KubernetesObject>;
+  /** rawPatch sends one JSON merge patch over a keep-alive HTTPS connection: fast enough for bursts */
+  rawPatch(path: string, body: object): Promise<number>;
+  remove(obj: object): Promise<void>;
+  /** every state value a child actor passed through, microsteps included (from the inspector) */
+  readonly visited: (id: string) => string[];
+  /** the snapshot of a child actor by its systemId (`nginx`, `syncQueue`, `template`, …) */
+  actor(id: string): { value: unknown; context: Record<string, unknown>; status: string } | undefined;
+  close(): Promise<void>;
+}
+
+/** waitFor polls until `check` returns a truthy value, or throws after timeoutMs with what it last saw. */
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 10_000, pollMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+      last = value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`);
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
+/** startCluster starts the API server seeded with `seed`, then the controller with `flags`. */
+export async function startCluster(seed: object[], flags: string[] = [], logLevel = process.env.TEST_LOG ?? 'silent'): Promise<Cluster> {
+  const api = await startApiServer({ seed: seed as never });
+  const dir = await mkdtemp(join(tmpdir(), 'ia-cluster-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  await api.writeKubeconfig(kubeconfig);
+  const [httpPort, httpsPort, healthzPort] = [await freePort(), await freePort(), await freePort()];
+  const parsed = parseControllerFlags([
+    '--kubeconfig', kubeconfig,
+    '--http-port', String(httpPort),
+    '--https-port', String(httpsPort),
+    '--healthz-port', String(healthzPort),
+    '--config-dir', join(dir, 'nginx'),
+    '--sync-rate-limit', '10',
+    '--drain-timeout', '1',
+    '--shutdown-timeout', '5',
+    ...flags,
+  ]);
+  if ('help' in parsed) throw new Error('unexpected --help');
+  const config = parsed.config;
+  const log = pino({ level: logLevel }, pino.destination(2));
+  const visits = new Map<string, string[]>();
+  const controller = await startController(config, log, {
+    inspect: (event) => {
+      if (event.type !== '@xstate.microstep' && event.type !== '@xstate.snapshot') return;
+      const value = (event.snapshot as { value?: unknown }).value;
+      if (value === undefined) return;
+      const id = (event.actorRef as AnyActorRef).id;
+      const list = visits.get(id) ?? [];
+      const name = JSON.stringify(value);
+      if (list.at(-1) !== name) list.push(name);
+      visits.set(id, list);
+    },
+  });
+  const kc = new KubeConfig();
+  kc.loadFromString(api.kubeconfigText);
+  const client = kc.makeApiClient(KubernetesObjectApi);
+  const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+  const withNamespace = (obj: object) => {
+    const o = obj as KubernetesObject;
+    return o.kind === 'IngressClass' || o.metadata?.namespace ? o : { ...o, metadata: { ...o.metadata, namespace: 'default' } };
+  };
+  return {
+    api, client, controller, config, httpPort, httpsPort, dir,
+    apply: async (obj) => {
+      const o = withNamespace(obj);
+      try {
+        const current = await client.read(o as never);
+        return await client.replace({ ...o, metadata: { ...o.metadata, resourceVersion: current.metadata?.resourceVersion } } as KubernetesObject);
+      } catch (error) {
+        if ((error as { code?: number }).code !== 404) throw error;
+        return client.create(o);
+      }
+    },
+    patch: (obj) => client.patch(withNamespace(obj), undefined, undefined, undefined, undefined, PatchStrategy.MergePatch),
+    rawPatch: (path, body) =>
+      new Promise((resolve, reject) => {
+        const req = httpsRequest(
+          { host: '127.0.0.1', port: api.port, path, method: 'PATCH', agent, ca: api.caPem, headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/merge-patch+json' } },
+          (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)),
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify(body));
+      }),
+    remove: async (obj) => void (await client.delete(withNamespace(obj))),
+    visited: (id) => visits.get(id) ?? [],
+    actor: (id) => controller.root.system.get(id)?.getSnapshot() as ReturnType<Cluster['actor']>,
+    close: async () => {
+      if (controller.root.getSnapshot().status === 'active') controller.stop();
+      await controller.exitCode;
+      agent.destroy();
+      await api.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
