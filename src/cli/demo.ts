@@ -1,23 +1,21 @@
 import { createServer, type Server } from 'node:http';
+import { mkdir, readFile, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { execa } from 'execa';
-import { buildModel, defaultBuildOptions } from '../model/build.js';
-import { loadManifests } from '../manifests/load.js';
-import { nginxBinary, testConfig } from '../nginx/binary.js';
-import { writeConfigSet } from '../nginx/files.js';
-import { waitForPort } from '../nginx/probe.js';
+import { startApiServer } from '../kube/api-server/server.js';
+import { startController } from '../main.js';
+import { parseManifests } from '../manifests/load.js';
+import type { EndpointSlice, KubeObject } from '../model/snapshot.js';
 import { PROJECT_ROOT } from '../project-root.js';
-import { loadTemplate } from '../render/load.js';
-import { render } from '../render/render.js';
 import type { CommandIo } from './command.js';
+import { parseControllerFlags } from './controller-flags.js';
 import { parsePort, UsageError } from './flags.js';
-import { formatProblem } from './render.js';
 
 export const DEMO_USAGE = `Usage: ingress-actors demo [--manifests DIR] [--http-port N] [--https-port N] [--dir DIR]
 
-Renders the manifests (default: examples/), starts a small HTTP backend for every loopback
-endpoint they name, and serves them with a real nginx. Ctrl-C stops everything.`;
+The embedded cluster: a local HTTPS Kubernetes API server seeded with the manifests (default
+examples/), a small HTTP backend for every loopback endpoint they name, and the controller
+with a real nginx. Writes DIR/kubeconfig (default .demo/) for kubectl. Ctrl-C stops it all.`;
 
 function startBackend(service: string, port: number): Promise<Server> {
   const server = createServer((req, res) => {
@@ -25,12 +23,19 @@ function startBackend(service: string, port: number): Promise<Server> {
     res.end(`${service} (backend on 127.0.0.1:${port}) answered ${req.method} ${req.url} for Host ${req.headers.host}\n`);
   });
   return new Promise((ok, fail) => {
-    server.once('error', (error) => fail(new Error(`cannot start the backend for ${service} on 127.0.0.1:${port}: ${error.message}`)));
+    server.once('error', (error) => fail(new UsageError(`cannot start the backend for ${service} on 127.0.0.1:${port}: ${error.message}`)));
     server.listen(port, '127.0.0.1', () => ok(server));
   });
 }
 
-/** runDemo is `ingress-actors demo`: examples in, a real nginx and backends on loopback, until Ctrl-C. */
+async function readSeed(folder: string): Promise<KubeObject[]> {
+  const files = (await readdir(folder)).filter((f) => /\.ya?ml$/.test(f)).sort();
+  const objects: KubeObject[] = [];
+  for (const file of files) objects.push(...parseManifests(await readFile(join(folder, file), 'utf8'), join(folder, file)));
+  return objects;
+}
+
+/** runDemo is `ingress-actors demo`: the embedded cluster, until Ctrl-C; exits as the controller does. */
 export async function runDemo(argv: string[], { out, err, log }: CommandIo): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -45,49 +50,64 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
   if (values.help) return out.write(`${DEMO_USAGE}\n`), 0;
   const httpPort = parsePort('--http-port', values['http-port'], 8080);
   const httpsPort = parsePort('--https-port', values['https-port'], 8443);
-  const dir = resolve(values.dir ?? '.demo/conf');
-  const snapshot = await loadManifests([values.manifests ?? join(PROJECT_ROOT, 'examples')]);
-  const { model, problems } = buildModel(snapshot, { ...defaultBuildOptions, configMap: 'ingress-actors/ingress-actors', httpPort, httpsPort });
-  for (const problem of problems) err.write(`${formatProblem(problem)}\n`);
-  const conf = await writeConfigSet(dir, render(model, await loadTemplate()), model.certificates);
-  const verdict = await testConfig(nginxBinary(), dir, conf);
-  if (!verdict.ok) throw new UsageError(`nginx -t refused the demo config:\n${verdict.output}`);
+  const dir = resolve(values.dir ?? '.demo');
+  await mkdir(dir, { recursive: true });
+
+  const seed = await readSeed(values.manifests ?? join(PROJECT_ROOT, 'examples'));
+  const api = await startApiServer({ seed });
+  const kubeconfig = join(dir, 'kubeconfig');
+  await api.writeKubeconfig(kubeconfig);
 
   const backends: Server[] = [];
-  for (const upstream of model.upstreams) {
-    for (const { address } of upstream.endpoints) {
-      const [host, port] = address.split(':');
-      if (host === '127.0.0.1' && !backends.some((b) => (b.address() as { port: number }).port === Number(port))) {
-        backends.push(await startBackend(upstream.service, Number(port)));
+  const ports = new Set<number>();
+  for (const slice of seed.filter((o) => o.kind === 'EndpointSlice') as EndpointSlice[]) {
+    const service = `${slice.metadata?.namespace ?? 'default'}/${slice.metadata?.labels?.['kubernetes.io/service-name']}`;
+    for (const port of slice.ports ?? []) {
+      const onLoopback = (slice.endpoints ?? []).some((e) => e.addresses?.includes('127.0.0.1'));
+      if (port.port && onLoopback && !ports.has(port.port)) {
+        ports.add(port.port);
+        backends.push(await startBackend(service, port.port));
       }
     }
   }
-  const nginx = execa(nginxBinary(), ['-p', `${dir}/`, '-c', conf, '-g', 'daemon off;'], { reject: false, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
-  const stop = async () => {
-    log.info('stopping nginx and the backends');
-    if (nginx.pid) process.kill(nginx.pid, 'SIGQUIT'); // graceful: in-flight requests finish
-    await nginx;
-    for (const backend of backends) backend.closeAllConnections(), backend.close();
-  };
-  await Promise.race([waitForPort(httpPort), nginx.then((r) => Promise.reject(new Error(`nginx exited: ${r.exitCode}`)))]);
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
 
-  const lines = [`nginx is serving ${conf} on 127.0.0.1:${httpPort} (http) and :${httpsPort} (https). Try:`];
-  for (const server of model.servers) {
-    const location = server.locations.find((l) => l.upstream !== null);
-    if (!location) continue;
-    const path = location.match.endsWith('/') && location.match !== '/' ? location.match : location.path;
-    const tls = server.locations.some((l) => l.sslRedirect);
-    lines.push(
-      tls
-        ? `  curl -k --resolve ${server.host}:${httpsPort}:127.0.0.1 https://${server.host}:${httpsPort}${path}`
-        : `  curl -H 'Host: ${server.host}' http://127.0.0.1:${httpPort}${path}`,
-    );
-  }
-  lines.push(`  curl -i -H 'Host: unknown.example' http://127.0.0.1:${httpPort}/   (404 from the default server)`, 'Ctrl-C stops it.');
-  log.info({ conf, httpPort, httpsPort, backends: backends.length }, 'demo ready');
-  out.write(`${lines.join('\n')}\n`);
-  const result = await nginx;
-  return result.exitCode === 0 || result.signal === 'SIGQUIT' ? 0 : 1;
+  const parsed = parseControllerFlags([
+    '--kubeconfig', kubeconfig, '--http-port', String(httpPort), '--https-port', String(httpsPort),
+    '--config-dir', join(dir, 'nginx'), '--configmap', 'ingress-actors/ingress-actors', '--sync-rate-limit', '2',
+    '--shutdown-timeout', '5',
+  ]);
+  if ('help' in parsed) return 2;
+  const controller = await startController(parsed.config, log);
+  const stop = () => controller.stop();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  const firstSync = new Promise<void>((ok) => {
+    const sub = controller.root.system.get('nginx')?.subscribe((s: { context: { reloadsOk: number } }) => {
+      if (s.context.reloadsOk > 0) ok(void sub?.unsubscribe());
+    });
+  });
+  await Promise.race([firstSync, controller.exitCode]);
+
+  const k = `kubectl --kubeconfig ${kubeconfig}`;
+  out.write(
+    [
+      `The demo cluster is up: API server ${api.url}, nginx on 127.0.0.1:${httpPort} (http) and :${httpsPort} (https).`,
+      'Try:',
+      `  curl -H 'Host: hello.demo.local' http://127.0.0.1:${httpPort}/`,
+      `  curl -H 'Host: api.demo.local' http://127.0.0.1:${httpPort}/v2/users`,
+      `  curl -k --resolve secure.demo.local:${httpsPort}:127.0.0.1 https://secure.demo.local:${httpsPort}/`,
+      `  curl -i -H 'Host: secure.demo.local' http://127.0.0.1:${httpPort}/      (308 to https)`,
+      `  ${k} get ingress,svc,endpointslices -A`,
+      `  ${k} apply -f demo/moved-api.yaml   (then: curl -H 'Host: api.demo.local' http://127.0.0.1:${httpPort}/v3/)`,
+      'Ctrl-C stops it.',
+      '',
+    ].join('\n'),
+  );
+  const code = await controller.exitCode;
+  process.off('SIGINT', stop);
+  process.off('SIGTERM', stop);
+  for (const backend of backends) backend.closeAllConnections(), backend.close();
+  await api.close();
+  if (code !== 0) err.write('ingress-actors demo: the controller did not stop cleanly\n');
+  return code;
 }
