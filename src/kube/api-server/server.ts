@@ -61,6 +61,10 @@ export interface ApiServer {
   dropWatches(options?: { abrupt?: boolean }): number;
   /** compact forgets the history, so watches from any older resourceVersion get 410 Gone. */
   compact(): void;
+  /** pause stops listening and cuts every connection, as a crashed API server would; state is kept. */
+  pause(): Promise<void>;
+  /** resume listens again on the same port with the same certificate, token and objects. */
+  resume(): Promise<void>;
   /** close ends all watches and connections and stops listening. */
   close(): Promise<void>;
 }
@@ -139,8 +143,16 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     openWatches: () => watches.count,
     dropWatches: (dropOptions) => watches.drop(dropOptions),
     compact: () => store.compact(),
+    pause: async () => {
+      watches.drop({ abrupt: true });
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+    resume: async () => void (await listen(server, port)),
     close: async () => {
       watches.drop();
+      if (!server.listening) return;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;

@@ -1,0 +1,156 @@
+/**
+ * The watcher actors against the test API server through real client-node informers: initial
+ * sync, add/update/delete, dropped watches, 410 Gone, an API server that goes away and comes
+ * back, and (fast-check) random changes and faults after which every cache equals the server.
+ */
+import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import fc from 'fast-check';
+import { pino } from 'pino';
+import { createActor, type Actor } from 'xstate';
+import { afterEach, describe, expect, it } from 'vitest';
+import { resourceWatcherMachine } from '../../machines/resourceWatcher.machine.js';
+import { watcherActors, type WatchScope } from '../../src/actors/watcher.js';
+import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
+import { ClusterCache } from '../../src/kube/cache.js';
+import type { WatchedKind } from '../../src/kube/kinds.js';
+import { ingress, serviceWithEndpoints } from '../support/manifests.js';
+import { waitFor } from '../support/cluster.js';
+
+const log = pino({ level: 'silent' });
+const open: { api: ApiServer; watchers: Actor<typeof resourceWatcherMachine>[] }[] = [];
+afterEach(async () => {
+  for (const { api, watchers } of open.splice(0)) {
+    for (const w of watchers) w.stop();
+    await api.close();
+  }
+});
+
+async function setup(seed: object[], kinds: WatchedKind[], scope: Partial<WatchScope> = {}) {
+  const api = await startApiServer({ seed: seed as never });
+  const kc = new KubeConfig();
+  kc.loadFromString(api.kubeconfigText);
+  const client = kc.makeApiClient(KubernetesObjectApi);
+  const cache = new ClusterCache();
+  const reports: string[] = [];
+  const logic = resourceWatcherMachine.provide({
+    actors: watcherActors(kc, cache, { namespace: null, configMap: null, flaggedSecrets: [], ...scope }, log),
+    actions: {
+      reportSynced: (_, { kind }) => void reports.push(`synced ${kind}`),
+      reportChanged: (_, { kind, key }) => void reports.push(`changed ${kind} ${key}`),
+    },
+  });
+  const watchers = kinds.map((kind) => createActor(logic, { input: { kind, baseBackoffMs: 50, maxBackoffMs: 400 } }).start());
+  open.push({ api, watchers });
+  await waitFor('every watcher synced', () => kinds.every((k) => reports.includes(`synced ${k}`)), 10_000);
+  const serverState = async (apiVersion: string, kind: WatchedKind) =>
+    (await client.list(apiVersion, kind)).items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}@${o.metadata?.resourceVersion}`).sort();
+  const cacheState = (kind: WatchedKind) =>
+    cache.list(kind).map((o) => `${o.metadata?.namespace}/${o.metadata?.name}@${o.metadata?.resourceVersion}`).sort();
+  const ingressesAgree = async () => JSON.stringify(await serverState('networking.k8s.io/v1', 'Ingress')) === JSON.stringify(cacheState('Ingress'));
+  return { api, client, cache, reports, watchers, ingressesAgree, cacheState };
+}
+
+const ing = (name: string, host = `${name}.example.com`, namespace = 'default') =>
+  ({ ...ingress(name, { [host]: [{ path: '/', service: 'web' }] }, { namespace }) }) as KubernetesObject;
+
+describe('watchers', () => {
+  it('sync the first list, then follow adds, updates and deletes', async () => {
+    const w = await setup([ing('a'), ing('b'), ...serviceWithEndpoints('web', [{ port: 9000 }])], ['Ingress', 'Service', 'EndpointSlice']);
+    expect(w.cache.list('Ingress').map((i) => i.metadata?.name).sort()).toEqual(['a', 'b']);
+    expect(w.cache.list('EndpointSlice')).toHaveLength(1);
+    await w.client.create(ing('c'));
+    await w.client.patch({ ...ing('a'), spec: { rules: [{ host: 'moved.example.com' }] } } as KubernetesObject, undefined, undefined, undefined, undefined, 'application/merge-patch+json' as never);
+    await w.client.delete(ing('b'));
+    await waitFor('the cache to follow', w.ingressesAgree);
+    expect(w.reports).toEqual(expect.arrayContaining(['changed Ingress default/c', 'changed Ingress default/a', 'changed Ingress default/b']));
+    expect(w.watchers[0]!.getSnapshot().value).toEqual({ running: 'watching' });
+  });
+
+  it('resume after every watch is dropped, without a relist', async () => {
+    const w = await setup([ing('a')], ['Ingress']);
+    for (const abrupt of [false, true]) {
+      w.api.dropWatches({ abrupt });
+      await w.client.create(ing(`after-${abrupt}`));
+      await waitFor(`the change after a ${abrupt ? 'cut' : 'closed'} watch`, () => w.reports.includes(`changed Ingress default/after-${abrupt}`), 10_000);
+    }
+    expect(await w.ingressesAgree()).toBe(true);
+    expect(w.reports.filter((r) => r === 'changed Ingress default/a')).toHaveLength(1); // seen once: no relist
+  });
+
+  it('relist on 410 Gone, dropping what was deleted meanwhile', async () => {
+    const w = await setup([ing('a'), ing('b')], ['Ingress']);
+    w.api.dropWatches();
+    await w.client.delete(ing('b'));
+    await w.client.create(ing('c'));
+    w.api.compact();
+    await waitFor('the relist', w.ingressesAgree, 10_000);
+    expect(w.cache.list('Ingress').map((i) => i.metadata?.name).sort()).toEqual(['a', 'c']);
+  });
+
+  it('back off while the API server is down and catch up when it returns', async () => {
+    const w = await setup([ing('a')], ['Ingress']);
+    await w.api.pause();
+    await waitFor('backoff', () => w.watchers[0]!.getSnapshot().value === 'backoff', 10_000);
+    w.api.registry.apply(ing('while-down') as never); // written while no client can see it
+    await new Promise((r) => setTimeout(r, 600));
+    expect(w.watchers[0]!.getSnapshot().context.failures).toBeGreaterThanOrEqual(2);
+    await w.api.resume();
+    await waitFor('watching again', () => JSON.stringify(w.watchers[0]!.getSnapshot().value) === '{"running":"watching"}', 10_000);
+    await waitFor('the missed change', w.ingressesAgree, 10_000);
+    expect(w.cache.list('Ingress').map((i) => i.metadata?.name).sort()).toEqual(['a', 'while-down']);
+  });
+
+  it('honour --watch-namespace and only report Secrets an Ingress names', async () => {
+    const secret = (name: string, namespace: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, stringData: { x: 'y' } });
+    const w = await setup(
+      [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } }, ing('mine', 'mine.example.com', 'team-a'), ing('theirs'), secret('cert', 'team-a')],
+      ['Ingress', 'Secret'],
+      { namespace: 'team-a' },
+    );
+    expect(w.cacheState('Ingress').map((k) => k.split('@')[0])).toEqual(['team-a/mine']);
+    await w.client.create(secret('unrelated', 'team-a') as KubernetesObject);
+    await w.client.create({ ...ing('tls', 'tls.example.com', 'team-a'), spec: { ...((ing('tls') as { spec?: object }).spec), tls: [{ hosts: ['tls.example.com'], secretName: 'cert' }] } } as KubernetesObject);
+    await waitFor('the TLS Ingress', () => w.reports.includes('changed Ingress team-a/tls'));
+    await w.client.patch({ ...secret('cert', 'team-a'), stringData: { x: 'changed' } } as KubernetesObject, undefined, undefined, undefined, undefined, 'application/merge-patch+json' as never);
+    await waitFor('the named Secret reported', () => w.reports.includes('changed Secret team-a/cert'));
+    expect(w.cache.list('Secret').map((s) => s.metadata?.name).sort()).toEqual(['cert', 'unrelated']);
+    expect(w.reports).not.toContain('changed Secret team-a/unrelated');
+  });
+
+  it('end equal to the server after random changes and faults', async () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('create' as const), name: fc.constantFrom('a', 'b', 'c', 'd', 'e') }),
+      fc.record({ kind: fc.constant('update' as const), name: fc.constantFrom('a', 'b', 'c', 'd', 'e'), host: fc.constantFrom('x.example.com', 'y.example.com') }),
+      fc.record({ kind: fc.constant('delete' as const), name: fc.constantFrom('a', 'b', 'c', 'd', 'e') }),
+      fc.constantFrom({ kind: 'drop' as const }, { kind: 'cut' as const }, { kind: 'compact' as const }, { kind: 'outage' as const }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 5, maxLength: 15 }), async (ops) => {
+        const w = await setup([ing('a')], ['Ingress']);
+        for (const o of ops) {
+          try {
+            if (o.kind === 'create') await w.client.create(ing(o.name));
+            else if (o.kind === 'update') await w.client.patch({ ...ing(o.name), spec: { rules: [{ host: o.host }] } } as KubernetesObject, undefined, undefined, undefined, undefined, 'application/merge-patch+json' as never);
+            else if (o.kind === 'delete') await w.client.delete(ing(o.name));
+            else if (o.kind === 'drop') w.api.dropWatches();
+            else if (o.kind === 'cut') w.api.dropWatches({ abrupt: true });
+            else if (o.kind === 'compact') w.api.compact();
+            else {
+              await w.api.pause();
+              await new Promise((r) => setTimeout(r, 100));
+              await w.api.resume();
+            }
+          } catch (error) {
+            // 404 on update/delete of a missing object, 409 on a duplicate create: the server said no.
+            const code = (error as { code?: number }).code;
+            if (code !== 404 && code !== 409) throw error;
+          }
+        }
+        await waitFor('the cache to equal the server', w.ingressesAgree, 15_000, 50);
+        for (const watcher of open.pop()!.watchers) watcher.stop();
+        await w.api.close();
+      }),
+      { numRuns: 8 },
+    );
+  }, 180_000);
+});
