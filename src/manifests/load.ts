@@ -1,7 +1,7 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { KubeObject, Snapshot } from '../model/snapshot.js';
+import { emptySnapshot, type KubeObject, type Snapshot } from '../model/snapshot.js';
 
 /** ManifestError is a manifest file that is not valid YAML, with its file and line. */
 export class ManifestError extends Error {
@@ -61,14 +61,7 @@ function lineOf(text: string, offset: number): number {
  * namespace `default`, as kubectl apply does. Kinds buildModel does not read are skipped.
  */
 export function toSnapshot(objects: readonly KubeObject[]): Snapshot {
-  const snapshot: Record<keyof Snapshot, KubeObject[]> = {
-    ingresses: [],
-    ingressClasses: [],
-    services: [],
-    endpointSlices: [],
-    secrets: [],
-    configMaps: [],
-  };
+  const snapshot = Object.fromEntries(Object.keys(emptySnapshot).map((k) => [k, []])) as unknown as Record<keyof Snapshot, KubeObject[]>;
   for (const obj of objects) {
     const slot = obj.kind ? KINDS[obj.kind] : undefined;
     if (!slot) continue;
