@@ -1,0 +1,53 @@
+import type { Snapshot } from '../src/model/snapshot.js';
+import type { KeyPair } from '../src/tls/issue.js';
+
+/**
+ * generateCluster makes N Ingresses as the scale benchmark describes them: each with its own
+ * Service and EndpointSlice of 3 endpoints, 2 paths, and every 10th with TLS (its own Secret
+ * holding the same wildcard certificate, so each still costs a parse and a file).
+ */
+export function generateCluster(n: number, wildcard: KeyPair): Snapshot {
+  const ns = (i: number) => `team-${i % 50}`;
+  const crt = Buffer.from(wildcard.certPem).toString('base64');
+  const key = Buffer.from(wildcard.keyPem).toString('base64');
+  const snapshot = {
+    ingressClasses: [{ metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } }],
+    ingresses: [] as object[],
+    services: [] as object[],
+    endpointSlices: [] as object[],
+    secrets: [] as object[],
+    configMaps: [],
+  };
+  for (let i = 0; i < n; i++) {
+    const name = `app-${i}`;
+    const host = `${name}.bench.local`;
+    const tls = i % 10 === 0;
+    snapshot.services.push({ metadata: { namespace: ns(i), name }, spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] } });
+    snapshot.endpointSlices.push({
+      metadata: { namespace: ns(i), name: `${name}-x1`, labels: { 'kubernetes.io/service-name': name } },
+      addressType: 'IPv4',
+      ports: [{ name: 'http', port: 8080 }],
+      endpoints: [1, 2, 3].map((k) => ({ addresses: [`10.${(i >> 8) & 255}.${i & 255}.${k}`], conditions: { ready: true } })),
+    });
+    if (tls) snapshot.secrets.push({ type: 'kubernetes.io/tls', metadata: { namespace: ns(i), name: `${name}-tls` }, data: { 'tls.crt': crt, 'tls.key': key } });
+    snapshot.ingresses.push({
+      metadata: { namespace: ns(i), name, creationTimestamp: new Date(1_700_000_000_000 + i * 1000).toISOString() },
+      spec: {
+        ingressClassName: 'nginx',
+        ...(tls ? { tls: [{ hosts: [host], secretName: `${name}-tls` }] } : {}),
+        rules: [
+          {
+            host,
+            http: {
+              paths: [
+                { path: '/', pathType: 'Prefix', backend: { service: { name, port: { name: 'http' } } } },
+                { path: '/api', pathType: 'Prefix', backend: { service: { name, port: { number: 80 } } } },
+              ],
+            },
+          },
+        ],
+      },
+    });
+  }
+  return snapshot as unknown as Snapshot;
+}

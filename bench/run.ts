@@ -1,0 +1,16 @@
+/** `npm run bench [-- NAME…]` runs the named benchmarks (all by default). Benchmarks print; they never fail CI. */
+import { runScale } from './scale.js';
+
+const BENCHMARKS: Record<string, () => Promise<void>> = {
+  scale: () => runScale(),
+};
+
+const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(BENCHMARKS);
+for (const name of names) {
+  const bench = BENCHMARKS[name];
+  if (!bench) {
+    console.error(`unknown benchmark ${JSON.stringify(name)}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
+    process.exit(2);
+  }
+  await bench();
+}

@@ -1,0 +1,65 @@
+/**
+ * The scale benchmark: N Ingresses → buildModel → render → a real `nginx -t`, for N = 100,
+ * 1,000 and 10,000. Figures are ratios within one run (the machines are noisy): the controller's
+ * own work against the `nginx -t` floor it cannot remove, and the growth slope in N.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildModel, defaultBuildOptions } from '../src/model/build.js';
+import { nginxBinary, testConfig } from '../src/nginx/binary.js';
+import { writeConfigSet } from '../src/nginx/files.js';
+import { loadTemplate } from '../src/render/load.js';
+import { render } from '../src/render/render.js';
+import { issueCertificate } from '../src/tls/issue.js';
+import { generateCluster } from './fixtures.js';
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+function time<T>(fn: () => T, runs: number): { ms: number; value: T } {
+  const samples: number[] = [];
+  let value!: T;
+  for (let r = 0; r < runs; r++) {
+    const t = performance.now();
+    value = fn();
+    samples.push(performance.now() - t);
+  }
+  return { ms: median(samples), value };
+}
+
+/** runScale runs the scale benchmark and prints one line per N, then the slopes. */
+export async function runScale(sizes = [100, 1000, 10_000]): Promise<void> {
+  const template = await loadTemplate();
+  const wildcard = await issueCertificate({ commonName: '*.bench.local', dnsNames: ['*.bench.local'] });
+  const rows: { n: number; build: number; render: number; nginx: number }[] = [];
+  for (const n of sizes) {
+    const snapshot = generateCluster(n, wildcard);
+    const runs = n >= 10_000 ? 3 : 5;
+    global.gc?.();
+    const heapBefore = process.memoryUsage().heapUsed;
+    const built = time(() => buildModel(snapshot, defaultBuildOptions), runs);
+    const rendered = time(() => render(built.value.model, template), runs);
+    const heapMb = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
+    const dir = await mkdtemp(join(tmpdir(), 'ia-bench-'));
+    const conf = await writeConfigSet(dir, rendered.value, built.value.model.certificates);
+    const t = performance.now();
+    const verdict = await testConfig(nginxBinary(), dir, conf);
+    const nginxMs = performance.now() - t;
+    await rm(dir, { recursive: true, force: true });
+    if (!verdict.ok) throw new Error(`nginx -t failed at n=${n}: ${verdict.output}`);
+    if (built.value.problems.length > 0) throw new Error(`unexpected problems at n=${n}: ${built.value.problems.length}`);
+    const bytesPerIngress = Buffer.byteLength(rendered.value) / n;
+    rows.push({ n, build: built.ms, render: rendered.ms, nginx: nginxMs });
+    console.log(
+      `bench scale: n=${n} build_ms=${built.ms.toFixed(1)} render_ms=${rendered.ms.toFixed(1)} nginx_t_ms=${nginxMs.toFixed(0)} ` +
+        `ratio=${((built.ms + rendered.ms) / nginxMs).toFixed(3)} bytes_per_ingress=${bytesPerIngress.toFixed(0)} heap_mb=${heapMb.toFixed(1)}`,
+    );
+  }
+  // Growth: the log-log slope between the smallest and largest N (1.0 is linear).
+  const [first, last] = [rows[0]!, rows.at(-1)!];
+  const slope = (a: number, b: number) => Math.log(b / a) / Math.log(last.n / first.n);
+  console.log(
+    `bench scale: slope build=${slope(first.build, last.build).toFixed(2)} render=${slope(first.render, last.render).toFixed(2)} ` +
+      `nginx_t=${slope(first.nginx, last.nginx).toFixed(2)} (1.00 = linear in N)`,
+  );
+}
