@@ -1,8 +1,13 @@
 /** `npm run bench [-- NAME…]` runs the named benchmarks (all by default). Benchmarks print; they never fail CI. */
+import { runBursts, runEventToRoute, runFootprint, runTrafficDuringReloads } from './cluster-benches.js';
 import { runScale } from './scale.js';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   scale: () => runScale(),
+  'event-to-route': () => runEventToRoute(),
+  bursts: () => runBursts(),
+  'traffic-during-reloads': () => runTrafficDuringReloads(),
+  footprint: () => runFootprint(),
 };
 
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(BENCHMARKS);
