@@ -30,6 +30,7 @@ export const CONTROLLER_USAGE = `Usage: ingress-actors controller [flags]
   --ingress-class NAME              (nginx)          --controller-class NAME (k8s.io/ingress-nginx)
   --watch-ingress-without-class     --watch-namespace NS (all)
   --configmap ns/name               --default-ssl-certificate ns/name
+  --default-backend-service ns/name (unknown hosts and unmatched paths; else a 404)
   --http-port N (80)                --https-port N (443)         --healthz-port N (10254)
   --sync-rate-limit R (0.3)         --nginx-binary PATH (env NGINX_BINARY, else nginx)
   --template FILE                   --config-dir DIR (/tmp/ingress-actors)
@@ -37,7 +38,7 @@ export const CONTROLLER_USAGE = `Usage: ingress-actors controller [flags]
   --restart-intensity N (5)         --restart-period S (30)      --inspect`;
 
 /** Flags of ingress-nginx this controller does not implement yet: accepted with a warning, never silently. */
-export const NOT_YET = ['default-backend-service', 'publish-service', 'publish-status-address', 'update-status', 'election-id'] as const;
+export const NOT_YET = ['publish-service', 'publish-status-address', 'update-status', 'election-id'] as const;
 
 function ref(flag: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
@@ -64,6 +65,7 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
       'watch-namespace': { type: 'string' },
       configmap: { type: 'string' },
       'default-ssl-certificate': { type: 'string' },
+      'default-backend-service': { type: 'string' },
       'http-port': { type: 'string' },
       'https-port': { type: 'string' },
       'healthz-port': { type: 'string' },
@@ -90,6 +92,7 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
   if (namespace !== undefined && !checkDnsLabel(namespace).ok) throw new UsageError(`--watch-namespace ${JSON.stringify(namespace)} is not a namespace name`);
   const configMap = ref('--configmap', values.configmap);
   const defaultSslCertificate = ref('--default-ssl-certificate', values['default-ssl-certificate']);
+  const defaultBackendService = ref('--default-backend-service', values['default-backend-service']);
   const build: BuildOptions = {
     ingressClass: values['ingress-class'] ?? defaultBuildOptions.ingressClass,
     controllerClass: values['controller-class'] ?? defaultBuildOptions.controllerClass,
@@ -98,6 +101,7 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
     httpsPort: parsePort('--https-port', values['https-port'], 443),
     ...(configMap ? { configMap } : {}),
     ...(defaultSslCertificate ? { defaultSslCertificate } : {}),
+    ...(defaultBackendService ? { defaultBackendService } : {}),
   };
   return {
     ignored: NOT_YET.filter((flag) => (values as Record<string, unknown>)[flag] !== undefined).map((f) => `--${f}`),

@@ -16,11 +16,12 @@ export function formatProblem(problem: Problem): string {
 
 export const RENDER_USAGE = `Usage: ingress-actors render --manifests PATH... [--configmap ns/name] [--out DIR]
           [--http-port N] [--https-port N] [--ingress-class NAME] [--controller-class NAME]
-          [--watch-ingress-without-class] [--default-ssl-certificate ns/name] [--template FILE]
+          [--watch-ingress-without-class] [--default-ssl-certificate ns/name]
+          [--default-backend-service ns/name] [--template FILE]
 
 Prints the nginx.conf that the YAML manifests (files or folders, multi-document) produce; the
 problems found go to stderr as "namespace/name: field: message". With --out DIR, writes
-nginx.conf and every file it names into DIR, ready for: nginx -t -p DIR/ -c DIR/nginx.conf`;
+nginx.conf and every file it names (certificates and htpasswd files, 0600) into DIR, ready for: nginx -t -p DIR/ -c DIR/nginx.conf`;
 
 /** runRender is `ingress-actors render`: exit 0 with the config, 1 when a manifest is not valid YAML. */
 export async function runRender(argv: string[], { out, err, log }: CommandIo): Promise<number> {
@@ -35,6 +36,7 @@ export async function runRender(argv: string[], { out, err, log }: CommandIo): P
       'http-port': { type: 'string' },
       'https-port': { type: 'string' },
       'default-ssl-certificate': { type: 'string' },
+      'default-backend-service': { type: 'string' },
       ...classFlags,
       help: { type: 'boolean', short: 'h' },
     },
@@ -55,6 +57,7 @@ export async function runRender(argv: string[], { out, err, log }: CommandIo): P
     httpsPort: parsePort('--https-port', values['https-port'], 443),
     ...(values.configmap ? { configMap: values.configmap } : {}),
     ...(values['default-ssl-certificate'] ? { defaultSslCertificate: values['default-ssl-certificate'] } : {}),
+    ...(values['default-backend-service'] ? { defaultBackendService: values['default-backend-service'] } : {}),
   };
   const snapshot = await loadManifests(manifests);
   const template = await loadTemplate(values.template);

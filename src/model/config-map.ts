@@ -1,4 +1,4 @@
-import type { GlobalConfig, Problem } from './nginx-model.js';
+import type { GlobalConfig, Problem, RiskLevel } from './nginx-model.js';
 import type { ConfigMap } from './snapshot.js';
 import {
   checkBool,
@@ -11,8 +11,41 @@ import {
   checkSize,
   checkSslProtocols,
   checkWorkerProcesses,
+  show,
   type Checked,
 } from './validate.js';
+
+/** DEFAULT_SSL_CIPHERS is ingress-nginx's ssl-ciphers default. */
+export const DEFAULT_SSL_CIPHERS =
+  'ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:' +
+  'ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384';
+
+/** RISK_LEVELS is ingress-nginx's risk scale, lowest first. */
+export const RISK_LEVELS: readonly RiskLevel[] = ['Low', 'Medium', 'High', 'Critical'];
+
+/** checkRiskLevel accepts Low, Medium, High or Critical, in any case, as ingress-nginx does. */
+export function checkRiskLevel(value: unknown): Checked<RiskLevel> {
+  const found = RISK_LEVELS.find((level) => typeof value === 'string' && level.toLowerCase() === value.trim().toLowerCase());
+  return found ? { ok: true, value: found } : { ok: false, message: `${show(value)} is not one of ${RISK_LEVELS.join(', ')}` };
+}
+
+/** checkCiphers accepts an OpenSSL cipher list: names, `:`, `!`, `+`, `-`, `@STRENGTH` and the like. */
+export function checkCiphers(value: unknown): Checked<string> {
+  if (typeof value === 'string' && /^[A-Za-z0-9:+!@=_.-]{1,2048}$/.test(value)) return { ok: true, value };
+  return { ok: false, message: `${show(value)} is not an OpenSSL cipher list (letters, digits and : + ! @ = _ . -)` };
+}
+
+function checkStatusCode(value: unknown): Checked<number> {
+  const n = checkPositiveInt(value, 599);
+  return n.ok && n.value >= 400 ? n : { ok: false, message: `${show(value)} is not an HTTP error status (400-599)` };
+}
+
+function checkLoadBalance(value: unknown): Checked<'round_robin' | 'least_conn'> {
+  if (value === 'round_robin') return { ok: true, value };
+  // Without Lua there is no EWMA; least_conn is nginx's closest built-in (both favour the less loaded).
+  if (value === 'ewma' || value === 'least_conn') return { ok: true, value: 'least_conn' };
+  return { ok: false, message: `${show(value)} is not round_robin or ewma` };
+}
 
 /** The default log format of ingress-nginx (`log-format-upstream`), less its Lua-only variables. */
 export const DEFAULT_LOG_FORMAT =
@@ -38,7 +71,19 @@ export const defaultGlobalConfig: GlobalConfig = Object.freeze({
   proxySendTimeout: '60s',
   keepAlive: '75s',
   sslProtocols: ['TLSv1.2', 'TLSv1.3'],
+  sslCiphers: DEFAULT_SSL_CIPHERS,
   sslRedirect: true,
+  forceSslRedirect: false,
+  hsts: true,
+  hstsMaxAge: 31536000,
+  hstsIncludeSubdomains: true,
+  hstsPreload: false,
+  allowSnippetAnnotations: false,
+  annotationsRiskLevel: 'High',
+  allowCrossNamespaceResources: false,
+  limitReqStatusCode: 503,
+  limitConnStatusCode: 503,
+  loadBalance: 'round_robin',
   useForwardedHeaders: false,
   logFormatUpstream: DEFAULT_LOG_FORMAT,
   accessLogPath: 'logs/access.log',
@@ -93,7 +138,19 @@ export const configKeys: readonly ConfigKey[] = [
   key('proxy-send-timeout', 'proxySendTimeout', checkSeconds, 'proxy_send_timeout (seconds)'),
   key('keep-alive', 'keepAlive', checkSeconds, 'keepalive_timeout (seconds)'),
   key('ssl-protocols', 'sslProtocols', checkSslProtocols, 'ssl_protocols'),
+  key('ssl-ciphers', 'sslCiphers', checkCiphers, 'ssl_ciphers (TLS 1.2 and below)'),
   key('ssl-redirect', 'sslRedirect', checkBool, 'redirect HTTP to HTTPS (308) for hosts with TLS'),
+  key('force-ssl-redirect', 'forceSslRedirect', checkBool, 'redirect HTTP to HTTPS (308) even for hosts without TLS'),
+  key('hsts', 'hsts', checkBool, 'send Strict-Transport-Security on HTTPS responses of hosts with TLS'),
+  key('hsts-max-age', 'hstsMaxAge', (v) => (v === '0' ? { ok: true, value: 0 } : checkPositiveInt(v)), 'HSTS max-age (seconds)'),
+  key('hsts-include-subdomains', 'hstsIncludeSubdomains', checkBool, 'HSTS includeSubDomains'),
+  key('hsts-preload', 'hstsPreload', checkBool, 'HSTS preload'),
+  key('allow-snippet-annotations', 'allowSnippetAnnotations', checkBool, 'accept configuration-snippet and server-snippet (still checked against the blocklist)'),
+  key('annotations-risk-level', 'annotationsRiskLevel', checkRiskLevel, 'highest annotation risk accepted (Low, Medium, High, Critical); riskier annotations leave their Ingress out'),
+  key('allow-cross-namespace-resources', 'allowCrossNamespaceResources', checkBool, 'let auth-secret name a Secret in another namespace'),
+  key('limit-req-status-code', 'limitReqStatusCode', checkStatusCode, 'status for requests over limit-rps / limit-rpm'),
+  key('limit-conn-status-code', 'limitConnStatusCode', checkStatusCode, 'status for connections over limit-connections'),
+  key('load-balance', 'loadBalance', checkLoadBalance, 'round_robin, or ewma (served as least_conn)'),
   key('use-forwarded-headers', 'useForwardedHeaders', checkBool, 'trust X-Forwarded-* from the client'),
   key('log-format-upstream', 'logFormatUpstream', checkLogFormat, 'access log format'),
   key('access-log-path', 'accessLogPath', checkFilePath, 'access log file; relative paths are under the nginx prefix'),
@@ -108,7 +165,36 @@ export const configKeys: readonly ConfigKey[] = [
   },
 ];
 
+/**
+ * refusedConfigKeys are ingress-nginx ConfigMap keys this controller does not implement, with why;
+ * a ConfigMap naming one gets that reason in its problem. Keys in neither list are reported as unknown.
+ */
+export const refusedConfigKeys: readonly { readonly key: string; readonly reason: string }[] = [
+  ...['main-snippet', 'http-snippet', 'server-snippet', 'location-snippet', 'stream-snippet'].map((key) => ({
+    key,
+    reason: 'global snippets are not supported; only the Ingress snippet annotations, behind allow-snippet-annotations',
+  })),
+  { key: 'annotation-value-word-blocklist', reason: 'snippets are always checked against a fixed blocklist; other annotations have allow-list validators' },
+  { key: 'custom-http-errors', reason: 'only the custom-http-errors annotation is supported' },
+  { key: 'whitelist-source-range', reason: 'only the allowlist-source-range annotation is supported' },
+  { key: 'denylist-source-range', reason: 'only the denylist-source-range annotation is supported' },
+  { key: 'add-headers', reason: 'response headers from a ConfigMap are not implemented' },
+  { key: 'proxy-set-headers', reason: 'request headers from a ConfigMap are not implemented' },
+  { key: 'enable-modsecurity', reason: 'ModSecurity is not part of nginx here' },
+  { key: 'enable-opentelemetry', reason: 'OpenTelemetry is not part of nginx here' },
+  { key: 'use-geoip2', reason: 'GeoIP2 is not part of nginx here' },
+  { key: 'global-auth-url', reason: 'external auth is not implemented' },
+  { key: 'use-proxy-protocol', reason: 'PROXY protocol is not implemented' },
+  { key: 'enable-real-ip', reason: 'real_ip is not implemented; see use-forwarded-headers' },
+  { key: 'use-gzip', reason: 'compression is not implemented' },
+  { key: 'enable-brotli', reason: 'brotli is not part of nginx here' },
+  { key: 'lua-shared-dicts', reason: 'there is no Lua' },
+  { key: 'plugins', reason: 'there is no Lua' },
+  { key: 'ssl-session-tickets', reason: 'session tickets stay off (nginx.conf default here)' },
+];
+
 const byKey = new Map(configKeys.map((k) => [k.key, k]));
+const refusedByKey = new Map(refusedConfigKeys.map((k) => [k.key, k.reason]));
 
 /**
  * readConfigMap applies a ConfigMap's data over the defaults. A bad value is a problem and its
@@ -130,7 +216,8 @@ export function readConfigMap(configMap: ConfigMap | undefined): { config: Globa
     const entry = byKey.get(name);
     const value = data[name];
     if (!entry) {
-      problems.push(at(`data.${name}`, 'is not a key this controller supports; ignored'));
+      const reason = refusedByKey.get(name);
+      problems.push(at(`data.${name}`, reason ? `is not supported (${reason}); ignored` : 'is not a key this controller supports; ignored'));
       continue;
     }
     if (typeof value !== 'string') {

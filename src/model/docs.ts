@@ -1,4 +1,7 @@
-import { configKeys, defaultGlobalConfig } from './config-map.js';
+import { supportedKeys } from './annotations/registry.js';
+import { refusedAnnotations } from './annotations/refused.js';
+import { ANNOTATION_PREFIX } from './annotations/types.js';
+import { configKeys, defaultGlobalConfig, refusedConfigKeys } from './config-map.js';
 
 function showDefault(value: unknown): string {
   if (value === null) return 'unset';
@@ -23,6 +26,63 @@ export function configMapDocs(): string {
     '| key | nginx / meaning | default |',
     '|---|---|---|',
     ...rows,
+    '',
+  ].join('\n');
+}
+
+const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
+
+/**
+ * annotationDocs is docs/annotations.md: the compatibility table, generated from the annotation
+ * registry and the ConfigMap key registry so it cannot go stale.
+ */
+export function annotationDocs(): string {
+  const supported = supportedKeys.map(({ group, key }) => ({
+    key: key.key,
+    aliases: key.aliases ?? [],
+    row: `| ${key.risk} | ${key.scope} | ${key.support} | ${cell(`${key.doc}${key.note ? `. Partial: ${key.note}` : ''}`)} (${group}) |`,
+  }));
+  const refused = refusedAnnotations.map((r) => ({
+    key: r.key,
+    aliases: [] as string[],
+    row: `| ${r.risk} | ${r.scope} | ${r.effect === 'left-out' ? 'refused: Ingress left out' : 'refused: ignored'} | ${cell(r.reason)} |`,
+  }));
+  const rows = [...supported, ...refused]
+    .sort((a, b) => (a.key < b.key ? -1 : 1))
+    .map((r) => `| \`${r.key}\`${r.aliases.map((a) => ` (alias \`${a}\`)`).join('')} ${r.row}`);
+  const configRows = [
+    ...configKeys.map((k) => ({ key: k.key, row: `| supported | ${cell(k.doc)} |` })),
+    ...refusedConfigKeys.map((k) => ({ key: k.key, row: `| refused: ignored | ${cell(k.reason)} |` })),
+  ]
+    .sort((a, b) => (a.key < b.key ? -1 : 1))
+    .map((r) => `| \`${r.key}\` ${r.row}`);
+  return [
+    '# Compatibility with ingress-nginx',
+    '',
+    'Generated from `src/model/annotations/registry.ts` and `src/model/config-map.ts` (`npm run docs`);',
+    'a test fails when this file is stale.',
+    '',
+    '## Annotations',
+    '',
+    `Every key takes the prefix \`${ANNOTATION_PREFIX}\`. Risk and scope are ingress-nginx's. An invalid`,
+    'value is a problem naming `namespace/name: metadata.annotations.<key>: message`, and that Ingress',
+    '(only it) is left out. So is an Ingress with an annotation riskier than the ConfigMap\'s',
+    '`annotations-risk-level` (default High, as ingress-nginx since 1.12: the Critical snippets need',
+    '`Critical`), and one with a refused annotation whose absence could make serving unsafe or wrong',
+    '("Ingress left out"). Other refused annotations, and unknown keys under the prefix, are reported',
+    'and the Ingress is served without them.',
+    '',
+    '| annotation | risk | scope | status | notes |',
+    '|---|---|---|---|---|',
+    ...rows,
+    '',
+    '## ConfigMap keys',
+    '',
+    'Defaults are in [configmap.md](configmap.md). Keys in neither list are reported as unknown and ignored.',
+    '',
+    '| key | status | notes |',
+    '|---|---|---|',
+    ...configRows,
     '',
   ].join('\n');
 }

@@ -1,34 +1,86 @@
 import type { Location, PathType } from './nginx-model.js';
 import { compare } from './backends.js';
 
+/** LocationExtras are the Location fields annotations decide, copied into every location of a route. */
+export type LocationExtras = Pick<
+  Location,
+  | 'redirect' | 'appRoot' | 'client' | 'proxy' | 'grpc' | 'proxyHeaders' | 'grpcHeaders' | 'access' | 'auth'
+  | 'limitRequests' | 'limitConnections' | 'cors' | 'setCookie' | 'errorPages' | 'snippet'
+>;
+
+/** RouteFeatures is what an Ingress's annotations ask of one of its routes. */
+export interface RouteFeatures {
+  /** the Ingress uses regex paths (use-regex, or a rewrite-target): its host's locations all become regexes */
+  readonly forcesRegex: boolean;
+  readonly rewriteTarget: string | null;
+  readonly protocol: 'http' | 'https' | 'grpc' | 'grpcs';
+  /** ssl-redirect of the Ingress, null for the ConfigMap's */
+  readonly sslRedirect: boolean | null;
+  /** force-ssl-redirect of the Ingress, null for the ConfigMap's */
+  readonly forceSslRedirect: boolean | null;
+  readonly extras: LocationExtras;
+}
+
+/** NO_EXTRAS is a route that annotations do not touch. */
+export const NO_EXTRAS: LocationExtras = Object.freeze({
+  redirect: null, appRoot: null, client: null, proxy: null, grpc: null, proxyHeaders: null, grpcHeaders: null, access: null,
+  auth: null, limitRequests: null, limitConnections: null, cors: null, setCookie: null, errorPages: null, snippet: null,
+});
+
 /** Route is one Ingress path on one host, after validation, before it becomes nginx locations. */
 export interface Route {
   readonly path: string;
+  /** ImplementationSpecific: `path` is a regular expression */
   readonly pathType: PathType;
   readonly upstream: string | null;
   readonly status: 404 | 503 | null;
   readonly ingress: string | null;
+  readonly features: RouteFeatures | null;
+  /** set when a canary Ingress shares the route: its upstream and the variable choosing between them */
+  readonly canary?: { readonly upstream: string; readonly variable: string };
+}
+
+/** HostOptions are what a host decides for all its locations. */
+export interface HostOptions {
+  readonly tls: boolean;
+  readonly sslRedirect: boolean;
+  readonly forceSslRedirect: boolean;
+  /** the server sends HSTS, so a location adding headers of its own must repeat it */
+  readonly hsts: boolean;
 }
 
 /**
  * normalisePath gives the path an Ingress rule means: a Prefix's trailing `/` is not part of it
- * (Ingress v1: `/foo/` and `/foo` match the same requests); an Exact path is taken as written.
+ * (Ingress v1: `/foo/` and `/foo` match the same requests); Exact and regex paths are taken as written.
  */
 export function normalisePath(path: string, pathType: PathType): string {
-  if (pathType === 'Exact' || path === '/') return path;
+  if (pathType !== 'Prefix' || path === '/') return path;
   return path.replace(/\/+$/, '') || '/';
 }
+
+const escapeRegex = (path: string) => path.replace(/[.*+?^${}()|[\]\\]/g, (c) => `\\${c}`);
 
 /**
  * toLocations turns a host's routes into nginx locations with Ingress v1 matching: a Prefix
  * `/foo` is element-wise, so it becomes `location = /foo` and `location /foo/` (never the bare
  * `/foo`, which nginx would let match `/foobar`); an Exact path wins over a Prefix's exact half.
- * Sorted Exact first, then longest first, so the file reads in the order the rules apply.
+ * When an Ingress on the host uses regex paths, every path becomes a regex location, longest
+ * first, as ingress-nginx does; plain Prefix paths keep their meaning there as `^/foo(?:/|$)`.
+ * Sorted Exact first, then regexes, then longest first, so the file reads in the order the rules apply.
  */
-export function toLocations(routes: readonly Route[], sslRedirect: boolean): Location[] {
+export function toLocations(routes: readonly Route[], host: HostOptions): Location[] {
+  const regexHost = routes.some((r) => r.features?.forcesRegex);
   const exact = new Set(routes.filter((r) => r.pathType === 'Exact').map((r) => r.path));
   const locations: Location[] = [];
-  const add = (route: Route, modifier: '=' | '', match: string) =>
+  const add = (route: Route, modifier: Location['modifier'], match: string) => {
+    const f = route.features;
+    const extras = f?.extras ?? NO_EXTRAS;
+    const redirect = f ? (f.sslRedirect ?? host.sslRedirect) : host.sslRedirect;
+    const grpc = f?.protocol === 'grpc' || f?.protocol === 'grpcs';
+    const target = route.canary?.variable ?? route.upstream;
+    // rewrite-target replaces the URI when the location's own pattern matches (as ingress-nginx's `rewrite "(?i)path"`).
+    const pattern = modifier === '~*' ? `(?i)${match}` : modifier === '~' ? match : `^${escapeRegex(match)}${modifier === '=' ? '$' : ''}`;
+    const rewrite = f?.rewriteTarget && f.rewriteTarget !== route.path ? { regex: pattern, replacement: f.rewriteTarget } : null;
     locations.push({
       modifier,
       match,
@@ -36,21 +88,35 @@ export function toLocations(routes: readonly Route[], sslRedirect: boolean): Loc
       pathType: route.pathType,
       upstream: route.upstream,
       status: route.status,
-      sslRedirect,
+      sslRedirect: (f?.forceSslRedirect ?? host.forceSslRedirect) || (host.tls && redirect),
       ingress: route.ingress,
+      ...extras,
+      appRoot: match === '/' || match === '^/' ? extras.appRoot : null,
+      rewrite,
+      pass:
+        target === null || extras.redirect
+          ? null
+          : { grpc, url: `${f?.protocol ?? 'http'}://${target}`, upstreamName: target, canary: route.canary?.upstream ?? null },
+      // Any add_header of the location's own (CORS, the affinity cookie, a snippet's) hides the server's.
+      hsts: host.hsts && (extras.cors !== null || extras.setCookie !== null || (extras.snippet ?? []).some((l) => l.startsWith('add_header '))),
     });
+  };
   for (const route of routes) {
-    if (route.pathType === 'Exact') add(route, '=', route.path);
+    if (route.pathType === 'ImplementationSpecific') add(route, '~*', `^${route.path}`);
+    else if (route.pathType === 'Exact') add(route, '=', route.path);
     else if (route.path === '/') add(route, '', '/');
+    else if (regexHost) add(route, '~', `^${escapeRegex(route.path)}(?:/|$)`);
     else {
       if (!exact.has(route.path)) add(route, '=', route.path);
       add(route, '', `${route.path}/`);
     }
   }
+  const rank = (l: Location) => (l.modifier === '=' ? 0 : l.modifier === '' ? 2 : 1);
   return locations.sort(
     (a, b) =>
-      (a.modifier === '=' ? 0 : 1) - (b.modifier === '=' ? 0 : 1) ||
-      b.match.length - a.match.length ||
+      rank(a) - rank(b) ||
+      // Regex locations are tried in file order: longest Ingress path first, as ingress-nginx sorts them.
+      (rank(a) === 1 ? b.path.length - a.path.length : b.match.length - a.match.length) ||
       compare(a.match, b.match),
   );
 }

@@ -12,6 +12,9 @@ export interface Problem {
   readonly message: string;
 }
 
+/** RiskLevel is ingress-nginx's annotation risk scale, lowest first. */
+export type RiskLevel = 'Low' | 'Medium' | 'High' | 'Critical';
+
 /** GlobalConfig holds the ConfigMap keys, validated, with ingress-nginx's defaults. */
 export interface GlobalConfig {
   readonly workerProcesses: string;
@@ -31,7 +34,23 @@ export interface GlobalConfig {
   readonly proxySendTimeout: string;
   readonly keepAlive: string;
   readonly sslProtocols: readonly string[];
+  readonly sslCiphers: string;
   readonly sslRedirect: boolean;
+  readonly forceSslRedirect: boolean;
+  readonly hsts: boolean;
+  readonly hstsMaxAge: number;
+  readonly hstsIncludeSubdomains: boolean;
+  readonly hstsPreload: boolean;
+  /** snippet annotations are refused unless this is true (ingress-nginx's default is false) */
+  readonly allowSnippetAnnotations: boolean;
+  /** annotations riskier than this leave their Ingress out (ingress-nginx's default is High) */
+  readonly annotationsRiskLevel: RiskLevel;
+  /** may annotations name Secrets in other namespaces (`auth-secret: ns/name`) */
+  readonly allowCrossNamespaceResources: boolean;
+  readonly limitReqStatusCode: number;
+  readonly limitConnStatusCode: number;
+  /** `round_robin`, or `least_conn` (what `ewma` maps to without Lua) */
+  readonly loadBalance: 'round_robin' | 'least_conn';
   readonly useForwardedHeaders: boolean;
   readonly logFormatUpstream: string;
   /** null when disable-access-log is set */
@@ -51,12 +70,80 @@ export interface Upstream {
   readonly endpoints: readonly Endpoint[];
 }
 
-export type PathType = 'Exact' | 'Prefix';
+/** BalancedUpstream is an upstream as nginx.conf writes it: endpoints and a balancing method. */
+export interface BalancedUpstream extends Upstream {
+  /** `hash <key> consistent` (upstream-hash-by, cookie affinity), or null */
+  readonly hashKey: string | null;
+  readonly leastConn: boolean;
+}
+
+/** PathType is an Ingress pathType; ImplementationSpecific stands for a regex path (use-regex, rewrite-target). */
+export type PathType = 'Exact' | 'Prefix' | 'ImplementationSpecific';
+
+/** Pass is where a location proxies to: proxy_pass or grpc_pass, and the name it logs. */
+export interface Pass {
+  readonly grpc: boolean;
+  /** `http://default_web_80`, or `http://$ia_canary_0` when a canary picks the upstream */
+  readonly url: string;
+  /** what `$proxy_upstream_name` is set to: the upstream's name or the canary's variable */
+  readonly upstreamName: string;
+  /** the canary upstream, when a canary Ingress shares this route */
+  readonly canary: string | null;
+}
+
+/** ClientSettings are core directives an annotation sets per location. */
+export interface ClientSettings {
+  readonly maxBodySize: string | null;
+  readonly bodyBufferSize: string | null;
+}
+
+/** ProxySettings are the proxy_* directives the proxy annotations set; null means nginx's http-level value. */
+export interface ProxySettings {
+  readonly connectTimeout: string | null;
+  readonly sendTimeout: string | null;
+  readonly readTimeout: string | null;
+  readonly buffering: 'on' | 'off' | null;
+  /** proxy_buffer_size and proxy_buffers' size: nginx needs them to agree */
+  readonly buffers: { readonly number: number; readonly size: string } | null;
+  readonly nextUpstream: readonly string[] | null;
+  readonly nextUpstreamTries: number | null;
+  readonly nextUpstreamTimeout: string | null;
+  readonly httpVersion: '1.0' | '1.1' | null;
+  readonly requestBuffering: 'on' | 'off' | null;
+}
+
+/** GrpcSettings are the grpc_* timeouts for a gRPC location. */
+export interface GrpcSettings {
+  readonly connectTimeout: string | null;
+  readonly sendTimeout: string | null;
+  readonly readTimeout: string | null;
+}
+
+/** AccessRule is one allow or deny line; `all` ends an allowlist. */
+export interface AccessRule {
+  readonly allow: boolean;
+  readonly address: string;
+}
+
+/** Cors is what a location answers for cross-origin requests. */
+export interface Cors {
+  /** `*`, or the variable a map sets to `$http_origin` when the origin is listed */
+  readonly origin: string;
+  /** true: every OPTIONS is a preflight (origin `*`); false: only from a listed origin */
+  readonly anyOrigin: boolean;
+  /** the variable that is non-empty for a preflight from a listed origin */
+  readonly preflight: string | null;
+  readonly credentials: boolean;
+  readonly methods: string;
+  readonly headers: string;
+  readonly exposeHeaders: string | null;
+  readonly maxAge: number;
+}
 
 /** Location is one nginx location block. */
 export interface Location {
-  /** nginx's match modifier: `=` for an exact match, `` for a prefix */
-  readonly modifier: '=' | '';
+  /** nginx's match modifier: `=` exact, `` prefix, `~` regex, `~*` case-insensitive regex */
+  readonly modifier: '=' | '' | '~' | '~*';
   /** the literal nginx matches; a Prefix `/foo` yields `= /foo` and `/foo/` */
   readonly match: string;
   /** the Ingress path this location serves, as written after normalising */
@@ -69,14 +156,55 @@ export interface Location {
   readonly sslRedirect: boolean;
   /** `namespace/name` of the Ingress, for logs and conflicts */
   readonly ingress: string | null;
+  /** the proxy target; null when nginx answers itself (status, redirect) */
+  readonly pass: Pass | null;
+  /** permanent-redirect / temporal-redirect: nginx answers with this instead of proxying */
+  readonly redirect: { readonly code: number; readonly url: string } | null;
+  /** app-root: `/` redirects (302) here */
+  readonly appRoot: string | null;
+  /** rewrite-target: the URI is rewritten before proxying */
+  readonly rewrite: { readonly regex: string; readonly replacement: string } | null;
+  readonly client: ClientSettings | null;
+  readonly proxy: ProxySettings | null;
+  readonly grpc: GrpcSettings | null;
+  /** upstream-vhost: the Host sent upstream; the location then repeats every proxy header */
+  readonly proxyHeaders: { readonly host: string } | null;
+  readonly grpcHeaders: { readonly host: string } | null;
+  /** denylist then allowlist, in nginx's order */
+  readonly access: readonly AccessRule[] | null;
+  /** basic auth: realm and the htpasswd file (relative to nginx.conf) */
+  readonly auth: { readonly realm: string; readonly file: string } | null;
+  readonly limitRequests: { readonly zone: string; readonly burst: number } | null;
+  readonly limitConnections: { readonly zone: string; readonly count: number } | null;
+  readonly cors: Cors | null;
+  /** cookie affinity: the variable holding the Set-Cookie value (empty when the cookie is there) */
+  readonly setCookie: string | null;
+  /** the location adds headers of its own, so it repeats the server's HSTS header (nginx drops inherited add_header) */
+  readonly hsts: boolean;
+  /** custom-http-errors: codes answered by a named location of the server */
+  readonly errorPages: readonly ErrorLocation[] | null;
+  /** configuration-snippet, checked and re-serialised one directive a line */
+  readonly snippet: readonly string[] | null;
 }
 
+/** ErrorLocation is a named location that asks a default backend for an error page, as ingress-nginx does. */
+export interface ErrorLocation {
+  /** `@custom_<upstream>_<code>` */
+  readonly name: string;
+  readonly code: number;
+  readonly upstream: string;
+}
+
+/**
+ * Certificate is one file of Secret data nginx.conf names: a TLS certificate and key, or an
+ * htpasswd file (basic auth). The caller writes each one 0600 before the config that names it.
+ */
 export interface Certificate {
   /** `namespace/name` of the Secret, or `default` for the controller's fallback */
   readonly id: string;
-  /** relative to nginx.conf's directory */
+  /** relative to nginx.conf's directory: `certificates/...pem`, or `auth/...htpasswd` */
   readonly file: string;
-  /** PEM: certificate chain then key; null means the caller makes a self-signed one */
+  /** the file's text (PEM chain then key, or htpasswd lines); null means the caller makes a self-signed certificate */
   readonly pem: string | null;
 }
 
@@ -89,6 +217,42 @@ export interface Server {
   readonly isDefault: boolean;
   readonly certificateFile: string | null;
   readonly locations: readonly Location[];
+  /** the host has TLS of its own and the ConfigMap wants HSTS */
+  readonly hsts: boolean;
+  /** server-snippet, checked and re-serialised */
+  readonly snippet: readonly string[] | null;
+  readonly errorLocations: readonly ErrorLocation[];
+}
+
+/** MapEntry is one `key value;` line of a map; keys are already escaped for nginx's map. */
+export interface MapEntry {
+  readonly key: string;
+  readonly value: string;
+}
+
+/** VariableMap is an nginx `map source $variable { ... }` with a default. */
+export interface VariableMap {
+  readonly source: string;
+  readonly variable: string;
+  readonly fallback: string;
+  readonly entries: readonly MapEntry[];
+}
+
+/** Canary is how one route picks between its main and canary upstreams: header, cookie, then weight. */
+export interface Canary {
+  readonly maps: readonly VariableMap[];
+  /** split_clients on `$request_id`, or null without canary-weight */
+  readonly split: { readonly variable: string; readonly entries: readonly MapEntry[] } | null;
+  /** the map from the concatenated decisions to the upstream name */
+  readonly select: VariableMap;
+}
+
+/** LimitZone is a limit_req_zone or limit_conn_zone. */
+export interface LimitZone {
+  /** `name:5m` */
+  readonly zone: string;
+  /** `5r/s`, for request zones */
+  readonly rate: string | null;
 }
 
 /** NginxModel is everything render() needs: sorted, validated, free of raw Kubernetes strings. */
@@ -98,9 +262,19 @@ export interface NginxModel {
   /** where `ssl-redirect` sends plain HTTP: `https://$host$request_uri`, with the port when not 443 */
   readonly httpsRedirect: string;
   readonly config: GlobalConfig;
+  /** the Strict-Transport-Security value, or null when hsts is off */
+  readonly hstsHeader: string | null;
+  /** the http-level Host header, which a location with upstream-vhost replaces */
+  readonly proxyHeaders: { readonly host: string };
+  readonly requestZones: readonly LimitZone[];
+  readonly connectionZones: readonly LimitZone[];
+  /** CORS origin lists and cookie affinity, as maps */
+  readonly maps: readonly VariableMap[];
+  readonly canaries: readonly Canary[];
   readonly defaultServer: Server;
   readonly servers: readonly Server[];
-  readonly upstreams: readonly Upstream[];
+  readonly upstreams: readonly BalancedUpstream[];
+  /** every Secret-derived file nginx.conf names: certificates, then htpasswd files */
   readonly certificates: readonly Certificate[];
 }
 

@@ -211,3 +211,93 @@ export function checkErrorLogLevel(value: unknown): Checked<string> {
   if (typeof value === 'string' && ERROR_LOG_LEVELS.includes(value)) return ok(value);
   return fail(`${show(value)} is not one of ${ERROR_LOG_LEVELS.join(', ')}`);
 }
+
+function v4Bits(address: string): bigint {
+  return address.split('.').reduce((acc, part) => (acc << 8n) | BigInt(Number(part)), 0n);
+}
+
+function v6Bits(address: string): bigint {
+  const [head = '', tail = ''] = address.includes('::') ? address.split('::') : [address, ''];
+  const groups = (part: string): bigint[] =>
+    part === ''
+      ? []
+      : part.split(':').flatMap((g) => (g.includes('.') ? [v4Bits(g) >> 16n, v4Bits(g) & 0xffffn] : [BigInt(parseInt(g, 16))]));
+  const h = groups(head);
+  const t = groups(tail);
+  const all = [...h, ...Array<bigint>(8 - h.length - t.length).fill(0n), ...t];
+  return all.reduce((acc, g) => (acc << 16n) | g, 0n);
+}
+
+/** checkCidr accepts an IP or a CIDR without host bits set (nginx would only warn, and mean the network). */
+export function checkCidr(value: unknown): Checked<string> {
+  if (typeof value !== 'string') return fail('must be a string');
+  const [address, prefix, ...rest] = value.split('/');
+  const ip = checkIp(address);
+  if (!ip.ok || rest.length > 0) return fail(`${show(value)} is not an IP address or CIDR`);
+  if (prefix === undefined) return ok(ip.value.address);
+  const width = ip.value.family === 4 ? 32 : 128;
+  if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > width) return fail(`${show(value)} has an invalid prefix length`);
+  const bits = ip.value.family === 4 ? v4Bits(ip.value.address) : v6Bits(ip.value.address);
+  const hostBits = BigInt(width - Number(prefix));
+  if ((bits & ((1n << hostBits) - 1n)) !== 0n) return fail(`${show(value)} has host bits set after the prefix`);
+  return ok(`${ip.value.address}/${Number(prefix)}`);
+}
+
+/** checkCidrList accepts a comma-separated list of IPs and CIDRs, as the *-source-range annotations take. */
+export function checkCidrList(value: unknown): Checked<string[]> {
+  if (typeof value !== 'string' || value.trim() === '') return fail('must be a comma-separated list of CIDRs');
+  const out: string[] = [];
+  for (const part of value.split(',')) {
+    const cidr = checkCidr(part.trim());
+    if (!cidr.ok) return cidr;
+    if (!out.includes(cidr.value)) out.push(cidr.value);
+  }
+  return ok(out);
+}
+
+/** checkHostPort accepts a host name or IP, optionally with `:port`, as a Host header is. */
+export function checkHostPort(value: unknown): Checked<string> {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 261) return fail('must be a host name, optionally with :port');
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(value);
+  const host = match?.[1] ?? '';
+  const port = match?.[2];
+  const hostOk = host.startsWith('[') ? checkIp(host.slice(1, -1)).ok : checkIp(host).ok || checkObjectName(host.toLowerCase()).ok;
+  if (!match || !hostOk || (port !== undefined && !checkPortNumber(Number(port)).ok)) {
+    return fail(`${show(value)} is not a host name or IP, optionally with :port`);
+  }
+  return ok(value.toLowerCase());
+}
+
+/**
+ * checkHttpUrl accepts an absolute http(s) URL of plain characters: a host (name or IP), an
+ * optional port, path and query. No `$` (nginx would expand it), quotes, spaces or `\`.
+ */
+export function checkHttpUrl(value: unknown): Checked<string> {
+  if (typeof value !== 'string' || value.length > 2048) return fail('must be an http or https URL');
+  const match = /^https?:\/\/([^/?#]+)([/?][A-Za-z0-9._~!&()*+,=:@/?%-]*)?$/.exec(value);
+  if (!match || !checkHostPort(match[1]).ok) {
+    return fail(`${show(value)} is not an http(s) URL of plain characters (no '$', quotes or spaces)`);
+  }
+  return ok(value);
+}
+
+/**
+ * checkRegexPath accepts an Ingress path used as a regular expression (use-regex, rewrite-target):
+ * ingress-nginx's regex characters, only the escapes PCRE and JavaScript read alike, no `(?`
+ * constructs but `(?:`, and it must compile; nginx would refuse the whole file otherwise.
+ */
+export function checkRegexPath(value: unknown): Checked<string> {
+  if (typeof value !== 'string' || !value.startsWith('/')) return fail(`${show(value)} must be a regex starting with '/'`);
+  if (value.length > 1024) return fail('is longer than 1024 characters');
+  if (!/^[A-Za-z0-9._~\-/:^$[\](){}*+?|&=\\,]*$/.test(value)) {
+    return fail(`${show(value)} has characters outside A-Z a-z 0-9 and / . _ ~ - : ^ $ [ ] ( ) { } * + ? | & = , \\`);
+  }
+  if (/\\[^dDwWsSbB.^$|?*+()[\]{}/\\-]/.test(value) || value.endsWith('\\')) return fail(`${show(value)} uses an escape other than \\d \\w \\s \\b or an escaped symbol`);
+  if (/\(\?(?!:)/.test(value)) return fail(`${show(value)}: only the (?: group is allowed among (? constructs`);
+  try {
+    new RegExp(value);
+  } catch {
+    return fail(`${show(value)} is not a valid regular expression`);
+  }
+  return ok(value);
+}

@@ -46,16 +46,16 @@ describe('the controller', () => {
     await waitFor('the sync queue to be idle', () => cluster.actor('syncQueue')?.value === 'idle');
     const before = nginxContext().reloadsOk;
     const started = Date.now();
-    // 499 changes in batches of 50 at once, then the last one alone, so the final state is known.
-    const change = (i: number) =>
-      cluster.rawPatch('/apis/networking.k8s.io/v1/namespaces/default/ingresses/burst', { spec: { rules: [{ host: 'burst.example.com', http: { paths: [{ path: `/v${i}`, pathType: 'Prefix', backend: { service: { name: 'two', port: { number: 80 } } } }] } }] } }).then((status) => expect(status).toBe(200));
-    for (let i = 1; i < 500; i += 50) await Promise.all(Array.from({ length: Math.min(50, 500 - i) }, (_, k) => change(i + k)));
-    await change(500);
+    // Written in the API server's store directly, so the burst is 500 watch events within a
+    // second however loaded the machine is; the controller still sees them only through its watch.
+    for (let i = 1; i <= 500; i++) {
+      cluster.api.registry.apply(ingress('burst', { 'burst.example.com': [{ path: `/v${i}`, service: 'two' }] }) as never);
+    }
     const burstMs = Date.now() - started;
     await waitFor('the last state served', async () => (await request('burst.example.com', '/v500')).backend === 'two', 15_000);
     await waitFor('the sync queue to settle', () => cluster.actor('syncQueue')?.value === 'idle', 10_000);
     const reloads = nginxContext().reloadsOk - before;
-    expect(burstMs).toBeLessThan(1500); // the 500 writes land within about a second
+    expect(burstMs).toBeLessThan(1000); // the 500 changes land within a second
     expect(reloads).toBeGreaterThanOrEqual(1);
     expect(reloads).toBeLessThanOrEqual(3);
     expect((await request('burst.example.com', '/v499')).status).toBe(404);

@@ -8,6 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { supportedKeys } from '../../src/model/annotations/registry.js';
+import { BLOCKED_DIRECTIVES, BLOCKED_PATTERNS } from '../../src/model/annotations/snippet-check.js';
+import { ANNOTATION_PREFIX } from '../../src/model/annotations/types.js';
 import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
 import { configKeys } from '../../src/model/config-map.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
@@ -17,7 +20,10 @@ import { readTemplateSources, DEFAULT_TEMPLATE } from '../../src/render/load.js'
 import { compileTemplate, render } from '../../src/render/render.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
-import { foreignDirectives, parseConf, templateDirectives } from '../support/nginx-conf.js';
+import { foreignDirectives as foreignOrEntries, parseConf, templateDirectives } from '../support/nginx-conf.js';
+
+/** foreignDirectives, less split_clients entries, which (like map entries) are data, not directives. */
+const foreignDirectives: typeof foreignOrEntries = (text, allowed) => foreignOrEntries(text, allowed).filter((d) => d.context.at(-1) !== 'split_clients');
 
 const sources = await readTemplateSources(DEFAULT_TEMPLATE);
 const template = compileTemplate(sources);
@@ -37,10 +43,13 @@ beforeAll(async () => {
   );
   base = {
     ingressClasses: [ingressClass()],
-    ingresses: [{ ...main, spec: { ...main.spec, defaultBackend: { service: { name: 'web', port: { number: 80 } } } } }],
+    ingresses: [
+      { ...main, spec: { ...main.spec, defaultBackend: { service: { name: 'web', port: { number: 80 } } } } },
+      ingress('canary', { 'a.example.com': [{ path: '/api', service: 'web', port: 'http' }] }, { annotations: { [`${ANNOTATION_PREFIX}canary`]: 'true', [`${ANNOTATION_PREFIX}canary-weight`]: '10' } }),
+    ],
     services: [serviceWithEndpoints('web', [{ port: 9000 }])[0] as Snapshot['services'][number]],
     endpointSlices: serviceWithEndpoints('web', [{ port: 9000 }]).slice(1) as Snapshot['endpointSlices'],
-    secrets: [tlsSecret('tls', leaf.certPem, leaf.keyPem)],
+    secrets: [tlsSecret('tls', leaf.certPem, leaf.keyPem), { metadata: { namespace: 'default', name: 'basic' }, data: { auth: Buffer.from('user:{PLAIN}pass\n').toString('base64') } }],
     configMaps: [{ metadata: { namespace: 'ingress', name: 'config' }, data: {} }],
   };
 });
@@ -65,6 +74,25 @@ const set = (obj: unknown, path: (string | number)[], value: unknown) => {
   o[path.at(-1)!] = value;
 };
 const ing = (s: Snapshot) => s.ingresses[0] as unknown;
+
+/** The annotations an annotation needs beside it to take effect at all (auth-realm needs auth-type, ...). */
+function companions(key: string): Record<string, string> {
+  if (key.startsWith('auth-')) return { 'auth-type': 'basic', 'auth-secret': 'basic' };
+  if (key.startsWith('session-cookie-') || key === 'affinity-mode') return { affinity: 'cookie' };
+  if (key.startsWith('cors-')) return { 'enable-cors': 'true' };
+  if (key === 'rewrite-target') return { 'use-regex': 'true' };
+  if (key === 'custom-http-errors') return { 'default-backend': 'web' };
+  return {};
+}
+const annotate = (s: Snapshot, index: number, values: Record<string, string>) =>
+  set(s.ingresses[index], ['metadata', 'annotations'], Object.fromEntries(Object.entries(values).map(([k, v]) => [`${ANNOTATION_PREFIX}${k}`, v])));
+/** One field per supported annotation key (the canary ones on the canary Ingress). */
+const annotationFields: Record<string, Edit> = Object.fromEntries(
+  supportedKeys.map(({ key: { key } }) => [
+    `annotation ${key}`,
+    ((s, v) => (key.startsWith('canary') ? annotate(s, 1, { canary: 'true', [key]: v }) : annotate(s, 0, { ...companions(key), [key]: v }))) as Edit,
+  ]),
+);
 /** Every field of every kind that buildModel reads, each a way to put a hostile value there. */
 const fields: Record<string, Edit> = {
   'ingress name': (s, v) => set(ing(s), ['metadata', 'name'], v),
@@ -94,6 +122,9 @@ const fields: Record<string, Edit> = {
   'secret name': (s, v) => set(s.secrets[0], ['metadata', 'name'], v),
   'configmap key name': (s, v) => set(s.configMaps[0], ['data'], { [v]: '1' }),
   ...Object.fromEntries(configKeys.map((k) => [`configmap ${k.key}`, ((s, v) => set(s.configMaps[0], ['data'], { [k.key]: v })) as Edit])),
+  'secret auth (htpasswd)': (s, v) => (annotate(s, 0, { 'auth-type': 'basic', 'auth-secret': 'basic' }), set(s.secrets[1], ['data', 'auth'], Buffer.from(v).toString('base64'))),
+  'annotation key name': (s, v) => set(ing(s), ['metadata', 'annotations'], { [`${ANNOTATION_PREFIX}${v}`]: 'true' }),
+  ...annotationFields,
 };
 
 const hostileEdit = fc.record({ field: fc.constantFrom(...Object.keys(fields)), value: hostile });
@@ -124,9 +155,32 @@ describe('hostile input', () => {
         const [server] = model.servers;
         const poisoned = {
           ...model,
-          config: { ...model.config, proxyBodySize: value, logFormatUpstream: value },
-          servers: [{ ...server!, serverName: value, locations: server!.locations.map((l) => ({ ...l, match: value, upstream: value })) }],
-          upstreams: model.upstreams.map((u) => ({ ...u, name: value, endpoints: [{ address: value }] })),
+          config: { ...model.config, proxyBodySize: value, logFormatUpstream: value, sslCiphers: value },
+          hstsHeader: value,
+          maps: [{ source: value, variable: value, fallback: value, entries: [{ key: value, value }] }],
+          requestZones: [{ zone: value, rate: value }],
+          servers: [
+            {
+              ...server!,
+              serverName: value,
+              errorLocations: [{ name: value, code: 404, upstream: value }],
+              locations: server!.locations.map((l) => ({
+                ...l,
+                match: value,
+                upstream: value,
+                redirect: { code: 301, url: value },
+                appRoot: value,
+                rewrite: { regex: value, replacement: value },
+                auth: { realm: value, file: value },
+                access: [{ allow: true, address: value }],
+                proxyHeaders: { host: value },
+                setCookie: value,
+                limitRequests: { zone: value, burst: 1 },
+                pass: { grpc: false, url: value, upstreamName: value, canary: null },
+              })),
+            },
+          ],
+          upstreams: model.upstreams.map((u) => ({ ...u, name: value, hashKey: value, endpoints: [{ address: value }] })),
         };
         let text: string;
         try {
@@ -164,6 +218,27 @@ describe('hostile input', () => {
   }, 120_000);
 
   it('covers every field the model reads', () => {
-    expect(Object.keys(fields).length).toBeGreaterThanOrEqual(25 + configKeys.length);
+    expect(Object.keys(fields).length).toBeGreaterThanOrEqual(27 + configKeys.length + supportedKeys.length);
+  });
+
+  it('with snippets allowed, keeps a snippet inside its block and free of blocked directives', () => {
+    const blocked = (name: string) => BLOCKED_DIRECTIVES.includes(name) || BLOCKED_PATTERNS.some((p) => p.test(name));
+    const snippet = fc.oneof(hostile, fc.array(fc.oneof(nasty, plausible, fc.constantFrom('add_header X 1;', 'if ($x) {', 'return 403;', 'set $a b;', 'alias /;')), { maxLength: 8 }).map((a) => a.join(' ')));
+    fc.assert(
+      fc.property(fc.constantFrom('configuration-snippet', 'server-snippet'), snippet, (key, value) => {
+        const snapshot = structuredClone(base);
+        set(snapshot.configMaps[0], ['data'], { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' });
+        annotate(snapshot, 0, { [key]: value });
+        const { model } = buildModel(snapshot, options);
+        const text = render(model, template);
+        const context = key === 'server-snippet' ? ['http', 'server'] : ['http', 'server', 'location'];
+        for (const d of foreignDirectives(text, allowed)) {
+          expect(blocked(d.name)).toBe(false);
+          expect(d.context.slice(0, context.length)).toEqual(context);
+          expect(d.context.length).toBeLessThanOrEqual(context.length + 1); // at most inside one if block
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

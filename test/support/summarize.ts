@@ -1,10 +1,14 @@
 import type { BuildResult, Location, NginxModel } from '../../src/model/nginx-model.js';
 import { formatProblem } from '../../src/cli/render.js';
 
-/** describeLocation reads like the rule: `= /exact -> 503`, `/api/ -> default_web_80 (ssl-redirect)`. */
+/**
+ * describeLocation reads like the rule: `= /exact -> 503`, `/api/ -> default_web_80 (ssl-redirect)`,
+ * `~* ^/a(.*) -> default_web_80`, `/ -> 301 https://example.com/`, `/ -> default_web_80 (canary default_new_80)`.
+ */
 export function describeLocation(l: Location): string {
-  const target = l.upstream ?? String(l.status);
-  return `${l.modifier ? '= ' : ''}${l.match} -> ${target}${l.sslRedirect ? ' (ssl-redirect)' : ''}`;
+  const target = l.redirect ? `${l.redirect.code} ${l.redirect.url}` : (l.upstream ?? String(l.status));
+  const canary = l.pass?.canary ? ` (canary ${l.pass.canary})` : '';
+  return `${l.modifier ? `${l.modifier} ` : ''}${l.match} -> ${target}${canary}${l.sslRedirect ? ' (ssl-redirect)' : ''}`;
 }
 
 /** Summary is the part of a model a fixture states: servers, their locations, upstreams, problems. */

@@ -1,9 +1,12 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { expect, it } from 'vitest';
+import { supportedKeys } from '../../src/model/annotations/registry.js';
+import { refusedAnnotations } from '../../src/model/annotations/refused.js';
 import { configKeys } from '../../src/model/config-map.js';
-import { configMapDocs } from '../../src/model/docs.js';
+import { annotationDocs, configMapDocs } from '../../src/model/docs.js';
 
 const FILE = new URL('../../docs/configmap.md', import.meta.url);
+const ANNOTATIONS = new URL('../../docs/annotations.md', import.meta.url);
 
 it('docs/configmap.md is generated from the key registry and up to date', async () => {
   if (process.env.UPDATE_DOCS) await writeFile(FILE, configMapDocs());
@@ -11,4 +14,19 @@ it('docs/configmap.md is generated from the key registry and up to date', async 
   expect(text).toBe(configMapDocs());
   for (const key of configKeys) expect(text).toContain(`| \`${key.key}\` |`);
   expect(text).not.toContain('| `undefined`');
+});
+
+it('docs/annotations.md is generated from the annotation registry and up to date', async () => {
+  if (process.env.UPDATE_DOCS) await writeFile(ANNOTATIONS, annotationDocs());
+  const text = await readFile(ANNOTATIONS, 'utf8');
+  expect(text).toBe(annotationDocs());
+  for (const { key } of supportedKeys) expect(text).toContain(`| \`${key.key}\``);
+  for (const key of refusedAnnotations) expect(text).toContain(`| \`${key.key}\``);
+  for (const key of configKeys) expect(text).toContain(`| \`${key.key}\` | supported |`);
+  expect(text).not.toContain('undefined');
+});
+
+it('lists no annotation twice', () => {
+  const names = [...supportedKeys.flatMap(({ key }) => [key.key, ...(key.aliases ?? [])]), ...refusedAnnotations.map((r) => r.key)];
+  expect(new Set(names).size).toBe(names.length);
 });

@@ -1,0 +1,148 @@
+/**
+ * From parsed annotations to the model: the features each route of an Ingress gets, and the
+ * upstream variants (hash, least_conn, ClusterIP) its balancing annotations ask for.
+ */
+import { compare, type Report } from '../backends.js';
+import type { BalancedUpstream, ErrorLocation, GlobalConfig, Problem, Upstream } from '../nginx-model.js';
+import { NO_EXTRAS, type LocationExtras, type RouteFeatures } from '../locations.js';
+import type { Service } from '../snapshot.js';
+import { checkIp } from '../validate.js';
+import { HttpExtras, stableId } from './http-extras.js';
+import type { IngressAnnotations } from './types.js';
+
+interface Variant {
+  readonly base: string;
+  readonly hashKey: string | null;
+  readonly leastConn: boolean;
+  readonly clusterIp: boolean;
+}
+
+/** UpstreamVariants hands out upstream names for balancing policies and builds those upstreams at the end. */
+export class UpstreamVariants {
+  private readonly variants = new Map<string, Variant>();
+
+  constructor(
+    private readonly config: GlobalConfig,
+    private readonly services: ReadonlyMap<string, Service>,
+  ) {}
+
+  /** name gives the upstream to proxy to for `base` under a policy: `base` itself when it is the default one. */
+  name(base: string, policy: { hashKey: string | null; hashName?: string; leastConn: boolean | null; clusterIp: boolean }): string {
+    const globalLeast = this.config.loadBalance === 'least_conn';
+    const leastConn = policy.hashKey === null && (policy.leastConn ?? globalLeast);
+    const suffix = `${policy.clusterIp ? '_svc' : ''}${policy.hashKey ? `_${policy.hashName ?? `h${stableId(policy.hashKey)}`}` : leastConn !== globalLeast ? (leastConn ? '_lc' : '_rr') : ''}`;
+    const name = `${base}${suffix}`;
+    this.variants.set(name, { base, hashKey: policy.hashKey, leastConn, clusterIp: policy.clusterIp });
+    return name;
+  }
+
+  /** build gives every upstream in `proxied`, with its endpoints (or ClusterIP) and balancing method. */
+  build(bases: readonly Upstream[], proxied: ReadonlySet<string | null>, problems: Problem[]): BalancedUpstream[] {
+    const byName = new Map(bases.map((u) => [u.name, u]));
+    const plain: Variant = { base: '', hashKey: null, leastConn: this.config.loadBalance === 'least_conn', clusterIp: false };
+    const out: BalancedUpstream[] = [];
+    for (const name of [...proxied].filter((n) => n !== null).sort(compare)) {
+      // An upstream no annotation touched (a default backend, say) has the ConfigMap's balancing.
+      const v = this.variants.get(name) ?? { ...plain, base: name };
+      const base = byName.get(v.base);
+      if (!base) continue;
+      out.push({ ...base, name, endpoints: v.clusterIp ? this.clusterIp(base, problems) : base.endpoints, hashKey: v.hashKey, leastConn: v.leastConn });
+    }
+    return out;
+  }
+
+  private clusterIp(base: Upstream, problems: Problem[]): Upstream['endpoints'] {
+    const service = this.services.get(base.service);
+    const port = (service?.spec?.ports ?? []).find((p) => String(p.port) === base.servicePort || p.name === base.servicePort);
+    const ip = checkIp(service?.spec?.clusterIP);
+    if (!ip.ok || !port?.port) {
+      const [namespace = '', name = ''] = base.service.split('/');
+      problems.push({ kind: 'Service', namespace, name, field: 'spec.clusterIP', message: 'service-upstream needs a ClusterIP; using the endpoints' });
+      return base.endpoints;
+    }
+    return [{ address: ip.value.family === 6 ? `[${ip.value.address}]:${port.port}` : `${ip.value.address}:${port.port}` }];
+  }
+}
+
+/** FeatureContext is what turning annotations into route features needs from buildModel. */
+export interface FeatureContext {
+  readonly config: GlobalConfig;
+  readonly extras: HttpExtras;
+  readonly variants: UpstreamVariants;
+  /** the upstream that renders custom-http-errors: the default-backend annotation's, else the flag's */
+  readonly errorBackend: string | null;
+  readonly report: Report;
+}
+
+/**
+ * IngressFeatures are one Ingress's annotations applied: the features of each of its routes
+ * and the upstream each of its backends resolves to.
+ */
+export class IngressFeatures {
+  private readonly shared: Omit<LocationExtras, 'setCookie'>;
+  private readonly grpc: boolean;
+
+  constructor(
+    readonly annotations: IngressAnnotations,
+    owner: string,
+    private readonly ctx: FeatureContext,
+  ) {
+    const a = annotations;
+    this.grpc = a.backendProtocol === 'grpc' || a.backendProtocol === 'grpcs';
+    const vhost = a.upstreamVhost === null ? null : { host: a.upstreamVhost };
+    const timeouts = a.proxy && { connectTimeout: a.proxy.connectTimeout, sendTimeout: a.proxy.sendTimeout, readTimeout: a.proxy.readTimeout };
+    const errorPages: ErrorLocation[] | null =
+      this.grpc || a.customHttpErrors.length === 0 || ctx.errorBackend === null
+        ? null
+        : a.customHttpErrors.map((code) => ({ name: `@custom_${ctx.errorBackend}_${code}`, code, upstream: ctx.errorBackend! }));
+    if (a.customHttpErrors.length > 0 && errorPages === null && !a.canary) {
+      ctx.report(
+        'metadata.annotations.nginx.ingress.kubernetes.io/custom-http-errors',
+        this.grpc ? 'not applied to gRPC backends' : 'no default backend (annotation default-backend or --default-backend-service) to render the errors; the Service\'s own pages are passed through',
+      );
+    }
+    // A canary Ingress's own annotations are ignored but for balancing, as in ingress-nginx.
+    this.shared = annotations.canary ? NO_EXTRAS : {
+      redirect: a.redirect,
+      appRoot: a.rewrite.appRoot,
+      client: a.client,
+      proxy: this.grpc ? null : a.proxy,
+      grpc: this.grpc && timeouts && Object.values(timeouts).some((t) => t !== null) ? timeouts : null,
+      proxyHeaders: this.grpc ? null : vhost,
+      grpcHeaders: this.grpc ? vhost : null,
+      access: a.access,
+      auth: a.auth && { realm: a.auth.realm, file: ctx.extras.authFile(a.auth.secretId, a.auth.content) },
+      ...ctx.extras.limits(owner, a.rateLimit),
+      cors: ctx.extras.cors(a.cors),
+      errorPages,
+      snippet: a.snippets.configuration,
+    };
+  }
+
+  /** regex says whether this Ingress's ImplementationSpecific paths are regular expressions. */
+  get regex(): boolean {
+    return this.annotations.rewrite.useRegex || this.annotations.rewrite.target !== null;
+  }
+
+  /** forRoute gives the features of the route at `path`, regex or not. */
+  forRoute(path: string, regex: boolean): RouteFeatures {
+    const a = this.annotations;
+    const cookie = a.affinity ? this.ctx.extras.affinity(a.affinity, regex ? '/' : path) : null;
+    return {
+      forcesRegex: a.rewrite.useRegex || (a.rewrite.target !== null && a.rewrite.target !== path),
+      rewriteTarget: a.rewrite.target,
+      protocol: a.backendProtocol,
+      sslRedirect: a.rewrite.sslRedirect,
+      forceSslRedirect: a.rewrite.forceSslRedirect,
+      extras: { ...this.shared, setCookie: cookie?.setCookie ?? null },
+    };
+  }
+
+  /** upstream gives the upstream name to proxy to for a resolved Service port, under this Ingress's balancing. */
+  upstream(base: string): string {
+    const a = this.annotations;
+    const hashKey = a.affinity ? this.ctx.extras.affinityKey(a.affinity.cookieName).key : a.balance.hashBy;
+    const hashName = a.affinity ? `cookie_${a.affinity.cookieName}` : undefined;
+    return this.ctx.variants.name(base, { hashKey, ...(hashName ? { hashName } : {}), leastConn: a.balance.leastConn, clusterIp: a.balance.serviceUpstream });
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * HttpExtras collects what annotations need at the http level: limit zones, maps (CORS
+ * origins, cookie affinity), canary selectors and htpasswd files. Names are derived from the
+ * content (a stable hash), so the same snapshot always gives the same names in any order.
+ */
+import type { Canary, Certificate, Cors, LimitZone, MapEntry, VariableMap } from '../nginx-model.js';
+import { compare } from '../backends.js';
+import type { AffinityAnnotations, CanaryAnnotations, IngressAnnotations, RateLimitAnnotations } from './types.js';
+
+/** stableId is a short FNV-1a hash of a string, for names that must not depend on input order. */
+export function stableId(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, '0');
+}
+
+/** literal escapes a map key so nginx takes it as text, never as a regex or a keyword (`default`, `include`). */
+export const literal = (key: string): string => `\\${key}`;
+
+const regexEscape = (text: string) => text.replace(/[.*+?^${}()|[\]\\/-]/g, (c) => `\\${c}`);
+
+/** HttpExtras is the http-level state one buildModel run gathers. */
+export class HttpExtras {
+  private readonly requestZones = new Map<string, LimitZone>();
+  private readonly connectionZones = new Map<string, LimitZone>();
+  private readonly mapsByVariable = new Map<string, VariableMap>();
+  private readonly files = new Map<string, Certificate>();
+  private readonly canaryList = new Map<string, Canary>();
+
+  /** limits gives the limit_req / limit_conn settings of an Ingress (`owner` is ns/name), one zone each. */
+  limits(owner: string, limit: RateLimitAnnotations | null) {
+    if (!limit) return { limitRequests: null, limitConnections: null };
+    const base = owner.replace('/', '_');
+    let limitRequests = null;
+    const perSecond = limit.rps !== null;
+    const rate = limit.rps ?? limit.rpm;
+    if (rate !== null) {
+      const zone = `${base}_${perSecond ? 'rps' : 'rpm'}`;
+      this.requestZones.set(zone, { zone: `${zone}:5m`, rate: `${rate}r/${perSecond ? 's' : 'm'}` });
+      limitRequests = { zone, burst: rate * limit.burstMultiplier };
+    }
+    let limitConnections = null;
+    if (limit.connections !== null) {
+      const zone = `${base}_conn`;
+      this.connectionZones.set(zone, { zone: `${zone}:5m`, rate: null });
+      limitConnections = { zone, count: limit.connections };
+    }
+    return { limitRequests, limitConnections };
+  }
+
+  /** cors turns the CORS annotations into a location's Cors; a list of origins becomes a map on $http_origin. */
+  cors(cors: IngressAnnotations['cors']): Cors | null {
+    if (!cors) return null;
+    if (cors.origins === null) return { ...cors.settings, origin: '*', anyOrigin: true, preflight: null };
+    const variable = `$ia_cors_${stableId(cors.origins.join(','))}`;
+    const entries: MapEntry[] = cors.origins.map((origin) => {
+      const [, scheme, wildcard, host] = /^(https?:\/\/)(\*\.)?(.*)$/.exec(origin)!;
+      return { key: `~*^${regexEscape(scheme!)}${wildcard ? '[^./]+\\.' : ''}${regexEscape(host!)}$`, value: '$http_origin' };
+    });
+    this.addMap({ source: '$http_origin', variable, fallback: '', entries });
+    const preflight = `${variable}_preflight`;
+    this.addMap({ source: `$request_method:${variable}`, variable: preflight, fallback: '', entries: [{ key: '~^OPTIONS:.', value: '1' }] });
+    return { ...cors.settings, origin: variable, anyOrigin: false, preflight };
+  }
+
+  /**
+   * affinity gives the upstream hash key and the Set-Cookie variable for cookie affinity on a
+   * location at `path`: the key is the cookie, or a fresh $request_id when it is missing, and
+   * the Set-Cookie value is empty (no header) once the client has the cookie.
+   */
+  affinity(affinity: AffinityAnnotations, path: string): { hashKey: string; setCookie: string } {
+    const name = affinity.cookieName;
+    const { key, fresh } = this.affinityKey(name);
+    const attributes = [
+      `${name}=${fresh}`,
+      `Path=${affinity.path ?? path}`,
+      ...(affinity.maxAge !== null ? [`Max-Age=${affinity.maxAge}`] : []),
+      ...(affinity.domain !== null ? [`Domain=${affinity.domain}`] : []),
+      ...(affinity.sameSite !== null ? [`SameSite=${affinity.sameSite}`] : []),
+      ...(affinity.secure ? ['Secure'] : []),
+      'HttpOnly',
+    ].join('; ');
+    const setCookie = `$ia_setcookie_${stableId(attributes)}`;
+    this.addMap({ source: fresh, variable: setCookie, fallback: attributes, entries: [{ key: '', value: '' }] });
+    return { hashKey: key, setCookie };
+  }
+
+  /** affinityKey registers the maps behind cookie `name`'s hash key (`$ia_aff_<name>`) and its fresh value. */
+  affinityKey(name: string): { key: string; fresh: string } {
+    const key = `$ia_aff_${name}`;
+    const fresh = `${key}_new`;
+    this.addMap({ source: `$cookie_${name}`, variable: key, fallback: `$cookie_${name}`, entries: [{ key: '', value: '$request_id' }] });
+    this.addMap({ source: `$cookie_${name}`, variable: fresh, fallback: '', entries: [{ key: '', value: '$request_id' }] });
+    return { key, fresh };
+  }
+
+  /** authFile registers an htpasswd file (written 0600 by the caller) and returns its path. */
+  authFile(secretId: string, content: string): string {
+    const file = `auth/${secretId.replace('/', '_')}.htpasswd`;
+    this.files.set(file, { id: secretId, file, pem: content });
+    return file;
+  }
+
+  /**
+   * canary registers the selector of one route (`route` names host and path) and returns the
+   * variable holding the upstream to use: header, then cookie, then weight decide, each giving
+   * `1` (canary), `0` (main) or nothing (next rule); the first decision in the concatenation wins.
+   * The caller makes sure there is at least one rule.
+   */
+  canary(route: string, main: string, canaryUpstream: string, rules: CanaryAnnotations): string {
+    const id = stableId(route);
+    const variable = `$ia_canary_${id}`;
+    const maps: VariableMap[] = [];
+    const decide = (source: string, suffix: string, entries: MapEntry[]) => {
+      maps.push({ source, variable: `${variable}_${suffix}`, fallback: '', entries });
+      return `${variable}_${suffix}`;
+    };
+    const votes: string[] = [];
+    const alwaysNever: MapEntry[] = [{ key: literal('always'), value: '1' }, { key: literal('never'), value: '0' }];
+    if (rules.header) {
+      votes.push(decide(rules.header.variable, 'h', rules.header.value === null ? alwaysNever : [{ key: literal(rules.header.value), value: '1' }]));
+    }
+    if (rules.cookie) votes.push(decide(rules.cookie, 'c', alwaysNever));
+    let split: Canary['split'] = null;
+    if (rules.weight !== null) {
+      const percent = Math.round(rules.weight * 10000) / 100;
+      const entries: MapEntry[] =
+        percent <= 0 ? [{ key: '*', value: '0' }] : percent >= 100 ? [{ key: '*', value: '1' }] : [{ key: `${percent}%`, value: '1' }, { key: '*', value: '0' }];
+      split = { variable: `${variable}_w`, entries };
+      votes.push(split.variable);
+    }
+    const select: VariableMap = {
+      source: votes.join(''),
+      variable,
+      fallback: main,
+      entries: [{ key: '~^1', value: canaryUpstream }],
+    };
+    this.canaryList.set(variable, { maps, split, select });
+    return variable;
+  }
+
+  /** model gives the collected zones, maps, canaries and files, sorted. */
+  model() {
+    const byZone = (a: LimitZone, b: LimitZone) => compare(a.zone, b.zone);
+    return {
+      requestZones: [...this.requestZones.values()].sort(byZone),
+      connectionZones: [...this.connectionZones.values()].sort(byZone),
+      maps: [...this.mapsByVariable.values()].sort((a, b) => compare(a.variable, b.variable)),
+      canaries: [...this.canaryList.entries()].sort(([a], [b]) => compare(a, b)).map(([, c]) => c),
+      files: [...this.files.values()].sort((a, b) => compare(a.file, b.file)),
+    };
+  }
+
+  private addMap(map: VariableMap): void {
+    this.mapsByVariable.set(map.variable, map);
+  }
+}

@@ -1,0 +1,50 @@
+import { show, type Checked } from '../validate.js';
+import { intIn, read, readBool } from './read.js';
+import type { AnnotationGroup } from './types.js';
+
+const VARIABLES = new Set([
+  'request_uri', 'uri', 'document_uri', 'host', 'hostname', 'remote_addr', 'binary_remote_addr', 'remote_port', 'args',
+  'query_string', 'is_args', 'request_method', 'scheme', 'https', 'server_name', 'server_port', 'server_addr', 'request', 'request_id',
+]);
+
+/**
+ * checkHashKey accepts an upstream-hash-by key: text of plain characters and nginx variables,
+ * each one a variable nginx knows when it picks an endpoint (a misspelt one would fail `nginx -t`).
+ */
+export function checkHashKey(value: string): Checked<string> {
+  if (!/^(?:[A-Za-z0-9_.:/-]|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\})+$/.test(value) || value.length > 256) {
+    return { ok: false, message: `${show(value)} may hold letters, digits, . _ : / - and $variables only` };
+  }
+  for (const [, a, b] of value.matchAll(/\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g)) {
+    const name = (a ?? b ?? '').toLowerCase();
+    if (!VARIABLES.has(name) && !/^(http|cookie|arg)_[a-z0-9_]+$/.test(name)) {
+      return { ok: false, message: `$${name} is not a variable nginx knows when it picks an endpoint` };
+    }
+  }
+  return { ok: true, value };
+}
+
+/** loadBalanceGroup is load-balance, upstream-hash-by and service-upstream: how an endpoint is chosen. */
+export const loadBalanceGroup: AnnotationGroup<'balance'> = {
+  name: 'LoadBalancing',
+  field: 'balance',
+  keys: [
+    { key: 'load-balance', risk: 'Low', scope: 'location', support: 'partial', doc: '`round_robin`, or `ewma` served as least_conn (no Lua here)' },
+    { key: 'upstream-hash-by', risk: 'High', scope: 'location', support: 'supported', doc: '`hash <key> consistent` on text and nginx variables; wins over load-balance' },
+    { key: 'upstream-hash-by-subset', risk: 'Low', scope: 'location', support: 'partial', doc: 'accepted; the hash picks one endpoint, not a subset' },
+    { key: 'upstream-hash-by-subset-size', risk: 'Low', scope: 'location', support: 'partial', doc: 'accepted and validated; no effect (see upstream-hash-by-subset)' },
+    { key: 'service-upstream', risk: 'Low', scope: 'ingress', support: 'supported', doc: 'proxy to the Service\'s ClusterIP and port instead of its endpoints' },
+  ],
+  parse(input) {
+    const policy = read(input, 'load-balance', (v) =>
+      v === 'round_robin' || v === 'ewma' ? { ok: true, value: v } : { ok: false, message: `${show(v)} is not round_robin or ewma` },
+    );
+    if (readBool(input, 'upstream-hash-by-subset')) input.note('upstream-hash-by-subset', 'subsets are not supported; the hash picks one endpoint');
+    read(input, 'upstream-hash-by-subset-size', intIn(1, 1000));
+    return {
+      leastConn: policy === undefined ? null : policy === 'ewma',
+      hashBy: read(input, 'upstream-hash-by', checkHashKey) ?? null,
+      serviceUpstream: readBool(input, 'service-upstream') ?? false,
+    };
+  },
+};

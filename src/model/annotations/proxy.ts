@@ -1,0 +1,53 @@
+import type { ProxySettings } from '../nginx-model.js';
+import { checkSeconds, checkSize, type Checked } from '../validate.js';
+import { intIn, oneOf, read } from './read.js';
+import type { AnnotationGroup } from './types.js';
+
+const NEXT_UPSTREAM = ['error', 'timeout', 'invalid_header', 'http_500', 'http_502', 'http_503', 'http_504', 'http_403', 'http_404', 'http_429', 'non_idempotent', 'off'];
+
+function checkNextUpstream(value: string): Checked<string[]> {
+  const words = value.trim().split(/\s+/);
+  if (words.some((w) => !NEXT_UPSTREAM.includes(w)) || (words.includes('off') && words.length > 1)) {
+    return { ok: false, message: `${JSON.stringify(value.slice(0, 80))} must be 'off' or a space-separated list of ${NEXT_UPSTREAM.slice(0, -1).join(', ')}` };
+  }
+  return { ok: true, value: [...new Set(words)] };
+}
+
+const onOff = oneOf(['on', 'off'] as const, true);
+
+/** proxyGroup is the Proxy group of ingress-nginx: per-location proxy_* settings. */
+export const proxyGroup: AnnotationGroup<'proxy'> = {
+  name: 'Proxy',
+  field: 'proxy',
+  keys: [
+    { key: 'proxy-connect-timeout', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_connect_timeout (seconds; grpc_connect_timeout for gRPC)' },
+    { key: 'proxy-send-timeout', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_send_timeout (seconds; grpc_send_timeout for gRPC)' },
+    { key: 'proxy-read-timeout', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_read_timeout (seconds; grpc_read_timeout for gRPC)' },
+    { key: 'proxy-buffering', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_buffering on|off (off by default, as ingress-nginx)' },
+    { key: 'proxy-buffer-size', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_buffer_size, and the size of proxy_buffers (nginx wants them to agree)' },
+    { key: 'proxy-buffers-number', risk: 'Low', scope: 'location', support: 'supported', doc: 'the number of proxy_buffers (3-1024, default 4)' },
+    { key: 'proxy-next-upstream', risk: 'Medium', scope: 'location', support: 'supported', doc: 'proxy_next_upstream: when to try another endpoint' },
+    { key: 'proxy-next-upstream-tries', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_next_upstream_tries' },
+    { key: 'proxy-next-upstream-timeout', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_next_upstream_timeout (seconds)' },
+    { key: 'proxy-http-version', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_http_version 1.0 or 1.1' },
+    { key: 'proxy-request-buffering', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_request_buffering on|off' },
+  ],
+  parse(input) {
+    const size = read(input, 'proxy-buffer-size', checkSize) ?? null;
+    // 3 at least: nginx wants the busy buffers (twice the size) below all buffers but one.
+    const number = read(input, 'proxy-buffers-number', intIn(3, 1024)) ?? null;
+    const settings: ProxySettings = {
+      connectTimeout: read(input, 'proxy-connect-timeout', checkSeconds) ?? null,
+      sendTimeout: read(input, 'proxy-send-timeout', checkSeconds) ?? null,
+      readTimeout: read(input, 'proxy-read-timeout', checkSeconds) ?? null,
+      buffering: read(input, 'proxy-buffering', onOff) ?? null,
+      buffers: size === null && number === null ? null : { number: number ?? 4, size: size ?? '4k' },
+      nextUpstream: read(input, 'proxy-next-upstream', checkNextUpstream) ?? null,
+      nextUpstreamTries: read(input, 'proxy-next-upstream-tries', intIn(0, 1000)) ?? null,
+      nextUpstreamTimeout: read(input, 'proxy-next-upstream-timeout', checkSeconds) ?? null,
+      httpVersion: read(input, 'proxy-http-version', oneOf(['1.0', '1.1'] as const)) ?? null,
+      requestBuffering: read(input, 'proxy-request-buffering', onOff) ?? null,
+    };
+    return Object.values(settings).every((v) => v === null) ? null : settings;
+  },
+};

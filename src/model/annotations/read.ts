@@ -1,0 +1,40 @@
+import { checkBool, type Checked } from '../validate.js';
+import type { AnnotationInput } from './types.js';
+
+/**
+ * read applies `check` to an annotation: undefined when absent, the typed value when valid,
+ * and on an invalid value records the problem (which leaves the Ingress out) and gives undefined.
+ */
+export function read<T>(input: AnnotationInput, key: string, check: (value: string) => Checked<T>): T | undefined {
+  const raw = input.get(key);
+  if (raw === undefined) return undefined;
+  const checked = check(raw);
+  if (checked.ok) return checked.value;
+  input.invalid(key, checked.message);
+  return undefined;
+}
+
+/** readBool reads a boolean annotation (Go's strconv.ParseBool spellings): null when absent. */
+export function readBool(input: AnnotationInput, key: string): boolean | null {
+  return read(input, key, checkBool) ?? null;
+}
+
+/** oneOf builds a checker for a closed set of values. */
+export function oneOf<T extends string>(values: readonly T[], caseless = false): (value: string) => Checked<T> {
+  return (value) => {
+    const found = values.find((v) => (caseless ? v.toLowerCase() === value.trim().toLowerCase() : v === value));
+    return found !== undefined
+      ? { ok: true, value: found }
+      : { ok: false, message: `${JSON.stringify(value.slice(0, 80))} is not one of ${values.join(', ')}` };
+  };
+}
+
+/** intIn builds a checker for a whole number between min and max. */
+export function intIn(min: number, max: number): (value: string) => Checked<number> {
+  return (value) => {
+    const n = /^\d{1,10}$/.test(value.trim()) ? Number(value.trim()) : NaN;
+    return n >= min && n <= max
+      ? { ok: true, value: n }
+      : { ok: false, message: `${JSON.stringify(value.slice(0, 80))} is not a whole number from ${min} to ${max}` };
+  };
+}

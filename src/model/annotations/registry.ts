@@ -1,0 +1,125 @@
+/**
+ * The annotation registry: every module, what it declares and the one entry point buildModel
+ * calls. The compatibility table (docs/annotations.md) is generated from these lists.
+ */
+import { RISK_LEVELS } from '../config-map.js';
+import type { GlobalConfig, Problem } from '../nginx-model.js';
+import type { Ingress, Secret } from '../snapshot.js';
+import { affinityGroup } from './affinity.js';
+import { authGroup } from './auth.js';
+import { backendProtocolGroup } from './backend-protocol.js';
+import { canaryGroup } from './canary.js';
+import { clientGroup } from './client.js';
+import { corsGroup } from './cors.js';
+import { customHttpErrorsGroup } from './custom-http-errors.js';
+import { defaultBackendGroup } from './default-backend.js';
+import { loadBalanceGroup } from './load-balance.js';
+import { proxyGroup } from './proxy.js';
+import { rateLimitGroup } from './rate-limit.js';
+import { redirectGroup } from './redirect.js';
+import { refusedAnnotations } from './refused.js';
+import { rewriteGroup } from './rewrite.js';
+import { snippetsGroup } from './snippets.js';
+import { sourceRangeGroup } from './source-range.js';
+import { ANNOTATION_PREFIX, type AnnotationGroup, type AnnotationInput, type AnnotationKey, type IngressAnnotations, type RefusedAnnotation } from './types.js';
+import { upstreamVhostGroup } from './upstream-vhost.js';
+
+/** annotationGroups is every supported annotation module, in the compatibility table's order. */
+export const annotationGroups: readonly AnnotationGroup[] = [
+  rewriteGroup, redirectGroup, backendProtocolGroup, upstreamVhostGroup, defaultBackendGroup, customHttpErrorsGroup,
+  clientGroup, proxyGroup, sourceRangeGroup, authGroup, corsGroup, rateLimitGroup, affinityGroup, loadBalanceGroup,
+  canaryGroup, snippetsGroup,
+] as readonly AnnotationGroup[];
+
+/** supportedKeys lists every supported key with its group, aliases included under their key. */
+export const supportedKeys: readonly { readonly group: string; readonly key: AnnotationKey }[] = annotationGroups.flatMap((g) =>
+  g.keys.map((key) => ({ group: g.name, key })),
+);
+
+const byName = new Map<string, AnnotationKey>();
+for (const { key } of supportedKeys) for (const name of [key.key, ...(key.aliases ?? [])]) byName.set(name, key);
+const refusedByName = new Map<string, RefusedAnnotation>(refusedAnnotations.map((r) => [r.key, r]));
+
+/** AnnotationContext is what parseAnnotations needs beyond the Ingress. */
+export interface AnnotationContext {
+  readonly config: GlobalConfig;
+  readonly secret: (namespace: string, name: string) => Secret | undefined;
+  readonly problems: Problem[];
+}
+
+/**
+ * parseAnnotations reads an Ingress's `nginx.ingress.kubernetes.io/*` annotations into typed
+ * fields. Returns null, with problems naming `metadata.annotations.<key>`, when a value is
+ * invalid, an annotation is riskier than annotations-risk-level, or a refused annotation would
+ * make serving unsafe: the caller then leaves that Ingress (and only it) out.
+ */
+export function parseAnnotations(ingress: Ingress, namespace: string, name: string, ctx: AnnotationContext): IngressAnnotations | null {
+  const raw = ingress.metadata?.annotations ?? {};
+  const values = new Map<string, string>();
+  for (const [full, value] of Object.entries(raw)) {
+    if (full.startsWith(ANNOTATION_PREFIX) && typeof value === 'string') values.set(full.slice(ANNOTATION_PREFIX.length), value);
+  }
+  let invalid = false;
+  const report = (key: string, message: string) =>
+    ctx.problems.push({ kind: 'Ingress', namespace, name, field: `metadata.annotations.${ANNOTATION_PREFIX}${key}`, message });
+  const maxRisk = RISK_LEVELS.indexOf(ctx.config.annotationsRiskLevel);
+
+  for (const key of [...values.keys()].sort()) {
+    const known = byName.get(key);
+    const refused = refusedByName.get(key);
+    const risk = known?.risk ?? refused?.risk;
+    if (risk !== undefined && RISK_LEVELS.indexOf(risk) > maxRisk) {
+      report(key, `is ${risk} risk, above annotations-risk-level ${ctx.config.annotationsRiskLevel}; Ingress left out`);
+      invalid = true;
+    } else if (refused?.effect === 'left-out') {
+      report(key, `is not supported: ${refused.reason}; Ingress left out`);
+      invalid = true;
+    } else if (refused) {
+      report(key, `is not supported (${refused.reason}); ignored`);
+    } else if (!known) {
+      report(key, 'is not an annotation this controller knows; ignored');
+    }
+  }
+  if (invalid) return null;
+
+  const keyOf = (key: string) => {
+    if (values.get(key)) return key;
+    return byName.get(key)?.aliases?.find((alias) => values.get(alias)) ?? key;
+  };
+  const input: AnnotationInput = {
+    namespace,
+    name,
+    config: ctx.config,
+    get: (key) => values.get(keyOf(key)) || undefined,
+    keyOf,
+    invalid: (key, message) => {
+      report(keyOf(key), `${message}; Ingress left out`);
+      invalid = true;
+    },
+    note: (key, message) => report(keyOf(key), `${message}; ignored`),
+    secret: ctx.secret,
+  };
+  const result: Record<string, unknown> = {};
+  for (const group of annotationGroups) result[group.field] = group.parse(input);
+  return invalid ? null : (result as unknown as IngressAnnotations);
+}
+
+/** NO_ANNOTATIONS is what an Ingress without annotations asks for, for the routes buildModel makes itself. */
+export const NO_ANNOTATIONS: IngressAnnotations = Object.freeze({
+  rewrite: { target: null, useRegex: false, appRoot: null, sslRedirect: null, forceSslRedirect: null },
+  redirect: null,
+  backendProtocol: 'http',
+  upstreamVhost: null,
+  defaultBackend: null,
+  customHttpErrors: [],
+  client: null,
+  proxy: null,
+  access: null,
+  auth: null,
+  cors: null,
+  rateLimit: null,
+  affinity: null,
+  balance: { leastConn: null, hashBy: null, serviceUpstream: false },
+  canary: null,
+  snippets: { configuration: null, server: null },
+});

@@ -1,0 +1,124 @@
+/**
+ * The shapes every annotation module shares: what a key declares (ingress-nginx's name, risk,
+ * scope, our support and its documentation), the input a parser reads, and the typed result
+ * all parsers together produce. No raw annotation string leaves a parser: each one returns
+ * validated, typed fields, and buildModel turns those into the nginx model.
+ */
+import type { Cors, GlobalConfig, ProxySettings, RiskLevel } from '../nginx-model.js';
+import type { Secret } from '../snapshot.js';
+
+/** ANNOTATION_PREFIX is ingress-nginx's default `--annotations-prefix`. */
+export const ANNOTATION_PREFIX = 'nginx.ingress.kubernetes.io/';
+
+/** Scope is where ingress-nginx applies an annotation: every location of the Ingress, or the Ingress (server) as a whole. */
+export type Scope = 'location' | 'ingress';
+
+/** AnnotationKey is one supported key, as the compatibility table lists it. */
+export interface AnnotationKey {
+  /** without the prefix: `rewrite-target` */
+  readonly key: string;
+  /** older names read when the key itself is absent (`whitelist-source-range`) */
+  readonly aliases?: readonly string[];
+  readonly risk: RiskLevel;
+  readonly scope: Scope;
+  /** `partial` when some of ingress-nginx's behaviour is missing; `note` says what */
+  readonly support: 'supported' | 'partial';
+  readonly doc: string;
+  readonly note?: string;
+}
+
+/** RefusedAnnotation is an ingress-nginx key this controller does not implement, and what it does when it meets one. */
+export interface RefusedAnnotation {
+  readonly key: string;
+  readonly risk: RiskLevel;
+  readonly scope: Scope;
+  /** `left-out`: serving without it could be unsafe or wrong, so the Ingress is left out; `ignored`: reported, Ingress served */
+  readonly effect: 'left-out' | 'ignored';
+  readonly reason: string;
+}
+
+/** AnnotationInput is what a parser reads: annotation values and the little context validation needs. */
+export interface AnnotationInput {
+  readonly namespace: string;
+  readonly name: string;
+  readonly config: GlobalConfig;
+  /** the value of the key (or of an alias, when the key is absent); empty means absent, as ingress-nginx reads it */
+  get(key: string): string | undefined;
+  /** the key actually present for `key`: itself or one of its aliases (for problem messages) */
+  keyOf(key: string): string;
+  /** an invalid value: reported, and the Ingress is left out */
+  invalid(key: string, message: string): void;
+  /** a value that is understood but not (fully) applied: reported, Ingress kept */
+  note(key: string, message: string): void;
+  secret(namespace: string, name: string): Secret | undefined;
+}
+
+/** AnnotationGroup is one module: its keys and the parser that reads them into one field of IngressAnnotations. */
+export interface AnnotationGroup<K extends keyof IngressAnnotations = keyof IngressAnnotations> {
+  readonly name: string;
+  readonly field: K;
+  readonly keys: readonly AnnotationKey[];
+  readonly parse: (input: AnnotationInput) => IngressAnnotations[K];
+}
+
+/** RewriteAnnotations are the rewrite group: paths as regexes, rewrite-target, app-root and the TLS redirects. */
+export interface RewriteAnnotations {
+  readonly target: string | null;
+  readonly useRegex: boolean;
+  readonly appRoot: string | null;
+  /** null: the ConfigMap's ssl-redirect */
+  readonly sslRedirect: boolean | null;
+  /** null: the ConfigMap's force-ssl-redirect */
+  readonly forceSslRedirect: boolean | null;
+}
+
+/** AffinityAnnotations are cookie affinity's settings, validated. */
+export interface AffinityAnnotations {
+  readonly cookieName: string;
+  /** null: the location's path */
+  readonly path: string | null;
+  readonly maxAge: number | null;
+  readonly domain: string | null;
+  readonly sameSite: 'None' | 'Lax' | 'Strict' | null;
+  readonly secure: boolean;
+}
+
+/** CanaryAnnotations say when a canary Ingress takes a request from the main one. */
+export interface CanaryAnnotations {
+  /** the `$http_...` variable of canary-by-header */
+  readonly header: { readonly variable: string; readonly value: string | null } | null;
+  /** the `$cookie_...` variable of canary-by-cookie */
+  readonly cookie: string | null;
+  /** canary-weight as a share of canary-weight-total, 0..1; null when unset */
+  readonly weight: number | null;
+}
+
+/** RateLimitAnnotations are limit-rps, limit-rpm and limit-connections. */
+export interface RateLimitAnnotations {
+  readonly rps: number | null;
+  readonly rpm: number | null;
+  readonly connections: number | null;
+  readonly burstMultiplier: number;
+}
+
+/** IngressAnnotations is everything the annotations of one Ingress ask for, typed and validated. */
+export interface IngressAnnotations {
+  readonly rewrite: RewriteAnnotations;
+  readonly redirect: { readonly code: number; readonly url: string } | null;
+  readonly backendProtocol: 'http' | 'https' | 'grpc' | 'grpcs';
+  readonly upstreamVhost: string | null;
+  readonly defaultBackend: string | null;
+  readonly customHttpErrors: readonly number[];
+  readonly client: { readonly maxBodySize: string | null; readonly bodyBufferSize: string | null } | null;
+  readonly proxy: ProxySettings | null;
+  /** denylist then allowlist, already in nginx's allow/deny order */
+  readonly access: readonly { readonly allow: boolean; readonly address: string }[] | null;
+  readonly auth: { readonly realm: string; readonly secretId: string; readonly content: string } | null;
+  /** CORS settings, with the origin list still to be turned into a map by buildModel */
+  readonly cors: { readonly origins: readonly string[] | null; readonly settings: Omit<Cors, 'origin' | 'anyOrigin' | 'preflight'> } | null;
+  readonly rateLimit: RateLimitAnnotations | null;
+  readonly affinity: AffinityAnnotations | null;
+  readonly balance: { readonly leastConn: boolean | null; readonly hashBy: string | null; readonly serviceUpstream: boolean };
+  readonly canary: CanaryAnnotations | null;
+  readonly snippets: { readonly configuration: readonly string[] | null; readonly server: readonly string[] | null };
+}

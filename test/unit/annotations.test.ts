@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { checkHtpasswd, checkRealm } from '../../src/model/annotations/auth.js';
+import { checkOrigins } from '../../src/model/annotations/cors.js';
+import { stableId } from '../../src/model/annotations/http-extras.js';
+import { checkHashKey } from '../../src/model/annotations/load-balance.js';
+import { checkRewriteTarget } from '../../src/model/annotations/rewrite.js';
+import { checkSnippet } from '../../src/model/annotations/snippet-check.js';
+import { checkCidr, checkHttpUrl, checkRegexPath } from '../../src/model/validate.js';
+
+const ok = <T>(r: { ok: true; value: T } | { ok: false; message: string }) => (r.ok ? r.value : `error: ${r.message}`);
+
+describe('checkSnippet', () => {
+  it('re-serialises plain directives and one level of if, dropping comments', () => {
+    expect(ok(checkSnippet('add_header X-A "a b";  # why\nif ($x = "1") { return 403; }\n'))).toEqual([
+      'add_header X-A "a b";',
+      'if ($x = "1" ) {',
+      '    return 403;',
+      '}',
+    ]);
+  });
+
+  it.each([
+    ['} server { listen 1;', "has an unbalanced '}'"],
+    ['location / { }', 'the directive location is not allowed'],
+    ['if ($a) { if ($b) { return 1; } }', 'only if blocks, one level deep'],
+    ['set $a 1', "ends inside a block or without ';'"],
+    ['add_header "X;', 'unterminated quoted string'],
+    ['add_header a"b c;', 'a quote may only start a token'],
+    ['add_header X ${host};', 'write variables as $name'],
+    ['return 200 "\\";', 'may not contain backslashes'],
+    ['include /etc/nginx/x;', 'matches the blocklist'],
+    ['root /;', 'the directive root is not allowed'],
+    ['ssl_certificate_key /x;', 'the directive ssl_certificate_key is not allowed'],
+    ['grpc_pass grpc://x;', 'the directive grpc_pass is not allowed'],
+    ['js_content x;', 'the directive js_content is not allowed'],
+    ['error_log /tmp/x;', 'the directive error_log is not allowed'],
+    ['add_header X 1;\r', 'may hold only printable ASCII'],
+    ['"quoted" directive;', 'is not a directive name'],
+    ['', 'holds no directive'],
+  ])('refuses %j', (snippet, message) => {
+    const checked = checkSnippet(snippet);
+    expect(checked.ok).toBe(false);
+    if (!checked.ok) expect(checked.message).toContain(message);
+  });
+});
+
+describe('annotation values', () => {
+  it('rewrite-target: a path with capture groups only', () => {
+    expect(ok(checkRewriteTarget('/api/$1/x$2'))).toBe('/api/$1/x$2');
+    for (const bad of ['api', '/$host', '/a?b', 'https://x/', '/a b', '/${1}']) expect(checkRewriteTarget(bad).ok).toBe(false);
+  });
+
+  it('regex paths: the subset PCRE and JavaScript agree on', () => {
+    expect(ok(checkRegexPath('/a(/|$)(.*)'))).toBe('/a(/|$)(.*)');
+    expect(ok(checkRegexPath('/v[0-9]+/\\d{2,3}'))).toBe('/v[0-9]+/\\d{2,3}');
+    for (const bad of ['a', '/(?<n>x)', '/(?i)x', '/\\u0041', '/x"', '/x;', '/(']) expect(checkRegexPath(bad).ok).toBe(false);
+  });
+
+  it('CIDRs: no host bits, IPv6 too', () => {
+    expect(ok(checkCidr('10.0.0.0/8'))).toBe('10.0.0.0/8');
+    expect(ok(checkCidr('FD00::/8'))).toBe('fd00::/8');
+    expect(ok(checkCidr('::ffff:10.0.0.0/104'))).toBe('::ffff:10.0.0.0/104');
+    for (const bad of ['10.0.0.1/8', '10.0.0.0/33', 'fd00::1/8', 'all', '10.0.0.0/8/8']) expect(checkCidr(bad).ok).toBe(false);
+  });
+
+  it('redirect URLs: http(s), no variables, quotes or spaces', () => {
+    expect(ok(checkHttpUrl('https://x.example.com:8443/a?b=c&d=%20'))).toBe('https://x.example.com:8443/a?b=c&d=%20');
+    for (const bad of ['ftp://x/', 'https://x/$uri', 'https://x/ a', 'https://x/"', 'javascript:alert(1)', 'https:///x']) expect(checkHttpUrl(bad).ok).toBe(false);
+  });
+
+  it('CORS origins: * or scheme://host[:port], one-label wildcards', () => {
+    expect(ok(checkOrigins('https://b.example.com, http://*.a.example.com:8080'))).toEqual(['http://*.a.example.com:8080', 'https://b.example.com']);
+    expect(ok(checkOrigins('https://a.example.com, *'))).toBe(null);
+    for (const bad of ['a.example.com', 'https://a.example.com/', 'https://a b']) expect(checkOrigins(bad).ok).toBe(false);
+  });
+
+  it('htpasswd and realm', () => {
+    expect(ok(checkHtpasswd('a:{PLAIN}x\nb:$apr1$x$y\n'))).toBe('a:{PLAIN}x\nb:$apr1$x$y\n');
+    for (const bad of ['nocolon', 'a:', ':x', 'a b:x', 'a:x\r']) expect(checkHtpasswd(bad).ok).toBe(false);
+    expect(checkRealm('off').ok).toBe(false);
+    expect(checkRealm('$host').ok).toBe(false);
+    expect(checkRealm('Members only').ok).toBe(true);
+  });
+
+  it('upstream-hash-by: known variables only', () => {
+    expect(ok(checkHashKey('$request_uri-${http_x_user}'))).toBe('$request_uri-${http_x_user}');
+    for (const bad of ['$nosuch', '$uri;', '"x"']) expect(checkHashKey(bad).ok).toBe(false);
+  });
+
+  it('stableId is a fixed 8-digit hash', () => {
+    expect(stableId('a')).toBe(stableId('a'));
+    expect(stableId('a')).toMatch(/^[0-9a-f]{8}$/);
+    expect(stableId('a')).not.toBe(stableId('b'));
+  });
+});
