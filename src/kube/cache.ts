@@ -1,6 +1,9 @@
 import type { KubeObject, Snapshot } from '../model/snapshot.js';
 import type { WatchedKind } from './kinds.js';
 
+/** The annotation that names an htpasswd Secret, which matters to nginx.conf like a TLS Secret does. */
+const AUTH_SECRET_ANNOTATION = 'nginx.ingress.kubernetes.io/auth-secret';
+
 const key = (obj: KubeObject) => `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
 
 /**
@@ -40,12 +43,19 @@ export class ClusterCache {
     };
   }
 
-  /** referencesSecret says whether any Ingress names the Secret in spec.tls (or it is a flag's). */
+  /**
+   * referencesSecret says whether any Ingress names the Secret: in spec.tls, or in the
+   * `auth-secret` annotation (`name` or `namespace/name`), or a flag does.
+   */
   referencesSecret(namespace: string, name: string, flagged: readonly string[] = []): boolean {
-    if (flagged.includes(`${namespace}/${name}`)) return true;
-    return this.list<Snapshot['ingresses'][number]>('Ingress').some(
-      (ing) => ing.metadata?.namespace === namespace && (ing.spec?.tls ?? []).some((t) => t.secretName === name),
-    );
+    const key = `${namespace}/${name}`;
+    if (flagged.includes(key)) return true;
+    return this.list<Snapshot['ingresses'][number]>('Ingress').some((ing) => {
+      const ns = ing.metadata?.namespace ?? '';
+      const auth = ing.metadata?.annotations?.[AUTH_SECRET_ANNOTATION];
+      if (auth !== undefined && (auth.includes('/') ? auth : `${ns}/${auth}`) === key) return true;
+      return ns === namespace && (ing.spec?.tls ?? []).some((t) => t.secretName === name);
+    });
   }
 
   private kind(kind: WatchedKind): Map<string, KubeObject> {

@@ -115,6 +115,11 @@ describe('watchers', () => {
     await waitFor('the named Secret reported', () => w.reports.includes('changed Secret team-a/cert'));
     expect(w.cache.list('Secret').map((s) => s.metadata?.name).sort()).toEqual(['cert', 'unrelated']);
     expect(w.reports).not.toContain('changed Secret team-a/unrelated');
+    // An htpasswd Secret named by the auth-secret annotation matters too.
+    await w.client.create({ ...ing('auth', 'auth.example.com', 'team-a'), metadata: { name: 'auth', namespace: 'team-a', annotations: { 'nginx.ingress.kubernetes.io/auth-type': 'basic', 'nginx.ingress.kubernetes.io/auth-secret': 'unrelated' } } } as KubernetesObject);
+    await waitFor('the auth Ingress', () => w.reports.includes('changed Ingress team-a/auth'));
+    await w.client.patch({ ...secret('unrelated', 'team-a'), stringData: { auth: 'user:hash' } } as KubernetesObject, undefined, undefined, undefined, undefined, 'application/merge-patch+json' as never);
+    await waitFor('the auth Secret reported', () => w.reports.includes('changed Secret team-a/unrelated'));
   });
 
   it('end equal to the server after random changes and faults', async () => {
