@@ -2,10 +2,12 @@
  * startApiServer: a Kubernetes API server on loopback for the tests and the demo. HTTPS with a CA
  * made at start, bearer-token auth, and a kubeconfig that kubectl and client-node both accept.
  * The handle also exposes the registry (to change the cluster without a client) and the faults
- * tests need: dropping every watch connection, and compacting history so old versions get 410.
+ * tests need: dropping every watch connection, compacting history so old versions get 410, and
+ * answering every request with an error status (or not at all) for a while.
  */
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { stringify } from 'yaml';
@@ -37,6 +39,16 @@ export interface ApiServerOptions {
   readonly onRequest?: (line: { method: string; url: string; status: number }) => void;
 }
 
+/**
+ * RequestFault is what `failRequests` makes the server do with each request it receives:
+ * answer a Status with this HTTP code (500 InternalError, 503 ServiceUnavailable, 504 Timeout, …),
+ * or `hang`: read the request and never answer, until the fault is cleared or replaced, when the
+ * held connections are destroyed (what a client sees when an overloaded server finally gives up).
+ */
+export type RequestFault = { readonly status: number } | { readonly hang: true };
+
+const FAULT_REASONS: Readonly<Record<number, string>> = { 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout' };
+
 /** ApiServer is a running server and the controls tests use on it. */
 export interface ApiServer {
   /** The server URL, `https://127.0.0.1:<port>`. */
@@ -61,6 +73,12 @@ export interface ApiServer {
   dropWatches(options?: { abrupt?: boolean }): number;
   /** compact forgets the history, so watches from any older resourceVersion get 410 Gone. */
   compact(): void;
+  /**
+   * failRequests makes every request received from now on fail as `fault` says (watch streams
+   * already open are left alone: drop them too to make clients reconnect into the fault); null
+   * serves normally again. Returns how many requests the previous fault failed or held.
+   */
+  failRequests(fault: RequestFault | null): number;
   /** pause stops listening and cuts every connection, as a crashed API server would; state is kept. */
   pause(): Promise<void>;
   /** resume listens again on the same port with the same certificate, token and objects. */
@@ -111,12 +129,31 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const watches = new Watches(registry, watchSettings);
   const router = new Router(registry, watches);
   const expected = `Bearer ${token}`;
+  let fault: RequestFault | null = null;
+  let faulted = 0;
+  const held = new Set<ServerResponse>();
+  const releaseHeld = () => {
+    for (const res of held) res.destroy();
+    held.clear();
+  };
 
   const server = createServer({ key: serving.keyPem, cert: serving.certPem }, (req, res) => {
     if (options.onRequest) {
       const line = { method: req.method ?? '', url: req.url ?? '' };
       // 'close' rather than 'finish': a watch the client abandons never finishes.
       res.on('close', () => options.onRequest?.({ ...line, status: res.statusCode }));
+    }
+    if (fault) {
+      faulted++;
+      req.resume();
+      if ('hang' in fault) {
+        held.add(res);
+        res.on('close', () => held.delete(res));
+        return;
+      }
+      const reason = FAULT_REASONS[fault.status] ?? 'InternalError';
+      sendError(res, new ApiError(fault.status, reason, `injected fault: every request answers ${fault.status}`));
+      return;
     }
     // No anonymous access (as with --anonymous-auth=false): every path needs the token.
     if (req.headers.authorization !== expected) {
@@ -143,6 +180,13 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     openWatches: () => watches.count,
     dropWatches: (dropOptions) => watches.drop(dropOptions),
     compact: () => store.compact(),
+    failRequests: (next) => {
+      const count = faulted;
+      faulted = 0;
+      fault = next;
+      releaseHeld();
+      return count;
+    },
     pause: async () => {
       watches.drop({ abrupt: true });
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -151,6 +195,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     },
     resume: async () => void (await listen(server, port)),
     close: async () => {
+      fault = null;
+      releaseHeld();
       watches.drop();
       if (!server.listening) return;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -46,6 +46,16 @@ const MIN_REQUEST_TIMEOUT_S = 1800;
 /** Node timers overflow past 2^31-1 ms; a longer timeoutSeconds is served as this. */
 const MAX_TIMER_S = 2_147_483;
 
+/**
+ * watchLine is one watch event as a line of JSON, with U+2028 and U+2029 escaped as Go's
+ * encoding/json (and so kube-apiserver) always does. JSON.stringify leaves them raw, and line
+ * readers such as Node's readline (which client-node's Watch uses) end a line there, so an
+ * object holding one would arrive as two unparsable halves, and client-node drops both silently.
+ */
+export function watchLine(event: unknown): string {
+  return JSON.stringify(event).replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'));
+}
+
 /** Watches serves watch requests and keeps track of the open ones so they can be dropped. */
 export class Watches {
   private readonly open = new Set<OpenWatch>();
@@ -111,7 +121,7 @@ export class Watches {
       return { type, object: table };
     };
     const write = (event: WireEvent): void => {
-      res.write(`${JSON.stringify(event)}\n`);
+      res.write(`${watchLine(event)}\n`);
     };
     const send = (type: string, object: KubeObject): void => write(encode(type, object));
     const bookmark = (annotations?: Record<string, string>): void => {

@@ -1,0 +1,39 @@
+/**
+ * The config the API state implies: the API server's own objects (read from its registry, not
+ * through any client), scoped as the controller's watchers scope them, through the same pure
+ * buildModel and render the controller uses, with the template it should be using.
+ */
+import type { ControllerConfig } from '../../src/cli/controller-flags.js';
+import { findResourceByKind } from '../../src/kube/api-server/resources.js';
+import type { ApiServer } from '../../src/kube/api-server/server.js';
+import { buildModel } from '../../src/model/build.js';
+import { emptySnapshot, type KubeObject, type Snapshot } from '../../src/model/snapshot.js';
+import { render, type NginxTemplate } from '../../src/render/render.js';
+
+function objects(api: ApiServer, apiVersion: string, kind: string, namespace: string | null): KubeObject[] {
+  const resource = findResourceByKind(apiVersion, kind);
+  if (!resource) throw new Error(`the API server serves no ${apiVersion} ${kind}`);
+  // structuredClone: buildModel must not see (or keep) the registry's live objects.
+  return structuredClone(api.registry.list(resource, resource.namespaced && namespace ? { namespace } : {}).items) as KubeObject[];
+}
+
+/** apiSnapshot is what the controller's caches should hold once its watchers caught up. */
+export function apiSnapshot(api: ApiServer, config: ControllerConfig): Snapshot {
+  const ns = config.watchNamespace;
+  const configMap = config.build.configMap ?? null;
+  return {
+    ...emptySnapshot,
+    ingresses: objects(api, 'networking.k8s.io/v1', 'Ingress', ns),
+    ingressClasses: objects(api, 'networking.k8s.io/v1', 'IngressClass', null),
+    services: objects(api, 'v1', 'Service', ns),
+    endpointSlices: objects(api, 'discovery.k8s.io/v1', 'EndpointSlice', ns),
+    secrets: objects(api, 'v1', 'Secret', ns),
+    // The ConfigMap watcher watches the --configmap object only, whatever --watch-namespace says.
+    configMaps: configMap ? objects(api, 'v1', 'ConfigMap', null).filter((o) => `${o.metadata?.namespace}/${o.metadata?.name}` === configMap) : [],
+  } as Snapshot;
+}
+
+/** expectedConfig is `render(buildModel(snapshot of the API server's objects))`. */
+export function expectedConfig(api: ApiServer, config: ControllerConfig, template: NginxTemplate): string {
+  return render(buildModel(apiSnapshot(api, config), config.build).model, template);
+}
