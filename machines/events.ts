@@ -112,3 +112,22 @@ export type NginxMasterCommand = NginxQuitCommand | NginxKillCommand;
 export interface StopEvent {
   readonly type: 'stop';
 }
+
+// ── status (leader election, Ingress status, Kubernetes Events) ──────────────────────────────
+
+/**
+ * StatusChangedEvent tells the status actor that a sync completed: the set of served Ingresses,
+ * their problems or the addresses may have changed. It carries nothing; the effects read the
+ * latest model when they run, so any number of these coalesce into one publish.
+ */
+export interface StatusChangedEvent {
+  readonly type: 'status.changed';
+}
+
+/** StatusStopEvent makes the status actor step down: clear the status if no replica takes over, release the Lease, stop. */
+export interface StatusStopEvent {
+  readonly type: 'status.stop';
+}
+
+/** StatusCommand is every event the status actor accepts from other actors. */
+export type StatusCommand = StatusChangedEvent | StatusStopEvent;

@@ -1,6 +1,7 @@
-import { assign, enqueueActions, fromCallback, sendTo, setup, type AnyActorLogic, type EventObject, type SnapshotFrom } from 'xstate';
+import { assign, enqueueActions, fromCallback, fromPromise, sendTo, setup, type AnyActorLogic, type EventObject, type SnapshotFrom } from 'xstate';
 import type { StopEvent } from './events.js';
 import { nginxProcessMachine, type NginxProcessInput, type NginxProcessOutput } from './nginxProcess.machine.js';
+import { statusMachine, type StatusInput, type StatusOutput } from './status.machine.js';
 import { syncQueueMachine, type SyncQueueInput } from './syncQueue.machine.js';
 import { templateMachine, type TemplateOutput } from './template.machine.js';
 
@@ -19,6 +20,10 @@ export interface RootSupervisorInput {
   readonly nginx: NginxProcessInput;
   /** extra input for every watcher (backoff settings, say), merged under `kind` */
   readonly watcherOptions?: Readonly<Record<string, unknown>>;
+  /** the `status` child's input (leader election, Ingress status, Events); no such child when absent */
+  readonly status?: StatusInput;
+  /** run the `http` child (/healthz, /metrics), started first and stopped last; no such child when absent or false */
+  readonly http?: boolean;
 }
 
 /** WatcherInput is what each `watcher` child gets. */
@@ -57,7 +62,9 @@ export type RootSupervisorEvent =
   | WatcherDoneEvent
   | { readonly type: 'xstate.snapshot.template'; readonly snapshot: SnapshotFrom<typeof templateMachine> }
   | { readonly type: 'xstate.done.actor.template'; readonly output: TemplateOutput }
-  | { readonly type: 'xstate.done.actor.nginx'; readonly output: NginxProcessOutput };
+  | { readonly type: 'xstate.done.actor.nginx'; readonly output: NginxProcessOutput }
+  | { readonly type: 'xstate.done.actor.status'; readonly output: StatusOutput }
+  | { readonly type: 'xstate.done.actor.http'; readonly output: unknown };
 
 /** RootSupervisorContext is the supervisor's state beyond its state value. */
 export interface RootSupervisorContext extends RootSupervisorInput {
@@ -70,6 +77,8 @@ export interface RootSupervisorContext extends RootSupervisorInput {
   readonly failure: string | null;
   /** the nginx-process actor's `clean` output once it stopped */
   readonly nginxClean: boolean | null;
+  /** the status actor has stopped (true from the start when there is none) */
+  readonly statusStopped: boolean;
 }
 
 /** RootSupervisorOutput is the final `stopped` state's output: the process exit code, and why not 0. */
@@ -78,9 +87,9 @@ export interface RootSupervisorOutput {
   readonly reason: string | null;
 }
 
-/** childIds lists every child id in start order: watchers, template, syncQueue, nginx. */
-export function childIds(context: Pick<RootSupervisorInput, 'watchers'>): string[] {
-  return [...context.watchers.map(watcherId), 'template', 'syncQueue', 'nginx'];
+/** childIds lists every child id in start order: http (if any), watchers, template, syncQueue, nginx, status (if any). */
+export function childIds(context: Pick<RootSupervisorInput, 'watchers' | 'status' | 'http'>): string[] {
+  return [...(context.http ? ['http'] : []), ...context.watchers.map(watcherId), 'template', 'syncQueue', 'nginx', ...(context.status ? ['status'] : [])];
 }
 
 function childOf(event: EventObject): string {
@@ -107,12 +116,16 @@ const supervisor = setup({
     template: templateMachine,
     syncQueue: syncQueueMachine,
     nginx: nginxProcessMachine,
+    status: statusMachine,
+    // Opaque: any actor logic that serves /healthz and /metrics until stopped, and fails when it cannot.
+    http: fromPromise<void, void>(async () => {
+      throw new Error('actor "http" not provided');
+    }) as AnyActorLogic,
   },
   guards: {
     templateReady: ({ event }) => event.type === 'xstate.snapshot.template' && event.snapshot.value === 'ready',
     restartBudgetExceeded: ({ context }) => context.recentRestarts + 1 > context.restartIntensity,
-    isNginxEvent: ({ event }) => childOf(event) === 'nginx',
-    nginxStopped: ({ context }) => context.nginxClean !== null,
+    childrenStopped: ({ context }) => context.nginxClean !== null && context.statusStopped,
   },
   delays: {
     restartPeriod: ({ context }) => context.restartPeriodMs,
@@ -131,6 +144,10 @@ const supervisor = setup({
           enqueue.spawnChild('syncQueue', { id, systemId: id, input: { ...context.syncQueue, watchers: context.watchers } });
         } else if (id === 'nginx') {
           enqueue.spawnChild('nginx', { id, systemId: id, input: context.nginx });
+        } else if (id === 'status' && context.status) {
+          enqueue.spawnChild('status', { id, systemId: id, input: context.status });
+        } else if (id === 'http') {
+          enqueue.spawnChild('http', { id, systemId: id });
         } else {
           const input: WatcherInput = { ...context.watcherOptions, kind: id.slice('watcher.'.length) };
           enqueue.spawnChild('watcher', { id, systemId: id, input });
@@ -153,8 +170,9 @@ const supervisor = setup({
     expireRestart: assign({ recentRestarts: ({ context }) => Math.max(0, context.recentRestarts - 1) }),
     recordGiveUp: assign(({ context, event }) => ({
       lastCrash: crashOf(event),
-      // A failed nginx machine will never report done: do not wait for it.
+      // A failed nginx (or status) machine will never report done: do not wait for it.
       nginxClean: childOf(event) === 'nginx' ? false : context.nginxClean,
+      statusStopped: context.statusStopped || childOf(event) === 'status',
       failure:
         context.failure ??
         `restart intensity exceeded: more than ${context.restartIntensity} restarts within ${context.restartPeriodMs} ms (last: ${crashOf(event)})`,
@@ -169,13 +187,18 @@ const supervisor = setup({
     recordCrashWhileStopping: assign(({ context, event }) => ({
       failure: context.failure ?? `${crashOf(event)} (while stopping)`,
       nginxClean: childOf(event) === 'nginx' ? false : context.nginxClean,
+      statusStopped: context.statusStopped || childOf(event) === 'status',
     })),
+    recordStatusStopped: assign({ statusStopped: true }),
     recordShutdownTimeout: assign(({ context }) => ({
       failure: context.failure ?? `shutdown timed out after ${context.shutdownTimeoutMs} ms`,
     })),
     stopSyncQueue: sendTo('syncQueue', { type: 'sync.stop' }),
     stopWatchers: enqueueActions(({ context, enqueue }) => {
       for (const kind of [...context.watchers].reverse()) enqueue.stopChild(watcherId(kind));
+    }),
+    stopStatus: enqueueActions(({ context, enqueue }) => {
+      if (!context.statusStopped) enqueue.sendTo('status', { type: 'status.stop' });
     }),
     stopNginx: enqueueActions(({ context, enqueue }) => {
       if (context.nginxClean === null) enqueue.sendTo('nginx', { type: 'nginx.stop' });
@@ -201,18 +224,29 @@ const supervising = supervisor.createStateConfig({
       { guard: 'restartBudgetExceeded', target: 'stopping', actions: 'recordGiveUp' },
       { actions: ['countRestart', { type: 'startChildren', params: ({ event }) => ({ ids: [childOf(event)], restart: true }) }] },
     ],
+    // Like a watcher, the status and http children run until told to stop: finishing early is a crash.
+    'xstate.done.actor.status': [
+      { guard: 'restartBudgetExceeded', target: 'stopping', actions: 'recordGiveUp' },
+      { actions: ['countRestart', { type: 'startChildren', params: { ids: ['status'], restart: true } }] },
+    ],
+    'xstate.done.actor.http': [
+      { guard: 'restartBudgetExceeded', target: 'stopping', actions: 'recordGiveUp' },
+      { actions: ['countRestart', { type: 'startChildren', params: { ids: ['http'], restart: true } }] },
+    ],
   },
 }).on;
 
 /**
  * rootSupervisorMachine owns every actor of the controller, OTP-style.
  *
- * States: `booting` spawns the children in order (one `watcher` per kind, `template`,
- * `syncQueue`, `nginx`, each with its id as systemId) and becomes `running` once the template is
- * ready; `stop` (SIGTERM/SIGINT) → `stopping`: the sync queue stops accepting (`sync.stop`),
- * watchers are stopped, nginx gets `nginx.stop`, and the machine waits for nginx's done event
- * (at most shutdownTimeoutMs) → `stopped` (final), which stops the rest. Output `{ exitCode,
- * reason }`: 0 only when no failure was recorded and nginx stopped cleanly.
+ * States: `booting` spawns the children in order (`http` if configured, one `watcher` per kind,
+ * `template`, `syncQueue`, `nginx`, `status` if configured, each with its id as systemId) and
+ * becomes `running` once the template is ready; `stop` (SIGTERM/SIGINT) → `stopping`: the sync
+ * queue stops accepting (`sync.stop`), watchers are stopped, status gets `status.stop` (clear,
+ * release the Lease), nginx gets `nginx.stop`, and the machine waits for nginx's and status's
+ * done events (at most shutdownTimeoutMs) → `stopped` (final), which stops the rest, `http`
+ * last. Output `{ exitCode, reason }`: 0 only when no failure was recorded and nginx stopped
+ * cleanly.
  *
  * Supervision: a child that fails (or a watcher that completes) is restarted one_for_one under
  * the same id and systemId; a restarted sync queue gets `sync.resync`, and a restarted nginx
@@ -220,8 +254,9 @@ const supervising = supervisor.createStateConfig({
  * restartPeriodMs later (a sliding window); a restart beyond restartIntensity within the window
  * stops everything with exit 1, as does the template machine reaching `failed`.
  *
- * Children to provide: `watcher` (any actor logic, input WatcherInput), and the `template`,
- * `syncQueue`, `nginx` machines with their own effects provided. A restart does not back off
+ * Children to provide: `watcher` (any actor logic, input WatcherInput), `http` (any actor logic
+ * that runs until stopped), and the `template`, `syncQueue`, `nginx`, `status` machines with
+ * their own effects provided. A `status` or `http` child that completes early counts as a crash. A restart does not back off
  * (as OTP); the watchers and nginx back off inside themselves.
  */
 export const rootSupervisorMachine = supervisor.createMachine({
@@ -233,6 +268,7 @@ export const rootSupervisorMachine = supervisor.createMachine({
     lastCrash: null,
     failure: null,
     nginxClean: null,
+    statusStopped: !input.status,
   }),
   on: {
     'restart.expired': { actions: 'expireRestart' },
@@ -250,18 +286,16 @@ export const rootSupervisorMachine = supervisor.createMachine({
       on: supervising,
     },
     stopping: {
-      entry: ['stopSyncQueue', 'stopWatchers', 'stopNginx'],
-      // nginx may already be gone (it stopped or failed before `stop`).
-      always: { guard: 'nginxStopped', target: 'stopped' },
+      entry: ['stopSyncQueue', 'stopWatchers', 'stopStatus', 'stopNginx'],
+      // nginx (or status) may already be gone (stopped or failed before `stop`); both are awaited.
+      always: { guard: 'childrenStopped', target: 'stopped' },
       after: {
         shutdownTimeout: { target: 'stopped', actions: 'recordShutdownTimeout' },
       },
       on: {
-        'xstate.done.actor.nginx': { target: 'stopped', actions: 'recordNginxStopped' },
-        'xstate.error.actor.*': [
-          { guard: 'isNginxEvent', target: 'stopped', actions: 'recordCrashWhileStopping' },
-          { actions: 'recordCrashWhileStopping' },
-        ],
+        'xstate.done.actor.nginx': { actions: 'recordNginxStopped' },
+        'xstate.done.actor.status': { actions: 'recordStatusStopped' },
+        'xstate.error.actor.*': { actions: 'recordCrashWhileStopping' },
       },
     },
     stopped: {

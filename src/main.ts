@@ -3,23 +3,31 @@
  * and nowhere else. Everything below is plumbing; the behaviour lives in the machines.
  */
 import { mkdir } from 'node:fs/promises';
-import { KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { nginxProcessMachine } from '../machines/nginxProcess.machine.js';
 import { resourceWatcherMachine } from '../machines/resourceWatcher.machine.js';
-import { rootSupervisorMachine, type RootSupervisorOutput } from '../machines/rootSupervisor.machine.js';
+import { childIds, rootSupervisorMachine, type RootSupervisorInput, type RootSupervisorOutput } from '../machines/rootSupervisor.machine.js';
+import { statusMachine } from '../machines/status.machine.js';
 import { syncQueueMachine } from '../machines/syncQueue.machine.js';
 import { templateMachine } from '../machines/template.machine.js';
 import { nginxActors } from './actors/nginx.js';
+import { statusActors } from './actors/status.js';
 import { syncActors } from './actors/sync.js';
 import { templateActors } from './actors/template.js';
 import { watcherActors } from './actors/watcher.js';
 import type { ControllerConfig } from './cli/controller-flags.js';
+import type { ActorLookup } from './http/health.js';
+import { ControllerMetrics } from './http/metrics.js';
+import { httpActor } from './http/server.js';
 import { ClusterCache } from './kube/cache.js';
+import { EventRecorder } from './kube/events.js';
 import { WATCHED_KINDS } from './kube/kinds.js';
+import { defaultIdentity, electionTimings, LeaseElector } from './kube/leader.js';
+import { podInfoFromEnv, servedIngresses, StatusWriter } from './kube/status.js';
 import type { Logger } from './log.js';
 import { buildModel } from './model/build.js';
-import type { NginxModel } from './model/nginx-model.js';
+import type { NginxModel, Problem } from './model/nginx-model.js';
 import { emptySnapshot } from './model/snapshot.js';
 import { stageConfig } from './nginx/apply.js';
 import { nginxBinary } from './nginx/binary.js';
@@ -30,6 +38,10 @@ import { render } from './render/render.js';
 export interface Controller {
   readonly root: Actor<typeof rootSupervisorMachine>;
   readonly cache: ClusterCache;
+  /** the Prometheus registry behind /metrics */
+  readonly metrics: ControllerMetrics;
+  /** this replica's identity in the leader Lease (POD_NAME, or host name and a random suffix) */
+  readonly identity: string;
   readonly exitCode: Promise<0 | 1>;
   /** what `stop` (SIGTERM) does: an orderly shutdown */
   stop(): void;
@@ -50,7 +62,7 @@ function loadKubeConfig(path: string | null): KubeConfig {
 export async function startController(
   config: ControllerConfig,
   log: Logger,
-  options: { inspect?: (event: InspectionEvent) => void; kubeConfig?: KubeConfig } = {},
+  options: { inspect?: (event: InspectionEvent) => void; kubeConfig?: KubeConfig; env?: NodeJS.ProcessEnv } = {},
 ): Promise<Controller> {
   const binary = nginxBinary(config.nginxBinary ?? undefined);
   const kc = options.kubeConfig ?? loadKubeConfig(config.kubeconfig);
@@ -58,6 +70,9 @@ export async function startController(
   await mkdir(config.configDir, { recursive: true, mode: 0o755 });
 
   let lastModel: NginxModel = buildModel(emptySnapshot, config.build).model;
+  // What the status actor publishes: null until the first sync has seen the cluster.
+  let served: ReadonlySet<string> | null = null;
+  let lastProblems: readonly Problem[] | null = null;
   const bootTemplate = await loadCheckedTemplate(config.template, lastModel);
   const staged = await stageConfig(binary, config.configDir, render(lastModel, bootTemplate), lastModel.certificates);
   if (!staged.ok) throw new Error(`nginx -t refused the initial config:\n${staged.error}`);
@@ -94,32 +109,88 @@ export async function startController(
       build: config.build,
       configDir: config.configDir,
       log: log.child({ actor: 'syncQueue' }),
-      onModel: (model) => (lastModel = model),
+      onModel: (model, durationMs, problems) => {
+        lastModel = model;
+        served = servedIngresses(model);
+        lastProblems = problems;
+        metrics.observeSync(durationMs);
+        root.system.get('status')?.send({ type: 'status.changed' });
+      },
     }),
   });
   const nginx = nginxProcessMachine.provide({
     actors: nginxActors({ binary, dir: config.configDir, httpPort: config.build.httpPort, log: log.child({ actor: 'nginx' }) }),
   });
 
-  const root = createActor(rootSupervisorMachine.provide({ actors: { watcher, template, syncQueue, nginx } }), {
-    input: {
-      watchers: [...WATCHED_KINDS],
-      restartIntensity: config.restartIntensity,
-      restartPeriodMs: config.restartPeriodMs,
-      shutdownTimeoutMs: config.shutdownTimeoutMs + 5_000,
-      syncQueue: { debounceMs: 100, maxHoldoffMs: 500, minSyncIntervalMs: 1000 / config.syncRateLimit },
-      nginx: {
-        shutdownTimeoutMs: config.shutdownTimeoutMs,
-        drainTimeoutMs: config.drainTimeoutMs,
-        // A crash loop is slowed to one start per 2 s at worst, but a master that served for a
-        // second is stable: killing it restarts at once (the seed restarts without any delay).
-        backoffBaseMs: 100,
-        backoffMaxMs: 2_000,
-        stableAfterMs: 1_000,
-      },
-      watcherOptions: { baseBackoffMs: 500, maxBackoffMs: 30_000 },
+  // Leader election, Ingress status and Events (the leader's duties).
+  const env = options.env ?? process.env;
+  const pod = podInfoFromEnv(env);
+  const identity = defaultIdentity(env);
+  const leaseNamespace = pod.namespace ?? config.status.publishService?.split('/')[0] ?? 'default';
+  const statusLog = log.child({ actor: 'status' });
+  const elector = new LeaseElector(kc.makeApiClient(CoordinationV1Api), {
+    namespace: leaseNamespace,
+    name: config.status.electionId,
+    identity,
+    leaseDurationMs: config.status.electionTtlMs,
+  });
+  const core = kc.makeApiClient(CoreV1Api);
+  const writer = new StatusWriter({
+    networking: kc.makeApiClient(NetworkingV1Api),
+    core,
+    cache,
+    log: statusLog,
+    served: () => served,
+    source: { publishStatusAddress: config.status.publishStatusAddress, publishService: config.status.publishService, pod, watchNamespace: config.watchNamespace },
+  });
+  const recorder = new EventRecorder({ core, cache, log: statusLog, instance: identity });
+  const status = statusMachine.provide(
+    statusActors({ elector, writer, recorder, problems: () => lastProblems, lease: `${leaseNamespace}/${config.status.electionId}`, log: statusLog }),
+  );
+
+  const input: RootSupervisorInput = {
+    watchers: [...WATCHED_KINDS],
+    restartIntensity: config.restartIntensity,
+    restartPeriodMs: config.restartPeriodMs,
+    shutdownTimeoutMs: config.shutdownTimeoutMs + 5_000,
+    syncQueue: { debounceMs: 100, maxHoldoffMs: 500, minSyncIntervalMs: 1000 / config.syncRateLimit },
+    nginx: {
+      shutdownTimeoutMs: config.shutdownTimeoutMs,
+      drainTimeoutMs: config.drainTimeoutMs,
+      // A crash loop is slowed to one start per 2 s at worst, but a master that served for a
+      // second is stable: killing it restarts at once (the seed restarts without any delay).
+      backoffBaseMs: 100,
+      backoffMaxMs: 2_000,
+      stableAfterMs: 1_000,
     },
-    ...(options.inspect ? { inspect: options.inspect } : {}),
+    watcherOptions: { baseBackoffMs: 500, maxBackoffMs: 30_000 },
+    status: {
+      ...electionTimings(config.status.electionTtlMs),
+      updateStatus: config.status.updateStatus,
+      updateStatusOnShutdown: config.status.updateStatusOnShutdown,
+      resyncPeriodMs: 60_000,
+      stopTimeoutMs: Math.min(10_000, Math.max(1_000, config.shutdownTimeoutMs)),
+    },
+    http: true,
+  };
+  const lookup: ActorLookup = (id) => (id === 'root' ? root.getSnapshot() : root.system.get(id)?.getSnapshot()) as ReturnType<ActorLookup>;
+  const metrics = new ControllerMetrics({
+    controllerNamespace: pod.namespace ?? '',
+    controllerClass: config.build.controllerClass,
+    controllerPod: pod.name ?? identity,
+    electionId: config.status.electionId,
+    lookup,
+    actorIds: ['root', ...childIds(input)],
+  });
+  const http = httpActor({ port: config.healthzPort, metrics, log: log.child({ actor: 'http' }), watchers: input.watchers, root: () => root.getSnapshot() });
+
+  const root = createActor(rootSupervisorMachine.provide({ actors: { watcher, template, syncQueue, nginx, status, http } }), {
+    input,
+    // Metrics read the inspection stream; a caller's inspector (--inspect, tests) gets it too.
+    inspect: (event) => {
+      metrics.observe(event);
+      options.inspect?.(event);
+    },
   });
 
   const exitCode = new Promise<0 | 1>((resolve) => {
@@ -137,5 +208,5 @@ export async function startController(
     });
   });
   root.start();
-  return { root, cache, exitCode, stop: () => root.send({ type: 'stop' }) };
+  return { root, cache, metrics, identity, exitCode, stop: () => root.send({ type: 'stop' }) };
 }

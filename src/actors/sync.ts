@@ -4,7 +4,7 @@ import { formatProblem } from '../cli/render.js';
 import type { Logger } from '../log.js';
 import type { ClusterCache } from '../kube/cache.js';
 import { buildModel, type BuildOptions } from '../model/build.js';
-import type { NginxModel } from '../model/nginx-model.js';
+import type { NginxModel, Problem } from '../model/nginx-model.js';
 import { writeCertificates } from '../nginx/files.js';
 import { render, type NginxTemplate } from '../render/render.js';
 
@@ -14,8 +14,8 @@ export interface SyncOptions {
   readonly build: BuildOptions;
   readonly configDir: string;
   readonly log: Logger;
-  /** the model of the last sync, kept for the template actor's test render */
-  readonly onModel: (model: NginxModel, durationMs: number) => void;
+  /** the model and problems of the last sync (the template actor test-renders the model; the status actor publishes both) */
+  readonly onModel: (model: NginxModel, durationMs: number, problems: readonly Problem[]) => void;
 }
 
 /**
@@ -41,7 +41,7 @@ export function syncActors(options: SyncOptions) {
       if (!nginx) throw new Error('the nginx actor is not running');
       nginx.send({ type: 'nginx.reload', config: text });
       const durationMs = performance.now() - started;
-      options.onModel(model, durationMs);
+      options.onModel(model, durationMs, problems);
       options.log.info({ generation: input.generation, servers: model.servers.length, problems: problems.length, ms: Math.round(durationMs) }, 'sync done');
     }),
   };

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { defaultBuildOptions, type BuildOptions } from '../model/build.js';
 import { checkDnsLabel, checkObjectName } from '../model/validate.js';
@@ -22,6 +23,23 @@ export interface ControllerConfig {
   readonly restartIntensity: number;
   readonly restartPeriodMs: number;
   readonly inspect: boolean;
+  readonly status: StatusFlags;
+}
+
+/** StatusFlags are the leader-election and Ingress-status flags, with ingress-nginx's names and defaults. */
+export interface StatusFlags {
+  /** `--publish-service ns/name`: the Service whose load-balancer addresses go into the Ingress status */
+  readonly publishService: string | null;
+  /** `--publish-status-address a,b`: fixed addresses instead (IPs or host names) */
+  readonly publishStatusAddress: readonly string[];
+  /** `--update-status` (true): the leader writes status.loadBalancer */
+  readonly updateStatus: boolean;
+  /** `--update-status-on-shutdown` (true): the last replica clears the addresses when it stops */
+  readonly updateStatusOnShutdown: boolean;
+  /** `--election-id` (ingress-controller-leader): the Lease's name */
+  readonly electionId: string;
+  /** `--election-ttl` (30s): the Lease duration */
+  readonly electionTtlMs: number;
 }
 
 export const CONTROLLER_USAGE = `Usage: ingress-actors controller [flags]
@@ -35,10 +53,33 @@ export const CONTROLLER_USAGE = `Usage: ingress-actors controller [flags]
   --sync-rate-limit R (0.3)         --nginx-binary PATH (env NGINX_BINARY, else nginx)
   --template FILE                   --config-dir DIR (/tmp/ingress-actors)
   --drain-timeout S (5)             --shutdown-timeout S (30)
-  --restart-intensity N (5)         --restart-period S (30)      --inspect`;
+  --restart-intensity N (5)         --restart-period S (30)      --inspect
+  --publish-service ns/name         --publish-status-address ADDR[,ADDR]
+  --update-status=true|false (true) --update-status-on-shutdown=true|false (true)
+  --election-id NAME (ingress-controller-leader)                 --election-ttl S (30)`;
 
 /** Flags of ingress-nginx this controller does not implement yet: accepted with a warning, never silently. */
-export const NOT_YET = ['publish-service', 'publish-status-address', 'update-status', 'election-id'] as const;
+export const NOT_YET = [] as const;
+
+const BOOLEAN_FLAGS = ['update-status', 'update-status-on-shutdown'] as const;
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
+
+/** boolFlag reads a Go-style boolean flag (`--flag`, `--flag=false`); the fallback when absent. */
+function boolFlag(flag: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new UsageError(`--${flag} must be true or false, not ${JSON.stringify(value)}`);
+}
+
+function statusAddresses(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  const addresses = value.split(/,\s*/).filter((a) => a !== '');
+  for (const a of addresses) {
+    if (!isIP(a) && !HOSTNAME.test(a)) throw new UsageError(`--publish-status-address: ${JSON.stringify(a)} is neither an IP address nor a host name`);
+  }
+  return addresses;
+}
 
 function ref(flag: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
@@ -56,10 +97,24 @@ function seconds(flag: string, value: string | undefined, fallback: number): num
   return n * 1000;
 }
 
+function electionId(value: string | undefined): string {
+  if (value === undefined) return 'ingress-controller-leader';
+  if (!checkObjectName(value).ok) throw new UsageError(`--election-id must be a Lease name, not ${JSON.stringify(value)}`);
+  return value;
+}
+
+function electionTtl(value: string | undefined): number {
+  const ms = seconds('--election-ttl', value, 30);
+  if (ms < 1000) throw new UsageError('--election-ttl must be at least 1 second (a Lease counts whole seconds)');
+  return ms;
+}
+
 /** parseControllerFlags reads the controller's flags (ingress-nginx's names) into a ControllerConfig. */
 export function parseControllerFlags(argv: string[]): { config: ControllerConfig; ignored: string[] } | { help: true } {
+  // A bare boolean flag means true, as Go's flag package has it.
+  const args = argv.map((arg) => (BOOLEAN_FLAGS.some((f) => arg === `--${f}`) ? `${arg}=true` : arg));
   const { values } = parseArgs({
-    args: argv,
+    args,
     options: {
       kubeconfig: { type: 'string' },
       'watch-namespace': { type: 'string' },
@@ -78,6 +133,12 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
       'restart-intensity': { type: 'string' },
       'restart-period': { type: 'string' },
       inspect: { type: 'boolean' },
+      'publish-service': { type: 'string' },
+      'publish-status-address': { type: 'string' },
+      'update-status': { type: 'string' },
+      'update-status-on-shutdown': { type: 'string' },
+      'election-id': { type: 'string' },
+      'election-ttl': { type: 'string' },
       ...classFlags,
       ...Object.fromEntries(NOT_YET.map((flag) => [flag, { type: 'string' as const }])),
       help: { type: 'boolean', short: 'h' },
@@ -119,6 +180,14 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
       restartIntensity: intensity,
       restartPeriodMs: seconds('--restart-period', values['restart-period'], 30),
       inspect: values.inspect ?? false,
+      status: {
+        publishService: ref('--publish-service', values['publish-service']) ?? null,
+        publishStatusAddress: statusAddresses(values['publish-status-address']),
+        updateStatus: boolFlag('update-status', values['update-status'], true),
+        updateStatusOnShutdown: boolFlag('update-status-on-shutdown', values['update-status-on-shutdown'], true),
+        electionId: electionId(values['election-id']),
+        electionTtlMs: electionTtl(values['election-ttl']),
+      },
     },
   };
 }

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { SimulatedClock, createActor, fromCallback, fromPromise, initialTransition, transition, type AnyActorRef, type EventObject } from 'xstate';
+import { SimulatedClock, createActor, fromCallback, fromPromise, initialTransition, transition, type AnyActorLogic, type AnyActorRef, type EventObject } from 'xstate';
 import type { NginxMasterCommand } from '../../machines/events.js';
 import { nginxProcessMachine, type MasterInput } from '../../machines/nginxProcess.machine.js';
 import { childIds, rootSupervisorMachine, type RootSupervisorInput, type WatcherInput } from '../../machines/rootSupervisor.machine.js';
+import { statusMachine, type LeaseResult, type ShutdownCheck, type StatusInput } from '../../machines/status.machine.js';
 import { syncQueueMachine, type RunSyncInput } from '../../machines/syncQueue.machine.js';
 import { templateMachine } from '../../machines/template.machine.js';
 import { advance, flush } from './harness.js';
@@ -21,6 +22,9 @@ interface Options {
   readonly template?: 'good' | 'bad';
   /** what the nginx master double does on `nginx.quit` */
   readonly quit?: 'exits' | 'ignores';
+  /** the optional children, as test doubles */
+  readonly status?: typeof statusMachine;
+  readonly http?: AnyActorLogic;
 }
 
 /** start runs the supervisor over the real child machines, each with test-double effects. */
@@ -95,11 +99,12 @@ function start(options: Options = {}) {
     },
   });
 
-  const actor = createActor(rootSupervisorMachine.provide({ actors: { watcher, template, syncQueue, nginx } }), {
+  const extra = { ...(options.status ? { status: options.status } : {}), ...(options.http ? { http: options.http } : {}) };
+  const actor = createActor(rootSupervisorMachine.provide({ actors: { watcher, template, syncQueue, nginx, ...extra } }), {
     clock,
     input: { ...INPUT, ...options.input },
     inspect: (ev) => {
-      if (ev.type === '@xstate.event' && (ev.event.type === 'sync.stop' || ev.event.type === 'nginx.stop')) log.push(ev.event.type);
+      if (ev.type === '@xstate.event' && ['sync.stop', 'nginx.stop', 'status.stop'].includes(ev.event.type)) log.push(ev.event.type);
     },
   }).start();
   const child = (systemId: string): AnyActorRef => {
@@ -254,4 +259,95 @@ describe('rootSupervisor', () => {
       });
     expect(steps).toEqual(['syncQueue ← sync.stop', 'stop watcher.Service', 'stop watcher.Ingress', 'nginx ← nginx.stop']);
   });
+
+  describe('with the status and http children', () => {
+    const STATUS: StatusInput = {
+      leaseDurationMs: 3_000,
+      renewDeadlineMs: 2_000,
+      retryPeriodMs: 400,
+      updateStatus: true,
+      updateStatusOnShutdown: true,
+      resyncPeriodMs: 60_000,
+      stopTimeoutMs: 4_000,
+    };
+    const WITH: Partial<RootSupervisorInput> = { status: STATUS, http: true };
+
+    /** a status machine whose release the test finishes by hand, and an http double that counts its runs */
+    function doubles(options: { httpFails?: number } = {}) {
+      const events: string[] = [];
+      let finishRelease!: () => void;
+      const released = new Promise<void>((r) => (finishRelease = r));
+      const status = statusMachine.provide({
+        actors: {
+          acquireLease: fromPromise<LeaseResult, void>(async () => ({ leader: true, holder: 'me', expiresInMs: null })),
+          renewLease: fromPromise<LeaseResult, void>(async () => ({ leader: true, holder: 'me', expiresInMs: null })),
+          publishStatus: fromPromise<void, void>(async () => void events.push('publish')),
+          recordEvents: fromPromise<void, void>(async () => {}),
+          checkPeers: fromPromise<ShutdownCheck, void>(async () => ({ othersWillTakeOver: true, reason: 'test' })),
+          releaseLease: fromPromise<void, void>(async () => (events.push('release'), released)),
+        },
+      });
+      let failures = options.httpFails ?? 0;
+      const http = fromPromise<void, void>(({ signal }) => {
+        events.push('http started');
+        if (failures-- > 0) return Promise.reject(new Error('listen EACCES'));
+        return new Promise<void>((resolve) => signal.addEventListener('abort', () => (events.push('http stopped'), resolve())));
+      });
+      return { status, http, events, finishRelease };
+    }
+
+    it('starts http first and status last, and on stop waits for the status to release its Lease', async () => {
+      const d = doubles();
+      const t = start({ input: WITH, status: d.status, http: d.http });
+      expect(Object.keys(t.actor.getSnapshot().children)).toEqual(['http', 'watcher.Ingress', 'watcher.Service', 'template', 'syncQueue', 'nginx', 'status']);
+      await flush();
+      expect(t.actor.getSnapshot().value).toBe('running');
+      expect(stateOf(t.child('status'))).toMatch(/^leader/);
+      t.actor.send({ type: 'stop' });
+      await flush();
+      // nginx has stopped, but the status actor still releases: the supervisor waits.
+      expect(t.log).toEqual(['sync.stop', 'stopped watcher.Service', 'stopped watcher.Ingress', 'status.stop', 'nginx.stop', 'nginx.quit']);
+      expect(d.events).toContain('release');
+      expect(t.actor.getSnapshot().value).toBe('stopping');
+      d.finishRelease();
+      await flush();
+      expect(t.actor.getSnapshot().output).toEqual({ exitCode: 0, reason: null });
+      expect(d.events.at(-1)).toBe('http stopped'); // stopped last
+    });
+
+    it('restarts a failing http child one_for_one, counting it against the budget', async () => {
+      const d = doubles({ httpFails: 1 });
+      const t = start({ input: WITH, status: d.status, http: d.http });
+      await flush();
+      await flush();
+      expect(d.events.filter((e) => e === 'http started')).toHaveLength(2);
+      expect(t.actor.getSnapshot().value).toBe('running');
+      expect(t.actor.getSnapshot().context.restarts).toEqual({ http: 1 });
+    });
+
+    it('does not wait for a status machine that crashed while stopping', async () => {
+      const d = doubles();
+      const crashing = d.status.provide({ actors: { checkPeers: fromPromise<ShutdownCheck, void>(async () => { throw new Error('x'); }) }, guards: { clearOnShutdown: () => { throw new Error('status bug'); } } });
+      const t = start({ input: WITH, status: crashing, http: d.http });
+      await flush();
+      t.actor.send({ type: 'stop' });
+      await flush();
+      const snapshot = t.actor.getSnapshot();
+      expect(snapshot.status).toBe('done');
+      expect(snapshot.output).toMatchObject({ exitCode: 1, reason: expect.stringMatching(/^status: .*status bug.*\(while stopping\)$/s) });
+    });
+
+    it('transitions purely: status.stop is sent between the watchers and nginx', () => {
+      const input = { ...INPUT, ...WITH };
+      const [booting, spawned] = initialTransition(rootSupervisorMachine, input);
+      expect(spawned.filter((a) => a.type === 'xstate.spawnChild').map((a) => (a.params as { id: string }).id)).toEqual(childIds(input));
+      const [, actions] = transition(rootSupervisorMachine, booting, { type: 'stop' });
+      const sends = actions.filter((a) => a.type === 'xstate.sendTo').map((a) => (a.params as { targetId?: string }).targetId);
+      expect(sends).toEqual(['syncQueue', 'status', 'nginx']);
+    });
+  });
 });
+
+function stateOf(ref: AnyActorRef): string {
+  return JSON.stringify(ref.getSnapshot().value).replace(/[{}"]/g, '').split(':')[0] ?? '';
+}

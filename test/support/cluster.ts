@@ -22,6 +22,8 @@ export interface Cluster {
   readonly config: ControllerConfig;
   readonly httpPort: number;
   readonly httpsPort: number;
+  /** the --healthz-port: /healthz and /metrics */
+  readonly healthzPort: number;
   readonly dir: string;
   apply(obj: object): Promise<KubernetesObject>;
   patch(obj: object): Promise<KubernetesObject>;
@@ -52,9 +54,15 @@ export async function waitFor<T>(what: string, check: () => T | Promise<T>, time
   }
 }
 
+/** ClusterOptions are the extras a test may need: the controller's environment (POD_NAME, …), and a log of every API request. */
+export interface ClusterOptions {
+  readonly env?: NodeJS.ProcessEnv;
+  readonly onRequest?: (line: { method: string; url: string; status: number }) => void;
+}
+
 /** startCluster starts the API server seeded with `seed`, then the controller with `flags`. */
-export async function startCluster(seed: object[], flags: string[] = [], logLevel = process.env.TEST_LOG ?? 'silent'): Promise<Cluster> {
-  const api = await startApiServer({ seed: seed as never });
+export async function startCluster(seed: object[], flags: string[] = [], logLevel = process.env.TEST_LOG ?? 'silent', options: ClusterOptions = {}): Promise<Cluster> {
+  const api = await startApiServer({ seed: seed as never, ...(options.onRequest ? { onRequest: options.onRequest } : {}) });
   const dir = await mkdtemp(join(tmpdir(), 'ia-cluster-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await api.writeKubeconfig(kubeconfig);
@@ -75,6 +83,7 @@ export async function startCluster(seed: object[], flags: string[] = [], logLeve
   const log = pino({ level: logLevel }, pino.destination(2));
   const visits = new Map<string, string[]>();
   const controller = await startController(config, log, {
+    ...(options.env ? { env: options.env } : {}),
     inspect: (event) => {
       if (event.type !== '@xstate.microstep' && event.type !== '@xstate.snapshot') return;
       const value = (event.snapshot as { value?: unknown }).value;
@@ -95,7 +104,7 @@ export async function startCluster(seed: object[], flags: string[] = [], logLeve
     return o.kind === 'IngressClass' || o.metadata?.namespace ? o : { ...o, metadata: { ...o.metadata, namespace: 'default' } };
   };
   return {
-    api, client, controller, config, httpPort, httpsPort, dir,
+    api, client, controller, config, httpPort, httpsPort, healthzPort, dir,
     apply: async (obj) => {
       const o = withNamespace(obj);
       try {

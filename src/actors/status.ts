@@ -1,0 +1,59 @@
+import { fromPromise } from 'xstate';
+import type { LeaseResult, ShutdownCheck } from '../../machines/status.machine.js';
+import type { EventRecorder } from '../kube/events.js';
+import type { LeaseElector } from '../kube/leader.js';
+import type { StatusWriter } from '../kube/status.js';
+import type { Logger } from '../log.js';
+import type { Problem } from '../model/nginx-model.js';
+
+/** StatusActorOptions are the adapters the status machine's effects run on. */
+export interface StatusActorOptions {
+  readonly elector: LeaseElector;
+  readonly writer: StatusWriter;
+  readonly recorder: EventRecorder;
+  /** the problems of the last sync; null before the first */
+  readonly problems: () => readonly Problem[] | null;
+  /** `namespace/name` of the election Lease, for logs */
+  readonly lease: string;
+  readonly log: Logger;
+}
+
+/**
+ * statusActors implements the status machine's effects: the Lease through LeaseElector, the
+ * Ingress status through StatusWriter, Events through EventRecorder, and its logging actions.
+ * Pass the result to `statusMachine.provide()`.
+ */
+export function statusActors(options: StatusActorOptions) {
+  const { elector, writer, recorder, log } = options;
+  const who = { lease: options.lease, identity: elector.identity };
+  return {
+    actors: {
+      acquireLease: fromPromise<LeaseResult, void>(() => elector.tryAcquireOrRenew()),
+      renewLease: fromPromise<LeaseResult, void>(() => elector.tryAcquireOrRenew()),
+      releaseLease: fromPromise<void, void>(async () => {
+        if (await elector.release()) log.info(who, 'released the leader Lease');
+      }),
+      publishStatus: fromPromise<void, void>(async () => {
+        const { written, unchanged } = await writer.publish();
+        if (written > 0) log.info({ written, unchanged }, 'Ingress status published');
+      }),
+      recordEvents: fromPromise<void, void>(async () => {
+        const problems = options.problems();
+        if (problems === null) return;
+        const { created, counted, limited } = await recorder.record(problems);
+        if (created + counted + limited > 0) log.info({ created, counted, limited }, 'Events for Ingress problems');
+      }),
+      checkPeers: fromPromise<ShutdownCheck, void>(async () => writer.checkPeers()),
+      clearStatus: fromPromise<void, void>(async () => {
+        const cleared = await writer.clear();
+        log.info({ cleared }, 'no other replica will take over: Ingress status cleared');
+      }),
+    },
+    actions: {
+      reportLeading: () => log.info(who, 'became the leader'),
+      reportFollowing: (_: unknown, { reason }: { reason: string }) => log.warn({ ...who, reason }, 'no longer the leader'),
+      reportShutdown: (_: unknown, check: ShutdownCheck) =>
+        log.info({ ...who, ...check }, check.othersWillTakeOver ? 'stopping: another replica will take over, the status stays' : 'stopping: no other replica will take over'),
+    },
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * /metrics: Prometheus text from prom-client, under ingress-nginx's names where it has one
+ * (dashboards and alerts carry over) and `ingress_actors_*` for the rest. Counters are driven
+ * by the actors' snapshots as the inspection stream delivers them, counting differences per
+ * actor instance, so a restarted child (whose own counters start again at 0) never makes a
+ * counter go down. Gauges are read from the snapshots at scrape time.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { InspectionEvent } from 'xstate';
+import { stateLabel, type ActorLookup } from './health.js';
+
+/** MetricsOptions name this controller (ingress-nginx's constant labels) and find its actors. */
+export interface MetricsOptions {
+  readonly controllerNamespace: string;
+  readonly controllerClass: string;
+  readonly controllerPod: string;
+  readonly electionId: string;
+  readonly lookup: ActorLookup;
+  /** every systemId to report in ingress_actors_actor_state, `root` included */
+  readonly actorIds: readonly string[];
+  readonly now?: () => number;
+}
+
+interface NginxCounts {
+  reloadsOk: number;
+  reloadsFailed: number;
+  restarts: number;
+}
+
+/** ControllerMetrics owns one prom-client Registry (not the global one: tests run several controllers per process). */
+export class ControllerMetrics {
+  readonly registry = new Registry();
+  private readonly seen = new Map<string, NginxCounts>();
+  private readonly rootRestarts = new Map<string, number>();
+  private readonly success: Counter;
+  private readonly errors: Counter;
+  private readonly restarts: Counter;
+  private readonly childRestarts: Counter<'child'>;
+  private readonly lastReload: Gauge;
+  private readonly lastReloadTime: Gauge;
+  private readonly syncDuration: Histogram;
+  private readonly now: () => number;
+
+  constructor(private readonly options: MetricsOptions) {
+    this.now = options.now ?? Date.now;
+    const registers = [this.registry];
+    this.registry.setDefaultLabels({
+      controller_namespace: options.controllerNamespace,
+      controller_class: options.controllerClass,
+      controller_pod: options.controllerPod,
+    });
+    this.success = new Counter({ name: 'nginx_ingress_controller_success', help: 'Cumulative number of Ingress controller reload operations', registers });
+    this.errors = new Counter({ name: 'nginx_ingress_controller_errors', help: 'Cumulative number of Ingress controller errors during reload operations', registers });
+    this.lastReload = new Gauge({ name: 'nginx_ingress_controller_config_last_reload_successful', help: 'Whether the last configuration reload attempt was successful', registers });
+    this.lastReloadTime = new Gauge({
+      name: 'nginx_ingress_controller_config_last_reload_successful_timestamp_seconds',
+      help: 'Timestamp of the last successful configuration reload',
+      registers,
+    });
+    const lookup = options.lookup;
+    new Gauge({
+      name: 'nginx_ingress_controller_leader_election_status',
+      help: 'Gauge reporting status of the leader election, 0 indicates follower, 1 indicates leader',
+      labelNames: ['name'],
+      registers,
+      collect() {
+        const value = lookup('status')?.value;
+        this.set({ name: options.electionId }, stateLabel(value).split('.')[0] === 'leader' ? 1 : 0);
+      },
+    });
+    this.restarts = new Counter({ name: 'ingress_actors_nginx_restarts_total', help: 'nginx master restarts after it died', registers });
+    this.childRestarts = new Counter({ name: 'ingress_actors_child_restarts_total', help: 'Child actors restarted by the root supervisor', labelNames: ['child'], registers });
+    this.syncDuration = new Histogram({
+      name: 'ingress_actors_sync_duration_seconds',
+      help: 'Time from snapshot to the rendered config handed to nginx, per sync',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    new Gauge({
+      name: 'ingress_actors_actor_state',
+      help: 'The state each actor is in (1), by systemId; parallel states are named by their parent',
+      labelNames: ['actor', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const id of options.actorIds) {
+          const snapshot = lookup(id);
+          // Machines report their state; other actors (the http server, a callback) their status.
+          if (snapshot) this.set({ actor: id, state: snapshot.status === 'active' && snapshot.value !== undefined ? stateLabel(snapshot.value) : snapshot.status }, 1);
+        }
+      },
+    });
+  }
+
+  /** observeSync records one sync's duration. */
+  observeSync(durationMs: number): void {
+    this.syncDuration.observe(durationMs / 1000);
+  }
+
+  /** observe takes the inspection stream (createActor's `inspect`) and moves the counters. */
+  observe(event: InspectionEvent): void {
+    if (event.type !== '@xstate.snapshot') return;
+    const ref = event.actorRef as { id?: string; sessionId: string };
+    const context = (event.snapshot as { context?: Record<string, unknown> }).context;
+    if (!context) return;
+    if (ref.sessionId === event.rootId) return this.observeRoot(context);
+    if (ref.id !== 'nginx') return;
+    const before = this.seen.get(ref.sessionId) ?? { reloadsOk: 0, reloadsFailed: 0, restarts: 0 };
+    const after: NginxCounts = { reloadsOk: Number(context.reloadsOk ?? 0), reloadsFailed: Number(context.reloadsFailed ?? 0), restarts: Number(context.restarts ?? 0) };
+    this.seen.set(ref.sessionId, after);
+    const ok = after.reloadsOk - before.reloadsOk;
+    const failed = after.reloadsFailed - before.reloadsFailed;
+    if (ok > 0) {
+      this.success.inc(ok);
+      this.lastReloadTime.set(Math.floor(this.now() / 1000));
+    }
+    if (failed > 0) this.errors.inc(failed);
+    // Which came last decides; within one snapshot only one of them can move.
+    if (ok > 0) this.lastReload.set(1);
+    else if (failed > 0) this.lastReload.set(0);
+    if (after.restarts > before.restarts) this.restarts.inc(after.restarts - before.restarts);
+  }
+
+  private observeRoot(context: Record<string, unknown>): void {
+    const restarts = (context.restarts ?? {}) as Record<string, number>;
+    for (const [child, count] of Object.entries(restarts)) {
+      const before = this.rootRestarts.get(child) ?? 0;
+      if (count > before) this.childRestarts.inc({ child }, count - before);
+      this.rootRestarts.set(child, count);
+    }
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The HTTP server on `--healthz-port`: `/healthz` (200 `ok`, or 500 with one reason per line)
+ * and `/metrics` (Prometheus text). Anything else is 404. It runs as the root supervisor's
+ * `http` child: a fromPromise that resolves when stopped and rejects when the server fails.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fromPromise } from 'xstate';
+import type { Logger } from '../log.js';
+import { checkHealth, type ActorLookup, type Health } from './health.js';
+import type { ControllerMetrics } from './metrics.js';
+
+/** HttpServerOptions are the port and what the two endpoints read. */
+export interface HttpServerOptions {
+  readonly port: number;
+  /** listen address; all interfaces by default (the kubelet probes the pod IP) */
+  readonly host?: string;
+  readonly health: () => Health;
+  readonly metrics: ControllerMetrics;
+  readonly log: Logger;
+}
+
+/** createHttpServer makes the (not yet listening) server for /healthz and /metrics. */
+export function createHttpServer(options: HttpServerOptions): Server {
+  return createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD' }).end();
+      return;
+    }
+    if (path === '/healthz') {
+      const health = options.health();
+      res.writeHead(health.ok ? 200 : 500, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(health.ok ? 'ok\n' : `${health.reasons.join('\n')}\n`);
+      if (!health.ok) options.log.debug({ reasons: health.reasons }, '/healthz is failing');
+      return;
+    }
+    if (path === '/metrics') {
+      options.metrics.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': options.metrics.registry.contentType }).end(text),
+        (error: Error) => res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`${error.message}\n`),
+      );
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
+  });
+}
+
+/** HttpActorOptions are HttpServerOptions without the health check, which the actor builds from its system. */
+export interface HttpActorOptions extends Omit<HttpServerOptions, 'health'> {
+  readonly watchers: readonly string[];
+  /** the root supervisor's snapshot (the system does not hold the root by a systemId of our choosing) */
+  readonly root: () => { value: unknown; status: string } | undefined;
+}
+
+/**
+ * httpActor is the `http` child: it listens until stopped (its AbortSignal), then closes every
+ * connection. A port in use is tried again every second (a probe port taken must not take the
+ * data plane down with it); any other server error rejects, and the supervisor restarts it.
+ */
+export function httpActor(options: HttpActorOptions) {
+  return fromPromise<void, void>(({ system, signal }) => {
+    const lookup: ActorLookup = (id) => (id === 'root' ? options.root() : (system.get(id)?.getSnapshot() as ReturnType<ActorLookup>));
+    const server = createHttpServer({ ...options, health: () => checkHealth(lookup, options.watchers) });
+    return new Promise<void>((resolve, reject) => {
+      let retry: NodeJS.Timeout | undefined;
+      const listen = () => server.listen(options.port, options.host);
+      const close = () => {
+        clearTimeout(retry);
+        server.close(() => resolve());
+        server.closeAllConnections();
+      };
+      server.on('listening', () => options.log.info({ port: (server.address() as AddressInfo).port }, 'serving /healthz and /metrics'));
+      server.on('error', (error: NodeJS.ErrnoException) => {
+        if (signal.aborted) return;
+        if (error.code === 'EADDRINUSE') {
+          options.log.warn({ port: options.port }, 'the healthz port is in use; trying again in 1 s');
+          retry = setTimeout(listen, 1_000);
+          return;
+        }
+        signal.removeEventListener('abort', close);
+        server.close();
+        reject(error);
+      });
+      signal.addEventListener('abort', close, { once: true });
+      listen();
+    });
+  });
+}

@@ -1,0 +1,200 @@
+/**
+ * deploy/: every manifest validates against the Kubernetes schemas (kubernetes-models) and has
+ * no field its type lacks; the pieces agree with each other and with the controller's flags
+ * (ports, names, the shutdown arithmetic, the security context); the Dockerfile builds the
+ * image they assume; and `kubectl apply -f deploy/kubernetes/` against the test API server
+ * creates every object.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { V1ClusterRole, V1ConfigMap, V1Deployment, V1IngressClass, V1PodDisruptionBudget, V1Role, V1Service } from '@kubernetes/client-node';
+import * as apps from 'kubernetes-models/apps/v1';
+import * as networking from 'kubernetes-models/networking.k8s.io/v1';
+import * as policy from 'kubernetes-models/policy/v1';
+import * as rbac from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import * as core from 'kubernetes-models/v1';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseControllerFlags } from '../../src/cli/controller-flags.js';
+import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
+import { buildModel } from '../../src/model/build.js';
+import { emptySnapshot } from '../../src/model/snapshot.js';
+import { kubectlFor } from '../support/kube-api.js';
+import { controllerContainer, DEPLOY, find, flagValue, loadManifests, MANIFESTS, serveDeployKinds, type Manifest } from './manifests.js';
+import { unknownFields } from './strict-fields.js';
+
+const manifests = loadManifests();
+const container = controllerContainer(manifests);
+const args = container.args ?? [];
+const deployment = find<V1Deployment>(manifests, 'Deployment');
+const pod = deployment.spec!.template.spec!;
+const MODELS: Record<string, Record<string, unknown>> = { v1: core, 'apps/v1': apps, 'networking.k8s.io/v1': networking, 'policy/v1': policy, 'rbac.authorization.k8s.io/v1': rbac };
+const strip = ({ file: _file, ...object }: Manifest) => object;
+
+describe('deploy/kubernetes', () => {
+  it('holds the objects the issue lists', () => {
+    expect(manifests.map((m) => `${m.kind}/${m.metadata.name}`)).toEqual([
+      'Namespace/ingress-actors',
+      'ServiceAccount/ingress-actors',
+      'ClusterRole/ingress-actors',
+      'ClusterRoleBinding/ingress-actors',
+      'Role/ingress-actors',
+      'RoleBinding/ingress-actors',
+      'IngressClass/ingress-actors',
+      'ConfigMap/ingress-actors',
+      'Deployment/ingress-actors',
+      'Service/ingress-actors',
+      'Service/ingress-actors-metrics',
+      'PodDisruptionBudget/ingress-actors',
+    ]);
+  });
+
+  it.each(manifests.map((m) => [`${m.file} ${m.kind}/${m.metadata.name}`, m] as const))('%s validates against its schema, with no unknown field', (_, manifest) => {
+    const Model = MODELS[manifest.apiVersion]?.[manifest.kind] as (new (data: object) => { validate(): void }) | undefined;
+    expect(Model, `${manifest.apiVersion} ${manifest.kind}`).toBeDefined();
+    expect(() => new Model!(strip(manifest)).validate()).not.toThrow();
+    expect(unknownFields(strip(manifest))).toEqual([]);
+  });
+
+  it('the validators do catch mistakes', () => {
+    const broken = { ...strip(find(manifests, 'Deployment')), spec: { ...deployment.spec, replicas: 'two' } };
+    expect(() => new apps.Deployment(broken as never).validate()).toThrow(/replicas must be integer/);
+    const misspelt = { ...strip(find(manifests, 'Deployment')), spec: { ...deployment.spec, template: { ...deployment.spec!.template, spec: { ...pod, containers: [{ ...container, readinesProbe: {} }] } } } };
+    expect(unknownFields(misspelt as never)).toEqual(['Deployment.spec.template.spec.containers[0].readinesProbe']);
+  });
+
+  it('the Deployment’s flags parse, and name the objects beside it', () => {
+    expect(args[0]).toBe('controller');
+    const parsed = parseControllerFlags(args.slice(1));
+    if ('help' in parsed) throw new Error('help');
+    const { config, ignored } = parsed;
+    expect(ignored).toEqual([]);
+    const ingressClass = find<V1IngressClass>(manifests, 'IngressClass');
+    expect(config.build.ingressClass).toBe(ingressClass.metadata!.name);
+    expect(config.build.controllerClass).toBe(ingressClass.spec!.controller);
+    const configMap = find<V1ConfigMap>(manifests, 'ConfigMap');
+    expect(config.build.configMap).toBe(`${configMap.metadata!.namespace}/${configMap.metadata!.name}`);
+    const service = find<V1Service>(manifests, 'Service', 'ingress-actors');
+    expect(config.status.publishService).toBe(`${service.metadata!.namespace}/${service.metadata!.name}`);
+    const role = find<V1Role>(manifests, 'Role');
+    expect(role.rules!.flatMap((r) => (r.resources?.includes('leases') ? (r.resourceNames ?? []) : []))).toEqual([config.status.electionId]);
+    expect(role.rules!.flatMap((r) => (r.resources?.includes('configmaps') ? (r.resourceNames ?? []) : []))).toEqual([configMap.metadata!.name]);
+    // The ConfigMap's keys are all known and valid.
+    const { problems } = buildModel({ ...emptySnapshot, configMaps: [configMap] }, config.build);
+    expect(problems).toEqual([]);
+  });
+
+  it('probes /healthz on the --healthz-port, and the ports match the flags', () => {
+    const parsed = parseControllerFlags(args.slice(1));
+    if ('help' in parsed) throw new Error('help');
+    const ports = Object.fromEntries((container.ports ?? []).map((p) => [p.name, p.containerPort]));
+    expect(ports).toEqual({ http: parsed.config.build.httpPort, https: parsed.config.build.httpsPort, metrics: parsed.config.healthzPort });
+    for (const probe of [container.readinessProbe, container.livenessProbe, container.startupProbe]) {
+      expect(probe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
+    }
+    const service = find<V1Service>(manifests, 'Service', 'ingress-actors');
+    expect(service.spec?.type).toBe('LoadBalancer');
+    expect(service.spec?.ports?.map((p) => p.targetPort)).toEqual(['http', 'https']);
+  });
+
+  it('terminationGracePeriodSeconds covers preStop plus the whole shutdown', () => {
+    const parsed = parseControllerFlags(args.slice(1));
+    if ('help' in parsed) throw new Error('help');
+    const preStop = container.lifecycle?.preStop?.exec?.command ?? [];
+    expect(preStop[0]).toBe('sleep');
+    const preStopS = Number(preStop[1]);
+    // The root supervisor gives up shutdownTimeout + 5 s after SIGTERM (src/main.ts).
+    const shutdownS = parsed.config.shutdownTimeoutMs / 1000 + 5;
+    const grace = pod.terminationGracePeriodSeconds!;
+    expect(grace).toBeGreaterThan(preStopS + shutdownS);
+    expect(grace).toBeLessThanOrEqual(preStopS + shutdownS + 10);
+  });
+
+  it('runs 2 replicas as non-root with NET_BIND_SERVICE only, a read-only root and /tmp as the one writable place', () => {
+    expect(deployment.spec?.replicas).toBe(2);
+    expect(deployment.spec?.strategy?.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
+    expect(container.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      runAsUser: 101,
+      capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] },
+    });
+    expect(pod.securityContext?.sysctls).toEqual([{ name: 'net.ipv4.ip_unprivileged_port_start', value: '0' }]);
+    expect(container.volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
+    expect(pod.volumes?.[0]?.emptyDir).toBeDefined();
+    expect(flagValue(args, 'config-dir')).toMatch(/^\/tmp\//);
+    const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.valueFrom?.fieldRef?.fieldPath]));
+    expect(env).toEqual({ POD_NAME: 'metadata.name', POD_NAMESPACE: 'metadata.namespace', NODE_NAME: 'spec.nodeName' });
+    expect(pod.serviceAccountName).toBe('ingress-actors');
+  });
+
+  it('the Services and the PodDisruptionBudget select the Deployment’s pods', () => {
+    const labels = deployment.spec!.template.metadata!.labels!;
+    const selects = (selector: Record<string, string> | undefined) => Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v) && Object.keys(selector ?? {}).length > 0;
+    expect(selects(deployment.spec!.selector.matchLabels)).toBe(true);
+    for (const s of manifests.filter((m) => m.kind === 'Service') as unknown as V1Service[]) expect(selects(s.spec?.selector)).toBe(true);
+    const pdb = find<V1PodDisruptionBudget>(manifests, 'PodDisruptionBudget');
+    expect(selects(pdb.spec?.selector?.matchLabels)).toBe(true);
+    expect(pdb.spec?.minAvailable).toBe(1);
+  });
+
+  it('binds the roles to the ServiceAccount, least privilege: no wildcard, no write beyond what the code does', () => {
+    const cluster = find<V1ClusterRole>(manifests, 'ClusterRole');
+    const role = find<V1Role>(manifests, 'Role');
+    for (const rule of [...cluster.rules!, ...role.rules!]) {
+      expect(rule.verbs).not.toContain('*');
+      expect(rule.resources).not.toContain('*');
+      expect(rule.apiGroups).not.toContain('*');
+    }
+    const writes = [...cluster.rules!, ...role.rules!].flatMap((r) => r.verbs.filter((v) => !['get', 'list', 'watch'].includes(v)).flatMap((v) => (r.resources ?? []).map((res) => `${v} ${res}`)));
+    expect(writes.sort()).toEqual(['create events', 'create leases', 'patch events', 'update ingresses/status', 'update leases']);
+  });
+});
+
+describe('deploy/Dockerfile', () => {
+  it('builds Node 24 slim with Debian nginx, tini as PID 1, a non-root user, and the files the Deployment assumes', async () => {
+    const dockerfile = await readFile(join(DEPLOY, 'Dockerfile'), 'utf8');
+    const from = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+    expect(from.every((image) => /^node:24-\w+-slim$/.test(image!))).toBe(true);
+    expect(dockerfile).toMatch(/apt-get install [^\n]*\bnginx-light\b[^\n]*\btini\b/);
+    expect(dockerfile).toMatch(/setcap cap_net_bind_service=\+ep \/usr\/sbin\/nginx/);
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--", "node", "\/app\/dist\/src\/cli\/main\.js"\]$/m);
+    expect(dockerfile).toMatch(/^USER 101:101$/m);
+    expect(dockerfile).toMatch(/^COPY templates \.\/templates$/m);
+    expect(dockerfile).toMatch(/NGINX_BINARY=\/usr\/sbin\/nginx/);
+    expect(container.securityContext?.runAsUser).toBe(101);
+    const ignore = await readFile(join(DEPLOY, 'Dockerfile.dockerignore'), 'utf8');
+    for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'machines/', 'src/', 'templates/']) expect(ignore).toContain(`!${path}`);
+  });
+});
+
+describe('kubectl apply -f deploy/kubernetes/', () => {
+  let api: ApiServer;
+  let dir: string;
+  beforeAll(async () => {
+    serveDeployKinds();
+    api = await startApiServer();
+    dir = await mkdtemp(join(tmpdir(), 'ia-deploy-'));
+    await api.writeKubeconfig(join(dir, 'kubeconfig'));
+  });
+  afterAll(async () => {
+    await api?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('creates every object, and a second apply changes nothing (but the PDB’s selector)', async () => {
+    const kubectl = kubectlFor(join(dir, 'kubeconfig'), join(dir, 'cache'));
+    const first = await kubectl.run(['apply', '--validate=false', '-f', MANIFESTS]);
+    const created = first.stdout.trim().split('\n');
+    expect(created).toHaveLength(manifests.length);
+    expect(created.every((line) => line.endsWith(' created'))).toBe(true);
+    const second = await kubectl.run(['apply', '--validate=false', '-f', MANIFESTS]);
+    // kubectl always re-sends a PDB's selector (its patch strategy is `replace`): `configured`, as on a real cluster.
+    expect(second.stdout.trim().split('\n').filter((line) => !line.endsWith(' unchanged'))).toEqual(['poddisruptionbudget.policy/ingress-actors configured']);
+    const stored = JSON.parse((await kubectl.run(['get', 'deployment', 'ingress-actors', '-n', 'ingress-actors', '-o', 'json'])).stdout) as V1Deployment;
+    expect(stored.spec?.template.spec?.containers[0]?.args).toEqual(args);
+    const roles = JSON.parse((await kubectl.run(['get', 'role', 'ingress-actors', '-n', 'ingress-actors', '-o', 'json'])).stdout) as V1Role;
+    expect(roles.rules).toEqual(find<V1Role>(manifests, 'Role').rules);
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * The RBAC rules in deploy/ against the API calls the controller really makes. Two controllers
+ * run one after the other against the test API server with the Deployment's own flags and
+ * downward-API environment, through everything that calls the API: the watchers, acquiring,
+ * renewing and releasing the Lease, writing and clearing the Ingress status, creating Events
+ * and counting them up (also as a new leader that never saw them). Every request is recorded
+ * (the server's onRequest), mapped to API group, resource, verb, namespace and name, and then:
+ * each is allowed by a rule, and each verb of each rule was used.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { V1ClusterRole, V1Ingress, V1PolicyRule, V1Role } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseControllerFlags } from '../../src/cli/controller-flags.js';
+import { findResourceByKind } from '../../src/kube/api-server/resources.js';
+import { parseTarget } from '../../src/kube/api-server/router.js';
+import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
+import { startController } from '../../src/main.js';
+import { waitFor } from '../support/cluster.js';
+import { ingress, serviceWithEndpoints } from '../support/manifests.js';
+import { freePort } from '../support/net.js';
+import { controllerContainer, find, loadManifests } from './manifests.js';
+
+/** Call is one API request as the authorizer sees it. */
+interface Call {
+  readonly group: string;
+  /** `ingresses`, or `ingresses/status` for a subresource */
+  readonly resource: string;
+  readonly verb: string;
+  readonly namespace: string | null;
+  readonly name: string | null;
+  readonly line: string;
+}
+
+/** toCall maps a request to its authorization attributes; null for non-resource paths (discovery, /version, OpenAPI). */
+function toCall(method: string, url: string): Call | null {
+  const u = new URL(url, 'https://localhost');
+  const target = parseTarget(u.pathname);
+  if (!target) return null;
+  const name = target.name ?? /(?:^|,)metadata\.name=([^,]+)/.exec(u.searchParams.get('fieldSelector') ?? '')?.[1] ?? null;
+  const collection = target.name === undefined;
+  const verb =
+    method === 'GET' ? (collection ? (u.searchParams.get('watch') === 'true' || u.searchParams.get('watch') === '1' ? 'watch' : 'list') : 'get')
+    : method === 'POST' ? 'create'
+    : method === 'PUT' ? 'update'
+    : method === 'PATCH' ? 'patch'
+    : collection ? 'deletecollection' : 'delete';
+  const resource = target.subresource ? `${target.resource.plural}/${target.subresource}` : target.resource.plural;
+  return { group: target.resource.group, resource, verb, namespace: target.namespace ?? null, name, line: `${method} ${u.pathname}${u.search}` };
+}
+
+/** Grant is one rule with where it applies: everywhere (ClusterRole) or in one namespace (Role). */
+interface Grant {
+  readonly rule: V1PolicyRule;
+  readonly namespace: string | null;
+  readonly from: string;
+}
+
+const allows = (grant: Grant, call: Call, verb = call.verb, resource = call.resource): boolean =>
+  (grant.namespace === null || grant.namespace === call.namespace) &&
+  (grant.rule.apiGroups ?? []).includes(call.group) &&
+  (grant.rule.resources ?? []).includes(resource) &&
+  grant.rule.verbs.includes(verb) &&
+  (!grant.rule.resourceNames?.length || (call.verb !== 'create' && call.name !== null && grant.rule.resourceNames.includes(call.name)));
+
+const manifests = loadManifests();
+const container = controllerContainer(manifests);
+const clusterRole = find<V1ClusterRole>(manifests, 'ClusterRole');
+const role = find<V1Role>(manifests, 'Role');
+const grants: Grant[] = [
+  ...(clusterRole.rules ?? []).map((rule) => ({ rule, namespace: null, from: 'ClusterRole' })),
+  ...role.rules!.map((rule) => ({ rule, namespace: role.metadata!.namespace!, from: 'Role' })),
+];
+// The flags the Deployment runs with, except where the test must put its own ports and folders.
+const OWN = /^--(http-port|https-port|healthz-port|config-dir)(=|$)/;
+const deploymentFlags = (container.args ?? []).slice(1).filter((a) => !OWN.test(a));
+// The downward API, as the kubelet would fill it in.
+const envFor = (pod: string): NodeJS.ProcessEnv =>
+  Object.fromEntries((container.env ?? []).map((e) => [e.name, { 'metadata.name': pod, 'metadata.namespace': 'ingress-actors', 'spec.nodeName': 'node-a' }[e.valueFrom!.fieldRef!.fieldPath]!]));
+
+const INGRESSES = findResourceByKind('networking.k8s.io/v1', 'Ingress')!;
+const SERVICES = findResourceByKind('v1', 'Service')!;
+const EVENTS = findResourceByKind('v1', 'Event')!;
+const LB_IP = '192.0.2.44';
+const calls: Call[] = [];
+let api: ApiServer;
+let dir: string;
+
+async function runController(pod: string, body: () => Promise<void>): Promise<void> {
+  const parsed = parseControllerFlags([
+    ...deploymentFlags,
+    '--kubeconfig', join(dir, 'kubeconfig'), '--http-port', String(await freePort()), '--https-port', String(await freePort()),
+    '--healthz-port', String(await freePort()), '--config-dir', join(dir, pod), '--sync-rate-limit', '10',
+  ]);
+  if ('help' in parsed) throw new Error('help');
+  const controller = await startController(parsed.config, pino({ level: process.env.TEST_LOG ?? 'silent' }), { env: envFor(pod) });
+  try {
+    await body();
+  } finally {
+    controller.stop();
+    expect(await controller.exitCode).toBe(0);
+  }
+}
+
+const addresses = (name: string) => ((api.registry.get(INGRESSES, 'default', name) as V1Ingress).status?.loadBalancer?.ingress ?? []).map((a) => a.ip);
+const eventCount = () => (api.registry.list(EVENTS, { namespace: 'default' }).items as { count?: number }[]).reduce((n, e) => n + (e.count ?? 0), 0);
+const backendOf = (service: string) => ({ spec: { rules: [{ host: 'broken.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: service, port: { number: 80 } } } }] } }] } });
+
+beforeAll(async () => {
+  const served = manifests.filter((m) => findResourceByKind(m.apiVersion, m.kind)).map(({ file: _f, ...m }) => m);
+  const cls = { spec: { ingressClassName: 'ingress-actors' } };
+  const app = (name: string, service: string) => {
+    const i = ingress(name, { [`${name}.example.com`]: [{ path: '/', service }] });
+    return { ...i, spec: { ...i.spec, ...cls.spec } };
+  };
+  api = await startApiServer({
+    seed: [...served, ...serviceWithEndpoints('web', [{ port: 9 }]), app('web', 'web'), app('broken', 'missing')] as never,
+    onRequest: ({ method, url }) => {
+      const call = toCall(method, url);
+      if (call) calls.push(call);
+    },
+  });
+  // The cloud's load balancer gave the controller Service an address.
+  const svc = api.registry.get(SERVICES, 'ingress-actors', 'ingress-actors');
+  api.registry.update(SERVICES, 'ingress-actors', 'ingress-actors', { ...svc, status: { loadBalancer: { ingress: [{ ip: LB_IP }] } } }, { subresource: 'status' });
+  dir = await mkdtemp(join(tmpdir(), 'ia-rbac-'));
+  await api.writeKubeconfig(join(dir, 'kubeconfig'));
+
+  // The first replica: leads, publishes, reports, sees the problem go and come back, stops last (clears, releases).
+  await runController('ingress-actors-6b7c9-a', async () => {
+    await waitFor('the status written', () => addresses('web').join() === LB_IP && addresses('broken').join() === LB_IP, 15_000);
+    await waitFor('an Event', () => eventCount() === 1, 10_000);
+    const patch = (service: string) => api.registry.patch(INGRESSES, 'default', 'broken', 'application/merge-patch+json', backendOf(service));
+    patch('web');
+    await new Promise((r) => setTimeout(r, 500));
+    patch('missing');
+    await waitFor('the Event counted up', () => eventCount() === 2, 10_000);
+  });
+  expect(addresses('web')).toEqual([]); // no other replica: cleared
+  // The second: a new leader that never saw the Event.
+  await runController('ingress-actors-6b7c9-b', async () => {
+    await waitFor('the status written again', () => addresses('web').join() === LB_IP, 15_000);
+    await waitFor('the Event counted up by the new leader', () => eventCount() === 3, 10_000);
+  });
+}, 90_000);
+
+afterAll(async () => {
+  await api?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('deploy/kubernetes RBAC', () => {
+  it('allows every API call the controller made', () => {
+    expect(calls.length).toBeGreaterThan(20);
+    const denied = calls.filter((call) => !grants.some((g) => allows(g, call))).map((c) => c.line);
+    expect([...new Set(denied)]).toEqual([]);
+  });
+
+  it('grants nothing the controller did not use: every verb of every rule, on every resource and name', () => {
+    const unused: string[] = [];
+    for (const grant of grants) {
+      for (const resource of grant.rule.resources ?? []) {
+        for (const verb of grant.rule.verbs) {
+          const used = calls.some((c) => c.resource === resource && c.verb === verb && allows(grant, c, verb, resource));
+          if (!used) unused.push(`${grant.from}: ${verb} ${resource}`);
+          for (const name of grant.rule.resourceNames ?? []) {
+            if (!calls.some((c) => c.resource === resource && c.verb === verb && c.name === name && allows(grant, c))) unused.push(`${grant.from}: ${verb} ${resource} ${name}`);
+          }
+        }
+      }
+    }
+    expect(unused).toEqual([]);
+  });
+
+  it('saw what it should have: the list/watch of every watched kind, the Lease cycle, status and Event writes', () => {
+    const seen = new Set(calls.map((c) => `${c.verb} ${c.resource}`));
+    for (const expected of ['list ingresses', 'watch ingresses', 'watch endpointslices', 'list configmaps', 'watch nodes', 'create leases', 'get leases', 'update leases', 'update ingresses/status', 'create events', 'get events', 'patch events']) {
+      expect(seen, expected).toContain(expected);
+    }
+    // The ConfigMap is only ever read by name in its namespace (what lets the Role name it).
+    expect(calls.filter((c) => c.resource === 'configmaps').every((c) => c.namespace === 'ingress-actors' && c.name === 'ingress-actors')).toBe(true);
+    // No GET of Ingresses: a 409 is retried from the watch, not with a read.
+    expect(seen).not.toContain('get ingresses');
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * /healthz and /metrics of a controller against the test API server and a real nginx: /healthz
+ * is 200 once everything is up, 500 with the reason while nginx is down or after a refused
+ * reload, and 200 again once it recovers; /metrics, read with a Prometheus text parser, moves
+ * its counters as reloads, refused reloads and nginx restarts happen.
+ */
+import { createServer, type Server } from 'node:net';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signalGroup } from '../../src/nginx/master.js';
+import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
+import { get, startBackend, type Backend } from '../support/net.js';
+import { healthz, scrape, type Scrape } from './prometheus.js';
+
+let cluster: Cluster;
+let backend: Backend;
+const request = () => get({ host: 'web.example.com', path: '/', port: cluster.httpPort });
+const metrics = () => scrape(cluster.healthzPort);
+const ok = (s: Scrape) => s.value('nginx_ingress_controller_success');
+
+beforeAll(async () => {
+  backend = await startBackend('web');
+  cluster = await startCluster(
+    [
+      ingressClass(),
+      ...serviceWithEndpoints('web', [{ port: backend.port }]),
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'default', name: 'ingress-config' }, data: {} },
+      ingress('web', { 'web.example.com': [{ path: '/', service: 'web' }] }),
+    ],
+    ['--configmap', 'default/ingress-config'],
+  );
+  await waitFor('the app served', async () => (await request()).backend === 'web', 15_000);
+}, 30_000);
+
+afterAll(async () => {
+  await cluster?.close();
+  await backend?.close();
+});
+
+describe('/healthz and /metrics', () => {
+  it('answers 200 when watchers are synced, nginx runs and the reload succeeded; /metrics says the same', async () => {
+    await waitFor('healthy', async () => (await healthz(cluster.healthzPort)).status === 200);
+    expect(await healthz(cluster.healthzPort)).toEqual({ status: 200, body: 'ok\n' });
+    const res = await fetch(`http://127.0.0.1:${cluster.healthzPort}/metrics`);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const m = await metrics();
+    expect(m.family('nginx_ingress_controller_success').type).toBe('COUNTER');
+    expect(ok(m)).toBeGreaterThanOrEqual(1);
+    expect(m.value('nginx_ingress_controller_errors')).toBe(0);
+    expect(m.value('nginx_ingress_controller_config_last_reload_successful')).toBe(1);
+    expect(m.value('nginx_ingress_controller_config_last_reload_successful_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 60);
+    expect(m.value('nginx_ingress_controller_leader_election_status', { name: 'ingress-controller-leader' })).toBe(1);
+    expect(m.value('ingress_actors_nginx_restarts_total')).toBe(0);
+    // (This parser drops _count of labelled histograms; the +Inf bucket is the same number.)
+    expect(Number(m.family('ingress_actors_sync_duration_seconds').metrics[0]!.buckets?.['+Inf'])).toBeGreaterThanOrEqual(1);
+    expect(m.value('ingress_actors_actor_state', { actor: 'nginx', state: 'alive.running' })).toBe(1);
+    expect(m.value('ingress_actors_actor_state', { actor: 'watcher.Ingress', state: 'running.watching' })).toBe(1);
+    expect(m.value('ingress_actors_actor_state', { actor: 'status', state: 'leader' })).toBe(1);
+    expect(m.value('ingress_actors_actor_state', { actor: 'root', state: 'running' })).toBe(1);
+    expect((await fetch(`http://127.0.0.1:${cluster.healthzPort}/nope`)).status).toBe(404);
+  });
+
+  it('counts a reload per applied change', async () => {
+    const before = ok(await metrics());
+    await cluster.patch({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'web' }, spec: { rules: [{ host: 'web.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }, { path: '/v2', pathType: 'Exact', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] } });
+    await waitFor('a reload counted', async () => ok(await metrics()) === before + 1, 10_000);
+  });
+
+  it('turns 500 while nginx is down, says why, and 200 again once nginx is back; the restart is counted', async () => {
+    const pid = Number(await readFile(join(cluster.config.configDir, 'nginx.pid'), 'utf8'));
+    // Kill the whole group and take the port, so the replacement cannot listen until we let go.
+    signalGroup(pid, 'SIGKILL');
+    const squatter: Server = await new Promise((resolve) => {
+      const attempt = () => {
+        const s = createServer();
+        s.once('error', () => setTimeout(attempt, 2));
+        s.listen(cluster.httpPort, '0.0.0.0', () => resolve(s));
+      };
+      attempt();
+    });
+    let body = '';
+    await waitFor('/healthz 500', async () => {
+      const h = await healthz(cluster.healthzPort);
+      body = h.body;
+      return h.status === 500 && h.body.includes('nginx is not running');
+    }, 10_000, 10);
+    expect(body).toMatch(/^nginx is not running \(state (died|draining|restarting|alive\.starting)/m);
+    await new Promise<void>((resolve) => squatter.close(() => resolve()));
+    await waitFor('/healthz 200 again', async () => (await healthz(cluster.healthzPort)).status === 200, 15_000, 50);
+    expect((await request()).backend).toBe('web');
+    expect((await metrics()).value('ingress_actors_nginx_restarts_total')).toBeGreaterThanOrEqual(1);
+  }, 30_000);
+
+  it('turns 500 after a reload nginx refused, counts the error, and recovers with the next good config', async () => {
+    const before = await metrics();
+    // A log format naming a variable nginx does not know passes the validator but not `nginx -t`.
+    await cluster.patch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-config' }, data: { 'log-format-upstream': '$remote_addr $no_such_variable' } });
+    await waitFor('the error counted', async () => (await metrics()).value('nginx_ingress_controller_errors') === before.value('nginx_ingress_controller_errors') + 1, 10_000);
+    const failed = await metrics();
+    expect(failed.value('nginx_ingress_controller_config_last_reload_successful')).toBe(0);
+    const h = await healthz(cluster.healthzPort);
+    expect(h.status).toBe(500);
+    expect(h.body).toMatch(/^the last reload failed: .*no_such_variable/m);
+    expect((await request()).backend).toBe('web'); // the old config still serves
+
+    await cluster.patch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-config' }, data: { 'log-format-upstream': '$remote_addr good' } });
+    await waitFor('/healthz 200 again', async () => (await healthz(cluster.healthzPort)).status === 200, 10_000);
+    const recovered = await metrics();
+    expect(recovered.value('nginx_ingress_controller_config_last_reload_successful')).toBe(1);
+    expect(ok(recovered)).toBe(ok(failed) + 1);
+  }, 30_000);
+});
