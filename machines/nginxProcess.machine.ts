@@ -12,6 +12,8 @@ export interface NginxProcessInput {
   readonly backoffMaxMs: number;
   /** a master up this long counts as stable: the next crash restarts after backoffBaseMs again */
   readonly stableAfterMs: number;
+  /** first retry of a failed reload (doubled per failure in a row, at most 60 s); 5 s when unset */
+  readonly reloadRetryMs?: number;
 }
 
 /** MasterInput is what each `master` invocation gets: how many restarts preceded it. */
@@ -63,6 +65,12 @@ export interface NginxProcessContext extends NginxProcessInput {
   readonly reloadingConfig: string | null;
   /** the latest config not yet applied (only the latest is kept) */
   readonly pendingConfig: string | null;
+  /**
+   * the config whose reload failed, retried with backoff: the cause may pass (a full disk, an
+   * `nginx -t` that could not run) and no later change may come to carry it
+   */
+  readonly failedConfig: string | null;
+  readonly reloadFailuresInRow: number;
   readonly stopRequested: boolean;
   /** stopping had to kill something (the master after its timeout, or orphans mid-drain) */
   readonly killed: boolean;
@@ -122,12 +130,14 @@ export const nginxProcessMachine = setup({
   },
   guards: {
     isApplied: ({ context, event }) => event.type === 'nginx.reload' && event.config === context.appliedConfig,
+    hasFailedConfig: ({ context }) => context.failedConfig !== null,
     hasPendingChange: ({ context }) => context.pendingConfig !== null && context.pendingConfig !== context.appliedConfig,
     stopRequested: ({ context }) => context.stopRequested,
   },
   delays: {
     shutdownTimeout: ({ context }) => context.shutdownTimeoutMs,
     stableAfter: ({ context }) => context.stableAfterMs,
+    reloadRetry: ({ context }) => Math.min((context.reloadRetryMs ?? 5000) * 2 ** Math.max(0, context.reloadFailuresInRow - 1), 60_000),
     restartBackoff: ({ context }) => Math.min(context.backoffBaseMs * 2 ** context.attempts, context.backoffMaxMs),
   },
   actions: {
@@ -137,14 +147,18 @@ export const nginxProcessMachine = setup({
     dropRedundantPending: assign({
       pendingConfig: ({ context }) => (context.pendingConfig === context.appliedConfig ? null : context.pendingConfig),
     }),
-    takePending: assign(({ context }) => ({ reloadingConfig: context.pendingConfig, pendingConfig: null })),
+    takePending: assign(({ context }) => ({ reloadingConfig: context.pendingConfig, pendingConfig: null, failedConfig: null })),
+    retryFailed: assign(({ context }) => ({ pendingConfig: context.pendingConfig ?? context.failedConfig, failedConfig: null })),
     recordReloadOk: assign(({ context }) => ({
       appliedConfig: context.reloadingConfig,
       reloadingConfig: null,
       reloadsOk: context.reloadsOk + 1,
       lastReloadError: null,
+      reloadFailuresInRow: 0,
     })),
     recordReloadFailed: assign(({ context }, params: { error: unknown }) => ({
+      failedConfig: context.reloadingConfig,
+      reloadFailuresInRow: context.reloadFailuresInRow + 1,
       reloadingConfig: null,
       reloadsFailed: context.reloadsFailed + 1,
       lastReloadError: describe(params.error),
@@ -173,6 +187,7 @@ export const nginxProcessMachine = setup({
     backoffBaseMs: input.backoffBaseMs,
     backoffMaxMs: input.backoffMaxMs,
     stableAfterMs: input.stableAfterMs,
+    ...(input.reloadRetryMs === undefined ? {} : { reloadRetryMs: input.reloadRetryMs }),
     pid: null,
     restarts: 0,
     attempts: 0,
@@ -185,6 +200,8 @@ export const nginxProcessMachine = setup({
     appliedConfig: null,
     reloadingConfig: null,
     pendingConfig: null,
+    failedConfig: null,
+    reloadFailuresInRow: 0,
     stopRequested: false,
     killed: false,
   }),
@@ -236,6 +253,7 @@ export const nginxProcessMachine = setup({
         running: {
           entry: 'dropRedundantPending',
           always: { guard: 'hasPendingChange', target: 'reloading' },
+          after: { reloadRetry: { guard: 'hasFailedConfig', target: 'reloading', actions: 'retryFailed' } },
           on: {
             'nginx.reload': [
               { guard: 'isApplied', actions: 'countSkipped' },

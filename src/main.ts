@@ -162,6 +162,8 @@ export async function startController(
       backoffBaseMs: 100,
       backoffMaxMs: 2_000,
       stableAfterMs: 1_000,
+      // A reload that failed for a passing cause (a full disk, nginx -t unable to run) is retried.
+      reloadRetryMs: 2_000,
     },
     watcherOptions: { baseBackoffMs: 500, maxBackoffMs: 30_000 },
     status: {

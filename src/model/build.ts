@@ -3,6 +3,7 @@ import { IngressFeatures, UpstreamVariants } from './annotations/apply.js';
 import { HttpExtras } from './annotations/http-extras.js';
 import { NO_ANNOTATIONS, parseAnnotations } from './annotations/registry.js';
 import type { IngressAnnotations } from './annotations/types.js';
+import { filesDigest } from './files-digest.js';
 import { fitServerNameHash, readConfigMap } from './config-map.js';
 import { isOurs, type ClassOptions } from './ingress-class.js';
 import { normalisePath, toLocations, type Route } from './locations.js';
@@ -150,6 +151,7 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
   const defaultServer = servers.find((s) => s.isDefault)!;
   const named = servers.filter((s) => !s.isDefault);
   const http = extras.model();
+  const files = [...certificates.certificates(), ...http.files];
   const model: NginxModel = {
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,
@@ -166,7 +168,8 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
     servers: named,
     // A defaultBackend that lost to a rule writes no upstream.
     upstreams: variants.build(upstreams.used(), proxied, problems),
-    certificates: [...certificates.certificates(), ...http.files],
+    certificates: files,
+    filesDigest: filesDigest(files),
   };
   return { model, problems };
 }

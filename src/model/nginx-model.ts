@@ -276,6 +276,8 @@ export interface NginxModel {
   readonly upstreams: readonly BalancedUpstream[];
   /** every Secret-derived file nginx.conf names: certificates, then htpasswd files */
   readonly certificates: readonly Certificate[];
+  /** a digest of those files' contents, printed in nginx.conf so that a renewed file means a reload */
+  readonly filesDigest: string;
 }
 
 /** BuildResult is buildModel's answer: the model and what was left out of it and why. */
