@@ -26,6 +26,7 @@ export interface SyncOptions {
  */
 export function syncActors(options: SyncOptions) {
   let reported = new Set<string>();
+  const written = new Map<string, string>();
   return {
     runSync: fromPromise<void, RunSyncInput>(async ({ input, system }) => {
       const started = performance.now();
@@ -33,7 +34,7 @@ export function syncActors(options: SyncOptions) {
       if (!template?.run) throw new Error('no good template loaded yet');
       const { model, problems } = buildModel(options.cache.snapshot(), options.build);
       const text = render(model, template);
-      await writeCertificates(options.configDir, model.certificates);
+      await writeCertificates(options.configDir, model.certificates, written);
       const now = new Set(problems.map(formatProblem));
       for (const line of now) if (!reported.has(line)) options.log.warn({ problem: line }, 'left out of nginx.conf');
       reported = now;

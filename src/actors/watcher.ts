@@ -20,46 +20,49 @@ const describe = (error: unknown) =>
   error instanceof Error ? error.message : typeof error === 'object' ? JSON.stringify(error) : String(error);
 
 /**
- * watcherActors implements the watchers' `informer` effect. One client-node informer per kind
- * lives as long as the controller, so a restart after a failure resumes from its last
- * resourceVersion (or relists, and deletes what vanished meanwhile) instead of starting blind.
- * Every event updates the ClusterCache; `watch.changed` goes to the machine only for objects
- * that can change nginx.conf (a Secret no Ingress names cannot).
+ * watcherActors implements the watchers' `informer` effect. Each invocation runs a client-node
+ * ListWatch of its own: sharing one across restarts races (the old one's stop aborts the new
+ * one's request). A new ListWatch lists from scratch, so when its list is in, whatever the cache
+ * still holds of that kind but the list no longer has is removed: nothing deleted while the
+ * watcher was down survives. Every event updates the ClusterCache; `watch.changed` goes to the
+ * machine only for objects that can change nginx.conf (a Secret no Ingress names cannot).
  */
 export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchScope, log: Logger) {
-  const informers = new Map<WatchedKind, Informer>();
-  const listeners = new Map<WatchedKind, (event: ResourceWatcherEvent) => void>();
-  const tell = (kind: WatchedKind, event: ResourceWatcherEvent) => listeners.get(kind)?.(event);
-
   const matters = (kind: WatchedKind, obj: KubernetesObject): boolean =>
     kind !== 'Secret' || cache.referencesSecret(obj.metadata?.namespace ?? '', obj.metadata?.name ?? '', scope.flaggedSecrets);
-
-  function informerFor(kind: WatchedKind): Informer {
-    let informer = informers.get(kind);
-    if (informer) return informer;
-    const only = kind === 'ConfigMap' ? (scope.configMap ?? 'kube-system/ingress-actors-no-configmap') : undefined;
-    informer = createInformer(kc, kind, { namespace: scope.namespace, ...(only ? { only } : {}) }, {
-      onSynced: () => tell(kind, { type: 'watch.synced' }),
-      onChange: (type, obj) => {
-        const changed = type === 'delete' ? cache.remove(kind, obj) : cache.upsert(kind, obj);
-        const key = obj.metadata?.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : (obj.metadata?.name ?? '');
-        log.debug({ kind, key, type }, 'watch event');
-        if (changed && matters(kind, obj)) tell(kind, { type: 'watch.changed', key });
-      },
-      onError: (error) => tell(kind, { type: 'watch.failed', error: describe(error), jitter: Math.random() }),
-    });
-    informers.set(kind, informer);
-    return informer;
-  }
+  const keyOf = (obj: KubernetesObject) => (obj.metadata?.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : (obj.metadata?.name ?? ''));
 
   return {
     informer: fromCallback<EventObject, InformerInput>(({ input, sendBack }) => {
       const kind = input.kind as WatchedKind;
-      const informer = informerFor(kind);
-      listeners.set(kind, sendBack);
-      informer.start().catch((error: unknown) => sendBack({ type: 'watch.failed', error: describe(error), jitter: Math.random() }));
+      let active = true;
+      const seen = new Set<string>();
+      const tell = (event: ResourceWatcherEvent) => active && sendBack(event);
+      const only = kind === 'ConfigMap' ? (scope.configMap ?? 'kube-system/ingress-actors-no-configmap') : undefined;
+      const informer: Informer = createInformer(kc, kind, { namespace: scope.namespace, ...(only ? { only } : {}) }, {
+        onSynced: () => {
+          if (!active) return;
+          for (const obj of cache.list<KubernetesObject>(kind)) {
+            if (seen.has(keyOf(obj))) continue;
+            cache.remove(kind, obj);
+            if (matters(kind, obj)) tell({ type: 'watch.changed', key: keyOf(obj) });
+          }
+          tell({ type: 'watch.synced' });
+        },
+        onChange: (type, obj) => {
+          if (!active) return;
+          const key = keyOf(obj);
+          if (type === 'delete') seen.delete(key);
+          else seen.add(key);
+          const changed = type === 'delete' ? cache.remove(kind, obj) : cache.upsert(kind, obj);
+          log.debug({ kind, key, type }, 'watch event');
+          if (changed && matters(kind, obj)) tell({ type: 'watch.changed', key });
+        },
+        onError: (error) => tell({ type: 'watch.failed', error: describe(error), jitter: Math.random() }),
+      });
+      informer.start().catch((error: unknown) => tell({ type: 'watch.failed', error: describe(error), jitter: Math.random() }));
       return () => {
-        listeners.delete(kind);
+        active = false;
         void informer.stop();
       };
     }),

@@ -49,10 +49,12 @@ async function workerOwner(): Promise<{ uid: number; gid: number } | null> {
  * without PEM is the fallback: made self-signed once and kept across syncs. Certificates are read
  * by the master; htpasswd files by the workers, so under a root master they belong to `nobody`.
  */
-export async function writeCertificates(dir: string, certificates: readonly Certificate[]): Promise<void> {
+export async function writeCertificates(dir: string, certificates: readonly Certificate[], written?: Map<string, string>): Promise<void> {
   await mkdir(join(dir, 'certificates'), { recursive: true, mode: 0o700 });
   for (const certificate of certificates) {
     const path = join(dir, certificate.file);
+    // A long-lived caller remembers what it wrote, so an unchanged file costs no read per sync.
+    if (certificate.pem !== null && written?.get(path) === certificate.pem) continue;
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     const current = await readIfExists(path);
     let pem = certificate.pem;
@@ -67,6 +69,7 @@ export async function writeCertificates(dir: string, certificates: readonly Cert
       await chown(dirname(path), owner.uid, owner.gid);
       await chown(path, owner.uid, owner.gid);
     }
+    if (certificate.pem !== null) written?.set(path, certificate.pem);
   }
 }
 
