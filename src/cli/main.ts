@@ -5,6 +5,7 @@ import { UsageError } from './flags.js';
 import { runController } from './controller.js';
 import { runDemo } from './demo.js';
 import { runRender } from './render.js';
+import { runStatecharts } from './statecharts.js';
 
 const USAGE = `Usage: ingress-actors <command> [flags]
 
@@ -12,6 +13,7 @@ Commands:
   controller   run the Ingress controller (see: ingress-actors controller --help)
   render       print the nginx.conf that YAML manifests produce (see: ingress-actors render --help)
   demo         serve examples/ with a real nginx and loopback backends
+  statecharts  write each machine's JSON definition and diagrams (see: ingress-actors statecharts --help)
 
 Global flags: --log-level trace|debug|info|warn|error|fatal|silent (info), --log-pretty
 Run a command with --help for its flags.`;
@@ -35,6 +37,7 @@ const COMMANDS: Record<string, Command> = {
   controller: runController,
   render: runRender,
   demo: runDemo,
+  statecharts: runStatecharts,
 };
 
 /** main runs the CLI and returns the process exit code. */

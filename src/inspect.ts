@@ -1,0 +1,171 @@
+/**
+ * `--inspect`: the running controller in the Stately inspector. The controller's actors report to
+ * @statelyai/inspect's Node WebSocket inspector (createWebSocketInspector), which sends every
+ * actor, snapshot and event to a relay served here on loopback; a browser opens the relay's page,
+ * which embeds https://stately.ai/inspect and forwards the events to it.
+ *
+ * The relay plays the part of the package's createInspectorServer, with three differences a
+ * long-running controller needs: it listens on 127.0.0.1 only (actor contexts hold nginx.conf),
+ * it never opens a browser, and a client that connects late first gets every live actor and its
+ * latest snapshot, then the recent history, instead of only the last 200 messages.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createWebSocketInspector } from '@statelyai/inspect';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { InspectionEvent } from 'xstate';
+
+/** InspectorOptions say where the relay listens and how much it remembers for late clients. */
+export interface InspectorOptions {
+  /** 0 picks a free port */
+  readonly port: number;
+  readonly host?: string;
+  /** recent messages replayed to a client that connects later (default 1000) */
+  readonly history?: number;
+  /** strings in actor contexts longer than this are cut for the inspector (default 4096) */
+  readonly maxStringLength?: number;
+}
+
+/** Inspector is a listening relay plus the xstate inspect callback that feeds it. */
+export interface Inspector {
+  /** the page to open in a browser: `http://127.0.0.1:8080/` */
+  readonly url: string;
+  /** the relay's WebSocket address: inspector clients send here, viewers receive from here */
+  readonly wsUrl: string;
+  /** pass to createActor / startController as `inspect` */
+  readonly inspect: (event: InspectionEvent) => void;
+  /** resolves once the controller's own inspector client is connected to the relay */
+  readonly connected: Promise<void>;
+  close(): Promise<void>;
+}
+
+/** StatelyMessage is the part of a relayed @statelyai/inspect message the relay looks at. */
+interface StatelyMessage {
+  readonly type: string;
+  readonly sessionId?: string;
+  readonly snapshot?: { readonly status?: string };
+}
+
+const STATELY_UI = 'https://stately.ai/inspect';
+
+// The bridge page of @statelyai/inspect's server, addressing the relay by the page's own host so
+// it also works through `kubectl port-forward` and SSH tunnels.
+const BRIDGE_PAGE = `<!DOCTYPE html>
+<html>
+<head><meta charset="utf-8"><title>ingress-actors · Stately inspector</title>
+<style>* { margin: 0; padding: 0; } html, body { height: 100%; } iframe { width: 100%; height: 100%; border: none; }</style>
+</head>
+<body>
+<iframe id="inspector" src="${STATELY_UI}"></iframe>
+<script>
+  const iframe = document.getElementById('inspector');
+  const buffer = [];
+  let connected = false;
+  window.addEventListener('message', (e) => {
+    if (e.data && e.data.type === '@statelyai.connected') {
+      connected = true;
+      for (const event of buffer.splice(0)) iframe.contentWindow.postMessage(event, '*');
+    }
+  });
+  const ws = new WebSocket('ws://' + location.host);
+  ws.onmessage = (event) => {
+    const data = JSON.parse(event.data);
+    if (connected) iframe.contentWindow.postMessage(data, '*');
+    else buffer.push(data);
+  };
+</script>
+</body>
+</html>
+`;
+
+/** Replay remembers what a late viewer needs: live actors in creation order, their latest snapshots, recent history. */
+class Replay {
+  private readonly actors = new Map<string, string>();
+  private readonly snapshots = new Map<string, string>();
+  private readonly recent: string[] = [];
+  constructor(private readonly size: number) {}
+
+  record(raw: string, message: StatelyMessage): void {
+    this.recent.push(raw);
+    if (this.recent.length > this.size) this.recent.shift();
+    const id = message.sessionId;
+    if (!id) return;
+    if (message.type === '@xstate.actor') this.actors.set(id, raw);
+    if (message.type === '@xstate.snapshot') {
+      // A finished actor stays in the history but is not replayed for ever: invocations come and go.
+      if (message.snapshot?.status && message.snapshot.status !== 'active') {
+        this.actors.delete(id);
+        this.snapshots.delete(id);
+      } else this.snapshots.set(id, raw);
+    }
+  }
+
+  messages(): string[] {
+    const recent = new Set(this.recent);
+    const older = [...this.actors.values(), ...this.snapshots.values()].filter((raw) => !recent.has(raw));
+    return [...older, ...this.recent];
+  }
+}
+
+function truncateStrings(value: unknown, max: number, depth = 0): unknown {
+  if (typeof value === 'string') return value.length > max ? `${value.slice(0, max)}… (${value.length} characters)` : value;
+  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => truncateStrings(item, max, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, truncateStrings(item, max, depth + 1)]));
+}
+
+/**
+ * startInspector starts the relay on `host:port` (127.0.0.1 by default) and connects a
+ * @statelyai/inspect WebSocket inspector to it. Every message from one client goes to all the
+ * others; the controller is one client, each browser page another.
+ */
+export async function startInspector(options: InspectorOptions): Promise<Inspector> {
+  const host = options.host ?? '127.0.0.1';
+  const replay = new Replay(options.history ?? 1000);
+  const server: Server = createServer((req, res) => {
+    if (req.url !== '/' && req.url !== '/index.html') return void res.writeHead(404).end('not found\n');
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(BRIDGE_PAGE);
+  });
+  const wss = new WebSocketServer({ server });
+  wss.on('connection', (ws) => {
+    for (const raw of replay.messages()) ws.send(raw);
+    ws.on('message', (data) => {
+      const raw = data.toString();
+      let message: StatelyMessage;
+      try {
+        message = JSON.parse(raw) as StatelyMessage;
+      } catch {
+        return; // not an inspection event: nothing to relay
+      }
+      replay.record(raw, message);
+      for (const client of wss.clients) if (client !== ws && client.readyState === WebSocket.OPEN) client.send(raw);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const where = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  const wsUrl = `ws://${where}`;
+  const maxString = options.maxStringLength ?? 4096;
+  const connected = new Promise<void>((resolve) => wss.once('connection', () => resolve()));
+  const inspector = createWebSocketInspector({
+    url: wsUrl,
+    // Events before the socket opens are kept, so the boot is not lost.
+    maxDeferredEvents: 10_000,
+    sanitizeContext: (context) => truncateStrings(context, maxString) as typeof context,
+  });
+  return {
+    url: `http://${where}/`,
+    wsUrl,
+    inspect: (event) => inspector.inspect.next?.(event),
+    connected,
+    close: async () => {
+      inspector.stop();
+      for (const client of wss.clients) client.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,188 @@
+/**
+ * `--inspect`: real WebSocket clients (ws) connected to the inspector relay receive, over the
+ * network, an @xstate.actor message for every actor the controller creates, snapshots with each
+ * one's state, and the events actors send one another; a client that connects late is brought
+ * up to date; and the real CLI process serves the page and the relay with `--inspect`.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import type { AnyActorRef, InspectionEvent } from 'xstate';
+import { parseControllerFlags } from '../../src/cli/controller-flags.js';
+import { startInspector, type Inspector } from '../../src/inspect.js';
+import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
+import { WATCHED_KINDS } from '../../src/kube/kinds.js';
+import { startController, type Controller } from '../../src/main.js';
+import { waitFor } from '../support/cluster.js';
+import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
+import { freePort, get, startBackend, type Backend } from '../support/net.js';
+
+/** Message is what the relay forwards: @statelyai/inspect's serialised inspection events. */
+interface Message {
+  type: '@xstate.actor' | '@xstate.snapshot' | '@xstate.event';
+  sessionId: string;
+  name?: string;
+  sourceId?: string;
+  event?: { type: string };
+  snapshot?: { value?: unknown; status?: string };
+}
+
+/** viewer connects a WebSocket client, as the browser page does, and keeps every message. */
+async function viewer(url: string): Promise<{ messages: Message[]; close(): void }> {
+  const messages: Message[] = [];
+  const ws: WebSocket = await waitFor<WebSocket | false>(`the relay at ${url}`, () =>
+    new Promise<WebSocket | false>((resolve) => {
+      const socket = new WebSocket(url);
+      socket.on('message', (data) => messages.push(JSON.parse(data.toString()) as Message));
+      socket.once('open', () => resolve(socket));
+      socket.once('error', () => resolve(false));
+    }),
+  10_000, 100) as WebSocket;
+  return { messages, close: () => ws.close() };
+}
+
+const HOST = 'inspect.example.com';
+const CLI = new URL('../../bin/ingress-actors', import.meta.url).pathname;
+let api: ApiServer;
+let backend: Backend;
+let dir: string;
+
+beforeAll(async () => {
+  backend = await startBackend('app');
+  api = await startApiServer({
+    seed: [ingressClass(), ...serviceWithEndpoints('app', [{ port: backend.port }]), ingress('app', { [HOST]: [{ path: '/', service: 'app' }] })] as never,
+  });
+  dir = await mkdtemp(join(tmpdir(), 'ia-inspect-'));
+  await api.writeKubeconfig(join(dir, 'kubeconfig'));
+});
+afterAll(async () => {
+  await api?.close();
+  await backend?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+async function controllerFlags(name: string): Promise<{ argv: string[]; httpPort: number }> {
+  const httpPort = await freePort();
+  const argv = [
+    '--kubeconfig', join(dir, 'kubeconfig'), '--http-port', String(httpPort), '--https-port', String(await freePort()),
+    '--healthz-port', String(await freePort()), '--config-dir', join(dir, name), '--sync-rate-limit', '10', '--shutdown-timeout', '5',
+  ];
+  return { argv, httpPort };
+}
+
+describe('the inspector relay, in process', () => {
+  let inspector: Inspector;
+  let controller: Controller;
+  let early: Awaited<ReturnType<typeof viewer>>;
+  const created = new Map<string, string>(); // sessionId → actor id, as xstate itself reports them
+  let httpPort: number;
+
+  beforeAll(async () => {
+    // A short history, so the late viewer below depends on the live-actor replay, not on the backlog.
+    inspector = await startInspector({ port: 0, history: 50 });
+    early = await viewer(inspector.wsUrl);
+    const flags = await controllerFlags('in-process');
+    httpPort = flags.httpPort;
+    const parsed = parseControllerFlags(['--inspect', ...flags.argv]);
+    if ('help' in parsed) throw new Error('unexpected --help');
+    controller = await startController(parsed.config, pino({ level: 'silent' }), {
+      inspect: (event: InspectionEvent) => {
+        if (event.type === '@xstate.actor') created.set((event.actorRef as AnyActorRef).sessionId, (event.actorRef as AnyActorRef).id);
+        inspector.inspect(event);
+      },
+    });
+    await waitFor('the app served', async () => (await get({ host: HOST, path: '/', port: httpPort })).backend === 'app', 15_000);
+  }, 30_000);
+  afterAll(async () => {
+    early?.close();
+    if (controller?.root.getSnapshot().status === 'active') controller.stop();
+    await controller?.exitCode;
+    await inspector?.close();
+  });
+
+  it('sends an @xstate.actor message for every actor xstate created, with its name', async () => {
+    await waitFor('every actor announced over the socket', () =>
+      [...created.keys()].every((id) => early.messages.some((m) => m.type === '@xstate.actor' && m.sessionId === id)), 5000);
+    const announced = new Map(early.messages.filter((m) => m.type === '@xstate.actor').map((m) => [m.sessionId, m.name]));
+    // The root has no id of its own: the inspector names it after its machine.
+    for (const [sessionId, id] of created) expect(announced.get(sessionId), id).toBe(sessionId === controller.root.sessionId ? 'rootSupervisor' : id);
+    const names = new Set(announced.values());
+    const expected = ['rootSupervisor', ...WATCHED_KINDS.map((k) => `watcher.${k}`), 'template', 'syncQueue', 'nginx', 'master', 'watchTemplate', 'loadTemplate', 'runSync', 'reload'];
+    for (const name of expected) expect(names, name).toContain(name);
+    // One list-watch per watcher (xstate names an invocation without id after its state).
+    expect([...created.values()].filter((id) => id.includes('resourceWatcher.running'))).toHaveLength(WATCHED_KINDS.length);
+  });
+
+  it("sends every machine's state as snapshots, and the events between actors", async () => {
+    const idOf = (name: string) => early.messages.find((m) => m.type === '@xstate.actor' && m.name === name)!.sessionId;
+    const lastValue = (name: string) => early.messages.filter((m) => m.type === '@xstate.snapshot' && m.sessionId === idOf(name)).at(-1)?.snapshot?.value;
+    await waitFor('steady states over the socket', () => JSON.stringify(lastValue('nginx')) === '{"alive":"running"}' && lastValue('syncQueue') === 'idle', 5000);
+    expect(lastValue('rootSupervisor')).toBe('running');
+    expect(lastValue('template')).toBe('ready');
+    for (const kind of WATCHED_KINDS) expect(lastValue(`watcher.${kind}`), kind).toEqual({ running: 'watching' });
+    const received = (to: string, type: string, from?: string) =>
+      early.messages.some((m) => m.type === '@xstate.event' && m.sessionId === idOf(to) && m.event?.type === type && (from === undefined || m.sourceId === idOf(from)));
+    for (const kind of WATCHED_KINDS) expect(received(`watcher.${kind}`, 'watch.synced', `watcher.${kind}`) || received(`watcher.${kind}`, 'watch.synced'), kind).toBe(true);
+    expect(received('syncQueue', 'k8s.synced')).toBe(true);
+    expect(received('syncQueue', 'template.changed')).toBe(true);
+    expect(received('nginx', 'nginx.started', 'master')).toBe(true);
+    expect(received('nginx', 'nginx.reload')).toBe(true);
+    expect(received('syncQueue', 'xstate.done.actor.runSync', 'runSync')).toBe(true);
+  });
+
+  it('brings a late viewer up to date: every live actor and its current state', async () => {
+    const late = await viewer(inspector.wsUrl);
+    try {
+      const live = ['rootSupervisor', ...WATCHED_KINDS.map((k) => `watcher.${k}`), 'template', 'syncQueue', 'nginx', 'master'];
+      const idOf = (name: string) => late.messages.find((m) => m.type === '@xstate.actor' && m.name === name)?.sessionId;
+      const state = (name: string) => late.messages.filter((m) => m.type === '@xstate.snapshot' && m.sessionId === idOf(name)).at(-1)?.snapshot?.value;
+      await waitFor('the replay', () => live.every((name) => idOf(name)) && state('rootSupervisor') === 'running', 5000);
+      expect(state('nginx')).toEqual({ alive: 'running' });
+      expect(state('syncQueue')).toBe('idle');
+      for (const kind of WATCHED_KINDS) expect(state(`watcher.${kind}`), kind).toEqual({ running: 'watching' });
+    } finally {
+      late.close();
+    }
+  });
+
+  it('reports the shutdown, down to the stopped root', async () => {
+    controller.stop();
+    expect(await controller.exitCode).toBe(0);
+    const rootId = controller.root.sessionId;
+    await waitFor('the final root snapshot', () =>
+      early.messages.some((m) => m.type === '@xstate.snapshot' && m.sessionId === rootId && m.snapshot?.value === 'stopped' && m.snapshot.status === 'done'), 5000);
+    const nginxId = early.messages.find((m) => m.type === '@xstate.actor' && m.name === 'nginx')!.sessionId;
+    expect(early.messages.some((m) => m.type === '@xstate.event' && m.sessionId === nginxId && m.event?.type === 'nginx.stop' && m.sourceId === rootId)).toBe(true);
+  });
+});
+
+describe('ingress-actors controller --inspect', () => {
+  it('serves the inspector page and relays every actor of the real process, then exits 0 on SIGTERM', async () => {
+    const inspectPort = await freePort();
+    const { argv, httpPort } = await controllerFlags('cli');
+    const child = execa(CLI, ['controller', '--inspect', '--inspect-port', String(inspectPort), ...argv, '--log-level', 'info'], { reject: false });
+    try {
+      const client = await viewer(`ws://127.0.0.1:${inspectPort}`);
+      await waitFor('the app served', async () => (await get({ host: HOST, path: '/', port: httpPort })).backend === 'app', 20_000);
+      const page = await get({ host: '127.0.0.1', path: '/', port: inspectPort });
+      expect(page.status).toBe(200);
+      expect(page.body).toContain('https://stately.ai/inspect');
+      const names = () => new Set(client.messages.filter((m) => m.type === '@xstate.actor').map((m) => m.name));
+      const expected = ['rootSupervisor', ...WATCHED_KINDS.map((k) => `watcher.${k}`), 'template', 'syncQueue', 'nginx', 'master'];
+      await waitFor('every supervised actor over the socket', () => expected.every((name) => names().has(name)), 10_000);
+      child.kill('SIGTERM');
+      const result = await child;
+      expect(result.exitCode).toBe(0);
+      expect(result.stderr).toContain(`http://127.0.0.1:${inspectPort}/`);
+      expect(result.stderr).not.toMatch(/--inspect is not implemented/);
+      expect(client.messages.some((m) => m.type === '@xstate.snapshot' && m.snapshot?.value === 'stopped')).toBe(true);
+      client.close();
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 60_000);
+});

@@ -1,0 +1,140 @@
+/**
+ * Model-based test of the resource watcher against the test API server: paths from the machine
+ * definition (xstate/graph), each run on a real watcher actor with the controller's own informer
+ * effect (client-node list-watch over HTTPS). Events are real: the first list, an Ingress created
+ * through the API, the API server going away (pause) and coming back (resume), `watcher.stop`.
+ */
+import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActor, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
+import { resourceWatcherMachine, type ResourceWatcherContext, type ResourceWatcherInput } from '../../machines/resourceWatcher.machine.js';
+import { watcherActors } from '../../src/actors/watcher.js';
+import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
+import { ClusterCache } from '../../src/kube/cache.js';
+import { isListening } from '../../src/nginx/probe.js';
+import { waitFor } from '../support/cluster.js';
+import { ingress } from '../support/manifests.js';
+import { Coverage, pathsFor } from './graph.js';
+import { microstepRecorder, runPath, type RealStep, type StepContext, type World } from './runner.js';
+
+const INPUT: ResourceWatcherInput = { kind: 'Ingress', baseBackoffMs: 200, maxBackoffMs: 400 };
+const E = {
+  synced: { type: 'watch.synced' },
+  changed: { type: 'watch.changed', key: 'default/x' },
+  failed: { type: 'watch.failed', error: 'connection refused', jitter: 0.5 },
+  stop: { type: 'watcher.stop' },
+  backoff: { type: 'xstate.after.backoff.resourceWatcher.backoff' },
+};
+
+/** events: what the world can make happen; a relist after a backoff is too quick to stop in. */
+function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
+  const c = snapshot.context as ResourceWatcherContext;
+  if (snapshot.matches('running.listing' as never)) return c.reportedSynced || c.failures > 0 ? [E.synced, E.failed] : [E.synced, E.failed, E.stop];
+  if (snapshot.matches('running.watching' as never)) return [E.changed, E.failed, E.stop];
+  if (snapshot.matches('backoff' as never)) return [E.backoff, E.stop];
+  return [];
+}
+const key = (s: AnyMachineSnapshot) => [s.value, (s.context as ResourceWatcherContext).reportedSynced, (s.context as ResourceWatcherContext).failures > 0];
+
+let api: ApiServer;
+let client: KubernetesObjectApi;
+let kc: KubeConfig;
+let created = 0;
+let worlds = 0;
+const ing = (name: string, namespace: string) => ingress(name, { [`${name}.example.com`]: [{ path: '/', service: 'web' }] }, { namespace }) as KubernetesObject;
+
+/** watcherWorld watches a namespace of its own, so one path's objects are no other path's first list. */
+async function watcherWorld(): Promise<World> {
+  const namespace = `path-${++worlds}`;
+  await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  const log: RealStep[] = [];
+  const cache = new ClusterCache();
+  const reports: string[] = [];
+  const logic = resourceWatcherMachine.provide({
+    actors: watcherActors(kc, cache, { namespace, configMap: null, flaggedSecrets: [] }, pino({ level: 'silent' })),
+    actions: {
+      reportSynced: (_, { kind }) => void reports.push(`synced ${kind}`),
+      reportChanged: (_, { kind, key }) => void reports.push(`changed ${kind} ${key}`),
+    },
+  });
+  const actor = createActor(logic, { input: INPUT, inspect: microstepRecorder(log) });
+  const initial = actor.getSnapshot();
+  const inCache = async () => {
+    const server = (await client.list('networking.k8s.io/v1', 'Ingress', namespace)).items.map((o) => o.metadata?.name).sort();
+    return JSON.stringify(server) === JSON.stringify(cache.list('Ingress').map((o) => o.metadata?.name).sort());
+  };
+  // Look ahead: before a step that starts a list, the API server must be down if the list is to
+  // fail, up if it is to work.
+  const prepare = async ({ step, next }: StepContext) => {
+    if (!step.state.matches('running.listing' as never)) return;
+    if (next?.event.type === E.failed.type && (await isListening(api.port))) await api.pause();
+    if (next?.event.type !== E.failed.type && !(await isListening(api.port))) await api.resume();
+  };
+  return {
+    log,
+    ambient: new Set(),
+    snapshot: () => actor.getSnapshot() as AnyMachineSnapshot,
+    initial: () => initial as AnyMachineSnapshot,
+    project: (s) => {
+      const c = s.context as ResourceWatcherContext;
+      return { failures: c.failures, reportedSynced: c.reportedSynced, changes: c.changes };
+    },
+    async exec(at) {
+      const e = at.step.event;
+      await prepare(at);
+      if (e.type === 'xstate.init') actor.start();
+      else if (e.type === E.changed.type) await client.create(ing(`created-${++created}`, namespace));
+      else if (e.type === E.failed.type && at.previous!.state.matches('running.watching' as never)) await api.pause();
+      else if (e.type === E.stop.type) actor.send({ type: 'watcher.stop' });
+    },
+    async check({ step }, current) {
+      const s = step.state;
+      if (s.matches('running.watching' as never)) {
+        await waitFor('the cache to equal the server', inCache, 5000);
+        expect(reports.filter((r) => r.startsWith('synced'))).toEqual(['synced Ingress']); // once, on the first list only
+      } else if (s.matches('backoff' as never) && current) {
+        expect(await isListening(api.port)).toBe(false);
+      } else if (s.matches('stopped' as never)) {
+        if (!(await isListening(api.port))) await api.resume();
+        const before = reports.length;
+        await client.create(ing(`after-stop-${++created}`, namespace));
+        await new Promise((r) => setTimeout(r, 300));
+        expect(reports.slice(before)).toEqual([]); // the informer is gone: nobody hears of it
+        expect(actor.getSnapshot().status).toBe('done');
+      }
+    },
+    async close() {
+      actor.stop();
+      if (!(await isListening(api.port))) await api.resume();
+    },
+  };
+}
+
+const SCENARIOS = {
+  'list, watch, a change, stop': [E.synced, E.changed, E.stop],
+  'the API server goes away and comes back: back off, relist, watch again': [E.synced, E.failed, E.backoff, E.failed, E.backoff, E.synced, E.changed],
+  'no API server at start: back off until it answers, report synced once': [E.failed, E.backoff, E.synced, E.stop],
+};
+const { paths } = pathsFor(resourceWatcherMachine, { events, key, input: INPUT, scenarios: SCENARIOS, everyStateWithin: Infinity });
+const coverage = new Coverage(resourceWatcherMachine);
+for (const path of paths) coverage.addModelPath(path);
+
+beforeAll(async () => {
+  api = await startApiServer({ seed: [ing('elsewhere', 'default')] as never });
+  kc = new KubeConfig();
+  kc.loadFromString(api.kubeconfigText);
+  client = kc.makeApiClient(KubernetesObjectApi);
+});
+afterAll(() => api?.close());
+
+describe('resource watcher: every path of the machine, against the test API server', () => {
+  for (const path of paths) {
+    it(path.name, async () => runPath(resourceWatcherMachine, path, await watcherWorld(), coverage, { stepTimeoutMs: 8000 }), 30_000);
+  }
+
+  it('walked every state and transition of the machine, in the model and for real', () => {
+    console.log(coverage.summary());
+    expect(coverage.missing()).toEqual({ model: [], real: [] });
+  });
+});

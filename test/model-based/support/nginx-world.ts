@@ -1,0 +1,308 @@
+/**
+ * The world of the nginx-process machine: the machine the controller runs, given the controller's
+ * own effects (src/actors/nginx.ts: spawn in a process group, stage + `nginx -t` + SIGHUP, drain
+ * the orphans), over a real nginx on a loopback port. Each model event is made to happen for real:
+ * kill -9 of the master, SIGQUIT by `nginx.stop`, a config broken while `nginx -t` is held, a
+ * binary that cannot be spawned, an in-flight request that keeps a graceful quit or a drain busy.
+ *
+ * Three transitions have no real cause with these effects, so a fault is injected at the actor
+ * boundary (INJECTED below); everything else the actor sees comes from real processes.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { expect } from 'vitest';
+import { createActor, fromCallback, fromPromise, type Actor, type AnyEventObject, type AnyMachineSnapshot, type EventObject } from 'xstate';
+import type { NginxMasterCommand } from '../../../machines/events.js';
+import { nginxProcessMachine, type DrainInput, type MasterInput, type NginxProcessContext, type NginxProcessInput } from '../../../machines/nginxProcess.machine.js';
+import { nginxActors } from '../../../src/actors/nginx.js';
+import { liveGroupMembers, signalGroup } from '../../../src/nginx/master.js';
+import { isListening } from '../../../src/nginx/probe.js';
+import { writeConfigSet } from '../../../src/nginx/files.js';
+import { waitFor } from '../../support/cluster.js';
+import { freePort, get } from '../../support/net.js';
+import { microstepRecorder, type RealStep, type StepContext, type World } from '../runner.js';
+import { alive, gatedNginx, holdRequest, type GatedNginx, type HoldingBackend, type InFlight } from './processes.js';
+
+/** NGINX_INPUT is the machine's input in this world: short, but long enough to see every state. */
+export const NGINX_INPUT: NginxProcessInput = {
+  shutdownTimeoutMs: 1200,
+  drainTimeoutMs: 8000,
+  backoffBaseMs: 400,
+  backoffMaxMs: 800,
+  // Soon after every start, so it is over before a path does anything slow (it fires on its own).
+  stableAfterMs: 1000,
+  // Later than any step a path takes after a failed reload, except the retry it waits for.
+  reloadRetryMs: 2500,
+};
+
+const id = (path: string) => `nginxProcess.${path}`;
+const after = (delay: string, state: string) => `xstate.after.${delay}.${id(state)}`;
+
+/** E are the model's events; configs are symbols, `conf-1` and `conf-2`, which the world renders. */
+export const E = {
+  started: { type: 'nginx.started', pid: 1 },
+  exited: { type: 'nginx.exited', code: null, signal: 'SIGKILL' },
+  stop: { type: 'nginx.stop' },
+  reload: (config: string) => ({ type: 'nginx.reload', config }),
+  reloadDone: { type: 'xstate.done.actor.reload' },
+  reloadFailed: { type: 'xstate.error.actor.reload', error: 'nginx -t failed' },
+  masterFailed: { type: 'xstate.error.actor.master', error: 'master failed' },
+  drainDone: { type: 'xstate.done.actor.drain' },
+  drainFailed: { type: 'xstate.error.actor.drain', error: 'drain failed' },
+  stable: { type: after('stableAfter', 'alive') },
+  quitTimeout: { type: after('shutdownTimeout', 'alive.stopping.quitting') },
+  killTimeout: { type: after('shutdownTimeout', 'alive.stopping.killing') },
+  backoff: { type: after('restartBackoff', 'restarting') },
+  retry: { type: after('reloadRetry', 'alive.running') },
+} satisfies Record<string, AnyEventObject | ((c: string) => AnyEventObject)>;
+
+/** INJECTED are the transitions only an injected fault produces here, and why no real action can. */
+export const INJECTED: Readonly<Record<string, string>> = {
+  [`${id('alive')} | xstate.error.actor.master #0`]: 'the master actor can fail only at spawn, never while stopping',
+  [`${id('alive.stopping.killing')} | ${E.killTimeout.type} #0`]: 'SIGKILL of the group is always reported as the master exit',
+  [`${id('draining')} | xstate.error.actor.drain #0`]: 'drainOrphans does not reject',
+};
+
+const other = (config: string | null) => (config === 'conf-1' ? 'conf-2' : 'conf-1');
+
+/** nginxEvents lists the events the world can make happen in a model state. */
+export function nginxEvents(snapshot: AnyMachineSnapshot): AnyEventObject[] {
+  const c = snapshot.context as NginxProcessContext;
+  const m = (v: string) => snapshot.matches(v as never);
+  // One config queued at most, so the graph stays small; queueing twice is the same transition.
+  const queue = c.pendingConfig === null ? [E.reload(other(c.reloadingConfig ?? c.appliedConfig))] : [];
+  if (m('alive.starting')) return [E.started, E.exited, E.stop, E.masterFailed];
+  if (m('alive.running')) {
+    const retry = c.failedConfig ? [E.retry] : []; // a failed config is tried again after reloadRetryMs
+    return [E.reload(other(c.appliedConfig)), ...(c.appliedConfig ? [E.reload(c.appliedConfig)] : []), E.exited, E.stop, E.stable, ...retry];
+  }
+  if (m('alive.reloading')) return [E.reloadDone, E.reloadFailed, E.exited, E.stop, ...queue];
+  // Stopped before it served, nginx has nothing to finish: it quits at once.
+  if (m('alive.stopping.quitting')) return c.pid === null ? [E.exited] : [E.exited, E.quitTimeout, E.stop, E.masterFailed];
+  if (m('alive.stopping.killing')) return [E.exited, E.killTimeout];
+  // A master that died before it served leaves no group to drain: draining ends at once then.
+  if (m('draining')) return c.lastExit?.pid === null ? [E.drainDone, E.drainFailed] : [E.drainDone, E.drainFailed, E.stop, ...queue];
+  if (m('restarting')) return [E.backoff, E.stop, ...queue];
+  return [];
+}
+
+/** nginxKey is the part of a snapshot that decides what happens next. */
+export function nginxKey(snapshot: AnyMachineSnapshot): unknown {
+  const c = snapshot.context as NginxProcessContext;
+  return [snapshot.value, c.appliedConfig, c.pendingConfig, c.reloadingConfig, c.failedConfig, c.stopRequested, c.killed, c.pid === null, c.lastExit?.pid === null];
+}
+
+const MARK = (config: string | null) => `served ${config ?? 'boot'}`;
+
+function configText(config: string | null, port: number, backend: number): string {
+  return `# ${config ?? 'boot'}
+worker_processes 1;
+pid nginx.pid;
+error_log stderr notice;
+events { worker_connections 64; }
+http {
+    client_body_temp_path tmp/client-body;
+    proxy_temp_path tmp/proxy;
+    fastcgi_temp_path tmp/fastcgi;
+    uwsgi_temp_path tmp/uwsgi;
+    scgi_temp_path tmp/scgi;
+    access_log off;
+    server {
+        listen 127.0.0.1:${port};
+        location = / { return 200 "${MARK(config)}\\n"; }
+        location /hold { proxy_pass http://127.0.0.1:${backend}; proxy_read_timeout 60s; }
+    }
+}
+`;
+}
+
+/** Faults are the injected ones: set before the step that would otherwise not produce them. */
+interface Faults {
+  swallowExit: boolean;
+  failDrain: boolean;
+}
+
+/** faultyMaster is the real `master` actor, able to fail (on `test.fail`) or to miss one exit report. */
+function faultyMaster(real: ReturnType<typeof nginxActors>['master'], faults: Faults) {
+  const callback = (real as unknown as { config: (args: object) => (() => void) | void }).config;
+  // Typed as the real one: `test.fail` is the test's own command, sent from outside the machine.
+  return fromCallback<NginxMasterCommand, MasterInput>((args) => {
+    let forward: ((command: NginxMasterCommand) => void) | undefined;
+    let failed = false; // a failed actor reports nothing more
+    const cleanup = callback({
+      ...args,
+      sendBack: (event: AnyEventObject) => {
+        if (event.type === 'nginx.exited' && faults.swallowExit) return void (faults.swallowExit = false);
+        if (!failed) args.sendBack(event);
+      },
+      receive: (listener: (command: NginxMasterCommand) => void) => (forward = listener),
+    });
+    args.receive((command) => {
+      if ((command as EventObject).type === 'test.fail') throw ((failed = true), new Error('the master actor failed (injected)'));
+      forward?.(command as NginxMasterCommand);
+    });
+    return cleanup ?? undefined;
+  });
+}
+
+/** startNginxWorld prepares a world for one path: its own folder, port, stand-in binary and actor (not started). */
+export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
+  const dir = await mkdtemp(join(tmpdir(), 'ia-model-nginx-'));
+  const conf = join(dir, 'conf');
+  const gates: GatedNginx = await gatedNginx(dir, ['hold-start', 'hold-test']);
+  const port = await freePort();
+  const text = (config: string | null) => configText(config, port, backend.port);
+  await writeConfigSet(conf, text(null), []);
+  const log: RealStep[] = [];
+  const faults: Faults = { swallowExit: false, failDrain: false };
+  const real = nginxActors({ binary: gates.binary, dir: conf, httpPort: port, log: pino({ level: 'silent' }), startTimeoutMs: 15_000 });
+  const drain = fromPromise<void, DrainInput>(async (args) => {
+    await (real.drain as unknown as { config: (a: typeof args) => Promise<void> }).config(args);
+    if (faults.failDrain) throw ((faults.failDrain = false), new Error('the drain failed (injected)'));
+  });
+  const logic = nginxProcessMachine.provide({ actors: { master: faultyMaster(real.master, faults), reload: real.reload, drain } });
+  const actor: Actor<typeof logic> = createActor(logic, { input: NGINX_INPUT, inspect: microstepRecorder(log) });
+  const initial = actor.getSnapshot();
+  const groups = new Set<number>(); // every master pid (= process group) this world started
+  let inFlight: InFlight | null = null;
+  let staleTests: number[] = []; // `nginx -t` runs whose reload was abandoned: never released
+  let removed = false;
+
+  const ctx = () => actor.getSnapshot().context;
+  const serves = async () => {
+    const reply = await get({ host: 'model.example.com', path: '/', port });
+    return String(reply.headers.server).startsWith('nginx') ? reply.body.trim() : `not nginx: ${reply.body}`;
+  };
+  // After a reload the old workers may take a connection or two before they stop accepting.
+  const servesSteadily = async (mark: string) => {
+    for (let i = 0; i < 5; i++) if ((await serves()) !== mark) return false;
+    return true;
+  };
+  const holdOne = async () => (inFlight = await holdRequest(port, backend));
+  const rememberMasters = async () => {
+    for (const pid of await gates.waiting('start')) groups.add(pid);
+    if (ctx().pid !== null) groups.add(ctx().pid!);
+  };
+  const noneLeft = () => [...groups].every((pid) => liveGroupMembers(pid).length === 0);
+  const freshTests = async () => (await gates.waiting('test')).filter((pid) => !staleTests.includes(pid));
+
+  // Look ahead: what makes the next event happen must be in place before this step's action.
+  const prepare = async ({ step, next }: StepContext) => {
+    if (next?.event.type === E.masterFailed.type && step.state.matches('alive.starting' as never)) {
+      await gates.remove(); // the spawn this step leads to fails: ENOENT
+      removed = true;
+    }
+    if (next?.event.type === E.killTimeout.type) faults.swallowExit = true;
+    if (next?.event.type === E.drainFailed.type) faults.failDrain = true;
+  };
+
+  return {
+    log,
+    ambient: new Set([`${id('alive')} | ${E.stable.type} #0`]),
+    snapshot: () => actor.getSnapshot() as AnyMachineSnapshot,
+    initial: () => initial as AnyMachineSnapshot,
+    project: (snapshot, side) => {
+      const c = snapshot.context as NginxProcessContext;
+      const symbol = (config: string | null) => (side === 'model' || config === null ? config : (['conf-1', 'conf-2'].find((s) => text(s) === config) ?? `?${config.slice(0, 20)}`));
+      return {
+        applied: symbol(c.appliedConfig), pending: symbol(c.pendingConfig), reloading: symbol(c.reloadingConfig), retry: symbol(c.failedConfig ?? null),
+        ok: c.reloadsOk, failed: c.reloadsFailed, skipped: c.reloadsSkipped, restarts: c.restarts, stopRequested: c.stopRequested, killed: c.killed,
+        exitPid: c.lastExit === null ? 'none' : c.lastExit.pid === null ? 'null' : 'pid',
+      };
+    },
+
+    async exec(at) {
+      const event = at.step.event;
+      const from = at.previous?.state;
+      await prepare(at);
+      if (event.type === 'xstate.init') return void actor.start();
+      if (event.type === E.masterFailed.type && removed) {
+        await gates.restore(); // the spawn already failed; the next one must work
+        removed = false;
+      } else if (event.type === E.masterFailed.type) {
+        actor.getSnapshot().children.master?.send({ type: 'test.fail' }); // INJECTED
+      }
+      if (event.type === E.started.type) await gates.release('start');
+      if (event.type === E.exited.type && from?.matches('alive.starting' as never)) {
+        for (const pid of await gates.waiting('start')) process.kill(pid, 'SIGKILL');
+      } else if (event.type === E.exited.type && from?.matches('alive.stopping.quitting' as never)) {
+        backend.release(); // the request in flight ends, so the graceful quit does
+      } else if (event.type === E.exited.type && !from?.matches('alive.stopping' as never)) {
+        await holdOne(); // the orphaned worker keeps it, so draining lasts until released
+        staleTests.push(...(await gates.waiting('test')));
+        process.kill(ctx().pid!, 'SIGKILL');
+      }
+      if (event.type === E.stop.type) {
+        if (from?.matches('alive.running' as never) || from?.matches('alive.reloading' as never)) await holdOne();
+        if (from?.matches('alive.reloading' as never)) staleTests.push(...(await gates.waiting('test')));
+        actor.send({ type: 'nginx.stop' });
+      }
+      if (event.type === 'nginx.reload') actor.send({ type: 'nginx.reload', config: text((event as unknown as { config: string }).config) });
+      if (event.type === E.reloadDone.type || event.type === E.reloadFailed.type) {
+        const tests = await waitFor<number[] | false>('the nginx -t of this reload', async () => ((await freshTests()).length ? freshTests() : false), 5000);
+        if (event.type === E.reloadFailed.type) await writeFile(join(conf, 'nginx.conf.next'), 'this is not an nginx config;\n');
+        await gates.release('test', tests || []);
+      }
+      if (event.type === E.drainDone.type || event.type === E.drainFailed.type) backend.release();
+      // Timers (after …) need nothing: waiting for the transition is the action.
+      await rememberMasters();
+    },
+
+    async check({ step }, current) {
+      const model = step.state;
+      const c = model.context as NginxProcessContext;
+      await rememberMasters();
+      if (model.matches('alive.running' as never)) {
+        await waitFor(`nginx serving ${MARK(c.appliedConfig)}`, () => servesSteadily(MARK(c.appliedConfig)), 3000);
+        expect(alive(ctx().pid!)).toBe(true);
+      } else if (model.matches('alive.reloading' as never) && current) {
+        await waitFor('the nginx -t of the reload, held', async () => (await freshTests()).length === 1, 3000);
+        // The config under test is not in yet (an old worker may still answer with an older one).
+        const answer = await serves();
+        expect(answer).toMatch(/^served /);
+        expect(answer).not.toBe(MARK(c.reloadingConfig));
+      } else if (model.matches('alive.starting' as never) && current) {
+        await waitFor('the new master, held before it runs nginx', async () => (await gates.waiting('start')).length === 1, 3000);
+        expect(await isListening(port)).toBe(false);
+      } else if (model.matches('alive.stopping.quitting' as never) && current && inFlight && !inFlight.settled()) {
+        expect(alive(ctx().pid!)).toBe(true);
+        await waitFor('nginx to stop accepting connections', async () => !(await isListening(port)), 2000);
+      } else if (model.matches('alive.stopping.killing' as never)) {
+        if (inFlight) expect(await inFlight.done).toBeInstanceOf(Error); // cut by SIGKILL
+        await waitFor('the killed group gone', noneLeft, 2000);
+      } else if (model.matches('draining' as never) && current) {
+        const dead = ctx().lastExit?.pid ?? null;
+        if (dead !== null) expect(alive(dead)).toBe(false);
+        expect(await gates.waiting('start')).toEqual([]);
+        // The port answers only while the dead master's workers still serve.
+        const orphans = dead === null ? [] : liveGroupMembers(dead);
+        if (await isListening(port)) expect(orphans.length).toBeGreaterThan(0);
+        if (dead !== null) expect(inFlight?.settled()).toBe(false); // an orphan still serves it
+      } else if (model.matches('restarting' as never) && current) {
+        await waitFor('every old nginx process gone', noneLeft, 1000);
+        expect(await isListening(port)).toBe(false);
+      } else if (model.matches('stopped' as never)) {
+        await waitFor('the stop to finish', () => actor.getSnapshot().status === 'done', 3000);
+        expect(actor.getSnapshot().output).toEqual(model.output);
+        // After an injected master failure nothing kills nginx; the SIGQUIT it already had ends it.
+        if (step.event.type === E.masterFailed.type) backend.release();
+        await waitFor('no nginx process of this world left', noneLeft, 3000);
+        expect(await isListening(port)).toBe(false);
+      }
+    },
+
+    async close() {
+      if (actor.getSnapshot().status === 'active') actor.stop();
+      backend.release();
+      await rememberMasters().catch(() => undefined);
+      for (const pid of groups) signalGroup(pid, 'SIGKILL');
+      for (const pid of await gates.waiting('start').catch(() => [])) signalGroup(pid, 'SIGKILL');
+      // Held `nginx -t` runs are in this process's group: kill them one by one.
+      for (const pid of await gates.waiting('test').catch(() => [])) process.kill(pid, 'SIGKILL');
+      await inFlight?.done;
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * Model-based test of the sync queue, pure: paths from the machine definition (xstate/graph),
+ * each run on a real actor of that machine with a SimulatedClock and a runSync the test settles.
+ * The model has no time, so a timer event fires exactly that timer (any order of timers is
+ * possible for some choice of debounce, max holdoff and rate), and after every step the timers
+ * the actor has pending must be the ones its state implies: debounce and max holdoff while
+ * pending, the rate token's timer while the token is out, nothing once stopped.
+ */
+import { describe, expect, it } from 'vitest';
+import { SimulatedClock, createActor, fromPromise, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
+import { syncQueueMachine, type RunSyncInput, type SyncQueueContext, type SyncQueueInput } from '../../machines/syncQueue.machine.js';
+import { deferred, flush, type Deferred } from '../machines/harness.js';
+import { Coverage, pathsFor, timersAlong, type Path, type Timers } from './graph.js';
+import { microstepRecorder, runPath, type RealStep, type World } from './runner.js';
+
+const INPUT: SyncQueueInput = { watchers: ['Ingress', 'Service'], debounceMs: 100, maxHoldoffMs: 1000, minSyncIntervalMs: 300 };
+const DELAY = { debounce: INPUT.debounceMs, maxHoldoff: INPUT.maxHoldoffMs, rate: INPUT.minSyncIntervalMs };
+
+const E = {
+  synced: (kind: string) => ({ type: 'k8s.synced', kind }),
+  changed: { type: 'k8s.changed', kind: 'Ingress', key: 'default/web' },
+  template: { type: 'template.changed' },
+  request: { type: 'sync.request' },
+  resync: { type: 'sync.resync' },
+  stop: { type: 'sync.stop' },
+  rate: { type: 'rate.ready' },
+  debounce: { type: 'xstate.after.debounce.syncQueue.pending.debouncing' },
+  maxHoldoff: { type: 'xstate.after.maxHoldoff.syncQueue.pending' },
+  done: { type: 'xstate.done.actor.runSync' },
+  failed: { type: 'xstate.error.actor.runSync', error: 'build failed' },
+};
+
+/** events lists what can happen in a state: any command, and the timers and the sync that are pending. */
+function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
+  const c = snapshot.context as SyncQueueContext;
+  if (snapshot.status !== 'active') return [];
+  const list: AnyEventObject[] = [E.changed, E.template, E.request, E.resync, E.stop];
+  const unsynced = INPUT.watchers.filter((k) => !c.synced.includes(k));
+  list.push(...unsynced.map(E.synced));
+  if (c.synced.length > 0) list.push(E.synced(c.synced[0]!)); // a watcher reporting twice
+  if (!c.tokenReady) list.push(E.rate);
+  if (snapshot.matches('pending' as never)) list.push(E.maxHoldoff);
+  if (snapshot.matches('pending.debouncing' as never)) list.push(E.debounce);
+  if (snapshot.matches('syncing' as never)) list.push(E.done, E.failed);
+  return list;
+}
+
+const key = (s: AnyMachineSnapshot) => {
+  const c = s.context as SyncQueueContext;
+  return [s.value, [...c.synced].sort(), c.dirty, c.tokenReady];
+};
+
+/** SteppingClock is a SimulatedClock whose pending timers can be listed and fired one at a time. */
+class SteppingClock extends SimulatedClock {
+  private readonly pendingTimers = new Map<number, { delay: number; fn: () => void }>();
+  override setTimeout(fn: (...args: unknown[]) => void, timeout: number): number {
+    const id = super.setTimeout(fn, timeout);
+    this.pendingTimers.set(id, { delay: timeout, fn });
+    return id;
+  }
+  override clearTimeout(id: number): void {
+    this.pendingTimers.delete(id);
+    super.clearTimeout(id);
+  }
+  delays(): number[] {
+    return [...this.pendingTimers.values()].map((t) => t.delay).sort((a, b) => a - b);
+  }
+  fire(delay: number): void {
+    const [id, timer] = [...this.pendingTimers].find(([, t]) => t.delay === delay) ?? [];
+    if (id === undefined || !timer) throw new Error(`no ${delay} ms timer pending (pending: ${this.delays().join(', ')})`);
+    this.clearTimeout(id);
+    timer.fn();
+  }
+}
+
+const timerCache = new Map<Path, Timers[]>();
+const timersOf = (path: Path) => timerCache.get(path) ?? timerCache.set(path, timersAlong(syncQueueMachine, INPUT, path.steps)).get(path)!;
+const delays = (timers: Timers) => [...timers.values()].map((t) => t.delay).sort((a, b) => a - b);
+
+function syncQueueWorld(): World {
+  const clock = new SteppingClock();
+  const log: RealStep[] = [];
+  const syncs: { generation: number; done: Deferred<void>; aborted: boolean }[] = [];
+  const runSync = fromPromise<void, RunSyncInput>(({ input, signal }) => {
+    const sync = { generation: input.generation, done: deferred(), aborted: false };
+    signal.addEventListener('abort', () => (sync.aborted = true));
+    syncs.push(sync);
+    return sync.done.promise;
+  });
+  const actor = createActor(syncQueueMachine.provide({ actors: { runSync } }), { input: INPUT, clock, inspect: microstepRecorder(log) });
+  const initial = actor.getSnapshot();
+  return {
+    log,
+    ambient: new Set(),
+    snapshot: () => actor.getSnapshot() as AnyMachineSnapshot,
+    initial: () => initial as AnyMachineSnapshot,
+    project: (s) => {
+      const c = s.context as SyncQueueContext;
+      return { synced: [...c.synced].sort(), dirty: c.dirty, token: c.tokenReady, generation: c.generation, changes: c.changes, started: c.syncsStarted, completed: c.syncsCompleted, failed: c.syncsFailed };
+    },
+    async exec({ step }) {
+      const e = step.event;
+      if (e.type === 'xstate.init') actor.start();
+      else if (e.type === E.rate.type) clock.fire(DELAY.rate);
+      else if (e.type === E.debounce.type) clock.fire(DELAY.debounce);
+      else if (e.type === E.maxHoldoff.type) clock.fire(DELAY.maxHoldoff);
+      else if (e.type === E.done.type) syncs.at(-1)!.done.resolve();
+      else if (e.type === E.failed.type) syncs.at(-1)!.done.reject(new Error('build failed'));
+      else actor.send(e as never);
+      await flush();
+    },
+    async check({ path, index, step }) {
+      const s = step.state;
+      expect(clock.delays(), 'pending timers').toEqual(delays(timersOf(path)[index]!));
+      const running = syncs.filter((x) => !x.aborted).length - (s.context as SyncQueueContext).syncsCompleted - (s.context as SyncQueueContext).syncsFailed;
+      // At most one sync at a time, and one exactly while syncing; a sync cut by sync.stop is aborted.
+      expect(running, 'syncs running').toBe(s.matches('syncing' as never) ? 1 : 0);
+      if (s.matches('syncing' as never)) expect(syncs.at(-1)!.generation).toBe((s.context as SyncQueueContext).generation);
+    },
+    async close() {
+      actor.stop();
+    },
+  };
+}
+
+const SCENARIOS = {
+  'no sync before every watcher synced, then one': [E.changed, E.synced('Ingress'), E.changed, E.synced('Service'), E.debounce, E.done],
+  'a burst while syncing becomes exactly one more sync': [E.synced('Ingress'), E.synced('Service'), E.debounce, E.changed, E.changed, E.template, E.done, E.debounce, E.rate, E.done],
+  'constant churn still syncs at the max holdoff': [E.synced('Ingress'), E.synced('Service'), E.changed, E.changed, E.changed, E.maxHoldoff, E.done],
+  'a failed sync is retried after the rate interval': [E.resync, E.debounce, E.failed, E.debounce, E.rate, E.done],
+  'stop while syncing cancels the sync': [E.resync, E.request, E.stop],
+};
+
+const isTimer = (type: string) => type.startsWith('xstate.after.') || type === E.rate.type;
+// Cheap to run, so: every transition, every state, and every simple path of the coarser graph.
+const simplePathsKey = (s: AnyMachineSnapshot) => [s.value, (s.context as SyncQueueContext).tokenReady];
+const { paths } = pathsFor(syncQueueMachine, { events, key, input: INPUT, scenarios: SCENARIOS, everyStateWithin: Infinity, simplePathsKey, isTimer });
+const coverage = new Coverage(syncQueueMachine);
+for (const path of paths) coverage.addModelPath(path);
+
+describe('sync queue: every path of the machine, on a real actor with a SimulatedClock', () => {
+  it(`walks ${paths.length} paths`, async () => {
+    for (const path of paths) await runPath(syncQueueMachine, path, syncQueueWorld(), coverage, { stepTimeoutMs: 1000 });
+  });
+
+  it('walked every state and transition of the machine, in the model and for real', () => {
+    console.log(coverage.summary());
+    expect(coverage.missing()).toEqual({ model: [], real: [] });
+  });
+});
