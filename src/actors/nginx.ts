@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fromCallback, fromPromise } from 'xstate';
 import type { NginxMasterCommand } from '../../machines/events.js';
@@ -7,6 +8,14 @@ import { stageConfig } from '../nginx/apply.js';
 import { drainOrphans } from '../nginx/drain.js';
 import { spawnMaster, type Master } from '../nginx/master.js';
 import { waitForPort } from '../nginx/probe.js';
+
+async function waitForPidFile(path: string, pid: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await readFile(path, 'utf8').catch(() => '')).trim() !== String(pid)) {
+    if (Date.now() > deadline) throw new Error(`nginx did not write its pid ${pid} to ${path} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 /** NginxActorOptions are what the nginx-process effects need: the binary, the config folder, the port to probe. */
 export interface NginxActorOptions {
@@ -38,7 +47,12 @@ export function nginxActors(options: NginxActorOptions) {
         options.log.warn({ pid: master.pid, ...exit }, 'nginx master exited');
         sendBack({ type: 'nginx.exited', code: exit.code, signal: exit.signal });
       });
-      void Promise.race([waitForPort(options.httpPort, options.startTimeoutMs ?? 10_000), master.exited]).then(
+      // nginx writes its pid file only once its sockets are bound, so the pid file naming this
+      // master (not just something answering on the port, which may be another process) means it serves.
+      const ready = waitForPidFile(join(options.dir, 'nginx.pid'), master.pid, options.startTimeoutMs ?? 10_000).then(() =>
+        waitForPort(options.httpPort, options.startTimeoutMs ?? 10_000),
+      );
+      void Promise.race([ready, master.exited]).then(
         () => !exited && sendBack({ type: 'nginx.started', pid: master.pid }),
         (error: Error) => {
           options.log.error({ pid: master.pid, err: error.message }, 'nginx did not start listening; killing it');
