@@ -6,6 +6,7 @@
 import { ApiException, type V1Ingress } from '@kubernetes/client-node';
 import { execa, type ResultPromise } from 'execa';
 import { expect } from 'vitest';
+import { waitFor as pollUntil } from './wait.js';
 
 /** KUBECTL is the kubectl binary the tests drive (the machine's, not a stub). */
 export const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
@@ -33,15 +34,9 @@ export function kubectlFor(kubeconfig: string, cacheDir: string): Kubectl {
   };
 }
 
-/** waitFor polls `check` until it returns a value other than undefined/false, or fails after `ms`. */
-export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, ms = 5_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** waitFor is the shared poller (./wait.ts) with this file's habits: 5 s, polled every 20 ms. */
+export function waitFor<T>(what: string, check: () => T | Promise<T>, ms = 5_000): Promise<T> {
+  return pollUntil(what, check, ms, 20);
 }
 
 /** statusOf reads the code and the Status reason of a client-node ApiException. */
