@@ -52,20 +52,7 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/**
- * syncQueueMachine coalesces watcher and template changes into syncs: none before every watcher
- * has synced, at most one at a time, at most one per `minSyncIntervalMs`, and any burst of
- * changes (while idle, pending or syncing) becomes exactly one further sync.
- *
- * States: `waitingForSync` → `pending` (`debouncing` | `throttled`) → `syncing` → `idle` | `pending`;
- * `sync.stop` from anywhere → `stopped` (final). A sync running at `sync.stop` is cancelled: the
- * `runSync` actor is stopped (its AbortSignal fires) and its result is not counted.
- *
- * Effects to provide: `runSync` (fromPromise<void, RunSyncInput>): build the model, render, and
- * hand the text to the nginx-process actor. A rejection counts as a failed sync, retried no
- * sooner than `minSyncIntervalMs` later.
- */
-export const syncQueueMachine = setup({
+const syncQueue = setup({
   types: {
     context: {} as SyncQueueContext,
     events: {} as SyncQueueEvent,
@@ -117,7 +104,33 @@ export const syncQueueMachine = setup({
       dirty: true,
     })),
   },
-}).createMachine({
+});
+
+// A forced sync (sync.request, sync.resync) from idle or while debouncing: now if the rate token
+// is there, else as soon as it is back.
+const forcedSync = syncQueue.createStateConfig({
+  on: {
+    'sync.request': [
+      { guard: 'tokenReady', target: '#syncQueue.syncing', actions: 'recordChange' },
+      { target: '#syncQueue.pending.throttled', actions: 'recordChange' },
+    ],
+  },
+}).on!['sync.request'];
+
+/**
+ * syncQueueMachine coalesces watcher and template changes into syncs: none before every watcher
+ * has synced, at most one at a time, at most one per `minSyncIntervalMs`, and any burst of
+ * changes (while idle, pending or syncing) becomes exactly one further sync.
+ *
+ * States: `waitingForSync` → `pending` (`debouncing` | `throttled`) → `syncing` → `idle` | `pending`;
+ * `sync.stop` from anywhere → `stopped` (final). A sync running at `sync.stop` is cancelled: the
+ * `runSync` actor is stopped (its AbortSignal fires) and its result is not counted.
+ *
+ * Effects to provide: `runSync` (fromPromise<void, RunSyncInput>): build the model, render, and
+ * hand the text to the nginx-process actor. A rejection counts as a failed sync, retried no
+ * sooner than `minSyncIntervalMs` later.
+ */
+export const syncQueueMachine = syncQueue.createMachine({
   id: 'syncQueue',
   context: ({ input }) => ({
     watchers: input.watchers,
@@ -158,14 +171,8 @@ export const syncQueueMachine = setup({
       on: {
         'k8s.changed': { target: 'pending', actions: 'recordChange' },
         'template.changed': { target: 'pending', actions: 'recordChange' },
-        'sync.request': [
-          { guard: 'tokenReady', target: 'syncing', actions: 'recordChange' },
-          { target: 'pending.throttled', actions: 'recordChange' },
-        ],
-        'sync.resync': [
-          { guard: 'tokenReady', target: 'syncing', actions: 'recordChange' },
-          { target: 'pending.throttled', actions: 'recordChange' },
-        ],
+        'sync.request': forcedSync,
+        'sync.resync': forcedSync,
       },
     },
     pending: {
@@ -183,14 +190,8 @@ export const syncQueueMachine = setup({
             // Re-entering restarts the debounce timer (and only it).
             'k8s.changed': { target: 'debouncing', reenter: true, actions: 'recordChange' },
             'template.changed': { target: 'debouncing', reenter: true, actions: 'recordChange' },
-            'sync.request': [
-              { guard: 'tokenReady', target: '#syncQueue.syncing', actions: 'recordChange' },
-              { target: 'throttled', actions: 'recordChange' },
-            ],
-            'sync.resync': [
-              { guard: 'tokenReady', target: '#syncQueue.syncing', actions: 'recordChange' },
-              { target: 'throttled', actions: 'recordChange' },
-            ],
+            'sync.request': forcedSync,
+            'sync.resync': forcedSync,
           },
         },
         throttled: {
