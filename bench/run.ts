@@ -1,5 +1,6 @@
 /** `npm run bench [-- NAME…]` runs the named benchmarks (all by default). Benchmarks print; they never fail CI. */
-import { runBursts, runEventToRoute, runFootprint, runIncremental, runTrafficDuringReloads } from './cluster-benches.js';
+import { runBursts, runEventToRoute, runFootprint, runTrafficDuringReloads } from './cluster-benches.js';
+import { runIncremental } from './incremental.js';
 import { runScale } from './scale.js';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {

@@ -18,6 +18,8 @@ export interface SyncOptions {
   readonly onModel: (model: NginxModel, durationMs: number, problems: readonly Problem[]) => void;
 }
 
+const round = (ms: number) => Math.round(ms * 10) / 10;
+
 /**
  * syncActors implements the sync queue's `runSync`: snapshot the caches, build the model,
  * render it with the template actor's current template, write the certificates (0600, before
@@ -32,9 +34,19 @@ export function syncActors(options: SyncOptions) {
       const started = performance.now();
       const template = system.get('template')?.getSnapshot().context.current as NginxTemplate | undefined;
       if (!template?.run) throw new Error('no good template loaded yet');
-      const { model, problems } = buildModel(options.cache.snapshot(), options.build);
+      const snapshot = options.cache.snapshot();
+      const snapshotted = performance.now();
+      const { model, problems } = buildModel(snapshot, options.build);
+      const built = performance.now();
       const text = render(model, template);
+      const rendered = performance.now();
       await writeCertificates(options.configDir, model.certificates, written);
+      const phases = {
+        snapshot_ms: round(snapshotted - started),
+        build_ms: round(built - snapshotted),
+        render_ms: round(rendered - built),
+        write_ms: round(performance.now() - rendered),
+      };
       const now = new Set(problems.map(formatProblem));
       for (const line of now) if (!reported.has(line)) options.log.warn({ problem: line }, 'left out of nginx.conf');
       reported = now;
@@ -43,7 +55,7 @@ export function syncActors(options: SyncOptions) {
       nginx.send({ type: 'nginx.reload', config: text });
       const durationMs = performance.now() - started;
       options.onModel(model, durationMs, problems);
-      options.log.info({ generation: input.generation, servers: model.servers.length, problems: problems.length, ms: Math.round(durationMs) }, 'sync done');
+      options.log.info({ generation: input.generation, servers: model.servers.length, problems: problems.length, ms: Math.round(durationMs), phases }, 'sync done');
     }),
   };
 }
