@@ -70,9 +70,10 @@ export class UpstreamTable {
       report(`${field}.service.port`, `Service ${serviceKey} has no port ${show(wanted.value)}; answering 503`);
       return unavailable;
     }
-    const upstreamName = `${namespace}_${name.value}_${wanted.value}`;
+    // Named by the Service port's number, so a path by port name and one by number share one upstream.
+    const upstreamName = `${namespace}_${name.value}_${servicePort.port}`;
     const known = this.upstreams.get(upstreamName);
-    const upstream = known ?? this.buildUpstream(upstreamName, serviceKey, String(wanted.value), servicePort);
+    const upstream = known ?? this.buildUpstream(upstreamName, serviceKey, String(servicePort.port), servicePort);
     this.upstreams.set(upstreamName, upstream);
     if (upstream.endpoints.length === 0) {
       report(`${field}.service`, `Service ${serviceKey} port ${wanted.value} has no ready endpoints; answering 503`);

@@ -136,6 +136,8 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
         serverName: serverNameFor(host),
         isDefault: host === CATCH_ALL,
         certificateFile: d.tls?.file ?? defaultFile,
+        inheritsCertificate: (d.tls?.file ?? defaultFile) === defaultFile,
+        ingresses: [...new Set(routes.flatMap((r) => (r.ingress ? [r.ingress] : [])))].sort(compare),
         locations,
         hsts: serverHsts,
         snippet: d.snippet?.lines ?? null,
@@ -166,6 +168,7 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
     canaries: http.canaries,
     defaultServer,
     servers: named,
+    defaultCertificateFile: defaultFile,
     // A defaultBackend that lost to a rule writes no upstream.
     upstreams: variants.build(upstreams.used(), proxied, problems),
     certificates: files,

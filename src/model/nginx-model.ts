@@ -216,6 +216,10 @@ export interface Server {
   readonly serverName: string;
   readonly isDefault: boolean;
   readonly certificateFile: string | null;
+  /** the certificate is the default one, which the server inherits from the http level */
+  readonly inheritsCertificate: boolean;
+  /** `namespace/name` of the Ingresses with a route here, sorted (a comment in nginx.conf) */
+  readonly ingresses: readonly string[];
   readonly locations: readonly Location[];
   /** the host has TLS of its own and the ConfigMap wants HSTS */
   readonly hsts: boolean;
@@ -273,6 +277,8 @@ export interface NginxModel {
   readonly canaries: readonly Canary[];
   readonly defaultServer: Server;
   readonly servers: readonly Server[];
+  /** the certificate of every server without TLS of its own, set once at the http level */
+  readonly defaultCertificateFile: string;
   readonly upstreams: readonly BalancedUpstream[];
   /** every Secret-derived file nginx.conf names: certificates, then htpasswd files */
   readonly certificates: readonly Certificate[];
