@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { mkdir, readFile, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { DEPLOY_RESOURCES } from '../kube/api-server/resources.js';
 import { startApiServer } from '../kube/api-server/server.js';
 import { startController } from '../main.js';
 import { parseManifests } from '../manifests/load.js';
@@ -15,7 +16,10 @@ export const DEMO_USAGE = `Usage: ingress-actors demo [--manifests DIR] [--http-
 
 The embedded cluster: a local HTTPS Kubernetes API server seeded with the manifests (default
 examples/), a small HTTP backend for every loopback endpoint they name, and the controller
-with a real nginx. Writes DIR/kubeconfig (default .demo/) for kubectl. Ctrl-C stops it all.`;
+with a real nginx. Writes DIR/kubeconfig (default .demo/) for kubectl. Ctrl-C stops it all.
+The API server also serves the kinds of deploy/kubernetes/ (ServiceAccount, RBAC, Deployment,
+PodDisruptionBudget), so \`kubectl apply -f deploy/kubernetes/\` works against it: they are
+stored, nothing runs them (its ConfigMap is the one the demo controller reads).`;
 
 function startBackend(service: string, port: number): Promise<Server> {
   const server = createServer((req, res) => {
@@ -54,7 +58,7 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
   await mkdir(dir, { recursive: true });
 
   const seed = await readSeed(values.manifests ?? join(PROJECT_ROOT, 'examples'));
-  const api = await startApiServer({ seed });
+  const api = await startApiServer({ seed, extraKinds: DEPLOY_RESOURCES });
   const kubeconfig = join(dir, 'kubeconfig');
   await api.writeKubeconfig(kubeconfig);
 

@@ -16,11 +16,12 @@ import * as rbac from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import * as core from 'kubernetes-models/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
+import { DEPLOY_RESOURCES } from '../../src/kube/api-server/resources.js';
 import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
 import { buildModel } from '../../src/model/build.js';
 import { emptySnapshot } from '../../src/model/snapshot.js';
 import { kubectlFor } from '../support/kube-api.js';
-import { controllerContainer, DEPLOY, find, flagValue, loadManifests, MANIFESTS, serveDeployKinds, type Manifest } from './manifests.js';
+import { controllerContainer, DEPLOY, find, flagValue, loadManifests, MANIFESTS, type Manifest } from './manifests.js';
 import { unknownFields } from './strict-fields.js';
 
 const manifests = loadManifests();
@@ -173,8 +174,7 @@ describe('kubectl apply -f deploy/kubernetes/', () => {
   let api: ApiServer;
   let dir: string;
   beforeAll(async () => {
-    serveDeployKinds();
-    api = await startApiServer();
+    api = await startApiServer({ extraKinds: DEPLOY_RESOURCES });
     dir = await mkdtemp(join(tmpdir(), 'ia-deploy-'));
     await api.writeKubeconfig(join(dir, 'kubeconfig'));
   });
@@ -183,13 +183,25 @@ describe('kubectl apply -f deploy/kubernetes/', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('serves every kind deploy/ holds: DEPLOY_RESOURCES are in discovery', async () => {
+    const kubectl = kubectlFor(join(dir, 'kubeconfig'), join(dir, 'cache'));
+    const listed = (await kubectl.run(['api-resources', '-o', 'name'])).stdout.trim().split('\n');
+    for (const m of manifests) {
+      const group = m.apiVersion.includes('/') ? m.apiVersion.split('/')[0] : '';
+      const resource = api.resources.findByKind(m.apiVersion, m.kind);
+      expect(resource, `${m.apiVersion} ${m.kind}`).toBeDefined();
+      expect(listed).toContain(group ? `${resource!.plural}.${group}` : resource!.plural);
+    }
+  });
+
   it('creates every object, and a second apply changes nothing (but the PDB’s selector)', async () => {
     const kubectl = kubectlFor(join(dir, 'kubeconfig'), join(dir, 'cache'));
-    const first = await kubectl.run(['apply', '--validate=false', '-f', MANIFESTS]);
+    // No --validate=false: the server's OpenAPI lists the deploy kinds, so kubectl validates through it (fieldValidation=Strict).
+    const first = await kubectl.run(['apply', '-f', MANIFESTS]);
     const created = first.stdout.trim().split('\n');
     expect(created).toHaveLength(manifests.length);
     expect(created.every((line) => line.endsWith(' created'))).toBe(true);
-    const second = await kubectl.run(['apply', '--validate=false', '-f', MANIFESTS]);
+    const second = await kubectl.run(['apply', '-f', MANIFESTS]);
     // kubectl always re-sends a PDB's selector (its patch strategy is `replace`): `configured`, as on a real cluster.
     expect(second.stdout.trim().split('\n').filter((line) => !line.endsWith(' unchanged'))).toEqual(['poddisruptionbudget.policy/ingress-actors configured']);
     const stored = JSON.parse((await kubectl.run(['get', 'deployment', 'ingress-actors', '-n', 'ingress-actors', '-o', 'json'])).stdout) as V1Deployment;

@@ -1,13 +1,12 @@
 /**
  * Reading deploy/: every YAML document of deploy/kubernetes/ (in kubectl's order), the
- * Deployment's container and its flags, and the kinds the test API server must serve to take
- * `kubectl apply -f deploy/kubernetes/`.
+ * Deployment's container and its flags. (The kinds the test API server must serve to take
+ * `kubectl apply -f deploy/kubernetes/` are its DEPLOY_RESOURCES, src/kube/api-server/resources.ts.)
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Container, V1Deployment } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { RESOURCES, type ResourceDef } from '../../src/kube/api-server/resources.js';
 
 /** DEPLOY is the deploy/ folder; MANIFESTS its kubernetes/ folder. */
 export const DEPLOY = new URL('../../deploy/', import.meta.url).pathname;
@@ -57,28 +56,4 @@ export function flagValue(args: readonly string[], name: string): string | undef
     if (args[i]!.startsWith(`--${name}=`)) return args[i]!.slice(name.length + 3);
   }
   return undefined;
-}
-
-const def = (group: string, version: string, kind: string, plural: string, namespaced: boolean, shortNames: string[] = [], hasStatus = false): ResourceDef => ({
-  group, version, kind, plural, singular: kind.toLowerCase(), namespaced, shortNames, categories: [], hasStatus,
-});
-
-/**
- * serveDeployKinds adds to the test API server's resource table (in this test file's module
- * graph only) the kinds deploy/ holds that the controller never reads: ServiceAccount, RBAC,
- * Deployment, PodDisruptionBudget. The server stores them like any other kind; its OpenAPI does
- * not describe them, so kubectl runs with --validate=false (the schemas are checked separately).
- */
-export function serveDeployKinds(): void {
-  const extra = [
-    def('', 'v1', 'ServiceAccount', 'serviceaccounts', true, ['sa']),
-    def('apps', 'v1', 'Deployment', 'deployments', true, ['deploy'], true),
-    def('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true, ['pdb'], true),
-    def('rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', false),
-    def('rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false),
-    def('rbac.authorization.k8s.io', 'v1', 'Role', 'roles', true),
-    def('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings', true),
-  ];
-  const table = RESOURCES as ResourceDef[];
-  for (const r of extra) if (!table.some((t) => t.kind === r.kind && t.group === r.group)) table.push(r);
 }

@@ -4,7 +4,7 @@
  * Accept header; answering `application/json` with the plain documents makes client-go fall back
  * to walking each group version, which is what a server without aggregation is allowed to do.
  */
-import { apiVersionOf, coreResources, groupVersions, VERBS, type ResourceDef } from './resources.js';
+import { apiVersionOf, DEFAULT_TABLE, VERBS, type ResourceDef, type ResourceTable } from './resources.js';
 
 /** SERVER_VERSION is what /version reports; the gcloud kubectl dispatcher picks its binary by it. */
 export const SERVER_VERSION = {
@@ -38,16 +38,17 @@ function groupDoc(group: string, version: string): object {
 
 /**
  * discoveryDocument returns the document for a discovery path, or undefined when the path is
- * not a discovery path. `serverAddress` is the host:port clients reached the server on.
+ * not a discovery path. `serverAddress` is the host:port clients reached the server on; `table`
+ * is what the server serves (its extra kinds too).
  */
-export function discoveryDocument(path: string, serverAddress: string): object | undefined {
+export function discoveryDocument(path: string, serverAddress: string, table: ResourceTable = DEFAULT_TABLE): object | undefined {
   const trimmed = path.replace(/\/+$/, '') || '/';
   if (trimmed === '/version') return SERVER_VERSION;
   if (trimmed === '/api') {
     return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
   }
-  if (trimmed === '/api/v1') return { kind: 'APIResourceList', groupVersion: 'v1', resources: apiResources(coreResources()) };
-  const groups = groupVersions();
+  if (trimmed === '/api/v1') return { kind: 'APIResourceList', groupVersion: 'v1', resources: apiResources(table.coreResources()) };
+  const groups = table.groupVersions();
   if (trimmed === '/apis') return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map((g) => groupDoc(g.group, g.version)) };
   const match = /^\/apis\/([^/]+)(?:\/([^/]+))?$/.exec(trimmed);
   if (!match) return undefined;

@@ -2,8 +2,8 @@
  * Unknown-field handling, as kube-apiserver's typed decoding does it: a field the kind's schema
  * lacks is dropped (`fieldValidation=Ignore`), dropped with a warning (`Warn`, the default), or
  * refused with 400 (`Strict`, what kubectl sends unless `--validate=false`). The schemas here
- * cover the top level and metadata of every served kind, and IngressClass and Ingress in full;
- * where a schema says `ANY`, everything is accepted, so this is never stricter than the real one.
+ * cover the top level and metadata of every served kind (DEPLOY_RESOURCES too), and IngressClass
+ * and Ingress in full; where a schema says `ANY`, everything is accepted, so this is never stricter than the real one.
  */
 import { badRequest } from './status.js';
 import type { KubeObject } from './store.js';
@@ -57,6 +57,14 @@ const SHAPES: Record<string, Shape> = {
   Ingress: INGRESS,
   IngressClass: { ...TOP, spec: { controller: ANY, parameters: { apiGroup: ANY, kind: ANY, name: ANY, namespace: ANY, scope: ANY } } },
   Lease: { ...TOP, spec: ANY },
+  // DEPLOY_RESOURCES, top level only
+  ServiceAccount: { ...TOP, secrets: ANY, imagePullSecrets: ANY, automountServiceAccountToken: ANY },
+  Deployment: { ...TOP, spec: ANY, status: ANY },
+  PodDisruptionBudget: { ...TOP, spec: ANY, status: ANY },
+  ClusterRole: { ...TOP, rules: ANY, aggregationRule: ANY },
+  ClusterRoleBinding: { ...TOP, subjects: ANY, roleRef: ANY },
+  Role: { ...TOP, rules: ANY },
+  RoleBinding: { ...TOP, subjects: ANY, roleRef: ANY },
 };
 
 /** prune removes the fields `shape` lacks from `value` in place and returns their paths. */

@@ -8,7 +8,7 @@
  * own compiled-in types (the same result as from a full schema for the served kinds).
  */
 import { createHash } from 'node:crypto';
-import { apiVersionOf, RESOURCES, type ResourceDef } from './resources.js';
+import { apiVersionOf, DEFAULT_TABLE, type ResourceDef, type ResourceTable } from './resources.js';
 
 function collectionPath(resource: ResourceDef): string {
   const base = resource.group === '' ? `/api/${resource.version}` : `/apis/${resource.group}/${resource.version}`;
@@ -48,9 +48,9 @@ interface Published {
   readonly documents: ReadonlyMap<string, object>;
 }
 
-function publish(): Published {
+function publish(table: ResourceTable): Published {
   const byGroupVersion = new Map<string, ResourceDef[]>();
-  for (const resource of RESOURCES) {
+  for (const resource of table.resources) {
     const key = resource.group === '' ? `api/${resource.version}` : `apis/${apiVersionOf(resource)}`;
     byGroupVersion.set(key, [...(byGroupVersion.get(key) ?? []), resource]);
   }
@@ -65,12 +65,15 @@ function publish(): Published {
   return { index: { paths }, documents };
 }
 
-const PUBLISHED = publish();
+/** The documents of each table, made once: a table never changes. */
+const PUBLISHED = new WeakMap<ResourceTable, Published>();
 
-/** openApiDocument answers /openapi/v3 and /openapi/v3/<group-version>; undefined elsewhere (v2 is 404). */
-export function openApiDocument(path: string): object | undefined {
+/** openApiDocument answers /openapi/v3 and /openapi/v3/<group-version> for a table's kinds; undefined elsewhere (v2 is 404). */
+export function openApiDocument(path: string, table: ResourceTable = DEFAULT_TABLE): object | undefined {
   const trimmed = path.replace(/\/+$/, '');
-  if (trimmed === '/openapi/v3') return PUBLISHED.index;
-  if (!trimmed.startsWith('/openapi/v3/')) return undefined;
-  return PUBLISHED.documents.get(trimmed.slice('/openapi/v3/'.length));
+  if (trimmed !== '/openapi/v3' && !trimmed.startsWith('/openapi/v3/')) return undefined;
+  let published = PUBLISHED.get(table);
+  if (!published) PUBLISHED.set(table, (published = publish(table)));
+  if (trimmed === '/openapi/v3') return published.index;
+  return published.documents.get(trimmed.slice('/openapi/v3/'.length));
 }

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { checkFields, type FieldValidation } from './fields.js';
 import { applyPatch, type PatchType } from './patch.js';
-import { apiVersionOf, findResourceByKind, RESOURCES, type ResourceDef } from './resources.js';
+import { apiVersionOf, DEFAULT_TABLE, RESOURCES, type ResourceDef, type ResourceTable } from './resources.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { alreadyExists, ApiError, badRequest, conflict, gone, invalid, notFound } from './status.js';
 import { Store, type KubeObject } from './store.js';
@@ -105,6 +105,8 @@ export interface RegistryOptions {
    * (default 500 ms): long enough that `kubectl delete -f` can still delete what a file lists after it.
    */
   namespaceDeletionDelayMs?: number;
+  /** What is served (default: RESOURCES only); the router and discovery read the same table. */
+  resources?: ResourceTable;
 }
 
 /**
@@ -115,6 +117,8 @@ export class Registry {
   private readonly context: StrategyContext;
   private readonly now: () => Date;
   private readonly namespaceDeletionDelayMs: number;
+  /** The kinds this registry serves: RESOURCES and the server's extra kinds. */
+  readonly resources: ResourceTable;
 
   constructor(
     readonly store: Store = new Store(),
@@ -122,6 +126,7 @@ export class Registry {
   ) {
     this.now = options.now ?? (() => new Date());
     this.namespaceDeletionDelayMs = options.namespaceDeletionDelayMs ?? 500;
+    this.resources = options.resources ?? DEFAULT_TABLE;
     this.context = { ingressClasses: () => this.store.list(INGRESS_CLASSES), allocator: new Allocator() };
     for (const name of SYSTEM_NAMESPACES) this.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   }
@@ -333,7 +338,7 @@ export class Registry {
     const stored = this.store.put(NAMESPACES, marked);
     const name = namespace.metadata.name;
     setTimeout(() => {
-      for (const resource of RESOURCES) {
+      for (const resource of this.resources.resources) {
         if (!resource.namespaced) continue;
         for (const object of this.store.list(resource, name)) this.store.remove(resource, name, object.metadata.name);
       }
@@ -353,7 +358,7 @@ export class Registry {
    * for seeding and tests. Its namespace is created first when missing, for convenience.
    */
   apply(manifest: Manifest): KubeObject {
-    const resource = findResourceByKind(String(manifest.apiVersion), String(manifest.kind));
+    const resource = this.resources.findByKind(String(manifest.apiVersion), String(manifest.kind));
     if (!resource) throw badRequest(`no resource is served for ${String(manifest.apiVersion)} ${String(manifest.kind)}`);
     const name = manifest.metadata?.name ?? '';
     const namespace = resource.namespaced ? (manifest.metadata?.namespace ?? 'default') : undefined;

@@ -45,7 +45,7 @@ function def(
   };
 }
 
-/** RESOURCES lists what the server serves; short names and status subresources are the real ones. */
+/** RESOURCES lists what every server serves; short names and status subresources are the real ones. */
 export const RESOURCES: readonly ResourceDef[] = [
   def('', 'v1', 'Namespace', 'namespaces', false, { shortNames: ['ns'], hasStatus: true }),
   def('', 'v1', 'Service', 'services', true, { shortNames: ['svc'], hasStatus: true, categories: ['all'] }),
@@ -59,22 +59,29 @@ export const RESOURCES: readonly ResourceDef[] = [
   def('coordination.k8s.io', 'v1', 'Lease', 'leases', true),
 ];
 
+/**
+ * DEPLOY_RESOURCES are the kinds of deploy/kubernetes/ that the controller never reads, for a
+ * server that must take `kubectl apply -f deploy/kubernetes/` (the `extraKinds` server option):
+ * ServiceAccount, the RBAC kinds, Deployment and PodDisruptionBudget. They are stored and watched
+ * like any other kind, with their top-level fields checked; nothing acts on them (no pods, no
+ * authorization).
+ */
+export const DEPLOY_RESOURCES: readonly ResourceDef[] = [
+  def('', 'v1', 'ServiceAccount', 'serviceaccounts', true, { shortNames: ['sa'] }),
+  def('apps', 'v1', 'Deployment', 'deployments', true, { shortNames: ['deploy'], hasStatus: true, categories: ['all'] }),
+  def('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true, { shortNames: ['pdb'], hasStatus: true }),
+  def('rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', false),
+  def('rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false),
+  def('rbac.authorization.k8s.io', 'v1', 'Role', 'roles', true),
+  def('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings', true),
+];
+
 /** VERBS is the verb list discovery advertises for every resource. */
 export const VERBS: readonly string[] = ALL_VERBS;
 
 /** apiVersionOf gives the `apiVersion` string of a resource (`v1`, `networking.k8s.io/v1`). */
 export function apiVersionOf(resource: ResourceDef): string {
   return resource.group === '' ? resource.version : `${resource.group}/${resource.version}`;
-}
-
-/** findResource looks a resource up by the group, version and plural of a request path. */
-export function findResource(group: string, version: string, plural: string): ResourceDef | undefined {
-  return RESOURCES.find((r) => r.group === group && r.version === version && r.plural === plural);
-}
-
-/** findResourceByKind looks a resource up by the apiVersion and kind found in a manifest. */
-export function findResourceByKind(apiVersion: string, kind: string): ResourceDef | undefined {
-  return RESOURCES.find((r) => apiVersionOf(r) === apiVersion && r.kind === kind);
 }
 
 /** GroupVersion is one group/version pair with the resources served under it. */
@@ -84,20 +91,76 @@ export interface GroupVersion {
   readonly resources: readonly ResourceDef[];
 }
 
-/** groupVersions lists the named API groups (not the core group), each with its resources. */
-export function groupVersions(): GroupVersion[] {
-  const groups = new Map<string, GroupVersion & { resources: ResourceDef[] }>();
-  for (const resource of RESOURCES) {
-    if (resource.group === '') continue;
-    const key = apiVersionOf(resource);
-    const entry = groups.get(key) ?? { group: resource.group, version: resource.version, resources: [] };
-    entry.resources.push(resource);
-    groups.set(key, entry);
+/**
+ * ResourceTable is what one server serves: RESOURCES, then the extra kinds it was started with.
+ * The router, discovery, OpenAPI and the registry all read the same table, so kubectl's
+ * RESTMapper and the router agree. The store keys objects by ResourceDef identity: look
+ * resources up here (or in the arrays above), never build an equal copy.
+ */
+export class ResourceTable {
+  readonly resources: readonly ResourceDef[];
+
+  constructor(extraKinds: readonly ResourceDef[] = []) {
+    const resources = [...RESOURCES];
+    for (const extra of extraKinds) {
+      const same = resources.find((r) => r.group === extra.group && r.kind === extra.kind);
+      if (same === extra) continue;
+      if (same) throw new Error(`the test API server already serves ${apiVersionOf(same)} ${same.kind}`);
+      const clash = resources.find((r) => r.group === extra.group && r.version === extra.version && r.plural === extra.plural);
+      if (clash) throw new Error(`${apiVersionOf(extra)} ${extra.plural} is already the resource of ${clash.kind}`);
+      resources.push(extra);
+    }
+    this.resources = resources;
   }
-  return [...groups.values()];
+
+  /** find looks a resource up by the group, version and plural of a request path. */
+  find(group: string, version: string, plural: string): ResourceDef | undefined {
+    return this.resources.find((r) => r.group === group && r.version === version && r.plural === plural);
+  }
+
+  /** findByKind looks a resource up by the apiVersion and kind found in a manifest. */
+  findByKind(apiVersion: string, kind: string): ResourceDef | undefined {
+    return this.resources.find((r) => apiVersionOf(r) === apiVersion && r.kind === kind);
+  }
+
+  /** groupVersions lists the named API groups (not the core group), each with its resources. */
+  groupVersions(): GroupVersion[] {
+    const groups = new Map<string, GroupVersion & { resources: ResourceDef[] }>();
+    for (const resource of this.resources) {
+      if (resource.group === '') continue;
+      const key = apiVersionOf(resource);
+      const entry = groups.get(key) ?? { group: resource.group, version: resource.version, resources: [] };
+      entry.resources.push(resource);
+      groups.set(key, entry);
+    }
+    return [...groups.values()];
+  }
+
+  /** coreResources lists the resources of the legacy core group, served under /api/v1. */
+  coreResources(): ResourceDef[] {
+    return this.resources.filter((r) => r.group === '');
+  }
 }
 
-/** coreResources lists the resources of the legacy core group, served under /api/v1. */
+/** DEFAULT_TABLE is the table of a server started without extra kinds. */
+export const DEFAULT_TABLE = new ResourceTable();
+
+/** findResource looks a resource of RESOURCES up by the group, version and plural of a request path. */
+export function findResource(group: string, version: string, plural: string): ResourceDef | undefined {
+  return DEFAULT_TABLE.find(group, version, plural);
+}
+
+/** findResourceByKind looks a resource of RESOURCES up by the apiVersion and kind found in a manifest. */
+export function findResourceByKind(apiVersion: string, kind: string): ResourceDef | undefined {
+  return DEFAULT_TABLE.findByKind(apiVersion, kind);
+}
+
+/** groupVersions lists the named API groups of RESOURCES, each with its resources. */
+export function groupVersions(): GroupVersion[] {
+  return DEFAULT_TABLE.groupVersions();
+}
+
+/** coreResources lists the resources of RESOURCES in the legacy core group. */
 export function coreResources(): ResourceDef[] {
-  return RESOURCES.filter((r) => r.group === '');
+  return DEFAULT_TABLE.coreResources();
 }

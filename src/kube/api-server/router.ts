@@ -11,7 +11,7 @@ import { acceptsJson, flag, mediaType, readBody, sendError, sendJson, wantsTable
 import { PATCH_TYPES, type PatchType } from './patch.js';
 import { openApiDocument } from './openapi.js';
 import type { ListOptions, ListResult, Registry, WriteOptions } from './registry.js';
-import { apiVersionOf, findResource, type ResourceDef } from './resources.js';
+import { apiVersionOf, DEFAULT_TABLE, type ResourceDef, type ResourceTable } from './resources.js';
 import { ApiError, badRequest, successStatus } from './status.js';
 import { returnsDeletedObject } from './strategy.js';
 import { toTable, type RowObject } from './table.js';
@@ -29,8 +29,8 @@ function notFoundPath(path: string): ApiError {
   return new ApiError(404, 'NotFound', `the server could not find the requested resource (path ${path})`);
 }
 
-/** parseTarget reads a REST path; undefined when the path names no served resource. */
-export function parseTarget(path: string): Target | undefined {
+/** parseTarget reads a REST path; undefined when the path names no resource of `table`. */
+export function parseTarget(path: string, table: ResourceTable = DEFAULT_TABLE): Target | undefined {
   const segments = path.split('/').filter(Boolean).map(decodeURIComponent);
   let group: string;
   let version: string;
@@ -39,12 +39,12 @@ export function parseTarget(path: string): Target | undefined {
   else if (segments[0] === 'apis' && segments.length >= 3) [group, version, rest] = [segments[1]!, segments[2]!, segments.slice(3)];
   else return undefined;
   if (rest[0] === 'namespaces' && rest.length >= 3) {
-    const resource = findResource(group, version, rest[2]!);
+    const resource = table.find(group, version, rest[2]!);
     // /api/v1/namespaces/x/status is the namespace's own subresource, not a resource called status.
     if (resource?.namespaced && rest.length <= 5) return { resource, namespace: rest[1]!, name: rest[3], subresource: rest[4] };
   }
   if (rest.length === 0 || rest.length > 3) return undefined;
-  const resource = findResource(group, version, rest[0]!);
+  const resource = table.find(group, version, rest[0]!);
   if (!resource) return undefined;
   // A namespaced resource without a namespace is only a collection: the all-namespaces list.
   if (resource.namespaced && rest.length > 1) return undefined;
@@ -88,12 +88,16 @@ function listBody(resource: ResourceDef, result: ListResult): object {
   return { kind: `${resource.kind}List`, apiVersion: apiVersionOf(resource), metadata: listMetadata(result), items };
 }
 
-/** Router answers every authenticated request: discovery first, then the REST paths. */
+/** Router answers every authenticated request: discovery first, then the REST paths of the registry's resource table. */
 export class Router {
+  private readonly table: ResourceTable;
+
   constructor(
     private readonly registry: Registry,
     private readonly watches: Watches,
-  ) {}
+  ) {
+    this.table = registry.resources;
+  }
 
   /** handle answers one request; it never throws (failures become Status responses). */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -113,10 +117,10 @@ export class Router {
       return;
     }
     if (method === 'GET') {
-      const doc = discoveryDocument(url.pathname, req.headers.host ?? '') ?? openApiDocument(url.pathname);
+      const doc = discoveryDocument(url.pathname, req.headers.host ?? '', this.table) ?? openApiDocument(url.pathname, this.table);
       if (doc) return sendJson(res, 200, doc);
     }
-    const target = parseTarget(url.pathname);
+    const target = parseTarget(url.pathname, this.table);
     if (!target) throw notFoundPath(url.pathname);
     if (!acceptsJson(req.headers.accept)) throw new ApiError(406, 'NotAcceptable', 'only the following media types are accepted: application/json');
     if (target.subresource !== undefined && !(target.subresource === 'status' && target.resource.hasStatus)) throw notFoundPath(url.pathname);

@@ -14,6 +14,7 @@ import { stringify } from 'yaml';
 import { issueCertificate } from '../../tls/issue.js';
 import { sendError } from './http.js';
 import { Registry, type Manifest } from './registry.js';
+import { ResourceTable, type ResourceDef } from './resources.js';
 import { Router } from './router.js';
 import { ApiError } from './status.js';
 import { Store } from './store.js';
@@ -35,6 +36,11 @@ export interface ApiServerOptions {
   readonly goneAs?: WatchSettings['goneAs'];
   /** How long a deleted namespace stays Terminating (default 500 ms, see RegistryOptions). */
   readonly namespaceDeletionDelayMs?: number;
+  /**
+   * Kinds served beside RESOURCES, in discovery, OpenAPI and the REST paths, e.g. DEPLOY_RESOURCES
+   * (resources.ts) so that `kubectl apply -f deploy/kubernetes/` works. Seeds may use them.
+   */
+  readonly extraKinds?: readonly ResourceDef[];
   /** Called once per request after it is answered, e.g. to log `GET /api/v1/... 200`. */
   readonly onRequest?: (line: { method: string; url: string; status: number }) => void;
 }
@@ -63,6 +69,8 @@ export interface ApiServer {
   writeKubeconfig(path: string): Promise<void>;
   /** The object API behind the HTTP handlers, for changing state without a client. */
   readonly registry: Registry;
+  /** What this server serves: RESOURCES and its `extraKinds` (look their ResourceDefs up here for registry calls). */
+  readonly resources: ResourceTable;
   /** The storage behind the registry: resourceVersion counter, history, subscribers. */
   readonly store: Store;
   /** Live watch settings (bookmark interval, how 410 is sent); changes apply to new watches. */
@@ -123,7 +131,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const ca = await issueCertificate({ commonName: 'ingress-actors-ca', isCa: true });
   const serving = await issueCertificate({ commonName: 'ingress-actors-apiserver', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'], issuer: ca });
   const store = new Store(options.historyLimit ?? 1000);
-  const registry = new Registry(store, options.namespaceDeletionDelayMs === undefined ? {} : { namespaceDeletionDelayMs: options.namespaceDeletionDelayMs });
+  const resources = new ResourceTable(options.extraKinds);
+  const registry = new Registry(store, { resources, ...(options.namespaceDeletionDelayMs === undefined ? {} : { namespaceDeletionDelayMs: options.namespaceDeletionDelayMs }) });
   for (const object of seedOrder(options.seed ?? [])) registry.apply(object);
   const watchSettings: WatchSettings = { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, goneAs: options.goneAs ?? 'event' };
   const watches = new Watches(registry, watchSettings);
@@ -175,6 +184,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     kubeconfigText,
     writeKubeconfig: (path) => writeFile(path, kubeconfigText, { mode: 0o600 }),
     registry,
+    resources,
     store,
     watchSettings,
     openWatches: () => watches.count,

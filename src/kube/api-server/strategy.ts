@@ -159,9 +159,12 @@ export function admitCreate(resource: ResourceDef, object: KubeObject, ctx: Stra
   if (defaults[0]) spec.ingressClassName = defaults[0].metadata.name;
 }
 
+/** Kinds whose create strategy drops a client-sent status. */
+const STATUS_CLEARED_ON_CREATE = new Set(['Ingress', 'Service', 'Deployment', 'PodDisruptionBudget']);
+
 /** prepareForCreate clears what clients may not set on create (status of kinds that have /status). */
 export function prepareForCreate(resource: ResourceDef, object: KubeObject): void {
-  if (resource.kind === 'Ingress' || resource.kind === 'Service') delete (object as Obj).status;
+  if (STATUS_CLEARED_ON_CREATE.has(resource.kind)) delete (object as Obj).status;
 }
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -211,7 +214,7 @@ export function validate(resource: ResourceDef, object: KubeObject): StatusCause
 }
 
 /** Kinds whose registry strategy keeps metadata.generation (1 on create, +1 per spec change). */
-const GENERATION = new Set(['Ingress', 'IngressClass', 'EndpointSlice']);
+const GENERATION = new Set(['Ingress', 'IngressClass', 'EndpointSlice', 'Deployment', 'PodDisruptionBudget']);
 
 /** tracksGeneration says whether the server maintains metadata.generation for a kind. */
 export function tracksGeneration(resource: ResourceDef): boolean {
