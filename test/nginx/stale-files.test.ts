@@ -1,0 +1,152 @@
+/**
+ * writeCertificates removes the Secret-derived files it no longer needs, and never one a config
+ * nginx may still load names. Each "sync" here does what the controller does: writeCertificates
+ * with the sync actor's long-lived memo, then the nginx actor's stageConfig (`nginx -t` of the
+ * text beside the live nginx.conf, renamed over it only when accepted), against the real nginx.
+ * The rule: a file goes once neither the current call, nor the previous one, nor the nginx.conf
+ * (or nginx.conf.next) on disk names it.
+ */
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Certificate } from '../../src/model/nginx-model.js';
+import { stageConfig } from '../../src/nginx/apply.js';
+import { nginxBinary, testConfig } from '../../src/nginx/binary.js';
+import { writeCertificates } from '../../src/nginx/files.js';
+import { issueCertificate } from '../../src/tls/issue.js';
+
+let pems: string[];
+beforeAll(async () => {
+  pems = await Promise.all(['a', 'b', 'c'].map(async (n) => {
+    const made = await issueCertificate({ commonName: `${n}.example.com`, dnsNames: [`${n}.example.com`] });
+    return made.certPem + made.keyPem;
+  }));
+});
+
+const cert = (name: string, pem: string): Certificate => ({ id: `tls/${name}`, file: `certificates/tls_${name}.pem`, pem });
+const auth = (name: string, users = 'user:$apr1$abc$abcdefghijklmnopqrstu.\n'): Certificate => ({ id: `auth/${name}`, file: `auth/auth_${name}.htpasswd`, pem: users });
+
+/** conf is a config naming the files as the template does: a TLS server per certificate, a location per htpasswd file. */
+function conf(files: readonly Certificate[], refused = false): string {
+  const servers = files
+    .filter((f) => f.file.startsWith('certificates/'))
+    .map((f, i) => `  server { listen 127.0.0.1:${41000 + i} ssl; server_name s${i}; ssl_certificate "${f.file}"; ssl_certificate_key "${f.file}"; }\n`);
+  const locations = files.filter((f) => f.file.startsWith('auth/')).map((f, i) => `    location /a${i} { auth_basic "r"; auth_basic_user_file "${f.file}"; }\n`);
+  return [
+    'pid nginx.pid;\nerror_log stderr;\nevents {}\nhttp {\n',
+    '  client_body_temp_path tmp/client-body; proxy_temp_path tmp/proxy; fastcgi_temp_path tmp/fastcgi; uwsgi_temp_path tmp/uwsgi; scgi_temp_path tmp/scgi;\n',
+    '  access_log off;\n',
+    `  server { listen 127.0.0.1:40999; server_name _;\n${locations.join('')}  }\n`,
+    ...servers,
+    refused ? '  bogus_directive on;\n' : '',
+    '}\n',
+  ].join('');
+}
+
+let dir: string;
+let memo: Map<string, string>;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ia-stale-'));
+  memo = new Map();
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+/** sync writes the files, then hands the config to "the nginx actor"; returns what was removed and whether nginx took it. */
+async function sync(files: readonly Certificate[], options: { refused?: boolean } = {}): Promise<{ removed: string[]; live: boolean }> {
+  const removed = await writeCertificates(dir, files, memo);
+  const staged = await stageConfig(nginxBinary(), dir, conf(files, options.refused), []);
+  return { removed, live: staged.ok };
+}
+
+const exists = (file: string) => lstat(join(dir, file)).then(() => true, () => false);
+/** what a master restarted now (after kill -9) would do first: load nginx.conf */
+const restartWouldLoad = async () => (await testConfig(nginxBinary(), dir, join(dir, 'nginx.conf'))).ok;
+
+describe('writeCertificates with a memo', () => {
+  it('writes the files 0600 in 0700 folders, and removes nothing while they are named', async () => {
+    const files = [cert('a', pems[0]!), auth('x')];
+    expect(await sync(files)).toEqual({ removed: [], live: true });
+    for (const file of ['certificates/tls_a.pem', 'auth/auth_x.htpasswd']) expect((await stat(join(dir, file))).mode & 0o777).toBe(0o600);
+    for (const folder of ['certificates', 'auth']) expect((await stat(join(dir, folder))).mode & 0o777).toBe(0o700);
+    expect(await sync(files)).toEqual({ removed: [], live: true });
+    expect(await readFile(join(dir, 'certificates/tls_a.pem'), 'utf8')).toBe(pems[0]);
+  });
+
+  it('removes a deleted Secret’s files one sync after the config without them went live', async () => {
+    await sync([cert('a', pems[0]!), cert('b', pems[1]!), auth('x')]);
+    // The Secrets of b and x are gone: this call's config no longer names them, the live one still does.
+    expect(await sync([cert('a', pems[0]!)])).toEqual({ removed: [], live: true });
+    expect(await exists('certificates/tls_b.pem')).toBe(true);
+    expect(await exists('auth/auth_x.htpasswd')).toBe(true);
+    // Now neither this call, the previous one, nor the live nginx.conf names them.
+    expect(await sync([cert('a', pems[0]!)])).toEqual({ removed: ['auth/auth_x.htpasswd', 'certificates/tls_b.pem'], live: true });
+    expect(await readdir(join(dir, 'certificates'))).toEqual(['tls_a.pem']);
+    expect(await readdir(join(dir, 'auth'))).toEqual([]);
+    expect(await restartWouldLoad()).toBe(true);
+  });
+
+  it('never removes a file of the live config while nginx refuses the configs after it', async () => {
+    await sync([cert('a', pems[0]!), cert('b', pems[1]!), auth('x')]);
+    const live = await readFile(join(dir, 'nginx.conf'), 'utf8');
+    for (let i = 0; i < 4; i++) {
+      const { removed, live: took } = await sync([cert('a', pems[0]!)], { refused: true });
+      expect({ removed, took }).toEqual({ removed: [], took: false });
+      expect(await readFile(join(dir, 'nginx.conf'), 'utf8')).toBe(live);
+      expect(await exists('certificates/tls_b.pem')).toBe(true);
+      expect(await exists('auth/auth_x.htpasswd')).toBe(true);
+      // A master restarted now loads the old config: every file it names is still there.
+      expect(await restartWouldLoad()).toBe(true);
+    }
+    // Once a config without them is live, they go on the next sync.
+    expect((await sync([cert('a', pems[0]!)])).live).toBe(true);
+    expect((await sync([cert('a', pems[0]!)])).removed).toEqual(['auth/auth_x.htpasswd', 'certificates/tls_b.pem']);
+  });
+
+  it('keeps the previous call’s files, which the nginx actor may still be testing, then removes them if they never went live', async () => {
+    await sync([cert('a', pems[0]!)]);
+    // c is added but its config is refused (still pending retry in the real actor), then c is dropped again.
+    expect((await sync([cert('a', pems[0]!), cert('c', pems[2]!)], { refused: true })).live).toBe(false);
+    expect(await writeCertificates(dir, [cert('a', pems[0]!)], memo)).toEqual([]);
+    expect(await exists('certificates/tls_c.pem')).toBe(true);
+    expect(await writeCertificates(dir, [cert('a', pems[0]!)], memo)).toEqual(['certificates/tls_c.pem']);
+  });
+
+  it('keeps what nginx.conf.next names (the config nginx -t is testing now)', async () => {
+    await sync([cert('a', pems[0]!), cert('b', pems[1]!)]);
+    await sync([cert('a', pems[0]!)]);
+    await writeFile(join(dir, 'nginx.conf.next'), conf([cert('a', pems[0]!), cert('b', pems[1]!)]));
+    expect(await writeCertificates(dir, [cert('a', pems[0]!)], memo)).toEqual([]);
+    expect(await exists('certificates/tls_b.pem')).toBe(true);
+  });
+
+  it('writes a removed file again when a model names it again with the same content', async () => {
+    await sync([cert('a', pems[0]!), cert('b', pems[1]!)]);
+    await sync([cert('a', pems[0]!)]);
+    expect((await sync([cert('a', pems[0]!)])).removed).toEqual(['certificates/tls_b.pem']);
+    expect(await sync([cert('a', pems[0]!), cert('b', pems[1]!)])).toEqual({ removed: [], live: true });
+    expect(await readFile(join(dir, 'certificates/tls_b.pem'), 'utf8')).toBe(pems[1]);
+  });
+
+  it('removes leftovers named as it names files, and nothing else', async () => {
+    await mkdir(join(dir, 'certificates'), { recursive: true });
+    await mkdir(join(dir, 'auth'), { recursive: true });
+    await mkdir(join(dir, 'certificates', 'sub.pem'));
+    const foreign = ['certificates/README', 'certificates/key.crt', 'auth/notes.txt', 'other.pem', 'certificates/sub.pem'];
+    for (const file of foreign.slice(0, 4)) await writeFile(join(dir, file), 'x');
+    // From an earlier run of the controller in the same folder:
+    await writeFile(join(dir, 'certificates/old_one.pem'), 'x', { mode: 0o600 });
+    await writeFile(join(dir, 'auth/old_one.htpasswd'), 'x', { mode: 0o600 });
+    expect(await writeCertificates(dir, [cert('a', pems[0]!)], memo)).toEqual(['auth/old_one.htpasswd', 'certificates/old_one.pem']);
+    for (const file of foreign) expect(await exists(file)).toBe(true);
+  });
+});
+
+describe('writeCertificates without a memo', () => {
+  it('removes nothing (render --out, the nginx actor’s staging with no files)', async () => {
+    await writeCertificates(dir, [cert('a', pems[0]!), cert('b', pems[1]!)]);
+    expect(await writeCertificates(dir, [])).toEqual([]);
+    expect(await writeCertificates(dir, [cert('a', pems[0]!)])).toEqual([]);
+    expect(await readdir(join(dir, 'certificates'))).toEqual(['tls_a.pem', 'tls_b.pem']);
+  });
+});
