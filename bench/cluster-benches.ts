@@ -1,52 +1,82 @@
 /**
  * Benchmarks through the whole controller (test API server, actors, real nginx on loopback):
  * event to route (3), bursts (4), traffic during reloads (5) and the controller's footprint (6).
+ * Event to route and footprint run the controller in its own process, as in production; the
+ * others keep it in this one, where its actors can be read directly.
  */
 import autocannon from 'autocannon';
-import { buildModel, defaultBuildOptions } from '../src/model/build.js';
-import { loadTemplate } from '../src/render/load.js';
-import { render } from '../src/render/render.js';
-import { issueCertificate } from '../src/tls/issue.js';
-import { generateCluster } from './fixtures.js';
+import { startChildController, type ChildController } from './child-controller.js';
+import { attribute, summarize, type Phases } from './event-phases.js';
+import { cpuMeter, groupPssBytes, mb, rssBytes } from './proc.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../test/support/manifests.js';
 import { get, startBackend } from '../test/support/net.js';
 import { startCluster, waitFor, type Cluster } from '../test/support/cluster.js';
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+/** Changeable is what the benchmarks need of a controller under test, in this process or its own. */
+interface Changeable {
+  readonly httpPort: number;
+  rawPatch(path: string, body: object): Promise<number>;
+  close(): Promise<void>;
+}
 
-async function withCluster<T>(rateLimit: string, run: (c: Cluster, ports: number[]) => Promise<T>): Promise<T> {
+/** withController runs `run` on a controller that serves Ingress `web` (bench.local → a), with backends a and b. */
+async function withController<C extends Changeable, T>(start: (seed: object[]) => Promise<C>, run: (c: C) => Promise<T>): Promise<T> {
   const backends = [await startBackend('a'), await startBackend('b')];
-  const cluster = await startCluster(
-    [ingressClass(), ...serviceWithEndpoints('a', [{ port: backends[0]!.port }]), ...serviceWithEndpoints('b', [{ port: backends[1]!.port }]), ingress('web', { 'bench.local': [{ path: '/', service: 'a' }] })],
-    ['--sync-rate-limit', rateLimit],
-  );
+  const c = await start([
+    ingressClass(), ...serviceWithEndpoints('a', [{ port: backends[0]!.port }]), ...serviceWithEndpoints('b', [{ port: backends[1]!.port }]),
+    ingress('web', { 'bench.local': [{ path: '/', service: 'a' }] }),
+  ]);
   try {
-    await waitFor('first route', async () => (await get({ host: 'bench.local', path: '/', port: cluster.httpPort })).backend === 'a', 15_000);
-    return await run(cluster, backends.map((b) => b.port));
+    await waitFor('first route', async () => (await get({ host: 'bench.local', path: '/', port: c.httpPort })).backend === 'a', 15_000);
+    return await run(c);
   } finally {
-    await cluster.close();
+    await c.close();
     await Promise.all(backends.map((b) => b.close()));
   }
 }
 
-const switchTo = (c: Cluster, path: string, service: string) =>
+/** withCluster: the controller in this process, its actors in reach. */
+const withCluster = <T>(rateLimit: string, run: (c: Cluster) => Promise<T>) => withController((seed) => startCluster(seed, ['--sync-rate-limit', rateLimit]), run);
+
+/** withChild: the controller in a process of its own, seen through its log lines and /proc. */
+const withChild = <T>(rateLimit: string, run: (c: ChildController) => Promise<T>) => withController((seed) => startChildController(seed, ['--sync-rate-limit', rateLimit]), run);
+
+const switchTo = (c: Changeable, path: string, service: string) =>
   c.rawPatch('/apis/networking.k8s.io/v1/namespaces/default/ingresses/web', {
     spec: { rules: [{ host: 'bench.local', http: { paths: [{ path, pathType: 'Prefix', backend: { service: { name: service, port: { number: 80 } } } }] } }] },
   });
 
-/** runEventToRoute: API change → first request that reaches the new backend, p50/p99 over 50 changes. */
+/** burst sends `changes` patches, 50 at a time, the last one to b on /b<changes>; the time until the last is served. */
+async function burst(c: Changeable, changes: number): Promise<{ burstMs: number; convergeMs: number }> {
+  const started = performance.now();
+  for (let i = 1; i < changes; i += 50) await Promise.all(Array.from({ length: Math.min(50, changes - i) }, (_, k) => switchTo(c, `/b${i + k}`, 'a')));
+  await switchTo(c, `/b${changes}`, 'b');
+  const burstMs = performance.now() - started;
+  await waitFor('converged', async () => (await get({ host: 'bench.local', path: `/b${changes}`, port: c.httpPort })).backend === 'b', 30_000, 5);
+  return { burstMs, convergeMs: performance.now() - started };
+}
+
+const reloads = (c: ChildController) => c.logs.filter((l) => l.msg === 'nginx reloaded').length;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * runEventToRoute: API change → first request that reaches the new backend, p50/p99 over 50
+ * changes, split into phases by the controller's own log lines (see event-phases.ts).
+ */
 export async function runEventToRoute(changes = 50): Promise<void> {
-  await withCluster('100', async (c) => {
-    const latencies: number[] = [];
+  await withChild('100', async (c) => {
+    const samples: Phases[] = [];
+    const [syncsBefore, reloadsBefore] = [c.logs.filter((l) => l.msg === 'sync done').length, reloads(c)];
     for (let i = 1; i <= changes; i++) {
-      const path = `/r${i}`;
-      const started = performance.now();
-      await switchTo(c, path, i % 2 ? 'b' : 'a');
-      await waitFor('routed', async () => (await get({ host: 'bench.local', path, port: c.httpPort })).backend === (i % 2 ? 'b' : 'a'), 10_000, 2);
-      latencies.push(performance.now() - started);
+      const [path, backend] = [`/r${i}`, i % 2 ? 'b' : 'a'];
+      const written = Date.now();
+      await switchTo(c, path, backend);
+      await waitFor('routed', async () => (await get({ host: 'bench.local', path, port: c.httpPort })).backend === backend, 10_000, 2);
+      const routed = Date.now();
+      samples.push((await waitFor('the sync and reload log lines', () => attribute(c.logs, written, routed), 5000, 5))!);
     }
-    const sync = c.actor('syncQueue')!.context as { syncsCompleted: number };
-    console.log(`bench event-to-route: changes=${changes} p50_ms=${pct(latencies, 50).toFixed(0)} p99_ms=${pct(latencies, 99).toFixed(0)} syncs=${sync.syncsCompleted} (debounce 100 ms of it)`);
+    const syncs = c.logs.filter((l) => l.msg === 'sync done').length - syncsBefore;
+    console.log(`bench event-to-route: changes=${changes} ${summarize(samples)} syncs=${syncs} reloads=${reloads(c) - reloadsBefore}`);
   });
 }
 
@@ -56,12 +86,7 @@ export async function runBursts(changes = 1000): Promise<void> {
     const nginx = () => c.actor('nginx')!.context as { reloadsOk: number };
     const before = nginx().reloadsOk;
     const cpuBefore = process.cpuUsage();
-    const started = performance.now();
-    for (let i = 1; i < changes; i += 50) await Promise.all(Array.from({ length: Math.min(50, changes - i) }, (_, k) => switchTo(c, `/b${i + k}`, 'a')));
-    await switchTo(c, `/b${changes}`, 'b');
-    const burstMs = performance.now() - started;
-    await waitFor('converged', async () => (await get({ host: 'bench.local', path: `/b${changes}`, port: c.httpPort })).backend === 'b', 30_000, 5);
-    const convergeMs = performance.now() - started;
+    const { burstMs, convergeMs } = await burst(c, changes);
     const cpu = process.cpuUsage(cpuBefore);
     console.log(
       `bench bursts: changes=${changes} burst_ms=${burstMs.toFixed(0)} reloads=${nginx().reloadsOk - before} converge_ms=${convergeMs.toFixed(0)} ` +
@@ -92,14 +117,35 @@ export async function runTrafficDuringReloads(reloads = 50): Promise<void> {
   });
 }
 
-/** runFootprint: the controller's RSS and CPU when idle (the whole process: API server and client included). */
-export async function runFootprint(): Promise<void> {
-  await withCluster('0.3', async () => {
-    await new Promise((r) => setTimeout(r, 1000));
-    const cpuBefore = process.cpuUsage();
-    const t = performance.now();
-    await new Promise((r) => setTimeout(r, 5000));
-    const cpu = process.cpuUsage(cpuBefore);
-    console.log(`bench footprint: idle_rss_mb=${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} idle_cpu_pct=${((100 * (cpu.user + cpu.system)) / 1000 / (performance.now() - t)).toFixed(2)}`);
+/** nginxPgid: nginx's master leads its own process group; the last one the controller started. */
+const nginxPgid = (c: ChildController) => Number(c.logs.findLast((l) => l.msg === 'nginx master started')?.pid);
+
+/**
+ * runFootprint: the controller process's RSS and CPU, idle for 5 s, then during bench 4's burst
+ * (1,000 changes) until the last change is served. nginx (master and workers) is reported apart.
+ */
+export async function runFootprint(changes = 1000): Promise<void> {
+  await withChild('0.3', async (c) => {
+    await sleep(1000);
+    const idleCpu = cpuMeter(c.pid);
+    await sleep(5000);
+    const idle = { cpu: idleCpu(), rss: rssBytes(c.pid), nginx: groupPssBytes(nginxPgid(c)) };
+    const before = reloads(c);
+    const peak = { rss: 0, nginx: 0 };
+    // RSS moves during the burst: keep the highest sample.
+    const sample = () => {
+      peak.rss = Math.max(peak.rss, rssBytes(c.pid));
+      peak.nginx = Math.max(peak.nginx, groupPssBytes(nginxPgid(c)));
+    };
+    const sampler = setInterval(sample, 100);
+    const burstCpu = cpuMeter(c.pid);
+    const { convergeMs } = await burst(c, changes);
+    const cpu = burstCpu();
+    clearInterval(sampler);
+    sample();
+    console.log(
+      `bench footprint: idle_rss_mb=${mb(idle.rss)} idle_cpu_pct=${idle.cpu.toFixed(2)} burst_rss_mb=${mb(peak.rss)} burst_cpu_pct=${cpu.toFixed(1)} ` +
+        `burst_reloads=${reloads(c) - before} burst_converge_ms=${convergeMs.toFixed(0)} nginx_idle_pss_mb=${mb(idle.nginx)} nginx_burst_pss_mb=${mb(peak.nginx)}`,
+    );
   });
 }

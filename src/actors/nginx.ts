@@ -9,6 +9,8 @@ import { drainOrphans } from '../nginx/drain.js';
 import { spawnMaster, type Master } from '../nginx/master.js';
 import { waitForPort } from '../nginx/probe.js';
 
+const round = (ms: number) => Math.round(ms * 10) / 10;
+
 async function waitForPidFile(path: string, pid: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while ((await readFile(path, 'utf8').catch(() => '')).trim() !== String(pid)) {
@@ -75,6 +77,8 @@ export function nginxActors(options: NginxActorOptions) {
       if (!staged.ok) throw new Error(`nginx -t refused the new config, the old one stays:\n${staged.error}`);
       if (!current) throw new Error('no nginx master to reload');
       current.reload();
+      // One line per reload, so that a reader (or the event-to-route benchmark) sees where the time goes.
+      options.log.info({ write_ms: round(staged.timings.writeMs), test_ms: round(staged.timings.testMs) }, 'nginx reloaded');
     }),
 
     drain: fromPromise<void, DrainInput>(async ({ input, signal }) => {

@@ -1,0 +1,91 @@
+/**
+ * The controller in its own process, as in production: the test API server stays in the
+ * benchmark's process, `bin/ingress-actors controller` runs as a child with a kubeconfig that
+ * points to it, and the child's JSON log lines (pino, on stderr) are collected as they come.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { startApiServer } from '../src/kube/api-server/server.js';
+import { PROJECT_ROOT } from '../src/project-root.js';
+import { freePort } from '../test/support/net.js';
+
+/** LogLine is one pino line of the controller: `time` is epoch milliseconds. */
+export interface LogLine {
+  readonly msg: string;
+  readonly time: number;
+  readonly [key: string]: unknown;
+}
+
+/** ChildController is the running child, its API server and a way to change objects fast. */
+export interface ChildController {
+  readonly pid: number;
+  readonly httpPort: number;
+  /** every JSON line the controller logged so far, in order */
+  readonly logs: readonly LogLine[];
+  /** rawPatch sends one JSON merge patch over a keep-alive HTTPS connection: fast enough for bursts */
+  rawPatch(path: string, body: object): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** startChildController seeds a test API server with `seed` and runs the controller on it with `flags`. */
+export async function startChildController(seed: object[], flags: string[]): Promise<ChildController> {
+  const api = await startApiServer({ seed: seed as never });
+  const dir = await mkdtemp(join(tmpdir(), 'ia-bench-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  await api.writeKubeconfig(kubeconfig);
+  const [httpPort, httpsPort, healthzPort] = [await freePort(), await freePort(), await freePort()];
+  const child = spawn(
+    join(PROJECT_ROOT, 'bin/ingress-actors'),
+    [
+      'controller', '--kubeconfig', kubeconfig,
+      '--http-port', String(httpPort), '--https-port', String(httpsPort), '--healthz-port', String(healthzPort),
+      '--config-dir', join(dir, 'nginx'), '--drain-timeout', '1', '--shutdown-timeout', '5',
+      ...flags,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let closing = false;
+  const logs: LogLine[] = [];
+  const other: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    try {
+      logs.push(JSON.parse(line) as LogLine);
+    } catch {
+      other.push(line); // a crash's stack, say: shown if the child dies
+    }
+  });
+  void exited.then((code) => {
+    if (!closing) console.error(`the controller exited early (code ${code}):\n${other.join('\n')}`);
+  });
+  const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+  return {
+    pid: child.pid!,
+    httpPort,
+    logs,
+    rawPatch: (path, body) =>
+      new Promise((resolve, reject) => {
+        const req = request(
+          { host: '127.0.0.1', port: api.port, path, method: 'PATCH', agent, ca: api.caPem, headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/merge-patch+json' } },
+          (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)),
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify(body));
+      }),
+    close: async () => {
+      closing = true;
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      // The controller quits nginx and exits within its --shutdown-timeout; kill it if it hangs.
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+      agent.destroy();
+      await api.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
