@@ -3,7 +3,7 @@ import type { RunSyncInput } from '../../machines/syncQueue.machine.js';
 import { formatProblem } from '../cli/render.js';
 import type { Logger } from '../log.js';
 import type { ClusterCache } from '../kube/cache.js';
-import { buildModel, type BuildOptions } from '../model/build.js';
+import { BuildMemo, buildModel, type BuildOptions } from '../model/build.js';
 import type { NginxModel, Problem } from '../model/nginx-model.js';
 import { writeCertificates } from '../nginx/files.js';
 import { render, type NginxTemplate } from '../render/render.js';
@@ -28,6 +28,8 @@ const round = (ms: number) => Math.round(ms * 10) / 10;
  */
 export function syncActors(options: SyncOptions) {
   let reported = new Set<string>();
+  // Lends each build what the previous one worked out, so one changed Ingress costs little.
+  const memo = new BuildMemo();
   const written = new Map<string, string>();
   return {
     runSync: fromPromise<void, RunSyncInput>(async ({ input, system }) => {
@@ -36,7 +38,7 @@ export function syncActors(options: SyncOptions) {
       if (!template?.run) throw new Error('no good template loaded yet');
       const snapshot = options.cache.snapshot();
       const snapshotted = performance.now();
-      const { model, problems } = buildModel(snapshot, options.build);
+      const { model, problems } = buildModel(snapshot, options.build, memo);
       const built = performance.now();
       const text = render(model, template);
       const rendered = performance.now();

@@ -1,9 +1,10 @@
 import type { Endpoint, Problem, Upstream } from './nginx-model.js';
-import type { EndpointSlice, IngressBackend, Service, ServicePort, Snapshot } from './snapshot.js';
+import type { Reads } from './lookups.js';
+import { sameItems } from './lookups.js';
+import type { EndpointSlice, IngressBackend, Service, ServicePort } from './snapshot.js';
 import { checkDnsLabel, checkIp, checkPortName, checkPortNumber, show } from './validate.js';
 
-/** The label that ties an EndpointSlice to its Service. */
-export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+export { SERVICE_NAME_LABEL } from './lookups.js';
 
 /** Report records a problem at a field of the object being built. */
 export type Report = (field: string, message: string) => void;
@@ -13,27 +14,53 @@ export type Resolved = { readonly upstream: string; readonly status: null } | { 
 
 const unavailable: Resolved = { upstream: null, status: 503 };
 
+interface BuiltUpstream {
+  readonly service: Service;
+  readonly slices: readonly EndpointSlice[];
+  readonly upstream: Upstream;
+  readonly problems: readonly (readonly [string, Problem])[];
+}
+
+/**
+ * BuiltUpstreams keeps the upstreams one build made from a Service and its EndpointSlices, so
+ * the next build hands out the same objects while those are the same objects: unchanged
+ * upstreams stay identical, and render can reuse their text.
+ */
+export class BuiltUpstreams {
+  private previous = new Map<string, BuiltUpstream>();
+  private current = new Map<string, BuiltUpstream>();
+
+  reuse(name: string, service: Service, slices: readonly EndpointSlice[]): BuiltUpstream | undefined {
+    const found = this.current.get(name) ?? this.previous.get(name);
+    if (!found || found.service !== service || !sameItems(found.slices, slices)) return undefined;
+    this.current.set(name, found);
+    return found;
+  }
+
+  keep(name: string, built: BuiltUpstream): void {
+    this.current.set(name, built);
+  }
+
+  /** nextGeneration forgets what the build that just ended did not use. */
+  nextGeneration(): void {
+    this.previous = this.current;
+    this.current = new Map();
+  }
+}
+
 /**
  * UpstreamTable resolves Ingress backends through Services and EndpointSlices into upstreams,
- * once per Service port however many paths use it.
+ * once per Service port however many paths use it. Each Ingress's plan has its own table, so
+ * what it used is known.
  */
 export class UpstreamTable {
-  private readonly services = new Map<string, Service>();
-  private readonly slices = new Map<string, EndpointSlice[]>();
   private readonly upstreams = new Map<string, Upstream>();
   private readonly sliceProblems = new Map<string, Problem>();
 
-  constructor(snapshot: Snapshot) {
-    for (const service of snapshot.services) {
-      this.services.set(`${service.metadata?.namespace}/${service.metadata?.name}`, service);
-    }
-    for (const slice of snapshot.endpointSlices) {
-      const owner = slice.metadata?.labels?.[SERVICE_NAME_LABEL];
-      if (!owner) continue;
-      const key = `${slice.metadata?.namespace}/${owner}`;
-      this.slices.set(key, [...(this.slices.get(key) ?? []), slice]);
-    }
-  }
+  constructor(
+    private readonly reads: Reads,
+    private readonly built: BuiltUpstreams,
+  ) {}
 
   /** resolve turns `backend` (at `field` of an Ingress in `namespace`) into an upstream or a 503. */
   resolve(namespace: string, backend: IngressBackend | undefined, field: string, report: Report): Resolved {
@@ -54,7 +81,7 @@ export class UpstreamTable {
       return unavailable;
     }
     const serviceKey = `${namespace}/${name.value}`;
-    const service = this.services.get(serviceKey);
+    const service = this.reads.service(serviceKey);
     if (!service) {
       report(`${field}.service.name`, `Service ${serviceKey} not found; answering 503`);
       return unavailable;
@@ -72,8 +99,7 @@ export class UpstreamTable {
     }
     // Named by the Service port's number, so a path by port name and one by number share one upstream.
     const upstreamName = `${namespace}_${name.value}_${servicePort.port}`;
-    const known = this.upstreams.get(upstreamName);
-    const upstream = known ?? this.buildUpstream(upstreamName, serviceKey, String(servicePort.port), servicePort);
+    const upstream = this.upstreams.get(upstreamName) ?? this.upstreamFor(upstreamName, serviceKey, service, servicePort);
     this.upstreams.set(upstreamName, upstream);
     if (upstream.endpoints.length === 0) {
       report(`${field}.service`, `Service ${serviceKey} port ${wanted.value} has no ready endpoints; answering 503`);
@@ -82,19 +108,27 @@ export class UpstreamTable {
     return { upstream: upstreamName, status: null };
   }
 
-  /** problems are the EndpointSlice addresses left out while resolving, once each. */
-  problems(): Problem[] {
-    return [...this.sliceProblems.entries()].sort(([a], [b]) => compare(a, b)).map(([, problem]) => problem);
+  /** sliceProblemsInto adds the EndpointSlice addresses left out while resolving to `into`, by field. */
+  sliceProblemsInto(into: Map<string, Problem>): void {
+    for (const [key, problem] of this.sliceProblems) into.set(key, problem);
   }
 
-  /** used lists the upstreams that have endpoints, sorted by name. */
-  used(): Upstream[] {
-    return [...this.upstreams.values()].filter((u) => u.endpoints.length > 0).sort((a, b) => compare(a.name, b.name));
+  /** usedInto adds the upstreams that have endpoints to `into`, by name. */
+  usedInto(into: Map<string, Upstream>): void {
+    for (const [name, upstream] of this.upstreams) if (upstream.endpoints.length > 0) into.set(name, upstream);
   }
 
-  private buildUpstream(name: string, serviceKey: string, portKey: string, servicePort: ServicePort): Upstream {
+  private upstreamFor(name: string, serviceKey: string, service: Service, servicePort: ServicePort): Upstream {
+    const slices = this.reads.slices(serviceKey);
+    const built = this.built.reuse(name, service, slices) ?? this.buildUpstream(name, serviceKey, service, slices, servicePort);
+    for (const [key, problem] of built.problems) this.sliceProblems.set(key, problem);
+    return built.upstream;
+  }
+
+  private buildUpstream(name: string, serviceKey: string, service: Service, slices: readonly EndpointSlice[], servicePort: ServicePort): BuiltUpstream {
     const addresses = new Set<string>();
-    for (const slice of this.slices.get(serviceKey) ?? []) {
+    const problems: [string, Problem][] = [];
+    for (const slice of slices) {
       if (slice.addressType !== undefined && slice.addressType !== 'IPv4' && slice.addressType !== 'IPv6') continue;
       // The slice port that carries this Service port has the same name (both empty when unnamed).
       const slicePort = (slice.ports ?? []).find((p) => (p.name ?? '') === (servicePort.name ?? ''));
@@ -113,7 +147,7 @@ export class UpstreamTable {
               field: `endpoints[${i}].addresses[${j}]`,
               message: `${ip.message}; left out`,
             };
-            this.sliceProblems.set(`${problem.namespace}/${problem.name}/${problem.field}`, problem);
+            problems.push([`${problem.namespace}/${problem.name}/${problem.field}`, problem]);
             continue;
           }
           addresses.add(ip.value.family === 6 ? `[${ip.value.address}]:${port.value}` : `${ip.value.address}:${port.value}`);
@@ -121,7 +155,9 @@ export class UpstreamTable {
       }
     }
     const endpoints: Endpoint[] = [...addresses].sort(compare).map((address) => ({ address }));
-    return { name, service: serviceKey, servicePort: portKey, endpoints };
+    const built: BuiltUpstream = { service, slices, upstream: { name, service: serviceKey, servicePort: String(servicePort.port), endpoints }, problems };
+    this.built.keep(name, built);
+    return built;
   }
 }
 

@@ -1,17 +1,16 @@
-import { UpstreamTable, compare, type Report, type Resolved } from './backends.js';
-import { IngressFeatures, UpstreamVariants } from './annotations/apply.js';
+import { BuiltUpstreams, UpstreamTable, compare, type Report, type Resolved } from './backends.js';
+import { UpstreamVariants, type KeptUpstreams } from './annotations/apply.js';
 import { HttpExtras } from './annotations/http-extras.js';
-import { NO_ANNOTATIONS, parseAnnotations } from './annotations/registry.js';
-import type { IngressAnnotations } from './annotations/types.js';
 import { filesDigest } from './files-digest.js';
 import { fitServerNameHash, readConfigMap } from './config-map.js';
 import { isOurs, type ClassOptions } from './ingress-class.js';
-import { normalisePath, toLocations, type Route } from './locations.js';
-import type { BuildResult, ErrorLocation, GlobalConfig, NginxModel, Problem, Server } from './nginx-model.js';
-import type { Ingress, IngressBackend, IngressClass, Service, Snapshot } from './snapshot.js';
-import { CertificateTable } from './tls.js';
-import { checkDnsLabel, checkHost, checkObjectName, checkPath, checkPathType, checkRegexPath, show } from './validate.js';
-
+import { CATCH_ALL, firstPort, planIngress, type IngressPlan, type OwnedRoute } from './ingress-plan.js';
+import { toLocations, type Route } from './locations.js';
+import { Lookups, sameItems, TrackedReads } from './lookups.js';
+import type { BuildResult, ErrorLocation, GlobalConfig, NginxModel, Problem, Server, Upstream } from './nginx-model.js';
+import type { ConfigMap as ConfigMapObject, Ingress, IngressClass, Snapshot } from './snapshot.js';
+import { CertificateTable, type CheckedSecrets } from './tls.js';
+import { checkDnsLabel, checkHost, show } from './validate.js';
 /** BuildOptions are the controller flags buildModel depends on. */
 export interface BuildOptions extends ClassOptions {
   /** `--configmap ns/name` */
@@ -33,15 +32,48 @@ export const defaultBuildOptions: BuildOptions = Object.freeze({
   httpsPort: 443,
 });
 
-/** The catch-all server's name, as ingress-nginx calls it. */
-export const CATCH_ALL = '_';
+export { CATCH_ALL };
 
 interface HostDraft {
-  readonly routes: Map<string, Route & { owner: string }>;
+  readonly routes: Map<string, OwnedRoute>;
   /** the `/` an Ingress's defaultBackend gives its hosts when no rule claims it */
   fallback: Route | null;
   tls: { file: string; owner: string; secretName: string } | null;
   snippet: { lines: readonly string[]; owner: string } | null;
+}
+
+/** What a server was made from, to tell whether the next build may reuse it. */
+interface ServerInputs {
+  readonly routes: readonly Route[];
+  readonly tlsFile: string | null;
+  readonly snippet: readonly string[] | null;
+  readonly server: Server;
+}
+
+/** The inputs every plan and server depends on; when one changes, nothing is reused. */
+interface Globals {
+  readonly options: BuildOptions;
+  readonly configMap: ConfigMapObject | undefined;
+  readonly config: GlobalConfig;
+  readonly configProblems: readonly Problem[];
+  defaultBackend?: DefaultBackend;
+}
+
+/**
+ * BuildMemo carries what one build can lend the next: Ingress plans, upstreams and certificate
+ * verdicts keyed by the objects they came from (the caches replace an object on change, never
+ * mutate it), and servers keyed by their host and inputs. A build with a memo gives exactly
+ * the result of a build without one (test/property/incremental.test.ts checks it); it is only faster.
+ */
+export class BuildMemo {
+  plans = new WeakMap<Ingress, IngressPlan>();
+  readonly built = new BuiltUpstreams();
+  readonly verdicts: CheckedSecrets = new WeakMap();
+  servers = new Map<string, ServerInputs>();
+  readonly upstreams: KeptUpstreams = { last: new Map() };
+  /** creation times, parsed once per Ingress object for the age order */
+  readonly ages = new WeakMap<Ingress, number>();
+  globals: Globals | null = null;
 }
 
 function millis(t: string | Date | undefined): number {
@@ -51,9 +83,9 @@ function millis(t: string | Date | undefined): number {
 }
 
 /** byAge orders Ingresses as ingress-nginx resolves conflicts: oldest first, then namespace/name. */
-function byAge(a: Ingress, b: Ingress): number {
+function byAge(a: Ingress, b: Ingress, age: (i: Ingress) => number): number {
   return (
-    millis(a.metadata?.creationTimestamp) - millis(b.metadata?.creationTimestamp) ||
+    age(a) - age(b) ||
     compare(a.metadata?.namespace ?? '', b.metadata?.namespace ?? '') ||
     compare(a.metadata?.name ?? '', b.metadata?.name ?? '')
   );
@@ -76,23 +108,40 @@ function hstsHeader(config: GlobalConfig): string | null {
  * pure: the same snapshot and options always give the same model, in the same order. Every
  * string that reaches the model has passed a validator for its field; what fails is left out
  * (the rule, the path, the TLS entry, or the Ingress whose annotations are invalid) and
- * reported, and the rest is still served.
+ * reported, and the rest is still served. With a `memo` from the previous build, only what
+ * changed is worked out again.
  */
-export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBuildOptions): BuildResult {
+export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBuildOptions, memo: BuildMemo = new BuildMemo()): BuildResult {
   const problems: Problem[] = [];
+  const lookups = new Lookups(snapshot);
   const configMap = options.configMap
     ? snapshot.configMaps.find((c) => `${c.metadata?.namespace}/${c.metadata?.name}` === options.configMap)
     : undefined;
-  const { config: baseConfig, problems: configProblems } = readConfigMap(configMap);
-  problems.push(...configProblems);
+  const globals = globalsFor(memo, options, configMap);
+  const baseConfig = globals.config;
+  problems.push(...globals.configProblems);
 
   const classes = new Map<string, IngressClass>();
   for (const c of snapshot.ingressClasses) if (c.metadata?.name) classes.set(c.metadata.name, c);
-  const services = new Map<string, Service>();
-  for (const s of snapshot.services) services.set(`${s.metadata?.namespace}/${s.metadata?.name}`, s);
-  const secrets = new Map(snapshot.secrets.map((s) => [`${s.metadata?.namespace}/${s.metadata?.name}`, s]));
-  const upstreams = new UpstreamTable(snapshot);
-  const certificates = new CertificateTable(snapshot, options.defaultSslCertificate, problems);
+  const certificates = new CertificateTable(lookups, options.defaultSslCertificate, problems, memo.verdicts);
+  const { resolved: defaultBackend, table: defaultTable } = resolveDefaultBackend(options.defaultBackendService, lookups, memo.built, problems);
+  reuseOnlyUnder(memo, globals, defaultBackend);
+
+  const age = (i: Ingress) => {
+    let ms = memo.ages.get(i);
+    if (ms === undefined) memo.ages.set(i, (ms = millis(i.metadata?.creationTimestamp)));
+    return ms;
+  };
+  const ours = snapshot.ingresses.filter((i) => isOurs(i, classes, options)).sort((a, b) => byAge(a, b, age));
+  const planContext = { config: baseConfig, lookups, built: memo.built, defaultBackendUpstream: defaultBackend.upstream };
+  const plans = ours.map((ingress) => {
+    const known = memo.plans.get(ingress);
+    if (known && known.reads.unchangedIn(lookups)) return known;
+    const plan = planIngress(ingress, planContext);
+    memo.plans.set(ingress, plan);
+    return plan;
+  });
+
   const hosts = new Map<string, HostDraft>();
   const draft = (host: string): HostDraft => {
     let d = hosts.get(host);
@@ -100,56 +149,55 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
     return d;
   };
   draft(CATCH_ALL);
-
   const extras = new HttpExtras();
-  const variants = new UpstreamVariants(baseConfig, services);
-  // The default backends use the Service's first port, as ingress-nginx does.
-  const firstPort = (namespace: string, name: string): IngressBackend | null => {
-    const port = services.get(`${namespace}/${name}`)?.spec?.ports?.[0]?.port;
-    return port === undefined ? null : { service: { name, port: { number: port } } };
-  };
-  const defaultBackend = resolveDefaultBackend(options.defaultBackendService, upstreams, firstPort, problems);
-  const ctx: BuildContext = { config: baseConfig, upstreams, certificates, draft, hosts, problems, extras, variants, firstPort, defaultBackend, canaries: [] };
-  const ours = snapshot.ingresses.filter((i) => isOurs(i, classes, options)).sort(byAge);
-  const valid = ours
-    .map((ingress) => identify(ingress, problems, { config: baseConfig, problems, secret: (ns, name) => secrets.get(`${ns}/${name}`) }))
-    .filter((i) => i !== null);
-  // Rules first, for every Ingress, so TLS can find a host whichever Ingress brought it.
-  for (const ingress of valid) addRules(ingress, ctx);
-  attachCanaries(ctx);
-  for (const ingress of valid) if (!ingress.annotations.canary) addTls(ingress, ctx);
+  const variants = new UpstreamVariants(baseConfig, lookups.services);
+  const usedUpstreams = new Map<string, Upstream>();
+  const sliceProblems = new Map<string, Problem>();
+  defaultTable?.usedInto(usedUpstreams);
+  defaultTable?.sliceProblemsInto(sliceProblems);
+  for (const plan of plans) problems.push(...plan.identifyProblems);
+  // Every Ingress's rules first, oldest first, so TLS can find a host whichever Ingress brought it.
+  const canaries: CanaryClaim[] = [];
+  for (const plan of plans) {
+    if (!plan.identified) continue;
+    applySteps(plan, draft, problems, canaries);
+    extras.absorb(plan.extras);
+    variants.absorb(plan.variants);
+    plan.upstreams.usedInto(usedUpstreams);
+    plan.upstreams.sliceProblemsInto(sliceProblems);
+  }
+  attachCanaries(canaries, hosts, extras, problems);
+  for (const plan of plans) if (plan.identified && !plan.identified.annotations.canary) addTls(plan, hosts, certificates, problems);
 
   const defaultFile = certificates.defaultCertificate.file;
   const hsts = hstsHeader(baseConfig);
   const fallback: Route = { path: '/', pathType: 'Prefix', ...defaultBackend, ingress: null, features: null };
+  const previousServers = memo.servers;
+  memo.servers = new Map();
   const servers: Server[] = [...hosts.entries()]
     .sort(([a], [b]) => compare(a, b))
     .map(([host, d]) => {
       const routes: Route[] = [...d.routes.values()];
       if (!routes.some((r) => r.pathType === 'Prefix' && r.path === '/')) routes.push(d.fallback ?? fallback);
-      const serverHsts = hsts !== null && d.tls !== null;
-      const locations = toLocations(routes, { tls: d.tls !== null, sslRedirect: baseConfig.sslRedirect, forceSslRedirect: baseConfig.forceSslRedirect, hsts: serverHsts });
-      const errors = new Map<string, ErrorLocation>();
-      for (const page of locations.flatMap((l) => l.errorPages ?? [])) errors.set(page.name, page);
-      return {
-        host,
-        serverName: serverNameFor(host),
-        isDefault: host === CATCH_ALL,
-        certificateFile: d.tls?.file ?? defaultFile,
-        inheritsCertificate: (d.tls?.file ?? defaultFile) === defaultFile,
-        ingresses: [...new Set(routes.flatMap((r) => (r.ingress ? [r.ingress] : [])))].sort(compare),
-        locations,
-        hsts: serverHsts,
-        snippet: d.snippet?.lines ?? null,
-        errorLocations: [...errors.values()].sort((a, b) => compare(a.name, b.name)),
-      };
+      const tlsFile = d.tls?.file ?? null;
+      const snippet = d.snippet?.lines ?? null;
+      const known = previousServers.get(host);
+      const server =
+        known && known.tlsFile === tlsFile && known.snippet === snippet && sameRoutes(known.routes, routes, fallback)
+          ? known.server
+          : makeServer(host, routes, tlsFile, defaultFile, snippet, baseConfig, hsts !== null && tlsFile !== null);
+      memo.servers.set(host, { routes, tlsFile, snippet, server });
+      return server;
     });
-  problems.push(...upstreams.problems());
+  memo.built.nextGeneration();
+  problems.push(...[...sliceProblems.entries()].sort(([a], [b]) => compare(a, b)).map(([, problem]) => problem));
 
   // Only what a location proxies to (with its canary) or renders errors with.
-  const proxied = new Set<string | null>(
-    servers.flatMap((s) => [...s.locations.flatMap((l) => (l.pass ? [l.upstream, l.pass.canary] : [])), ...s.errorLocations.map((e) => e.upstream)]),
-  );
+  const proxied = new Set<string | null>();
+  for (const s of servers) {
+    for (const l of s.locations) if (l.pass) proxied.add(l.upstream).add(l.pass.canary);
+    for (const e of s.errorLocations) proxied.add(e.upstream);
+  }
   const defaultServer = servers.find((s) => s.isDefault)!;
   const named = servers.filter((s) => !s.isDefault);
   const http = extras.model();
@@ -170,186 +218,164 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
     servers: named,
     defaultCertificateFile: defaultFile,
     // A defaultBackend that lost to a rule writes no upstream.
-    upstreams: variants.build(upstreams.used(), proxied, problems),
+    upstreams: variants.build(usedUpstreams, proxied, problems, memo.upstreams),
     certificates: files,
     filesDigest: filesDigest(files),
   };
   return { model, problems };
 }
 
-function resolveDefaultBackend(
-  flag: string | undefined,
-  upstreams: UpstreamTable,
-  firstPort: (namespace: string, name: string) => IngressBackend | null,
-  problems: Problem[],
-): Resolved | { upstream: null; status: 404 } {
-  if (!flag) return { upstream: null, status: 404 };
+/** globalsFor reads the ConfigMap, or takes the previous build's reading when the ConfigMap and flags are the same objects. */
+function globalsFor(memo: BuildMemo, options: BuildOptions, configMap: ConfigMapObject | undefined): Globals {
+  const known = memo.globals;
+  if (known && known.options === options && known.configMap === configMap) return known;
+  const { config, problems } = readConfigMap(configMap);
+  return { options, configMap, config, configProblems: problems };
+}
+
+/** reuseOnlyUnder drops every plan and server the memo holds unless they were made under the same globals and default backend. */
+function reuseOnlyUnder(memo: BuildMemo, globals: Globals, defaultBackend: DefaultBackend): void {
+  const known = memo.globals;
+  const same = known === globals && known.defaultBackend?.upstream === defaultBackend.upstream && known.defaultBackend?.status === defaultBackend.status;
+  if (!same) {
+    memo.plans = new WeakMap();
+    memo.servers = new Map();
+  }
+  globals.defaultBackend = defaultBackend;
+  memo.globals = globals;
+}
+
+function sameRoutes(known: readonly Route[], routes: readonly Route[], fallback: Route): boolean {
+  if (known.length !== routes.length) return false;
+  for (let i = 0; i < routes.length; i++) {
+    const a = known[i]!;
+    const b = routes[i]!;
+    // The catch-all fallback is rebuilt every time but means the same while the globals do.
+    if (a !== b && !(b === fallback && a.ingress === null && a.features === null && a.path === '/')) return false;
+  }
+  return true;
+}
+
+function makeServer(
+  host: string,
+  routes: readonly Route[],
+  /** the host's own certificate (TLS), which may be the default one when its Secret is unusable */
+  tlsFile: string | null,
+  defaultFile: string,
+  snippet: readonly string[] | null,
+  config: GlobalConfig,
+  serverHsts: boolean,
+): Server {
+  const certificateFile = tlsFile ?? defaultFile;
+  const locations = toLocations(routes, { tls: tlsFile !== null, sslRedirect: config.sslRedirect, forceSslRedirect: config.forceSslRedirect, hsts: serverHsts });
+  const errors = new Map<string, ErrorLocation>();
+  for (const page of locations.flatMap((l) => l.errorPages ?? [])) errors.set(page.name, page);
+  return {
+    host,
+    serverName: serverNameFor(host),
+    isDefault: host === CATCH_ALL,
+    certificateFile,
+    inheritsCertificate: certificateFile === defaultFile,
+    ingresses: [...new Set(routes.flatMap((r) => (r.ingress ? [r.ingress] : [])))].sort(compare),
+    locations,
+    hsts: serverHsts,
+    snippet,
+    errorLocations: [...errors.values()].sort((a, b) => compare(a.name, b.name)),
+  };
+}
+
+type DefaultBackend = Resolved | { upstream: null; status: 404 };
+
+/** resolveDefaultBackend resolves --default-backend-service; its table holds the upstream for the model. */
+function resolveDefaultBackend(flag: string | undefined, lookups: Lookups, built: BuiltUpstreams, problems: Problem[]): { resolved: DefaultBackend; table: UpstreamTable | null } {
+  if (!flag) return { resolved: { upstream: null, status: 404 }, table: null };
   const [namespace = '', name = ''] = flag.split('/');
   const report: Report = (field, message) => problems.push({ kind: 'Service', namespace, name, field: `--default-backend-service (${field})`, message });
-  const backend = checkDnsLabel(namespace).ok && checkDnsLabel(name).ok ? firstPort(namespace, name) : null;
+  const reads = new TrackedReads(lookups);
+  const backend = checkDnsLabel(namespace).ok && checkDnsLabel(name).ok ? firstPort(reads, namespace, name) : null;
   if (!backend) {
     report('service', `Service ${show(flag)} not found or without ports; unknown hosts get 404`);
-    return { upstream: null, status: 404 };
+    return { resolved: { upstream: null, status: 404 }, table: null };
   }
-  return upstreams.resolve(namespace, backend, 'service', report);
+  const table = new UpstreamTable(reads, built);
+  return { resolved: table.resolve(namespace, backend, 'service', report), table };
 }
 
-interface BuildContext {
-  readonly config: GlobalConfig;
-  readonly upstreams: UpstreamTable;
-  readonly certificates: CertificateTable;
-  readonly draft: (host: string) => HostDraft;
-  readonly hosts: ReadonlyMap<string, HostDraft>;
-  readonly problems: Problem[];
-  readonly extras: HttpExtras;
-  readonly variants: UpstreamVariants;
-  readonly firstPort: (namespace: string, name: string) => IngressBackend | null;
-  readonly defaultBackend: Resolved | { upstream: null; status: 404 };
-  /** routes of canary Ingresses, attached to their main routes once every rule is in */
-  readonly canaries: { host: string; key: string; upstream: string; field: string; report: Report; rules: NonNullable<IngressAnnotations['canary']> }[];
+/** CanaryClaim is a canary Ingress's route, attached to its main route once every rule is in. */
+interface CanaryClaim {
+  readonly plan: IngressPlan;
+  readonly step: Extract<IngressPlan['steps'][number], { kind: 'canary' }>;
 }
 
-/** Identified is an Ingress whose namespace, name and annotations are valid, with a reporter for its fields. */
-interface Identified {
-  readonly ingress: Ingress;
-  readonly namespace: string;
-  readonly owner: string;
-  readonly report: Report;
-  readonly annotations: IngressAnnotations;
-}
-
-function identify(ingress: Ingress, problems: Problem[], annotationContext: Parameters<typeof parseAnnotations>[3]): Identified | null {
-  const meta = ingress.metadata ?? {};
-  const report: Report = (field, message) =>
-    problems.push({ kind: 'Ingress', namespace: meta.namespace ?? '', name: meta.name ?? '', field, message });
-  const namespace = checkDnsLabel(meta.namespace);
-  if (!namespace.ok) {
-    report('metadata.namespace', `${namespace.message}; Ingress left out`);
-    return null;
-  }
-  const name = checkObjectName(meta.name);
-  if (!name.ok) {
-    report('metadata.name', `${name.message}; Ingress left out`);
-    return null;
-  }
-  const annotations = meta.annotations ? parseAnnotations(ingress, namespace.value, name.value, annotationContext) : NO_ANNOTATIONS;
-  if (!annotations) return null;
-  return { ingress, namespace: namespace.value, owner: `${namespace.value}/${name.value}`, report, annotations };
-}
-
-function defaultBackendAnnotation(ns: string, service: string | null, ctx: BuildContext, report: Report): Resolved | null {
-  if (service === null) return null;
-  const field = 'metadata.annotations.nginx.ingress.kubernetes.io/default-backend';
-  const backend = ctx.firstPort(ns, service);
-  if (!backend) {
-    report(field, `Service ${ns}/${service} not found or without ports; ignored`);
-    return null;
-  }
-  return ctx.upstreams.resolve(ns, backend, field, report);
-}
-
-function addRules({ ingress, namespace: ns, owner, report, annotations }: Identified, ctx: BuildContext): void {
-  const spec = ingress.spec ?? {};
-  const ruleHosts = new Set<string>();
-  // The default-backend annotation answers for paths whose Service has no endpoints, and renders custom-http-errors.
-  const annotated = defaultBackendAnnotation(ns, annotations.defaultBackend, ctx, report);
-  const errorBackend = annotated?.upstream ?? ctx.defaultBackend.upstream;
-  const features = new IngressFeatures(annotations, owner, { config: ctx.config, extras: ctx.extras, variants: ctx.variants, errorBackend, report });
-  const target = (resolved: Resolved) => {
-    const r = resolved.upstream === null && annotated?.upstream ? annotated : resolved;
-    return r.upstream === null ? r : { upstream: features.upstream(r.upstream), status: null };
-  };
-
-  for (const [i, rule] of (spec.rules ?? []).entries()) {
-    const field = `spec.rules[${i}]`;
-    let host = CATCH_ALL;
-    if (rule.host !== undefined && rule.host !== '') {
-      const checked = checkHost(rule.host);
-      if (!checked.ok) {
-        report(`${field}.host`, `${checked.message}; rule left out`);
-        continue;
+/** applySteps lays one plan over the hosts: the first Ingress (oldest) to claim a path, a fallback or a server-snippet keeps it. */
+function applySteps(plan: IngressPlan, draft: (host: string) => HostDraft, problems: Problem[], canaries: CanaryClaim[]): void {
+  const { namespace, name, owner } = plan.identified!;
+  const report: Report = (field, message) => problems.push({ kind: 'Ingress', namespace, name, field, message });
+  for (const step of plan.steps) {
+    switch (step.kind) {
+      case 'problem':
+        problems.push(step.problem);
+        break;
+      case 'host':
+        draft(step.host);
+        break;
+      case 'route': {
+        const d = draft(step.host);
+        const taken = d.routes.get(step.key);
+        if (taken) {
+          report(`${step.field}.path`, `host ${show(step.host)} path ${show(step.route.path)} (${step.route.pathType}) is already served by Ingress ${taken.owner}; path left out`);
+        } else d.routes.set(step.key, step.route);
+        break;
       }
-      host = checked.value;
-    }
-    ruleHosts.add(host);
-    const d = ctx.draft(host);
-    for (const [j, path] of (rule.http?.paths ?? []).entries()) {
-      const pf = `${field}.http.paths[${j}]`;
-      const checkedType = checkPathType(path.pathType);
-      if (!checkedType.ok) {
-        report(`${pf}.pathType`, `${checkedType.message}; path left out`);
-        continue;
-      }
-      // ImplementationSpecific paths of a use-regex / rewrite-target Ingress are regexes, as in ingress-nginx.
-      const regex = features.regex && (path.pathType ?? 'ImplementationSpecific') === 'ImplementationSpecific';
-      const pathType = regex ? 'ImplementationSpecific' : checkedType.value;
-      const checkedPath = regex ? checkRegexPath(path.path ?? '/') : checkPath(path.path ?? '/');
-      if (!checkedPath.ok) {
-        report(`${pf}.path`, `${checkedPath.message}; path left out`);
-        continue;
-      }
-      const p = normalisePath(checkedPath.value, pathType);
-      const routeKey = `${pathType} ${p}`;
-      const resolved = ctx.upstreams.resolve(ns, path.backend, `${pf}.backend`, report);
-      if (annotations.canary) {
-        if (resolved.upstream !== null) ctx.canaries.push({ host, key: routeKey, upstream: target(resolved).upstream!, field: pf, report, rules: annotations.canary });
-        continue;
-      }
-      const taken = d.routes.get(routeKey);
-      if (taken) {
-        report(`${pf}.path`, `host ${show(host)} path ${show(p)} (${pathType}) is already served by Ingress ${taken.owner}; path left out`);
-        continue;
-      }
-      d.routes.set(routeKey, { path: p, pathType, ...target(resolved), ingress: owner, owner, features: features.forRoute(p, regex) });
-    }
-  }
-
-  if (spec.defaultBackend && !annotations.canary) {
-    const resolved = target(ctx.upstreams.resolve(ns, spec.defaultBackend, 'spec.defaultBackend', report));
-    const fallback: Route = { path: '/', pathType: 'Prefix', ...resolved, ingress: owner, features: features.forRoute('/', false) };
-    // As ingress-nginx: the backend is the `/` of this Ingress's hosts, or the catch-all's when it has no rules.
-    const claimed = (spec.rules ?? []).length === 0 ? [CATCH_ALL] : [...ruleHosts];
-    for (const host of claimed) {
-      const d = ctx.draft(host);
-      if (d.fallback === null) d.fallback = fallback;
-      else if (host === CATCH_ALL) report('spec.defaultBackend', `the default backend is already set by Ingress ${d.fallback.ingress}; ignored`);
-    }
-  }
-
-  const serverSnippet = annotations.snippets.server;
-  if (serverSnippet && !annotations.canary) {
-    for (const host of [...ruleHosts].sort(compare)) {
-      const d = ctx.draft(host);
-      if (d.snippet === null) d.snippet = { lines: serverSnippet, owner };
-      else report('metadata.annotations.nginx.ingress.kubernetes.io/server-snippet', `host ${show(host)} already has the server-snippet of Ingress ${d.snippet.owner}; ignored there`);
+      case 'canary':
+        canaries.push({ plan, step });
+        break;
+      case 'fallback':
+        for (const host of step.hosts) {
+          const d = draft(host);
+          if (d.fallback === null) d.fallback = step.route;
+          else if (host === CATCH_ALL) report('spec.defaultBackend', `the default backend is already set by Ingress ${d.fallback.ingress}; ignored`);
+        }
+        break;
+      case 'snippet':
+        for (const host of step.hosts) {
+          const d = draft(host);
+          if (d.snippet === null) d.snippet = { lines: step.lines, owner };
+          else report('metadata.annotations.nginx.ingress.kubernetes.io/server-snippet', `host ${show(host)} already has the server-snippet of Ingress ${d.snippet.owner}; ignored there`);
+        }
+        break;
     }
   }
 }
 
 /** attachCanaries gives each canary route to the main route of the same host and path, one canary per route. */
-function attachCanaries(ctx: BuildContext): void {
-  for (const canary of ctx.canaries) {
-    const d = ctx.hosts.get(canary.host);
-    const main = d?.routes.get(canary.key);
-    const rules = canary.rules;
+function attachCanaries(canaries: readonly CanaryClaim[], hosts: ReadonlyMap<string, HostDraft>, extras: HttpExtras, problems: Problem[]): void {
+  for (const { plan, step } of canaries) {
+    const { namespace, name } = plan.identified!;
+    const report: Report = (field, message) => problems.push({ kind: 'Ingress', namespace, name, field, message });
+    const d = hosts.get(step.host);
+    const main = d?.routes.get(step.key);
+    const rules = step.rules;
     if (!main || main.upstream === null) {
-      canary.report(`${canary.field}.path`, `no Ingress serves host ${show(canary.host)} path ${show(canary.key.split(' ')[1])} with endpoints; canary ignored`);
+      report(`${step.field}.path`, `no Ingress serves host ${show(step.host)} path ${show(step.key.split(' ')[1])} with endpoints; canary ignored`);
       continue;
     }
     if (main.canary) {
-      canary.report(`${canary.field}.path`, `the route already has a canary; ignored`);
+      report(`${step.field}.path`, `the route already has a canary; ignored`);
       continue;
     }
     if (!rules.header && !rules.cookie && rules.weight === null) {
-      canary.report('metadata.annotations.nginx.ingress.kubernetes.io/canary', 'no canary-by-header, canary-by-cookie or canary-weight: no request would reach it; ignored');
+      report('metadata.annotations.nginx.ingress.kubernetes.io/canary', 'no canary-by-header, canary-by-cookie or canary-weight: no request would reach it; ignored');
       continue;
     }
-    const variable = ctx.extras.canary(`${canary.host} ${canary.key}`, main.upstream, canary.upstream, rules);
-    d!.routes.set(canary.key, { ...main, canary: { upstream: canary.upstream, variable } });
+    const variable = extras.canary(`${step.host} ${step.key}`, main.upstream, step.upstream, rules);
+    d!.routes.set(step.key, { ...main, canary: { upstream: step.upstream, variable } });
   }
 }
 
-function addTls({ ingress, namespace: ns, owner, report }: Identified, ctx: BuildContext): void {
+function addTls(plan: IngressPlan, hosts: ReadonlyMap<string, HostDraft>, certificates: CertificateTable, problems: Problem[]): void {
+  const { ingress, namespace: ns, name, owner } = plan.identified!;
+  const report: Report = (field, message) => problems.push({ kind: 'Ingress', namespace: ns, name, field, message });
   for (const [i, tls] of (ingress.spec?.tls ?? []).entries()) {
     for (const [j, rawHost] of (tls.hosts ?? []).entries()) {
       const field = `spec.tls[${i}]`;
@@ -358,7 +384,7 @@ function addTls({ ingress, namespace: ns, owner, report }: Identified, ctx: Buil
         report(`${field}.hosts[${j}]`, `${host.message}; TLS entry left out`);
         continue;
       }
-      const d = ctx.hosts.get(host.value);
+      const d = hosts.get(host.value);
       if (!d) continue; // TLS for a host no rule serves: nothing to terminate
       const secretName = tls.secretName ?? '';
       if (d.tls) {
@@ -367,7 +393,7 @@ function addTls({ ingress, namespace: ns, owner, report }: Identified, ctx: Buil
         }
         continue;
       }
-      const file = ctx.certificates.forHost(ns, tls.secretName, host.value, field, report);
+      const file = certificates.forHost(ns, tls.secretName, host.value, field, report);
       d.tls = { file, owner, secretName };
     }
   }

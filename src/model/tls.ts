@@ -1,6 +1,7 @@
 import { certificateCovers, checkTlsPair, type TlsPair } from './certificate.js';
 import type { Certificate, Problem } from './nginx-model.js';
-import type { Secret, Snapshot } from './snapshot.js';
+import type { Lookups } from './lookups.js';
+import type { Secret } from './snapshot.js';
 import { compare, type Report } from './backends.js';
 import { checkObjectName } from './validate.js';
 
@@ -17,17 +18,26 @@ function secretValue(secret: Secret, key: string): string | undefined {
   return Buffer.from(encoded, 'base64').toString('utf8');
 }
 
+type Checked = { pair: TlsPair; certificate: Certificate } | { error: string };
+
+/**
+ * CheckedSecrets remembers each TLS Secret's verdict by the Secret object itself: parsing a
+ * certificate is the dearest part of a build, and an unchanged Secret is the same object.
+ */
+export type CheckedSecrets = WeakMap<Secret, Checked>;
+
 /** CertificateTable checks TLS Secrets once each and hands out the files nginx reads them from. */
 export class CertificateTable {
-  private readonly secrets = new Map<string, Secret>();
-  private readonly checked = new Map<string, { pair: TlsPair; certificate: Certificate } | { error: string }>();
+  private readonly checked = new Map<string, Checked>();
   private readonly used = new Map<string, Certificate>();
   readonly defaultCertificate: Certificate;
 
-  constructor(snapshot: Snapshot, defaultSecret: string | undefined, problems: Problem[]) {
-    for (const secret of snapshot.secrets) {
-      this.secrets.set(`${secret.metadata?.namespace}/${secret.metadata?.name}`, secret);
-    }
+  constructor(
+    private readonly lookups: Lookups,
+    defaultSecret: string | undefined,
+    problems: Problem[],
+    private readonly verdicts: CheckedSecrets = new WeakMap(),
+  ) {
     this.defaultCertificate = this.chooseDefault(defaultSecret, problems);
   }
 
@@ -73,7 +83,7 @@ export class CertificateTable {
     return { id: found.certificate.id, file: DEFAULT_CERTIFICATE_FILE, pem: found.certificate.pem };
   }
 
-  private check(key: string): { pair: TlsPair; certificate: Certificate } | { error: string } {
+  private check(key: string): Checked {
     const cached = this.checked.get(key);
     if (cached) return cached;
     const result = this.checkSecret(key);
@@ -81,9 +91,15 @@ export class CertificateTable {
     return result;
   }
 
-  private checkSecret(key: string): { pair: TlsPair; certificate: Certificate } | { error: string } {
-    const secret = this.secrets.get(key);
+  private checkSecret(key: string): Checked {
+    const secret = this.lookups.secrets.get(key);
     if (!secret) return { error: `Secret ${key} not found` };
+    let verdict = this.verdicts.get(secret);
+    if (!verdict) this.verdicts.set(secret, (verdict = this.checkPair(key, secret)));
+    return verdict;
+  }
+
+  private checkPair(key: string, secret: Secret): Checked {
     if (secret.type !== undefined && secret.type !== 'kubernetes.io/tls' && secret.type !== 'Opaque') {
       return { error: `Secret ${key} is of type ${secret.type}, not kubernetes.io/tls` };
     }

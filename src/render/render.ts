@@ -27,10 +27,39 @@ function parseOrThrow(env: typeof Handlebars, name: string, source: string): voi
   }
 }
 
+/** Root fields a partial's text may not depend on if it is to be reused: they change with every server. */
+const PER_SERVER_ROOT = /@root\.(servers|defaultServer|upstreams|certificates|filesDigest)\b/;
+/** What ties a partial's text to where it is called from rather than to its context object. */
+const CALL_SITE = /\.\.\/|@index|@first|@last|@key/;
+
+/** reusablePartials are the partials whose text depends only on their context and the root's settings, with every partial they call. */
+function reusablePartials(partials: Readonly<Record<string, string>>): Set<string> {
+  const calls = (source: string) => [...source.matchAll(/\{\{~?#?>\s*([\w-]+)/g)].map((m) => m[1]!);
+  const clean = (name: string, seen: Set<string>): boolean => {
+    const source = partials[name];
+    if (source === undefined || CALL_SITE.test(source) || PER_SERVER_ROOT.test(source)) return false;
+    if (seen.has(name)) return true;
+    seen.add(name);
+    return calls(source).every((called) => clean(called, seen));
+  };
+  return new Set(Object.keys(partials).filter((name) => clean(name, new Set())));
+}
+
+/** rootSettings is the part of a model every partial may read through @root, as one comparable string. */
+function rootSettings(model: NginxModel): string {
+  const { servers: _s, defaultServer: _d, upstreams: _u, certificates: _c, filesDigest: _f, ...settings } = model;
+  return JSON.stringify(settings);
+}
+
 /**
  * compileTemplate compiles a template set in an environment of its own with one helper, `q`
  * (the quoting helper; `prefix=` prepends a constant). Strict mode makes a missing field an
  * error instead of an empty string; noEscape because quoting is q's job, not HTML escaping's.
+ *
+ * A partial called without parameters on an object (a server, an upstream) keeps its text for
+ * that object: an incremental build hands unchanged servers back as the same objects, so only
+ * what changed is formatted again. The kept texts are dropped when the root settings change,
+ * and partials that read their call site (`../`, `@index`) are never kept.
  */
 export function compileTemplate(sources: TemplateSources): NginxTemplate {
   const env = Handlebars.create();
@@ -38,12 +67,37 @@ export function compileTemplate(sources: TemplateSources): NginxTemplate {
     quote(value, typeof options.hash?.prefix === 'string' ? options.hash.prefix : ''),
   );
   parseOrThrow(env, 'main', sources.main);
+  const reusable = reusablePartials(sources.partials);
+  let kept = new WeakMap<object, Map<string, string>>();
   for (const [name, source] of Object.entries(sources.partials)) {
     parseOrThrow(env, `partial ${name}`, source);
-    env.registerPartial(name, env.compile(source, { strict: true, noEscape: true }));
+    const partial = env.compile(source, { strict: true, noEscape: true });
+    if (!reusable.has(name)) {
+      env.registerPartial(name, partial);
+      continue;
+    }
+    env.registerPartial(name, (context: unknown, options?: Handlebars.RuntimeOptions & { hash?: Record<string, unknown> }) => {
+      if (typeof context !== 'object' || context === null || Object.keys(options?.hash ?? {}).length > 0) return partial(context, options);
+      let texts = kept.get(context);
+      if (!texts) kept.set(context, (texts = new Map()));
+      let text = texts.get(name);
+      if (text === undefined) texts.set(name, (text = partial(context, options)));
+      return text;
+    });
   }
   const main = env.compile<NginxModel>(sources.main, { strict: true, noEscape: true });
-  return { sources, run: (model) => main(model) };
+  let settings: string | null = null;
+  return {
+    sources,
+    run: (model) => {
+      const now = rootSettings(model);
+      if (now !== settings) {
+        kept = new WeakMap();
+        settings = now;
+      }
+      return main(model);
+    },
+  };
 }
 
 /** render formats a model with a template: pure, and byte-identical for an identical model. */

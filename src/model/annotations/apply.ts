@@ -17,6 +17,12 @@ interface Variant {
   readonly clusterIp: boolean;
 }
 
+/** KeptUpstreams are the previous build's upstreams by name, with what each was made from. */
+export interface KeptUpstreams {
+  last: Map<string, KeptUpstream>;
+}
+type KeptUpstream = { readonly base: Upstream; readonly hashKey: string | null; readonly leastConn: boolean; readonly upstream: BalancedUpstream };
+
 /** UpstreamVariants hands out upstream names for balancing policies and builds those upstreams at the end. */
 export class UpstreamVariants {
   private readonly variants = new Map<string, Variant>();
@@ -36,17 +42,30 @@ export class UpstreamVariants {
     return name;
   }
 
+  /** absorb takes in the names another table handed out: one Ingress's plan. */
+  absorb(other: UpstreamVariants): void {
+    for (const [name, variant] of other.variants) this.variants.set(name, variant);
+  }
+
   /** build gives every upstream in `proxied`, with its endpoints (or ClusterIP) and balancing method. */
-  build(bases: readonly Upstream[], proxied: ReadonlySet<string | null>, problems: Problem[]): BalancedUpstream[] {
-    const byName = new Map(bases.map((u) => [u.name, u]));
+  build(bases: ReadonlyMap<string, Upstream>, proxied: ReadonlySet<string | null>, problems: Problem[], kept: KeptUpstreams = { last: new Map() }): BalancedUpstream[] {
     const plain: Variant = { base: '', hashKey: null, leastConn: this.config.loadBalance === 'least_conn', clusterIp: false };
     const out: BalancedUpstream[] = [];
+    const previous = kept.last;
+    kept.last = new Map();
     for (const name of [...proxied].filter((n) => n !== null).sort(compare)) {
       // An upstream no annotation touched (a default backend, say) has the ConfigMap's balancing.
       const v = this.variants.get(name) ?? { ...plain, base: name };
-      const base = byName.get(v.base);
+      const base = bases.get(v.base);
       if (!base) continue;
-      out.push({ ...base, name, endpoints: v.clusterIp ? this.clusterIp(base, problems) : base.endpoints, hashKey: v.hashKey, leastConn: v.leastConn });
+      // The same base upstream under the same policy is the same object, so render can reuse its text.
+      const known = previous.get(name);
+      const upstream =
+        known && !v.clusterIp && known.base === base && known.hashKey === v.hashKey && known.leastConn === v.leastConn
+          ? known.upstream
+          : { ...base, name, endpoints: v.clusterIp ? this.clusterIp(base, problems) : base.endpoints, hashKey: v.hashKey, leastConn: v.leastConn };
+      kept.last.set(name, { base, hashKey: v.hashKey, leastConn: v.leastConn, upstream });
+      out.push(upstream);
     }
     return out;
   }

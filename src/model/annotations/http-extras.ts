@@ -139,6 +139,15 @@ export class HttpExtras {
     return variable;
   }
 
+  /** absorb takes in what another collection gathered (one Ingress's plan); the same name means the same content. */
+  absorb(other: HttpExtras): void {
+    for (const [k, v] of other.requestZones) this.requestZones.set(k, v);
+    for (const [k, v] of other.connectionZones) this.connectionZones.set(k, v);
+    for (const [k, v] of other.mapsByVariable) this.mapsByVariable.set(k, v);
+    for (const [k, v] of other.files) this.files.set(k, v);
+    for (const [k, v] of other.canaryList) this.canaryList.set(k, v);
+  }
+
   /** model gives the collected zones, maps, canaries and files, sorted. */
   model() {
     const byZone = (a: LimitZone, b: LimitZone) => compare(a.zone, b.zone);

@@ -1,0 +1,198 @@
+/**
+ * An Ingress's plan: everything buildModel learns from one Ingress on its own (validation,
+ * annotations, backends resolved through the Services it names), as steps for the build to
+ * apply in age order. Conflicts between Ingresses (a path two of them claim, a host's TLS) are
+ * decided when the steps are applied, so a plan depends only on its Ingress and on the objects
+ * it read: the build reuses it as long as those are the same objects.
+ */
+import { UpstreamVariants } from './annotations/apply.js';
+import { IngressFeatures } from './annotations/apply.js';
+import { HttpExtras } from './annotations/http-extras.js';
+import { NO_ANNOTATIONS, parseAnnotations } from './annotations/registry.js';
+import type { IngressAnnotations } from './annotations/types.js';
+import { BuiltUpstreams, UpstreamTable, compare, type Report, type Resolved } from './backends.js';
+import { normalisePath, type Route } from './locations.js';
+import { Lookups, TrackedReads } from './lookups.js';
+import type { GlobalConfig, PathType, Problem } from './nginx-model.js';
+import type { Ingress, IngressBackend } from './snapshot.js';
+import { checkDnsLabel, checkHost, checkObjectName, checkPath, checkPathType, checkRegexPath } from './validate.js';
+
+/** The catch-all server's name, as ingress-nginx calls it. */
+export const CATCH_ALL = '_';
+
+/** OwnedRoute is a route with the Ingress that claimed it. */
+export type OwnedRoute = Route & { readonly owner: string };
+
+/** Step is one thing a plan asks of the build, in the order the Ingress says it. */
+export type Step =
+  | { readonly kind: 'problem'; readonly problem: Problem }
+  /** the host exists (a rule names it), even with no path */
+  | { readonly kind: 'host'; readonly host: string }
+  | { readonly kind: 'route'; readonly host: string; readonly key: string; readonly route: OwnedRoute; readonly field: string }
+  | {
+      readonly kind: 'canary';
+      readonly host: string;
+      readonly key: string;
+      readonly upstream: string;
+      readonly field: string;
+      readonly rules: NonNullable<IngressAnnotations['canary']>;
+    }
+  /** spec.defaultBackend: the `/` of these hosts when no rule claims it */
+  | { readonly kind: 'fallback'; readonly hosts: readonly string[]; readonly route: Route }
+  | { readonly kind: 'snippet'; readonly hosts: readonly string[]; readonly lines: readonly string[] };
+
+/** Identified is an Ingress whose namespace, name and annotations are valid. */
+export interface Identified {
+  readonly ingress: Ingress;
+  readonly namespace: string;
+  readonly name: string;
+  readonly owner: string;
+  readonly annotations: IngressAnnotations;
+}
+
+/** IngressPlan is one Ingress's share of a build. */
+export interface IngressPlan {
+  /** null: the Ingress is left out (invalid name or annotations) */
+  readonly identified: Identified | null;
+  /** problems of the Ingress's name and annotations, reported before any rule's */
+  readonly identifyProblems: readonly Problem[];
+  readonly steps: readonly Step[];
+  /** http-level zones, maps and files its annotations need */
+  readonly extras: HttpExtras;
+  readonly variants: UpstreamVariants;
+  readonly upstreams: UpstreamTable;
+  /** what it read, to tell whether the plan still holds */
+  readonly reads: TrackedReads;
+}
+
+/** PlanContext is what a plan may use besides its Ingress: the global settings and the snapshot's objects. */
+export interface PlanContext {
+  readonly config: GlobalConfig;
+  readonly lookups: Lookups;
+  readonly built: BuiltUpstreams;
+  /** the --default-backend-service upstream, which renders custom-http-errors when no annotation names one */
+  readonly defaultBackendUpstream: string | null;
+}
+
+/** firstPort is a Service's first port as a backend, as ingress-nginx uses for default backends. */
+export function firstPort(reads: TrackedReads, namespace: string, name: string): IngressBackend | null {
+  const port = reads.service(`${namespace}/${name}`)?.spec?.ports?.[0]?.port;
+  return port === undefined ? null : { service: { name, port: { number: port } } };
+}
+
+/** planIngress reads one Ingress into its plan. */
+export function planIngress(ingress: Ingress, ctx: PlanContext): IngressPlan {
+  const reads = new TrackedReads(ctx.lookups);
+  const identifyProblems: Problem[] = [];
+  const steps: Step[] = [];
+  const extras = new HttpExtras();
+  const variants = new UpstreamVariants(ctx.config, ctx.lookups.services);
+  const upstreams = new UpstreamTable(reads, ctx.built);
+  const plan = { identifyProblems, steps, extras, variants, upstreams, reads };
+  const identified = identify(ingress, identifyProblems, reads, ctx.config);
+  if (identified) planRules(identified, { ...ctx, reads, steps, extras, variants, upstreams });
+  return { identified, ...plan };
+}
+
+function identify(ingress: Ingress, problems: Problem[], reads: TrackedReads, config: GlobalConfig): Identified | null {
+  const meta = ingress.metadata ?? {};
+  const report: Report = (field, message) => problems.push({ kind: 'Ingress', namespace: meta.namespace ?? '', name: meta.name ?? '', field, message });
+  const namespace = checkDnsLabel(meta.namespace);
+  if (!namespace.ok) {
+    report('metadata.namespace', `${namespace.message}; Ingress left out`);
+    return null;
+  }
+  const name = checkObjectName(meta.name);
+  if (!name.ok) {
+    report('metadata.name', `${name.message}; Ingress left out`);
+    return null;
+  }
+  const annotations = meta.annotations
+    ? parseAnnotations(ingress, namespace.value, name.value, { config, problems, secret: (ns, n) => reads.secret(`${ns}/${n}`) })
+    : NO_ANNOTATIONS;
+  if (!annotations) return null;
+  return { ingress, namespace: namespace.value, name: name.value, owner: `${namespace.value}/${name.value}`, annotations };
+}
+
+interface RulesContext extends PlanContext {
+  readonly reads: TrackedReads;
+  readonly steps: Step[];
+  readonly extras: HttpExtras;
+  readonly variants: UpstreamVariants;
+  readonly upstreams: UpstreamTable;
+}
+
+function planRules({ ingress, namespace: ns, name, owner, annotations }: Identified, ctx: RulesContext): void {
+  const spec = ingress.spec ?? {};
+  const { steps } = ctx;
+  const report: Report = (field, message) => steps.push({ kind: 'problem', problem: { kind: 'Ingress', namespace: ns, name, field, message } });
+  const ruleHosts = new Set<string>();
+  // The default-backend annotation answers for paths whose Service has no endpoints, and renders custom-http-errors.
+  const annotated = defaultBackendAnnotation(ns, annotations.defaultBackend, ctx, report);
+  const errorBackend = annotated?.upstream ?? ctx.defaultBackendUpstream;
+  const features = new IngressFeatures(annotations, owner, { config: ctx.config, extras: ctx.extras, variants: ctx.variants, errorBackend, report });
+  const target = (resolved: Resolved) => {
+    const r = resolved.upstream === null && annotated?.upstream ? annotated : resolved;
+    return r.upstream === null ? r : { upstream: features.upstream(r.upstream), status: null };
+  };
+
+  for (const [i, rule] of (spec.rules ?? []).entries()) {
+    const field = `spec.rules[${i}]`;
+    let host = CATCH_ALL;
+    if (rule.host !== undefined && rule.host !== '') {
+      const checked = checkHost(rule.host);
+      if (!checked.ok) {
+        report(`${field}.host`, `${checked.message}; rule left out`);
+        continue;
+      }
+      host = checked.value;
+    }
+    ruleHosts.add(host);
+    steps.push({ kind: 'host', host });
+    for (const [j, path] of (rule.http?.paths ?? []).entries()) {
+      const pf = `${field}.http.paths[${j}]`;
+      const checkedType = checkPathType(path.pathType);
+      if (!checkedType.ok) {
+        report(`${pf}.pathType`, `${checkedType.message}; path left out`);
+        continue;
+      }
+      // ImplementationSpecific paths of a use-regex / rewrite-target Ingress are regexes, as in ingress-nginx.
+      const regex = features.regex && (path.pathType ?? 'ImplementationSpecific') === 'ImplementationSpecific';
+      const pathType: PathType = regex ? 'ImplementationSpecific' : checkedType.value;
+      const checkedPath = regex ? checkRegexPath(path.path ?? '/') : checkPath(path.path ?? '/');
+      if (!checkedPath.ok) {
+        report(`${pf}.path`, `${checkedPath.message}; path left out`);
+        continue;
+      }
+      const p = normalisePath(checkedPath.value, pathType);
+      const key = `${pathType} ${p}`;
+      const resolved = ctx.upstreams.resolve(ns, path.backend, `${pf}.backend`, report);
+      if (annotations.canary) {
+        if (resolved.upstream !== null) steps.push({ kind: 'canary', host, key, upstream: target(resolved).upstream!, field: pf, rules: annotations.canary });
+        continue;
+      }
+      steps.push({ kind: 'route', host, key, field: pf, route: { path: p, pathType, ...target(resolved), ingress: owner, owner, features: features.forRoute(p, regex) } });
+    }
+  }
+
+  if (spec.defaultBackend && !annotations.canary) {
+    const resolved = target(ctx.upstreams.resolve(ns, spec.defaultBackend, 'spec.defaultBackend', report));
+    const route: Route = { path: '/', pathType: 'Prefix', ...resolved, ingress: owner, features: features.forRoute('/', false) };
+    // As ingress-nginx: the backend is the `/` of this Ingress's hosts, or the catch-all's when it has no rules.
+    steps.push({ kind: 'fallback', hosts: (spec.rules ?? []).length === 0 ? [CATCH_ALL] : [...ruleHosts], route });
+  }
+
+  const serverSnippet = annotations.snippets.server;
+  if (serverSnippet && !annotations.canary) steps.push({ kind: 'snippet', hosts: [...ruleHosts].sort(compare), lines: serverSnippet });
+}
+
+function defaultBackendAnnotation(ns: string, service: string | null, ctx: RulesContext, report: Report): Resolved | null {
+  if (service === null) return null;
+  const field = 'metadata.annotations.nginx.ingress.kubernetes.io/default-backend';
+  const backend = firstPort(ctx.reads, ns, service);
+  if (!backend) {
+    report(field, `Service ${ns}/${service} not found or without ports; ignored`);
+    return null;
+  }
+  return ctx.upstreams.resolve(ns, backend, field, report);
+}

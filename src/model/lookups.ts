@@ -1,0 +1,84 @@
+/**
+ * Lookups index one snapshot's Services, EndpointSlices and Secrets; TrackedReads records which
+ * of them one Ingress's plan read, so the plan can be reused by the next build while every one
+ * of those objects is still the same (the caches replace an object on change, never mutate it).
+ */
+import type { EndpointSlice, Secret, Service, Snapshot } from './snapshot.js';
+
+/** The label that ties an EndpointSlice to its Service. */
+export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+
+const NO_SLICES: readonly EndpointSlice[] = Object.freeze([]);
+
+/** Lookups are one snapshot's objects by `namespace/name` (EndpointSlices by their Service). */
+export class Lookups {
+  readonly services = new Map<string, Service>();
+  readonly slices = new Map<string, EndpointSlice[]>();
+  readonly secrets = new Map<string, Secret>();
+
+  constructor(snapshot: Snapshot) {
+    for (const s of snapshot.services) this.services.set(`${s.metadata?.namespace}/${s.metadata?.name}`, s);
+    for (const s of snapshot.secrets) this.secrets.set(`${s.metadata?.namespace}/${s.metadata?.name}`, s);
+    for (const slice of snapshot.endpointSlices) {
+      const owner = slice.metadata?.labels?.[SERVICE_NAME_LABEL];
+      if (!owner) continue;
+      const key = `${slice.metadata?.namespace}/${owner}`;
+      const list = this.slices.get(key);
+      if (list) list.push(slice);
+      else this.slices.set(key, [slice]);
+    }
+  }
+}
+
+/** Reads is what resolving backends and annotations may look up. */
+export interface Reads {
+  service(key: string): Service | undefined;
+  slices(key: string): readonly EndpointSlice[];
+  secret(key: string): Secret | undefined;
+}
+
+/** TrackedReads answers from one snapshot's Lookups and remembers every answer it gave. */
+export class TrackedReads implements Reads {
+  // Flat lists, not maps: a plan reads a handful of objects, and there are thousands of plans.
+  private readonly services: (string | Service | undefined)[] = [];
+  private readonly slicesRead: (string | readonly EndpointSlice[])[] = [];
+  private readonly secrets: (string | Secret | undefined)[] = [];
+
+  constructor(private readonly from: Lookups) {}
+
+  service(key: string): Service | undefined {
+    const s = this.from.services.get(key);
+    this.services.push(key, s);
+    return s;
+  }
+
+  slices(key: string): readonly EndpointSlice[] {
+    const list = this.from.slices.get(key) ?? NO_SLICES;
+    this.slicesRead.push(key, list);
+    return list;
+  }
+
+  secret(key: string): Secret | undefined {
+    const s = this.from.secrets.get(key);
+    this.secrets.push(key, s);
+    return s;
+  }
+
+  /** unchangedIn says whether `now` would give every answer this reader gave, object for object. */
+  unchangedIn(now: Lookups): boolean {
+    const { services, slicesRead, secrets } = this;
+    for (let i = 0; i < services.length; i += 2) if (now.services.get(services[i] as string) !== services[i + 1]) return false;
+    for (let i = 0; i < secrets.length; i += 2) if (now.secrets.get(secrets[i] as string) !== secrets[i + 1]) return false;
+    for (let i = 0; i < slicesRead.length; i += 2) {
+      if (!sameItems(now.slices.get(slicesRead[i] as string) ?? NO_SLICES, slicesRead[i + 1] as readonly EndpointSlice[])) return false;
+    }
+    return true;
+  }
+}
+
+/** sameItems compares two lists object for object. */
+export function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
