@@ -109,10 +109,6 @@ async function removeStaleFiles(dir: string, current: ReadonlySet<string>, writt
   const keep = new Set([...current, ...(PREVIOUS.get(written) ?? [])]);
   // .next before nginx.conf: a rename between the two reads then shows the new text in both, never in neither.
   // A config that cannot be read (not missing: unreadable) may name anything, so then nothing goes.
-  const read = async () => [await readIfExists(join(dir, 'nginx.conf.next')), await readIfExists(join(dir, 'nginx.conf'))];
-  const texts = await read().catch(() => null);
-  if (texts === null) return [];
-  const configs = texts.filter((t): t is string => t !== null);
   const candidates = new Set<string>();
   for (const path of written.keys()) {
     const file = relative(dir, path).split(sep).join('/');
@@ -123,9 +119,16 @@ async function removeStaleFiles(dir: string, current: ReadonlySet<string>, writt
     const entries = await readdir(join(dir, folder)).catch(() => [] as string[]);
     for (const name of entries) if (pattern.test(name)) candidates.add(`${folder}/${name}`);
   }
+  for (const file of candidates) if (keep.has(file)) candidates.delete(file);
+  // Most syncs have nothing to remove: then the configs (megabytes at scale) are not read at all.
+  if (candidates.size === 0) return [];
+  const read = async () => [await readIfExists(join(dir, 'nginx.conf.next')), await readIfExists(join(dir, 'nginx.conf'))];
+  const texts = await read().catch(() => null);
+  if (texts === null) return [];
+  const configs = texts.filter((t): t is string => t !== null);
   const removed: string[] = [];
   for (const file of candidates) {
-    if (keep.has(file) || configs.some((text) => text.includes(file))) continue;
+    if (configs.some((text) => text.includes(file))) continue;
     const path = join(dir, file);
     // Forget it first: a later model naming the same file with the same text must write it again.
     written.delete(path);
