@@ -63,10 +63,7 @@ afterAll(async () => {
 
 describe('root supervisor: every path of the machine, against the whole controller', () => {
   for (const path of paths) {
-    // Retried: under the full suite on 2 cores, "a template restarted onto a broken file" has
-    // failed once in a few runs (nginx not answering in `running` after the template restart);
-    // not understood yet, see the session note. A retry runs the whole path again in a new world.
-    (path.name in KNOWN_DEFECTS ? it.fails : it)(path.name, { timeout: 60_000, retry: 2 }, async () => {
+    (path.name in KNOWN_DEFECTS ? it.fails : it)(path.name, { timeout: 60_000 }, async () => {
       await runPath(rootSupervisorMachine, path, await startControllerWorld(join(dir, 'kubeconfig'), backend, ++serial), coverage, { stepTimeoutMs: 10_000 });
     });
   }

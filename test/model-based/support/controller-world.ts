@@ -6,7 +6,9 @@
  *
  * booting is held for as long as a path needs it: the template the machine loads first is a
  * FIFO that gives its text only when the path says so, and nginx is held before it starts (the
- * stand-in binary); that is also how a broken template reaches the first load.
+ * stand-in binary); that is also how a broken template reaches the first load. A template
+ * restarted onto a broken file is held the same way: its load fails (and the root stops nginx)
+ * only once the path's next step is ready for it.
  *
  * The real effects turn every failure into an event their machine handles, so nothing a test can
  * do crashes a child: crashes are injected (INJECTED below) by sending the child an error event
@@ -142,10 +144,10 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
   };
   const serves = async () => (await get({ host: HOST, path: '/', port: httpPort }).catch(() => null))?.body.trim() === 'backend';
   const healthz = async () => (await get({ host: 'x', path: '/healthz', port: healthzPort }).catch(() => null))?.status;
-  // The held first load waits in open(2) on the FIFO; a writer releases every waiting reader. The
-  // path is pointed at a regular file with the same text first, so a reload that the write
-  // itself triggers (chokidar sees the FIFO change) reads the same text instead of waiting again.
-  const releaseFirstLoad = async (text: string, patienceMs = 5000) => {
+  // A held load waits in open(2) on the FIFO; a writer releases every waiting reader. The path
+  // is pointed at a regular file with the same text first, so a reload that the write itself
+  // triggers (chokidar sees the FIFO change) reads the same text instead of waiting again.
+  const releaseLoad = async (text: string, patienceMs = 5000) => {
     await writeFile(`${template}.next`, text);
     await rename(`${template}.next`, template);
     const deadline = Date.now() + patienceMs;
@@ -159,6 +161,12 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
       } else if (released) return; // ENXIO: no reader left
       await new Promise((r) => setTimeout(r, 10));
     }
+  };
+  // Points the template path at the FIFO again (atomically: a watcher never sees it missing), so
+  // the next load waits until releaseLoad.
+  const holdNextLoad = async () => {
+    await link(fifo, `${template}.held`);
+    await rename(`${template}.held`, template);
   };
   /**
    * crash fails a child as a bug would. A watcher or the template fails the way an effect of
@@ -224,9 +232,10 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
         await gates.set('ignore-quit', false);
         await gates.set('hold-start', false);
         await gates.release('start');
-        await releaseFirstLoad(await readFile(`${template}.good`, 'utf8'));
-      } else if (e.type === R.templateFailed.type && from?.matches('booting' as never)) {
-        await releaseFirstLoad(BROKEN);
+        await releaseLoad(await readFile(`${template}.good`, 'utf8'));
+      } else if (e.type === R.templateFailed.type) {
+        // The load held at boot, or the restarted template's (see below), now reads the broken file.
+        await releaseLoad(BROKEN);
       } else if (e.type === R.stop.type) {
         controller!.stop();
       } else if (e.type === R.nginxDone(true).type) {
@@ -240,20 +249,25 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
         child('watcher.Ingress')?.send({ type: 'watcher.stop' });
       } else if (e.type.startsWith('xstate.error.actor.')) {
         const id = e.type.slice('xstate.error.actor.'.length);
-        if (id === 'template' && at.next?.event.type === R.templateFailed.type) await writeFile(template, BROKEN); // the restart loads it
+        // The restarted template loads at once, and a broken file makes the root stop nginx at
+        // once: before the next step held the request that keeps nginx up until status stopped
+        // (under load that request came too late: ECONNREFUSED). So the restart's load waits on
+        // the FIFO until the next step gives it the broken file.
+        if (id === 'template' && at.next?.event.type === R.templateFailed.type) await holdNextLoad();
         if (id === 'nginx') crashedMaster = (child('nginx')?.getSnapshot() as { context: { pid: number | null } }).context.pid;
         crash(id); // INJECTED
       }
       // Timers (restart.expired, after …) and the children's own stops need no action.
     },
 
-    async check({ step, previous }, current) {
+    async check({ step, previous, next }, current) {
       const s = step.state;
       rememberMaster();
       if (s.matches('booting' as never) && current) {
         expect(child('template')?.getSnapshot().value).toBe('loading'); // held by the FIFO
         expect(await healthz()).not.toBe(200);
       } else if (s.matches('running' as never) && current) {
+        if (next?.event.type === R.templateFailed.type) expect(child('template')?.getSnapshot().value).toBe('loading'); // the restart's load, held by the FIFO
         await waitFor('the app served through nginx', serves, 20_000);
         await waitFor('/healthz to answer 200', async () => (await healthz()) === 200, 20_000);
         if (previous?.event.type === R.crash('nginx').type && crashedMaster !== null) {
@@ -277,7 +291,7 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
     async close() {
       if (controller?.root.getSnapshot().status === 'active') controller.stop();
       backend.release();
-      await releaseFirstLoad('', 50); // frees a load still blocked on the FIFO
+      await releaseLoad('', 50); // frees a load still blocked on the FIFO
       await Promise.race([controller?.exitCode, new Promise((r) => setTimeout(r, 10_000))]);
       rememberMaster();
       for (const pid of groups) signalGroup(pid, 'SIGKILL');
