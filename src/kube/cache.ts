@@ -12,23 +12,36 @@ const key = (obj: KubeObject) => `${obj.metadata?.namespace ?? ''}/${obj.metadat
  */
 export class ClusterCache {
   private readonly objects = new Map<WatchedKind, Map<string, KubeObject>>();
+  /** each kind's list as last handed out, until that kind changes */
+  private readonly lists = new Map<WatchedKind, readonly KubeObject[]>();
 
-  /** upsert stores an added or updated object; false when it is the version already held. */
+  /**
+   * upsert stores an added or updated object; false when it is the version already held. The
+   * held object stays then (a relist brings equal copies): the incremental build reuses work
+   * for as long as an object is the same object.
+   */
   upsert(kind: WatchedKind, obj: KubeObject): boolean {
     const byKey = this.kind(kind);
     const old = byKey.get(key(obj));
+    const changed = !old || old.metadata?.resourceVersion !== obj.metadata?.resourceVersion || !obj.metadata?.resourceVersion;
+    if (!changed) return false;
     byKey.set(key(obj), obj);
-    return !old || old.metadata?.resourceVersion !== obj.metadata?.resourceVersion || !obj.metadata?.resourceVersion;
+    this.lists.delete(kind);
+    return true;
   }
 
   /** remove forgets a deleted object; false when it was not held. */
   remove(kind: WatchedKind, obj: KubeObject): boolean {
-    return this.kind(kind).delete(key(obj));
+    const removed = this.kind(kind).delete(key(obj));
+    if (removed) this.lists.delete(kind);
+    return removed;
   }
 
-  /** list returns every object held of a kind. */
-  list<T extends KubeObject>(kind: WatchedKind): T[] {
-    return [...this.kind(kind).values()] as T[];
+  /** list returns every object held of a kind; the same array while the kind is unchanged, never one that changes later. */
+  list<T extends KubeObject>(kind: WatchedKind): readonly T[] {
+    let list = this.lists.get(kind);
+    if (!list) this.lists.set(kind, (list = Object.freeze([...this.kind(kind).values()])));
+    return list as readonly T[];
   }
 
   /** snapshot is what buildModel reads: a fresh array per kind, so later watch events cannot change it. */

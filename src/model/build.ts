@@ -74,6 +74,7 @@ export class BuildMemo {
   /** creation times, parsed once per Ingress object for the age order */
   readonly ages = new WeakMap<Ingress, number>();
   globals: Globals | null = null;
+  lookups: Lookups | undefined = undefined;
 }
 
 function millis(t: string | Date | undefined): number {
@@ -113,7 +114,8 @@ function hstsHeader(config: GlobalConfig): string | null {
  */
 export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBuildOptions, memo: BuildMemo = new BuildMemo()): BuildResult {
   const problems: Problem[] = [];
-  const lookups = new Lookups(snapshot);
+  const lookups = new Lookups(snapshot, memo.lookups);
+  memo.lookups = lookups;
   const configMap = options.configMap
     ? snapshot.configMaps.find((c) => `${c.metadata?.namespace}/${c.metadata?.name}` === options.configMap)
     : undefined;

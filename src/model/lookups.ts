@@ -12,22 +12,39 @@ const NO_SLICES: readonly EndpointSlice[] = Object.freeze([]);
 
 /** Lookups are one snapshot's objects by `namespace/name` (EndpointSlices by their Service). */
 export class Lookups {
-  readonly services = new Map<string, Service>();
-  readonly slices = new Map<string, EndpointSlice[]>();
-  readonly secrets = new Map<string, Secret>();
+  readonly services: ReadonlyMap<string, Service>;
+  readonly slices: ReadonlyMap<string, EndpointSlice[]>;
+  readonly secrets: ReadonlyMap<string, Secret>;
 
-  constructor(snapshot: Snapshot) {
-    for (const s of snapshot.services) this.services.set(`${s.metadata?.namespace}/${s.metadata?.name}`, s);
-    for (const s of snapshot.secrets) this.secrets.set(`${s.metadata?.namespace}/${s.metadata?.name}`, s);
-    for (const slice of snapshot.endpointSlices) {
-      const owner = slice.metadata?.labels?.[SERVICE_NAME_LABEL];
-      if (!owner) continue;
-      const key = `${slice.metadata?.namespace}/${owner}`;
-      const list = this.slices.get(key);
-      if (list) list.push(slice);
-      else this.slices.set(key, [slice]);
-    }
+  /** With the previous build's Lookups, a kind whose list is the same array keeps its index. */
+  constructor(
+    private readonly snapshot: Snapshot,
+    previous?: Lookups,
+  ) {
+    const same = (kind: 'services' | 'endpointSlices' | 'secrets') => previous !== undefined && previous.snapshot[kind] === snapshot[kind];
+    this.services = same('services') ? previous!.services : byName(snapshot.services);
+    this.secrets = same('secrets') ? previous!.secrets : byName(snapshot.secrets);
+    this.slices = same('endpointSlices') ? previous!.slices : byService(snapshot.endpointSlices);
   }
+}
+
+function byName<T extends Service | Secret>(objects: readonly T[]): Map<string, T> {
+  const map = new Map<string, T>();
+  for (const o of objects) map.set(`${o.metadata?.namespace}/${o.metadata?.name}`, o);
+  return map;
+}
+
+function byService(slices: readonly EndpointSlice[]): Map<string, EndpointSlice[]> {
+  const map = new Map<string, EndpointSlice[]>();
+  for (const slice of slices) {
+    const owner = slice.metadata?.labels?.[SERVICE_NAME_LABEL];
+    if (!owner) continue;
+    const key = `${slice.metadata?.namespace}/${owner}`;
+    const list = map.get(key);
+    if (list) list.push(slice);
+    else map.set(key, [slice]);
+  }
+  return map;
 }
 
 /** Reads is what resolving backends and annotations may look up. */

@@ -62,6 +62,9 @@ function apply(base: Snapshot, edits: readonly Edit[], cache: Map<string, KubeOb
       }
       out[kind].push(changed);
     }
+    // An unchanged kind is the same array, as the cache hands it out, so the build may keep its index.
+    const before = base[kind] as readonly KubeObject[];
+    if (out[kind].length === before.length && out[kind].every((o, i) => o === before[i])) out[kind] = before as KubeObject[];
   }
   return out as unknown as Snapshot;
 }
