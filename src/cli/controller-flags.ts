@@ -23,6 +23,8 @@ export interface ControllerConfig {
   readonly restartIntensity: number;
   readonly restartPeriodMs: number;
   readonly inspect: boolean;
+  /** `--inspect-port`: where the inspector listens (127.0.0.1); given alone, it turns the inspector on */
+  readonly inspectPort: number | null;
   readonly status: StatusFlags;
 }
 
@@ -53,7 +55,8 @@ export const CONTROLLER_USAGE = `Usage: ingress-actors controller [flags]
   --sync-rate-limit R (0.3)         --nginx-binary PATH (env NGINX_BINARY, else nginx)
   --template FILE                   --config-dir DIR (/tmp/ingress-actors)
   --drain-timeout S (5)             --shutdown-timeout S (30)
-  --restart-intensity N (5)         --restart-period S (30)      --inspect
+  --restart-intensity N (5)         --restart-period S (30)
+  --inspect                         --inspect-port N (8080: the Stately inspector, on 127.0.0.1)
   --publish-service ns/name         --publish-status-address ADDR[,ADDR]
   --update-status=true|false (true) --update-status-on-shutdown=true|false (true)
   --election-id NAME (ingress-controller-leader)                 --election-ttl S (30)`;
@@ -133,6 +136,7 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
       'restart-intensity': { type: 'string' },
       'restart-period': { type: 'string' },
       inspect: { type: 'boolean' },
+      'inspect-port': { type: 'string' },
       'publish-service': { type: 'string' },
       'publish-status-address': { type: 'string' },
       'update-status': { type: 'string' },
@@ -180,6 +184,7 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
       restartIntensity: intensity,
       restartPeriodMs: seconds('--restart-period', values['restart-period'], 30),
       inspect: values.inspect ?? false,
+      inspectPort: values['inspect-port'] === undefined ? null : parsePort('--inspect-port', values['inspect-port'], 8080),
       status: {
         publishService: ref('--publish-service', values['publish-service']) ?? null,
         publishStatusAddress: statusAddresses(values['publish-status-address']),
