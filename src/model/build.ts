@@ -56,7 +56,6 @@ interface Globals {
   readonly configMap: ConfigMapObject | undefined;
   readonly config: GlobalConfig;
   readonly configProblems: readonly Problem[];
-  defaultBackend?: DefaultBackend;
 }
 
 /**
@@ -74,6 +73,8 @@ export class BuildMemo {
   /** creation times, parsed once per Ingress object for the age order */
   readonly ages = new WeakMap<Ingress, number>();
   globals: Globals | null = null;
+  /** the `/` of hosts no rule gives one, kept while the default backend is the same so their servers can be reused */
+  fallback: Route | null = null;
   lookups: Lookups | undefined = undefined;
 }
 
@@ -127,7 +128,7 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
   for (const c of snapshot.ingressClasses) if (c.metadata?.name) classes.set(c.metadata.name, c);
   const certificates = new CertificateTable(lookups, options.defaultSslCertificate, problems, memo.verdicts);
   const { resolved: defaultBackend, table: defaultTable } = resolveDefaultBackend(options.defaultBackendService, lookups, memo.built, problems);
-  reuseOnlyUnder(memo, globals, defaultBackend);
+  const fallback = fallbackUnder(memo, globals, defaultBackend);
 
   const age = (i: Ingress) => {
     let ms = memo.ages.get(i);
@@ -173,7 +174,6 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
 
   const defaultFile = certificates.defaultCertificate.file;
   const hsts = hstsHeader(baseConfig);
-  const fallback: Route = { path: '/', pathType: 'Prefix', ...defaultBackend, ingress: null, features: null };
   const previousServers = memo.servers;
   memo.servers = new Map();
   // The default sort compares UTF-16 code units, as compare does, without a call per comparison.
@@ -187,7 +187,7 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
       const snippet = d.snippet?.lines ?? null;
       const known = previousServers.get(host);
       const server =
-        known && known.tlsFile === tlsFile && known.snippet === snippet && sameRoutes(known.routes, routes, fallback)
+        known && known.tlsFile === tlsFile && known.snippet === snippet && sameItems(known.routes, routes)
           ? known.server
           : makeServer(host, routes, tlsFile, defaultFile, snippet, baseConfig, hsts !== null && tlsFile !== null);
       memo.servers.set(host, { routes, tlsFile, snippet, server });
@@ -237,27 +237,19 @@ function globalsFor(memo: BuildMemo, options: BuildOptions, configMap: ConfigMap
   return { options, configMap, config, configProblems: problems };
 }
 
-/** reuseOnlyUnder drops every plan and server the memo holds unless they were made under the same globals and default backend. */
-function reuseOnlyUnder(memo: BuildMemo, globals: Globals, defaultBackend: DefaultBackend): void {
-  const known = memo.globals;
-  const same = known === globals && known.defaultBackend?.upstream === defaultBackend.upstream && known.defaultBackend?.status === defaultBackend.status;
-  if (!same) {
-    memo.plans = new WeakMap();
-    memo.servers = new Map();
-  }
-  globals.defaultBackend = defaultBackend;
+/**
+ * fallbackUnder gives the route of hosts no rule gives a `/`: the previous build's object while
+ * the globals and the default backend are the same. Otherwise every plan and server the memo
+ * holds was made under other settings, and is dropped.
+ */
+function fallbackUnder(memo: BuildMemo, globals: Globals, defaultBackend: DefaultBackend): Route {
+  const known = memo.fallback;
+  const same = memo.globals === globals && known !== null && known.upstream === defaultBackend.upstream && known.status === defaultBackend.status;
   memo.globals = globals;
-}
-
-function sameRoutes(known: readonly Route[], routes: readonly Route[], fallback: Route): boolean {
-  if (known.length !== routes.length) return false;
-  for (let i = 0; i < routes.length; i++) {
-    const a = known[i]!;
-    const b = routes[i]!;
-    // The catch-all fallback is rebuilt every time but means the same while the globals do.
-    if (a !== b && !(b === fallback && a.ingress === null && a.features === null && a.path === '/')) return false;
-  }
-  return true;
+  if (same) return known;
+  memo.plans = new WeakMap();
+  memo.servers = new Map();
+  return (memo.fallback = { path: '/', pathType: 'Prefix', ...defaultBackend, ingress: null, features: null });
 }
 
 function makeServer(

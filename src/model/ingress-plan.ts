@@ -5,14 +5,13 @@
  * decided when the steps are applied, so a plan depends only on its Ingress and on the objects
  * it read: the build reuses it as long as those are the same objects.
  */
-import { UpstreamVariants } from './annotations/apply.js';
-import { IngressFeatures } from './annotations/apply.js';
+import { IngressFeatures, UpstreamVariants } from './annotations/apply.js';
 import { HttpExtras } from './annotations/http-extras.js';
 import { NO_ANNOTATIONS, parseAnnotations } from './annotations/registry.js';
 import type { IngressAnnotations } from './annotations/types.js';
-import { BuiltUpstreams, UpstreamTable, compare, type Report, type Resolved } from './backends.js';
+import { UpstreamTable, compare, type BuiltUpstreams, type Report, type Resolved } from './backends.js';
 import { normalisePath, type Route } from './locations.js';
-import { Lookups, TrackedReads } from './lookups.js';
+import { TrackedReads, type Lookups } from './lookups.js';
 import type { GlobalConfig, PathType, Problem } from './nginx-model.js';
 import type { Ingress, IngressBackend } from './snapshot.js';
 import { checkDnsLabel, checkHost, checkObjectName, checkPath, checkPathType, checkRegexPath } from './validate.js';
