@@ -5,12 +5,12 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { startApiServer } from '../src/kube/api-server/server.js';
 import { PROJECT_ROOT } from '../src/project-root.js';
+import { mergePatcher } from '../test/support/cluster.js';
 import { freePort } from '../test/support/net.js';
 
 /** LogLine is one pino line of the controller: `time` is epoch milliseconds. */
@@ -62,20 +62,12 @@ export async function startChildController(seed: object[], flags: string[]): Pro
   void exited.then((code) => {
     if (!closing) console.error(`the controller exited early (code ${code}):\n${other.join('\n')}`);
   });
-  const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+  const patcher = mergePatcher(api);
   return {
     pid: child.pid!,
     httpPort,
     logs,
-    rawPatch: (path, body) =>
-      new Promise((resolve, reject) => {
-        const req = request(
-          { host: '127.0.0.1', port: api.port, path, method: 'PATCH', agent, ca: api.caPem, headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/merge-patch+json' } },
-          (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)),
-        );
-        req.on('error', reject);
-        req.end(JSON.stringify(body));
-      }),
+    rawPatch: patcher.patch,
     close: async () => {
       closing = true;
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -83,7 +75,7 @@ export async function startChildController(seed: object[], flags: string[]): Pro
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;
       clearTimeout(timer);
-      agent.destroy();
+      patcher.close();
       await api.close();
       await rm(dir, { recursive: true, force: true });
     },
