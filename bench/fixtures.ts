@@ -1,4 +1,6 @@
-import type { Snapshot } from '../src/model/snapshot.js';
+import { buildModel, defaultBuildOptions } from '../src/model/build.js';
+import { emptySnapshot, type Snapshot } from '../src/model/snapshot.js';
+import { compileTemplate, render, type NginxTemplate } from '../src/render/render.js';
 import type { KeyPair } from '../src/tls/issue.js';
 
 /**
@@ -50,4 +52,15 @@ export function generateCluster(n: number, wildcard: KeyPair): Snapshot {
     });
   }
   return snapshot as unknown as Snapshot;
+}
+
+/**
+ * freshTemplate compiles `template`'s sources anew and warms it on an empty cluster, for timing a
+ * full render: a compiled template keeps partial texts per object, and Handlebars compiles
+ * lazily, on the first render.
+ */
+export function freshTemplate(template: NginxTemplate): NginxTemplate {
+  const fresh = compileTemplate(template.sources);
+  render(buildModel(emptySnapshot, defaultBuildOptions).model, fresh);
+  return fresh;
 }

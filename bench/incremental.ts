@@ -4,11 +4,10 @@
  * full build + render of the same objects (a fresh build: no memo, a newly compiled template).
  */
 import { buildModel, defaultBuildOptions } from '../src/model/build.js';
-import { emptySnapshot } from '../src/model/snapshot.js';
 import { loadTemplate } from '../src/render/load.js';
-import { compileTemplate, render } from '../src/render/render.js';
+import { render } from '../src/render/render.js';
 import { issueCertificate } from '../src/tls/issue.js';
-import { generateCluster } from './fixtures.js';
+import { freshTemplate, generateCluster } from './fixtures.js';
 import { ingressClass } from '../test/support/manifests.js';
 import { startCluster, waitFor } from '../test/support/cluster.js';
 
@@ -40,9 +39,7 @@ export async function runIncremental(n = 10_000): Promise<void> {
     const template = await loadTemplate();
     const full: number[] = [];
     for (let r = 0; r < 3; r++) {
-      // A fresh template (it keeps partial texts per object), compiled and warmed outside the timing.
-      const fresh = compileTemplate(template.sources);
-      render(buildModel(emptySnapshot, defaultBuildOptions).model, fresh);
+      const fresh = freshTemplate(template);
       const t = performance.now();
       render(buildModel(cluster.controller.cache.snapshot(), defaultBuildOptions).model, fresh);
       full.push(performance.now() - t);

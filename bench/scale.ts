@@ -7,13 +7,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildModel, defaultBuildOptions } from '../src/model/build.js';
-import { emptySnapshot } from '../src/model/snapshot.js';
 import { nginxBinary, testConfig } from '../src/nginx/binary.js';
 import { writeConfigSet } from '../src/nginx/files.js';
 import { loadTemplate } from '../src/render/load.js';
-import { compileTemplate, render } from '../src/render/render.js';
+import { render } from '../src/render/render.js';
 import { issueCertificate } from '../src/tls/issue.js';
-import { generateCluster } from './fixtures.js';
+import { freshTemplate, generateCluster } from './fixtures.js';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -39,10 +38,8 @@ export async function runScale(sizes = [100, 1000, 10_000]): Promise<void> {
     global.gc?.();
     const heapBefore = process.memoryUsage().heapUsed;
     const built = time(() => buildModel(snapshot, defaultBuildOptions), runs);
-    // A template of its own per run: a compiled template keeps partial texts per object, and this measures a full render.
-    // Each is warmed on an empty cluster first: Handlebars compiles lazily, on the first render.
-    const templates = Array.from({ length: runs }, () => compileTemplate(template.sources));
-    for (const t of templates) render(buildModel(emptySnapshot, defaultBuildOptions).model, t);
+    // A template of its own per run, so each render is a full one.
+    const templates = Array.from({ length: runs }, () => freshTemplate(template));
     const rendered = time((r) => render(built.value.model, templates[r]!), runs);
     const heapMb = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
     const dir = await mkdtemp(join(tmpdir(), 'ia-bench-'));
