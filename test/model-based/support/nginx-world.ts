@@ -259,7 +259,10 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
         expect(alive(ctx().pid!)).toBe(true);
       } else if (model.matches('alive.reloading' as never) && current) {
         await waitFor('the nginx -t of the reload, held', async () => (await freshTests()).length === 1, 3000);
-        // The config under test is not in yet (an old worker may still answer with an older one).
+        // The config under test is not in yet: nginx settles on the applied one. Configs alternate
+        // between two symbols, so an old worker of the reload before last may answer with the very
+        // symbol under test for a moment; that is why this waits for steady answers first.
+        await waitFor(`nginx serving ${MARK(c.appliedConfig)} while the reload is held`, () => servesSteadily(MARK(c.appliedConfig)), 3000);
         const answer = await serves();
         expect(answer).toMatch(/^served /);
         expect(answer).not.toBe(MARK(c.reloadingConfig));
