@@ -9,7 +9,7 @@ import { render } from '../src/render/render.js';
 import { issueCertificate } from '../src/tls/issue.js';
 import { freshTemplate, generateCluster } from './fixtures.js';
 import { ingressClass } from '../test/support/manifests.js';
-import { startCluster, waitFor } from '../test/support/cluster.js';
+import { queueIdle, startCluster, waitFor } from '../test/support/cluster.js';
 
 /** the sync queue's debounce (src/main.ts): a change waits this long for others to join it */
 const DEBOUNCE_MS = 100;
@@ -46,7 +46,7 @@ export async function runIncremental(n = 10_000): Promise<void> {
     }
     const one: number[] = [];
     for (let r = 1; r <= 5; r++) {
-      await waitFor('the queue idle', () => cluster.actor('syncQueue')!.value === 'idle', 60_000, 10);
+      await waitFor('the queue idle', () => queueIdle(cluster.actor('syncQueue')!.value), 60_000, 10);
       const before = syncs();
       const t = performance.now();
       const status = await cluster.rawPatch('/apis/networking.k8s.io/v1/namespaces/team-0/ingresses/app-0', {

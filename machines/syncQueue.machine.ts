@@ -5,9 +5,12 @@ import type { SyncQueueCommand } from './events.js';
 export interface SyncQueueInput {
   /** the kinds that must each report `k8s.synced` before the first sync */
   readonly watchers: readonly string[];
-  /** quiet time after the last change before a sync (contour's HoldoffDelay) */
+  /** quiet time after the last change before a sync, while changes come in bursts (contour's HoldoffDelay) */
   readonly debounceMs: number;
-  /** longest a change waits under constant churn (contour's HoldoffMaxDelay) */
+  /**
+   * longest a change waits under constant churn, and how long after a sync the queue counts as
+   * quiet, when a lone change syncs at once (contour's HoldoffMaxDelay)
+   */
   readonly maxHoldoffMs: number;
   /** least time between two sync starts: 1000 / `--sync-rate-limit` */
   readonly minSyncIntervalMs: number;
@@ -106,9 +109,9 @@ const syncQueue = setup({
   },
 });
 
-// A forced sync (sync.request, sync.resync) from idle or while debouncing: now if the rate token
-// is there, else as soon as it is back.
-const forcedSync = syncQueue.createStateConfig({
+// A prompt sync (sync.request, sync.resync, or any change once idle is quiet) from idle or while
+// debouncing: now if the rate token is there, else as soon as it is back.
+const promptSync = syncQueue.createStateConfig({
   on: {
     'sync.request': [
       { guard: 'tokenReady', target: '#syncQueue.syncing', actions: 'recordChange' },
@@ -120,9 +123,12 @@ const forcedSync = syncQueue.createStateConfig({
 /**
  * syncQueueMachine coalesces watcher and template changes into syncs: none before every watcher
  * has synced, at most one at a time, at most one per `minSyncIntervalMs`, and any burst of
- * changes (while idle, pending or syncing) becomes exactly one further sync.
+ * changes (while idle, pending or syncing) becomes exactly one further sync. As contour's holdoff:
+ * a change that follows a sync within `maxHoldoffMs` is likely one of a burst and waits for
+ * `debounceMs` of quiet; a lone change after that (`idle.quiet`) syncs at once, rate permitting.
  *
- * States: `waitingForSync` → `pending` (`debouncing` | `throttled`) → `syncing` → `idle` | `pending`;
+ * States: `waitingForSync` → `pending` (`debouncing` | `throttled`) → `syncing` → `idle`
+ * (`settling` → `quiet`) | `pending`;
  * `sync.stop` from anywhere → `stopped` (final). A sync running at `sync.stop` is cancelled: the
  * `runSync` actor is stopped (its AbortSignal fires) and its result is not counted.
  *
@@ -168,11 +174,27 @@ export const syncQueueMachine = syncQueue.createMachine({
       },
     },
     idle: {
+      initial: 'settling',
       on: {
-        'k8s.changed': { target: 'pending', actions: 'recordChange' },
-        'template.changed': { target: 'pending', actions: 'recordChange' },
-        'sync.request': forcedSync,
-        'sync.resync': forcedSync,
+        'sync.request': promptSync,
+        'sync.resync': promptSync,
+      },
+      states: {
+        settling: {
+          // A sync just ended: what comes now is likely the rest of a burst, so it is debounced.
+          after: { maxHoldoff: 'quiet' },
+          on: {
+            'k8s.changed': { target: '#syncQueue.pending', actions: 'recordChange' },
+            'template.changed': { target: '#syncQueue.pending', actions: 'recordChange' },
+          },
+        },
+        quiet: {
+          // Nothing since for maxHoldoffMs: a lone change is not waited on.
+          on: {
+            'k8s.changed': promptSync,
+            'template.changed': promptSync,
+          },
+        },
       },
     },
     pending: {
@@ -190,8 +212,8 @@ export const syncQueueMachine = syncQueue.createMachine({
             // Re-entering restarts the debounce timer (and only it).
             'k8s.changed': { target: 'debouncing', reenter: true, actions: 'recordChange' },
             'template.changed': { target: 'debouncing', reenter: true, actions: 'recordChange' },
-            'sync.request': forcedSync,
-            'sync.resync': forcedSync,
+            'sync.request': promptSync,
+            'sync.resync': promptSync,
           },
         },
         throttled: {

@@ -15,7 +15,7 @@ function stateNames(node: { key: string; states: Record<string, unknown> }, pref
 
 describe('machine definitions', () => {
   it.each([
-    ['syncQueue', syncQueueMachine, ['waitingForSync', 'idle', 'pending', 'pending.debouncing', 'pending.throttled', 'syncing', 'stopped']],
+    ['syncQueue', syncQueueMachine, ['waitingForSync', 'idle', 'idle.settling', 'idle.quiet', 'pending', 'pending.debouncing', 'pending.throttled', 'syncing', 'stopped']],
     ['template', templateMachine, ['loading', 'ready', 'invalid', 'failed']],
     [
       'nginxProcess',

@@ -53,7 +53,7 @@ describe('syncQueue', () => {
     expect(actor.getSnapshot().value).toEqual({ pending: 'debouncing' });
     await advance(clock, 100);
     expect(calls.map((c) => c.generation)).toEqual([1]);
-    expect(actor.getSnapshot().value).toBe('idle');
+    expect(actor.getSnapshot().matches('idle')).toBe(true);
   });
 
   it('syncs once for a burst of 500 changes while idle', async () => {
@@ -67,7 +67,7 @@ describe('syncQueue', () => {
     await advance(clock, 5_000, 10);
     expect(calls).toHaveLength(2);
     expect(actor.getSnapshot().context).toMatchObject({ changes: 500, syncsStarted: 2, syncsCompleted: 2, dirty: false });
-    expect(actor.getSnapshot().value).toBe('idle');
+    expect(actor.getSnapshot().matches('idle')).toBe(true);
   });
 
   it('runs exactly one more sync for any number of changes during a sync', async () => {
@@ -89,7 +89,7 @@ describe('syncQueue', () => {
     calls[1]!.done.resolve();
     await advance(clock, 5_000, 10);
     expect(calls).toHaveLength(2);
-    expect(actor.getSnapshot().value).toBe('idle');
+    expect(actor.getSnapshot().matches('idle')).toBe(true);
   });
 
   it('spaces sync starts by minSyncIntervalMs, waiting in pending.throttled', async () => {
@@ -111,7 +111,7 @@ describe('syncQueue', () => {
     // The initial sync, one for the first two bursts (the second arrived while the first waited), one for the third.
     expect(starts).toEqual([100, 3_433, 6_766]);
     for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(3333);
-    expect(actor.getSnapshot().value).toBe('idle');
+    expect(actor.getSnapshot().matches('idle')).toBe(true);
   });
 
   it('syncs by maxHoldoffMs under constant churn', async () => {
@@ -127,6 +127,40 @@ describe('syncQueue', () => {
     }
     const during = calls.slice(1).map((c) => c.at - first);
     expect(during).toEqual([1_000, 2_000, 3_000]);
+  });
+
+  it('syncs a lone change at once once the queue is quiet, and debounces one that follows a sync', async () => {
+    const { clock, calls, actor, syncAll, change } = start({ debounceMs: 100, maxHoldoffMs: 500, minSyncIntervalMs: 1_000 });
+    syncAll();
+    await advance(clock, 100);
+    expect(actor.getSnapshot().value).toEqual({ idle: 'settling' });
+    // 300 ms after the sync: likely one of a burst, so it waits for 100 ms of quiet, then for the token.
+    await advance(clock, 300);
+    change();
+    expect(actor.getSnapshot().value).toEqual({ pending: 'debouncing' });
+    await advance(clock, 100);
+    expect(actor.getSnapshot().value).toEqual({ pending: 'throttled' });
+    await advance(clock, 600);
+    expect(calls.map((c) => c.at)).toEqual([100, 1_100]);
+    // maxHoldoffMs after that sync the queue is quiet; a lone change waits for nothing but the token.
+    await advance(clock, 499);
+    expect(actor.getSnapshot().value).toEqual({ idle: 'settling' });
+    await advance(clock, 1);
+    expect(actor.getSnapshot().value).toEqual({ idle: 'quiet' });
+    await advance(clock, 500);
+    change();
+    await flush();
+    expect(calls.map((c) => c.at)).toEqual([100, 1_100, 2_100]);
+    // Quiet, but the token is out (the last sync started 500 ms ago): the change waits for the token alone.
+    await advance(clock, 500);
+    actor.send({ type: 'template.changed' });
+    expect(actor.getSnapshot().value).toEqual({ pending: 'throttled' });
+    change(20);
+    await advance(clock, 500);
+    expect(calls.map((c) => c.at)).toEqual([100, 1_100, 2_100, 3_100]);
+    await advance(clock, 5_000, 50);
+    expect(calls).toHaveLength(4);
+    expect(actor.getSnapshot().context).toMatchObject({ changes: 23, dirty: false });
   });
 
   it('counts a failed sync and retries it after the interval', async () => {

@@ -26,6 +26,7 @@ const E = {
   rate: { type: 'rate.ready' },
   debounce: { type: 'xstate.after.debounce.syncQueue.pending.debouncing' },
   maxHoldoff: { type: 'xstate.after.maxHoldoff.syncQueue.pending' },
+  quiet: { type: 'xstate.after.maxHoldoff.syncQueue.idle.settling' },
   done: { type: 'xstate.done.actor.runSync' },
   failed: { type: 'xstate.error.actor.runSync', error: 'build failed' },
 };
@@ -40,6 +41,7 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   if (c.synced.length > 0) list.push(E.synced(c.synced[0]!)); // a watcher reporting twice
   if (!c.tokenReady) list.push(E.rate);
   if (snapshot.matches('pending' as never)) list.push(E.maxHoldoff);
+  if (snapshot.matches('idle.settling' as never)) list.push(E.quiet);
   if (snapshot.matches('pending.debouncing' as never)) list.push(E.debounce);
   if (snapshot.matches('syncing' as never)) list.push(E.done, E.failed);
   return list;
@@ -103,7 +105,7 @@ function syncQueueWorld(): World {
       if (e.type === 'xstate.init') actor.start();
       else if (e.type === E.rate.type) clock.fire(DELAY.rate);
       else if (e.type === E.debounce.type) clock.fire(DELAY.debounce);
-      else if (e.type === E.maxHoldoff.type) clock.fire(DELAY.maxHoldoff);
+      else if (e.type === E.maxHoldoff.type || e.type === E.quiet.type) clock.fire(DELAY.maxHoldoff);
       else if (e.type === E.done.type) syncs.at(-1)!.done.resolve();
       else if (e.type === E.failed.type) syncs.at(-1)!.done.reject(new Error('build failed'));
       else actor.send(e as never);
@@ -129,6 +131,7 @@ const SCENARIOS = {
   'constant churn still syncs at the max holdoff': [E.synced('Ingress'), E.synced('Service'), E.changed, E.changed, E.changed, E.maxHoldoff, E.done],
   'a failed sync is retried after the rate interval': [E.resync, E.debounce, E.failed, E.debounce, E.rate, E.done],
   'stop while syncing cancels the sync': [E.resync, E.request, E.stop],
+  'a lone change once quiet syncs without the debounce': [E.resync, E.debounce, E.done, E.quiet, E.rate, E.changed, E.done],
 };
 
 const isTimer = (type: string) => type.startsWith('xstate.after.') || type === E.rate.type;

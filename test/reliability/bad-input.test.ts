@@ -14,7 +14,7 @@ import { buildModel } from '../../src/model/build.js';
 import { readTemplateSources, DEFAULT_TEMPLATE } from '../../src/render/load.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { foreignDirectives, templateDirectives } from '../support/nginx-conf.js';
-import { waitFor } from '../support/cluster.js';
+import { queueIdle, waitFor } from '../support/cluster.js';
 import { apiSnapshot } from './expected.js';
 import { Harness } from './harness.js';
 import { HOSTILE_NAMESPACE, hostileOps, pems, type HostileOp } from './hostile.js';
@@ -124,7 +124,7 @@ it(`survives ${profile.hostileObjects} hostile objects through the API server`, 
         foreign.push(`render(buildModel(API state)) after op ${from + g + group.length} failed or does not parse: ${(error as Error).message}`);
       }
       // … and the controller given time to serve it, so that many distinct configs are applied.
-      await waitFor('the sync queue idle', () => h.cluster.actor('syncQueue')?.value === 'idle' && h.nginxState() === '{"alive":"running"}', 5_000, 10).catch(() => undefined);
+      await waitFor('the sync queue idle', () => queueIdle(h.cluster.actor('syncQueue')?.value) && h.nginxState() === '{"alive":"running"}', 5_000, 10).catch(() => undefined);
       const n = h.nginxContext();
       if (n.reloadsFailed > lastFailed) {
         const error = String(n.lastReloadError).split('\n').slice(1).join(' ').slice(0, 300);

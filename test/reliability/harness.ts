@@ -14,7 +14,7 @@ import { findResourceByKind } from '../../src/kube/api-server/resources.js';
 import { loadTemplate, DEFAULT_TEMPLATE } from '../../src/render/load.js';
 import type { NginxTemplate } from '../../src/render/render.js';
 import { issueCertificate } from '../../src/tls/issue.js';
-import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { queueIdle, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
 import { expectedConfig } from './expected.js';
@@ -199,7 +199,7 @@ export class Harness {
     if (!this.rootActive()) return `the root supervisor is ${this.cluster.controller.root.getSnapshot().status}`;
     if (this.nginxState() !== '{"alive":"running"}') return `nginx is ${this.nginxState()}`;
     const queue = this.cluster.actor('syncQueue');
-    if (queue?.value !== 'idle') return `the sync queue is ${JSON.stringify(queue?.value)} (last error: ${String(queue?.context.lastError)})`;
+    if (!queueIdle(queue?.value)) return `the sync queue is ${JSON.stringify(queue?.value)} (last error: ${String(queue?.context.lastError)})`;
     const expected = this.expected();
     const live = await readFile(this.conf, 'utf8');
     if (live !== expected) {
