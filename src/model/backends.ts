@@ -22,29 +22,26 @@ interface BuiltUpstream {
 }
 
 /**
- * BuiltUpstreams keeps the upstreams one build made from a Service and its EndpointSlices, so
- * the next build hands out the same objects while those are the same objects: unchanged
- * upstreams stay identical, and render can reuse their text.
+ * BuiltUpstreams keeps the upstreams builds made from a Service and its EndpointSlices, so later
+ * builds hand out the same objects while those are the same objects: unchanged upstreams stay
+ * identical (plans made in different builds share them), and render can reuse their text.
  */
 export class BuiltUpstreams {
-  private previous = new Map<string, BuiltUpstream>();
-  private current = new Map<string, BuiltUpstream>();
+  private readonly byName = new Map<string, BuiltUpstream>();
 
   reuse(name: string, service: Service, slices: readonly EndpointSlice[]): BuiltUpstream | undefined {
-    const found = this.current.get(name) ?? this.previous.get(name);
+    const found = this.byName.get(name);
     if (!found || found.service !== service || !sameItems(found.slices, slices)) return undefined;
-    this.current.set(name, found);
     return found;
   }
 
   keep(name: string, built: BuiltUpstream): void {
-    this.current.set(name, built);
+    this.byName.set(name, built);
   }
 
-  /** nextGeneration forgets what the build that just ended did not use. */
-  nextGeneration(): void {
-    this.previous = this.current;
-    this.current = new Map();
+  /** retain forgets the upstreams whose names `live` no longer holds. */
+  retain(live: (name: string) => boolean): void {
+    for (const name of this.byName.keys()) if (!live(name)) this.byName.delete(name);
   }
 }
 
@@ -55,7 +52,8 @@ export class BuiltUpstreams {
  */
 export class UpstreamTable {
   private readonly upstreams = new Map<string, Upstream>();
-  private readonly sliceProblems = new Map<string, Problem>();
+  private readonly sliceProblemsByField = new Map<string, Problem>();
+  private usedByName: Map<string, Upstream> | null = null;
 
   constructor(
     private readonly reads: Reads,
@@ -101,6 +99,7 @@ export class UpstreamTable {
     const upstreamName = `${namespace}_${name.value}_${servicePort.port}`;
     const upstream = this.upstreams.get(upstreamName) ?? this.upstreamFor(upstreamName, serviceKey, service, servicePort);
     this.upstreams.set(upstreamName, upstream);
+    this.usedByName = null;
     if (upstream.endpoints.length === 0) {
       report(`${field}.service`, `Service ${serviceKey} port ${wanted.value} has no ready endpoints; answering 503`);
       return unavailable;
@@ -108,20 +107,24 @@ export class UpstreamTable {
     return { upstream: upstreamName, status: null };
   }
 
-  /** sliceProblemsInto adds the EndpointSlice addresses left out while resolving to `into`, by field. */
-  sliceProblemsInto(into: Map<string, Problem>): void {
-    for (const [key, problem] of this.sliceProblems) into.set(key, problem);
+  /** sliceProblems are the EndpointSlice addresses left out while resolving, by field. */
+  get sliceProblems(): ReadonlyMap<string, Problem> {
+    return this.sliceProblemsByField;
   }
 
-  /** usedInto adds the upstreams that have endpoints to `into`, by name. */
-  usedInto(into: Map<string, Upstream>): void {
-    for (const [name, upstream] of this.upstreams) if (upstream.endpoints.length > 0) into.set(name, upstream);
+  /** used are the upstreams resolved that have endpoints, by name. */
+  get used(): ReadonlyMap<string, Upstream> {
+    if (!this.usedByName) {
+      this.usedByName = new Map();
+      for (const [name, upstream] of this.upstreams) if (upstream.endpoints.length > 0) this.usedByName.set(name, upstream);
+    }
+    return this.usedByName;
   }
 
   private upstreamFor(name: string, serviceKey: string, service: Service, servicePort: ServicePort): Upstream {
     const slices = this.reads.slices(serviceKey);
     const built = this.built.reuse(name, service, slices) ?? this.buildUpstream(name, serviceKey, service, slices, servicePort);
-    for (const [key, problem] of built.problems) this.sliceProblems.set(key, problem);
+    for (const [key, problem] of built.problems) this.sliceProblemsByField.set(key, problem);
     return built.upstream;
   }
 

@@ -1,16 +1,16 @@
 import { BuiltUpstreams, UpstreamTable, compare, type Report, type Resolved } from './backends.js';
-import { UpstreamVariants, type KeptUpstreams } from './annotations/apply.js';
-import { HttpExtras } from './annotations/http-extras.js';
+import { balancedUpstreams, type KeptUpstreams } from './annotations/apply.js';
 import { filesDigest } from './files-digest.js';
 import { fitServerNameHash, readConfigMap } from './config-map.js';
+import { HostTable, type HostContext } from './host-table.js';
 import { isOurs, type ClassOptions } from './ingress-class.js';
-import { CATCH_ALL, firstPort, planIngress, type IngressPlan, type OwnedRoute } from './ingress-plan.js';
-import { toLocations, type Route } from './locations.js';
+import { CATCH_ALL, firstPort, planIngress, type IngressPlan } from './ingress-plan.js';
+import type { Route } from './locations.js';
 import { Lookups, sameItems, TrackedReads } from './lookups.js';
-import type { BuildResult, ErrorLocation, GlobalConfig, NginxModel, Problem, Server, Upstream } from './nginx-model.js';
+import type { BalancedUpstream, BuildResult, Certificate, GlobalConfig, NginxModel, Problem, Server } from './nginx-model.js';
 import type { ConfigMap as ConfigMapObject, Ingress, IngressClass, Snapshot } from './snapshot.js';
 import { CertificateTable, type CheckedSecrets } from './tls.js';
-import { checkDnsLabel, checkHost, show } from './validate.js';
+import { checkDnsLabel, show } from './validate.js';
 /** BuildOptions are the controller flags buildModel depends on. */
 export interface BuildOptions extends ClassOptions {
   /** `--configmap ns/name` */
@@ -34,22 +34,6 @@ export const defaultBuildOptions: BuildOptions = Object.freeze({
 
 export { CATCH_ALL };
 
-interface HostDraft {
-  readonly routes: Map<string, OwnedRoute>;
-  /** the `/` an Ingress's defaultBackend gives its hosts when no rule claims it */
-  fallback: Route | null;
-  tls: { file: string; owner: string; secretName: string } | null;
-  snippet: { lines: readonly string[]; owner: string } | null;
-}
-
-/** What a server was made from, to tell whether the next build may reuse it. */
-interface ServerInputs {
-  readonly routes: readonly Route[];
-  readonly tlsFile: string | null;
-  readonly snippet: readonly string[] | null;
-  readonly server: Server;
-}
-
 /** The inputs every plan and server depends on; when one changes, nothing is reused. */
 interface Globals {
   readonly options: BuildOptions;
@@ -61,14 +45,15 @@ interface Globals {
 /**
  * BuildMemo carries what one build can lend the next: Ingress plans, upstreams and certificate
  * verdicts keyed by the objects they came from (the caches replace an object on change, never
- * mutate it), and servers keyed by their host and inputs. A build with a memo gives exactly
- * the result of a build without one (test/property/incremental.test.ts checks it); it is only faster.
+ * mutate it), and the hosts worked out from those plans. A build with a memo gives exactly the
+ * result of a build without one (test/property/incremental.test.ts checks it); it is only faster.
  */
 export class BuildMemo {
-  plans = new WeakMap<Ingress, IngressPlan>();
+  /** each Ingress's plan, and the last build whose objects it was checked against */
+  plans = new WeakMap<Ingress, { readonly plan: IngressPlan; checkedIn: Lookups }>();
   readonly built = new BuiltUpstreams();
   readonly verdicts: CheckedSecrets = new WeakMap();
-  servers = new Map<string, ServerInputs>();
+  hosts = new HostTable();
   readonly upstreams: KeptUpstreams = { last: new Map() };
   /** creation times, parsed once per Ingress object for the age order */
   readonly ages = new WeakMap<Ingress, number>();
@@ -76,6 +61,28 @@ export class BuildMemo {
   /** the `/` of hosts no rule gives one, kept while the default backend is the same so their servers can be reused */
   fallback: Route | null = null;
   lookups: Lookups | undefined = undefined;
+  /** the Ingresses of the last build that are ours, in age order, and what decided that */
+  ours: { readonly from: readonly Ingress[]; readonly classes: readonly IngressClass[]; readonly options: BuildOptions; readonly list: readonly Ingress[] } | null = null;
+  /** the last build's servers split into the catch-all and the named ones, and the config fitted to their names */
+  view: {
+    readonly servers: readonly Server[];
+    readonly baseConfig: GlobalConfig;
+    readonly defaultServer: Server;
+    readonly named: readonly Server[];
+    readonly config: GlobalConfig;
+  } | null = null;
+  /** the --default-backend-service table of the last build, whose upstreams the host table counts */
+  defaultTable: UpstreamTable | null = null;
+  /** the last upstream list, and the tally versions it was made at */
+  balanced: { readonly key: string; readonly services: Lookups['services']; readonly upstreams: readonly BalancedUpstream[]; readonly problems: readonly Problem[] } | null = null;
+  /** the last certificates (and with the htpasswd files, all files) and their digest, and the tally version they were made at */
+  files: {
+    readonly key: number;
+    readonly defaultCertificate: Certificate;
+    readonly certs: readonly Certificate[];
+    readonly list: readonly Certificate[];
+    readonly digest: string;
+  } | null = null;
 }
 
 function millis(t: string | Date | undefined): number {
@@ -93,13 +100,6 @@ function byAge(a: Ingress, b: Ingress, age: (i: Ingress) => number): number {
   );
 }
 
-/** serverNameFor gives nginx's server_name for a host; `*.foo.com` must match exactly one label. */
-function serverNameFor(host: string): string {
-  if (host === CATCH_ALL) return CATCH_ALL;
-  if (!host.startsWith('*.')) return host;
-  return `~^[^.]+${host.slice(1).replaceAll('.', '\\.')}$`;
-}
-
 function hstsHeader(config: GlobalConfig): string | null {
   if (!config.hsts) return null;
   return [`max-age=${config.hstsMaxAge}`, ...(config.hstsIncludeSubdomains ? ['includeSubDomains'] : []), ...(config.hstsPreload ? ['preload'] : [])].join('; ');
@@ -111,11 +111,12 @@ function hstsHeader(config: GlobalConfig): string | null {
  * string that reaches the model has passed a validator for its field; what fails is left out
  * (the rule, the path, the TLS entry, or the Ingress whose annotations are invalid) and
  * reported, and the rest is still served. With a `memo` from the previous build, only what
- * changed is worked out again.
+ * changed is worked out again: the plans of changed Ingresses and the hosts they touch.
  */
 export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBuildOptions, memo: BuildMemo = new BuildMemo()): BuildResult {
   const problems: Problem[] = [];
-  const lookups = new Lookups(snapshot, memo.lookups);
+  const previousLookups = memo.lookups;
+  const lookups = new Lookups(snapshot, previousLookups);
   memo.lookups = lookups;
   const configMap = options.configMap
     ? snapshot.configMaps.find((c) => `${c.metadata?.namespace}/${c.metadata?.name}` === options.configMap)
@@ -124,8 +125,6 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
   const baseConfig = globals.config;
   problems.push(...globals.configProblems);
 
-  const classes = new Map<string, IngressClass>();
-  for (const c of snapshot.ingressClasses) if (c.metadata?.name) classes.set(c.metadata.name, c);
   const certificates = new CertificateTable(lookups, options.defaultSslCertificate, problems, memo.verdicts);
   const { resolved: defaultBackend, table: defaultTable } = resolveDefaultBackend(options.defaultBackendService, lookups, memo.built, problems);
   const fallback = fallbackUnder(memo, globals, defaultBackend);
@@ -135,83 +134,41 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
     if (ms === undefined) memo.ages.set(i, (ms = millis(i.metadata?.creationTimestamp)));
     return ms;
   };
-  const ours = snapshot.ingresses.filter((i) => isOurs(i, classes, options)).sort((a, b) => byAge(a, b, age));
+  const ours = oursInAgeOrder(snapshot, options, memo, age);
+  // A plan holds while every object it read is the same; when no Service, EndpointSlice or Secret
+  // changed since the last build, they all are for the plans that build checked.
+  const readsSame = previousLookups !== undefined && lookups.sameObjectsAs(previousLookups);
   const planContext = { config: baseConfig, lookups, built: memo.built, defaultBackendUpstream: defaultBackend.upstream };
   const plans = ours.map((ingress) => {
     const known = memo.plans.get(ingress);
-    if (known && known.reads.unchangedIn(lookups)) return known;
+    if (known && ((readsSame && known.checkedIn === previousLookups) || known.plan.reads.unchangedIn(lookups))) {
+      known.checkedIn = lookups;
+      return known.plan;
+    }
     const plan = planIngress(ingress, planContext);
-    memo.plans.set(ingress, plan);
+    memo.plans.set(ingress, { plan, checkedIn: lookups });
     return plan;
   });
+  for (const plan of plans) if (plan.identifyProblems.length > 0) problems.push(...plan.identifyProblems);
 
-  const hosts = new Map<string, HostDraft>();
-  const draft = (host: string): HostDraft => {
-    let d = hosts.get(host);
-    if (!d) hosts.set(host, (d = { routes: new Map(), fallback: null, tls: null, snippet: null }));
-    return d;
-  };
-  draft(CATCH_ALL);
-  const extras = new HttpExtras();
-  const variants = new UpstreamVariants(baseConfig, lookups.services);
-  const usedUpstreams = new Map<string, Upstream>();
-  const sliceProblems = new Map<string, Problem>();
-  defaultTable?.usedInto(usedUpstreams);
-  defaultTable?.sliceProblemsInto(sliceProblems);
-  for (const plan of plans) problems.push(...plan.identifyProblems);
-  // Every Ingress's rules first, oldest first, so TLS can find a host whichever Ingress brought it.
-  const canaries: CanaryClaim[] = [];
-  for (const plan of plans) {
-    if (!plan.identified) continue;
-    applySteps(plan, draft, problems, canaries);
-    extras.absorb(plan.extras);
-    variants.absorb(plan.variants);
-    plan.upstreams.usedInto(usedUpstreams);
-    plan.upstreams.sliceProblemsInto(sliceProblems);
-  }
-  attachCanaries(canaries, hosts, extras, problems);
-  for (const plan of plans) if (plan.identified && !plan.identified.annotations.canary) addTls(plan, hosts, certificates, problems);
-
-  const defaultFile = certificates.defaultCertificate.file;
+  const hosts = memo.hosts;
   const hsts = hstsHeader(baseConfig);
-  const previousServers = memo.servers;
-  memo.servers = new Map();
-  // The default sort compares UTF-16 code units, as compare does, without a call per comparison.
-  const servers: Server[] = [...hosts.keys()]
-    .sort()
-    .map((host) => {
-      const d = hosts.get(host)!;
-      const routes: Route[] = [...d.routes.values()];
-      if (!routes.some((r) => r.pathType === 'Prefix' && r.path === '/')) routes.push(d.fallback ?? fallback);
-      const tlsFile = d.tls?.file ?? null;
-      const snippet = d.snippet?.lines ?? null;
-      const known = previousServers.get(host);
-      const server =
-        known && known.tlsFile === tlsFile && known.snippet === snippet && sameItems(known.routes, routes)
-          ? known.server
-          : makeServer(host, routes, tlsFile, defaultFile, snippet, baseConfig, hsts !== null && tlsFile !== null);
-      memo.servers.set(host, { routes, tlsFile, snippet, server });
-      return server;
-    });
-  memo.built.nextGeneration();
-  problems.push(...[...sliceProblems.entries()].sort(([a], [b]) => compare(a, b)).map(([, problem]) => problem));
+  const hostContext: HostContext = { certificates, fallback, config: baseConfig, hsts: hsts !== null, order: (a, b) => byAge(a.identified!.ingress, b.identified!.ingress, age) };
+  hosts.update(plans, hostContext, previousLookups === undefined || lookups.secrets !== previousLookups.secrets);
+  countDefaultTable(memo, defaultTable);
+  hosts.problemsInto(problems);
+  problems.push(...[...hosts.sliceProblems.keys()].sort().map((key) => hosts.sliceProblems.get(key)!));
 
-  // Only what a location proxies to (with its canary) or renders errors with.
-  const proxied = new Set<string | null>();
-  for (const s of servers) {
-    for (const l of s.locations) if (l.pass) proxied.add(l.upstream).add(l.pass.canary);
-    for (const e of s.errorLocations) proxied.add(e.upstream);
-  }
-  const defaultServer = servers.find((s) => s.isDefault)!;
-  const named = servers.filter((s) => !s.isDefault);
-  const http = extras.model();
-  const files = [...certificates.certificates(), ...http.files];
+  const { defaultServer, named, config } = serversView(memo, hosts.servers(), baseConfig);
+  const http = hosts.extras.model();
+  const balanced = upstreamsOf(memo, baseConfig, lookups);
+  problems.push(...balanced.problems);
+  const files = certificateFiles(memo, certificates, http.files);
   const model: NginxModel = {
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,
     httpsRedirect: `https://$host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$request_uri`,
-    // Regex names (the wildcards) are not in nginx's server_names hash; only exact names count.
-    config: fitServerNameHash(baseConfig, named.filter((s) => !s.host.startsWith('*.')).map((s) => s.serverName)),
+    config,
     hstsHeader: hsts,
     proxyHeaders: { host: '$best_http_host' },
     requestZones: http.requestZones,
@@ -220,13 +177,107 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
     canaries: http.canaries,
     defaultServer,
     servers: named,
-    defaultCertificateFile: defaultFile,
-    // A defaultBackend that lost to a rule writes no upstream.
-    upstreams: variants.build(usedUpstreams, proxied, problems, memo.upstreams),
-    certificates: files,
-    filesDigest: filesDigest(files),
+    defaultCertificateFile: certificates.defaultCertificate.file,
+    // Only what a location proxies to (with its canary) or renders errors with: a defaultBackend that lost to a rule writes no upstream.
+    upstreams: balanced.upstreams,
+    certificates: files.list,
+    filesDigest: files.digest,
   };
   return { model, problems };
+}
+
+/**
+ * oursInAgeOrder gives the Ingresses this controller serves, oldest first (then namespace/name),
+ * as ingress-nginx settles conflicts. When the only change since the last build is Ingresses
+ * replaced in place (same name, age and class verdict), the last order holds with them swapped in.
+ */
+function oursInAgeOrder(snapshot: Snapshot, options: BuildOptions, memo: BuildMemo, age: (i: Ingress) => number): readonly Ingress[] {
+  const from = snapshot.ingresses;
+  const classes = snapshot.ingressClasses;
+  const known = memo.ours;
+  if (known && known.from === from && known.classes === classes && known.options === options) return known.list;
+  const byName = new Map<string, IngressClass>();
+  for (const c of classes) if (c.metadata?.name) byName.set(c.metadata.name, c);
+  const ours = (i: Ingress) => isOurs(i, byName, options);
+  let list = known && known.classes === classes && known.options === options ? swappedIn(known.list, known.from, from, ours, age) : null;
+  list ??= from.filter(ours).sort((a, b) => byAge(a, b, age));
+  memo.ours = { from, classes, options, list };
+  return list;
+}
+
+/** swappedIn is `list` with the Ingresses `after` replaced in place, or null when anything else changed. */
+function swappedIn(list: readonly Ingress[], before: readonly Ingress[], after: readonly Ingress[], ours: (i: Ingress) => boolean, age: (i: Ingress) => number): Ingress[] | null {
+  if (before.length !== after.length) return null;
+  let out: Ingress[] | null = null;
+  for (let i = 0; i < after.length; i++) {
+    const [was, is] = [before[i]!, after[i]!];
+    if (was === is) continue;
+    const sameSlot = was.metadata?.namespace === is.metadata?.namespace && was.metadata?.name === is.metadata?.name && age(was) === age(is);
+    const wasOurs = ours(was);
+    if (!sameSlot || wasOurs !== ours(is)) return null;
+    if (!wasOurs) continue;
+    out ??= [...list];
+    const at = out.indexOf(was);
+    if (at < 0) return null;
+    out[at] = is;
+  }
+  return out ?? [...list];
+}
+
+/** serversView splits the servers into the catch-all and the named ones, and fits the server_names hash to the names. */
+function serversView(memo: BuildMemo, servers: readonly Server[], baseConfig: GlobalConfig): NonNullable<BuildMemo['view']> {
+  if (memo.view && memo.view.servers === servers && memo.view.baseConfig === baseConfig) return memo.view;
+  const named = servers.filter((s) => !s.isDefault);
+  // Regex names (the wildcards) are not in nginx's server_names hash; only exact names count.
+  const config = fitServerNameHash(baseConfig, named.filter((s) => !s.host.startsWith('*.')).map((s) => s.serverName));
+  memo.view = { servers, baseConfig, defaultServer: servers.find((s) => s.isDefault)!, named, config };
+  return memo.view;
+}
+
+/** countDefaultTable hands the --default-backend-service upstreams to the host table's tallies, in place of the last build's. */
+function countDefaultTable(memo: BuildMemo, table: UpstreamTable | null): void {
+  const { hosts } = memo;
+  if (table) {
+    hosts.used.addAll(table.used);
+    hosts.sliceProblems.addAll(table.sliceProblems);
+  }
+  if (memo.defaultTable) {
+    hosts.used.removeAll(memo.defaultTable.used);
+    hosts.sliceProblems.removeAll(memo.defaultTable.sliceProblems);
+  }
+  memo.defaultTable = table;
+}
+
+/** upstreamsOf gives the upstreams the servers proxy to, the last build's list while nothing they are made from changed. */
+function upstreamsOf(memo: BuildMemo, config: GlobalConfig, lookups: Lookups): { upstreams: readonly BalancedUpstream[]; problems: readonly Problem[] } {
+  const { hosts } = memo;
+  // Services matter too, for service-upstream (ClusterIP) variants; a new config resets the whole memo.
+  const key = `${hosts.proxied.version}/${hosts.variants.version}/${hosts.used.version}`;
+  if (memo.balanced && memo.balanced.key === key && memo.balanced.services === lookups.services) return memo.balanced;
+  const problems: Problem[] = [];
+  const names = [...hosts.proxied.keys()].sort();
+  const upstreams = balancedUpstreams(
+    { names, variant: (n) => hosts.variants.get(n), base: (n) => hosts.used.get(n), config, services: lookups.services },
+    problems,
+    memo.upstreams,
+  );
+  memo.built.retain((name) => hosts.used.has(name));
+  memo.balanced = { key, services: lookups.services, upstreams, problems };
+  return memo.balanced;
+}
+
+/** certificateFiles lists the files nginx.conf names (certificates, then htpasswd files) with their digest, kept while they are the same. */
+function certificateFiles(memo: BuildMemo, certificates: CertificateTable, httpFiles: readonly Certificate[]): { list: readonly Certificate[]; digest: string } {
+  const key = memo.hosts.certificates.version;
+  const { defaultCertificate } = certificates;
+  const known = memo.files;
+  // The default certificate is made anew by every build: the same one has the same id and content.
+  const sameDefault = known !== null && known.defaultCertificate.id === defaultCertificate.id && known.defaultCertificate.pem === defaultCertificate.pem;
+  const certs = known && known.key === key && sameDefault ? known.certs : certificates.certificates(memo.hosts.certificates.values());
+  const list = httpFiles.length === 0 ? certs : [...certs, ...httpFiles];
+  const digest = known && sameItems(known.list, list) ? known.digest : filesDigest(list);
+  memo.files = { key, defaultCertificate, certs, list, digest };
+  return memo.files;
 }
 
 /** globalsFor reads the ConfigMap, or takes the previous build's reading when the ConfigMap and flags are the same objects. */
@@ -248,36 +299,11 @@ function fallbackUnder(memo: BuildMemo, globals: Globals, defaultBackend: Defaul
   memo.globals = globals;
   if (same) return known;
   memo.plans = new WeakMap();
-  memo.servers = new Map();
+  memo.hosts = new HostTable();
+  memo.defaultTable = null;
+  memo.balanced = null;
+  memo.files = null;
   return (memo.fallback = { path: '/', pathType: 'Prefix', ...defaultBackend, ingress: null, features: null });
-}
-
-function makeServer(
-  host: string,
-  routes: readonly Route[],
-  /** the host's own certificate (TLS), which may be the default one when its Secret is unusable */
-  tlsFile: string | null,
-  defaultFile: string,
-  snippet: readonly string[] | null,
-  config: GlobalConfig,
-  serverHsts: boolean,
-): Server {
-  const certificateFile = tlsFile ?? defaultFile;
-  const locations = toLocations(routes, { tls: tlsFile !== null, sslRedirect: config.sslRedirect, forceSslRedirect: config.forceSslRedirect, hsts: serverHsts });
-  const errors = new Map<string, ErrorLocation>();
-  for (const page of locations.flatMap((l) => l.errorPages ?? [])) errors.set(page.name, page);
-  return {
-    host,
-    serverName: serverNameFor(host),
-    isDefault: host === CATCH_ALL,
-    certificateFile,
-    inheritsCertificate: certificateFile === defaultFile,
-    ingresses: [...new Set(routes.flatMap((r) => (r.ingress ? [r.ingress] : [])))].sort(compare),
-    locations,
-    hsts: serverHsts,
-    snippet,
-    errorLocations: [...errors.values()].sort((a, b) => compare(a.name, b.name)),
-  };
 }
 
 type DefaultBackend = Resolved | { upstream: null; status: 404 };
@@ -295,102 +321,4 @@ function resolveDefaultBackend(flag: string | undefined, lookups: Lookups, built
   }
   const table = new UpstreamTable(reads, built);
   return { resolved: table.resolve(namespace, backend, 'service', report), table };
-}
-
-/** CanaryClaim is a canary Ingress's route, attached to its main route once every rule is in. */
-interface CanaryClaim {
-  readonly plan: IngressPlan;
-  readonly step: Extract<IngressPlan['steps'][number], { kind: 'canary' }>;
-}
-
-/** applySteps lays one plan over the hosts: the first Ingress (oldest) to claim a path, a fallback or a server-snippet keeps it. */
-function applySteps(plan: IngressPlan, draft: (host: string) => HostDraft, problems: Problem[], canaries: CanaryClaim[]): void {
-  const { namespace, name, owner } = plan.identified!;
-  const report: Report = (field, message) => problems.push({ kind: 'Ingress', namespace, name, field, message });
-  for (const step of plan.steps) {
-    switch (step.kind) {
-      case 'problem':
-        problems.push(step.problem);
-        break;
-      case 'host':
-        draft(step.host);
-        break;
-      case 'route': {
-        const d = draft(step.host);
-        const taken = d.routes.get(step.key);
-        if (taken) {
-          report(`${step.field}.path`, `host ${show(step.host)} path ${show(step.route.path)} (${step.route.pathType}) is already served by Ingress ${taken.owner}; path left out`);
-        } else d.routes.set(step.key, step.route);
-        break;
-      }
-      case 'canary':
-        canaries.push({ plan, step });
-        break;
-      case 'fallback':
-        for (const host of step.hosts) {
-          const d = draft(host);
-          if (d.fallback === null) d.fallback = step.route;
-          else if (host === CATCH_ALL) report('spec.defaultBackend', `the default backend is already set by Ingress ${d.fallback.ingress}; ignored`);
-        }
-        break;
-      case 'snippet':
-        for (const host of step.hosts) {
-          const d = draft(host);
-          if (d.snippet === null) d.snippet = { lines: step.lines, owner };
-          else report('metadata.annotations.nginx.ingress.kubernetes.io/server-snippet', `host ${show(host)} already has the server-snippet of Ingress ${d.snippet.owner}; ignored there`);
-        }
-        break;
-    }
-  }
-}
-
-/** attachCanaries gives each canary route to the main route of the same host and path, one canary per route. */
-function attachCanaries(canaries: readonly CanaryClaim[], hosts: ReadonlyMap<string, HostDraft>, extras: HttpExtras, problems: Problem[]): void {
-  for (const { plan, step } of canaries) {
-    const { namespace, name } = plan.identified!;
-    const report: Report = (field, message) => problems.push({ kind: 'Ingress', namespace, name, field, message });
-    const d = hosts.get(step.host);
-    const main = d?.routes.get(step.key);
-    const rules = step.rules;
-    if (!main || main.upstream === null) {
-      report(`${step.field}.path`, `no Ingress serves host ${show(step.host)} path ${show(step.key.split(' ')[1])} with endpoints; canary ignored`);
-      continue;
-    }
-    if (main.canary) {
-      report(`${step.field}.path`, `the route already has a canary; ignored`);
-      continue;
-    }
-    if (!rules.header && !rules.cookie && rules.weight === null) {
-      report('metadata.annotations.nginx.ingress.kubernetes.io/canary', 'no canary-by-header, canary-by-cookie or canary-weight: no request would reach it; ignored');
-      continue;
-    }
-    const variable = extras.canary(`${step.host} ${step.key}`, main.upstream, step.upstream, rules);
-    d!.routes.set(step.key, { ...main, canary: { upstream: step.upstream, variable } });
-  }
-}
-
-function addTls(plan: IngressPlan, hosts: ReadonlyMap<string, HostDraft>, certificates: CertificateTable, problems: Problem[]): void {
-  const { ingress, namespace: ns, name, owner } = plan.identified!;
-  const report: Report = (field, message) => problems.push({ kind: 'Ingress', namespace: ns, name, field, message });
-  for (const [i, tls] of (ingress.spec?.tls ?? []).entries()) {
-    for (const [j, rawHost] of (tls.hosts ?? []).entries()) {
-      const field = `spec.tls[${i}]`;
-      const host = checkHost(rawHost);
-      if (!host.ok) {
-        report(`${field}.hosts[${j}]`, `${host.message}; TLS entry left out`);
-        continue;
-      }
-      const d = hosts.get(host.value);
-      if (!d) continue; // TLS for a host no rule serves: nothing to terminate
-      const secretName = tls.secretName ?? '';
-      if (d.tls) {
-        if (d.tls.secretName !== secretName) {
-          report(`${field}.secretName`, `host ${show(host.value)} already has TLS from Ingress ${d.tls.owner} (Secret ${show(d.tls.secretName)}); ignored`);
-        }
-        continue;
-      }
-      const file = certificates.forHost(ns, tls.secretName, host.value, field, report);
-      d.tls = { file, owner, secretName };
-    }
-  }
 }

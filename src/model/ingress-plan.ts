@@ -40,6 +40,11 @@ export type Step =
   | { readonly kind: 'fallback'; readonly hosts: readonly string[]; readonly route: Route }
   | { readonly kind: 'snippet'; readonly hosts: readonly string[]; readonly lines: readonly string[] };
 
+/** TlsStep is one host of a `spec.tls` entry: a claim on the host's certificate, or why the host was left out. */
+export type TlsStep =
+  | { readonly kind: 'problem'; readonly problem: Problem }
+  | { readonly kind: 'claim'; readonly host: string; readonly field: string; readonly secretName: string | undefined };
+
 /** Identified is an Ingress whose namespace, name and annotations are valid. */
 export interface Identified {
   readonly ingress: Ingress;
@@ -56,6 +61,12 @@ export interface IngressPlan {
   /** problems of the Ingress's name and annotations, reported before any rule's */
   readonly identifyProblems: readonly Problem[];
   readonly steps: readonly Step[];
+  /** the steps by the host they touch, in order (a fallback or snippet step under each of its hosts) */
+  readonly stepsByHost: ReadonlyMap<string, readonly Step[]>;
+  /** its `spec.tls` hosts in order; none for a canary, whose TLS is its main Ingress's */
+  readonly tls: readonly TlsStep[];
+  /** the hosts its TLS claims name */
+  readonly tlsHosts: ReadonlySet<string>;
   /** http-level zones, maps and files its annotations need */
   readonly extras: HttpExtras;
   readonly variants: UpstreamVariants;
@@ -85,12 +96,42 @@ export function planIngress(ingress: Ingress, ctx: PlanContext): IngressPlan {
   const identifyProblems: Problem[] = [];
   const steps: Step[] = [];
   const extras = new HttpExtras();
-  const variants = new UpstreamVariants(ctx.config, ctx.lookups.services);
+  const variants = new UpstreamVariants(ctx.config);
   const upstreams = new UpstreamTable(reads, ctx.built);
   const plan = { identifyProblems, steps, extras, variants, upstreams, reads };
   const identified = identify(ingress, identifyProblems, reads, ctx.config);
   if (identified) planRules(identified, { ...ctx, reads, steps, extras, variants, upstreams });
-  return { identified, ...plan };
+  const tls = identified && !identified.annotations.canary ? planTls(identified) : [];
+  const tlsHosts = new Set(tls.flatMap((t) => (t.kind === 'claim' ? [t.host] : [])));
+  return { identified, ...plan, stepsByHost: byHost(steps), tls, tlsHosts };
+}
+
+function byHost(steps: readonly Step[]): Map<string, Step[]> {
+  const map = new Map<string, Step[]>();
+  const add = (host: string, step: Step) => {
+    const list = map.get(host);
+    if (list) list.push(step);
+    else map.set(host, [step]);
+  };
+  for (const step of steps) {
+    if (step.kind === 'problem') continue;
+    if (step.kind === 'fallback' || step.kind === 'snippet') for (const host of step.hosts) add(host, step);
+    else add(step.host, step);
+  }
+  return map;
+}
+
+function planTls({ ingress, namespace, name }: Identified): TlsStep[] {
+  const steps: TlsStep[] = [];
+  for (const [i, tls] of (ingress.spec?.tls ?? []).entries()) {
+    for (const [j, rawHost] of (tls.hosts ?? []).entries()) {
+      const field = `spec.tls[${i}]`;
+      const host = checkHost(rawHost);
+      if (host.ok) steps.push({ kind: 'claim', host: host.value, field, secretName: tls.secretName });
+      else steps.push({ kind: 'problem', problem: { kind: 'Ingress', namespace, name, field: `${field}.hosts[${j}]`, message: `${host.message}; TLS entry left out` } });
+    }
+  }
+  return steps;
 }
 
 function identify(ingress: Ingress, problems: Problem[], reads: TrackedReads, config: GlobalConfig): Identified | null {

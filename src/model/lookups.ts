@@ -26,6 +26,11 @@ export class Lookups {
     this.secrets = same('secrets') ? previous!.secrets : byName(snapshot.secrets);
     this.slices = same('endpointSlices') ? previous!.slices : byService(snapshot.endpointSlices);
   }
+
+  /** sameObjectsAs says every Service, EndpointSlice and Secret is the one `other` holds: every read gives the same answer. */
+  sameObjectsAs(other: Lookups): boolean {
+    return this.services === other.services && this.slices === other.slices && this.secrets === other.secrets;
+  }
 }
 
 function byName<T extends Service | Secret>(objects: readonly T[]): Map<string, T> {

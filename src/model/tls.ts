@@ -29,7 +29,6 @@ export type CheckedSecrets = WeakMap<Secret, Checked>;
 /** CertificateTable checks TLS Secrets once each and hands out the files nginx reads them from. */
 export class CertificateTable {
   private readonly checked = new Map<string, Checked>();
-  private readonly used = new Map<string, Certificate>();
   readonly defaultCertificate: Certificate;
 
   constructor(
@@ -42,32 +41,31 @@ export class CertificateTable {
   }
 
   /**
-   * forHost returns the certificate file for `host` from Secret `secretName` in `namespace`, or
-   * the default one (with a problem) when the Secret is missing, malformed or not valid for the host.
+   * forHost returns the certificate for `host` from Secret `secretName` in `namespace`, or the
+   * default one (with a problem) when the Secret is missing, malformed or not valid for the host.
    */
-  forHost(namespace: string, secretName: string | undefined, host: string, field: string, report: Report): string {
-    if (!secretName) return this.defaultCertificate.file;
+  forHost(namespace: string, secretName: string | undefined, host: string, field: string, report: Report): Certificate {
+    if (!secretName) return this.defaultCertificate;
     const name = checkObjectName(secretName);
     if (!name.ok) {
       report(`${field}.secretName`, `${name.message}; using the default certificate`);
-      return this.defaultCertificate.file;
+      return this.defaultCertificate;
     }
     const found = this.check(`${namespace}/${name.value}`);
     if ('error' in found) {
       report(`${field}.secretName`, `${found.error}; using the default certificate`);
-      return this.defaultCertificate.file;
+      return this.defaultCertificate;
     }
     if (!certificateCovers(found.pair.leaf, host)) {
       report(`${field}.secretName`, `the certificate in Secret ${namespace}/${name.value} is not valid for host ${host}; using the default certificate`);
-      return this.defaultCertificate.file;
+      return this.defaultCertificate;
     }
-    this.used.set(found.certificate.id, found.certificate);
-    return found.certificate.file;
+    return found.certificate;
   }
 
-  /** certificates lists every certificate file nginx.conf names, the default one first. */
-  certificates(): Certificate[] {
-    const named = [...this.used.values()].filter((c) => c.file !== this.defaultCertificate.file);
+  /** certificates lists every certificate file nginx.conf names, the default one first, given those the hosts use. */
+  certificates(used: Iterable<Certificate>): Certificate[] {
+    const named = [...used].filter((c) => c.file !== this.defaultCertificate.file);
     return [this.defaultCertificate, ...named.sort((a, b) => compare(a.id, b.id))];
   }
 

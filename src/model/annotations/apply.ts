@@ -10,7 +10,8 @@ import { checkIp } from '../validate.js';
 import { HttpExtras, stableId } from './http-extras.js';
 import type { IngressAnnotations } from './types.js';
 
-interface Variant {
+/** Variant is how an upstream name balances over its base upstream. */
+export interface Variant {
   readonly base: string;
   readonly hashKey: string | null;
   readonly leastConn: boolean;
@@ -23,14 +24,20 @@ export interface KeptUpstreams {
 }
 type KeptUpstream = { readonly base: Upstream; readonly hashKey: string | null; readonly leastConn: boolean; readonly upstream: BalancedUpstream };
 
-/** UpstreamVariants hands out upstream names for balancing policies and builds those upstreams at the end. */
+/** sameVariant compares two variants field by field. */
+export const sameVariant = (a: Variant, b: Variant): boolean =>
+  a.base === b.base && a.hashKey === b.hashKey && a.leastConn === b.leastConn && a.clusterIp === b.clusterIp;
+
+/** UpstreamVariants hands out upstream names for balancing policies; balancedUpstreams builds them at the end. */
 export class UpstreamVariants {
   private readonly variants = new Map<string, Variant>();
 
-  constructor(
-    private readonly config: GlobalConfig,
-    private readonly services: ReadonlyMap<string, Service>,
-  ) {}
+  constructor(private readonly config: GlobalConfig) {}
+
+  /** entries are the names handed out, with their variants. */
+  get entries(): ReadonlyMap<string, Variant> {
+    return this.variants;
+  }
 
   /** name gives the upstream to proxy to for `base` under a policy: `base` itself when it is the default one. */
   name(base: string, policy: { hashKey: string | null; hashName?: string; leastConn: boolean | null; clusterIp: boolean }): string {
@@ -42,46 +49,51 @@ export class UpstreamVariants {
     return name;
   }
 
-  /** absorb takes in the names another table handed out: one Ingress's plan. */
-  absorb(other: UpstreamVariants): void {
-    for (const [name, variant] of other.variants) this.variants.set(name, variant);
-  }
+}
 
-  /** build gives every upstream in `proxied`, with its endpoints (or ClusterIP) and balancing method. */
-  build(bases: ReadonlyMap<string, Upstream>, proxied: ReadonlySet<string | null>, problems: Problem[], kept: KeptUpstreams = { last: new Map() }): BalancedUpstream[] {
-    const plain: Variant = { base: '', hashKey: null, leastConn: this.config.loadBalance === 'least_conn', clusterIp: false };
-    const out: BalancedUpstream[] = [];
-    const previous = kept.last;
-    kept.last = new Map();
-    // The default sort compares UTF-16 code units, as compare does, without a call per comparison.
-    for (const name of [...proxied].filter((n) => n !== null).sort()) {
-      // An upstream no annotation touched (a default backend, say) has the ConfigMap's balancing.
-      const v = this.variants.get(name) ?? { ...plain, base: name };
-      const base = bases.get(v.base);
-      if (!base) continue;
-      // The same base upstream under the same policy is the same object, so render can reuse its text.
-      const known = previous.get(name);
-      const upstream =
-        known && !v.clusterIp && known.base === base && known.hashKey === v.hashKey && known.leastConn === v.leastConn
-          ? known.upstream
-          : { ...base, name, endpoints: v.clusterIp ? this.clusterIp(base, problems) : base.endpoints, hashKey: v.hashKey, leastConn: v.leastConn };
-      kept.last.set(name, { base, hashKey: v.hashKey, leastConn: v.leastConn, upstream });
-      out.push(upstream);
-    }
-    return out;
-  }
+/** UpstreamSources are what balancedUpstreams reads: the proxied names, their variants and base upstreams. */
+export interface UpstreamSources {
+  /** the upstream names locations proxy to, sorted */
+  readonly names: readonly string[];
+  readonly variant: (name: string) => Variant | undefined;
+  readonly base: (name: string) => Upstream | undefined;
+  readonly config: GlobalConfig;
+  readonly services: ReadonlyMap<string, Service>;
+}
 
-  private clusterIp(base: Upstream, problems: Problem[]): Upstream['endpoints'] {
-    const service = this.services.get(base.service);
-    const port = (service?.spec?.ports ?? []).find((p) => String(p.port) === base.servicePort || p.name === base.servicePort);
-    const ip = checkIp(service?.spec?.clusterIP);
-    if (!ip.ok || !port?.port) {
-      const [namespace = '', name = ''] = base.service.split('/');
-      problems.push({ kind: 'Service', namespace, name, field: 'spec.clusterIP', message: 'service-upstream needs a ClusterIP; using the endpoints' });
-      return base.endpoints;
-    }
-    return [{ address: ip.value.family === 6 ? `[${ip.value.address}]:${port.port}` : `${ip.value.address}:${port.port}` }];
+/** balancedUpstreams gives every proxied upstream, with its endpoints (or ClusterIP) and balancing method. */
+export function balancedUpstreams(from: UpstreamSources, problems: Problem[], kept: KeptUpstreams = { last: new Map() }): BalancedUpstream[] {
+  const plain: Variant = { base: '', hashKey: null, leastConn: from.config.loadBalance === 'least_conn', clusterIp: false };
+  const out: BalancedUpstream[] = [];
+  const previous = kept.last;
+  kept.last = new Map();
+  for (const name of from.names) {
+    // An upstream no annotation touched (a default backend, say) has the ConfigMap's balancing.
+    const v = from.variant(name) ?? { ...plain, base: name };
+    const base = from.base(v.base);
+    if (!base) continue;
+    // The same base upstream under the same policy is the same object, so render can reuse its text.
+    const known = previous.get(name);
+    const upstream =
+      known && !v.clusterIp && known.base === base && known.hashKey === v.hashKey && known.leastConn === v.leastConn
+        ? known.upstream
+        : { ...base, name, endpoints: v.clusterIp ? clusterIp(from.services, base, problems) : base.endpoints, hashKey: v.hashKey, leastConn: v.leastConn };
+    kept.last.set(name, { base, hashKey: v.hashKey, leastConn: v.leastConn, upstream });
+    out.push(upstream);
   }
+  return out;
+}
+
+function clusterIp(services: ReadonlyMap<string, Service>, base: Upstream, problems: Problem[]): Upstream['endpoints'] {
+  const service = services.get(base.service);
+  const port = (service?.spec?.ports ?? []).find((p) => String(p.port) === base.servicePort || p.name === base.servicePort);
+  const ip = checkIp(service?.spec?.clusterIP);
+  if (!ip.ok || !port?.port) {
+    const [namespace = '', name = ''] = base.service.split('/');
+    problems.push({ kind: 'Service', namespace, name, field: 'spec.clusterIP', message: 'service-upstream needs a ClusterIP; using the endpoints' });
+    return base.endpoints;
+  }
+  return [{ address: ip.value.family === 6 ? `[${ip.value.address}]:${port.port}` : `${ip.value.address}:${port.port}` }];
 }
 
 /** FeatureContext is what turning annotations into route features needs from buildModel. */

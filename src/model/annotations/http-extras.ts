@@ -5,6 +5,7 @@
  */
 import type { Canary, Certificate, Cors, LimitZone, MapEntry, VariableMap } from '../nginx-model.js';
 import { compare } from '../backends.js';
+import { Tally } from '../tally.js';
 import type { AffinityAnnotations, CanaryAnnotations, IngressAnnotations, RateLimitAnnotations } from './types.js';
 
 /** stableId is a short FNV-1a hash of a string, for names that must not depend on input order. */
@@ -139,13 +140,42 @@ export class HttpExtras {
     return variable;
   }
 
-  /** absorb takes in what another collection gathered (one Ingress's plan); the same name means the same content. */
-  absorb(other: HttpExtras): void {
-    for (const [k, v] of other.requestZones) this.requestZones.set(k, v);
-    for (const [k, v] of other.connectionZones) this.connectionZones.set(k, v);
-    for (const [k, v] of other.mapsByVariable) this.mapsByVariable.set(k, v);
-    for (const [k, v] of other.files) this.files.set(k, v);
-    for (const [k, v] of other.canaryList) this.canaryList.set(k, v);
+  /** sections are the collection's five keyed parts, for a tally of many collections. */
+  sections(): readonly [ReadonlyMap<string, LimitZone>, ReadonlyMap<string, LimitZone>, ReadonlyMap<string, VariableMap>, ReadonlyMap<string, Certificate>, ReadonlyMap<string, Canary>] {
+    return [this.requestZones, this.connectionZones, this.mapsByVariable, this.files, this.canaryList];
+  }
+
+  /** empty says the collection holds nothing, so a tally can pass it by. */
+  get empty(): boolean {
+    return this.requestZones.size + this.connectionZones.size + this.mapsByVariable.size + this.files.size + this.canaryList.size === 0;
+  }
+
+  private addMap(map: VariableMap): void {
+    this.mapsByVariable.set(map.variable, map);
+  }
+}
+
+/**
+ * HttpExtrasTally is the union of many HttpExtras (one per Ingress plan, one per host with
+ * canaries), each added once and taken back when its plan or host is rebuilt; the same name
+ * means the same content.
+ */
+export class HttpExtrasTally {
+  private readonly requestZones = new Tally<string, LimitZone>();
+  private readonly connectionZones = new Tally<string, LimitZone>();
+  private readonly maps = new Tally<string, VariableMap>();
+  private readonly files = new Tally<string, Certificate>();
+  private readonly canaries = new Tally<string, Canary>();
+  private readonly parts = [this.requestZones, this.connectionZones, this.maps, this.files, this.canaries] as const;
+
+  add(extras: HttpExtras): void {
+    if (extras.empty) return;
+    extras.sections().forEach((section, i) => (this.parts[i] as Tally<string, unknown>).addAll(section));
+  }
+
+  remove(extras: HttpExtras): void {
+    if (extras.empty) return;
+    extras.sections().forEach((section, i) => (this.parts[i] as Tally<string, unknown>).removeAll(section));
   }
 
   /** model gives the collected zones, maps, canaries and files, sorted. */
@@ -154,13 +184,9 @@ export class HttpExtras {
     return {
       requestZones: [...this.requestZones.values()].sort(byZone),
       connectionZones: [...this.connectionZones.values()].sort(byZone),
-      maps: [...this.mapsByVariable.values()].sort((a, b) => compare(a.variable, b.variable)),
-      canaries: [...this.canaryList.entries()].sort(([a], [b]) => compare(a, b)).map(([, c]) => c),
+      maps: [...this.maps.values()].sort((a, b) => compare(a.variable, b.variable)),
+      canaries: [...this.canaries.keys()].sort(compare).map((variable) => this.canaries.get(variable)!),
       files: [...this.files.values()].sort((a, b) => compare(a.file, b.file)),
     };
-  }
-
-  private addMap(map: VariableMap): void {
-    this.mapsByVariable.set(map.variable, map);
   }
 }
