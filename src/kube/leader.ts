@@ -77,6 +77,8 @@ export class LeaseElector {
   private observed: { key: string; at: number } | null = null;
   private holding = false;
   private readonly now: () => number;
+  /** the last call's settling: calls run one at a time */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly api: CoordinationV1Api,
@@ -101,7 +103,28 @@ export class LeaseElector {
    * first: not leader. Other API errors reject (the machine retries; a leader keeps leading
    * until its renew deadline).
    */
-  async tryAcquireOrRenew(): Promise<LeaseResult> {
+  tryAcquireOrRenew(): Promise<LeaseResult> {
+    return this.serially(() => this.acquireOrRenew());
+  }
+
+  /**
+   * release gives the Lease up if this replica holds it, so a follower takes over at its next
+   * try instead of after the TTL: holder cleared, duration 1 s (as client-go's ReleaseOnCancel).
+   * It waits for a renewal still in flight (its actor was stopped, its request was not): run
+   * side by side, that renewal could read the released Lease and take it again for a whole TTL.
+   * True when it released something.
+   */
+  release(): Promise<boolean> {
+    return this.serially(() => this.releaseHeld());
+  }
+
+  private serially<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async acquireOrRenew(): Promise<LeaseResult> {
     const { namespace, name, identity } = this.options;
     const now = this.now();
     let lease: V1Lease;
@@ -134,12 +157,7 @@ export class LeaseElector {
     }
   }
 
-  /**
-   * release gives the Lease up if this replica holds it, so a follower takes over at its next
-   * try instead of after the TTL: holder cleared, duration 1 s (as client-go's ReleaseOnCancel).
-   * True when it released something.
-   */
-  async release(): Promise<boolean> {
+  private async releaseHeld(): Promise<boolean> {
     if (!this.holding) return false;
     this.holding = false;
     const { namespace, name, identity } = this.options;

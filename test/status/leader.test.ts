@@ -54,6 +54,35 @@ describe('LeaseElector', () => {
     expect(a!.isLeader).toBe(false);
   });
 
+  it('a release waits for a renewal still in flight, so the Lease ends up free', async () => {
+    const { list: [a, b], read } = electors(2);
+    await a!.tryAcquireOrRenew();
+    // The status machine stops its renew actor on status.stop, but the request goes on; here the
+    // renewal's read reaches the (real) server 100 ms late, after a release running beside it would be done.
+    let delayNextRead = false;
+    const slowReads = new Proxy(coordination, {
+      get: (target, key, receiver) =>
+        key === 'readNamespacedLease'
+          ? async (request: Parameters<CoordinationV1Api['readNamespacedLease']>[0]) => {
+              if (delayNextRead) {
+                delayNextRead = false;
+                await new Promise((r) => setTimeout(r, 100));
+              }
+              return target.readNamespacedLease(request);
+            }
+          : Reflect.get(target, key, receiver),
+    });
+    // replica-0 again, as a holds the Lease: the same replica through the slow client.
+    const slow = new LeaseElector(slowReads, { namespace: 'ingress-actors', name: (await read()).metadata!.name!, identity: 'replica-0', leaseDurationMs: 10_000 });
+    expect((await slow.tryAcquireOrRenew()).leader).toBe(true);
+    delayNextRead = true;
+    const renewal = slow.tryAcquireOrRenew();
+    expect(await slow.release()).toBe(true);
+    expect((await renewal).leader).toBe(true);
+    expect((await read()).spec?.holderIdentity).toBeFalsy();
+    expect(await b!.tryAcquireOrRenew()).toMatchObject({ leader: true, holder: 'replica-1' });
+  });
+
   it('a renewal restarts the follower’s observation', async () => {
     const { list: [a, b], clocks } = electors(2);
     await a!.tryAcquireOrRenew();
