@@ -71,8 +71,6 @@ export class BuildMemo {
     readonly named: readonly Server[];
     readonly config: GlobalConfig;
   } | null = null;
-  /** the --default-backend-service table of the last build, whose upstreams the host table counts */
-  defaultTable: UpstreamTable | null = null;
   /** the last upstream list, and the tally versions it was made at */
   balanced: { readonly key: string; readonly services: Lookups['services']; readonly upstreams: readonly BalancedUpstream[]; readonly problems: readonly Problem[] } | null = null;
   /** the last certificates (and with the htpasswd files, all files) and their digest, and the tally version they were made at */
@@ -155,7 +153,7 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
   const hsts = hstsHeader(baseConfig);
   const hostContext: HostContext = { certificates, fallback, config: baseConfig, hsts: hsts !== null, order: (a, b) => byAge(a.identified!.ingress, b.identified!.ingress, age) };
   hosts.update(plans, hostContext, previousLookups === undefined || lookups.secrets !== previousLookups.secrets);
-  countDefaultTable(memo, defaultTable);
+  hosts.countDefaultBackend(defaultTable);
   hosts.problemsInto(problems);
   problems.push(...[...hosts.sliceProblems.keys()].sort().map((key) => hosts.sliceProblems.get(key)!));
 
@@ -234,20 +232,6 @@ function serversView(memo: BuildMemo, servers: readonly Server[], baseConfig: Gl
   return memo.view;
 }
 
-/** countDefaultTable hands the --default-backend-service upstreams to the host table's tallies, in place of the last build's. */
-function countDefaultTable(memo: BuildMemo, table: UpstreamTable | null): void {
-  const { hosts } = memo;
-  if (table) {
-    hosts.used.addAll(table.used);
-    hosts.sliceProblems.addAll(table.sliceProblems);
-  }
-  if (memo.defaultTable) {
-    hosts.used.removeAll(memo.defaultTable.used);
-    hosts.sliceProblems.removeAll(memo.defaultTable.sliceProblems);
-  }
-  memo.defaultTable = table;
-}
-
 /** upstreamsOf gives the upstreams the servers proxy to, the last build's list while nothing they are made from changed. */
 function upstreamsOf(memo: BuildMemo, config: GlobalConfig, lookups: Lookups): { upstreams: readonly BalancedUpstream[]; problems: readonly Problem[] } {
   const { hosts } = memo;
@@ -300,7 +284,6 @@ function fallbackUnder(memo: BuildMemo, globals: Globals, defaultBackend: Defaul
   if (same) return known;
   memo.plans = new WeakMap();
   memo.hosts = new HostTable();
-  memo.defaultTable = null;
   memo.balanced = null;
   memo.files = null;
   return (memo.fallback = { path: '/', pathType: 'Prefix', ...defaultBackend, ingress: null, features: null });

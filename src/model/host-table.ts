@@ -7,7 +7,7 @@
  */
 import { HttpExtras, HttpExtrasTally } from './annotations/http-extras.js';
 import { sameVariant, type Variant } from './annotations/apply.js';
-import { compare } from './backends.js';
+import { compare, type UpstreamTable } from './backends.js';
 import { CATCH_ALL, type IngressPlan, type OwnedRoute, type Step, type TlsStep } from './ingress-plan.js';
 import { toLocations, type Route } from './locations.js';
 import { sameItems } from './lookups.js';
@@ -67,6 +67,8 @@ export class HostTable {
   private hostNames: string[] = [];
   private serverList: Server[] = [];
   private serversStale = true;
+  /** the --default-backend-service table counted in `used` and `sliceProblems` */
+  private defaultTable: UpstreamTable | null = null;
 
   readonly extras = new HttpExtrasTally();
   readonly variants = new Tally<string, Variant>(sameVariant);
@@ -108,6 +110,20 @@ export class HostTable {
     for (const plan of removed) this.planProblems.delete(plan);
     for (const plan of recount) this.planProblems.set(plan, this.problemsOf(plan));
     this.plans = plans;
+  }
+
+  /** countDefaultBackend counts the --default-backend-service table's upstreams, in place of the last build's. */
+  countDefaultBackend(table: UpstreamTable | null): void {
+    // Added before the old ones are taken back, as for plans.
+    if (table) {
+      this.used.addAll(table.used);
+      this.sliceProblems.addAll(table.sliceProblems);
+    }
+    if (this.defaultTable) {
+      this.used.removeAll(this.defaultTable.used);
+      this.sliceProblems.removeAll(this.defaultTable.sliceProblems);
+    }
+    this.defaultTable = table;
   }
 
   /** servers are every host's server, the catch-all `_` among them, sorted by host (code-unit order). */

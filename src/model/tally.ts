@@ -52,8 +52,8 @@ export class Tally<K, V> {
     return this.entries.size;
   }
 
-  *keys(): IterableIterator<K> {
-    yield* this.entries.keys();
+  keys(): IterableIterator<K> {
+    return this.entries.keys();
   }
 
   *values(): IterableIterator<V> {
