@@ -6,6 +6,8 @@
  */
 import autocannon from 'autocannon';
 import { startChildController, type ChildController } from './child-controller.js';
+import { retryingLoad } from './retrying-load.js';
+import { startBareNginx } from './bare-nginx.js';
 import { attribute, summarize, type Phases } from './event-phases.js';
 import { cpuMeter, groupPssBytes, mb, rssBytes } from './proc.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../test/support/manifests.js';
@@ -95,26 +97,105 @@ export async function runBursts(changes = 1000): Promise<void> {
   });
 }
 
-/** runTrafficDuringReloads: load through nginx while the controller reloads 50 times, against the same load without reloads. */
-export async function runTrafficDuringReloads(reloads = 50): Promise<void> {
-  await withCluster('100', async (c) => {
-    const load = (seconds: number) =>
-      autocannon({ url: `http://127.0.0.1:${c.httpPort}/`, headers: { host: 'bench.local' }, connections: 20, duration: seconds });
-    const quiet = await load(5);
-    const busyRun = load(10);
-    const nginx = () => c.actor('nginx')!.context as { reloadsOk: number };
-    const before = nginx().reloadsOk;
-    for (let i = 0; i < reloads && nginx().reloadsOk - before < reloads; i++) {
-      await switchTo(c, '/', i % 2 ? 'a' : 'b');
-      await waitFor('reloaded', () => nginx().reloadsOk - before > i, 5000, 5);
-    }
-    const busy = await busyRun;
-    const errors = (r: autocannon.Result) => `${r.errors + r.timeouts + r.non2xx}(errors=${r.errors},timeouts=${r.timeouts},non2xx=${r.non2xx})`;
-    console.log(
-      `bench traffic-during-reloads: reloads=${nginx().reloadsOk - before} requests=${busy.requests.total} errors=${errors(busy)} ` +
-        `p99_ms=${busy.latency.p99} quiet_p99_ms=${quiet.latency.p99} p99_ratio=${(busy.latency.p99 / Math.max(1, quiet.latency.p99)).toFixed(2)} quiet_errors=${errors(quiet)}`,
+/** LoadRun is one autocannon run through nginx, with its failed requests tallied by error code. */
+interface LoadRun {
+  readonly result: autocannon.Result;
+  readonly errorCodes: Map<string, number>;
+}
+
+const LOAD_CONNECTIONS = 20;
+
+/** load sends as many requests as 20 keep-alive connections carry for `seconds` to bench.local through nginx on `port`. */
+async function load(port: number, seconds: number): Promise<LoadRun> {
+  const errorCodes = new Map<string, number>();
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const run = autocannon(
+      { url: `http://127.0.0.1:${port}/`, headers: { host: 'bench.local' }, connections: LOAD_CONNECTIONS, duration: seconds },
+      (err, r) => (err ? reject(err) : resolve(r)),
     );
+    run.on('reqError', (e: NodeJS.ErrnoException) => errorCodes.set(e.code ?? e.message, (errorCodes.get(e.code ?? e.message) ?? 0) + 1));
   });
+  return { result, errorCodes };
+}
+
+const tally = (codes: ReadonlyMap<string, number>, extra = '') =>
+  codes.size || extra ? `(${[...[...codes].map(([code, n]) => `${code}=${n}`), ...(extra ? [extra] : [])].join(',')})` : '';
+
+const failed = ({ result: r, errorCodes }: LoadRun) => `${r.errors + r.non2xx}${tally(errorCodes, r.non2xx ? `non2xx=${r.non2xx}` : '')}`;
+
+/** Reloader makes nginx reload once per call and says how many reloads it has seen. */
+interface Reloader {
+  readonly port: number;
+  reload(i: number): Promise<void>;
+  reloads(): number;
+}
+
+/** whileReloading reloads `count` times while `load` runs: the load's result, the reloads done and the mean time between them. */
+async function whileReloading<T>(r: Reloader, count: number, load: Promise<T>): Promise<{ result: T; reloads: number; paceMs: number }> {
+  const [before, started] = [r.reloads(), performance.now()];
+  for (let i = 0; i < count && r.reloads() - before < count; i++) await r.reload(i);
+  const done = r.reloads() - before;
+  return { paceMs: (performance.now() - started) / Math.max(1, done), result: await load, reloads: done };
+}
+
+/** compare runs both clients through `r`'s nginx, quiet and then during `count` reloads, prints a line per client, and returns the reload pace. */
+async function compare(driver: string, r: Reloader, count: number): Promise<number> {
+  const quiet = await load(r.port, 5);
+  const busy = await whileReloading(r, count, load(r.port, 10));
+  const p99 = (l: LoadRun) => l.result.latency.p99;
+  console.log(
+    `bench traffic-during-reloads: driver=${driver} client=autocannon reloads=${busy.reloads} requests=${busy.result.result.requests.total} errors=${failed(busy.result)} ` +
+      `p99_ms=${p99(busy.result)} quiet_p99_ms=${p99(quiet)} p99_ratio=${(p99(busy.result) / Math.max(1, p99(quiet))).toFixed(2)} quiet_errors=${failed(quiet)}`,
+  );
+  const retryingQuiet = await retryingLoad(r.port, 'bench.local', LOAD_CONNECTIONS, 5);
+  const retrying = await whileReloading(r, count, retryingLoad(r.port, 'bench.local', LOAD_CONNECTIONS, 10));
+  const { result: busyRetrying } = retrying;
+  console.log(
+    `bench traffic-during-reloads: driver=${driver} client=retrying reloads=${retrying.reloads} requests=${busyRetrying.requests} retried=${busyRetrying.retried} ` +
+      `errors=${busyRetrying.errors}${tally(busyRetrying.errorCodes)} p99_ms=${busyRetrying.p99Ms.toFixed(1)} quiet_p99_ms=${retryingQuiet.p99Ms.toFixed(1)} ` +
+      `p99_ratio=${(busyRetrying.p99Ms / retryingQuiet.p99Ms).toFixed(2)} quiet_errors=${retryingQuiet.errors}${tally(retryingQuiet.errorCodes)}`,
+  );
+  return (busy.paceMs + retrying.paceMs) / 2;
+}
+
+/**
+ * runTrafficDuringReloads: load through nginx while the controller, in its own process, reloads
+ * it 50 times, against the same load without reloads. Two clients: autocannon, which never
+ * retries, and one that retries a GET its reused keep-alive connection lost (retrying-load.ts).
+ * Then the same against a stock nginx reloaded by SIGHUP at the controller's pace: nginx's floor.
+ */
+export async function runTrafficDuringReloads(reloadCount = 50): Promise<void> {
+  const paceMs = await withChild('100', (c) =>
+    compare(
+      'controller',
+      {
+        port: c.httpPort,
+        reloads: () => reloads(c),
+        reload: async (i) => {
+          const before = reloads(c);
+          await switchTo(c, '/', i % 2 ? 'a' : 'b');
+          await waitFor('reloaded', async () => reloads(c) > before, 5000, 5);
+        },
+      },
+      reloadCount,
+    ),
+  );
+  const backend = await startBackend('a');
+  const nginx = await startBareNginx(backend.port);
+  try {
+    const pace = Math.round(paceMs);
+    console.log(`bench traffic-during-reloads: stock nginx, minimal config, SIGHUP every ${pace} ms (the controller's pace)`);
+    let sent = 0;
+    const reload = async () => {
+      nginx.reload();
+      sent++;
+      await sleep(pace);
+    };
+    await compare('sighup', { port: nginx.httpPort, reloads: () => sent, reload }, reloadCount);
+  } finally {
+    await nginx.close();
+    await backend.close();
+  }
 }
 
 /** nginxPgid: nginx's master leads its own process group; the last one the controller started. */
