@@ -86,7 +86,8 @@ const notProvided = (name: string) => async (): Promise<never> => {
  * `held`, restarting its renewDeadlineMs timer; the timer firing, or a renew that finds the Lease
  * taken, → `follower`), `status` (`off` without --update-status; else `publishing` ⇄ `idle`, on
  * `status.changed` and every resyncPeriodMs), `events` (`recording` ⇄ `idle`, on
- * `status.changed`). `status.stop`: a follower → `stopped`; the leader → `stopping` (`checking`
+ * `status.changed`). `status.stop`: a `waiting` follower → `stopped`; a `campaigning` one →
+ * `stopping.releasing`, as its acquire may yet win; the leader → `stopping` (`checking`
  * whether another replica will take over → `clearing` the addresses if none will →
  * `releasing` the Lease) → `stopped` (final; bounded by stopTimeoutMs).
  *
@@ -94,7 +95,7 @@ const notProvided = (name: string) => async (): Promise<never> => {
  * A failed publish is retried retryPeriodMs later. Output: `{ wasLeader, cleared, released }`.
  *
  * Effects to provide (each a fromPromise): `acquireLease`, `renewLease` (→ LeaseResult; 409 =
- * lost the race, so `leader: false`), `releaseLease`, `publishStatus` (write the addresses where
+ * lost the race, so `leader: false`), `releaseLease` (→ whether it released one), `publishStatus` (write the addresses where
  * they differ), `recordEvents` (Events for new problems), `checkPeers` (→ ShutdownCheck),
  * `clearStatus`; and the logging actions `reportLeading`, `reportFollowing`, `reportShutdown`.
  */
@@ -108,7 +109,7 @@ export const statusMachine = setup({
   actors: {
     acquireLease: fromPromise<LeaseResult, void>(notProvided('acquireLease')),
     renewLease: fromPromise<LeaseResult, void>(notProvided('renewLease')),
-    releaseLease: fromPromise<void, void>(notProvided('releaseLease')),
+    releaseLease: fromPromise<boolean, void>(notProvided('releaseLease')),
     publishStatus: fromPromise<void, void>(notProvided('publishStatus')),
     recordEvents: fromPromise<void, void>(notProvided('recordEvents')),
     checkPeers: fromPromise<ShutdownCheck, void>(notProvided('checkPeers')),
@@ -173,6 +174,9 @@ export const statusMachine = setup({
       initial: 'campaigning',
       states: {
         campaigning: {
+          // The acquire's request runs on after its actor stops, and may win the Lease: release
+          // it then (releaseLease waits for that request, and gives up only a Lease it holds).
+          on: { 'status.stop': { target: '#status.stopping.releasing' } },
           invoke: {
             src: 'acquireLease',
             onDone: [
@@ -329,7 +333,7 @@ export const statusMachine = setup({
         releasing: {
           invoke: {
             src: 'releaseLease',
-            onDone: { target: '#status.stopped', actions: assign({ released: true }) },
+            onDone: { target: '#status.stopped', actions: assign({ released: ({ event }) => event.output }) },
             onError: { target: '#status.stopped', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
           },
         },

@@ -30,8 +30,10 @@ export function statusActors(options: StatusActorOptions) {
     actors: {
       acquireLease: fromPromise<LeaseResult, void>(() => elector.tryAcquireOrRenew()),
       renewLease: fromPromise<LeaseResult, void>(() => elector.tryAcquireOrRenew()),
-      releaseLease: fromPromise<void, void>(async () => {
-        if (await elector.release()) log.info(who, 'released the leader Lease');
+      releaseLease: fromPromise<boolean, void>(async () => {
+        const released = await elector.release();
+        if (released) log.info(who, 'released the leader Lease');
+        return released;
       }),
       publishStatus: fromPromise<void, void>(async () => {
         const { written, unchanged } = await writer.publish();

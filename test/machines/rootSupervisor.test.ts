@@ -284,7 +284,7 @@ describe('rootSupervisor', () => {
           publishStatus: fromPromise<void, void>(async () => void events.push('publish')),
           recordEvents: fromPromise<void, void>(async () => {}),
           checkPeers: fromPromise<ShutdownCheck, void>(async () => ({ othersWillTakeOver: true, reason: 'test' })),
-          releaseLease: fromPromise<void, void>(async () => (events.push('release'), released)),
+          releaseLease: fromPromise<boolean, void>(async () => (events.push('release'), await released, true)),
         },
       });
       let failures = options.httpFails ?? 0;

@@ -6,6 +6,8 @@
  */
 import { CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActor, fromPromise, waitFor } from 'xstate';
+import { statusMachine, type LeaseResult } from '../../machines/status.machine.js';
 import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
 import { electionTimings, LeaseElector } from '../../src/kube/leader.js';
 
@@ -79,6 +81,36 @@ describe('LeaseElector', () => {
     const renewal = slow.tryAcquireOrRenew();
     expect(await slow.release()).toBe(true);
     expect((await renewal).leader).toBe(true);
+    expect((await read()).spec?.holderIdentity).toBeFalsy();
+    expect(await b!.tryAcquireOrRenew()).toMatchObject({ leader: true, holder: 'replica-1' });
+  });
+
+  it('a follower stopped while its acquire is in flight gives up the Lease that acquire won', async () => {
+    const { list: [, b], read } = electors(2);
+    await b!.tryAcquireOrRenew();
+    await b!.release();
+    const name = (await read()).metadata!.name!;
+    // replica-0 campaigns through a client whose read of the free Lease lands 100 ms late.
+    const slowReads = new Proxy(coordination, {
+      get: (target, key, receiver) =>
+        key === 'readNamespacedLease'
+          ? async (request: Parameters<CoordinationV1Api['readNamespacedLease']>[0]) => {
+              await new Promise((r) => setTimeout(r, 100));
+              return target.readNamespacedLease(request);
+            }
+          : Reflect.get(target, key, receiver),
+    });
+    const elector = new LeaseElector(slowReads, { namespace: 'ingress-actors', name, identity: 'replica-0', leaseDurationMs: 10_000 });
+    const machine = statusMachine.provide({
+      actors: {
+        acquireLease: fromPromise<LeaseResult, void>(() => elector.tryAcquireOrRenew()),
+        releaseLease: fromPromise<boolean, void>(() => elector.release()),
+      },
+    });
+    const status = createActor(machine, { input: { leaseDurationMs: 10_000, retryPeriodMs: 2_000, renewDeadlineMs: 6_000, resyncPeriodMs: 60_000, updateStatus: false, updateStatusOnShutdown: false, stopTimeoutMs: 5_000 } }).start();
+    status.send({ type: 'status.stop' });
+    const done = await waitFor(status, (s) => s.status === 'done', { timeout: 5_000 });
+    expect(done.output).toEqual({ wasLeader: false, cleared: false, released: true });
     expect((await read()).spec?.holderIdentity).toBeFalsy();
     expect(await b!.tryAcquireOrRenew()).toMatchObject({ leader: true, holder: 'replica-1' });
   });

@@ -26,6 +26,8 @@ interface Script {
   /** what each acquire/renew answers, in order; the last one repeats; an Error rejects */
   lease?: Array<LeaseResult | Error>;
   peers?: ShutdownCheck;
+  /** what releaseLease answers: whether it gave up a Lease this replica held */
+  released?: boolean;
   publish?: () => Promise<void>;
   input?: Partial<StatusInput>;
 }
@@ -44,7 +46,7 @@ function start(script: Script = {}) {
     actors: {
       acquireLease: fromPromise<LeaseResult, void>(() => lease('acquire')),
       renewLease: fromPromise<LeaseResult, void>(() => lease('renew')),
-      releaseLease: fromPromise<void, void>(async () => void calls.push('release')),
+      releaseLease: fromPromise<boolean, void>(async () => (calls.push('release'), script.released ?? true)),
       publishStatus: fromPromise<void, void>(async () => {
         calls.push(`publish@${clock.now()}`);
         await script.publish?.();
@@ -168,7 +170,25 @@ describe('statusMachine', () => {
     expect(t.actor.getSnapshot().output).toEqual({ wasLeader: true, cleared: false, released: true });
   });
 
-  it('a follower stops at once, touching nothing', async () => {
+  it('a follower stopped while its acquire is in flight releases, in case that acquire won', async () => {
+    let answer!: (r: LeaseResult) => void;
+    const calls: string[] = [];
+    const slow = statusMachine.provide({
+      actors: {
+        acquireLease: fromPromise<LeaseResult, void>(() => new Promise((resolve) => (calls.push('acquire'), (answer = resolve)))),
+        releaseLease: fromPromise<boolean, void>(async () => (calls.push('release'), true)),
+      },
+    });
+    const actor = createActor(slow, { clock: new SimulatedClock(), input: INPUT }).start();
+    actor.send({ type: 'status.stop' });
+    await flush();
+    answer(LEADER);
+    expect(calls).toEqual(['acquire', 'release']);
+    expect(actor.getSnapshot().status).toBe('done');
+    expect(actor.getSnapshot().output).toEqual({ wasLeader: false, cleared: false, released: true });
+  });
+
+  it('a waiting follower stops at once, touching nothing', async () => {
     const t = start({ lease: [FOLLOWER(3_000)] });
     await flush();
     t.actor.send({ type: 'status.stop' });
@@ -196,11 +216,11 @@ describe('statusMachine', () => {
     expect(actor.getSnapshot().context.lastError).toBe('stopping timed out after 5000 ms');
   });
 
-  it('transitions purely: a leader’s stop goes through checking', () => {
+  it('transitions purely: a campaigning follower’s stop goes to releasing', () => {
     const [follower] = initialTransition(statusMachine, INPUT);
     expect(stateName(follower.value)).toBe('follower.campaigning');
-    const [stopped] = transition(statusMachine, follower, { type: 'status.stop' });
-    expect(stopped.status).toBe('done');
+    const [stopping] = transition(statusMachine, follower, { type: 'status.stop' });
+    expect(stateName(stopping.value)).toBe('stopping.releasing');
   });
 
   it('serialises with the states the design names (follower ↔ leader)', () => {
