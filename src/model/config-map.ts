@@ -3,7 +3,9 @@ import type { GlobalConfig, Problem, RiskLevel } from './nginx-model.js';
 import type { ConfigMap } from './snapshot.js';
 import {
   checkBool,
+  checkCidrList,
   checkFilePath,
+  checkHeaderName,
   checkBuffers,
   checkErrorLogLevel,
   checkLogFormat,
@@ -120,6 +122,10 @@ export const defaultGlobalConfig: GlobalConfig = Object.freeze({
   limitConnStatusCode: 503,
   loadBalance: 'round_robin',
   useForwardedHeaders: false,
+  enableRealIp: false,
+  forwardedForHeader: 'X-Forwarded-For',
+  // ingress-nginx's default: every peer may name the client, once forwarded headers are trusted.
+  proxyRealIpCidr: ['0.0.0.0/0'],
   logFormatUpstream: DEFAULT_LOG_FORMAT,
   accessLogPath: 'logs/access.log',
 });
@@ -186,7 +192,10 @@ export const configKeys: readonly ConfigKey[] = [
   key('limit-req-status-code', 'limitReqStatusCode', checkStatusCode, 'status for requests over limit-rps / limit-rpm'),
   key('limit-conn-status-code', 'limitConnStatusCode', checkStatusCode, 'status for connections over limit-connections'),
   key('load-balance', 'loadBalance', checkLoadBalance, 'round_robin, or ewma (served as least_conn)'),
-  key('use-forwarded-headers', 'useForwardedHeaders', checkBool, 'trust X-Forwarded-* from the client'),
+  key('use-forwarded-headers', 'useForwardedHeaders', checkBool, 'trust X-Forwarded-* from the client; the client address comes from forwarded-for-header'),
+  key('enable-real-ip', 'enableRealIp', checkBool, 'take the client address from forwarded-for-header without trusting the other X-Forwarded-* headers'),
+  key('forwarded-for-header', 'forwardedForHeader', checkHeaderName, 'the header naming the client address (real_ip_header)'),
+  key('proxy-real-ip-cidr', 'proxyRealIpCidr', checkCidrList, 'the proxies trusted to name the client address (set_real_ip_from), comma-separated'),
   key('log-format-upstream', 'logFormatUpstream', checkLogFormat, 'access log format'),
   key('access-log-path', 'accessLogPath', checkFilePath, 'access log file; relative paths are under the nginx prefix'),
   {
@@ -220,7 +229,6 @@ export const refusedConfigKeys: readonly { readonly key: string; readonly reason
   { key: 'use-geoip2', reason: 'GeoIP2 is not part of nginx here' },
   { key: 'global-auth-url', reason: 'external auth is not implemented' },
   { key: 'use-proxy-protocol', reason: 'PROXY protocol is not implemented' },
-  { key: 'enable-real-ip', reason: 'real_ip is not implemented; see use-forwarded-headers' },
   { key: 'use-gzip', reason: 'compression is not implemented' },
   { key: 'enable-brotli', reason: 'brotli is not part of nginx here' },
   { key: 'lua-shared-dicts', reason: 'there is no Lua' },

@@ -52,6 +52,12 @@ export interface GlobalConfig {
   /** `round_robin`, or `least_conn` (what `ewma` maps to without Lua) */
   readonly loadBalance: 'round_robin' | 'least_conn';
   readonly useForwardedHeaders: boolean;
+  /** take the client address from forwardedForHeader even without use-forwarded-headers */
+  readonly enableRealIp: boolean;
+  /** the header naming the client address, with use-forwarded-headers or enable-real-ip */
+  readonly forwardedForHeader: string;
+  /** the proxies trusted to name the client address in forwardedForHeader */
+  readonly proxyRealIpCidr: readonly string[];
   readonly logFormatUpstream: string;
   /** null when disable-access-log is set */
   readonly accessLogPath: string | null;

@@ -255,6 +255,12 @@ export function checkCidrList(value: unknown): Checked<string[]> {
   return ok(out);
 }
 
+/** checkHeaderName accepts an HTTP header name nginx exposes as `$http_<name>` (no `_`: nginx drops such headers). */
+export function checkHeaderName(value: unknown): Checked<string> {
+  if (typeof value === 'string' && /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/.test(value)) return ok(value);
+  return fail(`${show(value)} is not a header name (letters, digits and '-')`);
+}
+
 /** checkHostPort accepts a host name or IP, optionally with `:port`, as a Host header is. */
 export function checkHostPort(value: unknown): Checked<string> {
   if (typeof value !== 'string' || value.length === 0 || value.length > 261) return fail('must be a host name, optionally with :port');

@@ -67,7 +67,8 @@ describe('the controller', () => {
     await writeFile(file, good.replace('{{#each servers}}', '{{#each servers}'));
     await waitFor('the template to be invalid', () => cluster.actor('template')?.value === 'invalid');
     expect(String(cluster.actor('template')?.context.lastError)).toMatch(/nginx\.conf\.hbs: .*line \d+/);
-    expect((await request('burst.example.com', '/v500')).backend).toBe('two');
+    // The whole reply, so a failure shows what nginx answered instead.
+    expect(await request('burst.example.com', '/v500')).toMatchObject({ status: 200, backend: 'two' });
     await writeFile(file, good.replace('# nginx.conf written by ingress-actors', '# nginx.conf (fixed) written by ingress-actors'));
     await waitFor('the template to be ready', () => cluster.actor('template')?.value === 'ready');
     await waitFor('the fixed template live', async () => (await readFile(join(cluster.config.configDir, 'nginx.conf'), 'utf8')).includes('(fixed)'), 10_000);

@@ -1,13 +1,7 @@
-import { show, type Checked } from '../validate.js';
+import { checkHeaderName, show, type Checked } from '../validate.js';
 import { checkCookieName } from './affinity.js';
 import { intIn, read, readBool } from './read.js';
 import type { AnnotationGroup } from './types.js';
-
-/** checkHeaderName accepts an HTTP header name nginx exposes as `$http_<name>` (no `_`: nginx drops such headers). */
-export function checkHeaderName(value: string): Checked<string> {
-  if (/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/.test(value)) return { ok: true, value };
-  return { ok: false, message: `${show(value)} is not a header name (letters, digits and '-')` };
-}
 
 function checkHeaderValue(value: string): Checked<string> {
   if (/^[A-Za-z0-9._~:/+=-]{1,256}$/.test(value)) return { ok: true, value };
