@@ -133,13 +133,16 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
     return ms;
   };
   const ours = oursInAgeOrder(snapshot, options, memo, age);
-  // A plan holds while every object it read is the same; when no Service, EndpointSlice or Secret
-  // changed since the last build, they all are for the plans that build checked.
-  const readsSame = previousLookups !== undefined && lookups.sameObjectsAs(previousLookups);
+  // A plan holds while every object it read is the same. For the plans the last build checked:
+  // when no Service or EndpointSlice changed since, only the Secrets they read need a look.
+  const secretsChanged = previousLookups === undefined ? null : lookups.changedSecrets(previousLookups);
+  const onlySecretsMoved = previousLookups !== undefined && lookups.services === previousLookups.services && lookups.slices === previousLookups.slices;
+  const holds = (known: { plan: IngressPlan; checkedIn: Lookups }) =>
+    onlySecretsMoved && known.checkedIn === previousLookups ? !known.plan.reads.readAnySecretOf(secretsChanged!) : known.plan.reads.unchangedIn(lookups);
   const planContext = { config: baseConfig, lookups, built: memo.built, defaultBackendUpstream: defaultBackend.upstream };
   const plans = ours.map((ingress) => {
     const known = memo.plans.get(ingress);
-    if (known && ((readsSame && known.checkedIn === previousLookups) || known.plan.reads.unchangedIn(lookups))) {
+    if (known && holds(known)) {
       known.checkedIn = lookups;
       return known.plan;
     }
@@ -152,7 +155,9 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
   const hosts = memo.hosts;
   const hsts = hstsHeader(baseConfig);
   const hostContext: HostContext = { certificates, fallback, config: baseConfig, hsts: hsts !== null, order: (a, b) => byAge(a.identified!.ingress, b.identified!.ingress, age) };
-  hosts.update(plans, hostContext, previousLookups === undefined || lookups.secrets !== previousLookups.secrets);
+  // Any TLS host may fall back to the default certificate: its Secret changing touches them all.
+  const defaultChanged = secretsChanged === null || (options.defaultSslCertificate !== undefined && secretsChanged.has(options.defaultSslCertificate));
+  hosts.update(plans, hostContext, defaultChanged ? 'all' : secretsChanged);
   hosts.countDefaultBackend(defaultTable);
   hosts.problemsInto(problems);
   problems.push(...[...hosts.sliceProblems.keys()].sort().map((key) => hosts.sliceProblems.get(key)!));

@@ -78,10 +78,11 @@ export class HostTable {
   readonly certificates = new Tally<string, Certificate>();
 
   /**
-   * update brings the table to `plans` (every plan of the build, in conflict order). `tlsChanged`
-   * says Secrets may have changed, so every host with a TLS claim is worked out again.
+   * update brings the table to `plans` (every plan of the build, in conflict order).
+   * `secretsChanged` names the Secrets (namespace/name) that changed since the last update: the
+   * hosts whose TLS claims name one are worked out again; `all`, every host with a TLS claim.
    */
-  update(plans: readonly IngressPlan[], ctx: HostContext, tlsChanged: boolean): void {
+  update(plans: readonly IngressPlan[], ctx: HostContext, secretsChanged: ReadonlySet<string> | 'all'): void {
     const { added, removed } = diff(this.plans, plans);
     const dirty = new Set<string>(this.results.size === 0 ? [CATCH_ALL] : []);
     const touch = (plan: IngressPlan) => {
@@ -91,7 +92,8 @@ export class HostTable {
     // Contributions are added before the old ones are taken back, so an unchanged key never leaves a tally.
     for (const plan of added) if (plan.identified) this.contribute(plan, +1, touch);
     for (const plan of removed) if (plan.identified) this.contribute(plan, -1, touch);
-    if (tlsChanged) for (const host of this.tlsPlans.keys()) dirty.add(host);
+    if (secretsChanged === 'all') for (const host of this.tlsPlans.keys()) dirty.add(host);
+    else if (secretsChanged.size > 0) for (const host of hostsNaming(plans, secretsChanged)) dirty.add(host);
 
     const recount = new Set<IngressPlan>(added.filter((p) => p.identified));
     for (const host of dirty) {
@@ -382,4 +384,12 @@ function makeServer(
     snippet,
     errorLocations: [...errors.values()].sort((a, b) => compare(a.name, b.name)),
   };
+}
+
+/** hostsNaming lists the hosts whose TLS claims, in `plans`, name one of `secrets` (namespace/name). */
+function* hostsNaming(plans: readonly IngressPlan[], secrets: ReadonlySet<string>): Iterable<string> {
+  for (const plan of plans) {
+    if (!plan.identified) continue;
+    for (const step of plan.tls) if (step.kind === 'claim' && step.secretName && secrets.has(`${plan.identified.namespace}/${step.secretName}`)) yield step.host;
+  }
 }

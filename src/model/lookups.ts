@@ -27,10 +27,15 @@ export class Lookups {
     this.slices = same('endpointSlices') ? previous!.slices : byService(snapshot.endpointSlices);
   }
 
-  /** sameObjectsAs says every Service, EndpointSlice and Secret is the one `other` holds: every read gives the same answer. */
-  sameObjectsAs(other: Lookups): boolean {
-    return this.services === other.services && this.slices === other.slices && this.secrets === other.secrets;
+  /** changedSecrets names (namespace/name) the Secrets that are not the ones `other` holds: added, removed or replaced. */
+  changedSecrets(other: Lookups): Set<string> {
+    const changed = new Set<string>();
+    if (this.secrets === other.secrets) return changed;
+    for (const [key, secret] of this.secrets) if (other.secrets.get(key) !== secret) changed.add(key);
+    for (const key of other.secrets.keys()) if (!this.secrets.has(key)) changed.add(key);
+    return changed;
   }
+
 }
 
 function byName<T extends Service | Secret>(objects: readonly T[]): Map<string, T> {
@@ -84,6 +89,13 @@ export class TrackedReads implements Reads {
     const s = this.from.secrets.get(key);
     this.secrets.push(key, s);
     return s;
+  }
+
+  /** readAnySecretOf says whether this reader asked for one of `keys` (namespace/name). */
+  readAnySecretOf(keys: ReadonlySet<string>): boolean {
+    if (keys.size === 0) return false;
+    for (let i = 0; i < this.secrets.length; i += 2) if (keys.has(this.secrets[i] as string)) return true;
+    return false;
   }
 
   /** unchangedIn says whether `now` would give every answer this reader gave, object for object. */
