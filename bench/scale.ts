@@ -14,6 +14,13 @@ import { render } from '../src/render/render.js';
 import { issueCertificate } from '../src/tls/issue.js';
 import { freshTemplate, generateCluster } from './fixtures.js';
 
+/** heapAfterGc is the heap in use once garbage is collected (the benchmarks run with --expose-gc). */
+function heapAfterGc(): number {
+  if (!global.gc) throw new Error('run with node --expose-gc (npm run bench does)');
+  global.gc();
+  return process.memoryUsage().heapUsed;
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 function time<T>(fn: (run: number) => T, runs: number): { ms: number; value: T } {
@@ -33,17 +40,23 @@ export async function runScale(sizes = [100, 1000, 10_000]): Promise<void> {
   const wildcard = await issueCertificate({ commonName: '*.bench.local', dnsNames: ['*.bench.local'] });
   const rows: { n: number; build: number; render: number; nginx: number }[] = [];
   for (const n of sizes) {
+    const heapBefore = heapAfterGc();
     const snapshot = generateCluster(n, wildcard);
+    const heapWithObjects = heapAfterGc();
     const runs = n >= 10_000 ? 3 : 5;
-    global.gc?.();
-    const heapBefore = process.memoryUsage().heapUsed;
     const built = time(() => buildModel(snapshot, defaultBuildOptions), runs);
     // A template of its own per run, so each render is a full one.
-    const templates = Array.from({ length: runs }, () => freshTemplate(template));
+    let templates = Array.from({ length: runs }, () => freshTemplate(template));
     const rendered = time((r) => render(built.value.model, templates[r]!), runs);
-    const heapMb = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
+    const kept = templates.at(-1);
+    templates = [];
     const dir = await mkdtemp(join(tmpdir(), 'ia-bench-'));
     const conf = await writeConfigSet(dir, rendered.value, built.value.model.certificates);
+    // What a running controller holds on to besides the objects: the last model, its text (flat
+    // once written: a rendered string is a rope until then), and one template's kept partials.
+    const retainedMb = (heapAfterGc() - heapWithObjects) / 2 ** 20;
+    const objectsMb = (heapWithObjects - heapBefore) / 2 ** 20;
+    void kept;
     const t = performance.now();
     const verdict = await testConfig(nginxBinary(), dir, conf);
     const nginxMs = performance.now() - t;
@@ -54,7 +67,8 @@ export async function runScale(sizes = [100, 1000, 10_000]): Promise<void> {
     rows.push({ n, build: built.ms, render: rendered.ms, nginx: nginxMs });
     console.log(
       `bench scale: n=${n} build_ms=${built.ms.toFixed(1)} render_ms=${rendered.ms.toFixed(1)} nginx_t_ms=${nginxMs.toFixed(0)} ` +
-        `ratio=${((built.ms + rendered.ms) / nginxMs).toFixed(3)} bytes_per_ingress=${bytesPerIngress.toFixed(0)} heap_mb=${heapMb.toFixed(1)}`,
+        `ratio=${((built.ms + rendered.ms) / nginxMs).toFixed(3)} bytes_per_ingress=${bytesPerIngress.toFixed(0)} ` +
+        `objects_heap_mb=${objectsMb.toFixed(1)} retained_heap_mb=${retainedMb.toFixed(1)}`,
     );
   }
   // Growth: the log-log slope between the smallest and largest N (1.0 is linear).
