@@ -123,6 +123,7 @@ export const defaultGlobalConfig: GlobalConfig = Object.freeze({
   loadBalance: 'round_robin',
   useForwardedHeaders: false,
   enableRealIp: false,
+  useProxyProtocol: false,
   forwardedForHeader: 'X-Forwarded-For',
   // ingress-nginx's default: every peer may name the client, once forwarded headers are trusted.
   proxyRealIpCidr: ['0.0.0.0/0'],
@@ -194,6 +195,7 @@ export const configKeys: readonly ConfigKey[] = [
   key('load-balance', 'loadBalance', checkLoadBalance, 'round_robin, or ewma (served as least_conn)'),
   key('use-forwarded-headers', 'useForwardedHeaders', checkBool, 'trust X-Forwarded-* from the client; the client address comes from forwarded-for-header'),
   key('enable-real-ip', 'enableRealIp', checkBool, 'take the client address from forwarded-for-header without trusting the other X-Forwarded-* headers'),
+  key('use-proxy-protocol', 'useProxyProtocol', checkBool, 'expect the PROXY protocol on both ports; the client address comes from it, trusted from proxy-real-ip-cidr'),
   key('forwarded-for-header', 'forwardedForHeader', checkHeaderName, 'the header naming the client address (real_ip_header)'),
   key('proxy-real-ip-cidr', 'proxyRealIpCidr', checkCidrList, 'the proxies trusted to name the client address (set_real_ip_from), comma-separated'),
   key('log-format-upstream', 'logFormatUpstream', checkLogFormat, 'access log format'),
@@ -228,7 +230,6 @@ export const refusedConfigKeys: readonly { readonly key: string; readonly reason
   { key: 'enable-opentelemetry', reason: 'OpenTelemetry is not part of nginx here' },
   { key: 'use-geoip2', reason: 'GeoIP2 is not part of nginx here' },
   { key: 'global-auth-url', reason: 'external auth is not implemented' },
-  { key: 'use-proxy-protocol', reason: 'PROXY protocol is not implemented' },
   { key: 'use-gzip', reason: 'compression is not implemented' },
   { key: 'enable-brotli', reason: 'brotli is not part of nginx here' },
   { key: 'lua-shared-dicts', reason: 'there is no Lua' },

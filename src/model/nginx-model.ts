@@ -54,6 +54,8 @@ export interface GlobalConfig {
   readonly useForwardedHeaders: boolean;
   /** take the client address from forwardedForHeader even without use-forwarded-headers */
   readonly enableRealIp: boolean;
+  /** every connection starts with a PROXY protocol header (a TCP load balancer in front), which names the client */
+  readonly useProxyProtocol: boolean;
   /** the header naming the client address, with use-forwarded-headers or enable-real-ip */
   readonly forwardedForHeader: string;
   /** the proxies trusted to name the client address in forwardedForHeader */
