@@ -153,14 +153,15 @@ const secret = fc.record({
 
 /**
  * ConfigMap keys whose every valid value leaves plain GETs to the good Ingresses served. Left out:
- * keys where a valid value changes that on purpose (force-ssl-redirect, worker and connection
+ * keys where a valid value changes that on purpose (force-ssl-redirect, use-proxy-protocol, worker and connection
  * counts, header buffers, limits) and the two that let Ingress owners write directives by design
  * (allow-snippet-annotations, annotations-risk-level): those are the operator's choice, not an attack.
  */
 const SAFE_CONFIG_KEYS = [
   'error-log-level', 'log-format-upstream', 'ssl-protocols', 'ssl-ciphers', 'ssl-redirect', 'hsts', 'hsts-max-age',
   'hsts-include-subdomains', 'hsts-preload', 'proxy-body-size', 'map-hash-bucket-size', 'server-name-hash-max-size',
-  'server-name-hash-bucket-size', 'http2-max-field-size', 'http2-max-header-size', 'use-forwarded-headers', 'load-balance',
+  'server-name-hash-bucket-size', 'http2-max-field-size', 'http2-max-header-size', 'use-forwarded-headers', 'enable-real-ip',
+  'forwarded-for-header', 'proxy-real-ip-cidr', 'load-balance',
   'access-log-path', 'disable-access-log', 'allow-cross-namespace-resources', 'no-such-key',
 ];
 const configMap = (name: { namespace: string; name: string }) =>
