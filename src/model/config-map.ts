@@ -77,12 +77,41 @@ function checkStatusCode(value: unknown): Checked<number> {
   return n.ok && n.value >= 400 ? n : { ok: false, message: `${show(value)} is not an HTTP error status (400-599)` };
 }
 
+function checkGzipLevel(value: unknown): Checked<number> {
+  const n = checkPositiveInt(value, 9);
+  return n.ok ? n : { ok: false, message: `${show(value)} is not a gzip level (1-9)` };
+}
+
+function checkByteCount(value: unknown): Checked<number> {
+  if (value === '0') return { ok: true, value: 0 };
+  const n = checkPositiveInt(value);
+  return n.ok ? n : { ok: false, message: `${show(value)} is not a byte count` };
+}
+
+/** A MIME type as gzip_types takes it (`*` for any, or type/subtype with RFC 6838's characters). */
+const MIME_TYPE = /^(\*|[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126})$/;
+
+function checkMimeTypes(value: unknown): Checked<string[]> {
+  const types = typeof value === 'string' ? value.split(/[ ,]+/).filter(Boolean) : [];
+  const bad = types.find((t) => !MIME_TYPE.test(t));
+  if (types.length === 0 || bad !== undefined) return { ok: false, message: `${show(bad ?? value)} is not a MIME type (type/subtype, or *)` };
+  // nginx always compresses text/html once gzip is on, and warns when it is listed again.
+  return { ok: true, value: [...new Set(types)].filter((t) => t.toLowerCase() !== 'text/html') };
+}
+
 function checkLoadBalance(value: unknown): Checked<'round_robin' | 'least_conn'> {
   if (value === 'round_robin') return { ok: true, value };
   // Without Lua there is no EWMA; least_conn is nginx's closest built-in (both favour the less loaded).
   if (value === 'ewma' || value === 'least_conn') return { ok: true, value: 'least_conn' };
   return { ok: false, message: `${show(value)} is not round_robin or ewma` };
 }
+
+/** ingress-nginx's gzip-types default. */
+const DEFAULT_GZIP_TYPES: readonly string[] = Object.freeze(
+  ('application/atom+xml application/javascript application/x-javascript application/json application/rss+xml ' +
+    'application/vnd.ms-fontobject application/x-font-ttf application/x-web-app-manifest+json application/xhtml+xml ' +
+    'application/xml font/opentype image/svg+xml image/x-icon text/css text/javascript text/plain text/x-component').split(' '),
+);
 
 /** The default log format of ingress-nginx (`log-format-upstream`), less its Lua-only variables. */
 export const DEFAULT_LOG_FORMAT =
@@ -124,6 +153,10 @@ export const defaultGlobalConfig: GlobalConfig = Object.freeze({
   useForwardedHeaders: false,
   enableRealIp: false,
   useProxyProtocol: false,
+  useGzip: false,
+  gzipLevel: 1,
+  gzipMinLength: 256,
+  gzipTypes: DEFAULT_GZIP_TYPES,
   forwardedForHeader: 'X-Forwarded-For',
   // ingress-nginx's default: every peer may name the client, once forwarded headers are trusted.
   proxyRealIpCidr: ['0.0.0.0/0'],
@@ -198,6 +231,10 @@ export const configKeys: readonly ConfigKey[] = [
   key('use-proxy-protocol', 'useProxyProtocol', checkBool, 'expect the PROXY protocol on both ports; the client address comes from it, trusted from proxy-real-ip-cidr'),
   key('forwarded-for-header', 'forwardedForHeader', checkHeaderName, 'the header naming the client address (real_ip_header)'),
   key('proxy-real-ip-cidr', 'proxyRealIpCidr', checkCidrList, 'the proxies trusted to name the client address (set_real_ip_from), comma-separated'),
+  key('use-gzip', 'useGzip', checkBool, 'compress answers with gzip (gzip_proxied any, gzip_vary on)'),
+  key('gzip-level', 'gzipLevel', checkGzipLevel, 'gzip_comp_level (1-9)'),
+  key('gzip-min-length', 'gzipMinLength', checkByteCount, 'gzip_min_length (bytes)'),
+  key('gzip-types', 'gzipTypes', checkMimeTypes, 'gzip_types: space-separated MIME types, or *'),
   key('log-format-upstream', 'logFormatUpstream', checkLogFormat, 'access log format'),
   key('access-log-path', 'accessLogPath', checkFilePath, 'access log file; relative paths are under the nginx prefix'),
   {
@@ -230,7 +267,7 @@ export const refusedConfigKeys: readonly { readonly key: string; readonly reason
   { key: 'enable-opentelemetry', reason: 'OpenTelemetry is not part of nginx here' },
   { key: 'use-geoip2', reason: 'GeoIP2 is not part of nginx here' },
   { key: 'global-auth-url', reason: 'external auth is not implemented' },
-  { key: 'use-gzip', reason: 'compression is not implemented' },
+  { key: 'gzip-disable', reason: 'a User-Agent regular expression from the ConfigMap is not accepted; gzip serves every client that asks for it' },
   { key: 'enable-brotli', reason: 'brotli is not part of nginx here' },
   { key: 'lua-shared-dicts', reason: 'there is no Lua' },
   { key: 'plugins', reason: 'there is no Lua' },

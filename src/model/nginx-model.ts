@@ -60,6 +60,11 @@ export interface GlobalConfig {
   readonly forwardedForHeader: string;
   /** the proxies trusted to name the client address in forwardedForHeader */
   readonly proxyRealIpCidr: readonly string[];
+  /** compress answers with gzip (use-gzip), at gzipLevel, from gzipMinLength bytes, for gzipTypes */
+  readonly useGzip: boolean;
+  readonly gzipLevel: number;
+  readonly gzipMinLength: number;
+  readonly gzipTypes: readonly string[];
   readonly logFormatUpstream: string;
   /** null when disable-access-log is set */
   readonly accessLogPath: string | null;

@@ -161,7 +161,7 @@ const SAFE_CONFIG_KEYS = [
   'error-log-level', 'log-format-upstream', 'ssl-protocols', 'ssl-ciphers', 'ssl-redirect', 'hsts', 'hsts-max-age',
   'hsts-include-subdomains', 'hsts-preload', 'proxy-body-size', 'map-hash-bucket-size', 'server-name-hash-max-size',
   'server-name-hash-bucket-size', 'http2-max-field-size', 'http2-max-header-size', 'use-forwarded-headers', 'enable-real-ip',
-  'forwarded-for-header', 'proxy-real-ip-cidr', 'load-balance',
+  'forwarded-for-header', 'proxy-real-ip-cidr', 'use-gzip', 'gzip-level', 'gzip-min-length', 'gzip-types', 'load-balance',
   'access-log-path', 'disable-access-log', 'allow-cross-namespace-resources', 'no-such-key',
 ];
 const configMap = (name: { namespace: string; name: string }) =>
