@@ -35,6 +35,7 @@ interface Answer {
   readonly status: number;
   readonly realIp?: string;
   readonly forwardedFor?: string;
+  readonly forwardedPort?: string;
 }
 
 /** readAnswer reads one HTTP/1.1 answer (the request asked the server to close) from `socket`. */
@@ -49,7 +50,7 @@ function readAnswer(socket: Socket): Promise<Answer> {
       const body = raw.slice(raw.indexOf('\r\n\r\n') + 4);
       if (status !== 200) return resolve({ status });
       const headers = (JSON.parse(body) as { headers: Record<string, string> }).headers;
-      resolve({ status, realIp: headers['x-real-ip'], forwardedFor: headers['x-forwarded-for'] });
+      resolve({ status, realIp: headers['x-real-ip'], forwardedFor: headers['x-forwarded-for'], forwardedPort: headers['x-forwarded-port'] });
     });
   });
 }
@@ -79,8 +80,8 @@ const proxyLine = (client: string) => `PROXY TCP4 ${client} 127.0.0.1 40000 80\r
 describe('use-proxy-protocol with proxy-real-ip-cidr, through real nginx', () => {
   it('renders without problems', () => expect(scene.problems).toBe(''));
 
-  it('the balancer naming an allowed client gets through over HTTP; the backend sees the client', async () => {
-    expect(await viaBalancer('127.0.0.1', proxyLine('10.9.8.7'))).toEqual({ status: 200, realIp: '10.9.8.7', forwardedFor: '10.9.8.7' });
+  it('the balancer naming an allowed client gets through over HTTP; the backend sees the client and the port it reached', async () => {
+    expect(await viaBalancer('127.0.0.1', proxyLine('10.9.8.7'))).toEqual({ status: 200, realIp: '10.9.8.7', forwardedFor: '10.9.8.7', forwardedPort: '80' });
   });
 
   it('and over HTTPS, the header coming before the TLS handshake', async () => {
