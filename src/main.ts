@@ -31,6 +31,7 @@ import type { NginxModel, Problem } from './model/nginx-model.js';
 import { emptySnapshot } from './model/snapshot.js';
 import { stageConfig } from './nginx/apply.js';
 import { nginxBinary } from './nginx/binary.js';
+import { nameservers } from './nginx/resolvers.js';
 import { loadCheckedTemplate } from './render/load.js';
 import { render } from './render/render.js';
 
@@ -68,8 +69,9 @@ export async function startController(
   const kc = options.kubeConfig ?? loadKubeConfig(config.kubeconfig);
   const cache = new ClusterCache();
   await mkdir(config.configDir, { recursive: true, mode: 0o755 });
+  const build = { ...config.build, resolvers: await nameservers() };
 
-  let lastModel: NginxModel = buildModel(emptySnapshot, config.build).model;
+  let lastModel: NginxModel = buildModel(emptySnapshot, build).model;
   // What the status actor publishes: null until the first sync has seen the cluster.
   let served: ReadonlySet<string> | null = null;
   let lastProblems: readonly Problem[] | null = null;
@@ -106,7 +108,7 @@ export async function startController(
   const syncQueue = syncQueueMachine.provide({
     actors: syncActors({
       cache,
-      build: config.build,
+      build,
       configDir: config.configDir,
       log: log.child({ actor: 'syncQueue' }),
       onModel: (model, durationMs, problems) => {

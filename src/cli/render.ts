@@ -5,6 +5,7 @@ import { loadManifests } from '../manifests/load.js';
 import { writeConfigSet } from '../nginx/files.js';
 import { loadTemplate } from '../render/load.js';
 import { render } from '../render/render.js';
+import { nameservers } from '../nginx/resolvers.js';
 import type { CommandIo } from './command.js';
 import { classFlags, parsePort, UsageError } from './flags.js';
 
@@ -61,7 +62,7 @@ export async function runRender(argv: string[], { out, err, log }: CommandIo): P
   };
   const snapshot = await loadManifests(manifests);
   const template = await loadTemplate(values.template);
-  const { model, problems } = buildModel(snapshot, options);
+  const { model, problems } = buildModel(snapshot, { ...options, resolvers: await nameservers() });
   const text = render(model, template);
   log.debug({ servers: model.servers.length, upstreams: model.upstreams.length, problems: problems.length }, 'model built');
   for (const problem of problems) err.write(`${formatProblem(problem)}\n`);

@@ -5,7 +5,7 @@ import { fitServerNameHash, readConfigMap } from './config-map.js';
 import { HostTable, type HostContext } from './host-table.js';
 import { isOurs, type ClassOptions } from './ingress-class.js';
 import { CATCH_ALL, firstPort, planIngress, type IngressPlan } from './ingress-plan.js';
-import type { Route } from './locations.js';
+import { DEFAULT_PROXY_HOST, type Route } from './locations.js';
 import { Lookups, sameItems, TrackedReads } from './lookups.js';
 import type { BalancedUpstream, BuildResult, Certificate, GlobalConfig, NginxModel, Problem, Server } from './nginx-model.js';
 import type { ConfigMap as ConfigMapObject, Ingress, IngressClass, Snapshot } from './snapshot.js';
@@ -21,6 +21,8 @@ export interface BuildOptions extends ClassOptions {
   readonly defaultBackendService?: string;
   readonly httpPort: number;
   readonly httpsPort: number;
+  /** nameservers nginx asks for names it looks up at run time (auth-url): IP addresses, from /etc/resolv.conf */
+  readonly resolvers?: readonly string[];
 }
 
 /** defaultBuildOptions are ingress-nginx's flag defaults. */
@@ -173,7 +175,9 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
     httpsRedirect: `https://$host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$request_uri`,
     config,
     hstsHeader: hsts,
-    proxyHeaders: { host: '$best_http_host' },
+    // Only auth-url looks names up at run time: without it the file does not depend on the machine.
+    resolvers: options.resolvers?.length && [defaultServer, ...named].some((s) => s.locations.some((l) => l.externalAuth !== null)) ? options.resolvers : [],
+    proxyHeaders: { host: DEFAULT_PROXY_HOST },
     requestZones: http.requestZones,
     connectionZones: http.connectionZones,
     maps: http.maps,

@@ -266,7 +266,7 @@ export const refusedConfigKeys: readonly { readonly key: string; readonly reason
   { key: 'enable-modsecurity', reason: 'ModSecurity is not part of nginx here' },
   { key: 'enable-opentelemetry', reason: 'OpenTelemetry is not part of nginx here' },
   { key: 'use-geoip2', reason: 'GeoIP2 is not part of nginx here' },
-  { key: 'global-auth-url', reason: 'external auth is not implemented' },
+  { key: 'global-auth-url', reason: 'a ConfigMap-wide auth-url is not implemented; use the auth-url annotation' },
   { key: 'gzip-disable', reason: 'a User-Agent regular expression from the ConfigMap is not accepted; gzip serves every client that asks for it' },
   { key: 'enable-brotli', reason: 'brotli is not part of nginx here' },
   { key: 'lua-shared-dicts', reason: 'there is no Lua' },

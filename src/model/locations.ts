@@ -1,4 +1,5 @@
-import type { Location, PathType } from './nginx-model.js';
+import { createHash } from 'node:crypto';
+import type { ExternalAuth, ExternalAuthSettings, Location, PathType } from './nginx-model.js';
 import { compare } from './backends.js';
 
 /** LocationExtras are the Location fields annotations decide, copied into every location of a route. */
@@ -6,7 +7,7 @@ export type LocationExtras = Pick<
   Location,
   | 'redirect' | 'appRoot' | 'client' | 'proxy' | 'grpc' | 'proxyHeaders' | 'grpcHeaders' | 'access' | 'auth'
   | 'limitRequests' | 'limitConnections' | 'cors' | 'setCookie' | 'errorPages' | 'snippet'
->;
+> & { readonly externalAuth: ExternalAuthSettings | null };
 
 /** RouteFeatures is what an Ingress's annotations ask of one of its routes. */
 export interface RouteFeatures {
@@ -21,11 +22,23 @@ export interface RouteFeatures {
   readonly extras: LocationExtras;
 }
 
+/** DEFAULT_PROXY_HOST is the Host nginx.conf sends upstream unless upstream-vhost says otherwise. */
+export const DEFAULT_PROXY_HOST = '$best_http_host';
+
 /** NO_EXTRAS is a route that annotations do not touch. */
 export const NO_EXTRAS: LocationExtras = Object.freeze({
   redirect: null, appRoot: null, client: null, proxy: null, grpc: null, proxyHeaders: null, grpcHeaders: null, access: null,
-  auth: null, limitRequests: null, limitConnections: null, cors: null, setCookie: null, errorPages: null, snippet: null,
+  auth: null, externalAuth: null, limitRequests: null, limitConnections: null, cors: null, setCookie: null, errorPages: null, snippet: null,
 });
+
+/**
+ * externalAuthAt names the locations auth-url needs beside the location `modifier match`:
+ * unique in the server, as that pair is, and stable while the location is.
+ */
+function externalAuthAt(settings: ExternalAuthSettings, modifier: Location['modifier'], match: string): ExternalAuth {
+  const id = createHash('sha256').update(`${modifier} ${match}`).digest('hex').slice(0, 16);
+  return { ...settings, location: `/_external-auth-${id}`, signinLocation: `@ia_signin_${id}` };
+}
 
 /** Route is one Ingress path on one host, after validation, before it becomes nginx locations. */
 export interface Route {
@@ -91,6 +104,7 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
       sslRedirect: (f?.forceSslRedirect ?? host.forceSslRedirect) || (host.tls && redirect),
       ingress: route.ingress,
       ...extras,
+      externalAuth: extras.externalAuth && externalAuthAt(extras.externalAuth, modifier, match),
       appRoot: match === '/' || match === '^/' ? extras.appRoot : null,
       rewrite,
       pass:

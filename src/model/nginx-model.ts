@@ -187,6 +187,7 @@ export interface Location {
   readonly access: readonly AccessRule[] | null;
   /** basic auth: realm and the htpasswd file (relative to nginx.conf) */
   readonly auth: { readonly realm: string; readonly file: string } | null;
+  readonly externalAuth: ExternalAuth | null;
   readonly limitRequests: { readonly zone: string; readonly burst: number } | null;
   readonly limitConnections: { readonly zone: string; readonly count: number } | null;
   readonly cors: Cors | null;
@@ -198,6 +199,26 @@ export interface Location {
   readonly errorPages: readonly ErrorLocation[] | null;
   /** configuration-snippet, checked and re-serialised one directive a line */
   readonly snippet: readonly string[] | null;
+}
+
+/** ExternalAuthSettings are auth-url's settings as annotations give them, the same for every location of a route. */
+export interface ExternalAuthSettings {
+  readonly url: string;
+  /** the Host of the subrequest: the URL's host[:port], or a host variable */
+  readonly host: string;
+  readonly method: string;
+  /** where a 401 redirects (302), with the return address already added */
+  readonly signin: string | null;
+  /** headers of the auth answer copied into the proxied request: `$upstream_http_…` saved in `$ia_auth_…` */
+  readonly responseHeaders: readonly { readonly header: string; readonly source: string; readonly variable: string }[];
+}
+
+/** ExternalAuth is auth-url on one location: its settings and the names of the server's locations that serve it. */
+export interface ExternalAuth extends ExternalAuthSettings {
+  /** the internal location auth_request asks: `/_external-auth-<hash of the location>` */
+  readonly location: string;
+  /** the named location a 401 goes to when there is a sign-in page */
+  readonly signinLocation: string;
 }
 
 /** ErrorLocation is a named location that asks a default backend for an error page, as ingress-nginx does. */
@@ -281,6 +302,8 @@ export interface NginxModel {
   readonly config: GlobalConfig;
   /** the Strict-Transport-Security value, or null when hsts is off */
   readonly hstsHeader: string | null;
+  /** nameservers for names nginx looks up at run time (auth-url), from the controller's /etc/resolv.conf */
+  readonly resolvers: readonly string[];
   /** the http-level Host header, which a location with upstream-vhost replaces */
   readonly proxyHeaders: { readonly host: string };
   readonly requestZones: readonly LimitZone[];

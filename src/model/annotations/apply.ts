@@ -3,12 +3,12 @@
  * upstream variants (hash, least_conn, ClusterIP) its balancing annotations ask for.
  */
 import { compare, type Report } from '../backends.js';
-import type { BalancedUpstream, ErrorLocation, GlobalConfig, Problem, Upstream } from '../nginx-model.js';
-import { NO_EXTRAS, type LocationExtras, type RouteFeatures } from '../locations.js';
+import type { BalancedUpstream, ErrorLocation, ExternalAuthSettings, GlobalConfig, Problem, Upstream } from '../nginx-model.js';
+import { DEFAULT_PROXY_HOST, NO_EXTRAS, type LocationExtras, type RouteFeatures } from '../locations.js';
 import type { Service } from '../snapshot.js';
 import { checkIp } from '../validate.js';
 import { HttpExtras, stableId } from './http-extras.js';
-import type { IngressAnnotations } from './types.js';
+import type { ExternalAuthAnnotations, IngressAnnotations } from './types.js';
 
 /** Variant is how an upstream name balances over its base upstream. */
 export interface Variant {
@@ -106,6 +106,18 @@ export interface FeatureContext {
   readonly report: Report;
 }
 
+/** externalAuthSettings names the variables auth-response-headers copy through (none for gRPC, which has no proxy_set_header). */
+function externalAuthSettings(a: ExternalAuthAnnotations, grpc: boolean): ExternalAuthSettings {
+  const headers = grpc ? [] : a.responseHeaders;
+  return {
+    url: a.url,
+    host: a.host,
+    method: a.method,
+    signin: a.signin,
+    responseHeaders: headers.map((header, i) => ({ header, source: `$upstream_http_${header.toLowerCase().replace(/-/g, '_')}`, variable: `$ia_auth_header_${i}` })),
+  };
+}
+
 /**
  * IngressFeatures are one Ingress's annotations applied: the features of each of its routes
  * and the upstream each of its backends resolves to.
@@ -133,6 +145,9 @@ export class IngressFeatures {
         this.grpc ? 'not applied to gRPC backends' : 'no default backend (annotation default-backend or --default-backend-service) to render the errors; the Service\'s own pages are passed through',
       );
     }
+    if (this.grpc && a.externalAuth?.responseHeaders.length && !a.canary) {
+      ctx.report('metadata.annotations.nginx.ingress.kubernetes.io/auth-response-headers', 'not applied to gRPC backends');
+    }
     // A canary Ingress's own annotations are ignored but for balancing, as in ingress-nginx.
     this.shared = annotations.canary ? NO_EXTRAS : {
       redirect: a.redirect,
@@ -140,10 +155,12 @@ export class IngressFeatures {
       client: a.client,
       proxy: this.grpc ? null : a.proxy,
       grpc: this.grpc && timeouts && Object.values(timeouts).some((t) => t !== null) ? timeouts : null,
-      proxyHeaders: this.grpc ? null : vhost,
+      // Headers from the auth answer join the proxy headers, so the location must repeat them all.
+      proxyHeaders: this.grpc ? null : (vhost ?? (a.externalAuth?.responseHeaders.length ? { host: DEFAULT_PROXY_HOST } : null)),
       grpcHeaders: this.grpc ? vhost : null,
       access: a.access,
       auth: a.auth && { realm: a.auth.realm, file: ctx.extras.authFile(a.auth.secretId, a.auth.content) },
+      externalAuth: a.externalAuth && externalAuthSettings(a.externalAuth, this.grpc),
       ...ctx.extras.limits(owner, a.rateLimit),
       cors: ctx.extras.cors(a.cors),
       errorPages,

@@ -5,7 +5,6 @@ const out = (key: string, risk: RefusedAnnotation['risk'], scope: RefusedAnnotat
 const ignored = (key: string, risk: RefusedAnnotation['risk'], scope: RefusedAnnotation['scope'], reason: string): RefusedAnnotation =>
   ({ key, risk, scope, effect: 'ignored', reason });
 
-const EXTERNAL_AUTH = 'external auth (auth-url) needs an auth subrequest flow this controller does not implement; serving without it would skip authentication';
 const CLIENT_TLS = 'client certificate authentication is not implemented; serving without it would skip authentication';
 const BACKEND_TLS = 'backend certificate verification is not implemented; serving without it would trust any backend';
 
@@ -24,14 +23,16 @@ export const refusedAnnotations: readonly RefusedAnnotation[] = [
   ignored('custom-headers', 'Medium', 'location', 'response headers from a ConfigMap are not implemented'),
   ignored('disable-proxy-intercept-errors', 'Low', 'location', 'errors are intercepted only with custom-http-errors anyway'),
   ignored('enable-global-auth', 'Low', 'location', 'there is no global-auth-url here'),
-  out('auth-url', 'High', 'location', EXTERNAL_AUTH),
-  out('auth-signin', 'High', 'location', EXTERNAL_AUTH),
-  out('auth-snippet', 'Critical', 'location', EXTERNAL_AUTH),
-  ...[
-    ['auth-always-set-cookie', 'Low'], ['auth-cache-duration', 'Medium'], ['auth-cache-key', 'Medium'], ['auth-keepalive', 'Low'],
-    ['auth-keepalive-requests', 'Low'], ['auth-keepalive-share-vars', 'Low'], ['auth-keepalive-timeout', 'Low'], ['auth-method', 'Low'],
-    ['auth-proxy-set-headers', 'Medium'], ['auth-request-redirect', 'Medium'], ['auth-response-headers', 'Medium'], ['auth-signin-redirect-param', 'Medium'],
-  ].map(([k, r]) => out(k!, r as RefusedAnnotation['risk'], 'location', EXTERNAL_AUTH)),
+  out('auth-snippet', 'Critical', 'location', 'snippets in the auth subrequest are not implemented; serving without it could skip part of the authentication'),
+  ...[['auth-cache-duration', 'Medium'], ['auth-cache-key', 'Medium']].map(([k, r]) =>
+    ignored(k!, r as RefusedAnnotation['risk'], 'location', 'auth answers are not cached: every request asks the auth service'),
+  ),
+  ...[['auth-keepalive', 'Low'], ['auth-keepalive-requests', 'Low'], ['auth-keepalive-share-vars', 'Low'], ['auth-keepalive-timeout', 'Low']].map(([k, r]) =>
+    ignored(k!, r as RefusedAnnotation['risk'], 'location', 'the auth subrequest uses a new connection each time'),
+  ),
+  ignored('auth-always-set-cookie', 'Low', 'location', 'cookies of the auth answer are not passed to the client'),
+  ignored('auth-proxy-set-headers', 'Medium', 'location', 'extra headers for the auth subrequest from a ConfigMap are not implemented'),
+  ignored('auth-request-redirect', 'Medium', 'location', 'X-Auth-Request-Redirect is always the request URI'),
   ignored('fastcgi-index', 'Medium', 'location', 'FastCGI backends are refused (backend-protocol FCGI)'),
   ignored('fastcgi-params-configmap', 'Medium', 'location', 'FastCGI backends are refused (backend-protocol FCGI)'),
   ignored('http2-push-preload', 'Low', 'location', 'HTTP/2 push is gone from browsers and from nginx 1.25'),

@@ -10,6 +10,7 @@ import { authGroup } from './auth.js';
 import { backendProtocolGroup } from './backend-protocol.js';
 import { canaryGroup } from './canary.js';
 import { clientGroup } from './client.js';
+import { externalAuthGroup } from './external-auth.js';
 import { corsGroup } from './cors.js';
 import { customHttpErrorsGroup } from './custom-http-errors.js';
 import { defaultBackendGroup } from './default-backend.js';
@@ -27,7 +28,7 @@ import { upstreamVhostGroup } from './upstream-vhost.js';
 /** annotationGroups is every supported annotation module, in the compatibility table's order. */
 export const annotationGroups: readonly AnnotationGroup[] = [
   rewriteGroup, redirectGroup, backendProtocolGroup, upstreamVhostGroup, defaultBackendGroup, customHttpErrorsGroup,
-  clientGroup, proxyGroup, sourceRangeGroup, authGroup, corsGroup, rateLimitGroup, affinityGroup, loadBalanceGroup,
+  clientGroup, proxyGroup, sourceRangeGroup, authGroup, externalAuthGroup, corsGroup, rateLimitGroup, affinityGroup, loadBalanceGroup,
   canaryGroup, snippetsGroup,
 ] as readonly AnnotationGroup[];
 
@@ -116,6 +117,7 @@ export const NO_ANNOTATIONS: IngressAnnotations = Object.freeze({
   proxy: null,
   access: null,
   auth: null,
+  externalAuth: null,
   cors: null,
   rateLimit: null,
   affinity: null,

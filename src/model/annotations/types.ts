@@ -101,6 +101,16 @@ export interface RateLimitAnnotations {
   readonly burstMultiplier: number;
 }
 
+/** ExternalAuthAnnotations are auth-url and its companions, validated; signin already carries its return address. */
+export interface ExternalAuthAnnotations {
+  readonly url: string;
+  /** the URL's host[:port] (or its host variable), the Host of the subrequest */
+  readonly host: string;
+  readonly method: string;
+  readonly signin: string | null;
+  readonly responseHeaders: readonly string[];
+}
+
 /** IngressAnnotations is everything the annotations of one Ingress ask for, typed and validated. */
 export interface IngressAnnotations {
   readonly rewrite: RewriteAnnotations;
@@ -114,6 +124,7 @@ export interface IngressAnnotations {
   /** denylist then allowlist, already in nginx's allow/deny order */
   readonly access: readonly { readonly allow: boolean; readonly address: string }[] | null;
   readonly auth: { readonly realm: string; readonly secretId: string; readonly content: string } | null;
+  readonly externalAuth: ExternalAuthAnnotations | null;
   /** CORS settings, with the origin list still to be turned into a map by buildModel */
   readonly cors: { readonly origins: readonly string[] | null; readonly settings: Omit<Cors, 'origin' | 'anyOrigin' | 'preflight'> } | null;
   readonly rateLimit: RateLimitAnnotations | null;

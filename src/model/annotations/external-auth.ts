@@ -1,0 +1,80 @@
+import { checkHeaderName, checkHostPort, show, type Checked } from '../validate.js';
+import { oneOf, read } from './read.js';
+import type { AnnotationGroup, ExternalAuthAnnotations } from './types.js';
+
+/**
+ * The nginx variables an auth URL may name, as oauth2-proxy's setups write them
+ * (`https://$host/oauth2/auth`, `…/start?rd=$escaped_request_uri`). Any other `$` is refused.
+ */
+const URL_VARIABLES = ['host', 'http_host', 'best_http_host', 'scheme', 'request_uri', 'escaped_request_uri'];
+const VARIABLE = new RegExp(`\\$(?:${URL_VARIABLES.join('|')})(?![A-Za-z0-9_])`, 'g');
+const HOST_VARIABLES = new Set(['$host', '$http_host', '$best_http_host']);
+
+/**
+ * checkAuthUrl accepts an http(s) URL of plain characters whose `$` only start one of
+ * URL_VARIABLES, and returns it with its host (for the Host header of the subrequest).
+ */
+export function checkAuthUrl(value: string): Checked<{ url: string; host: string }> {
+  const bad = { ok: false as const, message: `${show(value)} is not an http(s) URL of plain characters (nginx variables: $${URL_VARIABLES.join(', $')})` };
+  if (value.length > 2048) return bad;
+  const match = /^https?:\/\/([^/?#]+)([/?][A-Za-z0-9._~!&()*+,=:@/?%$-]*)?$/.exec(value);
+  if (!match) return bad;
+  const host = match[1]!;
+  const hostOk = HOST_VARIABLES.has(host) || (!host.includes('$') && checkHostPort(host).ok);
+  if (!hostOk || (match[2] ?? '').replace(VARIABLE, '').includes('$')) return bad;
+  return { ok: true, value: { url: value, host } };
+}
+
+/** checkHeaderList accepts a comma-separated list of header names (auth-response-headers). */
+function checkHeaderList(value: string): Checked<string[]> {
+  const names = value.split(',').map((h) => h.trim()).filter(Boolean);
+  const bad = names.find((h) => !checkHeaderName(h).ok);
+  if (names.length === 0 || bad !== undefined) return { ok: false, message: `${show(bad ?? value)} is not a header name (letters, digits and '-')` };
+  return { ok: true, value: [...new Set(names)] };
+}
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/**
+ * withRedirect appends ingress-nginx's return address to a sign-in URL, unless it names one:
+ * `rd=` (auth-signin-redirect-param) the scheme, host and escaped request URI.
+ */
+function withRedirect(signin: string, param: string): string {
+  if (new RegExp(`[?&]${param}=`).test(signin)) return signin;
+  return `${signin}${signin.includes('?') ? '&' : '?'}${param}=$pass_access_scheme://$http_host$escaped_request_uri`;
+}
+
+/**
+ * externalAuthGroup is auth-url: every request first goes, without its body, to the auth
+ * service (auth_request); a 2xx lets it through, 401 or 403 refuses it. auth-signin sends a 401
+ * to a sign-in page instead, and auth-response-headers copies headers of the auth answer into
+ * the proxied request.
+ */
+export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
+  name: 'ExternalAuth',
+  field: 'externalAuth',
+  keys: [
+    { key: 'auth-url', risk: 'High', scope: 'location', support: 'supported', doc: 'auth_request to this http(s) URL first, without the body; 2xx passes, 401/403 refuse, an unreachable service fails closed (500). A host name is looked up per request with the nameservers of the controller\'s /etc/resolv.conf' },
+    { key: 'auth-method', risk: 'Low', scope: 'location', support: 'supported', doc: 'the method of the auth subrequest (GET by default)' },
+    {
+      key: 'auth-signin', risk: 'High', scope: 'location', support: 'partial', doc: 'a 401 from the auth service redirects (302) here, with `rd=` the original URL',
+      note: 'stock nginx cannot URL-escape: `$escaped_request_uri` escapes the query\'s `?` and `&` for up to four parameters, and drops a longer query',
+    },
+    { key: 'auth-signin-redirect-param', risk: 'Medium', scope: 'location', support: 'supported', doc: 'the name of the return-address parameter added to auth-signin (`rd`)' },
+    { key: 'auth-response-headers', risk: 'Medium', scope: 'location', support: 'supported', doc: 'headers of the auth answer passed on to the backend, comma-separated' },
+  ],
+  parse(input): ExternalAuthAnnotations | null {
+    const url = read(input, 'auth-url', checkAuthUrl);
+    const method = read(input, 'auth-method', oneOf(METHODS, true)) ?? 'GET';
+    const signin = read(input, 'auth-signin', checkAuthUrl);
+    const param = read(input, 'auth-signin-redirect-param', (v) => (/^[A-Za-z0-9_-]{1,64}$/.test(v) ? { ok: true, value: v } : { ok: false, message: `${show(v)} is not a query parameter name` })) ?? 'rd';
+    const responseHeaders = read(input, 'auth-response-headers', checkHeaderList) ?? [];
+    if (url === undefined) {
+      for (const key of ['auth-method', 'auth-signin', 'auth-signin-redirect-param', 'auth-response-headers']) {
+        if (input.get(key) !== undefined) input.note(key, 'has no effect without auth-url');
+      }
+      return null;
+    }
+    return { url: url.url, host: url.host, method, signin: signin ? withRedirect(signin.url, param) : null, responseHeaders };
+  },
+};
