@@ -65,9 +65,9 @@ afterAll(async () => {
 });
 
 /** send makes one request through nginx and returns the status, the Location and what the backend saw. */
-function send(host: string, path: string, options: { token?: string; method?: string; body?: string } = {}) {
+function send(host: string, path: string, options: { token?: string; method?: string; body?: string; headers?: Record<string, string> } = {}) {
   return new Promise<{ status: number; location?: string; seen?: Record<string, string> }>((resolve, reject) => {
-    const headers: Record<string, string> = { host, ...(options.token ? { authorization: options.token } : {}) };
+    const headers: Record<string, string> = { host, ...options.headers, ...(options.token ? { authorization: options.token } : {}) };
     const req = request({ host: '127.0.0.1', port: scene.httpPort, path, method: options.method ?? 'GET', headers, agent: false }, (res) => {
       let body = '';
       res.setEncoding('utf8');
@@ -96,6 +96,11 @@ describe('auth-url through real nginx', () => {
     expect(answer.seen?.['x-auth-request-user']).toBe('alice');
     expect(answer.seen?.['x-not-passed']).toBeUndefined();
     expect(answer.seen?.host).toBe('auth.test');
+  });
+
+  it('a client cannot name itself: its own copy of a passed header is replaced by the auth answer', async () => {
+    const answer = await send('auth.test', '/', { token: 'Bearer good', headers: { 'x-auth-request-user': 'mallory' } });
+    expect(answer.seen?.['x-auth-request-user']).toBe('alice');
   });
 
   it('asks the auth URL itself, with the original URL and method, and never the body', async () => {
