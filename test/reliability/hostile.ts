@@ -64,7 +64,8 @@ const ANNOTATIONS = [
   'canary', 'canary-weight', 'canary-by-header', 'affinity', 'session-cookie-name', 'enable-cors', 'cors-allow-origin',
   'limit-rps', 'limit-connections', 'proxy-read-timeout', 'proxy-connect-timeout', 'proxy-buffer-size', 'client-body-buffer-size',
   'load-balance', 'upstream-hash-by', 'x-forwarded-prefix', 'mirror-target', 'from-to-www-redirect', 'server-alias',
-  'ssl-passthrough', 'service-upstream', 'proxy-set-headers', 'modsecurity-snippet',
+  'ssl-passthrough', 'service-upstream', 'proxy-set-headers', 'modsecurity-snippet', 'auth-method', 'auth-response-headers',
+  'auth-signin-redirect-param',
 ];
 const annotationKey = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...ANNOTATIONS).map((k) => `nginx.ingress.kubernetes.io/${k}`) },
