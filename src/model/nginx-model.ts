@@ -123,6 +123,11 @@ export interface ProxySettings {
   readonly nextUpstreamTimeout: string | null;
   readonly httpVersion: '1.0' | '1.1' | null;
   readonly requestBuffering: 'on' | 'off' | null;
+  /** proxy_redirect: rewrite Location and Refresh headers starting with `from` to `to`; `to` null is `proxy_redirect default` (null: off, as ingress-nginx) */
+  readonly redirect: { readonly from: string; readonly to: string | null } | null;
+  /** limit_rate and limit_rate_after, in kilobytes (per second for the rate) */
+  readonly limitRate: number | null;
+  readonly limitRateAfter: number | null;
 }
 
 /** GrpcSettings are the grpc_* timeouts for a gRPC location. */

@@ -1,7 +1,7 @@
 import type { ProxySettings } from '../nginx-model.js';
 import { checkSeconds, checkSize, type Checked } from '../validate.js';
 import { intIn, oneOf, read } from './read.js';
-import type { AnnotationGroup } from './types.js';
+import type { AnnotationGroup, AnnotationInput } from './types.js';
 
 const NEXT_UPSTREAM = ['error', 'timeout', 'invalid_header', 'http_500', 'http_502', 'http_503', 'http_504', 'http_403', 'http_404', 'http_429', 'non_idempotent', 'off'];
 
@@ -14,6 +14,41 @@ function checkNextUpstream(value: string): Checked<string[]> {
 }
 
 const onOff = oneOf(['on', 'off'] as const, true);
+
+/** The variables proxy-redirect-to may name: the request's own scheme and host. */
+const SCHEME_VARIABLE = /\$scheme(?![A-Za-z0-9_])/g;
+const HOST_VARIABLE = /\$(?:host|http_host|best_http_host)(?![A-Za-z0-9_])/g;
+
+/**
+ * checkRedirectUrl accepts what proxy_redirect compares and writes: a path, or an http(s) URL,
+ * of plain characters; `to` may also name the request's scheme and host.
+ */
+function checkRedirectUrl(variables: boolean): (value: string) => Checked<string> {
+  return (value) => {
+    // Checked with each variable in place of what it stands for, so it may only stand where that can.
+    const plain = variables ? value.replace(SCHEME_VARIABLE, 'http').replace(HOST_VARIABLE, 'host.example') : value;
+    const ok = value.length <= 2048 && /^((https?:\/\/)?[A-Za-z0-9.-]+(:\d{1,5})?)?\/[A-Za-z0-9._~!&()*+,=:@/%-]*$/.test(plain) && !plain.includes('$');
+    return ok ? { ok: true, value } : { ok: false, message: `${JSON.stringify(value.slice(0, 80))} is not a path or http(s) URL of plain characters${variables ? ' ($scheme, $host, $http_host allowed)' : ''}` };
+  };
+}
+
+const kilobytes = intIn(0, 1 << 30);
+
+/** readRedirect reads proxy-redirect-from and -to: null means `proxy_redirect off`, nginx.conf's default. */
+function readRedirect(input: AnnotationInput): ProxySettings['redirect'] {
+  const from = read(input, 'proxy-redirect-from', (v) => (v === 'off' || v === 'default' ? { ok: true, value: v } : checkRedirectUrl(false)(v)));
+  const to = read(input, 'proxy-redirect-to', checkRedirectUrl(true));
+  if (from === undefined || from === 'off') {
+    if (input.get('proxy-redirect-to') !== undefined) input.note('proxy-redirect-to', 'has no effect without proxy-redirect-from');
+    return null;
+  }
+  if (from === 'default') return { from, to: null };
+  if (to === undefined) {
+    if (input.get('proxy-redirect-to') === undefined) input.invalid('proxy-redirect-from', 'needs proxy-redirect-to');
+    return null;
+  }
+  return { from, to };
+}
 
 /** proxyGroup is the Proxy group of ingress-nginx: per-location proxy_* settings. */
 export const proxyGroup: AnnotationGroup<'proxy'> = {
@@ -31,6 +66,10 @@ export const proxyGroup: AnnotationGroup<'proxy'> = {
     { key: 'proxy-next-upstream-timeout', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_next_upstream_timeout (seconds)' },
     { key: 'proxy-http-version', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_http_version 1.0 or 1.1' },
     { key: 'proxy-request-buffering', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_request_buffering on|off' },
+    { key: 'proxy-redirect-from', risk: 'Medium', scope: 'location', support: 'supported', doc: 'proxy_redirect: `default`, `off` (the default), or the Location prefix to rewrite to proxy-redirect-to' },
+    { key: 'proxy-redirect-to', risk: 'Medium', scope: 'location', support: 'supported', doc: 'what proxy-redirect-from becomes in Location and Refresh headers' },
+    { key: 'limit-rate', risk: 'Low', scope: 'location', support: 'supported', doc: 'limit_rate: kilobytes per second sent to each client (0: no limit); needs proxy-buffering "on", which nginx paces' },
+    { key: 'limit-rate-after', risk: 'Low', scope: 'location', support: 'supported', doc: 'limit_rate_after: kilobytes sent before limit-rate applies' },
   ],
   parse(input) {
     const size = read(input, 'proxy-buffer-size', checkSize) ?? null;
@@ -47,7 +86,12 @@ export const proxyGroup: AnnotationGroup<'proxy'> = {
       nextUpstreamTimeout: read(input, 'proxy-next-upstream-timeout', checkSeconds) ?? null,
       httpVersion: read(input, 'proxy-http-version', oneOf(['1.0', '1.1'] as const)) ?? null,
       requestBuffering: read(input, 'proxy-request-buffering', onOff) ?? null,
+      redirect: readRedirect(input),
+      limitRate: read(input, 'limit-rate', kilobytes) ?? null,
+      limitRateAfter: read(input, 'limit-rate-after', kilobytes) ?? null,
     };
+    // Measured: nginx 1.22 paces only buffered answers; an unbuffered one goes out at full speed.
+    if (settings.limitRate && settings.buffering !== 'on') input.note('limit-rate', 'takes effect only with proxy-buffering "on" (nginx does not pace unbuffered answers)');
     return Object.values(settings).every((v) => v === null) ? null : settings;
   },
 };
