@@ -185,8 +185,11 @@ export interface Location {
   readonly client: ClientSettings | null;
   readonly proxy: ProxySettings | null;
   readonly grpc: GrpcSettings | null;
-  /** upstream-vhost: the Host sent upstream; the location then repeats every proxy header */
-  readonly proxyHeaders: { readonly host: string } | null;
+  /**
+   * The location sets proxy headers of its own (upstream-vhost's Host, x-forwarded-prefix,
+   * auth-response-headers), so it repeats every proxy header: nginx drops the inherited ones.
+   */
+  readonly proxyHeaders: { readonly host: string; readonly forwardedPrefix: string | null } | null;
   readonly grpcHeaders: { readonly host: string } | null;
   /** denylist then allowlist, in nginx's order */
   readonly access: readonly AccessRule[] | null;

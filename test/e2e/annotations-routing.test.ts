@@ -1,7 +1,7 @@
 /**
  * Routing annotations end to end: real CLI, real nginx, real requests. rewrite-target with
  * captures, app-root, permanent and temporal redirects, ssl-redirect and force-ssl-redirect,
- * upstream-vhost, custom-http-errors with default-backend, and --default-backend-service.
+ * upstream-vhost, x-forwarded-prefix, custom-http-errors with default-backend, and --default-backend-service.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -43,6 +43,7 @@ beforeAll(async () => {
       ingress('lax', { 'lax.test': [{ path: '/', service: 'app' }] }, { tls: [{ hosts: ['lax.test'] }], annotations: ann({ 'ssl-redirect': 'false' }) }),
       ingress('forced', { 'forced.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'force-ssl-redirect': 'true' }) }),
       ingress('vhost', { 'vhost.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'upstream-vhost': 'internal.example' }) }),
+      ingress('prefixed', { 'prefix.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'x-forwarded-prefix': '/shop' }) }),
       ingress('errs', { 'errs.test': [{ path: '/', service: 'failing' }] }, { annotations: ann({ 'custom-http-errors': '404', 'default-backend': 'errors' }) }),
       ingress('partial', { 'partial.test': [{ path: '/only', service: 'app' }] }),
     ],
@@ -114,6 +115,13 @@ describe('routing annotations through real nginx', () => {
     expect(reply.host).toBe('internal.example');
     expect(reply.headers['x-forwarded-host']).toBe('vhost.test');
     expect(reply.headers['x-real-ip']).toBe('127.0.0.1');
+  });
+
+  it('x-forwarded-prefix sends X-Forwarded-Prefix upstream, the Host and forwarded headers unchanged', async () => {
+    const reply = seen((await scene.http('prefix.test', '/cart')).body);
+    expect(reply.headers['x-forwarded-prefix']).toBe('/shop');
+    expect(reply.host).toBe('prefix.test');
+    expect(reply.headers['x-forwarded-host']).toBe('prefix.test');
   });
 
   it('custom-http-errors has the default-backend annotation render the error, told the code', async () => {

@@ -173,7 +173,16 @@ describe('hostile input', () => {
                 rewrite: { regex: value, replacement: value },
                 auth: { realm: value, file: value },
                 access: [{ allow: true, address: value }],
-                proxyHeaders: { host: value },
+                proxyHeaders: { host: value, forwardedPrefix: value },
+                externalAuth: {
+                  url: value, host: value, method: 'GET', signin: value, location: value, signinLocation: value,
+                  responseHeaders: [{ header: value, source: '$upstream_http_x', variable: '$ia_auth_header_0' }],
+                },
+                proxy: {
+                  connectTimeout: value, sendTimeout: value, readTimeout: value, buffering: null, buffers: null, nextUpstream: [value],
+                  nextUpstreamTries: null, nextUpstreamTimeout: value, httpVersion: null, requestBuffering: null,
+                  redirect: { from: value, to: value }, limitRate: null, limitRateAfter: null,
+                },
                 setCookie: value,
                 limitRequests: { zone: value, burst: 1 },
                 pass: { grpc: false, url: value, upstreamName: value, canary: null },

@@ -106,6 +106,12 @@ export interface FeatureContext {
   readonly report: Report;
 }
 
+/** ownProxyHeaders is what an HTTP location sets beside the http-level proxy headers, or null when it sets nothing of its own. */
+function ownProxyHeaders(a: IngressAnnotations): LocationExtras['proxyHeaders'] {
+  if (a.upstreamVhost === null && a.forwardedPrefix === null && !a.externalAuth?.responseHeaders.length) return null;
+  return { host: a.upstreamVhost ?? DEFAULT_PROXY_HOST, forwardedPrefix: a.forwardedPrefix };
+}
+
 /** externalAuthSettings names the variables auth-response-headers copy through (none for gRPC, which has no proxy_set_header). */
 function externalAuthSettings(a: ExternalAuthAnnotations, grpc: boolean): ExternalAuthSettings {
   const headers = grpc ? [] : a.responseHeaders;
@@ -134,6 +140,7 @@ export class IngressFeatures {
     const a = annotations;
     this.grpc = a.backendProtocol === 'grpc' || a.backendProtocol === 'grpcs';
     const vhost = a.upstreamVhost === null ? null : { host: a.upstreamVhost };
+    if (this.grpc && a.forwardedPrefix !== null && !a.canary) ctx.report('metadata.annotations.nginx.ingress.kubernetes.io/x-forwarded-prefix', 'not applied to gRPC backends');
     const timeouts = a.proxy && { connectTimeout: a.proxy.connectTimeout, sendTimeout: a.proxy.sendTimeout, readTimeout: a.proxy.readTimeout };
     const errorPages: ErrorLocation[] | null =
       this.grpc || a.customHttpErrors.length === 0 || ctx.errorBackend === null
@@ -155,8 +162,7 @@ export class IngressFeatures {
       client: a.client,
       proxy: this.grpc ? null : a.proxy,
       grpc: this.grpc && timeouts && Object.values(timeouts).some((t) => t !== null) ? timeouts : null,
-      // Headers from the auth answer join the proxy headers, so the location must repeat them all.
-      proxyHeaders: this.grpc ? null : (vhost ?? (a.externalAuth?.responseHeaders.length ? { host: DEFAULT_PROXY_HOST } : null)),
+      proxyHeaders: this.grpc ? null : ownProxyHeaders(a),
       grpcHeaders: this.grpc ? vhost : null,
       access: a.access,
       auth: a.auth && { realm: a.auth.realm, file: ctx.extras.authFile(a.auth.secretId, a.auth.content) },

@@ -60,7 +60,6 @@ export const refusedAnnotations: readonly RefusedAnnotation[] = [
   out('ssl-passthrough', 'Low', 'ingress', 'TLS passthrough (a TCP proxy in front of nginx) is not implemented'),
   ignored('satisfy', 'Low', 'location', 'all access rules must be met (nginx\'s satisfy all)'),
   out('stream-snippet', 'Critical', 'ingress', 'there is no stream block'),
-  ignored('x-forwarded-prefix', 'Medium', 'location', 'X-Forwarded-Prefix is not sent'),
   ignored('affinity-canary-behavior', 'Low', 'ingress', 'sticky canaries are not implemented'),
   ignored('session-cookie-conditional-samesite-none', 'Low', 'ingress', 'browser sniffing is not implemented; SameSite is sent as set'),
   ignored('session-cookie-partitioned', 'Low', 'ingress', 'Partitioned cookies are not implemented'),

@@ -24,10 +24,11 @@ import { snippetsGroup } from './snippets.js';
 import { sourceRangeGroup } from './source-range.js';
 import { ANNOTATION_PREFIX, type AnnotationGroup, type AnnotationInput, type AnnotationKey, type IngressAnnotations, type RefusedAnnotation } from './types.js';
 import { upstreamVhostGroup } from './upstream-vhost.js';
+import { forwardedPrefixGroup } from './forwarded-prefix.js';
 
 /** annotationGroups is every supported annotation module, in the compatibility table's order. */
 export const annotationGroups: readonly AnnotationGroup[] = [
-  rewriteGroup, redirectGroup, backendProtocolGroup, upstreamVhostGroup, defaultBackendGroup, customHttpErrorsGroup,
+  rewriteGroup, redirectGroup, backendProtocolGroup, upstreamVhostGroup, forwardedPrefixGroup, defaultBackendGroup, customHttpErrorsGroup,
   clientGroup, proxyGroup, sourceRangeGroup, authGroup, externalAuthGroup, corsGroup, rateLimitGroup, affinityGroup, loadBalanceGroup,
   canaryGroup, snippetsGroup,
 ] as readonly AnnotationGroup[];
@@ -111,6 +112,7 @@ export const NO_ANNOTATIONS: IngressAnnotations = Object.freeze({
   redirect: null,
   backendProtocol: 'http',
   upstreamVhost: null,
+  forwardedPrefix: null,
   defaultBackend: null,
   customHttpErrors: [],
   client: null,

@@ -117,6 +117,7 @@ export interface IngressAnnotations {
   readonly redirect: { readonly code: number; readonly url: string } | null;
   readonly backendProtocol: 'http' | 'https' | 'grpc' | 'grpcs';
   readonly upstreamVhost: string | null;
+  readonly forwardedPrefix: string | null;
   readonly defaultBackend: string | null;
   readonly customHttpErrors: readonly number[];
   readonly client: { readonly maxBodySize: string | null; readonly bodyBufferSize: string | null } | null;
