@@ -175,8 +175,8 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
     httpsRedirect: `https://$host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$request_uri`,
     config,
     hstsHeader: hsts,
-    // Only auth-url looks names up at run time: without it the file does not depend on the machine.
-    resolvers: options.resolvers?.length && [defaultServer, ...named].some((s) => s.locations.some((l) => l.externalAuth !== null)) ? options.resolvers : [],
+    // Only auth-url needs these: without it the file does not depend on the machine's nameservers.
+    externalAuth: [defaultServer, ...named].some((s) => s.locations.some((l) => l.externalAuth !== null)) ? { resolvers: options.resolvers ?? [] } : null,
     proxyHeaders: { host: DEFAULT_PROXY_HOST },
     requestZones: http.requestZones,
     connectionZones: http.connectionZones,

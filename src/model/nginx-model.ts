@@ -310,8 +310,8 @@ export interface NginxModel {
   readonly config: GlobalConfig;
   /** the Strict-Transport-Security value, or null when hsts is off */
   readonly hstsHeader: string | null;
-  /** nameservers for names nginx looks up at run time (auth-url), from the controller's /etc/resolv.conf */
-  readonly resolvers: readonly string[];
+  /** set when a location uses auth-url: the nameservers for the names it looks up per request (the controller's /etc/resolv.conf) */
+  readonly externalAuth: { readonly resolvers: readonly string[] } | null;
   /** the http-level Host header, which a location with upstream-vhost replaces */
   readonly proxyHeaders: { readonly host: string };
   readonly requestZones: readonly LimitZone[];
