@@ -11,7 +11,7 @@ import { compare, type UpstreamTable } from './backends.js';
 import { CATCH_ALL, type IngressPlan, type OwnedRoute, type Step, type TlsStep } from './ingress-plan.js';
 import { toLocations, type Route } from './locations.js';
 import { sameItems } from './lookups.js';
-import type { Certificate, ErrorLocation, GlobalConfig, Problem, Server, Upstream } from './nginx-model.js';
+import type { Certificate, ClientAuth, ErrorLocation, GlobalConfig, Problem, Server, Upstream } from './nginx-model.js';
 import { Tally } from './tally.js';
 import type { CertificateTable } from './tls.js';
 import { show } from './validate.js';
@@ -34,6 +34,7 @@ interface HostResult {
   readonly routes: readonly Route[];
   readonly tlsFile: string | null;
   readonly snippet: readonly string[] | null;
+  readonly clientAuth: ClientAuth | null;
   /** the problem this host gave a step or TLS claim (a path someone else owns, say) */
   readonly notes: ReadonlyMap<Step | TlsStep, Problem>;
   /** the upstream names its locations proxy to */
@@ -216,7 +217,7 @@ export class HostTable {
       if (step.kind === 'problem') steps.push(step.problem);
       else if (step.kind === 'route') noteOf(step.host, step, steps);
       else if (step.kind === 'canary') noteOf(step.host, step, canaries);
-      else if (step.kind === 'fallback' || step.kind === 'snippet') for (const host of step.hosts) noteOf(host, step, steps);
+      else if (step.kind === 'fallback' || step.kind === 'snippet' || step.kind === 'clientAuth') for (const host of step.hosts) noteOf(host, step, steps);
     }
     for (const step of plan.tls) {
       if (step.kind === 'problem') tls.push(step.problem);
@@ -260,6 +261,7 @@ function resolveHost(host: string, stepPlans: readonly IngressPlan[], tlsPlans: 
   const routes = new Map<string, OwnedRoute>();
   let fallback: Route | null = null;
   let snippet: { lines: readonly string[]; owner: string } | null = null;
+  let clientAuth: { settings: ClientAuth; owner: string; secretId: string } | null = null;
   const canaryClaims: { note: ReturnType<typeof noter>; step: Extract<Step, { kind: 'canary' }> }[] = [];
   for (const plan of stepPlans) {
     const note = noter(plan);
@@ -275,6 +277,11 @@ function resolveHost(host: string, stepPlans: readonly IngressPlan[], tlsPlans: 
       } else if (step.kind === 'snippet') {
         if (snippet === null) snippet = { lines: step.lines, owner: plan.identified!.owner };
         else note(step, 'metadata.annotations.nginx.ingress.kubernetes.io/server-snippet', `host ${show(host)} already has the server-snippet of Ingress ${snippet.owner}; ignored there`);
+      } else if (step.kind === 'clientAuth') {
+        if (clientAuth === null) clientAuth = { settings: step.clientAuth, owner: plan.identified!.owner, secretId: step.secretId };
+        else if (!sameClientAuth(clientAuth.settings, step.clientAuth)) {
+          note(step, 'metadata.annotations.nginx.ingress.kubernetes.io/auth-tls-secret', `host ${show(host)} already has the client certificate check of Ingress ${clientAuth.owner} (Secret ${clientAuth.secretId}); that one applies here`);
+        }
       }
     }
   }
@@ -301,13 +308,16 @@ function resolveHost(host: string, stepPlans: readonly IngressPlan[], tlsPlans: 
   const tlsFile = tls?.certificate.file ?? null;
   const snippetLines = snippet?.lines ?? null;
   const defaultFile = ctx.certificates.defaultCertificate.file;
-  const same = previous && previous.tlsFile === tlsFile && previous.snippet === snippetLines && sameItems(previous.routes, list);
-  const server = same ? previous.server : makeServer(host, list, tlsFile, defaultFile, snippetLines, ctx.config, ctx.hsts && tlsFile !== null);
+  const clientAuthSettings = clientAuth?.settings ?? null;
+  const same =
+    previous && previous.tlsFile === tlsFile && previous.snippet === snippetLines && previous.clientAuth === clientAuthSettings && sameItems(previous.routes, list);
+  const server = same ? previous.server : makeServer(host, list, tlsFile, defaultFile, snippetLines, clientAuthSettings, ctx.config, ctx.hsts && tlsFile !== null);
   return {
     server,
     routes: list,
     tlsFile,
     snippet: snippetLines,
+    clientAuth: clientAuthSettings,
     notes,
     proxied: same ? previous.proxied : proxiedBy(server),
     canaries,
@@ -365,6 +375,7 @@ function makeServer(
   tlsFile: string | null,
   defaultFile: string,
   snippet: readonly string[] | null,
+  clientAuth: ClientAuth | null,
   config: GlobalConfig,
   serverHsts: boolean,
 ): Server {
@@ -383,7 +394,13 @@ function makeServer(
     hsts: serverHsts,
     snippet,
     errorLocations: [...errors.values()].sort((a, b) => compare(a.name, b.name)),
+    clientAuth,
   };
+}
+
+/** sameClientAuth says whether two auth-tls settings make the same server directives. */
+function sameClientAuth(a: ClientAuth, b: ClientAuth): boolean {
+  return a.caFile === b.caFile && a.verifyClient === b.verifyClient && a.depth === b.depth && a.errorPage === b.errorPage;
 }
 
 /** hostsNaming lists the hosts whose TLS claims, in `plans`, name one of `secrets` (namespace/name). */

@@ -12,7 +12,7 @@ import type { IngressAnnotations } from './annotations/types.js';
 import { UpstreamTable, compare, type BuiltUpstreams, type Report, type Resolved } from './backends.js';
 import { normalisePath, type Route } from './locations.js';
 import { TrackedReads, type Lookups } from './lookups.js';
-import type { GlobalConfig, PathType, Problem } from './nginx-model.js';
+import type { ClientAuth, GlobalConfig, PathType, Problem } from './nginx-model.js';
 import type { Ingress, IngressBackend } from './snapshot.js';
 import { checkDnsLabel, checkHost, checkObjectName, checkPath, checkPathType, checkRegexPath } from './validate.js';
 
@@ -38,7 +38,9 @@ export type Step =
     }
   /** spec.defaultBackend: the `/` of these hosts when no rule claims it */
   | { readonly kind: 'fallback'; readonly hosts: readonly string[]; readonly route: Route }
-  | { readonly kind: 'snippet'; readonly hosts: readonly string[]; readonly lines: readonly string[] };
+  | { readonly kind: 'snippet'; readonly hosts: readonly string[]; readonly lines: readonly string[] }
+  /** auth-tls: the client certificate check of these hosts' servers */
+  | { readonly kind: 'clientAuth'; readonly hosts: readonly string[]; readonly secretId: string; readonly clientAuth: ClientAuth };
 
 /** TlsStep is one host of a `spec.tls` entry: a claim on the host's certificate, or why the host was left out. */
 export type TlsStep =
@@ -115,7 +117,7 @@ function byHost(steps: readonly Step[]): Map<string, Step[]> {
   };
   for (const step of steps) {
     if (step.kind === 'problem') continue;
-    if (step.kind === 'fallback' || step.kind === 'snippet') for (const host of step.hosts) add(host, step);
+    if (step.kind === 'fallback' || step.kind === 'snippet' || step.kind === 'clientAuth') for (const host of step.hosts) add(host, step);
     else add(step.host, step);
   }
   return map;
@@ -224,6 +226,11 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
 
   const serverSnippet = annotations.snippets.server;
   if (serverSnippet && !annotations.canary) steps.push({ kind: 'snippet', hosts: [...ruleHosts].sort(compare), lines: serverSnippet });
+  const tls = annotations.authTls;
+  if (tls && !annotations.canary) {
+    const clientAuth = { caFile: ctx.extras.caFile(tls.secretId, tls.caPem), verifyClient: tls.verifyClient, depth: tls.depth, errorPage: tls.errorPage };
+    steps.push({ kind: 'clientAuth', hosts: [...ruleHosts].sort(compare), secretId: tls.secretId, clientAuth });
+  }
 }
 
 function defaultBackendAnnotation(ns: string, service: string | null, ctx: RulesContext, report: Report): Resolved | null {

@@ -6,7 +6,7 @@ import { compare } from './backends.js';
 export type LocationExtras = Pick<
   Location,
   | 'redirect' | 'appRoot' | 'client' | 'proxy' | 'grpc' | 'proxyHeaders' | 'grpcHeaders' | 'access' | 'auth'
-  | 'limitRequests' | 'limitConnections' | 'cors' | 'setCookie' | 'errorPages' | 'snippet'
+  | 'limitRequests' | 'limitConnections' | 'cors' | 'setCookie' | 'errorPages' | 'snippet' | 'requireClientCertificate'
 > & { readonly externalAuth: ExternalAuthSettings | null };
 
 /** RouteFeatures is what an Ingress's annotations ask of one of its routes. */
@@ -28,7 +28,7 @@ export const DEFAULT_PROXY_HOST = '$best_http_host';
 /** NO_EXTRAS is a route that annotations do not touch. */
 export const NO_EXTRAS: LocationExtras = Object.freeze({
   redirect: null, appRoot: null, client: null, proxy: null, grpc: null, proxyHeaders: null, grpcHeaders: null, access: null,
-  auth: null, externalAuth: null, limitRequests: null, limitConnections: null, cors: null, setCookie: null, errorPages: null, snippet: null,
+  auth: null, externalAuth: null, requireClientCertificate: false, limitRequests: null, limitConnections: null, cors: null, setCookie: null, errorPages: null, snippet: null,
 });
 
 /**

@@ -189,7 +189,14 @@ export interface Location {
    * The location sets proxy headers of its own (upstream-vhost's Host, x-forwarded-prefix,
    * auth-response-headers), so it repeats every proxy header: nginx drops the inherited ones.
    */
-  readonly proxyHeaders: { readonly host: string; readonly forwardedPrefix: string | null } | null;
+  readonly proxyHeaders: {
+    readonly host: string;
+    readonly forwardedPrefix: string | null;
+    /** auth-tls: the verify result and DNs of the client certificate, and the certificate itself when `pass` */
+    readonly clientCertificate: { readonly pass: boolean } | null;
+  } | null;
+  /** auth-tls with verification on: a request that reached this location without a verified client certificate (plain HTTP) is refused */
+  readonly requireClientCertificate: boolean;
   readonly grpcHeaders: { readonly host: string } | null;
   /** denylist then allowlist, in nginx's order */
   readonly access: readonly AccessRule[] | null;
@@ -268,6 +275,16 @@ export interface Server {
   /** server-snippet, checked and re-serialised */
   readonly snippet: readonly string[] | null;
   readonly errorLocations: readonly ErrorLocation[];
+  /** auth-tls of the oldest Ingress on the host that sets it */
+  readonly clientAuth: ClientAuth | null;
+}
+
+/** ClientAuth is a server's client certificate check: the CA file (written 0600 beside nginx.conf) and how to verify. */
+export interface ClientAuth {
+  readonly caFile: string;
+  readonly verifyClient: 'on' | 'off' | 'optional' | 'optional_no_ca';
+  readonly depth: number;
+  readonly errorPage: string | null;
 }
 
 /** MapEntry is one `key value;` line of a map; keys are already escaped for nginx's map. */

@@ -164,6 +164,7 @@ describe('hostile input', () => {
               ...server!,
               serverName: value,
               errorLocations: [{ name: value, code: 404, upstream: value }],
+              clientAuth: { caFile: value, verifyClient: 'on' as const, depth: 1, errorPage: value },
               locations: server!.locations.map((l) => ({
                 ...l,
                 match: value,
@@ -173,7 +174,7 @@ describe('hostile input', () => {
                 rewrite: { regex: value, replacement: value },
                 auth: { realm: value, file: value },
                 access: [{ allow: true, address: value }],
-                proxyHeaders: { host: value, forwardedPrefix: value },
+                proxyHeaders: { host: value, forwardedPrefix: value, clientCertificate: { pass: true } },
                 externalAuth: {
                   url: value, host: value, method: 'GET', signin: value, location: value, signinLocation: value,
                   responseHeaders: [{ header: value, source: '$upstream_http_x', variable: '$ia_auth_header_0' }],

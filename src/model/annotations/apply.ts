@@ -108,8 +108,8 @@ export interface FeatureContext {
 
 /** ownProxyHeaders is what an HTTP location sets beside the http-level proxy headers, or null when it sets nothing of its own. */
 function ownProxyHeaders(a: IngressAnnotations): LocationExtras['proxyHeaders'] {
-  if (a.upstreamVhost === null && a.forwardedPrefix === null && !a.externalAuth?.responseHeaders.length) return null;
-  return { host: a.upstreamVhost ?? DEFAULT_PROXY_HOST, forwardedPrefix: a.forwardedPrefix };
+  if (a.upstreamVhost === null && a.forwardedPrefix === null && !a.externalAuth?.responseHeaders.length && a.authTls === null) return null;
+  return { host: a.upstreamVhost ?? DEFAULT_PROXY_HOST, forwardedPrefix: a.forwardedPrefix, clientCertificate: a.authTls && { pass: a.authTls.passCertificate } };
 }
 
 /** externalAuthSettings names the variables auth-response-headers copy through (none for gRPC, which has no proxy_set_header). */
@@ -167,6 +167,7 @@ export class IngressFeatures {
       access: a.access,
       auth: a.auth && { realm: a.auth.realm, file: ctx.extras.authFile(a.auth.secretId, a.auth.content) },
       externalAuth: a.externalAuth && externalAuthSettings(a.externalAuth, this.grpc),
+      requireClientCertificate: a.authTls?.verifyClient === 'on',
       ...ctx.extras.limits(owner, a.rateLimit),
       cors: ctx.extras.cors(a.cors),
       errorPages,

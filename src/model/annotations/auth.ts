@@ -5,7 +5,7 @@ import type { AnnotationGroup, AnnotationInput } from './types.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-function secretData(secret: Secret): Map<string, string> {
+export function secretData(secret: Secret): Map<string, string> {
   const out = new Map<string, string>();
   for (const [key, value] of Object.entries(secret.data ?? {})) {
     if (typeof value === 'string' && BASE64.test(value)) out.set(key, Buffer.from(value, 'base64').toString('utf8'));
@@ -38,7 +38,7 @@ export function checkRealm(value: string): Checked<string> {
   return { ok: true, value };
 }
 
-function secretRef(input: AnnotationInput, value: string): Checked<{ namespace: string; name: string }> {
+export function secretRef(input: AnnotationInput, value: string): Checked<{ namespace: string; name: string }> {
   const [first, second, ...rest] = value.split('/');
   const namespace = second === undefined ? input.namespace : first;
   const name = second ?? first;

@@ -102,6 +102,13 @@ export class HttpExtras {
     return file;
   }
 
+  /** caFile registers the CA bundle of an auth-tls Secret (written 0600 by the caller) and returns its path. */
+  caFile(secretId: string, pem: string): string {
+    const file = `certificates/ca_${secretId.replace('/', '_')}.pem`;
+    this.files.set(file, { id: `${secretId} ca.crt`, file, pem });
+    return file;
+  }
+
   /**
    * canary registers the selector of one route (`route` names host and path) and returns the
    * variable holding the upstream to use: header, then cookie, then weight decide, each giving

@@ -5,7 +5,6 @@ const out = (key: string, risk: RefusedAnnotation['risk'], scope: RefusedAnnotat
 const ignored = (key: string, risk: RefusedAnnotation['risk'], scope: RefusedAnnotation['scope'], reason: string): RefusedAnnotation =>
   ({ key, risk, scope, effect: 'ignored', reason });
 
-const CLIENT_TLS = 'client certificate authentication is not implemented; serving without it would skip authentication';
 const BACKEND_TLS = 'backend certificate verification is not implemented; serving without it would trust any backend';
 
 /**
@@ -16,9 +15,7 @@ const BACKEND_TLS = 'backend certificate verification is not implemented; servin
 export const refusedAnnotations: readonly RefusedAnnotation[] = [
   ignored('server-alias', 'High', 'ingress', 'extra server names are not implemented; add the hosts as rules'),
   out('canary-by-header-pattern', 'Medium', 'ingress', 'regex header matching is not implemented; use canary-by-header-value'),
-  ...['auth-tls-error-page', 'auth-tls-match-cn', 'auth-tls-pass-certificate-to-upstream', 'auth-tls-secret', 'auth-tls-verify-client', 'auth-tls-verify-depth'].map((k) =>
-    out(k, k === 'auth-tls-error-page' || k === 'auth-tls-match-cn' ? 'High' : k.endsWith('secret') || k.endsWith('client') ? 'Medium' : 'Low', 'location', CLIENT_TLS),
-  ),
+  out('auth-tls-match-cn', 'High', 'location', 'matching the client certificate\'s CN is not implemented; serving without it would let any certificate of the CA in'),
   ignored('connection-proxy-header', 'Low', 'location', 'the Connection header follows Upgrade, as nginx.conf sets it for every location'),
   ignored('custom-headers', 'Medium', 'location', 'response headers from a ConfigMap are not implemented'),
   ignored('disable-proxy-intercept-errors', 'Low', 'location', 'errors are intercepted only with custom-http-errors anyway'),

@@ -11,6 +11,7 @@ import { backendProtocolGroup } from './backend-protocol.js';
 import { canaryGroup } from './canary.js';
 import { clientGroup } from './client.js';
 import { externalAuthGroup } from './external-auth.js';
+import { authTlsGroup } from './auth-tls.js';
 import { corsGroup } from './cors.js';
 import { customHttpErrorsGroup } from './custom-http-errors.js';
 import { defaultBackendGroup } from './default-backend.js';
@@ -29,7 +30,7 @@ import { forwardedPrefixGroup } from './forwarded-prefix.js';
 /** annotationGroups is every supported annotation module, in the compatibility table's order. */
 export const annotationGroups: readonly AnnotationGroup[] = [
   rewriteGroup, redirectGroup, backendProtocolGroup, upstreamVhostGroup, forwardedPrefixGroup, defaultBackendGroup, customHttpErrorsGroup,
-  clientGroup, proxyGroup, sourceRangeGroup, authGroup, externalAuthGroup, corsGroup, rateLimitGroup, affinityGroup, loadBalanceGroup,
+  clientGroup, proxyGroup, sourceRangeGroup, authGroup, externalAuthGroup, authTlsGroup, corsGroup, rateLimitGroup, affinityGroup, loadBalanceGroup,
   canaryGroup, snippetsGroup,
 ] as readonly AnnotationGroup[];
 
@@ -120,6 +121,7 @@ export const NO_ANNOTATIONS: IngressAnnotations = Object.freeze({
   access: null,
   auth: null,
   externalAuth: null,
+  authTls: null,
   cors: null,
   rateLimit: null,
   affinity: null,

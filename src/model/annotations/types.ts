@@ -111,6 +111,16 @@ export interface ExternalAuthAnnotations {
   readonly responseHeaders: readonly string[];
 }
 
+/** AuthTlsAnnotations are client certificate authentication's settings, validated, with the CA bundle read. */
+export interface AuthTlsAnnotations {
+  readonly secretId: string;
+  readonly caPem: string;
+  readonly verifyClient: 'on' | 'off' | 'optional' | 'optional_no_ca';
+  readonly depth: number;
+  readonly errorPage: string | null;
+  readonly passCertificate: boolean;
+}
+
 /** IngressAnnotations is everything the annotations of one Ingress ask for, typed and validated. */
 export interface IngressAnnotations {
   readonly rewrite: RewriteAnnotations;
@@ -126,6 +136,7 @@ export interface IngressAnnotations {
   readonly access: readonly { readonly allow: boolean; readonly address: string }[] | null;
   readonly auth: { readonly realm: string; readonly secretId: string; readonly content: string } | null;
   readonly externalAuth: ExternalAuthAnnotations | null;
+  readonly authTls: AuthTlsAnnotations | null;
   /** CORS settings, with the origin list still to be turned into a map by buildModel */
   readonly cors: { readonly origins: readonly string[] | null; readonly settings: Omit<Cors, 'origin' | 'anyOrigin' | 'preflight'> } | null;
   readonly rateLimit: RateLimitAnnotations | null;
