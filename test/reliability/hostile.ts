@@ -65,7 +65,8 @@ const ANNOTATIONS = [
   'limit-rps', 'limit-connections', 'proxy-read-timeout', 'proxy-connect-timeout', 'proxy-buffer-size', 'client-body-buffer-size',
   'load-balance', 'upstream-hash-by', 'x-forwarded-prefix', 'mirror-target', 'from-to-www-redirect', 'server-alias',
   'ssl-passthrough', 'service-upstream', 'proxy-set-headers', 'modsecurity-snippet', 'auth-method', 'auth-response-headers',
-  'auth-signin-redirect-param',
+  'auth-signin-redirect-param', 'auth-tls-secret', 'auth-tls-verify-client', 'auth-tls-error-page', 'proxy-redirect-from', 'proxy-redirect-to',
+  'limit-rate',
 ];
 const annotationKey = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...ANNOTATIONS).map((k) => `nginx.ingress.kubernetes.io/${k}`) },
