@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { stringify } from 'yaml';
-import { freePort, get, type Reply, type RequestOptions } from '../support/net.js';
+import { afterAll, beforeAll } from 'vitest';
+import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
+import { freePort, get, startBackend, type Backend, type Reply, type RequestOptions } from '../support/net.js';
 import { startNginx, type RunningNginx } from '../support/nginx.js';
 
 const CLI = new URL('../../bin/ingress-actors', import.meta.url).pathname;
@@ -72,4 +74,33 @@ export async function inBatches<T>(count: number, width: number, fn: (i: number)
     results.push(...(await Promise.all(batch)));
   }
   return results;
+}
+
+/** ALLOWED_CLIENT is the one client address the allowlisted scene lets in. */
+export const ALLOWED_CLIENT = '10.9.8.7';
+
+/**
+ * allowlistedScene serves `allow.test/` (allowlist-source-range ALLOWED_CLIENT) from one echoing
+ * backend with `configMap`, for the tests of client addresses behind a proxy. It registers the
+ * file's beforeAll and afterAll, and gives the running scene.
+ */
+export function allowlistedScene(configMap: Record<string, string>): () => Scene {
+  let backend: Backend | undefined;
+  let scene: Scene | undefined;
+  beforeAll(async () => {
+    backend = await startBackend('app');
+    scene = await startScene(
+      [
+        ingressClass(),
+        ...serviceWithEndpoints('app', [{ port: backend.port }]),
+        ingress('allow', { 'allow.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'allowlist-source-range': `${ALLOWED_CLIENT}/32` }) }),
+      ],
+      { configMap },
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await scene?.stop();
+    await backend?.close();
+  });
+  return () => scene!;
 }

@@ -5,31 +5,11 @@
  */
 import { connect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
-import { startBackend, type Backend } from '../support/net.js';
-import { ann, startScene, type Scene } from './annotations-harness.js';
+import { describe, expect, it } from 'vitest';
+import { allowlistedScene } from './annotations-harness.js';
 
-let backend: Backend;
-let scene: Scene;
-
-beforeAll(async () => {
-  backend = await startBackend('app');
-  scene = await startScene(
-    [
-      ingressClass(),
-      ...serviceWithEndpoints('app', [{ port: backend.port }]),
-      ingress('allow', { 'allow.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'allowlist-source-range': '10.9.8.7/32' }) }),
-    ],
-    // 127.0.0.1 is the load balancer; 127.0.0.2 is not trusted to name clients.
-    { configMap: { 'use-proxy-protocol': 'true', 'proxy-real-ip-cidr': '127.0.0.1' } },
-  );
-}, 60_000);
-
-afterAll(async () => {
-  await scene?.stop();
-  await backend?.close();
-});
+// 127.0.0.1 is the load balancer; 127.0.0.2 is not trusted to name clients.
+const scene = allowlistedScene({ 'use-proxy-protocol': 'true', 'proxy-real-ip-cidr': '127.0.0.1' });
 
 interface Answer {
   readonly status: number;
@@ -59,7 +39,7 @@ const request = 'GET / HTTP/1.1\r\nHost: allow.test\r\nConnection: close\r\n\r\n
 
 /** viaBalancer connects from `localAddress` and sends `header` (a PROXY line, or nothing), then a GET over HTTP or HTTPS. */
 function viaBalancer(localAddress: string, header: string, https = false): Promise<Answer> {
-  const port = https ? scene.httpsPort : scene.httpPort;
+  const port = https ? scene().httpsPort : scene().httpPort;
   const socket = connect({ host: '127.0.0.1', port, localAddress });
   return new Promise((resolve, reject) => {
     socket.once('error', reject);
@@ -78,7 +58,7 @@ function viaBalancer(localAddress: string, header: string, https = false): Promi
 const proxyLine = (client: string) => `PROXY TCP4 ${client} 127.0.0.1 40000 80\r\n`;
 
 describe('use-proxy-protocol with proxy-real-ip-cidr, through real nginx', () => {
-  it('renders without problems', () => expect(scene.problems).toBe(''));
+  it('renders without problems', () => expect(scene().problems).toBe(''));
 
   it('the balancer naming an allowed client gets through over HTTP; the backend sees the client and the port it reached', async () => {
     expect(await viaBalancer('127.0.0.1', proxyLine('10.9.8.7'))).toEqual({ status: 200, realIp: '10.9.8.7', forwardedFor: '10.9.8.7', forwardedPort: '80' });

@@ -3,41 +3,21 @@
  * allowlist judges the address X-Forwarded-For names, but only when a trusted proxy
  * (proxy-real-ip-cidr) sent it, and a client cannot put itself further left in the list.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
-import { startBackend, type Backend } from '../support/net.js';
-import { ann, startScene, type Scene } from './annotations-harness.js';
+import { describe, expect, it } from 'vitest';
+import { allowlistedScene } from './annotations-harness.js';
 
-let backend: Backend;
-let scene: Scene;
-
-beforeAll(async () => {
-  backend = await startBackend('app');
-  scene = await startScene(
-    [
-      ingressClass(),
-      ...serviceWithEndpoints('app', [{ port: backend.port }]),
-      ingress('allow', { 'allow.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'allowlist-source-range': '10.9.8.7/32' }) }),
-    ],
-    // 127.0.0.1 is the load balancer in front; 127.0.0.2 connects directly.
-    { configMap: { 'use-forwarded-headers': 'true', 'proxy-real-ip-cidr': '127.0.0.1' } },
-  );
-}, 60_000);
-
-afterAll(async () => {
-  await scene?.stop();
-  await backend?.close();
-});
+// 127.0.0.1 is the load balancer in front; 127.0.0.2 connects directly.
+const scene = allowlistedScene({ 'use-forwarded-headers': 'true', 'proxy-real-ip-cidr': '127.0.0.1' });
 
 /** from asks allow.test/ from `localAddress`, with X-Forwarded-For when given; the status and the headers the backend saw. */
 async function from(localAddress: string, forwardedFor?: string) {
-  const reply = await scene.http('allow.test', '/', { localAddress, headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {} });
+  const reply = await scene().http('allow.test', '/', { localAddress, headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {} });
   const seen = reply.status === 200 ? (JSON.parse(reply.body) as { headers: Record<string, string> }).headers : {};
   return { status: reply.status, realIp: seen['x-real-ip'], forwardedFor: seen['x-forwarded-for'] };
 }
 
 describe('use-forwarded-headers with proxy-real-ip-cidr, through real nginx', () => {
-  it('renders without problems', () => expect(scene.problems).toBe(''));
+  it('renders without problems', () => expect(scene().problems).toBe(''));
 
   it('a trusted proxy naming an allowed client gets through; the backend sees the client and the chain', async () => {
     expect(await from('127.0.0.1', '10.9.8.7')).toEqual({ status: 200, realIp: '10.9.8.7', forwardedFor: '10.9.8.7, 127.0.0.1' });
