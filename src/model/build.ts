@@ -176,7 +176,7 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
     config,
     hstsHeader: hsts,
     // Only auth-url needs these: without it the file does not depend on the machine's nameservers.
-    externalAuth: [defaultServer, ...named].some((s) => s.locations.some((l) => l.externalAuth !== null)) ? { resolvers: options.resolvers ?? [] } : null,
+    externalAuth: hosts.externalAuthHosts.size > 0 ? { resolvers: options.resolvers ?? [] } : null,
     proxyHeaders: { host: DEFAULT_PROXY_HOST },
     requestZones: http.requestZones,
     connectionZones: http.connectionZones,

@@ -39,6 +39,8 @@ interface HostResult {
   readonly notes: ReadonlyMap<Step | TlsStep, Problem>;
   /** the upstream names its locations proxy to */
   readonly proxied: readonly string[];
+  /** a location of its server asks an auth service first (auth-url) */
+  readonly externalAuth: boolean;
   /** the canary selectors of its routes */
   readonly canaries: HttpExtras;
   /** its own certificate, when that is not the default one */
@@ -77,6 +79,8 @@ export class HostTable {
   readonly sliceProblems = new Tally<string, Problem>();
   readonly proxied = new Tally<string, true>();
   readonly certificates = new Tally<string, Certificate>();
+  /** the hosts whose servers use auth-url: nginx.conf then needs a resolver and $escaped_request_uri */
+  readonly externalAuthHosts = new Tally<string, true>();
 
   /**
    * update brings the table to `plans` (every plan of the build, in conflict order).
@@ -184,7 +188,8 @@ export class HostTable {
     for (const name of result.proxied) this.proxied.add(name, true);
     this.extras.add(result.canaries);
     if (result.certificate) this.certificates.add(result.certificate.id, result.certificate);
-    if (previous) this.release(previous);
+    if (result.externalAuth) this.externalAuthHosts.add(host, true);
+    if (previous) this.release(host, previous);
     else {
       this.hostNames.splice(insertionPoint(this.hostNames, host), 0, host);
       this.serversStale = true;
@@ -193,16 +198,17 @@ export class HostTable {
   }
 
   private dropHost(host: string, previous: HostResult): void {
-    this.release(previous);
+    this.release(host, previous);
     this.results.delete(host);
     this.hostNames.splice(insertionPoint(this.hostNames, host), 1);
     this.serversStale = true;
   }
 
-  private release(result: HostResult): void {
+  private release(host: string, result: HostResult): void {
     for (const name of result.proxied) this.proxied.remove(name);
     this.extras.remove(result.canaries);
     if (result.certificate) this.certificates.remove(result.certificate.id);
+    if (result.externalAuth) this.externalAuthHosts.remove(host);
   }
 
   private problemsOf(plan: IngressPlan): PlanProblems {
@@ -320,6 +326,7 @@ function resolveHost(host: string, stepPlans: readonly IngressPlan[], tlsPlans: 
     clientAuth: clientAuthSettings,
     notes,
     proxied: same ? previous.proxied : proxiedBy(server),
+    externalAuth: same ? previous.externalAuth : server.locations.some((l) => l.externalAuth !== null),
     canaries,
     certificate: tls && tls.certificate.file !== defaultFile ? tls.certificate : null,
   };
