@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { checkHttpUrl, type Checked } from '../validate.js';
 import { secretData, secretRef } from './auth.js';
-import { intIn, oneOf, read, readBool } from './read.js';
+import { intIn, noteWithout, oneOf, read, readBool } from './read.js';
 import type { AnnotationGroup, AuthTlsAnnotations } from './types.js';
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+-----END CERTIFICATE-----/g;
@@ -46,7 +46,7 @@ export const authTlsGroup: AnnotationGroup<'authTls'> = {
     const errorPage = read(input, 'auth-tls-error-page', checkHttpUrl) ?? null;
     const passCertificate = readBool(input, 'auth-tls-pass-certificate-to-upstream') ?? false;
     if (ref === undefined) {
-      for (const key of NEEDS_SECRET) if (input.get(key) !== undefined) input.note(key, 'has no effect without auth-tls-secret');
+      noteWithout(input, NEEDS_SECRET, 'auth-tls-secret');
       return null;
     }
     const secretId = `${ref.namespace}/${ref.name}`;

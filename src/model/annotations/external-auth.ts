@@ -1,5 +1,5 @@
 import { checkHeaderName, checkHostPort, show, type Checked } from '../validate.js';
-import { oneOf, read } from './read.js';
+import { noteWithout, oneOf, read } from './read.js';
 import type { AnnotationGroup, ExternalAuthAnnotations } from './types.js';
 
 /**
@@ -70,9 +70,7 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
     const param = read(input, 'auth-signin-redirect-param', (v) => (/^[A-Za-z0-9_-]{1,64}$/.test(v) ? { ok: true, value: v } : { ok: false, message: `${show(v)} is not a query parameter name` })) ?? 'rd';
     const responseHeaders = read(input, 'auth-response-headers', checkHeaderList) ?? [];
     if (url === undefined) {
-      for (const key of ['auth-method', 'auth-signin', 'auth-signin-redirect-param', 'auth-response-headers']) {
-        if (input.get(key) !== undefined) input.note(key, 'has no effect without auth-url');
-      }
+      noteWithout(input, ['auth-method', 'auth-signin', 'auth-signin-redirect-param', 'auth-response-headers'], 'auth-url');
       return null;
     }
     return { url: url.url, host: url.host, method, signin: signin ? withRedirect(signin.url, param) : null, responseHeaders };

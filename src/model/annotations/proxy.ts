@@ -1,6 +1,6 @@
 import type { ProxySettings } from '../nginx-model.js';
 import { checkSeconds, checkSize, type Checked } from '../validate.js';
-import { intIn, oneOf, read } from './read.js';
+import { intIn, noteWithout, oneOf, read } from './read.js';
 import type { AnnotationGroup, AnnotationInput } from './types.js';
 
 const NEXT_UPSTREAM = ['error', 'timeout', 'invalid_header', 'http_500', 'http_502', 'http_503', 'http_504', 'http_403', 'http_404', 'http_429', 'non_idempotent', 'off'];
@@ -39,7 +39,7 @@ function readRedirect(input: AnnotationInput): ProxySettings['redirect'] {
   const from = read(input, 'proxy-redirect-from', (v) => (v === 'off' || v === 'default' ? { ok: true, value: v } : checkRedirectUrl(false)(v)));
   const to = read(input, 'proxy-redirect-to', checkRedirectUrl(true));
   if (from === undefined || from === 'off') {
-    if (input.get('proxy-redirect-to') !== undefined) input.note('proxy-redirect-to', 'has no effect without proxy-redirect-from');
+    noteWithout(input, ['proxy-redirect-to'], 'proxy-redirect-from');
     return null;
   }
   if (from === 'default') return { from, to: null };

@@ -14,6 +14,11 @@ export function read<T>(input: AnnotationInput, key: string, check: (value: stri
   return undefined;
 }
 
+/** noteWithout notes each of `keys` that is set while `needed` is not: it has no effect. */
+export function noteWithout(input: AnnotationInput, keys: readonly string[], needed: string): void {
+  for (const key of keys) if (input.get(key) !== undefined) input.note(key, `has no effect without ${needed}`);
+}
+
 /** readBool reads a boolean annotation (Go's strconv.ParseBool spellings): null when absent. */
 export function readBool(input: AnnotationInput, key: string): boolean | null {
   return read(input, key, checkBool) ?? null;
