@@ -17,8 +17,13 @@ export interface Master {
   quit(): void;
   /** SIGKILL to the whole group, workers included */
   kill(): void;
-  /** SIGHUP: re-read nginx.conf (what `nginx -s reload` sends) */
-  reload(): void;
+  /**
+   * SIGHUP (what `nginx -s reload` sends), then wait until the master confirms the new config:
+   * resolves once a worker of the new generation runs, rejects with the master's `[emerg]` (a
+   * config that passed `nginx -t` can still fail here: a port another process holds) or after
+   * `timeoutMs` without either.
+   */
+  reload(timeoutMs: number): Promise<void>;
 }
 
 const NGINX_LEVEL = /\[(debug|info|notice|warn|error|crit|alert|emerg)\]/;
@@ -75,7 +80,14 @@ export function spawnMaster(binary: string, dir: string, conf: string, log: Logg
   });
   if (child.pid === undefined) throw new Error(`cannot start ${binary}`);
   const pid = child.pid;
-  if (child.stderr) createInterface({ input: child.stderr }).on('line', (line) => logLine(log, line));
+  // Who else reads the error log: a reload waiting for the master's verdict.
+  const readers = new Set<(line: string) => void>();
+  if (child.stderr) {
+    createInterface({ input: child.stderr }).on('line', (line) => {
+      logLine(log, line);
+      for (const read of readers) read(line);
+    });
+  }
   // 'exit', not the result promise: orphaned workers hold stderr open long after the master is gone.
   const exited = new Promise<MasterExit>((resolve) => child.nodeChildProcess.once('exit', (code, signal) => resolve({ code, signal })));
   void child.catch(() => undefined);
@@ -91,6 +103,71 @@ export function spawnMaster(binary: string, dir: string, conf: string, log: Logg
     exited,
     quit: () => signal('SIGQUIT'),
     kill: () => void signalGroup(pid, 'SIGKILL'),
-    reload: () => signal('SIGHUP'),
+    reload: (timeoutMs) => confirmReload(pid, readers, () => signal('SIGHUP'), exited, timeoutMs),
   };
+}
+
+/** MASTER_FAILED is how the master says a reload did not take: it keeps the old config and workers. */
+const MASTER_FAILED = /\[emerg\]/;
+
+/**
+ * workerPids lists a master's running worker processes (children titled `nginx: worker process`,
+ * without the ` is shutting down` an old generation's workers take on), from /proc.
+ */
+export function workerPids(master: number): number[] {
+  const workers: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) !== master || state === 'Z') continue;
+      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0+$/, '');
+      if (title === 'nginx: worker process') workers.push(Number(entry));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return workers;
+}
+
+/**
+ * confirmReload signals a reload and waits for its verdict. The master reads and checks the
+ * whole config, binds what it names, and only then forks the new generation's workers; when any
+ * of that fails it logs `[emerg]` and keeps serving the old config. So a worker that was not
+ * there before the signal means the new config took, and once no worker of the old generation
+ * is left that has not begun shutting down (closing its listeners), only the new config serves
+ * new connections; an `[emerg]` after the signal means it does not. (A worker of the old generation that crashed just then and was respawned would also be
+ * new: a false success that the next reload, which every sync can trigger, corrects.)
+ */
+async function confirmReload(
+  pid: number,
+  readers: Set<(line: string) => void>,
+  sendSignal: () => void,
+  exited: Promise<MasterExit>,
+  timeoutMs: number,
+): Promise<void> {
+  const before = new Set(workerPids(pid));
+  let refusal: string | null = null;
+  const read = (line: string) => {
+    if (refusal === null && MASTER_FAILED.test(line)) refusal = line;
+  };
+  readers.add(read);
+  let gone = false;
+  void exited.then(() => (gone = true));
+  try {
+    sendSignal();
+    const deadline = performance.now() + timeoutMs;
+    for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
+      if (refusal !== null) throw new Error(`nginx did not apply the new config, the old one stays: ${refusal}`);
+      if (gone) throw new Error('nginx exited during the reload');
+      const workers = workerPids(pid);
+      // New workers serve the new config; the old ones still accept until they start shutting down.
+      if (workers.some((worker) => !before.has(worker)) && !workers.some((worker) => before.has(worker))) return;
+      if (performance.now() > deadline) throw new Error(`nginx did not start workers for the new config within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  } finally {
+    readers.delete(read);
+  }
 }

@@ -1,0 +1,80 @@
+/**
+ * Finding 5 of "No tenant can stall, block or bypass another": a reload is confirmed, not assumed.
+ * `nginx -t` does not bind sockets, so a config naming a port another process holds passes it and
+ * then fails in the master after SIGHUP, which keeps serving the old config. The nginx-process
+ * machine, with the controller's own effects over a real nginx, must count that reload as failed.
+ */
+import { createServer, type Server } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createActor } from 'xstate';
+import { nginxProcessMachine } from '../../machines/nginxProcess.machine.js';
+import { nginxActors } from '../../src/actors/nginx.js';
+import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
+import { emptySnapshot } from '../../src/model/snapshot.js';
+import { nginxBinary } from '../../src/nginx/binary.js';
+import { stageConfig } from '../../src/nginx/apply.js';
+import { loadTemplate } from '../../src/render/load.js';
+import { render } from '../../src/render/render.js';
+import { waitFor } from '../support/cluster.js';
+import { freePort, get } from '../support/net.js';
+
+let dir: string;
+let httpPort: number;
+let base: string;
+let squatter: Server;
+let heldPort: number;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ia-reload-confirm-'));
+  httpPort = await freePort();
+  const { model } = buildModel(emptySnapshot, { ...defaultBuildOptions, httpPort, httpsPort: await freePort() });
+  base = render(model, await loadTemplate());
+  expect((await stageConfig(nginxBinary(), dir, base, model.certificates)).ok).toBe(true);
+  squatter = createServer();
+  await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+  heldPort = (squatter.address() as { port: number }).port;
+});
+afterAll(async () => {
+  await new Promise((resolve) => squatter.close(resolve));
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** goodAnswer is what good.example answers on the HTTP port. */
+const goodAnswer = async () => (await get({ host: 'good.example', path: '/', port: httpPort })).body;
+
+/** withServer adds a server to a rendered config, before the http block's closing brace. */
+function withServer(config: string, server: string): string {
+  const end = config.lastIndexOf('}');
+  return `${config.slice(0, end)}    ${server}\n}\n`;
+}
+
+it('finding 5: a reload the master refuses after nginx -t passed (a port in use) counts as failed, the old config serving', async () => {
+  const nginx = createActor(
+    nginxProcessMachine.provide({ actors: nginxActors({ binary: nginxBinary(), dir, httpPort, log: pino({ level: 'silent' }) }) }),
+    { input: { shutdownTimeoutMs: 5000, drainTimeoutMs: 2000, backoffBaseMs: 100, backoffMaxMs: 500, stableAfterMs: 1000, reloadRetryMs: 60_000 } },
+  ).start();
+  try {
+    await waitFor('nginx running', () => nginx.getSnapshot().matches({ alive: 'running' }));
+    const good = withServer(base, `server { listen 127.0.0.1:${httpPort}; server_name good.example; return 200 "good"; }`);
+    nginx.send({ type: 'nginx.reload', config: good });
+    await waitFor('the good reload', () => nginx.getSnapshot().context.reloadsOk === 1);
+    expect(await goodAnswer()).toBe('good');
+
+    const blocked = withServer(good, `server { listen 127.0.0.1:${heldPort}; server_name held.example; return 200 "held"; }`);
+    nginx.send({ type: 'nginx.reload', config: blocked });
+    await waitFor('the refused reload', () => nginx.getSnapshot().context.reloadsFailed === 1);
+    const context = nginx.getSnapshot().context;
+    expect(context.reloadsOk).toBe(1);
+    expect(context.appliedConfig).toBe(good);
+    expect(context.lastReloadError).toMatch(/bind\(\) to 127\.0\.0\.1:\d+ failed/);
+    // The master kept the old generation: the old config still answers.
+    expect(await goodAnswer()).toBe('good');
+  } finally {
+    nginx.send({ type: 'nginx.stop' });
+    await waitFor('nginx stopped', () => nginx.getSnapshot().status === 'done');
+  }
+});
