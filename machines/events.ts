@@ -54,6 +54,19 @@ export interface SyncStopEvent {
   readonly type: 'sync.stop';
 }
 
+/** NginxAppliedEvent tells the sync queue that nginx serves a config (reloaded, or already serving it). */
+export interface NginxAppliedEvent {
+  readonly type: 'nginx.applied';
+  readonly config: string;
+}
+
+/** NginxRefusedEvent tells the sync queue that `nginx -t` refused a config, in nginx's words. */
+export interface NginxRefusedEvent {
+  readonly type: 'nginx.refused';
+  readonly config: string;
+  readonly output: string;
+}
+
 /** SyncQueueCommand is every event the sync queue accepts from other actors. */
 export type SyncQueueCommand =
   | K8sSyncedEvent
@@ -61,7 +74,9 @@ export type SyncQueueCommand =
   | TemplateChangedEvent
   | SyncRequestEvent
   | SyncResyncEvent
-  | SyncStopEvent;
+  | SyncStopEvent
+  | NginxAppliedEvent
+  | NginxRefusedEvent;
 
 // ── nginx process ────────────────────────────────────────────────────────────────────────────
 

@@ -96,6 +96,9 @@ function describe(error: unknown): string {
  * `draining` or `restarting` it goes straight to `stopped`. Output: `{ clean }`, false when
  * stopping killed a master or interrupted a drain (whose cleanup kills the orphans).
  *
+ * Verdicts: `reportApplied` {config} once nginx serves a config (reloaded, or already serving
+ * it), `reportRefused` {config, error} when its reload failed; the wiring tells the sync queue.
+ *
  * Reloads: `nginx.reload` with the text already applied is skipped; one during a reload (or
  * while nginx is down) is kept, latest wins, and applied once `running`. A config whose reload
  * was cut short by a crash is applied again after the restart.
@@ -176,6 +179,9 @@ export const nginxProcessMachine = setup({
     recordDrainError: assign({ lastDrainError: (_, params: { error: unknown }) => describe(params.error) }),
     markStopRequested: assign({ stopRequested: true }),
     markKilled: assign({ killed: true }),
+    // nginx's verdicts, for whoever hands it configs (the sync queue): provided by the wiring.
+    reportApplied: (_, _params: { config: string }) => {},
+    reportRefused: (_, _params: { config: string; error: unknown }) => {},
     quitMaster: sendTo('master', { type: 'nginx.quit' }),
     killMaster: sendTo('master', { type: 'nginx.kill' }),
   },
@@ -256,7 +262,10 @@ export const nginxProcessMachine = setup({
           after: { reloadRetry: { guard: 'hasFailedConfig', target: 'reloading', actions: 'retryFailed' } },
           on: {
             'nginx.reload': [
-              { guard: 'isApplied', actions: 'countSkipped' },
+              {
+                guard: 'isApplied',
+                actions: ['countSkipped', { type: 'reportApplied', params: ({ context }) => ({ config: context.appliedConfig ?? '' }) }],
+              },
               { target: 'reloading', actions: 'queueConfig' },
             ],
           },
@@ -267,9 +276,18 @@ export const nginxProcessMachine = setup({
             id: 'reload',
             src: 'reload',
             input: ({ context }) => ({ config: context.reloadingConfig ?? '' }),
-            onDone: { target: 'running', actions: 'recordReloadOk' },
+            onDone: {
+              target: 'running',
+              actions: [{ type: 'reportApplied', params: ({ context }) => ({ config: context.reloadingConfig ?? '' }) }, 'recordReloadOk'],
+            },
             // nginx keeps serving the old config; the error is kept for status and metrics.
-            onError: { target: 'running', actions: { type: 'recordReloadFailed', params: ({ event }) => ({ error: event.error }) } },
+            onError: {
+              target: 'running',
+              actions: [
+                { type: 'reportRefused', params: ({ context, event }) => ({ config: context.reloadingConfig ?? '', error: event.error }) },
+                { type: 'recordReloadFailed', params: ({ event }) => ({ error: event.error }) },
+              ],
+            },
           },
         },
         stopping: {

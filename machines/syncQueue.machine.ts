@@ -1,4 +1,4 @@
-import { assign, enqueueActions, fromPromise, setup } from 'xstate';
+import { assign, enqueueActions, fromPromise, raise, setup } from 'xstate';
 import type { SyncQueueCommand } from './events.js';
 
 /** SyncQueueInput configures the sync queue; every duration is in milliseconds. */
@@ -16,9 +16,19 @@ export interface SyncQueueInput {
   readonly minSyncIntervalMs: number;
 }
 
-/** RunSyncInput is what each `runSync` invocation gets: the sync's number, 1 for the first. */
+/** RunSyncInput is what each `runSync` invocation gets: the sync's number (1 for the first) and nginx's verdicts since the last. */
 export interface RunSyncInput {
   readonly generation: number;
+  /** the config nginx serves, as the last `nginx.applied` said (null before any) */
+  readonly applied: string | null;
+  /** the last config `nginx -t` refused since the previous sync started, in nginx's words */
+  readonly refused: { readonly config: string; readonly output: string } | null;
+}
+
+/** RunSyncOutput is what a sync leaves for the next: whether it waits for nginx's verdict on what it handed over. */
+export interface RunSyncOutput {
+  /** a step of bisection: the next sync must follow nginx's verdict on this one's config */
+  readonly awaitingVerdict: boolean;
 }
 
 /** RateReadyEvent is the sync queue's own delayed event: the rate-limit token is back. */
@@ -47,6 +57,14 @@ export interface SyncQueueContext extends SyncQueueInput {
   readonly syncsCompleted: number;
   readonly syncsFailed: number;
   readonly lastError: string | null;
+  /** the config nginx serves, from `nginx.applied` */
+  readonly applied: string | null;
+  /** a refusal not yet seen by a sync */
+  readonly refused: RunSyncInput['refused'];
+  /** the refusal the running sync was given */
+  readonly refusedForSync: RunSyncInput['refused'];
+  /** the last sync waits for nginx's verdict on its config: either verdict brings the next sync */
+  readonly awaitingVerdict: boolean;
 }
 
 const RATE_TIMER = 'rate';
@@ -62,7 +80,7 @@ const syncQueue = setup({
     input: {} as SyncQueueInput,
   },
   actors: {
-    runSync: fromPromise<void, RunSyncInput>(async () => {
+    runSync: fromPromise<RunSyncOutput, RunSyncInput>(async () => {
       throw new Error('actor "runSync" not provided');
     }),
   },
@@ -70,6 +88,7 @@ const syncQueue = setup({
     allSynced: ({ context }) => context.watchers.every((kind) => context.synced.includes(kind)),
     tokenReady: ({ context }) => context.tokenReady,
     dirty: ({ context }) => context.dirty,
+    awaitingVerdict: ({ context }) => context.awaitingVerdict,
   },
   delays: {
     debounce: ({ context }) => context.debounceMs,
@@ -92,7 +111,18 @@ const syncQueue = setup({
       dirty: false,
       generation: context.generation + 1,
       syncsStarted: context.syncsStarted + 1,
+      awaitingVerdict: false,
+      // This sync takes the refusal; one that comes while it runs waits for the next.
+      refusedForSync: context.refused,
+      refused: null,
     })),
+    recordApplied: assign({ applied: ({ context, event }) => (event.type === 'nginx.applied' ? event.config : context.applied) }),
+    recordRefused: assign({
+      refused: ({ context, event }) => (event.type === 'nginx.refused' ? { config: event.config, output: event.output } : context.refused),
+    }),
+    recordAwaiting: assign({
+      awaitingVerdict: ({ event }) => (event as { output?: RunSyncOutput }).output?.awaitingVerdict === true,
+    }),
     // The token is taken when a sync starts (or fails), and a timer gives it back.
     takeToken: enqueueActions(({ enqueue }) => {
       enqueue.cancel(RATE_TIMER);
@@ -100,6 +130,8 @@ const syncQueue = setup({
       enqueue.raise({ type: 'rate.ready' }, { delay: 'minSyncInterval', id: RATE_TIMER });
     }),
     countCompleted: assign({ syncsCompleted: ({ context }) => context.syncsCompleted + 1, lastError: null }),
+    // A verdict the last sync waits for (a bisection step), or any refusal, needs a sync.
+    requestSync: raise({ type: 'sync.request' }),
     countFailed: assign(({ context }, params: { error: unknown }) => ({
       syncsFailed: context.syncsFailed + 1,
       lastError: describe(params.error),
@@ -153,6 +185,10 @@ export const syncQueueMachine = syncQueue.createMachine({
     syncsCompleted: 0,
     syncsFailed: 0,
     lastError: null,
+    applied: null,
+    refused: null,
+    refusedForSync: null,
+    awaitingVerdict: false,
   }),
   initial: 'waitingForSync',
   // Defaults for every state; the states below override what they treat differently.
@@ -164,6 +200,8 @@ export const syncQueueMachine = syncQueue.createMachine({
     'k8s.synced': { actions: 'markSynced' },
     'rate.ready': { actions: 'giveBackToken' },
     'sync.stop': { target: '.stopped' },
+    'nginx.applied': [{ guard: 'awaitingVerdict', actions: ['recordApplied', 'requestSync'] }, { actions: 'recordApplied' }],
+    'nginx.refused': { actions: ['recordRefused', 'requestSync'] },
   },
   states: {
     waitingForSync: {
@@ -229,10 +267,10 @@ export const syncQueueMachine = syncQueue.createMachine({
       invoke: {
         id: 'runSync',
         src: 'runSync',
-        input: ({ context }) => ({ generation: context.generation }),
+        input: ({ context }) => ({ generation: context.generation, applied: context.applied, refused: context.refusedForSync }),
         onDone: [
-          { guard: 'dirty', target: 'pending', actions: 'countCompleted' },
-          { target: 'idle', actions: 'countCompleted' },
+          { guard: 'dirty', target: 'pending', actions: ['countCompleted', 'recordAwaiting'] },
+          { target: 'idle', actions: ['countCompleted', 'recordAwaiting'] },
         ],
         // Taking the token again spaces the retry minSyncIntervalMs after the failure.
         onError: {

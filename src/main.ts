@@ -29,7 +29,7 @@ import type { Logger } from './log.js';
 import { buildModel } from './model/build.js';
 import type { NginxModel, Problem } from './model/nginx-model.js';
 import { emptySnapshot } from './model/snapshot.js';
-import { stageConfig } from './nginx/apply.js';
+import { ConfigRefusedError, stageConfig } from './nginx/apply.js';
 import { nginxBinary } from './nginx/binary.js';
 import { nameservers } from './nginx/resolvers.js';
 import { loadCheckedTemplate } from './render/load.js';
@@ -122,6 +122,13 @@ export async function startController(
   });
   const nginx = nginxProcessMachine.provide({
     actors: nginxActors({ binary, dir: config.configDir, httpPort: config.build.httpPort, log: log.child({ actor: 'nginx' }) }),
+    actions: {
+      reportApplied: ({ system }, { config }) => sendToSyncQueue(system, { type: 'nginx.applied', config }),
+      // Only nginx -t's refusals are the config's fault; a reload the master could not carry out is retried as it is.
+      reportRefused: ({ system }, { config, error }) => {
+        if (error instanceof ConfigRefusedError) sendToSyncQueue(system, { type: 'nginx.refused', config, output: error.output });
+      },
+    },
   });
 
   // Leader election, Ingress status and Events (the leader's duties).

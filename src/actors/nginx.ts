@@ -4,7 +4,7 @@ import { fromCallback, fromPromise } from 'xstate';
 import type { NginxMasterCommand } from '../../machines/events.js';
 import type { DrainInput, MasterInput, ReloadInput } from '../../machines/nginxProcess.machine.js';
 import type { Logger } from '../log.js';
-import { stageConfig } from '../nginx/apply.js';
+import { ConfigRefusedError, stageConfig } from '../nginx/apply.js';
 import { drainOrphans } from '../nginx/drain.js';
 import { spawnMaster, type Master } from '../nginx/master.js';
 import { waitForPort } from '../nginx/probe.js';
@@ -76,7 +76,7 @@ export function nginxActors(options: NginxActorOptions) {
 
     reload: fromPromise<void, ReloadInput>(async ({ input }) => {
       const staged = await stageConfig(options.binary, options.dir, input.config, []);
-      if (!staged.ok) throw new Error(`nginx -t refused the new config, the old one stays:\n${staged.error}`);
+      if (!staged.ok) throw new ConfigRefusedError(staged.error);
       if (!current) throw new Error('no nginx master to reload');
       const signalled = performance.now();
       // Confirmed, not assumed: a config nginx -t passed can still fail in the master (a port in use).

@@ -1,10 +1,12 @@
 import { fromPromise } from 'xstate';
-import type { RunSyncInput } from '../../machines/syncQueue.machine.js';
+import type { RunSyncInput, RunSyncOutput } from '../../machines/syncQueue.machine.js';
 import { formatProblem } from '../cli/render.js';
 import type { Logger } from '../log.js';
 import type { ClusterCache } from '../kube/cache.js';
 import { BuildMemo, buildModel, type BuildOptions } from '../model/build.js';
 import type { NginxModel, Problem } from '../model/nginx-model.js';
+import { Quarantine } from '../model/quarantine.js';
+import { blame } from '../render/blame.js';
 import { writeCertificates } from '../nginx/files.js';
 import { render, type NginxTemplate } from '../render/render.js';
 
@@ -31,14 +33,27 @@ export function syncActors(options: SyncOptions) {
   // Lends each build what the previous one worked out, so one changed Ingress costs little.
   const memo = new BuildMemo();
   const written = new Map<string, string>();
+  // What nginx refused costs only the Ingresses it points at.
+  const quarantine = new Quarantine((output, handed) => blame(output, handed.text, handed.model));
   return {
-    runSync: fromPromise<void, RunSyncInput>(async ({ input, system }) => {
+    runSync: fromPromise<RunSyncOutput, RunSyncInput>(async ({ input, system }) => {
       const started = performance.now();
       const template = system.get('template')?.getSnapshot().context.current as NginxTemplate | undefined;
       if (!template?.run) throw new Error('no good template loaded yet');
-      const snapshot = options.cache.snapshot();
+      const heldBefore = quarantine.heldKeys().join(' ');
+      quarantine.judge({ applied: input.applied, refused: input.refused });
+      if (input.refused && quarantine.unblamed !== null) {
+        options.log.error({ reason: quarantine.unblamed }, 'nginx refused the config, and no Ingress is to blame (the ConfigMap or the template?); the last good config stays');
+        quarantine.unblamed = null;
+      }
+      const { snapshot, problems: leftOut } = quarantine.prepare(options.cache.snapshot());
+      if (quarantine.heldKeys().join(' ') !== heldBefore || quarantine.bisecting) {
+        options.log.warn({ held: quarantine.heldKeys(), bisecting: quarantine.bisecting }, 'Ingresses nginx refused are left out');
+      }
       const snapshotted = performance.now();
-      const { model, problems } = buildModel(snapshot, options.build, memo);
+      const result = buildModel(snapshot, options.build, memo);
+      const { model } = result;
+      const problems = leftOut.length > 0 ? [...result.problems, ...leftOut] : result.problems;
       const built = performance.now();
       const text = render(model, template);
       const rendered = performance.now();
@@ -54,10 +69,12 @@ export function syncActors(options: SyncOptions) {
       reported = now;
       const nginx = system.get('nginx');
       if (!nginx) throw new Error('the nginx actor is not running');
+      quarantine.handedOver({ text, model, ingresses: snapshot.ingresses, secrets: snapshot.secrets });
       nginx.send({ type: 'nginx.reload', config: text });
       const durationMs = performance.now() - started;
       options.onModel(model, durationMs, problems);
       options.log.info({ generation: input.generation, servers: model.servers.length, problems: problems.length, ms: Math.round(durationMs), phases }, 'sync done');
+      return { awaitingVerdict: quarantine.bisecting };
     }),
   };
 }

@@ -7,6 +7,14 @@ import { prepareConfigDir, writeCertificates, writeFileAtomic } from './files.js
 /** ApplyResult says whether a config is now the live nginx.conf, with nginx's words when not. */
 export type ApplyResult = { readonly ok: true; readonly conf: string; readonly timings: StageTimings } | { readonly ok: false; readonly error: string };
 
+/** ConfigRefusedError is a reload's failure because `nginx -t` refused the config; `output` is nginx's words. */
+export class ConfigRefusedError extends Error {
+  constructor(readonly output: string) {
+    super(`nginx -t refused the new config, the old one stays:\n${output}`);
+    this.name = 'ConfigRefusedError';
+  }
+}
+
 /** StageTimings are how long staging took, for the reload log: writing the files, and `nginx -t`. */
 export interface StageTimings {
   readonly writeMs: number;

@@ -4,7 +4,7 @@ import type { NginxMasterCommand } from '../../machines/events.js';
 import { nginxProcessMachine, type MasterInput } from '../../machines/nginxProcess.machine.js';
 import { childIds, rootSupervisorMachine, type RootSupervisorInput, type WatcherInput } from '../../machines/rootSupervisor.machine.js';
 import { statusMachine, type LeaseResult, type ShutdownCheck, type StatusInput } from '../../machines/status.machine.js';
-import { syncQueueMachine, type RunSyncInput } from '../../machines/syncQueue.machine.js';
+import { syncQueueMachine, type RunSyncInput, type RunSyncOutput } from '../../machines/syncQueue.machine.js';
 import { templateMachine } from '../../machines/template.machine.js';
 import { advance, flush } from './harness.js';
 
@@ -57,7 +57,7 @@ function start(options: Options = {}) {
     },
   });
   const syncQueue = syncQueueMachine.provide({
-    actors: { runSync: fromPromise<void, RunSyncInput>(async ({ input }) => void syncs.push(input.generation)) },
+    actors: { runSync: fromPromise<RunSyncOutput, RunSyncInput>(async ({ input }) => (syncs.push(input.generation), { awaitingVerdict: false })) },
     guards: {
       // A guard that throws makes the machine fail, as a bug in it would.
       allSynced: ({ context }) => {

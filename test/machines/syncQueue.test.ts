@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock, createActor, fromPromise, initialTransition, transition } from 'xstate';
-import { syncQueueMachine, type RunSyncInput, type SyncQueueInput } from '../../machines/syncQueue.machine.js';
+import { syncQueueMachine, type RunSyncInput, type RunSyncOutput, type SyncQueueInput } from '../../machines/syncQueue.machine.js';
 import { advance, deferred, flush, type Deferred } from './harness.js';
 
 const WATCHERS = ['Ingress', 'Service', 'EndpointSlice'];
@@ -16,13 +16,13 @@ interface Call {
 function start(overrides: Partial<SyncQueueInput> = {}, auto: 'resolve' | 'reject' | false = 'resolve') {
   const clock = new SimulatedClock();
   const calls: Call[] = [];
-  const runSync = fromPromise<void, RunSyncInput>(({ input, signal }) => {
+  const runSync = fromPromise<RunSyncOutput, RunSyncInput>(({ input, signal }) => {
     const call: Call = { generation: input.generation, at: clock.now(), done: deferred(), aborted: false };
     signal.addEventListener('abort', () => (call.aborted = true));
     calls.push(call);
     if (auto === 'resolve') call.done.resolve();
     if (auto === 'reject') call.done.reject(new Error('render failed'));
-    return call.done.promise;
+    return call.done.promise.then(() => ({ awaitingVerdict: false }));
   });
   const input: SyncQueueInput = { watchers: WATCHERS, debounceMs: 100, maxHoldoffMs: 1000, minSyncIntervalMs: 0, ...overrides };
   const actor = createActor(syncQueueMachine.provide({ actors: { runSync } }), { clock, input }).start();

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock, createActor, fromPromise, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
-import { syncQueueMachine, type RunSyncInput, type SyncQueueContext, type SyncQueueInput } from '../../machines/syncQueue.machine.js';
+import { syncQueueMachine, type RunSyncInput, type RunSyncOutput, type SyncQueueContext, type SyncQueueInput } from '../../machines/syncQueue.machine.js';
 import { deferred, flush, type Deferred } from '../machines/harness.js';
 import { Coverage, pathsFor, timersAlong, type Path, type Timers } from './graph.js';
 import { microstepRecorder, runPath, type RealStep, type World } from './runner.js';
@@ -27,7 +27,11 @@ const E = {
   debounce: { type: 'xstate.after.debounce.syncQueue.pending.debouncing' },
   maxHoldoff: { type: 'xstate.after.maxHoldoff.syncQueue.pending' },
   quiet: { type: 'xstate.after.maxHoldoff.syncQueue.idle.settling' },
-  done: { type: 'xstate.done.actor.runSync' },
+  done: { type: 'xstate.done.actor.runSync', output: { awaitingVerdict: false } },
+  // a bisection step: the sync waits for nginx's verdict on its config
+  doneAwaiting: { type: 'xstate.done.actor.runSync', output: { awaitingVerdict: true } },
+  applied: { type: 'nginx.applied', config: 'c' },
+  refused: { type: 'nginx.refused', config: 'c', output: 'nginx: [emerg] x' },
   failed: { type: 'xstate.error.actor.runSync', error: 'build failed' },
 };
 
@@ -35,7 +39,7 @@ const E = {
 function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   const c = snapshot.context as SyncQueueContext;
   if (snapshot.status !== 'active') return [];
-  const list: AnyEventObject[] = [E.changed, E.template, E.request, E.resync, E.stop];
+  const list: AnyEventObject[] = [E.changed, E.template, E.request, E.resync, E.stop, E.applied, E.refused];
   const unsynced = INPUT.watchers.filter((k) => !c.synced.includes(k));
   list.push(...unsynced.map(E.synced));
   if (c.synced.length > 0) list.push(E.synced(c.synced[0]!)); // a watcher reporting twice
@@ -43,13 +47,13 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   if (snapshot.matches('pending' as never)) list.push(E.maxHoldoff);
   if (snapshot.matches('idle.settling' as never)) list.push(E.quiet);
   if (snapshot.matches('pending.debouncing' as never)) list.push(E.debounce);
-  if (snapshot.matches('syncing' as never)) list.push(E.done, E.failed);
+  if (snapshot.matches('syncing' as never)) list.push(E.done, E.doneAwaiting, E.failed);
   return list;
 }
 
 const key = (s: AnyMachineSnapshot) => {
   const c = s.context as SyncQueueContext;
-  return [s.value, [...c.synced].sort(), c.dirty, c.tokenReady];
+  return [s.value, [...c.synced].sort(), c.dirty, c.tokenReady, c.awaitingVerdict, c.refused !== null];
 };
 
 /** SteppingClock is a SimulatedClock whose pending timers can be listed and fired one at a time. */
@@ -82,12 +86,12 @@ const delays = (timers: Timers) => [...timers.values()].map((t) => t.delay).sort
 function syncQueueWorld(): World {
   const clock = new SteppingClock();
   const log: RealStep[] = [];
-  const syncs: { generation: number; done: Deferred<void>; aborted: boolean }[] = [];
-  const runSync = fromPromise<void, RunSyncInput>(({ input, signal }) => {
-    const sync = { generation: input.generation, done: deferred(), aborted: false };
+  const syncs: { generation: number; done: Deferred<void>; aborted: boolean; output: RunSyncOutput }[] = [];
+  const runSync = fromPromise<RunSyncOutput, RunSyncInput>(({ input, signal }) => {
+    const sync = { generation: input.generation, done: deferred(), aborted: false, output: { awaitingVerdict: false } };
     signal.addEventListener('abort', () => (sync.aborted = true));
     syncs.push(sync);
-    return sync.done.promise;
+    return sync.done.promise.then(() => sync.output);
   });
   const actor = createActor(syncQueueMachine.provide({ actors: { runSync } }), { input: INPUT, clock, inspect: microstepRecorder(log) });
   const initial = actor.getSnapshot();
@@ -98,7 +102,19 @@ function syncQueueWorld(): World {
     initial: () => initial as AnyMachineSnapshot,
     project: (s) => {
       const c = s.context as SyncQueueContext;
-      return { synced: [...c.synced].sort(), dirty: c.dirty, token: c.tokenReady, generation: c.generation, changes: c.changes, started: c.syncsStarted, completed: c.syncsCompleted, failed: c.syncsFailed };
+      return {
+        synced: [...c.synced].sort(),
+        dirty: c.dirty,
+        token: c.tokenReady,
+        generation: c.generation,
+        changes: c.changes,
+        started: c.syncsStarted,
+        completed: c.syncsCompleted,
+        failed: c.syncsFailed,
+        awaiting: c.awaitingVerdict,
+        refused: c.refused,
+        applied: c.applied,
+      };
     },
     async exec({ step }) {
       const e = step.event;
@@ -106,7 +122,11 @@ function syncQueueWorld(): World {
       else if (e.type === E.rate.type) clock.fire(DELAY.rate);
       else if (e.type === E.debounce.type) clock.fire(DELAY.debounce);
       else if (e.type === E.maxHoldoff.type || e.type === E.quiet.type) clock.fire(DELAY.maxHoldoff);
-      else if (e.type === E.done.type) syncs.at(-1)!.done.resolve();
+      else if (e.type === E.done.type) {
+        const sync = syncs.at(-1)!;
+        sync.output = (e as typeof E.done).output;
+        sync.done.resolve();
+      }
       else if (e.type === E.failed.type) syncs.at(-1)!.done.reject(new Error('build failed'));
       else actor.send(e as never);
       await flush();
@@ -132,6 +152,8 @@ const SCENARIOS = {
   'a failed sync is retried after the rate interval': [E.resync, E.debounce, E.failed, E.debounce, E.rate, E.done],
   'stop while syncing cancels the sync': [E.resync, E.request, E.stop],
   'a lone change once quiet syncs without the debounce': [E.resync, E.debounce, E.done, E.quiet, E.rate, E.changed, E.done],
+  'a refusal brings a sync that is given it': [E.resync, E.debounce, E.done, E.quiet, E.rate, E.refused, E.done],
+  'a bisection step waits for the verdict, which brings the next sync': [E.resync, E.debounce, E.doneAwaiting, E.quiet, E.rate, E.applied, E.done],
 };
 
 const isTimer = (type: string) => type.startsWith('xstate.after.') || type === E.rate.type;

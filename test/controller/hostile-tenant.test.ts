@@ -1,0 +1,94 @@
+/**
+ * Finding 2 of "No tenant can stall, block or bypass another": a config nginx refuses costs the
+ * tenant whose Ingress caused it, not everyone. Ten tenants, each with its own namespace, host
+ * and backend; the tenth applies, in turn, every value that once made nginx refuse the whole
+ * config (or that a validator now refuses first). After each one, the nine others change their
+ * Ingress and see the change served, and the bad Ingress carries a problem that names it.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
+import { get, startBackend, type Backend } from '../support/net.js';
+import { tlsSecret, weakCertificate } from '../support/weak-certificate.js';
+
+const TENANTS = 10;
+const BAD = TENANTS - 1;
+const ns = (i: number) => `tenant-${i}`;
+const host = (i: number) => `t${i}.example`;
+
+let cluster: Cluster;
+const backends: Backend[] = [];
+let round = 0;
+
+/** tenantIngress is tenant i's Ingress, serving `/r<round>` (so each round is a visible change). */
+function tenantIngress(i: number, extra: { annotations?: Record<string, string>; path?: string; pathType?: 'Prefix' | 'ImplementationSpecific'; tls?: boolean } = {}) {
+  return ingress(
+    'site',
+    { [host(i)]: [{ path: extra.path ?? `/r${round}`, pathType: extra.pathType ?? 'Prefix', service: 'web' }] },
+    { namespace: ns(i), ...(extra.annotations ? { annotations: extra.annotations } : {}), ...(extra.tls ? { tls: [{ hosts: [host(i)], secretName: 'site-tls' }] } : {}) },
+  );
+}
+
+const served = async (i: number, path: string) => (await get({ host: host(i), path, port: cluster.httpPort })).backend === ns(i);
+
+/** goodTenantsMove changes the nine good tenants' Ingresses and waits for every change to be served. */
+async function goodTenantsMove(): Promise<void> {
+  round++;
+  for (let i = 0; i < BAD; i++) await cluster.apply(tenantIngress(i));
+  await waitFor(`round ${round}: the good tenants' changes served`, async () => {
+    for (let i = 0; i < BAD; i++) if (!(await served(i, `/r${round}`))) return false;
+    return true;
+  }, 15_000, 50);
+}
+
+/** problemsOf are the Warning Events on the bad tenant's Ingress, as the controller recorded them. */
+async function badTenantEvents(): Promise<string[]> {
+  const list = (await cluster.client.list('v1', 'Event', ns(BAD))) as { items: { message?: string; involvedObject?: { name?: string } }[] };
+  return list.items.filter((e) => e.involvedObject?.name === 'site').map((e) => e.message ?? '');
+}
+
+beforeAll(async () => {
+  const seed: object[] = [ingressClass()];
+  for (let i = 0; i < TENANTS; i++) {
+    const backend = await startBackend(ns(i));
+    backends.push(backend);
+    seed.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns(i) } }, ...serviceWithEndpoints('web', [{ port: backend.port }], ns(i)), tenantIngress(i));
+  }
+  cluster = await startCluster(seed);
+  await waitFor('every tenant served', async () => {
+    for (let i = 0; i < TENANTS; i++) if (!(await served(i, '/r0'))) return false;
+    return true;
+  }, 20_000, 50);
+}, 40_000);
+
+afterAll(async () => {
+  await cluster?.close();
+  await Promise.all(backends.map((b) => b.close()));
+});
+
+const REGEX = { 'nginx.ingress.kubernetes.io/use-regex': 'true' };
+const HOSTILE: Record<string, () => Promise<object[]>> = {
+  'a certificate OpenSSL refuses to load (1024-bit RSA)': async () => [
+    tlsSecret('site-tls', ns(BAD), await weakCertificate(host(BAD))),
+    tenantIngress(BAD, { tls: true }),
+  ],
+  'regex path /api/[\\w-.]+': async () => [tenantIngress(BAD, { annotations: REGEX, path: '/api/[\\w-.]+', pathType: 'ImplementationSpecific' })],
+  'regex path /[\\d-z]': async () => [tenantIngress(BAD, { annotations: REGEX, path: '/[\\d-z]', pathType: 'ImplementationSpecific' })],
+  'regex path /[]a': async () => [tenantIngress(BAD, { annotations: REGEX, path: '/[]a', pathType: 'ImplementationSpecific' })],
+  'regex path /a{99999}': async () => [tenantIngress(BAD, { annotations: REGEX, path: '/a{99999}', pathType: 'ImplementationSpecific' })],
+  'client-body-buffer-size: 1g': async () => [tenantIngress(BAD, { annotations: { 'nginx.ingress.kubernetes.io/client-body-buffer-size': '1g' } })],
+  'proxy-buffer-size: 0': async () => [tenantIngress(BAD, { annotations: { 'nginx.ingress.kubernetes.io/proxy-buffer-size': '0' } })],
+  'limit-connections: 65536': async () => [tenantIngress(BAD, { annotations: { 'nginx.ingress.kubernetes.io/limit-connections': '65536' } })],
+  'proxy-body-size: 99999999999999999999g': async () => [tenantIngress(BAD, { annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '99999999999999999999g' } })],
+};
+
+it.each(Object.keys(HOSTILE))('finding 2: while tenant 9 applies %s, the nine others keep being served', async (name) => {
+  for (const object of await HOSTILE[name]!()) await cluster.apply(object);
+  await goodTenantsMove();
+  // The bad Ingress is not served as written, and its Event says why.
+  expect(await served(BAD, `/r${round}`)).toBe(false);
+  await waitFor('an Event on the bad Ingress', async () => (await badTenantEvents()).length > 0, 10_000, 100);
+  // Back to a good Ingress: the tenant is served again, without the Secret that nginx refused.
+  await cluster.apply(tenantIngress(BAD, { path: '/fixed' }));
+  await waitFor('the bad tenant, fixed, served again', () => served(BAD, '/fixed'), 10_000, 50);
+}, 60_000);
