@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
-import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
+import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
-import { tlsSecret, weakCertificate } from '../support/weak-certificate.js';
+import { weakCertificate } from '../support/weak-certificate.js';
 
 const TENANTS = 10;
 const BAD = TENANTS - 1;
@@ -69,7 +69,7 @@ afterAll(async () => {
 const REGEX = { 'nginx.ingress.kubernetes.io/use-regex': 'true' };
 const HOSTILE: Record<string, () => Promise<object[]>> = {
   'a certificate OpenSSL refuses to load (1024-bit RSA)': async () => [
-    tlsSecret('site-tls', ns(BAD), await weakCertificate(host(BAD))),
+    await weakCertificate(host(BAD)).then((pair) => tlsSecret('site-tls', pair.certPem, pair.keyPem, ns(BAD))),
     tenantIngress(BAD, { tls: true }),
   ],
   'regex path /api/[\\w-.]+': async () => [tenantIngress(BAD, { annotations: REGEX, path: '/api/[\\w-.]+', pathType: 'ImplementationSpecific' })],

@@ -30,9 +30,3 @@ export async function weakCertificate(host: string): Promise<{ certPem: string; 
   });
   return { certPem: cert.toString('pem') + '\n', keyPem: pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)) };
 }
-
-/** tlsSecret is a kubernetes.io/tls Secret holding a certificate and key. */
-export function tlsSecret(name: string, namespace: string, pair: { certPem: string; keyPem: string }) {
-  const b64 = (text: string) => Buffer.from(text).toString('base64');
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'kubernetes.io/tls', data: { 'tls.crt': b64(pair.certPem), 'tls.key': b64(pair.keyPem) } };
-}
