@@ -33,7 +33,9 @@ export function apiSnapshot(api: ApiServer, config: ControllerConfig): Snapshot 
   } as Snapshot;
 }
 
-/** expectedConfig is `render(buildModel(snapshot of the API server's objects))`. */
-export function expectedConfig(api: ApiServer, config: ControllerConfig, template: NginxTemplate): string {
-  return render(buildModel(apiSnapshot(api, config), config.build).model, template);
+/** expectedConfig is `render(buildModel(snapshot of the API server's objects))`, without the `excluded` Ingresses (`namespace/name`). */
+export function expectedConfig(api: ApiServer, config: ControllerConfig, template: NginxTemplate, excluded: ReadonlySet<string> = new Set()): string {
+  const snapshot = apiSnapshot(api, config);
+  const kept = excluded.size === 0 ? snapshot : { ...snapshot, ingresses: snapshot.ingresses.filter((i) => !excluded.has(`${i.metadata?.namespace}/${i.metadata?.name}`)) };
+  return render(buildModel(kept, config.build).model, template);
 }

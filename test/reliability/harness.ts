@@ -101,6 +101,8 @@ export class Harness {
   /** TLS hosts and their Secrets (default namespace): a converged nginx serves the Secret's certificate */
   readonly tlsHosts = new Map<string, string>([['secure.example.com', 'secure-tls']]);
   private churnCount = 0;
+  /** Ingresses (`namespace/name`) the controller has left out because nginx refused them: the expected config is built without them */
+  readonly excluded = new Set<string>();
 
   private constructor(
     readonly options: HarnessOptions,
@@ -175,7 +177,7 @@ export class Harness {
   }
 
   expected(): string {
-    return expectedConfig(this.cluster.api, this.cluster.config, this.template);
+    return expectedConfig(this.cluster.api, this.cluster.config, this.template, this.excluded);
   }
 
   nginxContext(): { pid: number | null; reloadsOk: number; reloadsFailed: number; lastReloadError: string | null; appliedConfig: string | null; restarts: number } {
