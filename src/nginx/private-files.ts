@@ -49,9 +49,10 @@ async function openFolder(path: string): Promise<FileHandle> {
     return await open(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') throw new UnsafePathError(`${path} is a symbolic link; use a real folder`);
-    if (code === 'ENOTDIR') throw new UnsafePathError(`${path} is not a folder`);
-    throw error;
+    if (code !== 'ELOOP' && code !== 'ENOTDIR') throw error;
+    // Linux answers ENOTDIR for a link to a folder (O_DIRECTORY is checked first): say which.
+    const link = code === 'ELOOP' || (await lstat(path).then((stat) => stat.isSymbolicLink(), () => false));
+    throw new UnsafePathError(link ? `${path} is a symbolic link; use a real folder` : `${path} is not a folder`);
   }
 }
 
