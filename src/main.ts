@@ -2,7 +2,6 @@
  * The one wiring module: the statecharts in machines/ get their effects from src/actors here,
  * and nowhere else. Everything below is plumbing; the behaviour lives in the machines.
  */
-import { mkdir } from 'node:fs/promises';
 import { CoordinationV1Api, CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { nginxProcessMachine } from '../machines/nginxProcess.machine.js';
@@ -17,6 +16,7 @@ import { syncActors } from './actors/sync.js';
 import { templateActors } from './actors/template.js';
 import { watcherActors } from './actors/watcher.js';
 import type { ControllerConfig } from './cli/controller-flags.js';
+import { UsageError } from './cli/flags.js';
 import type { ActorLookup } from './http/health.js';
 import { ControllerMetrics } from './http/metrics.js';
 import { httpActor } from './http/server.js';
@@ -31,6 +31,8 @@ import type { NginxModel, Problem } from './model/nginx-model.js';
 import { emptySnapshot } from './model/snapshot.js';
 import { ConfigRefusedError, stageConfig } from './nginx/apply.js';
 import { nginxBinary } from './nginx/binary.js';
+import { ensureConfigDir } from './nginx/files.js';
+import { UnsafePathError } from './nginx/private-files.js';
 import { nameservers } from './nginx/resolvers.js';
 import { loadCheckedTemplate } from './render/load.js';
 import { render } from './render/render.js';
@@ -55,6 +57,11 @@ function loadKubeConfig(path: string | null): KubeConfig {
   return kc;
 }
 
+/** A config folder the controller refuses is the operator's to fix, as a bad flag is: exit 2, one line. */
+const asUsageError = (error: unknown): never => {
+  throw error instanceof UnsafePathError ? new UsageError(error.message) : error;
+};
+
 /**
  * startController boots the actor system. Before any actor starts, nginx.conf is written from
  * an empty cluster (default server only) and checked with `nginx -t`, so nginx can start at
@@ -68,7 +75,7 @@ export async function startController(
   const binary = nginxBinary(config.nginxBinary ?? undefined);
   const kc = options.kubeConfig ?? loadKubeConfig(config.kubeconfig);
   const cache = new ClusterCache();
-  await mkdir(config.configDir, { recursive: true, mode: 0o755 });
+  await ensureConfigDir(config.configDir).catch(asUsageError);
   const build = { ...config.build, resolvers: await nameservers() };
 
   let lastModel: NginxModel = buildModel(emptySnapshot, build).model;

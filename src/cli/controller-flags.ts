@@ -1,4 +1,6 @@
 import { isIP } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultBuildOptions, type BuildOptions } from '../model/build.js';
 import { checkDnsLabel, checkObjectName } from '../model/validate.js';
@@ -15,7 +17,7 @@ export interface ControllerConfig {
   readonly syncRateLimit: number;
   readonly nginxBinary: string | null;
   readonly template: string;
-  /** where nginx.conf, certificates and nginx's temp files live */
+  /** where nginx.conf, certificates and nginx's temp files live (private: see src/nginx/files.ts ConfigLayout) */
   readonly configDir: string;
   readonly drainTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
@@ -53,13 +55,25 @@ export const CONTROLLER_USAGE = `Usage: ingress-actors controller [flags]
   --default-backend-service ns/name (unknown hosts and unmatched paths; else a 404)
   --http-port N (80)                --https-port N (443)         --healthz-port N (10254)
   --sync-rate-limit R (0.3)         --nginx-binary PATH (env NGINX_BINARY, else nginx)
-  --template FILE                   --config-dir DIR (/tmp/ingress-actors)
+  --template FILE
+  --config-dir DIR                  (as root /var/lib/ingress-actors, else $TMPDIR/ingress-actors-UID; private to this user)
   --drain-timeout S (5)             --shutdown-timeout S (30)
   --restart-intensity N (5)         --restart-period S (30)
   --inspect                         --inspect-port N (8080: the Stately inspector, on 127.0.0.1)
   --publish-service ns/name         --publish-status-address ADDR[,ADDR]
   --update-status=true|false (true) --update-status-on-shutdown=true|false (true)
   --election-id NAME (ingress-controller-leader)                 --election-ttl S (30)`;
+
+/**
+ * defaultConfigDir is where the controller keeps nginx.conf, keys and nginx's temp files unless
+ * told: as root a folder under /var/lib (beside Debian's /var/lib/nginx, on disk, as request
+ * bodies buffered there may be large, and not in a folder every user can create names in), else
+ * one of this user's in the temp folder. Either is refused at start unless it is this user's own,
+ * not writable by others and not a link (src/nginx/private-files.ts ensurePrivateDir).
+ */
+export function defaultConfigDir(euid = process.geteuid?.() ?? 0): string {
+  return euid === 0 ? '/var/lib/ingress-actors' : join(tmpdir(), `ingress-actors-${euid}`);
+}
 
 /** Flags of ingress-nginx this controller does not implement yet: accepted with a warning, never silently. */
 export const NOT_YET = [] as const;
@@ -178,7 +192,7 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
       syncRateLimit: rate,
       nginxBinary: values['nginx-binary'] ?? null,
       template: values.template ?? DEFAULT_TEMPLATE,
-      configDir: values['config-dir'] ?? '/tmp/ingress-actors',
+      configDir: values['config-dir'] ?? defaultConfigDir(),
       drainTimeoutMs: seconds('--drain-timeout', values['drain-timeout'], 5),
       shutdownTimeoutMs: seconds('--shutdown-timeout', values['shutdown-timeout'], 30),
       restartIntensity: intensity,

@@ -2,10 +2,15 @@ import { rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Certificate } from '../model/nginx-model.js';
 import { testConfig } from './binary.js';
-import { prepareConfigDir, writeCertificates, writeFileAtomic } from './files.js';
+import { sweepStaleFiles, writeCertificates, writeFileAtomic } from './files.js';
 
-/** ApplyResult says whether a config is now the live nginx.conf, with nginx's words when not. */
-export type ApplyResult = { readonly ok: true; readonly conf: string; readonly timings: StageTimings } | { readonly ok: false; readonly error: string };
+/**
+ * ApplyResult says whether a config is now the live nginx.conf, with nginx's words when not; when
+ * it is, `removed` lists the Secret-derived files no config names any more, now deleted.
+ */
+export type ApplyResult =
+  | { readonly ok: true; readonly conf: string; readonly timings: StageTimings; readonly removed: readonly string[] }
+  | { readonly ok: false; readonly error: string };
 
 /** ConfigRefusedError is a reload's failure because `nginx -t` refused the config; `output` is nginx's words. */
 export class ConfigRefusedError extends Error {
@@ -23,12 +28,12 @@ export interface StageTimings {
 
 /**
  * stageConfig makes `text` the live nginx.conf in `dir` only if `nginx -t` accepts it: the
- * certificates are written first (0600), the config beside the live one, tested there, then
- * renamed over it. A config nginx refuses never replaces the live one.
+ * folders are checked and the certificates written first (see prepareConfigDir, ConfigLayout),
+ * the config beside the live one, tested there, then renamed over it. A config nginx refuses
+ * never replaces the live one. Once it is live, files only older configs named are removed.
  */
 export async function stageConfig(binary: string, dir: string, text: string, certificates: readonly Certificate[]): Promise<ApplyResult> {
   const started = performance.now();
-  await prepareConfigDir(dir);
   await writeCertificates(dir, certificates);
   const live = join(dir, 'nginx.conf');
   const next = join(dir, 'nginx.conf.next');
@@ -41,5 +46,6 @@ export async function stageConfig(binary: string, dir: string, text: string, cer
     return { ok: false, error: verdict.output };
   }
   await rename(next, live);
-  return { ok: true, conf: live, timings: { writeMs: written - started + (performance.now() - tested), testMs: tested - written } };
+  const removed = await sweepStaleFiles(dir);
+  return { ok: true, conf: live, removed, timings: { writeMs: written - started + (performance.now() - tested), testMs: tested - written } };
 }

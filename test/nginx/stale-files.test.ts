@@ -4,7 +4,8 @@
  * with the sync actor's long-lived memo, then the nginx actor's stageConfig (`nginx -t` of the
  * text beside the live nginx.conf, renamed over it only when accepted), against the real nginx.
  * The rule: a file goes once neither the current call, nor the previous one, nor the nginx.conf
- * (or nginx.conf.next) on disk names it.
+ * (or nginx.conf.next) on disk names it; and once a config is live (stageConfig's sweep), once
+ * neither the latest call nor the configs on disk name it.
  */
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,8 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Certificate } from '../../src/model/nginx-model.js';
 import { stageConfig } from '../../src/nginx/apply.js';
 import { nginxBinary, testConfig } from '../../src/nginx/binary.js';
-import { writeCertificates } from '../../src/nginx/files.js';
+import { configLayout, sweepStaleFiles, writeCertificates } from '../../src/nginx/files.js';
+import { workerIdentity } from '../../src/nginx/private-files.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 
 let pems: string[];
@@ -52,11 +54,11 @@ beforeEach(async () => {
 });
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
-/** sync writes the files, then hands the config to "the nginx actor"; returns what was removed and whether nginx took it. */
+/** sync writes the files, then hands the config to "the nginx actor"; returns what either removed and whether nginx took it. */
 async function sync(files: readonly Certificate[], options: { refused?: boolean } = {}): Promise<{ removed: string[]; live: boolean }> {
   const removed = await writeCertificates(dir, files, memo);
   const staged = await stageConfig(nginxBinary(), dir, conf(files, options.refused), []);
-  return { removed, live: staged.ok };
+  return { removed: [...removed, ...(staged.ok ? staged.removed : [])].sort(), live: staged.ok };
 }
 
 const exists = (file: string) => lstat(join(dir, file)).then(() => true, () => false);
@@ -64,23 +66,30 @@ const exists = (file: string) => lstat(join(dir, file)).then(() => true, () => f
 const restartWouldLoad = async () => (await testConfig(nginxBinary(), dir, join(dir, 'nginx.conf'))).ok;
 
 describe('writeCertificates with a memo', () => {
-  it('writes the files 0600 in 0700 folders, and removes nothing while they are named', async () => {
+  it('writes the files and folders as ConfigLayout says, and removes nothing while they are named', async () => {
     const files = [cert('a', pems[0]!), auth('x')];
+    const layout = configLayout(await workerIdentity());
     expect(await sync(files)).toEqual({ removed: [], live: true });
-    for (const file of ['certificates/tls_a.pem', 'auth/auth_x.htpasswd']) expect((await stat(join(dir, file))).mode & 0o777).toBe(0o600);
-    for (const folder of ['certificates', 'auth']) expect((await stat(join(dir, folder))).mode & 0o777).toBe(0o700);
+    expect((await stat(join(dir, 'certificates/tls_a.pem'))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(dir, 'auth/auth_x.htpasswd'))).mode & 0o777).toBe(layout.files.auth.mode);
+    expect((await stat(join(dir, 'certificates'))).mode & 0o777).toBe(0o700);
+    expect((await stat(join(dir, 'auth'))).mode & 0o777).toBe(layout.folders.auth.mode);
     expect(await sync(files)).toEqual({ removed: [], live: true });
     expect(await readFile(join(dir, 'certificates/tls_a.pem'), 'utf8')).toBe(pems[0]);
   });
 
-  it('removes a deleted Secret’s files one sync after the config without them went live', async () => {
+  it('finding 3 (low): a deleted Secret’s files are gone after the sync that follows the deletion, not after some later one', async () => {
     await sync([cert('a', pems[0]!), cert('b', pems[1]!), auth('x')]);
-    // The Secrets of b and x are gone: this call's config no longer names them, the live one still does.
-    expect(await sync([cert('a', pems[0]!)])).toEqual({ removed: [], live: true });
+    // The Secrets of b and x are gone: the sync's own call still keeps them (the live config names
+    // them), but once the config without them is live, staging removes them.
+    expect(await writeCertificates(dir, [cert('a', pems[0]!)], memo)).toEqual([]);
     expect(await exists('certificates/tls_b.pem')).toBe(true);
-    expect(await exists('auth/auth_x.htpasswd')).toBe(true);
-    // Now neither this call, the previous one, nor the live nginx.conf names them.
-    expect(await sync([cert('a', pems[0]!)])).toEqual({ removed: ['auth/auth_x.htpasswd', 'certificates/tls_b.pem'], live: true });
+    const staged = await stageConfig(nginxBinary(), dir, conf([cert('a', pems[0]!)]), []);
+    expect(staged.ok && staged.removed).toEqual(['auth/auth_x.htpasswd', 'certificates/tls_b.pem']);
+    expect(await exists('certificates/tls_b.pem')).toBe(false);
+    expect(await exists('auth/auth_x.htpasswd')).toBe(false);
+    // No further sync is needed, and the next one finds nothing left to do.
+    expect(await sync([cert('a', pems[0]!)])).toEqual({ removed: [], live: true });
     expect(await readdir(join(dir, 'certificates'))).toEqual(['tls_a.pem']);
     expect(await readdir(join(dir, 'auth'))).toEqual([]);
     expect(await restartWouldLoad()).toBe(true);
@@ -98,9 +107,8 @@ describe('writeCertificates with a memo', () => {
       // A master restarted now loads the old config: every file it names is still there.
       expect(await restartWouldLoad()).toBe(true);
     }
-    // Once a config without them is live, they go on the next sync.
-    expect((await sync([cert('a', pems[0]!)])).live).toBe(true);
-    expect((await sync([cert('a', pems[0]!)])).removed).toEqual(['auth/auth_x.htpasswd', 'certificates/tls_b.pem']);
+    // Once a config without them is live, they go.
+    expect(await sync([cert('a', pems[0]!)])).toEqual({ removed: ['auth/auth_x.htpasswd', 'certificates/tls_b.pem'], live: true });
   });
 
   it('keeps the previous call’s files, which the nginx actor may still be testing, then removes them if they never went live', async () => {
@@ -114,15 +122,16 @@ describe('writeCertificates with a memo', () => {
 
   it('keeps what nginx.conf.next names (the config nginx -t is testing now)', async () => {
     await sync([cert('a', pems[0]!), cert('b', pems[1]!)]);
-    await sync([cert('a', pems[0]!)]);
+    await writeFile(join(dir, 'nginx.conf'), conf([cert('a', pems[0]!)]));
     await writeFile(join(dir, 'nginx.conf.next'), conf([cert('a', pems[0]!), cert('b', pems[1]!)]));
     expect(await writeCertificates(dir, [cert('a', pems[0]!)], memo)).toEqual([]);
+    expect(await writeCertificates(dir, [cert('a', pems[0]!)], memo)).toEqual([]);
+    expect(await sweepStaleFiles(dir)).toEqual([]);
     expect(await exists('certificates/tls_b.pem')).toBe(true);
   });
 
   it('writes a removed file again when a model names it again with the same content', async () => {
     await sync([cert('a', pems[0]!), cert('b', pems[1]!)]);
-    await sync([cert('a', pems[0]!)]);
     expect((await sync([cert('a', pems[0]!)])).removed).toEqual(['certificates/tls_b.pem']);
     expect(await sync([cert('a', pems[0]!), cert('b', pems[1]!)])).toEqual({ removed: [], live: true });
     expect(await readFile(join(dir, 'certificates/tls_b.pem'), 'utf8')).toBe(pems[1]);
