@@ -12,7 +12,7 @@ import type { IngressAnnotations } from './annotations/types.js';
 import { UpstreamTable, compare, type BuiltUpstreams, type Report, type Resolved } from './backends.js';
 import { normalisePath, type Route } from './locations.js';
 import { TrackedReads, type Lookups } from './lookups.js';
-import type { ClientAuth, GlobalConfig, PathType, Problem } from './nginx-model.js';
+import type { ClientAuth, GlobalConfig, PathType, Problem, SnippetDirective } from './nginx-model.js';
 import type { Ingress, IngressBackend } from './snapshot.js';
 import { checkDnsLabel, checkHost, checkObjectName, checkPath, checkPathType, checkRegexPath } from './validate.js';
 
@@ -38,7 +38,7 @@ export type Step =
     }
   /** spec.defaultBackend: the `/` of these hosts when no rule claims it */
   | { readonly kind: 'fallback'; readonly hosts: readonly string[]; readonly route: Route }
-  | { readonly kind: 'snippet'; readonly hosts: readonly string[]; readonly lines: readonly string[] }
+  | { readonly kind: 'snippet'; readonly hosts: readonly string[]; readonly directives: readonly SnippetDirective[] }
   /** auth-tls: the client certificate check of these hosts' servers */
   | { readonly kind: 'clientAuth'; readonly hosts: readonly string[]; readonly secretId: string; readonly clientAuth: ClientAuth };
 
@@ -225,7 +225,7 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
   }
 
   const serverSnippet = annotations.snippets.server;
-  if (serverSnippet && !annotations.canary) steps.push({ kind: 'snippet', hosts: [...ruleHosts].sort(compare), lines: serverSnippet });
+  if (serverSnippet && !annotations.canary) steps.push({ kind: 'snippet', hosts: [...ruleHosts].sort(compare), directives: serverSnippet });
   const tls = annotations.authTls;
   if (tls && !annotations.canary) {
     const clientAuth = { caFile: ctx.extras.caFile(tls.secretId, tls.caPem), verifyClient: tls.verifyClient, depth: tls.depth, errorPage: tls.errorPage };
