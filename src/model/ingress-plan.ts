@@ -6,6 +6,7 @@
  * it read: the build reuses it as long as those are the same objects.
  */
 import { IngressFeatures, UpstreamVariants } from './annotations/apply.js';
+import { checkAuthUrlHost } from './annotations/external-auth.js';
 import { HttpExtras } from './annotations/http-extras.js';
 import { NO_ANNOTATIONS, parseAnnotations } from './annotations/registry.js';
 import type { IngressAnnotations } from './annotations/types.js';
@@ -18,6 +19,8 @@ import { checkDnsLabel, checkHost, checkObjectName, checkPath, checkPathType, ch
 
 /** The catch-all server's name, as ingress-nginx calls it. */
 export const CATCH_ALL = '_';
+
+const AUTH_URL_FIELD = 'metadata.annotations.nginx.ingress.kubernetes.io/auth-url';
 
 /** OwnedRoute is a route with the Ingress that claimed it. */
 export type OwnedRoute = Route & { readonly owner: string };
@@ -189,6 +192,12 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
       }
       host = checked.value;
     }
+    // auth-url's `$host` is the client's choice where the server name is not exact: fail closed.
+    const authHost = annotations.externalAuth && !annotations.canary ? checkAuthUrlHost(annotations.externalAuth.host, host, CATCH_ALL) : null;
+    if (authHost) {
+      report(AUTH_URL_FIELD, `${authHost}; rule ${field} left out`);
+      continue;
+    }
     ruleHosts.add(host);
     steps.push({ kind: 'host', host });
     for (const [j, path] of (rule.http?.paths ?? []).entries()) {
@@ -217,11 +226,14 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
     }
   }
 
-  if (spec.defaultBackend && !annotations.canary) {
+  const fallbackHosts = (spec.rules ?? []).length === 0 ? [CATCH_ALL] : [...ruleHosts];
+  const fallbackAuth = annotations.externalAuth && fallbackHosts.includes(CATCH_ALL) ? checkAuthUrlHost(annotations.externalAuth.host, CATCH_ALL, CATCH_ALL) : null;
+  if (spec.defaultBackend && !annotations.canary && fallbackAuth) report(AUTH_URL_FIELD, `${fallbackAuth}; spec.defaultBackend left out`);
+  else if (spec.defaultBackend && !annotations.canary) {
     const resolved = target(ctx.upstreams.resolve(ns, spec.defaultBackend, 'spec.defaultBackend', report));
     const route: Route = { path: '/', pathType: 'Prefix', ...resolved, ingress: owner, features: features.forRoute('/', false) };
     // As ingress-nginx: the backend is the `/` of this Ingress's hosts, or the catch-all's when it has no rules.
-    steps.push({ kind: 'fallback', hosts: (spec.rules ?? []).length === 0 ? [CATCH_ALL] : [...ruleHosts], route });
+    steps.push({ kind: 'fallback', hosts: fallbackHosts, route });
   }
 
   const serverSnippet = annotations.snippets.server;
