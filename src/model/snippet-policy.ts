@@ -46,7 +46,13 @@ export function checkValue(value: string): string | null {
 
 const oneOf = (...words: string[]) => (v: string) => (words.includes(v) ? null : `${JSON.stringify(v.slice(0, 64))} is not ${words.join(' or ')}`);
 const header = (v: string) => (checkHeaderName(v).ok ? null : `${JSON.stringify(v.slice(0, 64))} is not a header name (letters, digits and '-')`);
-const size = (v: string) => (/^\d{1,10}[kKmMgG]?$/.test(v) ? null : `${JSON.stringify(v.slice(0, 64))} is not a size (a number, optionally followed by k, m or g)`);
+const SCALE: Readonly<Record<string, number>> = { '': 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30 };
+/** size accepts an nginx size that fits nginx's off_t (a 10-digit number of gigabytes does not). */
+const size = (v: string) => {
+  const match = /^(\d{1,10})([kKmMgG]?)$/.exec(v);
+  if (match && Number(match[1]) * SCALE[match[2]!.toLowerCase()]! < 2 ** 62) return null;
+  return `${JSON.stringify(v.slice(0, 64))} is not a size (a number, optionally followed by k, m or g)`;
+};
 const time = (v: string) => (/^\d{1,9}(ms|s|m|h|d)?$/.test(v) ? null : `${JSON.stringify(v.slice(0, 64))} is not a time (a number, optionally followed by ms, s, m, h or d)`);
 
 /** checkRegex accepts the regular expressions PCRE and JavaScript read alike, as checkRegexPath, without named groups (which set variables). */
@@ -56,6 +62,8 @@ function checkRegex(v: string): string | null {
   if (!/^[A-Za-z0-9._~\-/:^$[\](){}*+?|&=\\,%!@]*$/.test(v)) return `${shown} has characters outside letters, digits and . _ ~ - / : ^ $ [ ] ( ) { } * + ? | & = \\ , % ! @`;
   if (/\\[^dDwWsSbB.^$|?*+()[\]{}/\\-]/.test(v) || v.endsWith('\\')) return `${shown} uses an escape other than \\d \\w \\s \\b or an escaped symbol`;
   if (/\(\?(?!:)/.test(v)) return `${shown}: only the (?: group is allowed among (? constructs (a named group would set a variable)`;
+  // Where JavaScript and PCRE part ways: an empty class, and a class escape as the end of a range.
+  if (/\[\^?\]/.test(v) || /\\[dDwWsS]-|-\\[dDwWsS]/.test(v)) return `${shown}: write an empty class or a range next to \\d, \\w or \\s differently (PCRE refuses it)`;
   try {
     new RegExp(v);
   } catch {
@@ -165,7 +173,7 @@ export const ALLOWED_DIRECTIVES: readonly AllowedDirective[] = [
   { name: 'rewrite', contexts: ['location'], minArgs: 2, maxArgs: 3, usage: 'regex replacement break | redirect | permanent', check: checkRewrite },
   { name: 'allow', contexts: ['location'], minArgs: 1, maxArgs: 1, usage: 'address | CIDR | all', check: each(access) },
   { name: 'deny', contexts: ['location'], minArgs: 1, maxArgs: 1, usage: 'address | CIDR | all', check: each(access) },
-  { name: 'sub_filter', contexts: ['location'], minArgs: 2, maxArgs: 2, usage: 'text replacement', check: each(checkValue) },
+  { name: 'sub_filter', contexts: ['location'], minArgs: 2, maxArgs: 2, usage: 'text replacement (text not empty)', check: each((v) => (v === '' ? 'the text to replace may not be empty' : checkValue(v)), checkValue) },
   { name: 'sub_filter_once', contexts: ['location'], minArgs: 1, maxArgs: 1, once: true, usage: 'on | off', check: each(oneOf('on', 'off')) },
 ];
 

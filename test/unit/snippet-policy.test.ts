@@ -136,3 +136,13 @@ describe('checkSnippetDirectives', () => {
     expect(ok(checked)).toContain('also set by the annotation proxy-body-size');
   });
 });
+
+describe('checkSnippetDirectives agrees with what nginx accepts', () => {
+  // Each of these passes a JavaScript check but makes nginx -t fail, which would stall every tenant's reload.
+  it.each([
+    ["sub_filter '' x;", 'may not be empty'],
+    ['rewrite ^/a[] /b break;', 'PCRE refuses it'],
+    ['rewrite [\\d-z] /b break;', 'PCRE refuses it'],
+    ['client_max_body_size 9999999999g;', 'is not a size'],
+  ])('refuses %j', (text, message) => expect(check(text)).toContain(message));
+});
