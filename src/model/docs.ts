@@ -2,6 +2,7 @@ import { supportedKeys } from './annotations/registry.js';
 import { refusedAnnotations } from './annotations/refused.js';
 import { ANNOTATION_PREFIX } from './annotations/types.js';
 import { configKeys, defaultGlobalConfig, refusedConfigKeys } from './config-map.js';
+import { ALLOWED_DIRECTIVES, REFUSED_REASONS, SAFE_VARIABLES, SAFE_VARIABLE_PREFIXES } from './snippet-policy.js';
 
 function showDefault(value: unknown): string {
   if (value === null) return 'unset';
@@ -31,6 +32,40 @@ export function configMapDocs(): string {
 }
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
+
+/** snippetDocs is the snippet allow-list section of docs/annotations.md, from src/model/snippet-policy.ts. */
+function snippetDocs(): string[] {
+  const rows = ALLOWED_DIRECTIVES.map((d) => {
+    const notes = [d.once ? 'once per snippet' : '', d.annotation ? `not beside the annotation \`${d.annotation}\`` : ''].filter(Boolean).join('; ');
+    return `| \`${d.name}\` | ${cell(d.usage)} | ${d.contexts.join(', ')} | ${cell(notes)} |`;
+  });
+  const refused = Object.entries(REFUSED_REASONS).map(([name, reason]) => `| \`${name}\` | ${cell(reason)} |`);
+  return [
+    '## Snippet allow-list',
+    '',
+    'configuration-snippet and server-snippet are read as nginx reads them (words, quoted strings with',
+    'nginx\'s escapes, `;`, comments) into plain directives; blocks (`if`, `location`) are refused. Each',
+    'directive must be in this table for its context (configuration-snippet: location; server-snippet:',
+    'server, which every Ingress on the host shares, so only headers that neither set sessions, redirect',
+    'nor frame the body), with its arguments checked. Values are printable ASCII and may read only',
+    `these variables: ${SAFE_VARIABLES.map((v) => `\`$${v}\``).join(', ')}, the families`,
+    `${SAFE_VARIABLE_PREFIXES.map((p) => `\`$${p}*\``).join(', ')} and the captures \`$1\`…\`$9\`; \`\${name}\` is read as nginx does, and an`,
+    'unterminated `${` is refused. What passes is printed argument by argument through the quoting',
+    'helper, so nginx reads exactly what was checked. Anything else is a problem naming the annotation',
+    'and the directive, and the Ingress is left out.',
+    '',
+    '| directive | arguments | contexts | notes |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+    'Refused, with the reason the problem gives (everything not in the table above is refused too):',
+    '',
+    '| directive | why |',
+    '|---|---|',
+    ...refused,
+    '',
+  ];
+}
 
 /**
  * annotationDocs is docs/annotations.md: the compatibility table, generated from the annotation
@@ -76,6 +111,7 @@ export function annotationDocs(): string {
     '|---|---|---|---|---|',
     ...rows,
     '',
+    ...snippetDocs(),
     '## ConfigMap keys',
     '',
     'Defaults are in [configmap.md](configmap.md). Keys in neither list are reported as unknown and ignored.',

@@ -11,7 +11,7 @@ import { compare, type UpstreamTable } from './backends.js';
 import { CATCH_ALL, type IngressPlan, type OwnedRoute, type Step, type TlsStep } from './ingress-plan.js';
 import { toLocations, type Route } from './locations.js';
 import { sameItems } from './lookups.js';
-import type { Certificate, ClientAuth, ErrorLocation, GlobalConfig, Problem, Server, Upstream } from './nginx-model.js';
+import type { Certificate, ClientAuth, ErrorLocation, GlobalConfig, Problem, Server, SnippetDirective, Upstream } from './nginx-model.js';
 import { Tally } from './tally.js';
 import type { CertificateTable } from './tls.js';
 import { show } from './validate.js';
@@ -33,7 +33,7 @@ interface HostResult {
   readonly server: Server;
   readonly routes: readonly Route[];
   readonly tlsFile: string | null;
-  readonly snippet: readonly string[] | null;
+  readonly snippet: readonly SnippetDirective[] | null;
   readonly clientAuth: ClientAuth | null;
   /** the problem this host gave a step or TLS claim (a path someone else owns, say) */
   readonly notes: ReadonlyMap<Step | TlsStep, Problem>;
@@ -266,7 +266,7 @@ function resolveHost(host: string, stepPlans: readonly IngressPlan[], tlsPlans: 
   };
   const routes = new Map<string, OwnedRoute>();
   let fallback: Route | null = null;
-  let snippet: { lines: readonly string[]; owner: string } | null = null;
+  let snippet: { directives: readonly SnippetDirective[]; owner: string } | null = null;
   let clientAuth: { settings: ClientAuth; owner: string; secretId: string } | null = null;
   const canaryClaims: { note: ReturnType<typeof noter>; step: Extract<Step, { kind: 'canary' }> }[] = [];
   for (const plan of stepPlans) {
@@ -281,7 +281,7 @@ function resolveHost(host: string, stepPlans: readonly IngressPlan[], tlsPlans: 
         if (fallback === null) fallback = step.route;
         else if (host === CATCH_ALL) note(step, 'spec.defaultBackend', `the default backend is already set by Ingress ${fallback.ingress}; ignored`);
       } else if (step.kind === 'snippet') {
-        if (snippet === null) snippet = { lines: step.lines, owner: plan.identified!.owner };
+        if (snippet === null) snippet = { directives: step.directives, owner: plan.identified!.owner };
         else note(step, 'metadata.annotations.nginx.ingress.kubernetes.io/server-snippet', `host ${show(host)} already has the server-snippet of Ingress ${snippet.owner}; ignored there`);
       } else if (step.kind === 'clientAuth') {
         if (clientAuth === null) clientAuth = { settings: step.clientAuth, owner: plan.identified!.owner, secretId: step.secretId };
@@ -312,7 +312,7 @@ function resolveHost(host: string, stepPlans: readonly IngressPlan[], tlsPlans: 
   const list: Route[] = [...routes.values()];
   if (!list.some((r) => r.pathType === 'Prefix' && r.path === '/')) list.push(fallback ?? ctx.fallback);
   const tlsFile = tls?.certificate.file ?? null;
-  const snippetLines = snippet?.lines ?? null;
+  const snippetLines = snippet?.directives ?? null;
   const defaultFile = ctx.certificates.defaultCertificate.file;
   const clientAuthSettings = clientAuth?.settings ?? null;
   const same =
@@ -381,7 +381,7 @@ function makeServer(
   /** the host's own certificate (TLS), which may be the default one when its Secret is unusable */
   tlsFile: string | null,
   defaultFile: string,
-  snippet: readonly string[] | null,
+  snippet: readonly SnippetDirective[] | null,
   clientAuth: ClientAuth | null,
   config: GlobalConfig,
   serverHsts: boolean,

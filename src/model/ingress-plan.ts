@@ -6,18 +6,21 @@
  * it read: the build reuses it as long as those are the same objects.
  */
 import { IngressFeatures, UpstreamVariants } from './annotations/apply.js';
+import { checkAuthUrlHost } from './annotations/external-auth.js';
 import { HttpExtras } from './annotations/http-extras.js';
 import { NO_ANNOTATIONS, parseAnnotations } from './annotations/registry.js';
 import type { IngressAnnotations } from './annotations/types.js';
 import { UpstreamTable, compare, type BuiltUpstreams, type Report, type Resolved } from './backends.js';
 import { normalisePath, type Route } from './locations.js';
 import { TrackedReads, type Lookups } from './lookups.js';
-import type { ClientAuth, GlobalConfig, PathType, Problem } from './nginx-model.js';
+import type { ClientAuth, GlobalConfig, PathType, Problem, SnippetDirective } from './nginx-model.js';
 import type { Ingress, IngressBackend } from './snapshot.js';
 import { checkDnsLabel, checkHost, checkObjectName, checkPath, checkPathType, checkRegexPath } from './validate.js';
 
 /** The catch-all server's name, as ingress-nginx calls it. */
 export const CATCH_ALL = '_';
+
+const AUTH_URL_FIELD = 'metadata.annotations.nginx.ingress.kubernetes.io/auth-url';
 
 /** OwnedRoute is a route with the Ingress that claimed it. */
 export type OwnedRoute = Route & { readonly owner: string };
@@ -38,7 +41,7 @@ export type Step =
     }
   /** spec.defaultBackend: the `/` of these hosts when no rule claims it */
   | { readonly kind: 'fallback'; readonly hosts: readonly string[]; readonly route: Route }
-  | { readonly kind: 'snippet'; readonly hosts: readonly string[]; readonly lines: readonly string[] }
+  | { readonly kind: 'snippet'; readonly hosts: readonly string[]; readonly directives: readonly SnippetDirective[] }
   /** auth-tls: the client certificate check of these hosts' servers */
   | { readonly kind: 'clientAuth'; readonly hosts: readonly string[]; readonly secretId: string; readonly clientAuth: ClientAuth };
 
@@ -189,6 +192,12 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
       }
       host = checked.value;
     }
+    // auth-url's `$host` is the client's choice where the server name is not exact: fail closed.
+    const authHost = annotations.externalAuth && !annotations.canary ? checkAuthUrlHost(annotations.externalAuth.host, host, CATCH_ALL) : null;
+    if (authHost) {
+      report(AUTH_URL_FIELD, `${authHost}; rule ${field} left out`);
+      continue;
+    }
     ruleHosts.add(host);
     steps.push({ kind: 'host', host });
     for (const [j, path] of (rule.http?.paths ?? []).entries()) {
@@ -217,15 +226,18 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
     }
   }
 
-  if (spec.defaultBackend && !annotations.canary) {
+  const fallbackHosts = (spec.rules ?? []).length === 0 ? [CATCH_ALL] : [...ruleHosts];
+  const fallbackAuth = annotations.externalAuth && fallbackHosts.includes(CATCH_ALL) ? checkAuthUrlHost(annotations.externalAuth.host, CATCH_ALL, CATCH_ALL) : null;
+  if (spec.defaultBackend && !annotations.canary && fallbackAuth) report(AUTH_URL_FIELD, `${fallbackAuth}; spec.defaultBackend left out`);
+  else if (spec.defaultBackend && !annotations.canary) {
     const resolved = target(ctx.upstreams.resolve(ns, spec.defaultBackend, 'spec.defaultBackend', report));
     const route: Route = { path: '/', pathType: 'Prefix', ...resolved, ingress: owner, features: features.forRoute('/', false) };
     // As ingress-nginx: the backend is the `/` of this Ingress's hosts, or the catch-all's when it has no rules.
-    steps.push({ kind: 'fallback', hosts: (spec.rules ?? []).length === 0 ? [CATCH_ALL] : [...ruleHosts], route });
+    steps.push({ kind: 'fallback', hosts: fallbackHosts, route });
   }
 
   const serverSnippet = annotations.snippets.server;
-  if (serverSnippet && !annotations.canary) steps.push({ kind: 'snippet', hosts: [...ruleHosts].sort(compare), lines: serverSnippet });
+  if (serverSnippet && !annotations.canary) steps.push({ kind: 'snippet', hosts: [...ruleHosts].sort(compare), directives: serverSnippet });
   const tls = annotations.authTls;
   if (tls && !annotations.canary) {
     const clientAuth = { caFile: ctx.extras.caFile(tls.secretId, tls.caPem), verifyClient: tls.verifyClient, depth: tls.depth, errorPage: tls.errorPage };

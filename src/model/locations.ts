@@ -112,7 +112,7 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
           ? null
           : { grpc, url: `${f?.protocol ?? 'http'}://${target}`, upstreamName: target, canary: route.canary?.upstream ?? null },
       // Any add_header of the location's own (CORS, the affinity cookie, a snippet's) hides the server's.
-      hsts: host.hsts && (extras.cors !== null || extras.setCookie !== null || (extras.snippet ?? []).some((l) => l.startsWith('add_header '))),
+      hsts: host.hsts && (extras.cors !== null || extras.setCookie !== null || (extras.snippet ?? []).some((d) => d.name === 'add_header')),
     });
   };
   for (const route of routes) {

@@ -158,6 +158,14 @@ export interface Cors {
   readonly maxAge: number;
 }
 
+/** SnippetDirective is one directive of a snippet that passed the allow-list (src/model/snippet-policy.ts). */
+export interface SnippetDirective {
+  /** the allow-list's own spelling of the name */
+  readonly name: string;
+  /** the arguments as nginx is to read them (escapes undone); the template quotes each */
+  readonly args: readonly string[];
+}
+
 /** Location is one nginx location block. */
 export interface Location {
   /** nginx's match modifier: `=` exact, `` prefix, `~` regex, `~*` case-insensitive regex */
@@ -212,8 +220,8 @@ export interface Location {
   readonly hsts: boolean;
   /** custom-http-errors: codes answered by a named location of the server */
   readonly errorPages: readonly ErrorLocation[] | null;
-  /** configuration-snippet, checked and re-serialised one directive a line */
-  readonly snippet: readonly string[] | null;
+  /** configuration-snippet: allow-listed directives, each argument printed through `q` */
+  readonly snippet: readonly SnippetDirective[] | null;
 }
 
 /** ExternalAuthSettings are auth-url's settings as annotations give them, the same for every location of a route. */
@@ -272,8 +280,8 @@ export interface Server {
   readonly locations: readonly Location[];
   /** the host has TLS of its own and the ConfigMap wants HSTS */
   readonly hsts: boolean;
-  /** server-snippet, checked and re-serialised */
-  readonly snippet: readonly string[] | null;
+  /** server-snippet: allow-listed directives, each argument printed through `q` */
+  readonly snippet: readonly SnippetDirective[] | null;
   readonly errorLocations: readonly ErrorLocation[];
   /** auth-tls of the oldest Ingress on the host that sets it */
   readonly clientAuth: ClientAuth | null;

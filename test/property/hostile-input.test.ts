@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { supportedKeys } from '../../src/model/annotations/registry.js';
-import { BLOCKED_DIRECTIVES, BLOCKED_PATTERNS } from '../../src/model/annotations/snippet-check.js';
 import { ANNOTATION_PREFIX } from '../../src/model/annotations/types.js';
 import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
 import { configKeys } from '../../src/model/config-map.js';
+import { ALLOWED_DIRECTIVES } from '../../src/model/snippet-policy.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { nginxBinary, testConfig } from '../../src/nginx/binary.js';
@@ -163,6 +163,7 @@ describe('hostile input', () => {
             {
               ...server!,
               serverName: value,
+              snippet: [{ name: 'add_header', args: [value, value] }],
               errorLocations: [{ name: value, code: 404, upstream: value }],
               clientAuth: { caFile: value, verifyClient: 'on' as const, depth: 1, errorPage: value },
               locations: server!.locations.map((l) => ({
@@ -185,6 +186,7 @@ describe('hostile input', () => {
                   redirect: { from: value, to: value }, limitRate: null, limitRateAfter: null,
                 },
                 setCookie: value,
+                snippet: [{ name: 'add_header', args: [value, value, value] }],
                 limitRequests: { zone: value, burst: 1 },
                 pass: { grpc: false, url: value, upstreamName: value, canary: null },
               })),
@@ -231,8 +233,8 @@ describe('hostile input', () => {
     expect(Object.keys(fields).length).toBeGreaterThanOrEqual(27 + configKeys.length + supportedKeys.length);
   });
 
-  it('with snippets allowed, keeps a snippet inside its block and free of blocked directives', () => {
-    const blocked = (name: string) => BLOCKED_DIRECTIVES.includes(name) || BLOCKED_PATTERNS.some((p) => p.test(name));
+  it('with snippets allowed, writes only directives of the allow-list for the snippet\'s context, inside no block of their own', () => {
+    const allowedIn = (context: 'location' | 'server', name: string) => ALLOWED_DIRECTIVES.some((d) => d.name === name && d.contexts.includes(context));
     const snippet = fc.oneof(hostile, fc.array(fc.oneof(nasty, plausible, fc.constantFrom('add_header X 1;', 'if ($x) {', 'return 403;', 'set $a b;', 'alias /;')), { maxLength: 8 }).map((a) => a.join(' ')));
     fc.assert(
       fc.property(fc.constantFrom('configuration-snippet', 'server-snippet'), snippet, (key, value) => {
@@ -243,9 +245,8 @@ describe('hostile input', () => {
         const text = render(model, template);
         const context = key === 'server-snippet' ? ['http', 'server'] : ['http', 'server', 'location'];
         for (const d of foreignDirectives(text, allowed)) {
-          expect(blocked(d.name)).toBe(false);
-          expect(d.context.slice(0, context.length)).toEqual(context);
-          expect(d.context.length).toBeLessThanOrEqual(context.length + 1); // at most inside one if block
+          expect(allowedIn(key === 'server-snippet' ? 'server' : 'location', d.name)).toBe(true);
+          expect(d.context).toEqual(context);
         }
       }),
       { numRuns: 2000 },

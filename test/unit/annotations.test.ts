@@ -4,45 +4,9 @@ import { checkOrigins } from '../../src/model/annotations/cors.js';
 import { stableId } from '../../src/model/annotations/http-extras.js';
 import { checkHashKey } from '../../src/model/annotations/load-balance.js';
 import { checkRewriteTarget } from '../../src/model/annotations/rewrite.js';
-import { checkSnippet } from '../../src/model/annotations/snippet-check.js';
 import { checkCidr, checkHttpUrl, checkRegexPath } from '../../src/model/validate.js';
 
 const ok = <T>(r: { ok: true; value: T } | { ok: false; message: string }) => (r.ok ? r.value : `error: ${r.message}`);
-
-describe('checkSnippet', () => {
-  it('re-serialises plain directives and one level of if, dropping comments', () => {
-    expect(ok(checkSnippet('add_header X-A "a b";  # why\nif ($x = "1") { return 403; }\n'))).toEqual([
-      'add_header X-A "a b";',
-      'if ($x = "1" ) {',
-      '    return 403;',
-      '}',
-    ]);
-  });
-
-  it.each([
-    ['} server { listen 1;', "has an unbalanced '}'"],
-    ['location / { }', 'the directive location is not allowed'],
-    ['if ($a) { if ($b) { return 1; } }', 'only if blocks, one level deep'],
-    ['set $a 1', "ends inside a block or without ';'"],
-    ['add_header "X;', 'unterminated quoted string'],
-    ['add_header a"b c;', 'a quote may only start a token'],
-    ['add_header X ${host};', 'write variables as $name'],
-    ['return 200 "\\";', 'may not contain backslashes'],
-    ['include /etc/nginx/x;', 'matches the blocklist'],
-    ['root /;', 'the directive root is not allowed'],
-    ['ssl_certificate_key /x;', 'the directive ssl_certificate_key is not allowed'],
-    ['grpc_pass grpc://x;', 'the directive grpc_pass is not allowed'],
-    ['js_content x;', 'the directive js_content is not allowed'],
-    ['error_log /tmp/x;', 'the directive error_log is not allowed'],
-    ['add_header X 1;\r', 'may hold only printable ASCII'],
-    ['"quoted" directive;', 'is not a directive name'],
-    ['', 'holds no directive'],
-  ])('refuses %j', (snippet, message) => {
-    const checked = checkSnippet(snippet);
-    expect(checked.ok).toBe(false);
-    if (!checked.ok) expect(checked.message).toContain(message);
-  });
-});
 
 describe('annotation values', () => {
   it('rewrite-target: a path with capture groups only', () => {

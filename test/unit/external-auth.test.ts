@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkAuthUrl } from '../../src/model/annotations/external-auth.js';
+import { checkAuthUrl, checkAuthUrlHost } from '../../src/model/annotations/external-auth.js';
 import { nameservers } from '../../src/nginx/resolvers.js';
 
 describe('checkAuthUrl', () => {
@@ -20,6 +20,24 @@ describe('checkAuthUrl', () => {
     'http://a/;return 200', 'http://a/{x}', 'http://a/\\', 'http://a/x\ny', 'http://$remote_addr/x', 'http://a/?u=$remote_user',
     'http://a/$hostname', 'http://a/$host$', 'http://$host.evil.com/x', 'http://a/${host}', 'https://a/' + 'x'.repeat(2048),
   ])('refuses %j', (url) => expect(checkAuthUrl(url).ok).toBe(false));
+
+  it.each(['http://$http_host/check', 'https://$best_http_host/oauth2/auth', 'http://$http_host:8080/x', 'http://$arg_to/x', 'http://$cookie_a/x'])(
+    'finding 4: refuses the client-chosen authority of %s',
+    (url) => expect(checkAuthUrl(url)).toMatchObject({ ok: false, message: expect.stringMatching(/which the client chooses|not an http\(s\) URL/) }),
+  );
+
+  it('finding 4: keeps variables in the path and query', () => {
+    expect(checkAuthUrl('http://auth.example.com/check?for=$http_host$request_uri').ok).toBe(true);
+  });
+});
+
+describe('checkAuthUrlHost', () => {
+  it('finding 4: allows $host only where the server name is exact', () => {
+    expect(checkAuthUrlHost('$host', 'a.example.com', '_')).toBeNull();
+    expect(checkAuthUrlHost('auth.example.com', '*.example.com', '_')).toBeNull();
+    expect(checkAuthUrlHost('$host', '*.example.com', '_')).toContain('wildcard host');
+    expect(checkAuthUrlHost('$host', '_', '_')).toContain('rule without a host');
+  });
 });
 
 describe('nameservers', () => {

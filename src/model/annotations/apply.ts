@@ -108,7 +108,9 @@ export interface FeatureContext {
 
 /** ownProxyHeaders is what an HTTP location sets beside the http-level proxy headers, or null when it sets nothing of its own. */
 function ownProxyHeaders(a: IngressAnnotations): LocationExtras['proxyHeaders'] {
-  if (a.upstreamVhost === null && a.forwardedPrefix === null && !a.externalAuth?.responseHeaders.length && a.authTls === null) return null;
+  // A snippet's proxy_set_header would otherwise hide the http-level ones, as any of ours does.
+  const snippetSets = (a.snippets.configuration ?? []).some((d) => d.name === 'proxy_set_header');
+  if (a.upstreamVhost === null && a.forwardedPrefix === null && !a.externalAuth?.responseHeaders.length && a.authTls === null && !snippetSets) return null;
   return { host: a.upstreamVhost ?? DEFAULT_PROXY_HOST, forwardedPrefix: a.forwardedPrefix, clientCertificate: a.authTls && { pass: a.authTls.passCertificate } };
 }
 

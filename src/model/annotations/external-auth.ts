@@ -8,11 +8,21 @@ import type { AnnotationGroup, ExternalAuthAnnotations } from './types.js';
  */
 const URL_VARIABLES = ['host', 'http_host', 'best_http_host', 'scheme', 'request_uri', 'escaped_request_uri'];
 const VARIABLE = new RegExp(`\\$(?:${URL_VARIABLES.join('|')})(?![A-Za-z0-9_])`, 'g');
-const HOST_VARIABLES = new Set(['$host', '$http_host', '$best_http_host']);
+
+/**
+ * HOST_VARIABLE is the one variable a URL's authority may be: `$host`, the name of the server
+ * nginx chose. `$http_host` and `$best_http_host` are the Host header as the client wrote it,
+ * which need not be the host the request was routed on (`GET http://a.example/ HTTP/1.1` with
+ * `Host: attacker.example`), so the client would choose the auth server (issue 14, finding 4).
+ * Where the server name is not exact (a wildcard, the catch-all), `$host` is the client's choice
+ * too: the plan refuses it there (checkAuthUrlHost).
+ */
+export const HOST_VARIABLE = '$host';
 
 /**
  * checkAuthUrl accepts an http(s) URL of plain characters whose `$` only start one of
- * URL_VARIABLES, and returns it with its host (for the Host header of the subrequest).
+ * URL_VARIABLES, with an authority of a host[:port] or `$host`, and returns it with its host
+ * (for the Host header of the subrequest).
  */
 export function checkAuthUrl(value: string): Checked<{ url: string; host: string }> {
   const bad = { ok: false as const, message: `${show(value)} is not an http(s) URL of plain characters (nginx variables: $${URL_VARIABLES.join(', $')})` };
@@ -20,9 +30,22 @@ export function checkAuthUrl(value: string): Checked<{ url: string; host: string
   const match = /^https?:\/\/([^/?#]+)([/?][A-Za-z0-9._~!&()*+,=:@/?%$-]*)?$/.exec(value);
   if (!match) return bad;
   const host = match[1]!;
-  const hostOk = HOST_VARIABLES.has(host) || (!host.includes('$') && checkHostPort(host).ok);
-  if (!hostOk || (match[2] ?? '').replace(VARIABLE, '').includes('$')) return bad;
+  if (host.includes('$') && host !== HOST_VARIABLE) {
+    return { ok: false, message: `${show(value)}: the URL's host is ${show(host)}, which the client chooses (any Host header, whatever host it asked for), so it would choose the server; use a name, an IP or $host` };
+  }
+  if ((host !== HOST_VARIABLE && !checkHostPort(host).ok) || (match[2] ?? '').replace(VARIABLE, '').includes('$')) return bad;
   return { ok: true, value: { url: value, host } };
+}
+
+/**
+ * checkAuthUrlHost says why an auth-url whose authority is `$host` may not serve `host`: on a
+ * wildcard host or the catch-all (`_`), `$host` is whatever name the client sent. Null when it may.
+ */
+export function checkAuthUrlHost(authHost: string, host: string, catchAll: string): string | null {
+  if (authHost !== HOST_VARIABLE) return null;
+  if (host === catchAll) return 'the URL\'s host is $host, which on a rule without a host is whatever name the client sends (so it would choose the auth server); name the auth service instead';
+  if (host.startsWith('*.')) return `the URL's host is $host, which on the wildcard host ${show(host)} is whatever name under it the client sends (so it would choose the auth server); name the auth service instead`;
+  return null;
 }
 
 /** checkHeaderList accepts a comma-separated list of header names (auth-response-headers). */
@@ -54,10 +77,10 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
   name: 'ExternalAuth',
   field: 'externalAuth',
   keys: [
-    { key: 'auth-url', risk: 'High', scope: 'location', support: 'supported', doc: 'auth_request to this http(s) URL first, without the body; 2xx passes, 401/403 refuse, an unreachable service fails closed (500). A host name is looked up per request with the nameservers of the controller\'s /etc/resolv.conf' },
+    { key: 'auth-url', risk: 'High', scope: 'location', support: 'supported', doc: 'auth_request to this http(s) URL first, without the body; 2xx passes, 401/403 refuse, an unreachable service fails closed (500). A host name is looked up per request with the nameservers of the controller\'s /etc/resolv.conf. The URL\'s host is a name, an IP or `$host`, and `$host` only on rules with an exact host (on a wildcard host or a rule without host the client would choose it; such a rule is left out); never `$http_host` or `$best_http_host`, which the client sets. Variables may stay in the path and query' },
     { key: 'auth-method', risk: 'Low', scope: 'location', support: 'supported', doc: 'the method of the auth subrequest (GET by default)' },
     {
-      key: 'auth-signin', risk: 'High', scope: 'location', support: 'partial', doc: 'a 401 from the auth service redirects (302) here, with `rd=` the original URL',
+      key: 'auth-signin', risk: 'High', scope: 'location', support: 'partial', doc: 'a 401 from the auth service redirects (302) here, with `rd=` the original URL. As ingress-nginx, its host may be `$host` on any rule (the redirect goes back to the client that chose it), but not `$http_host` or `$best_http_host`',
       note: 'stock nginx cannot URL-escape: `$escaped_request_uri` escapes the query\'s `?` and `&` for up to four parameters, and drops a longer query',
     },
     { key: 'auth-signin-redirect-param', risk: 'Medium', scope: 'location', support: 'supported', doc: 'the name of the return-address parameter added to auth-signin (`rd`)' },

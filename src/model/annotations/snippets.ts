@@ -1,14 +1,15 @@
-import { checkSnippet } from './snippet-check.js';
+import type { SnippetDirective } from '../nginx-model.js';
+import { checkSnippetDirectives, type SnippetContext } from '../snippet-policy.js';
 import type { AnnotationGroup, AnnotationInput } from './types.js';
 
-function snippet(input: AnnotationInput, key: string): readonly string[] | null {
+function snippet(input: AnnotationInput, key: string, context: SnippetContext): readonly SnippetDirective[] | null {
   const raw = input.get(key);
   if (raw === undefined) return null;
   if (!input.config.allowSnippetAnnotations) {
     input.invalid(key, 'snippets are disabled (ConfigMap allow-snippet-annotations is not "true")');
     return null;
   }
-  const checked = checkSnippet(raw);
+  const checked = checkSnippetDirectives(raw, context, { annotated: (other) => input.get(other) !== undefined });
   if (!checked.ok) {
     input.invalid(key, checked.message);
     return null;
@@ -20,8 +21,9 @@ function snippet(input: AnnotationInput, key: string): readonly string[] | null 
  * snippetsGroup is configuration-snippet (each location of the Ingress) and server-snippet
  * (the server of each of its hosts, once per host). Refused unless the ConfigMap has
  * allow-snippet-annotations "true" and annotations-risk-level Critical (both Critical risk), and
- * then checked against the blocklist; a refused snippet leaves its Ingress out, since serving
- * without it could be less safe than the author meant.
+ * then every directive must be on the allow-list of its context (src/model/snippet-policy.ts);
+ * a refused snippet leaves its Ingress out, since serving without it could be less safe than
+ * the author meant.
  */
 export const snippetsGroup: AnnotationGroup<'snippets'> = {
   name: 'Snippets',
@@ -32,17 +34,17 @@ export const snippetsGroup: AnnotationGroup<'snippets'> = {
       risk: 'Critical',
       scope: 'location',
       support: 'partial',
-      doc: 'raw directives in each location; needs allow-snippet-annotations "true" and annotations-risk-level Critical',
-      note: 'checked against the blocklist (no files, Lua, *_pass, include, location...); only if blocks; a snippet nginx rejects makes nginx -t fail and the last good config stays',
+      doc: 'directives in each location; needs allow-snippet-annotations "true" and annotations-risk-level Critical',
+      note: 'only the directives of the location allow-list below, one per statement, no blocks (no if), values with the listed variables only; the directives are re-printed from what was checked',
     },
     {
       key: 'server-snippet',
       risk: 'Critical',
       scope: 'ingress',
       support: 'partial',
-      doc: 'raw directives in the server block of each host; once per host (the oldest Ingress wins)',
-      note: 'as configuration-snippet; it applies to every Ingress on the host',
+      doc: 'directives in the server block of each host; once per host (the oldest Ingress wins)',
+      note: 'it applies to every Ingress on the host, so only the server allow-list below (add_header, without session, redirect or framing headers)',
     },
   ],
-  parse: (input) => ({ configuration: snippet(input, 'configuration-snippet'), server: snippet(input, 'server-snippet') }),
+  parse: (input) => ({ configuration: snippet(input, 'configuration-snippet', 'location'), server: snippet(input, 'server-snippet', 'server') }),
 };

@@ -4,7 +4,7 @@
  * all parsers together produce. No raw annotation string leaves a parser: each one returns
  * validated, typed fields, and buildModel turns those into the nginx model.
  */
-import type { Cors, GlobalConfig, ProxySettings, RiskLevel } from '../nginx-model.js';
+import type { Cors, GlobalConfig, ProxySettings, RiskLevel, SnippetDirective } from '../nginx-model.js';
 import type { Secret } from '../snapshot.js';
 
 /** ANNOTATION_PREFIX is ingress-nginx's default `--annotations-prefix`. */
@@ -143,5 +143,5 @@ export interface IngressAnnotations {
   readonly affinity: AffinityAnnotations | null;
   readonly balance: { readonly leastConn: boolean | null; readonly hashBy: string | null; readonly serviceUpstream: boolean };
   readonly canary: CanaryAnnotations | null;
-  readonly snippets: { readonly configuration: readonly string[] | null; readonly server: readonly string[] | null };
+  readonly snippets: { readonly configuration: readonly SnippetDirective[] | null; readonly server: readonly SnippetDirective[] | null };
 }
