@@ -286,24 +286,3 @@ export function checkHttpUrl(value: unknown): Checked<string> {
   }
   return ok(value);
 }
-
-/**
- * checkRegexPath accepts an Ingress path used as a regular expression (use-regex, rewrite-target):
- * ingress-nginx's regex characters, only the escapes PCRE and JavaScript read alike, no `(?`
- * constructs but `(?:`, and it must compile; nginx would refuse the whole file otherwise.
- */
-export function checkRegexPath(value: unknown): Checked<string> {
-  if (typeof value !== 'string' || !value.startsWith('/')) return fail(`${show(value)} must be a regex starting with '/'`);
-  if (value.length > 1024) return fail('is longer than 1024 characters');
-  if (!/^[A-Za-z0-9._~\-/:^$[\](){}*+?|&=\\,]*$/.test(value)) {
-    return fail(`${show(value)} has characters outside A-Z a-z 0-9 and / . _ ~ - : ^ $ [ ] ( ) { } * + ? | & = , \\`);
-  }
-  if (/\\[^dDwWsSbB.^$|?*+()[\]{}/\\-]/.test(value) || value.endsWith('\\')) return fail(`${show(value)} uses an escape other than \\d \\w \\s \\b or an escaped symbol`);
-  if (/\(\?(?!:)/.test(value)) return fail(`${show(value)}: only the (?: group is allowed among (? constructs`);
-  try {
-    new RegExp(value);
-  } catch {
-    return fail(`${show(value)} is not a valid regular expression`);
-  }
-  return ok(value);
-}
