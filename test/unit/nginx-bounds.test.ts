@@ -129,12 +129,13 @@ const LIMIT = 10n ** 22n;
 
 /** largestAccepted bisects for the largest n such that `${n}${suffix}` is accepted, or null when none small is. */
 function largestAccepted(accepts: (value: string) => boolean, suffix: string): string | null {
-  let lo = [0n, 1n, 2n, 3n, 5n, 10n, 100n, 400n, 1000n].find((n) => accepts(`${n}${suffix}`));
-  if (lo === undefined) return null;
+  const small = [0n, 1n, 2n, 3n, 5n, 10n, 100n, 400n, 1000n].find((n) => accepts(`${n}${suffix}`));
+  if (small === undefined) return null;
+  let lo: bigint = small;
   let hi = LIMIT;
   if (accepts(`${hi}${suffix}`)) return `${hi}${suffix}`;
   while (hi - lo > 1n) {
-    const mid = (lo + hi) / 2n;
+    const mid: bigint = (lo + hi) / 2n;
     if (accepts(`${mid}${suffix}`)) lo = mid;
     else hi = mid;
   }
