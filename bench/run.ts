@@ -1,6 +1,7 @@
 /** `npm run bench [-- NAME…]` runs the named benchmarks (all by default). Benchmarks print; they never fail CI. */
 import { runBursts, runEventToRoute, runFootprint, runTrafficDuringReloads } from './cluster-benches.js';
 import { runIncremental } from './incremental.js';
+import { runRegexPaths } from './regex-paths.js';
 import { runScale } from './scale.js';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -10,6 +11,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   bursts: () => runBursts(),
   'traffic-during-reloads': () => runTrafficDuringReloads(),
   footprint: () => runFootprint(),
+  'regex-paths': () => runRegexPaths(),
 };
 
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(BENCHMARKS);
