@@ -35,7 +35,7 @@ export function checkRiskLevel(value: unknown): Checked<RiskLevel> {
 
 /** checkCiphers accepts an OpenSSL cipher list: names, `:`, `!`, `+`, `-`, `@STRENGTH` and the like. */
 export function checkCiphers(value: unknown): Checked<string> {
-  if (typeof value !== 'string' || !/^[A-Za-z0-9:+!@=_.-]{1,2048}$/.test(value)) {
+  if (typeof value !== 'string' || value.length > 2048 || !/^[A-Za-z0-9:+!@=_.-]{1,2048}$/.test(value)) {
     return { ok: false, message: `${show(value)} is not an OpenSSL cipher list (letters, digits and : + ! @ = _ . -)` };
   }
   // Every element must name something OpenSSL knows, and one must select: a list that matches no
@@ -93,6 +93,7 @@ function checkByteCount(value: unknown): Checked<number> {
 const MIME_TYPE = /^(\*|[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126})$/;
 
 function checkMimeTypes(value: unknown): Checked<string[]> {
+  if (typeof value === 'string' && value.length > 4096) return { ok: false, message: 'is longer than 4096 characters' };
   const types = typeof value === 'string' ? value.split(/[ ,]+/).filter(Boolean) : [];
   const bad = types.find((t) => !MIME_TYPE.test(t));
   if (types.length === 0 || bad !== undefined) return { ok: false, message: `${show(bad ?? value)} is not a MIME type (type/subtype, or *)` };
