@@ -2,6 +2,7 @@
 import { runBursts, runEventToRoute, runFootprint, runTrafficDuringReloads } from './cluster-benches.js';
 import { runBadTenant } from './bad-tenant.js';
 import { runIncremental } from './incremental.js';
+import { runRegexPaths } from './regex-paths.js';
 import { runScale } from './scale.js';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -12,6 +13,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'traffic-during-reloads': () => runTrafficDuringReloads(),
   footprint: () => runFootprint(),
   'bad-tenant': () => runBadTenant(),
+  'regex-paths': () => runRegexPaths(),
 };
 
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(BENCHMARKS);

@@ -4,13 +4,14 @@ import type { ConfigMap } from './snapshot.js';
 import {
   checkBool,
   checkCidrList,
-  checkFilePath,
+  checkAccessLogPath,
   checkHeaderName,
   checkBuffers,
   checkErrorLogLevel,
   checkLogFormat,
   checkPositiveInt,
   checkSeconds,
+  checkOffset,
   checkSize,
   checkSslProtocols,
   checkWorkerProcesses,
@@ -34,7 +35,7 @@ export function checkRiskLevel(value: unknown): Checked<RiskLevel> {
 
 /** checkCiphers accepts an OpenSSL cipher list: names, `:`, `!`, `+`, `-`, `@STRENGTH` and the like. */
 export function checkCiphers(value: unknown): Checked<string> {
-  if (typeof value !== 'string' || !/^[A-Za-z0-9:+!@=_.-]{1,2048}$/.test(value)) {
+  if (typeof value !== 'string' || value.length > 2048 || !/^[A-Za-z0-9:+!@=_.-]{1,2048}$/.test(value)) {
     return { ok: false, message: `${show(value)} is not an OpenSSL cipher list (letters, digits and : + ! @ = _ . -)` };
   }
   // Every element must name something OpenSSL knows, and one must select: a list that matches no
@@ -92,6 +93,7 @@ function checkByteCount(value: unknown): Checked<number> {
 const MIME_TYPE = /^(\*|[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126})$/;
 
 function checkMimeTypes(value: unknown): Checked<string[]> {
+  if (typeof value === 'string' && value.length > 4096) return { ok: false, message: 'is longer than 4096 characters' };
   const types = typeof value === 'string' ? value.split(/[ ,]+/).filter(Boolean) : [];
   const bad = types.find((t) => !MIME_TYPE.test(t));
   if (types.length === 0 || bad !== undefined) return { ok: false, message: `${show(bad ?? value)} is not a MIME type (type/subtype, or *)` };
@@ -194,20 +196,22 @@ function key<K extends keyof GlobalConfig>(
 }
 
 const hashSize = (value: string) => checkPositiveInt(value, 1 << 20);
+/** ngx_hash_init refuses a bucket over 65536 less a cache line (64 bytes): "too large map_hash_bucket_size". */
+const bucketSize = (value: string) => checkPositiveInt(value, 65536 - 64);
 
 /** configKeys is the registry of supported ConfigMap keys; docs and the compatibility table come from it. */
 export const configKeys: readonly ConfigKey[] = [
   key('worker-processes', 'workerProcesses', checkWorkerProcesses, 'nginx worker_processes: `auto` or a count'),
   key('error-log-level', 'errorLogLevel', checkErrorLogLevel, 'error_log level'),
   key('max-worker-connections', 'maxWorkerConnections', (v) => checkPositiveInt(v, 1 << 20), 'worker_connections'),
-  key('client-header-buffer-size', 'clientHeaderBufferSize', checkSize, 'client_header_buffer_size'),
+  key('client-header-buffer-size', 'clientHeaderBufferSize', (v) => checkSize(v), 'client_header_buffer_size (bytes, k or m)'),
   key('large-client-header-buffers', 'largeClientHeaderBuffers', checkBuffers, 'large_client_header_buffers'),
-  key('http2-max-field-size', 'http2MaxFieldSize', checkSize, 'http2_max_field_size (only with http2-max-header-size)'),
-  key('http2-max-header-size', 'http2MaxHeaderSize', checkSize, 'http2_max_header_size (only with http2-max-field-size)'),
+  key('http2-max-field-size', 'http2MaxFieldSize', (v) => checkSize(v), 'http2_max_field_size (only with http2-max-header-size)'),
+  key('http2-max-header-size', 'http2MaxHeaderSize', (v) => checkSize(v), 'http2_max_header_size (only with http2-max-field-size)'),
   key('server-name-hash-max-size', 'serverNameHashMaxSize', hashSize, 'server_names_hash_max_size; raised to fit the hosts'),
-  key('server-name-hash-bucket-size', 'serverNameHashBucketSize', hashSize, 'server_names_hash_bucket_size; raised to fit the longest host'),
-  key('map-hash-bucket-size', 'mapHashBucketSize', hashSize, 'map_hash_bucket_size'),
-  key('proxy-body-size', 'proxyBodySize', checkSize, 'client_max_body_size'),
+  key('server-name-hash-bucket-size', 'serverNameHashBucketSize', bucketSize, 'server_names_hash_bucket_size; raised to fit the longest host'),
+  key('map-hash-bucket-size', 'mapHashBucketSize', bucketSize, 'map_hash_bucket_size'),
+  key('proxy-body-size', 'proxyBodySize', checkOffset, 'client_max_body_size (k, m or g; 0: no limit)'),
   key('proxy-connect-timeout', 'proxyConnectTimeout', checkSeconds, 'proxy_connect_timeout (seconds)'),
   key('proxy-read-timeout', 'proxyReadTimeout', checkSeconds, 'proxy_read_timeout (seconds)'),
   key('proxy-send-timeout', 'proxySendTimeout', checkSeconds, 'proxy_send_timeout (seconds)'),
@@ -236,7 +240,7 @@ export const configKeys: readonly ConfigKey[] = [
   key('gzip-min-length', 'gzipMinLength', checkByteCount, 'gzip_min_length (bytes)'),
   key('gzip-types', 'gzipTypes', checkMimeTypes, 'gzip_types: space-separated MIME types, or *'),
   key('log-format-upstream', 'logFormatUpstream', checkLogFormat, 'access log format'),
-  key('access-log-path', 'accessLogPath', checkFilePath, 'access log file; relative paths are under the nginx prefix'),
+  key('access-log-path', 'accessLogPath', checkAccessLogPath, 'access log: `/dev/stdout`, `/dev/stderr`, or a file under `logs/` of the config folder'),
   {
     key: 'disable-access-log',
     doc: 'turn the access log off',

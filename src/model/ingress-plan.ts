@@ -15,7 +15,8 @@ import { normalisePath, type Route } from './locations.js';
 import { TrackedReads, type Lookups } from './lookups.js';
 import type { ClientAuth, GlobalConfig, PathType, Problem, SnippetDirective } from './nginx-model.js';
 import type { Ingress, IngressBackend } from './snapshot.js';
-import { checkDnsLabel, checkHost, checkObjectName, checkPath, checkPathType, checkRegexPath } from './validate.js';
+import { checkRegexPath } from './regex-path.js';
+import { checkDnsLabel, checkHost, checkObjectName, checkPath, checkPathType } from './validate.js';
 
 /** The catch-all server's name, as ingress-nginx calls it. */
 export const CATCH_ALL = '_';

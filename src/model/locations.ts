@@ -68,7 +68,10 @@ export interface HostOptions {
  */
 export function normalisePath(path: string, pathType: PathType): string {
   if (pathType !== 'Prefix' || path === '/') return path;
-  return path.replace(/\/+$/, '') || '/';
+  // A loop, not /\/+$/: that regex retries every run of slashes from each start, quadratic on `////…x`.
+  let end = path.length;
+  while (end > 0 && path[end - 1] === '/') end--;
+  return path.slice(0, end) || '/';
 }
 
 const escapeRegex = (path: string) => path.replace(/[.*+?^${}()|[\]\\]/g, (c) => `\\${c}`);

@@ -88,7 +88,7 @@ export function checkPortNumber(value: unknown): Checked<number> {
 
 /** checkPortName accepts an IANA service name, as a named Service port is. */
 export function checkPortName(value: unknown): Checked<string> {
-  if (typeof value !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(value) || value.length > 15 || !/[a-z]/.test(value)) {
+  if (typeof value !== 'string' || value.length > 15 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(value) || !/[a-z]/.test(value)) {
     return fail(`${show(value)} is not a valid port name (IANA service name)`);
   }
   return ok(value);
@@ -120,34 +120,80 @@ function isIpv6(value: string): boolean {
 
 /** checkIp accepts an IPv4 or IPv6 address and says which. */
 export function checkIp(value: unknown): Checked<{ address: string; family: 4 | 6 }> {
+  if (typeof value === 'string' && value.length > 45) return fail(`${show(value)} is not an IP address`);
   if (typeof value === 'string' && IPV4.test(value)) return ok({ address: value, family: 4 });
   if (typeof value === 'string' && isIpv6(value)) return ok({ address: value.toLowerCase(), family: 6 });
   return fail(`${show(value)} is not an IP address`);
 }
 
-/** checkSize accepts an nginx size: `512`, `8k`, `1m`, `1g`. */
-export function checkSize(value: unknown): Checked<string> {
-  if (typeof value === 'string' && /^\d{1,10}[kKmMgG]?$/.test(value)) return ok(value.toLowerCase());
-  return fail(`${show(value)} is not a size (a number, optionally followed by k, m or g)`);
+/** MAX_NGINX_BYTES is the largest size nginx parses (ngx_parse_size and ngx_parse_offset: 2^63 - 1 on 64 bits). */
+export const MAX_NGINX_BYTES = 2n ** 63n - 1n;
+const UNIT: Record<string, bigint> = { '': 1n, k: 1024n, m: 1024n ** 2n, g: 1024n ** 3n };
+
+/** bytesOf reads `<digits>[unit]` (at most 24 characters, checked first) into bytes, or null. */
+function bytesOf(value: unknown, units: string): { bytes: bigint; text: string } | null {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 24) return null;
+  const text = value.toLowerCase();
+  const unit = /[a-z]$/.test(text) ? text.slice(-1) : '';
+  const digits = unit === '' ? text : text.slice(0, -1);
+  if (!units.includes(unit) || !/^\d{1,20}$/.test(digits)) return null;
+  return { bytes: BigInt(digits) * UNIT[unit]!, text };
 }
 
-/** checkBuffers accepts nginx's `number size` pair, as large-client-header-buffers: `4 8k`. */
+/** formatBytes spells a byte count as nginx's size directives read it (bytes, k or m), for messages. */
+export function formatBytes(bytes: bigint): string {
+  for (const unit of ['m', 'k'] as const) if (bytes >= UNIT[unit]! && bytes % UNIT[unit]! === 0n) return `${bytes / UNIT[unit]!}${unit}`;
+  return String(bytes);
+}
+
+/**
+ * checkSize accepts what nginx's size directives take (client_body_buffer_size,
+ * proxy_buffer_size, client_header_buffer_size: ngx_parse_size): bytes, `k` or `m` (nginx reads
+ * no `g` there), from `min` to `max` bytes and never past nginx's own limit.
+ */
+export function checkSize(value: unknown, min = 1n, max = MAX_NGINX_BYTES): Checked<string> {
+  const size = bytesOf(value, 'km');
+  const range = `from ${formatBytes(min)} to ${formatBytes(max < MAX_NGINX_BYTES ? max : MAX_NGINX_BYTES)}`;
+  if (!size) return fail(`${show(value)} is not a size (a number, optionally followed by k or m; nginx reads no g here)`);
+  if (size.bytes < min || size.bytes > max || size.bytes > MAX_NGINX_BYTES) return fail(`${show(value)} is not a size ${range}`);
+  return ok(size.text);
+}
+
+/**
+ * checkOffset accepts what nginx's offset directives take (client_max_body_size: ngx_parse_offset):
+ * bytes, `k`, `m` or `g`, up to 2^63 - 1 bytes; 0 means no limit.
+ */
+export function checkOffset(value: unknown): Checked<string> {
+  const size = bytesOf(value, 'kmg');
+  if (!size || size.bytes > MAX_NGINX_BYTES) return fail(`${show(value)} is not a size (a number, optionally followed by k, m or g, at most 8589934591g)`);
+  return ok(size.text);
+}
+
+/** The smallest large_client_header_buffers size nginx takes: connection_pool_size, 512 on 64 bits. */
+export const MIN_LARGE_HEADER_BUFFER = 512n;
+
+/** checkBuffers accepts nginx's `number size` pair, as large-client-header-buffers: `4 8k` (1-9999 buffers of 512 bytes or more). */
 export function checkBuffers(value: unknown): Checked<{ number: number; size: string }> {
-  const match = typeof value === 'string' ? /^(\d{1,4}) (\d{1,10}[kKmM]?)$/.exec(value) : null;
-  if (match && Number(match[1]) > 0) return ok({ number: Number(match[1]), size: match[2]!.toLowerCase() });
-  return fail(`${show(value)} is not 'number size' (e.g. '4 8k')`);
+  const bad = fail(`${show(value)} is not 'number size' (e.g. '4 8k': 1-9999 buffers of 512 bytes or more, in bytes, k or m)`);
+  if (typeof value !== 'string' || value.length > 32) return bad;
+  const [count = '', sizeText, ...rest] = value.split(' ');
+  const size = checkSize(sizeText, MIN_LARGE_HEADER_BUFFER);
+  if (rest.length > 0 || !/^\d{1,4}$/.test(count) || Number(count) < 1 || !size.ok) return bad;
+  return ok({ number: Number(count), size: size.value });
 }
 
 /** checkSeconds accepts a duration: whole seconds (`60`, as ingress-nginx's keys take) or an nginx time (`90s`, `2m`, `500ms`). */
 export function checkSeconds(value: unknown): Checked<string> {
-  if (typeof value === 'string' && /^\d{1,9}$/.test(value)) return ok(`${value}s`);
+  // Nine digits of days is 8.6e16 ms, inside ngx_parse_time's range (NGX_MAX_INT_T_VALUE).
+  if (typeof value !== 'string' || value.length > 11) return fail(`${show(value)} is not a duration (at most 9 digits, then ms, s, m, h or d)`);
+  if (/^\d{1,9}$/.test(value)) return ok(`${value}s`);
   if (typeof value === 'string' && /^\d{1,9}(ms|s|m|h|d)$/.test(value)) return ok(value);
   return fail(`${show(value)} is not a duration (seconds, or a number followed by ms, s, m, h or d)`);
 }
 
 /** checkPositiveInt accepts a whole number from 1 to max. */
 export function checkPositiveInt(value: unknown, max = 2 ** 31 - 1): Checked<number> {
-  if (typeof value === 'string' && /^\d{1,10}$/.test(value)) {
+  if (typeof value === 'string' && value.length <= 10 && /^\d{1,10}$/.test(value)) {
     const n = Number(value);
     if (n >= 1 && n <= max) return ok(n);
   }
@@ -172,7 +218,7 @@ const SSL_PROTOCOLS = ['SSLv2', 'SSLv3', 'TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3
 
 /** checkSslProtocols accepts a space-separated list of nginx ssl_protocols names. */
 export function checkSslProtocols(value: unknown): Checked<string[]> {
-  if (typeof value !== 'string') return fail('must be a string');
+  if (typeof value !== 'string' || value.length > 256) return fail('must be a space-separated list of protocol names');
   const names = value.trim().split(/ +/);
   const unknown = names.filter((name) => !SSL_PROTOCOLS.includes(name));
   if (value.trim() === '' || unknown.length > 0) {
@@ -197,11 +243,28 @@ export function checkLogFormat(value: unknown): Checked<string> {
 
 /** checkFilePath accepts a plain file path (absolute, or relative to nginx's prefix) without `..`. */
 export function checkFilePath(value: unknown): Checked<string> {
-  if (typeof value !== 'string' || !/^\/?[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(value) || value.length > 1024) {
+  if (typeof value !== 'string' || value.length > 1024 || !/^\/?[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(value)) {
     return fail(`${show(value)} is not a plain file path (letters, digits, '.', '_', '-' and '/')`);
   }
   if (value.split('/').includes('..')) return fail(`${show(value)} may not contain '..'`);
   return ok(value);
+}
+
+/**
+ * checkAccessLogPath accepts where the access log may go: `/dev/stdout`, `/dev/stderr`, or a
+ * file under the config folder's `logs/` (`logs/access.log`, `logs/a/b.log`) without `.` or `..`
+ * segments. nginx's master opens it as root, so any other absolute path would let a ConfigMap
+ * write over a file of the host (`/etc/cron.d/x`).
+ */
+export function checkAccessLogPath(value: unknown): Checked<string> {
+  if (value === '/dev/stdout' || value === '/dev/stderr') return ok(value);
+  const plain = checkFilePath(value);
+  if (!plain.ok) return plain;
+  const segments = plain.value.split('/');
+  if (segments[0] !== 'logs' || segments.length < 2 || segments.some((s) => s === '.' || s === '')) {
+    return fail(`${show(value)} must be /dev/stdout, /dev/stderr or a file under logs/ (relative to the config folder)`);
+  }
+  return ok(plain.value);
 }
 
 const ERROR_LOG_LEVELS = ['debug', 'info', 'notice', 'warn', 'error', 'crit', 'alert', 'emerg'];
@@ -230,7 +293,7 @@ function v6Bits(address: string): bigint {
 
 /** checkCidr accepts an IP or a CIDR without host bits set (nginx would only warn, and mean the network). */
 export function checkCidr(value: unknown): Checked<string> {
-  if (typeof value !== 'string') return fail('must be a string');
+  if (typeof value !== 'string' || value.length > 49) return fail(`${show(value)} is not an IP address or CIDR`);
   const [address, prefix, ...rest] = value.split('/');
   const ip = checkIp(address);
   if (!ip.ok || rest.length > 0) return fail(`${show(value)} is not an IP address or CIDR`);
@@ -245,7 +308,7 @@ export function checkCidr(value: unknown): Checked<string> {
 
 /** checkCidrList accepts a comma-separated list of IPs and CIDRs, as the *-source-range annotations take. */
 export function checkCidrList(value: unknown): Checked<string[]> {
-  if (typeof value !== 'string' || value.trim() === '') return fail('must be a comma-separated list of CIDRs');
+  if (typeof value !== 'string' || value.length > 65536 || value.trim() === '') return fail('must be a comma-separated list of CIDRs (at most 64 KiB)');
   const out: string[] = [];
   for (const part of value.split(',')) {
     const cidr = checkCidr(part.trim());
@@ -257,7 +320,7 @@ export function checkCidrList(value: unknown): Checked<string[]> {
 
 /** checkHeaderName accepts an HTTP header name nginx exposes as `$http_<name>` (no `_`: nginx drops such headers). */
 export function checkHeaderName(value: unknown): Checked<string> {
-  if (typeof value === 'string' && /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/.test(value)) return ok(value);
+  if (typeof value === 'string' && value.length <= 64 && /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/.test(value)) return ok(value);
   return fail(`${show(value)} is not a header name (letters, digits and '-')`);
 }
 
@@ -283,27 +346,6 @@ export function checkHttpUrl(value: unknown): Checked<string> {
   const match = /^https?:\/\/([^/?#]+)([/?][A-Za-z0-9._~!&()*+,=:@/?%-]*)?$/.exec(value);
   if (!match || !checkHostPort(match[1]).ok) {
     return fail(`${show(value)} is not an http(s) URL of plain characters (no '$', quotes or spaces)`);
-  }
-  return ok(value);
-}
-
-/**
- * checkRegexPath accepts an Ingress path used as a regular expression (use-regex, rewrite-target):
- * ingress-nginx's regex characters, only the escapes PCRE and JavaScript read alike, no `(?`
- * constructs but `(?:`, and it must compile; nginx would refuse the whole file otherwise.
- */
-export function checkRegexPath(value: unknown): Checked<string> {
-  if (typeof value !== 'string' || !value.startsWith('/')) return fail(`${show(value)} must be a regex starting with '/'`);
-  if (value.length > 1024) return fail('is longer than 1024 characters');
-  if (!/^[A-Za-z0-9._~\-/:^$[\](){}*+?|&=\\,]*$/.test(value)) {
-    return fail(`${show(value)} has characters outside A-Z a-z 0-9 and / . _ ~ - : ^ $ [ ] ( ) { } * + ? | & = , \\`);
-  }
-  if (/\\[^dDwWsSbB.^$|?*+()[\]{}/\\-]/.test(value) || value.endsWith('\\')) return fail(`${show(value)} uses an escape other than \\d \\w \\s \\b or an escaped symbol`);
-  if (/\(\?(?!:)/.test(value)) return fail(`${show(value)}: only the (?: group is allowed among (? constructs`);
-  try {
-    new RegExp(value);
-  } catch {
-    return fail(`${show(value)} is not a valid regular expression`);
   }
   return ok(value);
 }

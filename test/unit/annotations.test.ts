@@ -4,7 +4,8 @@ import { checkOrigins } from '../../src/model/annotations/cors.js';
 import { stableId } from '../../src/model/annotations/http-extras.js';
 import { checkHashKey } from '../../src/model/annotations/load-balance.js';
 import { checkRewriteTarget } from '../../src/model/annotations/rewrite.js';
-import { checkCidr, checkHttpUrl, checkRegexPath } from '../../src/model/validate.js';
+import { checkRegexPath } from '../../src/model/regex-path.js';
+import { checkCidr, checkHttpUrl } from '../../src/model/validate.js';
 
 const ok = <T>(r: { ok: true; value: T } | { ok: false; message: string }) => (r.ok ? r.value : `error: ${r.message}`);
 

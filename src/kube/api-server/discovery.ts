@@ -42,7 +42,9 @@ function groupDoc(group: string, version: string): object {
  * is what the server serves (its extra kinds too).
  */
 export function discoveryDocument(path: string, serverAddress: string, table: ResourceTable = DEFAULT_TABLE): object | undefined {
-  const trimmed = path.replace(/\/+$/, '') || '/';
+  let end = path.length;
+  while (end > 0 && path[end - 1] === '/') end--; // not /\/+$/, which is quadratic on `////…x`
+  const trimmed = path.slice(0, end) || '/';
   if (trimmed === '/version') return SERVER_VERSION;
   if (trimmed === '/api') {
     return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };

@@ -70,7 +70,9 @@ const PUBLISHED = new WeakMap<ResourceTable, Published>();
 
 /** openApiDocument answers /openapi/v3 and /openapi/v3/<group-version> for a table's kinds; undefined elsewhere (v2 is 404). */
 export function openApiDocument(path: string, table: ResourceTable = DEFAULT_TABLE): object | undefined {
-  const trimmed = path.replace(/\/+$/, '');
+  let end = path.length;
+  while (end > 0 && path[end - 1] === '/') end--; // not /\/+$/, which is quadratic on `////…x`
+  const trimmed = path.slice(0, end);
   if (trimmed !== '/openapi/v3' && !trimmed.startsWith('/openapi/v3/')) return undefined;
   let published = PUBLISHED.get(table);
   if (!published) PUBLISHED.set(table, (published = publish(table)));

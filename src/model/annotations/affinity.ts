@@ -4,7 +4,7 @@ import type { AnnotationGroup } from './types.js';
 
 /** checkCookieName accepts a cookie name nginx can read as `$cookie_<name>`: letters, digits and `_`. */
 export function checkCookieName(value: string): Checked<string> {
-  if (/^[A-Za-z0-9_]{1,64}$/.test(value)) return { ok: true, value };
+  if (value.length <= 64 && /^[A-Za-z0-9_]{1,64}$/.test(value)) return { ok: true, value };
   return { ok: false, message: `${show(value)}: nginx reads cookies as $cookie_<name>, so only letters, digits and '_' work (at most 64)` };
 }
 

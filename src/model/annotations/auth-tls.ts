@@ -4,13 +4,36 @@ import { secretData, secretRef } from './auth.js';
 import { intIn, noteWithout, oneOf, read, readBool } from './read.js';
 import type { AnnotationGroup, AuthTlsAnnotations } from './types.js';
 
-const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+-----END CERTIFICATE-----/g;
+const BEGIN = '-----BEGIN CERTIFICATE-----';
+const END = '-----END CERTIFICATE-----';
+const isBase64OrSpace = (c: string) => /^[A-Za-z0-9+/=\s]$/.test(c);
+
+/**
+ * pemBlocks splits text into its PEM certificate blocks, or null when anything else is in it
+ * (blank space between blocks aside). One pass with indexOf: linear, unlike a `g` regex of the
+ * same shape, which rescans the body from each BEGIN it meets.
+ */
+function pemBlocks(text: string): string[] | null {
+  const blocks: string[] = [];
+  let at = 0;
+  for (;;) {
+    const begin = text.indexOf(BEGIN, at);
+    if (text.slice(at, begin === -1 ? text.length : begin).trim() !== '') return null;
+    if (begin === -1) return blocks;
+    const end = text.indexOf(END, begin + BEGIN.length);
+    if (end === -1) return null;
+    const body = text.slice(begin + BEGIN.length, end);
+    if (body.length === 0 || ![...body].every(isBase64OrSpace)) return null;
+    blocks.push(text.slice(begin, end + END.length));
+    at = end + END.length;
+  }
+}
 
 /** checkCaBundle accepts PEM certificates (at least one, each one parsing), and nothing else; they are written as found. */
 export function checkCaBundle(text: string): Checked<string> {
   if (text.length > 1 << 20) return { ok: false, message: 'is over 1 MiB' };
-  const blocks = text.match(PEM_CERTIFICATE) ?? [];
-  if (blocks.length === 0 || text.replace(PEM_CERTIFICATE, '').trim() !== '') return { ok: false, message: 'is not PEM certificates only' };
+  const blocks = pemBlocks(text) ?? [];
+  if (blocks.length === 0) return { ok: false, message: 'is not PEM certificates only' };
   for (const [i, block] of blocks.entries()) {
     try {
       new X509Certificate(block);

@@ -32,7 +32,7 @@ export function checkHtpasswd(text: string): Checked<string> {
 
 /** checkRealm accepts an auth realm of plain printable characters; `off` would turn auth off, `$` expand a variable. */
 export function checkRealm(value: string): Checked<string> {
-  if (!/^[A-Za-z0-9 .,:;_()!?@/+=*#&'-]{0,256}$/.test(value) || value === 'off') {
+  if (value.length > 256 || !/^[A-Za-z0-9 .,:;_()!?@/+=*#&'-]{0,256}$/.test(value) || value === 'off') {
     return { ok: false, message: `${show(value)} may hold letters, digits, spaces and . , : ; _ ( ) ! ? @ / + = * # & ' - only, and not be 'off'` };
   }
   return { ok: true, value };

@@ -4,7 +4,7 @@ import { intIn, read, readBool } from './read.js';
 import type { AnnotationGroup } from './types.js';
 
 function checkHeaderValue(value: string): Checked<string> {
-  if (/^[A-Za-z0-9._~:/+=-]{1,256}$/.test(value)) return { ok: true, value };
+  if (value.length <= 256 && /^[A-Za-z0-9._~:/+=-]{1,256}$/.test(value)) return { ok: true, value };
   return { ok: false, message: `${show(value)} may hold letters, digits and . _ ~ : / + = - only` };
 }
 

@@ -1,4 +1,4 @@
-import { checkSize } from '../validate.js';
+import { checkOffset, checkSize } from '../validate.js';
 import { read } from './read.js';
 import type { AnnotationGroup } from './types.js';
 
@@ -7,12 +7,12 @@ export const clientGroup: AnnotationGroup<'client'> = {
   name: 'ClientBody',
   field: 'client',
   keys: [
-    { key: 'proxy-body-size', risk: 'Medium', scope: 'location', support: 'supported', doc: 'client_max_body_size (413 above it)' },
-    { key: 'client-body-buffer-size', risk: 'Low', scope: 'location', support: 'supported', doc: 'client_body_buffer_size' },
+    { key: 'proxy-body-size', risk: 'Medium', scope: 'location', support: 'supported', doc: 'client_max_body_size (413 above it; k, m or g; 0: no limit)' },
+    { key: 'client-body-buffer-size', risk: 'Low', scope: 'location', support: 'supported', doc: 'client_body_buffer_size (bytes, k or m: nginx reads no g here)' },
   ],
   parse(input) {
-    const maxBodySize = read(input, 'proxy-body-size', checkSize) ?? null;
-    const bodyBufferSize = read(input, 'client-body-buffer-size', checkSize) ?? null;
+    const maxBodySize = read(input, 'proxy-body-size', checkOffset) ?? null;
+    const bodyBufferSize = read(input, 'client-body-buffer-size', (v) => checkSize(v)) ?? null;
     return maxBodySize === null && bodyBufferSize === null ? null : { maxBodySize, bodyBufferSize };
   },
 };

@@ -7,6 +7,7 @@ const DEFAULT_HEADERS = 'DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-
 
 function list(pattern: RegExp, what: string): (value: string) => Checked<string> {
   return (value) => {
+    if (value.length > 4096) return { ok: false, message: 'is longer than 4096 characters' };
     const items = value.split(',').map((s) => s.trim());
     if (items.some((item) => !pattern.test(item))) return { ok: false, message: `${show(value)} is not a comma-separated list of ${what}` };
     return { ok: true, value: items.join(', ') };
@@ -18,6 +19,7 @@ function list(pattern: RegExp, what: string): (value: string) => Checked<string>
  * name, an IP or `*.name` (one label, as ingress-nginx). Returns null for any origin.
  */
 export function checkOrigins(value: string): Checked<string[] | null> {
+  if (value.length > 16384) return { ok: false, message: 'is longer than 16384 characters' };
   const origins = value.split(',').map((s) => s.trim().toLowerCase());
   if (origins.includes('*')) return { ok: true, value: null };
   for (const origin of origins) {

@@ -3,6 +3,7 @@ import { read } from './read.js';
 import type { AnnotationGroup } from './types.js';
 
 function checkCodes(value: string): Checked<number[]> {
+  if (value.length > 1024) return { ok: false, message: 'is longer than 1024 characters' };
   const parts = value.split(',').map((p) => p.trim());
   const codes = parts.map(Number);
   if (parts.some((p) => !/^\d{3}$/.test(p)) || codes.some((c) => c < 400 || c > 599)) {

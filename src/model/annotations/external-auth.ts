@@ -63,7 +63,7 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as 
  * `rd=` (auth-signin-redirect-param) the scheme, host and escaped request URI.
  */
 function withRedirect(signin: string, param: string): string {
-  if (new RegExp(`[?&]${param}=`).test(signin)) return signin;
+  if (signin.includes(`?${param}=`) || signin.includes(`&${param}=`)) return signin;
   return `${signin}${signin.includes('?') ? '&' : '?'}${param}=$pass_access_scheme://$http_host$escaped_request_uri`;
 }
 

@@ -4,7 +4,7 @@ import type { AnnotationGroup } from './types.js';
 
 /** checkPrefix accepts a path prefix of plain characters, as a backend behind a rewrite wants to hear it. */
 function checkPrefix(value: string): Checked<string> {
-  return /^\/[A-Za-z0-9._~!&()*+,=:@/%-]{0,255}$/.test(value) ? { ok: true, value } : { ok: false, message: `${show(value)} is not a path of plain characters` };
+  return value.length <= 256 && /^\/[A-Za-z0-9._~!&()*+,=:@/%-]{0,255}$/.test(value) ? { ok: true, value } : { ok: false, message: `${show(value)} is not a path of plain characters` };
 }
 
 /** forwardedPrefixGroup is x-forwarded-prefix: the X-Forwarded-Prefix header sent upstream (the path the backend is served under). */

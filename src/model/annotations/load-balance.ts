@@ -7,19 +7,43 @@ const VARIABLES = new Set([
   'query_string', 'is_args', 'request_method', 'scheme', 'https', 'server_name', 'server_port', 'server_addr', 'request', 'request_id',
 ]);
 
+/** The longest upstream-hash-by key accepted (checked before anything else reads the value). */
+const MAX_HASH_KEY = 256;
+
+const isPlain = (c: string) => /^[A-Za-z0-9_.:/-]$/.test(c);
+const isNameStart = (c: string | undefined) => c !== undefined && /^[A-Za-z_]$/.test(c);
+const isNameChar = (c: string | undefined) => c !== undefined && /^[A-Za-z0-9_]$/.test(c);
+
 /**
  * checkHashKey accepts an upstream-hash-by key: text of plain characters and nginx variables,
  * each one a variable nginx knows when it picks an endpoint (a misspelt one would fail `nginx -t`).
+ * It reads the value once, left to right (a one-character test per step), so it runs in linear time.
  */
 export function checkHashKey(value: string): Checked<string> {
-  if (!/^(?:[A-Za-z0-9_.:/-]|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\})+$/.test(value) || value.length > 256) {
-    return { ok: false, message: `${show(value)} may hold letters, digits, . _ : / - and $variables only` };
-  }
-  for (const [, a, b] of value.matchAll(/\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g)) {
-    const name = (a ?? b ?? '').toLowerCase();
+  const bad = { ok: false as const, message: `${show(value)} may hold letters, digits, . _ : / - and $variables only` };
+  if (value.length === 0 || value.length > MAX_HASH_KEY) return { ok: false, message: `must be 1 to ${MAX_HASH_KEY} characters` };
+  let i = 0;
+  while (i < value.length) {
+    const c = value[i]!;
+    if (isPlain(c)) {
+      i++;
+      continue;
+    }
+    if (c !== '$') return bad;
+    const braced = value[i + 1] === '{';
+    let j = braced ? i + 2 : i + 1;
+    if (!isNameStart(value[j])) return bad;
+    const start = j;
+    while (isNameChar(value[j])) j++;
+    const name = value.slice(start, j).toLowerCase();
+    if (braced) {
+      if (value[j] !== '}') return bad;
+      j++;
+    }
     if (!VARIABLES.has(name) && !/^(http|cookie|arg)_[a-z0-9_]+$/.test(name)) {
       return { ok: false, message: `$${name} is not a variable nginx knows when it picks an endpoint` };
     }
+    i = j;
   }
   return { ok: true, value };
 }

@@ -3,9 +3,13 @@ import { checkSeconds, checkSize, type Checked } from '../validate.js';
 import { intIn, noteWithout, oneOf, read } from './read.js';
 import type { AnnotationGroup, AnnotationInput } from './types.js';
 
+/** The largest proxy buffer nginx takes while proxy_max_temp_file_size keeps its 1024m default (it must hold one buffer). */
+const MAX_PROXY_BUFFER = 1024n ** 3n;
+
 const NEXT_UPSTREAM = ['error', 'timeout', 'invalid_header', 'http_500', 'http_502', 'http_503', 'http_504', 'http_403', 'http_404', 'http_429', 'non_idempotent', 'off'];
 
 function checkNextUpstream(value: string): Checked<string[]> {
+  if (value.length > 256) return { ok: false, message: 'is longer than 256 characters' };
   const words = value.trim().split(/\s+/);
   if (words.some((w) => !NEXT_UPSTREAM.includes(w)) || (words.includes('off') && words.length > 1)) {
     return { ok: false, message: `${JSON.stringify(value.slice(0, 80))} must be 'off' or a space-separated list of ${NEXT_UPSTREAM.slice(0, -1).join(', ')}` };
@@ -59,7 +63,7 @@ export const proxyGroup: AnnotationGroup<'proxy'> = {
     { key: 'proxy-send-timeout', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_send_timeout (seconds; grpc_send_timeout for gRPC)' },
     { key: 'proxy-read-timeout', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_read_timeout (seconds; grpc_read_timeout for gRPC)' },
     { key: 'proxy-buffering', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_buffering on|off (off by default, as ingress-nginx)' },
-    { key: 'proxy-buffer-size', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_buffer_size, and the size of proxy_buffers (nginx wants them to agree)' },
+    { key: 'proxy-buffer-size', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_buffer_size, and the size of proxy_buffers (nginx wants them to agree): 1 byte to 1024m' },
     { key: 'proxy-buffers-number', risk: 'Low', scope: 'location', support: 'supported', doc: 'the number of proxy_buffers (3-1024, default 4)' },
     { key: 'proxy-next-upstream', risk: 'Medium', scope: 'location', support: 'supported', doc: 'proxy_next_upstream: when to try another endpoint' },
     { key: 'proxy-next-upstream-tries', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_next_upstream_tries' },
@@ -72,7 +76,7 @@ export const proxyGroup: AnnotationGroup<'proxy'> = {
     { key: 'limit-rate-after', risk: 'Low', scope: 'location', support: 'supported', doc: 'limit_rate_after: kilobytes sent before limit-rate applies' },
   ],
   parse(input) {
-    const size = read(input, 'proxy-buffer-size', checkSize) ?? null;
+    const size = read(input, 'proxy-buffer-size', (v) => checkSize(v, 1n, MAX_PROXY_BUFFER)) ?? null;
     // 3 at least: nginx wants the busy buffers (twice the size) below all buffers but one.
     const number = read(input, 'proxy-buffers-number', intIn(3, 1024)) ?? null;
     const settings: ProxySettings = {

@@ -13,7 +13,7 @@ export const rateLimitGroup: AnnotationGroup<'rateLimit'> = {
   keys: [
     { key: 'limit-rps', risk: 'Low', scope: 'location', support: 'supported', doc: 'requests per second per client address' },
     { key: 'limit-rpm', risk: 'Low', scope: 'location', support: 'supported', doc: 'requests per minute per client address (limit-rps wins when both are set)' },
-    { key: 'limit-connections', risk: 'Low', scope: 'location', support: 'supported', doc: 'concurrent connections per client address' },
+    { key: 'limit-connections', risk: 'Low', scope: 'location', support: 'supported', doc: 'concurrent connections per client address (at most 65535, nginx\'s limit)' },
     { key: 'limit-burst-multiplier', risk: 'Low', scope: 'location', support: 'supported', doc: 'burst = limit times this (default 5)' },
   ],
   parse(input) {
@@ -21,7 +21,8 @@ export const rateLimitGroup: AnnotationGroup<'rateLimit'> = {
     const count = intIn(0, 1_000_000);
     const rps = read(input, 'limit-rps', count) || null;
     const rpm = read(input, 'limit-rpm', count) || null;
-    const connections = read(input, 'limit-connections', count) || null;
+    // limit_conn takes at most 65535 ("connection limit must be less 65536").
+    const connections = read(input, 'limit-connections', intIn(0, 65535)) || null;
     const burstMultiplier = read(input, 'limit-burst-multiplier', intIn(1, 1000)) ?? 5;
     return rps === null && rpm === null && connections === null ? null : { rps, rpm, connections, burstMultiplier };
   },

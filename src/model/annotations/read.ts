@@ -37,7 +37,7 @@ export function oneOf<T extends string>(values: readonly T[], caseless = false):
 /** intIn builds a checker for a whole number between min and max. */
 export function intIn(min: number, max: number): (value: string) => Checked<number> {
   return (value) => {
-    const n = /^\d{1,10}$/.test(value.trim()) ? Number(value.trim()) : NaN;
+    const n = value.length <= 12 && /^\d{1,10}$/.test(value.trim()) ? Number(value.trim()) : NaN;
     return n >= min && n <= max
       ? { ok: true, value: n }
       : { ok: false, message: `${JSON.stringify(value.slice(0, 80))} is not a whole number from ${min} to ${max}` };
