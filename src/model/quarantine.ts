@@ -93,6 +93,8 @@ export class Quarantine {
     // Only nginx's word on the latest config counts: an older one's has been acted on, or is moot.
     const latest = this.handed.at(-1);
     if (refused === null || latest === undefined || refused.config !== latest.text) return;
+    // nginx -t that could not judge (killed, timed out, no room to run) blames no one: the nginx actor retries it.
+    if (!refused.output.includes('[emerg]')) return;
     if (this.trial) {
       if (this.trial.text === refused.config) this.narrow(this.trial.testing, this.trial.reason);
       return;

@@ -240,11 +240,21 @@ class Parser {
 export function checkRegexPath(value: unknown): Checked<string> {
   if (typeof value !== 'string' || !value.startsWith('/')) return { ok: false, message: `${show(value)} must be a regex starting with '/'` };
   if (value.length > MAX_REGEX_PATH) return { ok: false, message: `is longer than ${MAX_REGEX_PATH} characters` };
+  const refused = regexSubsetRefusal(value);
+  return refused === null ? { ok: true, value } : { ok: false, message: `${show(value)}: ${refused}` };
+}
+
+/**
+ * regexSubsetRefusal says why a regular expression (of at most MAX_REGEX_PATH characters, the
+ * caller checks) lies outside the subset above, or null when it lies inside: for patterns that
+ * need not be paths (a snippet's `rewrite`).
+ */
+export function regexSubsetRefusal(value: string): string | null {
   try {
     new Parser(value).parse();
   } catch (error) {
-    if (error instanceof Refused) return { ok: false, message: `${show(value)}: ${error.message} is not in the regex subset nginx is sure to read as written` };
+    if (error instanceof Refused) return `${error.message} is not in the regex subset nginx is sure to read as written`;
     throw error;
   }
-  return { ok: true, value };
+  return null;
 }

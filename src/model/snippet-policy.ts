@@ -8,6 +8,7 @@
  * or changes the server for other Ingresses on the host.
  */
 import { parseNginxStatements, variablesIn } from './nginx-tokens.js';
+import { regexSubsetRefusal } from './regex-path.js';
 import type { SnippetDirective } from './nginx-model.js';
 import { checkCidr, checkHeaderName, type Checked } from './validate.js';
 
@@ -55,21 +56,14 @@ const size = (v: string) => {
 };
 const time = (v: string) => (/^\d{1,9}(ms|s|m|h|d)?$/.test(v) ? null : `${JSON.stringify(v.slice(0, 64))} is not a time (a number, optionally followed by ms, s, m, h or d)`);
 
-/** checkRegex accepts the regular expressions PCRE and JavaScript read alike, as checkRegexPath, without named groups (which set variables). */
+/** checkRegex accepts the regular expressions of regexSubsetRefusal's subset (PCRE2 and JavaScript read them alike), without named groups (which set variables). */
 function checkRegex(v: string): string | null {
   const shown = JSON.stringify(v.slice(0, 64));
   if (v.length === 0 || v.length > MAX_VALUE) return `${shown} is not a regular expression of 1 to ${MAX_VALUE} characters`;
   if (!/^[A-Za-z0-9._~\-/:^$[\](){}*+?|&=\\,%!@]*$/.test(v)) return `${shown} has characters outside letters, digits and . _ ~ - / : ^ $ [ ] ( ) { } * + ? | & = \\ , % ! @`;
-  if (/\\[^dDwWsSbB.^$|?*+()[\]{}/\\-]/.test(v) || v.endsWith('\\')) return `${shown} uses an escape other than \\d \\w \\s \\b or an escaped symbol`;
   if (/\(\?(?!:)/.test(v)) return `${shown}: only the (?: group is allowed among (? constructs (a named group would set a variable)`;
-  // Where JavaScript and PCRE part ways: an empty class, and a class escape as the end of a range.
-  if (/\[\^?\]/.test(v) || /\\[dDwWsS]-|-\\[dDwWsS]/.test(v)) return `${shown}: write an empty class or a range next to \\d, \\w or \\s differently (PCRE refuses it)`;
-  try {
-    new RegExp(v);
-  } catch {
-    return `${shown} is not a valid regular expression`;
-  }
-  return null;
+  const refused = regexSubsetRefusal(v);
+  return refused === null ? null : `${shown}: ${refused}`;
 }
 
 /** The response headers a server-snippet may not add to every Ingress of the host: sessions, redirects, framing of the body, HSTS. */

@@ -122,7 +122,7 @@ export function workerPids(master: number): number[] {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (Number(ppid) !== master || state === 'Z') continue;
-      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0+$/, '');
+      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0];
       if (title === 'nginx: worker process') workers.push(Number(entry));
     } catch {
       // exited while we looked

@@ -90,6 +90,19 @@ describe('finding 2: the Ingress nginx refuses is found and left out, the rest a
     for (let i = 0; i < 8; i++) expect(text.includes(`"t${i}.example"`)).toBe(i !== 6);
   });
 
+  it('blames no one for an nginx -t that could not judge (no [emerg]: killed, timed out)', async () => {
+    const quarantine = new Quarantine(() => ({ ingresses: ['t0/site'], field: 'spec' }));
+    const objects = await tenants(2, 1);
+    const snapshot = toSnapshot(objects);
+    const { model } = buildModel(snapshot, options);
+    quarantine.handedOver({ text: 'a', model, ingresses: [], secrets: [] });
+    quarantine.handedOver({ text: 'b', model, ingresses: snapshot.ingresses, secrets: snapshot.secrets });
+    quarantine.judge({ applied: 'a', refused: { config: 'b', output: 'Command timed out after 60000 milliseconds' } });
+    expect(quarantine.heldKeys()).toEqual([]);
+    quarantine.judge({ applied: 'a', refused: { config: 'b', output: 'nginx: [emerg] something in /x/nginx.conf.next:3' } });
+    expect(quarantine.heldKeys()).toEqual(['t0/site']);
+  });
+
   it('lets the Ingress back in once it changes', async () => {
     const quarantine = new Quarantine((output, handed) => blame(output, handed.text, handed.model));
     const applied = await emptyConfig(quarantine);
