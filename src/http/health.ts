@@ -4,7 +4,8 @@
  * A reload nginx refused afterwards leaves it serving the last good config: that is a warning in
  * the detail (and `nginx_ingress_controller_config_last_reload_successful` 0), not a failure,
  * or one tenant's bad Ingress would take every replica out of the load balancer at once.
- * Computed from the actors' snapshots at request time.
+ * A watcher failing after its first sync is a warning too (the API server is away; nginx serves
+ * what was last seen). Computed from the actors' snapshots at request time.
  */
 
 /** ActorView is the part of an actor snapshot the checks read. */
@@ -86,7 +87,17 @@ export function checkHealth(lookup: ActorLookup, watchers: readonly string[]): H
   if (root && root.value !== 'running') problems.push(item(root.value === 'booting' ? 'booting: the template is not loaded yet' : `shutting down (${stateLabel(root.value)})`));
   for (const kind of watchers) {
     const watcher = lookup(`watcher.${kind}`);
-    if (watcher?.context?.reportedSynced === true) continue;
+    if (watcher?.context?.reportedSynced === true) {
+      // Failing after its first sync: nginx serves what was last seen, as ingress-nginx does while
+      // the API server is away, so the replica stays ready; the detail says since when it is stale.
+      const since = watcher.context.staleSince;
+      if (typeof since === 'number') {
+        const summary = `watcher ${kind} is not watching since ${new Date(since).toISOString()}; serving what it last saw`;
+        const error = watcher.context.lastError ? `, last error: ${oneLine(watcher.context.lastError)}` : '';
+        warnings.push(item(summary, `state ${stateLabel(watcher.value)}, ${Number(watcher.context.failures ?? 0)} failures in a row${error}`));
+      }
+      continue;
+    }
     const detail = watcher ? `state ${stateLabel(watcher.value)}${watcher.context?.lastError ? `, last error: ${oneLine(watcher.context.lastError)}` : ''}` : 'not running';
     problems.push(item(`watcher ${kind} has not synced yet`, detail));
   }

@@ -28,6 +28,7 @@ describe('finding 2: /healthz stays 200 while nginx serves the last good config'
     ['nginx died after a refused reload: 500, and the warning', { nginx: nginx('draining', { reloadsOk: 4, lastReloadError: NGINX_T }) }, false, ['nginx is not running'], ['the last reload failed; nginx serves the last good config']],
     ['no nginx actor: 500', { nginx: undefined }, false, ['nginx is not running'], []],
     ['a watcher not synced: 500', { nginx: nginx(running, { reloadsOk: 1 }), 'watcher.Service': watcher(false, { running: 'listing' }) }, false, ['watcher Service has not synced yet'], []],
+    ['finding 7: a watcher failing after its first sync: ok, with a warning', { nginx: nginx(running, { reloadsOk: 1 }), 'watcher.Service': { value: 'backoff', status: 'active', context: { reportedSynced: true, staleSince: Date.UTC(2030, 0, 2, 3, 4, 5), failures: 2, lastError: 'list Service: the API server did not answer within 30000 ms' } } }, true, [], ['watcher Service is not watching since 2030-01-02T03:04:05.000Z; serving what it last saw']],
     ['booting: 500', { root: { value: 'booting', status: 'active' }, nginx: nginx(running, { reloadsOk: 1 }) }, false, ['booting: the template is not loaded yet'], []],
   ] as const)('%s', (_what, actors, ok, problems, warnings) => {
     const health = world(actors as Record<string, ActorView | undefined>);
