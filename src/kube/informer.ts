@@ -93,6 +93,8 @@ class GuardedWatch {
       finish(unanswered());
       outer.abort();
     }, requestTimeoutMs);
+    // Like client-node's own timer: a pending deadline must not keep a stopping process alive.
+    deadline.unref();
     const opened = inner.watch(path, { ...queryParams, allowWatchBookmarks: true }, (phase, obj, raw) => void (finished || callback(phase, obj, raw)), finish).then(
       (request) => {
         if (!finished) {
@@ -148,6 +150,7 @@ export function createInformer(kc: KubeConfig, kind: WatchedKind, scope: Informe
       timedOut = true;
       attempt.abort();
     }, timeouts.requestTimeoutMs);
+    timer.unref();
     try {
       return await objects.list(apiVersion, kind, info.namespaced ? (namespace ?? undefined) : undefined, undefined, undefined, undefined, fieldSelector);
     } catch (error) {
