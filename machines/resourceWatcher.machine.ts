@@ -8,11 +8,17 @@ export interface ResourceWatcherInput {
   readonly baseBackoffMs: number;
   /** the cap of the backoff */
   readonly maxBackoffMs: number;
+  /** a list, or a watch's answer, that takes longer fails (the informer's default when unset) */
+  readonly requestTimeoutMs?: number;
+  /** an open watch silent (not even a bookmark) for longer is reopened (the informer's default when unset) */
+  readonly watchIdleTimeoutMs?: number;
 }
 
 /** InformerInput is what the `informer` actor gets each time it is (re)started. */
 export interface InformerInput {
   readonly kind: string;
+  readonly requestTimeoutMs?: number;
+  readonly watchIdleTimeoutMs?: number;
 }
 
 /** WatchSyncedEvent: the informer's list is in and its watch is open. */
@@ -28,12 +34,14 @@ export interface WatchChangedEvent {
 
 /**
  * WatchFailedEvent: the informer stopped on an error other than 410 Gone (which it handles by
- * relisting). `jitter` in [0, 1) comes from the effect side, so the machine stays pure.
+ * relisting). `jitter` in [0, 1) and `at` (when, epoch ms) come from the effect side, so the
+ * machine stays pure.
  */
 export interface WatchFailedEvent {
   readonly type: 'watch.failed';
   readonly error: string;
   readonly jitter: number;
+  readonly at: number;
 }
 
 /** WatcherStopEvent stops the watcher for good. */
@@ -53,6 +61,27 @@ export interface ResourceWatcherContext extends ResourceWatcherInput {
   /** `k8s.synced` is reported once, on the first list only */
   readonly reportedSynced: boolean;
   readonly changes: number;
+  /** since when (epoch ms) this kind is not watched: the first failure in a row; null while watching */
+  readonly staleSince: number | null;
+}
+
+/** WatchFailureReport is what `reportFailed` gets: enough to log the failure and say when the retry comes. */
+export interface WatchFailureReport {
+  readonly kind: string;
+  readonly error: string;
+  /** failures in a row, this one included */
+  readonly failures: number;
+  readonly retryInMs: number;
+  /** the first list was in before: the controller serves what it last saw of this kind, which may be stale */
+  readonly afterFirstSync: boolean;
+  readonly staleSince: number | null;
+}
+
+/** backoffDelayMs is the wait before the next list: exponential per failure in a row, capped, jittered. */
+export function backoffDelayMs(context: Pick<ResourceWatcherContext, 'baseBackoffMs' | 'maxBackoffMs' | 'failures' | 'jitter'>): number {
+  const exponential = Math.min(context.maxBackoffMs, context.baseBackoffMs * 2 ** Math.max(0, context.failures - 1));
+  // Full jitter in the upper half: spreads reconnects of many replicas, never below half the step.
+  return Math.round(exponential * (0.5 + 0.5 * context.jitter));
 }
 
 /**
@@ -62,8 +91,9 @@ export interface ResourceWatcherContext extends ResourceWatcherInput {
  * itself (relist / resume); the machine restarts it only when it gives up.
  *
  * Effects to provide: `informer` (fromCallback<EventObject, InformerInput>: starts the informer,
- * sends back `watch.synced`, `watch.changed`, `watch.failed`; stops it on cleanup), and the
- * actions `reportSynced` and `reportChanged` (tell the sync queue `k8s.synced` / `k8s.changed`).
+ * sends back `watch.synced`, `watch.changed`, `watch.failed`; stops it on cleanup), the actions
+ * `reportSynced` and `reportChanged` (tell the sync queue `k8s.synced` / `k8s.changed`), and
+ * `reportFailed` / `reportRecovered` (log a failure with its retry delay; log watching again).
  */
 export const resourceWatcherMachine = setup({
   types: {
@@ -79,27 +109,32 @@ export const resourceWatcherMachine = setup({
   actions: {
     reportSynced: (_, _params: { kind: string }) => {},
     reportChanged: (_, _params: { kind: string; key: string }) => {},
+    reportFailed: (_, _params: WatchFailureReport) => {},
+    reportRecovered: (_, _params: { kind: string; staleSince: number | null }) => {},
   },
   guards: {
     firstSync: ({ context }) => !context.reportedSynced,
   },
   delays: {
-    backoff: ({ context }) => {
-      const exponential = Math.min(context.maxBackoffMs, context.baseBackoffMs * 2 ** Math.max(0, context.failures - 1));
-      // Full jitter in the upper half: spreads reconnects of many replicas, never below half the step.
-      return Math.round(exponential * (0.5 + 0.5 * context.jitter));
-    },
+    backoff: ({ context }) => backoffDelayMs(context),
   },
 }).createMachine({
   id: 'resourceWatcher',
-  context: ({ input }) => ({ ...input, failures: 0, jitter: 0, lastError: null, reportedSynced: false, changes: 0 }),
+  context: ({ input }) => ({ ...input, failures: 0, jitter: 0, lastError: null, reportedSynced: false, changes: 0, staleSince: null }),
   initial: 'running',
   on: {
     'watcher.stop': '.stopped',
   },
   states: {
     running: {
-      invoke: { src: 'informer', input: ({ context }) => ({ kind: context.kind }) },
+      invoke: {
+        src: 'informer',
+        input: ({ context }) => ({
+          kind: context.kind,
+          ...(context.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: context.requestTimeoutMs }),
+          ...(context.watchIdleTimeoutMs === undefined ? {} : { watchIdleTimeoutMs: context.watchIdleTimeoutMs }),
+        }),
+      },
       initial: 'listing',
       on: {
         'watch.changed': {
@@ -110,11 +145,25 @@ export const resourceWatcherMachine = setup({
         },
         'watch.failed': {
           target: 'backoff',
-          actions: assign({
-            failures: ({ context }) => context.failures + 1,
-            jitter: ({ event }) => Math.min(Math.max(event.jitter, 0), 1),
-            lastError: ({ event }) => event.error,
-          }),
+          actions: [
+            assign({
+              failures: ({ context }) => context.failures + 1,
+              jitter: ({ event }) => Math.min(Math.max(event.jitter, 0), 1),
+              lastError: ({ event }) => event.error,
+              staleSince: ({ context, event }) => context.staleSince ?? event.at,
+            }),
+            {
+              type: 'reportFailed',
+              params: ({ context }) => ({
+                kind: context.kind,
+                error: context.lastError ?? '',
+                failures: context.failures,
+                retryInMs: backoffDelayMs(context),
+                afterFirstSync: context.reportedSynced,
+                staleSince: context.staleSince,
+              }),
+            },
+          ],
         },
       },
       states: {
@@ -125,11 +174,18 @@ export const resourceWatcherMachine = setup({
                 guard: 'firstSync',
                 target: 'watching',
                 actions: [
-                  assign({ reportedSynced: true, failures: 0 }),
+                  assign({ reportedSynced: true, failures: 0, staleSince: null }),
                   { type: 'reportSynced', params: ({ context }) => ({ kind: context.kind }) },
                 ],
               },
-              { target: 'watching', actions: assign({ failures: 0 }) },
+              // Listing again only ever follows a failure: this is a recovery.
+              {
+                target: 'watching',
+                actions: [
+                  { type: 'reportRecovered', params: ({ context }) => ({ kind: context.kind, staleSince: context.staleSince }) },
+                  assign({ failures: 0, staleSince: null }),
+                ],
+              },
             ],
           },
         },

@@ -4,12 +4,14 @@
  * actor, snapshot and event to a relay served here on loopback; a browser opens the relay's page,
  * which embeds https://stately.ai/inspect and forwards the events to it.
  *
- * The relay plays the part of the package's createInspectorServer, with three differences a
+ * The relay plays the part of the package's createInspectorServer, with four differences a
  * long-running controller needs: it listens on 127.0.0.1 only (actor contexts hold nginx.conf),
- * it never opens a browser, and a client that connects late first gets every live actor and its
- * latest snapshot, then the recent history, instead of only the last 200 messages.
+ * it refuses WebSocket upgrades from web pages other than its own (any page the operator's browser
+ * opens could otherwise connect to ws://127.0.0.1 and read the live config), it never opens a
+ * browser, and a client that connects late first gets every live actor and its latest snapshot,
+ * then the recent history, instead of only the last 200 messages.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createWebSocketInspector } from '@statelyai/inspect';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -24,6 +26,8 @@ export interface InspectorOptions {
   readonly history?: number;
   /** strings in actor contexts longer than this are cut for the inspector (default 4096) */
   readonly maxStringLength?: number;
+  /** Origins allowed beside the relay's own page (`http://127.0.0.1:<port>`, `http://localhost:<port>`); exact match */
+  readonly allowedOrigins?: readonly string[];
 }
 
 /** Inspector is a listening relay plus the xstate inspect callback that feeds it. */
@@ -107,6 +111,24 @@ class Replay {
   }
 }
 
+const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * originAllowed decides whether a WebSocket upgrade may connect. Browsers always send Origin on a
+ * WebSocket, so a request without one is not a web page (the controller's own inspector client,
+ * a CLI viewer on this machine). A browser may connect from the relay's own page only: an Origin
+ * `http://<loopback name>:<port>` equal to the Host it asked for (which is also how it looks
+ * through `kubectl port-forward 9000:8080`), or one listed in `allowed`. Anything else is another
+ * site's page, or a DNS-rebinding one whose Host is not a loopback name.
+ */
+export function originAllowed(origin: string | undefined, host: string | undefined, allowed: readonly string[] = []): boolean {
+  if (origin === undefined) return true;
+  if (allowed.includes(origin)) return true;
+  if (host === undefined || origin !== `http://${host.toLowerCase()}`) return false;
+  const name = host.toLowerCase().replace(/:\d{1,5}$/, '');
+  return LOOPBACK_NAMES.has(name);
+}
+
 function truncateStrings(value: unknown, max: number, depth = 0): unknown {
   if (typeof value === 'string') return value.length > max ? `${value.slice(0, max)}… (${value.length} characters)` : value;
   if (depth > 8 || value === null || typeof value !== 'object') return value;
@@ -126,7 +148,14 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     if (req.url !== '/' && req.url !== '/index.html') return void res.writeHead(404).end('not found\n');
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(BRIDGE_PAGE);
   });
-  const wss = new WebSocketServer({ server });
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req: IncomingMessage, socket, head) => {
+    if (!originAllowed(req.headers.origin, req.headers.host, options.allowedOrigins)) {
+      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
   wss.on('connection', (ws) => {
     for (const raw of replay.messages()) ws.send(raw);
     ws.on('message', (data) => {

@@ -14,13 +14,14 @@ import { nginxActors } from './actors/nginx.js';
 import { statusActors } from './actors/status.js';
 import { syncActors } from './actors/sync.js';
 import { templateActors } from './actors/template.js';
-import { watcherActors } from './actors/watcher.js';
+import { watcherActors, watcherLogActions } from './actors/watcher.js';
 import type { ControllerConfig } from './cli/controller-flags.js';
 import { UsageError } from './cli/flags.js';
 import type { ActorLookup } from './http/health.js';
 import { ControllerMetrics } from './http/metrics.js';
 import { httpActor } from './http/server.js';
 import { ClusterCache } from './kube/cache.js';
+import type { InformerTimeouts } from './kube/informer.js';
 import { EventRecorder } from './kube/events.js';
 import { WATCHED_KINDS } from './kube/kinds.js';
 import { defaultIdentity, electionTimings, LeaseElector } from './kube/leader.js';
@@ -70,7 +71,7 @@ const asUsageError = (error: unknown): never => {
 export async function startController(
   config: ControllerConfig,
   log: Logger,
-  options: { inspect?: (event: InspectionEvent) => void; kubeConfig?: KubeConfig; env?: NodeJS.ProcessEnv } = {},
+  options: { inspect?: (event: InspectionEvent) => void; kubeConfig?: KubeConfig; env?: NodeJS.ProcessEnv; watcherTimeouts?: Partial<InformerTimeouts> } = {},
 ): Promise<Controller> {
   const binary = nginxBinary(config.nginxBinary ?? undefined);
   const kc = options.kubeConfig ?? loadKubeConfig(config.kubeconfig);
@@ -101,6 +102,7 @@ export async function startController(
         sendToSyncQueue(system, { type: 'k8s.synced', kind });
       },
       reportChanged: ({ system }, { kind, key }) => sendToSyncQueue(system, { type: 'k8s.changed', kind, key }),
+      ...watcherLogActions(log.child({ actor: 'watcher' })),
     },
   });
   const templateLog = log.child({ actor: 'template' });
@@ -181,7 +183,7 @@ export async function startController(
       // A reload that failed for a passing cause (a full disk, nginx -t unable to run) is retried.
       reloadRetryMs: 2_000,
     },
-    watcherOptions: { baseBackoffMs: 500, maxBackoffMs: 30_000 },
+    watcherOptions: { baseBackoffMs: 500, maxBackoffMs: 30_000, ...options.watcherTimeouts },
     status: {
       ...electionTimings(config.status.electionTtlMs),
       updateStatus: config.status.updateStatus,

@@ -1,9 +1,9 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { fromCallback, type EventObject } from 'xstate';
-import type { InformerInput, ResourceWatcherEvent } from '../../machines/resourceWatcher.machine.js';
+import type { InformerInput, ResourceWatcherEvent, WatchFailureReport } from '../../machines/resourceWatcher.machine.js';
 import type { Logger } from '../log.js';
 import { ClusterCache } from '../kube/cache.js';
-import { createInformer, type Informer } from '../kube/informer.js';
+import { createInformer, DEFAULT_INFORMER_TIMEOUTS, type Informer } from '../kube/informer.js';
 import type { WatchedKind } from '../kube/kinds.js';
 
 /** WatchScope is what the flags narrow the watch to. */
@@ -39,6 +39,11 @@ export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchS
       const seen = new Set<string>();
       const tell = (event: ResourceWatcherEvent) => active && sendBack(event);
       const only = kind === 'ConfigMap' ? (scope.configMap ?? 'kube-system/ingress-actors-no-configmap') : undefined;
+      const timeouts = {
+        requestTimeoutMs: input.requestTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.requestTimeoutMs,
+        watchIdleTimeoutMs: input.watchIdleTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.watchIdleTimeoutMs,
+      };
+      const failed = (error: unknown) => tell({ type: 'watch.failed', error: describe(error), jitter: Math.random(), at: Date.now() });
       const informer: Informer = createInformer(kc, kind, { namespace: scope.namespace, ...(only ? { only } : {}) }, {
         onSynced: () => {
           if (!active) return;
@@ -58,13 +63,31 @@ export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchS
           log.debug({ kind, key, type }, 'watch event');
           if (changed && matters(kind, obj)) tell({ type: 'watch.changed', key });
         },
-        onError: (error) => tell({ type: 'watch.failed', error: describe(error), jitter: Math.random() }),
-      });
-      informer.start().catch((error: unknown) => tell({ type: 'watch.failed', error: describe(error), jitter: Math.random() }));
+        onError: failed,
+        onIdle: (idleMs) => active && log.info({ kind, idleMs }, 'the watch received nothing, not even a bookmark; reopening it'),
+      }, timeouts);
+      informer.start().catch(failed);
       return () => {
         active = false;
         void informer.stop();
       };
     }),
+  };
+}
+
+/**
+ * watcherLogActions implements the watchers' `reportFailed` and `reportRecovered`: every failure
+ * at warn with its error and when the next try comes (after the first sync the controller goes
+ * on serving what it last saw, which may be going stale), and the recovery at info.
+ */
+export function watcherLogActions(log: Logger) {
+  return {
+    reportFailed: (_: unknown, { kind, error, failures, retryInMs, afterFirstSync, staleSince }: WatchFailureReport) =>
+      log.warn(
+        { kind, error, failures, retryInMs, ...(afterFirstSync && staleSince !== null ? { staleSince: new Date(staleSince).toISOString() } : {}) },
+        afterFirstSync ? 'watch failed; serving what was last seen of this kind until it lists again' : 'list-watch failed before its first sync',
+      ),
+    reportRecovered: (_: unknown, { kind, staleSince }: { kind: string; staleSince: number | null }) =>
+      log.info({ kind, ...(staleSince !== null ? { staleForMs: Date.now() - staleSince } : {}) }, 'watching again'),
   };
 }

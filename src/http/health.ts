@@ -1,7 +1,11 @@
 /**
- * /healthz: the controller is healthy when it serves what the cluster says. That takes every
- * watcher's first list, a running nginx, and a last reload that succeeded (a refused config
- * leaves nginx serving an old one). Computed from the actors' snapshots at request time.
+ * /healthz: the controller is ready when it serves a config from the cluster. That takes every
+ * watcher's first list and a running nginx that applied at least one config from the cluster.
+ * A reload nginx refused afterwards leaves it serving the last good config: that is a warning in
+ * the detail (and `nginx_ingress_controller_config_last_reload_successful` 0), not a failure,
+ * or one tenant's bad Ingress would take every replica out of the load balancer at once.
+ * A watcher failing after its first sync is a warning too (the API server is away; nginx serves
+ * what was last seen). Computed from the actors' snapshots at request time.
  */
 
 /** ActorView is the part of an actor snapshot the checks read. */
@@ -14,10 +18,18 @@ export interface ActorView {
 /** ActorLookup finds an actor's snapshot by systemId (`root`, `nginx`, `watcher.Ingress`, …). */
 export type ActorLookup = (systemId: string) => ActorView | undefined;
 
-/** Health is the verdict: ok, or the reasons it is not, one line each. */
+/** HealthItem is one line of the verdict: a short `summary` for anyone, `detailed` for the local admin. */
+export interface HealthItem {
+  readonly summary: string;
+  /** the summary with what was seen (nginx -t output, API errors): may name hosts, files, objects */
+  readonly detailed: string;
+}
+
+/** Health is the verdict: ok unless there are problems; warnings never fail it. */
 export interface Health {
   readonly ok: boolean;
-  readonly reasons: readonly string[];
+  readonly problems: readonly HealthItem[];
+  readonly warnings: readonly HealthItem[];
 }
 
 /** stateLabel flattens a state value to a dotted path; parallel regions stop at their parent (`leader`). */
@@ -39,27 +51,87 @@ const oneLine = (text: unknown) => {
   return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 };
 
+const item = (summary: string, detail?: string | null): HealthItem => ({ summary, detailed: detail ? `${summary} (${detail})` : summary });
+
+/** ReloadState is what the nginx actor says about its configs: for /healthz, and for whoever reports failed reloads. */
+export interface ReloadState {
+  /** nginx runs (`alive.running` or `alive.reloading`) */
+  readonly running: boolean;
+  /** at least one config from the cluster was applied by this nginx actor */
+  readonly servesClusterConfig: boolean;
+  /** the last reload attempt failed (nginx -t refused it, or it could not be written or signalled) */
+  readonly lastReloadFailed: boolean;
+  /** why, one line; null when the last reload succeeded */
+  readonly lastReloadError: string | null;
+  readonly reloadsFailed: number;
+}
+
+/** reloadState reads the nginx actor's snapshot (undefined when it is not running). */
+export function reloadState(nginx: ActorView | undefined): ReloadState {
+  const state = nginx ? stateLabel(nginx.value) : 'absent';
+  const error = nginx?.context?.lastReloadError;
+  return {
+    running: state === 'alive.running' || state === 'alive.reloading',
+    servesClusterConfig: Number(nginx?.context?.reloadsOk ?? 0) > 0,
+    lastReloadFailed: typeof error === 'string' && error !== '',
+    lastReloadError: typeof error === 'string' && error !== '' ? oneLine(error) : null,
+    reloadsFailed: Number(nginx?.context?.reloadsFailed ?? 0),
+  };
+}
+
 /** checkHealth runs the checks over the actors' snapshots; `watchers` are the watched kinds. */
 export function checkHealth(lookup: ActorLookup, watchers: readonly string[]): Health {
-  const reasons: string[] = [];
+  const problems: HealthItem[] = [];
+  const warnings: HealthItem[] = [];
   const root = lookup('root');
-  if (root && root.value !== 'running') reasons.push(root.value === 'booting' ? 'booting: the template is not loaded yet' : `shutting down (${stateLabel(root.value)})`);
+  if (root && root.value !== 'running') problems.push(item(root.value === 'booting' ? 'booting: the template is not loaded yet' : `shutting down (${stateLabel(root.value)})`));
   for (const kind of watchers) {
     const watcher = lookup(`watcher.${kind}`);
-    if (watcher?.context?.reportedSynced === true) continue;
+    if (watcher?.context?.reportedSynced === true) {
+      // Failing after its first sync: nginx serves what was last seen, as ingress-nginx does while
+      // the API server is away, so the replica stays ready; the detail says since when it is stale.
+      const since = watcher.context.staleSince;
+      if (typeof since === 'number') {
+        const summary = `watcher ${kind} is not watching since ${new Date(since).toISOString()}; serving what it last saw`;
+        const error = watcher.context.lastError ? `, last error: ${oneLine(watcher.context.lastError)}` : '';
+        warnings.push(item(summary, `state ${stateLabel(watcher.value)}, ${Number(watcher.context.failures ?? 0)} failures in a row${error}`));
+      }
+      continue;
+    }
     const detail = watcher ? `state ${stateLabel(watcher.value)}${watcher.context?.lastError ? `, last error: ${oneLine(watcher.context.lastError)}` : ''}` : 'not running';
-    reasons.push(`watcher ${kind} has not synced yet (${detail})`);
+    problems.push(item(`watcher ${kind} has not synced yet`, detail));
   }
   const nginx = lookup('nginx');
-  const state = nginx ? stateLabel(nginx.value) : 'absent';
-  if (state !== 'alive.running' && state !== 'alive.reloading') {
+  const reload = reloadState(nginx);
+  if (!reload.running) {
     const exit = nginx?.context?.lastExit as { code?: number | null; signal?: string | null; error?: string | null } | null | undefined;
     const how = exit ? `, last exit: ${exit.error ?? (exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`)}` : '';
-    reasons.push(`nginx is not running (state ${state}${how})`);
+    problems.push(item('nginx is not running', `state ${nginx ? stateLabel(nginx.value) : 'absent'}${how}`));
   }
   if (nginx?.context) {
-    if (nginx.context.lastReloadError) reasons.push(`the last reload failed: ${oneLine(nginx.context.lastReloadError)}`);
-    else if (nginx.context.reloadsOk === 0) reasons.push('no configuration from the cluster applied yet');
+    const failed = reload.lastReloadError ? `the last reload failed: ${reload.lastReloadError}` : null;
+    if (!reload.servesClusterConfig) problems.push(item('no configuration from the cluster applied yet', failed));
+    else if (failed) warnings.push({ summary: 'the last reload failed; nginx serves the last good config', detailed: `${failed} (nginx serves the last good config)` });
   }
-  return { ok: reasons.length === 0, reasons };
+  return { ok: problems.length === 0, problems, warnings };
+}
+
+/**
+ * healthText is the /healthz body: `ok` or one problem per line, then `warning: …` lines. With
+ * `detailed` false, only the summaries: nginx -t output and API errors name hosts, files and
+ * objects, which are for the admin on the node, not for whoever can reach the probe port.
+ */
+export function healthText(health: Health, detailed: boolean): string {
+  const line = (i: HealthItem) => (detailed ? i.detailed : i.summary);
+  const lines = [...(health.ok ? ['ok'] : health.problems.map(line)), ...health.warnings.map((w) => `warning: ${line(w)}`)];
+  return `${lines.join('\n')}\n`;
+}
+
+/** isLoopbackAddress says whether a socket's remote address is this machine: 127.0.0.0/8, ::1, or 127.x mapped into IPv6. */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (address === undefined || address.length > 45) return false;
+  if (address === '::1') return true;
+  const v4 = address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
+  const parts = v4.split('.');
+  return parts.length === 4 && parts[0] === '127' && parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255);
 }

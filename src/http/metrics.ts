@@ -77,6 +77,19 @@ export class ControllerMetrics {
       registers,
     });
     new Gauge({
+      name: 'ingress_actors_watcher_stale_since_seconds',
+      help: 'Since when (unix time) a watcher has not been watching its kind after a failure; 0 while it watches',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        for (const id of options.actorIds) {
+          if (!id.startsWith('watcher.')) continue;
+          const since = lookup(id)?.context?.staleSince;
+          this.set({ kind: id.slice('watcher.'.length) }, typeof since === 'number' ? Math.floor(since / 1000) : 0);
+        }
+      },
+    });
+    new Gauge({
       name: 'ingress_actors_actor_state',
       help: 'The state each actor is in (1), by systemId; parallel states are named by their parent',
       labelNames: ['actor', 'state'],

@@ -1,13 +1,13 @@
 /**
- * The HTTP server on `--healthz-port`: `/healthz` (200 `ok`, or 500 with one reason per line)
- * and `/metrics` (Prometheus text). Anything else is 404. It runs as the root supervisor's
+ * The HTTP server on `--healthz-port`: `/healthz` (200 `ok`, or 500 with one reason per line;
+ * then `warning:` lines; details only to loopback clients) and `/metrics` (Prometheus text). Anything else is 404. It runs as the root supervisor's
  * `http` child: a fromPromise that resolves when stopped and rejects when the server fails.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fromPromise } from 'xstate';
 import type { Logger } from '../log.js';
-import { checkHealth, type ActorLookup, type Health } from './health.js';
+import { checkHealth, healthText, isLoopbackAddress, type ActorLookup, type Health } from './health.js';
 import type { ControllerMetrics } from './metrics.js';
 
 /** HttpServerOptions are the port and what the two endpoints read. */
@@ -31,8 +31,8 @@ export function createHttpServer(options: HttpServerOptions): Server {
     if (path === '/healthz') {
       const health = options.health();
       res.writeHead(health.ok ? 200 : 500, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
-      res.end(health.ok ? 'ok\n' : `${health.reasons.join('\n')}\n`);
-      if (!health.ok) options.log.debug({ reasons: health.reasons }, '/healthz is failing');
+      res.end(healthText(health, isLoopbackAddress(req.socket.remoteAddress)));
+      if (!health.ok) options.log.debug({ problems: health.problems.map((p) => p.detailed) }, '/healthz is failing');
       return;
     }
     if (path === '/metrics') {

@@ -4,7 +4,7 @@
  * one's state, and the events actors send one another; a client that connects late is brought
  * up to date; and the real CLI process serves the page and the relay with `--inspect`.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
-import { startInspector, type Inspector } from '../../src/inspect.js';
+import { originAllowed, startInspector, type Inspector } from '../../src/inspect.js';
 import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
 import { WATCHED_KINDS } from '../../src/kube/kinds.js';
 import { startController, type Controller } from '../../src/main.js';
@@ -157,6 +157,75 @@ describe('the inspector relay, in process', () => {
       early.messages.some((m) => m.type === '@xstate.snapshot' && m.sessionId === rootId && m.snapshot?.value === 'stopped' && m.snapshot.status === 'done'), 5000);
     const nginxId = early.messages.find((m) => m.type === '@xstate.actor' && m.name === 'nginx')!.sessionId;
     expect(early.messages.some((m) => m.type === '@xstate.event' && m.sessionId === nginxId && m.event?.type === 'nginx.stop' && m.sourceId === rootId)).toBe(true);
+  });
+});
+
+/** upgrade tries a WebSocket handshake with these headers: `open`, or the HTTP status it was refused with. */
+function upgrade(url: string, headers: Record<string, string>): Promise<number | 'open'> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url, { headers });
+    socket.once('open', () => {
+      socket.close();
+      resolve('open');
+    });
+    socket.once('unexpected-response', (_req, res) => {
+      resolve(res.statusCode ?? 0);
+      res.resume();
+    });
+    socket.once('error', (error) => reject(error));
+  });
+}
+
+/** listeners reads /proc/net/tcp{,6}: the local addresses (hex, as the kernel prints them) listening on `port`. */
+async function listeners(port: number): Promise<string[]> {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const found: string[] = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const lines = (await readFile(file, 'utf8').catch(() => '')).split('\n').slice(1);
+    for (const line of lines) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      if (state === '0A' && local?.endsWith(`:${hexPort}`)) found.push(local.slice(0, -5));
+    }
+  }
+  return found;
+}
+
+describe('finding 9: the inspector relay only lets its own page in', () => {
+  it.each([
+    ['no Origin (not a browser: the controller, a CLI viewer)', undefined, '127.0.0.1:8080', true],
+    ['its own page on 127.0.0.1', 'http://127.0.0.1:8080', '127.0.0.1:8080', true],
+    ['its own page on localhost', 'http://localhost:8080', 'localhost:8080', true],
+    ['its own page on [::1]', 'http://[::1]:8080', '[::1]:8080', true],
+    ['its page through kubectl port-forward 9000:8080', 'http://127.0.0.1:9000', '127.0.0.1:9000', true],
+    ['another site', 'https://evil.example', '127.0.0.1:8080', false],
+    ['a DNS-rebinding page (its Host is no loopback name)', 'http://evil.example:8080', 'evil.example:8080', false],
+    ['another local page, on another port', 'http://localhost:3000', 'localhost:8080', false],
+    ['https on the same host and port', 'https://127.0.0.1:8080', '127.0.0.1:8080', false],
+    ['the opaque origin of a sandboxed page or file://', 'null', '127.0.0.1:8080', false],
+    ['an Origin with a path stuck on', 'http://127.0.0.1:8080/x', '127.0.0.1:8080', false],
+  ] as const)('%s: allowed %s', (_what, origin, host, allowed) => {
+    expect(originAllowed(origin, host)).toBe(allowed);
+  });
+
+  it('allows an Origin from the allow-list, exactly', () => {
+    expect(originAllowed('https://stately.ai', '127.0.0.1:8080', ['https://stately.ai'])).toBe(true);
+    expect(originAllowed('https://stately.ai.evil.example', '127.0.0.1:8080', ['https://stately.ai'])).toBe(false);
+  });
+
+  it('refuses a WebSocket from another site (403), lets its own page and non-browser clients in, and listens on 127.0.0.1 only', async () => {
+    const inspector = await startInspector({ port: 0 });
+    try {
+      const { port, hostname } = new URL(inspector.wsUrl);
+      expect(hostname).toBe('127.0.0.1');
+      expect(await listeners(Number(port))).toEqual(['0100007F']); // 127.0.0.1, nothing else
+      expect(await upgrade(inspector.wsUrl, { origin: 'https://evil.example' })).toBe(403);
+      expect(await upgrade(inspector.wsUrl, { origin: `http://evil.example:${port}`, host: `evil.example:${port}` })).toBe(403);
+      expect(await upgrade(inspector.wsUrl, { origin: `http://127.0.0.1:${port}` })).toBe('open');
+      expect(await upgrade(inspector.wsUrl, { origin: `http://localhost:${port}`, host: `localhost:${port}` })).toBe('open');
+      expect(await upgrade(inspector.wsUrl, {})).toBe('open');
+    } finally {
+      await inspector.close();
+    }
   });
 });
 

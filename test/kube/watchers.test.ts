@@ -9,14 +9,13 @@ import { pino } from 'pino';
 import { createActor, type Actor } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resourceWatcherMachine } from '../../machines/resourceWatcher.machine.js';
-import { watcherActors, type WatchScope } from '../../src/actors/watcher.js';
-import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
+import { watcherActors, watcherLogActions, type WatchScope } from '../../src/actors/watcher.js';
+import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/kube/api-server/server.js';
 import { ClusterCache } from '../../src/kube/cache.js';
 import type { WatchedKind } from '../../src/kube/kinds.js';
 import { ingress, serviceWithEndpoints } from '../support/manifests.js';
 import { waitFor } from '../support/cluster.js';
 
-const log = pino({ level: 'silent' });
 const open: { api: ApiServer; watchers: Actor<typeof resourceWatcherMachine>[] }[] = [];
 afterEach(async () => {
   for (const { api, watchers } of open.splice(0)) {
@@ -25,8 +24,30 @@ afterEach(async () => {
   }
 });
 
-async function setup(seed: object[], kinds: WatchedKind[], scope: Partial<WatchScope> = {}) {
-  const api = await startApiServer({ seed: seed as never });
+/** LogLine is one JSON line the watchers' logger wrote. */
+interface LogLine {
+  level: number;
+  msg: string;
+  kind?: string;
+  error?: string;
+  retryInMs?: number;
+  idleMs?: number;
+  staleSince?: string;
+}
+
+interface SetupOptions {
+  readonly scope?: Partial<WatchScope>;
+  readonly api?: ApiServerOptions;
+  /** extra watcher input: the informer's timeouts */
+  readonly timeouts?: { requestTimeoutMs?: number; watchIdleTimeoutMs?: number };
+}
+
+async function setup(seed: object[], kinds: WatchedKind[], scopeOrOptions: Partial<WatchScope> | SetupOptions = {}) {
+  const options: SetupOptions = 'scope' in scopeOrOptions || 'api' in scopeOrOptions || 'timeouts' in scopeOrOptions ? scopeOrOptions : { scope: scopeOrOptions as Partial<WatchScope> };
+  const scope = options.scope ?? {};
+  const api = await startApiServer({ ...options.api, seed: seed as never });
+  const logs: LogLine[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) });
   const kc = new KubeConfig();
   kc.loadFromString(api.kubeconfigText);
   const client = kc.makeApiClient(KubernetesObjectApi);
@@ -37,9 +58,10 @@ async function setup(seed: object[], kinds: WatchedKind[], scope: Partial<WatchS
     actions: {
       reportSynced: (_, { kind }) => void reports.push(`synced ${kind}`),
       reportChanged: (_, { kind, key }) => void reports.push(`changed ${kind} ${key}`),
+      ...watcherLogActions(log),
     },
   });
-  const watchers = kinds.map((kind) => createActor(logic, { input: { kind, baseBackoffMs: 50, maxBackoffMs: 400 } }).start());
+  const watchers = kinds.map((kind) => createActor(logic, { input: { kind, baseBackoffMs: 50, maxBackoffMs: 400, ...options.timeouts } }).start());
   open.push({ api, watchers });
   await waitFor('every watcher synced', () => kinds.every((k) => reports.includes(`synced ${k}`)), 10_000);
   const serverState = async (apiVersion: string, kind: WatchedKind) =>
@@ -47,7 +69,7 @@ async function setup(seed: object[], kinds: WatchedKind[], scope: Partial<WatchS
   const cacheState = (kind: WatchedKind) =>
     cache.list(kind).map((o) => `${o.metadata?.namespace}/${o.metadata?.name}@${o.metadata?.resourceVersion}`).sort();
   const ingressesAgree = async () => JSON.stringify(await serverState('networking.k8s.io/v1', 'Ingress')) === JSON.stringify(cacheState('Ingress'));
-  return { api, client, cache, reports, watchers, ingressesAgree, cacheState };
+  return { api, client, cache, reports, watchers, ingressesAgree, cacheState, logs };
 }
 
 const ing = (name: string, host = `${name}.example.com`, namespace = 'default') =>
@@ -120,6 +142,45 @@ describe('watchers', () => {
     await waitFor('the auth Ingress', () => w.reports.includes('changed Ingress team-a/auth'));
     await w.client.patch({ ...secret('unrelated', 'team-a'), stringData: { auth: 'user:hash' } } as KubernetesObject, undefined, undefined, undefined, undefined, 'application/merge-patch+json' as never);
     await waitFor('the auth Secret reported', () => w.reports.includes('changed Secret team-a/unrelated'));
+  });
+
+  it('finding 7: a hanging API server is noticed within the timeout and logged', async () => {
+    const w = await setup([ing('a')], ['Ingress'], { timeouts: { requestTimeoutMs: 300, watchIdleTimeoutMs: 5_000 } });
+    const watcher = w.watchers[0]!;
+    // Every request from now on is read and never answered; the open watch is closed, so the
+    // informer's reopened watch (and, after it fails, its relist) hang.
+    w.api.failRequests({ hang: true });
+    const hungAt = Date.now();
+    w.api.dropWatches();
+    await waitFor('the watch failure logged', () => w.logs.some((l) => l.level === 40 && l.kind === 'Ingress'), 3_000);
+    const warn = w.logs.find((l) => l.level === 40)!;
+    expect(Date.now() - hungAt).toBeLessThan(2_000); // noticed within the timeout (300 ms), not minutes later
+    expect(warn).toMatchObject({ msg: 'watch failed; serving what was last seen of this kind until it lists again', kind: 'Ingress' });
+    expect(warn.error).toMatch(/did not answer within 300 ms/);
+    expect(warn.retryInMs).toBeGreaterThanOrEqual(25);
+    expect(Date.parse(warn.staleSince!)).toBeGreaterThanOrEqual(hungAt - 1_000);
+    expect(watcher.getSnapshot().context.staleSince).toBe(Date.parse(warn.staleSince!));
+    // The relist after the backoff hangs too: it is cut at the timeout and logged as well.
+    await waitFor('the hanging list logged', () => w.logs.some((l) => l.level === 40 && /^list Ingress: the API server did not answer within 300 ms/.test(l.error ?? '')), 3_000);
+
+    w.api.registry.apply(ing('while-hung') as never);
+    w.api.failRequests(null);
+    await waitFor('watching again', () => JSON.stringify(watcher.getSnapshot().value) === '{"running":"watching"}', 5_000);
+    await waitFor('the missed change', w.ingressesAgree, 5_000);
+    expect(watcher.getSnapshot().context.staleSince).toBeNull();
+    expect(w.logs.some((l) => l.level === 30 && l.msg === 'watching again' && l.kind === 'Ingress')).toBe(true);
+  });
+
+  it('finding 7: a watch that receives nothing, not even a bookmark, is reopened after its idle timeout; bookmarks keep a quiet one open', async () => {
+    const silent = await setup([ing('a')], ['Ingress'], { api: { bookmarkIntervalMs: 60_000 }, timeouts: { requestTimeoutMs: 1_000, watchIdleTimeoutMs: 300 } });
+    await waitFor('the idle watch reopened', () => silent.logs.some((l) => l.idleMs === 300 && l.kind === 'Ingress'), 3_000);
+    await silent.client.create(ing('after-idle'));
+    await waitFor('a change after the reopen', () => silent.reports.includes('changed Ingress default/after-idle'), 3_000);
+    expect(silent.logs.filter((l) => l.level >= 40)).toEqual([]); // a reopened watch is no failure
+
+    const quiet = await setup([ing('a')], ['Ingress'], { api: { bookmarkIntervalMs: 100 }, timeouts: { requestTimeoutMs: 1_000, watchIdleTimeoutMs: 300 } });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(quiet.logs.filter((l) => l.idleMs !== undefined)).toEqual([]);
   });
 
   it('end equal to the server after random changes and faults', async () => {

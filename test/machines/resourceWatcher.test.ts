@@ -1,6 +1,6 @@
 import { createActor, fromCallback, SimulatedClock, type AnyActorRef, type EventObject } from 'xstate';
 import { describe, expect, it } from 'vitest';
-import { resourceWatcherMachine, type InformerInput } from '../../machines/resourceWatcher.machine.js';
+import { resourceWatcherMachine, type InformerInput, type WatchFailureReport } from '../../machines/resourceWatcher.machine.js';
 import { advance, flush, stateName } from './harness.js';
 
 /** A test double informer: the test drives it through the sendBack it captured. */
@@ -9,6 +9,7 @@ function harness() {
   let send: ((event: { type: string; [k: string]: unknown }) => void) | null = null;
   let stops = 0;
   const reported: string[] = [];
+  const failures: WatchFailureReport[] = [];
   const machine = resourceWatcherMachine.provide({
     actors: {
       informer: fromCallback<EventObject, InformerInput>(({ sendBack, self }) => {
@@ -20,11 +21,13 @@ function harness() {
     actions: {
       reportSynced: (_, { kind }) => void reported.push(`synced ${kind}`),
       reportChanged: (_, { kind, key }) => void reported.push(`changed ${kind} ${key}`),
+      reportFailed: (_, report) => void failures.push(report),
+      reportRecovered: (_, { kind, staleSince }) => void reported.push(`recovered ${kind} stale since ${staleSince}`),
     },
   });
   const clock = new SimulatedClock();
   const actor = createActor(machine, { clock, input: { kind: 'Ingress', baseBackoffMs: 100, maxBackoffMs: 1000 } }).start();
-  return { actor, clock, reported, starts, stops: () => stops, send: (e: { type: string; [k: string]: unknown }) => send!(e) };
+  return { actor, clock, reported, failures, starts, stops: () => stops, send: (e: { type: string; [k: string]: unknown }) => send!(e) };
 }
 
 describe('resourceWatcherMachine', () => {
@@ -43,7 +46,7 @@ describe('resourceWatcherMachine', () => {
     h.send({ type: 'watch.synced' });
     const delays: number[] = [];
     for (const jitter of [1, 1, 1, 1, 1, 0]) {
-      h.send({ type: 'watch.failed', error: 'connection refused', jitter });
+      h.send({ type: 'watch.failed', error: 'connection refused', jitter, at: 1_000 });
       expect(h.actor.getSnapshot().value).toBe('backoff');
       let waited = 0;
       while (h.actor.getSnapshot().value === 'backoff') {
@@ -62,9 +65,27 @@ describe('resourceWatcherMachine', () => {
     expect(h.reported.filter((r) => r.startsWith('synced'))).toEqual(['synced Ingress']);
   });
 
+  it('finding 7: reports each failure with its retry delay, knows since when it is stale, and reports the recovery', async () => {
+    const h = harness();
+    h.send({ type: 'watch.synced' });
+    h.send({ type: 'watch.failed', error: 'list Ingress: the API server did not answer within 300 ms', jitter: 1, at: 5_000 });
+    expect(h.actor.getSnapshot().context.staleSince).toBe(5_000);
+    await advance(h.clock, 100, 100);
+    h.send({ type: 'watch.failed', error: 'again', jitter: 0, at: 9_000 });
+    expect(h.actor.getSnapshot().context.staleSince).toBe(5_000); // since the first failure in a row
+    expect(h.failures).toEqual([
+      { kind: 'Ingress', error: 'list Ingress: the API server did not answer within 300 ms', failures: 1, retryInMs: 100, afterFirstSync: true, staleSince: 5_000 },
+      { kind: 'Ingress', error: 'again', failures: 2, retryInMs: 100, afterFirstSync: true, staleSince: 5_000 },
+    ]);
+    await advance(h.clock, 100, 100);
+    h.send({ type: 'watch.synced' });
+    expect(h.actor.getSnapshot().context.staleSince).toBeNull();
+    expect(h.reported).toEqual(['synced Ingress', 'recovered Ingress stale since 5000']);
+  });
+
   it('stops from any state and stops its informer', async () => {
     const h = harness();
-    h.send({ type: 'watch.failed', error: 'boom', jitter: 0.5 });
+    h.send({ type: 'watch.failed', error: 'boom', jitter: 0.5, at: 1_000 });
     h.actor.send({ type: 'watcher.stop' });
     await flush();
     expect(h.actor.getSnapshot().status).toBe('done');

@@ -22,7 +22,7 @@ const INPUT: ResourceWatcherInput = { kind: 'Ingress', baseBackoffMs: 200, maxBa
 const E = {
   synced: { type: 'watch.synced' },
   changed: { type: 'watch.changed', key: 'default/x' },
-  failed: { type: 'watch.failed', error: 'connection refused', jitter: 0.5 },
+  failed: { type: 'watch.failed', error: 'connection refused', jitter: 0.5, at: 0 },
   stop: { type: 'watcher.stop' },
   backoff: { type: 'xstate.after.backoff.resourceWatcher.backoff' },
 };
