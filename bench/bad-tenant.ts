@@ -59,7 +59,7 @@ async function settle(
     const tested = performance.now();
     const verdict = await testConfig(nginxBinary(), dir, conf);
     nginxMs += performance.now() - tested;
-    if (verdict.ok && !quarantine.bisecting) return { ms: performance.now() - started, rounds, held: quarantine.heldKeys(), nginxMs };
+    if (verdict.ok && !quarantine.awaitingVerdict) return { ms: performance.now() - started, rounds, held: quarantine.heldKeys(), nginxMs };
     if (!verdict.ok) console.log(`bench bad-tenant detail: round ${rounds} refused: ${verdict.output.split("\n")[0]?.slice(0, 300)}`);
     verdicts = verdict.ok ? { applied: text, refused: null } : { applied, refused: { config: text, output: verdict.output } };
   }

@@ -47,8 +47,8 @@ export function syncActors(options: SyncOptions) {
         quarantine.unblamed = null;
       }
       const { snapshot, problems: leftOut } = quarantine.prepare(options.cache.snapshot());
-      if (quarantine.heldKeys().join(' ') !== heldBefore || quarantine.bisecting) {
-        options.log.warn({ held: quarantine.heldKeys(), bisecting: quarantine.bisecting }, 'Ingresses nginx refused are left out');
+      if (quarantine.heldKeys().join(' ') !== heldBefore || quarantine.awaitingVerdict) {
+        options.log.warn({ held: quarantine.heldKeys(), awaitingVerdict: quarantine.awaitingVerdict }, 'Ingresses nginx refused are left out');
       }
       const snapshotted = performance.now();
       const result = buildModel(snapshot, options.build, memo);
@@ -74,7 +74,7 @@ export function syncActors(options: SyncOptions) {
       const durationMs = performance.now() - started;
       options.onModel(model, durationMs, problems);
       options.log.info({ generation: input.generation, servers: model.servers.length, problems: problems.length, ms: Math.round(durationMs), phases }, 'sync done');
-      return { awaitingVerdict: quarantine.bisecting };
+      return { awaitingVerdict: quarantine.awaitingVerdict };
     }),
   };
 }

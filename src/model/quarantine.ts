@@ -39,6 +39,12 @@ interface Held {
   readonly reason: string;
   /** found by bisection rather than named by nginx's refusal */
   readonly bisected: boolean;
+  /**
+   * `unconfirmed` until a config without it was applied; then `retrying` (built in once more, as a
+   * refusal can have had a passing cause: a disk that was full, a fault of nginx -t itself) until
+   * nginx's verdict: refused again, `confirmed` (left out until it changes); applied, let go
+   */
+  readonly state: 'unconfirmed' | 'retrying' | 'confirmed';
 }
 
 interface Trial {
@@ -67,9 +73,12 @@ export class Quarantine {
 
   constructor(private readonly blamer: Blamer) {}
 
-  /** bisecting says whether a step of bisection waits for nginx's verdict on the config just handed. */
-  get bisecting(): boolean {
-    return this.trial !== null;
+  /**
+   * awaitingVerdict says whether the next step waits for nginx's verdict on the config just
+   * handed (a step of bisection, or a held Ingress's retry): the verdict, not a change, brings it.
+   */
+  get awaitingVerdict(): boolean {
+    return this.trial !== null || [...this.held.values()].some((h) => h.state !== 'confirmed');
   }
 
   /** heldKeys are the Ingresses left out now, for logs and tests. */
@@ -86,7 +95,7 @@ export class Quarantine {
         // That half built in is innocent: the culprit is among the ones held back.
         const testing = new Set(this.trial.testing);
         this.narrow(this.trial.suspects.filter((k) => !testing.has(k)), this.trial.reason);
-      }
+      } else if (!this.trial && applied && applied === this.handed.at(-1)) this.retryHeld();
       if (applied) this.lastBisected = null;
     }
     const refused = verdicts.refused;
@@ -138,15 +147,16 @@ export class Quarantine {
     }
     const testing = new Set(this.trial?.testing ?? []);
     const heldBack = (this.trial?.suspects ?? []).filter((k) => !testing.has(k) && !this.held.has(k));
-    if (this.held.size === 0 && heldBack.length === 0) return { snapshot, problems: [] };
+    if (heldBack.length === 0 && [...this.held.values()].every((h) => h.state === 'retrying')) return { snapshot, problems: [] };
     const problems: Problem[] = [];
     for (const [key, held] of this.held) {
+      if (held.state === 'retrying') continue;
       problems.push(problemFor(key, held.field, `nginx refused the config with this Ingress in it (${held.reason}); it is left out until it or a Secret in its namespace changes`));
     }
     for (const key of heldBack) {
       problems.push(problemFor(key, 'spec', `held back while the controller finds which Ingress nginx refuses (${this.trial?.reason ?? ''})`));
     }
-    const out = new Set([...this.held.keys(), ...heldBack]);
+    const out = new Set([...[...this.held].filter(([, h]) => h.state !== 'retrying').map(([key]) => key), ...heldBack]);
     return { snapshot: { ...snapshot, ingresses: snapshot.ingresses.filter((i) => !out.has(keyOf(i))) }, problems };
   }
 
@@ -155,6 +165,17 @@ export class Quarantine {
     this.handed.push(handed);
     if (this.handed.length > HISTORY) this.handed.shift();
     if (this.trial && this.trial.text === null) this.trial.text = handed.text;
+  }
+
+  /**
+   * retryHeld follows a config nginx took: the Ingresses it was built without are built in once
+   * more, and those that were built in again (their retry) and taken are let go.
+   */
+  private retryHeld(): void {
+    for (const [key, held] of this.held) {
+      if (held.state === 'retrying') this.held.delete(key);
+      else if (held.state === 'unconfirmed') this.held.set(key, { ...held, state: 'retrying' });
+    }
   }
 
   private startTrial(suspects: readonly string[], reason: string): void {
@@ -175,7 +196,9 @@ export class Quarantine {
     const ingress = built.get(key);
     if (!ingress) return;
     const secrets = secretsIn(this.handed.at(-1)?.secrets ?? [], ingress.metadata?.namespace ?? '');
-    this.held.set(key, { ingress, secrets, field, reason, bisected });
+    // Refused again on its retry: it was this Ingress, not a passing cause.
+    const state = this.held.get(key)?.state === 'retrying' ? 'confirmed' : 'unconfirmed';
+    this.held.set(key, { ingress, secrets, field, reason, bisected, state });
     if (bisected) this.lastBisected = { reason, keys: [key] };
   }
 }
