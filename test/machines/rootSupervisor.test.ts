@@ -94,7 +94,7 @@ function start(options: Options = {}) {
           crash.nginx = false;
           throw new Error('nginx machine bug');
         }
-        return event.type === 'nginx.reload' && event.config === context.appliedConfig;
+        return event.type === 'nginx.reload' && event.config === context.applied?.config;
       },
     },
   });
