@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 export interface MasterExit {
   readonly code: number | null;
   readonly signal: string | null;
-  /** the last `[emerg]` line nginx logged (why a master that failed to start gave up), or null */
+  /** the first `[emerg]` line nginx logged (why a master that failed to start gave up), or null */
   readonly emerg: string | null;
 }
 
@@ -91,7 +91,8 @@ export function spawnMaster(binary: string, dir: string, conf: string, log: Logg
     const lines = createInterface({ input: child.stderr });
     lines.on('line', (line) => {
       logLine(log, line);
-      if (MASTER_FAILED.test(line)) emerg = line;
+      // The first: nginx ends a failed bind() with `still could not bind()`, which names no port.
+      if (emerg === null && MASTER_FAILED.test(line)) emerg = line;
       for (const read of readers) read(line);
     });
     lines.on('close', () => resolve(void (stderrClosed = true)));
