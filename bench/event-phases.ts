@@ -23,7 +23,7 @@ export interface Phases {
 
 interface SyncDone extends LogLine {
   readonly ms: number;
-  readonly phases: { snapshot_ms: number; build_ms: number; render_ms: number; write_ms: number };
+  readonly phases: { snapshot_ms: number; build_ms: number; render_ms: number; write_ms?: number };
 }
 interface Reloaded extends LogLine {
   readonly write_ms: number;
@@ -45,7 +45,7 @@ export function attribute(logs: readonly LogLine[], written: number, routed: num
     debounce: sync.time - sync.ms - written,
     build: p.snapshot_ms + p.build_ms,
     render: p.render_ms,
-    write: p.write_ms + reload.write_ms,
+    write: (p.write_ms ?? 0) + reload.write_ms, // the nginx actor writes the files now, the sync none
     nginx_t: reload.test_ms,
     reload: routed - reload.time,
   };

@@ -80,10 +80,25 @@ export type SyncQueueCommand =
 
 // ── nginx process ────────────────────────────────────────────────────────────────────────────
 
-/** NginxReloadEvent hands the nginx-process actor a rendered nginx.conf; identical text to the applied one is skipped. */
-export interface NginxReloadEvent {
-  readonly type: 'nginx.reload';
+/** ConfigFile is a Secret-derived file nginx.conf names: its path under the config folder and its text (null: the self-signed fallback). */
+export interface ConfigFile {
+  readonly file: string;
+  readonly pem: string | null;
+}
+
+/** NginxConfigSet is what the nginx-process actor applies: nginx.conf's text and the files it names. */
+export interface NginxConfigSet {
   readonly config: string;
+  readonly files: readonly ConfigFile[];
+}
+
+/**
+ * NginxReloadEvent hands the nginx-process actor a rendered nginx.conf and the Secret-derived
+ * files it names (the model's certificates); it writes them all. A set equal to the applied one
+ * (text and files) is skipped.
+ */
+export interface NginxReloadEvent extends NginxConfigSet {
+  readonly type: 'nginx.reload';
 }
 
 /** NginxStopEvent asks the nginx-process actor to quit nginx gracefully (and kill it after its shutdown timeout). */
@@ -103,6 +118,8 @@ export interface NginxExitedEvent {
   readonly type: 'nginx.exited';
   readonly code: number | null;
   readonly signal: string | null;
+  /** why it exited, when the operator can fix it (a listen port another process holds, naming its flag) */
+  readonly fatal?: string | null;
 }
 
 /** NginxQuitCommand tells the `master` actor to send SIGQUIT (graceful shutdown, `nginx -s quit`). */

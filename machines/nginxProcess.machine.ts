@@ -1,5 +1,5 @@
 import { assign, fromCallback, fromPromise, sendTo, setup } from 'xstate';
-import type { NginxMasterCommand, NginxMasterEvent, NginxReloadEvent, NginxStopEvent } from './events.js';
+import type { NginxConfigSet, NginxMasterCommand, NginxMasterEvent, NginxReloadEvent, NginxStopEvent } from './events.js';
 
 /** NginxProcessInput configures the nginx-process actor; every duration is in milliseconds. */
 export interface NginxProcessInput {
@@ -21,9 +21,12 @@ export interface MasterInput {
   readonly restarts: number;
 }
 
-/** ReloadInput is the nginx.conf text the `reload` actor must test and swap in. */
-export interface ReloadInput {
-  readonly config: string;
+/**
+ * ReloadInput is what the `reload` actor must write, test and swap in (nginx.conf's text and the
+ * files it names), and the set nginx serves now, whose files stay until the new one took.
+ */
+export interface ReloadInput extends NginxConfigSet {
+  readonly applied: NginxConfigSet | null;
 }
 
 /** DrainInput tells the `drain` actor which process group died and how long its orphans may serve. */
@@ -40,6 +43,13 @@ export interface NginxExit {
   readonly signal: string | null;
   /** set when the `master` actor itself failed (nginx could not be spawned) */
   readonly error: string | null;
+}
+
+/** sameConfigSet says whether two sets are the same text naming the same files with the same contents. */
+export function sameConfigSet(a: NginxConfigSet | null, b: NginxConfigSet | null): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || a.config !== b.config || a.files.length !== b.files.length) return false;
+  return a.files.every((file, i) => file.file === b.files[i]!.file && file.pem === b.files[i]!.pem);
 }
 
 /** NginxProcessEvent is every event the nginx-process machine handles. */
@@ -59,17 +69,21 @@ export interface NginxProcessContext extends NginxProcessInput {
   readonly reloadsSkipped: number;
   readonly lastReloadError: string | null;
   readonly lastDrainError: string | null;
-  /** the config nginx serves (null until the first reload) */
-  readonly appliedConfig: string | null;
-  /** the config the running `reload` applies */
-  readonly reloadingConfig: string | null;
-  /** the latest config not yet applied (only the latest is kept) */
-  readonly pendingConfig: string | null;
+  /** the config and files nginx serves (null until the first reload) */
+  readonly applied: NginxConfigSet | null;
+  /** the config and files the running `reload` applies */
+  readonly reloading: NginxConfigSet | null;
+  /** the latest config and files not yet applied (only the latest is kept) */
+  readonly pending: NginxConfigSet | null;
   /**
    * the config whose reload failed, retried with backoff: the cause may pass (a full disk, an
    * `nginx -t` that could not run) and no later change may come to carry it
    */
-  readonly failedConfig: string | null;
+  readonly failed: NginxConfigSet | null;
+  /** a master of this actor has started (served) at least once */
+  readonly everStarted: boolean;
+  /** why the first master could not start, when the operator must fix it (a port in use): the actor gives up */
+  readonly startFailure: string | null;
   readonly reloadFailuresInRow: number;
   readonly stopRequested: boolean;
   /** stopping had to kill something (the master after its timeout, or orphans mid-drain) */
@@ -79,7 +93,11 @@ export interface NginxProcessContext extends NginxProcessInput {
 /** NginxProcessOutput is the final `stopped` state's output: clean unless stopping had to kill. */
 export interface NginxProcessOutput {
   readonly clean: boolean;
+  /** set when nginx could not start at all, for a reason the operator must fix (`failed`) */
+  readonly error?: string;
 }
+
+const setOf = (event: NginxReloadEvent): NginxConfigSet => ({ config: event.config, files: event.files });
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -132,9 +150,11 @@ export const nginxProcessMachine = setup({
     }),
   },
   guards: {
-    isApplied: ({ context, event }) => event.type === 'nginx.reload' && event.config === context.appliedConfig,
-    hasFailedConfig: ({ context }) => context.failedConfig !== null,
-    hasPendingChange: ({ context }) => context.pendingConfig !== null && context.pendingConfig !== context.appliedConfig,
+    isApplied: ({ context, event }) => event.type === 'nginx.reload' && sameConfigSet(setOf(event), context.applied),
+    hasFailedConfig: ({ context }) => context.failed !== null,
+    hasPendingChange: ({ context }) => context.pending !== null && !sameConfigSet(context.pending, context.applied),
+    // A port another process holds at the very first start will not pass by restarting: give up, saying which.
+    fatalAtFirstStart: ({ context, event }) => event.type === 'nginx.exited' && !!event.fatal && !context.everStarted,
     stopRequested: ({ context }) => context.stopRequested,
   },
   delays: {
@@ -144,35 +164,36 @@ export const nginxProcessMachine = setup({
     restartBackoff: ({ context }) => Math.min(context.backoffBaseMs * 2 ** context.attempts, context.backoffMaxMs),
   },
   actions: {
-    queueConfig: assign({ pendingConfig: ({ context, event }) => (event.type === 'nginx.reload' ? event.config : context.pendingConfig) }),
+    queueConfig: assign({ pending: ({ context, event }) => (event.type === 'nginx.reload' ? setOf(event) : context.pending) }),
     countSkipped: assign({ reloadsSkipped: ({ context }) => context.reloadsSkipped + 1 }),
     // Something queued but equal to what nginx serves needs no reload.
     dropRedundantPending: assign({
-      pendingConfig: ({ context }) => (context.pendingConfig === context.appliedConfig ? null : context.pendingConfig),
+      pending: ({ context }) => (sameConfigSet(context.pending, context.applied) ? null : context.pending),
     }),
-    takePending: assign(({ context }) => ({ reloadingConfig: context.pendingConfig, pendingConfig: null, failedConfig: null })),
-    retryFailed: assign(({ context }) => ({ pendingConfig: context.pendingConfig ?? context.failedConfig, failedConfig: null })),
+    takePending: assign(({ context }) => ({ reloading: context.pending, pending: null, failed: null })),
+    retryFailed: assign(({ context }) => ({ pending: context.pending ?? context.failed, failed: null })),
     recordReloadOk: assign(({ context }) => ({
-      appliedConfig: context.reloadingConfig,
-      reloadingConfig: null,
+      applied: context.reloading,
+      reloading: null,
       reloadsOk: context.reloadsOk + 1,
       lastReloadError: null,
       reloadFailuresInRow: 0,
     })),
     recordReloadFailed: assign(({ context }, params: { error: unknown }) => ({
-      failedConfig: context.reloadingConfig,
+      failed: context.reloading,
       reloadFailuresInRow: context.reloadFailuresInRow + 1,
-      reloadingConfig: null,
+      reloading: null,
       reloadsFailed: context.reloadsFailed + 1,
       lastReloadError: describe(params.error),
     })),
-    recordPid: assign({ pid: ({ context, event }) => (event.type === 'nginx.started' ? event.pid : context.pid) }),
+    recordPid: assign({ pid: ({ context, event }) => (event.type === 'nginx.started' ? event.pid : context.pid), everStarted: true }),
+    recordStartFailure: assign({ startFailure: ({ event }) => (event.type === 'nginx.exited' ? (event.fatal ?? null) : null) }),
     recordExit: assign(({ context }, params: { code: number | null; signal: string | null; error: string | null }) => ({
       lastExit: { pid: context.pid, ...params },
       pid: null,
       // A reload cut short is applied again to the next master, unless something newer is queued.
-      pendingConfig: context.pendingConfig ?? context.reloadingConfig,
-      reloadingConfig: null,
+      pending: context.pending ?? context.reloading,
+      reloading: null,
     })),
     resetAttempts: assign({ attempts: 0 }),
     countRestart: assign(({ context }) => ({ restarts: context.restarts + 1, attempts: context.attempts + 1 })),
@@ -203,10 +224,12 @@ export const nginxProcessMachine = setup({
     reloadsSkipped: 0,
     lastReloadError: null,
     lastDrainError: null,
-    appliedConfig: null,
-    reloadingConfig: null,
-    pendingConfig: null,
-    failedConfig: null,
+    applied: null,
+    reloading: null,
+    pending: null,
+    failed: null,
+    everStarted: false,
+    startFailure: null,
     reloadFailuresInRow: 0,
     stopRequested: false,
     killed: false,
@@ -243,10 +266,17 @@ export const nginxProcessMachine = setup({
         stableAfter: { actions: 'resetAttempts' },
       },
       on: {
-        'nginx.exited': {
-          target: 'died',
-          actions: { type: 'recordExit', params: ({ event }) => ({ code: event.code, signal: event.signal, error: null }) },
-        },
+        'nginx.exited': [
+          {
+            guard: 'fatalAtFirstStart',
+            target: 'failed',
+            actions: [{ type: 'recordExit', params: ({ event }) => ({ code: event.code, signal: event.signal, error: event.fatal ?? null }) }, 'recordStartFailure'],
+          },
+          {
+            target: 'died',
+            actions: { type: 'recordExit', params: ({ event }) => ({ code: event.code, signal: event.signal, error: null }) },
+          },
+        ],
         'nginx.stop': { target: '.stopping', actions: 'markStopRequested' },
       },
       initial: 'starting',
@@ -264,7 +294,7 @@ export const nginxProcessMachine = setup({
             'nginx.reload': [
               {
                 guard: 'isApplied',
-                actions: ['countSkipped', { type: 'reportApplied', params: ({ context }) => ({ config: context.appliedConfig ?? '' }) }],
+                actions: ['countSkipped', { type: 'reportApplied', params: ({ context }) => ({ config: context.applied?.config ?? '' }) }],
               },
               { target: 'reloading', actions: 'queueConfig' },
             ],
@@ -275,16 +305,16 @@ export const nginxProcessMachine = setup({
           invoke: {
             id: 'reload',
             src: 'reload',
-            input: ({ context }) => ({ config: context.reloadingConfig ?? '' }),
+            input: ({ context }) => ({ config: context.reloading?.config ?? '', files: context.reloading?.files ?? [], applied: context.applied }),
             onDone: {
               target: 'running',
-              actions: [{ type: 'reportApplied', params: ({ context }) => ({ config: context.reloadingConfig ?? '' }) }, 'recordReloadOk'],
+              actions: [{ type: 'reportApplied', params: ({ context }) => ({ config: context.reloading?.config ?? '' }) }, 'recordReloadOk'],
             },
             // nginx keeps serving the old config; the error is kept for status and metrics.
             onError: {
               target: 'running',
               actions: [
-                { type: 'reportRefused', params: ({ context, event }) => ({ config: context.reloadingConfig ?? '', error: event.error }) },
+                { type: 'reportRefused', params: ({ context, event }) => ({ config: context.reloading?.config ?? '', error: event.error }) },
                 { type: 'recordReloadFailed', params: ({ event }) => ({ error: event.error }) },
               ],
             },
@@ -337,7 +367,9 @@ export const nginxProcessMachine = setup({
         'nginx.stop': { target: 'stopped', actions: 'markStopRequested' },
       },
     },
+    // The first master could not start for a reason restarting will not cure (a listen port in use).
+    failed: { type: 'final' },
     stopped: { type: 'final' },
   },
-  output: ({ context }) => ({ clean: !context.killed }),
+  output: ({ context }) => (context.startFailure === null ? { clean: !context.killed } : { clean: !context.killed, error: context.startFailure }),
 });

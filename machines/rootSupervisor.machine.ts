@@ -64,7 +64,8 @@ export type RootSupervisorEvent =
   | { readonly type: 'xstate.done.actor.template'; readonly output: TemplateOutput }
   | { readonly type: 'xstate.done.actor.nginx'; readonly output: NginxProcessOutput }
   | { readonly type: 'xstate.done.actor.status'; readonly output: StatusOutput }
-  | { readonly type: 'xstate.done.actor.http'; readonly output: unknown };
+  | { readonly type: 'xstate.done.actor.http'; readonly output: unknown }
+  | { readonly type: 'xstate.done.actor.bootConfig'; readonly output: unknown };
 
 /** RootSupervisorContext is the supervisor's state beyond its state value. */
 export interface RootSupervisorContext extends RootSupervisorInput {
@@ -79,6 +80,8 @@ export interface RootSupervisorContext extends RootSupervisorInput {
   readonly nginxClean: boolean | null;
   /** the status actor has stopped (true from the start when there is none) */
   readonly statusStopped: boolean;
+  /** boot's config check passed and the children were started */
+  readonly booted: boolean;
 }
 
 /** RootSupervisorOutput is the final `stopped` state's output: the process exit code, and why not 0. */
@@ -121,9 +124,14 @@ const supervisor = setup({
     http: fromPromise<void, void>(async () => {
       throw new Error('actor "http" not provided');
     }) as AnyActorLogic,
+    // Writes a config from an empty cluster and has `nginx -t` check it, so nginx can start at once.
+    bootConfig: fromPromise<void, void>(async () => {
+      throw new Error('actor "bootConfig" not provided');
+    }),
   },
   guards: {
     templateReady: ({ event }) => event.type === 'xstate.snapshot.template' && event.snapshot.value === 'ready',
+    notBooted: ({ context }) => !context.booted,
     restartBudgetExceeded: ({ context }) => context.recentRestarts + 1 > context.restartIntensity,
     childrenStopped: ({ context }) => context.nginxClean !== null && context.statusStopped,
   },
@@ -177,13 +185,23 @@ const supervisor = setup({
         context.failure ??
         `restart intensity exceeded: more than ${context.restartIntensity} restarts within ${context.restartPeriodMs} ms (last: ${crashOf(event)})`,
     })),
+    markBooted: assign({ booted: true }),
+    // Stopped before any child started: nothing to wait for.
+    recordNothingStarted: assign({ nginxClean: true, statusStopped: true }),
+    recordBootFailed: assign(({ context, event }) => {
+      const error = 'error' in event ? event.error : 'unknown error';
+      return { failure: context.failure ?? `boot: ${error instanceof Error ? error.message : String(error)}`, nginxClean: false, statusStopped: true };
+    }),
     recordTemplateFailed: assign(({ context, event }) => ({
       failure: context.failure ?? `template failed: ${event.type === 'xstate.done.actor.template' ? event.output.error : 'unknown error'}`,
     })),
     recordNginxStopped: assign({
       nginxClean: ({ event }) => (event.type === 'xstate.done.actor.nginx' ? event.output.clean : false),
     }),
-    recordNginxGone: assign({ failure: ({ context }) => context.failure ?? 'nginx stopped before the controller did' }),
+    recordNginxGone: assign({
+      failure: ({ context, event }) =>
+        context.failure ?? (event.type === 'xstate.done.actor.nginx' && event.output.error ? `nginx: ${event.output.error}` : 'nginx stopped before the controller did'),
+    }),
     recordCrashWhileStopping: assign(({ context, event }) => ({
       failure: context.failure ?? `${crashOf(event)} (while stopping)`,
       nginxClean: childOf(event) === 'nginx' ? false : context.nginxClean,
@@ -239,7 +257,8 @@ const supervising = supervisor.createStateConfig({
 /**
  * rootSupervisorMachine owns every actor of the controller, OTP-style.
  *
- * States: `booting` spawns the children in order (`http` if configured, one `watcher` per kind,
+ * States: `booting` first runs `bootConfig` (a config from an empty cluster, checked with `nginx
+ * -t`; its failure stops with exit 1 and its reason, a `stop` meanwhile exits 0), then spawns the children in order (`http` if configured, one `watcher` per kind,
  * `template`, `syncQueue`, `nginx`, `status` if configured, each with its id as systemId) and
  * becomes `running` once the template is ready; `stop` (SIGTERM/SIGINT) → `stopping`: the sync
  * queue stops accepting (`sync.stop`), watchers are stopped, status gets `status.stop` (clear,
@@ -254,7 +273,7 @@ const supervising = supervisor.createStateConfig({
  * restartPeriodMs later (a sliding window); a restart beyond restartIntensity within the window
  * stops everything with exit 1, as does the template machine reaching `failed`.
  *
- * Children to provide: `watcher` (any actor logic, input WatcherInput), `http` (any actor logic
+ * Children to provide: `bootConfig` (fromPromise<void, void>), `watcher` (any actor logic, input WatcherInput), `http` (any actor logic
  * that runs until stopped), and the `template`, `syncQueue`, `nginx`, `status` machines with
  * their own effects provided. A `status` or `http` child that completes early counts as a crash. A restart does not back off
  * (as OTP); the watchers and nginx back off inside themselves.
@@ -269,6 +288,7 @@ export const rootSupervisorMachine = supervisor.createMachine({
     failure: null,
     nginxClean: null,
     statusStopped: !input.status,
+    booted: false,
   }),
   on: {
     'restart.expired': { actions: 'expireRestart' },
@@ -276,9 +296,16 @@ export const rootSupervisorMachine = supervisor.createMachine({
   initial: 'booting',
   states: {
     booting: {
-      entry: { type: 'startChildren', params: ({ context }) => ({ ids: childIds(context), restart: false }) },
+      // The children start only once the boot config passed `nginx -t`; a failure there ends it all.
+      invoke: {
+        id: 'bootConfig',
+        src: 'bootConfig',
+        onDone: { actions: ['markBooted', { type: 'startChildren', params: ({ context }) => ({ ids: childIds(context), restart: false }) }] },
+        onError: { target: 'stopped', actions: 'recordBootFailed' },
+      },
       on: {
         ...supervising,
+        stop: [{ guard: 'notBooted', target: 'stopped', actions: 'recordNothingStarted' }, { target: 'stopping' }],
         'xstate.snapshot.template': { guard: 'templateReady', target: 'running' },
       },
     },

@@ -3,7 +3,7 @@
  * and nowhere else. Everything below is plumbing; the behaviour lives in the machines.
  */
 import { CoordinationV1Api, CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
-import { createActor, type Actor, type InspectionEvent } from 'xstate';
+import { createActor, fromPromise, type Actor, type InspectionEvent } from 'xstate';
 import { nginxProcessMachine } from '../machines/nginxProcess.machine.js';
 import { resourceWatcherMachine } from '../machines/resourceWatcher.machine.js';
 import { childIds, rootSupervisorMachine, type RootSupervisorInput, type RootSupervisorOutput } from '../machines/rootSupervisor.machine.js';
@@ -30,7 +30,7 @@ import type { Logger } from './log.js';
 import { buildModel } from './model/build.js';
 import type { NginxModel, Problem } from './model/nginx-model.js';
 import { emptySnapshot } from './model/snapshot.js';
-import { ConfigRefusedError, stageConfig } from './nginx/apply.js';
+import { ConfigFolder, ConfigRefusedError } from './nginx/apply.js';
 import { nginxBinary } from './nginx/binary.js';
 import { ensureConfigDir } from './nginx/files.js';
 import { UnsafePathError } from './nginx/private-files.js';
@@ -47,6 +47,8 @@ export interface Controller {
   /** this replica's identity in the leader Lease (POD_NAME, or host name and a random suffix) */
   readonly identity: string;
   readonly exitCode: Promise<0 | 1>;
+  /** why it exits 1 (null when 0), once it stopped: for the operator, in one line or a few */
+  readonly reason: Promise<string | null>;
   /** what `stop` (SIGTERM) does: an orderly shutdown */
   stop(): void;
 }
@@ -64,9 +66,11 @@ const asUsageError = (error: unknown): never => {
 };
 
 /**
- * startController boots the actor system. Before any actor starts, nginx.conf is written from
- * an empty cluster (default server only) and checked with `nginx -t`, so nginx can start at
- * once and serve 404s while the watchers list; the first sync then reloads it.
+ * startController boots the actor system. The root supervisor's `booting` first runs
+ * `bootConfig`: nginx.conf written from an empty cluster (default server only) and checked with
+ * `nginx -t`, so nginx can start at once and serve 404s while the watchers list (the first sync
+ * then reloads it); only then are the children started. Its failure (nginx missing, the
+ * template broken) ends the controller with exit 1 and the reason.
  */
 export async function startController(
   config: ControllerConfig,
@@ -83,9 +87,13 @@ export async function startController(
   // What the status actor publishes: null until the first sync has seen the cluster.
   let served: ReadonlySet<string> | null = null;
   let lastProblems: readonly Problem[] | null = null;
-  const bootTemplate = await loadCheckedTemplate(config.template, lastModel);
-  const staged = await stageConfig(binary, config.configDir, render(lastModel, bootTemplate), lastModel.certificates);
-  if (!staged.ok) throw new Error(`nginx -t refused the initial config:\n${staged.error}`);
+  // The config folder's one writer: boot's check, then the nginx actor.
+  const folder = new ConfigFolder(binary, config.configDir);
+  const bootConfig = fromPromise<void, void>(async () => {
+    const bootTemplate = await loadCheckedTemplate(config.template, lastModel);
+    const staged = await folder.stage({ config: render(lastModel, bootTemplate), files: lastModel.certificates });
+    if (!staged.ok) throw new Error(`nginx -t refused the initial config:\n${staged.error}`);
+  });
 
   const sendToSyncQueue = (system: { get: (id: string) => { send: (e: { type: string }) => void } | undefined }, event: { type: string; [k: string]: unknown }) =>
     system.get('syncQueue')?.send(event);
@@ -118,7 +126,6 @@ export async function startController(
     actors: syncActors({
       cache,
       build,
-      configDir: config.configDir,
       log: log.child({ actor: 'syncQueue' }),
       onModel: (model, durationMs, problems) => {
         lastModel = model;
@@ -130,7 +137,7 @@ export async function startController(
     }),
   });
   const nginx = nginxProcessMachine.provide({
-    actors: nginxActors({ binary, dir: config.configDir, httpPort: config.build.httpPort, log: log.child({ actor: 'nginx' }) }),
+    actors: nginxActors({ binary, dir: config.configDir, httpPort: config.build.httpPort, httpsPort: config.build.httpsPort, folder, log: log.child({ actor: 'nginx' }) }),
     actions: {
       reportApplied: ({ system }, { config }) => sendToSyncQueue(system, { type: 'nginx.applied', config }),
       // Only nginx -t's refusals are the config's fault; a reload the master could not carry out is retried as it is.
@@ -204,7 +211,7 @@ export async function startController(
   });
   const http = httpActor({ port: config.healthzPort, metrics, log: log.child({ actor: 'http' }), watchers: input.watchers, root: () => root.getSnapshot() });
 
-  const root = createActor(rootSupervisorMachine.provide({ actors: { watcher, template, syncQueue, nginx, status, http } }), {
+  const root = createActor(rootSupervisorMachine.provide({ actors: { bootConfig, watcher, template, syncQueue, nginx, status, http } }), {
     input,
     // Metrics read the inspection stream; a caller's inspector (--inspect, tests) gets it too.
     inspect: (event) => {
@@ -213,20 +220,22 @@ export async function startController(
     },
   });
 
-  const exitCode = new Promise<0 | 1>((resolve) => {
+  const outcome = new Promise<RootSupervisorOutput>((resolve) => {
     root.subscribe({
       complete: () => {
         const output = root.getSnapshot().output as RootSupervisorOutput;
         if (output.exitCode === 0) log.info('stopped cleanly');
         else log.error({ reason: output.reason }, 'stopped with errors');
-        resolve(output.exitCode);
+        resolve(output);
       },
       error: (error) => {
         log.fatal({ err: error }, 'the root supervisor crashed');
-        resolve(1);
+        resolve({ exitCode: 1, reason: `the root supervisor crashed: ${error instanceof Error ? error.message : String(error)}` });
       },
     });
   });
   root.start();
-  return { root, cache, metrics, identity, exitCode, stop: () => root.send({ type: 'stop' }) };
+  const exitCode = outcome.then((output) => output.exitCode);
+  const reason = outcome.then((output) => output.reason);
+  return { root, cache, metrics, identity, exitCode, reason, stop: () => root.send({ type: 'stop' }) };
 }

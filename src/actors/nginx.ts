@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fromCallback, fromPromise } from 'xstate';
-import type { NginxMasterCommand } from '../../machines/events.js';
+import type { NginxConfigSet, NginxMasterCommand } from '../../machines/events.js';
 import type { DrainInput, MasterInput, ReloadInput } from '../../machines/nginxProcess.machine.js';
 import type { Logger } from '../log.js';
-import { ConfigRefusedError, stageConfig } from '../nginx/apply.js';
+import { ConfigFolder, ConfigRefusedError } from '../nginx/apply.js';
+import { notRunnable } from '../nginx/binary.js';
 import { drainOrphans } from '../nginx/drain.js';
 import { spawnMaster, type Master } from '../nginx/master.js';
 import { waitForPort } from '../nginx/probe.js';
@@ -19,12 +20,32 @@ async function waitForPidFile(path: string, pid: number, timeoutMs: number): Pro
   }
 }
 
+/**
+ * portInUse is the operator's reason when a master exited because a port it listens on is held
+ * by another process (nginx: `[emerg] bind() to 127.0.0.1:80 failed (98: Address already in use)`),
+ * naming the flag of that port; null for any other exit.
+ */
+export function portInUse(emerg: string | null, ports: { httpPort: number; httpsPort?: number }): string | null {
+  if (emerg === null || emerg.length > 4096 || !emerg.includes('Address already in use')) return null;
+  const start = emerg.indexOf('bind() to ');
+  const end = emerg.indexOf(' failed', start);
+  if (start < 0 || end < 0) return null;
+  const address = emerg.slice(start + 'bind() to '.length, end);
+  const port = Number(address.slice(address.lastIndexOf(':') + 1));
+  const flag = port === ports.httpPort ? ' (--http-port)' : port === ports.httpsPort ? ' (--https-port)' : '';
+  return `nginx cannot listen on ${address}: port ${port}${flag} is in use by another process; stop it or choose another port`;
+}
+
 /** NginxActorOptions are what the nginx-process effects need: the binary, the config folder, the port to probe. */
 export interface NginxActorOptions {
   readonly binary: string;
   readonly dir: string;
   readonly httpPort: number;
+  /** `--https-port`, named when nginx cannot bind it */
+  readonly httpsPort?: number;
   readonly log: Logger;
+  /** the folder's one writer, shared with boot's check (a new one when absent) */
+  readonly folder?: ConfigFolder;
   /** how long a new master may take to listen before it counts as failed */
   readonly startTimeoutMs?: number;
   /** how long a reload may take to start the new config's workers before it counts as failed (60 s) */
@@ -38,10 +59,21 @@ export interface NginxActorOptions {
  */
 export function nginxActors(options: NginxActorOptions) {
   const conf = join(options.dir, 'nginx.conf');
+  const folder = options.folder ?? new ConfigFolder(options.binary, options.dir);
   let current: Master | null = null;
+  // A failed reload still tidies up, keeping what the master serves and what nginx.conf names.
+  const sweptAfter = async (error: unknown, serving: NginxConfigSet['files'] = []) => {
+    await folder.sweep(serving).catch(() => undefined);
+    return error;
+  };
   return {
     master: fromCallback<NginxMasterCommand, MasterInput>(({ sendBack, receive, system }) => {
-      const master = spawnMaster(options.binary, options.dir, conf, options.log);
+      let master: Master;
+      try {
+        master = spawnMaster(options.binary, options.dir, conf, options.log);
+      } catch (error) {
+        throw notRunnable(options.binary, (error as { code?: string }).code) ?? error;
+      }
       current = master;
       let exited = false;
       options.log.info({ pid: master.pid }, 'nginx master started');
@@ -49,7 +81,7 @@ export function nginxActors(options: NginxActorOptions) {
         exited = true;
         if (current === master) current = null;
         options.log.warn({ pid: master.pid, ...exit }, 'nginx master exited');
-        sendBack({ type: 'nginx.exited', code: exit.code, signal: exit.signal });
+        sendBack({ type: 'nginx.exited', code: exit.code, signal: exit.signal, fatal: portInUse(exit.emerg, options) });
       });
       // nginx writes its pid file only once its sockets are bound, so the pid file naming this
       // master (not just something answering on the port, which may be another process) means it serves.
@@ -75,12 +107,21 @@ export function nginxActors(options: NginxActorOptions) {
     }),
 
     reload: fromPromise<void, ReloadInput>(async ({ input }) => {
-      const staged = await stageConfig(options.binary, options.dir, input.config, []);
-      if (!staged.ok) throw new ConfigRefusedError(staged.error);
-      if (!current) throw new Error('no nginx master to reload');
+      const staged = await folder.stage(input);
+      // Refused, nginx.conf still names what the master serves; the refused config's own files go.
+      if (!staged.ok) throw await sweptAfter(new ConfigRefusedError(staged.error), input.applied?.files);
       const signalled = performance.now();
-      // Confirmed, not assumed: a config nginx -t passed can still fail in the master (a port in use).
-      await current.reload(options.reloadTimeoutMs ?? 60_000);
+      try {
+        if (!current) throw new Error('no nginx master to reload');
+        // Confirmed, not assumed: a config nginx -t passed can still fail in the master (a port in use).
+        await current.reload(options.reloadTimeoutMs ?? 60_000);
+      } catch (error) {
+        // The master still serves the applied config's files (htpasswd files are read per request).
+        throw await sweptAfter(error, input.applied?.files);
+      }
+      // Now nginx serves only this config: the files only older ones named go with this reload.
+      const removed = await folder.sweep();
+      if (removed.length > 0) options.log.info({ removed }, 'removed files no config names any more');
       // One line per reload, so that a reader (or the event-to-route benchmark) sees where the time goes.
       options.log.info(
         { write_ms: round(staged.timings.writeMs), test_ms: round(staged.timings.testMs), confirm_ms: round(performance.now() - signalled) },

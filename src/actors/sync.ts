@@ -7,14 +7,12 @@ import { BuildMemo, buildModel, type BuildOptions } from '../model/build.js';
 import type { NginxModel, Problem } from '../model/nginx-model.js';
 import { Quarantine } from '../model/quarantine.js';
 import { blame } from '../render/blame.js';
-import { writeCertificates } from '../nginx/files.js';
 import { render, type NginxTemplate } from '../render/render.js';
 
 /** SyncOptions are what a sync needs besides the actors it talks to. */
 export interface SyncOptions {
   readonly cache: ClusterCache;
   readonly build: BuildOptions;
-  readonly configDir: string;
   readonly log: Logger;
   /** the model and problems of the last sync (the template actor test-renders the model; the status actor publishes both) */
   readonly onModel: (model: NginxModel, durationMs: number, problems: readonly Problem[]) => void;
@@ -24,15 +22,15 @@ const round = (ms: number) => Math.round(ms * 10) / 10;
 
 /**
  * syncActors implements the sync queue's `runSync`: snapshot the caches, build the model,
- * render it with the template actor's current template, write the certificates (0600, before
- * any config names them) and hand the text to the nginx actor, which skips identical text.
+ * render it with the template actor's current template, and hand the text and the files it
+ * names (the model's certificates) to the nginx actor, the one writer of the config folder,
+ * which skips a set it already serves.
  * Problems are logged when they appear, not again on every sync.
  */
 export function syncActors(options: SyncOptions) {
   let reported = new Set<string>();
   // Lends each build what the previous one worked out, so one changed Ingress costs little.
   const memo = new BuildMemo();
-  const written = new Map<string, string>();
   // What nginx refused costs only the Ingresses it points at.
   const quarantine = new Quarantine((output, handed) => blame(output, handed.text, handed.model));
   return {
@@ -57,12 +55,10 @@ export function syncActors(options: SyncOptions) {
       const built = performance.now();
       const text = render(model, template);
       const rendered = performance.now();
-      await writeCertificates(options.configDir, model.certificates, written);
       const phases = {
         snapshot_ms: round(snapshotted - started),
         build_ms: round(built - snapshotted),
         render_ms: round(rendered - built),
-        write_ms: round(performance.now() - rendered),
       };
       const now = new Set(problems.map(formatProblem));
       for (const line of now) if (!reported.has(line)) options.log.warn({ problem: line }, 'left out of nginx.conf');
@@ -70,7 +66,7 @@ export function syncActors(options: SyncOptions) {
       const nginx = system.get('nginx');
       if (!nginx) throw new Error('the nginx actor is not running');
       quarantine.handedOver({ text, model, ingresses: snapshot.ingresses, secrets: snapshot.secrets });
-      nginx.send({ type: 'nginx.reload', config: text });
+      nginx.send({ type: 'nginx.reload', config: text, files: model.certificates });
       const durationMs = performance.now() - started;
       options.onModel(model, durationMs, problems);
       options.log.info({ generation: input.generation, servers: model.servers.length, problems: problems.length, ms: Math.round(durationMs), phases }, 'sync done');

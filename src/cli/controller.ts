@@ -8,7 +8,7 @@ import { CONTROLLER_USAGE, parseControllerFlags } from './controller-flags.js';
  * in order and exits 0 when everything stopped cleanly, 1 otherwise (the seed's handleSigterm).
  * With --inspect, every actor is visible live in the Stately inspector (docs/inspector.md).
  */
-export async function runController(argv: string[], { out, log }: CommandIo): Promise<number> {
+export async function runController(argv: string[], { out, err, log }: CommandIo): Promise<number> {
   const parsed = parseControllerFlags(argv);
   if ('help' in parsed) return out.write(`${CONTROLLER_USAGE}\n`), 0;
   const { config, ignored } = parsed;
@@ -30,6 +30,8 @@ export async function runController(argv: string[], { out, log }: CommandIo): Pr
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
     log.info({ exitCode: code }, 'exiting');
+    const reason = await controller.reason;
+    if (code !== 0 && reason) err.write(`ingress-actors controller: ${reason}\n`);
     return code;
   } finally {
     // Let the last snapshots (stopped, exit code) reach the viewers before the relay goes.

@@ -90,7 +90,16 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
       if (s.context.reloadsOk > 0) ok(void sub?.unsubscribe());
     });
   });
-  await Promise.race([firstSync, controller.exitCode]);
+  const first = await Promise.race([firstSync.then(() => 'served' as const), controller.exitCode.then(() => 'exited' as const)]);
+  if (first === 'exited') {
+    // The controller gave up before serving (nginx missing, a port in use): say why, tidy up.
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    for (const backend of backends) backend.closeAllConnections(), backend.close();
+    await api.close();
+    err.write(`ingress-actors demo: ${(await controller.reason) ?? 'the controller stopped'}\n`);
+    return 1;
+  }
 
   const k = `kubectl --kubeconfig ${kubeconfig}`;
   out.write(

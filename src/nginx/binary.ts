@@ -11,8 +11,27 @@ export interface TestResult {
   readonly output: string;
 }
 
-/** testConfig runs `nginx -t` on a config under its prefix folder. */
+/** NginxNotRunnableError is an nginx binary that cannot be run at all (missing, not executable): the operator's to fix. */
+export class NginxNotRunnableError extends Error {
+  override name = 'NginxNotRunnableError';
+}
+
+/** notRunnable describes a spawn failure of `binary` (ENOENT, EACCES, …) naming how to choose another, or null for other errors. */
+export function notRunnable(binary: string, code: string | undefined): NginxNotRunnableError | null {
+  const why = code === 'ENOENT' ? 'was not found' : code === 'EACCES' || code === 'EPERM' ? 'is not executable' : code === 'ENOEXEC' ? 'is not a program' : null;
+  if (why === null) return null;
+  const where = binary.includes('/') ? '' : ' on the PATH';
+  return new NginxNotRunnableError(
+    `nginx binary ${JSON.stringify(binary)}${where} ${why} (${code}): give its path with --nginx-binary (or NGINX_BINARY), or put nginx on the PATH`,
+  );
+}
+
+/** testConfig runs `nginx -t` on a config under its prefix folder; a binary that cannot be run throws an NginxNotRunnableError. */
 export async function testConfig(binary: string, prefix: string, conf: string): Promise<TestResult> {
   const result = await execa(binary, ['-t', '-q', '-p', `${prefix}/`, '-c', conf], { reject: false, all: true, timeout: 60_000 });
+  if (result.exitCode === undefined && !result.timedOut) {
+    const cause = notRunnable(binary, (result as { code?: string }).code);
+    if (cause) throw cause;
+  }
   return { ok: result.exitCode === 0, output: (result.all ?? '').trim() };
 }

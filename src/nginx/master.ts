@@ -7,6 +7,8 @@ import type { Logger } from '../log.js';
 export interface MasterExit {
   readonly code: number | null;
   readonly signal: string | null;
+  /** the first `[emerg]` line nginx logged (why a master that failed to start gave up), or null */
+  readonly emerg: string | null;
 }
 
 /** Master is a running nginx master process, the leader of a process group of its own. */
@@ -82,14 +84,27 @@ export function spawnMaster(binary: string, dir: string, conf: string, log: Logg
   const pid = child.pid;
   // Who else reads the error log: a reload waiting for the master's verdict.
   const readers = new Set<(line: string) => void>();
-  if (child.stderr) {
-    createInterface({ input: child.stderr }).on('line', (line) => {
+  let emerg: string | null = null;
+  let stderrClosed = !child.stderr;
+  const closed = new Promise<void>((resolve) => {
+    if (!child.stderr) return resolve();
+    const lines = createInterface({ input: child.stderr });
+    lines.on('line', (line) => {
       logLine(log, line);
+      // The first: nginx ends a failed bind() with `still could not bind()`, which names no port.
+      if (emerg === null && MASTER_FAILED.test(line)) emerg = line;
       for (const read of readers) read(line);
     });
-  }
+    lines.on('close', () => resolve(void (stderrClosed = true)));
+  });
   // 'exit', not the result promise: orphaned workers hold stderr open long after the master is gone.
-  const exited = new Promise<MasterExit>((resolve) => child.nodeChildProcess.once('exit', (code, signal) => resolve({ code, signal })));
+  // A master that failed on its own (exit code, no signal) has no workers: its last words are read first.
+  const exited = new Promise<MasterExit>((resolve) =>
+    child.nodeChildProcess.once('exit', (code, signal) => {
+      const words = code !== 0 && signal === null && !stderrClosed ? Promise.race([closed, new Promise((r) => setTimeout(r, 200))]) : Promise.resolve();
+      void words.then(() => resolve({ code, signal, emerg }));
+    }),
+  );
   void child.catch(() => undefined);
   const signal = (name: NodeJS.Signals) => {
     try {

@@ -31,6 +31,7 @@ describe('machine definitions', () => {
         'died',
         'draining',
         'restarting',
+        'failed',
         'stopped',
       ],
     ],

@@ -89,23 +89,23 @@ describe('nginxProcess', () => {
   it('reloads: ok, failed (old config kept), identical text skipped', async () => {
     const t = start();
     await flush();
-    t.send({ type: 'nginx.reload', config: 'conf-1' });
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [] });
     expect(t.state()).toBe('alive.reloading');
     t.reloads[0]!.done.resolve();
     await flush();
     expect(t.state()).toBe('alive.running');
-    expect(t.actor.getSnapshot().context).toMatchObject({ appliedConfig: 'conf-1', reloadsOk: 1 });
+    expect(t.actor.getSnapshot().context).toMatchObject({ applied: { config: 'conf-1' }, reloadsOk: 1 });
 
-    t.send({ type: 'nginx.reload', config: 'conf-bad' });
+    t.send({ type: 'nginx.reload', config: 'conf-bad', files: [] });
     await flush();
     expect(t.state()).toBe('alive.running');
     expect(t.actor.getSnapshot().context).toMatchObject({
-      appliedConfig: 'conf-1',
+      applied: { config: 'conf-1' },
       reloadsFailed: 1,
       lastReloadError: 'nginx: [emerg] unknown directive "bad"',
     });
 
-    t.send({ type: 'nginx.reload', config: 'conf-1' });
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [] });
     expect(t.state()).toBe('alive.running');
     expect(t.reloads).toHaveLength(2);
     expect(t.actor.getSnapshot().context.reloadsSkipped).toBe(1);
@@ -114,10 +114,10 @@ describe('nginxProcess', () => {
   it('queues configs sent during a reload and applies only the latest afterwards', async () => {
     const t = start();
     await flush();
-    t.send({ type: 'nginx.reload', config: 'conf-1' });
-    t.send({ type: 'nginx.reload', config: 'conf-2' });
-    t.send({ type: 'nginx.reload', config: 'conf-3' });
-    expect(t.actor.getSnapshot().context.pendingConfig).toBe('conf-3');
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [] });
+    t.send({ type: 'nginx.reload', config: 'conf-2', files: [] });
+    t.send({ type: 'nginx.reload', config: 'conf-3', files: [] });
+    expect(t.actor.getSnapshot().context.pending?.config).toBe('conf-3');
     t.reloads[0]!.done.resolve();
     await flush();
     expect(t.state()).toBe('alive.reloading');
@@ -126,18 +126,18 @@ describe('nginxProcess', () => {
     await flush();
 
     // Queued text equal to what was just applied needs no reload.
-    t.send({ type: 'nginx.reload', config: 'conf-4' });
-    t.send({ type: 'nginx.reload', config: 'conf-4' });
+    t.send({ type: 'nginx.reload', config: 'conf-4', files: [] });
+    t.send({ type: 'nginx.reload', config: 'conf-4', files: [] });
     t.reloads[2]!.done.resolve();
     await flush();
     expect(t.state()).toBe('alive.running');
     expect(t.reloads).toHaveLength(3);
-    expect(t.actor.getSnapshot().context).toMatchObject({ appliedConfig: 'conf-4', pendingConfig: null, reloadsOk: 3 });
+    expect(t.actor.getSnapshot().context).toMatchObject({ applied: { config: 'conf-4' }, pending: null, reloadsOk: 3 });
   });
 
   it('keeps a config sent while nginx is down for the next master', async () => {
     const t = start({ autoStart: false });
-    t.send({ type: 'nginx.reload', config: 'early' });
+    t.send({ type: 'nginx.reload', config: 'early', files: [] });
     expect(t.state()).toBe('alive.starting');
     t.masters[0]!.send({ type: 'nginx.started', pid: 7 });
     expect(t.state()).toBe('alive.reloading');
@@ -243,10 +243,10 @@ describe('nginxProcess', () => {
   it('re-applies a config whose reload a crash cut short', async () => {
     const t = start();
     await flush();
-    t.send({ type: 'nginx.reload', config: 'conf-1' });
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [] });
     t.masters[0]!.send({ type: 'nginx.exited', code: null, signal: 'SIGSEGV' });
     expect(t.reloads[0]!.aborted).toBe(true);
-    expect(t.actor.getSnapshot().context).toMatchObject({ pendingConfig: 'conf-1', appliedConfig: null });
+    expect(t.actor.getSnapshot().context).toMatchObject({ pending: { config: 'conf-1' }, applied: null });
     t.drains[0]!.done.reject(new Error('port 80 still open'));
     await flush();
     expect(t.actor.getSnapshot().context.lastDrainError).toBe('port 80 still open');
@@ -256,7 +256,7 @@ describe('nginxProcess', () => {
     expect(t.reloads.map((r) => r.config)).toEqual(['conf-1', 'conf-1']);
     t.reloads[1]!.done.resolve();
     await flush();
-    expect(t.actor.getSnapshot().context).toMatchObject({ appliedConfig: 'conf-1', reloadsOk: 1 });
+    expect(t.actor.getSnapshot().context).toMatchObject({ applied: { config: 'conf-1' }, reloadsOk: 1 });
   });
 
   it('treats a master that cannot be spawned as a crash', async () => {
@@ -275,7 +275,7 @@ describe('nginxProcess', () => {
     const [s0] = initialTransition(nginxProcessMachine, INPUT);
     expect(s0.value).toEqual({ alive: 'starting' });
     const [s1] = transition(nginxProcessMachine, s0, { type: 'nginx.started', pid: 9 });
-    const [same, noActions] = transition(nginxProcessMachine, s1, { type: 'nginx.reload', config: '' });
+    const [same, noActions] = transition(nginxProcessMachine, s1, { type: 'nginx.reload', config: '', files: [] });
     expect(same.value).toEqual({ alive: 'reloading' }); // '' differs from "nothing applied yet"
     expect(noActions.some((a) => a.type === 'xstate.spawnChild')).toBe(true);
 

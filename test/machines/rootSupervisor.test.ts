@@ -94,13 +94,13 @@ function start(options: Options = {}) {
           crash.nginx = false;
           throw new Error('nginx machine bug');
         }
-        return event.type === 'nginx.reload' && event.config === context.appliedConfig;
+        return event.type === 'nginx.reload' && event.config === context.applied?.config;
       },
     },
   });
 
   const extra = { ...(options.status ? { status: options.status } : {}), ...(options.http ? { http: options.http } : {}) };
-  const actor = createActor(rootSupervisorMachine.provide({ actors: { watcher, template, syncQueue, nginx, ...extra } }), {
+  const actor = createActor(rootSupervisorMachine.provide({ actors: { bootConfig: fromPromise<void, void>(async () => {}), watcher, template, syncQueue, nginx, ...extra } }), {
     clock,
     input: { ...INPUT, ...options.input },
     inspect: (ev) => {
@@ -119,7 +119,10 @@ describe('rootSupervisor', () => {
   it('boots its children in order, runs once the template is ready, and stops cleanly with exit 0', async () => {
     const t = start();
     expect(t.actor.getSnapshot().value).toBe('booting');
-    expect(Object.keys(t.actor.getSnapshot().children)).toEqual(['watcher.Ingress', 'watcher.Service', 'template', 'syncQueue', 'nginx']);
+    // Boot's config check first; the children start once it passed.
+    expect(Object.keys(t.actor.getSnapshot().children)).toEqual(['bootConfig']);
+    await Promise.resolve();
+    expect(Object.keys(t.actor.getSnapshot().children).filter((id) => id !== 'bootConfig')).toEqual(['watcher.Ingress', 'watcher.Service', 'template', 'syncQueue', 'nginx']);
     await flush();
     expect(t.actor.getSnapshot().value).toBe('running');
 
@@ -245,14 +248,15 @@ describe('rootSupervisor', () => {
   });
 
   it('transitions purely: start order on boot, and the stop order', () => {
-    const [booting, spawned] = initialTransition(rootSupervisorMachine, INPUT);
+    const [checking] = initialTransition(rootSupervisorMachine, INPUT);
+    const [booting, spawned] = transition(rootSupervisorMachine, checking, { type: 'xstate.done.actor.bootConfig', output: undefined });
     expect(booting.value).toBe('booting');
     expect(spawned.filter((a) => a.type === 'xstate.spawnChild').map((a) => (a.params as { id: string }).id)).toEqual(childIds(INPUT));
 
     const [stopping, actions] = transition(rootSupervisorMachine, booting, { type: 'stop' });
     expect(stopping.value).toBe('stopping');
     const steps = actions
-      .filter((a) => ['xstate.sendTo', 'xstate.stopChild'].includes(a.type))
+      .filter((a) => ['xstate.sendTo', 'xstate.stopChild'].includes(a.type) && (a.params as { id?: string }).id !== 'bootConfig')
       .map((a) => {
         const p = a.params as { event?: EventObject; targetId?: string; id?: string };
         return a.type === 'xstate.sendTo' ? `${p.targetId} ← ${p.event?.type}` : `stop ${p.id}`;
@@ -299,7 +303,8 @@ describe('rootSupervisor', () => {
     it('starts http first and status last, and on stop waits for the status to release its Lease', async () => {
       const d = doubles();
       const t = start({ input: WITH, status: d.status, http: d.http });
-      expect(Object.keys(t.actor.getSnapshot().children)).toEqual(['http', 'watcher.Ingress', 'watcher.Service', 'template', 'syncQueue', 'nginx', 'status']);
+      await Promise.resolve();
+      expect(Object.keys(t.actor.getSnapshot().children).filter((id) => id !== 'bootConfig')).toEqual(['http', 'watcher.Ingress', 'watcher.Service', 'template', 'syncQueue', 'nginx', 'status']);
       await flush();
       expect(t.actor.getSnapshot().value).toBe('running');
       expect(stateOf(t.child('status'))).toMatch(/^leader/);
@@ -339,7 +344,8 @@ describe('rootSupervisor', () => {
 
     it('transitions purely: status.stop is sent between the watchers and nginx', () => {
       const input = { ...INPUT, ...WITH };
-      const [booting, spawned] = initialTransition(rootSupervisorMachine, input);
+      const [checking] = initialTransition(rootSupervisorMachine, input);
+      const [booting, spawned] = transition(rootSupervisorMachine, checking, { type: 'xstate.done.actor.bootConfig', output: undefined });
       expect(spawned.filter((a) => a.type === 'xstate.spawnChild').map((a) => (a.params as { id: string }).id)).toEqual(childIds(input));
       const [, actions] = transition(rootSupervisorMachine, booting, { type: 'stop' });
       const sends = actions.filter((a) => a.type === 'xstate.sendTo').map((a) => (a.params as { targetId?: string }).targetId);

@@ -19,12 +19,14 @@ import { nginxBinary } from '../../src/nginx/binary.js';
 import { stageConfig } from '../../src/nginx/apply.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
+import type { Certificate } from '../../src/model/nginx-model.js';
 import { waitFor } from '../support/cluster.js';
 import { freePort, get } from '../support/net.js';
 
 let dir: string;
 let httpPort: number;
 let base: string;
+let files: Certificate[];
 let squatter: Server;
 let heldPort: number;
 
@@ -33,6 +35,7 @@ beforeAll(async () => {
   httpPort = await freePort();
   const { model } = buildModel(emptySnapshot, { ...defaultBuildOptions, httpPort, httpsPort: await freePort() });
   base = render(model, await loadTemplate());
+  files = [...model.certificates];
   expect((await stageConfig(nginxBinary(), dir, base, model.certificates)).ok).toBe(true);
   squatter = createServer();
   await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
@@ -60,16 +63,16 @@ it('finding 5: a reload the master refuses after nginx -t passed (a port in use)
   try {
     await waitFor('nginx running', () => nginx.getSnapshot().matches({ alive: 'running' }));
     const good = withServer(base, `server { listen 127.0.0.1:${httpPort}; server_name good.example; return 200 "good"; }`);
-    nginx.send({ type: 'nginx.reload', config: good });
+    nginx.send({ type: 'nginx.reload', config: good, files });
     await waitFor('the good reload', () => nginx.getSnapshot().context.reloadsOk === 1);
     expect(await goodAnswer()).toBe('good');
 
     const blocked = withServer(good, `server { listen 127.0.0.1:${heldPort}; server_name held.example; return 200 "held"; }`);
-    nginx.send({ type: 'nginx.reload', config: blocked });
+    nginx.send({ type: 'nginx.reload', config: blocked, files });
     await waitFor('the refused reload', () => nginx.getSnapshot().context.reloadsFailed === 1);
     const context = nginx.getSnapshot().context;
     expect(context.reloadsOk).toBe(1);
-    expect(context.appliedConfig).toBe(good);
+    expect(context.applied?.config).toBe(good);
     expect(context.lastReloadError).toMatch(/bind\(\) to 127\.0\.0\.1:\d+ failed/);
     // The master kept the old generation: the old config still answers.
     expect(await goodAnswer()).toBe('good');

@@ -1,20 +1,18 @@
 /**
- * writeCertificates removes the Secret-derived files it no longer needs, and never one a config
- * nginx may still load names. Each "sync" here does what the controller does: writeCertificates
- * with the sync actor's long-lived memo, then the nginx actor's stageConfig (`nginx -t` of the
- * text beside the live nginx.conf, renamed over it only when accepted), against the real nginx.
- * The rule: a file goes once neither the current call, nor the previous one, nor the nginx.conf
- * (or nginx.conf.next) on disk names it; and once a config is live (stageConfig's sweep), once
- * neither the latest call nor the configs on disk name it.
+ * The nginx actor's ConfigFolder removes the Secret-derived files no config nginx may still load
+ * names, and never one it may. Each "reload" here does what the nginx actor does: stage (write
+ * the files, `nginx -t` of the text beside the live nginx.conf, renamed over it only when
+ * accepted), then sweep, against the real nginx. The rule: once a config is live, a file goes
+ * unless the live nginx.conf names it (or the config the master still serves, after a refusal).
  */
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Certificate } from '../../src/model/nginx-model.js';
-import { stageConfig } from '../../src/nginx/apply.js';
+import { ConfigFolder } from '../../src/nginx/apply.js';
 import { nginxBinary, testConfig } from '../../src/nginx/binary.js';
-import { configLayout, sweepStaleFiles, writeCertificates } from '../../src/nginx/files.js';
+import { configLayout, writeCertificates } from '../../src/nginx/files.js';
 import { workerIdentity } from '../../src/nginx/private-files.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 
@@ -47,25 +45,25 @@ function conf(files: readonly Certificate[], refused = false): string {
 }
 
 let dir: string;
-let memo: Map<string, string>;
+let folder: ConfigFolder;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ia-stale-'));
-  memo = new Map();
+  folder = new ConfigFolder(nginxBinary(), dir);
 });
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
-/** sync writes the files, then hands the config to "the nginx actor"; returns what either removed and whether nginx took it. */
-async function sync(files: readonly Certificate[], options: { refused?: boolean } = {}): Promise<{ removed: string[]; live: boolean }> {
-  const removed = await writeCertificates(dir, files, memo);
-  const staged = await stageConfig(nginxBinary(), dir, conf(files, options.refused), []);
-  return { removed: [...removed, ...(staged.ok ? staged.removed : [])].sort(), live: staged.ok };
+/** sync is one reload of the nginx actor: stage the config and its files, then sweep; returns what went and whether nginx took it. */
+async function sync(files: readonly Certificate[], options: { refused?: boolean; serving?: readonly Certificate[] } = {}): Promise<{ removed: string[]; live: boolean }> {
+  const staged = await folder.stage({ config: conf(files, options.refused), files });
+  const removed = await folder.sweep(staged.ok ? [] : (options.serving ?? []));
+  return { removed, live: staged.ok };
 }
 
 const exists = (file: string) => lstat(join(dir, file)).then(() => true, () => false);
 /** what a master restarted now (after kill -9) would do first: load nginx.conf */
 const restartWouldLoad = async () => (await testConfig(nginxBinary(), dir, join(dir, 'nginx.conf'))).ok;
 
-describe('writeCertificates with a memo', () => {
+describe('the nginx actor\'s ConfigFolder', () => {
   it('writes the files and folders as ConfigLayout says, and removes nothing while they are named', async () => {
     const files = [cert('a', pems[0]!), auth('x')];
     const layout = configLayout(await workerIdentity());
@@ -78,29 +76,22 @@ describe('writeCertificates with a memo', () => {
     expect(await readFile(join(dir, 'certificates/tls_a.pem'), 'utf8')).toBe(pems[0]);
   });
 
-  it('finding 3 (low): a deleted Secret’s files are gone after the sync that follows the deletion, not after some later one', async () => {
+  it('finding 3 (low): a deleted Secret’s files are gone with the reload that drops them', async () => {
     await sync([cert('a', pems[0]!), cert('b', pems[1]!), auth('x')]);
-    // The Secrets of b and x are gone: the sync's own call still keeps them (the live config names
-    // them), but once the config without them is live, staging removes them.
-    expect(await writeCertificates(dir, [cert('a', pems[0]!)], memo)).toEqual([]);
-    expect(await exists('certificates/tls_b.pem')).toBe(true);
-    const staged = await stageConfig(nginxBinary(), dir, conf([cert('a', pems[0]!)]), []);
-    expect(staged.ok && staged.removed).toEqual(['auth/auth_x.htpasswd', 'certificates/tls_b.pem']);
-    expect(await exists('certificates/tls_b.pem')).toBe(false);
-    expect(await exists('auth/auth_x.htpasswd')).toBe(false);
-    // No further sync is needed, and the next one finds nothing left to do.
-    expect(await sync([cert('a', pems[0]!)])).toEqual({ removed: [], live: true });
+    expect(await sync([cert('a', pems[0]!)])).toEqual({ removed: ['auth/auth_x.htpasswd', 'certificates/tls_b.pem'], live: true });
     expect(await readdir(join(dir, 'certificates'))).toEqual(['tls_a.pem']);
     expect(await readdir(join(dir, 'auth'))).toEqual([]);
+    expect(await sync([cert('a', pems[0]!)])).toEqual({ removed: [], live: true });
     expect(await restartWouldLoad()).toBe(true);
   });
 
-  it('never removes a file of the live config while nginx refuses the configs after it', async () => {
-    await sync([cert('a', pems[0]!), cert('b', pems[1]!), auth('x')]);
+  it('never removes a file of the live config while nginx refuses the configs after it; a refused config’s own files go', async () => {
+    const first = [cert('a', pems[0]!), cert('b', pems[1]!), auth('x')];
+    await sync(first);
     const live = await readFile(join(dir, 'nginx.conf'), 'utf8');
     for (let i = 0; i < 4; i++) {
-      const { removed, live: took } = await sync([cert('a', pems[0]!)], { refused: true });
-      expect({ removed, took }).toEqual({ removed: [], took: false });
+      const { removed, live: took } = await sync([cert('a', pems[0]!), cert('c', pems[2]!)], { refused: true, serving: first });
+      expect({ removed, took }).toEqual({ removed: ['certificates/tls_c.pem'], took: false });
       expect(await readFile(join(dir, 'nginx.conf'), 'utf8')).toBe(live);
       expect(await exists('certificates/tls_b.pem')).toBe(true);
       expect(await exists('auth/auth_x.htpasswd')).toBe(true);
@@ -111,26 +102,7 @@ describe('writeCertificates with a memo', () => {
     expect(await sync([cert('a', pems[0]!)])).toEqual({ removed: ['auth/auth_x.htpasswd', 'certificates/tls_b.pem'], live: true });
   });
 
-  it('keeps the previous call’s files, which the nginx actor may still be testing, then removes them if they never went live', async () => {
-    await sync([cert('a', pems[0]!)]);
-    // c is added but its config is refused (still pending retry in the real actor), then c is dropped again.
-    expect((await sync([cert('a', pems[0]!), cert('c', pems[2]!)], { refused: true })).live).toBe(false);
-    expect(await writeCertificates(dir, [cert('a', pems[0]!)], memo)).toEqual([]);
-    expect(await exists('certificates/tls_c.pem')).toBe(true);
-    expect(await writeCertificates(dir, [cert('a', pems[0]!)], memo)).toEqual(['certificates/tls_c.pem']);
-  });
-
-  it('keeps what nginx.conf.next names (the config nginx -t is testing now)', async () => {
-    await sync([cert('a', pems[0]!), cert('b', pems[1]!)]);
-    await writeFile(join(dir, 'nginx.conf'), conf([cert('a', pems[0]!)]));
-    await writeFile(join(dir, 'nginx.conf.next'), conf([cert('a', pems[0]!), cert('b', pems[1]!)]));
-    expect(await writeCertificates(dir, [cert('a', pems[0]!)], memo)).toEqual([]);
-    expect(await writeCertificates(dir, [cert('a', pems[0]!)], memo)).toEqual([]);
-    expect(await sweepStaleFiles(dir)).toEqual([]);
-    expect(await exists('certificates/tls_b.pem')).toBe(true);
-  });
-
-  it('writes a removed file again when a model names it again with the same content', async () => {
+  it('writes a removed file again when a config names it again with the same content', async () => {
     await sync([cert('a', pems[0]!), cert('b', pems[1]!)]);
     expect((await sync([cert('a', pems[0]!)])).removed).toEqual(['certificates/tls_b.pem']);
     expect(await sync([cert('a', pems[0]!), cert('b', pems[1]!)])).toEqual({ removed: [], live: true });
@@ -146,16 +118,22 @@ describe('writeCertificates with a memo', () => {
     // From an earlier run of the controller in the same folder:
     await writeFile(join(dir, 'certificates/old_one.pem'), 'x', { mode: 0o600 });
     await writeFile(join(dir, 'auth/old_one.htpasswd'), 'x', { mode: 0o600 });
-    expect(await writeCertificates(dir, [cert('a', pems[0]!)], memo)).toEqual(['auth/old_one.htpasswd', 'certificates/old_one.pem']);
+    expect((await sync([cert('a', pems[0]!)])).removed).toEqual(['auth/old_one.htpasswd', 'certificates/old_one.pem']);
     for (const file of foreign) expect(await exists(file)).toBe(true);
+  });
+
+  it('removes nothing before it made a config live (a refusal at its first reload keeps what another wrote)', async () => {
+    await writeCertificates(dir, [cert('a', pems[0]!)]);
+    expect(await sync([cert('b', pems[1]!)], { refused: true })).toEqual({ removed: [], live: false });
+    expect(await exists('certificates/tls_a.pem')).toBe(true);
   });
 });
 
-describe('writeCertificates without a memo', () => {
-  it('removes nothing (render --out, the nginx actor’s staging with no files)', async () => {
+describe('writeCertificates', () => {
+  it('removes nothing (render --out, boot)', async () => {
     await writeCertificates(dir, [cert('a', pems[0]!), cert('b', pems[1]!)]);
-    expect(await writeCertificates(dir, [])).toEqual([]);
-    expect(await writeCertificates(dir, [cert('a', pems[0]!)])).toEqual([]);
+    await writeCertificates(dir, []);
+    await writeCertificates(dir, [cert('a', pems[0]!)]);
     expect(await readdir(join(dir, 'certificates'))).toEqual(['tls_a.pem', 'tls_b.pem']);
   });
 });

@@ -49,7 +49,7 @@ beforeAll(async () => {
   }
   h.cluster.controller.root.system.inspect((event: InspectionEvent) => {
     if (event.type !== '@xstate.snapshot' || (event.actorRef as AnyActorRef).id !== 'nginx') return;
-    const text = (event.snapshot as { context?: { appliedConfig?: string | null } }).context?.appliedConfig;
+    const text = (event.snapshot as { context?: { applied?: { config: string } | null } }).context?.applied?.config;
     if (!text || applied.has(text)) return;
     applied.add(text);
     try {

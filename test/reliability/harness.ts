@@ -180,7 +180,7 @@ export class Harness {
     return expectedConfig(this.cluster.api, this.cluster.config, this.template, this.excluded);
   }
 
-  nginxContext(): { pid: number | null; reloadsOk: number; reloadsFailed: number; lastReloadError: string | null; appliedConfig: string | null; restarts: number } {
+  nginxContext(): { pid: number | null; reloadsOk: number; reloadsFailed: number; lastReloadError: string | null; applied: { config: string } | null; restarts: number } {
     return this.cluster.actor('nginx')!.context as never;
   }
 
@@ -208,7 +208,7 @@ export class Harness {
       const n = this.nginxContext();
       return `live nginx.conf differs from render(buildModel(API objects)) at ${firstDifference(live, expected)}; last reload error: ${String(n.lastReloadError).split('\n')[0]}`;
     }
-    if (this.nginxContext().appliedConfig !== expected) return 'nginx.conf is written but nginx has not applied it';
+    if (this.nginxContext().applied?.config !== expected) return 'nginx.conf is written but nginx has not applied it';
     const reply = await get({ host: 'churn.example.com', path: this.churn.path, port: this.cluster.httpPort });
     if (reply.backend !== this.churn.backend) return `the newest route ${this.churn.path} answers ${reply.status} from ${reply.backend ?? 'nginx'}, not ${this.churn.backend}`;
     for (const [host, secret] of this.tlsHosts) {

@@ -45,7 +45,7 @@ export const E = {
   started: { type: 'nginx.started', pid: 1 },
   exited: { type: 'nginx.exited', code: null, signal: 'SIGKILL' },
   stop: { type: 'nginx.stop' },
-  reload: (config: string) => ({ type: 'nginx.reload', config }),
+  reload: (config: string) => ({ type: 'nginx.reload', config, files: [] }),
   reloadDone: { type: 'xstate.done.actor.reload' },
   reloadFailed: { type: 'xstate.error.actor.reload', error: 'nginx -t failed' },
   masterFailed: { type: 'xstate.error.actor.master', error: 'master failed' },
@@ -65,6 +65,8 @@ export const INJECTED: Readonly<Record<string, string>> = {
   [`${id('draining')} | xstate.error.actor.drain #0`]: 'drainOrphans does not reject',
 };
 
+const cfg = (set: { config: string } | null) => set?.config ?? null;
+
 const other = (config: string | null) => (config === 'conf-1' ? 'conf-2' : 'conf-1');
 
 /** nginxEvents lists the events the world can make happen in a model state. */
@@ -72,11 +74,11 @@ export function nginxEvents(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   const c = snapshot.context as NginxProcessContext;
   const m = (v: string) => snapshot.matches(v as never);
   // One config queued at most, so the graph stays small; queueing twice is the same transition.
-  const queue = c.pendingConfig === null ? [E.reload(other(c.reloadingConfig ?? c.appliedConfig))] : [];
+  const queue = cfg(c.pending) === null ? [E.reload(other(cfg(c.reloading) ?? cfg(c.applied)))] : [];
   if (m('alive.starting')) return [E.started, E.exited, E.stop, E.masterFailed];
   if (m('alive.running')) {
-    const retry = c.failedConfig ? [E.retry] : []; // a failed config is tried again after reloadRetryMs
-    return [E.reload(other(c.appliedConfig)), ...(c.appliedConfig ? [E.reload(c.appliedConfig)] : []), E.exited, E.stop, E.stable, ...retry];
+    const retry = cfg(c.failed) ? [E.retry] : []; // a failed config is tried again after reloadRetryMs
+    return [E.reload(other(cfg(c.applied))), ...(c.applied ? [E.reload(c.applied.config)] : []), E.exited, E.stop, E.stable, ...retry];
   }
   if (m('alive.reloading')) return [E.reloadDone, E.reloadFailed, E.exited, E.stop, ...queue];
   // Stopped before it served, nginx has nothing to finish: it quits at once.
@@ -91,7 +93,7 @@ export function nginxEvents(snapshot: AnyMachineSnapshot): AnyEventObject[] {
 /** nginxKey is the part of a snapshot that decides what happens next. */
 export function nginxKey(snapshot: AnyMachineSnapshot): unknown {
   const c = snapshot.context as NginxProcessContext;
-  return [snapshot.value, c.appliedConfig, c.pendingConfig, c.reloadingConfig, c.failedConfig, c.stopRequested, c.killed, c.pid === null, c.lastExit?.pid === null];
+  return [snapshot.value, cfg(c.applied), cfg(c.pending), cfg(c.reloading), cfg(c.failed), c.stopRequested, c.killed, c.pid === null, c.lastExit?.pid === null];
 }
 
 const MARK = (config: string | null) => `served ${config ?? 'boot'}`;
@@ -207,7 +209,7 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
       const c = snapshot.context as NginxProcessContext;
       const symbol = (config: string | null) => (side === 'model' || config === null ? config : (['conf-1', 'conf-2'].find((s) => text(s) === config) ?? `?${config.slice(0, 20)}`));
       return {
-        applied: symbol(c.appliedConfig), pending: symbol(c.pendingConfig), reloading: symbol(c.reloadingConfig), retry: symbol(c.failedConfig ?? null),
+        applied: symbol(cfg(c.applied)), pending: symbol(cfg(c.pending)), reloading: symbol(cfg(c.reloading)), retry: symbol(cfg(c.failed) ?? null),
         ok: c.reloadsOk, failed: c.reloadsFailed, skipped: c.reloadsSkipped, restarts: c.restarts, stopRequested: c.stopRequested, killed: c.killed,
         exitPid: c.lastExit === null ? 'none' : c.lastExit.pid === null ? 'null' : 'pid',
       };
@@ -239,7 +241,7 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
         if (from?.matches('alive.reloading' as never)) staleTests.push(...(await gates.waiting('test')));
         actor.send({ type: 'nginx.stop' });
       }
-      if (event.type === 'nginx.reload') actor.send({ type: 'nginx.reload', config: text((event as unknown as { config: string }).config) });
+      if (event.type === 'nginx.reload') actor.send({ type: 'nginx.reload', config: text((event as unknown as { config: string }).config), files: [] });
       if (event.type === E.reloadDone.type || event.type === E.reloadFailed.type) {
         const tests = await waitFor<number[] | false>('the nginx -t of this reload', async () => ((await freshTests()).length ? freshTests() : false), 5000);
         if (event.type === E.reloadFailed.type) await writeFile(join(conf, 'nginx.conf.next'), 'this is not an nginx config;\n');
@@ -255,17 +257,17 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
       const c = model.context as NginxProcessContext;
       await rememberMasters();
       if (model.matches('alive.running' as never)) {
-        await waitFor(`nginx serving ${MARK(c.appliedConfig)}`, () => servesSteadily(MARK(c.appliedConfig)), 3000);
+        await waitFor(`nginx serving ${MARK(cfg(c.applied))}`, () => servesSteadily(MARK(cfg(c.applied))), 3000);
         expect(alive(ctx().pid!)).toBe(true);
       } else if (model.matches('alive.reloading' as never) && current) {
         await waitFor('the nginx -t of the reload, held', async () => (await freshTests()).length === 1, 3000);
         // The config under test is not in yet: nginx settles on the applied one. Configs alternate
         // between two symbols, so an old worker of the reload before last may answer with the very
         // symbol under test for a moment; that is why this waits for steady answers first.
-        await waitFor(`nginx serving ${MARK(c.appliedConfig)} while the reload is held`, () => servesSteadily(MARK(c.appliedConfig)), 3000);
+        await waitFor(`nginx serving ${MARK(cfg(c.applied))} while the reload is held`, () => servesSteadily(MARK(cfg(c.applied))), 3000);
         const answer = await serves();
         expect(answer).toMatch(/^served /);
-        expect(answer).not.toBe(MARK(c.reloadingConfig));
+        expect(answer).not.toBe(MARK(cfg(c.reloading)));
       } else if (model.matches('alive.starting' as never) && current) {
         await waitFor('the new master, held before it runs nginx', async () => (await gates.waiting('start')).length === 1, 3000);
         expect(await isListening(port)).toBe(false);
