@@ -44,13 +44,25 @@ export interface WatchFailedEvent {
   readonly at: number;
 }
 
+/**
+ * SecretsRelevantEvent: after each build, the Secrets (`namespace/name`) the model read, and the
+ * namespaces in which every Secret counts (those of Ingresses the quarantine holds back, which
+ * a renewed Secret of theirs lets back in). From then on only their changes are reported; the
+ * others are only cached. Until the first one, every change counts.
+ */
+export interface SecretsRelevantEvent {
+  readonly type: 'secrets.relevant';
+  readonly keys: readonly string[];
+  readonly namespaces: readonly string[];
+}
+
 /** WatcherStopEvent stops the watcher for good. */
 export interface WatcherStopEvent {
   readonly type: 'watcher.stop';
 }
 
 /** ResourceWatcherEvent is every event a watcher handles. */
-export type ResourceWatcherEvent = WatchSyncedEvent | WatchChangedEvent | WatchFailedEvent | WatcherStopEvent;
+export type ResourceWatcherEvent = WatchSyncedEvent | WatchChangedEvent | WatchFailedEvent | SecretsRelevantEvent | WatcherStopEvent;
 
 /** ResourceWatcherContext is a watcher's state beyond its state value. */
 export interface ResourceWatcherContext extends ResourceWatcherInput {
@@ -63,6 +75,8 @@ export interface ResourceWatcherContext extends ResourceWatcherInput {
   readonly changes: number;
   /** since when (epoch ms) this kind is not watched: the first failure in a row; null while watching */
   readonly staleSince: number | null;
+  /** the objects whose changes are reported (from `secrets.relevant`); null: all of them */
+  readonly relevant: { readonly keys: ReadonlySet<string>; readonly namespaces: ReadonlySet<string> } | null;
 }
 
 /** WatchFailureReport is what `reportFailed` gets: enough to log the failure and say when the retry comes. */
@@ -87,8 +101,9 @@ export function backoffDelayMs(context: Pick<ResourceWatcherContext, 'baseBackof
 /**
  * resourceWatcherMachine is one kind's list-watch: `listing` until the first list is in, then
  * `watching`; a failure goes to `backoff` (exponential, with jitter, capped) and back to
- * `listing`; `watcher.stop` → `stopped`. The informer handles 410 Gone and dropped watches by
- * itself (relist / resume); the machine restarts it only when it gives up.
+ * `listing`; `watcher.stop` → `stopped`; `secrets.relevant` narrows which changes are reported.
+ * The informer handles 410 Gone and dropped watches by itself (relist / resume); the machine
+ * restarts it only when it gives up.
  *
  * Effects to provide: `informer` (fromCallback<EventObject, InformerInput>: starts the informer,
  * sends back `watch.synced`, `watch.changed`, `watch.failed`; stops it on cleanup), the actions
@@ -114,16 +129,24 @@ export const resourceWatcherMachine = setup({
   },
   guards: {
     firstSync: ({ context }) => !context.reportedSynced,
+    relevant: ({ context, event }) => {
+      if (context.relevant === null || event.type !== 'watch.changed') return true;
+      const slash = event.key.indexOf('/');
+      return context.relevant.keys.has(event.key) || (slash > 0 && context.relevant.namespaces.has(event.key.slice(0, slash)));
+    },
   },
   delays: {
     backoff: ({ context }) => backoffDelayMs(context),
   },
 }).createMachine({
   id: 'resourceWatcher',
-  context: ({ input }) => ({ ...input, failures: 0, jitter: 0, lastError: null, reportedSynced: false, changes: 0, staleSince: null }),
+  context: ({ input }) => ({ ...input, failures: 0, jitter: 0, lastError: null, reportedSynced: false, changes: 0, staleSince: null, relevant: null }),
   initial: 'running',
   on: {
     'watcher.stop': '.stopped',
+    'secrets.relevant': {
+      actions: assign({ relevant: ({ event }) => ({ keys: new Set(event.keys), namespaces: new Set(event.namespaces) }) }),
+    },
   },
   states: {
     running: {
@@ -137,7 +160,9 @@ export const resourceWatcherMachine = setup({
       },
       initial: 'listing',
       on: {
+        // A change of an object no build read (a Secret no Ingress names) is only cached.
         'watch.changed': {
+          guard: 'relevant',
           actions: [
             assign({ changes: ({ context }) => context.changes + 1 }),
             { type: 'reportChanged', params: ({ context, event }) => ({ kind: context.kind, key: event.key }) },

@@ -102,7 +102,6 @@ export async function startController(
     actors: watcherActors(kc, cache, {
       namespace: config.watchNamespace,
       configMap: config.build.configMap ?? null,
-      flaggedSecrets: config.build.defaultSslCertificate ? [config.build.defaultSslCertificate] : [],
     }, log.child({ actor: 'watcher' })),
     actions: {
       reportSynced: ({ system }, { kind }) => {

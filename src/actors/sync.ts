@@ -3,11 +3,12 @@ import type { RunSyncInput, RunSyncOutput } from '../../machines/syncQueue.machi
 import { formatProblem } from '../cli/render.js';
 import type { Logger } from '../log.js';
 import type { ClusterCache } from '../kube/cache.js';
-import { BuildMemo, buildModel, type BuildOptions } from '../model/build.js';
+import { BuildMemo, buildModel, secretsRead, type BuildOptions } from '../model/build.js';
 import type { NginxModel, Problem } from '../model/nginx-model.js';
 import { Quarantine } from '../model/quarantine.js';
 import { blame } from '../render/blame.js';
 import { render, type NginxTemplate } from '../render/render.js';
+import { announceSecretsRead } from './watcher.js';
 
 /** SyncOptions are what a sync needs besides the actors it talks to. */
 export interface SyncOptions {
@@ -50,6 +51,8 @@ export function syncActors(options: SyncOptions) {
       }
       const snapshotted = performance.now();
       const result = buildModel(snapshot, options.build, memo);
+      // The Secret watcher reports only the changes of Secrets this build read.
+      announceSecretsRead(system, options.cache, snapshot.secrets, secretsRead(memo, options.build, quarantine.heldKeys()));
       const { model } = result;
       const problems = leftOut.length > 0 ? [...result.problems, ...leftOut] : result.problems;
       const built = performance.now();

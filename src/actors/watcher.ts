@@ -3,8 +3,10 @@ import { fromCallback, type EventObject } from 'xstate';
 import type { InformerInput, ResourceWatcherEvent, WatchFailureReport } from '../../machines/resourceWatcher.machine.js';
 import type { Logger } from '../log.js';
 import { ClusterCache } from '../kube/cache.js';
+import type { KubeObject } from '../model/snapshot.js';
 import { createInformer, DEFAULT_INFORMER_TIMEOUTS, type Informer } from '../kube/informer.js';
 import type { WatchedKind } from '../kube/kinds.js';
+import { watcherId } from '../../machines/rootSupervisor.machine.js';
 
 /** WatchScope is what the flags narrow the watch to. */
 export interface WatchScope {
@@ -12,8 +14,6 @@ export interface WatchScope {
   readonly namespace: string | null;
   /** `--configmap ns/name`: the only ConfigMap watched */
   readonly configMap: string | null;
-  /** Secrets named by flags (`--default-ssl-certificate`), which matter without an Ingress naming them */
-  readonly flaggedSecrets: readonly string[];
 }
 
 const describe = (error: unknown) =>
@@ -24,12 +24,10 @@ const describe = (error: unknown) =>
  * ListWatch of its own: sharing one across restarts races (the old one's stop aborts the new
  * one's request). A new ListWatch lists from scratch, so when its list is in, whatever the cache
  * still holds of that kind but the list no longer has is removed: nothing deleted while the
- * watcher was down survives. Every event updates the ClusterCache; `watch.changed` goes to the
- * machine only for objects that can change nginx.conf (a Secret no Ingress names cannot).
+ * watcher was down survives. Every event updates the ClusterCache and goes to the machine as
+ * `watch.changed`, which reports only the changes of objects the last build read (`secrets.relevant`).
  */
 export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchScope, log: Logger) {
-  const matters = (kind: WatchedKind, obj: KubernetesObject): boolean =>
-    kind !== 'Secret' || cache.referencesSecret(obj.metadata?.namespace ?? '', obj.metadata?.name ?? '', scope.flaggedSecrets);
   const keyOf = (obj: KubernetesObject) => (obj.metadata?.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : (obj.metadata?.name ?? ''));
 
   return {
@@ -50,7 +48,7 @@ export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchS
           for (const obj of cache.list<KubernetesObject>(kind)) {
             if (seen.has(keyOf(obj))) continue;
             cache.remove(kind, obj);
-            if (matters(kind, obj)) tell({ type: 'watch.changed', key: keyOf(obj) });
+            tell({ type: 'watch.changed', key: keyOf(obj) });
           }
           tell({ type: 'watch.synced' });
         },
@@ -61,7 +59,7 @@ export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchS
           else seen.add(key);
           const changed = type === 'delete' ? cache.remove(kind, obj) : cache.upsert(kind, obj);
           log.debug({ kind, key, type }, 'watch event');
-          if (changed && matters(kind, obj)) tell({ type: 'watch.changed', key });
+          if (changed) tell({ type: 'watch.changed', key });
         },
         onError: failed,
         onIdle: (idleMs) => active && log.info({ kind, idleMs }, 'the watch received nothing, not even a bookmark; reopening it'),
@@ -90,4 +88,20 @@ export function watcherLogActions(log: Logger) {
     reportRecovered: (_: unknown, { kind, staleSince }: { kind: string; staleSince: number | null }) =>
       log.info({ kind, ...(staleSince !== null ? { staleForMs: Date.now() - staleSince } : {}) }, 'watching again'),
   };
+}
+
+/** The system's handle on actors by systemId, as much of it as announcing Secrets needs. */
+interface SystemLike {
+  get(id: string): { send(event: { type: string; [k: string]: unknown }): void } | undefined;
+}
+
+/**
+ * announceSecretsRead tells the Secret watcher which Secrets the build just made read (and in
+ * which namespaces every Secret counts): the watcher reports only their changes from then on.
+ * A change it judged by the set before, while the build ran, is not lost: whatever in the new
+ * set the cache holds differently from the build's `secrets` goes to the sync queue now.
+ */
+export function announceSecretsRead(system: SystemLike, cache: ClusterCache, secrets: readonly KubeObject[], read: { readonly keys: readonly string[]; readonly namespaces: readonly string[] }): void {
+  system.get(watcherId('Secret'))?.send({ type: 'secrets.relevant', keys: read.keys, namespaces: read.namespaces });
+  for (const key of cache.changedSince('Secret', secrets, read)) system.get('syncQueue')?.send({ type: 'k8s.changed', kind: 'Secret', key });
 }

@@ -1,9 +1,6 @@
 import type { KubeObject, Snapshot } from '../model/snapshot.js';
 import type { WatchedKind } from './kinds.js';
 
-/** The annotation that names an htpasswd Secret, which matters to nginx.conf like a TLS Secret does. */
-const AUTH_SECRET_ANNOTATION = 'nginx.ingress.kubernetes.io/auth-secret';
-
 const key = (obj: KubeObject) => `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
 
 /**
@@ -57,18 +54,23 @@ export class ClusterCache {
   }
 
   /**
-   * referencesSecret says whether any Ingress names the Secret: in spec.tls, or in the
-   * `auth-secret` annotation (`name` or `namespace/name`), or a flag does.
+   * changedSince lists the keys (`namespace/name`) among `among` whose object of `kind` the cache
+   * holds differently from `before` (an earlier list of that kind): changed, added or removed.
+   * `among.namespaces` count whole (every key in them).
    */
-  referencesSecret(namespace: string, name: string, flagged: readonly string[] = []): boolean {
-    const key = `${namespace}/${name}`;
-    if (flagged.includes(key)) return true;
-    return this.list<Snapshot['ingresses'][number]>('Ingress').some((ing) => {
-      const ns = ing.metadata?.namespace ?? '';
-      const auth = ing.metadata?.annotations?.[AUTH_SECRET_ANNOTATION];
-      if (auth !== undefined && (auth.includes('/') ? auth : `${ns}/${auth}`) === key) return true;
-      return ns === namespace && (ing.spec?.tls ?? []).some((t) => t.secretName === name);
-    });
+  changedSince(kind: WatchedKind, before: readonly KubeObject[], among: { readonly keys: readonly string[]; readonly namespaces: readonly string[] }): string[] {
+    const now = this.list(kind);
+    if (now === before) return [];
+    const was = new Map(before.map((o) => [key(o), o]));
+    const byKey = this.kind(kind);
+    const changed = new Set(among.keys.filter((k) => byKey.get(k) !== was.get(k)));
+    if (among.namespaces.length > 0) {
+      const namespaces = new Set(among.namespaces);
+      const inNamespace = (k: string) => namespaces.has(k.slice(0, k.indexOf('/')));
+      for (const [k, o] of byKey) if (inNamespace(k) && was.get(k) !== o) changed.add(k);
+      for (const k of was.keys()) if (inNamespace(k) && !byKey.has(k)) changed.add(k);
+    }
+    return [...changed].sort();
   }
 
   private kind(kind: WatchedKind): Map<string, KubeObject> {

@@ -1,15 +1,25 @@
-import { BuiltUpstreams, UpstreamTable, compare, type Report, type Resolved } from './backends.js';
-import { balancedUpstreams, type KeptUpstreams } from './annotations/apply.js';
+/**
+ * buildModel, as a pipeline: the globals (ConfigMap, flags, default certificate and backend),
+ * the Ingresses that are ours (class filtering, age order), their plans, the hosts settled from
+ * the plans, the upstreams the servers proxy to, the files nginx.conf names, and the model.
+ * Each step is a function below, in that order; what a step can reuse from the last build is
+ * decided in src/model/incremental/.
+ */
+import { BuiltUpstreams, UpstreamTable, compare, type Report } from './backends.js';
+import { balancedUpstreams } from './annotations/apply.js';
 import { filesDigest } from './files-digest.js';
-import { fitServerNameHash, readConfigMap } from './config-map.js';
-import { HostTable, type HostContext } from './host-table.js';
+import { fitServerNameHash } from './config-map.js';
+import type { HostContext } from './host-rules.js';
+import type { HostTable } from './incremental/host-table.js';
+import { BuildMemo, forgetAllUnlessSameSettings, globalsFor, type DefaultTarget } from './incremental/memo.js';
+import { changesSince, reusedOrNewPlans, secretsToResettle, type Changes } from './incremental/reuse.js';
 import { isOurs, type ClassOptions } from './ingress-class.js';
-import { CATCH_ALL, firstPort, planIngress, type IngressPlan } from './ingress-plan.js';
+import { CATCH_ALL, firstPort, type IngressPlan } from './ingress-plan.js';
 import { DEFAULT_PROXY_HOST, type Route } from './locations.js';
 import { Lookups, sameItems, TrackedReads } from './lookups.js';
 import type { BalancedUpstream, BuildResult, Certificate, GlobalConfig, NginxModel, Problem, Server } from './nginx-model.js';
-import type { ConfigMap as ConfigMapObject, Ingress, IngressClass, Snapshot } from './snapshot.js';
-import { CertificateTable, type CheckedSecrets } from './tls.js';
+import type { Ingress, IngressClass, Snapshot } from './snapshot.js';
+import { CertificateTable } from './tls.js';
 import { checkDnsLabel, show } from './validate.js';
 /** BuildOptions are the controller flags buildModel depends on. */
 export interface BuildOptions extends ClassOptions {
@@ -34,62 +44,8 @@ export const defaultBuildOptions: BuildOptions = Object.freeze({
   httpsPort: 443,
 });
 
-export { CATCH_ALL };
-
-/** The inputs every plan and server depends on; when one changes, nothing is reused. */
-interface Globals {
-  readonly options: BuildOptions;
-  readonly configMap: ConfigMapObject | undefined;
-  readonly config: GlobalConfig;
-  readonly configProblems: readonly Problem[];
-}
-
-/**
- * BuildMemo carries what one build can lend the next: Ingress plans, upstreams and certificate
- * verdicts keyed by the objects they came from (the caches replace an object on change, never
- * mutate it), and the hosts worked out from those plans. A build with a memo gives exactly the
- * result of a build without one (test/property/incremental.test.ts checks it); it is only faster.
- */
-export class BuildMemo {
-  /** each Ingress's plan, and the last build whose objects it was checked against */
-  plans = new WeakMap<Ingress, { readonly plan: IngressPlan; checkedIn: Lookups }>();
-  readonly built = new BuiltUpstreams();
-  readonly verdicts: CheckedSecrets = new WeakMap();
-  hosts = new HostTable();
-  readonly upstreams: KeptUpstreams = { last: new Map() };
-  /** creation times, parsed once per Ingress object for the age order */
-  readonly ages = new WeakMap<Ingress, number>();
-  globals: Globals | null = null;
-  /** the `/` of hosts no rule gives one, kept while the default backend is the same so their servers can be reused */
-  fallback: Route | null = null;
-  lookups: Lookups | undefined = undefined;
-  /** the Ingresses of the last build that are ours, in age order, and what decided that */
-  ours: { readonly from: readonly Ingress[]; readonly classes: readonly IngressClass[]; readonly options: BuildOptions; readonly list: readonly Ingress[] } | null = null;
-  /** the last build's servers split into the catch-all and the named ones, and the config fitted to their names */
-  view: {
-    readonly servers: readonly Server[];
-    readonly baseConfig: GlobalConfig;
-    readonly defaultServer: Server;
-    readonly named: readonly Server[];
-    readonly config: GlobalConfig;
-  } | null = null;
-  /** the last upstream list, and the tally versions it was made at */
-  balanced: { readonly key: string; readonly services: Lookups['services']; readonly upstreams: readonly BalancedUpstream[]; readonly problems: readonly Problem[] } | null = null;
-  /** the last certificates (and with the htpasswd files, all files) and their digest, and the tally version they were made at */
-  files: {
-    readonly key: number;
-    readonly defaultCertificate: Certificate;
-    readonly certs: readonly Certificate[];
-    readonly list: readonly Certificate[];
-    readonly digest: string;
-  } | null = null;
-}
-
-function millis(t: string | Date | undefined): number {
-  if (t === undefined) return 0;
-  const ms = t instanceof Date ? t.getTime() : Date.parse(t);
-  return Number.isNaN(ms) ? 0 : ms;
-}
+export { CATCH_ALL, BuildMemo };
+export { secretsRead, type SecretsRead } from './incremental/secrets-read.js';
 
 /** byAge orders Ingresses as ingress-nginx resolves conflicts: oldest first, then namespace/name. */
 function byAge(a: Ingress, b: Ingress, age: (i: Ingress) => number): number {
@@ -115,66 +71,94 @@ function hstsHeader(config: GlobalConfig): string | null {
  */
 export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBuildOptions, memo: BuildMemo = new BuildMemo()): BuildResult {
   const problems: Problem[] = [];
-  const previousLookups = memo.lookups;
-  const lookups = new Lookups(snapshot, previousLookups);
+  const settings = settingsOf(snapshot, options, memo, problems);
+  const ours = oursInAgeOrder(snapshot, options, memo);
+  const plans = plansOf(ours, settings, memo, problems);
+  const hosts = hostsOf(plans, settings, memo, problems);
+  const http = hosts.extras.model();
+  const upstreams = upstreamsOf(memo, settings.config, settings.changes.lookups, problems);
+  const files = filesOf(memo, settings.certificates, http.files);
+  return { model: modelOf(options, settings, memo, { hosts, http, upstreams, files }), problems };
+}
+
+/** Settings are what every plan and host of a build is made under. */
+interface Settings {
+  readonly config: GlobalConfig;
+  readonly changes: Changes;
+  readonly certificates: CertificateTable;
+  readonly defaultBackend: DefaultTarget;
+  readonly defaultTable: UpstreamTable | null;
+  /** the `/` of hosts no rule gives one */
+  readonly fallback: Route;
+  readonly hsts: string | null;
+  /** `--default-ssl-certificate`: any TLS host may fall back to it */
+  readonly defaultSslCertificate: string | undefined;
+}
+
+/**
+ * settingsOf is the first step: the ConfigMap's globals, the default certificate and the
+ * default backend, and what changed since the last build. When the globals or the default
+ * backend changed, the memo forgets every plan and host: they were made under other settings.
+ */
+function settingsOf(snapshot: Snapshot, options: BuildOptions, memo: BuildMemo, problems: Problem[]): Settings {
+  const lookups = new Lookups(snapshot, memo.lookups);
+  const changes = changesSince(lookups, memo.lookups);
   memo.lookups = lookups;
   const configMap = options.configMap
     ? snapshot.configMaps.find((c) => `${c.metadata?.namespace}/${c.metadata?.name}` === options.configMap)
     : undefined;
   const globals = globalsFor(memo, options, configMap);
-  const baseConfig = globals.config;
   problems.push(...globals.configProblems);
-
   const certificates = new CertificateTable(lookups, options.defaultSslCertificate, problems, memo.verdicts);
   const { resolved: defaultBackend, table: defaultTable } = resolveDefaultBackend(options.defaultBackendService, lookups, memo.built, problems);
-  const fallback = fallbackUnder(memo, globals, defaultBackend);
+  const fallback = forgetAllUnlessSameSettings(memo, globals, defaultBackend);
+  return { config: globals.config, changes, certificates, defaultBackend, defaultTable, fallback, hsts: hstsHeader(globals.config), defaultSslCertificate: options.defaultSslCertificate };
+}
 
-  const age = (i: Ingress) => {
-    let ms = memo.ages.get(i);
-    if (ms === undefined) memo.ages.set(i, (ms = millis(i.metadata?.creationTimestamp)));
-    return ms;
-  };
-  const ours = oursInAgeOrder(snapshot, options, memo, age);
-  // A plan holds while every object it read is the same. For the plans the last build checked:
-  // when no Service or EndpointSlice changed since, only the Secrets they read need a look.
-  const secretsChanged = previousLookups === undefined ? null : lookups.changedSecrets(previousLookups);
-  const onlySecretsMoved = previousLookups !== undefined && lookups.services === previousLookups.services && lookups.slices === previousLookups.slices;
-  const holds = (known: { plan: IngressPlan; checkedIn: Lookups }) =>
-    onlySecretsMoved && known.checkedIn === previousLookups ? !known.plan.reads.readAnySecretOf(secretsChanged!) : known.plan.reads.unchangedIn(lookups);
-  const planContext = { config: baseConfig, lookups, built: memo.built, defaultBackendUpstream: defaultBackend.upstream };
-  const plans = ours.map((ingress) => {
-    const known = memo.plans.get(ingress);
-    if (known && holds(known)) {
-      known.checkedIn = lookups;
-      return known.plan;
-    }
-    const plan = planIngress(ingress, planContext);
-    memo.plans.set(ingress, { plan, checkedIn: lookups });
-    return plan;
-  });
+/** plansOf gives each Ingress of ours its plan (the memo's while it holds) and reports the Ingresses left out whole. */
+function plansOf(ours: readonly Ingress[], settings: Settings, memo: BuildMemo, problems: Problem[]): readonly IngressPlan[] {
+  const context = { config: settings.config, lookups: settings.changes.lookups, built: memo.built, defaultBackendUpstream: settings.defaultBackend.upstream };
+  const plans = reusedOrNewPlans(ours, memo, settings.changes, context);
+  memo.planList = plans;
   for (const plan of plans) if (plan.identifyProblems.length > 0) problems.push(...plan.identifyProblems);
+  return plans;
+}
 
-  const hosts = memo.hosts;
-  const hsts = hstsHeader(baseConfig);
-  const hostContext: HostContext = { certificates, fallback, config: baseConfig, hsts: hsts !== null, order: (a, b) => byAge(a.identified!.ingress, b.identified!.ingress, age) };
-  // Any TLS host may fall back to the default certificate: its Secret changing touches them all.
-  const defaultChanged = secretsChanged === null || (options.defaultSslCertificate !== undefined && secretsChanged.has(options.defaultSslCertificate));
-  hosts.update(plans, hostContext, defaultChanged ? 'all' : secretsChanged);
-  hosts.countDefaultBackend(defaultTable);
+/** hostsOf settles the hosts the plans touch (only the dirty ones with a memo) and reports what the hosts made of the plans. */
+function hostsOf(plans: readonly IngressPlan[], settings: Settings, memo: BuildMemo, problems: Problem[]): HostTable {
+  const { hosts } = memo;
+  const age = (i: Ingress) => memo.age(i);
+  const context: HostContext = {
+    certificates: settings.certificates,
+    fallback: settings.fallback,
+    config: settings.config,
+    hsts: settings.hsts !== null,
+    order: (a, b) => byAge(a.identified!.ingress, b.identified!.ingress, age),
+  };
+  hosts.update(plans, context, secretsToResettle(settings.changes, settings.defaultSslCertificate));
+  hosts.countDefaultBackend(settings.defaultTable);
   hosts.problemsInto(problems);
   problems.push(...[...hosts.sliceProblems.keys()].sort().map((key) => hosts.sliceProblems.get(key)!));
+  return hosts;
+}
 
-  const { defaultServer, named, config } = serversView(memo, hosts.servers(), baseConfig);
-  const http = hosts.extras.model();
-  const balanced = upstreamsOf(memo, baseConfig, lookups);
-  problems.push(...balanced.problems);
-  const files = certificateFiles(memo, certificates, http.files);
-  const model: NginxModel = {
+/** What the steps after the plans made: the hosts and their http-level extras, the upstreams, the files. */
+interface Built {
+  readonly hosts: HostTable;
+  readonly http: ReturnType<HostTable['extras']['model']>;
+  readonly upstreams: readonly BalancedUpstream[];
+  readonly files: { readonly list: readonly Certificate[]; readonly digest: string };
+}
+
+/** modelOf assembles the model from the steps' results. */
+function modelOf(options: BuildOptions, settings: Settings, memo: BuildMemo, { hosts, http, upstreams, files }: Built): NginxModel {
+  const { defaultServer, named, config } = serversView(memo, hosts.servers(), settings.config);
+  return {
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,
     httpsRedirect: `https://$host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$request_uri`,
     config,
-    hstsHeader: hsts,
+    hstsHeader: settings.hsts,
     // Only auth-url needs these: without it the file does not depend on the machine's nameservers.
     externalAuth: hosts.externalAuthHosts.size > 0 ? { resolvers: options.resolvers ?? [] } : null,
     proxyHeaders: { host: DEFAULT_PROXY_HOST },
@@ -184,13 +168,12 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
     canaries: http.canaries,
     defaultServer,
     servers: named,
-    defaultCertificateFile: certificates.defaultCertificate.file,
+    defaultCertificateFile: settings.certificates.defaultCertificate.file,
     // Only what a location proxies to (with its canary) or renders errors with: a defaultBackend that lost to a rule writes no upstream.
-    upstreams: balanced.upstreams,
+    upstreams,
     certificates: files.list,
     filesDigest: files.digest,
   };
-  return { model, problems };
 }
 
 /**
@@ -198,7 +181,8 @@ export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBu
  * as ingress-nginx settles conflicts. When the only change since the last build is Ingresses
  * replaced in place (same name, age and class verdict), the last order holds with them swapped in.
  */
-function oursInAgeOrder(snapshot: Snapshot, options: BuildOptions, memo: BuildMemo, age: (i: Ingress) => number): readonly Ingress[] {
+function oursInAgeOrder(snapshot: Snapshot, options: BuildOptions, memo: BuildMemo): readonly Ingress[] {
+  const age = (i: Ingress) => memo.age(i);
   const from = snapshot.ingresses;
   const classes = snapshot.ingressClasses;
   const known = memo.ours;
@@ -242,7 +226,13 @@ function serversView(memo: BuildMemo, servers: readonly Server[], baseConfig: Gl
 }
 
 /** upstreamsOf gives the upstreams the servers proxy to, the last build's list while nothing they are made from changed. */
-function upstreamsOf(memo: BuildMemo, config: GlobalConfig, lookups: Lookups): { upstreams: readonly BalancedUpstream[]; problems: readonly Problem[] } {
+function upstreamsOf(memo: BuildMemo, config: GlobalConfig, lookups: Lookups, problems: Problem[]): readonly BalancedUpstream[] {
+  const balanced = balancedOf(memo, config, lookups);
+  problems.push(...balanced.problems);
+  return balanced.upstreams;
+}
+
+function balancedOf(memo: BuildMemo, config: GlobalConfig, lookups: Lookups): NonNullable<BuildMemo['balanced']> {
   const { hosts } = memo;
   // Services matter too, for service-upstream (ClusterIP) variants; a new config resets the whole memo.
   const key = `${hosts.proxied.version}/${hosts.variants.version}/${hosts.used.version}`;
@@ -259,8 +249,8 @@ function upstreamsOf(memo: BuildMemo, config: GlobalConfig, lookups: Lookups): {
   return memo.balanced;
 }
 
-/** certificateFiles lists the files nginx.conf names (certificates, then htpasswd files) with their digest, kept while they are the same. */
-function certificateFiles(memo: BuildMemo, certificates: CertificateTable, httpFiles: readonly Certificate[]): { list: readonly Certificate[]; digest: string } {
+/** filesOf lists the files nginx.conf names (certificates, then htpasswd files) with their digest, kept while they are the same. */
+function filesOf(memo: BuildMemo, certificates: CertificateTable, httpFiles: readonly Certificate[]): { list: readonly Certificate[]; digest: string } {
   const key = memo.hosts.certificates.version;
   const { defaultCertificate } = certificates;
   const known = memo.files;
@@ -273,35 +263,8 @@ function certificateFiles(memo: BuildMemo, certificates: CertificateTable, httpF
   return memo.files;
 }
 
-/** globalsFor reads the ConfigMap, or takes the previous build's reading when the ConfigMap and flags are the same objects. */
-function globalsFor(memo: BuildMemo, options: BuildOptions, configMap: ConfigMapObject | undefined): Globals {
-  const known = memo.globals;
-  if (known && known.options === options && known.configMap === configMap) return known;
-  const { config, problems } = readConfigMap(configMap);
-  return { options, configMap, config, configProblems: problems };
-}
-
-/**
- * fallbackUnder gives the route of hosts no rule gives a `/`: the previous build's object while
- * the globals and the default backend are the same. Otherwise every plan and server the memo
- * holds was made under other settings, and is dropped.
- */
-function fallbackUnder(memo: BuildMemo, globals: Globals, defaultBackend: DefaultBackend): Route {
-  const known = memo.fallback;
-  const same = memo.globals === globals && known !== null && known.upstream === defaultBackend.upstream && known.status === defaultBackend.status;
-  memo.globals = globals;
-  if (same) return known;
-  memo.plans = new WeakMap();
-  memo.hosts = new HostTable();
-  memo.balanced = null;
-  memo.files = null;
-  return (memo.fallback = { path: '/', pathType: 'Prefix', ...defaultBackend, ingress: null, features: null });
-}
-
-type DefaultBackend = Resolved | { upstream: null; status: 404 };
-
 /** resolveDefaultBackend resolves --default-backend-service; its table holds the upstream for the model. */
-function resolveDefaultBackend(flag: string | undefined, lookups: Lookups, built: BuiltUpstreams, problems: Problem[]): { resolved: DefaultBackend; table: UpstreamTable | null } {
+function resolveDefaultBackend(flag: string | undefined, lookups: Lookups, built: BuiltUpstreams, problems: Problem[]): { resolved: DefaultTarget; table: UpstreamTable | null } {
   if (!flag) return { resolved: { upstream: null, status: 404 }, table: null };
   const [namespace = '', name = ''] = flag.split('/');
   const report: Report = (field, message) => problems.push({ kind: 'Service', namespace, name, field: `--default-backend-service (${field})`, message });

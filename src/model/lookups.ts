@@ -91,6 +91,11 @@ export class TrackedReads implements Reads {
     return s;
   }
 
+  /** secretKeys are the Secrets (namespace/name) this reader asked for, found or not. */
+  *secretKeys(): Iterable<string> {
+    for (let i = 0; i < this.secrets.length; i += 2) yield this.secrets[i] as string;
+  }
+
   /** readAnySecretOf says whether this reader asked for one of `keys` (namespace/name). */
   readAnySecretOf(keys: ReadonlySet<string>): boolean {
     if (keys.size === 0) return false;

@@ -54,7 +54,7 @@ async function setup(seed: object[], kinds: WatchedKind[], scopeOrOptions: Parti
   const cache = new ClusterCache();
   const reports: string[] = [];
   const logic = resourceWatcherMachine.provide({
-    actors: watcherActors(kc, cache, { namespace: null, configMap: null, flaggedSecrets: [], ...scope }, log),
+    actors: watcherActors(kc, cache, { namespace: null, configMap: null, ...scope }, log),
     actions: {
       reportSynced: (_, { kind }) => void reports.push(`synced ${kind}`),
       reportChanged: (_, { kind, key }) => void reports.push(`changed ${kind} ${key}`),
@@ -122,26 +122,31 @@ describe('watchers', () => {
     expect(w.cache.list('Ingress').map((i) => i.metadata?.name).sort()).toEqual(['a', 'while-down']);
   });
 
-  it('honour --watch-namespace and only report Secrets an Ingress names', async () => {
+  it('honour --watch-namespace; every Secret change counts until secrets.relevant says which do, then only theirs (issue 15)', async () => {
     const secret = (name: string, namespace: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, stringData: { x: 'y' } });
+    const change = (name: string, x: string) =>
+      w.client.patch({ ...secret(name, 'team-a'), stringData: { x } } as KubernetesObject, undefined, undefined, undefined, undefined, 'application/merge-patch+json' as never);
     const w = await setup(
       [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } }, ing('mine', 'mine.example.com', 'team-a'), ing('theirs'), secret('cert', 'team-a')],
       ['Ingress', 'Secret'],
       { namespace: 'team-a' },
     );
     expect(w.cacheState('Ingress').map((k) => k.split('@')[0])).toEqual(['team-a/mine']);
+    // Before the first build said what it read, every Secret counts.
     await w.client.create(secret('unrelated', 'team-a') as KubernetesObject);
-    await w.client.create({ ...ing('tls', 'tls.example.com', 'team-a'), spec: { ...((ing('tls') as { spec?: object }).spec), tls: [{ hosts: ['tls.example.com'], secretName: 'cert' }] } } as KubernetesObject);
-    await waitFor('the TLS Ingress', () => w.reports.includes('changed Ingress team-a/tls'));
-    await w.client.patch({ ...secret('cert', 'team-a'), stringData: { x: 'changed' } } as KubernetesObject, undefined, undefined, undefined, undefined, 'application/merge-patch+json' as never);
-    await waitFor('the named Secret reported', () => w.reports.includes('changed Secret team-a/cert'));
-    expect(w.cache.list('Secret').map((s) => s.metadata?.name).sort()).toEqual(['cert', 'unrelated']);
-    expect(w.reports).not.toContain('changed Secret team-a/unrelated');
-    // An htpasswd Secret named by the auth-secret annotation matters too.
-    await w.client.create({ ...ing('auth', 'auth.example.com', 'team-a'), metadata: { name: 'auth', namespace: 'team-a', annotations: { 'nginx.ingress.kubernetes.io/auth-type': 'basic', 'nginx.ingress.kubernetes.io/auth-secret': 'unrelated' } } } as KubernetesObject);
-    await waitFor('the auth Ingress', () => w.reports.includes('changed Ingress team-a/auth'));
-    await w.client.patch({ ...secret('unrelated', 'team-a'), stringData: { auth: 'user:hash' } } as KubernetesObject, undefined, undefined, undefined, undefined, 'application/merge-patch+json' as never);
-    await waitFor('the auth Secret reported', () => w.reports.includes('changed Secret team-a/unrelated'));
+    await waitFor('the new Secret reported', () => w.reports.includes('changed Secret team-a/unrelated'));
+    const secrets = w.watchers[1]!;
+    secrets.send({ type: 'secrets.relevant', keys: ['team-a/cert'], namespaces: [] });
+    const changed = await change('unrelated', 'changed');
+    await change('cert', 'changed');
+    await waitFor('the read Secret reported', () => w.reports.filter((r) => r === 'changed Secret team-a/cert').length === 2);
+    const cached = () => w.cache.list('Secret').find((s) => s.metadata?.name === 'unrelated')?.metadata?.resourceVersion;
+    await waitFor('the other Secret cached', () => cached() === changed.metadata?.resourceVersion);
+    expect(w.reports.filter((r) => r === 'changed Secret team-a/unrelated')).toHaveLength(1); // only its creation, before the set came
+    // A namespace named whole (an Ingress of it held out of the build) counts every Secret in it.
+    secrets.send({ type: 'secrets.relevant', keys: [], namespaces: ['team-a'] });
+    await change('unrelated', 'again');
+    await waitFor('a Secret of the named namespace reported', () => w.reports.filter((r) => r === 'changed Secret team-a/unrelated').length === 2);
   });
 
   it('finding 7: a hanging API server is noticed within the timeout and logged', async () => {

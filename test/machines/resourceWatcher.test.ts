@@ -94,4 +94,22 @@ describe('resourceWatcherMachine', () => {
     other.actor.send({ type: 'watcher.stop' });
     expect(other.stops()).toBe(1);
   });
+
+  it('issue 15: reports every change until secrets.relevant, then only those of the named keys and namespaces, in any state', async () => {
+    const h = harness();
+    h.send({ type: 'watch.synced' });
+    h.send({ type: 'watch.changed', key: 'default/any' });
+    h.actor.send({ type: 'secrets.relevant', keys: ['default/read'], namespaces: ['held'] });
+    for (const key of ['default/read', 'default/unread', 'held/any', 'heldnot/x']) h.send({ type: 'watch.changed', key });
+    expect(h.reported).toEqual(['synced Ingress', 'changed Ingress default/any', 'changed Ingress default/read', 'changed Ingress held/any']);
+    expect(h.actor.getSnapshot().context.changes).toBe(3);
+    // Kept through a restart of the informer: the set is the machine's, not the informer's.
+    h.send({ type: 'watch.failed', error: 'boom', jitter: 0, at: 1_000 });
+    h.actor.send({ type: 'secrets.relevant', keys: ['default/unread'], namespaces: [] });
+    await advance(h.clock, 100);
+    h.send({ type: 'watch.synced' });
+    h.send({ type: 'watch.changed', key: 'default/read' });
+    h.send({ type: 'watch.changed', key: 'default/unread' });
+    expect(h.reported.slice(-1)).toEqual(['changed Ingress default/unread']);
+  });
 });

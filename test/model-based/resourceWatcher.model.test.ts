@@ -24,6 +24,8 @@ const E = {
   changed: { type: 'watch.changed', key: 'default/x' },
   failed: { type: 'watch.failed', error: 'connection refused', jitter: 0.5, at: 0 },
   stop: { type: 'watcher.stop' },
+  // the sync's word on which objects matter: none of this namespace, so later creations are only cached
+  relevant: { type: 'secrets.relevant', keys: [], namespaces: [] },
   backoff: { type: 'xstate.after.backoff.resourceWatcher.backoff' },
 };
 
@@ -31,11 +33,14 @@ const E = {
 function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   const c = snapshot.context as ResourceWatcherContext;
   if (snapshot.matches('running.listing' as never)) return c.reportedSynced || c.failures > 0 ? [E.synced, E.failed] : [E.synced, E.failed, E.stop];
-  if (snapshot.matches('running.watching' as never)) return [E.changed, E.failed, E.stop];
+  if (snapshot.matches('running.watching' as never)) return c.relevant === null ? [E.changed, E.relevant, E.failed, E.stop] : [E.failed, E.stop]; // a change then is only cached: no transition
   if (snapshot.matches('backoff' as never)) return [E.backoff, E.stop];
   return [];
 }
-const key = (s: AnyMachineSnapshot) => [s.value, (s.context as ResourceWatcherContext).reportedSynced, (s.context as ResourceWatcherContext).failures > 0];
+const key = (s: AnyMachineSnapshot) => {
+  const c = s.context as ResourceWatcherContext;
+  return [s.value, c.reportedSynced, c.failures > 0, c.relevant !== null];
+};
 
 let api: ApiServer;
 let client: KubernetesObjectApi;
@@ -52,7 +57,7 @@ async function watcherWorld(): Promise<World> {
   const cache = new ClusterCache();
   const reports: string[] = [];
   const logic = resourceWatcherMachine.provide({
-    actors: watcherActors(kc, cache, { namespace, configMap: null, flaggedSecrets: [] }, pino({ level: 'silent' })),
+    actors: watcherActors(kc, cache, { namespace, configMap: null }, pino({ level: 'silent' })),
     actions: {
       reportSynced: (_, { kind }) => void reports.push(`synced ${kind}`),
       reportChanged: (_, { kind, key }) => void reports.push(`changed ${kind} ${key}`),
@@ -87,12 +92,16 @@ async function watcherWorld(): Promise<World> {
       else if (e.type === E.changed.type) await client.create(ing(`created-${++created}`, namespace));
       else if (e.type === E.failed.type && at.previous!.state.matches('running.watching' as never)) await api.pause();
       else if (e.type === E.stop.type) actor.send({ type: 'watcher.stop' });
+      else if (e.type === E.relevant.type) actor.send(E.relevant as never);
     },
     async check({ step }, current) {
       const s = step.state;
       if (s.matches('running.watching' as never)) {
         await waitFor('the cache to equal the server', inCache, 5000);
         expect(reports.filter((r) => r.startsWith('synced'))).toEqual(['synced Ingress']); // once, on the first list only
+        // After secrets.relevant named nothing here, nothing more is reported however much the cache holds.
+        const c = actor.getSnapshot().context as ResourceWatcherContext;
+        expect(reports.filter((r) => r.startsWith('changed'))).toHaveLength(c.changes);
       } else if (s.matches('backoff' as never) && current) {
         expect(await isListening(api.port)).toBe(false);
       } else if (s.matches('stopped' as never)) {
@@ -113,6 +122,7 @@ async function watcherWorld(): Promise<World> {
 
 const SCENARIOS = {
   'list, watch, a change, stop': [E.synced, E.changed, E.stop],
+  'told what matters (issue 15), then the API server goes away and comes back': [E.synced, E.relevant, E.failed, E.backoff, E.synced, E.stop],
   'the API server goes away and comes back: back off, relist, watch again': [E.synced, E.failed, E.backoff, E.failed, E.backoff, E.synced, E.changed],
   'no API server at start: back off until it answers, report synced once': [E.failed, E.backoff, E.synced, E.stop],
 };

@@ -1,0 +1,232 @@
+/**
+ * The bookkeeping of a build's hosts, kept between builds: which plans touch which host, which
+ * hosts a change leaves dirty, each host's last result (src/model/host-rules.ts settles one), and
+ * the tallies (zones, maps, upstreams, certificates…) that plans and hosts contribute to. When a
+ * few plans change, only their hosts are settled again; every other host keeps its server and
+ * the problems it gave its plans. A fresh build is the same work with every host new.
+ */
+import { HttpExtrasTally } from '../annotations/http-extras.js';
+import { sameVariant, type Variant } from '../annotations/apply.js';
+import type { UpstreamTable } from '../backends.js';
+import { resolveHost, type HostContext, type HostResult } from '../host-rules.js';
+import { CATCH_ALL, type IngressPlan, type Step, type TlsStep } from '../ingress-plan.js';
+import type { Certificate, Problem, Server, Upstream } from '../nginx-model.js';
+import { Tally } from '../tally.js';
+
+/** The problems of one plan that depend on the hosts it touches, each list in the plan's own order. */
+interface PlanProblems {
+  readonly steps: readonly Problem[];
+  readonly canaries: readonly Problem[];
+  readonly tls: readonly Problem[];
+}
+
+const NO_PROBLEMS: PlanProblems = Object.freeze({ steps: [], canaries: [], tls: [] });
+
+/**
+ * HostTable keeps every host's result between builds, the plans by the hosts they touch, and the
+ * unions (zones, maps, upstreams, certificates…) that plans and hosts contribute to, so `update`
+ * costs what changed, not what there is.
+ */
+export class HostTable {
+  private plans: readonly IngressPlan[] = [];
+  private readonly stepPlans = new Map<string, Set<IngressPlan>>();
+  private readonly tlsPlans = new Map<string, Set<IngressPlan>>();
+  private readonly results = new Map<string, HostResult>();
+  private readonly planProblems = new Map<IngressPlan, PlanProblems>();
+  private hostNames: string[] = [];
+  private serverList: Server[] = [];
+  private serversStale = true;
+  /** the --default-backend-service table counted in `used` and `sliceProblems` */
+  private defaultTable: UpstreamTable | null = null;
+
+  readonly extras = new HttpExtrasTally();
+  readonly variants = new Tally<string, Variant>(sameVariant);
+  readonly used = new Tally<string, Upstream>();
+  readonly sliceProblems = new Tally<string, Problem>();
+  readonly proxied = new Tally<string, true>();
+  readonly certificates = new Tally<string, Certificate>();
+  /** the hosts whose servers use auth-url: nginx.conf then needs a resolver and $escaped_request_uri */
+  readonly externalAuthHosts = new Tally<string, true>();
+
+  /**
+   * update brings the table to `plans` (every plan of the build, in conflict order).
+   * `secretsChanged` names the Secrets (namespace/name) that changed since the last update: the
+   * hosts whose TLS claims name one are worked out again; `all`, every host with a TLS claim.
+   */
+  update(plans: readonly IngressPlan[], ctx: HostContext, secretsChanged: ReadonlySet<string> | 'all'): void {
+    const { added, removed } = diff(this.plans, plans);
+    const dirty = new Set<string>(this.results.size === 0 ? [CATCH_ALL] : []);
+    const touch = (plan: IngressPlan) => {
+      for (const host of plan.stepsByHost.keys()) dirty.add(host);
+      for (const host of plan.tlsHosts) dirty.add(host);
+    };
+    // Contributions are added before the old ones are taken back, so an unchanged key never leaves a tally.
+    for (const plan of added) if (plan.identified) this.contribute(plan, +1, touch);
+    for (const plan of removed) if (plan.identified) this.contribute(plan, -1, touch);
+    if (secretsChanged === 'all') for (const host of this.tlsPlans.keys()) dirty.add(host);
+    else if (secretsChanged.size > 0) for (const host of hostsNaming(plans, secretsChanged)) dirty.add(host);
+
+    const recount = new Set<IngressPlan>(added.filter((p) => p.identified));
+    for (const host of dirty) {
+      const stepPlans = [...(this.stepPlans.get(host) ?? [])].sort(ctx.order);
+      const tlsPlans = [...(this.tlsPlans.get(host) ?? [])].sort(ctx.order);
+      const previous = this.results.get(host);
+      // A host whose claims changed changes the problems of every plan aimed at it, TLS ones included.
+      for (const plan of stepPlans) recount.add(plan);
+      for (const plan of tlsPlans) recount.add(plan);
+      if (stepPlans.length === 0 && host !== CATCH_ALL) {
+        if (previous) this.dropHost(host, previous);
+        continue;
+      }
+      this.keepHost(host, resolveHost(host, stepPlans, tlsPlans, ctx, previous), previous);
+    }
+    for (const plan of removed) this.planProblems.delete(plan);
+    for (const plan of recount) this.planProblems.set(plan, this.problemsOf(plan));
+    this.plans = plans;
+  }
+
+  /** countDefaultBackend counts the --default-backend-service table's upstreams, in place of the last build's. */
+  countDefaultBackend(table: UpstreamTable | null): void {
+    // Added before the old ones are taken back, as for plans.
+    if (table) {
+      this.used.addAll(table.used);
+      this.sliceProblems.addAll(table.sliceProblems);
+    }
+    if (this.defaultTable) {
+      this.used.removeAll(this.defaultTable.used);
+      this.sliceProblems.removeAll(this.defaultTable.sliceProblems);
+    }
+    this.defaultTable = table;
+  }
+
+  /** servers are every host's server, the catch-all `_` among them, sorted by host (code-unit order). */
+  servers(): readonly Server[] {
+    if (this.serversStale) {
+      this.serverList = this.hostNames.map((host) => this.results.get(host)!.server);
+      this.serversStale = false;
+    }
+    return this.serverList;
+  }
+
+  /** problemsInto adds the plans' host-dependent problems in the order a build reports them: rules, canaries, TLS. */
+  problemsInto(problems: Problem[]): void {
+    const segments: PlanProblems[] = [];
+    for (const plan of this.plans) {
+      const segment = this.planProblems.get(plan);
+      if (segment && segment !== NO_PROBLEMS) segments.push(segment);
+    }
+    for (const s of segments) problems.push(...s.steps);
+    for (const s of segments) problems.push(...s.canaries);
+    for (const s of segments) problems.push(...s.tls);
+  }
+
+  private contribute(plan: IngressPlan, sign: 1 | -1, touch: (plan: IngressPlan) => void): void {
+    const index = (byHost: Map<string, Set<IngressPlan>>, hosts: Iterable<string>) => {
+      for (const host of hosts) {
+        let set = byHost.get(host);
+        if (sign > 0) {
+          if (!set) byHost.set(host, (set = new Set()));
+          set.add(plan);
+        } else if (set) {
+          set.delete(plan);
+          if (set.size === 0) byHost.delete(host);
+        }
+      }
+    };
+    index(this.stepPlans, plan.stepsByHost.keys());
+    index(this.tlsPlans, plan.tlsHosts);
+    touch(plan);
+    if (sign > 0) {
+      this.extras.add(plan.extras);
+      this.variants.addAll(plan.variants.entries);
+      this.used.addAll(plan.upstreams.used);
+      this.sliceProblems.addAll(plan.upstreams.sliceProblems);
+    } else {
+      this.extras.remove(plan.extras);
+      this.variants.removeAll(plan.variants.entries);
+      this.used.removeAll(plan.upstreams.used);
+      this.sliceProblems.removeAll(plan.upstreams.sliceProblems);
+    }
+  }
+
+  private keepHost(host: string, result: HostResult, previous: HostResult | undefined): void {
+    if (result.server !== previous?.server) this.serversStale = true;
+    for (const name of result.proxied) this.proxied.add(name, true);
+    this.extras.add(result.canaries);
+    if (result.certificate) this.certificates.add(result.certificate.id, result.certificate);
+    if (result.externalAuth) this.externalAuthHosts.add(host, true);
+    if (previous) this.release(host, previous);
+    else {
+      this.hostNames.splice(insertionPoint(this.hostNames, host), 0, host);
+      this.serversStale = true;
+    }
+    this.results.set(host, result);
+  }
+
+  private dropHost(host: string, previous: HostResult): void {
+    this.release(host, previous);
+    this.results.delete(host);
+    this.hostNames.splice(insertionPoint(this.hostNames, host), 1);
+    this.serversStale = true;
+  }
+
+  private release(host: string, result: HostResult): void {
+    for (const name of result.proxied) this.proxied.remove(name);
+    this.extras.remove(result.canaries);
+    if (result.certificate) this.certificates.remove(result.certificate.id);
+    if (result.externalAuth) this.externalAuthHosts.remove(host);
+  }
+
+  private problemsOf(plan: IngressPlan): PlanProblems {
+    const steps: Problem[] = [];
+    const canaries: Problem[] = [];
+    const tls: Problem[] = [];
+    const noteOf = (host: string, step: Step | TlsStep, into: Problem[]) => {
+      const problem = this.results.get(host)?.notes.get(step);
+      if (problem) into.push(problem);
+    };
+    for (const step of plan.steps) {
+      if (step.kind === 'problem') steps.push(step.problem);
+      else if (step.kind === 'route') noteOf(step.host, step, steps);
+      else if (step.kind === 'canary') noteOf(step.host, step, canaries);
+      else if (step.kind === 'fallback' || step.kind === 'snippet' || step.kind === 'clientAuth') for (const host of step.hosts) noteOf(host, step, steps);
+    }
+    for (const step of plan.tls) {
+      if (step.kind === 'problem') tls.push(step.problem);
+      else noteOf(step.host, step, tls);
+    }
+    return steps.length + canaries.length + tls.length === 0 ? NO_PROBLEMS : { steps, canaries, tls };
+  }
+}
+
+/** diff tells which plans came and went; lists of the same length are compared place by place first. */
+function diff<T>(before: readonly T[], after: readonly T[]): { added: T[]; removed: T[] } {
+  let [was, is]: [readonly T[], readonly T[]] = [before, after];
+  if (before.length === after.length) {
+    const changed = (list: readonly T[], other: readonly T[]) => list.filter((x, i) => x !== other[i]);
+    [was, is] = [changed(before, after), changed(after, before)];
+  }
+  // A plan that only moved (another one's age changed) neither came nor went.
+  const wasSet = new Set(was);
+  const isSet = new Set(is);
+  return { added: is.filter((x) => !wasSet.has(x)), removed: was.filter((x) => !isSet.has(x)) };
+}
+
+/** insertionPoint is where `host` stands or would stand in the sorted `hosts` (code-unit order, as compare). */
+function insertionPoint(hosts: readonly string[], host: string): number {
+  let [lo, hi] = [0, hosts.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (hosts[mid]! < host) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** hostsNaming lists the hosts whose TLS claims, in `plans`, name one of `secrets` (namespace/name). */
+function* hostsNaming(plans: readonly IngressPlan[], secrets: ReadonlySet<string>): Iterable<string> {
+  for (const plan of plans) {
+    if (!plan.identified) continue;
+    for (const step of plan.tls) if (step.kind === 'claim' && step.secretName && secrets.has(`${plan.identified.namespace}/${step.secretName}`)) yield step.host;
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * What one build lends the next. buildModel stays a pure function of its snapshot and options:
+ * the memo only saves work, keyed by the objects that work came from (the caches replace an
+ * object on change, never mutate it), and a build with a memo gives exactly the result of one
+ * without (test/property/incremental.test.ts checks it).
+ */
+import { BuiltUpstreams, type Resolved } from '../backends.js';
+import type { KeptUpstreams } from '../annotations/apply.js';
+import type { BuildOptions } from '../build.js';
+import { readConfigMap } from '../config-map.js';
+import type { IngressPlan } from '../ingress-plan.js';
+import type { Route } from '../locations.js';
+import type { Lookups } from '../lookups.js';
+import type { BalancedUpstream, Certificate, GlobalConfig, Problem, Server } from '../nginx-model.js';
+import type { ConfigMap, Ingress, IngressClass } from '../snapshot.js';
+import type { CheckedSecrets } from '../tls.js';
+import { HostTable } from './host-table.js';
+
+/** Globals are the inputs every plan and server depends on; when one changes, nothing is reused. */
+export interface Globals {
+  readonly options: BuildOptions;
+  readonly configMap: ConfigMap | undefined;
+  readonly config: GlobalConfig;
+  readonly configProblems: readonly Problem[];
+}
+
+/** The --default-backend-service's route target, or the controller's 404. */
+export type DefaultTarget = Resolved | { readonly upstream: null; readonly status: 404 };
+
+/**
+ * BuildMemo carries what one build can lend the next: Ingress plans, upstreams and certificate
+ * verdicts keyed by the objects they came from, and the hosts worked out from those plans.
+ */
+export class BuildMemo {
+  /** each Ingress's plan, and the last build whose objects it was checked against */
+  plans = new WeakMap<Ingress, { readonly plan: IngressPlan; checkedIn: Lookups }>();
+  /** the last build's plans, in conflict order */
+  planList: readonly IngressPlan[] = [];
+  readonly built = new BuiltUpstreams();
+  readonly verdicts: CheckedSecrets = new WeakMap();
+  hosts = new HostTable();
+  readonly upstreams: KeptUpstreams = { last: new Map() };
+  /** creation times, parsed once per Ingress object for the age order */
+  readonly ages = new WeakMap<Ingress, number>();
+  globals: Globals | null = null;
+  /** the `/` of hosts no rule gives one, kept while the default backend is the same so their servers can be reused */
+  fallback: Route | null = null;
+  lookups: Lookups | undefined = undefined;
+  /** the Ingresses of the last build that are ours, in age order, and what decided that */
+  ours: { readonly from: readonly Ingress[]; readonly classes: readonly IngressClass[]; readonly options: BuildOptions; readonly list: readonly Ingress[] } | null = null;
+  /** the last build's servers split into the catch-all and the named ones, and the config fitted to their names */
+  view: {
+    readonly servers: readonly Server[];
+    readonly baseConfig: GlobalConfig;
+    readonly defaultServer: Server;
+    readonly named: readonly Server[];
+    readonly config: GlobalConfig;
+  } | null = null;
+  /** the last upstream list, and the tally versions it was made at */
+  balanced: { readonly key: string; readonly services: Lookups['services']; readonly upstreams: readonly BalancedUpstream[]; readonly problems: readonly Problem[] } | null = null;
+  /** the last certificates (and with the htpasswd files, all files) and their digest, and the tally version they were made at */
+  files: {
+    readonly key: number;
+    readonly defaultCertificate: Certificate;
+    readonly certs: readonly Certificate[];
+    readonly list: readonly Certificate[];
+    readonly digest: string;
+  } | null = null;
+
+  /** age is an Ingress's creation time in milliseconds (0 when unknown), parsed once per object. */
+  age(ingress: Ingress): number {
+    let ms = this.ages.get(ingress);
+    if (ms === undefined) this.ages.set(ingress, (ms = millis(ingress.metadata?.creationTimestamp)));
+    return ms;
+  }
+}
+
+function millis(t: string | Date | undefined): number {
+  if (t === undefined) return 0;
+  const ms = t instanceof Date ? t.getTime() : Date.parse(t);
+  return Number.isNaN(ms) ? 0 : ms;
+}
+
+/** globalsFor reads the ConfigMap, or takes the previous build's reading when the ConfigMap and flags are the same objects. */
+export function globalsFor(memo: BuildMemo, options: BuildOptions, configMap: ConfigMap | undefined): Globals {
+  const known = memo.globals;
+  if (known && known.options === options && known.configMap === configMap) return known;
+  const { config, problems } = readConfigMap(configMap);
+  return { options, configMap, config, configProblems: problems };
+}
+
+/**
+ * forgetAllUnlessSameSettings keeps the memo's plans, hosts, upstream list and file list while
+ * the globals and the default backend are the ones they were made under, and drops them all
+ * otherwise. It gives the route of hosts no rule gives a `/`: the previous build's object when
+ * kept, so their servers can be reused.
+ */
+export function forgetAllUnlessSameSettings(memo: BuildMemo, globals: Globals, defaultBackend: DefaultTarget): Route {
+  const known = memo.fallback;
+  const same = memo.globals === globals && known !== null && known.upstream === defaultBackend.upstream && known.status === defaultBackend.status;
+  memo.globals = globals;
+  if (same) return known;
+  memo.plans = new WeakMap();
+  memo.planList = [];
+  memo.hosts = new HostTable();
+  memo.balanced = null;
+  memo.files = null;
+  return (memo.fallback = { path: '/', pathType: 'Prefix', ...defaultBackend, ingress: null, features: null });
+}
