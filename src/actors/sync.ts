@@ -4,10 +4,10 @@ import { formatProblem } from '../cli/render.js';
 import type { Logger } from '../log.js';
 import type { ClusterCache } from '../kube/cache.js';
 import { BuildMemo, buildModel, type BuildOptions } from '../model/build.js';
-import type { NginxModel, Problem } from '../model/nginx-model.js';
 import { Quarantine } from '../model/quarantine.js';
 import { blame } from '../render/blame.js';
 import { writeCertificates } from '../nginx/files.js';
+import { servedIngresses } from '../kube/status.js';
 import { render, type NginxTemplate } from '../render/render.js';
 
 /** SyncOptions are what a sync needs besides the actors it talks to. */
@@ -16,17 +16,18 @@ export interface SyncOptions {
   readonly build: BuildOptions;
   readonly configDir: string;
   readonly log: Logger;
-  /** the model and problems of the last sync (the template actor test-renders the model; the status actor publishes both) */
-  readonly onModel: (model: NginxModel, durationMs: number, problems: readonly Problem[]) => void;
+  /** how long each completed sync took, for /metrics */
+  readonly observeDuration: (durationMs: number) => void;
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
 /**
  * syncActors implements the sync queue's `runSync`: snapshot the caches, build the model,
- * render it with the template actor's current template, write the certificates (0600, before
- * any config names them) and hand the text to the nginx actor, which skips identical text.
- * Problems are logged when they appear, not again on every sync.
+ * render it with the template the queue was given, write the certificates (0600, before any
+ * config names them) and hand the text to the nginx actor, which skips identical text. The
+ * model, problems and served Ingresses go back in the output, which the queue sends on as
+ * `sync.done`. Problems are logged when they appear, not again on every sync.
  */
 export function syncActors(options: SyncOptions) {
   let reported = new Set<string>();
@@ -38,7 +39,7 @@ export function syncActors(options: SyncOptions) {
   return {
     runSync: fromPromise<RunSyncOutput, RunSyncInput>(async ({ input, system }) => {
       const started = performance.now();
-      const template = system.get('template')?.getSnapshot().context.current as NginxTemplate | undefined;
+      const template = input.template as NginxTemplate | null;
       if (!template?.run) throw new Error('no good template loaded yet');
       const heldBefore = quarantine.heldKeys().join(' ');
       quarantine.judge({ applied: input.applied, refused: input.refused });
@@ -72,9 +73,9 @@ export function syncActors(options: SyncOptions) {
       quarantine.handedOver({ text, model, ingresses: snapshot.ingresses, secrets: snapshot.secrets });
       nginx.send({ type: 'nginx.reload', config: text });
       const durationMs = performance.now() - started;
-      options.onModel(model, durationMs, problems);
+      options.observeDuration(durationMs);
       options.log.info({ generation: input.generation, servers: model.servers.length, problems: problems.length, ms: Math.round(durationMs), phases }, 'sync done');
-      return { awaitingVerdict: quarantine.awaitingVerdict };
+      return { awaitingVerdict: quarantine.awaitingVerdict, done: { model, problems, served: [...servedIngresses(model)].sort() } };
     }),
   };
 }
