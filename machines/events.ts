@@ -1,3 +1,5 @@
+import type { NginxModel, Problem } from '../src/model/nginx-model.js';
+
 /**
  * The events the actors send one another. A machine's own timers (`rate.ready`,
  * `restart.expired`) are declared beside the machine that raises them; everything that crosses
@@ -23,9 +25,21 @@ export interface K8sChangedEvent {
 
 // ── template → sync queue ────────────────────────────────────────────────────────────────────
 
-/** TemplateChangedEvent says a new good template replaced the current one, so configs must be re-rendered. */
+/**
+ * TemplateChangedEvent hands the sync queue a new good template (compiled; opaque to the
+ * machines), which it keeps and gives each sync: configs must be re-rendered with it.
+ */
 export interface TemplateChangedEvent {
   readonly type: 'template.changed';
+  readonly template: unknown;
+}
+
+/**
+ * TemplateWantedEvent is what a sync queue sends the template actor when it starts: a restarted
+ * queue has no template, so the template actor answers with `template.changed` if it has a good one.
+ */
+export interface TemplateWantedEvent {
+  readonly type: 'template.wanted';
 }
 
 /** TemplateFileChangedEvent is what the `watchTemplate` actor sends when the template file (or a partial) changed on disk. */
@@ -148,12 +162,16 @@ export interface StopEvent {
 // ── status (leader election, Ingress status, Kubernetes Events) ──────────────────────────────
 
 /**
- * StatusChangedEvent tells the status actor that a sync completed: the set of served Ingresses,
- * their problems or the addresses may have changed. It carries nothing; the effects read the
- * latest model when they run, so any number of these coalesce into one publish.
+ * SyncDoneEvent is what the sync queue sends the status and template actors after each sync:
+ * the model it handed nginx (the template actor test-renders new templates against it), the
+ * problems found (the status actor's Events) and `namespace/name` of every Ingress served (the
+ * status actor's addresses). Each receiver keeps the latest, so any number coalesce.
  */
-export interface StatusChangedEvent {
-  readonly type: 'status.changed';
+export interface SyncDoneEvent {
+  readonly type: 'sync.done';
+  readonly model: NginxModel;
+  readonly problems: readonly Problem[];
+  readonly served: readonly string[];
 }
 
 /** StatusStopEvent makes the status actor step down: clear the status if no replica takes over, release the Lease, stop. */
@@ -162,4 +180,4 @@ export interface StatusStopEvent {
 }
 
 /** StatusCommand is every event the status actor accepts from other actors. */
-export type StatusCommand = StatusChangedEvent | StatusStopEvent;
+export type StatusCommand = SyncDoneEvent | StatusStopEvent;

@@ -161,9 +161,10 @@ const supervisor = setup({
           enqueue.spawnChild('watcher', { id, systemId: id, input });
         }
         if (!params.restart) continue;
-        // A new sync queue missed the watchers' one-time `k8s.synced`; a new nginx has no config yet.
+        // A new sync queue missed the watchers' one-time `k8s.synced`; a new nginx has no config
+        // yet, a new status actor no sync.done to publish.
         if (id === 'syncQueue') enqueue.sendTo('syncQueue', { type: 'sync.resync' });
-        if (id === 'nginx') enqueue.sendTo('syncQueue', { type: 'sync.request' });
+        if (id === 'nginx' || id === 'status') enqueue.sendTo('syncQueue', { type: 'sync.request' });
         enqueue.raise({ type: 'restart.expired' }, { delay: 'restartPeriod' });
       }
     }),

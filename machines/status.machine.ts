@@ -1,4 +1,5 @@
 import { assign, fromPromise, setup } from 'xstate';
+import type { Problem } from '../src/model/nginx-model.js';
 import type { StatusCommand } from './events.js';
 
 /** StatusInput configures the status actor; every duration is in milliseconds. */
@@ -37,6 +38,16 @@ export interface ShutdownCheck {
   readonly reason: string;
 }
 
+/** PublishStatusInput is what `publishStatus` and `clearStatus` get: the Ingresses the last sync served, null before any. */
+export interface PublishStatusInput {
+  readonly served: readonly string[] | null;
+}
+
+/** RecordEventsInput is what `recordEvents` gets: the problems of the last sync, null before any. */
+export interface RecordEventsInput {
+  readonly problems: readonly Problem[] | null;
+}
+
 /** StatusOutput is the final state's output: whether this replica led when stopped, and what it did about it. */
 export interface StatusOutput {
   readonly wasLeader: boolean;
@@ -66,6 +77,10 @@ export interface StatusContext extends StatusInput {
   readonly wasLeader: boolean;
   readonly cleared: boolean;
   readonly released: boolean;
+  /** from the last `sync.done`: `namespace/name` of the served Ingresses, null before the first */
+  readonly served: readonly string[] | null;
+  /** from the last `sync.done`: the problems Events are recorded for, null before the first */
+  readonly problems: readonly Problem[] | null;
 }
 
 function describe(error: unknown): string {
@@ -85,19 +100,20 @@ const notProvided = (name: string) => async (): Promise<never> => {
  * `lease` (`held` holds `holding` → `renewing` every retryPeriodMs; a successful renew re-enters
  * `held`, restarting its renewDeadlineMs timer; the timer firing, or a renew that finds the Lease
  * taken, → `follower`), `status` (`off` without --update-status; else `publishing` ⇄ `idle`, on
- * `status.changed` and every resyncPeriodMs), `events` (`recording` ⇄ `idle`, on
- * `status.changed`). `status.stop`: a `waiting` follower → `stopped`; a `campaigning` one →
+ * `sync.done` and every resyncPeriodMs), `events` (`recording` ⇄ `idle`, on `sync.done`). `status.stop`: a `waiting` follower → `stopped`; a `campaigning` one →
  * `stopping.releasing`, as its acquire may yet win; the leader → `stopping` (`checking`
  * whether another replica will take over → `clearing` the addresses if none will →
  * `releasing` the Lease) → `stopped` (final; bounded by stopTimeoutMs).
  *
- * A change during a publish is not lost: it marks the region dirty and the publish runs again.
+ * Every `sync.done`, in any state, replaces the served Ingresses and problems kept in the context,
+ * which the publishes get as input. A change during a publish is not lost: it marks the region
+ * dirty and the publish runs again.
  * A failed publish is retried retryPeriodMs later. Output: `{ wasLeader, cleared, released }`.
  *
  * Effects to provide (each a fromPromise): `acquireLease`, `renewLease` (→ LeaseResult; 409 =
- * lost the race, so `leader: false`), `releaseLease` (→ whether it released one), `publishStatus` (write the addresses where
- * they differ), `recordEvents` (Events for new problems), `checkPeers` (→ ShutdownCheck),
- * `clearStatus`; and the logging actions `reportLeading`, `reportFollowing`, `reportShutdown`.
+ * lost the race, so `leader: false`), `releaseLease` (→ whether it released one), `publishStatus`
+ * (PublishStatusInput: write the addresses where they differ), `recordEvents` (RecordEventsInput:
+ * Events for new problems), `checkPeers` (→ ShutdownCheck), `clearStatus` (PublishStatusInput); and the logging actions `reportLeading`, `reportFollowing`, `reportShutdown`.
  */
 export const statusMachine = setup({
   types: {
@@ -110,10 +126,10 @@ export const statusMachine = setup({
     acquireLease: fromPromise<LeaseResult, void>(notProvided('acquireLease')),
     renewLease: fromPromise<LeaseResult, void>(notProvided('renewLease')),
     releaseLease: fromPromise<boolean, void>(notProvided('releaseLease')),
-    publishStatus: fromPromise<void, void>(notProvided('publishStatus')),
-    recordEvents: fromPromise<void, void>(notProvided('recordEvents')),
+    publishStatus: fromPromise<void, PublishStatusInput>(notProvided('publishStatus')),
+    recordEvents: fromPromise<void, RecordEventsInput>(notProvided('recordEvents')),
     checkPeers: fromPromise<ShutdownCheck, void>(notProvided('checkPeers')),
-    clearStatus: fromPromise<void, void>(notProvided('clearStatus')),
+    clearStatus: fromPromise<void, PublishStatusInput>(notProvided('clearStatus')),
   },
   actions: {
     reportLeading: () => {},
@@ -133,6 +149,9 @@ export const statusMachine = setup({
     recordRenewed: assign(({ context }) => ({ renewals: context.renewals + 1, lastError: null })),
     recordLost: assign({ holder: (_, params: { result: LeaseResult }) => params.result.holder }),
     retryLater: assign(({ context }) => ({ retryInMs: context.retryPeriodMs })),
+    keepSyncResult: assign(({ context, event }) =>
+      event.type === 'sync.done' ? { served: event.served, problems: event.problems } : { served: context.served, problems: context.problems },
+    ),
   },
   guards: {
     holdsLease: (_, params: { result: LeaseResult }) => params.result.leader,
@@ -166,8 +185,13 @@ export const statusMachine = setup({
     wasLeader: false,
     cleared: false,
     released: false,
+    served: null,
+    problems: null,
   }),
   initial: 'follower',
+  // Kept in every state (a follower that becomes leader publishes the latest at once); the
+  // leader's regions below keep it too, as they handle the event themselves.
+  on: { 'sync.done': { actions: 'keepSyncResult' } },
   states: {
     follower: {
       on: { 'status.stop': { target: 'stopped' } },
@@ -256,9 +280,10 @@ export const statusMachine = setup({
             off: {},
             publishing: {
               entry: assign({ statusDirty: false }),
-              on: { 'status.changed': { actions: assign({ statusDirty: true }) } },
+              on: { 'sync.done': { actions: ['keepSyncResult', assign({ statusDirty: true })] } },
               invoke: {
                 src: 'publishStatus',
+                input: ({ context }) => ({ served: context.served }),
                 onDone: [
                   { guard: 'statusDirty', target: 'publishing', reenter: true, actions: 'countStatusPublish' },
                   { target: 'idle', actions: 'countStatusPublish' },
@@ -267,7 +292,7 @@ export const statusMachine = setup({
               },
             },
             idle: {
-              on: { 'status.changed': { target: 'publishing' } },
+              on: { 'sync.done': { target: 'publishing', actions: 'keepSyncResult' } },
               after: { resyncPeriod: { target: 'publishing' } },
             },
             // A change here is covered by the retry.
@@ -281,9 +306,10 @@ export const statusMachine = setup({
           states: {
             recording: {
               entry: assign({ eventsDirty: false }),
-              on: { 'status.changed': { actions: assign({ eventsDirty: true }) } },
+              on: { 'sync.done': { actions: ['keepSyncResult', assign({ eventsDirty: true })] } },
               invoke: {
                 src: 'recordEvents',
+                input: ({ context }) => ({ problems: context.problems }),
                 onDone: [
                   { guard: 'eventsDirty', target: 'recording', reenter: true, actions: 'countEventPublish' },
                   { target: 'idle', actions: 'countEventPublish' },
@@ -292,7 +318,7 @@ export const statusMachine = setup({
               },
             },
             idle: {
-              on: { 'status.changed': { target: 'recording' } },
+              on: { 'sync.done': { target: 'recording', actions: 'keepSyncResult' } },
             },
             failed: {
               after: { retryPeriod: { target: 'recording' } },
@@ -326,6 +352,7 @@ export const statusMachine = setup({
         clearing: {
           invoke: {
             src: 'clearStatus',
+            input: ({ context }) => ({ served: context.served }),
             onDone: { target: 'releasing', actions: assign({ cleared: true }) },
             onError: { target: 'releasing', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
           },

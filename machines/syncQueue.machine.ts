@@ -1,5 +1,5 @@
 import { assign, enqueueActions, fromPromise, raise, setup } from 'xstate';
-import type { SyncQueueCommand } from './events.js';
+import type { SyncDoneEvent, SyncQueueCommand, TemplateWantedEvent } from './events.js';
 
 /** SyncQueueInput configures the sync queue; every duration is in milliseconds. */
 export interface SyncQueueInput {
@@ -23,12 +23,19 @@ export interface RunSyncInput {
   readonly applied: string | null;
   /** the last config `nginx -t` refused since the previous sync started, in nginx's words */
   readonly refused: { readonly config: string; readonly output: string } | null;
+  /** the template of the last `template.changed` (compiled; opaque here), null before any */
+  readonly template: unknown;
 }
 
-/** RunSyncOutput is what a sync leaves for the next: whether it waits for nginx's verdict on what it handed over. */
+/**
+ * RunSyncOutput is what a sync leaves for the next (whether it waits for nginx's verdict on what
+ * it handed over) and what it found, which the queue sends on as `sync.done`.
+ */
 export interface RunSyncOutput {
   /** a step of bisection: the next sync must follow nginx's verdict on this one's config */
   readonly awaitingVerdict: boolean;
+  /** the model, problems and served Ingresses, for the status and template actors */
+  readonly done?: Omit<SyncDoneEvent, 'type'>;
 }
 
 /** RateReadyEvent is the sync queue's own delayed event: the rate-limit token is back. */
@@ -65,6 +72,8 @@ export interface SyncQueueContext extends SyncQueueInput {
   readonly refusedForSync: RunSyncInput['refused'];
   /** the last sync waits for nginx's verdict on its config: either verdict brings the next sync */
   readonly awaitingVerdict: boolean;
+  /** the template of the last `template.changed`, handed to every sync; null before any */
+  readonly template: unknown;
 }
 
 const RATE_TIMER = 'rate';
@@ -100,7 +109,23 @@ const syncQueue = setup({
       dirty: true,
       changes: context.changes + 1,
       lastChange: event.type === 'k8s.changed' ? `k8s.changed ${event.kind} ${event.key}` : event.type,
+      template: event.type === 'template.changed' ? event.template : context.template,
     })),
+    // A queue restarted by the supervisor has no template: the template actor sends its current one.
+    askForTemplate: enqueueActions(({ system, enqueue }) => {
+      const template = system.get('template');
+      if (template) enqueue.sendTo(template, { type: 'template.wanted' } satisfies TemplateWantedEvent);
+    }),
+    // What a sync found goes to those who act on it: Events and status, the template's test render.
+    sendDone: enqueueActions(({ system, enqueue }, params: { output: RunSyncOutput }) => {
+      const done = params.output.done;
+      if (!done) return;
+      const event: SyncDoneEvent = { type: 'sync.done', ...done };
+      for (const id of ['status', 'template']) {
+        const target = system.get(id);
+        if (target) enqueue.sendTo(target, event);
+      }
+    }),
     markSynced: assign({
       synced: ({ context, event }) =>
         event.type === 'k8s.synced' && !context.synced.includes(event.kind) ? [...context.synced, event.kind] : context.synced,
@@ -164,9 +189,13 @@ const promptSync = syncQueue.createStateConfig({
  * `sync.stop` from anywhere → `stopped` (final). A sync running at `sync.stop` is cancelled: the
  * `runSync` actor is stopped (its AbortSignal fires) and its result is not counted.
  *
- * Effects to provide: `runSync` (fromPromise<void, RunSyncInput>): build the model, render, and
- * hand the text to the nginx-process actor. A rejection counts as a failed sync, retried no
- * sooner than `minSyncIntervalMs` later.
+ * The template comes in `template.changed` and is kept for every sync (on start the queue asks the
+ * `template` actor for it with `template.wanted`); what a sync found (`done` of its output) goes
+ * on as `sync.done` to the `status` and `template` actors, those of them that run.
+ *
+ * Effects to provide: `runSync` (fromPromise<RunSyncOutput, RunSyncInput>): build the model,
+ * render with the given template, and hand the text to the nginx-process actor. A rejection
+ * counts as a failed sync, retried no sooner than `minSyncIntervalMs` later.
  */
 export const syncQueueMachine = syncQueue.createMachine({
   id: 'syncQueue',
@@ -189,7 +218,9 @@ export const syncQueueMachine = syncQueue.createMachine({
     refused: null,
     refusedForSync: null,
     awaitingVerdict: false,
+    template: null,
   }),
+  entry: 'askForTemplate',
   initial: 'waitingForSync',
   // Defaults for every state; the states below override what they treat differently.
   on: {
@@ -267,10 +298,10 @@ export const syncQueueMachine = syncQueue.createMachine({
       invoke: {
         id: 'runSync',
         src: 'runSync',
-        input: ({ context }) => ({ generation: context.generation, applied: context.applied, refused: context.refusedForSync }),
+        input: ({ context }) => ({ generation: context.generation, applied: context.applied, refused: context.refusedForSync, template: context.template }),
         onDone: [
-          { guard: 'dirty', target: 'pending', actions: ['countCompleted', 'recordAwaiting'] },
-          { target: 'idle', actions: ['countCompleted', 'recordAwaiting'] },
+          { guard: 'dirty', target: 'pending', actions: ['countCompleted', 'recordAwaiting', { type: 'sendDone', params: ({ event }) => ({ output: event.output }) }] },
+          { target: 'idle', actions: ['countCompleted', 'recordAwaiting', { type: 'sendDone', params: ({ event }) => ({ output: event.output }) }] },
         ],
         // Taking the token again spaces the retry minSyncIntervalMs after the failure.
         onError: {

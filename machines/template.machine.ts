@@ -1,5 +1,6 @@
-import { assign, fromCallback, fromPromise, setup, type EventObject } from 'xstate';
-import type { TemplateFileChangedEvent } from './events.js';
+import { assign, enqueueActions, fromCallback, fromPromise, setup, type EventObject } from 'xstate';
+import type { NginxModel } from '../src/model/nginx-model.js';
+import type { SyncDoneEvent, TemplateChangedEvent, TemplateFileChangedEvent, TemplateWantedEvent } from './events.js';
 
 /**
  * CompiledTemplate is whatever `loadTemplate` produces (a compiled handlebars template, say);
@@ -7,9 +8,13 @@ import type { TemplateFileChangedEvent } from './events.js';
  */
 export type CompiledTemplate = unknown;
 
-/** LoadTemplateInput is what each `loadTemplate` invocation gets: the load's number, 1 at boot. */
+/**
+ * LoadTemplateInput is what each `loadTemplate` invocation gets: the load's number (1 at boot)
+ * and the model of the last sync to test-render against (null before the first `sync.done`).
+ */
 export interface LoadTemplateInput {
   readonly attempt: number;
+  readonly model: NginxModel | null;
 }
 
 /** TemplateContext holds the last good template and why the last load failed, if it did. */
@@ -21,10 +26,12 @@ export interface TemplateContext {
   /** loads started; `attempt` of the next LoadTemplateInput */
   readonly attempts: number;
   readonly lastError: string | null;
+  /** the model of the last `sync.done`: a new template must render it */
+  readonly model: NginxModel | null;
 }
 
 /** TemplateEvent is every event the template machine handles. */
-export type TemplateEvent = TemplateFileChangedEvent;
+export type TemplateEvent = TemplateFileChangedEvent | TemplateWantedEvent | SyncDoneEvent;
 
 /** TemplateOutput is the output of the final `failed` state: the boot-time load failed, and why. */
 export interface TemplateOutput {
@@ -49,11 +56,14 @@ function describe(error: unknown): string {
  * says why (the supervisor then exits 1, as the seed's glog.Fatalf does). A file change in any
  * state starts a new load; one during a load restarts it, so the latest file wins.
  *
+ * After every good load, including the first, it sends the sync queue (systemId `syncQueue`)
+ * `template.changed` with the template, and again when a (restarted) queue asks `template.wanted`.
+ * It keeps the model of the last `sync.done` and hands it to each load to test-render against.
+ *
  * Effects to provide: `loadTemplate` (fromPromise<CompiledTemplate, LoadTemplateInput>: read,
  * compile and test-render; reject with a message naming the file and line), `watchTemplate`
  * (fromCallback: send `template.fileChanged` on changes, stop watching in its cleanup), and
- * the actions `notifyChanged` (after every good load, including the first: tell the sync queue
- * `template.changed`) and `reportInvalid` (log the failure loudly). The actions default to no-ops.
+ * the action `reportInvalid` (log the failure loudly; a no-op by default).
  */
 export const templateMachine = setup({
   types: {
@@ -83,14 +93,24 @@ export const templateMachine = setup({
       badLoads: context.badLoads + 1,
       lastError: describe(params.error),
     })),
-    notifyChanged: () => {},
+    keepModel: assign({ model: ({ context, event }) => (event.type === 'sync.done' ? event.model : context.model) }),
+    // The sync queue may be absent (tests, a queue being restarted): then nothing is sent.
+    notifyChanged: enqueueActions(({ context, system, enqueue }) => {
+      const queue = system.get('syncQueue');
+      const event: TemplateChangedEvent = { type: 'template.changed', template: context.current };
+      if (queue && context.goodLoads > 0) enqueue.sendTo(queue, event);
+    }),
     reportInvalid: (_, _params: ReportInvalidParams) => {},
   },
 }).createMachine({
   id: 'template',
-  context: { current: undefined, goodLoads: 0, badLoads: 0, attempts: 0, lastError: null },
+  context: { current: undefined, goodLoads: 0, badLoads: 0, attempts: 0, lastError: null, model: null },
   // The watch lasts the machine's life, so a change while loading is not missed.
   invoke: { id: 'watchTemplate', src: 'watchTemplate' },
+  on: {
+    'sync.done': { actions: 'keepModel' },
+    'template.wanted': { actions: 'notifyChanged' },
+  },
   initial: 'loading',
   states: {
     loading: {
@@ -102,7 +122,7 @@ export const templateMachine = setup({
       invoke: {
         id: 'loadTemplate',
         src: 'loadTemplate',
-        input: ({ context }) => ({ attempt: context.attempts }),
+        input: ({ context }) => ({ attempt: context.attempts, model: context.model }),
         onDone: {
           target: 'ready',
           actions: [{ type: 'keepTemplate', params: ({ event }) => ({ template: event.output }) }, 'notifyChanged'],

@@ -25,10 +25,9 @@ import type { InformerTimeouts } from './kube/informer.js';
 import { EventRecorder } from './kube/events.js';
 import { WATCHED_KINDS } from './kube/kinds.js';
 import { defaultIdentity, electionTimings, LeaseElector } from './kube/leader.js';
-import { podInfoFromEnv, servedIngresses, StatusWriter } from './kube/status.js';
+import { podInfoFromEnv, StatusWriter } from './kube/status.js';
 import type { Logger } from './log.js';
 import { buildModel } from './model/build.js';
-import type { NginxModel, Problem } from './model/nginx-model.js';
 import { emptySnapshot } from './model/snapshot.js';
 import { ConfigFolder, ConfigRefusedError } from './nginx/apply.js';
 import { nginxBinary } from './nginx/binary.js';
@@ -83,16 +82,15 @@ export async function startController(
   await ensureConfigDir(config.configDir).catch(asUsageError);
   const build = { ...config.build, resolvers: await nameservers() };
 
-  let lastModel: NginxModel = buildModel(emptySnapshot, build).model;
-  // What the status actor publishes: null until the first sync has seen the cluster.
-  let served: ReadonlySet<string> | null = null;
-  let lastProblems: readonly Problem[] | null = null;
+  // An empty cluster's model: the boot config, and what a template is test-rendered against until the first sync.
+  const bootModel = buildModel(emptySnapshot, build).model;
   // The config folder's one writer: boot's check, then the nginx actor.
   const folder = new ConfigFolder(binary, config.configDir);
   const bootConfig = fromPromise<void, void>(async () => {
-    const bootTemplate = await loadCheckedTemplate(config.template, lastModel);
-    const staged = await folder.stage({ config: render(lastModel, bootTemplate), files: lastModel.certificates });
-    if (!staged.ok) throw new Error(`nginx -t refused the initial config:\n${staged.error}`);
+    const bootTemplate = await loadCheckedTemplate(config.template, bootModel);
+    const staged = await folder.stage({ config: render(bootModel, bootTemplate), files: bootModel.certificates });
+    if (!staged.ok) throw new Error(`nginx -t refused the initial config:
+${staged.error}`);
   });
 
   const sendToSyncQueue = (system: { get: (id: string) => { send: (e: { type: string }) => void } | undefined }, event: { type: string; [k: string]: unknown }) =>
@@ -114,9 +112,8 @@ export async function startController(
   });
   const templateLog = log.child({ actor: 'template' });
   const template = templateMachine.provide({
-    actors: templateActors(config.template, () => lastModel, templateLog),
+    actors: templateActors(config.template, bootModel, templateLog),
     actions: {
-      notifyChanged: ({ system }) => sendToSyncQueue(system, { type: 'template.changed' }),
       reportInvalid: (_, { error, fatal }) =>
         templateLog.error({ error, fatal }, fatal ? 'invalid nginx template, cannot start' : 'invalid nginx template; the last good one stays'),
     },
@@ -126,13 +123,7 @@ export async function startController(
       cache,
       build,
       log: log.child({ actor: 'syncQueue' }),
-      onModel: (model, durationMs, problems) => {
-        lastModel = model;
-        served = servedIngresses(model);
-        lastProblems = problems;
-        metrics.observeSync(durationMs);
-        root.system.get('status')?.send({ type: 'status.changed' });
-      },
+      observeDuration: (durationMs) => metrics.observeSync(durationMs),
     }),
   });
   const nginx = nginxProcessMachine.provide({
@@ -164,12 +155,11 @@ export async function startController(
     core,
     cache,
     log: statusLog,
-    served: () => served,
     source: { publishStatusAddress: config.status.publishStatusAddress, publishService: config.status.publishService, pod, watchNamespace: config.watchNamespace },
   });
   const recorder = new EventRecorder({ core, cache, log: statusLog, instance: identity });
   const status = statusMachine.provide(
-    statusActors({ elector, writer, recorder, problems: () => lastProblems, lease: `${leaseNamespace}/${config.status.electionId}`, log: statusLog }),
+    statusActors({ elector, writer, recorder, lease: `${leaseNamespace}/${config.status.electionId}`, log: statusLog }),
   );
 
   const input: RootSupervisorInput = {

@@ -1,18 +1,15 @@
 import { fromPromise } from 'xstate';
-import type { LeaseResult, ShutdownCheck } from '../../machines/status.machine.js';
+import type { LeaseResult, PublishStatusInput, RecordEventsInput, ShutdownCheck } from '../../machines/status.machine.js';
 import type { EventRecorder } from '../kube/events.js';
 import type { LeaseElector } from '../kube/leader.js';
 import type { StatusWriter } from '../kube/status.js';
 import type { Logger } from '../log.js';
-import type { Problem } from '../model/nginx-model.js';
 
 /** StatusActorOptions are the adapters the status machine's effects run on. */
 export interface StatusActorOptions {
   readonly elector: LeaseElector;
   readonly writer: StatusWriter;
   readonly recorder: EventRecorder;
-  /** the problems of the last sync; null before the first */
-  readonly problems: () => readonly Problem[] | null;
   /** `namespace/name` of the election Lease, for logs */
   readonly lease: string;
   readonly log: Logger;
@@ -21,6 +18,7 @@ export interface StatusActorOptions {
 /**
  * statusActors implements the status machine's effects: the Lease through LeaseElector, the
  * Ingress status through StatusWriter, Events through EventRecorder, and its logging actions.
+ * What they publish comes in their input, from the last `sync.done` the machine was sent.
  * Pass the result to `statusMachine.provide()`.
  */
 export function statusActors(options: StatusActorOptions) {
@@ -35,19 +33,18 @@ export function statusActors(options: StatusActorOptions) {
         if (released) log.info(who, 'released the leader Lease');
         return released;
       }),
-      publishStatus: fromPromise<void, void>(async () => {
-        const { written, unchanged } = await writer.publish();
+      publishStatus: fromPromise<void, PublishStatusInput>(async ({ input }) => {
+        const { written, unchanged } = await writer.publish(input.served && new Set(input.served));
         if (written > 0) log.info({ written, unchanged }, 'Ingress status published');
       }),
-      recordEvents: fromPromise<void, void>(async () => {
-        const problems = options.problems();
+      recordEvents: fromPromise<void, RecordEventsInput>(async ({ input: { problems } }) => {
         if (problems === null) return;
         const { created, counted, limited } = await recorder.record(problems);
         if (created + counted + limited > 0) log.info({ created, counted, limited }, 'Events for Ingress problems');
       }),
       checkPeers: fromPromise<ShutdownCheck, void>(async () => writer.checkPeers()),
-      clearStatus: fromPromise<void, void>(async () => {
-        const cleared = await writer.clear();
+      clearStatus: fromPromise<void, PublishStatusInput>(async ({ input }) => {
+        const cleared = await writer.clear(new Set(input.served));
         log.info({ cleared }, 'no other replica will take over: Ingress status cleared');
       }),
     },

@@ -4,9 +4,9 @@ import { formatProblem } from '../cli/render.js';
 import type { Logger } from '../log.js';
 import type { ClusterCache } from '../kube/cache.js';
 import { BuildMemo, buildModel, secretsRead, type BuildOptions } from '../model/build.js';
-import type { NginxModel, Problem } from '../model/nginx-model.js';
 import { Quarantine } from '../model/quarantine.js';
 import { blame } from '../render/blame.js';
+import { servedIngresses } from '../kube/status.js';
 import { render, type NginxTemplate } from '../render/render.js';
 import { announceSecretsRead } from './watcher.js';
 
@@ -15,18 +15,19 @@ export interface SyncOptions {
   readonly cache: ClusterCache;
   readonly build: BuildOptions;
   readonly log: Logger;
-  /** the model and problems of the last sync (the template actor test-renders the model; the status actor publishes both) */
-  readonly onModel: (model: NginxModel, durationMs: number, problems: readonly Problem[]) => void;
+  /** how long each completed sync took, for /metrics */
+  readonly observeDuration: (durationMs: number) => void;
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
 /**
  * syncActors implements the sync queue's `runSync`: snapshot the caches, build the model,
- * render it with the template actor's current template, and hand the text and the files it
- * names (the model's certificates) to the nginx actor, the one writer of the config folder,
- * which skips a set it already serves.
- * Problems are logged when they appear, not again on every sync.
+ * render it with the template the queue was given, and hand the text and the files it names
+ * (the model's certificates) to the nginx actor, the one writer of the config folder, which
+ * skips a set it already serves. The model, problems and served Ingresses go back in the
+ * output, which the queue sends on as `sync.done`. Problems are logged when they appear, not
+ * again on every sync.
  */
 export function syncActors(options: SyncOptions) {
   let reported = new Set<string>();
@@ -37,7 +38,7 @@ export function syncActors(options: SyncOptions) {
   return {
     runSync: fromPromise<RunSyncOutput, RunSyncInput>(async ({ input, system }) => {
       const started = performance.now();
-      const template = system.get('template')?.getSnapshot().context.current as NginxTemplate | undefined;
+      const template = input.template as NginxTemplate | null;
       if (!template?.run) throw new Error('no good template loaded yet');
       const heldBefore = quarantine.heldKeys().join(' ');
       quarantine.judge({ applied: input.applied, refused: input.refused });
@@ -71,9 +72,9 @@ export function syncActors(options: SyncOptions) {
       quarantine.handedOver({ text, model, ingresses: snapshot.ingresses, secrets: snapshot.secrets });
       nginx.send({ type: 'nginx.reload', config: text, files: model.certificates });
       const durationMs = performance.now() - started;
-      options.onModel(model, durationMs, problems);
+      options.observeDuration(durationMs);
       options.log.info({ generation: input.generation, servers: model.servers.length, problems: problems.length, ms: Math.round(durationMs), phases }, 'sync done');
-      return { awaitingVerdict: quarantine.awaitingVerdict };
+      return { awaitingVerdict: quarantine.awaitingVerdict, done: { model, problems, served: [...servedIngresses(model)].sort() } };
     }),
   };
 }

@@ -7,13 +7,14 @@ import { watchTemplateFiles } from '../render/watch.js';
 
 /**
  * templateActors implements the template machine's effects: load = read, compile and
- * test-render against the model of the last sync (so a template that breaks on real data is
- * refused); watch = chokidar on the file and its partials.
+ * test-render against the model of the last sync the machine was sent (so a template that
+ * breaks on real data is refused), or `bootModel` before the first; watch = chokidar on the
+ * file and its partials.
  */
-export function templateActors(file: string, currentModel: () => NginxModel, log: Logger) {
+export function templateActors(file: string, bootModel: NginxModel, log: Logger) {
   return {
     loadTemplate: fromPromise<CompiledTemplate, LoadTemplateInput>(async ({ input }) => {
-      const template = await loadCheckedTemplate(file, currentModel());
+      const template = await loadCheckedTemplate(file, input.model ?? bootModel);
       log.info({ file, attempt: input.attempt }, 'nginx template loaded');
       return template;
     }),

@@ -1,10 +1,11 @@
 /**
  * Kubernetes Events (core/v1) for the problems buildModel finds in Ingresses, so that
- * `kubectl describe ingress` says why a rule is not served. A problem is reported when it
- * appears, not on every sync; the same problem (Ingress, reason, message) always maps to the
- * same Event name, so seeing it again, from this replica or the next leader, counts up one
- * Event instead of adding another. Each Ingress has a token bucket, so a broken Ingress cannot
- * flood the API server. Messages are scrubbed: nothing that looks like key material leaves.
+ * `kubectl describe ingress` says why a rule is not served. One Event lists all the problems of
+ * an Ingress at once; it is reported when that set of problems appears, not on every sync. The
+ * same set (Ingress, reason, message) always maps to the same Event name, so seeing it again,
+ * from this replica or the next leader, counts up one Event instead of adding another. Each
+ * Ingress has a token bucket, so a broken Ingress cannot flood the API server. Messages are
+ * scrubbed: nothing that looks like key material leaves.
  */
 import { createHash } from 'node:crypto';
 import type { CoreV1Api, CoreV1Event, V1Ingress } from '@kubernetes/client-node';
@@ -66,15 +67,48 @@ export function eventName(ingressName: string, reason: string, message: string):
   return `${ingressName.slice(0, 200)}.${hash}`;
 }
 
+/** IngressReport is the one Event an Ingress gets for its problems: its reason and its message. */
+export interface IngressReport {
+  readonly reason: string;
+  readonly message: string;
+}
+
+const describeProblem = (problem: Problem) => `${problem.field}: ${problem.message}`;
+
+/**
+ * reportFor folds the problems of one Ingress into one Event: a lone problem as `field: message`,
+ * several as `N problems: (1) field: message (2) …` in a fixed order (so the same set is the same
+ * Event), as many as fit in 1024 characters and then `… and K more`; the reason is theirs when
+ * they share one, else InvalidIngress.
+ */
+export function reportFor(problems: readonly Problem[]): IngressReport {
+  const lines = [...new Set(problems.map(describeProblem))].sort();
+  const reasons = new Set(problems.map(reasonFor));
+  const reason = reasons.size === 1 ? [...reasons][0]! : 'InvalidIngress';
+  if (lines.length === 1) return { reason, message: scrubMessage(lines[0]!) };
+  // As many as fit in an Event, then how many more: the count is never cut off.
+  let message = `${lines.length} problems:`;
+  for (const [i, line] of lines.entries()) {
+    const next = ` (${i + 1}) ${scrubMessage(line)}`;
+    const more = ` … and ${lines.length - i} more`;
+    if (message.length + next.length > MAX_MESSAGE - (i === lines.length - 1 ? 0 : 24)) {
+      message += more;
+      break;
+    }
+    message += next;
+  }
+  return { reason, message: scrubMessage(message) };
+}
+
 interface Bucket {
   tokens: number;
   at: number;
 }
 
 /**
- * EventRecorder turns the problems of each sync into Events: `record(problems)` creates one for
- * each problem new since the last call, and forgets the ones that went away (so they are
- * reported again if they come back).
+ * EventRecorder turns the problems of each sync into Events: `record(problems)` creates one per
+ * Ingress whose set of problems is new since the last call, and forgets the sets that went away
+ * (so they are reported again if they come back).
  */
 export class EventRecorder {
   private reported = new Set<string>();
@@ -87,26 +121,35 @@ export class EventRecorder {
     this.now = options.now ?? Date.now;
   }
 
-  /** record reports the new Ingress problems; an API failure rejects after what was done so far is kept. */
+  /** record reports the Ingresses whose problems changed; an API failure rejects after what was done so far is kept. */
   async record(problems: readonly Problem[]): Promise<RecordResult> {
     const ingresses = new Map(this.options.cache.list<V1Ingress>('Ingress').map((i) => [`${i.metadata?.namespace}/${i.metadata?.name}`, i]));
-    const current = new Map<string, { problem: Problem; ingress: V1Ingress }>();
+    const byIngress = new Map<string, { problems: Problem[]; ingress: V1Ingress }>();
     for (const problem of problems) {
-      const ingress = problem.kind === 'Ingress' ? ingresses.get(`${problem.namespace}/${problem.name}`) : undefined;
-      if (ingress) current.set(JSON.stringify([problem.namespace, problem.name, problem.field, problem.message]), { problem, ingress });
+      const object = `${problem.namespace}/${problem.name}`;
+      const ingress = problem.kind === 'Ingress' ? ingresses.get(object) : undefined;
+      if (!ingress) continue;
+      const entry = byIngress.get(object) ?? byIngress.set(object, { problems: [], ingress }).get(object)!;
+      entry.problems.push(problem);
+    }
+    // Keyed by Ingress and what its Event says: a changed set of problems is a new report.
+    const current = new Map<string, { object: string; report: IngressReport; ingress: V1Ingress }>();
+    for (const [object, { problems: its, ingress }] of byIngress) {
+      const report = reportFor(its);
+      current.set(JSON.stringify([object, report.reason, report.message]), { object, report, ingress });
     }
     this.reported = new Set([...this.reported].filter((key) => current.has(key)));
     this.forgetOld();
     let created = 0;
     let counted = 0;
     let limited = 0;
-    for (const [key, { problem, ingress }] of current) {
+    for (const [key, { object, report, ingress }] of current) {
       if (this.reported.has(key)) continue;
-      if (!this.take(`${problem.namespace}/${problem.name}`)) {
+      if (!this.take(object)) {
         limited++;
         continue;
       }
-      if (await this.emit(problem, ingress)) created++;
+      if (await this.emit(report, ingress)) created++;
       else counted++;
       this.reported.add(key);
     }
@@ -141,12 +184,11 @@ export class EventRecorder {
   }
 
   /** emit creates the Event, or counts up the existing one of that name; true when it created. */
-  private async emit(problem: Problem, ingress: V1Ingress, again = true): Promise<boolean> {
+  private async emit(report: IngressReport, ingress: V1Ingress, again = true): Promise<boolean> {
     const { core } = this.options;
-    const namespace = problem.namespace;
-    const reason = reasonFor(problem);
-    const message = scrubMessage(`${problem.field}: ${problem.message}`);
-    const name = eventName(problem.name, reason, message);
+    const namespace = ingress.metadata?.namespace ?? '';
+    const { reason, message } = report;
+    const name = eventName(ingress.metadata?.name ?? '', reason, message);
     const stamp = new Date(this.now());
     const known = this.counts.get(name)?.count;
     if (known === undefined) {
@@ -179,7 +221,7 @@ export class EventRecorder {
       // Events expire (an hour by default): make it again.
       if (apiCode(error) !== 404 || !again) throw new Error(`updating Event ${namespace}/${name}: ${describeApiError(error)}`);
       this.counts.delete(name);
-      return this.emit(problem, ingress, false);
+      return this.emit(report, ingress, false);
     }
   }
 

@@ -41,15 +41,13 @@ export interface AddressSource {
   readonly watchNamespace: string | null;
 }
 
-/** StatusWriterOptions are the clients, the cache and the view of the last sync the writer needs. */
+/** StatusWriterOptions are the clients, the cache and where the addresses come from. */
 export interface StatusWriterOptions {
   readonly networking: NetworkingV1Api;
   readonly core: CoreV1Api;
   readonly cache: ClusterCache;
   readonly source: AddressSource;
   readonly log: Logger;
-  /** `namespace/name` of every Ingress the last sync served; null before the first sync */
-  readonly served: () => ReadonlySet<string> | null;
   /** how long a write waits after a 409 for the watch to bring the newer object */
   readonly conflictWaitMs?: number;
 }
@@ -202,10 +200,10 @@ export class StatusWriter {
   /**
    * publish sets the served Ingresses' addresses, and clears them on Ingresses that show exactly
    * these addresses but are no longer served (their class changed, or every rule was refused).
-   * Does nothing before the first sync: an empty model would look like "serve nothing".
+   * `served` is `namespace/name` of every Ingress the last sync served; null before the first
+   * sync, when it does nothing: an empty model would look like "serve nothing".
    */
-  async publish(): Promise<PublishResult> {
-    const served = this.options.served();
+  async publish(served: ReadonlySet<string> | null): Promise<PublishResult> {
     if (served === null) return { written: 0, unchanged: 0 };
     const addresses = await this.addresses();
     let unchanged = 0;
@@ -222,8 +220,7 @@ export class StatusWriter {
   }
 
   /** clear empties the addresses of every served Ingress (on the last replica's shutdown); returns how many it wrote. */
-  async clear(): Promise<number> {
-    const served = this.options.served() ?? new Set<string>();
+  async clear(served: ReadonlySet<string>): Promise<number> {
     const ingresses = this.options.cache.list<V1Ingress>('Ingress').filter((i) => served.has(keyOf(i)) && currentAddresses(i).length > 0);
     return runLimited(ingresses.map((ingress) => () => this.write(ingress, [])));
   }

@@ -18,6 +18,17 @@ import type { Ingress, IngressBackend } from './snapshot.js';
 import { checkRegexPath } from './regex-path.js';
 import { checkDnsLabel, checkHost, checkObjectName, checkPath, checkPathType } from './validate.js';
 
+// Bounded by checkPath's 2048 characters; no nested quantifier, so linear.
+const REGEX_LIKE = /\.[*+]|[[\]\\|?^]|\$$/;
+
+/** regexPathHint tells the author of a refused path that looks like a regex how to make it one. */
+function regexPathHint(path: unknown, useRegex: boolean): string {
+  if (typeof path !== 'string' || path.length > 2048 || !REGEX_LIKE.test(path)) return '';
+  return useRegex
+    ? ' (a regex path needs pathType: ImplementationSpecific, as use-regex or rewrite-target is set)'
+    : ' (for a regex path, set nginx.ingress.kubernetes.io/use-regex: "true" and pathType: ImplementationSpecific)';
+}
+
 /** The catch-all server's name, as ingress-nginx calls it. */
 export const CATCH_ALL = '_';
 
@@ -213,7 +224,7 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
       const pathType: PathType = regex ? 'ImplementationSpecific' : checkedType.value;
       const checkedPath = regex ? checkRegexPath(path.path ?? '/') : checkPath(path.path ?? '/');
       if (!checkedPath.ok) {
-        report(`${pf}.path`, `${checkedPath.message}; path left out`);
+        report(`${pf}.path`, `${checkedPath.message}${regex ? '' : regexPathHint(path.path, features.regex)}; path left out`);
         continue;
       }
       const p = normalisePath(checkedPath.value, pathType);

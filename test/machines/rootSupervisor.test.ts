@@ -3,9 +3,9 @@ import { SimulatedClock, createActor, fromCallback, fromPromise, initialTransiti
 import type { NginxMasterCommand } from '../../machines/events.js';
 import { nginxProcessMachine, type MasterInput } from '../../machines/nginxProcess.machine.js';
 import { childIds, rootSupervisorMachine, type RootSupervisorInput, type WatcherInput } from '../../machines/rootSupervisor.machine.js';
-import { statusMachine, type LeaseResult, type ShutdownCheck, type StatusInput } from '../../machines/status.machine.js';
+import { statusMachine, type LeaseResult, type PublishStatusInput, type RecordEventsInput, type ShutdownCheck, type StatusInput } from '../../machines/status.machine.js';
 import { syncQueueMachine, type RunSyncInput, type RunSyncOutput } from '../../machines/syncQueue.machine.js';
-import { templateMachine } from '../../machines/template.machine.js';
+import { templateMachine, type LoadTemplateInput } from '../../machines/template.machine.js';
 import { advance, flush } from './harness.js';
 
 const INPUT: RootSupervisorInput = {
@@ -49,7 +49,7 @@ function start(options: Options = {}) {
   });
   const template = templateMachine.provide({
     actors: {
-      loadTemplate: fromPromise<unknown, { attempt: number }>(async () => {
+      loadTemplate: fromPromise<unknown, LoadTemplateInput>(async () => {
         if (options.template === 'bad') throw new Error('nginx.conf.hbs:1: Parse error');
         return 'compiled';
       }),
@@ -285,8 +285,8 @@ describe('rootSupervisor', () => {
         actors: {
           acquireLease: fromPromise<LeaseResult, void>(async () => ({ leader: true, holder: 'me', expiresInMs: null })),
           renewLease: fromPromise<LeaseResult, void>(async () => ({ leader: true, holder: 'me', expiresInMs: null })),
-          publishStatus: fromPromise<void, void>(async () => void events.push('publish')),
-          recordEvents: fromPromise<void, void>(async () => {}),
+          publishStatus: fromPromise<void, PublishStatusInput>(async () => void events.push('publish')),
+          recordEvents: fromPromise<void, RecordEventsInput>(async () => {}),
           checkPeers: fromPromise<ShutdownCheck, void>(async () => ({ othersWillTakeOver: true, reason: 'test' })),
           releaseLease: fromPromise<boolean, void>(async () => (events.push('release'), await released, true)),
         },

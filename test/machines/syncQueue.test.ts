@@ -77,7 +77,7 @@ describe('syncQueue', () => {
     expect(actor.getSnapshot().value).toBe('syncing');
 
     change(250);
-    actor.send({ type: 'template.changed' });
+    actor.send({ type: 'template.changed', template: 'T' });
     await advance(clock, 3_000, 10);
     expect(calls).toHaveLength(1); // still one at a time
     calls[0]!.done.resolve();
@@ -153,7 +153,7 @@ describe('syncQueue', () => {
     expect(calls.map((c) => c.at)).toEqual([100, 1_100, 2_100]);
     // Quiet, but the token is out (the last sync started 500 ms ago): the change waits for the token alone.
     await advance(clock, 500);
-    actor.send({ type: 'template.changed' });
+    actor.send({ type: 'template.changed', template: 'T' });
     expect(actor.getSnapshot().value).toEqual({ pending: 'throttled' });
     change(20);
     await advance(clock, 500);

@@ -19,7 +19,7 @@ const DELAY = { debounce: INPUT.debounceMs, maxHoldoff: INPUT.maxHoldoffMs, rate
 const E = {
   synced: (kind: string) => ({ type: 'k8s.synced', kind }),
   changed: { type: 'k8s.changed', kind: 'Ingress', key: 'default/web' },
-  template: { type: 'template.changed' },
+  template: { type: 'template.changed', template: 'compiled template' },
   request: { type: 'sync.request' },
   resync: { type: 'sync.resync' },
   stop: { type: 'sync.stop' },
@@ -86,9 +86,10 @@ const delays = (timers: Timers) => [...timers.values()].map((t) => t.delay).sort
 function syncQueueWorld(): World {
   const clock = new SteppingClock();
   const log: RealStep[] = [];
-  const syncs: { generation: number; done: Deferred<void>; aborted: boolean; output: RunSyncOutput }[] = [];
+  const templateAtStart = new Map<number, unknown>();
+  const syncs: { generation: number; template: unknown; done: Deferred<void>; aborted: boolean; output: RunSyncOutput }[] = [];
   const runSync = fromPromise<RunSyncOutput, RunSyncInput>(({ input, signal }) => {
-    const sync = { generation: input.generation, done: deferred(), aborted: false, output: { awaitingVerdict: false } };
+    const sync = { generation: input.generation, template: input.template, done: deferred(), aborted: false, output: { awaitingVerdict: false } };
     signal.addEventListener('abort', () => (sync.aborted = true));
     syncs.push(sync);
     return sync.done.promise.then(() => sync.output);
@@ -114,6 +115,7 @@ function syncQueueWorld(): World {
         awaiting: c.awaitingVerdict,
         refused: c.refused,
         applied: c.applied,
+        template: c.template,
       };
     },
     async exec({ step }) {
@@ -138,6 +140,13 @@ function syncQueueWorld(): World {
       // At most one sync at a time, and one exactly while syncing; a sync cut by sync.stop is aborted.
       expect(running, 'syncs running').toBe(s.matches('syncing' as never) ? 1 : 0);
       if (s.matches('syncing' as never)) expect(syncs.at(-1)!.generation).toBe((s.context as SyncQueueContext).generation);
+      // Each sync renders with the template of the last template.changed before it started (none
+      // before any): what the context held on entering syncing, not one that came in since.
+      if (s.matches('syncing' as never)) {
+        const generation = (s.context as SyncQueueContext).generation;
+        if (!templateAtStart.has(generation)) templateAtStart.set(generation, (s.context as SyncQueueContext).template);
+        expect(syncs.at(-1)!.template, 'the template the sync was given').toBe(templateAtStart.get(generation));
+      }
     },
     async close() {
       actor.stop();

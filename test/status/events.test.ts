@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findResourceByKind } from '../../src/kube/api-server/resources.js';
 import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
 import { ClusterCache } from '../../src/kube/cache.js';
-import { EventRecorder, eventName, reasonFor, scrubMessage } from '../../src/kube/events.js';
+import { EventRecorder, eventName, reasonFor, reportFor, scrubMessage } from '../../src/kube/events.js';
 import type { Problem } from '../../src/model/nginx-model.js';
 import { ingress } from '../support/manifests.js';
 
@@ -77,17 +77,52 @@ describe('EventRecorder', () => {
     expect(requests).toEqual(['POST 201', 'PATCH 200', 'POST 409', 'GET 200', 'PATCH 200']);
   });
 
-  it('rate-limits per Ingress: a burst, then one per refill period; held-back problems come later', async () => {
+  it('one Event lists all the problems of an Ingress; the same set again is that Event counted up, a changed set a new one', async () => {
     const clock = { now: 1_800_000_000_000 };
     const r = recorder(clock);
-    const many = Array.from({ length: 5 }, (_, i) => problem(`path ${i} refused`, `spec.rules[0].http.paths[${i}].path`));
-    expect(await r.record(many)).toEqual({ created: 3, counted: 0, limited: 2 });
-    expect(await r.record(many)).toEqual({ created: 0, counted: 0, limited: 2 });
+    const three = [
+      problem('Service default/missing not found; answering 503'),
+      problem('"a b" is not a host name; rule left out', 'spec.rules[1].host'),
+      problem('is not an annotation this controller knows; ignored', 'metadata.annotations.nginx.ingress.kubernetes.io/rewrite-targt'),
+    ];
+    expect(await r.record(three)).toEqual({ created: 1, counted: 0, limited: 0 });
+    expect(await r.record([...three].reverse())).toEqual({ created: 0, counted: 0, limited: 0 }); // same set, any order
+    const [event] = events();
+    expect(event!.reason).toBe('InvalidIngress');
+    expect(event!.message).toBe(
+      '3 problems: (1) metadata.annotations.nginx.ingress.kubernetes.io/rewrite-targt: is not an annotation this controller knows; ignored' +
+        ' (2) spec.rules[0].http.paths[0].backend.service.name: Service default/missing not found; answering 503' +
+        ' (3) spec.rules[1].host: "a b" is not a host name; rule left out',
+    );
+    expect(await r.record(three.slice(0, 2))).toEqual({ created: 1, counted: 0, limited: 0 }); // one fixed: a new set
+    expect(await r.record(three)).toEqual({ created: 0, counted: 1, limited: 0 }); // broken again: counted up
+    expect(events()).toHaveLength(2);
+    expect(events().find((e) => e.message!.startsWith('3 problems'))!.count).toBe(2);
+  });
+
+  it('rate-limits per Ingress: a burst of changed sets, then one per refill period; a held-back set comes later', async () => {
+    const clock = { now: 1_800_000_000_000 };
+    const r = recorder(clock);
+    const upTo = (n: number) => Array.from({ length: n }, (_, i) => problem(`path ${i} refused`, `spec.rules[0].http.paths[${i}].path`));
+    for (const n of [1, 2, 3]) expect(await r.record(upTo(n))).toEqual({ created: 1, counted: 0, limited: 0 });
+    expect(await r.record(upTo(4))).toEqual({ created: 0, counted: 0, limited: 1 });
+    expect(await r.record(upTo(5))).toEqual({ created: 0, counted: 0, limited: 1 });
     clock.now += 30_000;
-    expect(await r.record(many)).toEqual({ created: 1, counted: 0, limited: 1 });
-    clock.now += 30_000;
-    expect(await r.record(many)).toEqual({ created: 1, counted: 0, limited: 0 });
-    expect(events()).toHaveLength(5);
+    expect(await r.record(upTo(5))).toEqual({ created: 1, counted: 0, limited: 0 });
+    expect(await r.record(upTo(5))).toEqual({ created: 0, counted: 0, limited: 0 });
+    expect(events().map((e) => e.message!.slice(0, 11))).toEqual(expect.arrayContaining(['spec.rules[', '2 problems:', '3 problems:', '5 problems:']));
+    expect(events()).toHaveLength(4);
+  });
+
+  it('keeps the count of problems when they do not all fit in one Event', () => {
+    const many = Array.from({ length: 40 }, (_, i) => problem(`${'x'.repeat(60)} ${i}`, `spec.rules[0].http.paths[${String(i).padStart(2, '0')}].path`));
+    const { message, reason } = reportFor(many);
+    expect(reason).toBe('InvalidPath');
+    expect(message.length).toBeLessThanOrEqual(1024);
+    expect(message).toMatch(/^40 problems: \(1\) spec\.rules\[0\]\.http\.paths\[00\]\.path: x+ 0 /);
+    expect(message).toMatch(/ … and \d+ more$/);
+    const shown = message.match(/\((\d+)\) /g)!.length;
+    expect(message.endsWith(`… and ${40 - shown} more`)).toBe(true);
   });
 
   it('ignores problems of other kinds and of Ingresses it does not know', async () => {

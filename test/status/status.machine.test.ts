@@ -6,7 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock, createActor, fromPromise, initialTransition, transition } from 'xstate';
-import { statusMachine, type LeaseResult, type ShutdownCheck, type StatusInput } from '../../machines/status.machine.js';
+import type { SyncDoneEvent } from '../../machines/events.js';
+import { statusMachine, type LeaseResult, type PublishStatusInput, type RecordEventsInput, type ShutdownCheck, type StatusInput } from '../../machines/status.machine.js';
+import type { NginxModel, Problem } from '../../src/model/nginx-model.js';
 import { advance, flush, stateName } from '../machines/harness.js';
 
 const INPUT: StatusInput = {
@@ -18,6 +20,10 @@ const INPUT: StatusInput = {
   resyncPeriodMs: 60_000,
   stopTimeoutMs: 5_000,
 };
+
+/** syncDone is what the sync queue sends after a sync; the status machine never looks at the model. */
+const syncDone = (served: string[], problems: Problem[] = []): SyncDoneEvent => ({ type: 'sync.done', model: {} as NginxModel, problems, served });
+const CHANGED = syncDone(['default/web']);
 
 const LEADER: LeaseResult = { leader: true, holder: 'me', expiresInMs: null };
 const FOLLOWER = (expiresInMs: number | null, holder = 'other'): LeaseResult => ({ leader: false, holder, expiresInMs });
@@ -35,6 +41,9 @@ interface Script {
 function start(script: Script = {}) {
   const clock = new SimulatedClock();
   const calls: string[] = [];
+  const published: PublishStatusInput[] = [];
+  const recorded: RecordEventsInput[] = [];
+  const clearedWith: PublishStatusInput[] = [];
   const answers = [...(script.lease ?? [LEADER])];
   const lease = async (kind: string) => {
     calls.push(`${kind}@${clock.now()}`);
@@ -47,19 +56,20 @@ function start(script: Script = {}) {
       acquireLease: fromPromise<LeaseResult, void>(() => lease('acquire')),
       renewLease: fromPromise<LeaseResult, void>(() => lease('renew')),
       releaseLease: fromPromise<boolean, void>(async () => (calls.push('release'), script.released ?? true)),
-      publishStatus: fromPromise<void, void>(async () => {
+      publishStatus: fromPromise<void, PublishStatusInput>(async ({ input }) => {
         calls.push(`publish@${clock.now()}`);
+        published.push(input);
         await script.publish?.();
       }),
-      recordEvents: fromPromise<void, void>(async () => void calls.push('events')),
+      recordEvents: fromPromise<void, RecordEventsInput>(async ({ input }) => void (calls.push('events'), recorded.push(input))),
       checkPeers: fromPromise<ShutdownCheck, void>(async () => (calls.push('checkPeers'), script.peers ?? { othersWillTakeOver: false, reason: 'alone' })),
-      clearStatus: fromPromise<void, void>(async () => void calls.push('clear')),
+      clearStatus: fromPromise<void, PublishStatusInput>(async ({ input }) => void (calls.push('clear'), clearedWith.push(input))),
     },
   });
   const actor = createActor(machine, { clock, input: { ...INPUT, ...script.input } }).start();
   const state = () => stateName(actor.getSnapshot().value);
   const of = (prefix: string) => calls.filter((c) => c.startsWith(prefix));
-  return { clock, actor, calls, state, of };
+  return { clock, actor, calls, state, of, published, recorded, clearedWith };
 }
 
 describe('statusMachine', () => {
@@ -115,17 +125,45 @@ describe('statusMachine', () => {
     let slow = true;
     const t = start({ publish: () => (slow ? new Promise<void>((r) => (release = r)) : Promise.resolve()) });
     await flush();
-    for (let i = 0; i < 5; i++) t.actor.send({ type: 'status.changed' });
+    for (let i = 0; i < 5; i++) t.actor.send(CHANGED);
     slow = false;
     release();
     await flush();
     await flush();
     expect(t.of('publish')).toHaveLength(2);
-    t.actor.send({ type: 'status.changed' });
+    t.actor.send(CHANGED);
     await flush();
     expect(t.of('publish')).toHaveLength(3);
     await advance(t.clock, 60_000, 1_000);
     expect(t.of('publish')).toHaveLength(4);
+  });
+
+  it('publishes status and Events from what sync.done sent it, the latest one, kept while following', async () => {
+    const problem: Problem = { kind: 'Ingress', namespace: 'default', name: 'bad', field: 'spec.rules[0].host', message: 'not a host' };
+    const t = start({ lease: [FOLLOWER(150), LEADER] });
+    await flush();
+    expect(t.state()).toBe('follower.waiting');
+    // Sent while following: kept, and published as soon as this replica leads.
+    t.actor.send(syncDone(['default/old']));
+    t.actor.send(syncDone(['default/a', 'default/b'], [problem]));
+    await advance(t.clock, 150, 10);
+    expect(t.state()).toMatch(/^leader\./);
+    expect(t.published).toEqual([{ served: ['default/a', 'default/b'] }]);
+    expect(t.recorded).toEqual([{ problems: [problem] }]);
+    t.actor.send(syncDone(['default/a']));
+    await flush();
+    expect(t.published.at(-1)).toEqual({ served: ['default/a'] });
+    expect(t.recorded.at(-1)).toEqual({ problems: [] });
+    t.actor.send({ type: 'status.stop' });
+    await flush();
+    expect(t.clearedWith).toEqual([{ served: ['default/a'] }]);
+  });
+
+  it('before any sync.done, the publishes are told there is nothing yet (null), not an empty cluster', async () => {
+    const t = start();
+    await flush();
+    expect(t.published).toEqual([{ served: null }]);
+    expect(t.recorded).toEqual([{ problems: null }]);
   });
 
   it('retries a failed publish after the retry period', async () => {
@@ -142,7 +180,7 @@ describe('statusMachine', () => {
   it('never publishes the status with --update-status=false, but still records Events', async () => {
     const t = start({ input: { updateStatus: false } });
     await flush();
-    t.actor.send({ type: 'status.changed' });
+    t.actor.send(CHANGED);
     await flush();
     expect(t.of('publish')).toEqual([]);
     expect(t.of('events')).toHaveLength(2);
@@ -203,8 +241,8 @@ describe('statusMachine', () => {
       actors: {
         acquireLease: fromPromise<LeaseResult, void>(async () => LEADER),
         renewLease: fromPromise<LeaseResult, void>(async () => LEADER),
-        publishStatus: fromPromise<void, void>(async () => {}),
-        recordEvents: fromPromise<void, void>(async () => {}),
+        publishStatus: fromPromise<void, PublishStatusInput>(async () => {}),
+        recordEvents: fromPromise<void, RecordEventsInput>(async () => {}),
         checkPeers: fromPromise<ShutdownCheck, void>(() => new Promise(() => {})),
       },
     });

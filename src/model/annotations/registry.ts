@@ -23,6 +23,7 @@ import { refusedAnnotations } from './refused.js';
 import { rewriteGroup } from './rewrite.js';
 import { snippetsGroup } from './snippets.js';
 import { sourceRangeGroup } from './source-range.js';
+import { closestName } from './suggest.js';
 import { ANNOTATION_PREFIX, type AnnotationGroup, type AnnotationInput, type AnnotationKey, type IngressAnnotations, type RefusedAnnotation } from './types.js';
 import { upstreamVhostGroup } from './upstream-vhost.js';
 import { forwardedPrefixGroup } from './forwarded-prefix.js';
@@ -42,6 +43,23 @@ export const supportedKeys: readonly { readonly group: string; readonly key: Ann
 const byName = new Map<string, AnnotationKey>();
 for (const { key } of supportedKeys) for (const name of [key.key, ...(key.aliases ?? [])]) byName.set(name, key);
 const refusedByName = new Map<string, RefusedAnnotation>(refusedAnnotations.map((r) => [r.key, r]));
+const SNIPPET_KEYS: ReadonlySet<string> = new Set(snippetsGroup.keys.map((k) => k.key));
+
+/** riskFix says how to allow an annotation above the risk level: the ConfigMap keys to set. */
+function riskFix(key: string, risk: string, config: GlobalConfig): string {
+  if (SNIPPET_KEYS.has(key) && !config.allowSnippetAnnotations) {
+    return 'snippets need allow-snippet-annotations: "true" and annotations-risk-level: Critical in the controller ConfigMap';
+  }
+  return `to allow it, set annotations-risk-level: ${risk} in the controller ConfigMap`;
+}
+
+/** unknownKeyMessage is the problem for an unknown key, with the known key it is likely a misspelling of. */
+function unknownKeyMessage(key: string): string {
+  const near = closestName(key, byName.keys());
+  return near === null
+    ? 'is not an annotation this controller knows; ignored'
+    : `is not an annotation this controller knows (did you mean ${ANNOTATION_PREFIX}${near}?); ignored`;
+}
 
 /** AnnotationContext is what parseAnnotations needs beyond the Ingress. */
 export interface AnnotationContext {
@@ -72,7 +90,7 @@ export function parseAnnotations(ingress: Ingress, namespace: string, name: stri
     const refused = refusedByName.get(key);
     const risk = known?.risk ?? refused?.risk;
     if (risk !== undefined && RISK_LEVELS.indexOf(risk) > maxRisk) {
-      report(key, `is ${risk} risk, above annotations-risk-level ${ctx.config.annotationsRiskLevel}; Ingress left out`);
+      report(key, `is ${risk} risk, above annotations-risk-level ${ctx.config.annotationsRiskLevel}${known ? ` (${riskFix(key, risk, ctx.config)})` : ''}; Ingress left out`);
       invalid = true;
     } else if (refused?.effect === 'left-out') {
       report(key, `is not supported: ${refused.reason}; Ingress left out`);
@@ -80,7 +98,7 @@ export function parseAnnotations(ingress: Ingress, namespace: string, name: stri
     } else if (refused) {
       report(key, `is not supported (${refused.reason}); ignored`);
     } else if (!known) {
-      report(key, 'is not an annotation this controller knows; ignored');
+      report(key, unknownKeyMessage(key));
     }
   }
   if (invalid) return null;

@@ -6,7 +6,7 @@ function snippet(input: AnnotationInput, key: string, context: SnippetContext): 
   const raw = input.get(key);
   if (raw === undefined) return null;
   if (!input.config.allowSnippetAnnotations) {
-    input.invalid(key, 'snippets are disabled (ConfigMap allow-snippet-annotations is not "true")');
+    input.invalid(key, 'snippets are disabled: they need allow-snippet-annotations: "true" and annotations-risk-level: Critical in the controller ConfigMap');
     return null;
   }
   const checked = checkSnippetDirectives(raw, context, { annotated: (other) => input.get(other) !== undefined });
