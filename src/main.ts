@@ -15,11 +15,10 @@ import { statusActors } from './actors/status.js';
 import { syncActors } from './actors/sync.js';
 import { templateActors } from './actors/template.js';
 import { watcherActors, watcherLogActions } from './actors/watcher.js';
-import type { ControllerConfig } from './cli/controller-flags.js';
-import { UsageError } from './cli/flags.js';
+import type { ControllerConfig } from './config.js';
 import type { ActorLookup } from './http/health.js';
 import { ControllerMetrics } from './http/metrics.js';
-import { httpActor } from './http/server.js';
+import { httpActor, listenHealthz } from './http/server.js';
 import { ClusterCache } from './kube/cache.js';
 import type { InformerTimeouts } from './kube/informer.js';
 import { EventRecorder } from './kube/events.js';
@@ -33,7 +32,6 @@ import { emptySnapshot } from './model/snapshot.js';
 import { ConfigRefusedError, stageConfig } from './nginx/apply.js';
 import { nginxBinary } from './nginx/binary.js';
 import { ensureConfigDir } from './nginx/files.js';
-import { UnsafePathError } from './nginx/private-files.js';
 import { nameservers } from './nginx/resolvers.js';
 import { loadCheckedTemplate } from './render/load.js';
 import { render } from './render/render.js';
@@ -58,11 +56,6 @@ function loadKubeConfig(path: string | null): KubeConfig {
   return kc;
 }
 
-/** A config folder the controller refuses is the operator's to fix, as a bad flag is: exit 2, one line. */
-const asUsageError = (error: unknown): never => {
-  throw error instanceof UnsafePathError ? new UsageError(error.message) : error;
-};
-
 /**
  * startController boots the actor system. Before any actor starts, nginx.conf is written from
  * an empty cluster (default server only) and checked with `nginx -t`, so nginx can start at
@@ -76,7 +69,8 @@ export async function startController(
   const binary = nginxBinary(config.nginxBinary ?? undefined);
   const kc = options.kubeConfig ?? loadKubeConfig(config.kubeconfig);
   const cache = new ClusterCache();
-  await ensureConfigDir(config.configDir).catch(asUsageError);
+  // A refused folder throws UnsafePathError: the CLI prints it as one line, exit 2.
+  await ensureConfigDir(config.configDir);
   const build = { ...config.build, resolvers: await nameservers() };
 
   let lastModel: NginxModel = buildModel(emptySnapshot, build).model;
@@ -202,7 +196,18 @@ export async function startController(
     lookup,
     actorIds: ['root', ...childIds(input)],
   });
-  const http = httpActor({ port: config.healthzPort, metrics, log: log.child({ actor: 'http' }), watchers: input.watchers, root: () => root.getSnapshot() });
+  // Bound before any actor runs: a --healthz-port in use stops the start here (ListenError, exit 1).
+  const healthzHost = config.healthzHost ?? undefined;
+  const listening = await listenHealthz(config.healthzPort, healthzHost);
+  const http = httpActor({
+    port: config.healthzPort,
+    ...(healthzHost === undefined ? {} : { host: healthzHost }),
+    listening,
+    metrics,
+    log: log.child({ actor: 'http' }),
+    watchers: input.watchers,
+    root: () => root.getSnapshot(),
+  });
 
   const root = createActor(rootSupervisorMachine.provide({ actors: { watcher, template, syncQueue, nginx, status, http } }), {
     input,
