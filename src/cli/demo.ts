@@ -70,6 +70,15 @@ async function readSeed(folder: string): Promise<KubeObject[]> {
   return objects;
 }
 
+/** demoControllerFlags parses the controller flags; a flag it does not know is shown with the demo's usage. */
+function demoControllerFlags(argv: string[]): ReturnType<typeof parseControllerFlags> {
+  try {
+    return parseControllerFlags(argv);
+  } catch (error) {
+    throw error instanceof UsageError && error.usage ? new UsageError(error.message, DEMO_USAGE) : error;
+  }
+}
+
 /** runDemo is `ingress-actors demo`: the embedded cluster, until Ctrl-C or SIGTERM; exits as the controller does. */
 export async function runDemo(argv: string[], { out, err, log }: CommandIo): Promise<number> {
   const { own, help, controller: passed } = splitDemoFlags(argv);
@@ -81,7 +90,7 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
   const inspectPort = passed.some((a) => a === '--inspect-port' || a.startsWith('--inspect-port=')) ? [] : ['--inspect-port', '8090'];
   const inspect = passed.some((a) => a === '--inspect' || a.startsWith('--inspect-port'));
   // The demo's settings first: a flag passed on comes later and wins (parseArgs keeps the last).
-  const parsed = parseControllerFlags([
+  const parsed = demoControllerFlags([
     '--kubeconfig', kubeconfig, '--http-port', String(httpPort), '--https-port', String(httpsPort),
     '--config-dir', join(dir, 'nginx'), '--configmap', 'ingress-actors/ingress-actors', '--sync-rate-limit', '2',
     '--shutdown-timeout', '5', '--healthz-host', '127.0.0.1', '--publish-status-address', '127.0.0.1',
