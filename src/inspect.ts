@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { createWebSocketInspector } from '@statelyai/inspect';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { InspectionEvent } from 'xstate';
+import { listenOn } from './http/listen.js';
 
 /** InspectorOptions say where the relay listens and how much it remembers for late clients. */
 export interface InspectorOptions {
@@ -28,6 +29,8 @@ export interface InspectorOptions {
   readonly maxStringLength?: number;
   /** Origins allowed beside the relay's own page (`http://127.0.0.1:<port>`, `http://localhost:<port>`); exact match */
   readonly allowedOrigins?: readonly string[];
+  /** the flag a listen failure names (default `--inspect-port`) */
+  readonly flag?: string;
 }
 
 /** Inspector is a listening relay plus the xstate inspect callback that feeds it. */
@@ -170,10 +173,8 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       for (const client of wss.clients) if (client !== ws && client.readyState === WebSocket.OPEN) client.send(raw);
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => resolve());
-  });
+  // A port in use is a ListenError naming the flag (the CLI prints one line), not a raw EADDRINUSE.
+  await listenOn(server, { port: options.port, host, flag: options.flag ?? '--inspect-port' });
   const { port } = server.address() as AddressInfo;
   const where = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   const wsUrl = `ws://${where}`;

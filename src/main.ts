@@ -15,11 +15,10 @@ import { statusActors } from './actors/status.js';
 import { syncActors } from './actors/sync.js';
 import { templateActors } from './actors/template.js';
 import { watcherActors, watcherLogActions } from './actors/watcher.js';
-import type { ControllerConfig } from './cli/controller-flags.js';
-import { UsageError } from './cli/flags.js';
+import type { ControllerConfig } from './config.js';
 import type { ActorLookup } from './http/health.js';
 import { ControllerMetrics } from './http/metrics.js';
-import { httpActor } from './http/server.js';
+import { httpActor, listenHealthz } from './http/server.js';
 import { ClusterCache } from './kube/cache.js';
 import type { InformerTimeouts } from './kube/informer.js';
 import { EventRecorder } from './kube/events.js';
@@ -32,7 +31,6 @@ import { emptySnapshot } from './model/snapshot.js';
 import { ConfigFolder, ConfigRefusedError } from './nginx/apply.js';
 import { nginxBinary } from './nginx/binary.js';
 import { ensureConfigDir } from './nginx/files.js';
-import { UnsafePathError } from './nginx/private-files.js';
 import { nameservers } from './nginx/resolvers.js';
 import { loadCheckedTemplate } from './render/load.js';
 import { render } from './render/render.js';
@@ -59,11 +57,6 @@ function loadKubeConfig(path: string | null): KubeConfig {
   return kc;
 }
 
-/** A config folder the controller refuses is the operator's to fix, as a bad flag is: exit 2, one line. */
-const asUsageError = (error: unknown): never => {
-  throw error instanceof UnsafePathError ? new UsageError(error.message) : error;
-};
-
 /**
  * startController boots the actor system. The root supervisor's `booting` first runs
  * `bootConfig`: nginx.conf written from an empty cluster (default server only) and checked with
@@ -79,7 +72,8 @@ export async function startController(
   const binary = nginxBinary(config.nginxBinary ?? undefined);
   const kc = options.kubeConfig ?? loadKubeConfig(config.kubeconfig);
   const cache = new ClusterCache();
-  await ensureConfigDir(config.configDir).catch(asUsageError);
+  // A refused folder throws UnsafePathError: the CLI prints it as one line, exit 2.
+  await ensureConfigDir(config.configDir);
   const build = { ...config.build, resolvers: await nameservers() };
 
   // An empty cluster's model: the boot config, and what a template is test-rendered against until the first sync.
@@ -198,7 +192,18 @@ ${staged.error}`);
     lookup,
     actorIds: ['root', ...childIds(input)],
   });
-  const http = httpActor({ port: config.healthzPort, metrics, log: log.child({ actor: 'http' }), watchers: input.watchers, root: () => root.getSnapshot() });
+  // Bound before any actor runs: a --healthz-port in use stops the start here (ListenError, exit 1).
+  const healthzHost = config.healthzHost ?? undefined;
+  const listening = await listenHealthz(config.healthzPort, healthzHost);
+  const http = httpActor({
+    port: config.healthzPort,
+    ...(healthzHost === undefined ? {} : { host: healthzHost }),
+    listening,
+    metrics,
+    log: log.child({ actor: 'http' }),
+    watchers: input.watchers,
+    root: () => root.getSnapshot(),
+  });
 
   const root = createActor(rootSupervisorMachine.provide({ actors: { bootConfig, watcher, template, syncQueue, nginx, status, http } }), {
     input,

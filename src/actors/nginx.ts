@@ -12,9 +12,11 @@ import { waitForPort } from '../nginx/probe.js';
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
-async function waitForPidFile(path: string, pid: number, timeoutMs: number): Promise<void> {
+async function waitForPidFile(path: string, pid: number, timeoutMs: number, gone: () => boolean): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while ((await readFile(path, 'utf8').catch(() => '')).trim() !== String(pid)) {
+    // A master told to quit at once never writes it: polling on would hold the process open for timeoutMs.
+    if (gone()) return;
     if (Date.now() > deadline) throw new Error(`nginx did not write its pid ${pid} to ${path} within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -85,8 +87,8 @@ export function nginxActors(options: NginxActorOptions) {
       });
       // nginx writes its pid file only once its sockets are bound, so the pid file naming this
       // master (not just something answering on the port, which may be another process) means it serves.
-      const ready = waitForPidFile(join(options.dir, 'nginx.pid'), master.pid, options.startTimeoutMs ?? 10_000).then(() =>
-        waitForPort(options.httpPort, options.startTimeoutMs ?? 10_000),
+      const ready = waitForPidFile(join(options.dir, 'nginx.pid'), master.pid, options.startTimeoutMs ?? 10_000, () => exited).then(() =>
+        exited ? undefined : waitForPort(options.httpPort, options.startTimeoutMs ?? 10_000),
       );
       void Promise.race([ready, master.exited]).then(
         () => !exited && sendBack({ type: 'nginx.started', pid: master.pid }),

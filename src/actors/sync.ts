@@ -1,6 +1,6 @@
 import { fromPromise } from 'xstate';
 import type { RunSyncInput, RunSyncOutput } from '../../machines/syncQueue.machine.js';
-import { formatProblem } from '../cli/render.js';
+import { formatProblem } from '../model/problems.js';
 import type { Logger } from '../log.js';
 import type { ClusterCache } from '../kube/cache.js';
 import { BuildMemo, buildModel, secretsRead, type BuildOptions } from '../model/build.js';

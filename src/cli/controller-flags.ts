@@ -1,50 +1,11 @@
 import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import type { ControllerConfig } from '../config.js';
 import { defaultBuildOptions, type BuildOptions } from '../model/build.js';
-import { checkDnsLabel, checkObjectName } from '../model/validate.js';
+import { checkDnsLabel, checkIp, checkObjectName } from '../model/validate.js';
 import { DEFAULT_TEMPLATE } from '../render/load.js';
-import { classFlags, parsePort, UsageError } from './flags.js';
-
-/** ControllerConfig is everything `ingress-actors controller` was told, checked. */
-export interface ControllerConfig {
-  readonly kubeconfig: string | null;
-  readonly watchNamespace: string | null;
-  readonly build: BuildOptions;
-  readonly healthzPort: number;
-  /** syncs per second (ingress-nginx: 0.3) */
-  readonly syncRateLimit: number;
-  readonly nginxBinary: string | null;
-  readonly template: string;
-  /** where nginx.conf, certificates and nginx's temp files live (private: see src/nginx/files.ts ConfigLayout) */
-  readonly configDir: string;
-  readonly drainTimeoutMs: number;
-  readonly shutdownTimeoutMs: number;
-  /** OTP intensity and period: more than N restarts in T seconds stops the controller */
-  readonly restartIntensity: number;
-  readonly restartPeriodMs: number;
-  readonly inspect: boolean;
-  /** `--inspect-port`: where the inspector listens (127.0.0.1); given alone, it turns the inspector on */
-  readonly inspectPort: number | null;
-  readonly status: StatusFlags;
-}
-
-/** StatusFlags are the leader-election and Ingress-status flags, with ingress-nginx's names and defaults. */
-export interface StatusFlags {
-  /** `--publish-service ns/name`: the Service whose load-balancer addresses go into the Ingress status */
-  readonly publishService: string | null;
-  /** `--publish-status-address a,b`: fixed addresses instead (IPs or host names) */
-  readonly publishStatusAddress: readonly string[];
-  /** `--update-status` (true): the leader writes status.loadBalancer */
-  readonly updateStatus: boolean;
-  /** `--update-status-on-shutdown` (true): the last replica clears the addresses when it stops */
-  readonly updateStatusOnShutdown: boolean;
-  /** `--election-id` (ingress-controller-leader): the Lease's name */
-  readonly electionId: string;
-  /** `--election-ttl` (30s): the Lease duration */
-  readonly electionTtlMs: number;
-}
+import { classFlags, parseFlags, parsePort, UsageError } from './flags.js';
 
 export const CONTROLLER_USAGE = `Usage: ingress-actors controller [flags]
 
@@ -54,6 +15,7 @@ export const CONTROLLER_USAGE = `Usage: ingress-actors controller [flags]
   --configmap ns/name               --default-ssl-certificate ns/name
   --default-backend-service ns/name (unknown hosts and unmatched paths; else a 404)
   --http-port N (80)                --https-port N (443)         --healthz-port N (10254)
+  --healthz-host IP (all addresses)
   --sync-rate-limit R (0.3)         --nginx-binary PATH (env NGINX_BINARY, else nginx)
   --template FILE
   --config-dir DIR                  (as root /var/lib/ingress-actors, else $TMPDIR/ingress-actors-UID; private to this user)
@@ -126,13 +88,23 @@ function electionTtl(value: string | undefined): number {
   return ms;
 }
 
+/** samePort refuses two listeners given one port (the second would only fail at start, or the inspector take nginx's port). */
+export function samePort(ports: Readonly<Record<string, number>>): void {
+  const seen = new Map<number, string>();
+  for (const [flag, port] of Object.entries(ports)) {
+    const other = seen.get(port);
+    if (other) throw new UsageError(`${other} and ${flag} are both ${port}; give them different ports`);
+    seen.set(port, flag);
+  }
+}
+
 /** parseControllerFlags reads the controller's flags (ingress-nginx's names) into a ControllerConfig. */
 export function parseControllerFlags(argv: string[]): { config: ControllerConfig; ignored: string[] } | { help: true } {
   // A bare boolean flag means true, as Go's flag package has it.
   const args = argv.map((arg) => (BOOLEAN_FLAGS.some((f) => arg === `--${f}`) ? `${arg}=true` : arg));
-  const { values } = parseArgs({
+  const { values } = parseFlags(
     args,
-    options: {
+    {
       kubeconfig: { type: 'string' },
       'watch-namespace': { type: 'string' },
       configmap: { type: 'string' },
@@ -141,6 +113,7 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
       'http-port': { type: 'string' },
       'https-port': { type: 'string' },
       'healthz-port': { type: 'string' },
+      'healthz-host': { type: 'string' },
       'sync-rate-limit': { type: 'string' },
       'nginx-binary': { type: 'string' },
       template: { type: 'string' },
@@ -161,7 +134,8 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
       ...Object.fromEntries(NOT_YET.map((flag) => [flag, { type: 'string' as const }])),
       help: { type: 'boolean', short: 'h' },
     },
-  });
+    CONTROLLER_USAGE,
+  );
   if (values.help) return { help: true };
   const rate = values['sync-rate-limit'] === undefined ? 0.3 : Number(values['sync-rate-limit']);
   if (!(rate > 0)) throw new UsageError(`--sync-rate-limit must be a positive number of syncs per second, not ${JSON.stringify(values['sync-rate-limit'])}`);
@@ -182,13 +156,21 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
     ...(defaultSslCertificate ? { defaultSslCertificate } : {}),
     ...(defaultBackendService ? { defaultBackendService } : {}),
   };
+  const healthzPort = parsePort('--healthz-port', values['healthz-port'], 10254);
+  const healthzHost = values['healthz-host'];
+  if (healthzHost !== undefined && !checkIp(healthzHost).ok) throw new UsageError(`--healthz-host must be an IP address, not ${JSON.stringify(healthzHost)}`);
+  const inspect = values.inspect ?? false;
+  const inspectPort = values['inspect-port'] === undefined ? null : parsePort('--inspect-port', values['inspect-port'], 8080);
+  if (inspect || inspectPort !== null) samePort({ '--inspect-port': inspectPort ?? 8080, '--http-port': build.httpPort, '--https-port': build.httpsPort, '--healthz-port': healthzPort });
+  else samePort({ '--http-port': build.httpPort, '--https-port': build.httpsPort, '--healthz-port': healthzPort });
   return {
     ignored: NOT_YET.filter((flag) => (values as Record<string, unknown>)[flag] !== undefined).map((f) => `--${f}`),
     config: {
       kubeconfig: values.kubeconfig ?? null,
       watchNamespace: namespace ?? null,
       build,
-      healthzPort: parsePort('--healthz-port', values['healthz-port'], 10254),
+      healthzPort,
+      healthzHost: healthzHost ?? null,
       syncRateLimit: rate,
       nginxBinary: values['nginx-binary'] ?? null,
       template: values.template ?? DEFAULT_TEMPLATE,
@@ -197,8 +179,8 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
       shutdownTimeoutMs: seconds('--shutdown-timeout', values['shutdown-timeout'], 30),
       restartIntensity: intensity,
       restartPeriodMs: seconds('--restart-period', values['restart-period'], 30),
-      inspect: values.inspect ?? false,
-      inspectPort: values['inspect-port'] === undefined ? null : parsePort('--inspect-port', values['inspect-port'], 8080),
+      inspect,
+      inspectPort,
       status: {
         publishService: ref('--publish-service', values['publish-service']) ?? null,
         publishStatusAddress: statusAddresses(values['publish-status-address']),

@@ -1,25 +1,56 @@
 import { createServer, type Server } from 'node:http';
 import { mkdir, readFile, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { DEPLOY_RESOURCES } from '../kube/api-server/resources.js';
-import { startApiServer } from '../kube/api-server/server.js';
-import { startController } from '../main.js';
+import { startApiServer, type ApiServer } from '../kube/api-server/server.js';
 import { parseManifests } from '../manifests/load.js';
 import type { EndpointSlice, KubeObject } from '../model/snapshot.js';
 import { PROJECT_ROOT } from '../project-root.js';
 import type { CommandIo } from './command.js';
+import { StopSignals, superviseController } from './controller.js';
 import { parseControllerFlags } from './controller-flags.js';
 import { parsePort, UsageError } from './flags.js';
 
-export const DEMO_USAGE = `Usage: ingress-actors demo [--manifests DIR] [--http-port N] [--https-port N] [--dir DIR]
+export const DEMO_USAGE = `Usage: ingress-actors demo [--manifests DIR] [--http-port N (8080)] [--https-port N (8443)] [--dir DIR]
+                         [controller flags: --inspect, --inspect-port N (8090), --healthz-port N, ...]
 
 The embedded cluster: a local HTTPS Kubernetes API server seeded with the manifests (default
 examples/), a small HTTP backend for every loopback endpoint they name, and the controller
-with a real nginx. Writes DIR/kubeconfig (default .demo/) for kubectl. Ctrl-C stops it all.
-The API server also serves the kinds of deploy/kubernetes/ (ServiceAccount, RBAC, Deployment,
+with a real nginx, everything on 127.0.0.1 only. Writes DIR/kubeconfig (default .demo/) for
+kubectl. Ctrl-C (or SIGTERM) stops it all. Any controller flag (see: ingress-actors help
+controller) is passed on, but for the ones the demo sets itself (--kubeconfig, --config-dir,
+--healthz-host). The API server also serves the kinds of deploy/kubernetes/ (ServiceAccount, RBAC, Deployment,
 PodDisruptionBudget), so \`kubectl apply -f deploy/kubernetes/\` works against it: they are
 stored, nothing runs them (its ConfigMap is the one the demo controller reads).`;
+
+/** The demo's own flags; every other flag goes to the controller. */
+const DEMO_FLAGS = new Set(['manifests', 'http-port', 'https-port', 'dir']);
+/** Controller flags the demo sets itself: passing them would point it elsewhere, or off loopback. */
+const OWNED = new Set(['kubeconfig', 'config-dir', 'healthz-host']);
+
+/** splitDemoFlags separates the demo's own flags from the controller flags it passes on. */
+export function splitDemoFlags(argv: readonly string[]): { own: Map<string, string>; help: boolean; controller: string[] } {
+  const own = new Map<string, string>();
+  const controller: string[] = [];
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') {
+      help = true;
+      continue;
+    }
+    const [, name, inline] = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg) ?? [];
+    if (name !== undefined && OWNED.has(name)) throw new UsageError(`--${name}: the demo sets it itself`, DEMO_USAGE);
+    if (name === undefined || !DEMO_FLAGS.has(name)) {
+      controller.push(arg);
+      continue;
+    }
+    const value = inline ?? argv[++i];
+    if (value === undefined || (inline === undefined && value.startsWith('-'))) throw new UsageError(`--${name} needs a value`, DEMO_USAGE);
+    own.set(name, value);
+  }
+  return { own, help, controller };
+}
 
 function startBackend(service: string, port: number): Promise<Server> {
   const server = createServer((req, res) => {
@@ -39,88 +70,90 @@ async function readSeed(folder: string): Promise<KubeObject[]> {
   return objects;
 }
 
-/** runDemo is `ingress-actors demo`: the embedded cluster, until Ctrl-C; exits as the controller does. */
-export async function runDemo(argv: string[], { out, err, log }: CommandIo): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      manifests: { type: 'string' },
-      'http-port': { type: 'string' },
-      'https-port': { type: 'string' },
-      dir: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) return out.write(`${DEMO_USAGE}\n`), 0;
-  const httpPort = parsePort('--http-port', values['http-port'], 8080);
-  const httpsPort = parsePort('--https-port', values['https-port'], 8443);
-  const dir = resolve(values.dir ?? '.demo');
-  await mkdir(dir, { recursive: true });
-
-  const seed = await readSeed(values.manifests ?? join(PROJECT_ROOT, 'examples'));
-  const api = await startApiServer({ seed, extraKinds: DEPLOY_RESOURCES });
-  const kubeconfig = join(dir, 'kubeconfig');
-  await api.writeKubeconfig(kubeconfig);
-
-  const backends: Server[] = [];
-  const ports = new Set<number>();
-  for (const slice of seed.filter((o) => o.kind === 'EndpointSlice') as EndpointSlice[]) {
-    const service = `${slice.metadata?.namespace ?? 'default'}/${slice.metadata?.labels?.['kubernetes.io/service-name']}`;
-    for (const port of slice.ports ?? []) {
-      const onLoopback = (slice.endpoints ?? []).some((e) => e.addresses?.includes('127.0.0.1'));
-      if (port.port && onLoopback && !ports.has(port.port)) {
-        ports.add(port.port);
-        backends.push(await startBackend(service, port.port));
-      }
-    }
+/** demoControllerFlags parses the controller flags; a flag it does not know is shown with the demo's usage. */
+function demoControllerFlags(argv: string[]): ReturnType<typeof parseControllerFlags> {
+  try {
+    return parseControllerFlags(argv);
+  } catch (error) {
+    throw error instanceof UsageError && error.usage ? new UsageError(error.message, DEMO_USAGE) : error;
   }
+}
 
-  const parsed = parseControllerFlags([
+/** runDemo is `ingress-actors demo`: the embedded cluster, until Ctrl-C or SIGTERM; exits as the controller does. */
+export async function runDemo(argv: string[], { out, err, log }: CommandIo): Promise<number> {
+  const { own, help, controller: passed } = splitDemoFlags(argv);
+  if (help) return out.write(`${DEMO_USAGE}\n`), 0;
+  const httpPort = parsePort('--http-port', own.get('http-port'), 8080);
+  const httpsPort = parsePort('--https-port', own.get('https-port'), 8443);
+  const dir = resolve(own.get('dir') ?? '.demo');
+  const kubeconfig = join(dir, 'kubeconfig');
+  const inspectPort = passed.some((a) => a === '--inspect-port' || a.startsWith('--inspect-port=')) ? [] : ['--inspect-port', '8090'];
+  const inspect = passed.some((a) => a === '--inspect' || a.startsWith('--inspect-port'));
+  // The demo's settings first: a flag passed on comes later and wins (parseArgs keeps the last).
+  const parsed = demoControllerFlags([
     '--kubeconfig', kubeconfig, '--http-port', String(httpPort), '--https-port', String(httpsPort),
     '--config-dir', join(dir, 'nginx'), '--configmap', 'ingress-actors/ingress-actors', '--sync-rate-limit', '2',
-    '--shutdown-timeout', '5',
+    '--shutdown-timeout', '5', '--healthz-host', '127.0.0.1', '--publish-status-address', '127.0.0.1',
+    ...(inspect ? inspectPort : []),
+    ...passed,
   ]);
-  if ('help' in parsed) return 2;
-  const controller = await startController(parsed.config, log);
-  const stop = () => controller.stop();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  const firstSync = new Promise<void>((ok) => {
-    const sub = controller.root.system.get('nginx')?.subscribe((s: { context: { reloadsOk: number } }) => {
-      if (s.context.reloadsOk > 0) ok(void sub?.unsubscribe());
-    });
-  });
-  const first = await Promise.race([firstSync.then(() => 'served' as const), controller.exitCode.then(() => 'exited' as const)]);
-  if (first === 'exited') {
-    // The controller gave up before serving (nginx missing, a port in use): say why, tidy up.
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
-    for (const backend of backends) backend.closeAllConnections(), backend.close();
-    await api.close();
-    err.write(`ingress-actors demo: ${(await controller.reason) ?? 'the controller stopped'}\n`);
-    return 1;
-  }
+  if ('help' in parsed) return out.write(`${DEMO_USAGE}\n`), 0;
+  // Loopback only: nginx too, not only the API server, backends, probes and inspector.
+  const config = { ...parsed.config, build: { ...parsed.config.build, listenAddress: '127.0.0.1' } };
+  await mkdir(dir, { recursive: true });
+  const seed = await readSeed(own.get('manifests') ?? join(PROJECT_ROOT, 'examples'));
 
+  // From here on, whatever fails or stops, everything started is closed: nothing keeps the process alive.
+  const signals = new StopSignals();
+  const backends: Server[] = [];
+  let api: ApiServer | null = null;
+  try {
+    api = await startApiServer({ seed, extraKinds: DEPLOY_RESOURCES });
+    await api.writeKubeconfig(kubeconfig);
+    const ports = new Set<number>();
+    for (const slice of seed.filter((o) => o.kind === 'EndpointSlice') as EndpointSlice[]) {
+      const service = `${slice.metadata?.namespace ?? 'default'}/${slice.metadata?.labels?.['kubernetes.io/service-name']}`;
+      for (const port of slice.ports ?? []) {
+        const onLoopback = (slice.endpoints ?? []).some((e) => e.addresses?.includes('127.0.0.1'));
+        if (port.port && onLoopback && !ports.has(port.port)) {
+          ports.add(port.port);
+          backends.push(await startBackend(service, port.port));
+        }
+      }
+    }
+    if (signals.received) return 0;
+    const apiUrl = api.url;
+    const code = await superviseController(config, log, signals, err, async (controller, inspector) => {
+      await new Promise<void>((ok) => {
+        const sub = controller.root.system.get('nginx')?.subscribe((s: { context: { reloadsOk: number } }) => {
+          if (s.context.reloadsOk > 0) ok(void sub?.unsubscribe());
+        });
+      });
+      out.write(hints(apiUrl, kubeconfig, httpPort, httpsPort, inspector?.url ?? null));
+    });
+    if (code !== 0) err.write('ingress-actors demo: the controller did not stop cleanly\n');
+    return code;
+  } finally {
+    signals.dispose();
+    for (const backend of backends) backend.closeAllConnections(), backend.close();
+    await api?.close();
+  }
+}
+
+/** hints is what the demo prints once nginx serves the manifests. */
+function hints(apiUrl: string, kubeconfig: string, httpPort: number, httpsPort: number, inspector: string | null): string {
   const k = `kubectl --kubeconfig ${kubeconfig}`;
-  out.write(
-    [
-      `The demo cluster is up: API server ${api.url}, nginx on 127.0.0.1:${httpPort} (http) and :${httpsPort} (https).`,
-      'Try:',
-      `  curl -H 'Host: hello.demo.local' http://127.0.0.1:${httpPort}/`,
-      `  curl -H 'Host: api.demo.local' http://127.0.0.1:${httpPort}/v2/users`,
-      `  curl -k --resolve secure.demo.local:${httpsPort}:127.0.0.1 https://secure.demo.local:${httpsPort}/`,
-      `  curl -i -H 'Host: secure.demo.local' http://127.0.0.1:${httpPort}/      (308 to https)`,
-      `  ${k} get ingress,svc,endpointslices -A`,
-      `  ${k} apply -f demo/moved-api.yaml   (then: curl -H 'Host: api.demo.local' http://127.0.0.1:${httpPort}/v3/)`,
-      'Ctrl-C stops it.',
-      '',
-    ].join('\n'),
-  );
-  const code = await controller.exitCode;
-  process.off('SIGINT', stop);
-  process.off('SIGTERM', stop);
-  for (const backend of backends) backend.closeAllConnections(), backend.close();
-  await api.close();
-  if (code !== 0) err.write('ingress-actors demo: the controller did not stop cleanly\n');
-  return code;
+  return [
+    `The demo cluster is up: API server ${apiUrl}, nginx on 127.0.0.1:${httpPort} (http) and :${httpsPort} (https).`,
+    ...(inspector ? [`The Stately inspector: open ${inspector}`] : []),
+    'Try:',
+    `  curl -H 'Host: hello.demo.local' http://127.0.0.1:${httpPort}/`,
+    `  curl -H 'Host: api.demo.local' http://127.0.0.1:${httpPort}/v2/users`,
+    `  curl -k --resolve secure.demo.local:${httpsPort}:127.0.0.1 https://secure.demo.local:${httpsPort}/`,
+    `  curl -i -H 'Host: secure.demo.local' http://127.0.0.1:${httpPort}/      (308 to https)`,
+    `  ${k} get ingress,svc,endpointslices -A`,
+    `  ${k} apply -f demo/moved-api.yaml   (then: curl -H 'Host: api.demo.local' http://127.0.0.1:${httpPort}/v3/)`,
+    'Ctrl-C stops it.',
+    '',
+  ].join('\n');
 }

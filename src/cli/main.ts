@@ -1,11 +1,14 @@
 import { createLogger, type Logger } from '../log.js';
 import type { Command } from './command.js';
 import { ManifestError } from '../manifests/load.js';
+import { ListenError } from '../http/listen.js';
+import { UnsafePathError } from '../nginx/private-files.js';
+import { CONTROLLER_USAGE } from './controller-flags.js';
 import { UsageError } from './flags.js';
 import { runController } from './controller.js';
-import { runDemo } from './demo.js';
-import { runRender } from './render.js';
-import { runStatecharts } from './statecharts.js';
+import { DEMO_USAGE, runDemo } from './demo.js';
+import { RENDER_USAGE, runRender } from './render.js';
+import { runStatecharts, STATECHARTS_USAGE } from './statecharts.js';
 
 const USAGE = `Usage: ingress-actors <command> [flags]
 
@@ -16,7 +19,7 @@ Commands:
   statecharts  write each machine's JSON definition and diagrams (see: ingress-actors statecharts --help)
 
 Global flags: --log-level trace|debug|info|warn|error|fatal|silent (info), --log-pretty
-Run a command with --help for its flags.`;
+Run a command with --help, or \`ingress-actors help <command>\`, for its flags.`;
 
 /** takeLogFlags removes the global logging flags from argv, wherever they stand. */
 function takeLogFlags(argv: string[]): { rest: string[]; level: string; pretty: boolean } {
@@ -33,12 +36,30 @@ function takeLogFlags(argv: string[]): { rest: string[]; level: string; pretty: 
   return { rest, level, pretty };
 }
 
-const COMMANDS: Record<string, Command> = {
-  controller: runController,
-  render: runRender,
-  demo: runDemo,
-  statecharts: runStatecharts,
+const COMMANDS: Record<string, { readonly run: Command; readonly usage: string }> = {
+  controller: { run: runController, usage: CONTROLLER_USAGE },
+  render: { run: runRender, usage: RENDER_USAGE },
+  demo: { run: runDemo, usage: DEMO_USAGE },
+  statecharts: { run: runStatecharts, usage: STATECHARTS_USAGE },
 };
+
+/** systemErrorLine spells a Node system error (a file missing, access denied) as `path: what`, or null for other errors. */
+function systemErrorLine(error: unknown): string | null {
+  const { code, path, message } = error as { code?: unknown; path?: unknown; message?: unknown };
+  if (typeof code !== 'string' || typeof path !== 'string' || typeof message !== 'string') return null;
+  const what = /^[A-Z0-9_]+: ([^,]+)/.exec(message)?.[1] ?? code;
+  return `${path}: ${what}`;
+}
+
+/** failureLine is the one line a failure the user can act on prints, with its exit code; null for a bug (its stack then). */
+function failureLine(error: unknown): { line: string; code: 1 | 2 } | null {
+  if (error instanceof UsageError) return { line: error.usage ? `${error.message}\n\n${error.usage}` : error.message, code: 2 };
+  // A folder refused as not private is the operator's to fix, as a bad flag is.
+  if (error instanceof UnsafePathError) return { line: error.message, code: 2 };
+  if (error instanceof ManifestError || error instanceof ListenError) return { line: error.message, code: 1 };
+  const system = systemErrorLine(error);
+  return system === null ? null : { line: system, code: 1 };
+}
 
 /** main runs the CLI and returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -52,6 +73,15 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const [name, ...rest] = flags.rest;
+  if (name === 'help' && rest.length > 0) {
+    const topic = COMMANDS[rest[0]!];
+    if (!topic || rest.length > 1) {
+      process.stderr.write(`ingress-actors help: unknown command ${JSON.stringify(rest.join(' '))}\n\n${USAGE}\n`);
+      return 2;
+    }
+    process.stdout.write(`${topic.usage}\n`);
+    return 0;
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return name === undefined ? 2 : 0;
@@ -62,15 +92,12 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
-    return await command(rest, { out: process.stdout, err: process.stderr, log: log.child({ command: name }) });
+    return await command.run(rest, { out: process.stdout, err: process.stderr, log: log.child({ command: name }) });
   } catch (error) {
-    if (error instanceof ManifestError) {
-      process.stderr.write(`ingress-actors ${name}: ${error.message}\n`);
-      return 1;
-    }
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`ingress-actors ${name}: ${(error as Error).message}\n`);
-      return 2;
+    const failure = failureLine(error);
+    if (failure) {
+      process.stderr.write(`ingress-actors ${name}: ${failure.line}\n`);
+      return failure.code;
     }
     process.stderr.write(`ingress-actors ${name}: ${(error as Error).stack ?? String(error)}\n`);
     return 1;

@@ -1,35 +1,41 @@
-import { parseArgs } from 'node:util';
+import { text as readText } from 'node:stream/consumers';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../model/build.js';
-import type { Problem } from '../model/nginx-model.js';
-import { loadManifests } from '../manifests/load.js';
+import { loadManifests, parseManifests, toSnapshot } from '../manifests/load.js';
+import type { KubeObject, Snapshot } from '../model/snapshot.js';
 import { writeConfigSet } from '../nginx/files.js';
 import { loadTemplate } from '../render/load.js';
 import { render } from '../render/render.js';
 import { nameservers } from '../nginx/resolvers.js';
 import type { CommandIo } from './command.js';
-import { classFlags, parsePort, UsageError } from './flags.js';
-
-/** formatProblem prints a problem as `namespace/name: field: message`. */
-export function formatProblem(problem: Problem): string {
-  const who = problem.namespace ? `${problem.namespace}/${problem.name}` : problem.name;
-  return `${who}: ${problem.field}: ${problem.message}`;
-}
+import { classFlags, parseFlags, parsePort, UsageError } from './flags.js';
+import { renderReport } from './render-report.js';
 
 export const RENDER_USAGE = `Usage: ingress-actors render --manifests PATH... [--configmap ns/name] [--out DIR]
           [--http-port N] [--https-port N] [--ingress-class NAME] [--controller-class NAME]
           [--watch-ingress-without-class] [--default-ssl-certificate ns/name]
           [--default-backend-service ns/name] [--template FILE]
 
-Prints the nginx.conf that the YAML manifests (files or folders, multi-document) produce; the
-problems found go to stderr as "namespace/name: field: message". With --out DIR, writes
-nginx.conf and every file it names (certificates and htpasswd files, 0600) into DIR, ready for: nginx -t -p DIR/ -c DIR/nginx.conf`;
+Prints the nginx.conf that the YAML manifests (files or folders, multi-document; - reads stdin,
+as in: helm template ... | ingress-actors render --manifests -) produce. On stderr: the problems
+found, as "namespace/name: field: message", each Ingress left to another controller and why, and
+one line for the backends without EndpointSlices. With --out DIR, writes nginx.conf and every
+file it names (certificates and htpasswd files, 0600) into DIR, ready for: nginx -t -p DIR/ -c DIR/nginx.conf`;
 
-/** runRender is `ingress-actors render`: exit 0 with the config, 1 when a manifest is not valid YAML. */
-export async function runRender(argv: string[], { out, err, log }: CommandIo): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
+/** readManifests loads the files and folders named, `-` being stdin (read once, wherever it stands). */
+async function readManifests(paths: readonly string[], stdin: NodeJS.ReadableStream): Promise<Snapshot> {
+  if (!paths.includes('-')) return loadManifests(paths);
+  const piped = parseManifests(await readText(stdin), '<stdin>');
+  const files = paths.filter((p) => p !== '-');
+  const fromFiles = files.length > 0 ? await loadManifests(files) : null;
+  const objects: KubeObject[] = fromFiles ? Object.values(fromFiles).flat() : [];
+  return toSnapshot([...objects, ...piped]);
+}
+
+/** runRender is `ingress-actors render`: exit 0 with the config, 1 when a manifest is missing or not valid YAML. */
+export async function runRender(argv: string[], { out, err, log, stdin = process.stdin }: CommandIo & { stdin?: NodeJS.ReadableStream }): Promise<number> {
+  const { values, positionals } = parseFlags(
+    argv,
+    {
       manifests: { type: 'string', multiple: true },
       configmap: { type: 'string' },
       out: { type: 'string' },
@@ -41,14 +47,16 @@ export async function runRender(argv: string[], { out, err, log }: CommandIo): P
       ...classFlags,
       help: { type: 'boolean', short: 'h' },
     },
-  });
+    RENDER_USAGE,
+    true,
+  );
   if (values.help) {
     out.write(`${RENDER_USAGE}\n`);
     return 0;
   }
   // `--manifests a.yaml b.yaml` reads naturally; the trailing names arrive as positionals.
   const manifests = [...(values.manifests ?? []), ...positionals];
-  if (manifests.length === 0) throw new UsageError('render needs --manifests PATH...');
+  if (manifests.length === 0) throw new UsageError('render needs --manifests PATH...', RENDER_USAGE);
   const options: BuildOptions = {
     ...defaultBuildOptions,
     ingressClass: values['ingress-class'] ?? defaultBuildOptions.ingressClass,
@@ -60,12 +68,13 @@ export async function runRender(argv: string[], { out, err, log }: CommandIo): P
     ...(values['default-ssl-certificate'] ? { defaultSslCertificate: values['default-ssl-certificate'] } : {}),
     ...(values['default-backend-service'] ? { defaultBackendService: values['default-backend-service'] } : {}),
   };
-  const snapshot = await loadManifests(manifests);
+  const snapshot = await readManifests(manifests, stdin);
   const template = await loadTemplate(values.template);
   const { model, problems } = buildModel(snapshot, { ...options, resolvers: await nameservers() });
   const text = render(model, template);
   log.debug({ servers: model.servers.length, upstreams: model.upstreams.length, problems: problems.length }, 'model built');
-  for (const problem of problems) err.write(`${formatProblem(problem)}\n`);
+  for (const line of renderReport(snapshot, options, problems)) err.write(`${line}\n`);
+  // A refused DIR (not private: see src/nginx/private-files.ts) is an UnsafePathError: one line, exit 2.
   if (values.out) await writeConfigSet(values.out, text, model.certificates);
   out.write(text);
   return 0;

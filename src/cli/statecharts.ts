@@ -1,7 +1,6 @@
 import { execa } from 'execa';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { AnyStateMachine } from 'xstate';
 import { nginxProcessMachine } from '../../machines/nginxProcess.machine.js';
 import { resourceWatcherMachine } from '../../machines/resourceWatcher.machine.js';
@@ -11,7 +10,7 @@ import { syncQueueMachine } from '../../machines/syncQueue.machine.js';
 import { templateMachine } from '../../machines/template.machine.js';
 import { chartOf, toDot, toMermaid } from '../statecharts.js';
 import type { CommandIo } from './command.js';
-import { UsageError } from './flags.js';
+import { parseFlags, UsageError } from './flags.js';
 
 /** MACHINES are the statecharts the command draws, by file name: the definitions the controller runs. */
 export const MACHINES: Readonly<Record<string, AnyStateMachine>> = {
@@ -57,18 +56,19 @@ export async function renderSvg(dot: string, binary = 'dot'): Promise<string> {
 
 /** runStatecharts is `ingress-actors statecharts --out DIR`: exit 0 once every file is written, 1 if dot failed. */
 export async function runStatecharts(argv: string[], { out, err }: CommandIo): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
+  const { values } = parseFlags(
+    argv,
+    {
       out: { type: 'string' },
       machine: { type: 'string', multiple: true },
       dot: { type: 'string' },
       'no-svg': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
-  });
+    STATECHARTS_USAGE,
+  );
   if (values.help) return out.write(`${STATECHARTS_USAGE}\n`), 0;
-  if (!values.out) throw new UsageError(`--out DIR is required\n\n${STATECHARTS_USAGE}`);
+  if (!values.out) throw new UsageError('--out DIR is required', STATECHARTS_USAGE);
   const names = values.machine ?? Object.keys(MACHINES);
   const unknown = names.filter((name) => !(name in MACHINES));
   if (unknown.length > 0) throw new UsageError(`unknown machine ${unknown.join(', ')}; known: ${Object.keys(MACHINES).join(', ')}`);

@@ -3,10 +3,11 @@
  * then `warning:` lines; details only to loopback clients) and `/metrics` (Prometheus text). Anything else is 404. It runs as the root supervisor's
  * `http` child: a fromPromise that resolves when stopped and rejects when the server fails.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fromPromise } from 'xstate';
 import type { Logger } from '../log.js';
+import { listenOn } from './listen.js';
 import { checkHealth, healthText, isLoopbackAddress, type ActorLookup, type Health } from './health.js';
 import type { ControllerMetrics } from './metrics.js';
 
@@ -22,7 +23,12 @@ export interface HttpServerOptions {
 
 /** createHttpServer makes the (not yet listening) server for /healthz and /metrics. */
 export function createHttpServer(options: HttpServerOptions): Server {
-  return createServer((req, res) => {
+  return createServer(httpHandler(options));
+}
+
+/** httpHandler answers /healthz and /metrics. */
+function httpHandler(options: Omit<HttpServerOptions, 'port' | 'host'>): RequestListener {
+  return (req, res) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
@@ -43,7 +49,18 @@ export function createHttpServer(options: HttpServerOptions): Server {
       return;
     }
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
-  });
+  };
+}
+
+/**
+ * listenHealthz binds the `--healthz-port` before the controller starts, so that a port in use
+ * stops the start with a ListenError naming the flag (exit 1) rather than leaving a controller
+ * without probes. The server answers nothing until httpActor takes it.
+ */
+export async function listenHealthz(port: number, host?: string): Promise<Server> {
+  const server = createServer();
+  await listenOn(server, { port, ...(host === undefined ? {} : { host }), flag: '--healthz-port' });
+  return server;
 }
 
 /** HttpActorOptions are HttpServerOptions without the health check, which the actor builds from its system. */
@@ -51,17 +68,26 @@ export interface HttpActorOptions extends Omit<HttpServerOptions, 'health'> {
   readonly watchers: readonly string[];
   /** the root supervisor's snapshot (the system does not hold the root by a systemId of our choosing) */
   readonly root: () => { value: unknown; status: string } | undefined;
+  /** the server listenHealthz bound at start: the first run serves on it, a restart listens anew */
+  readonly listening?: Server;
 }
 
 /**
  * httpActor is the `http` child: it listens until stopped (its AbortSignal), then closes every
- * connection. A port in use is tried again every second (a probe port taken must not take the
- * data plane down with it); any other server error rejects, and the supervisor restarts it.
+ * connection. At start it serves on the server listenHealthz bound (a port in use there stopped
+ * the start). A restart whose port is taken meanwhile tries again every second (a probe port
+ * taken must not take the running data plane down with it); any other server error rejects, and
+ * the supervisor restarts it.
  */
 export function httpActor(options: HttpActorOptions) {
+  let prebound = options.listening;
   return fromPromise<void, void>(({ system, signal }) => {
     const lookup: ActorLookup = (id) => (id === 'root' ? options.root() : (system.get(id)?.getSnapshot() as ReturnType<ActorLookup>));
-    const server = createHttpServer({ ...options, health: () => checkHealth(lookup, options.watchers) });
+    const handler = httpHandler({ ...options, health: () => checkHealth(lookup, options.watchers) });
+    const server = prebound ?? createServer();
+    const bound = prebound !== undefined;
+    prebound = undefined;
+    server.on('request', handler);
     return new Promise<void>((resolve, reject) => {
       let retry: NodeJS.Timeout | undefined;
       const listen = () => server.listen(options.port, options.host);
@@ -83,7 +109,9 @@ export function httpActor(options: HttpActorOptions) {
         reject(error);
       });
       signal.addEventListener('abort', close, { once: true });
-      listen();
+      if (signal.aborted) close();
+      else if (bound) options.log.info({ port: (server.address() as AddressInfo).port }, 'serving /healthz and /metrics');
+      else listen();
     });
   });
 }

@@ -20,7 +20,7 @@ import { Lookups, sameItems, TrackedReads } from './lookups.js';
 import type { BalancedUpstream, BuildResult, Certificate, GlobalConfig, NginxModel, Problem, Server } from './nginx-model.js';
 import type { Ingress, IngressClass, Snapshot } from './snapshot.js';
 import { CertificateTable } from './tls.js';
-import { checkDnsLabel, show } from './validate.js';
+import { checkDnsLabel, checkIp, show } from './validate.js';
 /** BuildOptions are the controller flags buildModel depends on. */
 export interface BuildOptions extends ClassOptions {
   /** `--configmap ns/name` */
@@ -31,6 +31,8 @@ export interface BuildOptions extends ClassOptions {
   readonly defaultBackendService?: string;
   readonly httpPort: number;
   readonly httpsPort: number;
+  /** the one IP nginx listens on (the demo's 127.0.0.1); all addresses when absent, as ingress-nginx */
+  readonly listenAddress?: string;
   /** nameservers nginx asks for names it looks up at run time (auth-url): IP addresses, from /etc/resolv.conf */
   readonly resolvers?: readonly string[];
 }
@@ -157,6 +159,7 @@ function modelOf(options: BuildOptions, settings: Settings, memo: BuildMemo, { h
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,
     httpsRedirect: `https://$host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$request_uri`,
+    listen: listenOf(options),
     config,
     hstsHeader: settings.hsts,
     // Only auth-url needs these: without it the file does not depend on the machine's nameservers.
@@ -174,6 +177,16 @@ function modelOf(options: BuildOptions, settings: Settings, memo: BuildMemo, { h
     certificates: files.list,
     filesDigest: files.digest,
   };
+}
+
+/** listenOf spells the listen addresses of `listenAddress` (IPv6 in brackets), or null for all addresses. */
+function listenOf(options: BuildOptions): NginxModel['listen'] {
+  if (options.listenAddress === undefined) return null;
+  const ip = checkIp(options.listenAddress);
+  // A build option, not a Kubernetes value: a wrong one is the caller's bug, and nginx must not listen wider than asked.
+  if (!ip.ok) throw new RangeError(`listenAddress: ${ip.message}`);
+  const host = ip.value.family === 6 ? `[${ip.value.address}]` : ip.value.address;
+  return { http: `${host}:${options.httpPort}`, https: `${host}:${options.httpsPort}` };
 }
 
 /**

@@ -330,6 +330,8 @@ export interface LimitZone {
 export interface NginxModel {
   readonly httpPort: number;
   readonly httpsPort: number;
+  /** `address:port` for the listen directives when BuildOptions.listenAddress is set; null listens on all addresses */
+  readonly listen: { readonly http: string; readonly https: string } | null;
   /** where `ssl-redirect` sends plain HTTP: `https://$host$request_uri`, with the port when not 443 */
   readonly httpsRedirect: string;
   readonly config: GlobalConfig;

@@ -3,7 +3,8 @@
  * nginx; kubectl works against it with the kubeconfig it writes; Ctrl-C stops it with exit 0.
  */
 import { execa } from 'execa';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
@@ -41,3 +42,110 @@ it('serves the examples, follows kubectl apply, and stops cleanly on Ctrl-C', as
   expect(result.exitCode).toBe(0);
   await rm(dir, { recursive: true, force: true });
 }, 60_000);
+
+/** listeners reads the kernel's table of listening TCP sockets: each local address, by port. */
+async function listeners(): Promise<Map<number, string[]>> {
+  const byPort = new Map<number, string[]>();
+  for (const [file, v6] of [['/proc/net/tcp', false], ['/proc/net/tcp6', true]] as const) {
+    for (const line of (await readFile(file, 'utf8')).split('\n').slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      if (state !== '0A' || !local) continue; // 0A: LISTEN
+      const [hex, portHex] = local.split(':') as [string, string];
+      const address = v6 ? (/^0{32}$/.test(hex) ? '::' : hex === '00000000000000000000000001000000' ? '::1' : `v6:${hex}`) : hex.match(/../g)!.reverse().map((b) => parseInt(b, 16)).join('.');
+      const port = parseInt(portHex, 16);
+      byPort.set(port, [...(byPort.get(port) ?? []), address]);
+    }
+  }
+  return byPort;
+}
+
+/** startDemo runs the demo and resolves with what it printed once it is up. */
+async function startDemo(args: string[]) {
+  const demo = execa(CLI, ['demo', ...args], { reject: false, cwd: ROOT, env: { PATH: `${process.env.PATH}:/usr/sbin` } });
+  let printed = '';
+  let logged = '';
+  demo.stderr?.on('data', (chunk: Buffer) => void (logged += chunk.toString()));
+  await new Promise<void>((resolve, reject) => {
+    demo.stdout?.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+      if (printed.includes('Ctrl-C stops it.')) resolve();
+    });
+    void demo.then((r) => reject(new Error(`demo exited early: ${r.stderr}`)));
+  });
+  return { demo, printed, logged: () => logged };
+}
+
+it('finding "demo": passes controller flags on (--inspect, --healthz-port, --log-level), listens on 127.0.0.1 only, shows an ADDRESS, stops on SIGTERM', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ia-demo-'));
+  const [httpPort, httpsPort, healthzPort] = [await freePort(), await freePort(), await freePort()];
+  const { demo, printed, logged } = await startDemo(['--dir', dir, '--http-port', String(httpPort), '--https-port', String(httpsPort), '--healthz-port', String(healthzPort), '--inspect', '--log-level', 'info']);
+  try {
+    // The inspector is on, on its own port (8090), not the demo's HTTP port (8080 by default).
+    expect(printed).toContain('The Stately inspector: open http://127.0.0.1:8090/');
+    expect((await get({ host: '127.0.0.1:8090', path: '/', port: 8090 })).body).toContain('stately.ai/inspect');
+    expect((await get({ host: 'x', path: '/healthz', port: healthzPort })).status).toBe(200);
+    expect(logged()).toContain(`"port":${healthzPort},"msg":"serving /healthz and /metrics"`);
+
+    const apiPort = Number(/API server https:\/\/127\.0\.0\.1:(\d+)/.exec(printed)![1]);
+    const table = await listeners();
+    const ours = [httpPort, httpsPort, healthzPort, 8090, apiPort, 8081, 8082, 8083, 8084];
+    expect(Object.fromEntries(ours.map((port) => [port, [...new Set(table.get(port))]]))).toEqual(Object.fromEntries(ours.map((port) => [port, ['127.0.0.1']])));
+
+    const kubectl = (...a: string[]) => execa('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), ...a], { cwd: ROOT });
+    await waitFor('the ADDRESS column filled', async () => /hello\s+nginx\s+hello\.demo\.local\s+127\.0\.0\.1\s/.test((await kubectl('get', 'ingress', '-A')).stdout), 15_000, 200);
+  } finally {
+    demo.kill('SIGTERM');
+  }
+  const result = await demo;
+  expect(result.exitCode).toBe(0);
+  const after = await listeners();
+  expect([httpPort, httpsPort, healthzPort, 8090].filter((port) => after.has(port))).toEqual([]);
+  await rm(dir, { recursive: true, force: true });
+}, 60_000);
+
+it('finding "demo": a start step that fails (a backend port taken) ends the demo instead of hanging', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ia-demo-'));
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(8082, '127.0.0.1', resolve));
+  try {
+    const run = await execa(CLI, ['demo', '--dir', dir, '--http-port', String(await freePort()), '--https-port', String(await freePort()), '--log-level', 'silent'], { reject: false, cwd: ROOT, timeout: 20_000 });
+    expect({ timedOut: run.timedOut, code: run.exitCode }).toEqual({ timedOut: false, code: 2 });
+    expect(run.stderr).toContain('cannot start the backend for default/api on 127.0.0.1:8082');
+  } finally {
+    await new Promise((resolve) => taken.close(resolve));
+    await rm(dir, { recursive: true, force: true });
+  }
+}, 30_000);
+
+it('finding "demo": a --healthz-port in use is one line, exit 1, and the demo ends', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ia-demo-'));
+  const port = await freePort();
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+  try {
+    const run = await execa(CLI, ['demo', '--dir', dir, '--http-port', String(await freePort()), '--https-port', String(await freePort()), '--healthz-port', String(port), '--log-level', 'silent'], {
+      reject: false, cwd: ROOT, timeout: 20_000, env: { PATH: `${process.env.PATH}:/usr/sbin` },
+    });
+    expect({ timedOut: run.timedOut, code: run.exitCode, stderr: run.stderr }).toEqual({
+      timedOut: false, code: 1, stderr: `ingress-actors demo: --healthz-port ${port}: 127.0.0.1:${port}: the port is already in use`,
+    });
+  } finally {
+    await new Promise((resolve) => taken.close(resolve));
+    await rm(dir, { recursive: true, force: true });
+  }
+}, 30_000);
+
+it('finding "demo": SIGTERM during the start stops it cleanly (exit 0, no nginx left)', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ia-demo-'));
+  const httpPort = await freePort();
+  const demo = execa(CLI, ['demo', '--dir', dir, '--http-port', String(httpPort), '--https-port', String(await freePort()), '--healthz-port', String(await freePort()), '--log-level', 'silent'], {
+    reject: false, cwd: ROOT, env: { PATH: `${process.env.PATH}:/usr/sbin` },
+  });
+  // The kubeconfig is written once the API server listens: the backends and the controller are still to come.
+  await waitFor('the kubeconfig written', () => stat(join(dir, 'kubeconfig')).then(() => true, () => false), 15_000, 10);
+  demo.kill('SIGTERM');
+  const result = await demo;
+  expect({ code: result.exitCode, signal: result.signal ?? null }).toEqual({ code: 0, signal: null });
+  expect((await listeners()).has(httpPort)).toBe(false);
+  await rm(dir, { recursive: true, force: true });
+}, 30_000);

@@ -3,7 +3,7 @@
  * through any client), scoped as the controller's watchers scope them, through the same pure
  * buildModel and render the controller uses, with the template it should be using.
  */
-import type { ControllerConfig } from '../../src/cli/controller-flags.js';
+import type { ControllerConfig } from '../../src/config.js';
 import { findResourceByKind } from '../../src/kube/api-server/resources.js';
 import type { ApiServer } from '../../src/kube/api-server/server.js';
 import { buildModel } from '../../src/model/build.js';

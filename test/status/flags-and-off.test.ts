@@ -3,7 +3,8 @@
  * with `--update-status=false`: it still leads and records Events, but never writes a status.
  */
 import { describe, expect, it } from 'vitest';
-import { parseControllerFlags, type StatusFlags } from '../../src/cli/controller-flags.js';
+import { parseControllerFlags } from '../../src/cli/controller-flags.js';
+import type { StatusFlags } from '../../src/config.js';
 import { findResourceByKind } from '../../src/kube/api-server/resources.js';
 import { startCluster, waitFor } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';

@@ -3,13 +3,21 @@ import { request as httpsRequest } from 'node:https';
 import { createServer, type AddressInfo } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 
-/** freePort asks the kernel for a free loopback port (released at once; small race accepted in tests). */
+const handedOut = new Set<number>();
+
+/**
+ * freePort asks the kernel for a free loopback port (released at once; small race accepted in
+ * tests), never one it gave this process before: the kernel may offer a just-released port again,
+ * and two flags given one port are refused (src/cli/controller-flags.ts samePort).
+ */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  for (;;) {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    if (!handedOut.has(port)) return handedOut.add(port), port;
+  }
 }
 
 export { waitForPort } from '../../src/nginx/probe.js';

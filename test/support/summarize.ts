@@ -1,5 +1,5 @@
 import type { BuildResult, Location, NginxModel } from '../../src/model/nginx-model.js';
-import { formatProblem } from '../../src/cli/render.js';
+import { formatProblem } from '../../src/model/problems.js';
 
 /**
  * describeLocation reads like the rule: `= /exact -> 503`, `/api/ -> default_web_80 (ssl-redirect)`,

@@ -1,0 +1,42 @@
+import type { BuildOptions } from './model/build.js';
+
+/** ControllerConfig is everything `ingress-actors controller` was told, checked. */
+export interface ControllerConfig {
+  readonly kubeconfig: string | null;
+  readonly watchNamespace: string | null;
+  readonly build: BuildOptions;
+  readonly healthzPort: number;
+  /** `--healthz-host`: the address /healthz and /metrics listen on; null for all (the kubelet probes the pod IP) */
+  readonly healthzHost: string | null;
+  /** syncs per second (ingress-nginx: 0.3) */
+  readonly syncRateLimit: number;
+  readonly nginxBinary: string | null;
+  readonly template: string;
+  /** where nginx.conf, certificates and nginx's temp files live (private: see src/nginx/files.ts ConfigLayout) */
+  readonly configDir: string;
+  readonly drainTimeoutMs: number;
+  readonly shutdownTimeoutMs: number;
+  /** OTP intensity and period: more than N restarts in T seconds stops the controller */
+  readonly restartIntensity: number;
+  readonly restartPeriodMs: number;
+  readonly inspect: boolean;
+  /** `--inspect-port`: where the inspector listens (127.0.0.1); given alone, it turns the inspector on */
+  readonly inspectPort: number | null;
+  readonly status: StatusFlags;
+}
+
+/** StatusFlags are the leader-election and Ingress-status flags, with ingress-nginx's names and defaults. */
+export interface StatusFlags {
+  /** `--publish-service ns/name`: the Service whose load-balancer addresses go into the Ingress status */
+  readonly publishService: string | null;
+  /** `--publish-status-address a,b`: fixed addresses instead (IPs or host names) */
+  readonly publishStatusAddress: readonly string[];
+  /** `--update-status` (true): the leader writes status.loadBalancer */
+  readonly updateStatus: boolean;
+  /** `--update-status-on-shutdown` (true): the last replica clears the addresses when it stops */
+  readonly updateStatusOnShutdown: boolean;
+  /** `--election-id` (ingress-controller-leader): the Lease's name */
+  readonly electionId: string;
+  /** `--election-ttl` (30s): the Lease duration */
+  readonly electionTtlMs: number;
+}
