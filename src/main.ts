@@ -89,9 +89,11 @@ export async function startController(
   let lastProblems: readonly Problem[] | null = null;
   // The config folder's one writer: boot's check, then the nginx actor.
   const folder = new ConfigFolder(binary, config.configDir);
-  const bootConfig = fromPromise<void, void>(async () => {
+  // A stop during boot aborts it: its nginx -t is killed and nothing more is written.
+  const bootConfig = fromPromise<void, void>(async ({ signal }) => {
     const bootTemplate = await loadCheckedTemplate(config.template, lastModel);
-    const staged = await folder.stage({ config: render(lastModel, bootTemplate), files: lastModel.certificates });
+    const staged = await folder.stage({ config: render(lastModel, bootTemplate), files: lastModel.certificates }, signal);
+    if (signal.aborted) return;
     if (!staged.ok) throw new Error(`nginx -t refused the initial config:\n${staged.error}`);
   });
 
