@@ -80,11 +80,12 @@ export async function startController(
   const bootModel = buildModel(emptySnapshot, build).model;
   // The config folder's one writer: boot's check, then the nginx actor.
   const folder = new ConfigFolder(binary, config.configDir);
-  const bootConfig = fromPromise<void, void>(async () => {
+  // A stop during boot aborts it: its nginx -t is killed and nothing more is written.
+  const bootConfig = fromPromise<void, void>(async ({ signal }) => {
     const bootTemplate = await loadCheckedTemplate(config.template, bootModel);
-    const staged = await folder.stage({ config: render(bootModel, bootTemplate), files: bootModel.certificates });
-    if (!staged.ok) throw new Error(`nginx -t refused the initial config:
-${staged.error}`);
+    const staged = await folder.stage({ config: render(bootModel, bootTemplate), files: bootModel.certificates }, signal);
+    if (signal.aborted) return;
+    if (!staged.ok) throw new Error(`nginx -t refused the initial config:\n${staged.error}`);
   });
 
   const sendToSyncQueue = (system: { get: (id: string) => { send: (e: { type: string }) => void } | undefined }, event: { type: string; [k: string]: unknown }) =>

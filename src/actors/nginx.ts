@@ -108,8 +108,10 @@ export function nginxActors(options: NginxActorOptions) {
       return () => watch?.unsubscribe();
     }),
 
-    reload: fromPromise<void, ReloadInput>(async ({ input }) => {
-      const staged = await folder.stage(input);
+    // Stopped (its master crashed, the machine stopped), a reload writes, tests and signals nothing more.
+    reload: fromPromise<void, ReloadInput>(async ({ input, signal }) => {
+      const staged = await folder.stage(input, signal);
+      if (signal.aborted) throw new Error('the reload was abandoned');
       // Refused, nginx.conf still names what the master serves; the refused config's own files go.
       if (!staged.ok) throw await sweptAfter(new ConfigRefusedError(staged.error), input.applied?.files);
       const signalled = performance.now();

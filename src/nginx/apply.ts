@@ -56,17 +56,27 @@ export class ConfigFolder {
    * stage makes `set.config` the live nginx.conf only if `nginx -t` accepts it: the folders are
    * checked and the files written first (see prepareConfigDir, ConfigLayout), the config beside
    * the live one, tested there, then renamed over it. A config nginx refuses never replaces the live one.
+   * Once `signal` aborts (the reload was abandoned: its master crashed, the actor stopped), the
+   * stage writes nothing more, kills its `nginx -t` and swaps nothing in, so the next stage, which
+   * waits for this one, starts at once and nothing writes into the folder after its owner stopped.
    */
-  stage(set: NginxConfigSet): Promise<ApplyResult> {
+  stage(set: NginxConfigSet, signal?: AbortSignal): Promise<ApplyResult> {
+    const abandoned = { ok: false, error: 'the reload was abandoned' } as const;
     return this.inTurn(async () => {
+      if (signal?.aborted) return abandoned;
       const started = performance.now();
       await writeCertificates(this.dir, set.files, this.written);
       const live = join(this.dir, 'nginx.conf');
       const next = join(this.dir, 'nginx.conf.next');
+      if (signal?.aborted) return abandoned;
       await writeFileAtomic(next, set.config);
       const written = performance.now();
-      const verdict = await testConfig(this.binary, this.dir, next);
+      const verdict = await testConfig(this.binary, this.dir, next, signal);
       const tested = performance.now();
+      if (signal?.aborted) {
+        await unlink(next).catch(() => undefined);
+        return abandoned;
+      }
       if (!verdict.ok) {
         await unlink(next).catch(() => undefined);
         return { ok: false, error: verdict.output };
@@ -75,6 +85,11 @@ export class ConfigFolder {
       this.live = new Set(names(set.files));
       return { ok: true, conf: live, timings: { writeMs: written - started + (performance.now() - tested), testMs: tested - written } };
     });
+  }
+
+  /** idle resolves once every operation begun so far has ended (an owner that stopped waits for it before it removes the folder). */
+  idle(): Promise<void> {
+    return this.turn.then(() => undefined);
   }
 
   /**

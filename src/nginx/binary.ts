@@ -26,9 +26,12 @@ export function notRunnable(binary: string, code: string | undefined): NginxNotR
   );
 }
 
-/** testConfig runs `nginx -t` on a config under its prefix folder; a binary that cannot be run throws an NginxNotRunnableError. */
-export async function testConfig(binary: string, prefix: string, conf: string): Promise<TestResult> {
-  const result = await execa(binary, ['-t', '-q', '-p', `${prefix}/`, '-c', conf], { reject: false, all: true, timeout: 60_000 });
+/**
+ * testConfig runs `nginx -t` on a config under its prefix folder; a binary that cannot be run
+ * throws an NginxNotRunnableError. When `signal` aborts, the run is killed (and not ok).
+ */
+export async function testConfig(binary: string, prefix: string, conf: string, signal?: AbortSignal): Promise<TestResult> {
+  const result = await execa(binary, ['-t', '-q', '-p', `${prefix}/`, '-c', conf], { reject: false, all: true, timeout: 60_000, ...(signal ? { cancelSignal: signal } : {}) });
   if (result.exitCode === undefined && !result.timedOut) {
     const cause = notRunnable(binary, (result as { code?: string }).code);
     if (cause) throw cause;

@@ -19,16 +19,18 @@ import { HOST, INJECTED, R, ROOT_INPUT, rootEvents, rootFeasible, rootKey, start
 import { startHoldingBackend, type HoldingBackend } from './support/processes.js';
 
 const SCENARIOS = {
-  'boot → running → stop: exit 0': [R.ready, R.stop, R.statusDone, R.nginxDone(true)],
-  'stop while booting: nginx not up yet is killed, exit 1': [R.stop, R.statusDone, R.nginxDone(false)],
-  'a broken template at boot: exit 1': [R.templateFailed, R.statusDone, R.nginxDone(false)],
-  'a crashed nginx machine is replaced: its nginx killed, a new one serves': [R.ready, R.crash('nginx'), R.stop, R.statusDone, R.nginxDone(true)],
-  'restart intensity exceeded → exit 1': [R.ready, R.crash('syncQueue'), R.crash('nginx'), R.statusDone],
-  'the restart window slides: a restart that expired does not count': [R.ready, R.crash('template'), R.expired, R.crash('syncQueue'), R.stop, R.statusDone, R.nginxDone(true)],
-  'a template restarted onto a broken file: exit 1': [R.ready, R.crash('template'), R.templateFailed, R.statusDone, R.nginxDone(true)],
+  'stop during the boot check: nothing started, exit 0 (finding: its nginx -t was left running)': [R.stop],
+  'the boot check refused by nginx -t: exit 1 with its words': [R.bootFailed],
+  'boot → running → stop: exit 0': [R.bootDone, R.ready, R.stop, R.statusDone, R.nginxDone(true)],
+  'stop while booting: nginx not up yet is killed, exit 1': [R.bootDone, R.stop, R.statusDone, R.nginxDone(false)],
+  'a broken template at boot: exit 1': [R.bootDone, R.templateFailed, R.statusDone, R.nginxDone(false)],
+  'a crashed nginx machine is replaced: its nginx killed, a new one serves': [R.bootDone, R.ready, R.crash('nginx'), R.stop, R.statusDone, R.nginxDone(true)],
+  'restart intensity exceeded → exit 1': [R.bootDone, R.ready, R.crash('syncQueue'), R.crash('nginx'), R.statusDone],
+  'the restart window slides: a restart that expired does not count': [R.bootDone, R.ready, R.crash('template'), R.expired, R.crash('syncQueue'), R.stop, R.statusDone, R.nginxDone(true)],
+  'a template restarted onto a broken file: exit 1': [R.bootDone, R.ready, R.crash('template'), R.templateFailed, R.statusDone, R.nginxDone(true)],
   // Found by this suite: a restarted watcher used to share its predecessor's ListWatch, whose
   // stop() aborted the new one's request; each invocation now has a ListWatch of its own.
-  'a watcher restarted after it ran a while syncs again': [R.ready, R.crash('syncQueue'), R.expired, R.watcherDone('Ingress'), R.stop, R.statusDone, R.nginxDone(true)],
+  'a watcher restarted after it ran a while syncs again': [R.bootDone, R.ready, R.crash('syncQueue'), R.expired, R.watcherDone('Ingress'), R.stop, R.statusDone, R.nginxDone(true)],
 };
 
 /**

@@ -4,7 +4,13 @@
  * with real nginx. Real actions: `stop` (what SIGTERM does), the template file, `nginx.stop`,
  * `status.stop` and `watcher.stop` sent to the real children, requests in flight.
  *
- * booting is held for as long as a path needs it: the template the machine loads first is a
+ * booting begins with the boot check (bootConfig: a config from an empty cluster, `nginx -t`),
+ * held at the stand-in's `nginx -t` gate until the path's next step: released it passes
+ * (`done.actor.bootConfig`), or nginx refuses it for real (`error.actor.bootConfig`: the path
+ * starts the controller with a template whose text nginx does not know); a `stop` meanwhile
+ * ends it with exit 0, and kills the held `nginx -t`.
+ *
+ * After the check, booting is held for as long as a path needs it: the template the machine loads first is a
  * FIFO that gives its text only when the path says so, and nginx is held before it starts (the
  * stand-in binary); that is also how a broken template reaches the first load. A template
  * restarted onto a broken file is held the same way: its load fails (and the root stops nginx)
@@ -69,6 +75,8 @@ export const R = {
   watcherDone: (kind: string) => ({ type: `xstate.done.actor.watcher.${kind}` }),
   expired: { type: 'restart.expired' },
   timeout: { type: 'xstate.after.shutdownTimeout.rootSupervisor.stopping' },
+  bootDone: { type: 'xstate.done.actor.bootConfig', output: undefined },
+  bootFailed: { type: 'xstate.error.actor.bootConfig', error: 'nginx -t refused the initial config' },
 };
 
 /** INJECTED are the root's transitions only an injected fault reaches, and why no real action can. */
@@ -82,6 +90,8 @@ export const INJECTED: Readonly<Record<string, string>> = {
 export function rootEvents(s: AnyMachineSnapshot): AnyEventObject[] {
   const c = s.context as RootSupervisorContext;
   const common = [R.stop, R.statusDone, R.httpDone, R.watcherDone('Ingress'), R.expired];
+  // Before the boot check ended no child runs: only the check's verdict or a stop can come.
+  if (s.matches('booting' as never) && !c.booted) return [R.bootDone, R.bootFailed, R.stop];
   if (s.matches('booting' as never)) return [R.ready, ...common, R.templateFailed, R.nginxDone(false), R.crash('watcher.Ingress')];
   if (s.matches('running' as never)) return [...common, R.crash('nginx'), R.crash('syncQueue'), R.crash('template'), R.templateFailed, R.nginxDone(true)];
   // nginx is held (a request in flight, or not started yet) until status has stopped.
@@ -95,7 +105,7 @@ export function rootEvents(s: AnyMachineSnapshot): AnyEventObject[] {
 /** rootKey is the part of the root's snapshot that decides what happens next. */
 export function rootKey(s: AnyMachineSnapshot): unknown {
   const c = s.context as RootSupervisorContext;
-  return [s.value, c.recentRestarts, c.failure === null, c.nginxClean, c.statusStopped];
+  return [s.value, c.booted, c.recentRestarts, c.failure === null, c.nginxClean, c.statusStopped];
 }
 
 const served = (path: Path, before: number) => path.steps.slice(0, before).some((step) => step.event.type === R.ready.type);
@@ -112,6 +122,8 @@ export function rootFeasible(path: Path): boolean {
 }
 
 const BROKEN = '{{#each config.nope}}\n';
+/** A line the template renders and nginx -t refuses: `[emerg] unknown directive`. */
+const UNKNOWN_TO_NGINX = '\nmodel_test_unknown_directive on;\n';
 
 /** startControllerWorld prepares the world of one path; the init step starts the controller. */
 export async function startControllerWorld(kubeconfig: string, backend: HoldingBackend, serial: number): Promise<World> {
@@ -191,7 +203,7 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
       const c = s.context as RootSupervisorContext;
       return {
         watchers: c.watchers, intensity: c.restartIntensity, period: c.restartPeriodMs, shutdown: c.shutdownTimeoutMs, http: c.http, status: !!c.status,
-        recent: c.recentRestarts, restarts: c.restarts, failure: c.failure?.split(':')[0] ?? null, nginxClean: c.nginxClean, statusStopped: c.statusStopped,
+        booted: c.booted, recent: c.recentRestarts, restarts: c.restarts, failure: c.failure?.split(':')[0] ?? null, nginxClean: c.nginxClean, statusStopped: c.statusStopped,
       };
     },
 
@@ -199,18 +211,24 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
       const e = at.step.event;
       const from = at.previous?.state;
       if (e.type === 'xstate.init') {
-        const starting = startController(config, pino({ level: 'silent' }), {
-          inspect: record,
-        });
-        // The boot config's `nginx -t` is held: swap the template for a FIFO the first load will block on.
+        const refused = at.next?.event.type === R.bootFailed.type;
+        if (refused) await writeFile(template, (await readFile(template, 'utf8')) + UNKNOWN_TO_NGINX);
+        controller = await startController(config, pino({ level: 'silent' }), { inspect: record });
+        // booting with its boot check held at `nginx -t`: no transition yet.
+        initial = controller.root.getSnapshot() as AnyMachineSnapshot;
         await waitFor('the boot nginx -t', async () => (await gates.waiting('test')).length === 1, 10_000);
+        if (refused) return;
+        // The boot check read the template: swap it for a FIFO the template machine's first load will block on.
         await rename(template, `${template}.good`);
         execFileSync('mkfifo', [fifo]);
         await link(fifo, template);
+        return;
+      }
+      if (e.type === R.bootDone.type || e.type === R.bootFailed.type) {
+        // The real nginx -t passes the boot config, or refuses the unknown directive.
         await gates.set('hold-test', false);
         await gates.release('test');
-        controller = await starting;
-        initial = controller.root.getSnapshot() as AnyMachineSnapshot; // booting is held, nothing happened yet
+        if (e.type === R.bootFailed.type) return;
         // nginx waits before it runs, ignoring SIGQUIT from then on: a stop now kills it after its timeout.
         await waitFor('nginx held before its start', async () => (await gates.waiting('start')).length === 1, 5000);
         return;
@@ -264,7 +282,11 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
     async check({ step, previous, next }, current) {
       const s = step.state;
       rememberMaster();
-      if (s.matches('booting' as never) && current) {
+      if (s.matches('booting' as never) && current && !(s.context as RootSupervisorContext).booted) {
+        expect(child('template')).toBeUndefined(); // no child before the boot check passed
+        expect(await gates.waiting('test')).toHaveLength(1);
+        expect(await healthz()).toBeUndefined();
+      } else if (s.matches('booting' as never) && current) {
         expect(child('template')?.getSnapshot().value).toBe('loading'); // held by the FIFO
         expect(await healthz()).not.toBe(200);
       } else if (s.matches('running' as never) && current) {
@@ -280,6 +302,11 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
       } else if (s.matches('stopped' as never)) {
         const code = await controller!.exitCode;
         expect(code).toBe((s.output as { exitCode: number }).exitCode);
+        if (step.event.type === R.bootFailed.type) {
+          expect(await controller!.reason).toMatch(/^boot: nginx -t refused the initial config:\n.*unknown directive "model_test_unknown_directive"/);
+        }
+        // A stop during the boot check killed its nginx -t; none is left waiting.
+        await waitFor('no nginx -t left', async () => (await gates.waiting('test')).length === 0, 3000);
         expect(await isListening(healthzPort)).toBe(false);
         if (step.event.type !== R.timeout.type) {
           await waitFor('no nginx process left', () => [...groups].every((pid) => liveGroupMembers(pid).length === 0), 3000);
@@ -297,6 +324,7 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
       rememberMaster();
       for (const pid of groups) signalGroup(pid, 'SIGKILL');
       for (const pid of await gates.waiting('start').catch(() => [])) signalGroup(pid, 'SIGKILL');
+      for (const pid of await gates.waiting('test').catch(() => [])) process.kill(pid, 'SIGKILL');
       await inFlight?.done;
       await rm(dir, { recursive: true, force: true });
     },

@@ -3,12 +3,15 @@
  * own effects (src/actors/nginx.ts: spawn in a process group, stage + `nginx -t` + SIGHUP, drain
  * the orphans), over a real nginx on a loopback port. Each model event is made to happen for real:
  * kill -9 of the master, SIGQUIT by `nginx.stop`, a config broken while `nginx -t` is held, a
- * binary that cannot be spawned, an in-flight request that keeps a graceful quit or a drain busy.
+ * binary that cannot be spawned, an in-flight request that keeps a graceful quit or a drain busy,
+ * the HTTP port held by another listener when the first master binds it (nginx's own `[emerg]
+ * bind()` ends it: `failed`).
  *
  * Three transitions have no real cause with these effects, so a fault is injected at the actor
  * boundary (INJECTED below); everything else the actor sees comes from real processes.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -17,6 +20,7 @@ import { createActor, fromCallback, fromPromise, type Actor, type AnyEventObject
 import type { NginxMasterCommand } from '../../../machines/events.js';
 import { nginxProcessMachine, type DrainInput, type MasterInput, type NginxProcessContext, type NginxProcessInput } from '../../../machines/nginxProcess.machine.js';
 import { nginxActors } from '../../../src/actors/nginx.js';
+import { ConfigFolder } from '../../../src/nginx/apply.js';
 import { liveGroupMembers, signalGroup } from '../../../src/nginx/master.js';
 import { isListening } from '../../../src/nginx/probe.js';
 import { writeConfigSet } from '../../../src/nginx/files.js';
@@ -44,6 +48,8 @@ const after = (delay: string, state: string) => `xstate.after.${delay}.${id(stat
 export const E = {
   started: { type: 'nginx.started', pid: 1 },
   exited: { type: 'nginx.exited', code: null, signal: 'SIGKILL' },
+  // What the master actor reports when nginx could not bind the HTTP port (src/actors/nginx.ts portInUse).
+  exitedPortInUse: { type: 'nginx.exited', code: 1, signal: null, fatal: 'port in use' },
   stop: { type: 'nginx.stop' },
   reload: (config: string) => ({ type: 'nginx.reload', config, files: [] }),
   reloadDone: { type: 'xstate.done.actor.reload' },
@@ -75,7 +81,8 @@ export function nginxEvents(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   const m = (v: string) => snapshot.matches(v as never);
   // One config queued at most, so the graph stays small; queueing twice is the same transition.
   const queue = cfg(c.pending) === null ? [E.reload(other(cfg(c.reloading) ?? cfg(c.applied)))] : [];
-  if (m('alive.starting')) return [E.started, E.exited, E.stop, E.masterFailed];
+  // Only a master that never served gives up on a port in use (later, it is restarted as any crash).
+  if (m('alive.starting')) return [E.started, E.exited, E.stop, E.masterFailed, ...(c.everStarted ? [] : [E.exitedPortInUse])];
   if (m('alive.running')) {
     const retry = cfg(c.failed) ? [E.retry] : []; // a failed config is tried again after reloadRetryMs
     return [E.reload(other(cfg(c.applied))), ...(c.applied ? [E.reload(c.applied.config)] : []), E.exited, E.stop, E.stable, ...retry];
@@ -93,7 +100,7 @@ export function nginxEvents(snapshot: AnyMachineSnapshot): AnyEventObject[] {
 /** nginxKey is the part of a snapshot that decides what happens next. */
 export function nginxKey(snapshot: AnyMachineSnapshot): unknown {
   const c = snapshot.context as NginxProcessContext;
-  return [snapshot.value, cfg(c.applied), cfg(c.pending), cfg(c.reloading), cfg(c.failed), c.stopRequested, c.killed, c.pid === null, c.lastExit?.pid === null];
+  return [snapshot.value, cfg(c.applied), cfg(c.pending), cfg(c.reloading), cfg(c.failed), c.stopRequested, c.killed, c.pid === null, c.lastExit?.pid === null, c.everStarted];
 }
 
 const MARK = (config: string | null) => `served ${config ?? 'boot'}`;
@@ -159,7 +166,9 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
   await writeConfigSet(conf, text(null), []);
   const log: RealStep[] = [];
   const faults: Faults = { swallowExit: false, failDrain: false };
-  const real = nginxActors({ binary: gates.binary, dir: conf, httpPort: port, log: pino({ level: 'silent' }), startTimeoutMs: 15_000 });
+  const folder = new ConfigFolder(gates.binary, conf);
+  const real = nginxActors({ binary: gates.binary, dir: conf, httpPort: port, folder, log: pino({ level: 'silent' }), startTimeoutMs: 15_000 });
+  let squatter: Server | null = null; // another process's listener on the HTTP port
   const drain = fromPromise<void, DrainInput>(async (args) => {
     await (real.drain as unknown as { config: (a: typeof args) => Promise<void> }).config(args);
     if (faults.failDrain) throw ((faults.failDrain = false), new Error('the drain failed (injected)'));
@@ -212,6 +221,7 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
         applied: symbol(cfg(c.applied)), pending: symbol(cfg(c.pending)), reloading: symbol(cfg(c.reloading)), retry: symbol(cfg(c.failed) ?? null),
         ok: c.reloadsOk, failed: c.reloadsFailed, skipped: c.reloadsSkipped, restarts: c.restarts, stopRequested: c.stopRequested, killed: c.killed,
         exitPid: c.lastExit === null ? 'none' : c.lastExit.pid === null ? 'null' : 'pid',
+        everStarted: c.everStarted, startFailure: c.startFailure !== null,
       };
     },
 
@@ -227,7 +237,13 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
         actor.getSnapshot().children.master?.send({ type: 'test.fail' }); // INJECTED
       }
       if (event.type === E.started.type) await gates.release('start');
-      if (event.type === E.exited.type && from?.matches('alive.starting' as never)) {
+      const portInUse = 'fatal' in event;
+      if (portInUse) {
+        // The port is taken before the held master runs nginx, which then cannot bind it.
+        squatter = createServer();
+        await new Promise<void>((resolve, reject) => squatter!.once('error', reject).listen(port, '127.0.0.1', resolve));
+        await gates.release('start'); // nginx itself exits: nothing to kill
+      } else if (event.type === E.exited.type && from?.matches('alive.starting' as never)) {
         for (const pid of await gates.waiting('start')) process.kill(pid, 'SIGKILL');
       } else if (event.type === E.exited.type && from?.matches('alive.stopping.quitting' as never)) {
         backend.release(); // the request in flight ends, so the graceful quit does
@@ -288,6 +304,13 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
       } else if (model.matches('restarting' as never) && current) {
         await waitFor('every old nginx process gone', noneLeft, 1000);
         expect(await isListening(port)).toBe(false);
+      } else if (model.matches('failed' as never)) {
+        await waitFor('the actor to give up', () => actor.getSnapshot().status === 'done', 3000);
+        // nginx's own words, turned into the operator's: which port, which flag.
+        expect((actor.getSnapshot().output as { error?: string }).error).toContain(`port ${port} (--http-port) is in use by another process`);
+        expect(actor.getSnapshot().output).toMatchObject({ clean: (model.output as { clean: boolean }).clean });
+        await waitFor('no nginx process of this world left', noneLeft, 3000);
+        expect(await isListening(port)).toBe(true); // the other process still has it
       } else if (model.matches('stopped' as never)) {
         await waitFor('the stop to finish', () => actor.getSnapshot().status === 'done', 3000);
         expect(actor.getSnapshot().output).toEqual(model.output);
@@ -307,6 +330,9 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
       // Held `nginx -t` runs are in this process's group: kill them one by one.
       for (const pid of await gates.waiting('test').catch(() => [])) process.kill(pid, 'SIGKILL');
       await inFlight?.done;
+      // The folder's last operation (an abandoned reload's) ends before the folder goes.
+      await folder.idle();
+      await new Promise((resolve) => (squatter ? squatter.close(resolve) : resolve(undefined)));
       await rm(dir, { recursive: true, force: true });
     },
   };
