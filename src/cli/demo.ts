@@ -124,10 +124,13 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
     if (signals.received) return 0;
     const apiUrl = api.url;
     const code = await superviseController(config, log, signals, err, async (controller, inspector) => {
+      // The nginx actor exists only once boot's config check passed: look for its first reload.
       await new Promise<void>((ok) => {
-        const sub = controller.root.system.get('nginx')?.subscribe((s: { context: { reloadsOk: number } }) => {
-          if (s.context.reloadsOk > 0) ok(void sub?.unsubscribe());
-        });
+        const timer = setInterval(() => {
+          const nginx = controller.root.system.get('nginx')?.getSnapshot() as { context?: { reloadsOk?: number } } | undefined;
+          if ((nginx?.context?.reloadsOk ?? 0) > 0) ok(clearInterval(timer));
+        }, 25);
+        void controller.exitCode.then(() => clearInterval(timer));
       });
       out.write(hints(apiUrl, kubeconfig, httpPort, httpsPort, inspector?.url ?? null));
     });

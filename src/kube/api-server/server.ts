@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { stringify } from 'yaml';
 import { issueCertificate } from '../../tls/issue.js';
 import { sendError } from './http.js';
@@ -172,6 +172,19 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     }
     void router.handle(req, res);
   });
+  // Every TCP connection, from accept on: closeAllConnections knows only those that got as far as
+  // HTTP, and one still in its TLS handshake would otherwise outlive pause() and close() (and keep
+  // them waiting for ever, as a request on it then arrives at a closed server).
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  const cutAll = () => {
+    server.closeAllConnections();
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
+  };
   const port = await listen(server, options.port ?? 0);
   const url = `https://127.0.0.1:${port}`;
   const kubeconfigText = kubeconfigFor(url, ca.certPem, token);
@@ -200,7 +213,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     pause: async () => {
       watches.drop({ abrupt: true });
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
+      cutAll();
       await closed;
     },
     resume: async () => void (await listen(server, port)),
@@ -210,7 +223,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       watches.drop();
       if (!server.listening) return;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
+      cutAll();
       await closed;
     },
   };
