@@ -134,7 +134,8 @@ describe('the inspector relay, in process', () => {
       early.messages.some((m) => m.type === '@xstate.event' && m.sessionId === idOf(to) && m.event?.type === type && (from === undefined || m.sourceId === idOf(from)));
     for (const kind of WATCHED_KINDS) expect(received(`watcher.${kind}`, 'watch.synced', `watcher.${kind}`) || received(`watcher.${kind}`, 'watch.synced'), kind).toBe(true);
     expect(received('syncQueue', 'k8s.synced')).toBe(true);
-    expect(received('syncQueue', 'template.changed')).toBe(true);
+    // Sent as sendTo by the sender's own action, so the sender is known.
+    expect(received('syncQueue', 'template.changed', 'template')).toBe(true);
     expect(received('nginx', 'nginx.started', 'master')).toBe(true);
     expect(received('nginx', 'nginx.reload')).toBe(true);
     expect(received('syncQueue', 'xstate.done.actor.runSync', 'runSync')).toBe(true);
