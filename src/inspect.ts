@@ -4,12 +4,13 @@
  * actor, snapshot and event to a relay served here on loopback; a browser opens the relay's page,
  * which embeds https://stately.ai/inspect and forwards the events to it.
  *
- * The relay plays the part of the package's createInspectorServer, with four differences a
+ * The relay plays the part of the package's createInspectorServer, with five differences a
  * long-running controller needs: it listens on 127.0.0.1 only (actor contexts hold nginx.conf),
  * it refuses WebSocket upgrades from web pages other than its own (any page the operator's browser
  * opens could otherwise connect to ws://127.0.0.1 and read the live config), it never opens a
- * browser, and a client that connects late first gets every live actor and its latest snapshot,
- * then the recent history, instead of only the last 200 messages.
+ * browser, a client that connects late first gets every live actor and its latest snapshot,
+ * then the recent history, instead of only the last 200 messages, and an actor invoked anew each
+ * time (a Lease renewal, a sync run) is shown as one actor, not one more per call (ActorSlots).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -49,7 +50,12 @@ export interface Inspector {
 /** StatelyMessage is the part of a relayed @statelyai/inspect message the relay looks at. */
 interface StatelyMessage {
   readonly type: string;
-  readonly sessionId?: string;
+  sessionId?: string;
+  /** @xstate.actor: the parent's sessionId, and the actor's id (the root's: its machine's) */
+  parentId?: string;
+  readonly name?: string;
+  /** @xstate.event: the sender's sessionId */
+  sourceId?: string;
   readonly snapshot?: { readonly status?: string };
 }
 
@@ -84,6 +90,40 @@ const BRIDGE_PAGE = `<!DOCTYPE html>
 </body>
 </html>
 `;
+
+/**
+ * ActorSlots folds the actors a viewer lists, one entry per place an actor has: the Stately
+ * inspector lists actors by sessionId, and xstate gives every invocation a new one, so each Lease
+ * renewal, each sync run, each reload and each restarted child would pile up as another actor.
+ * An actor is shown under the sessionId of the first one that had its id under the same (shown)
+ * parent; xstate keeps a parent's children's ids unique, so two live actors never share an entry.
+ * A root keeps its own sessionId. Only the latest instance of each entry is remembered.
+ */
+class ActorSlots {
+  private readonly shownAs = new Map<string, string>();
+  private readonly slots = new Map<string, { readonly shown: string; latest: string }>();
+
+  /** fold rewrites a message's sessionIds to the ones shown. */
+  fold(message: StatelyMessage): void {
+    if (message.type === '@xstate.actor' && message.sessionId && message.parentId) {
+      const parent = this.shown(message.parentId);
+      const key = `${parent}\u0000${message.name ?? message.sessionId}`;
+      const slot = this.slots.get(key);
+      if (slot) {
+        this.shownAs.delete(slot.latest);
+        slot.latest = message.sessionId;
+      } else this.slots.set(key, { shown: message.sessionId, latest: message.sessionId });
+      this.shownAs.set(message.sessionId, slot?.shown ?? message.sessionId);
+      message.parentId = parent;
+    }
+    if (message.sessionId) message.sessionId = this.shown(message.sessionId);
+    if (message.sourceId) message.sourceId = this.shown(message.sourceId);
+  }
+
+  private shown(sessionId: string): string {
+    return this.shownAs.get(sessionId) ?? sessionId;
+  }
+}
 
 /** Replay remembers what a late viewer needs: live actors in creation order, their latest snapshots, recent history. */
 class Replay {
@@ -147,6 +187,7 @@ function truncateStrings(value: unknown, max: number, depth = 0): unknown {
 export async function startInspector(options: InspectorOptions): Promise<Inspector> {
   const host = options.host ?? '127.0.0.1';
   const replay = new Replay(options.history ?? 1000);
+  const slots = new ActorSlots();
   const server: Server = createServer((req, res) => {
     if (req.url !== '/' && req.url !== '/index.html') return void res.writeHead(404).end('not found\n');
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(BRIDGE_PAGE);
@@ -162,13 +203,14 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   wss.on('connection', (ws) => {
     for (const raw of replay.messages()) ws.send(raw);
     ws.on('message', (data) => {
-      const raw = data.toString();
       let message: StatelyMessage;
       try {
-        message = JSON.parse(raw) as StatelyMessage;
+        message = JSON.parse(data.toString()) as StatelyMessage;
       } catch {
         return; // not an inspection event: nothing to relay
       }
+      slots.fold(message);
+      const raw = JSON.stringify(message);
       replay.record(raw, message);
       for (const client of wss.clients) if (client !== ws && client.readyState === WebSocket.OPEN) client.send(raw);
     });

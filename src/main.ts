@@ -3,7 +3,7 @@
  * and nowhere else. Everything below is plumbing; the behaviour lives in the machines.
  */
 import { CoordinationV1Api, CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
-import { createActor, fromPromise, type Actor, type InspectionEvent } from 'xstate';
+import { createActor, enqueueActions, fromPromise, type Actor, type InspectionEvent } from 'xstate';
 import { nginxProcessMachine } from '../machines/nginxProcess.machine.js';
 import { resourceWatcherMachine } from '../machines/resourceWatcher.machine.js';
 import { childIds, rootSupervisorMachine, type RootSupervisorInput, type RootSupervisorOutput } from '../machines/rootSupervisor.machine.js';
@@ -13,6 +13,7 @@ import { templateMachine } from '../machines/template.machine.js';
 import { nginxActors } from './actors/nginx.js';
 import { statusActors } from './actors/status.js';
 import { syncActors } from './actors/sync.js';
+import { tellSyncQueue } from './actors/tell.js';
 import { templateActors } from './actors/template.js';
 import { watcherActors, watcherLogActions } from './actors/watcher.js';
 import type { ControllerConfig } from './config.js';
@@ -88,20 +89,17 @@ export async function startController(
     if (!staged.ok) throw new Error(`nginx -t refused the initial config:\n${staged.error}`);
   });
 
-  const sendToSyncQueue = (system: { get: (id: string) => { send: (e: { type: string }) => void } | undefined }, event: { type: string; [k: string]: unknown }) =>
-    system.get('syncQueue')?.send(event);
-
   const watcher = resourceWatcherMachine.provide({
     actors: watcherActors(kc, cache, {
       namespace: config.watchNamespace,
       configMap: config.build.configMap ?? null,
     }, log.child({ actor: 'watcher' })),
     actions: {
-      reportSynced: ({ system }, { kind }) => {
+      reportSynced: enqueueActions((args, { kind }) => {
         log.info({ actor: 'watcher', kind }, 'initial list synced');
-        sendToSyncQueue(system, { type: 'k8s.synced', kind });
-      },
-      reportChanged: ({ system }, { kind, key }) => sendToSyncQueue(system, { type: 'k8s.changed', kind, key }),
+        tellSyncQueue(args, { type: 'k8s.synced', kind });
+      }),
+      reportChanged: enqueueActions((args, { kind, key }) => tellSyncQueue(args, { type: 'k8s.changed', kind, key })),
       ...watcherLogActions(log.child({ actor: 'watcher' })),
     },
   });
@@ -124,11 +122,11 @@ export async function startController(
   const nginx = nginxProcessMachine.provide({
     actors: nginxActors({ binary, dir: config.configDir, httpPort: config.build.httpPort, httpsPort: config.build.httpsPort, folder, log: log.child({ actor: 'nginx' }) }),
     actions: {
-      reportApplied: ({ system }, { config }) => sendToSyncQueue(system, { type: 'nginx.applied', config }),
+      reportApplied: enqueueActions((args, { config }) => tellSyncQueue(args, { type: 'nginx.applied', config })),
       // Only nginx -t's refusals are the config's fault; a reload the master could not carry out is retried as it is.
-      reportRefused: ({ system }, { config, error }) => {
-        if (error instanceof ConfigRefusedError) sendToSyncQueue(system, { type: 'nginx.refused', config, output: error.output });
-      },
+      reportRefused: enqueueActions((args, { config, error }) =>
+        tellSyncQueue(args, error instanceof ConfigRefusedError ? { type: 'nginx.refused', config, output: error.output } : null),
+      ),
     },
   });
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fromCallback, fromPromise } from 'xstate';
+import { fromCallback, fromPromise, type AnyActorRef } from 'xstate';
 import type { NginxConfigSet, NginxMasterCommand } from '../../machines/events.js';
 import type { DrainInput, MasterInput, ReloadInput } from '../../machines/nginxProcess.machine.js';
 import type { Logger } from '../log.js';
@@ -102,8 +102,18 @@ export function nginxActors(options: NginxActorOptions) {
         else master.kill();
       });
       // xstate does not stop invoked actors when their machine fails (statelyai/xstate#5153): kill
-      // this master then, or the restarted machine would run a second one beside it.
-      const watch = system.get('nginx')?.subscribe({ error: () => master.kill() });
+      // this master then, or the restarted machine would run a second one beside it, and stop the
+      // machine's children (this one, a reload in flight), or each would report its end to the
+      // failed machine: "Event nginx.exited was sent to stopped actor".
+      const machine = system.get('nginx') as AnyActorRef | undefined;
+      const watch = machine?.subscribe({
+        error: () => {
+          master.kill();
+          // xstate.stop is what a parent's stopChild sends (stop() is for root actors only).
+          const children = (machine.getSnapshot() as { children: Record<string, AnyActorRef | undefined> }).children;
+          for (const child of Object.values(children)) child?.send({ type: 'xstate.stop' });
+        },
+      });
       // No kill on cleanup: leaving `alive` means the master already exited or was told to quit.
       return () => watch?.unsubscribe();
     }),

@@ -2,12 +2,14 @@
  * Model-based test of the resource watcher against the test API server: paths from the machine
  * definition (xstate/graph), each run on a real watcher actor with the controller's own informer
  * effect (client-node list-watch over HTTPS). Events are real: the first list, an Ingress created
- * through the API, the API server going away (pause) and coming back (resume), `watcher.stop`.
+ * through the API, the API server going away (pause) and coming back (resume), `watcher.stop`;
+ * the backoff timer runs on a SimulatedClock the world advances once the API server is as the
+ * next step needs it.
  */
 import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createActor, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
+import { SimulatedClock, createActor, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
 import { resourceWatcherMachine, type ResourceWatcherContext, type ResourceWatcherInput } from '../../machines/resourceWatcher.machine.js';
 import { watcherActors } from '../../src/actors/watcher.js';
 import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
@@ -63,7 +65,10 @@ async function watcherWorld(): Promise<World> {
       reportChanged: (_, { kind, key }) => void reports.push(`changed ${kind} ${key}`),
     },
   });
-  const actor = createActor(logic, { input: INPUT, inspect: microstepRecorder(log) });
+  // The backoff timer fires when the path says so, not on the wall clock: under load, a real
+  // 200 ms timer fired before the world had the API server back up, and the relist failed.
+  const clock = new SimulatedClock();
+  const actor = createActor(logic, { input: INPUT, inspect: microstepRecorder(log), clock });
   const initial = actor.getSnapshot();
   const inCache = async () => {
     const server = (await client.list('networking.k8s.io/v1', 'Ingress', namespace)).items.map((o) => o.metadata?.name).sort();
@@ -93,6 +98,7 @@ async function watcherWorld(): Promise<World> {
       else if (e.type === E.failed.type && at.previous!.state.matches('running.watching' as never)) await api.pause();
       else if (e.type === E.stop.type) actor.send({ type: 'watcher.stop' });
       else if (e.type === E.relevant.type) actor.send(E.relevant as never);
+      else if (e.type === E.backoff.type) clock.increment(INPUT.maxBackoffMs); // the longest a backoff can be
     },
     async check({ step }, current) {
       const s = step.state;

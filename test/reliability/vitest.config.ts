@@ -16,6 +16,7 @@ export default defineConfig({
   test: {
     include: ['test/reliability/**/*.test.ts'],
     fileParallelism: false,
+    setupFiles: ['test/support/xstate-warnings.ts'],
     testTimeout: 900_000,
     hookTimeout: 120_000,
     env: { RELIABILITY_RESULTS: results },

@@ -241,11 +241,7 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
         inFlight = await holdRequest(httpPort, backend, HOST);
       }
       // Looking ahead: a stopping that ends by the root's own timeout had an nginx actor that vanished.
-      if (entersStopping) {
-        const leaves = at.path.steps.slice(at.index + 1).find((s) => !s.state.matches('stopping' as never));
-        // Stopped as its parent would stop it, so the root is not told (xstate.stop is what stopChild sends).
-        if (leaves?.event.type === R.timeout.type) child('nginx')?.send({ type: 'xstate.stop' });
-      }
+      const nginxVanishes = entersStopping && at.path.steps.slice(at.index + 1).find((s) => !s.state.matches('stopping' as never))?.event.type === R.timeout.type;
       rememberMaster();
       if (e.type === R.ready.type) {
         await gates.set('ignore-quit', false);
@@ -275,6 +271,13 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
         if (id === 'template' && at.next?.event.type === R.templateFailed.type) await holdNextLoad();
         if (id === 'nginx') crashedMaster = (child('nginx')?.getSnapshot() as { context: { pid: number | null } }).context.pid;
         crash(id); // INJECTED
+      }
+      if (nginxVanishes) {
+        // Once the root told it `nginx.stop` (before, that event went to a stopped actor, and xstate
+        // warned), nginx is stopped as its parent would stop it, so the root is not told
+        // (xstate.stop is what stopChild sends). nginx takes its shutdown timeout (1 s) to stop by itself.
+        await waitFor('the root stopping', async () => controller!.root.getSnapshot().matches('stopping' as never), 5000, 1);
+        child('nginx')?.send({ type: 'xstate.stop' });
       }
       // Timers (restart.expired, after …) and the children's own stops need no action.
     },
