@@ -228,6 +228,9 @@ export async function startController(
     });
   });
   root.start();
+  // The http actor closes the bound server when it stops; stopped before it ever ran (a stop or a
+  // failure during boot), the controller closes it, or it would keep the process alive.
+  void outcome.then(() => listening.listening && listening.close());
   const exitCode = outcome.then((output) => output.exitCode);
   const reason = outcome.then((output) => output.reason);
   return { root, cache, metrics, identity, exitCode, reason, stop: () => root.send({ type: 'stop' }) };

@@ -55,10 +55,14 @@ function httpHandler(options: Omit<HttpServerOptions, 'port' | 'host'>): Request
 /**
  * listenHealthz binds the `--healthz-port` before the controller starts, so that a port in use
  * stops the start with a ListenError naming the flag (exit 1) rather than leaving a controller
- * without probes. The server answers nothing until httpActor takes it.
+ * without probes. It answers 500 ("starting") until httpActor takes it.
  */
 export async function listenHealthz(port: number, host?: string): Promise<Server> {
-  const server = createServer();
+  // Until httpActor takes it (once boot's config check passed), a probe hears that it is starting:
+  // a request with no listener at all would never be answered.
+  const server = createServer((_req, res) => {
+    res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).end('starting: the boot config is being checked\n');
+  });
   await listenOn(server, { port, ...(host === undefined ? {} : { host }), flag: '--healthz-port' });
   return server;
 }
@@ -87,6 +91,7 @@ export function httpActor(options: HttpActorOptions) {
     const server = prebound ?? createServer();
     const bound = prebound !== undefined;
     prebound = undefined;
+    server.removeAllListeners('request');
     server.on('request', handler);
     return new Promise<void>((resolve, reject) => {
       let retry: NodeJS.Timeout | undefined;
