@@ -8,7 +8,7 @@ import { liveGroupMembers } from '../../src/nginx/master.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { get } from '../support/net.js';
 import { startSlowBackend, type SlowBackend } from '../support/slow-backend.js';
-import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { queueIdle, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 
 let cluster: Cluster;
 let backend: SlowBackend;
@@ -33,6 +33,8 @@ afterAll(async () => {
 });
 
 it('restarts a killed master within the drain timeout + 3 s, keeping the in-flight request', async () => {
+  // Settled first: a reload still being confirmed would add its own `running` to the states below.
+  await waitFor('nginx running, no sync pending', () => nginxState() === '{"alive":"running"}' && queueIdle(cluster.actor('syncQueue')?.value), 10_000);
   const old = pid()!;
   const before = cluster.visited('nginx').length;
   const inFlight = request('/?delay=400');
