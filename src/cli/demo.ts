@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import { mkdir, readFile, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { DEPLOY_RESOURCES } from '../kube/api-server/resources.js';
-import { startApiServer, type ApiServer } from '../kube/api-server/server.js';
+import { DEPLOY_RESOURCES } from '../api-server/resources.js';
+import { startApiServer, type ApiServer } from '../api-server/server.js';
 import { parseManifests } from '../manifests/load.js';
 import type { EndpointSlice, KubeObject } from '../model/snapshot.js';
 import { PROJECT_ROOT } from '../project-root.js';

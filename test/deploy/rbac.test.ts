@@ -14,9 +14,9 @@ import type { V1ClusterRole, V1Ingress, V1PolicyRule, V1Role } from '@kubernetes
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
-import { findResourceByKind } from '../../src/kube/api-server/resources.js';
-import { parseTarget } from '../../src/kube/api-server/router.js';
-import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
+import { findResourceByKind } from '../../src/api-server/resources.js';
+import { parseTarget } from '../../src/api-server/router.js';
+import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
 import { startController } from '../../src/main.js';
 import { waitFor } from '../support/cluster.js';
 import { ingress, serviceWithEndpoints } from '../support/manifests.js';

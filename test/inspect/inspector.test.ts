@@ -14,7 +14,7 @@ import { WebSocket } from 'ws';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import { originAllowed, startInspector, type Inspector } from '../../src/inspect.js';
-import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
+import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
 import { WATCHED_KINDS } from '../../src/kube/kinds.js';
 import { startController, type Controller } from '../../src/main.js';
 import { queueIdle, waitFor } from '../support/cluster.js';

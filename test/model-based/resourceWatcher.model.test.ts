@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatedClock, createActor, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
 import { resourceWatcherMachine, type ResourceWatcherContext, type ResourceWatcherInput } from '../../machines/resourceWatcher.machine.js';
 import { watcherActors } from '../../src/actors/watcher.js';
-import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
+import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
 import { ClusterCache } from '../../src/kube/cache.js';
 import { isListening } from '../../src/nginx/probe.js';
 import { waitFor } from '../support/cluster.js';

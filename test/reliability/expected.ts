@@ -4,8 +4,8 @@
  * buildModel and render the controller uses, with the template it should be using.
  */
 import type { ControllerConfig } from '../../src/config.js';
-import { findResourceByKind } from '../../src/kube/api-server/resources.js';
-import type { ApiServer } from '../../src/kube/api-server/server.js';
+import { findResourceByKind } from '../../src/api-server/resources.js';
+import type { ApiServer } from '../../src/api-server/server.js';
 import { buildModel } from '../../src/model/build.js';
 import { emptySnapshot, type KubeObject, type Snapshot } from '../../src/model/snapshot.js';
 import { render, type NginxTemplate } from '../../src/render/render.js';

@@ -10,7 +10,7 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expect } from 'vitest';
-import { findResourceByKind } from '../../src/kube/api-server/resources.js';
+import { findResourceByKind } from '../../src/api-server/resources.js';
 import { loadTemplate, DEFAULT_TEMPLATE } from '../../src/render/load.js';
 import type { NginxTemplate } from '../../src/render/render.js';
 import { issueCertificate } from '../../src/tls/issue.js';

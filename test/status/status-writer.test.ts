@@ -7,8 +7,8 @@
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, NetworkingV1Api, type KubernetesObject, type V1Ingress } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findResourceByKind } from '../../src/kube/api-server/resources.js';
-import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
+import { findResourceByKind } from '../../src/api-server/resources.js';
+import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
 import { ClusterCache } from '../../src/kube/cache.js';
 import { WATCHED_KINDS, type WatchedKind } from '../../src/kube/kinds.js';
 import { StatusWriter, type AddressSource, type PodInfo } from '../../src/kube/status.js';

@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import type { AnyActorRef } from 'xstate';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import type { ControllerConfig } from '../../src/config.js';
-import { startApiServer, type ApiServer } from '../../src/kube/api-server/server.js';
+import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
 import { startController, type Controller } from '../../src/main.js';
 import { freePort } from './net.js';
 
