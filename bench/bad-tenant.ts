@@ -70,13 +70,24 @@ async function settle(
     const tested = performance.now();
     const verdict = await testConfig(nginxBinary(), dir, conf);
     nginxMs += performance.now() - tested;
-    if (verdict.ok && served === null && prepared.snapshot.ingresses.includes(good)) served = { ms: performance.now() - started, round: rounds };
+    if (verdict.ok && served === null && prepared.snapshot.ingresses.includes(good))
+      served = { ms: performance.now() - started, round: rounds };
     if (verdict.ok && !quarantine.awaitingVerdict && served) {
-      return { ms: performance.now() - started, rounds, servedMs: served.ms, servedRound: served.round, held: quarantine.heldKeys(), nginxMs };
+      return {
+        ms: performance.now() - started,
+        rounds,
+        servedMs: served.ms,
+        servedRound: served.round,
+        held: quarantine.heldKeys(),
+        nginxMs,
+      };
     }
-    if (!verdict.ok) console.log(`bench bad-tenant detail: round ${rounds} refused: ${verdict.output.split('\n')[0]?.slice(0, 300)}`);
+    if (!verdict.ok)
+      console.log(`bench bad-tenant detail: round ${rounds} refused: ${verdict.output.split('\n')[0]?.slice(0, 300)}`);
     if (verdict.ok) current = text;
-    verdicts = verdict.ok ? { applied: text, refused: null } : { applied: current, refused: { config: text, output: verdict.output } };
+    verdicts = verdict.ok
+      ? { applied: text, refused: null }
+      : { applied: current, refused: { config: text, output: verdict.output } };
   }
   throw new Error('did not settle in 30 rounds');
 }
@@ -87,7 +98,10 @@ function withChanges(snapshot: Snapshot, indices: readonly number[], round: numb
   return snapshot.ingresses.map((ingress, i) => {
     if (!picked.has(i)) return ingress;
     const rule = ingress.spec?.rules?.[0];
-    const paths = [...(rule?.http?.paths ?? []), { path: `/r${round}`, pathType: 'Prefix', backend: rule?.http?.paths?.[0]?.backend ?? {} }];
+    const paths = [
+      ...(rule?.http?.paths ?? []),
+      { path: `/r${round}`, pathType: 'Prefix', backend: rule?.http?.paths?.[0]?.backend ?? {} },
+    ];
     return { ...ingress, spec: { ...ingress.spec, rules: [{ ...rule, http: { paths } }] } } as Ingress;
   });
 }
@@ -100,14 +114,21 @@ export async function runBadTenant(sizes = [100, 10_000]): Promise<void> {
   const weakSecret = {
     type: 'kubernetes.io/tls',
     metadata: { namespace: 'team-1', name: 'weak' },
-    data: { 'tls.crt': Buffer.from(weak.certPem).toString('base64'), 'tls.key': Buffer.from(weak.keyPem).toString('base64') },
+    data: {
+      'tls.crt': Buffer.from(weak.certPem).toString('base64'),
+      'tls.key': Buffer.from(weak.keyPem).toString('base64'),
+    },
   } as unknown as Secret;
   for (const n of sizes) {
     const base = generateCluster(n, wildcard);
     const named: Blamer = (output, handed) => blame(output, handed.text, handed.model);
     const nowhere: Blamer = () => null;
     const results: Record<string, Round> = {};
-    for (const [name, blamer, changedAtOnce] of [['clean', named, 1], ['named', named, 1], ['bisected', nowhere, 8]] as const) {
+    for (const [name, blamer, changedAtOnce] of [
+      ['clean', named, 1],
+      ['named', named, 1],
+      ['bisected', nowhere, 8],
+    ] as const) {
       const dir = await mkdtemp(join(tmpdir(), 'ia-bench-bad-'));
       const memo = new BuildMemo();
       const quarantine = new Quarantine(blamer);
@@ -117,18 +138,37 @@ export async function runBadTenant(sizes = [100, 10_000]): Promise<void> {
       // Its files are on disk already, as they are in a running controller.
       const written = new Map<string, string>();
       await writeCertificates(dir, first.model.certificates, written);
-      quarantine.handedOver({ text: appliedText, model: first.model, ingresses: base.ingresses, secrets: base.secrets });
+      quarantine.handedOver({
+        text: appliedText,
+        model: first.model,
+        ingresses: base.ingresses,
+        secrets: base.secrets,
+      });
       // The good tenant (app-2) changes; in the bad cases app-1 takes the weak certificate meanwhile.
       const changed = [2, ...Array.from({ length: changedAtOnce - 1 }, (_, k) => 3 + k)];
       let ingresses = withChanges(base, changed, 1);
       const secrets = [...base.secrets];
       if (name !== 'clean') {
         ingresses = ingresses.map((ingress, i) =>
-          i === 1 ? ({ ...ingress, spec: { ...ingress.spec, tls: [{ hosts: ['app-1.bench.local'], secretName: 'weak' }] } } as Ingress) : ingress,
+          i === 1
+            ? ({
+                ...ingress,
+                spec: { ...ingress.spec, tls: [{ hosts: ['app-1.bench.local'], secretName: 'weak' }] },
+              } as Ingress)
+            : ingress,
         );
         secrets.push(weakSecret);
       }
-      results[name] = await settle(dir, template, memo, written, quarantine, { ...base, ingresses, secrets }, appliedText, ingresses[2]!);
+      results[name] = await settle(
+        dir,
+        template,
+        memo,
+        written,
+        quarantine,
+        { ...base, ingresses, secrets },
+        appliedText,
+        ingresses[2]!,
+      );
       await rm(dir, { recursive: true, force: true });
       const held = results[name]!.held;
       if ((name === 'clean') !== (held.length === 0) || (name !== 'clean' && held.join() !== 'team-1/app-1')) {

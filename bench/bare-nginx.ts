@@ -56,7 +56,9 @@ http {
   const binary = nginxBinary();
   // nginx goes to the background; its launcher exits once the master runs. No pipes: the master would hold them.
   await new Promise<void>((resolve, reject) =>
-    spawn(binary, ['-p', dir, '-c', conf], { stdio: 'ignore' }).once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`nginx exited ${code}; see ${dir}/error.log`)))),
+    spawn(binary, ['-p', dir, '-c', conf], { stdio: 'ignore' }).once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`nginx exited ${code}; see ${dir}/error.log`)),
+    ),
   );
   await waitForPort(httpPort);
   const pid = Number((await readFile(join(dir, 'nginx.pid'), 'utf8')).trim());

@@ -22,14 +22,23 @@ interface Changeable {
 }
 
 /** withController runs `run` on a controller that serves Ingress `web` (bench.local → a), with backends a and b. */
-async function withController<C extends Changeable, T>(start: (seed: object[]) => Promise<C>, run: (c: C) => Promise<T>): Promise<T> {
+async function withController<C extends Changeable, T>(
+  start: (seed: object[]) => Promise<C>,
+  run: (c: C) => Promise<T>,
+): Promise<T> {
   const backends = [await startBackend('a'), await startBackend('b')];
   const c = await start([
-    ingressClass(), ...serviceWithEndpoints('a', [{ port: backends[0]!.port }]), ...serviceWithEndpoints('b', [{ port: backends[1]!.port }]),
+    ingressClass(),
+    ...serviceWithEndpoints('a', [{ port: backends[0]!.port }]),
+    ...serviceWithEndpoints('b', [{ port: backends[1]!.port }]),
     ingress('web', { 'bench.local': [{ path: '/', service: 'a' }] }),
   ]);
   try {
-    await waitFor('first route', async () => (await get({ host: 'bench.local', path: '/', port: c.httpPort })).backend === 'a', 15_000);
+    await waitFor(
+      'first route',
+      async () => (await get({ host: 'bench.local', path: '/', port: c.httpPort })).backend === 'a',
+      15_000,
+    );
     return await run(c);
   } finally {
     await c.close();
@@ -38,23 +47,40 @@ async function withController<C extends Changeable, T>(start: (seed: object[]) =
 }
 
 /** withCluster: the controller in this process, its actors in reach. */
-const withCluster = <T>(rateLimit: string, run: (c: Cluster) => Promise<T>) => withController((seed) => startCluster(seed, ['--sync-rate-limit', rateLimit]), run);
+const withCluster = <T>(rateLimit: string, run: (c: Cluster) => Promise<T>) =>
+  withController((seed) => startCluster(seed, ['--sync-rate-limit', rateLimit]), run);
 
 /** withChild: the controller in a process of its own, seen through its log lines and /proc. */
-const withChild = <T>(rateLimit: string, run: (c: ChildController) => Promise<T>) => withController((seed) => startChildController(seed, ['--sync-rate-limit', rateLimit]), run);
+const withChild = <T>(rateLimit: string, run: (c: ChildController) => Promise<T>) =>
+  withController((seed) => startChildController(seed, ['--sync-rate-limit', rateLimit]), run);
 
 const switchTo = (c: Changeable, path: string, service: string) =>
   c.rawPatch('/apis/networking.k8s.io/v1/namespaces/default/ingresses/web', {
-    spec: { rules: [{ host: 'bench.local', http: { paths: [{ path, pathType: 'Prefix', backend: { service: { name: service, port: { number: 80 } } } }] } }] },
+    spec: {
+      rules: [
+        {
+          host: 'bench.local',
+          http: {
+            paths: [{ path, pathType: 'Prefix', backend: { service: { name: service, port: { number: 80 } } } }],
+          },
+        },
+      ],
+    },
   });
 
 /** burst sends `changes` patches, 50 at a time, the last one to b on /b<changes>; the time until the last is served. */
 async function burst(c: Changeable, changes: number): Promise<{ burstMs: number; convergeMs: number }> {
   const started = performance.now();
-  for (let i = 1; i < changes; i += 50) await Promise.all(Array.from({ length: Math.min(50, changes - i) }, (_, k) => switchTo(c, `/b${i + k}`, 'a')));
+  for (let i = 1; i < changes; i += 50)
+    await Promise.all(Array.from({ length: Math.min(50, changes - i) }, (_, k) => switchTo(c, `/b${i + k}`, 'a')));
   await switchTo(c, `/b${changes}`, 'b');
   const burstMs = performance.now() - started;
-  await waitFor('converged', async () => (await get({ host: 'bench.local', path: `/b${changes}`, port: c.httpPort })).backend === 'b', 30_000, 5);
+  await waitFor(
+    'converged',
+    async () => (await get({ host: 'bench.local', path: `/b${changes}`, port: c.httpPort })).backend === 'b',
+    30_000,
+    5,
+  );
   return { burstMs, convergeMs: performance.now() - started };
 }
 
@@ -73,12 +99,21 @@ export async function runEventToRoute(changes = 50): Promise<void> {
       const [path, backend] = [`/r${i}`, i % 2 ? 'b' : 'a'];
       const written = Date.now();
       await switchTo(c, path, backend);
-      await waitFor('routed', async () => (await get({ host: 'bench.local', path, port: c.httpPort })).backend === backend, 10_000, 2);
+      await waitFor(
+        'routed',
+        async () => (await get({ host: 'bench.local', path, port: c.httpPort })).backend === backend,
+        10_000,
+        2,
+      );
       const routed = Date.now();
-      samples.push((await waitFor('the sync and reload log lines', () => attribute(c.logs, written, routed), 5000, 5))!);
+      samples.push(
+        (await waitFor('the sync and reload log lines', () => attribute(c.logs, written, routed), 5000, 5))!,
+      );
     }
     const syncs = c.logs.filter((l) => l.msg === 'sync done').length - syncsBefore;
-    console.log(`bench event-to-route: changes=${changes} ${summarize(samples)} syncs=${syncs} reloads=${reloads(c) - reloadsBefore}`);
+    console.log(
+      `bench event-to-route: changes=${changes} ${summarize(samples)} syncs=${syncs} reloads=${reloads(c) - reloadsBefore}`,
+    );
   });
 }
 
@@ -110,18 +145,28 @@ async function load(port: number, seconds: number): Promise<LoadRun> {
   const errorCodes = new Map<string, number>();
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const run = autocannon(
-      { url: `http://127.0.0.1:${port}/`, headers: { host: 'bench.local' }, connections: LOAD_CONNECTIONS, duration: seconds },
+      {
+        url: `http://127.0.0.1:${port}/`,
+        headers: { host: 'bench.local' },
+        connections: LOAD_CONNECTIONS,
+        duration: seconds,
+      },
       (err, r) => (err ? reject(err) : resolve(r)),
     );
-    run.on('reqError', (e: NodeJS.ErrnoException) => errorCodes.set(e.code ?? e.message, (errorCodes.get(e.code ?? e.message) ?? 0) + 1));
+    run.on('reqError', (e: NodeJS.ErrnoException) =>
+      errorCodes.set(e.code ?? e.message, (errorCodes.get(e.code ?? e.message) ?? 0) + 1),
+    );
   });
   return { result, errorCodes };
 }
 
 const tally = (codes: ReadonlyMap<string, number>, extra = '') =>
-  codes.size || extra ? `(${[...[...codes].map(([code, n]) => `${code}=${n}`), ...(extra ? [extra] : [])].join(',')})` : '';
+  codes.size || extra
+    ? `(${[...[...codes].map(([code, n]) => `${code}=${n}`), ...(extra ? [extra] : [])].join(',')})`
+    : '';
 
-const failed = ({ result: r, errorCodes }: LoadRun) => `${r.errors + r.non2xx}${tally(errorCodes, r.non2xx ? `non2xx=${r.non2xx}` : '')}`;
+const failed = ({ result: r, errorCodes }: LoadRun) =>
+  `${r.errors + r.non2xx}${tally(errorCodes, r.non2xx ? `non2xx=${r.non2xx}` : '')}`;
 
 /** Reloader makes nginx reload once per call and says how many reloads it has seen. */
 interface Reloader {
@@ -131,7 +176,11 @@ interface Reloader {
 }
 
 /** whileReloading reloads `count` times while `load` runs: the load's result, the reloads done and the mean time between them. */
-async function whileReloading<T>(r: Reloader, count: number, load: Promise<T>): Promise<{ result: T; reloads: number; paceMs: number }> {
+async function whileReloading<T>(
+  r: Reloader,
+  count: number,
+  load: Promise<T>,
+): Promise<{ result: T; reloads: number; paceMs: number }> {
   const [before, started] = [r.reloads(), performance.now()];
   for (let i = 0; i < count && r.reloads() - before < count; i++) await r.reload(i);
   const done = r.reloads() - before;
@@ -184,7 +233,9 @@ export async function runTrafficDuringReloads(reloadCount = 50): Promise<void> {
   const nginx = await startBareNginx(backend.port);
   try {
     const pace = Math.round(paceMs);
-    console.log(`bench traffic-during-reloads: stock nginx, minimal config, SIGHUP every ${pace} ms (the controller's pace)`);
+    console.log(
+      `bench traffic-during-reloads: stock nginx, minimal config, SIGHUP every ${pace} ms (the controller's pace)`,
+    );
     let sent = 0;
     const reload = async () => {
       nginx.reload();

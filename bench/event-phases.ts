@@ -39,7 +39,10 @@ export function attribute(logs: readonly LogLine[], written: number, routed: num
   const sync = logs.find((l): l is SyncDone => l.msg === 'sync done' && l.time - (l as SyncDone).ms >= written);
   const reload = sync && logs.find((l): l is Reloaded => l.msg === 'nginx reloaded' && l.time >= sync.time);
   if (!sync || !reload) return undefined;
-  if (reload.time > routed + 1) throw new Error(`the reload logged at ${reload.time} is after the route was served at ${routed}: not this change's`);
+  if (reload.time > routed + 1)
+    throw new Error(
+      `the reload logged at ${reload.time} is after the route was served at ${routed}: not this change's`,
+    );
   const p = sync.phases;
   const known = {
     debounce: sync.time - sync.ms - written,
@@ -53,7 +56,8 @@ export function attribute(logs: readonly LogLine[], written: number, routed: num
   return { total, ...known, other: total - Object.values(known).reduce((a, b) => a + b, 0) };
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 /** summarize prints p50 and p99 of the total and of every phase. */
 export function summarize(samples: readonly Phases[]): string {

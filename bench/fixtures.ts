@@ -24,14 +24,25 @@ export function generateCluster(n: number, wildcard: KeyPair): Snapshot {
     const name = `app-${i}`;
     const host = `${name}.bench.local`;
     const tls = i % 10 === 0;
-    snapshot.services.push({ metadata: { namespace: ns(i), name }, spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] } });
+    snapshot.services.push({
+      metadata: { namespace: ns(i), name },
+      spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+    });
     snapshot.endpointSlices.push({
       metadata: { namespace: ns(i), name: `${name}-x1`, labels: { 'kubernetes.io/service-name': name } },
       addressType: 'IPv4',
       ports: [{ name: 'http', port: 8080 }],
-      endpoints: [1, 2, 3].map((k) => ({ addresses: [`10.${(i >> 8) & 255}.${i & 255}.${k}`], conditions: { ready: true } })),
+      endpoints: [1, 2, 3].map((k) => ({
+        addresses: [`10.${(i >> 8) & 255}.${i & 255}.${k}`],
+        conditions: { ready: true },
+      })),
     });
-    if (tls) snapshot.secrets.push({ type: 'kubernetes.io/tls', metadata: { namespace: ns(i), name: `${name}-tls` }, data: { 'tls.crt': crt, 'tls.key': key } });
+    if (tls)
+      snapshot.secrets.push({
+        type: 'kubernetes.io/tls',
+        metadata: { namespace: ns(i), name: `${name}-tls` },
+        data: { 'tls.crt': crt, 'tls.key': key },
+      });
     snapshot.ingresses.push({
       metadata: { namespace: ns(i), name, creationTimestamp: new Date(1_700_000_000_000 + i * 1000).toISOString() },
       spec: {

@@ -11,7 +11,8 @@ import { freshTemplate, generateCluster } from './fixtures.js';
 import { ingressClass } from '../test/support/manifests.js';
 import { startCluster, waitFor } from '../test/support/cluster.js';
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 /**
  * runIncremental: with N Ingresses loaded and the sync queue quiet, one changes; the median time
@@ -21,13 +22,18 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 export async function runIncremental(n = 10_000): Promise<void> {
   const wildcard = await issueCertificate({ commonName: '*.bench.local', dnsNames: ['*.bench.local'] });
   const snapshot = generateCluster(n, wildcard);
-  const typed = (apiVersion: string, kind: string, objects: readonly object[]) => objects.map((o) => ({ apiVersion, kind, ...o }));
+  const typed = (apiVersion: string, kind: string, objects: readonly object[]) =>
+    objects.map((o) => ({ apiVersion, kind, ...o }));
   const seed = [
     ingressClass(),
     ...typed('v1', 'Service', snapshot.services),
     ...typed('discovery.k8s.io/v1', 'EndpointSlice', snapshot.endpointSlices),
     ...typed('v1', 'Secret', snapshot.secrets),
-    ...typed('networking.k8s.io/v1', 'Ingress', snapshot.ingresses.map((i) => ({ ...i, metadata: { ...i.metadata, creationTimestamp: undefined } }))),
+    ...typed(
+      'networking.k8s.io/v1',
+      'Ingress',
+      snapshot.ingresses.map((i) => ({ ...i, metadata: { ...i.metadata, creationTimestamp: undefined } })),
+    ),
   ];
   const cluster = await startCluster(seed, ['--sync-rate-limit', '100']);
   try {
@@ -44,11 +50,31 @@ export async function runIncremental(n = 10_000): Promise<void> {
     const one: number[] = [];
     for (let r = 1; r <= 9; r++) {
       // One change to a cluster at rest: the queue quiet, as after any pause of maxHoldoffMs.
-      await waitFor('the queue quiet', () => JSON.stringify(cluster.actor('syncQueue')!.value) === '{"idle":"quiet"}', 60_000, 10);
+      await waitFor(
+        'the queue quiet',
+        () => JSON.stringify(cluster.actor('syncQueue')!.value) === '{"idle":"quiet"}',
+        60_000,
+        10,
+      );
       const before = syncs();
       const t = performance.now();
       const status = await cluster.rawPatch('/apis/networking.k8s.io/v1/namespaces/team-0/ingresses/app-0', {
-        spec: { rules: [{ host: 'app-0.bench.local', http: { paths: [{ path: `/changed-${r}`, pathType: 'Prefix', backend: { service: { name: 'app-0', port: { number: 80 } } } }] } }] },
+        spec: {
+          rules: [
+            {
+              host: 'app-0.bench.local',
+              http: {
+                paths: [
+                  {
+                    path: `/changed-${r}`,
+                    pathType: 'Prefix',
+                    backend: { service: { name: 'app-0', port: { number: 80 } } },
+                  },
+                ],
+              },
+            },
+          ],
+        },
       });
       if (status !== 200) throw new Error(`patch answered ${status}`);
       await waitFor('the sync of the change', () => syncs() > before, 60_000, 2);
@@ -57,10 +83,17 @@ export async function runIncremental(n = 10_000): Promise<void> {
     // A renewed certificate: one TLS Secret replaced (cert-manager's renewal writes a new object).
     const secret: number[] = [];
     for (let r = 1; r <= 9; r++) {
-      await waitFor('the queue quiet', () => JSON.stringify(cluster.actor('syncQueue')!.value) === '{"idle":"quiet"}', 60_000, 10);
+      await waitFor(
+        'the queue quiet',
+        () => JSON.stringify(cluster.actor('syncQueue')!.value) === '{"idle":"quiet"}',
+        60_000,
+        10,
+      );
       const before = syncs();
       const t = performance.now();
-      const status = await cluster.rawPatch('/api/v1/namespaces/team-0/secrets/app-0-tls', { metadata: { annotations: { 'bench/renewed': String(r) } } });
+      const status = await cluster.rawPatch('/api/v1/namespaces/team-0/secrets/app-0-tls', {
+        metadata: { annotations: { 'bench/renewed': String(r) } },
+      });
       if (status !== 200) throw new Error(`patch answered ${status}`);
       await waitFor('the sync of the change', () => syncs() > before, 60_000, 2);
       secret.push(performance.now() - t);

@@ -47,21 +47,39 @@ async function startNginx(jit: boolean): Promise<Nginx> {
   const snapshot = {
     ingressClasses: [ingressClass()],
     ingresses: [
-      ingress('regex', { [HOST]: PATHS.map((path) => ({ path, pathType: 'ImplementationSpecific' as const, service: 'none' })) }, {
-        annotations: { 'nginx.ingress.kubernetes.io/use-regex': 'true' },
-      }),
+      ingress(
+        'regex',
+        { [HOST]: PATHS.map((path) => ({ path, pathType: 'ImplementationSpecific' as const, service: 'none' })) },
+        {
+          annotations: { 'nginx.ingress.kubernetes.io/use-regex': 'true' },
+        },
+      ),
     ],
     services: [],
     endpointSlices: [],
     secrets: [],
-    configMaps: [{ metadata: { namespace: 'ingress', name: 'config' }, data: { 'disable-access-log': 'true', 'worker-processes': '1' } }],
+    configMaps: [
+      {
+        metadata: { namespace: 'ingress', name: 'config' },
+        data: { 'disable-access-log': 'true', 'worker-processes': '1' },
+      },
+    ],
   } as unknown as Snapshot;
-  const { model, problems } = buildModel(snapshot, { ...defaultBuildOptions, configMap: 'ingress/config', httpPort: port, httpsPort: await freePort() });
+  const { model, problems } = buildModel(snapshot, {
+    ...defaultBuildOptions,
+    configMap: 'ingress/config',
+    httpPort: port,
+    httpsPort: await freePort(),
+  });
   const leftOut = problems.filter((p) => p.message.includes('left out'));
   if (leftOut.length > 0) throw new Error(`bench Ingress refused: ${JSON.stringify(leftOut)}`);
   const text = render(model, await loadTemplate());
   if (!text.includes('pcre_jit on;')) throw new Error('the template no longer turns pcre_jit on');
-  const conf = await writeConfigSet(dir, jit ? text : text.replace('pcre_jit on;', 'pcre_jit off;'), model.certificates);
+  const conf = await writeConfigSet(
+    dir,
+    jit ? text : text.replace('pcre_jit on;', 'pcre_jit off;'),
+    model.certificates,
+  );
   await writeFile(conf, (await readFile(conf, 'utf8')).replace(/^error_log .*$/m, 'error_log error.log crit;'));
   await new Promise<void>((resolve, reject) =>
     spawn(nginxBinary(), ['-p', `${dir}/`, '-c', conf, '-g', 'daemon on;'], { stdio: 'ignore' }).once('exit', (code) =>
@@ -83,9 +101,14 @@ async function startNginx(jit: boolean): Promise<Nginx> {
 /** rate is requests per second through nginx on `port` for `uri`, and the status codes seen. */
 async function rate(port: number, uri: string): Promise<{ rps: number; statuses: string }> {
   const result = await new Promise<autocannon.Result>((resolve, reject) =>
-    autocannon({ url: `http://127.0.0.1:${port}${uri}`, headers: { host: HOST }, connections: CONNECTIONS, duration: SECONDS }, (err, r) => (err ? reject(err) : resolve(r))),
+    autocannon(
+      { url: `http://127.0.0.1:${port}${uri}`, headers: { host: HOST }, connections: CONNECTIONS, duration: SECONDS },
+      (err, r) => (err ? reject(err) : resolve(r)),
+    ),
   );
-  const statuses = Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => `${code}x${(s as { count: number }).count}`).join(',');
+  const statuses = Object.entries(result.statusCodeStats ?? {})
+    .map(([code, s]) => `${code}x${(s as { count: number }).count}`)
+    .join(',');
   return { rps: result.requests.average, statuses };
 }
 

@@ -41,7 +41,12 @@ function once(agent: Agent | false, port: number, host: string, path: string): P
 }
 
 /** retryingLoad runs `connections` request loops for `seconds` through keep-alive connections to 127.0.0.1:`port`. */
-export async function retryingLoad(port: number, host: string, connections: number, seconds: number): Promise<RetryingLoadResult> {
+export async function retryingLoad(
+  port: number,
+  host: string,
+  connections: number,
+  seconds: number,
+): Promise<RetryingLoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const deadline = performance.now() + seconds * 1000;
   const latencies: number[] = [];

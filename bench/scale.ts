@@ -62,7 +62,8 @@ export async function runScale(sizes = [100, 1000, 10_000]): Promise<void> {
     const nginxMs = performance.now() - t;
     await rm(dir, { recursive: true, force: true });
     if (!verdict.ok) throw new Error(`nginx -t failed at n=${n}: ${verdict.output}`);
-    if (built.value.problems.length > 0) throw new Error(`unexpected problems at n=${n}: ${built.value.problems.length}`);
+    if (built.value.problems.length > 0)
+      throw new Error(`unexpected problems at n=${n}: ${built.value.problems.length}`);
     const bytesPerIngress = Buffer.byteLength(rendered.value) / n;
     rows.push({ n, build: built.ms, render: rendered.ms, nginx: nginxMs });
     console.log(

@@ -1,5 +1,11 @@
 import { assign, fromCallback, fromPromise, sendTo, setup } from 'xstate';
-import type { NginxConfigSet, NginxMasterCommand, NginxMasterEvent, NginxReloadEvent, NginxStopEvent } from './events.js';
+import type {
+  NginxConfigSet,
+  NginxMasterCommand,
+  NginxMasterEvent,
+  NginxReloadEvent,
+  NginxStopEvent,
+} from './events.js';
 
 /** NginxProcessInput configures the nginx-process actor; every duration is in milliseconds. */
 export interface NginxProcessInput {
@@ -160,11 +166,14 @@ export const nginxProcessMachine = setup({
   delays: {
     shutdownTimeout: ({ context }) => context.shutdownTimeoutMs,
     stableAfter: ({ context }) => context.stableAfterMs,
-    reloadRetry: ({ context }) => Math.min((context.reloadRetryMs ?? 5000) * 2 ** Math.max(0, context.reloadFailuresInRow - 1), 60_000),
+    reloadRetry: ({ context }) =>
+      Math.min((context.reloadRetryMs ?? 5000) * 2 ** Math.max(0, context.reloadFailuresInRow - 1), 60_000),
     restartBackoff: ({ context }) => Math.min(context.backoffBaseMs * 2 ** context.attempts, context.backoffMaxMs),
   },
   actions: {
-    queueConfig: assign({ pending: ({ context, event }) => (event.type === 'nginx.reload' ? setOf(event) : context.pending) }),
+    queueConfig: assign({
+      pending: ({ context, event }) => (event.type === 'nginx.reload' ? setOf(event) : context.pending),
+    }),
     countSkipped: assign({ reloadsSkipped: ({ context }) => context.reloadsSkipped + 1 }),
     // Something queued but equal to what nginx serves needs no reload.
     dropRedundantPending: assign({
@@ -186,8 +195,13 @@ export const nginxProcessMachine = setup({
       reloadsFailed: context.reloadsFailed + 1,
       lastReloadError: describe(params.error),
     })),
-    recordPid: assign({ pid: ({ context, event }) => (event.type === 'nginx.started' ? event.pid : context.pid), everStarted: true }),
-    recordStartFailure: assign({ startFailure: ({ event }) => (event.type === 'nginx.exited' ? (event.fatal ?? null) : null) }),
+    recordPid: assign({
+      pid: ({ context, event }) => (event.type === 'nginx.started' ? event.pid : context.pid),
+      everStarted: true,
+    }),
+    recordStartFailure: assign({
+      startFailure: ({ event }) => (event.type === 'nginx.exited' ? (event.fatal ?? null) : null),
+    }),
     recordExit: assign(({ context }, params: { code: number | null; signal: string | null; error: string | null }) => ({
       lastExit: { pid: context.pid, ...params },
       pid: null,
@@ -252,13 +266,19 @@ export const nginxProcessMachine = setup({
             guard: 'stopRequested',
             target: 'stopped',
             actions: [
-              { type: 'recordExit', params: ({ event }) => ({ code: null, signal: null, error: describe(event.error) }) },
+              {
+                type: 'recordExit',
+                params: ({ event }) => ({ code: null, signal: null, error: describe(event.error) }),
+              },
               'markKilled',
             ],
           },
           {
             target: 'died',
-            actions: { type: 'recordExit', params: ({ event }) => ({ code: null, signal: null, error: describe(event.error) }) },
+            actions: {
+              type: 'recordExit',
+              params: ({ event }) => ({ code: null, signal: null, error: describe(event.error) }),
+            },
           },
         ],
       },
@@ -270,11 +290,20 @@ export const nginxProcessMachine = setup({
           {
             guard: 'fatalAtFirstStart',
             target: 'failed',
-            actions: [{ type: 'recordExit', params: ({ event }) => ({ code: event.code, signal: event.signal, error: event.fatal ?? null }) }, 'recordStartFailure'],
+            actions: [
+              {
+                type: 'recordExit',
+                params: ({ event }) => ({ code: event.code, signal: event.signal, error: event.fatal ?? null }),
+              },
+              'recordStartFailure',
+            ],
           },
           {
             target: 'died',
-            actions: { type: 'recordExit', params: ({ event }) => ({ code: event.code, signal: event.signal, error: null }) },
+            actions: {
+              type: 'recordExit',
+              params: ({ event }) => ({ code: event.code, signal: event.signal, error: null }),
+            },
           },
         ],
         'nginx.stop': { target: '.stopping', actions: 'markStopRequested' },
@@ -294,7 +323,10 @@ export const nginxProcessMachine = setup({
             'nginx.reload': [
               {
                 guard: 'isApplied',
-                actions: ['countSkipped', { type: 'reportApplied', params: ({ context }) => ({ config: context.applied?.config ?? '' }) }],
+                actions: [
+                  'countSkipped',
+                  { type: 'reportApplied', params: ({ context }) => ({ config: context.applied?.config ?? '' }) },
+                ],
               },
               { target: 'reloading', actions: 'queueConfig' },
             ],
@@ -305,16 +337,26 @@ export const nginxProcessMachine = setup({
           invoke: {
             id: 'reload',
             src: 'reload',
-            input: ({ context }) => ({ config: context.reloading?.config ?? '', files: context.reloading?.files ?? [], applied: context.applied }),
+            input: ({ context }) => ({
+              config: context.reloading?.config ?? '',
+              files: context.reloading?.files ?? [],
+              applied: context.applied,
+            }),
             onDone: {
               target: 'running',
-              actions: [{ type: 'reportApplied', params: ({ context }) => ({ config: context.reloading?.config ?? '' }) }, 'recordReloadOk'],
+              actions: [
+                { type: 'reportApplied', params: ({ context }) => ({ config: context.reloading?.config ?? '' }) },
+                'recordReloadOk',
+              ],
             },
             // nginx keeps serving the old config; the error is kept for status and metrics.
             onError: {
               target: 'running',
               actions: [
-                { type: 'reportRefused', params: ({ context, event }) => ({ config: context.reloading?.config ?? '', error: event.error }) },
+                {
+                  type: 'reportRefused',
+                  params: ({ context, event }) => ({ config: context.reloading?.config ?? '', error: event.error }),
+                },
                 { type: 'recordReloadFailed', params: ({ event }) => ({ error: event.error }) },
               ],
             },
@@ -325,7 +367,10 @@ export const nginxProcessMachine = setup({
           on: {
             'nginx.exited': {
               target: '#nginxProcess.stopped',
-              actions: { type: 'recordExit', params: ({ event }) => ({ code: event.code, signal: event.signal, error: null }) },
+              actions: {
+                type: 'recordExit',
+                params: ({ event }) => ({ code: event.code, signal: event.signal, error: null }),
+              },
             },
             'nginx.stop': {},
           },
@@ -351,7 +396,10 @@ export const nginxProcessMachine = setup({
         src: 'drain',
         input: ({ context }) => ({ pid: context.lastExit?.pid ?? null, drainTimeoutMs: context.drainTimeoutMs }),
         onDone: { target: 'restarting' },
-        onError: { target: 'restarting', actions: { type: 'recordDrainError', params: ({ event }) => ({ error: event.error }) } },
+        onError: {
+          target: 'restarting',
+          actions: { type: 'recordDrainError', params: ({ event }) => ({ error: event.error }) },
+        },
       },
       // Leaving stops `drain`, whose cleanup kills the orphans now instead of after the timeout.
       on: {
@@ -371,5 +419,8 @@ export const nginxProcessMachine = setup({
     failed: { type: 'final' },
     stopped: { type: 'final' },
   },
-  output: ({ context }) => (context.startFailure === null ? { clean: !context.killed } : { clean: !context.killed, error: context.startFailure }),
+  output: ({ context }) =>
+    context.startFailure === null
+      ? { clean: !context.killed }
+      : { clean: !context.killed, error: context.startFailure },
 });

@@ -62,7 +62,12 @@ export interface WatcherStopEvent {
 }
 
 /** ResourceWatcherEvent is every event a watcher handles. */
-export type ResourceWatcherEvent = WatchSyncedEvent | WatchChangedEvent | WatchFailedEvent | SecretsRelevantEvent | WatcherStopEvent;
+export type ResourceWatcherEvent =
+  | WatchSyncedEvent
+  | WatchChangedEvent
+  | WatchFailedEvent
+  | SecretsRelevantEvent
+  | WatcherStopEvent;
 
 /** ResourceWatcherContext is a watcher's state beyond its state value. */
 export interface ResourceWatcherContext extends ResourceWatcherInput {
@@ -92,7 +97,9 @@ export interface WatchFailureReport {
 }
 
 /** backoffDelayMs is the wait before the next list: exponential per failure in a row, capped, jittered. */
-export function backoffDelayMs(context: Pick<ResourceWatcherContext, 'baseBackoffMs' | 'maxBackoffMs' | 'failures' | 'jitter'>): number {
+export function backoffDelayMs(
+  context: Pick<ResourceWatcherContext, 'baseBackoffMs' | 'maxBackoffMs' | 'failures' | 'jitter'>,
+): number {
   const exponential = Math.min(context.maxBackoffMs, context.baseBackoffMs * 2 ** Math.max(0, context.failures - 1));
   // Full jitter in the upper half: spreads reconnects of many replicas, never below half the step.
   return Math.round(exponential * (0.5 + 0.5 * context.jitter));
@@ -132,7 +139,10 @@ export const resourceWatcherMachine = setup({
     relevant: ({ context, event }) => {
       if (context.relevant === null || event.type !== 'watch.changed') return true;
       const slash = event.key.indexOf('/');
-      return context.relevant.keys.has(event.key) || (slash > 0 && context.relevant.namespaces.has(event.key.slice(0, slash)));
+      return (
+        context.relevant.keys.has(event.key) ||
+        (slash > 0 && context.relevant.namespaces.has(event.key.slice(0, slash)))
+      );
     },
   },
   delays: {
@@ -140,12 +150,23 @@ export const resourceWatcherMachine = setup({
   },
 }).createMachine({
   id: 'resourceWatcher',
-  context: ({ input }) => ({ ...input, failures: 0, jitter: 0, lastError: null, reportedSynced: false, changes: 0, staleSince: null, relevant: null }),
+  context: ({ input }) => ({
+    ...input,
+    failures: 0,
+    jitter: 0,
+    lastError: null,
+    reportedSynced: false,
+    changes: 0,
+    staleSince: null,
+    relevant: null,
+  }),
   initial: 'running',
   on: {
     'watcher.stop': '.stopped',
     'secrets.relevant': {
-      actions: assign({ relevant: ({ event }) => ({ keys: new Set(event.keys), namespaces: new Set(event.namespaces) }) }),
+      actions: assign({
+        relevant: ({ event }) => ({ keys: new Set(event.keys), namespaces: new Set(event.namespaces) }),
+      }),
     },
   },
   states: {
@@ -207,7 +228,10 @@ export const resourceWatcherMachine = setup({
               {
                 target: 'watching',
                 actions: [
-                  { type: 'reportRecovered', params: ({ context }) => ({ kind: context.kind, staleSince: context.staleSince }) },
+                  {
+                    type: 'reportRecovered',
+                    params: ({ context }) => ({ kind: context.kind, staleSince: context.staleSince }),
+                  },
                   assign({ failures: 0, staleSince: null }),
                 ],
               },

@@ -1,4 +1,14 @@
-import { assign, enqueueActions, fromCallback, fromPromise, sendTo, setup, type AnyActorLogic, type EventObject, type SnapshotFrom } from 'xstate';
+import {
+  assign,
+  enqueueActions,
+  fromCallback,
+  fromPromise,
+  sendTo,
+  setup,
+  type AnyActorLogic,
+  type EventObject,
+  type SnapshotFrom,
+} from 'xstate';
 import type { StopEvent } from './events.js';
 import { nginxProcessMachine, type NginxProcessInput, type NginxProcessOutput } from './nginxProcess.machine.js';
 import { statusMachine, type StatusInput, type StatusOutput } from './status.machine.js';
@@ -92,7 +102,14 @@ export interface RootSupervisorOutput {
 
 /** childIds lists every child id in start order: http (if any), watchers, template, syncQueue, nginx, status (if any). */
 export function childIds(context: Pick<RootSupervisorInput, 'watchers' | 'status' | 'http'>): string[] {
-  return [...(context.http ? ['http'] : []), ...context.watchers.map(watcherId), 'template', 'syncQueue', 'nginx', ...(context.status ? ['status'] : [])];
+  return [
+    ...(context.http ? ['http'] : []),
+    ...context.watchers.map(watcherId),
+    'template',
+    'syncQueue',
+    'nginx',
+    ...(context.status ? ['status'] : []),
+  ];
 }
 
 function childOf(event: EventObject): string {
@@ -149,7 +166,11 @@ const supervisor = setup({
           // syncSnapshot lets booting see the template become ready.
           enqueue.spawnChild('template', { id, systemId: id, syncSnapshot: true });
         } else if (id === 'syncQueue') {
-          enqueue.spawnChild('syncQueue', { id, systemId: id, input: { ...context.syncQueue, watchers: context.watchers } });
+          enqueue.spawnChild('syncQueue', {
+            id,
+            systemId: id,
+            input: { ...context.syncQueue, watchers: context.watchers },
+          });
         } else if (id === 'nginx') {
           enqueue.spawnChild('nginx', { id, systemId: id, input: context.nginx });
         } else if (id === 'status' && context.status) {
@@ -191,17 +212,26 @@ const supervisor = setup({
     recordNothingStarted: assign({ nginxClean: true, statusStopped: true }),
     recordBootFailed: assign(({ context, event }) => {
       const error = 'error' in event ? event.error : 'unknown error';
-      return { failure: context.failure ?? `boot: ${error instanceof Error ? error.message : String(error)}`, nginxClean: false, statusStopped: true };
+      return {
+        failure: context.failure ?? `boot: ${error instanceof Error ? error.message : String(error)}`,
+        nginxClean: false,
+        statusStopped: true,
+      };
     }),
     recordTemplateFailed: assign(({ context, event }) => ({
-      failure: context.failure ?? `template failed: ${event.type === 'xstate.done.actor.template' ? event.output.error : 'unknown error'}`,
+      failure:
+        context.failure ??
+        `template failed: ${event.type === 'xstate.done.actor.template' ? event.output.error : 'unknown error'}`,
     })),
     recordNginxStopped: assign({
       nginxClean: ({ event }) => (event.type === 'xstate.done.actor.nginx' ? event.output.clean : false),
     }),
     recordNginxGone: assign({
       failure: ({ context, event }) =>
-        context.failure ?? (event.type === 'xstate.done.actor.nginx' && event.output.error ? `nginx: ${event.output.error}` : 'nginx stopped before the controller did'),
+        context.failure ??
+        (event.type === 'xstate.done.actor.nginx' && event.output.error
+          ? `nginx: ${event.output.error}`
+          : 'nginx stopped before the controller did'),
     }),
     recordCrashWhileStopping: assign(({ context, event }) => ({
       failure: context.failure ?? `${crashOf(event)} (while stopping)`,
@@ -237,11 +267,21 @@ const supervising = supervisor.createStateConfig({
     'xstate.done.actor.nginx': { target: 'stopping', actions: ['recordNginxStopped', 'recordNginxGone'] },
     'xstate.error.actor.*': [
       { guard: 'restartBudgetExceeded', target: 'stopping', actions: 'recordGiveUp' },
-      { actions: ['countRestart', { type: 'startChildren', params: ({ event }) => ({ ids: [childOf(event)], restart: true }) }] },
+      {
+        actions: [
+          'countRestart',
+          { type: 'startChildren', params: ({ event }) => ({ ids: [childOf(event)], restart: true }) },
+        ],
+      },
     ],
     'xstate.done.actor.watcher.*': [
       { guard: 'restartBudgetExceeded', target: 'stopping', actions: 'recordGiveUp' },
-      { actions: ['countRestart', { type: 'startChildren', params: ({ event }) => ({ ids: [childOf(event)], restart: true }) }] },
+      {
+        actions: [
+          'countRestart',
+          { type: 'startChildren', params: ({ event }) => ({ ids: [childOf(event)], restart: true }) },
+        ],
+      },
     ],
     // Like a watcher, the status and http children run until told to stop: finishing early is a crash.
     'xstate.done.actor.status': [
@@ -301,7 +341,12 @@ export const rootSupervisorMachine = supervisor.createMachine({
       invoke: {
         id: 'bootConfig',
         src: 'bootConfig',
-        onDone: { actions: ['markBooted', { type: 'startChildren', params: ({ context }) => ({ ids: childIds(context), restart: false }) }] },
+        onDone: {
+          actions: [
+            'markBooted',
+            { type: 'startChildren', params: ({ context }) => ({ ids: childIds(context), restart: false }) },
+          ],
+        },
         onError: { target: 'stopped', actions: 'recordBootFailed' },
       },
       on: {

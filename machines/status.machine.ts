@@ -137,20 +137,32 @@ export const statusMachine = setup({
     reportShutdown: (_, _params: ShutdownCheck) => {},
     countStatusPublish: assign({ statusPublishes: ({ context }) => context.statusPublishes + 1 }),
     countEventPublish: assign({ eventPublishes: ({ context }) => context.eventPublishes + 1 }),
-    recordPublishFailure: assign(({ context }, params: { error: unknown }) => ({ publishFailures: context.publishFailures + 1, lastError: describe(params.error) })),
+    recordPublishFailure: assign(({ context }, params: { error: unknown }) => ({
+      publishFailures: context.publishFailures + 1,
+      lastError: describe(params.error),
+    })),
     recordError: assign({ lastError: (_, params: { error: unknown }) => describe(params.error) }),
-    recordElected: assign(({ context }, params: { result: LeaseResult }) => ({ holder: params.result.holder, elected: context.elected + 1, lastError: null })),
+    recordElected: assign(({ context }, params: { result: LeaseResult }) => ({
+      holder: params.result.holder,
+      elected: context.elected + 1,
+      lastError: null,
+    })),
     // Try again when the holder's Lease runs out, if that comes before the next retry.
     recordHolder: assign(({ context }, params: { result: LeaseResult }) => ({
       holder: params.result.holder,
       lastError: null,
-      retryInMs: params.result.expiresInMs === null ? context.retryPeriodMs : Math.max(0, Math.min(context.retryPeriodMs, params.result.expiresInMs)),
+      retryInMs:
+        params.result.expiresInMs === null
+          ? context.retryPeriodMs
+          : Math.max(0, Math.min(context.retryPeriodMs, params.result.expiresInMs)),
     })),
     recordRenewed: assign(({ context }) => ({ renewals: context.renewals + 1, lastError: null })),
     recordLost: assign({ holder: (_, params: { result: LeaseResult }) => params.result.holder }),
     retryLater: assign(({ context }) => ({ retryInMs: context.retryPeriodMs })),
     keepSyncResult: assign(({ context, event }) =>
-      event.type === 'sync.done' ? { served: event.served, problems: event.problems } : { served: context.served, problems: context.problems },
+      event.type === 'sync.done'
+        ? { served: event.served, problems: event.problems }
+        : { served: context.served, problems: context.problems },
     ),
   },
   guards: {
@@ -209,7 +221,10 @@ export const statusMachine = setup({
                 target: '#status.leader',
                 actions: { type: 'recordElected', params: ({ event }) => ({ result: event.output }) },
               },
-              { target: 'waiting', actions: { type: 'recordHolder', params: ({ event }) => ({ result: event.output }) } },
+              {
+                target: 'waiting',
+                actions: { type: 'recordHolder', params: ({ event }) => ({ result: event.output }) },
+              },
             ],
             onError: {
               target: 'waiting',
@@ -237,7 +252,12 @@ export const statusMachine = setup({
               after: {
                 renewDeadline: {
                   target: '#status.follower',
-                  actions: { type: 'reportFollowing', params: ({ context }) => ({ reason: `could not renew the Lease for ${context.renewDeadlineMs} ms (${context.lastError ?? 'no answer'})` }) },
+                  actions: {
+                    type: 'reportFollowing',
+                    params: ({ context }) => ({
+                      reason: `could not renew the Lease for ${context.renewDeadlineMs} ms (${context.lastError ?? 'no answer'})`,
+                    }),
+                  },
                 },
               },
               initial: 'holding',
@@ -259,12 +279,20 @@ export const statusMachine = setup({
                         target: '#status.follower',
                         actions: [
                           { type: 'recordLost', params: ({ event }) => ({ result: event.output }) },
-                          { type: 'reportFollowing', params: ({ event }) => ({ reason: `the Lease is held by ${event.output.holder ?? 'nobody'} now` }) },
+                          {
+                            type: 'reportFollowing',
+                            params: ({ event }) => ({
+                              reason: `the Lease is held by ${event.output.holder ?? 'nobody'} now`,
+                            }),
+                          },
                         ],
                       },
                     ],
                     // Keep leading until the renew deadline; try again after retryPeriodMs.
-                    onError: { target: 'holding', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
+                    onError: {
+                      target: 'holding',
+                      actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+                    },
                   },
                 },
               },
@@ -288,7 +316,10 @@ export const statusMachine = setup({
                   { guard: 'statusDirty', target: 'publishing', reenter: true, actions: 'countStatusPublish' },
                   { target: 'idle', actions: 'countStatusPublish' },
                 ],
-                onError: { target: 'failed', actions: { type: 'recordPublishFailure', params: ({ event }) => ({ error: event.error }) } },
+                onError: {
+                  target: 'failed',
+                  actions: { type: 'recordPublishFailure', params: ({ event }) => ({ error: event.error }) },
+                },
               },
             },
             idle: {
@@ -314,7 +345,10 @@ export const statusMachine = setup({
                   { guard: 'eventsDirty', target: 'recording', reenter: true, actions: 'countEventPublish' },
                   { target: 'idle', actions: 'countEventPublish' },
                 ],
-                onError: { target: 'failed', actions: { type: 'recordPublishFailure', params: ({ event }) => ({ error: event.error }) } },
+                onError: {
+                  target: 'failed',
+                  actions: { type: 'recordPublishFailure', params: ({ event }) => ({ error: event.error }) },
+                },
               },
             },
             idle: {
@@ -328,7 +362,12 @@ export const statusMachine = setup({
       },
     },
     stopping: {
-      after: { stopTimeout: { target: 'stopped', actions: assign({ lastError: ({ context }) => `stopping timed out after ${context.stopTimeoutMs} ms` }) } },
+      after: {
+        stopTimeout: {
+          target: 'stopped',
+          actions: assign({ lastError: ({ context }) => `stopping timed out after ${context.stopTimeoutMs} ms` }),
+        },
+      },
       initial: 'deciding',
       states: {
         deciding: {
@@ -346,7 +385,10 @@ export const statusMachine = setup({
               { target: 'clearing', actions: { type: 'reportShutdown', params: ({ event }) => event.output } },
             ],
             // Not knowing is not knowing that nobody will: keep the addresses.
-            onError: { target: 'releasing', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
+            onError: {
+              target: 'releasing',
+              actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+            },
           },
         },
         clearing: {
@@ -354,14 +396,20 @@ export const statusMachine = setup({
             src: 'clearStatus',
             input: ({ context }) => ({ served: context.served }),
             onDone: { target: 'releasing', actions: assign({ cleared: true }) },
-            onError: { target: 'releasing', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
+            onError: {
+              target: 'releasing',
+              actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+            },
           },
         },
         releasing: {
           invoke: {
             src: 'releaseLease',
             onDone: { target: '#status.stopped', actions: assign({ released: ({ event }) => event.output }) },
-            onError: { target: '#status.stopped', actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) } },
+            onError: {
+              target: '#status.stopped',
+              actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+            },
           },
         },
       },

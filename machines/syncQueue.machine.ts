@@ -128,7 +128,9 @@ const syncQueue = setup({
     }),
     markSynced: assign({
       synced: ({ context, event }) =>
-        event.type === 'k8s.synced' && !context.synced.includes(event.kind) ? [...context.synced, event.kind] : context.synced,
+        event.type === 'k8s.synced' && !context.synced.includes(event.kind)
+          ? [...context.synced, event.kind]
+          : context.synced,
     }),
     markAllSynced: assign({ synced: ({ context }) => [...new Set([...context.synced, ...context.watchers])] }),
     giveBackToken: assign({ tokenReady: true }),
@@ -141,9 +143,12 @@ const syncQueue = setup({
       refusedForSync: context.refused,
       refused: null,
     })),
-    recordApplied: assign({ applied: ({ context, event }) => (event.type === 'nginx.applied' ? event.config : context.applied) }),
+    recordApplied: assign({
+      applied: ({ context, event }) => (event.type === 'nginx.applied' ? event.config : context.applied),
+    }),
     recordRefused: assign({
-      refused: ({ context, event }) => (event.type === 'nginx.refused' ? { config: event.config, output: event.output } : context.refused),
+      refused: ({ context, event }) =>
+        event.type === 'nginx.refused' ? { config: event.config, output: event.output } : context.refused,
     }),
     recordAwaiting: assign({
       awaitingVerdict: ({ event }) => (event as { output?: RunSyncOutput }).output?.awaitingVerdict === true,
@@ -231,7 +236,10 @@ export const syncQueueMachine = syncQueue.createMachine({
     'k8s.synced': { actions: 'markSynced' },
     'rate.ready': { actions: 'giveBackToken' },
     'sync.stop': { target: '.stopped' },
-    'nginx.applied': [{ guard: 'awaitingVerdict', actions: ['recordApplied', 'requestSync'] }, { actions: 'recordApplied' }],
+    'nginx.applied': [
+      { guard: 'awaitingVerdict', actions: ['recordApplied', 'requestSync'] },
+      { actions: 'recordApplied' },
+    ],
     'nginx.refused': { actions: ['recordRefused', 'requestSync'] },
   },
   states: {
@@ -298,10 +306,30 @@ export const syncQueueMachine = syncQueue.createMachine({
       invoke: {
         id: 'runSync',
         src: 'runSync',
-        input: ({ context }) => ({ generation: context.generation, applied: context.applied, refused: context.refusedForSync, template: context.template }),
+        input: ({ context }) => ({
+          generation: context.generation,
+          applied: context.applied,
+          refused: context.refusedForSync,
+          template: context.template,
+        }),
         onDone: [
-          { guard: 'dirty', target: 'pending', actions: ['countCompleted', 'recordAwaiting', { type: 'sendDone', params: ({ event }) => ({ output: event.output }) }] },
-          { target: 'idle', actions: ['countCompleted', 'recordAwaiting', { type: 'sendDone', params: ({ event }) => ({ output: event.output }) }] },
+          {
+            guard: 'dirty',
+            target: 'pending',
+            actions: [
+              'countCompleted',
+              'recordAwaiting',
+              { type: 'sendDone', params: ({ event }) => ({ output: event.output }) },
+            ],
+          },
+          {
+            target: 'idle',
+            actions: [
+              'countCompleted',
+              'recordAwaiting',
+              { type: 'sendDone', params: ({ event }) => ({ output: event.output }) },
+            ],
+          },
         ],
         // Taking the token again spaces the retry minSyncIntervalMs after the failure.
         onError: {

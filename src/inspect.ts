@@ -164,7 +164,11 @@ const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
  * through `kubectl port-forward 9000:8080`), or one listed in `allowed`. Anything else is another
  * site's page, or a DNS-rebinding one whose Host is not a loopback name.
  */
-export function originAllowed(origin: string | undefined, host: string | undefined, allowed: readonly string[] = []): boolean {
+export function originAllowed(
+  origin: string | undefined,
+  host: string | undefined,
+  allowed: readonly string[] = [],
+): boolean {
   if (origin === undefined) return true;
   if (allowed.includes(origin)) return true;
   if (host === undefined || origin !== `http://${host.toLowerCase()}`) return false;
@@ -173,7 +177,8 @@ export function originAllowed(origin: string | undefined, host: string | undefin
 }
 
 function truncateStrings(value: unknown, max: number, depth = 0): unknown {
-  if (typeof value === 'string') return value.length > max ? `${value.slice(0, max)}… (${value.length} characters)` : value;
+  if (typeof value === 'string')
+    return value.length > max ? `${value.slice(0, max)}… (${value.length} characters)` : value;
   if (depth > 8 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((item) => truncateStrings(item, max, depth + 1));
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, truncateStrings(item, max, depth + 1)]));

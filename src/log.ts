@@ -12,8 +12,12 @@ export const LOG_LEVELS: readonly LevelWithSilent[] = ['trace', 'debug', 'info',
  */
 export function createLogger(options: { level?: string; pretty?: boolean } = {}): Logger {
   const level = (options.level ?? 'info') as LevelWithSilent;
-  if (!LOG_LEVELS.includes(level)) throw new Error(`--log-level must be one of ${LOG_LEVELS.join(', ')}, not ${JSON.stringify(options.level)}`);
-  const redact = { paths: ['*.data', '*.stringData', '*.pem', '*.keyPem', '*.token', '*.password'], censor: '[redacted]' };
+  if (!LOG_LEVELS.includes(level))
+    throw new Error(`--log-level must be one of ${LOG_LEVELS.join(', ')}, not ${JSON.stringify(options.level)}`);
+  const redact = {
+    paths: ['*.data', '*.stringData', '*.pem', '*.keyPem', '*.token', '*.password'],
+    censor: '[redacted]',
+  };
   if (options.pretty) {
     return pino({ level, redact, transport: { target: 'pino-pretty', options: { destination: 2 } } });
   }

@@ -6,7 +6,12 @@ import { CoordinationV1Api, CoreV1Api, KubeConfig, NetworkingV1Api } from '@kube
 import { createActor, enqueueActions, fromPromise, type Actor, type InspectionEvent } from 'xstate';
 import { nginxProcessMachine } from '../machines/nginxProcess.machine.js';
 import { resourceWatcherMachine } from '../machines/resourceWatcher.machine.js';
-import { childIds, rootSupervisorMachine, type RootSupervisorInput, type RootSupervisorOutput } from '../machines/rootSupervisor.machine.js';
+import {
+  childIds,
+  rootSupervisorMachine,
+  type RootSupervisorInput,
+  type RootSupervisorOutput,
+} from '../machines/rootSupervisor.machine.js';
 import { statusMachine } from '../machines/status.machine.js';
 import { syncQueueMachine } from '../machines/syncQueue.machine.js';
 import { templateMachine } from '../machines/template.machine.js';
@@ -68,7 +73,12 @@ function loadKubeConfig(path: string | null): KubeConfig {
 export async function startController(
   config: ControllerConfig,
   log: Logger,
-  options: { inspect?: (event: InspectionEvent) => void; kubeConfig?: KubeConfig; env?: NodeJS.ProcessEnv; watcherTimeouts?: Partial<InformerTimeouts> } = {},
+  options: {
+    inspect?: (event: InspectionEvent) => void;
+    kubeConfig?: KubeConfig;
+    env?: NodeJS.ProcessEnv;
+    watcherTimeouts?: Partial<InformerTimeouts>;
+  } = {},
 ): Promise<Controller> {
   const binary = nginxBinary(config.nginxBinary ?? undefined);
   const kc = options.kubeConfig ?? loadKubeConfig(config.kubeconfig);
@@ -84,16 +94,24 @@ export async function startController(
   // A stop during boot aborts it: its nginx -t is killed and nothing more is written.
   const bootConfig = fromPromise<void, void>(async ({ signal }) => {
     const bootTemplate = await loadCheckedTemplate(config.template, bootModel);
-    const staged = await folder.stage({ config: render(bootModel, bootTemplate), files: bootModel.certificates }, signal);
+    const staged = await folder.stage(
+      { config: render(bootModel, bootTemplate), files: bootModel.certificates },
+      signal,
+    );
     if (signal.aborted) return;
     if (!staged.ok) throw new Error(`nginx -t refused the initial config:\n${staged.error}`);
   });
 
   const watcher = resourceWatcherMachine.provide({
-    actors: watcherActors(kc, cache, {
-      namespace: config.watchNamespace,
-      configMap: config.build.configMap ?? null,
-    }, log.child({ actor: 'watcher' })),
+    actors: watcherActors(
+      kc,
+      cache,
+      {
+        namespace: config.watchNamespace,
+        configMap: config.build.configMap ?? null,
+      },
+      log.child({ actor: 'watcher' }),
+    ),
     actions: {
       reportSynced: enqueueActions((args, { kind }) => {
         log.info({ actor: 'watcher', kind }, 'initial list synced');
@@ -108,7 +126,10 @@ export async function startController(
     actors: templateActors(config.template, bootModel, templateLog),
     actions: {
       reportInvalid: (_, { error, fatal }) =>
-        templateLog.error({ error, fatal }, fatal ? 'invalid nginx template, cannot start' : 'invalid nginx template; the last good one stays'),
+        templateLog.error(
+          { error, fatal },
+          fatal ? 'invalid nginx template, cannot start' : 'invalid nginx template; the last good one stays',
+        ),
     },
   });
   const syncQueue = syncQueueMachine.provide({
@@ -120,12 +141,22 @@ export async function startController(
     }),
   });
   const nginx = nginxProcessMachine.provide({
-    actors: nginxActors({ binary, dir: config.configDir, httpPort: config.build.httpPort, httpsPort: config.build.httpsPort, folder, log: log.child({ actor: 'nginx' }) }),
+    actors: nginxActors({
+      binary,
+      dir: config.configDir,
+      httpPort: config.build.httpPort,
+      httpsPort: config.build.httpsPort,
+      folder,
+      log: log.child({ actor: 'nginx' }),
+    }),
     actions: {
       reportApplied: enqueueActions((args, { config }) => tellSyncQueue(args, { type: 'nginx.applied', config })),
       // Only nginx -t's refusals are the config's fault; a reload the master could not carry out is retried as it is.
       reportRefused: enqueueActions((args, { config, error }) =>
-        tellSyncQueue(args, error instanceof ConfigRefusedError ? { type: 'nginx.refused', config, output: error.output } : null),
+        tellSyncQueue(
+          args,
+          error instanceof ConfigRefusedError ? { type: 'nginx.refused', config, output: error.output } : null,
+        ),
       ),
     },
   });
@@ -148,7 +179,12 @@ export async function startController(
     core,
     cache,
     log: statusLog,
-    source: { publishStatusAddress: config.status.publishStatusAddress, publishService: config.status.publishService, pod, watchNamespace: config.watchNamespace },
+    source: {
+      publishStatusAddress: config.status.publishStatusAddress,
+      publishService: config.status.publishService,
+      pod,
+      watchNamespace: config.watchNamespace,
+    },
   });
   const recorder = new EventRecorder({ core, cache, log: statusLog, instance: identity });
   const status = statusMachine.provide(
@@ -182,7 +218,8 @@ export async function startController(
     },
     http: true,
   };
-  const lookup: ActorLookup = (id) => (id === 'root' ? root.getSnapshot() : root.system.get(id)?.getSnapshot()) as ReturnType<ActorLookup>;
+  const lookup: ActorLookup = (id) =>
+    (id === 'root' ? root.getSnapshot() : root.system.get(id)?.getSnapshot()) as ReturnType<ActorLookup>;
   const metrics = new ControllerMetrics({
     controllerNamespace: pod.namespace ?? '',
     controllerClass: config.build.controllerClass,
@@ -204,14 +241,17 @@ export async function startController(
     root: () => root.getSnapshot(),
   });
 
-  const root = createActor(rootSupervisorMachine.provide({ actors: { bootConfig, watcher, template, syncQueue, nginx, status, http } }), {
-    input,
-    // Metrics read the inspection stream; a caller's inspector (--inspect, tests) gets it too.
-    inspect: (event) => {
-      metrics.observe(event);
-      options.inspect?.(event);
+  const root = createActor(
+    rootSupervisorMachine.provide({ actors: { bootConfig, watcher, template, syncQueue, nginx, status, http } }),
+    {
+      input,
+      // Metrics read the inspection stream; a caller's inspector (--inspect, tests) gets it too.
+      inspect: (event) => {
+        metrics.observe(event);
+        options.inspect?.(event);
+      },
     },
-  });
+  );
 
   const outcome = new Promise<RootSupervisorOutput>((resolve) => {
     root.subscribe({
@@ -223,7 +263,10 @@ export async function startController(
       },
       error: (error) => {
         log.fatal({ err: error }, 'the root supervisor crashed');
-        resolve({ exitCode: 1, reason: `the root supervisor crashed: ${error instanceof Error ? error.message : String(error)}` });
+        resolve({
+          exitCode: 1,
+          reason: `the root supervisor crashed: ${error instanceof Error ? error.message : String(error)}`,
+        });
       },
     });
   });

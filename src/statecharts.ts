@@ -40,24 +40,31 @@ export interface Chart {
 function nameOf(thing: unknown): string {
   if (typeof thing === 'string') return thing;
   // Built-in action creators are functions that carry their type (`xstate.raise`).
-  if ((typeof thing === 'object' || typeof thing === 'function') && thing !== null && 'type' in thing) return String(thing.type);
+  if ((typeof thing === 'object' || typeof thing === 'function') && thing !== null && 'type' in thing)
+    return String(thing.type);
   if (typeof thing === 'function') return thing.name || 'inline';
   return 'inline';
 }
 
 // Delayed transitions are raised events; the raise itself is no action a reader needs to see.
 const hiddenActions = new Set(['xstate.raise', 'xstate.cancel']);
-const actionName = (action: unknown) => nameOf(action).replace(/^xstate\.(assign|sendTo|raise|log|emit|spawnChild|stopChild|enqueueActions)$/, '$1');
+const actionName = (action: unknown) =>
+  nameOf(action).replace(/^xstate\.(assign|sendTo|raise|log|emit|spawnChild|stopChild|enqueueActions)$/, '$1');
 
 /**
  * eventLabel shortens xstate's internal event names: `xstate.after.debounce.syncQueue.pending` →
  * `after(debounce)`, `xstate.done.actor.0.status.follower.campaigning` → `done(acquireLease)`
  * when `invokes` names that invocation's source.
  */
-export function eventLabel(eventType: string, sourceId: string, invokes: Readonly<Record<string, string>> = {}): string {
+export function eventLabel(
+  eventType: string,
+  sourceId: string,
+  invokes: Readonly<Record<string, string>> = {},
+): string {
   if (eventType === '') return 'always';
   const after = /^xstate\.after\.(.+)$/.exec(eventType);
-  if (after) return `after(${after[1]!.endsWith(`.${sourceId}`) ? after[1]!.slice(0, -sourceId.length - 1) : after[1]})`;
+  if (after)
+    return `after(${after[1]!.endsWith(`.${sourceId}`) ? after[1]!.slice(0, -sourceId.length - 1) : after[1]})`;
   const actor = /^xstate\.(done|error)\.actor\.(.+)$/.exec(eventType) ?? /^xstate\.(snapshot)\.(.+)$/.exec(eventType);
   if (actor) return `${actor[1]}(${invokes[actor[2]!] ?? actor[2]})`;
   if (eventType.startsWith('xstate.done.state.')) return 'done';
@@ -148,10 +155,12 @@ export function toMermaid(chart: Chart): string {
     return out;
   };
   // The compounds an edge end sits in, innermost first; an "any" node sits in its own compound.
-  const containers = (end: string) => (end.endsWith('.(any)') ? [end.slice(0, -6), ...ancestors(end.slice(0, -6))] : ancestors(end));
+  const containers = (end: string) =>
+    end.endsWith('.(any)') ? [end.slice(0, -6), ...ancestors(end.slice(0, -6))] : ancestors(end);
   const edgeSource = (t: ChartTransition) => (needsAny(chart, t) ? anyId(t.source) : t.source);
   // Mermaid nests by block: an edge is written in the innermost compound holding both ends.
-  const home = (t: ChartTransition) => containers(edgeSource(t)).find((id) => containers(t.target!).includes(id)) ?? chart.id;
+  const home = (t: ChartTransition) =>
+    containers(edgeSource(t)).find((id) => containers(t.target!).includes(id)) ?? chart.id;
   const emit = (state: ChartState, depth: number) => {
     const pad = '  '.repeat(depth);
     const id = mermaidId(state.id);
@@ -170,7 +179,8 @@ export function toMermaid(chart: Chart): string {
     if (loose.length > 0) {
       const any = mermaidId(anyId(state.id));
       lines.push(`${inner}state "any ${nested ? `${mermaidText(state.key)} substate` : 'state'}" as ${any}`);
-      for (const t of loose.filter((x) => x.target === null)) lines.push(`${inner}${any} : ${mermaidText(transitionLabel(t))}`);
+      for (const t of loose.filter((x) => x.target === null))
+        lines.push(`${inner}${any} : ${mermaidText(transitionLabel(t))}`);
     }
     state.children.forEach((child, i) => {
       // Mermaid separates the regions of a parallel state with `--`.
@@ -178,7 +188,9 @@ export function toMermaid(chart: Chart): string {
       emit(byId.get(child)!, nested ? depth + 1 : depth);
     });
     for (const t of chart.transitions.filter((x) => x.target !== null && home(x) === state.id)) {
-      lines.push(`${inner}${mermaidId(edgeSource(t))} --> ${mermaidId(t.target!)} : ${mermaidText(transitionLabel(t))}`);
+      lines.push(
+        `${inner}${mermaidId(edgeSource(t))} --> ${mermaidId(t.target!)} : ${mermaidText(transitionLabel(t))}`,
+      );
     }
     if (nested) lines.push(`${pad}}`);
   };
@@ -208,13 +220,21 @@ export function toDot(chart: Chart): string {
       lines.push(`${pad}subgraph ${dotString(`cluster_${state.id}`)} {`);
       // The regions of a parallel state are dashed, as in UML.
       const region = state.parent !== null && byId.get(state.parent)?.kind === 'parallel';
-      lines.push(`${pad}  label=${dotString([state.key, ...state.notes].join('\n'))}; style=${region ? '"rounded,dashed"' : 'rounded'};`);
+      lines.push(
+        `${pad}  label=${dotString([state.key, ...state.notes].join('\n'))}; style=${region ? '"rounded,dashed"' : 'rounded'};`,
+      );
       lines.push(`${pad}  ${dotString(state.id)} [shape=point, style=invis, width=0.01, label=""];`);
-      if (state.initial) lines.push(`${pad}  ${dotString(`${state.id}.(initial)`)} [shape=point, width=0.12, label=""];`);
+      if (state.initial)
+        lines.push(`${pad}  ${dotString(`${state.id}.(initial)`)} [shape=point, width=0.12, label=""];`);
       const loose = chart.transitions.filter((t) => t.source === state.id && needsAny(chart, t));
       if (loose.length > 0) {
-        const text = [`any ${state.parent === null ? 'state' : `${state.key} substate`}`, ...loose.filter((t) => t.target === null).map(transitionLabel)];
-        lines.push(`${pad}  ${dotString(anyId(state.id))} [shape=note, style="", fontsize=9, label=${dotString(text.join('\n'))}];`);
+        const text = [
+          `any ${state.parent === null ? 'state' : `${state.key} substate`}`,
+          ...loose.filter((t) => t.target === null).map(transitionLabel),
+        ];
+        lines.push(
+          `${pad}  ${dotString(anyId(state.id))} [shape=note, style="", fontsize=9, label=${dotString(text.join('\n'))}];`,
+        );
       }
       for (const child of state.children) emit(byId.get(child)!, depth + 1);
       lines.push(`${pad}}`);
@@ -246,7 +266,9 @@ export function toDot(chart: Chart): string {
     edges.set(key, edge);
   }
   for (const { from, to, attrs, labels } of edges.values()) {
-    lines.push(`  ${dotString(from)} -> ${dotString(to)} [${[`label=${dotString(labels.join('\n'))}`, ...attrs].join(', ')}];`);
+    lines.push(
+      `  ${dotString(from)} -> ${dotString(to)} [${[`label=${dotString(labels.join('\n'))}`, ...attrs].join(', ')}];`,
+    );
   }
   lines.push('}');
   return `${lines.join('\n')}\n`;

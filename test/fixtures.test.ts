@@ -29,7 +29,10 @@ interface Expected {
   conf?: { contains?: string[]; excludes?: string[] };
 }
 
-const cases = (await readdir(FIXTURES, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+const cases = (await readdir(FIXTURES, { withFileTypes: true }))
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
 const template = await loadTemplate();
 const scratch = await mkdtemp(join(tmpdir(), 'ia-fixtures-'));
 afterAll(() => rm(scratch, { recursive: true, force: true }));
@@ -76,7 +79,9 @@ describe('fixtures', () => {
 
     it('does not depend on the order of the objects', async () => {
       const { snapshot, options, text } = await runCase(name);
-      const reversed = Object.fromEntries(Object.entries(snapshot).map(([k, v]) => [k, [...(v as unknown[])].reverse()]));
+      const reversed = Object.fromEntries(
+        Object.entries(snapshot).map(([k, v]) => [k, [...(v as unknown[])].reverse()]),
+      );
       expect(render(buildModel(reversed as unknown as typeof snapshot, options).model, template)).toBe(text);
     });
   });

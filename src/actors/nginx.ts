@@ -87,9 +87,12 @@ export function nginxActors(options: NginxActorOptions) {
       });
       // nginx writes its pid file only once its sockets are bound, so the pid file naming this
       // master (not just something answering on the port, which may be another process) means it serves.
-      const ready = waitForPidFile(join(options.dir, 'nginx.pid'), master.pid, options.startTimeoutMs ?? 10_000, () => exited).then(() =>
-        exited ? undefined : waitForPort(options.httpPort, options.startTimeoutMs ?? 10_000),
-      );
+      const ready = waitForPidFile(
+        join(options.dir, 'nginx.pid'),
+        master.pid,
+        options.startTimeoutMs ?? 10_000,
+        () => exited,
+      ).then(() => (exited ? undefined : waitForPort(options.httpPort, options.startTimeoutMs ?? 10_000)));
       void Promise.race([ready, master.exited]).then(
         () => !exited && sendBack({ type: 'nginx.started', pid: master.pid }),
         (error: Error) => {
@@ -138,15 +141,27 @@ export function nginxActors(options: NginxActorOptions) {
       if (removed.length > 0) options.log.info({ removed }, 'removed files no config names any more');
       // One line per reload, so that a reader (or the event-to-route benchmark) sees where the time goes.
       options.log.info(
-        { write_ms: round(staged.timings.writeMs), test_ms: round(staged.timings.testMs), confirm_ms: round(performance.now() - signalled) },
+        {
+          write_ms: round(staged.timings.writeMs),
+          test_ms: round(staged.timings.testMs),
+          confirm_ms: round(performance.now() - signalled),
+        },
         'nginx reloaded',
       );
     }),
 
     drain: fromPromise<void, DrainInput>(async ({ input, signal }) => {
       if (input.pid === null) return;
-      const { killed } = await drainOrphans({ pgid: input.pid, port: options.httpPort, drainTimeoutMs: input.drainTimeoutMs, signal });
-      options.log.info({ pgid: input.pid, killed }, killed ? 'orphaned nginx workers killed after the drain timeout' : 'orphaned nginx workers drained');
+      const { killed } = await drainOrphans({
+        pgid: input.pid,
+        port: options.httpPort,
+        drainTimeoutMs: input.drainTimeoutMs,
+        signal,
+      });
+      options.log.info(
+        { pgid: input.pid, killed },
+        killed ? 'orphaned nginx workers killed after the drain timeout' : 'orphaned nginx workers drained',
+      );
     }),
   };
 }

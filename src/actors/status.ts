@@ -1,5 +1,10 @@
 import { fromPromise } from 'xstate';
-import type { LeaseResult, PublishStatusInput, RecordEventsInput, ShutdownCheck } from '../../machines/status.machine.js';
+import type {
+  LeaseResult,
+  PublishStatusInput,
+  RecordEventsInput,
+  ShutdownCheck,
+} from '../../machines/status.machine.js';
 import type { EventRecorder } from '../kube/events.js';
 import type { LeaseElector } from '../kube/leader.js';
 import type { StatusWriter } from '../kube/status.js';
@@ -50,9 +55,15 @@ export function statusActors(options: StatusActorOptions) {
     },
     actions: {
       reportLeading: () => log.info(who, 'became the leader'),
-      reportFollowing: (_: unknown, { reason }: { reason: string }) => log.warn({ ...who, reason }, 'no longer the leader'),
+      reportFollowing: (_: unknown, { reason }: { reason: string }) =>
+        log.warn({ ...who, reason }, 'no longer the leader'),
       reportShutdown: (_: unknown, check: ShutdownCheck) =>
-        log.info({ ...who, ...check }, check.othersWillTakeOver ? 'stopping: another replica will take over, the status stays' : 'stopping: no other replica will take over'),
+        log.info(
+          { ...who, ...check },
+          check.othersWillTakeOver
+            ? 'stopping: another replica will take over, the status stays'
+            : 'stopping: no other replica will take over',
+        ),
     },
   };
 }

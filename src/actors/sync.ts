@@ -43,17 +43,28 @@ export function syncActors(options: SyncOptions) {
       const heldBefore = quarantine.heldKeys().join(' ');
       quarantine.judge({ applied: input.applied, refused: input.refused });
       if (input.refused && quarantine.unblamed !== null) {
-        options.log.error({ reason: quarantine.unblamed }, 'nginx refused the config, and no Ingress is to blame (the ConfigMap or the template?); the last good config stays');
+        options.log.error(
+          { reason: quarantine.unblamed },
+          'nginx refused the config, and no Ingress is to blame (the ConfigMap or the template?); the last good config stays',
+        );
         quarantine.unblamed = null;
       }
       const { snapshot, problems: leftOut } = quarantine.prepare(options.cache.snapshot());
       if (quarantine.heldKeys().join(' ') !== heldBefore || quarantine.awaitingVerdict) {
-        options.log.warn({ held: quarantine.heldKeys(), awaitingVerdict: quarantine.awaitingVerdict }, 'Ingresses nginx refused are left out');
+        options.log.warn(
+          { held: quarantine.heldKeys(), awaitingVerdict: quarantine.awaitingVerdict },
+          'Ingresses nginx refused are left out',
+        );
       }
       const snapshotted = performance.now();
       const result = buildModel(snapshot, options.build, memo);
       // The Secret watcher reports only the changes of Secrets this build read.
-      announceSecretsRead(system, options.cache, snapshot.secrets, secretsRead(memo, options.build, quarantine.heldKeys()));
+      announceSecretsRead(
+        system,
+        options.cache,
+        snapshot.secrets,
+        secretsRead(memo, options.build, quarantine.heldKeys()),
+      );
       const { model } = result;
       const problems = leftOut.length > 0 ? [...result.problems, ...leftOut] : result.problems;
       const built = performance.now();
@@ -73,8 +84,20 @@ export function syncActors(options: SyncOptions) {
       nginx.send({ type: 'nginx.reload', config: text, files: model.certificates });
       const durationMs = performance.now() - started;
       options.observeDuration(durationMs);
-      options.log.info({ generation: input.generation, servers: model.servers.length, problems: problems.length, ms: Math.round(durationMs), phases }, 'sync done');
-      return { awaitingVerdict: quarantine.awaitingVerdict, done: { model, problems, served: [...servedIngresses(model)].sort() } };
+      options.log.info(
+        {
+          generation: input.generation,
+          servers: model.servers.length,
+          problems: problems.length,
+          ms: Math.round(durationMs),
+          phases,
+        },
+        'sync done',
+      );
+      return {
+        awaitingVerdict: quarantine.awaitingVerdict,
+        done: { model, problems, served: [...servedIngresses(model)].sort() },
+      };
     }),
   };
 }

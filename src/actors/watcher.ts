@@ -1,6 +1,10 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { fromCallback, type EventObject } from 'xstate';
-import type { InformerInput, ResourceWatcherEvent, WatchFailureReport } from '../../machines/resourceWatcher.machine.js';
+import type {
+  InformerInput,
+  ResourceWatcherEvent,
+  WatchFailureReport,
+} from '../../machines/resourceWatcher.machine.js';
 import type { Logger } from '../log.js';
 import { ClusterCache } from '../kube/cache.js';
 import type { KubeObject } from '../model/snapshot.js';
@@ -28,7 +32,8 @@ const describe = (error: unknown) =>
  * `watch.changed`, which reports only the changes of objects the last build read (`secrets.relevant`).
  */
 export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchScope, log: Logger) {
-  const keyOf = (obj: KubernetesObject) => (obj.metadata?.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : (obj.metadata?.name ?? ''));
+  const keyOf = (obj: KubernetesObject) =>
+    obj.metadata?.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : (obj.metadata?.name ?? '');
 
   return {
     informer: fromCallback<EventObject, InformerInput>(({ input, sendBack }) => {
@@ -41,29 +46,37 @@ export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchS
         requestTimeoutMs: input.requestTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.requestTimeoutMs,
         watchIdleTimeoutMs: input.watchIdleTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.watchIdleTimeoutMs,
       };
-      const failed = (error: unknown) => tell({ type: 'watch.failed', error: describe(error), jitter: Math.random(), at: Date.now() });
-      const informer: Informer = createInformer(kc, kind, { namespace: scope.namespace, ...(only ? { only } : {}) }, {
-        onSynced: () => {
-          if (!active) return;
-          for (const obj of cache.list<KubernetesObject>(kind)) {
-            if (seen.has(keyOf(obj))) continue;
-            cache.remove(kind, obj);
-            tell({ type: 'watch.changed', key: keyOf(obj) });
-          }
-          tell({ type: 'watch.synced' });
+      const failed = (error: unknown) =>
+        tell({ type: 'watch.failed', error: describe(error), jitter: Math.random(), at: Date.now() });
+      const informer: Informer = createInformer(
+        kc,
+        kind,
+        { namespace: scope.namespace, ...(only ? { only } : {}) },
+        {
+          onSynced: () => {
+            if (!active) return;
+            for (const obj of cache.list<KubernetesObject>(kind)) {
+              if (seen.has(keyOf(obj))) continue;
+              cache.remove(kind, obj);
+              tell({ type: 'watch.changed', key: keyOf(obj) });
+            }
+            tell({ type: 'watch.synced' });
+          },
+          onChange: (type, obj) => {
+            if (!active) return;
+            const key = keyOf(obj);
+            if (type === 'delete') seen.delete(key);
+            else seen.add(key);
+            const changed = type === 'delete' ? cache.remove(kind, obj) : cache.upsert(kind, obj);
+            log.debug({ kind, key, type }, 'watch event');
+            if (changed) tell({ type: 'watch.changed', key });
+          },
+          onError: failed,
+          onIdle: (idleMs) =>
+            active && log.info({ kind, idleMs }, 'the watch received nothing, not even a bookmark; reopening it'),
         },
-        onChange: (type, obj) => {
-          if (!active) return;
-          const key = keyOf(obj);
-          if (type === 'delete') seen.delete(key);
-          else seen.add(key);
-          const changed = type === 'delete' ? cache.remove(kind, obj) : cache.upsert(kind, obj);
-          log.debug({ kind, key, type }, 'watch event');
-          if (changed) tell({ type: 'watch.changed', key });
-        },
-        onError: failed,
-        onIdle: (idleMs) => active && log.info({ kind, idleMs }, 'the watch received nothing, not even a bookmark; reopening it'),
-      }, timeouts);
+        timeouts,
+      );
       informer.start().catch(failed);
       return () => {
         active = false;
@@ -82,8 +95,16 @@ export function watcherLogActions(log: Logger) {
   return {
     reportFailed: (_: unknown, { kind, error, failures, retryInMs, afterFirstSync, staleSince }: WatchFailureReport) =>
       log.warn(
-        { kind, error, failures, retryInMs, ...(afterFirstSync && staleSince !== null ? { staleSince: new Date(staleSince).toISOString() } : {}) },
-        afterFirstSync ? 'watch failed; serving what was last seen of this kind until it lists again' : 'list-watch failed before its first sync',
+        {
+          kind,
+          error,
+          failures,
+          retryInMs,
+          ...(afterFirstSync && staleSince !== null ? { staleSince: new Date(staleSince).toISOString() } : {}),
+        },
+        afterFirstSync
+          ? 'watch failed; serving what was last seen of this kind until it lists again'
+          : 'list-watch failed before its first sync',
       ),
     reportRecovered: (_: unknown, { kind, staleSince }: { kind: string; staleSince: number | null }) =>
       log.info({ kind, ...(staleSince !== null ? { staleForMs: Date.now() - staleSince } : {}) }, 'watching again'),
@@ -101,7 +122,13 @@ interface SystemLike {
  * A change it judged by the set before, while the build ran, is not lost: whatever in the new
  * set the cache holds differently from the build's `secrets` goes to the sync queue now.
  */
-export function announceSecretsRead(system: SystemLike, cache: ClusterCache, secrets: readonly KubeObject[], read: { readonly keys: readonly string[]; readonly namespaces: readonly string[] }): void {
+export function announceSecretsRead(
+  system: SystemLike,
+  cache: ClusterCache,
+  secrets: readonly KubeObject[],
+  read: { readonly keys: readonly string[]; readonly namespaces: readonly string[] },
+): void {
   system.get(watcherId('Secret'))?.send({ type: 'secrets.relevant', keys: read.keys, namespaces: read.namespaces });
-  for (const key of cache.changedSince('Secret', secrets, read)) system.get('syncQueue')?.send({ type: 'k8s.changed', kind: 'Secret', key });
+  for (const key of cache.changedSince('Secret', secrets, read))
+    system.get('syncQueue')?.send({ type: 'k8s.changed', kind: 'Secret', key });
 }

@@ -22,11 +22,24 @@ export const SERVER_VERSION = {
 function apiResources(resources: readonly ResourceDef[]): object[] {
   const out: object[] = [];
   for (const r of resources) {
-    const entry: Record<string, unknown> = { name: r.plural, singularName: r.singular, namespaced: r.namespaced, kind: r.kind, verbs: [...VERBS] };
+    const entry: Record<string, unknown> = {
+      name: r.plural,
+      singularName: r.singular,
+      namespaced: r.namespaced,
+      kind: r.kind,
+      verbs: [...VERBS],
+    };
     if (r.shortNames.length > 0) entry.shortNames = [...r.shortNames];
     if (r.categories.length > 0) entry.categories = [...r.categories];
     out.push(entry);
-    if (r.hasStatus) out.push({ name: `${r.plural}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] });
+    if (r.hasStatus)
+      out.push({
+        name: `${r.plural}/status`,
+        singularName: '',
+        namespaced: r.namespaced,
+        kind: r.kind,
+        verbs: ['get', 'patch', 'update'],
+      });
   }
   return out;
 }
@@ -41,22 +54,37 @@ function groupDoc(group: string, version: string): object {
  * not a discovery path. `serverAddress` is the host:port clients reached the server on; `table`
  * is what the server serves (its extra kinds too).
  */
-export function discoveryDocument(path: string, serverAddress: string, table: ResourceTable = DEFAULT_TABLE): object | undefined {
+export function discoveryDocument(
+  path: string,
+  serverAddress: string,
+  table: ResourceTable = DEFAULT_TABLE,
+): object | undefined {
   let end = path.length;
   while (end > 0 && path[end - 1] === '/') end--; // not /\/+$/, which is quadratic on `////…x`
   const trimmed = path.slice(0, end) || '/';
   if (trimmed === '/version') return SERVER_VERSION;
   if (trimmed === '/api') {
-    return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
+    return {
+      kind: 'APIVersions',
+      versions: ['v1'],
+      serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+    };
   }
-  if (trimmed === '/api/v1') return { kind: 'APIResourceList', groupVersion: 'v1', resources: apiResources(table.coreResources()) };
+  if (trimmed === '/api/v1')
+    return { kind: 'APIResourceList', groupVersion: 'v1', resources: apiResources(table.coreResources()) };
   const groups = table.groupVersions();
-  if (trimmed === '/apis') return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map((g) => groupDoc(g.group, g.version)) };
+  if (trimmed === '/apis')
+    return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map((g) => groupDoc(g.group, g.version)) };
   const match = /^\/apis\/([^/]+)(?:\/([^/]+))?$/.exec(trimmed);
   if (!match) return undefined;
   const [, group, version] = match;
   const found = groups.find((g) => g.group === group && (version === undefined || g.version === version));
   if (!found) return undefined;
   if (version === undefined) return groupDoc(found.group, found.version);
-  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(found.resources[0]!), resources: apiResources(found.resources) };
+  return {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
+    groupVersion: apiVersionOf(found.resources[0]!),
+    resources: apiResources(found.resources),
+  };
 }

@@ -15,8 +15,21 @@ const ANY = 'any' as const;
 
 const META: Shape = Object.fromEntries(
   [
-    'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
-    'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
+    'name',
+    'generateName',
+    'namespace',
+    'selfLink',
+    'uid',
+    'resourceVersion',
+    'generation',
+    'creationTimestamp',
+    'deletionTimestamp',
+    'deletionGracePeriodSeconds',
+    'labels',
+    'annotations',
+    'ownerReferences',
+    'finalizers',
+    'managedFields',
   ].map((field) => [field, ANY]),
 );
 
@@ -35,7 +48,9 @@ const INGRESS: Shape = {
     tls: [{ hosts: ANY, secretName: ANY }],
     rules: [{ host: ANY, http: { paths: [{ path: ANY, pathType: ANY, backend: BACKEND }] } }],
   },
-  status: { loadBalancer: { ingress: [{ ip: ANY, hostname: ANY, ports: [{ port: ANY, protocol: ANY, error: ANY }] }] } },
+  status: {
+    loadBalancer: { ingress: [{ ip: ANY, hostname: ANY, ports: [{ port: ANY, protocol: ANY, error: ANY }] }] },
+  },
 };
 
 const SHAPES: Record<string, Shape> = {
@@ -48,14 +63,29 @@ const SHAPES: Record<string, Shape> = {
     ...TOP,
     ...Object.fromEntries(
       [
-        'involvedObject', 'reason', 'message', 'source', 'firstTimestamp', 'lastTimestamp', 'count', 'type', 'eventTime', 'series',
-        'action', 'related', 'reportingComponent', 'reportingInstance',
+        'involvedObject',
+        'reason',
+        'message',
+        'source',
+        'firstTimestamp',
+        'lastTimestamp',
+        'count',
+        'type',
+        'eventTime',
+        'series',
+        'action',
+        'related',
+        'reportingComponent',
+        'reportingInstance',
       ].map((field) => [field, ANY]),
     ),
   },
   EndpointSlice: { ...TOP, addressType: ANY, endpoints: ANY, ports: ANY },
   Ingress: INGRESS,
-  IngressClass: { ...TOP, spec: { controller: ANY, parameters: { apiGroup: ANY, kind: ANY, name: ANY, namespace: ANY, scope: ANY } } },
+  IngressClass: {
+    ...TOP,
+    spec: { controller: ANY, parameters: { apiGroup: ANY, kind: ANY, name: ANY, namespace: ANY, scope: ANY } },
+  },
   Lease: { ...TOP, spec: ANY },
   // DEPLOY_RESOURCES, top level only
   ServiceAccount: { ...TOP, secrets: ANY, imagePullSecrets: ANY, automountServiceAccountToken: ANY },
@@ -113,7 +143,9 @@ export function checkFields(kind: string, apiVersion: string, object: KubeObject
   const messages = unknown.map((path) => `unknown field "${path}"`);
   if (mode === 'Strict') {
     const version = apiVersion.split('/').pop();
-    throw badRequest(`${kind} in version "${version}" cannot be handled as a ${kind}: strict decoding error: ${messages.join(', ')}`);
+    throw badRequest(
+      `${kind} in version "${version}" cannot be handled as a ${kind}: strict decoding error: ${messages.join(', ')}`,
+    );
   }
   return messages;
 }

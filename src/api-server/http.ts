@@ -29,7 +29,11 @@ export async function readBody(req: IncomingMessage): Promise<unknown> {
   const type = mediaType(req.headers['content-type']);
   if (raw.length > 0 && isProtobuf(type)) return decodeProtobuf(raw);
   if (type.includes('cbor')) {
-    throw new ApiError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf');
+    throw new ApiError(
+      415,
+      'UnsupportedMediaType',
+      'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+    );
   }
   const text = raw.toString('utf8');
   if (text.trim() === '') return undefined;
@@ -42,9 +46,19 @@ export async function readBody(req: IncomingMessage): Promise<unknown> {
 }
 
 /** sendJson answers with a JSON body, the given HTTP status and any extra headers. */
-export function sendJson(res: ServerResponse, code: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  code: number,
+  body: unknown,
+  headers: Record<string, string | string[]> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(code, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+  res.writeHead(code, {
+    ...headers,
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-cache, private',
+  });
   res.end(text);
 }
 
@@ -53,7 +67,15 @@ export function sendError(res: ServerResponse, error: unknown): void {
   const status: StatusObject =
     error instanceof ApiError
       ? error.toStatus()
-      : { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `Internal error occurred: ${String((error as Error)?.message ?? error)}`, reason: 'InternalError', code: 500 };
+      : {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: `Internal error occurred: ${String((error as Error)?.message ?? error)}`,
+          reason: 'InternalError',
+          code: 500,
+        };
   if (res.headersSent) {
     res.destroy();
     return;

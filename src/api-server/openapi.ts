@@ -33,7 +33,10 @@ function groupVersionDoc(resources: readonly ResourceDef[]): object {
         'x-kubernetes-group-version-kind': { group: resource.group, version: resource.version, kind: resource.kind },
         parameters: [query('dryRun'), query('fieldManager'), query('fieldValidation'), query('force')],
         requestBody: {
-          content: { 'application/json-patch+json': { schema: { type: 'object' } }, 'application/merge-patch+json': { schema: { type: 'object' } } },
+          content: {
+            'application/json-patch+json': { schema: { type: 'object' } },
+            'application/merge-patch+json': { schema: { type: 'object' } },
+          },
           required: true,
         },
         responses: { '200': { description: 'OK' } },

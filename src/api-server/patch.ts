@@ -11,10 +11,17 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
 /** PatchType is a PATCH request's Content-Type, which decides how the body is applied. */
-export type PatchType = 'application/merge-patch+json' | 'application/json-patch+json' | 'application/strategic-merge-patch+json';
+export type PatchType =
+  | 'application/merge-patch+json'
+  | 'application/json-patch+json'
+  | 'application/strategic-merge-patch+json';
 
 /** PATCH_TYPES are the content types PATCH accepts (server-side apply is not served). */
-export const PATCH_TYPES: readonly PatchType[] = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json'];
+export const PATCH_TYPES: readonly PatchType[] = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+];
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -38,7 +45,10 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 function parsePointer(pointer: string): string[] {
   if (pointer === '') return [];
   if (!pointer.startsWith('/')) throw unprocessable(`JSON pointer must start with '/': ${pointer}`);
-  return pointer.slice(1).split('/').map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 function containerAt(doc: Json, tokens: string[], pointer: string): Json {
@@ -62,7 +72,8 @@ function removeAt(doc: Json, pointer: string): Json {
   const parent = containerAt(doc, tokens, pointer);
   if (Array.isArray(parent)) {
     const index = Number(last);
-    if (!Number.isInteger(index) || index < 0 || index >= parent.length) throw unprocessable(`doc is missing path: "${pointer}"`);
+    if (!Number.isInteger(index) || index < 0 || index >= parent.length)
+      throw unprocessable(`doc is missing path: "${pointer}"`);
     return parent.splice(index, 1)[0]!;
   }
   if (!isObject(parent) || !(last in parent)) throw unprocessable(`doc is missing path: "${pointer}"`);
@@ -103,7 +114,8 @@ export function jsonPatch(target: unknown, patch: unknown): unknown {
   if (!Array.isArray(patch)) throw new ApiError(400, 'BadRequest', 'json patch must be a list of operations');
   let doc = structuredClone(target) as Json;
   for (const raw of patch as JsonPatchOp[]) {
-    if (!isObject(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string') throw unprocessable(`invalid json patch operation: ${JSON.stringify(raw)}`);
+    if (!isObject(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string')
+      throw unprocessable(`invalid json patch operation: ${JSON.stringify(raw)}`);
     switch (raw.op) {
       case 'add':
         doc = addAt(doc, raw.path, structuredClone(raw.value ?? null), false);
@@ -121,7 +133,8 @@ export function jsonPatch(target: unknown, patch: unknown): unknown {
         doc = addAt(doc, raw.path, structuredClone(getAt(doc, raw.from ?? '')), false);
         break;
       case 'test':
-        if (JSON.stringify(getAt(doc, raw.path)) !== JSON.stringify(raw.value ?? null)) throw unprocessable(`testing value ${raw.path} failed`);
+        if (JSON.stringify(getAt(doc, raw.path)) !== JSON.stringify(raw.value ?? null))
+          throw unprocessable(`testing value ${raw.path} failed`);
         break;
       default:
         throw unprocessable(`Unexpected kind: ${raw.op}`);

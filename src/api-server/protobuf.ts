@@ -31,7 +31,14 @@ const b = (name: string): Field => ({ name, kind: 'bool' });
 const m = (name: string, message: Message, repeated = false): Field => ({ name, message, repeated });
 const map = (name: string, values: 'string' | 'bytes' = 'string'): Field => ({ name, map: values });
 
-const OWNER_REFERENCE: Message = { 1: s('kind'), 3: s('name'), 4: s('uid'), 5: s('apiVersion'), 6: b('controller'), 7: b('blockOwnerDeletion') };
+const OWNER_REFERENCE: Message = {
+  1: s('kind'),
+  3: s('name'),
+  4: s('uid'),
+  5: s('apiVersion'),
+  6: b('controller'),
+  7: b('blockOwnerDeletion'),
+};
 const OBJECT_META: Message = {
   1: s('name'),
   2: s('generateName'),
@@ -46,7 +53,14 @@ const OBJECT_META: Message = {
   14: s('finalizers', true),
 };
 
-const SERVICE_PORT: Message = { 1: s('name'), 2: s('protocol'), 3: i('port'), 4: { name: 'targetPort', kind: 'intOrString' }, 5: i('nodePort'), 6: s('appProtocol') };
+const SERVICE_PORT: Message = {
+  1: s('name'),
+  2: s('protocol'),
+  3: i('port'),
+  4: { name: 'targetPort', kind: 'intOrString' },
+  5: i('nodePort'),
+  6: s('appProtocol'),
+};
 const SERVICE_SPEC: Message = {
   1: m('ports', SERVICE_PORT, true),
   2: map('selector'),
@@ -81,7 +95,13 @@ const INGRESS_SPEC: Message = {
     'rules',
     {
       1: s('host'),
-      2: { name: 'ingressRuleValue', inline: true, message: { 1: m('http', { 1: m('paths', { 1: s('path'), 3: s('pathType'), 2: m('backend', INGRESS_BACKEND) }, true) }) } },
+      2: {
+        name: 'ingressRuleValue',
+        inline: true,
+        message: {
+          1: m('http', { 1: m('paths', { 1: s('path'), 3: s('pathType'), 2: m('backend', INGRESS_BACKEND) }, true) }),
+        },
+      },
     },
     true,
   ),
@@ -89,14 +109,29 @@ const INGRESS_SPEC: Message = {
 
 /** The messages of the kinds kubectl's typed clients create. */
 const KINDS: Record<string, Message> = {
-  Namespace: { 1: m('metadata', OBJECT_META), 2: m('spec', { 1: s('finalizers', true) }), 3: m('status', { 1: s('phase') }) },
+  Namespace: {
+    1: m('metadata', OBJECT_META),
+    2: m('spec', { 1: s('finalizers', true) }),
+    3: m('status', { 1: s('phase') }),
+  },
   ConfigMap: { 1: m('metadata', OBJECT_META), 2: map('data'), 3: map('binaryData', 'bytes'), 4: b('immutable') },
-  Secret: { 1: m('metadata', OBJECT_META), 2: map('data', 'bytes'), 3: s('type'), 4: map('stringData'), 5: b('immutable') },
+  Secret: {
+    1: m('metadata', OBJECT_META),
+    2: map('data', 'bytes'),
+    3: s('type'),
+    4: map('stringData'),
+    5: b('immutable'),
+  },
   Service: { 1: m('metadata', OBJECT_META), 2: m('spec', SERVICE_SPEC) },
   Ingress: { 1: m('metadata', OBJECT_META), 2: m('spec', INGRESS_SPEC) },
 };
 
-const ENVELOPE: Message = { 1: m('typeMeta', { 1: s('apiVersion'), 2: s('kind') }), 2: { name: 'raw', kind: 'bytes' }, 3: s('contentEncoding'), 4: s('contentType') };
+const ENVELOPE: Message = {
+  1: m('typeMeta', { 1: s('apiVersion'), 2: s('kind') }),
+  2: { name: 'raw', kind: 'bytes' },
+  3: s('contentEncoding'),
+  4: s('contentType'),
+};
 
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 
@@ -160,7 +195,11 @@ function scalar(kind: Kind, reader: Reader): Value {
       return t.seconds ? new Date(t.seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') : undefined;
     }
     case 'intOrString': {
-      const v = decodeMessage(reader.bytes(), { 1: i('type'), 2: i('intVal'), 3: s('strVal') }) as { type?: number; intVal?: number; strVal?: string };
+      const v = decodeMessage(reader.bytes(), { 1: i('type'), 2: i('intVal'), 3: s('strVal') }) as {
+        type?: number;
+        intVal?: number;
+        strVal?: string;
+      };
       return v.type === 1 ? v.strVal : v.intVal;
     }
   }
@@ -213,10 +252,18 @@ export function isProtobuf(mediaType: string): boolean {
 /** decodeProtobuf turns a `k8s\0`-framed body into the JSON object a client would have sent. */
 export function decodeProtobuf(body: Buffer): Record<string, Value> {
   if (!body.subarray(0, 4).equals(MAGIC)) throw malformed();
-  const envelope = decodeMessage(body.subarray(4), ENVELOPE) as { typeMeta?: { apiVersion?: string; kind?: string }; raw?: string };
+  const envelope = decodeMessage(body.subarray(4), ENVELOPE) as {
+    typeMeta?: { apiVersion?: string; kind?: string };
+    raw?: string;
+  };
   const kind = envelope.typeMeta?.kind ?? '';
   const message = KINDS[kind];
-  if (!message) throw new ApiError(415, 'UnsupportedMediaType', `protobuf bodies are only read for ${Object.keys(KINDS).join(', ')}; send ${kind || 'this kind'} as application/json`);
+  if (!message)
+    throw new ApiError(
+      415,
+      'UnsupportedMediaType',
+      `protobuf bodies are only read for ${Object.keys(KINDS).join(', ')}; send ${kind || 'this kind'} as application/json`,
+    );
   const object = decodeMessage(Buffer.from(envelope.raw ?? '', 'base64'), message);
   return { apiVersion: envelope.typeMeta?.apiVersion, kind, ...object };
 }

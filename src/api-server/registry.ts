@@ -11,7 +11,16 @@ import { apiVersionOf, DEFAULT_TABLE, RESOURCES, type ResourceDef, type Resource
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { alreadyExists, ApiError, badRequest, conflict, gone, invalid, notFound } from './status.js';
 import { Store, type KubeObject } from './store.js';
-import { admitCreate, Allocator, allowsCreateOnUpdate, defaultObject, prepareForCreate, tracksGeneration, validate, type StrategyContext } from './strategy.js';
+import {
+  admitCreate,
+  Allocator,
+  allowsCreateOnUpdate,
+  defaultObject,
+  prepareForCreate,
+  tracksGeneration,
+  validate,
+  type StrategyContext,
+} from './strategy.js';
 
 /** ListOptions are the query parameters of a list (and of the initial state of a watch). */
 export interface ListOptions {
@@ -70,7 +79,9 @@ function timestamp(date: Date): string {
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
   }
   return JSON.stringify(value);
@@ -89,7 +100,8 @@ function encodeContinue(resourceVersion: number, after: string): string {
 function decodeContinue(token: string): { rv: number; start: string } {
   try {
     const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { rv: unknown; start: unknown };
-    if (typeof parsed.rv === 'number' && typeof parsed.start === 'string') return { rv: parsed.rv, start: parsed.start };
+    if (typeof parsed.rv === 'number' && typeof parsed.start === 'string')
+      return { rv: parsed.rv, start: parsed.start };
   } catch {
     // fall through to the 400 below
   }
@@ -128,7 +140,8 @@ export class Registry {
     this.namespaceDeletionDelayMs = options.namespaceDeletionDelayMs ?? 500;
     this.resources = options.resources ?? DEFAULT_TABLE;
     this.context = { ingressClasses: () => this.store.list(INGRESS_CLASSES), allocator: new Allocator() };
-    for (const name of SYSTEM_NAMESPACES) this.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    for (const name of SYSTEM_NAMESPACES)
+      this.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   }
 
   private scope(resource: ResourceDef, namespace: string | undefined): string | undefined {
@@ -150,21 +163,29 @@ export class Registry {
     const fields = parseFieldSelector(options.fieldSelector, resource.kind);
     const current = this.store.resourceVersion;
     const requested = options.resourceVersion ? Number(options.resourceVersion) : undefined;
-    if (options.resourceVersion && !Number.isInteger(requested)) throw badRequest(`invalid resource version: ${options.resourceVersion}`);
+    if (options.resourceVersion && !Number.isInteger(requested))
+      throw badRequest(`invalid resource version: ${options.resourceVersion}`);
     // Only the newest state is kept: an Exact read of a compacted version is 410, as from etcd.
-    if (options.resourceVersionMatch === 'Exact' && requested !== undefined && requested < this.store.oldestResourceVersion) {
+    if (
+      options.resourceVersionMatch === 'Exact' &&
+      requested !== undefined &&
+      requested < this.store.oldestResourceVersion
+    ) {
       throw gone(`The resourceVersion for the provided list is too old.`);
     }
     let after: string | undefined;
     if (options.continue) {
       const token = decodeContinue(options.continue);
       if (token.rv < this.store.oldestResourceVersion) {
-        throw gone('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
+        throw gone(
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+        );
       }
       after = token.start;
     }
     const namespace = resource.namespaced ? options.namespace : undefined;
-    const keyOf = (o: KubeObject): string => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
+    const keyOf = (o: KubeObject): string =>
+      o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
     let items = this.store.list(resource, namespace).filter((o) => labels(o) && fields(o));
     if (after !== undefined) items = items.filter((o) => keyOf(o) > after);
     const result: ListResult = { items, resourceVersion: String(current) };
@@ -179,19 +200,30 @@ export class Registry {
   private checkKind(resource: ResourceDef, body: KubeObject): void {
     const apiVersion = apiVersionOf(resource);
     if (body.apiVersion !== undefined && body.apiVersion !== apiVersion) {
-      throw badRequest(`the API version in the data (${body.apiVersion}) does not match the expected API version (${apiVersion})`);
+      throw badRequest(
+        `the API version in the data (${body.apiVersion}) does not match the expected API version (${apiVersion})`,
+      );
     }
-    if (body.kind !== undefined && body.kind !== resource.kind) throw badRequest(`the kind in the data (${body.kind}) does not match the expected kind (${resource.kind})`);
+    if (body.kind !== undefined && body.kind !== resource.kind)
+      throw badRequest(`the kind in the data (${body.kind}) does not match the expected kind (${resource.kind})`);
     body.apiVersion = apiVersion;
     body.kind = resource.kind;
   }
 
-  private normalize(resource: ResourceDef, namespace: string | undefined, body: unknown, options: WriteOptions): KubeObject {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body of the request is not a JSON object');
+  private normalize(
+    resource: ResourceDef,
+    namespace: string | undefined,
+    body: unknown,
+    options: WriteOptions,
+  ): KubeObject {
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw badRequest('the body of the request is not a JSON object');
     const object = structuredClone(body) as KubeObject;
     if (typeof object.metadata !== 'object' || object.metadata === null) object.metadata = { name: '' };
     this.checkKind(resource, object);
-    options.warnings?.push(...checkFields(resource.kind, apiVersionOf(resource), object, options.fieldValidation ?? 'Warn'));
+    options.warnings?.push(
+      ...checkFields(resource.kind, apiVersionOf(resource), object, options.fieldValidation ?? 'Warn'),
+    );
     const ns = this.scope(resource, namespace);
     if (ns !== undefined) {
       if (object.metadata.namespace && object.metadata.namespace !== ns) {
@@ -213,8 +245,16 @@ export class Registry {
   create(resource: ResourceDef, namespace: string | undefined, body: unknown, options: WriteOptions = {}): KubeObject {
     const object = this.normalize(resource, namespace, body, options);
     const meta = object.metadata;
-    if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${randomUUID().replace(/-/g, '').slice(0, 5)}`;
-    if (!meta.name) throw invalid(resource, '', [{ reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' }]);
+    if (!meta.name && meta.generateName)
+      meta.name = `${meta.generateName}${randomUUID().replace(/-/g, '').slice(0, 5)}`;
+    if (!meta.name)
+      throw invalid(resource, '', [
+        {
+          reason: 'FieldValueRequired',
+          field: 'metadata.name',
+          message: 'Required value: name or generateName is required',
+        },
+      ]);
     if (meta.namespace) this.checkNamespaceOpen(meta.namespace);
     if (this.store.get(resource, meta.namespace, meta.name)) throw alreadyExists(resource, meta.name);
     prepareForCreate(resource, object);
@@ -232,10 +272,18 @@ export class Registry {
   }
 
   /** update replaces an object: PUT, on the object or its /status. Throws 404, 409 Conflict, 422. */
-  update(resource: ResourceDef, namespace: string | undefined, name: string, body: unknown, options: WriteOptions = {}): KubeObject {
+  update(
+    resource: ResourceDef,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    options: WriteOptions = {},
+  ): KubeObject {
     const incoming = this.normalize(resource, namespace, body, options);
     if (incoming.metadata.name && incoming.metadata.name !== name) {
-      throw badRequest(`the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`);
+      throw badRequest(
+        `the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`,
+      );
     }
     incoming.metadata.name = name;
     const old = this.store.get(resource, resource.namespaced ? namespace : undefined, name);
@@ -249,12 +297,23 @@ export class Registry {
   }
 
   /** patch applies a merge, JSON or strategic merge patch to the current object: PATCH. */
-  patch(resource: ResourceDef, namespace: string | undefined, name: string, type: PatchType, patch: unknown, options: WriteOptions = {}): KubeObject {
+  patch(
+    resource: ResourceDef,
+    namespace: string | undefined,
+    name: string,
+    type: PatchType,
+    patch: unknown,
+    options: WriteOptions = {},
+  ): KubeObject {
     const old = this.get(resource, namespace, name);
     const patched = applyPatch(type, old, patch, resource.kind) as KubeObject;
-    if (typeof patched !== 'object' || patched === null || Array.isArray(patched)) throw new ApiError(422, 'Invalid', 'the patched object is not a JSON object');
+    if (typeof patched !== 'object' || patched === null || Array.isArray(patched))
+      throw new ApiError(422, 'Invalid', 'the patched object is not a JSON object');
     const incoming = this.normalize(resource, namespace, patched, options);
-    if (incoming.metadata.name !== name) throw badRequest(`the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`);
+    if (incoming.metadata.name !== name)
+      throw badRequest(
+        `the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`,
+      );
     if (incoming.metadata.resourceVersion !== old.metadata.resourceVersion) throw conflict(resource, name);
     return this.write(resource, old, incoming, options);
   }
@@ -274,7 +333,13 @@ export class Registry {
       }
     }
     const meta = next.metadata;
-    for (const key of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) {
+    for (const key of [
+      'uid',
+      'creationTimestamp',
+      'deletionTimestamp',
+      'deletionGracePeriodSeconds',
+      'generation',
+    ] as const) {
       if (old.metadata[key] === undefined) delete meta[key];
       else (meta as Record<string, unknown>)[key] = old.metadata[key];
     }
@@ -282,7 +347,8 @@ export class Registry {
     meta.resourceVersion = old.metadata.resourceVersion;
     defaultObject(resource, next, this.context, old);
     this.validated(resource, next);
-    if (tracksGeneration(resource) && specPart(next) !== specPart(old)) meta.generation = (old.metadata.generation ?? 0) + 1;
+    if (tracksGeneration(resource) && specPart(next) !== specPart(old))
+      meta.generation = (old.metadata.generation ?? 0) + 1;
     // A write that changes nothing is not stored: no new resourceVersion, no watch event.
     if (options.dryRun || canonical(next) === canonical(old)) return canonical(next) === canonical(old) ? old : next;
     // The last finalizer of an object being deleted is gone: now it really goes.
@@ -297,15 +363,25 @@ export class Registry {
     const old = this.get(resource, namespace, name);
     const pre = options.preconditions;
     if (pre?.uid && pre.uid !== old.metadata.uid) {
-      throw new ApiError(409, 'Conflict', `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`);
+      throw new ApiError(
+        409,
+        'Conflict',
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`,
+      );
     }
     if (pre?.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
-      throw new ApiError(409, 'Conflict', `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in meta: ${old.metadata.resourceVersion}`);
+      throw new ApiError(
+        409,
+        'Conflict',
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in meta: ${old.metadata.resourceVersion}`,
+      );
     }
     if (old.metadata.deletionTimestamp) return { object: old, deleted: false };
-    if (options.dryRun) return { object: old, deleted: (old.metadata.finalizers ?? []).length === 0 && resource !== NAMESPACES };
+    if (options.dryRun)
+      return { object: old, deleted: (old.metadata.finalizers ?? []).length === 0 && resource !== NAMESPACES };
     if (resource === NAMESPACES) return { object: this.terminate(old), deleted: false };
-    if ((old.metadata.finalizers ?? []).length > 0) return { object: this.store.put(resource, this.markDeleted(old)), deleted: false };
+    if ((old.metadata.finalizers ?? []).length > 0)
+      return { object: this.store.put(resource, this.markDeleted(old)), deleted: false };
     return { object: this.store.remove(resource, old.metadata.namespace, name) ?? old, deleted: true };
   }
 
@@ -321,10 +397,15 @@ export class Registry {
     const found = this.store.get(NAMESPACES, undefined, namespace);
     if (!found) throw notFound(NAMESPACES, namespace);
     if (found.metadata.deletionTimestamp) {
-      throw new ApiError(403, 'Forbidden', `${namespace}: forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
-        name: namespace,
-        kind: 'namespaces',
-      });
+      throw new ApiError(
+        403,
+        'Forbidden',
+        `${namespace}: forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+        {
+          name: namespace,
+          kind: 'namespaces',
+        },
+      );
     }
   }
 
@@ -359,14 +440,16 @@ export class Registry {
    */
   apply(manifest: Manifest): KubeObject {
     const resource = this.resources.findByKind(String(manifest.apiVersion), String(manifest.kind));
-    if (!resource) throw badRequest(`no resource is served for ${String(manifest.apiVersion)} ${String(manifest.kind)}`);
+    if (!resource)
+      throw badRequest(`no resource is served for ${String(manifest.apiVersion)} ${String(manifest.kind)}`);
     const name = manifest.metadata?.name ?? '';
     const namespace = resource.namespaced ? (manifest.metadata?.namespace ?? 'default') : undefined;
     if (namespace && !this.store.get(NAMESPACES, undefined, namespace)) {
       this.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     }
     // Seeds are checked strictly: a typo in an example should fail loudly, not vanish.
-    if (!this.store.get(resource, namespace, name)) return this.create(resource, namespace, manifest, { fieldValidation: 'Strict' });
+    if (!this.store.get(resource, namespace, name))
+      return this.create(resource, namespace, manifest, { fieldValidation: 'Strict' });
     const body = structuredClone(manifest) as KubeObject;
     delete body.metadata.resourceVersion;
     return this.update(resource, namespace, name, body, { fieldValidation: 'Strict' });

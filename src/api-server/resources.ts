@@ -68,7 +68,11 @@ export const RESOURCES: readonly ResourceDef[] = [
  */
 export const DEPLOY_RESOURCES: readonly ResourceDef[] = [
   def('', 'v1', 'ServiceAccount', 'serviceaccounts', true, { shortNames: ['sa'] }),
-  def('apps', 'v1', 'Deployment', 'deployments', true, { shortNames: ['deploy'], hasStatus: true, categories: ['all'] }),
+  def('apps', 'v1', 'Deployment', 'deployments', true, {
+    shortNames: ['deploy'],
+    hasStatus: true,
+    categories: ['all'],
+  }),
   def('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true, { shortNames: ['pdb'], hasStatus: true }),
   def('rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', false),
   def('rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false),
@@ -106,7 +110,9 @@ export class ResourceTable {
       const same = resources.find((r) => r.group === extra.group && r.kind === extra.kind);
       if (same === extra) continue;
       if (same) throw new Error(`the test API server already serves ${apiVersionOf(same)} ${same.kind}`);
-      const clash = resources.find((r) => r.group === extra.group && r.version === extra.version && r.plural === extra.plural);
+      const clash = resources.find(
+        (r) => r.group === extra.group && r.version === extra.version && r.plural === extra.plural,
+      );
       if (clash) throw new Error(`${apiVersionOf(extra)} ${extra.plural} is already the resource of ${clash.kind}`);
       resources.push(extra);
     }

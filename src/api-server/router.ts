@@ -36,12 +36,14 @@ export function parseTarget(path: string, table: ResourceTable = DEFAULT_TABLE):
   let version: string;
   let rest: string[];
   if (segments[0] === 'api' && segments.length >= 2) [group, version, rest] = ['', segments[1]!, segments.slice(2)];
-  else if (segments[0] === 'apis' && segments.length >= 3) [group, version, rest] = [segments[1]!, segments[2]!, segments.slice(3)];
+  else if (segments[0] === 'apis' && segments.length >= 3)
+    [group, version, rest] = [segments[1]!, segments[2]!, segments.slice(3)];
   else return undefined;
   if (rest[0] === 'namespaces' && rest.length >= 3) {
     const resource = table.find(group, version, rest[2]!);
     // /api/v1/namespaces/x/status is the namespace's own subresource, not a resource called status.
-    if (resource?.namespaced && rest.length <= 5) return { resource, namespace: rest[1]!, name: rest[3], subresource: rest[4] };
+    if (resource?.namespaced && rest.length <= 5)
+      return { resource, namespace: rest[1]!, name: rest[3], subresource: rest[4] };
   }
   if (rest.length === 0 || rest.length > 3) return undefined;
   const resource = table.find(group, version, rest[0]!);
@@ -66,7 +68,11 @@ function listOptions(query: URLSearchParams, namespace: string | undefined): Lis
 
 /** writeOptions reads the write parameters of a request: `fieldValidation`, `dryRun`. */
 function writeOptions(query: URLSearchParams, subresource?: 'status'): WriteOptions & { warnings: string[] } {
-  const options = { fieldValidation: parseFieldValidation(query.get('fieldValidation')), warnings: [] as string[], dryRun: query.get('dryRun') === 'All' };
+  const options = {
+    fieldValidation: parseFieldValidation(query.get('fieldValidation')),
+    warnings: [] as string[],
+    dryRun: query.get('dryRun') === 'All',
+  };
   return subresource ? { ...options, subresource } : options;
 }
 
@@ -117,20 +123,30 @@ export class Router {
       return;
     }
     if (method === 'GET') {
-      const doc = discoveryDocument(url.pathname, req.headers.host ?? '', this.table) ?? openApiDocument(url.pathname, this.table);
+      const doc =
+        discoveryDocument(url.pathname, req.headers.host ?? '', this.table) ??
+        openApiDocument(url.pathname, this.table);
       if (doc) return sendJson(res, 200, doc);
     }
     const target = parseTarget(url.pathname, this.table);
     if (!target) throw notFoundPath(url.pathname);
-    if (!acceptsJson(req.headers.accept)) throw new ApiError(406, 'NotAcceptable', 'only the following media types are accepted: application/json');
-    if (target.subresource !== undefined && !(target.subresource === 'status' && target.resource.hasStatus)) throw notFoundPath(url.pathname);
+    if (!acceptsJson(req.headers.accept))
+      throw new ApiError(406, 'NotAcceptable', 'only the following media types are accepted: application/json');
+    if (target.subresource !== undefined && !(target.subresource === 'status' && target.resource.hasStatus))
+      throw notFoundPath(url.pathname);
     const dryRun = url.searchParams.getAll('dryRun');
     if (dryRun.some((value) => value !== 'All')) throw badRequest(`unsupported dry run option: ${dryRun.join(',')}`);
     if (target.name === undefined) return this.collection(req, res, target, url.searchParams, method);
     return this.item(req, res, target as Target & { name: string }, url.searchParams, method);
   }
 
-  private async collection(req: IncomingMessage, res: ServerResponse, target: Target, query: URLSearchParams, method: string): Promise<void> {
+  private async collection(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    query: URLSearchParams,
+    method: string,
+  ): Promise<void> {
     const { resource, namespace } = target;
     const table = wantsTable(req.headers.accept);
     switch (method) {
@@ -142,21 +158,36 @@ export class Router {
         return sendJson(res, 200, toTable(resource, result.items, { include, metadata: listMetadata(result) }));
       }
       case 'POST': {
-        if (resource.namespaced && !namespace) throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+        if (resource.namespaced && !namespace)
+          throw new ApiError(
+            405,
+            'MethodNotAllowed',
+            'the server does not allow this method on the requested resource',
+          );
         const options = writeOptions(query);
         const object = this.registry.create(resource, namespace, await readBody(req), options);
         return sendJson(res, 201, object, warningHeaders(options));
       }
       case 'DELETE': {
         const items = this.registry.deleteCollection(resource, listOptions(query, namespace));
-        return sendJson(res, 200, listBody(resource, { items, resourceVersion: String(this.registry.store.resourceVersion) }));
+        return sendJson(
+          res,
+          200,
+          listBody(resource, { items, resourceVersion: String(this.registry.store.resourceVersion) }),
+        );
       }
       default:
         throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
     }
   }
 
-  private async item(req: IncomingMessage, res: ServerResponse, target: Target & { name: string }, query: URLSearchParams, method: string): Promise<void> {
+  private async item(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target & { name: string },
+    query: URLSearchParams,
+    method: string,
+  ): Promise<void> {
     const { resource, namespace, name } = target;
     const subresource = target.subresource === 'status' ? 'status' : undefined;
     switch (method) {
@@ -164,7 +195,14 @@ export class Router {
         const object = this.registry.get(resource, namespace, name);
         if (!wantsTable(req.headers.accept)) return sendJson(res, 200, object);
         const include = (query.get('includeObject') ?? 'PartialObjectMetadata') as RowObject;
-        return sendJson(res, 200, toTable(resource, [object], { include, metadata: { resourceVersion: object.metadata.resourceVersion ?? '' } }));
+        return sendJson(
+          res,
+          200,
+          toTable(resource, [object], {
+            include,
+            metadata: { resourceVersion: object.metadata.resourceVersion ?? '' },
+          }),
+        );
       }
       case 'PUT': {
         const before = this.registry.store.get(resource, namespace, name);
@@ -175,7 +213,11 @@ export class Router {
       case 'PATCH': {
         const type = mediaType(req.headers['content-type']);
         if (!PATCH_TYPES.includes(type as PatchType)) {
-          throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`);
+          throw new ApiError(
+            415,
+            'UnsupportedMediaType',
+            `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`,
+          );
         }
         const body = await readBody(req);
         if (body === undefined) throw badRequest('the request body is empty');
@@ -184,8 +226,16 @@ export class Router {
         return sendJson(res, 200, object, warningHeaders(options));
       }
       case 'DELETE': {
-        if (subresource) throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
-        const body = ((await readBody(req)) ?? {}) as { preconditions?: { uid?: string; resourceVersion?: string }; dryRun?: string[] };
+        if (subresource)
+          throw new ApiError(
+            405,
+            'MethodNotAllowed',
+            'the server does not allow this method on the requested resource',
+          );
+        const body = ((await readBody(req)) ?? {}) as {
+          preconditions?: { uid?: string; resourceVersion?: string };
+          dryRun?: string[];
+        };
         const options: WriteOptions = { dryRun: query.get('dryRun') === 'All' || (body.dryRun ?? []).includes('All') };
         if (body.preconditions) options.preconditions = body.preconditions;
         const result = this.registry.delete(resource, namespace, name, options);

@@ -53,7 +53,8 @@ function labelRequirement(text: string): LabelTest {
   if (m) {
     const [, key, op, list] = m as unknown as [string, string, string, string];
     const values = list.split(',').map((v) => v.trim());
-    if (values.some((v) => !new RegExp(`^${VALUE}$`).test(v))) throw badRequest(`unable to parse requirement: invalid label value in "${text}"`);
+    if (values.some((v) => !new RegExp(`^${VALUE}$`).test(v)))
+      throw badRequest(`unable to parse requirement: invalid label value in "${text}"`);
     const set = new Set(values);
     return op === 'in'
       ? (labels) => key in labels && set.has(labels[key]!)
@@ -92,7 +93,8 @@ const META_FIELDS: Record<string, FieldGetter> = {
 function path(...keys: string[]): FieldGetter {
   return (o) => {
     let value: unknown = o;
-    for (const key of keys) value = value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+    for (const key of keys)
+      value = value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
     return value === undefined || value === null ? '' : String(value);
   };
 }

@@ -53,7 +53,12 @@ export interface ApiServerOptions {
  */
 export type RequestFault = { readonly status: number } | { readonly hang: true };
 
-const FAULT_REASONS: Readonly<Record<number, string>> = { 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout' };
+const FAULT_REASONS: Readonly<Record<number, string>> = {
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
+};
 
 /** ApiServer is a running server and the controls tests use on it. */
 export interface ApiServer {
@@ -102,7 +107,9 @@ export function kubeconfigFor(url: string, caPem: string, token: string): string
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: CONTEXT, cluster: { server: url, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
+    clusters: [
+      { name: CONTEXT, cluster: { server: url, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } },
+    ],
     users: [{ name: CONTEXT, user: { token } }],
     contexts: [{ name: CONTEXT, context: { cluster: CONTEXT, user: CONTEXT, namespace: 'default' } }],
     'current-context': CONTEXT,
@@ -129,12 +136,25 @@ function seedOrder(seed: readonly Manifest[]): Manifest[] {
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
   const token = options.token ?? randomBytes(24).toString('base64url');
   const ca = await issueCertificate({ commonName: 'ingress-actors-ca', isCa: true });
-  const serving = await issueCertificate({ commonName: 'ingress-actors-apiserver', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'], issuer: ca });
+  const serving = await issueCertificate({
+    commonName: 'ingress-actors-apiserver',
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1'],
+    issuer: ca,
+  });
   const store = new Store(options.historyLimit ?? 1000);
   const resources = new ResourceTable(options.extraKinds);
-  const registry = new Registry(store, { resources, ...(options.namespaceDeletionDelayMs === undefined ? {} : { namespaceDeletionDelayMs: options.namespaceDeletionDelayMs }) });
+  const registry = new Registry(store, {
+    resources,
+    ...(options.namespaceDeletionDelayMs === undefined
+      ? {}
+      : { namespaceDeletionDelayMs: options.namespaceDeletionDelayMs }),
+  });
   for (const object of seedOrder(options.seed ?? [])) registry.apply(object);
-  const watchSettings: WatchSettings = { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, goneAs: options.goneAs ?? 'event' };
+  const watchSettings: WatchSettings = {
+    bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+    goneAs: options.goneAs ?? 'event',
+  };
   const watches = new Watches(registry, watchSettings);
   const router = new Router(registry, watches);
   const expected = `Bearer ${token}`;

@@ -37,7 +37,15 @@ export class ApiError extends Error {
 
   /** toStatus renders the error as the Status body the real server sends. */
   toStatus(): StatusObject {
-    const status: StatusObject = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
+    const status: StatusObject = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+      code: this.code,
+    };
     if (this.details) status.details = this.details;
     return status;
   }
@@ -59,7 +67,12 @@ export function notFound(resource: ResourceDef, name: string): ApiError {
 
 /** alreadyExists is the 409 for a create whose name is taken. */
 export function alreadyExists(resource: ResourceDef, name: string): ApiError {
-  return new ApiError(409, 'AlreadyExists', `${qualifiedName(resource)} "${name}" already exists`, details(resource, name));
+  return new ApiError(
+    409,
+    'AlreadyExists',
+    `${qualifiedName(resource)} "${name}" already exists`,
+    details(resource, name),
+  );
 }
 
 /** conflict is the 409 for a write carrying a stale resourceVersion. */

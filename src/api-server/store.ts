@@ -119,7 +119,11 @@ export class Store {
     const stored = structuredClone(object);
     stored.metadata.resourceVersion = String(++this.revision);
     bucket.set(key, stored);
-    this.record(previous ? { type: 'MODIFIED', resource, object: stored, previous, resourceVersion: this.revision } : { type: 'ADDED', resource, object: stored, resourceVersion: this.revision });
+    this.record(
+      previous
+        ? { type: 'MODIFIED', resource, object: stored, previous, resourceVersion: this.revision }
+        : { type: 'ADDED', resource, object: stored, resourceVersion: this.revision },
+    );
     return structuredClone(stored);
   }
 

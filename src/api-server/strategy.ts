@@ -108,7 +108,8 @@ function defaultSecret(object: Obj): void {
   // stringData is write-only: folded into base64 data (winning over data) and never stored.
   if (isObj(object.stringData)) {
     const data = record(object, 'data');
-    for (const [key, value] of Object.entries(object.stringData)) data[key] = Buffer.from(String(value), 'utf8').toString('base64');
+    for (const [key, value] of Object.entries(object.stringData))
+      data[key] = Buffer.from(String(value), 'utf8').toString('base64');
   }
   delete object.stringData;
 }
@@ -155,7 +156,11 @@ export function admitCreate(resource: ResourceDef, object: KubeObject, ctx: Stra
   const defaults = ctx
     .ingressClasses()
     .filter((c) => c.metadata.annotations?.[DEFAULT_CLASS_ANNOTATION] === 'true')
-    .sort((a, b) => String(b.metadata.creationTimestamp).localeCompare(String(a.metadata.creationTimestamp)) || Number(b.metadata.resourceVersion) - Number(a.metadata.resourceVersion));
+    .sort(
+      (a, b) =>
+        String(b.metadata.creationTimestamp).localeCompare(String(a.metadata.creationTimestamp)) ||
+        Number(b.metadata.resourceVersion) - Number(a.metadata.resourceVersion),
+    );
   if (defaults[0]) spec.ingressClassName = defaults[0].metadata.name;
 }
 
@@ -174,13 +179,31 @@ const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 function validateName(resource: ResourceDef, name: string): StatusCause[] {
   const field = 'metadata.name';
   if (resource.kind === 'Namespace' && (!DNS_LABEL.test(name) || name.length > 63)) {
-    return [{ reason: 'FieldValueInvalid', field, message: `Invalid value: "${name}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character` }];
+    return [
+      {
+        reason: 'FieldValueInvalid',
+        field,
+        message: `Invalid value: "${name}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character`,
+      },
+    ];
   }
   if (resource.kind === 'Service' && (!DNS_1035_LABEL.test(name) || name.length > 63)) {
-    return [{ reason: 'FieldValueInvalid', field, message: `Invalid value: "${name}": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character` }];
+    return [
+      {
+        reason: 'FieldValueInvalid',
+        field,
+        message: `Invalid value: "${name}": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character`,
+      },
+    ];
   }
   if (!DNS_SUBDOMAIN.test(name) || name.length > 253) {
-    return [{ reason: 'FieldValueInvalid', field, message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character` }];
+    return [
+      {
+        reason: 'FieldValueInvalid',
+        field,
+        message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`,
+      },
+    ];
   }
   return [];
 }
@@ -195,11 +218,24 @@ function validateIngress(object: Obj): StatusCause[] {
     if (!http) return;
     list(http, 'paths').forEach((p, i) => {
       const field = `spec.rules[${r}].http.paths[${i}]`;
-      if (p.pathType === undefined) causes.push({ reason: 'FieldValueRequired', field: `${field}.pathType`, message: 'Required value: pathType must be specified' });
+      if (p.pathType === undefined)
+        causes.push({
+          reason: 'FieldValueRequired',
+          field: `${field}.pathType`,
+          message: 'Required value: pathType must be specified',
+        });
       else if (!PATH_TYPES.includes(String(p.pathType))) {
-        causes.push({ reason: 'FieldValueNotSupported', field: `${field}.pathType`, message: `Unsupported value: "${String(p.pathType)}": supported values: "Exact", "ImplementationSpecific", "Prefix"` });
+        causes.push({
+          reason: 'FieldValueNotSupported',
+          field: `${field}.pathType`,
+          message: `Unsupported value: "${String(p.pathType)}": supported values: "Exact", "ImplementationSpecific", "Prefix"`,
+        });
       } else if (p.pathType !== 'ImplementationSpecific' && !String(p.path ?? '').startsWith('/')) {
-        causes.push({ reason: 'FieldValueInvalid', field: `${field}.path`, message: `Invalid value: "${String(p.path ?? '')}": must be an absolute path` });
+        causes.push({
+          reason: 'FieldValueInvalid',
+          field: `${field}.path`,
+          message: `Invalid value: "${String(p.path ?? '')}": must be an absolute path`,
+        });
       }
     });
   });

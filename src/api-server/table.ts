@@ -41,7 +41,8 @@ const get = (object: unknown, ...keys: string[]): unknown => {
   return value;
 };
 const arr = (value: unknown): Obj[] => (Array.isArray(value) ? (value as Obj[]) : []);
-const orNone = (value: unknown): string => (value === undefined || value === null || value === '' ? '<none>' : String(value));
+const orNone = (value: unknown): string =>
+  value === undefined || value === null || value === '' ? '<none>' : String(value);
 
 /** humanDuration formats an age the way kubectl's duration.HumanDuration does. */
 export function humanDuration(ms: number): string {
@@ -85,7 +86,9 @@ function loadBalancer(o: Obj): string {
 }
 
 function servicePorts(o: Obj): string {
-  const ports = arr(get(o, 'spec', 'ports')).map((p) => `${String(p.port)}${p.nodePort ? `:${String(p.nodePort)}` : ''}/${String(p.protocol ?? 'TCP')}`);
+  const ports = arr(get(o, 'spec', 'ports')).map(
+    (p) => `${String(p.port)}${p.nodePort ? `:${String(p.nodePort)}` : ''}/${String(p.protocol ?? 'TCP')}`,
+  );
   return ports.length ? ports.join(',') : '<none>';
 }
 
@@ -102,7 +105,13 @@ function externalIp(o: Obj): string {
 
 function nodeStatus(o: Obj): string {
   const ready = arr(get(o, 'status', 'conditions')).find((c) => c.type === 'Ready');
-  const status = ready ? (ready.status === 'True' ? 'Ready' : ready.status === 'False' ? 'NotReady' : 'Unknown') : 'Unknown';
+  const status = ready
+    ? ready.status === 'True'
+      ? 'Ready'
+      : ready.status === 'False'
+        ? 'NotReady'
+        : 'Unknown'
+    : 'Unknown';
   return get(o, 'spec', 'unschedulable') ? `${status},SchedulingDisabled` : status;
 }
 
@@ -136,8 +145,20 @@ const COLUMNS: Record<string, Column[]> = {
         ),
     },
   ],
-  Secret: [NAME, { name: 'Type', cell: (o) => get(o, 'type') }, { name: 'Data', cell: (o) => Object.keys((o.data ?? {}) as Obj).length }, AGE],
-  ConfigMap: [NAME, { name: 'Data', cell: (o) => Object.keys((o.data ?? {}) as Obj).length + Object.keys((o.binaryData ?? {}) as Obj).length }, AGE],
+  Secret: [
+    NAME,
+    { name: 'Type', cell: (o) => get(o, 'type') },
+    { name: 'Data', cell: (o) => Object.keys((o.data ?? {}) as Obj).length },
+    AGE,
+  ],
+  ConfigMap: [
+    NAME,
+    {
+      name: 'Data',
+      cell: (o) => Object.keys((o.data ?? {}) as Obj).length + Object.keys((o.binaryData ?? {}) as Obj).length,
+    },
+    AGE,
+  ],
   Node: [
     NAME,
     { name: 'Status', cell: nodeStatus },
@@ -146,17 +167,38 @@ const COLUMNS: Record<string, Column[]> = {
     { name: 'Version', cell: (o) => get(o, 'status', 'nodeInfo', 'kubeletVersion') ?? '' },
   ],
   Event: [
-    { name: 'Last Seen', cell: (o, now) => humanDuration(now.getTime() - Date.parse(String(o.lastTimestamp ?? o.eventTime ?? get(o, 'metadata', 'creationTimestamp')))) },
+    {
+      name: 'Last Seen',
+      cell: (o, now) =>
+        humanDuration(
+          now.getTime() - Date.parse(String(o.lastTimestamp ?? o.eventTime ?? get(o, 'metadata', 'creationTimestamp'))),
+        ),
+    },
     { name: 'Type', cell: (o) => o.type ?? '' },
     { name: 'Reason', cell: (o) => o.reason ?? '' },
-    { name: 'Object', cell: (o) => `${String(get(o, 'involvedObject', 'kind') ?? '').toLowerCase()}/${String(get(o, 'involvedObject', 'name') ?? '')}` },
+    {
+      name: 'Object',
+      cell: (o) =>
+        `${String(get(o, 'involvedObject', 'kind') ?? '').toLowerCase()}/${String(get(o, 'involvedObject', 'name') ?? '')}`,
+    },
     { name: 'Message', cell: (o) => o.message ?? '' },
   ],
   EndpointSlice: [
     NAME,
     { name: 'AddressType', cell: (o) => o.addressType ?? '' },
-    { name: 'Ports', cell: (o) => arr(o.ports).map((p) => String(p.port ?? '')).join(',') || '<unset>' },
-    { name: 'Endpoints', cell: (o) => firstThree(arr(o.endpoints).flatMap((e) => (Array.isArray(e.addresses) ? (e.addresses as string[]) : []))) || '<unset>' },
+    {
+      name: 'Ports',
+      cell: (o) =>
+        arr(o.ports)
+          .map((p) => String(p.port ?? ''))
+          .join(',') || '<unset>',
+    },
+    {
+      name: 'Endpoints',
+      cell: (o) =>
+        firstThree(arr(o.endpoints).flatMap((e) => (Array.isArray(e.addresses) ? (e.addresses as string[]) : []))) ||
+        '<unset>',
+    },
     AGE,
   ],
   Ingress: [
@@ -174,7 +216,9 @@ const COLUMNS: Record<string, Column[]> = {
       name: 'Parameters',
       cell: (o) => {
         const p = get(o, 'spec', 'parameters') as Obj | undefined;
-        return p ? `${p.apiGroup ? `${String(p.kind)}.${String(p.apiGroup)}` : String(p.kind)}/${String(p.name)}` : '<none>';
+        return p
+          ? `${p.apiGroup ? `${String(p.kind)}.${String(p.apiGroup)}` : String(p.kind)}/${String(p.name)}`
+          : '<none>';
       },
     },
     AGE,
@@ -209,7 +253,13 @@ export function toTable(
     columnDefinitions:
       options.headers === false
         ? []
-        : columns.map((c) => ({ name: c.name, type: 'string', format: c.format ?? '', description: `${c.name} of the ${resource.kind}`, priority: c.priority ?? 0 })),
+        : columns.map((c) => ({
+            name: c.name,
+            type: 'string',
+            format: c.format ?? '',
+            description: `${c.name} of the ${resource.kind}`,
+            priority: c.priority ?? 0,
+          })),
     rows: objects.map((object) => ({
       cells: columns.map((c) => c.cell(object as Obj, now) ?? ''),
       object: rowObject(object, options.include ?? 'PartialObjectMetadata'),

@@ -94,12 +94,16 @@ export class Watches {
     const inScope: Selector = (o) => (!namespace || o.metadata.namespace === namespace) && labels(o) && fields(o);
     const rvParam = query.get('resourceVersion') ?? '';
     const from = rvParam === '' || rvParam === '0' ? undefined : Number(rvParam);
-    if (from !== undefined && !Number.isInteger(from)) return sendError(res, badRequest(`invalid resource version: ${rvParam}`));
+    if (from !== undefined && !Number.isInteger(from))
+      return sendError(res, badRequest(`invalid resource version: ${rvParam}`));
     const bookmarks = flag(query, 'allowWatchBookmarks');
     const initialParam = query.get('sendInitialEvents');
     const sendInitial = initialParam === null ? from === undefined : flag(query, 'sendInitialEvents');
     const timeoutParam = Number(query.get('timeoutSeconds') ?? NaN);
-    const timeoutS = Math.min(Number.isFinite(timeoutParam) && timeoutParam > 0 ? timeoutParam : MIN_REQUEST_TIMEOUT_S * (1 + Math.random()), MAX_TIMER_S);
+    const timeoutS = Math.min(
+      Number.isFinite(timeoutParam) && timeoutParam > 0 ? timeoutParam : MIN_REQUEST_TIMEOUT_S * (1 + Math.random()),
+      MAX_TIMER_S,
+    );
 
     let replay: StoreEvent[] = [];
     let expired: GoneError | undefined;
@@ -115,7 +119,11 @@ export class Watches {
     const encode = (type: string, object: KubeObject): WireEvent => {
       if (!request.table || type === 'BOOKMARK' || type === 'ERROR') return { type, object };
       const include = (query.get('includeObject') ?? 'PartialObjectMetadata') as RowObject;
-      const table = toTable(resource, [object], { include, headers, metadata: { resourceVersion: object.metadata.resourceVersion ?? '' } });
+      const table = toTable(resource, [object], {
+        include,
+        headers,
+        metadata: { resourceVersion: object.metadata.resourceVersion ?? '' },
+      });
       // Column definitions come with the first event only, as from kube-apiserver.
       headers = false;
       return { type, object: table };
@@ -142,7 +150,11 @@ export class Watches {
       }
     };
 
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    res.writeHead(200, {
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-cache, private',
+      'Transfer-Encoding': 'chunked',
+    });
     // Send the headers now: clients (client-node's fetch) wait for them before reading events.
     res.flushHeaders();
     if (expired) {
@@ -163,7 +175,8 @@ export class Watches {
     };
     // Replay and subscription happen in one synchronous step, so no change falls between them.
     if (sendInitial) {
-      for (const object of this.registry.list(resource, { namespace }).items) if (inScope(object)) send('ADDED', object);
+      for (const object of this.registry.list(resource, { namespace }).items)
+        if (inScope(object)) send('ADDED', object);
       if (bookmarks && initialParam !== null) bookmark({ 'k8s.io/initial-events-end': 'true' });
     }
     for (const event of replay) deliver(event);

@@ -55,7 +55,8 @@ function statusAddresses(value: string | undefined): string[] {
   if (value === undefined) return [];
   const addresses = value.split(/,\s*/).filter((a) => a !== '');
   for (const a of addresses) {
-    if (!isIP(a) && !HOSTNAME.test(a)) throw new UsageError(`--publish-status-address: ${JSON.stringify(a)} is neither an IP address nor a host name`);
+    if (!isIP(a) && !HOSTNAME.test(a))
+      throw new UsageError(`--publish-status-address: ${JSON.stringify(a)} is neither an IP address nor a host name`);
   }
   return addresses;
 }
@@ -72,13 +73,15 @@ function ref(flag: string, value: string | undefined): string | undefined {
 function seconds(flag: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback * 1000;
   const n = Number(value.replace(/s$/, ''));
-  if (!Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be a number of seconds, not ${JSON.stringify(value)}`);
+  if (!Number.isFinite(n) || n < 0)
+    throw new UsageError(`${flag} must be a number of seconds, not ${JSON.stringify(value)}`);
   return n * 1000;
 }
 
 function electionId(value: string | undefined): string {
   if (value === undefined) return 'ingress-controller-leader';
-  if (!checkObjectName(value).ok) throw new UsageError(`--election-id must be a Lease name, not ${JSON.stringify(value)}`);
+  if (!checkObjectName(value).ok)
+    throw new UsageError(`--election-id must be a Lease name, not ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -138,11 +141,15 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
   );
   if (values.help) return { help: true };
   const rate = values['sync-rate-limit'] === undefined ? 0.3 : Number(values['sync-rate-limit']);
-  if (!(rate > 0)) throw new UsageError(`--sync-rate-limit must be a positive number of syncs per second, not ${JSON.stringify(values['sync-rate-limit'])}`);
+  if (!(rate > 0))
+    throw new UsageError(
+      `--sync-rate-limit must be a positive number of syncs per second, not ${JSON.stringify(values['sync-rate-limit'])}`,
+    );
   const intensity = values['restart-intensity'] === undefined ? 5 : Number(values['restart-intensity']);
   if (!Number.isInteger(intensity) || intensity < 0) throw new UsageError('--restart-intensity must be a whole number');
   const namespace = values['watch-namespace'];
-  if (namespace !== undefined && !checkDnsLabel(namespace).ok) throw new UsageError(`--watch-namespace ${JSON.stringify(namespace)} is not a namespace name`);
+  if (namespace !== undefined && !checkDnsLabel(namespace).ok)
+    throw new UsageError(`--watch-namespace ${JSON.stringify(namespace)} is not a namespace name`);
   const configMap = ref('--configmap', values.configmap);
   const defaultSslCertificate = ref('--default-ssl-certificate', values['default-ssl-certificate']);
   const defaultBackendService = ref('--default-backend-service', values['default-backend-service']);
@@ -158,10 +165,18 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
   };
   const healthzPort = parsePort('--healthz-port', values['healthz-port'], 10254);
   const healthzHost = values['healthz-host'];
-  if (healthzHost !== undefined && !checkIp(healthzHost).ok) throw new UsageError(`--healthz-host must be an IP address, not ${JSON.stringify(healthzHost)}`);
+  if (healthzHost !== undefined && !checkIp(healthzHost).ok)
+    throw new UsageError(`--healthz-host must be an IP address, not ${JSON.stringify(healthzHost)}`);
   const inspect = values.inspect ?? false;
-  const inspectPort = values['inspect-port'] === undefined ? null : parsePort('--inspect-port', values['inspect-port'], 8080);
-  if (inspect || inspectPort !== null) samePort({ '--inspect-port': inspectPort ?? 8080, '--http-port': build.httpPort, '--https-port': build.httpsPort, '--healthz-port': healthzPort });
+  const inspectPort =
+    values['inspect-port'] === undefined ? null : parsePort('--inspect-port', values['inspect-port'], 8080);
+  if (inspect || inspectPort !== null)
+    samePort({
+      '--inspect-port': inspectPort ?? 8080,
+      '--http-port': build.httpPort,
+      '--https-port': build.httpsPort,
+      '--healthz-port': healthzPort,
+    });
   else samePort({ '--http-port': build.httpPort, '--https-port': build.httpsPort, '--healthz-port': healthzPort });
   return {
     ignored: NOT_YET.filter((flag) => (values as Record<string, unknown>)[flag] !== undefined).map((f) => `--${f}`),

@@ -92,9 +92,10 @@ export async function superviseController(
  */
 export async function runController(argv: string[], { out, err, log }: CommandIo): Promise<number> {
   const parsed = parseControllerFlags(argv);
-  if ('help' in parsed) return out.write(`${CONTROLLER_USAGE}\n`), 0;
+  if ('help' in parsed) return (out.write(`${CONTROLLER_USAGE}\n`), 0);
   const { config, ignored } = parsed;
-  for (const flag of ignored) log.warn({ flag }, 'flag accepted for compatibility with ingress-nginx but not implemented yet');
+  for (const flag of ignored)
+    log.warn({ flag }, 'flag accepted for compatibility with ingress-nginx but not implemented yet');
   const signals = new StopSignals();
   try {
     return await superviseController(config, log, signals, err);

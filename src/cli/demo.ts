@@ -29,7 +29,11 @@ const DEMO_FLAGS = new Set(['manifests', 'http-port', 'https-port', 'dir']);
 const OWNED = new Set(['kubeconfig', 'config-dir', 'healthz-host']);
 
 /** splitDemoFlags separates the demo's own flags from the controller flags it passes on. */
-export function splitDemoFlags(argv: readonly string[]): { own: Map<string, string>; help: boolean; controller: string[] } {
+export function splitDemoFlags(argv: readonly string[]): {
+  own: Map<string, string>;
+  help: boolean;
+  controller: string[];
+} {
   const own = new Map<string, string>();
   const controller: string[] = [];
   let help = false;
@@ -46,7 +50,8 @@ export function splitDemoFlags(argv: readonly string[]): { own: Map<string, stri
       continue;
     }
     const value = inline ?? argv[++i];
-    if (value === undefined || (inline === undefined && value.startsWith('-'))) throw new UsageError(`--${name} needs a value`, DEMO_USAGE);
+    if (value === undefined || (inline === undefined && value.startsWith('-')))
+      throw new UsageError(`--${name} needs a value`, DEMO_USAGE);
     own.set(name, value);
   }
   return { own, help, controller };
@@ -55,10 +60,14 @@ export function splitDemoFlags(argv: readonly string[]): { own: Map<string, stri
 function startBackend(service: string, port: number): Promise<Server> {
   const server = createServer((req, res) => {
     res.setHeader('content-type', 'text/plain');
-    res.end(`${service} (backend on 127.0.0.1:${port}) answered ${req.method} ${req.url} for Host ${req.headers.host}\n`);
+    res.end(
+      `${service} (backend on 127.0.0.1:${port}) answered ${req.method} ${req.url} for Host ${req.headers.host}\n`,
+    );
   });
   return new Promise((ok, fail) => {
-    server.once('error', (error) => fail(new UsageError(`cannot start the backend for ${service} on 127.0.0.1:${port}: ${error.message}`)));
+    server.once('error', (error) =>
+      fail(new UsageError(`cannot start the backend for ${service} on 127.0.0.1:${port}: ${error.message}`)),
+    );
     server.listen(port, '127.0.0.1', () => ok(server));
   });
 }
@@ -66,7 +75,8 @@ function startBackend(service: string, port: number): Promise<Server> {
 async function readSeed(folder: string): Promise<KubeObject[]> {
   const files = (await readdir(folder)).filter((f) => /\.ya?ml$/.test(f)).sort();
   const objects: KubeObject[] = [];
-  for (const file of files) objects.push(...parseManifests(await readFile(join(folder, file), 'utf8'), join(folder, file)));
+  for (const file of files)
+    objects.push(...parseManifests(await readFile(join(folder, file), 'utf8'), join(folder, file)));
   return objects;
 }
 
@@ -82,22 +92,39 @@ function demoControllerFlags(argv: string[]): ReturnType<typeof parseControllerF
 /** runDemo is `ingress-actors demo`: the embedded cluster, until Ctrl-C or SIGTERM; exits as the controller does. */
 export async function runDemo(argv: string[], { out, err, log }: CommandIo): Promise<number> {
   const { own, help, controller: passed } = splitDemoFlags(argv);
-  if (help) return out.write(`${DEMO_USAGE}\n`), 0;
+  if (help) return (out.write(`${DEMO_USAGE}\n`), 0);
   const httpPort = parsePort('--http-port', own.get('http-port'), 8080);
   const httpsPort = parsePort('--https-port', own.get('https-port'), 8443);
   const dir = resolve(own.get('dir') ?? '.demo');
   const kubeconfig = join(dir, 'kubeconfig');
-  const inspectPort = passed.some((a) => a === '--inspect-port' || a.startsWith('--inspect-port=')) ? [] : ['--inspect-port', '8090'];
+  const inspectPort = passed.some((a) => a === '--inspect-port' || a.startsWith('--inspect-port='))
+    ? []
+    : ['--inspect-port', '8090'];
   const inspect = passed.some((a) => a === '--inspect' || a.startsWith('--inspect-port'));
   // The demo's settings first: a flag passed on comes later and wins (parseArgs keeps the last).
   const parsed = demoControllerFlags([
-    '--kubeconfig', kubeconfig, '--http-port', String(httpPort), '--https-port', String(httpsPort),
-    '--config-dir', join(dir, 'nginx'), '--configmap', 'ingress-actors/ingress-actors', '--sync-rate-limit', '2',
-    '--shutdown-timeout', '5', '--healthz-host', '127.0.0.1', '--publish-status-address', '127.0.0.1',
+    '--kubeconfig',
+    kubeconfig,
+    '--http-port',
+    String(httpPort),
+    '--https-port',
+    String(httpsPort),
+    '--config-dir',
+    join(dir, 'nginx'),
+    '--configmap',
+    'ingress-actors/ingress-actors',
+    '--sync-rate-limit',
+    '2',
+    '--shutdown-timeout',
+    '5',
+    '--healthz-host',
+    '127.0.0.1',
+    '--publish-status-address',
+    '127.0.0.1',
     ...(inspect ? inspectPort : []),
     ...passed,
   ]);
-  if ('help' in parsed) return out.write(`${DEMO_USAGE}\n`), 0;
+  if ('help' in parsed) return (out.write(`${DEMO_USAGE}\n`), 0);
   // Loopback only: nginx too, not only the API server, backends, probes and inspector.
   const config = { ...parsed.config, build: { ...parsed.config.build, listenAddress: '127.0.0.1' } };
   await mkdir(dir, { recursive: true });
@@ -127,7 +154,9 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
       // The nginx actor exists only once boot's config check passed: look for its first reload.
       await new Promise<void>((ok) => {
         const timer = setInterval(() => {
-          const nginx = controller.root.system.get('nginx')?.getSnapshot() as { context?: { reloadsOk?: number } } | undefined;
+          const nginx = controller.root.system.get('nginx')?.getSnapshot() as
+            | { context?: { reloadsOk?: number } }
+            | undefined;
           if ((nginx?.context?.reloadsOk ?? 0) > 0) ok(clearInterval(timer));
         }, 25);
         void controller.exitCode.then(() => clearInterval(timer));
@@ -144,7 +173,13 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
 }
 
 /** hints is what the demo prints once nginx serves the manifests. */
-function hints(apiUrl: string, kubeconfig: string, httpPort: number, httpsPort: number, inspector: string | null): string {
+function hints(
+  apiUrl: string,
+  kubeconfig: string,
+  httpPort: number,
+  httpsPort: number,
+  inspector: string | null,
+): string {
   const k = `kubectl --kubeconfig ${kubeconfig}`;
   return [
     `The demo cluster is up: API server ${apiUrl}, nginx on 127.0.0.1:${httpPort} (http) and :${httpsPort} (https).`,

@@ -25,7 +25,8 @@ export const classFlags = {
 export function parsePort(flag: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const port = Number(value);
-  if (!/^\d+$/.test(value) || port < 1 || port > 65535) throw new UsageError(`${flag} must be a port number (1-65535), not ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value) || port < 1 || port > 65535)
+    throw new UsageError(`${flag} must be a port number (1-65535), not ${JSON.stringify(value)}`);
   return port;
 }
 
@@ -34,7 +35,12 @@ export function parsePort(flag: string, value: string | undefined, fallback: num
  * is unknown, which one lacks its value, and the command's usage after it, instead of Node's
  * text about positionals and `--`.
  */
-export function parseFlags<const T extends ParseArgsOptionsConfig>(args: string[], options: T, usage: string, allowPositionals = false) {
+export function parseFlags<const T extends ParseArgsOptionsConfig>(
+  args: string[],
+  options: T,
+  usage: string,
+  allowPositionals = false,
+) {
   try {
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (error) {
@@ -53,7 +59,10 @@ function whatIsWrong(args: string[], options: ParseArgsOptionsConfig, error: Err
     if (!option) return `unknown flag ${token.rawName}`;
     if (option.type === 'boolean' && token.value !== undefined) return `${token.rawName} takes no value`;
     // Strict parsing refuses a value that looks like a flag (`--out --manifests`): it was forgotten.
-    if (option.type === 'string' && (token.value === undefined || (!token.inlineValue && token.value.length > 1 && token.value.startsWith('-')))) {
+    if (
+      option.type === 'string' &&
+      (token.value === undefined || (!token.inlineValue && token.value.length > 1 && token.value.startsWith('-')))
+    ) {
       return `${token.rawName} needs a value`;
     }
   }

@@ -53,7 +53,8 @@ function systemErrorLine(error: unknown): string | null {
 
 /** failureLine is the one line a failure the user can act on prints, with its exit code; null for a bug (its stack then). */
 function failureLine(error: unknown): { line: string; code: 1 | 2 } | null {
-  if (error instanceof UsageError) return { line: error.usage ? `${error.message}\n\n${error.usage}` : error.message, code: 2 };
+  if (error instanceof UsageError)
+    return { line: error.usage ? `${error.message}\n\n${error.usage}` : error.message, code: 2 };
   // A folder refused as not private is the operator's to fix, as a bad flag is.
   if (error instanceof UnsafePathError) return { line: error.message, code: 2 };
   if (error instanceof ManifestError || error instanceof ListenError) return { line: error.message, code: 1 };

@@ -19,14 +19,19 @@ export function renderReport(snapshot: Snapshot, options: BuildOptions, problems
   const classes = new Map<string, IngressClass>(snapshot.ingressClasses.map((c) => [c.metadata?.name ?? '', c]));
   for (const ingress of snapshot.ingresses) {
     const why = whyNotOurs(ingress, classes, options);
-    if (why !== null) lines.push(`${ingress.metadata?.namespace ?? 'default'}/${ingress.metadata?.name ?? ''}: ignored: ${why}`);
+    if (why !== null)
+      lines.push(`${ingress.metadata?.namespace ?? 'default'}/${ingress.metadata?.name ?? ''}: ignored: ${why}`);
   }
   if (options.configMap !== undefined) {
     const [namespace, name] = options.configMap.split('/');
     const found = snapshot.configMaps.some((c) => c.metadata?.namespace === namespace && c.metadata?.name === name);
     if (!found) lines.push(`--configmap ${options.configMap}: no such ConfigMap in the manifests; the defaults apply`);
   }
-  const sliced = new Set(snapshot.endpointSlices.map((s) => `${s.metadata?.namespace ?? 'default'}/${s.metadata?.labels?.[SERVICE_NAME_LABEL] ?? ''}`));
+  const sliced = new Set(
+    snapshot.endpointSlices.map(
+      (s) => `${s.metadata?.namespace ?? 'default'}/${s.metadata?.labels?.[SERVICE_NAME_LABEL] ?? ''}`,
+    ),
+  );
   const unsliced = new Map<string, Set<string>>();
   let paths = 0;
   for (const problem of problems) {

@@ -32,7 +32,10 @@ async function readManifests(paths: readonly string[], stdin: NodeJS.ReadableStr
 }
 
 /** runRender is `ingress-actors render`: exit 0 with the config, 1 when a manifest is missing or not valid YAML. */
-export async function runRender(argv: string[], { out, err, log, stdin = process.stdin }: CommandIo & { stdin?: NodeJS.ReadableStream }): Promise<number> {
+export async function runRender(
+  argv: string[],
+  { out, err, log, stdin = process.stdin }: CommandIo & { stdin?: NodeJS.ReadableStream },
+): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
     {
@@ -72,7 +75,10 @@ export async function runRender(argv: string[], { out, err, log, stdin = process
   const template = await loadTemplate(values.template);
   const { model, problems } = buildModel(snapshot, { ...options, resolvers: await nameservers() });
   const text = render(model, template);
-  log.debug({ servers: model.servers.length, upstreams: model.upstreams.length, problems: problems.length }, 'model built');
+  log.debug(
+    { servers: model.servers.length, upstreams: model.upstreams.length, problems: problems.length },
+    'model built',
+  );
   for (const line of renderReport(snapshot, options, problems)) err.write(`${line}\n`);
   // A refused DIR (not private: see src/nginx/private-files.ts) is an UnsafePathError: one line, exit 2.
   if (values.out) await writeConfigSet(values.out, text, model.certificates);

@@ -48,7 +48,10 @@ export function statechartFiles(machine: AnyStateMachine): StatechartFiles {
 export async function renderSvg(dot: string, binary = 'dot'): Promise<string> {
   const result = await execa(binary, ['-Tsvg'], { input: dot, reject: false, timeout: 60_000 });
   if (result.failed || result.exitCode !== 0) {
-    const why = result.code === 'ENOENT' ? `${binary} not found: install Graphviz (Debian: apt-get install graphviz) or pass --no-svg` : result.stderr;
+    const why =
+      result.code === 'ENOENT'
+        ? `${binary} not found: install Graphviz (Debian: apt-get install graphviz) or pass --no-svg`
+        : result.stderr;
     throw new Error(`cannot render SVG with ${binary}: ${why}`);
   }
   return result.stdout.endsWith('\n') ? result.stdout : `${result.stdout}\n`;
@@ -67,11 +70,12 @@ export async function runStatecharts(argv: string[], { out, err }: CommandIo): P
     },
     STATECHARTS_USAGE,
   );
-  if (values.help) return out.write(`${STATECHARTS_USAGE}\n`), 0;
+  if (values.help) return (out.write(`${STATECHARTS_USAGE}\n`), 0);
   if (!values.out) throw new UsageError('--out DIR is required', STATECHARTS_USAGE);
   const names = values.machine ?? Object.keys(MACHINES);
   const unknown = names.filter((name) => !(name in MACHINES));
-  if (unknown.length > 0) throw new UsageError(`unknown machine ${unknown.join(', ')}; known: ${Object.keys(MACHINES).join(', ')}`);
+  if (unknown.length > 0)
+    throw new UsageError(`unknown machine ${unknown.join(', ')}; known: ${Object.keys(MACHINES).join(', ')}`);
   const dir = resolve(values.out);
   await mkdir(dir, { recursive: true });
   for (const name of names) {

@@ -39,7 +39,9 @@ export function stateLabel(value: unknown): string {
     const entries = Object.entries(value as Record<string, unknown>);
     if (entries.length === 1) {
       const [key, child] = entries[0]!;
-      return typeof child === 'object' && child !== null && Object.keys(child).length > 1 ? key : `${key}.${stateLabel(child)}`;
+      return typeof child === 'object' && child !== null && Object.keys(child).length > 1
+        ? key
+        : `${key}.${stateLabel(child)}`;
     }
   }
   return String(value);
@@ -51,7 +53,10 @@ const oneLine = (text: unknown) => {
   return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 };
 
-const item = (summary: string, detail?: string | null): HealthItem => ({ summary, detailed: detail ? `${summary} (${detail})` : summary });
+const item = (summary: string, detail?: string | null): HealthItem => ({
+  summary,
+  detailed: detail ? `${summary} (${detail})` : summary,
+});
 
 /** ReloadState is what the nginx actor says about its configs: for /healthz, and for whoever reports failed reloads. */
 export interface ReloadState {
@@ -84,7 +89,14 @@ export function checkHealth(lookup: ActorLookup, watchers: readonly string[]): H
   const problems: HealthItem[] = [];
   const warnings: HealthItem[] = [];
   const root = lookup('root');
-  if (root && root.value !== 'running') problems.push(item(root.value === 'booting' ? 'booting: the template is not loaded yet' : `shutting down (${stateLabel(root.value)})`));
+  if (root && root.value !== 'running')
+    problems.push(
+      item(
+        root.value === 'booting'
+          ? 'booting: the template is not loaded yet'
+          : `shutting down (${stateLabel(root.value)})`,
+      ),
+    );
   for (const kind of watchers) {
     const watcher = lookup(`watcher.${kind}`);
     if (watcher?.context?.reportedSynced === true) {
@@ -94,24 +106,40 @@ export function checkHealth(lookup: ActorLookup, watchers: readonly string[]): H
       if (typeof since === 'number') {
         const summary = `watcher ${kind} is not watching since ${new Date(since).toISOString()}; serving what it last saw`;
         const error = watcher.context.lastError ? `, last error: ${oneLine(watcher.context.lastError)}` : '';
-        warnings.push(item(summary, `state ${stateLabel(watcher.value)}, ${Number(watcher.context.failures ?? 0)} failures in a row${error}`));
+        warnings.push(
+          item(
+            summary,
+            `state ${stateLabel(watcher.value)}, ${Number(watcher.context.failures ?? 0)} failures in a row${error}`,
+          ),
+        );
       }
       continue;
     }
-    const detail = watcher ? `state ${stateLabel(watcher.value)}${watcher.context?.lastError ? `, last error: ${oneLine(watcher.context.lastError)}` : ''}` : 'not running';
+    const detail = watcher
+      ? `state ${stateLabel(watcher.value)}${watcher.context?.lastError ? `, last error: ${oneLine(watcher.context.lastError)}` : ''}`
+      : 'not running';
     problems.push(item(`watcher ${kind} has not synced yet`, detail));
   }
   const nginx = lookup('nginx');
   const reload = reloadState(nginx);
   if (!reload.running) {
-    const exit = nginx?.context?.lastExit as { code?: number | null; signal?: string | null; error?: string | null } | null | undefined;
-    const how = exit ? `, last exit: ${exit.error ?? (exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`)}` : '';
+    const exit = nginx?.context?.lastExit as
+      | { code?: number | null; signal?: string | null; error?: string | null }
+      | null
+      | undefined;
+    const how = exit
+      ? `, last exit: ${exit.error ?? (exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`)}`
+      : '';
     problems.push(item('nginx is not running', `state ${nginx ? stateLabel(nginx.value) : 'absent'}${how}`));
   }
   if (nginx?.context) {
     const failed = reload.lastReloadError ? `the last reload failed: ${reload.lastReloadError}` : null;
     if (!reload.servesClusterConfig) problems.push(item('no configuration from the cluster applied yet', failed));
-    else if (failed) warnings.push({ summary: 'the last reload failed; nginx serves the last good config', detailed: `${failed} (nginx serves the last good config)` });
+    else if (failed)
+      warnings.push({
+        summary: 'the last reload failed; nginx serves the last good config',
+        detailed: `${failed} (nginx serves the last good config)`,
+      });
   }
   return { ok: problems.length === 0, problems, warnings };
 }
@@ -123,7 +151,10 @@ export function checkHealth(lookup: ActorLookup, watchers: readonly string[]): H
  */
 export function healthText(health: Health, detailed: boolean): string {
   const line = (i: HealthItem) => (detailed ? i.detailed : i.summary);
-  const lines = [...(health.ok ? ['ok'] : health.problems.map(line)), ...health.warnings.map((w) => `warning: ${line(w)}`)];
+  const lines = [
+    ...(health.ok ? ['ok'] : health.problems.map(line)),
+    ...health.warnings.map((w) => `warning: ${line(w)}`),
+  ];
   return `${lines.join('\n')}\n`;
 }
 

@@ -9,7 +9,14 @@ export class ListenError extends Error {
     readonly port: number,
     readonly code: string | undefined,
   ) {
-    const why = code === 'EADDRINUSE' ? 'the port is already in use' : code === 'EACCES' ? 'permission denied (a port below 1024 needs root or CAP_NET_BIND_SERVICE)' : code === 'EADDRNOTAVAIL' ? 'no such address on this machine' : `cannot listen (${code ?? 'unknown error'})`;
+    const why =
+      code === 'EADDRINUSE'
+        ? 'the port is already in use'
+        : code === 'EACCES'
+          ? 'permission denied (a port below 1024 needs root or CAP_NET_BIND_SERVICE)'
+          : code === 'EADDRNOTAVAIL'
+            ? 'no such address on this machine'
+            : `cannot listen (${code ?? 'unknown error'})`;
     super(`${flag} ${port}: ${host.includes(':') ? `[${host}]` : host}:${port}: ${why}`);
   }
 }
@@ -19,7 +26,10 @@ export class ListenError extends Error {
  * resolves once it does; a failure rejects with a ListenError naming `flag`, and leaves the
  * server closed with no listener of ours left on it.
  */
-export function listenOn(server: Server, options: { readonly port: number; readonly host?: string; readonly flag: string }): Promise<void> {
+export function listenOn(
+  server: Server,
+  options: { readonly port: number; readonly host?: string; readonly flag: string },
+): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       server.off('listening', onListening);

@@ -49,9 +49,21 @@ export class ControllerMetrics {
       controller_class: options.controllerClass,
       controller_pod: options.controllerPod,
     });
-    this.success = new Counter({ name: 'nginx_ingress_controller_success', help: 'Cumulative number of Ingress controller reload operations', registers });
-    this.errors = new Counter({ name: 'nginx_ingress_controller_errors', help: 'Cumulative number of Ingress controller errors during reload operations', registers });
-    this.lastReload = new Gauge({ name: 'nginx_ingress_controller_config_last_reload_successful', help: 'Whether the last configuration reload attempt was successful', registers });
+    this.success = new Counter({
+      name: 'nginx_ingress_controller_success',
+      help: 'Cumulative number of Ingress controller reload operations',
+      registers,
+    });
+    this.errors = new Counter({
+      name: 'nginx_ingress_controller_errors',
+      help: 'Cumulative number of Ingress controller errors during reload operations',
+      registers,
+    });
+    this.lastReload = new Gauge({
+      name: 'nginx_ingress_controller_config_last_reload_successful',
+      help: 'Whether the last configuration reload attempt was successful',
+      registers,
+    });
     this.lastReloadTime = new Gauge({
       name: 'nginx_ingress_controller_config_last_reload_successful_timestamp_seconds',
       help: 'Timestamp of the last successful configuration reload',
@@ -68,8 +80,17 @@ export class ControllerMetrics {
         this.set({ name: options.electionId }, stateLabel(value).split('.')[0] === 'leader' ? 1 : 0);
       },
     });
-    this.restarts = new Counter({ name: 'ingress_actors_nginx_restarts_total', help: 'nginx master restarts after it died', registers });
-    this.childRestarts = new Counter({ name: 'ingress_actors_child_restarts_total', help: 'Child actors restarted by the root supervisor', labelNames: ['child'], registers });
+    this.restarts = new Counter({
+      name: 'ingress_actors_nginx_restarts_total',
+      help: 'nginx master restarts after it died',
+      registers,
+    });
+    this.childRestarts = new Counter({
+      name: 'ingress_actors_child_restarts_total',
+      help: 'Child actors restarted by the root supervisor',
+      labelNames: ['child'],
+      registers,
+    });
     this.syncDuration = new Histogram({
       name: 'ingress_actors_sync_duration_seconds',
       help: 'Time from snapshot to the rendered config handed to nginx, per sync',
@@ -99,7 +120,17 @@ export class ControllerMetrics {
         for (const id of options.actorIds) {
           const snapshot = lookup(id);
           // Machines report their state; other actors (the http server, a callback) their status.
-          if (snapshot) this.set({ actor: id, state: snapshot.status === 'active' && snapshot.value !== undefined ? stateLabel(snapshot.value) : snapshot.status }, 1);
+          if (snapshot)
+            this.set(
+              {
+                actor: id,
+                state:
+                  snapshot.status === 'active' && snapshot.value !== undefined
+                    ? stateLabel(snapshot.value)
+                    : snapshot.status,
+              },
+              1,
+            );
         }
       },
     });
@@ -119,7 +150,11 @@ export class ControllerMetrics {
     if (ref.sessionId === event.rootId) return this.observeRoot(context);
     if (ref.id !== 'nginx') return;
     const before = this.seen.get(ref.sessionId) ?? { reloadsOk: 0, reloadsFailed: 0, restarts: 0 };
-    const after: NginxCounts = { reloadsOk: Number(context.reloadsOk ?? 0), reloadsFailed: Number(context.reloadsFailed ?? 0), restarts: Number(context.restarts ?? 0) };
+    const after: NginxCounts = {
+      reloadsOk: Number(context.reloadsOk ?? 0),
+      reloadsFailed: Number(context.reloadsFailed ?? 0),
+      restarts: Number(context.restarts ?? 0),
+    };
     this.seen.set(ref.sessionId, after);
     const ok = after.reloadsOk - before.reloadsOk;
     const failed = after.reloadsFailed - before.reloadsFailed;

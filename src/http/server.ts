@@ -36,7 +36,10 @@ function httpHandler(options: Omit<HttpServerOptions, 'port' | 'host'>): Request
     }
     if (path === '/healthz') {
       const health = options.health();
-      res.writeHead(health.ok ? 200 : 500, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+      res.writeHead(health.ok ? 200 : 500, {
+        'content-type': 'text/plain; charset=utf-8',
+        'cache-control': 'no-store',
+      });
       res.end(healthText(health, isLoopbackAddress(req.socket.remoteAddress)));
       if (!health.ok) options.log.debug({ problems: health.problems.map((p) => p.detailed) }, '/healthz is failing');
       return;
@@ -61,7 +64,9 @@ export async function listenHealthz(port: number, host?: string): Promise<Server
   // Until httpActor takes it (once boot's config check passed), a probe hears that it is starting:
   // a request with no listener at all would never be answered.
   const server = createServer((_req, res) => {
-    res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).end('starting: the boot config is being checked\n');
+    res
+      .writeHead(500, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' })
+      .end('starting: the boot config is being checked\n');
   });
   await listenOn(server, { port, ...(host === undefined ? {} : { host }), flag: '--healthz-port' });
   return server;
@@ -86,7 +91,8 @@ export interface HttpActorOptions extends Omit<HttpServerOptions, 'health'> {
 export function httpActor(options: HttpActorOptions) {
   let prebound = options.listening;
   return fromPromise<void, void>(({ system, signal }) => {
-    const lookup: ActorLookup = (id) => (id === 'root' ? options.root() : (system.get(id)?.getSnapshot() as ReturnType<ActorLookup>));
+    const lookup: ActorLookup = (id) =>
+      id === 'root' ? options.root() : (system.get(id)?.getSnapshot() as ReturnType<ActorLookup>);
     const handler = httpHandler({ ...options, health: () => checkHealth(lookup, options.watchers) });
     const server = prebound ?? createServer();
     const bound = prebound !== undefined;
@@ -101,7 +107,9 @@ export function httpActor(options: HttpActorOptions) {
         server.close(() => resolve());
         server.closeAllConnections();
       };
-      server.on('listening', () => options.log.info({ port: (server.address() as AddressInfo).port }, 'serving /healthz and /metrics'));
+      server.on('listening', () =>
+        options.log.info({ port: (server.address() as AddressInfo).port }, 'serving /healthz and /metrics'),
+      );
       server.on('error', (error: NodeJS.ErrnoException) => {
         if (signal.aborted) return;
         if (error.code === 'EADDRINUSE') {
@@ -115,7 +123,8 @@ export function httpActor(options: HttpActorOptions) {
       });
       signal.addEventListener('abort', close, { once: true });
       if (signal.aborted) close();
-      else if (bound) options.log.info({ port: (server.address() as AddressInfo).port }, 'serving /healthz and /metrics');
+      else if (bound)
+        options.log.info({ port: (server.address() as AddressInfo).port }, 'serving /healthz and /metrics');
       else listen();
     });
   });

@@ -20,7 +20,8 @@ export class ClusterCache {
   upsert(kind: WatchedKind, obj: KubeObject): boolean {
     const byKey = this.kind(kind);
     const old = byKey.get(key(obj));
-    const changed = !old || old.metadata?.resourceVersion !== obj.metadata?.resourceVersion || !obj.metadata?.resourceVersion;
+    const changed =
+      !old || old.metadata?.resourceVersion !== obj.metadata?.resourceVersion || !obj.metadata?.resourceVersion;
     if (!changed) return false;
     byKey.set(key(obj), obj);
     this.lists.delete(kind);
@@ -58,7 +59,11 @@ export class ClusterCache {
    * holds differently from `before` (an earlier list of that kind): changed, added or removed.
    * `among.namespaces` count whole (every key in them).
    */
-  changedSince(kind: WatchedKind, before: readonly KubeObject[], among: { readonly keys: readonly string[]; readonly namespaces: readonly string[] }): string[] {
+  changedSince(
+    kind: WatchedKind,
+    before: readonly KubeObject[],
+    among: { readonly keys: readonly string[]; readonly namespaces: readonly string[] },
+  ): string[] {
     const now = this.list(kind);
     if (now === before) return [];
     const was = new Map(before.map((o) => [key(o), o]));

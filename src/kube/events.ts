@@ -123,7 +123,9 @@ export class EventRecorder {
 
   /** record reports the Ingresses whose problems changed; an API failure rejects after what was done so far is kept. */
   async record(problems: readonly Problem[]): Promise<RecordResult> {
-    const ingresses = new Map(this.options.cache.list<V1Ingress>('Ingress').map((i) => [`${i.metadata?.namespace}/${i.metadata?.name}`, i]));
+    const ingresses = new Map(
+      this.options.cache.list<V1Ingress>('Ingress').map((i) => [`${i.metadata?.namespace}/${i.metadata?.name}`, i]),
+    );
     const byIngress = new Map<string, { problems: Problem[]; ingress: V1Ingress }>();
     for (const problem of problems) {
       const object = `${problem.namespace}/${problem.name}`;
@@ -219,7 +221,8 @@ export class EventRecorder {
       return false;
     } catch (error) {
       // Events expire (an hour by default): make it again.
-      if (apiCode(error) !== 404 || !again) throw new Error(`updating Event ${namespace}/${name}: ${describeApiError(error)}`);
+      if (apiCode(error) !== 404 || !again)
+        throw new Error(`updating Event ${namespace}/${name}: ${describeApiError(error)}`);
       this.counts.delete(name);
       return this.emit(report, ingress, false);
     }

@@ -71,7 +71,12 @@ class GuardedWatch {
     private readonly onIdle: (idleMs: number) => void,
   ) {}
 
-  async watch(path: string, queryParams: Record<string, unknown>, callback: WatchCallback, done: WatchDone): Promise<AbortController> {
+  async watch(
+    path: string,
+    queryParams: Record<string, unknown>,
+    callback: WatchCallback,
+    done: WatchDone,
+  ): Promise<AbortController> {
     const inner = new Watch(this.kc);
     // Declared private in client-node's types, but the knob its Watch reads on every (re)arm of
     // its timer; test/kube/watchers.test.ts checks that a silent watch is reopened on time.
@@ -95,18 +100,28 @@ class GuardedWatch {
     }, requestTimeoutMs);
     // Like client-node's own timer: a pending deadline must not keep a stopping process alive.
     deadline.unref();
-    const opened = inner.watch(path, { ...queryParams, allowWatchBookmarks: true }, (phase, obj, raw) => void (finished || callback(phase, obj, raw)), finish).then(
-      (request) => {
-        if (!finished) {
-          answered = true;
-          clearTimeout(deadline);
-        }
-        if (outer.signal.aborted) request.abort();
-        else outer.signal.addEventListener('abort', () => request.abort(), { once: true });
-      },
-      (error: unknown) => finish(error),
-    );
-    await Promise.race([opened, new Promise((resolve) => outer.signal.addEventListener('abort', resolve, { once: true }))]);
+    const opened = inner
+      .watch(
+        path,
+        { ...queryParams, allowWatchBookmarks: true },
+        (phase, obj, raw) => void (finished || callback(phase, obj, raw)),
+        finish,
+      )
+      .then(
+        (request) => {
+          if (!finished) {
+            answered = true;
+            clearTimeout(deadline);
+          }
+          if (outer.signal.aborted) request.abort();
+          else outer.signal.addEventListener('abort', () => request.abort(), { once: true });
+        },
+        (error: unknown) => finish(error),
+      );
+    await Promise.race([
+      opened,
+      new Promise((resolve) => outer.signal.addEventListener('abort', resolve, { once: true })),
+    ]);
     return outer;
   }
 }
@@ -117,7 +132,13 @@ class GuardedWatch {
  * watch the API server did not answer in time included) it stops and reports, and the watcher
  * actor decides when to start it again.
  */
-export function createInformer(kc: KubeConfig, kind: WatchedKind, scope: InformerScope, events: InformerEvents, timeouts: InformerTimeouts = DEFAULT_INFORMER_TIMEOUTS): Informer {
+export function createInformer(
+  kc: KubeConfig,
+  kind: WatchedKind,
+  scope: InformerScope,
+  events: InformerEvents,
+  timeouts: InformerTimeouts = DEFAULT_INFORMER_TIMEOUTS,
+): Informer {
   const info = KIND_INFO[kind];
   const apiVersion = info.group ? `${info.group}/${info.version}` : info.version;
   const [onlyNamespace, onlyName] = scope.only?.split('/') ?? [];
@@ -152,9 +173,18 @@ export function createInformer(kc: KubeConfig, kind: WatchedKind, scope: Informe
     }, timeouts.requestTimeoutMs);
     timer.unref();
     try {
-      return await objects.list(apiVersion, kind, info.namespaced ? (namespace ?? undefined) : undefined, undefined, undefined, undefined, fieldSelector);
+      return await objects.list(
+        apiVersion,
+        kind,
+        info.namespaced ? (namespace ?? undefined) : undefined,
+        undefined,
+        undefined,
+        undefined,
+        fieldSelector,
+      );
     } catch (error) {
-      if (timedOut) throw new Error(`list ${kind}: the API server did not answer within ${timeouts.requestTimeoutMs} ms`);
+      if (timedOut)
+        throw new Error(`list ${kind}: the API server did not answer within ${timeouts.requestTimeoutMs} ms`);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -162,7 +192,14 @@ export function createInformer(kc: KubeConfig, kind: WatchedKind, scope: Informe
     }
   };
   const watch = new GuardedWatch(kc, timeouts, (idleMs) => events.onIdle?.(idleMs));
-  const listWatch = new ListWatch<KubernetesObject>(apiPath(kind, info.namespaced ? namespace : null), watch as unknown as Watch, list, false, undefined, fieldSelector);
+  const listWatch = new ListWatch<KubernetesObject>(
+    apiPath(kind, info.namespaced ? namespace : null),
+    watch as unknown as Watch,
+    list,
+    false,
+    undefined,
+    fieldSelector,
+  );
   listWatch.on('add', (obj) => events.onChange('add', obj));
   listWatch.on('update', (obj) => events.onChange('update', obj));
   listWatch.on('delete', (obj) => events.onChange('delete', obj));

@@ -1,5 +1,13 @@
 /** The kinds the controller watches, one watcher actor each. */
-export const WATCHED_KINDS = ['Ingress', 'IngressClass', 'Service', 'EndpointSlice', 'Secret', 'ConfigMap', 'Node'] as const;
+export const WATCHED_KINDS = [
+  'Ingress',
+  'IngressClass',
+  'Service',
+  'EndpointSlice',
+  'Secret',
+  'ConfigMap',
+  'Node',
+] as const;
 
 /** WatchedKind is one of WATCHED_KINDS. */
 export type WatchedKind = (typeof WATCHED_KINDS)[number];

@@ -24,7 +24,11 @@ export interface ElectionTimings {
  * TTL / 7.5, so a dead leader is replaced at most TTL + TTL / 7.5 after its last renewal.
  */
 export function electionTimings(ttlMs: number): ElectionTimings {
-  return { leaseDurationMs: ttlMs, renewDeadlineMs: Math.round((ttlMs * 2) / 3), retryPeriodMs: Math.max(50, Math.round(ttlMs / 7.5)) };
+  return {
+    leaseDurationMs: ttlMs,
+    renewDeadlineMs: Math.round((ttlMs * 2) / 3),
+    retryPeriodMs: Math.max(50, Math.round(ttlMs / 7.5)),
+  };
 }
 
 /** defaultIdentity is POD_NAME when set, else host name plus a random suffix (unique per process, as client-go recommends). */
@@ -64,7 +68,12 @@ export interface LeaseElectorOptions {
 
 const specKey = (lease: V1Lease): string => {
   const s = lease.spec ?? {};
-  return JSON.stringify([s.holderIdentity ?? '', String(s.renewTime ?? ''), s.leaseTransitions ?? 0, lease.metadata?.resourceVersion ?? '']);
+  return JSON.stringify([
+    s.holderIdentity ?? '',
+    String(s.renewTime ?? ''),
+    s.leaseTransitions ?? 0,
+    lease.metadata?.resourceVersion ?? '',
+  ]);
 };
 
 /**
@@ -164,7 +173,12 @@ export class LeaseElector {
     const lease = await this.api.readNamespacedLease({ name, namespace });
     if (lease.spec?.holderIdentity !== identity) return false;
     const now = new V1MicroTime(this.now());
-    const spec = { leaseDurationSeconds: 1, leaseTransitions: lease.spec.leaseTransitions ?? 0, acquireTime: now, renewTime: now };
+    const spec = {
+      leaseDurationSeconds: 1,
+      leaseTransitions: lease.spec.leaseTransitions ?? 0,
+      acquireTime: now,
+      renewTime: now,
+    };
     await this.api.replaceNamespacedLease({ name, namespace, body: { ...lease, spec } });
     return true;
   }
@@ -183,7 +197,8 @@ export class LeaseElector {
         leaseDurationSeconds: Math.max(1, Math.ceil(leaseDurationMs / 1000)),
         acquireTime: renewing && spec.acquireTime ? spec.acquireTime : stamp,
         renewTime: stamp,
-        leaseTransitions: current === undefined ? 0 : renewing ? (spec.leaseTransitions ?? 0) : (spec.leaseTransitions ?? 0) + 1,
+        leaseTransitions:
+          current === undefined ? 0 : renewing ? (spec.leaseTransitions ?? 0) : (spec.leaseTransitions ?? 0) + 1,
       },
     };
   }

@@ -5,7 +5,15 @@
  * resourceVersion it was computed from, retried after a 409 once the watch has the newer object.
  */
 import { isIP } from 'node:net';
-import type { CoreV1Api, NetworkingV1Api, V1EndpointSlice, V1Ingress, V1IngressLoadBalancerIngress, V1Node, V1Service } from '@kubernetes/client-node';
+import type {
+  CoreV1Api,
+  NetworkingV1Api,
+  V1EndpointSlice,
+  V1Ingress,
+  V1IngressLoadBalancerIngress,
+  V1Node,
+  V1Service,
+} from '@kubernetes/client-node';
 import type { ShutdownCheck } from '../../machines/status.machine.js';
 import type { Logger } from '../log.js';
 import type { NginxModel } from '../model/nginx-model.js';
@@ -61,7 +69,8 @@ export interface PublishResult {
 /** servedIngresses lists `namespace/name` of every Ingress that has a location in the model: the Ingresses this controller owns. */
 export function servedIngresses(model: NginxModel): Set<string> {
   const served = new Set<string>();
-  for (const server of [model.defaultServer, ...model.servers]) for (const location of server.locations) if (location.ingress) served.add(location.ingress);
+  for (const server of [model.defaultServer, ...model.servers])
+    for (const location of server.locations) if (location.ingress) served.add(location.ingress);
   return served;
 }
 
@@ -74,7 +83,10 @@ export function toAddress(nameOrIp: string): LoadBalancerAddress {
 export function sortAddresses(addresses: readonly LoadBalancerAddress[]): LoadBalancerAddress[] {
   const seen = new Map<string, LoadBalancerAddress>();
   for (const a of addresses) {
-    const clean: LoadBalancerAddress = { ...(a.ip ? { ip: a.ip } : {}), ...(a.hostname ? { hostname: a.hostname } : {}) };
+    const clean: LoadBalancerAddress = {
+      ...(a.ip ? { ip: a.ip } : {}),
+      ...(a.hostname ? { hostname: a.hostname } : {}),
+    };
     if (clean.ip || clean.hostname) seen.set(`${clean.hostname ?? ''}\0${clean.ip ?? ''}`, clean);
   }
   return [...seen.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
@@ -82,7 +94,12 @@ export function sortAddresses(addresses: readonly LoadBalancerAddress[]): LoadBa
 
 /** currentAddresses reads an Ingress's status addresses, sorted (ports and errors are not compared). */
 export function currentAddresses(ingress: V1Ingress): LoadBalancerAddress[] {
-  return sortAddresses((ingress.status?.loadBalancer?.ingress ?? []).map((e) => ({ ...(e.ip ? { ip: e.ip } : {}), ...(e.hostname ? { hostname: e.hostname } : {}) })));
+  return sortAddresses(
+    (ingress.status?.loadBalancer?.ingress ?? []).map((e) => ({
+      ...(e.ip ? { ip: e.ip } : {}),
+      ...(e.hostname ? { hostname: e.hostname } : {}),
+    })),
+  );
 }
 
 /** sameAddresses compares two sorted address lists. */
@@ -90,7 +107,8 @@ export function sameAddresses(a: readonly LoadBalancerAddress[], b: readonly Loa
   return a.length === b.length && a.every((x, i) => x.ip === b[i]!.ip && x.hostname === b[i]!.hostname);
 }
 
-const keyOf = (o: { metadata?: { namespace?: string; name?: string } }) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+const keyOf = (o: { metadata?: { namespace?: string; name?: string } }) =>
+  `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
 /** runLimited runs the writes 8 at a time (as ingress-nginx's pool of 10) and counts those that wrote; the first failure rejects after all settled. */
 async function runLimited(tasks: ReadonlyArray<() => Promise<boolean>>, limit = 8): Promise<number> {
@@ -120,9 +138,15 @@ export function serviceAddresses(service: V1Service): LoadBalancerAddress[] {
     case 'ExternalName':
       return spec.externalName ? [{ hostname: spec.externalName }] : [];
     case 'NodePort':
-      return external.length > 0 ? external : spec.clusterIP && spec.clusterIP !== 'None' ? [{ ip: spec.clusterIP }] : [];
+      return external.length > 0
+        ? external
+        : spec.clusterIP && spec.clusterIP !== 'None'
+          ? [{ ip: spec.clusterIP }]
+          : [];
     case 'LoadBalancer': {
-      const lb = (service.status?.loadBalancer?.ingress ?? []).map((i) => (i.ip ? { ip: i.ip } : { hostname: i.hostname ?? '' }));
+      const lb = (service.status?.loadBalancer?.ingress ?? []).map((i) =>
+        i.ip ? { ip: i.ip } : { hostname: i.hostname ?? '' },
+      );
       return [...lb, ...external];
     }
     default:
@@ -133,12 +157,19 @@ export function serviceAddresses(service: V1Service): LoadBalancerAddress[] {
 /** nodeAddress is a Node's ExternalIP, else its InternalIP (ingress-nginx's GetNodeIPOrName without --report-node-internal-ip-address). */
 export function nodeAddress(node: V1Node): string | null {
   const addresses = node.status?.addresses ?? [];
-  return addresses.find((a) => a.type === 'ExternalIP')?.address ?? addresses.find((a) => a.type === 'InternalIP')?.address ?? null;
+  return (
+    addresses.find((a) => a.type === 'ExternalIP')?.address ??
+    addresses.find((a) => a.type === 'InternalIP')?.address ??
+    null
+  );
 }
 
 type Endpoint = NonNullable<V1EndpointSlice['endpoints']>[number];
 const isReady = (e: Endpoint) => e.conditions?.ready !== false && e.conditions?.terminating !== true;
-const isPod = (e: Endpoint, pod: PodInfo) => e.targetRef?.kind === 'Pod' && e.targetRef.name === pod.name && (!e.targetRef.namespace || e.targetRef.namespace === pod.namespace);
+const isPod = (e: Endpoint, pod: PodInfo) =>
+  e.targetRef?.kind === 'Pod' &&
+  e.targetRef.name === pod.name &&
+  (!e.targetRef.namespace || e.targetRef.namespace === pod.namespace);
 
 /**
  * StatusWriter computes this controller's addresses and brings the status of the Ingresses it
@@ -158,10 +189,14 @@ export class StatusWriter {
     const slices = this.options.cache.list<V1EndpointSlice>('EndpointSlice');
     if (publishService) {
       const [ns, name] = publishService.split('/');
-      return slices.filter((s) => s.metadata?.namespace === ns && s.metadata?.labels?.['kubernetes.io/service-name'] === name);
+      return slices.filter(
+        (s) => s.metadata?.namespace === ns && s.metadata?.labels?.['kubernetes.io/service-name'] === name,
+      );
     }
     if (!pod.name || !pod.namespace) return null;
-    return slices.filter((s) => s.metadata?.namespace === pod.namespace && (s.endpoints ?? []).some((e) => isPod(e, pod)));
+    return slices.filter(
+      (s) => s.metadata?.namespace === pod.namespace && (s.endpoints ?? []).some((e) => isPod(e, pod)),
+    );
   }
 
   /**
@@ -171,7 +206,11 @@ export class StatusWriter {
    */
   checkPeers(): ShutdownCheck {
     const slices = this.peerSlices();
-    if (slices === null) return { othersWillTakeOver: false, reason: 'no peer information (neither --publish-service nor POD_NAME/POD_NAMESPACE)' };
+    if (slices === null)
+      return {
+        othersWillTakeOver: false,
+        reason: 'no peer information (neither --publish-service nor POD_NAME/POD_NAMESPACE)',
+      };
     const { pod } = this.options.source;
     const others = slices.flatMap((s) => s.endpoints ?? []).filter((e) => isReady(e) && !(pod.name && isPod(e, pod)));
     const count = pod.name ? others.length : Math.max(0, others.length - 1);
@@ -191,7 +230,8 @@ export class StatusWriter {
     const nodes = new Set<string>();
     const own = await this.ownNode();
     if (own) nodes.add(own);
-    for (const slice of this.peerSlices() ?? []) for (const e of slice.endpoints ?? []) if (isReady(e) && e.nodeName) nodes.add(e.nodeName);
+    for (const slice of this.peerSlices() ?? [])
+      for (const e of slice.endpoints ?? []) if (isReady(e) && e.nodeName) nodes.add(e.nodeName);
     const byName = new Map(this.options.cache.list<V1Node>('Node').map((n) => [n.metadata?.name ?? '', n]));
     const found = [...nodes].map((n) => byName.get(n)).map((n) => (n ? nodeAddress(n) : null));
     return sortAddresses(found.filter((a) => a !== null).map(toAddress));
@@ -221,7 +261,9 @@ export class StatusWriter {
 
   /** clear empties the addresses of every served Ingress (on the last replica's shutdown); returns how many it wrote. */
   async clear(served: ReadonlySet<string>): Promise<number> {
-    const ingresses = this.options.cache.list<V1Ingress>('Ingress').filter((i) => served.has(keyOf(i)) && currentAddresses(i).length > 0);
+    const ingresses = this.options.cache
+      .list<V1Ingress>('Ingress')
+      .filter((i) => served.has(keyOf(i)) && currentAddresses(i).length > 0);
     return runLimited(ingresses.map((ingress) => () => this.write(ingress, [])));
   }
 
@@ -240,20 +282,33 @@ export class StatusWriter {
         ...current,
         apiVersion: 'networking.k8s.io/v1',
         kind: 'Ingress',
-        status: { ...current.status, loadBalancer: { ...current.status?.loadBalancer, ingress: desired.map((a) => ({ ...a }) as V1IngressLoadBalancerIngress) } },
+        status: {
+          ...current.status,
+          loadBalancer: {
+            ...current.status?.loadBalancer,
+            ingress: desired.map((a) => ({ ...a }) as V1IngressLoadBalancerIngress),
+          },
+        },
       };
       try {
         await networking.replaceNamespacedIngressStatus({ name, namespace, body });
-        log.info({ ingress: `${namespace}/${name}`, addresses: desired.map((a) => a.ip ?? a.hostname) }, 'Ingress status updated');
+        log.info(
+          { ingress: `${namespace}/${name}`, addresses: desired.map((a) => a.ip ?? a.hostname) },
+          'Ingress status updated',
+        );
         return true;
       } catch (error) {
         const code = apiCode(error);
         if (code === 404) return false;
-        if (code !== 409) throw new Error(`updating the status of Ingress ${namespace}/${name}: ${describeApiError(error)}`);
+        if (code !== 409)
+          throw new Error(`updating the status of Ingress ${namespace}/${name}: ${describeApiError(error)}`);
         const newer = await this.newerFromCache(current);
         if (!newer) return false;
         if (sameAddresses(currentAddresses(newer), sortAddresses(desired))) return false;
-        log.debug({ ingress: `${namespace}/${name}`, attempt }, 'status write conflicted; retrying from the newer object');
+        log.debug(
+          { ingress: `${namespace}/${name}`, attempt },
+          'status write conflicted; retrying from the newer object',
+        );
         current = newer;
       }
     }
@@ -296,7 +351,10 @@ export class StatusWriter {
       this.podNode = { name: found.spec?.nodeName ?? null };
     } catch (error) {
       if (apiCode(error) !== 404 && apiCode(error) !== 403) throw error;
-      this.options.log.warn({ pod: `${pod.namespace}/${pod.name}`, error: describeApiError(error) }, 'cannot read this pod for its node; set NODE_NAME from spec.nodeName');
+      this.options.log.warn(
+        { pod: `${pod.namespace}/${pod.name}`, error: describeApiError(error) },
+        'cannot read this pod for its node; set NODE_NAME from spec.nodeName',
+      );
       this.podNode = { name: null };
     }
     return this.podNode.name;

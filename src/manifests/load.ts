@@ -61,7 +61,10 @@ function lineOf(text: string, offset: number): number {
  * namespace `default`, as kubectl apply does. Kinds buildModel does not read are skipped.
  */
 export function toSnapshot(objects: readonly KubeObject[]): Snapshot {
-  const snapshot = Object.fromEntries(Object.keys(emptySnapshot).map((k) => [k, []])) as unknown as Record<keyof Snapshot, KubeObject[]>;
+  const snapshot = Object.fromEntries(Object.keys(emptySnapshot).map((k) => [k, []])) as unknown as Record<
+    keyof Snapshot,
+    KubeObject[]
+  >;
   for (const obj of objects) {
     const slot = obj.kind ? KINDS[obj.kind] : undefined;
     if (!slot) continue;

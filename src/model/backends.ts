@@ -10,7 +10,9 @@ export { SERVICE_NAME_LABEL } from './lookups.js';
 export type Report = (field: string, message: string) => void;
 
 /** Resolved is where a backend sends requests: an upstream, or a status nginx answers itself. */
-export type Resolved = { readonly upstream: string; readonly status: null } | { readonly upstream: null; readonly status: 503 };
+export type Resolved =
+  | { readonly upstream: string; readonly status: null }
+  | { readonly upstream: null; readonly status: 503 };
 
 const unavailable: Resolved = { upstream: null, status: 503 };
 
@@ -73,7 +75,11 @@ export class UpstreamTable {
     }
     const port = backend?.service?.port;
     const wanted =
-      port?.number !== undefined ? checkPortNumber(port.number) : port?.name !== undefined ? checkPortName(port.name) : null;
+      port?.number !== undefined
+        ? checkPortNumber(port.number)
+        : port?.name !== undefined
+          ? checkPortName(port.name)
+          : null;
     if (!wanted || !wanted.ok) {
       report(`${field}.service.port`, wanted ? wanted.message : 'needs a number or a name');
       return unavailable;
@@ -85,7 +91,10 @@ export class UpstreamTable {
       return unavailable;
     }
     if (service.spec?.type === 'ExternalName') {
-      report(`${field}.service.name`, `Service ${serviceKey} is of type ExternalName, which is not supported; answering 503`);
+      report(
+        `${field}.service.name`,
+        `Service ${serviceKey} is of type ExternalName, which is not supported; answering 503`,
+      );
       return unavailable;
     }
     const servicePort = (service.spec?.ports ?? []).find((p) =>
@@ -97,7 +106,8 @@ export class UpstreamTable {
     }
     // Named by the Service port's number, so a path by port name and one by number share one upstream.
     const upstreamName = `${namespace}_${name.value}_${servicePort.port}`;
-    const upstream = this.upstreams.get(upstreamName) ?? this.upstreamFor(upstreamName, serviceKey, service, servicePort);
+    const upstream =
+      this.upstreams.get(upstreamName) ?? this.upstreamFor(upstreamName, serviceKey, service, servicePort);
     this.upstreams.set(upstreamName, upstream);
     this.usedByName = null;
     if (upstream.endpoints.length === 0) {
@@ -116,19 +126,27 @@ export class UpstreamTable {
   get used(): ReadonlyMap<string, Upstream> {
     if (!this.usedByName) {
       this.usedByName = new Map();
-      for (const [name, upstream] of this.upstreams) if (upstream.endpoints.length > 0) this.usedByName.set(name, upstream);
+      for (const [name, upstream] of this.upstreams)
+        if (upstream.endpoints.length > 0) this.usedByName.set(name, upstream);
     }
     return this.usedByName;
   }
 
   private upstreamFor(name: string, serviceKey: string, service: Service, servicePort: ServicePort): Upstream {
     const slices = this.reads.slices(serviceKey);
-    const built = this.built.reuse(name, service, slices) ?? this.buildUpstream(name, serviceKey, service, slices, servicePort);
+    const built =
+      this.built.reuse(name, service, slices) ?? this.buildUpstream(name, serviceKey, service, slices, servicePort);
     for (const [key, problem] of built.problems) this.sliceProblemsByField.set(key, problem);
     return built.upstream;
   }
 
-  private buildUpstream(name: string, serviceKey: string, service: Service, slices: readonly EndpointSlice[], servicePort: ServicePort): BuiltUpstream {
+  private buildUpstream(
+    name: string,
+    serviceKey: string,
+    service: Service,
+    slices: readonly EndpointSlice[],
+    servicePort: ServicePort,
+  ): BuiltUpstream {
     const addresses = new Set<string>();
     const problems: [string, Problem][] = [];
     for (const slice of slices) {
@@ -153,12 +171,19 @@ export class UpstreamTable {
             problems.push([`${problem.namespace}/${problem.name}/${problem.field}`, problem]);
             continue;
           }
-          addresses.add(ip.value.family === 6 ? `[${ip.value.address}]:${port.value}` : `${ip.value.address}:${port.value}`);
+          addresses.add(
+            ip.value.family === 6 ? `[${ip.value.address}]:${port.value}` : `${ip.value.address}:${port.value}`,
+          );
         }
       }
     }
     const endpoints: Endpoint[] = [...addresses].sort(compare).map((address) => ({ address }));
-    const built: BuiltUpstream = { service, slices, upstream: { name, service: serviceKey, servicePort: String(servicePort.port), endpoints }, problems };
+    const built: BuiltUpstream = {
+      service,
+      slices,
+      upstream: { name, service: serviceKey, servicePort: String(servicePort.port), endpoints },
+      problems,
+    };
     this.built.keep(name, built);
     return built;
   }

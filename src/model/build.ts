@@ -17,7 +17,15 @@ import { isOurs, type ClassOptions } from './ingress-class.js';
 import { CATCH_ALL, firstPort, type IngressPlan } from './ingress-plan.js';
 import { DEFAULT_PROXY_HOST, type Route } from './locations.js';
 import { Lookups, sameItems, TrackedReads } from './lookups.js';
-import type { BalancedUpstream, BuildResult, Certificate, GlobalConfig, NginxModel, Problem, Server } from './nginx-model.js';
+import type {
+  BalancedUpstream,
+  BuildResult,
+  Certificate,
+  GlobalConfig,
+  NginxModel,
+  Problem,
+  Server,
+} from './nginx-model.js';
 import type { Ingress, IngressClass, Snapshot } from './snapshot.js';
 import { CertificateTable } from './tls.js';
 import { checkDnsLabel, checkIp, show } from './validate.js';
@@ -60,7 +68,11 @@ function byAge(a: Ingress, b: Ingress, age: (i: Ingress) => number): number {
 
 function hstsHeader(config: GlobalConfig): string | null {
   if (!config.hsts) return null;
-  return [`max-age=${config.hstsMaxAge}`, ...(config.hstsIncludeSubdomains ? ['includeSubDomains'] : []), ...(config.hstsPreload ? ['preload'] : [])].join('; ');
+  return [
+    `max-age=${config.hstsMaxAge}`,
+    ...(config.hstsIncludeSubdomains ? ['includeSubDomains'] : []),
+    ...(config.hstsPreload ? ['preload'] : []),
+  ].join('; ');
 }
 
 /**
@@ -71,7 +83,11 @@ function hstsHeader(config: GlobalConfig): string | null {
  * reported, and the rest is still served. With a `memo` from the previous build, only what
  * changed is worked out again: the plans of changed Ingresses and the hosts they touch.
  */
-export function buildModel(snapshot: Snapshot, options: BuildOptions = defaultBuildOptions, memo: BuildMemo = new BuildMemo()): BuildResult {
+export function buildModel(
+  snapshot: Snapshot,
+  options: BuildOptions = defaultBuildOptions,
+  memo: BuildMemo = new BuildMemo(),
+): BuildResult {
   const problems: Problem[] = [];
   const settings = settingsOf(snapshot, options, memo, problems);
   const ours = oursInAgeOrder(snapshot, options, memo);
@@ -112,14 +128,38 @@ function settingsOf(snapshot: Snapshot, options: BuildOptions, memo: BuildMemo, 
   const globals = globalsFor(memo, options, configMap);
   problems.push(...globals.configProblems);
   const certificates = new CertificateTable(lookups, options.defaultSslCertificate, problems, memo.verdicts);
-  const { resolved: defaultBackend, table: defaultTable } = resolveDefaultBackend(options.defaultBackendService, lookups, memo.built, problems);
+  const { resolved: defaultBackend, table: defaultTable } = resolveDefaultBackend(
+    options.defaultBackendService,
+    lookups,
+    memo.built,
+    problems,
+  );
   const fallback = forgetAllUnlessSameSettings(memo, globals, defaultBackend);
-  return { config: globals.config, changes, certificates, defaultBackend, defaultTable, fallback, hsts: hstsHeader(globals.config), defaultSslCertificate: options.defaultSslCertificate };
+  return {
+    config: globals.config,
+    changes,
+    certificates,
+    defaultBackend,
+    defaultTable,
+    fallback,
+    hsts: hstsHeader(globals.config),
+    defaultSslCertificate: options.defaultSslCertificate,
+  };
 }
 
 /** plansOf gives each Ingress of ours its plan (the memo's while it holds) and reports the Ingresses left out whole. */
-function plansOf(ours: readonly Ingress[], settings: Settings, memo: BuildMemo, problems: Problem[]): readonly IngressPlan[] {
-  const context = { config: settings.config, lookups: settings.changes.lookups, built: memo.built, defaultBackendUpstream: settings.defaultBackend.upstream };
+function plansOf(
+  ours: readonly Ingress[],
+  settings: Settings,
+  memo: BuildMemo,
+  problems: Problem[],
+): readonly IngressPlan[] {
+  const context = {
+    config: settings.config,
+    lookups: settings.changes.lookups,
+    built: memo.built,
+    defaultBackendUpstream: settings.defaultBackend.upstream,
+  };
   const plans = reusedOrNewPlans(ours, memo, settings.changes, context);
   memo.planList = plans;
   for (const plan of plans) if (plan.identifyProblems.length > 0) problems.push(...plan.identifyProblems);
@@ -153,7 +193,12 @@ interface Built {
 }
 
 /** modelOf assembles the model from the steps' results. */
-function modelOf(options: BuildOptions, settings: Settings, memo: BuildMemo, { hosts, http, upstreams, files }: Built): NginxModel {
+function modelOf(
+  options: BuildOptions,
+  settings: Settings,
+  memo: BuildMemo,
+  { hosts, http, upstreams, files }: Built,
+): NginxModel {
   const { defaultServer, named, config } = serversView(memo, hosts.servers(), settings.config);
   return {
     httpPort: options.httpPort,
@@ -203,20 +248,32 @@ function oursInAgeOrder(snapshot: Snapshot, options: BuildOptions, memo: BuildMe
   const byName = new Map<string, IngressClass>();
   for (const c of classes) if (c.metadata?.name) byName.set(c.metadata.name, c);
   const ours = (i: Ingress) => isOurs(i, byName, options);
-  let list = known && known.classes === classes && known.options === options ? swappedIn(known.list, known.from, from, ours, age) : null;
+  let list =
+    known && known.classes === classes && known.options === options
+      ? swappedIn(known.list, known.from, from, ours, age)
+      : null;
   list ??= from.filter(ours).sort((a, b) => byAge(a, b, age));
   memo.ours = { from, classes, options, list };
   return list;
 }
 
 /** swappedIn is `list` with the Ingresses `after` replaced in place, or null when anything else changed. */
-function swappedIn(list: readonly Ingress[], before: readonly Ingress[], after: readonly Ingress[], ours: (i: Ingress) => boolean, age: (i: Ingress) => number): Ingress[] | null {
+function swappedIn(
+  list: readonly Ingress[],
+  before: readonly Ingress[],
+  after: readonly Ingress[],
+  ours: (i: Ingress) => boolean,
+  age: (i: Ingress) => number,
+): Ingress[] | null {
   if (before.length !== after.length) return null;
   let out: Ingress[] | null = null;
   for (let i = 0; i < after.length; i++) {
     const [was, is] = [before[i]!, after[i]!];
     if (was === is) continue;
-    const sameSlot = was.metadata?.namespace === is.metadata?.namespace && was.metadata?.name === is.metadata?.name && age(was) === age(is);
+    const sameSlot =
+      was.metadata?.namespace === is.metadata?.namespace &&
+      was.metadata?.name === is.metadata?.name &&
+      age(was) === age(is);
     const wasOurs = ours(was);
     if (!sameSlot || wasOurs !== ours(is)) return null;
     if (!wasOurs) continue;
@@ -229,17 +286,29 @@ function swappedIn(list: readonly Ingress[], before: readonly Ingress[], after: 
 }
 
 /** serversView splits the servers into the catch-all and the named ones, and fits the server_names hash to the names. */
-function serversView(memo: BuildMemo, servers: readonly Server[], baseConfig: GlobalConfig): NonNullable<BuildMemo['view']> {
+function serversView(
+  memo: BuildMemo,
+  servers: readonly Server[],
+  baseConfig: GlobalConfig,
+): NonNullable<BuildMemo['view']> {
   if (memo.view && memo.view.servers === servers && memo.view.baseConfig === baseConfig) return memo.view;
   const named = servers.filter((s) => !s.isDefault);
   // Regex names (the wildcards) are not in nginx's server_names hash; only exact names count.
-  const config = fitServerNameHash(baseConfig, named.filter((s) => !s.host.startsWith('*.')).map((s) => s.serverName));
+  const config = fitServerNameHash(
+    baseConfig,
+    named.filter((s) => !s.host.startsWith('*.')).map((s) => s.serverName),
+  );
   memo.view = { servers, baseConfig, defaultServer: servers.find((s) => s.isDefault)!, named, config };
   return memo.view;
 }
 
 /** upstreamsOf gives the upstreams the servers proxy to, the last build's list while nothing they are made from changed. */
-function upstreamsOf(memo: BuildMemo, config: GlobalConfig, lookups: Lookups, problems: Problem[]): readonly BalancedUpstream[] {
+function upstreamsOf(
+  memo: BuildMemo,
+  config: GlobalConfig,
+  lookups: Lookups,
+  problems: Problem[],
+): readonly BalancedUpstream[] {
   const balanced = balancedOf(memo, config, lookups);
   problems.push(...balanced.problems);
   return balanced.upstreams;
@@ -253,7 +322,13 @@ function balancedOf(memo: BuildMemo, config: GlobalConfig, lookups: Lookups): No
   const problems: Problem[] = [];
   const names = [...hosts.proxied.keys()].sort();
   const upstreams = balancedUpstreams(
-    { names, variant: (n) => hosts.variants.get(n), base: (n) => hosts.used.get(n), config, services: lookups.services },
+    {
+      names,
+      variant: (n) => hosts.variants.get(n),
+      base: (n) => hosts.used.get(n),
+      config,
+      services: lookups.services,
+    },
     problems,
     memo.upstreams,
   );
@@ -263,13 +338,23 @@ function balancedOf(memo: BuildMemo, config: GlobalConfig, lookups: Lookups): No
 }
 
 /** filesOf lists the files nginx.conf names (certificates, then htpasswd files) with their digest, kept while they are the same. */
-function filesOf(memo: BuildMemo, certificates: CertificateTable, httpFiles: readonly Certificate[]): { list: readonly Certificate[]; digest: string } {
+function filesOf(
+  memo: BuildMemo,
+  certificates: CertificateTable,
+  httpFiles: readonly Certificate[],
+): { list: readonly Certificate[]; digest: string } {
   const key = memo.hosts.certificates.version;
   const { defaultCertificate } = certificates;
   const known = memo.files;
   // The default certificate is made anew by every build: the same one has the same id and content.
-  const sameDefault = known !== null && known.defaultCertificate.id === defaultCertificate.id && known.defaultCertificate.pem === defaultCertificate.pem;
-  const certs = known && known.key === key && sameDefault ? known.certs : certificates.certificates(memo.hosts.certificates.values());
+  const sameDefault =
+    known !== null &&
+    known.defaultCertificate.id === defaultCertificate.id &&
+    known.defaultCertificate.pem === defaultCertificate.pem;
+  const certs =
+    known && known.key === key && sameDefault
+      ? known.certs
+      : certificates.certificates(memo.hosts.certificates.values());
   const list = httpFiles.length === 0 ? certs : [...certs, ...httpFiles];
   const digest = known && sameItems(known.list, list) ? known.digest : filesDigest(list);
   memo.files = { key, defaultCertificate, certs, list, digest };
@@ -277,10 +362,16 @@ function filesOf(memo: BuildMemo, certificates: CertificateTable, httpFiles: rea
 }
 
 /** resolveDefaultBackend resolves --default-backend-service; its table holds the upstream for the model. */
-function resolveDefaultBackend(flag: string | undefined, lookups: Lookups, built: BuiltUpstreams, problems: Problem[]): { resolved: DefaultTarget; table: UpstreamTable | null } {
+function resolveDefaultBackend(
+  flag: string | undefined,
+  lookups: Lookups,
+  built: BuiltUpstreams,
+  problems: Problem[],
+): { resolved: DefaultTarget; table: UpstreamTable | null } {
   if (!flag) return { resolved: { upstream: null, status: 404 }, table: null };
   const [namespace = '', name = ''] = flag.split('/');
-  const report: Report = (field, message) => problems.push({ kind: 'Service', namespace, name, field: `--default-backend-service (${field})`, message });
+  const report: Report = (field, message) =>
+    problems.push({ kind: 'Service', namespace, name, field: `--default-backend-service (${field})`, message });
   const reads = new TrackedReads(lookups);
   const backend = checkDnsLabel(namespace).ok && checkDnsLabel(name).ok ? firstPort(reads, namespace, name) : null;
   if (!backend) {

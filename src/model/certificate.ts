@@ -6,7 +6,8 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import type { Checked } from './validate.js';
 
 const CERT_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----/g;
-const KEY_BLOCK = /^-----BEGIN (RSA |EC )?PRIVATE KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END (RSA |EC )?PRIVATE KEY-----\r?\n?$/;
+const KEY_BLOCK =
+  /^-----BEGIN (RSA |EC )?PRIVATE KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END (RSA |EC )?PRIVATE KEY-----\r?\n?$/;
 
 /** TlsPair is a checked certificate chain and key, with the names the leaf is valid for. */
 export interface TlsPair {

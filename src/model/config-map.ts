@@ -29,8 +29,12 @@ export const RISK_LEVELS: readonly RiskLevel[] = ['Low', 'Medium', 'High', 'Crit
 
 /** checkRiskLevel accepts Low, Medium, High or Critical, in any case, as ingress-nginx does. */
 export function checkRiskLevel(value: unknown): Checked<RiskLevel> {
-  const found = RISK_LEVELS.find((level) => typeof value === 'string' && level.toLowerCase() === value.trim().toLowerCase());
-  return found ? { ok: true, value: found } : { ok: false, message: `${show(value)} is not one of ${RISK_LEVELS.join(', ')}` };
+  const found = RISK_LEVELS.find(
+    (level) => typeof value === 'string' && level.toLowerCase() === value.trim().toLowerCase(),
+  );
+  return found
+    ? { ok: true, value: found }
+    : { ok: false, message: `${show(value)} is not one of ${RISK_LEVELS.join(', ')}` };
 }
 
 /** checkCiphers accepts an OpenSSL cipher list: names, `:`, `!`, `+`, `-`, `@STRENGTH` and the like. */
@@ -47,27 +51,38 @@ export function checkCiphers(value: unknown): Checked<string> {
     if (/^@(STRENGTH|SECLEVEL=[0-5])$/.test(body)) continue;
     const unknown = body.split('+').find((part) => !CIPHER_ALIASES.has(part) && !KNOWN_CIPHERS.has(part.toLowerCase()));
     if (body === '' || unknown !== undefined) {
-      return { ok: false, message: `${show(value)}: ${show(unknown ?? element)} is not an OpenSSL cipher or cipher alias` };
+      return {
+        ok: false,
+        message: `${show(value)}: ${show(unknown ?? element)} is not an OpenSSL cipher or cipher alias`,
+      };
     }
-    const surelyMatches = body.split('+').every((part) => SELECTING_ALIASES.has(part) || KNOWN_CIPHERS.has(part.toLowerCase()));
+    const surelyMatches = body
+      .split('+')
+      .every((part) => SELECTING_ALIASES.has(part) || KNOWN_CIPHERS.has(part.toLowerCase()));
     if (!negated && !element.startsWith('+') && surelyMatches) selects = true;
   }
-  return selects ? { ok: true, value } : { ok: false, message: `${show(value)} selects no cipher surely (add HIGH, DEFAULT or a cipher name)` };
+  return selects
+    ? { ok: true, value }
+    : { ok: false, message: `${show(value)} selects no cipher surely (add HIGH, DEFAULT or a cipher name)` };
 }
 
 /** OpenSSL's cipher-list aliases (ciphers(1)), which name groups rather than one cipher. */
 const CIPHER_ALIASES = new Set(
-  ('ALL DEFAULT COMPLEMENTOFDEFAULT COMPLEMENTOFALL HIGH MEDIUM LOW eNULL NULL aNULL kRSA aRSA RSA kDHr kDHd kDH ' +
+  (
+    'ALL DEFAULT COMPLEMENTOFDEFAULT COMPLEMENTOFALL HIGH MEDIUM LOW eNULL NULL aNULL kRSA aRSA RSA kDHr kDHd kDH ' +
     'kDHE kEDH DH DHE EDH ADH kEECDH kECDHE ECDH ECDHE EECDH AECDH aDSS DSS aECDSA ECDSA TLSv1.2 TLSv1.0 SSLv3 ' +
     'AES128 AES256 AES AESGCM AESCCM AESCCM8 ARIA128 ARIA256 ARIA CAMELLIA128 CAMELLIA256 CAMELLIA CHACHA20 ' +
     '3DES DES RC4 RC2 IDEA SEED MD5 SHA1 SHA SHA256 SHA384 PSK kPSK kECDHEPSK kDHEPSK kRSAPSK aPSK SUITEB128 ' +
-    'SUITEB128ONLY SUITEB192 CBC kSRP SRP aSRP EXP EXPORT').split(' '),
+    'SUITEB128ONLY SUITEB192 CBC kSRP SRP aSRP EXP EXPORT'
+  ).split(' '),
 );
 
 /** Aliases that match ciphers in every OpenSSL 3 build (MEDIUM, RC4, EXPORT… may match none). */
 const SELECTING_ALIASES = new Set(
-  ('ALL DEFAULT HIGH AES128 AES256 AES AESGCM CHACHA20 ECDHE EECDH kEECDH kECDHE ECDH aECDSA ECDSA RSA kRSA aRSA ' +
-    'DHE EDH kDHE kEDH DH SHA SHA1 SHA256 SHA384 TLSv1.2 TLSv1.0 CAMELLIA ARIA').split(' '),
+  (
+    'ALL DEFAULT HIGH AES128 AES256 AES AESGCM CHACHA20 ECDHE EECDH kEECDH kECDHE ECDH aECDSA ECDSA RSA kRSA aRSA ' +
+    'DHE EDH kDHE kEDH DH SHA SHA1 SHA256 SHA384 TLSv1.2 TLSv1.0 CAMELLIA ARIA'
+  ).split(' '),
 );
 
 /** The ciphers this build of OpenSSL offers (a constant table: reading it is no I/O). */
@@ -96,7 +111,8 @@ function checkMimeTypes(value: unknown): Checked<string[]> {
   if (typeof value === 'string' && value.length > 4096) return { ok: false, message: 'is longer than 4096 characters' };
   const types = typeof value === 'string' ? value.split(/[ ,]+/).filter(Boolean) : [];
   const bad = types.find((t) => !MIME_TYPE.test(t));
-  if (types.length === 0 || bad !== undefined) return { ok: false, message: `${show(bad ?? value)} is not a MIME type (type/subtype, or *)` };
+  if (types.length === 0 || bad !== undefined)
+    return { ok: false, message: `${show(bad ?? value)} is not a MIME type (type/subtype, or *)` };
   // nginx always compresses text/html once gzip is on, and warns when it is listed again.
   return { ok: true, value: [...new Set(types)].filter((t) => t.toLowerCase() !== 'text/html') };
 }
@@ -110,9 +126,11 @@ function checkLoadBalance(value: unknown): Checked<'round_robin' | 'least_conn'>
 
 /** ingress-nginx's gzip-types default. */
 const DEFAULT_GZIP_TYPES: readonly string[] = Object.freeze(
-  ('application/atom+xml application/javascript application/x-javascript application/json application/rss+xml ' +
+  (
+    'application/atom+xml application/javascript application/x-javascript application/json application/rss+xml ' +
     'application/vnd.ms-fontobject application/x-font-ttf application/x-web-app-manifest+json application/xhtml+xml ' +
-    'application/xml font/opentype image/svg+xml image/x-icon text/css text/javascript text/plain text/x-component').split(' '),
+    'application/xml font/opentype image/svg+xml image/x-icon text/css text/javascript text/plain text/x-component'
+  ).split(' '),
 );
 
 /** The default log format of ingress-nginx (`log-format-upstream`), less its Lua-only variables. */
@@ -204,12 +222,37 @@ export const configKeys: readonly ConfigKey[] = [
   key('worker-processes', 'workerProcesses', checkWorkerProcesses, 'nginx worker_processes: `auto` or a count'),
   key('error-log-level', 'errorLogLevel', checkErrorLogLevel, 'error_log level'),
   key('max-worker-connections', 'maxWorkerConnections', (v) => checkPositiveInt(v, 1 << 20), 'worker_connections'),
-  key('client-header-buffer-size', 'clientHeaderBufferSize', (v) => checkSize(v), 'client_header_buffer_size (bytes, k or m)'),
+  key(
+    'client-header-buffer-size',
+    'clientHeaderBufferSize',
+    (v) => checkSize(v),
+    'client_header_buffer_size (bytes, k or m)',
+  ),
   key('large-client-header-buffers', 'largeClientHeaderBuffers', checkBuffers, 'large_client_header_buffers'),
-  key('http2-max-field-size', 'http2MaxFieldSize', (v) => checkSize(v), 'http2_max_field_size (only with http2-max-header-size)'),
-  key('http2-max-header-size', 'http2MaxHeaderSize', (v) => checkSize(v), 'http2_max_header_size (only with http2-max-field-size)'),
-  key('server-name-hash-max-size', 'serverNameHashMaxSize', hashSize, 'server_names_hash_max_size; raised to fit the hosts'),
-  key('server-name-hash-bucket-size', 'serverNameHashBucketSize', bucketSize, 'server_names_hash_bucket_size; raised to fit the longest host'),
+  key(
+    'http2-max-field-size',
+    'http2MaxFieldSize',
+    (v) => checkSize(v),
+    'http2_max_field_size (only with http2-max-header-size)',
+  ),
+  key(
+    'http2-max-header-size',
+    'http2MaxHeaderSize',
+    (v) => checkSize(v),
+    'http2_max_header_size (only with http2-max-field-size)',
+  ),
+  key(
+    'server-name-hash-max-size',
+    'serverNameHashMaxSize',
+    hashSize,
+    'server_names_hash_max_size; raised to fit the hosts',
+  ),
+  key(
+    'server-name-hash-bucket-size',
+    'serverNameHashBucketSize',
+    bucketSize,
+    'server_names_hash_bucket_size; raised to fit the longest host',
+  ),
   key('map-hash-bucket-size', 'mapHashBucketSize', bucketSize, 'map_hash_bucket_size'),
   key('proxy-body-size', 'proxyBodySize', checkOffset, 'client_max_body_size (k, m or g; 0: no limit)'),
   key('proxy-connect-timeout', 'proxyConnectTimeout', checkSeconds, 'proxy_connect_timeout (seconds)'),
@@ -221,26 +264,81 @@ export const configKeys: readonly ConfigKey[] = [
   key('ssl-redirect', 'sslRedirect', checkBool, 'redirect HTTP to HTTPS (308) for hosts with TLS'),
   key('force-ssl-redirect', 'forceSslRedirect', checkBool, 'redirect HTTP to HTTPS (308) even for hosts without TLS'),
   key('hsts', 'hsts', checkBool, 'send Strict-Transport-Security on HTTPS responses of hosts with TLS'),
-  key('hsts-max-age', 'hstsMaxAge', (v) => (v === '0' ? { ok: true, value: 0 } : checkPositiveInt(v)), 'HSTS max-age (seconds)'),
+  key(
+    'hsts-max-age',
+    'hstsMaxAge',
+    (v) => (v === '0' ? { ok: true, value: 0 } : checkPositiveInt(v)),
+    'HSTS max-age (seconds)',
+  ),
   key('hsts-include-subdomains', 'hstsIncludeSubdomains', checkBool, 'HSTS includeSubDomains'),
   key('hsts-preload', 'hstsPreload', checkBool, 'HSTS preload'),
-  key('allow-snippet-annotations', 'allowSnippetAnnotations', checkBool, 'accept configuration-snippet and server-snippet (still checked against the snippet allow-list)'),
-  key('annotations-risk-level', 'annotationsRiskLevel', checkRiskLevel, 'highest annotation risk accepted (Low, Medium, High, Critical); riskier annotations leave their Ingress out'),
-  key('allow-cross-namespace-resources', 'allowCrossNamespaceResources', checkBool, 'let auth-secret name a Secret in another namespace'),
+  key(
+    'allow-snippet-annotations',
+    'allowSnippetAnnotations',
+    checkBool,
+    'accept configuration-snippet and server-snippet (still checked against the snippet allow-list)',
+  ),
+  key(
+    'annotations-risk-level',
+    'annotationsRiskLevel',
+    checkRiskLevel,
+    'highest annotation risk accepted (Low, Medium, High, Critical); riskier annotations leave their Ingress out',
+  ),
+  key(
+    'allow-cross-namespace-resources',
+    'allowCrossNamespaceResources',
+    checkBool,
+    'let auth-secret name a Secret in another namespace',
+  ),
   key('limit-req-status-code', 'limitReqStatusCode', checkStatusCode, 'status for requests over limit-rps / limit-rpm'),
-  key('limit-conn-status-code', 'limitConnStatusCode', checkStatusCode, 'status for connections over limit-connections'),
+  key(
+    'limit-conn-status-code',
+    'limitConnStatusCode',
+    checkStatusCode,
+    'status for connections over limit-connections',
+  ),
   key('load-balance', 'loadBalance', checkLoadBalance, 'round_robin, or ewma (served as least_conn)'),
-  key('use-forwarded-headers', 'useForwardedHeaders', checkBool, 'trust X-Forwarded-* from the client; the client address comes from forwarded-for-header'),
-  key('enable-real-ip', 'enableRealIp', checkBool, 'take the client address from forwarded-for-header without trusting the other X-Forwarded-* headers'),
-  key('use-proxy-protocol', 'useProxyProtocol', checkBool, 'expect the PROXY protocol on both ports; the client address comes from it, trusted from proxy-real-ip-cidr'),
-  key('forwarded-for-header', 'forwardedForHeader', checkHeaderName, 'the header naming the client address (real_ip_header)'),
-  key('proxy-real-ip-cidr', 'proxyRealIpCidr', checkCidrList, 'the proxies trusted to name the client address (set_real_ip_from), comma-separated'),
+  key(
+    'use-forwarded-headers',
+    'useForwardedHeaders',
+    checkBool,
+    'trust X-Forwarded-* from the client; the client address comes from forwarded-for-header',
+  ),
+  key(
+    'enable-real-ip',
+    'enableRealIp',
+    checkBool,
+    'take the client address from forwarded-for-header without trusting the other X-Forwarded-* headers',
+  ),
+  key(
+    'use-proxy-protocol',
+    'useProxyProtocol',
+    checkBool,
+    'expect the PROXY protocol on both ports; the client address comes from it, trusted from proxy-real-ip-cidr',
+  ),
+  key(
+    'forwarded-for-header',
+    'forwardedForHeader',
+    checkHeaderName,
+    'the header naming the client address (real_ip_header)',
+  ),
+  key(
+    'proxy-real-ip-cidr',
+    'proxyRealIpCidr',
+    checkCidrList,
+    'the proxies trusted to name the client address (set_real_ip_from), comma-separated',
+  ),
   key('use-gzip', 'useGzip', checkBool, 'compress answers with gzip (gzip_proxied any, gzip_vary on)'),
   key('gzip-level', 'gzipLevel', checkGzipLevel, 'gzip_comp_level (1-9)'),
   key('gzip-min-length', 'gzipMinLength', checkByteCount, 'gzip_min_length (bytes)'),
   key('gzip-types', 'gzipTypes', checkMimeTypes, 'gzip_types: space-separated MIME types, or *'),
   key('log-format-upstream', 'logFormatUpstream', checkLogFormat, 'access log format'),
-  key('access-log-path', 'accessLogPath', checkAccessLogPath, 'access log: `/dev/stdout`, `/dev/stderr`, or a file under `logs/` of the config folder'),
+  key(
+    'access-log-path',
+    'accessLogPath',
+    checkAccessLogPath,
+    'access log: `/dev/stdout`, `/dev/stderr`, or a file under `logs/` of the config folder',
+  ),
   {
     key: 'disable-access-log',
     doc: 'turn the access log off',
@@ -261,7 +359,11 @@ export const refusedConfigKeys: readonly { readonly key: string; readonly reason
     key,
     reason: 'global snippets are not supported; only the Ingress snippet annotations, behind allow-snippet-annotations',
   })),
-  { key: 'annotation-value-word-blocklist', reason: 'snippets are always checked against a fixed allow-list of directives; other annotations have allow-list validators' },
+  {
+    key: 'annotation-value-word-blocklist',
+    reason:
+      'snippets are always checked against a fixed allow-list of directives; other annotations have allow-list validators',
+  },
   { key: 'custom-http-errors', reason: 'only the custom-http-errors annotation is supported' },
   { key: 'whitelist-source-range', reason: 'only the allowlist-source-range annotation is supported' },
   { key: 'denylist-source-range', reason: 'only the denylist-source-range annotation is supported' },
@@ -271,7 +373,11 @@ export const refusedConfigKeys: readonly { readonly key: string; readonly reason
   { key: 'enable-opentelemetry', reason: 'OpenTelemetry is not part of nginx here' },
   { key: 'use-geoip2', reason: 'GeoIP2 is not part of nginx here' },
   { key: 'global-auth-url', reason: 'a ConfigMap-wide auth-url is not implemented; use the auth-url annotation' },
-  { key: 'gzip-disable', reason: 'a User-Agent regular expression from the ConfigMap is not accepted; gzip serves every client that asks for it' },
+  {
+    key: 'gzip-disable',
+    reason:
+      'a User-Agent regular expression from the ConfigMap is not accepted; gzip serves every client that asks for it',
+  },
   { key: 'enable-brotli', reason: 'brotli is not part of nginx here' },
   { key: 'lua-shared-dicts', reason: 'there is no Lua' },
   { key: 'plugins', reason: 'there is no Lua' },
@@ -302,7 +408,12 @@ export function readConfigMap(configMap: ConfigMap | undefined): { config: Globa
     const value = data[name];
     if (!entry) {
       const reason = refusedByKey.get(name);
-      problems.push(at(`data.${name}`, reason ? `is not supported (${reason}); ignored` : 'is not a key this controller supports; ignored'));
+      problems.push(
+        at(
+          `data.${name}`,
+          reason ? `is not supported (${reason}); ignored` : 'is not a key this controller supports; ignored',
+        ),
+      );
       continue;
     }
     if (typeof value !== 'string') {
@@ -313,7 +424,9 @@ export function readConfigMap(configMap: ConfigMap | undefined): { config: Globa
     if (!checked.ok) problems.push(at(`data.${name}`, `${checked.message}; keeping the default`));
   }
   if ((config.http2MaxFieldSize === null) !== (config.http2MaxHeaderSize === null)) {
-    problems.push(at('data.http2-max-field-size', 'http2-max-field-size and http2-max-header-size take effect only together'));
+    problems.push(
+      at('data.http2-max-field-size', 'http2-max-field-size and http2-max-header-size take effect only together'),
+    );
     config.http2MaxFieldSize = null;
     config.http2MaxHeaderSize = null;
   }

@@ -21,7 +21,7 @@ export function configMapDocs(): string {
     '# ConfigMap keys',
     '',
     'Generated from `src/model/config-map.ts` (`npm run docs`); a test fails when this file is stale.',
-    'Keys and defaults are ingress-nginx\'s. A bad value is reported as a problem naming the key, and',
+    "Keys and defaults are ingress-nginx's. A bad value is reported as a problem naming the key, and",
     'the default stays; an unknown key is reported and ignored.',
     '',
     '| key | nginx / meaning | default |',
@@ -36,7 +36,12 @@ const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ')
 /** snippetDocs is the snippet allow-list section of docs/annotations.md, from src/model/snippet-policy.ts. */
 function snippetDocs(): string[] {
   const rows = ALLOWED_DIRECTIVES.map((d) => {
-    const notes = [d.once ? 'once per snippet' : '', d.annotation ? `not beside the annotation \`${d.annotation}\`` : ''].filter(Boolean).join('; ');
+    const notes = [
+      d.once ? 'once per snippet' : '',
+      d.annotation ? `not beside the annotation \`${d.annotation}\`` : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
     return `| \`${d.name}\` | ${cell(d.usage)} | ${d.contexts.join(', ')} | ${cell(notes)} |`;
   });
   const refused = Object.entries(REFUSED_REASONS).map(([name, reason]) => `| \`${name}\` | ${cell(reason)} |`);
@@ -44,7 +49,7 @@ function snippetDocs(): string[] {
     '## Snippet allow-list',
     '',
     'configuration-snippet and server-snippet are read as nginx reads them (words, quoted strings with',
-    'nginx\'s escapes, `;`, comments) into plain directives; blocks (`if`, `location`) are refused. Each',
+    "nginx's escapes, `;`, comments) into plain directives; blocks (`if`, `location`) are refused. Each",
     'directive must be in this table for its context (configuration-snippet: location; server-snippet:',
     'server, which every Ingress on the host shares, so only headers that neither set sessions, redirect',
     'nor frame the body), with its arguments checked. Values are printable ASCII and may read only',
@@ -101,7 +106,7 @@ export function annotationDocs(): string {
     '',
     `Every key takes the prefix \`${ANNOTATION_PREFIX}\`. Risk and scope are ingress-nginx's. An invalid`,
     'value is a problem naming `namespace/name: metadata.annotations.<key>: message`, and that Ingress',
-    '(only it) is left out. So is an Ingress with an annotation riskier than the ConfigMap\'s',
+    "(only it) is left out. So is an Ingress with an annotation riskier than the ConfigMap's",
     '`annotations-risk-level` (default High, as ingress-nginx since 1.12: the Critical snippets need',
     '`Critical`), and one with a refused annotation whose absence could make serving unsafe or wrong',
     '("Ingress left out"). Other refused annotations, and unknown keys under the prefix, are reported',

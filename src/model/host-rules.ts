@@ -10,7 +10,15 @@ import { compare } from './backends.js';
 import { CATCH_ALL, type IngressPlan, type OwnedRoute, type Step, type TlsStep } from './ingress-plan.js';
 import { toLocations, type Route } from './locations.js';
 import { sameItems } from './lookups.js';
-import type { Certificate, ClientAuth, ErrorLocation, GlobalConfig, Problem, Server, SnippetDirective } from './nginx-model.js';
+import type {
+  Certificate,
+  ClientAuth,
+  ErrorLocation,
+  GlobalConfig,
+  Problem,
+  Server,
+  SnippetDirective,
+} from './nginx-model.js';
 import type { CertificateTable } from './tls.js';
 import { show } from './validate.js';
 
@@ -46,11 +54,18 @@ export interface HostResult {
 }
 
 /** resolveHost settles one host: the oldest plan to claim a path, fallback, snippet, canary or TLS keeps it. */
-export function resolveHost(host: string, stepPlans: readonly IngressPlan[], tlsPlans: readonly IngressPlan[], ctx: HostContext, previous: HostResult | undefined): HostResult {
+export function resolveHost(
+  host: string,
+  stepPlans: readonly IngressPlan[],
+  tlsPlans: readonly IngressPlan[],
+  ctx: HostContext,
+  previous: HostResult | undefined,
+): HostResult {
   const notes = new Map<Step | TlsStep, Problem>();
   const noter = (plan: IngressPlan) => {
     const { namespace, name } = plan.identified!;
-    return (step: Step | TlsStep, field: string, message: string) => notes.set(step, { kind: 'Ingress', namespace, name, field, message });
+    return (step: Step | TlsStep, field: string, message: string) =>
+      notes.set(step, { kind: 'Ingress', namespace, name, field, message });
   };
   const routes = new Map<string, OwnedRoute>();
   let fallback: Route | null = null;
@@ -62,19 +77,39 @@ export function resolveHost(host: string, stepPlans: readonly IngressPlan[], tls
     for (const step of plan.stepsByHost.get(host) ?? []) {
       if (step.kind === 'route') {
         const taken = routes.get(step.key);
-        if (taken) note(step, `${step.field}.path`, `host ${show(host)} path ${show(step.route.path)} (${step.route.pathType}) is already served by Ingress ${taken.owner}; path left out`);
+        if (taken)
+          note(
+            step,
+            `${step.field}.path`,
+            `host ${show(host)} path ${show(step.route.path)} (${step.route.pathType}) is already served by Ingress ${taken.owner}; path left out`,
+          );
         else routes.set(step.key, step.route);
       } else if (step.kind === 'canary') canaryClaims.push({ note, step });
       else if (step.kind === 'fallback') {
         if (fallback === null) fallback = step.route;
-        else if (host === CATCH_ALL) note(step, 'spec.defaultBackend', `the default backend is already set by Ingress ${fallback.ingress}; ignored`);
+        else if (host === CATCH_ALL)
+          note(
+            step,
+            'spec.defaultBackend',
+            `the default backend is already set by Ingress ${fallback.ingress}; ignored`,
+          );
       } else if (step.kind === 'snippet') {
         if (snippet === null) snippet = { directives: step.directives, owner: plan.identified!.owner };
-        else note(step, 'metadata.annotations.nginx.ingress.kubernetes.io/server-snippet', `host ${show(host)} already has the server-snippet of Ingress ${snippet.owner}; ignored there`);
+        else
+          note(
+            step,
+            'metadata.annotations.nginx.ingress.kubernetes.io/server-snippet',
+            `host ${show(host)} already has the server-snippet of Ingress ${snippet.owner}; ignored there`,
+          );
       } else if (step.kind === 'clientAuth') {
-        if (clientAuth === null) clientAuth = { settings: step.clientAuth, owner: plan.identified!.owner, secretId: step.secretId };
+        if (clientAuth === null)
+          clientAuth = { settings: step.clientAuth, owner: plan.identified!.owner, secretId: step.secretId };
         else if (!sameClientAuth(clientAuth.settings, step.clientAuth)) {
-          note(step, 'metadata.annotations.nginx.ingress.kubernetes.io/auth-tls-secret', `host ${show(host)} already has the client certificate check of Ingress ${clientAuth.owner} (Secret ${clientAuth.secretId}); that one applies here`);
+          note(
+            step,
+            'metadata.annotations.nginx.ingress.kubernetes.io/auth-tls-secret',
+            `host ${show(host)} already has the client certificate check of Ingress ${clientAuth.owner} (Secret ${clientAuth.secretId}); that one applies here`,
+          );
         }
       }
     }
@@ -89,10 +124,17 @@ export function resolveHost(host: string, stepPlans: readonly IngressPlan[], tls
       if (step.kind !== 'claim' || step.host !== host) continue;
       const secretName = step.secretName ?? '';
       if (tls) {
-        if (tls.secretName !== secretName) note(step, `${step.field}.secretName`, `host ${show(host)} already has TLS from Ingress ${tls.owner} (Secret ${show(tls.secretName)}); ignored`);
+        if (tls.secretName !== secretName)
+          note(
+            step,
+            `${step.field}.secretName`,
+            `host ${show(host)} already has TLS from Ingress ${tls.owner} (Secret ${show(tls.secretName)}); ignored`,
+          );
         continue;
       }
-      const certificate = ctx.certificates.forHost(namespace, step.secretName, host, step.field, (field, message) => note(step, field, message));
+      const certificate = ctx.certificates.forHost(namespace, step.secretName, host, step.field, (field, message) =>
+        note(step, field, message),
+      );
       tls = { certificate, owner, secretName };
     }
   }
@@ -104,8 +146,23 @@ export function resolveHost(host: string, stepPlans: readonly IngressPlan[], tls
   const defaultFile = ctx.certificates.defaultCertificate.file;
   const clientAuthSettings = clientAuth?.settings ?? null;
   const same =
-    previous && previous.tlsFile === tlsFile && previous.snippet === snippetLines && previous.clientAuth === clientAuthSettings && sameItems(previous.routes, list);
-  const server = same ? previous.server : makeServer(host, list, tlsFile, defaultFile, snippetLines, clientAuthSettings, ctx.config, ctx.hsts && tlsFile !== null);
+    previous &&
+    previous.tlsFile === tlsFile &&
+    previous.snippet === snippetLines &&
+    previous.clientAuth === clientAuthSettings &&
+    sameItems(previous.routes, list);
+  const server = same
+    ? previous.server
+    : makeServer(
+        host,
+        list,
+        tlsFile,
+        defaultFile,
+        snippetLines,
+        clientAuthSettings,
+        ctx.config,
+        ctx.hsts && tlsFile !== null,
+      );
   return {
     server,
     routes: list,
@@ -123,7 +180,10 @@ export function resolveHost(host: string, stepPlans: readonly IngressPlan[], tls
 /** attachCanaries gives each canary route to the main route of the same path, one canary per route, oldest first. */
 function attachCanaries(
   host: string,
-  claims: readonly { note: (step: Step, field: string, message: string) => void; step: Extract<Step, { kind: 'canary' }> }[],
+  claims: readonly {
+    note: (step: Step, field: string, message: string) => void;
+    step: Extract<Step, { kind: 'canary' }>;
+  }[],
   routes: Map<string, OwnedRoute>,
 ): HttpExtras {
   const extras = new HttpExtras();
@@ -131,11 +191,19 @@ function attachCanaries(
     const main = routes.get(step.key);
     const rules = step.rules;
     if (!main || main.upstream === null) {
-      note(step, `${step.field}.path`, `no Ingress serves host ${show(host)} path ${show(step.key.split(' ')[1])} with endpoints; canary ignored`);
+      note(
+        step,
+        `${step.field}.path`,
+        `no Ingress serves host ${show(host)} path ${show(step.key.split(' ')[1])} with endpoints; canary ignored`,
+      );
     } else if (main.canary) {
       note(step, `${step.field}.path`, `the route already has a canary; ignored`);
     } else if (!rules.header && !rules.cookie && rules.weight === null) {
-      note(step, 'metadata.annotations.nginx.ingress.kubernetes.io/canary', 'no canary-by-header, canary-by-cookie or canary-weight: no request would reach it; ignored');
+      note(
+        step,
+        'metadata.annotations.nginx.ingress.kubernetes.io/canary',
+        'no canary-by-header, canary-by-cookie or canary-weight: no request would reach it; ignored',
+      );
     } else {
       const variable = extras.canary(`${host} ${step.key}`, main.upstream, step.upstream, rules);
       routes.set(step.key, { ...main, canary: { upstream: step.upstream, variable } });
@@ -175,7 +243,12 @@ function makeServer(
   serverHsts: boolean,
 ): Server {
   const certificateFile = tlsFile ?? defaultFile;
-  const locations = toLocations(routes, { tls: tlsFile !== null, sslRedirect: config.sslRedirect, forceSslRedirect: config.forceSslRedirect, hsts: serverHsts });
+  const locations = toLocations(routes, {
+    tls: tlsFile !== null,
+    sslRedirect: config.sslRedirect,
+    forceSslRedirect: config.forceSslRedirect,
+    hsts: serverHsts,
+  });
   const errors = new Map<string, ErrorLocation>();
   for (const page of locations.flatMap((l) => l.errorPages ?? [])) errors.set(page.name, page);
   return {
@@ -195,5 +268,7 @@ function makeServer(
 
 /** sameClientAuth says whether two auth-tls settings make the same server directives. */
 function sameClientAuth(a: ClientAuth, b: ClientAuth): boolean {
-  return a.caFile === b.caFile && a.verifyClient === b.verifyClient && a.depth === b.depth && a.errorPage === b.errorPage;
+  return (
+    a.caFile === b.caFile && a.verifyClient === b.verifyClient && a.depth === b.depth && a.errorPage === b.errorPage
+  );
 }

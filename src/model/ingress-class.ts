@@ -24,15 +24,26 @@ export function isOurs(ingress: Ingress, classes: ReadonlyMap<string, IngressCla
 }
 
 /** whyNotOurs is isOurs's verdict with its reason: null when the Ingress is ours, else why it is left to others. */
-export function whyNotOurs(ingress: Ingress, classes: ReadonlyMap<string, IngressClass>, options: ClassOptions): string | null {
+export function whyNotOurs(
+  ingress: Ingress,
+  classes: ReadonlyMap<string, IngressClass>,
+  options: ClassOptions,
+): string | null {
   const className = ingress.spec?.ingressClassName;
   if (className) {
     const ingressClass = classes.get(className);
     if (!ingressClass) return `spec.ingressClassName ${show(className)}: IngressClass not found`;
     const controller = ingressClass.spec?.controller;
-    return controller === options.controllerClass ? null : `IngressClass ${show(className)} is another controller's (${show(controller ?? '')}, not ${show(options.controllerClass)})`;
+    return controller === options.controllerClass
+      ? null
+      : `IngressClass ${show(className)} is another controller's (${show(controller ?? '')}, not ${show(options.controllerClass)})`;
   }
   const legacy = ingress.metadata?.annotations?.[LEGACY_CLASS_ANNOTATION];
-  if (legacy !== undefined) return legacy === options.ingressClass ? null : `${LEGACY_CLASS_ANNOTATION} ${show(legacy)} is another class (not ${show(options.ingressClass)})`;
-  return options.watchIngressWithoutClass ? null : 'no class (neither spec.ingressClassName nor the kubernetes.io/ingress.class annotation; --watch-ingress-without-class serves it)';
+  if (legacy !== undefined)
+    return legacy === options.ingressClass
+      ? null
+      : `${LEGACY_CLASS_ANNOTATION} ${show(legacy)} is another class (not ${show(options.ingressClass)})`;
+  return options.watchIngressWithoutClass
+    ? null
+    : 'no class (neither spec.ingressClassName nor the kubernetes.io/ingress.class annotation; --watch-ingress-without-class serves it)';
 }

@@ -42,7 +42,13 @@ export type Step =
   | { readonly kind: 'problem'; readonly problem: Problem }
   /** the host exists (a rule names it), even with no path */
   | { readonly kind: 'host'; readonly host: string }
-  | { readonly kind: 'route'; readonly host: string; readonly key: string; readonly route: OwnedRoute; readonly field: string }
+  | {
+      readonly kind: 'route';
+      readonly host: string;
+      readonly key: string;
+      readonly route: OwnedRoute;
+      readonly field: string;
+    }
   | {
       readonly kind: 'canary';
       readonly host: string;
@@ -55,7 +61,12 @@ export type Step =
   | { readonly kind: 'fallback'; readonly hosts: readonly string[]; readonly route: Route }
   | { readonly kind: 'snippet'; readonly hosts: readonly string[]; readonly directives: readonly SnippetDirective[] }
   /** auth-tls: the client certificate check of these hosts' servers */
-  | { readonly kind: 'clientAuth'; readonly hosts: readonly string[]; readonly secretId: string; readonly clientAuth: ClientAuth };
+  | {
+      readonly kind: 'clientAuth';
+      readonly hosts: readonly string[];
+      readonly secretId: string;
+      readonly clientAuth: ClientAuth;
+    };
 
 /** TlsStep is one host of a `spec.tls` entry: a claim on the host's certificate, or why the host was left out. */
 export type TlsStep =
@@ -132,7 +143,8 @@ function byHost(steps: readonly Step[]): Map<string, Step[]> {
   };
   for (const step of steps) {
     if (step.kind === 'problem') continue;
-    if (step.kind === 'fallback' || step.kind === 'snippet' || step.kind === 'clientAuth') for (const host of step.hosts) add(host, step);
+    if (step.kind === 'fallback' || step.kind === 'snippet' || step.kind === 'clientAuth')
+      for (const host of step.hosts) add(host, step);
     else add(step.host, step);
   }
   return map;
@@ -145,7 +157,17 @@ function planTls({ ingress, namespace, name }: Identified): TlsStep[] {
       const field = `spec.tls[${i}]`;
       const host = checkHost(rawHost);
       if (host.ok) steps.push({ kind: 'claim', host: host.value, field, secretName: tls.secretName });
-      else steps.push({ kind: 'problem', problem: { kind: 'Ingress', namespace, name, field: `${field}.hosts[${j}]`, message: `${host.message}; TLS entry left out` } });
+      else
+        steps.push({
+          kind: 'problem',
+          problem: {
+            kind: 'Ingress',
+            namespace,
+            name,
+            field: `${field}.hosts[${j}]`,
+            message: `${host.message}; TLS entry left out`,
+          },
+        });
     }
   }
   return steps;
@@ -153,7 +175,8 @@ function planTls({ ingress, namespace, name }: Identified): TlsStep[] {
 
 function identify(ingress: Ingress, problems: Problem[], reads: TrackedReads, config: GlobalConfig): Identified | null {
   const meta = ingress.metadata ?? {};
-  const report: Report = (field, message) => problems.push({ kind: 'Ingress', namespace: meta.namespace ?? '', name: meta.name ?? '', field, message });
+  const report: Report = (field, message) =>
+    problems.push({ kind: 'Ingress', namespace: meta.namespace ?? '', name: meta.name ?? '', field, message });
   const namespace = checkDnsLabel(meta.namespace);
   if (!namespace.ok) {
     report('metadata.namespace', `${namespace.message}; Ingress left out`);
@@ -165,10 +188,20 @@ function identify(ingress: Ingress, problems: Problem[], reads: TrackedReads, co
     return null;
   }
   const annotations = meta.annotations
-    ? parseAnnotations(ingress, namespace.value, name.value, { config, problems, secret: (ns, n) => reads.secret(`${ns}/${n}`) })
+    ? parseAnnotations(ingress, namespace.value, name.value, {
+        config,
+        problems,
+        secret: (ns, n) => reads.secret(`${ns}/${n}`),
+      })
     : NO_ANNOTATIONS;
   if (!annotations) return null;
-  return { ingress, namespace: namespace.value, name: name.value, owner: `${namespace.value}/${name.value}`, annotations };
+  return {
+    ingress,
+    namespace: namespace.value,
+    name: name.value,
+    owner: `${namespace.value}/${name.value}`,
+    annotations,
+  };
 }
 
 interface RulesContext extends PlanContext {
@@ -182,12 +215,19 @@ interface RulesContext extends PlanContext {
 function planRules({ ingress, namespace: ns, name, owner, annotations }: Identified, ctx: RulesContext): void {
   const spec = ingress.spec ?? {};
   const { steps } = ctx;
-  const report: Report = (field, message) => steps.push({ kind: 'problem', problem: { kind: 'Ingress', namespace: ns, name, field, message } });
+  const report: Report = (field, message) =>
+    steps.push({ kind: 'problem', problem: { kind: 'Ingress', namespace: ns, name, field, message } });
   const ruleHosts = new Set<string>();
   // The default-backend annotation answers for paths whose Service has no endpoints, and renders custom-http-errors.
   const annotated = defaultBackendAnnotation(ns, annotations.defaultBackend, ctx, report);
   const errorBackend = annotated?.upstream ?? ctx.defaultBackendUpstream;
-  const features = new IngressFeatures(annotations, owner, { config: ctx.config, extras: ctx.extras, variants: ctx.variants, errorBackend, report });
+  const features = new IngressFeatures(annotations, owner, {
+    config: ctx.config,
+    extras: ctx.extras,
+    variants: ctx.variants,
+    errorBackend,
+    report,
+  });
   const target = (resolved: Resolved) => {
     const r = resolved.upstream === null && annotated?.upstream ? annotated : resolved;
     return r.upstream === null ? r : { upstream: features.upstream(r.upstream), status: null };
@@ -205,7 +245,10 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
       host = checked.value;
     }
     // auth-url's `$host` is the client's choice where the server name is not exact: fail closed.
-    const authHost = annotations.externalAuth && !annotations.canary ? checkAuthUrlHost(annotations.externalAuth.host, host, CATCH_ALL) : null;
+    const authHost =
+      annotations.externalAuth && !annotations.canary
+        ? checkAuthUrlHost(annotations.externalAuth.host, host, CATCH_ALL)
+        : null;
     if (authHost) {
       report(AUTH_URL_FIELD, `${authHost}; rule ${field} left out`);
       continue;
@@ -224,40 +267,78 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
       const pathType: PathType = regex ? 'ImplementationSpecific' : checkedType.value;
       const checkedPath = regex ? checkRegexPath(path.path ?? '/') : checkPath(path.path ?? '/');
       if (!checkedPath.ok) {
-        report(`${pf}.path`, `${checkedPath.message}${regex ? '' : regexPathHint(path.path, features.regex)}; path left out`);
+        report(
+          `${pf}.path`,
+          `${checkedPath.message}${regex ? '' : regexPathHint(path.path, features.regex)}; path left out`,
+        );
         continue;
       }
       const p = normalisePath(checkedPath.value, pathType);
       const key = `${pathType} ${p}`;
       const resolved = ctx.upstreams.resolve(ns, path.backend, `${pf}.backend`, report);
       if (annotations.canary) {
-        if (resolved.upstream !== null) steps.push({ kind: 'canary', host, key, upstream: target(resolved).upstream!, field: pf, rules: annotations.canary });
+        if (resolved.upstream !== null)
+          steps.push({
+            kind: 'canary',
+            host,
+            key,
+            upstream: target(resolved).upstream!,
+            field: pf,
+            rules: annotations.canary,
+          });
         continue;
       }
-      steps.push({ kind: 'route', host, key, field: pf, route: { path: p, pathType, ...target(resolved), ingress: owner, owner, features: features.forRoute(p, regex) } });
+      steps.push({
+        kind: 'route',
+        host,
+        key,
+        field: pf,
+        route: { path: p, pathType, ...target(resolved), ingress: owner, owner, features: features.forRoute(p, regex) },
+      });
     }
   }
 
   const fallbackHosts = (spec.rules ?? []).length === 0 ? [CATCH_ALL] : [...ruleHosts];
-  const fallbackAuth = annotations.externalAuth && fallbackHosts.includes(CATCH_ALL) ? checkAuthUrlHost(annotations.externalAuth.host, CATCH_ALL, CATCH_ALL) : null;
-  if (spec.defaultBackend && !annotations.canary && fallbackAuth) report(AUTH_URL_FIELD, `${fallbackAuth}; spec.defaultBackend left out`);
+  const fallbackAuth =
+    annotations.externalAuth && fallbackHosts.includes(CATCH_ALL)
+      ? checkAuthUrlHost(annotations.externalAuth.host, CATCH_ALL, CATCH_ALL)
+      : null;
+  if (spec.defaultBackend && !annotations.canary && fallbackAuth)
+    report(AUTH_URL_FIELD, `${fallbackAuth}; spec.defaultBackend left out`);
   else if (spec.defaultBackend && !annotations.canary) {
     const resolved = target(ctx.upstreams.resolve(ns, spec.defaultBackend, 'spec.defaultBackend', report));
-    const route: Route = { path: '/', pathType: 'Prefix', ...resolved, ingress: owner, features: features.forRoute('/', false) };
+    const route: Route = {
+      path: '/',
+      pathType: 'Prefix',
+      ...resolved,
+      ingress: owner,
+      features: features.forRoute('/', false),
+    };
     // As ingress-nginx: the backend is the `/` of this Ingress's hosts, or the catch-all's when it has no rules.
     steps.push({ kind: 'fallback', hosts: fallbackHosts, route });
   }
 
   const serverSnippet = annotations.snippets.server;
-  if (serverSnippet && !annotations.canary) steps.push({ kind: 'snippet', hosts: [...ruleHosts].sort(compare), directives: serverSnippet });
+  if (serverSnippet && !annotations.canary)
+    steps.push({ kind: 'snippet', hosts: [...ruleHosts].sort(compare), directives: serverSnippet });
   const tls = annotations.authTls;
   if (tls && !annotations.canary) {
-    const clientAuth = { caFile: ctx.extras.caFile(tls.secretId, tls.caPem), verifyClient: tls.verifyClient, depth: tls.depth, errorPage: tls.errorPage };
+    const clientAuth = {
+      caFile: ctx.extras.caFile(tls.secretId, tls.caPem),
+      verifyClient: tls.verifyClient,
+      depth: tls.depth,
+      errorPage: tls.errorPage,
+    };
     steps.push({ kind: 'clientAuth', hosts: [...ruleHosts].sort(compare), secretId: tls.secretId, clientAuth });
   }
 }
 
-function defaultBackendAnnotation(ns: string, service: string | null, ctx: RulesContext, report: Report): Resolved | null {
+function defaultBackendAnnotation(
+  ns: string,
+  service: string | null,
+  ctx: RulesContext,
+  report: Report,
+): Resolved | null {
   if (service === null) return null;
   const field = 'metadata.annotations.nginx.ingress.kubernetes.io/default-backend';
   const backend = firstPort(ctx.reads, ns, service);

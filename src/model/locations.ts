@@ -5,8 +5,22 @@ import { compare } from './backends.js';
 /** LocationExtras are the Location fields annotations decide, copied into every location of a route. */
 export type LocationExtras = Pick<
   Location,
-  | 'redirect' | 'appRoot' | 'client' | 'proxy' | 'grpc' | 'proxyHeaders' | 'grpcHeaders' | 'access' | 'auth'
-  | 'limitRequests' | 'limitConnections' | 'cors' | 'setCookie' | 'errorPages' | 'snippet' | 'requireClientCertificate'
+  | 'redirect'
+  | 'appRoot'
+  | 'client'
+  | 'proxy'
+  | 'grpc'
+  | 'proxyHeaders'
+  | 'grpcHeaders'
+  | 'access'
+  | 'auth'
+  | 'limitRequests'
+  | 'limitConnections'
+  | 'cors'
+  | 'setCookie'
+  | 'errorPages'
+  | 'snippet'
+  | 'requireClientCertificate'
 > & { readonly externalAuth: ExternalAuthSettings | null };
 
 /** RouteFeatures is what an Ingress's annotations ask of one of its routes. */
@@ -27,8 +41,23 @@ export const DEFAULT_PROXY_HOST = '$best_http_host';
 
 /** NO_EXTRAS is a route that annotations do not touch. */
 export const NO_EXTRAS: LocationExtras = Object.freeze({
-  redirect: null, appRoot: null, client: null, proxy: null, grpc: null, proxyHeaders: null, grpcHeaders: null, access: null,
-  auth: null, externalAuth: null, requireClientCertificate: false, limitRequests: null, limitConnections: null, cors: null, setCookie: null, errorPages: null, snippet: null,
+  redirect: null,
+  appRoot: null,
+  client: null,
+  proxy: null,
+  grpc: null,
+  proxyHeaders: null,
+  grpcHeaders: null,
+  access: null,
+  auth: null,
+  externalAuth: null,
+  requireClientCertificate: false,
+  limitRequests: null,
+  limitConnections: null,
+  cors: null,
+  setCookie: null,
+  errorPages: null,
+  snippet: null,
 });
 
 /**
@@ -95,8 +124,14 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
     const grpc = f?.protocol === 'grpc' || f?.protocol === 'grpcs';
     const target = route.canary?.variable ?? route.upstream;
     // rewrite-target replaces the URI when the location's own pattern matches (as ingress-nginx's `rewrite "(?i)path"`).
-    const pattern = modifier === '~*' ? `(?i)${match}` : modifier === '~' ? match : `^${escapeRegex(match)}${modifier === '=' ? '$' : ''}`;
-    const rewrite = f?.rewriteTarget && f.rewriteTarget !== route.path ? { regex: pattern, replacement: f.rewriteTarget } : null;
+    const pattern =
+      modifier === '~*'
+        ? `(?i)${match}`
+        : modifier === '~'
+          ? match
+          : `^${escapeRegex(match)}${modifier === '=' ? '$' : ''}`;
+    const rewrite =
+      f?.rewriteTarget && f.rewriteTarget !== route.path ? { regex: pattern, replacement: f.rewriteTarget } : null;
     locations.push({
       modifier,
       match,
@@ -113,9 +148,18 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
       pass:
         target === null || extras.redirect
           ? null
-          : { grpc, url: `${f?.protocol ?? 'http'}://${target}`, upstreamName: target, canary: route.canary?.upstream ?? null },
+          : {
+              grpc,
+              url: `${f?.protocol ?? 'http'}://${target}`,
+              upstreamName: target,
+              canary: route.canary?.upstream ?? null,
+            },
       // Any add_header of the location's own (CORS, the affinity cookie, a snippet's) hides the server's.
-      hsts: host.hsts && (extras.cors !== null || extras.setCookie !== null || (extras.snippet ?? []).some((d) => d.name === 'add_header')),
+      hsts:
+        host.hsts &&
+        (extras.cors !== null ||
+          extras.setCookie !== null ||
+          (extras.snippet ?? []).some((d) => d.name === 'add_header')),
     });
   };
   for (const route of routes) {

@@ -21,7 +21,8 @@ export class Lookups {
     private readonly snapshot: Snapshot,
     previous?: Lookups,
   ) {
-    const same = (kind: 'services' | 'endpointSlices' | 'secrets') => previous !== undefined && previous.snapshot[kind] === snapshot[kind];
+    const same = (kind: 'services' | 'endpointSlices' | 'secrets') =>
+      previous !== undefined && previous.snapshot[kind] === snapshot[kind];
     this.services = same('services') ? previous!.services : byName(snapshot.services);
     this.secrets = same('secrets') ? previous!.secrets : byName(snapshot.secrets);
     this.slices = same('endpointSlices') ? previous!.slices : byService(snapshot.endpointSlices);
@@ -35,7 +36,6 @@ export class Lookups {
     for (const key of other.secrets.keys()) if (!this.secrets.has(key)) changed.add(key);
     return changed;
   }
-
 }
 
 function byName<T extends Service | Secret>(objects: readonly T[]): Map<string, T> {
@@ -106,10 +106,15 @@ export class TrackedReads implements Reads {
   /** unchangedIn says whether `now` would give every answer this reader gave, object for object. */
   unchangedIn(now: Lookups): boolean {
     const { services, slicesRead, secrets } = this;
-    for (let i = 0; i < services.length; i += 2) if (now.services.get(services[i] as string) !== services[i + 1]) return false;
-    for (let i = 0; i < secrets.length; i += 2) if (now.secrets.get(secrets[i] as string) !== secrets[i + 1]) return false;
+    for (let i = 0; i < services.length; i += 2)
+      if (now.services.get(services[i] as string) !== services[i + 1]) return false;
+    for (let i = 0; i < secrets.length; i += 2)
+      if (now.secrets.get(secrets[i] as string) !== secrets[i + 1]) return false;
     for (let i = 0; i < slicesRead.length; i += 2) {
-      if (!sameItems(now.slices.get(slicesRead[i] as string) ?? NO_SLICES, slicesRead[i + 1] as readonly EndpointSlice[])) return false;
+      if (
+        !sameItems(now.slices.get(slicesRead[i] as string) ?? NO_SLICES, slicesRead[i + 1] as readonly EndpointSlice[])
+      )
+        return false;
     }
     return true;
   }

@@ -61,10 +61,14 @@ export function tokenizeNginx(source: string): Checked<NginxToken[]> {
       // A quoted string runs to the same quote not escaped by a backslash.
       let j = i + 1;
       while (j < source.length && source[j] !== c) j += source[j] === '\\' ? 2 : 1;
-      if (j >= source.length) return { ok: false, message: `has an unterminated ${c === '"' ? 'double' : 'single'}-quoted string` };
+      if (j >= source.length)
+        return { ok: false, message: `has an unterminated ${c === '"' ? 'double' : 'single'}-quoted string` };
       const after = source[j + 1];
       if (after !== undefined && !SPACE.has(after) && after !== ';' && after !== '{') {
-        return { ok: false, message: `has ${JSON.stringify(after)} right after a closing quote (nginx wants a space, ';' or '{')` };
+        return {
+          ok: false,
+          message: `has ${JSON.stringify(after)} right after a closing quote (nginx wants a space, ';' or '{')`,
+        };
       }
       out.push({ kind: 'word', value: unescape(source.slice(i + 1, j)), quoted: true });
       i = j + 1;
@@ -78,8 +82,10 @@ export function tokenizeNginx(source: string): Checked<NginxToken[]> {
         else if (d === '{' && source[j - 1] === '$') inVariable = true;
         else if (d === '}' && inVariable) inVariable = false;
         else if (SPACE.has(d) || d === ';' || d === '{') break;
-        else if (d === '}') return { ok: false, message: "has a '}' inside a word (put a space before it, or quote the word)" };
-        else if (d === '"' || d === "'") return { ok: false, message: 'has a quote inside a word (a quote may only start an argument)' };
+        else if (d === '}')
+          return { ok: false, message: "has a '}' inside a word (put a space before it, or quote the word)" };
+        else if (d === '"' || d === "'")
+          return { ok: false, message: 'has a quote inside a word (a quote may only start an argument)' };
       }
       out.push({ kind: 'word', value: unescape(source.slice(i, Math.min(j, source.length))), quoted: false });
       i = j;
@@ -111,14 +117,25 @@ export function parseNginxStatements(source: string): Checked<NginxStatement[]> 
       continue;
     }
     const [name, ...args] = words;
-    if (token.kind === '}') return { ok: false, message: words.length > 0 ? `the directive ${name!.value} has no ';' before '}'` : "has a '}' that closes no block" };
+    if (token.kind === '}')
+      return {
+        ok: false,
+        message:
+          words.length > 0 ? `the directive ${name!.value} has no ';' before '}'` : "has a '}' that closes no block",
+      };
     if (name === undefined) return { ok: false, message: `has an empty statement before '${token.kind}'` };
-    if (name.quoted || !DIRECTIVE_NAME.test(name.value)) return { ok: false, message: `${JSON.stringify(name.value.slice(0, 64))} is not a directive name` };
-    if (token.kind === '{') return { ok: false, message: `the directive ${name.value} opens a block ('{'); blocks are not allowed in snippets` };
+    if (name.quoted || !DIRECTIVE_NAME.test(name.value))
+      return { ok: false, message: `${JSON.stringify(name.value.slice(0, 64))} is not a directive name` };
+    if (token.kind === '{')
+      return {
+        ok: false,
+        message: `the directive ${name.value} opens a block ('{'); blocks are not allowed in snippets`,
+      };
     statements.push({ name: name.value, args: args.map((a) => a.value) });
     words = [];
   }
-  if (words.length > 0) return { ok: false, message: `the directive ${words[0]!.value.slice(0, 64)} has no ';' at the end` };
+  if (words.length > 0)
+    return { ok: false, message: `the directive ${words[0]!.value.slice(0, 64)} has no ';' at the end` };
   return { ok: true, value: statements };
 }
 
@@ -139,9 +156,14 @@ export function variablesIn(value: string): Checked<NginxVariable[]> {
     if (!braced && /[0-9]/.test(value[j] ?? '')) j++;
     else while (j < value.length && /[A-Za-z0-9_]/.test(value[j]!)) j++;
     const name = value.slice(i + (braced ? 2 : 1), j);
-    if (name === '') return { ok: false, message: `${JSON.stringify(value.slice(0, 64))}: a '$' must start a variable name` };
+    if (name === '')
+      return { ok: false, message: `${JSON.stringify(value.slice(0, 64))}: a '$' must start a variable name` };
     if (braced) {
-      if (value[j] !== '}') return { ok: false, message: `${JSON.stringify(value.slice(0, 64))}: the '\${${name}' is missing its closing '}'` };
+      if (value[j] !== '}')
+        return {
+          ok: false,
+          message: `${JSON.stringify(value.slice(0, 64))}: the '\${${name}' is missing its closing '}'`,
+        };
       j++;
     }
     names.push(name);

@@ -94,7 +94,10 @@ export class Quarantine {
       if (this.trial && this.trial.text === verdicts.applied) {
         // That half built in is innocent: the culprit is among the ones held back.
         const testing = new Set(this.trial.testing);
-        this.narrow(this.trial.suspects.filter((k) => !testing.has(k)), this.trial.reason);
+        this.narrow(
+          this.trial.suspects.filter((k) => !testing.has(k)),
+          this.trial.reason,
+        );
       } else if (!this.trial && applied && applied === this.handed.at(-1)) this.retryHeld();
       if (applied) this.lastBisected = null;
     }
@@ -143,18 +146,32 @@ export class Quarantine {
     const current = new Map(snapshot.ingresses.map((i) => [keyOf(i), i]));
     for (const [key, held] of this.held) {
       const namespace = held.ingress.metadata?.namespace ?? '';
-      if (current.get(key) !== held.ingress || !sameObjects(held.secrets, secretsIn(snapshot.secrets, namespace))) this.held.delete(key);
+      if (current.get(key) !== held.ingress || !sameObjects(held.secrets, secretsIn(snapshot.secrets, namespace)))
+        this.held.delete(key);
     }
     const testing = new Set(this.trial?.testing ?? []);
     const heldBack = (this.trial?.suspects ?? []).filter((k) => !testing.has(k) && !this.held.has(k));
-    if (heldBack.length === 0 && [...this.held.values()].every((h) => h.state === 'retrying')) return { snapshot, problems: [] };
+    if (heldBack.length === 0 && [...this.held.values()].every((h) => h.state === 'retrying'))
+      return { snapshot, problems: [] };
     const problems: Problem[] = [];
     for (const [key, held] of this.held) {
       if (held.state === 'retrying') continue;
-      problems.push(problemFor(key, held.field, `nginx refused the config with this Ingress in it (${held.reason}); it is left out until it or a Secret in its namespace changes`));
+      problems.push(
+        problemFor(
+          key,
+          held.field,
+          `nginx refused the config with this Ingress in it (${held.reason}); it is left out until it or a Secret in its namespace changes`,
+        ),
+      );
     }
     for (const key of heldBack) {
-      problems.push(problemFor(key, 'spec', `held back while the controller finds which Ingress nginx refuses (${this.trial?.reason ?? ''})`));
+      problems.push(
+        problemFor(
+          key,
+          'spec',
+          `held back while the controller finds which Ingress nginx refuses (${this.trial?.reason ?? ''})`,
+        ),
+      );
     }
     const out = new Set([...[...this.held].filter(([, h]) => h.state !== 'retrying').map(([key]) => key), ...heldBack]);
     return { snapshot: { ...snapshot, ingresses: snapshot.ingresses.filter((i) => !out.has(keyOf(i))) }, problems };
@@ -192,7 +209,13 @@ export class Quarantine {
     } else if (suspects.length > 1) this.startTrial(suspects, reason);
   }
 
-  private hold(key: string, built: ReadonlyMap<string, Ingress>, field: string, reason: string, bisected: boolean): void {
+  private hold(
+    key: string,
+    built: ReadonlyMap<string, Ingress>,
+    field: string,
+    reason: string,
+    bisected: boolean,
+  ): void {
     const ingress = built.get(key);
     if (!ingress) return;
     const secrets = secretsIn(this.handed.at(-1)?.secrets ?? [], ingress.metadata?.namespace ?? '');
@@ -218,7 +241,13 @@ function problemFor(key: string, field: string, message: string): Problem {
 
 /** refusalReason is nginx's own reason: its first `[emerg]` line without time stamp and pid. */
 export function refusalReason(output: string): string {
-  const line = output.split('\n').find((l) => l.includes('[emerg]')) ?? output.split('\n').find((l) => l.trim() !== '') ?? 'refused';
+  const line =
+    output.split('\n').find((l) => l.includes('[emerg]')) ??
+    output.split('\n').find((l) => l.trim() !== '') ??
+    'refused';
   const at = line.indexOf('[emerg]');
-  return (at >= 0 ? line.slice(at + 7) : line).replace(/^\s*\d{1,10}#\d{1,10}:\s*/, '').trim().slice(0, 500);
+  return (at >= 0 ? line.slice(at + 7) : line)
+    .replace(/^\s*\d{1,10}#\d{1,10}:\s*/, '')
+    .trim()
+    .slice(0, 500);
 }

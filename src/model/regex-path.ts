@@ -91,7 +91,8 @@ class Parser {
       if (!atom.repeatable && this.isQuantifier()) this.refuse(`a quantifier after ${atom.name}, which cannot repeat`);
       size += piece.size;
       counts = Math.max(counts, piece.counts);
-      if (size > MAX_COMPILED_SIZE) this.refuse(`a pattern larger than PCRE2 compiles comfortably (over ${MAX_COMPILED_SIZE} bytes estimated)`);
+      if (size > MAX_COMPILED_SIZE)
+        this.refuse(`a pattern larger than PCRE2 compiles comfortably (over ${MAX_COMPILED_SIZE} bytes estimated)`);
     }
   }
 
@@ -136,7 +137,11 @@ class Parser {
       const inner = this.alternation(depth + 1);
       if (this.peek() !== ')') this.refuse(`a '(' without its ')'`);
       this.at++;
-      return { piece: { size: inner.size + SIZE.group, single: false, counts: inner.counts }, repeatable: true, name: 'a group' };
+      return {
+        piece: { size: inner.size + SIZE.group, single: false, counts: inner.counts },
+        repeatable: true,
+        name: 'a group',
+      };
     }
     if (c === '*' || c === '+' || c === '?') this.refuse(`a quantifier '${c}' with nothing to repeat`);
     if (c === '{' || c === '}') this.refuse(`a '${c}' that is not part of a {n}, {n,} or {n,m} quantifier`);
@@ -175,11 +180,11 @@ class Parser {
       const first = this.at === start;
       const lo = member();
       if (this.peek() === '-' && this.peek(1) !== ']') {
-        if (lo === null) this.refuse('a range from a class escape (PCRE2 refuses it, JavaScript reads a literal \'-\')');
+        if (lo === null) this.refuse("a range from a class escape (PCRE2 refuses it, JavaScript reads a literal '-')");
         if (lo === '-' && !first) this.refuse(`a '-' in the middle of a class (escape it, or put it first or last)`);
         this.at++;
         const hi = member();
-        if (hi === null) this.refuse('a range to a class escape (PCRE2 refuses it, JavaScript reads a literal \'-\')');
+        if (hi === null) this.refuse("a range to a class escape (PCRE2 refuses it, JavaScript reads a literal '-')");
         if (hi === '-') this.refuse(`a range ending in '-'`);
         if (hi.slice(-1) < lo.slice(-1)) this.refuse(`the range ${lo}-${hi}, out of order`);
       } else if (lo === '-' && !first && this.peek() !== ']') {
@@ -214,7 +219,8 @@ class Parser {
       return atom;
     }
     if (this.peek() === '?') this.at++;
-    if (this.isQuantifier()) this.refuse(`a second quantifier (possessive '+' and '{' after a quantifier are PCRE2-only)`);
+    if (this.isQuantifier())
+      this.refuse(`a second quantifier (possessive '+' and '{' after a quantifier are PCRE2-only)`);
     const count = Math.max(upper ?? lower + 1, 1);
     const counts = atom.counts * count;
     if (counts > MAX_REPEAT) this.refuse(`nested repeats of ${counts} in all (at most ${MAX_REPEAT})`);
@@ -238,7 +244,8 @@ class Parser {
  * PCRE2 compiles; anything else is refused with what was refused and where.
  */
 export function checkRegexPath(value: unknown): Checked<string> {
-  if (typeof value !== 'string' || !value.startsWith('/')) return { ok: false, message: `${show(value)} must be a regex starting with '/'` };
+  if (typeof value !== 'string' || !value.startsWith('/'))
+    return { ok: false, message: `${show(value)} must be a regex starting with '/'` };
   if (value.length > MAX_REGEX_PATH) return { ok: false, message: `is longer than ${MAX_REGEX_PATH} characters` };
   const refused = regexSubsetRefusal(value);
   return refused === null ? { ok: true, value } : { ok: false, message: `${show(value)}: ${refused}` };

@@ -23,30 +23,63 @@ export type { SnippetDirective };
  * and nothing about TLS keys or files. `$1`…`$9` (regex captures) are allowed too.
  */
 export const SAFE_VARIABLES: readonly string[] = [
-  'host', 'remote_addr', 'remote_port', 'scheme', 'https', 'request_uri', 'uri', 'document_uri', 'args', 'query_string', 'is_args',
-  'request_id', 'request_method', 'request_length', 'server_name', 'server_port', 'server_protocol', 'time_iso8601', 'time_local', 'msec',
-  'proxy_add_x_forwarded_for', 'pass_access_scheme', 'full_x_forwarded_for', 'best_http_host', 'status', 'content_type', 'content_length',
+  'host',
+  'remote_addr',
+  'remote_port',
+  'scheme',
+  'https',
+  'request_uri',
+  'uri',
+  'document_uri',
+  'args',
+  'query_string',
+  'is_args',
+  'request_id',
+  'request_method',
+  'request_length',
+  'server_name',
+  'server_port',
+  'server_protocol',
+  'time_iso8601',
+  'time_local',
+  'msec',
+  'proxy_add_x_forwarded_for',
+  'pass_access_scheme',
+  'full_x_forwarded_for',
+  'best_http_host',
+  'status',
+  'content_type',
+  'content_length',
 ];
 /** SAFE_VARIABLE_PREFIXES are the families of request and answer variables a value may read. */
 export const SAFE_VARIABLE_PREFIXES: readonly string[] = ['http_', 'arg_', 'cookie_', 'sent_http_', 'upstream_http_'];
 
 const isSafeVariable = (name: string) =>
-  /^[0-9]$/.test(name) || SAFE_VARIABLES.includes(name) || SAFE_VARIABLE_PREFIXES.some((p) => name.startsWith(p) && /^[a-z0-9_]+$/.test(name.slice(p.length)) && name.length > p.length);
+  /^[0-9]$/.test(name) ||
+  SAFE_VARIABLES.includes(name) ||
+  SAFE_VARIABLE_PREFIXES.some(
+    (p) => name.startsWith(p) && /^[a-z0-9_]+$/.test(name.slice(p.length)) && name.length > p.length,
+  );
 
 const MAX_VALUE = 1024;
 
 /** checkValue accepts printable ASCII text of at most 1024 characters whose variables are all safe. */
 export function checkValue(value: string): string | null {
   if (value.length > MAX_VALUE) return `a value is longer than ${MAX_VALUE} characters`;
-  if (!/^[\x20-\x7e]*$/.test(value)) return `${JSON.stringify(value.slice(0, 64))} holds a character other than printable ASCII`;
+  if (!/^[\x20-\x7e]*$/.test(value))
+    return `${JSON.stringify(value.slice(0, 64))} holds a character other than printable ASCII`;
   const names = variablesIn(value);
   if (!names.ok) return names.message;
   const bad = names.value.find((n) => !isSafeVariable(n));
   return bad === undefined ? null : `the variable $${bad} is not one snippets may read (see docs/annotations.md)`;
 }
 
-const oneOf = (...words: string[]) => (v: string) => (words.includes(v) ? null : `${JSON.stringify(v.slice(0, 64))} is not ${words.join(' or ')}`);
-const header = (v: string) => (checkHeaderName(v).ok ? null : `${JSON.stringify(v.slice(0, 64))} is not a header name (letters, digits and '-')`);
+const oneOf =
+  (...words: string[]) =>
+  (v: string) =>
+    words.includes(v) ? null : `${JSON.stringify(v.slice(0, 64))} is not ${words.join(' or ')}`;
+const header = (v: string) =>
+  checkHeaderName(v).ok ? null : `${JSON.stringify(v.slice(0, 64))} is not a header name (letters, digits and '-')`;
 const SCALE: Readonly<Record<string, number>> = { '': 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30 };
 /** size accepts an nginx size that fits nginx's off_t (a 10-digit number of gigabytes does not). */
 const size = (v: string) => {
@@ -54,29 +87,59 @@ const size = (v: string) => {
   if (match && Number(match[1]) * SCALE[match[2]!.toLowerCase()]! < 2 ** 62) return null;
   return `${JSON.stringify(v.slice(0, 64))} is not a size (a number, optionally followed by k, m or g)`;
 };
-const time = (v: string) => (/^\d{1,9}(ms|s|m|h|d)?$/.test(v) ? null : `${JSON.stringify(v.slice(0, 64))} is not a time (a number, optionally followed by ms, s, m, h or d)`);
+const time = (v: string) =>
+  /^\d{1,9}(ms|s|m|h|d)?$/.test(v)
+    ? null
+    : `${JSON.stringify(v.slice(0, 64))} is not a time (a number, optionally followed by ms, s, m, h or d)`;
 
 /** checkRegex accepts the regular expressions of regexSubsetRefusal's subset (PCRE2 and JavaScript read them alike), without named groups (which set variables). */
 function checkRegex(v: string): string | null {
   const shown = JSON.stringify(v.slice(0, 64));
-  if (v.length === 0 || v.length > MAX_VALUE) return `${shown} is not a regular expression of 1 to ${MAX_VALUE} characters`;
-  if (!/^[A-Za-z0-9._~\-/:^$[\](){}*+?|&=\\,%!@]*$/.test(v)) return `${shown} has characters outside letters, digits and . _ ~ - / : ^ $ [ ] ( ) { } * + ? | & = \\ , % ! @`;
-  if (/\(\?(?!:)/.test(v)) return `${shown}: only the (?: group is allowed among (? constructs (a named group would set a variable)`;
+  if (v.length === 0 || v.length > MAX_VALUE)
+    return `${shown} is not a regular expression of 1 to ${MAX_VALUE} characters`;
+  if (!/^[A-Za-z0-9._~\-/:^$[\](){}*+?|&=\\,%!@]*$/.test(v))
+    return `${shown} has characters outside letters, digits and . _ ~ - / : ^ $ [ ] ( ) { } * + ? | & = \\ , % ! @`;
+  if (/\(\?(?!:)/.test(v))
+    return `${shown}: only the (?: group is allowed among (? constructs (a named group would set a variable)`;
   const refused = regexSubsetRefusal(v);
   return refused === null ? null : `${shown}: ${refused}`;
 }
 
 /** The response headers a server-snippet may not add to every Ingress of the host: sessions, redirects, framing of the body, HSTS. */
 const HOST_WIDE_FORBIDDEN_HEADERS = [
-  'set-cookie', 'location', 'refresh', 'content-length', 'content-type', 'content-encoding', 'transfer-encoding', 'clear-site-data',
-  'www-authenticate', 'strict-transport-security', 'content-security-policy',
+  'set-cookie',
+  'location',
+  'refresh',
+  'content-length',
+  'content-type',
+  'content-encoding',
+  'transfer-encoding',
+  'clear-site-data',
+  'www-authenticate',
+  'strict-transport-security',
+  'content-security-policy',
 ];
 
 /** The request headers the controller sets itself; a second value would confuse the backend. */
 const CONTROLLER_PROXY_HEADERS = [
-  'host', 'upgrade', 'connection', 'x-request-id', 'x-real-ip', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-port', 'x-forwarded-proto',
-  'x-forwarded-scheme', 'x-forwarded-prefix', 'proxy', 'x-original-url', 'x-original-method', 'ssl-client-verify', 'ssl-client-subject-dn',
-  'ssl-client-issuer-dn', 'ssl-client-cert',
+  'host',
+  'upgrade',
+  'connection',
+  'x-request-id',
+  'x-real-ip',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-port',
+  'x-forwarded-proto',
+  'x-forwarded-scheme',
+  'x-forwarded-prefix',
+  'proxy',
+  'x-original-url',
+  'x-original-method',
+  'ssl-client-verify',
+  'ssl-client-subject-dn',
+  'ssl-client-issuer-dn',
+  'ssl-client-cert',
 ];
 
 type ArgCheck = (args: readonly string[], context: SnippetContext) => string | null;
@@ -96,13 +159,15 @@ export interface AllowedDirective {
   readonly check: ArgCheck;
 }
 
-const each = (...checks: ((v: string) => string | null)[]): ArgCheck => (args) => {
-  for (const [i, arg] of args.entries()) {
-    const problem = (checks[Math.min(i, checks.length - 1)] ?? checkValue)(arg);
-    if (problem) return problem;
-  }
-  return null;
-};
+const each =
+  (...checks: ((v: string) => string | null)[]): ArgCheck =>
+  (args) => {
+    for (const [i, arg] of args.entries()) {
+      const problem = (checks[Math.min(i, checks.length - 1)] ?? checkValue)(arg);
+      if (problem) return problem;
+    }
+    return null;
+  };
 
 function checkAddHeader(args: readonly string[], context: SnippetContext): string | null {
   const [name = '', value = '', always] = args;
@@ -118,7 +183,9 @@ function checkProxySetHeader(args: readonly string[]): string | null {
   const [name = '', value = ''] = args;
   const bad = header(name) ?? checkValue(value);
   if (bad) return bad;
-  return CONTROLLER_PROXY_HEADERS.includes(name.toLowerCase()) ? `the controller sets ${name} itself (upstream-vhost sets Host)` : null;
+  return CONTROLLER_PROXY_HEADERS.includes(name.toLowerCase())
+    ? `the controller sets ${name} itself (upstream-vhost sets Host)`
+    : null;
 }
 
 const REDIRECT_CODES = ['301', '302', '303', '307', '308'];
@@ -143,32 +210,143 @@ function checkRewrite(args: readonly string[]): string | null {
 
 function checkExpires(args: readonly string[]): string | null {
   const [first = '', second] = args;
-  const duration = (v: string) => (/^[-+]?\d{1,9}(ms|s|m|h|d|w|M|y)?$/.test(v) ? null : `${JSON.stringify(v.slice(0, 64))} is not off, epoch, max or a time`);
-  if (second !== undefined) return first === 'modified' ? duration(second) : `${JSON.stringify(first.slice(0, 64))}: only 'modified' may come before the time`;
+  const duration = (v: string) =>
+    /^[-+]?\d{1,9}(ms|s|m|h|d|w|M|y)?$/.test(v)
+      ? null
+      : `${JSON.stringify(v.slice(0, 64))} is not off, epoch, max or a time`;
+  if (second !== undefined)
+    return first === 'modified'
+      ? duration(second)
+      : `${JSON.stringify(first.slice(0, 64))}: only 'modified' may come before the time`;
   return ['off', 'epoch', 'max'].includes(first) ? null : duration(first);
 }
 
-const access = (v: string) => (v === 'all' || checkCidr(v).ok ? null : `${JSON.stringify(v.slice(0, 64))} is not an IP address, a CIDR or all`);
+const access = (v: string) =>
+  v === 'all' || checkCidr(v).ok ? null : `${JSON.stringify(v.slice(0, 64))} is not an IP address, a CIDR or all`;
 
 /** ALLOWED_DIRECTIVES is the allow-list: what snippets commonly hold and is safe, per context. */
 export const ALLOWED_DIRECTIVES: readonly AllowedDirective[] = [
-  { name: 'add_header', contexts: ['location', 'server'], minArgs: 2, maxArgs: 3, usage: 'name value [always]', check: checkAddHeader },
-  { name: 'proxy_set_header', contexts: ['location'], minArgs: 2, maxArgs: 2, usage: 'name value (not one the controller sets)', check: checkProxySetHeader },
+  {
+    name: 'add_header',
+    contexts: ['location', 'server'],
+    minArgs: 2,
+    maxArgs: 3,
+    usage: 'name value [always]',
+    check: checkAddHeader,
+  },
+  {
+    name: 'proxy_set_header',
+    contexts: ['location'],
+    minArgs: 2,
+    maxArgs: 2,
+    usage: 'name value (not one the controller sets)',
+    check: checkProxySetHeader,
+  },
   { name: 'proxy_hide_header', contexts: ['location'], minArgs: 1, maxArgs: 1, usage: 'name', check: each(header) },
   { name: 'proxy_pass_header', contexts: ['location'], minArgs: 1, maxArgs: 1, usage: 'name', check: each(header) },
-  { name: 'expires', contexts: ['location'], minArgs: 1, maxArgs: 2, once: true, usage: 'off | epoch | max | [modified] time', check: checkExpires },
-  { name: 'gzip', contexts: ['location'], minArgs: 1, maxArgs: 1, once: true, usage: 'on | off', check: each(oneOf('on', 'off')) },
-  { name: 'client_max_body_size', contexts: ['location'], minArgs: 1, maxArgs: 1, once: true, annotation: 'proxy-body-size', usage: 'size', check: each(size) },
-  { name: 'client_body_buffer_size', contexts: ['location'], minArgs: 1, maxArgs: 1, once: true, annotation: 'client-body-buffer-size', usage: 'size', check: each(size) },
-  { name: 'proxy_connect_timeout', contexts: ['location'], minArgs: 1, maxArgs: 1, once: true, annotation: 'proxy-connect-timeout', usage: 'time', check: each(time) },
-  { name: 'proxy_send_timeout', contexts: ['location'], minArgs: 1, maxArgs: 1, once: true, annotation: 'proxy-send-timeout', usage: 'time', check: each(time) },
-  { name: 'proxy_read_timeout', contexts: ['location'], minArgs: 1, maxArgs: 1, once: true, annotation: 'proxy-read-timeout', usage: 'time', check: each(time) },
-  { name: 'return', contexts: ['location'], minArgs: 1, maxArgs: 2, usage: 'code [text | URL] | URL (code 200-599 or 444)', check: checkReturn },
-  { name: 'rewrite', contexts: ['location'], minArgs: 2, maxArgs: 3, usage: 'regex replacement break | redirect | permanent', check: checkRewrite },
+  {
+    name: 'expires',
+    contexts: ['location'],
+    minArgs: 1,
+    maxArgs: 2,
+    once: true,
+    usage: 'off | epoch | max | [modified] time',
+    check: checkExpires,
+  },
+  {
+    name: 'gzip',
+    contexts: ['location'],
+    minArgs: 1,
+    maxArgs: 1,
+    once: true,
+    usage: 'on | off',
+    check: each(oneOf('on', 'off')),
+  },
+  {
+    name: 'client_max_body_size',
+    contexts: ['location'],
+    minArgs: 1,
+    maxArgs: 1,
+    once: true,
+    annotation: 'proxy-body-size',
+    usage: 'size',
+    check: each(size),
+  },
+  {
+    name: 'client_body_buffer_size',
+    contexts: ['location'],
+    minArgs: 1,
+    maxArgs: 1,
+    once: true,
+    annotation: 'client-body-buffer-size',
+    usage: 'size',
+    check: each(size),
+  },
+  {
+    name: 'proxy_connect_timeout',
+    contexts: ['location'],
+    minArgs: 1,
+    maxArgs: 1,
+    once: true,
+    annotation: 'proxy-connect-timeout',
+    usage: 'time',
+    check: each(time),
+  },
+  {
+    name: 'proxy_send_timeout',
+    contexts: ['location'],
+    minArgs: 1,
+    maxArgs: 1,
+    once: true,
+    annotation: 'proxy-send-timeout',
+    usage: 'time',
+    check: each(time),
+  },
+  {
+    name: 'proxy_read_timeout',
+    contexts: ['location'],
+    minArgs: 1,
+    maxArgs: 1,
+    once: true,
+    annotation: 'proxy-read-timeout',
+    usage: 'time',
+    check: each(time),
+  },
+  {
+    name: 'return',
+    contexts: ['location'],
+    minArgs: 1,
+    maxArgs: 2,
+    usage: 'code [text | URL] | URL (code 200-599 or 444)',
+    check: checkReturn,
+  },
+  {
+    name: 'rewrite',
+    contexts: ['location'],
+    minArgs: 2,
+    maxArgs: 3,
+    usage: 'regex replacement break | redirect | permanent',
+    check: checkRewrite,
+  },
   { name: 'allow', contexts: ['location'], minArgs: 1, maxArgs: 1, usage: 'address | CIDR | all', check: each(access) },
   { name: 'deny', contexts: ['location'], minArgs: 1, maxArgs: 1, usage: 'address | CIDR | all', check: each(access) },
-  { name: 'sub_filter', contexts: ['location'], minArgs: 2, maxArgs: 2, usage: 'text replacement (text not empty)', check: each((v) => (v === '' ? 'the text to replace may not be empty' : checkValue(v)), checkValue) },
-  { name: 'sub_filter_once', contexts: ['location'], minArgs: 1, maxArgs: 1, once: true, usage: 'on | off', check: each(oneOf('on', 'off')) },
+  {
+    name: 'sub_filter',
+    contexts: ['location'],
+    minArgs: 2,
+    maxArgs: 2,
+    usage: 'text replacement (text not empty)',
+    check: each((v) => (v === '' ? 'the text to replace may not be empty' : checkValue(v)), checkValue),
+  },
+  {
+    name: 'sub_filter_once',
+    contexts: ['location'],
+    minArgs: 1,
+    maxArgs: 1,
+    once: true,
+    usage: 'on | off',
+    check: each(oneOf('on', 'off')),
+  },
 ];
 
 /** REFUSED_REASONS say why well-known directives are off the list, for a clearer problem than "not allowed". */
@@ -210,7 +388,11 @@ export interface SnippetPolicyOptions {
  * checkSnippetDirectives reads a snippet and checks every directive against the allow-list for
  * `context`, returning the directives to render, or the first problem, naming the directive.
  */
-export function checkSnippetDirectives(source: string, context: SnippetContext, options: SnippetPolicyOptions = {}): Checked<SnippetDirective[]> {
+export function checkSnippetDirectives(
+  source: string,
+  context: SnippetContext,
+  options: SnippetPolicyOptions = {},
+): Checked<SnippetDirective[]> {
   const statements = parseNginxStatements(source);
   if (!statements.ok) return statements;
   if (statements.value.length === 0) return { ok: false, message: 'holds no directive' };
@@ -224,11 +406,18 @@ export function checkSnippetDirectives(source: string, context: SnippetContext, 
       return { ok: false, message: `the directive ${name} is not allowed: ${reason}` };
     }
     if (args.length < entry.minArgs || args.length > entry.maxArgs) {
-      return { ok: false, message: `the directive ${name} takes ${entry.usage} (${args.length} argument${args.length === 1 ? '' : 's'} given)` };
+      return {
+        ok: false,
+        message: `the directive ${name} takes ${entry.usage} (${args.length} argument${args.length === 1 ? '' : 's'} given)`,
+      };
     }
-    if (entry.once && seen.has(name)) return { ok: false, message: `the directive ${name} appears twice (nginx refuses a duplicate)` };
+    if (entry.once && seen.has(name))
+      return { ok: false, message: `the directive ${name} appears twice (nginx refuses a duplicate)` };
     if (entry.annotation && options.annotated?.(entry.annotation)) {
-      return { ok: false, message: `the directive ${name} is also set by the annotation ${entry.annotation} (nginx refuses a duplicate); use one of them` };
+      return {
+        ok: false,
+        message: `the directive ${name} is also set by the annotation ${entry.annotation} (nginx refuses a duplicate); use one of them`,
+      };
     }
     const problem = entry.check(args, context);
     if (problem) return { ok: false, message: `the directive ${name}: ${problem}` };

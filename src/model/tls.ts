@@ -57,7 +57,10 @@ export class CertificateTable {
       return this.defaultCertificate;
     }
     if (!certificateCovers(found.pair.leaf, host)) {
-      report(`${field}.secretName`, `the certificate in Secret ${namespace}/${name.value} is not valid for host ${host}; using the default certificate`);
+      report(
+        `${field}.secretName`,
+        `the certificate in Secret ${namespace}/${name.value} is not valid for host ${host}; using the default certificate`,
+      );
       return this.defaultCertificate;
     }
     return found.certificate;
@@ -75,7 +78,13 @@ export class CertificateTable {
     const found = this.check(defaultSecret);
     if ('error' in found) {
       const [namespace = '', name = ''] = defaultSecret.split('/');
-      problems.push({ kind: 'Secret', namespace, name, field: '--default-ssl-certificate', message: `${found.error}; using a self-signed certificate` });
+      problems.push({
+        kind: 'Secret',
+        namespace,
+        name,
+        field: '--default-ssl-certificate',
+        message: `${found.error}; using a self-signed certificate`,
+      });
       return selfSigned;
     }
     return { id: found.certificate.id, file: DEFAULT_CERTIFICATE_FILE, pem: found.certificate.pem };

@@ -13,7 +13,7 @@ const fail = (message: string): Checked<never> => ({ ok: false, message });
 
 /** show quotes a rejected value for a problem message, short and printable. */
 export function show(value: unknown): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
   const printable = JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
   return printable;
 }
@@ -44,12 +44,12 @@ export function checkHost(value: unknown): Checked<string> {
   const bare = value.startsWith('*.') ? value.slice(2) : value;
   const labels = bare.split('.');
   const valid =
-    value.length <= 253 &&
-    labels.every((label) => label.length > 0 && label.length <= 63 && DNS_LABEL.test(label));
+    value.length <= 253 && labels.every((label) => label.length > 0 && label.length <= 63 && DNS_LABEL.test(label));
   if (!valid) {
     return fail(`${show(value)} is not a valid host (lower-case RFC 1123 name, optionally starting with '*.')`);
   }
-  if (value.startsWith('*.') && labels.length < 2) return fail(`${show(value)}: a wildcard needs at least two labels after '*.'`);
+  if (value.startsWith('*.') && labels.length < 2)
+    return fail(`${show(value)}: a wildcard needs at least two labels after '*.'`);
   if (checkIp(value).ok) return fail(`${show(value)}: an IP address is not allowed as a host`);
   return ok(value);
 }
@@ -88,7 +88,12 @@ export function checkPortNumber(value: unknown): Checked<number> {
 
 /** checkPortName accepts an IANA service name, as a named Service port is. */
 export function checkPortName(value: unknown): Checked<string> {
-  if (typeof value !== 'string' || value.length > 15 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(value) || !/[a-z]/.test(value)) {
+  if (
+    typeof value !== 'string' ||
+    value.length > 15 ||
+    !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(value) ||
+    !/[a-z]/.test(value)
+  ) {
     return fail(`${show(value)} is not a valid port name (IANA service name)`);
   }
   return ok(value);
@@ -142,7 +147,8 @@ function bytesOf(value: unknown, units: string): { bytes: bigint; text: string }
 
 /** formatBytes spells a byte count as nginx's size directives read it (bytes, k or m), for messages. */
 export function formatBytes(bytes: bigint): string {
-  for (const unit of ['m', 'k'] as const) if (bytes >= UNIT[unit]! && bytes % UNIT[unit]! === 0n) return `${bytes / UNIT[unit]!}${unit}`;
+  for (const unit of ['m', 'k'] as const)
+    if (bytes >= UNIT[unit]! && bytes % UNIT[unit]! === 0n) return `${bytes / UNIT[unit]!}${unit}`;
   return String(bytes);
 }
 
@@ -154,8 +160,10 @@ export function formatBytes(bytes: bigint): string {
 export function checkSize(value: unknown, min = 1n, max = MAX_NGINX_BYTES): Checked<string> {
   const size = bytesOf(value, 'km');
   const range = `from ${formatBytes(min)} to ${formatBytes(max < MAX_NGINX_BYTES ? max : MAX_NGINX_BYTES)}`;
-  if (!size) return fail(`${show(value)} is not a size (a number, optionally followed by k or m; nginx reads no g here)`);
-  if (size.bytes < min || size.bytes > max || size.bytes > MAX_NGINX_BYTES) return fail(`${show(value)} is not a size ${range}`);
+  if (!size)
+    return fail(`${show(value)} is not a size (a number, optionally followed by k or m; nginx reads no g here)`);
+  if (size.bytes < min || size.bytes > max || size.bytes > MAX_NGINX_BYTES)
+    return fail(`${show(value)} is not a size ${range}`);
   return ok(size.text);
 }
 
@@ -165,7 +173,8 @@ export function checkSize(value: unknown, min = 1n, max = MAX_NGINX_BYTES): Chec
  */
 export function checkOffset(value: unknown): Checked<string> {
   const size = bytesOf(value, 'kmg');
-  if (!size || size.bytes > MAX_NGINX_BYTES) return fail(`${show(value)} is not a size (a number, optionally followed by k, m or g, at most 8589934591g)`);
+  if (!size || size.bytes > MAX_NGINX_BYTES)
+    return fail(`${show(value)} is not a size (a number, optionally followed by k, m or g, at most 8589934591g)`);
   return ok(size.text);
 }
 
@@ -174,7 +183,9 @@ export const MIN_LARGE_HEADER_BUFFER = 512n;
 
 /** checkBuffers accepts nginx's `number size` pair, as large-client-header-buffers: `4 8k` (1-9999 buffers of 512 bytes or more). */
 export function checkBuffers(value: unknown): Checked<{ number: number; size: string }> {
-  const bad = fail(`${show(value)} is not 'number size' (e.g. '4 8k': 1-9999 buffers of 512 bytes or more, in bytes, k or m)`);
+  const bad = fail(
+    `${show(value)} is not 'number size' (e.g. '4 8k': 1-9999 buffers of 512 bytes or more, in bytes, k or m)`,
+  );
   if (typeof value !== 'string' || value.length > 32) return bad;
   const [count = '', sizeText, ...rest] = value.split(' ');
   const size = checkSize(sizeText, MIN_LARGE_HEADER_BUFFER);
@@ -185,7 +196,8 @@ export function checkBuffers(value: unknown): Checked<{ number: number; size: st
 /** checkSeconds accepts a duration: whole seconds (`60`, as ingress-nginx's keys take) or an nginx time (`90s`, `2m`, `500ms`). */
 export function checkSeconds(value: unknown): Checked<string> {
   // Nine digits of days is 8.6e16 ms, inside ngx_parse_time's range (NGX_MAX_INT_T_VALUE).
-  if (typeof value !== 'string' || value.length > 11) return fail(`${show(value)} is not a duration (at most 9 digits, then ms, s, m, h or d)`);
+  if (typeof value !== 'string' || value.length > 11)
+    return fail(`${show(value)} is not a duration (at most 9 digits, then ms, s, m, h or d)`);
   if (/^\d{1,9}$/.test(value)) return ok(`${value}s`);
   if (typeof value === 'string' && /^\d{1,9}(ms|s|m|h|d)$/.test(value)) return ok(value);
   return fail(`${show(value)} is not a duration (seconds, or a number followed by ms, s, m, h or d)`);
@@ -262,7 +274,9 @@ export function checkAccessLogPath(value: unknown): Checked<string> {
   if (!plain.ok) return plain;
   const segments = plain.value.split('/');
   if (segments[0] !== 'logs' || segments.length < 2 || segments.some((s) => s === '.' || s === '')) {
-    return fail(`${show(value)} must be /dev/stdout, /dev/stderr or a file under logs/ (relative to the config folder)`);
+    return fail(
+      `${show(value)} must be /dev/stdout, /dev/stderr or a file under logs/ (relative to the config folder)`,
+    );
   }
   return ok(plain.value);
 }
@@ -284,7 +298,9 @@ function v6Bits(address: string): bigint {
   const groups = (part: string): bigint[] =>
     part === ''
       ? []
-      : part.split(':').flatMap((g) => (g.includes('.') ? [v4Bits(g) >> 16n, v4Bits(g) & 0xffffn] : [BigInt(parseInt(g, 16))]));
+      : part
+          .split(':')
+          .flatMap((g) => (g.includes('.') ? [v4Bits(g) >> 16n, v4Bits(g) & 0xffffn] : [BigInt(parseInt(g, 16))]));
   const h = groups(head);
   const t = groups(tail);
   const all = [...h, ...Array<bigint>(8 - h.length - t.length).fill(0n), ...t];
@@ -308,7 +324,8 @@ export function checkCidr(value: unknown): Checked<string> {
 
 /** checkCidrList accepts a comma-separated list of IPs and CIDRs, as the *-source-range annotations take. */
 export function checkCidrList(value: unknown): Checked<string[]> {
-  if (typeof value !== 'string' || value.length > 65536 || value.trim() === '') return fail('must be a comma-separated list of CIDRs (at most 64 KiB)');
+  if (typeof value !== 'string' || value.length > 65536 || value.trim() === '')
+    return fail('must be a comma-separated list of CIDRs (at most 64 KiB)');
   const out: string[] = [];
   for (const part of value.split(',')) {
     const cidr = checkCidr(part.trim());
@@ -320,17 +337,21 @@ export function checkCidrList(value: unknown): Checked<string[]> {
 
 /** checkHeaderName accepts an HTTP header name nginx exposes as `$http_<name>` (no `_`: nginx drops such headers). */
 export function checkHeaderName(value: unknown): Checked<string> {
-  if (typeof value === 'string' && value.length <= 64 && /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/.test(value)) return ok(value);
+  if (typeof value === 'string' && value.length <= 64 && /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/.test(value))
+    return ok(value);
   return fail(`${show(value)} is not a header name (letters, digits and '-')`);
 }
 
 /** checkHostPort accepts a host name or IP, optionally with `:port`, as a Host header is. */
 export function checkHostPort(value: unknown): Checked<string> {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 261) return fail('must be a host name, optionally with :port');
+  if (typeof value !== 'string' || value.length === 0 || value.length > 261)
+    return fail('must be a host name, optionally with :port');
   const match = /^(\[[0-9a-fA-F:.]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(value);
   const host = match?.[1] ?? '';
   const port = match?.[2];
-  const hostOk = host.startsWith('[') ? checkIp(host.slice(1, -1)).ok : checkIp(host).ok || checkObjectName(host.toLowerCase()).ok;
+  const hostOk = host.startsWith('[')
+    ? checkIp(host.slice(1, -1)).ok
+    : checkIp(host).ok || checkObjectName(host.toLowerCase()).ok;
   if (!match || !hostOk || (port !== undefined && !checkPortNumber(Number(port)).ok)) {
     return fail(`${show(value)} is not a host name or IP, optionally with :port`);
   }

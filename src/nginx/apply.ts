@@ -83,7 +83,11 @@ export class ConfigFolder {
       }
       await rename(next, live);
       this.live = new Set(names(set.files));
-      return { ok: true, conf: live, timings: { writeMs: written - started + (performance.now() - tested), testMs: tested - written } };
+      return {
+        ok: true,
+        conf: live,
+        timings: { writeMs: written - started + (performance.now() - tested), testMs: tested - written },
+      };
     });
   }
 
@@ -117,6 +121,11 @@ export class ConfigFolder {
 }
 
 /** stageConfig is ConfigFolder.stage for a one-off caller (a test, a tool): it removes nothing. */
-export function stageConfig(binary: string, dir: string, text: string, files: readonly ConfigFile[]): Promise<ApplyResult> {
+export function stageConfig(
+  binary: string,
+  dir: string,
+  text: string,
+  files: readonly ConfigFile[],
+): Promise<ApplyResult> {
   return new ConfigFolder(binary, dir).stage({ config: text, files });
 }

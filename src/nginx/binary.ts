@@ -18,7 +18,14 @@ export class NginxNotRunnableError extends Error {
 
 /** notRunnable describes a spawn failure of `binary` (ENOENT, EACCES, …) naming how to choose another, or null for other errors. */
 export function notRunnable(binary: string, code: string | undefined): NginxNotRunnableError | null {
-  const why = code === 'ENOENT' ? 'was not found' : code === 'EACCES' || code === 'EPERM' ? 'is not executable' : code === 'ENOEXEC' ? 'is not a program' : null;
+  const why =
+    code === 'ENOENT'
+      ? 'was not found'
+      : code === 'EACCES' || code === 'EPERM'
+        ? 'is not executable'
+        : code === 'ENOEXEC'
+          ? 'is not a program'
+          : null;
   if (why === null) return null;
   const where = binary.includes('/') ? '' : ' on the PATH';
   return new NginxNotRunnableError(
@@ -30,8 +37,18 @@ export function notRunnable(binary: string, code: string | undefined): NginxNotR
  * testConfig runs `nginx -t` on a config under its prefix folder; a binary that cannot be run
  * throws an NginxNotRunnableError. When `signal` aborts, the run is killed (and not ok).
  */
-export async function testConfig(binary: string, prefix: string, conf: string, signal?: AbortSignal): Promise<TestResult> {
-  const result = await execa(binary, ['-t', '-q', '-p', `${prefix}/`, '-c', conf], { reject: false, all: true, timeout: 60_000, ...(signal ? { cancelSignal: signal } : {}) });
+export async function testConfig(
+  binary: string,
+  prefix: string,
+  conf: string,
+  signal?: AbortSignal,
+): Promise<TestResult> {
+  const result = await execa(binary, ['-t', '-q', '-p', `${prefix}/`, '-c', conf], {
+    reject: false,
+    all: true,
+    timeout: 60_000,
+    ...(signal ? { cancelSignal: signal } : {}),
+  });
   if (result.exitCode === undefined && !result.timedOut) {
     const cause = notRunnable(binary, (result as { code?: string }).code);
     if (cause) throw cause;

@@ -2,7 +2,14 @@ import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Certificate } from '../model/nginx-model.js';
 import { issueCertificate } from '../tls/issue.js';
-import { ensurePrivateDir, removeLinkAt, UnsafePathError, workerIdentity, writePrivateFile, type Access } from './private-files.js';
+import {
+  ensurePrivateDir,
+  removeLinkAt,
+  UnsafePathError,
+  workerIdentity,
+  writePrivateFile,
+  type Access,
+} from './private-files.js';
 
 /**
  * writeFileAtomic writes a file of this process only (0600 unless told), beside its target and
@@ -12,7 +19,11 @@ export async function writeFileAtomic(path: string, content: string, mode = 0o60
   await writePrivateFile(path, content, { mode });
 }
 
-const isFile = (path: string) => lstat(path).then((stat) => stat.isFile(), () => false);
+const isFile = (path: string) =>
+  lstat(path).then(
+    (stat) => stat.isFile(),
+    () => false,
+  );
 
 /** FALLBACK_COMMON_NAME is the fallback certificate's subject, as ingress-nginx names its own. */
 export const FALLBACK_COMMON_NAME = 'Kubernetes Ingress Controller Fake Certificate';
@@ -54,7 +65,8 @@ export async function prepareConfigDir(dir: string): Promise<ConfigLayout> {
   const access = await currentLayout();
   await mkdir(dirname(resolve(dir)), { recursive: true });
   await ensurePrivateDir(dir, access.root);
-  for (const [folder, folderAccess] of Object.entries(access.folders)) await ensurePrivateDir(join(dir, folder), folderAccess);
+  for (const [folder, folderAccess] of Object.entries(access.folders))
+    await ensurePrivateDir(join(dir, folder), folderAccess);
   await removeLinkAt(join(dir, 'nginx.pid'));
   return access;
 }
@@ -73,11 +85,15 @@ export async function ensureConfigDir(dir: string, flag = '--config-dir'): Promi
 }
 
 /** OWN_FILES are the folders the controller writes Secret-derived files into, and the names it gives them there. */
-export const OWN_FILES: Readonly<Record<'certificates' | 'auth', RegExp>> = { certificates: /^[^/]+\.pem$/, auth: /^[^/]+\.htpasswd$/ };
+export const OWN_FILES: Readonly<Record<'certificates' | 'auth', RegExp>> = {
+  certificates: /^[^/]+\.pem$/,
+  auth: /^[^/]+\.htpasswd$/,
+};
 
 function ownFolder(file: string): 'certificates' | 'auth' {
   const [folder, name, ...rest] = file.split('/');
-  if ((folder === 'certificates' || folder === 'auth') && name && name !== '..' && name !== '.' && rest.length === 0) return folder;
+  if ((folder === 'certificates' || folder === 'auth') && name && name !== '..' && name !== '.' && rest.length === 0)
+    return folder;
   throw new UnsafePathError(`${JSON.stringify(file)} is not a file of certificates/ or auth/`);
 }
 
@@ -89,7 +105,11 @@ function ownFolder(file: string): 'certificates' | 'auth' {
  * It removes nothing: at runtime only the nginx actor's ConfigFolder (apply.ts) writes and
  * removes files in the config folder, and it knows which configs name which files.
  */
-export async function writeCertificates(dir: string, certificates: readonly { file: string; pem: string | null }[], written?: Map<string, string>): Promise<void> {
+export async function writeCertificates(
+  dir: string,
+  certificates: readonly { file: string; pem: string | null }[],
+  written?: Map<string, string>,
+): Promise<void> {
   const access = await prepareConfigDir(dir);
   for (const certificate of certificates) {
     const path = join(dir, certificate.file);
@@ -99,7 +119,11 @@ export async function writeCertificates(dir: string, certificates: readonly { fi
     let pem = certificate.pem;
     if (pem === null) {
       if (await isFile(path)) continue;
-      const made = await issueCertificate({ commonName: FALLBACK_COMMON_NAME, dnsNames: ['ingress.local'], days: 3650 });
+      const made = await issueCertificate({
+        commonName: FALLBACK_COMMON_NAME,
+        dnsNames: ['ingress.local'],
+        days: 3650,
+      });
       pem = made.certPem + made.keyPem;
     }
     // Written even when the text on disk is the same: that also mends an older version's owner and mode.

@@ -32,7 +32,12 @@ const NGINX_LEVEL = /\[(debug|info|notice|warn|error|crit|alert|emerg)\]/;
 
 function logLine(log: Logger, line: string): void {
   const level = NGINX_LEVEL.exec(line)?.[1] ?? 'info';
-  const pinoLevel = level === 'notice' || level === 'info' ? 'debug' : level === 'crit' || level === 'alert' || level === 'emerg' ? 'error' : level;
+  const pinoLevel =
+    level === 'notice' || level === 'info'
+      ? 'debug'
+      : level === 'crit' || level === 'alert' || level === 'emerg'
+        ? 'error'
+        : level;
   log[pinoLevel as 'info' | 'warn' | 'error' | 'debug'](line);
 }
 
@@ -101,7 +106,10 @@ export function spawnMaster(binary: string, dir: string, conf: string, log: Logg
   // A master that failed on its own (exit code, no signal) has no workers: its last words are read first.
   const exited = new Promise<MasterExit>((resolve) =>
     child.nodeChildProcess.once('exit', (code, signal) => {
-      const words = code !== 0 && signal === null && !stderrClosed ? Promise.race([closed, new Promise((r) => setTimeout(r, 200))]) : Promise.resolve();
+      const words =
+        code !== 0 && signal === null && !stderrClosed
+          ? Promise.race([closed, new Promise((r) => setTimeout(r, 200))])
+          : Promise.resolve();
       void words.then(() => resolve({ code, signal, emerg }));
     }),
   );
@@ -179,7 +187,8 @@ async function confirmReload(
       const workers = workerPids(pid);
       // New workers serve the new config; the old ones still accept until they start shutting down.
       if (workers.some((worker) => !before.has(worker)) && !workers.some((worker) => before.has(worker))) return;
-      if (performance.now() > deadline) throw new Error(`nginx did not start workers for the new config within ${timeoutMs} ms`);
+      if (performance.now() > deadline)
+        throw new Error(`nginx did not start workers for the new config within ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   } finally {

@@ -40,7 +40,11 @@ const octal = (mode: number) => `0${(mode & 0o7777).toString(8)}`;
 export async function workerIdentity(): Promise<WorkerIdentity | null> {
   if (euid() !== 0) return null;
   const passwd = await readFile('/etc/passwd', 'utf8').catch(() => '');
-  const [, , uid, gid] = passwd.split('\n').find((line) => line.startsWith('nobody:'))?.split(':') ?? [];
+  const [, , uid, gid] =
+    passwd
+      .split('\n')
+      .find((line) => line.startsWith('nobody:'))
+      ?.split(':') ?? [];
   return uid && gid ? { uid: Number(uid), gid: Number(gid) } : { uid: 65534, gid: 65534 };
 }
 
@@ -51,7 +55,12 @@ async function openFolder(path: string): Promise<FileHandle> {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'ELOOP' && code !== 'ENOTDIR') throw error;
     // Linux answers ENOTDIR for a link to a folder (O_DIRECTORY is checked first): say which.
-    const link = code === 'ELOOP' || (await lstat(path).then((stat) => stat.isSymbolicLink(), () => false));
+    const link =
+      code === 'ELOOP' ||
+      (await lstat(path).then(
+        (stat) => stat.isSymbolicLink(),
+        () => false,
+      ));
     throw new UnsafePathError(link ? `${path} is a symbolic link; use a real folder` : `${path} is not a folder`);
   }
 }
@@ -70,11 +79,18 @@ export async function ensurePrivateDir(path: string, access: Access): Promise<vo
   const folder = await openFolder(path);
   try {
     const stat = await folder.stat();
-    if (stat.uid !== euid()) throw new UnsafePathError(`${path} is owned by uid ${stat.uid}, not by this process (uid ${euid()}); remove it or choose another folder`);
-    if (stat.mode & 0o022) throw new UnsafePathError(`${path} is writable by ${stat.mode & 0o002 ? 'everyone' : 'its group'} (mode ${octal(stat.mode)}); remove it or choose another folder`);
+    if (stat.uid !== euid())
+      throw new UnsafePathError(
+        `${path} is owned by uid ${stat.uid}, not by this process (uid ${euid()}); remove it or choose another folder`,
+      );
+    if (stat.mode & 0o022)
+      throw new UnsafePathError(
+        `${path} is writable by ${stat.mode & 0o002 ? 'everyone' : 'its group'} (mode ${octal(stat.mode)}); remove it or choose another folder`,
+      );
     if (access.gid !== undefined && stat.gid !== access.gid) await folder.chown(stat.uid, access.gid);
     // After the chown: changing the group clears set-id bits, and chmod sets exactly these.
-    if ((stat.mode & 0o7777) !== access.mode || (access.gid !== undefined && stat.gid !== access.gid)) await folder.chmod(access.mode);
+    if ((stat.mode & 0o7777) !== access.mode || (access.gid !== undefined && stat.gid !== access.gid))
+      await folder.chmod(access.mode);
   } finally {
     await folder.close();
   }
@@ -91,7 +107,11 @@ export async function writePrivateFile(path: string, content: string, access: Ac
   const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   let created = false;
   try {
-    const file = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, access.mode);
+    const file = await open(
+      temporary,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      access.mode,
+    );
     created = true;
     try {
       await file.writeFile(content);
@@ -114,7 +134,10 @@ export async function writePrivateFile(path: string, content: string, access: Ac
 export async function removeOwnFile(path: string): Promise<boolean> {
   const stat = await lstat(path).catch(() => null);
   if (!stat?.isFile()) return false;
-  return unlink(path).then(() => true, () => false);
+  return unlink(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**

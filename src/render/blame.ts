@@ -21,7 +21,11 @@ export function refusedLine(output: string): number | null {
     const colon = line.lastIndexOf(':');
     const before = line.slice(0, colon);
     const number = line.slice(colon + 1).trim();
-    if (colon > 0 && /^\d{1,9}$/.test(number) && (before.endsWith('/nginx.conf.next') || before.endsWith('/nginx.conf'))) {
+    if (
+      colon > 0 &&
+      /^\d{1,9}$/.test(number) &&
+      (before.endsWith('/nginx.conf.next') || before.endsWith('/nginx.conf'))
+    ) {
       return Number(number);
     }
   }
@@ -85,15 +89,22 @@ export function blame(output: string, text: string, model: NginxModel): Blame | 
   const line = refusedLine(output);
   if (line !== null) {
     const place = placeOf(text, line);
-    const server = place.serverName === null ? undefined : model.servers.find((s) => serverNameLine(s) === place.serverName);
+    const server =
+      place.serverName === null ? undefined : model.servers.find((s) => serverNameLine(s) === place.serverName);
     if (server) {
-      const location = place.location === null ? undefined : server.locations.find((l) => locationHead(l) === place.location);
+      const location =
+        place.location === null ? undefined : server.locations.find((l) => locationHead(l) === place.location);
       if (location?.ingress) return { ingresses: [location.ingress], field: 'spec.rules' };
       return server.ingresses.length > 0 ? { ingresses: [...server.ingresses], field: 'spec' } : null;
     }
     if (place.upstream !== null) {
-      const users = model.servers.flatMap((s) => s.locations).filter((l) => l.upstream !== null && place.upstream === `upstream ${quote(l.upstream)} {`);
-      return ownersOf(users.map((l) => l.ingress), 'spec.rules');
+      const users = model.servers
+        .flatMap((s) => s.locations)
+        .filter((l) => l.upstream !== null && place.upstream === `upstream ${quote(l.upstream)} {`);
+      return ownersOf(
+        users.map((l) => l.ingress),
+        'spec.rules',
+      );
     }
     return null;
   }
@@ -101,13 +112,18 @@ export function blame(output: string, text: string, model: NginxModel): Blame | 
     const certificate = model.certificates.find((c) => file === c.file || file.endsWith(`/${c.file}`));
     if (!certificate || certificate.id === 'default') continue;
     const namespace = certificate.id.split('/')[0] ?? '';
-    const tls = model.servers.filter((s) => s.certificateFile === certificate.file || s.clientAuth?.caFile === certificate.file);
+    const tls = model.servers.filter(
+      (s) => s.certificateFile === certificate.file || s.clientAuth?.caFile === certificate.file,
+    );
     const fromServers = tls.flatMap((s) => s.ingresses).filter((key) => key.startsWith(`${namespace}/`));
     const fromLocations = model.servers
       .flatMap((s) => s.locations)
       .filter((l) => l.auth?.file === certificate.file)
       .map((l) => l.ingress);
-    const owners = ownersOf([...fromServers, ...fromLocations], certificate.file.startsWith('auth/') ? 'metadata.annotations' : 'spec.tls');
+    const owners = ownersOf(
+      [...fromServers, ...fromLocations],
+      certificate.file.startsWith('auth/') ? 'metadata.annotations' : 'spec.tls',
+    );
     if (owners) return owners;
   }
   return null;

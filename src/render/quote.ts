@@ -15,6 +15,7 @@ export function quote(value: unknown, prefix = ''): string {
   if (typeof value === 'number' && Number.isFinite(value)) value = String(value);
   if (typeof value !== 'string') throw new RenderError(`cannot quote a ${value === null ? 'null' : typeof value}`);
   const text = prefix + value;
-  if (/[\x00-\x1f\x7f]/.test(text)) throw new RenderError(`refusing to quote a control character in ${JSON.stringify(text.slice(0, 40))}`);
+  if (/[\x00-\x1f\x7f]/.test(text))
+    throw new RenderError(`refusing to quote a control character in ${JSON.stringify(text.slice(0, 40))}`);
   return `"${text.replace(/["\\]/g, (c) => `\\${c}`)}"`;
 }

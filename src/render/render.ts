@@ -76,14 +76,18 @@ export function compileTemplate(sources: TemplateSources): NginxTemplate {
       env.registerPartial(name, partial);
       continue;
     }
-    env.registerPartial(name, (context: unknown, options?: Handlebars.RuntimeOptions & { hash?: Record<string, unknown> }) => {
-      if (typeof context !== 'object' || context === null || Object.keys(options?.hash ?? {}).length > 0) return partial(context, options);
-      let texts = kept.get(context);
-      if (!texts) kept.set(context, (texts = new Map()));
-      let text = texts.get(name);
-      if (text === undefined) texts.set(name, (text = partial(context, options)));
-      return text;
-    });
+    env.registerPartial(
+      name,
+      (context: unknown, options?: Handlebars.RuntimeOptions & { hash?: Record<string, unknown> }) => {
+        if (typeof context !== 'object' || context === null || Object.keys(options?.hash ?? {}).length > 0)
+          return partial(context, options);
+        let texts = kept.get(context);
+        if (!texts) kept.set(context, (texts = new Map()));
+        let text = texts.get(name);
+        if (text === undefined) texts.set(name, (text = partial(context, options)));
+        return text;
+      },
+    );
   }
   const main = env.compile<NginxModel>(sources.main, { strict: true, noEscape: true });
   let settings: string | null = null;

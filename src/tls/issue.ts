@@ -25,7 +25,9 @@ export interface IssueOptions {
 }
 
 function toPem(label: string, der: ArrayBuffer): string {
-  const body = Buffer.from(der).toString('base64').replace(/.{1,64}/g, '$&\n');
+  const body = Buffer.from(der)
+    .toString('base64')
+    .replace(/.{1,64}/g, '$&\n');
   return `-----BEGIN ${label}-----\n${body}-----END ${label}-----\n`;
 }
 
@@ -56,9 +58,14 @@ export async function issueCertificate(options: IssueOptions): Promise<KeyPair> 
     ),
     await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
   ];
-  if (!options.isCa) extensions.push(new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]));
+  if (!options.isCa)
+    extensions.push(
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]),
+    );
   if (names.length > 0) extensions.push(new x509.SubjectAlternativeNameExtension(names));
-  const serialNumber = Buffer.from(webcrypto.getRandomValues(new Uint8Array(12))).toString('hex').replace(/^[89a-f]/, '1');
+  const serialNumber = Buffer.from(webcrypto.getRandomValues(new Uint8Array(12)))
+    .toString('hex')
+    .replace(/^[89a-f]/, '1');
   const subject = `CN=${options.commonName}`;
   const cert = options.issuer
     ? await x509.X509CertificateGenerator.create({

@@ -14,7 +14,13 @@ import { freePort } from '../support/net.js';
 const ROOT = new URL('../../', import.meta.url).pathname;
 const CLI = join(ROOT, 'bin/ingress-actors');
 const cli = (args: string[], options: { input?: string; timeout?: number } = {}) =>
-  execa(CLI, args, { reject: false, timeout: options.timeout ?? 20_000, cwd: ROOT, env: { PATH: `${process.env.PATH}:/usr/sbin` }, ...(options.input === undefined ? {} : { input: options.input }) });
+  execa(CLI, args, {
+    reject: false,
+    timeout: options.timeout ?? 20_000,
+    cwd: ROOT,
+    env: { PATH: `${process.env.PATH}:/usr/sbin` },
+    ...(options.input === undefined ? {} : { input: options.input }),
+  });
 const NO_STACK = /\n\s+at /;
 
 let dir: string;
@@ -23,16 +29,24 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const USAGE = { controller: 'Usage: ingress-actors controller', render: 'Usage: ingress-actors render', demo: 'Usage: ingress-actors demo', statecharts: 'Usage: ingress-actors statecharts' };
+const USAGE = {
+  controller: 'Usage: ingress-actors controller',
+  render: 'Usage: ingress-actors render',
+  demo: 'Usage: ingress-actors demo',
+  statecharts: 'Usage: ingress-actors statecharts',
+};
 
 describe('flags', () => {
-  it.each(Object.entries(USAGE))('finding "unknown flags": %s --frobnicate prints its usage and exits 2, not parseArgs text', async (command, usage) => {
-    const run = await cli([command, '--frobnicate']);
-    expect(run.exitCode).toBe(2);
-    expect(run.stderr.split('\n')[0]).toBe(`ingress-actors ${command}: unknown flag --frobnicate`);
-    expect(run.stderr).toContain(usage);
-    expect(run.stderr).not.toMatch(/Unknown option|To specify a positional/);
-  });
+  it.each(Object.entries(USAGE))(
+    'finding "unknown flags": %s --frobnicate prints its usage and exits 2, not parseArgs text',
+    async (command, usage) => {
+      const run = await cli([command, '--frobnicate']);
+      expect(run.exitCode).toBe(2);
+      expect(run.stderr.split('\n')[0]).toBe(`ingress-actors ${command}: unknown flag --frobnicate`);
+      expect(run.stderr).toContain(usage);
+      expect(run.stderr).not.toMatch(/Unknown option|To specify a positional/);
+    },
+  );
 
   it('finding "unknown flags": a flag without its value says so, with the usage', async () => {
     const run = await cli(['render', '--manifests']);
@@ -41,10 +55,16 @@ describe('flags', () => {
     expect(run.stderr).toContain(USAGE.render);
   });
 
-  it.each(Object.entries(USAGE))('finding "help <cmd>": help %s prints its usage and exits 0', async (command, usage) => {
-    const run = await cli(['help', command]);
-    expect({ code: run.exitCode, first: run.stdout.split('\n')[0]!.slice(0, usage.length) }).toEqual({ code: 0, first: usage });
-  });
+  it.each(Object.entries(USAGE))(
+    'finding "help <cmd>": help %s prints its usage and exits 0',
+    async (command, usage) => {
+      const run = await cli(['help', command]);
+      expect({ code: run.exitCode, first: run.stdout.split('\n')[0]!.slice(0, usage.length) }).toEqual({
+        code: 0,
+        first: usage,
+      });
+    },
+  );
 
   it('finding "help <cmd>": help of an unknown command exits 2', async () => {
     const run = await cli(['help', 'frob']);
@@ -59,10 +79,18 @@ describe('listen ports in use', () => {
   let port: number;
   beforeAll(async () => {
     kubeconfig = join(dir, 'kubeconfig');
-    await writeFile(kubeconfig, [
-      'apiVersion: v1', 'kind: Config', 'current-context: c',
-      'clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]', 'users: [{name: u, user: {}}]', 'contexts: [{name: c, context: {cluster: c, user: u}}]', '',
-    ].join('\n'));
+    await writeFile(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: c',
+        'clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]',
+        'users: [{name: u, user: {}}]',
+        'contexts: [{name: c, context: {cluster: c, user: u}}]',
+        '',
+      ].join('\n'),
+    );
     port = await freePort();
     taken = createServer();
     await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
@@ -74,7 +102,21 @@ describe('listen ports in use', () => {
     await chmod(conf, 0o700);
     const [http, https, healthz] = [await freePort(), await freePort(), await freePort()];
     const withHealthz = flags.includes('--healthz-port') ? [] : ['--healthz-port', String(healthz)];
-    return cli(['controller', '--kubeconfig', kubeconfig, '--config-dir', conf, '--http-port', String(http), '--https-port', String(https), '--log-level', 'silent', ...withHealthz, ...flags]);
+    return cli([
+      'controller',
+      '--kubeconfig',
+      kubeconfig,
+      '--config-dir',
+      conf,
+      '--http-port',
+      String(http),
+      '--https-port',
+      String(https),
+      '--log-level',
+      'silent',
+      ...withHealthz,
+      ...flags,
+    ]);
   };
 
   it('finding "healthz port in use": the controller exits 1 naming --healthz-port and the address, before starting nginx', async () => {
@@ -88,7 +130,9 @@ describe('listen ports in use', () => {
   it('finding "healthz port in use": on all addresses (the default) too', async () => {
     const run = await controller('--healthz-port', String(port));
     expect(run.exitCode).toBe(1);
-    expect(run.stderr).toMatch(new RegExp(`^ingress-actors controller: --healthz-port ${port}: .*:${port}: the port is already in use$`));
+    expect(run.stderr).toMatch(
+      new RegExp(`^ingress-actors controller: --healthz-port ${port}: .*:${port}: the port is already in use$`),
+    );
   });
 
   it('finding "inspector port in use": the controller exits 1 naming --inspect-port, not a raw EADDRINUSE', async () => {
@@ -101,20 +145,27 @@ describe('listen ports in use', () => {
 
   it('finding "inspector port": the inspector on the HTTP port is refused at once (exit 2, both flags named)', async () => {
     const run = await cli(['controller', '--inspect', '--http-port', '8080']);
-    expect({ code: run.exitCode, stderr: run.stderr }).toEqual({ code: 2, stderr: 'ingress-actors controller: --inspect-port and --http-port are both 8080; give them different ports' });
+    expect({ code: run.exitCode, stderr: run.stderr }).toEqual({
+      code: 2,
+      stderr: 'ingress-actors controller: --inspect-port and --http-port are both 8080; give them different ports',
+    });
   });
 });
 
 describe('render', () => {
-  const ingressClass = 'apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: nginx}\nspec: {controller: k8s.io/ingress-nginx}\n';
+  const ingressClass =
+    'apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: nginx}\nspec: {controller: k8s.io/ingress-nginx}\n';
   const ingress = (name: string, spec: string, annotations = '{}') =>
     `apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: ${name}, annotations: ${annotations}}\nspec: ${spec}\n`;
-  const service = (name: string) => `apiVersion: v1\nkind: Service\nmetadata: {name: ${name}}\nspec: {ports: [{port: 80}]}\n`;
+  const service = (name: string) =>
+    `apiVersion: v1\nkind: Service\nmetadata: {name: ${name}}\nspec: {ports: [{port: 80}]}\n`;
   const paths = (svc: string, ...p: string[]) =>
     `{ingressClassName: nginx, rules: [{host: ${svc}.example.com, http: {paths: [${p.map((x) => `{path: ${x}, pathType: Prefix, backend: {service: {name: ${svc}, port: {number: 80}}}}`).join(', ')}]}}]}`;
 
   it('finding "render stdin": --manifests - reads the manifests from stdin (helm template ... | render)', async () => {
-    const run = await cli(['render', '--manifests', '-'], { input: [ingressClass, service('web'), ingress('web', paths('web', '/'))].join('---\n') });
+    const run = await cli(['render', '--manifests', '-'], {
+      input: [ingressClass, service('web'), ingress('web', paths('web', '/'))].join('---\n'),
+    });
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toContain('server_name "web.example.com";');
   });
@@ -122,11 +173,15 @@ describe('render', () => {
   it('finding "render missing file": a missing manifest is one line, exit 1', async () => {
     const missing = join(dir, 'nope.yaml');
     const run = await cli(['render', '--manifests', missing]);
-    expect({ code: run.exitCode, stderr: run.stderr }).toEqual({ code: 1, stderr: `ingress-actors render: ${missing}: no such file or directory` });
+    expect({ code: run.exitCode, stderr: run.stderr }).toEqual({
+      code: 1,
+      stderr: `ingress-actors render: ${missing}: no such file or directory`,
+    });
   });
 
   it('finding "render ignored Ingresses": each Ingress left out is listed with its reason', async () => {
-    const other = 'apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: other}\nspec: {controller: example.com/other}\n';
+    const other =
+      'apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: other}\nspec: {controller: example.com/other}\n';
     const run = await cli(['render', '--manifests', '-'], {
       input: [
         ingressClass,
@@ -147,17 +202,29 @@ describe('render', () => {
   });
 
   it('finding "render --configmap": a --configmap naming nothing in the manifests says so', async () => {
-    const run = await cli(['render', '--manifests', '-', '--configmap', 'ingress-nginx/controller'], { input: ingressClass });
+    const run = await cli(['render', '--manifests', '-', '--configmap', 'ingress-nginx/controller'], {
+      input: ingressClass,
+    });
     expect(run.exitCode).toBe(0);
-    expect(run.stderr).toBe('--configmap ingress-nginx/controller: no such ConfigMap in the manifests; the defaults apply');
+    expect(run.stderr).toBe(
+      '--configmap ingress-nginx/controller: no such ConfigMap in the manifests; the defaults apply',
+    );
   });
 
   it('finding "render EndpointSlices": backends without EndpointSlices are one line, not one per path', async () => {
     const run = await cli(['render', '--manifests', '-'], {
-      input: [ingressClass, service('web'), service('api'), ingress('web', paths('web', '/a', '/b', '/c')), ingress('api', paths('api', '/'))].join('---\n'),
+      input: [
+        ingressClass,
+        service('web'),
+        service('api'),
+        ingress('web', paths('web', '/a', '/b', '/c')),
+        ingress('api', paths('api', '/')),
+      ].join('---\n'),
     });
     expect(run.exitCode).toBe(0);
-    expect(run.stderr).toBe('4 backends of 2 Services without EndpointSlices in the manifests (as in helm template output) answer 503: default/api:80, default/web:80');
+    expect(run.stderr).toBe(
+      '4 backends of 2 Services without EndpointSlices in the manifests (as in helm template output) answer 503: default/api:80, default/web:80',
+    );
   });
 
   it('finding "render --out": a refused --out DIR (not private) is one line, exit 2, no stack', async () => {
@@ -166,7 +233,9 @@ describe('render', () => {
     await chmod(open, 0o777);
     const run = await cli(['render', '--manifests', '-', '--out', open], { input: ingressClass });
     expect(run.exitCode).toBe(2);
-    expect(run.stderr).toBe(`ingress-actors render: ${open} is writable by everyone (mode 0777); remove it or choose another folder`);
+    expect(run.stderr).toBe(
+      `ingress-actors render: ${open} is writable by everyone (mode 0777); remove it or choose another folder`,
+    );
     expect(run.stderr).not.toMatch(NO_STACK);
   });
 });

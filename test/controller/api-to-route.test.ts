@@ -31,7 +31,12 @@ it('routes a new Ingress within 2 s, follows a path change, and stops routing on
 
   started = Date.now();
   await cluster.apply(ingress('live', { 'live.example.com': [{ path: '/store', service: 'web' }] }));
-  await waitFor('the changed path routed', async () => (await request('/store')).backend === 'a' && (await request('/shop')).status === 404, 3000, 20);
+  await waitFor(
+    'the changed path routed',
+    async () => (await request('/store')).backend === 'a' && (await request('/shop')).status === 404,
+    3000,
+    20,
+  );
   expect(Date.now() - started).toBeLessThan(3000);
 
   await cluster.remove(ingress('live', {}));
@@ -42,17 +47,28 @@ it('follows an EndpointSlice as it scales out and in', async () => {
   await cluster.apply(ingress('live', { 'live.example.com': [{ path: '/', service: 'web' }] }));
   await waitFor('routed to a', async () => (await request('/')).backend === 'a', 3000, 20);
   const sliceOf = (i: number) => serviceWithEndpoints('web', [{ port: backends[i]!.port }])[1]!;
-  const answers = async () => new Set((await Promise.all(Array.from({ length: 12 }, () => request('/')))).map((r) => r.backend));
+  const answers = async () =>
+    new Set((await Promise.all(Array.from({ length: 12 }, () => request('/')))).map((r) => r.backend));
 
   await cluster.apply(sliceOf(2)); // scale out: a second slice with endpoint c
-  await waitFor('a and c both answering', async () => {
-    const seen = await answers();
-    return seen.has('a') && seen.has('c') && seen.size === 2;
-  }, 5000, 20);
+  await waitFor(
+    'a and c both answering',
+    async () => {
+      const seen = await answers();
+      return seen.has('a') && seen.has('c') && seen.size === 2;
+    },
+    5000,
+    20,
+  );
 
   await cluster.remove(sliceOf(0)); // scale in: a's slice goes away
-  await waitFor('only c answering', async () => {
-    const seen = await answers();
-    return seen.size === 1 && seen.has('c');
-  }, 5000, 20);
+  await waitFor(
+    'only c answering',
+    async () => {
+      const seen = await answers();
+      return seen.size === 1 && seen.has('c');
+    },
+    5000,
+    20,
+  );
 });

@@ -21,29 +21,49 @@ const backends: Backend[] = [];
 let round = 0;
 
 /** tenantIngress is tenant i's Ingress, serving `/r<round>` (so each round is a visible change). */
-function tenantIngress(i: number, extra: { annotations?: Record<string, string>; path?: string; pathType?: 'Prefix' | 'ImplementationSpecific'; tls?: boolean } = {}) {
+function tenantIngress(
+  i: number,
+  extra: {
+    annotations?: Record<string, string>;
+    path?: string;
+    pathType?: 'Prefix' | 'ImplementationSpecific';
+    tls?: boolean;
+  } = {},
+) {
   return ingress(
     'site',
     { [host(i)]: [{ path: extra.path ?? `/r${round}`, pathType: extra.pathType ?? 'Prefix', service: 'web' }] },
-    { namespace: ns(i), ...(extra.annotations ? { annotations: extra.annotations } : {}), ...(extra.tls ? { tls: [{ hosts: [host(i)], secretName: 'site-tls' }] } : {}) },
+    {
+      namespace: ns(i),
+      ...(extra.annotations ? { annotations: extra.annotations } : {}),
+      ...(extra.tls ? { tls: [{ hosts: [host(i)], secretName: 'site-tls' }] } : {}),
+    },
   );
 }
 
-const served = async (i: number, path: string) => (await get({ host: host(i), path, port: cluster.httpPort })).backend === ns(i);
+const served = async (i: number, path: string) =>
+  (await get({ host: host(i), path, port: cluster.httpPort })).backend === ns(i);
 
 /** goodTenantsMove changes the nine good tenants' Ingresses and waits for every change to be served. */
 async function goodTenantsMove(): Promise<void> {
   round++;
   for (let i = 0; i < BAD; i++) await cluster.apply(tenantIngress(i));
-  await waitFor(`round ${round}: the good tenants' changes served`, async () => {
-    for (let i = 0; i < BAD; i++) if (!(await served(i, `/r${round}`))) return false;
-    return true;
-  }, 15_000, 50);
+  await waitFor(
+    `round ${round}: the good tenants' changes served`,
+    async () => {
+      for (let i = 0; i < BAD; i++) if (!(await served(i, `/r${round}`))) return false;
+      return true;
+    },
+    15_000,
+    50,
+  );
 }
 
 /** problemsOf are the Warning Events on the bad tenant's Ingress, as the controller recorded them. */
 async function badTenantEvents(): Promise<string[]> {
-  const list = (await cluster.client.list('v1', 'Event', ns(BAD))) as { items: { message?: string; involvedObject?: { name?: string } }[] };
+  const list = (await cluster.client.list('v1', 'Event', ns(BAD))) as {
+    items: { message?: string; involvedObject?: { name?: string } }[];
+  };
   return list.items.filter((e) => e.involvedObject?.name === 'site').map((e) => e.message ?? '');
 }
 
@@ -52,13 +72,22 @@ beforeAll(async () => {
   for (let i = 0; i < TENANTS; i++) {
     const backend = await startBackend(ns(i));
     backends.push(backend);
-    seed.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns(i) } }, ...serviceWithEndpoints('web', [{ port: backend.port }], ns(i)), tenantIngress(i));
+    seed.push(
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns(i) } },
+      ...serviceWithEndpoints('web', [{ port: backend.port }], ns(i)),
+      tenantIngress(i),
+    );
   }
   cluster = await startCluster(seed);
-  await waitFor('every tenant served', async () => {
-    for (let i = 0; i < TENANTS; i++) if (!(await served(i, '/r0'))) return false;
-    return true;
-  }, 20_000, 50);
+  await waitFor(
+    'every tenant served',
+    async () => {
+      for (let i = 0; i < TENANTS; i++) if (!(await served(i, '/r0'))) return false;
+      return true;
+    },
+    20_000,
+    50,
+  );
 }, 40_000);
 
 afterAll(async () => {
@@ -72,23 +101,43 @@ const HOSTILE: Record<string, () => Promise<object[]>> = {
     await weakCertificate(host(BAD)).then((pair) => tlsSecret('site-tls', pair.certPem, pair.keyPem, ns(BAD))),
     tenantIngress(BAD, { tls: true }),
   ],
-  'regex path /api/[\\w-.]+': async () => [tenantIngress(BAD, { annotations: REGEX, path: '/api/[\\w-.]+', pathType: 'ImplementationSpecific' })],
-  'regex path /[\\d-z]': async () => [tenantIngress(BAD, { annotations: REGEX, path: '/[\\d-z]', pathType: 'ImplementationSpecific' })],
-  'regex path /[]a': async () => [tenantIngress(BAD, { annotations: REGEX, path: '/[]a', pathType: 'ImplementationSpecific' })],
-  'regex path /a{99999}': async () => [tenantIngress(BAD, { annotations: REGEX, path: '/a{99999}', pathType: 'ImplementationSpecific' })],
-  'client-body-buffer-size: 1g': async () => [tenantIngress(BAD, { annotations: { 'nginx.ingress.kubernetes.io/client-body-buffer-size': '1g' } })],
-  'proxy-buffer-size: 0': async () => [tenantIngress(BAD, { annotations: { 'nginx.ingress.kubernetes.io/proxy-buffer-size': '0' } })],
-  'limit-connections: 65536': async () => [tenantIngress(BAD, { annotations: { 'nginx.ingress.kubernetes.io/limit-connections': '65536' } })],
-  'proxy-body-size: 99999999999999999999g': async () => [tenantIngress(BAD, { annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '99999999999999999999g' } })],
+  'regex path /api/[\\w-.]+': async () => [
+    tenantIngress(BAD, { annotations: REGEX, path: '/api/[\\w-.]+', pathType: 'ImplementationSpecific' }),
+  ],
+  'regex path /[\\d-z]': async () => [
+    tenantIngress(BAD, { annotations: REGEX, path: '/[\\d-z]', pathType: 'ImplementationSpecific' }),
+  ],
+  'regex path /[]a': async () => [
+    tenantIngress(BAD, { annotations: REGEX, path: '/[]a', pathType: 'ImplementationSpecific' }),
+  ],
+  'regex path /a{99999}': async () => [
+    tenantIngress(BAD, { annotations: REGEX, path: '/a{99999}', pathType: 'ImplementationSpecific' }),
+  ],
+  'client-body-buffer-size: 1g': async () => [
+    tenantIngress(BAD, { annotations: { 'nginx.ingress.kubernetes.io/client-body-buffer-size': '1g' } }),
+  ],
+  'proxy-buffer-size: 0': async () => [
+    tenantIngress(BAD, { annotations: { 'nginx.ingress.kubernetes.io/proxy-buffer-size': '0' } }),
+  ],
+  'limit-connections: 65536': async () => [
+    tenantIngress(BAD, { annotations: { 'nginx.ingress.kubernetes.io/limit-connections': '65536' } }),
+  ],
+  'proxy-body-size: 99999999999999999999g': async () => [
+    tenantIngress(BAD, { annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '99999999999999999999g' } }),
+  ],
 };
 
-it.each(Object.keys(HOSTILE))('finding 2: while tenant 9 applies %s, the nine others keep being served', async (name) => {
-  for (const object of await HOSTILE[name]!()) await cluster.apply(object);
-  await goodTenantsMove();
-  // The bad Ingress is not served as written, and its Event says why.
-  expect(await served(BAD, `/r${round}`)).toBe(false);
-  await waitFor('an Event on the bad Ingress', async () => (await badTenantEvents()).length > 0, 10_000, 100);
-  // Back to a good Ingress: the tenant is served again, without the Secret that nginx refused.
-  await cluster.apply(tenantIngress(BAD, { path: '/fixed' }));
-  await waitFor('the bad tenant, fixed, served again', () => served(BAD, '/fixed'), 10_000, 50);
-}, 60_000);
+it.each(Object.keys(HOSTILE))(
+  'finding 2: while tenant 9 applies %s, the nine others keep being served',
+  async (name) => {
+    for (const object of await HOSTILE[name]!()) await cluster.apply(object);
+    await goodTenantsMove();
+    // The bad Ingress is not served as written, and its Event says why.
+    expect(await served(BAD, `/r${round}`)).toBe(false);
+    await waitFor('an Event on the bad Ingress', async () => (await badTenantEvents()).length > 0, 10_000, 100);
+    // Back to a good Ingress: the tenant is served again, without the Secret that nginx refused.
+    await cluster.apply(tenantIngress(BAD, { path: '/fixed' }));
+    await waitFor('the bad tenant, fixed, served again', () => served(BAD, '/fixed'), 10_000, 50);
+  },
+  60_000,
+);

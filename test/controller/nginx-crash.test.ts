@@ -34,17 +34,31 @@ afterAll(async () => {
 
 it('restarts a killed master within the drain timeout + 3 s, keeping the in-flight request', async () => {
   // Settled first: a reload still being confirmed would add its own `running` to the states below.
-  await waitFor('nginx running, no sync pending', () => nginxState() === '{"alive":"running"}' && queueIdle(cluster.actor('syncQueue')?.value), 10_000);
+  await waitFor(
+    'nginx running, no sync pending',
+    () => nginxState() === '{"alive":"running"}' && queueIdle(cluster.actor('syncQueue')?.value),
+    10_000,
+  );
   const old = pid()!;
   const before = cluster.visited('nginx').length;
   const inFlight = request('/?delay=400');
   await new Promise((r) => setTimeout(r, 100));
   const started = Date.now();
   process.kill(old, 'SIGKILL');
-  await waitFor('a new master serving', async () => pid() !== old && nginxState() === '{"alive":"running"}' && (await request()).backend === 'app', 1000 + 3000);
+  await waitFor(
+    'a new master serving',
+    async () => pid() !== old && nginxState() === '{"alive":"running"}' && (await request()).backend === 'app',
+    1000 + 3000,
+  );
   expect(Date.now() - started).toBeLessThan(1000 + 3000);
   expect((await inFlight).status).toBe(200);
-  expect(cluster.visited('nginx').slice(before)).toEqual(['"died"', '"draining"', '"restarting"', '{"alive":"starting"}', '{"alive":"running"}']);
+  expect(cluster.visited('nginx').slice(before)).toEqual([
+    '"died"',
+    '"draining"',
+    '"restarting"',
+    '{"alive":"starting"}',
+    '{"alive":"running"}',
+  ]);
   expect(liveGroupMembers(old)).toEqual([]);
   expect(cluster.actor('nginx')?.context.restarts).toBe(1);
 });
@@ -53,7 +67,11 @@ it('survives 20 crash cycles in a row', async () => {
   for (let cycle = 0; cycle < 20; cycle++) {
     const old = pid()!;
     process.kill(old, 'SIGKILL');
-    await waitFor(`cycle ${cycle}: a new master serving`, async () => pid() !== old && nginxState() === '{"alive":"running"}' && (await request()).status === 200, 4000);
+    await waitFor(
+      `cycle ${cycle}: a new master serving`,
+      async () => pid() !== old && nginxState() === '{"alive":"running"}' && (await request()).status === 200,
+      4000,
+    );
     expect(liveGroupMembers(old)).toEqual([]);
   }
   expect(cluster.actor('nginx')?.context.restarts).toBe(21);

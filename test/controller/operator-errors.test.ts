@@ -16,7 +16,9 @@ it('finding 3a: a controller started with --nginx-binary /nonexistent exits 1 na
   try {
     expect(await cluster.controller.exitCode).toBe(1);
     const reason = await cluster.controller.reason;
-    expect(reason).toMatch(/^boot: nginx binary "\/nonexistent" was not found \(ENOENT\): give its path with --nginx-binary .* or put nginx on the PATH$/);
+    expect(reason).toMatch(
+      /^boot: nginx binary "\/nonexistent" was not found \(ENOENT\): give its path with --nginx-binary .* or put nginx on the PATH$/,
+    );
   } finally {
     await cluster.close();
   }
@@ -29,7 +31,11 @@ it('finding 3b: a controller whose HTTP port another process holds exits 1 namin
   const cluster = await startCluster([ingressClass()], ['--http-port', String(port)]);
   try {
     expect(await cluster.controller.exitCode).toBe(1);
-    expect(await cluster.controller.reason).toMatch(new RegExp(`^nginx: nginx cannot listen on \\S+:${port}: port ${port} \\(--http-port\\) is in use by another process`));
+    expect(await cluster.controller.reason).toMatch(
+      new RegExp(
+        `^nginx: nginx cannot listen on \\S+:${port}: port ${port} \\(--http-port\\) is in use by another process`,
+      ),
+    );
     expect(cluster.actor('nginx')?.context.restarts ?? 0).toBe(0);
   } finally {
     await cluster.close();

@@ -18,14 +18,24 @@ import { queueIdle, startCluster, waitFor, type Cluster } from '../support/clust
 const A = 'nginx.ingress.kubernetes.io/';
 const sha = (password: string) => `{SHA}${createHash('sha1').update(password).digest('base64')}`;
 const users = (password: string) => ({
-  apiVersion: 'v1', kind: 'Secret', type: 'Opaque', metadata: { namespace: 'default', name: 'users' },
+  apiVersion: 'v1',
+  kind: 'Secret',
+  type: 'Opaque',
+  metadata: { namespace: 'default', name: 'users' },
   data: { auth: Buffer.from(`alice:${sha(password)}\n`).toString('base64') },
 });
 const caSecret = (ca: KeyPair) => ({
-  apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'default', name: 'team-ca' },
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { namespace: 'default', name: 'team-ca' },
   data: { 'ca.crt': Buffer.from(ca.certPem).toString('base64') },
 });
-const opaque = (name: string, value: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'default', name }, stringData: { value } });
+const opaque = (name: string, value: string) => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { namespace: 'default', name },
+  stringData: { value },
+});
 const site = (pair: KeyPair) => tlsSecret('site-tls', pair.certPem, pair.keyPem);
 const fallback = (pair: KeyPair) => tlsSecret('default-cert', pair.certPem, pair.keyPem);
 
@@ -41,7 +51,13 @@ function tls(servername: string, identity?: KeyPair): Promise<{ status: number; 
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
       {
-        host: '127.0.0.1', port: cluster.httpsPort, path: '/', servername, headers: { host: servername }, rejectUnauthorized: false, agent: false,
+        host: '127.0.0.1',
+        port: cluster.httpsPort,
+        path: '/',
+        servername,
+        headers: { host: servername },
+        rejectUnauthorized: false,
+        agent: false,
         ...(identity ? { cert: identity.certPem, key: identity.keyPem } : {}),
       },
       (res) => {
@@ -59,8 +75,14 @@ const syncs = () => cluster.actor('syncQueue')!.context.syncsStarted as number;
 const settled = () => waitFor('the sync queue idle', () => queueIdle(cluster.actor('syncQueue')?.value), 10_000);
 
 beforeAll(async () => {
-  [caOne, caTwo] = [await issueCertificate({ commonName: 'CA one', isCa: true }), await issueCertificate({ commonName: 'CA two', isCa: true })];
-  [clientOne, clientTwo] = [await issueCertificate({ commonName: 'alice', issuer: caOne }), await issueCertificate({ commonName: 'bob', issuer: caTwo })];
+  [caOne, caTwo] = [
+    await issueCertificate({ commonName: 'CA one', isCa: true }),
+    await issueCertificate({ commonName: 'CA two', isCa: true }),
+  ];
+  [clientOne, clientTwo] = [
+    await issueCertificate({ commonName: 'alice', issuer: caOne }),
+    await issueCertificate({ commonName: 'bob', issuer: caTwo }),
+  ];
   backend = await startBackend('app');
   cluster = await startCluster(
     [
@@ -71,9 +93,21 @@ beforeAll(async () => {
       users('first'),
       caSecret(caOne),
       opaque('nobody-names-me', 'one'),
-      ingress('tls', { 'tls.test': [{ path: '/', service: 'app' }] }, { tls: [{ hosts: ['tls.test'], secretName: 'site-tls' }] }),
-      ingress('auth', { 'auth.test': [{ path: '/', service: 'app' }] }, { annotations: { [`${A}auth-type`]: 'basic', [`${A}auth-secret`]: 'users' } }),
-      ingress('mtls', { 'mtls.test': [{ path: '/', service: 'app' }] }, { annotations: { [`${A}auth-tls-secret`]: 'default/team-ca' } }),
+      ingress(
+        'tls',
+        { 'tls.test': [{ path: '/', service: 'app' }] },
+        { tls: [{ hosts: ['tls.test'], secretName: 'site-tls' }] },
+      ),
+      ingress(
+        'auth',
+        { 'auth.test': [{ path: '/', service: 'app' }] },
+        { annotations: { [`${A}auth-type`]: 'basic', [`${A}auth-secret`]: 'users' } },
+      ),
+      ingress(
+        'mtls',
+        { 'mtls.test': [{ path: '/', service: 'app' }] },
+        { annotations: { [`${A}auth-tls-secret`]: 'default/team-ca' } },
+      ),
     ],
     ['--default-ssl-certificate', 'default/default-cert'],
   );
@@ -92,11 +126,21 @@ it('issue 15: a spec.tls certificate rotated alone is served', async () => {
   const next = await issueCertificate({ commonName: 'tls.test', dnsNames: ['tls.test'] });
   expect((await tls('tls.test')).fingerprint).not.toBe(fingerprintOf(next));
   await cluster.apply(site(next));
-  await waitFor('the new certificate served', async () => (await tls('tls.test')).fingerprint === fingerprintOf(next), 5_000);
+  await waitFor(
+    'the new certificate served',
+    async () => (await tls('tls.test')).fingerprint === fingerprintOf(next),
+    5_000,
+  );
 });
 
 it('issue 15: an auth-secret htpasswd rotated alone is served: the new password is accepted, the old one refused', async () => {
-  const basic = (password: string) => get({ host: 'auth.test', path: '/', port: cluster.httpPort, headers: { authorization: `Basic ${Buffer.from(`alice:${password}`).toString('base64')}` } });
+  const basic = (password: string) =>
+    get({
+      host: 'auth.test',
+      path: '/',
+      port: cluster.httpPort,
+      headers: { authorization: `Basic ${Buffer.from(`alice:${password}`).toString('base64')}` },
+    });
   expect((await basic('first')).status).toBe(200);
   await cluster.apply(users('second'));
   await waitFor('the new password accepted', async () => (await basic('second')).status === 200, 5_000);
@@ -107,7 +151,11 @@ it('issue 15: an auth-tls-secret CA rotated alone is served: a client of the new
   expect((await tls('mtls.test', clientTwo)).status).toBe(400);
   await cluster.apply(caSecret(caTwo));
   // The old code's watcher knew only spec.tls and auth-secret: this change waited for an unrelated one.
-  await waitFor('a client of the new CA accepted', async () => (await tls('mtls.test', clientTwo)).status === 200, 5_000);
+  await waitFor(
+    'a client of the new CA accepted',
+    async () => (await tls('mtls.test', clientTwo)).status === 200,
+    5_000,
+  );
   expect((await tls('mtls.test', clientOne)).status).toBe(400);
 });
 
@@ -115,7 +163,11 @@ it('issue 15: the --default-ssl-certificate rotated alone is served', async () =
   const next = await issueCertificate({ commonName: 'fallback two' });
   await cluster.apply(fallback(next));
   // A host without TLS of its own answers HTTPS with the default certificate.
-  await waitFor('the new default certificate served', async () => (await tls('auth.test')).fingerprint === fingerprintOf(next), 5_000);
+  await waitFor(
+    'the new default certificate served',
+    async () => (await tls('auth.test')).fingerprint === fingerprintOf(next),
+    5_000,
+  );
 });
 
 it('issue 15: a Secret no one names changes, and no sync runs', async () => {

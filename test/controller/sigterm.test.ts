@@ -25,20 +25,46 @@ afterEach(async () => {
 async function startControllerProcess(shutdownTimeout: string) {
   const backend: SlowBackend = await startSlowBackend('app');
   const api: ApiServer = await startApiServer({
-    seed: [ingressClass(), ...serviceWithEndpoints('app', [{ port: backend.port }]), ingress('app', { 'term.example.com': [{ path: '/', service: 'app' }] })] as never,
+    seed: [
+      ingressClass(),
+      ...serviceWithEndpoints('app', [{ port: backend.port }]),
+      ingress('app', { 'term.example.com': [{ path: '/', service: 'app' }] }),
+    ] as never,
   });
   const dir = await mkdtemp(join(tmpdir(), 'ia-sigterm-'));
-  cleanups.push(async () => (await api.close(), await backend.close(), await rm(dir, { recursive: true, force: true })));
+  cleanups.push(
+    async () => (await api.close(), await backend.close(), await rm(dir, { recursive: true, force: true })),
+  );
   await api.writeKubeconfig(join(dir, 'kubeconfig'));
   const port = await freePort();
-  const child = execa(CLI, [
-    'controller', '--kubeconfig', join(dir, 'kubeconfig'), '--http-port', String(port), '--https-port', String(await freePort()),
-    '--config-dir', join(dir, 'nginx'), '--shutdown-timeout', shutdownTimeout, '--log-level', 'warn',
-  ], { reject: false });
+  const child = execa(
+    CLI,
+    [
+      'controller',
+      '--kubeconfig',
+      join(dir, 'kubeconfig'),
+      '--http-port',
+      String(port),
+      '--https-port',
+      String(await freePort()),
+      '--config-dir',
+      join(dir, 'nginx'),
+      '--shutdown-timeout',
+      shutdownTimeout,
+      '--log-level',
+      'warn',
+    ],
+    { reject: false },
+  );
   const request = (path: string) => get({ host: 'term.example.com', path, port });
   // Right after a reload the old workers may still take a connection or two: wait for a steady answer.
   let steady = 0;
-  await waitFor('the controller serving steadily', async () => ((steady = (await request('/')).backend === 'app' ? steady + 1 : 0), steady >= 10), 20_000, 50);
+  await waitFor(
+    'the controller serving steadily',
+    async () => ((steady = (await request('/')).backend === 'app' ? steady + 1 : 0), steady >= 10),
+    20_000,
+    50,
+  );
   return { child, request, port, dir };
 }
 

@@ -16,7 +16,8 @@ let templates: string;
 const backends: Backend[] = [];
 
 const request = (host: string, path: string) => get({ host, path, port: cluster.httpPort });
-const nginxContext = () => cluster.actor('nginx')!.context as { reloadsOk: number; reloadsFailed: number; lastReloadError: string | null };
+const nginxContext = () =>
+  cluster.actor('nginx')!.context as { reloadsOk: number; reloadsFailed: number; lastReloadError: string | null };
 
 beforeAll(async () => {
   templates = await mkdtemp(join(tmpdir(), 'ia-templates-'));
@@ -30,7 +31,14 @@ beforeAll(async () => {
       { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'default', name: 'ingress-config' }, data: {} },
       ingress('burst', { 'burst.example.com': [{ path: '/v0', service: 'one' }] }),
     ],
-    ['--template', join(templates, 'nginx.conf.hbs'), '--configmap', 'default/ingress-config', '--sync-rate-limit', '0.5'],
+    [
+      '--template',
+      join(templates, 'nginx.conf.hbs'),
+      '--configmap',
+      'default/ingress-config',
+      '--sync-rate-limit',
+      '0.5',
+    ],
   );
   await waitFor('the first config', async () => (await request('burst.example.com', '/v0')).backend === 'one', 15_000);
 }, 30_000);
@@ -49,10 +57,16 @@ describe('the controller', () => {
     // Written in the API server's store directly, so the burst is 500 watch events within a
     // second however loaded the machine is; the controller still sees them only through its watch.
     for (let i = 1; i <= 500; i++) {
-      cluster.api.registry.apply(ingress('burst', { 'burst.example.com': [{ path: `/v${i}`, service: 'two' }] }) as never);
+      cluster.api.registry.apply(
+        ingress('burst', { 'burst.example.com': [{ path: `/v${i}`, service: 'two' }] }) as never,
+      );
     }
     const burstMs = Date.now() - started;
-    await waitFor('the last state served', async () => (await request('burst.example.com', '/v500')).backend === 'two', 15_000);
+    await waitFor(
+      'the last state served',
+      async () => (await request('burst.example.com', '/v500')).backend === 'two',
+      15_000,
+    );
     await waitFor('the sync queue to settle', () => queueIdle(cluster.actor('syncQueue')?.value), 10_000);
     const reloads = nginxContext().reloadsOk - before;
     expect(burstMs).toBeLessThan(1000); // the 500 changes land within a second
@@ -69,9 +83,16 @@ describe('the controller', () => {
     expect(String(cluster.actor('template')?.context.lastError)).toMatch(/nginx\.conf\.hbs: .*line \d+/);
     // The whole reply, so a failure shows what nginx answered instead.
     expect(await request('burst.example.com', '/v500')).toMatchObject({ status: 200, backend: 'two' });
-    await writeFile(file, good.replace('# nginx.conf written by ingress-actors', '# nginx.conf (fixed) written by ingress-actors'));
+    await writeFile(
+      file,
+      good.replace('# nginx.conf written by ingress-actors', '# nginx.conf (fixed) written by ingress-actors'),
+    );
     await waitFor('the template to be ready', () => cluster.actor('template')?.value === 'ready');
-    await waitFor('the fixed template live', async () => (await readFile(join(cluster.config.configDir, 'nginx.conf'), 'utf8')).includes('(fixed)'), 10_000);
+    await waitFor(
+      'the fixed template live',
+      async () => (await readFile(join(cluster.config.configDir, 'nginx.conf'), 'utf8')).includes('(fixed)'),
+      10_000,
+    );
     expect((await request('burst.example.com', '/v500')).backend).toBe('two');
   }, 30_000);
 
@@ -80,12 +101,22 @@ describe('the controller', () => {
     const before = await live();
     const failed = nginxContext().reloadsFailed;
     // A log format naming a variable nginx does not know passes the validator but not `nginx -t`.
-    await cluster.patch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-config' }, data: { 'log-format-upstream': '$remote_addr $no_such_variable' } });
+    await cluster.patch({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ingress-config' },
+      data: { 'log-format-upstream': '$remote_addr $no_such_variable' },
+    });
     await waitFor('a failed reload', () => nginxContext().reloadsFailed > failed, 10_000);
     expect(nginxContext().lastReloadError).toMatch(/unknown "no_such_variable" variable/);
     expect(await live()).toBe(before);
     expect((await request('burst.example.com', '/v500')).backend).toBe('two');
-    await cluster.patch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-config' }, data: { 'log-format-upstream': '$remote_addr good' } });
+    await cluster.patch({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ingress-config' },
+      data: { 'log-format-upstream': '$remote_addr good' },
+    });
     await waitFor('the good change live', async () => (await live()).includes('$remote_addr good'), 10_000);
   }, 30_000);
 });

@@ -64,7 +64,14 @@ describe('finding 1: no xstate warning from the controller', () => {
 
   it('finding 1: an Ingress change (reportChanged) and a template change (notifyChanged) reach a quiet sync queue as sendTo, without an assign()/raise() warning', async () => {
     await waitFor('the sync queue quiet, its token ready', quietWithToken, 10_000);
-    await cluster.apply(ingress('app', { [HOST]: [{ path: '/', service: 'app' }, { path: '/v2', service: 'app' }] }));
+    await cluster.apply(
+      ingress('app', {
+        [HOST]: [
+          { path: '/', service: 'app' },
+          { path: '/v2', service: 'app' },
+        ],
+      }),
+    );
     await waitFor('the new path served', async () => (await request('/v2')).backend === 'app', 10_000);
     await waitFor('the sync queue quiet, its token ready', quietWithToken, 10_000);
     const template = join(templates, 'nginx.conf.hbs');
@@ -78,9 +85,19 @@ describe('finding 1: no xstate warning from the controller', () => {
     const failed = nginxContext().reloadsFailed;
     await waitFor('the sync queue quiet, its token ready', quietWithToken, 10_000);
     // A log format naming a variable nginx does not know passes the validator but not `nginx -t`.
-    await cluster.patch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-config' }, data: { 'log-format-upstream': '$remote_addr $no_such_variable' } });
+    await cluster.patch({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ingress-config' },
+      data: { 'log-format-upstream': '$remote_addr $no_such_variable' },
+    });
     await waitFor('a refused reload', () => nginxContext().reloadsFailed > failed, 10_000);
-    await cluster.patch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-config' }, data: { 'log-format-upstream': '$remote_addr good' } });
+    await cluster.patch({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ingress-config' },
+      data: { 'log-format-upstream': '$remote_addr good' },
+    });
     await waitFor('the good config live', async () => (await live()).includes('$remote_addr good'), 10_000);
     await waitFor('the sync queue quiet, its token ready', quietWithToken, 10_000);
     expect(warnings.seen).toEqual([]);
@@ -90,11 +107,20 @@ describe('finding 1: no xstate warning from the controller', () => {
     const oldPid = nginxContext().pid!;
     const oldMachine = cluster.controller.root.system.get('nginx')!;
     // A bug in the machine: an event whose field throws when an action reads it fails the machine.
-    const bug = Object.defineProperty({ type: 'nginx.reload' }, 'config', { enumerable: false, get: () => { throw new Error('nginx crashed (injected)'); } });
+    const bug = Object.defineProperty({ type: 'nginx.reload' }, 'config', {
+      enumerable: false,
+      get: () => {
+        throw new Error('nginx crashed (injected)');
+      },
+    });
     oldMachine.send(bug as never);
     expect(oldMachine.getSnapshot().status).toBe('error');
     await waitFor('the old master gone', () => liveGroupMembers(oldPid).length === 0, 10_000);
-    await waitFor('a new master serving', async () => nginxContext().pid !== oldPid && (await request()).backend === 'app', 15_000);
+    await waitFor(
+      'a new master serving',
+      async () => nginxContext().pid !== oldPid && (await request()).backend === 'app',
+      15_000,
+    );
     expect(warnings.seen).toEqual([]);
   }, 40_000);
 });

@@ -8,7 +8,15 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { V1ClusterRole, V1ConfigMap, V1Deployment, V1IngressClass, V1PodDisruptionBudget, V1Role, V1Service } from '@kubernetes/client-node';
+import type {
+  V1ClusterRole,
+  V1ConfigMap,
+  V1Deployment,
+  V1IngressClass,
+  V1PodDisruptionBudget,
+  V1Role,
+  V1Service,
+} from '@kubernetes/client-node';
 import * as apps from 'kubernetes-models/apps/v1';
 import * as networking from 'kubernetes-models/networking.k8s.io/v1';
 import * as policy from 'kubernetes-models/policy/v1';
@@ -29,7 +37,13 @@ const container = controllerContainer(manifests);
 const args = container.args ?? [];
 const deployment = find<V1Deployment>(manifests, 'Deployment');
 const pod = deployment.spec!.template.spec!;
-const MODELS: Record<string, Record<string, unknown>> = { v1: core, 'apps/v1': apps, 'networking.k8s.io/v1': networking, 'policy/v1': policy, 'rbac.authorization.k8s.io/v1': rbac };
+const MODELS: Record<string, Record<string, unknown>> = {
+  v1: core,
+  'apps/v1': apps,
+  'networking.k8s.io/v1': networking,
+  'policy/v1': policy,
+  'rbac.authorization.k8s.io/v1': rbac,
+};
 const strip = ({ file: _file, ...object }: Manifest) => object;
 
 describe('deploy/kubernetes', () => {
@@ -50,17 +64,30 @@ describe('deploy/kubernetes', () => {
     ]);
   });
 
-  it.each(manifests.map((m) => [`${m.file} ${m.kind}/${m.metadata.name}`, m] as const))('%s validates against its schema, with no unknown field', (_, manifest) => {
-    const Model = MODELS[manifest.apiVersion]?.[manifest.kind] as (new (data: object) => { validate(): void }) | undefined;
-    expect(Model, `${manifest.apiVersion} ${manifest.kind}`).toBeDefined();
-    expect(() => new Model!(strip(manifest)).validate()).not.toThrow();
-    expect(unknownFields(strip(manifest))).toEqual([]);
-  });
+  it.each(manifests.map((m) => [`${m.file} ${m.kind}/${m.metadata.name}`, m] as const))(
+    '%s validates against its schema, with no unknown field',
+    (_, manifest) => {
+      const Model = MODELS[manifest.apiVersion]?.[manifest.kind] as
+        | (new (
+            data: object,
+          ) => { validate(): void })
+        | undefined;
+      expect(Model, `${manifest.apiVersion} ${manifest.kind}`).toBeDefined();
+      expect(() => new Model!(strip(manifest)).validate()).not.toThrow();
+      expect(unknownFields(strip(manifest))).toEqual([]);
+    },
+  );
 
   it('the validators do catch mistakes', () => {
     const broken = { ...strip(find(manifests, 'Deployment')), spec: { ...deployment.spec, replicas: 'two' } };
     expect(() => new apps.Deployment(broken as never).validate()).toThrow(/replicas must be integer/);
-    const misspelt = { ...strip(find(manifests, 'Deployment')), spec: { ...deployment.spec, template: { ...deployment.spec!.template, spec: { ...pod, containers: [{ ...container, readinesProbe: {} }] } } } };
+    const misspelt = {
+      ...strip(find(manifests, 'Deployment')),
+      spec: {
+        ...deployment.spec,
+        template: { ...deployment.spec!.template, spec: { ...pod, containers: [{ ...container, readinesProbe: {} }] } },
+      },
+    };
     expect(unknownFields(misspelt as never)).toEqual(['Deployment.spec.template.spec.containers[0].readinesProbe']);
   });
 
@@ -78,8 +105,12 @@ describe('deploy/kubernetes', () => {
     const service = find<V1Service>(manifests, 'Service', 'ingress-actors');
     expect(config.status.publishService).toBe(`${service.metadata!.namespace}/${service.metadata!.name}`);
     const role = find<V1Role>(manifests, 'Role');
-    expect(role.rules!.flatMap((r) => (r.resources?.includes('leases') ? (r.resourceNames ?? []) : []))).toEqual([config.status.electionId]);
-    expect(role.rules!.flatMap((r) => (r.resources?.includes('configmaps') ? (r.resourceNames ?? []) : []))).toEqual([configMap.metadata!.name]);
+    expect(role.rules!.flatMap((r) => (r.resources?.includes('leases') ? (r.resourceNames ?? []) : []))).toEqual([
+      config.status.electionId,
+    ]);
+    expect(role.rules!.flatMap((r) => (r.resources?.includes('configmaps') ? (r.resourceNames ?? []) : []))).toEqual([
+      configMap.metadata!.name,
+    ]);
     // The ConfigMap's keys are all known and valid.
     const { problems } = buildModel({ ...emptySnapshot, configMaps: [configMap] }, config.build);
     expect(problems).toEqual([]);
@@ -89,7 +120,11 @@ describe('deploy/kubernetes', () => {
     const parsed = parseControllerFlags(args.slice(1));
     if ('help' in parsed) throw new Error('help');
     const ports = Object.fromEntries((container.ports ?? []).map((p) => [p.name, p.containerPort]));
-    expect(ports).toEqual({ http: parsed.config.build.httpPort, https: parsed.config.build.httpsPort, metrics: parsed.config.healthzPort });
+    expect(ports).toEqual({
+      http: parsed.config.build.httpPort,
+      https: parsed.config.build.httpsPort,
+      metrics: parsed.config.healthzPort,
+    });
     for (const probe of [container.readinessProbe, container.livenessProbe, container.startupProbe]) {
       expect(probe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
     }
@@ -132,9 +167,11 @@ describe('deploy/kubernetes', () => {
 
   it('the Services and the PodDisruptionBudget select the Deployment’s pods', () => {
     const labels = deployment.spec!.template.metadata!.labels!;
-    const selects = (selector: Record<string, string> | undefined) => Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v) && Object.keys(selector ?? {}).length > 0;
+    const selects = (selector: Record<string, string> | undefined) =>
+      Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v) && Object.keys(selector ?? {}).length > 0;
     expect(selects(deployment.spec!.selector.matchLabels)).toBe(true);
-    for (const s of manifests.filter((m) => m.kind === 'Service') as unknown as V1Service[]) expect(selects(s.spec?.selector)).toBe(true);
+    for (const s of manifests.filter((m) => m.kind === 'Service') as unknown as V1Service[])
+      expect(selects(s.spec?.selector)).toBe(true);
     const pdb = find<V1PodDisruptionBudget>(manifests, 'PodDisruptionBudget');
     expect(selects(pdb.spec?.selector?.matchLabels)).toBe(true);
     expect(pdb.spec?.minAvailable).toBe(1);
@@ -148,8 +185,18 @@ describe('deploy/kubernetes', () => {
       expect(rule.resources).not.toContain('*');
       expect(rule.apiGroups).not.toContain('*');
     }
-    const writes = [...cluster.rules!, ...role.rules!].flatMap((r) => r.verbs.filter((v) => !['get', 'list', 'watch'].includes(v)).flatMap((v) => (r.resources ?? []).map((res) => `${v} ${res}`)));
-    expect(writes.sort()).toEqual(['create events', 'create leases', 'patch events', 'update ingresses/status', 'update leases']);
+    const writes = [...cluster.rules!, ...role.rules!].flatMap((r) =>
+      r.verbs
+        .filter((v) => !['get', 'list', 'watch'].includes(v))
+        .flatMap((v) => (r.resources ?? []).map((res) => `${v} ${res}`)),
+    );
+    expect(writes.sort()).toEqual([
+      'create events',
+      'create leases',
+      'patch events',
+      'update ingresses/status',
+      'update leases',
+    ]);
   });
 });
 
@@ -166,7 +213,8 @@ describe('deploy/Dockerfile', () => {
     expect(dockerfile).toMatch(/NGINX_BINARY=\/usr\/sbin\/nginx/);
     expect(container.securityContext?.runAsUser).toBe(101);
     const ignore = await readFile(join(DEPLOY, 'Dockerfile.dockerignore'), 'utf8');
-    for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'machines/', 'src/', 'templates/']) expect(ignore).toContain(`!${path}`);
+    for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'machines/', 'src/', 'templates/'])
+      expect(ignore).toContain(`!${path}`);
   });
 });
 
@@ -203,10 +251,19 @@ describe('kubectl apply -f deploy/kubernetes/', () => {
     expect(created.every((line) => line.endsWith(' created'))).toBe(true);
     const second = await kubectl.run(['apply', '-f', MANIFESTS]);
     // kubectl always re-sends a PDB's selector (its patch strategy is `replace`): `configured`, as on a real cluster.
-    expect(second.stdout.trim().split('\n').filter((line) => !line.endsWith(' unchanged'))).toEqual(['poddisruptionbudget.policy/ingress-actors configured']);
-    const stored = JSON.parse((await kubectl.run(['get', 'deployment', 'ingress-actors', '-n', 'ingress-actors', '-o', 'json'])).stdout) as V1Deployment;
+    expect(
+      second.stdout
+        .trim()
+        .split('\n')
+        .filter((line) => !line.endsWith(' unchanged')),
+    ).toEqual(['poddisruptionbudget.policy/ingress-actors configured']);
+    const stored = JSON.parse(
+      (await kubectl.run(['get', 'deployment', 'ingress-actors', '-n', 'ingress-actors', '-o', 'json'])).stdout,
+    ) as V1Deployment;
     expect(stored.spec?.template.spec?.containers[0]?.args).toEqual(args);
-    const roles = JSON.parse((await kubectl.run(['get', 'role', 'ingress-actors', '-n', 'ingress-actors', '-o', 'json'])).stdout) as V1Role;
+    const roles = JSON.parse(
+      (await kubectl.run(['get', 'role', 'ingress-actors', '-n', 'ingress-actors', '-o', 'json'])).stdout,
+    ) as V1Role;
     expect(roles.rules).toEqual(find<V1Role>(manifests, 'Role').rules);
   });
 });

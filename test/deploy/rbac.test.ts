@@ -39,16 +39,34 @@ function toCall(method: string, url: string): Call | null {
   const u = new URL(url, 'https://localhost');
   const target = parseTarget(u.pathname);
   if (!target) return null;
-  const name = target.name ?? /(?:^|,)metadata\.name=([^,]+)/.exec(u.searchParams.get('fieldSelector') ?? '')?.[1] ?? null;
+  const name =
+    target.name ?? /(?:^|,)metadata\.name=([^,]+)/.exec(u.searchParams.get('fieldSelector') ?? '')?.[1] ?? null;
   const collection = target.name === undefined;
   const verb =
-    method === 'GET' ? (collection ? (u.searchParams.get('watch') === 'true' || u.searchParams.get('watch') === '1' ? 'watch' : 'list') : 'get')
-    : method === 'POST' ? 'create'
-    : method === 'PUT' ? 'update'
-    : method === 'PATCH' ? 'patch'
-    : collection ? 'deletecollection' : 'delete';
+    method === 'GET'
+      ? collection
+        ? u.searchParams.get('watch') === 'true' || u.searchParams.get('watch') === '1'
+          ? 'watch'
+          : 'list'
+        : 'get'
+      : method === 'POST'
+        ? 'create'
+        : method === 'PUT'
+          ? 'update'
+          : method === 'PATCH'
+            ? 'patch'
+            : collection
+              ? 'deletecollection'
+              : 'delete';
   const resource = target.subresource ? `${target.resource.plural}/${target.subresource}` : target.resource.plural;
-  return { group: target.resource.group, resource, verb, namespace: target.namespace ?? null, name, line: `${method} ${u.pathname}${u.search}` };
+  return {
+    group: target.resource.group,
+    resource,
+    verb,
+    namespace: target.namespace ?? null,
+    name,
+    line: `${method} ${u.pathname}${u.search}`,
+  };
 }
 
 /** Grant is one rule with where it applies: everywhere (ClusterRole) or in one namespace (Role). */
@@ -63,7 +81,8 @@ const allows = (grant: Grant, call: Call, verb = call.verb, resource = call.reso
   (grant.rule.apiGroups ?? []).includes(call.group) &&
   (grant.rule.resources ?? []).includes(resource) &&
   grant.rule.verbs.includes(verb) &&
-  (!grant.rule.resourceNames?.length || (call.verb !== 'create' && call.name !== null && grant.rule.resourceNames.includes(call.name)));
+  (!grant.rule.resourceNames?.length ||
+    (call.verb !== 'create' && call.name !== null && grant.rule.resourceNames.includes(call.name)));
 
 const manifests = loadManifests();
 const container = controllerContainer(manifests);
@@ -78,7 +97,14 @@ const OWN = /^--(http-port|https-port|healthz-port|config-dir)(=|$)/;
 const deploymentFlags = (container.args ?? []).slice(1).filter((a) => !OWN.test(a));
 // The downward API, as the kubelet would fill it in.
 const envFor = (pod: string): NodeJS.ProcessEnv =>
-  Object.fromEntries((container.env ?? []).map((e) => [e.name, { 'metadata.name': pod, 'metadata.namespace': 'ingress-actors', 'spec.nodeName': 'node-a' }[e.valueFrom!.fieldRef!.fieldPath]!]));
+  Object.fromEntries(
+    (container.env ?? []).map((e) => [
+      e.name,
+      { 'metadata.name': pod, 'metadata.namespace': 'ingress-actors', 'spec.nodeName': 'node-a' }[
+        e.valueFrom!.fieldRef!.fieldPath
+      ]!,
+    ]),
+  );
 
 const INGRESSES = findResourceByKind('networking.k8s.io/v1', 'Ingress')!;
 const SERVICES = findResourceByKind('v1', 'Service')!;
@@ -91,11 +117,23 @@ let dir: string;
 async function runController(pod: string, body: () => Promise<void>): Promise<void> {
   const parsed = parseControllerFlags([
     ...deploymentFlags,
-    '--kubeconfig', join(dir, 'kubeconfig'), '--http-port', String(await freePort()), '--https-port', String(await freePort()),
-    '--healthz-port', String(await freePort()), '--config-dir', join(dir, pod), '--sync-rate-limit', '10',
+    '--kubeconfig',
+    join(dir, 'kubeconfig'),
+    '--http-port',
+    String(await freePort()),
+    '--https-port',
+    String(await freePort()),
+    '--healthz-port',
+    String(await freePort()),
+    '--config-dir',
+    join(dir, pod),
+    '--sync-rate-limit',
+    '10',
   ]);
   if ('help' in parsed) throw new Error('help');
-  const controller = await startController(parsed.config, pino({ level: process.env.TEST_LOG ?? 'silent' }), { env: envFor(pod) });
+  const controller = await startController(parsed.config, pino({ level: process.env.TEST_LOG ?? 'silent' }), {
+    env: envFor(pod),
+  });
   try {
     await body();
   } finally {
@@ -104,9 +142,25 @@ async function runController(pod: string, body: () => Promise<void>): Promise<vo
   }
 }
 
-const addresses = (name: string) => ((api.registry.get(INGRESSES, 'default', name) as V1Ingress).status?.loadBalancer?.ingress ?? []).map((a) => a.ip);
-const eventCount = () => (api.registry.list(EVENTS, { namespace: 'default' }).items as { count?: number }[]).reduce((n, e) => n + (e.count ?? 0), 0);
-const backendOf = (service: string) => ({ spec: { rules: [{ host: 'broken.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: service, port: { number: 80 } } } }] } }] } });
+const addresses = (name: string) =>
+  ((api.registry.get(INGRESSES, 'default', name) as V1Ingress).status?.loadBalancer?.ingress ?? []).map((a) => a.ip);
+const eventCount = () =>
+  (api.registry.list(EVENTS, { namespace: 'default' }).items as { count?: number }[]).reduce(
+    (n, e) => n + (e.count ?? 0),
+    0,
+  );
+const backendOf = (service: string) => ({
+  spec: {
+    rules: [
+      {
+        host: 'broken.example.com',
+        http: {
+          paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: service, port: { number: 80 } } } }],
+        },
+      },
+    ],
+  },
+});
 
 beforeAll(async () => {
   const served = manifests.filter((m) => findResourceByKind(m.apiVersion, m.kind)).map(({ file: _f, ...m }) => m);
@@ -116,7 +170,12 @@ beforeAll(async () => {
     return { ...i, spec: { ...i.spec, ...cls.spec } };
   };
   api = await startApiServer({
-    seed: [...served, ...serviceWithEndpoints('web', [{ port: 9 }]), app('web', 'web'), app('broken', 'missing')] as never,
+    seed: [
+      ...served,
+      ...serviceWithEndpoints('web', [{ port: 9 }]),
+      app('web', 'web'),
+      app('broken', 'missing'),
+    ] as never,
     onRequest: ({ method, url }) => {
       const call = toCall(method, url);
       if (call) calls.push(call);
@@ -124,15 +183,26 @@ beforeAll(async () => {
   });
   // The cloud's load balancer gave the controller Service an address.
   const svc = api.registry.get(SERVICES, 'ingress-actors', 'ingress-actors');
-  api.registry.update(SERVICES, 'ingress-actors', 'ingress-actors', { ...svc, status: { loadBalancer: { ingress: [{ ip: LB_IP }] } } }, { subresource: 'status' });
+  api.registry.update(
+    SERVICES,
+    'ingress-actors',
+    'ingress-actors',
+    { ...svc, status: { loadBalancer: { ingress: [{ ip: LB_IP }] } } },
+    { subresource: 'status' },
+  );
   dir = await mkdtemp(join(tmpdir(), 'ia-rbac-'));
   await api.writeKubeconfig(join(dir, 'kubeconfig'));
 
   // The first replica: leads, publishes, reports, sees the problem go and come back, stops last (clears, releases).
   await runController('ingress-actors-6b7c9-a', async () => {
-    await waitFor('the status written', () => addresses('web').join() === LB_IP && addresses('broken').join() === LB_IP, 15_000);
+    await waitFor(
+      'the status written',
+      () => addresses('web').join() === LB_IP && addresses('broken').join() === LB_IP,
+      15_000,
+    );
     await waitFor('an Event', () => eventCount() === 1, 10_000);
-    const patch = (service: string) => api.registry.patch(INGRESSES, 'default', 'broken', 'application/merge-patch+json', backendOf(service));
+    const patch = (service: string) =>
+      api.registry.patch(INGRESSES, 'default', 'broken', 'application/merge-patch+json', backendOf(service));
     patch('web');
     await new Promise((r) => setTimeout(r, 500));
     patch('missing');
@@ -163,10 +233,13 @@ describe('deploy/kubernetes RBAC', () => {
     for (const grant of grants) {
       for (const resource of grant.rule.resources ?? []) {
         for (const verb of grant.rule.verbs) {
-          const used = calls.some((c) => c.resource === resource && c.verb === verb && allows(grant, c, verb, resource));
+          const used = calls.some(
+            (c) => c.resource === resource && c.verb === verb && allows(grant, c, verb, resource),
+          );
           if (!used) unused.push(`${grant.from}: ${verb} ${resource}`);
           for (const name of grant.rule.resourceNames ?? []) {
-            if (!calls.some((c) => c.resource === resource && c.verb === verb && c.name === name && allows(grant, c))) unused.push(`${grant.from}: ${verb} ${resource} ${name}`);
+            if (!calls.some((c) => c.resource === resource && c.verb === verb && c.name === name && allows(grant, c)))
+              unused.push(`${grant.from}: ${verb} ${resource} ${name}`);
           }
         }
       }
@@ -176,11 +249,28 @@ describe('deploy/kubernetes RBAC', () => {
 
   it('saw what it should have: the list/watch of every watched kind, the Lease cycle, status and Event writes', () => {
     const seen = new Set(calls.map((c) => `${c.verb} ${c.resource}`));
-    for (const expected of ['list ingresses', 'watch ingresses', 'watch endpointslices', 'list configmaps', 'watch nodes', 'create leases', 'get leases', 'update leases', 'update ingresses/status', 'create events', 'get events', 'patch events']) {
+    for (const expected of [
+      'list ingresses',
+      'watch ingresses',
+      'watch endpointslices',
+      'list configmaps',
+      'watch nodes',
+      'create leases',
+      'get leases',
+      'update leases',
+      'update ingresses/status',
+      'create events',
+      'get events',
+      'patch events',
+    ]) {
       expect(seen, expected).toContain(expected);
     }
     // The ConfigMap is only ever read by name in its namespace (what lets the Role name it).
-    expect(calls.filter((c) => c.resource === 'configmaps').every((c) => c.namespace === 'ingress-actors' && c.name === 'ingress-actors')).toBe(true);
+    expect(
+      calls
+        .filter((c) => c.resource === 'configmaps')
+        .every((c) => c.namespace === 'ingress-actors' && c.name === 'ingress-actors'),
+    ).toBe(true);
     // No GET of Ingresses: a 409 is retried from the watch, not with a read.
     expect(seen).not.toContain('get ingresses');
   });

@@ -13,7 +13,9 @@ const OPEN = new Set(['any', 'object', 'string', 'number', 'boolean', 'Date', 'V
 
 function model(type: string): ModelClass | undefined {
   const candidate = (k8s as unknown as Record<string, unknown>)[type];
-  return typeof candidate === 'function' && 'getAttributeTypeMap' in candidate ? (candidate as unknown as ModelClass) : undefined;
+  return typeof candidate === 'function' && 'getAttributeTypeMap' in candidate
+    ? (candidate as unknown as ModelClass)
+    : undefined;
 }
 
 function walk(value: unknown, type: string, path: string, out: string[]): void {

@@ -13,7 +13,9 @@ import { ann, inBatches, startScene, type Scene } from './annotations-harness.js
 let scene: Scene;
 let backend: Backend;
 const sha = (password: string) => `{SHA}${createHash('sha1').update(password).digest('base64')}`;
-const basic = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+const basic = (user: string, password: string) => ({
+  authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+});
 
 beforeAll(async () => {
   backend = await startBackend('app');
@@ -28,16 +30,40 @@ beforeAll(async () => {
     ingressClass(),
     ...serviceWithEndpoints('app', [{ port: backend.port }]),
     secret,
-    ingress('auth', { 'auth.test': [{ path: '/', service: 'app' }] }, {
-      annotations: ann({ 'auth-type': 'basic', 'auth-secret': 'users', 'auth-realm': 'Members only' }),
-    }),
-    ingress('allow', { 'allow.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'allowlist-source-range': '127.0.0.1/32' }) }),
-    ingress('deny', { 'deny.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'denylist-source-range': '127.0.0.2' }) }),
+    ingress(
+      'auth',
+      { 'auth.test': [{ path: '/', service: 'app' }] },
+      {
+        annotations: ann({ 'auth-type': 'basic', 'auth-secret': 'users', 'auth-realm': 'Members only' }),
+      },
+    ),
+    ingress(
+      'allow',
+      { 'allow.test': [{ path: '/', service: 'app' }] },
+      { annotations: ann({ 'allowlist-source-range': '127.0.0.1/32' }) },
+    ),
+    ingress(
+      'deny',
+      { 'deny.test': [{ path: '/', service: 'app' }] },
+      { annotations: ann({ 'denylist-source-range': '127.0.0.2' }) },
+    ),
     ingress('cors', { 'cors.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'enable-cors': 'true' }) }),
-    ingress('cors-list', { 'corslist.test': [{ path: '/', service: 'app' }] }, {
-      annotations: ann({ 'enable-cors': 'true', 'cors-allow-origin': 'https://app.example.com', 'cors-allow-credentials': 'false' }),
-    }),
-    ingress('limited', { 'limit.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'limit-rps': '1', 'limit-burst-multiplier': '1' }) }),
+    ingress(
+      'cors-list',
+      { 'corslist.test': [{ path: '/', service: 'app' }] },
+      {
+        annotations: ann({
+          'enable-cors': 'true',
+          'cors-allow-origin': 'https://app.example.com',
+          'cors-allow-credentials': 'false',
+        }),
+      },
+    ),
+    ingress(
+      'limited',
+      { 'limit.test': [{ path: '/', service: 'app' }] },
+      { annotations: ann({ 'limit-rps': '1', 'limit-burst-multiplier': '1' }) },
+    ),
   ]);
 }, 60_000);
 
@@ -60,7 +86,9 @@ describe('access annotations through real nginx', () => {
   });
 
   it('wrote the htpasswd file for the master and its workers only (0640 root:workers as root, else 0600), and not into nginx.conf', async () => {
-    expect((await stat(join(scene.dir, 'auth', 'default_users.htpasswd'))).mode & 0o777).toBe(process.geteuid?.() === 0 ? 0o640 : 0o600);
+    expect((await stat(join(scene.dir, 'auth', 'default_users.htpasswd'))).mode & 0o777).toBe(
+      process.geteuid?.() === 0 ? 0o640 : 0o600,
+    );
   });
 
   it('allowlist-source-range: 403 from a source outside it, 200 from inside', async () => {
@@ -89,11 +117,17 @@ describe('access annotations through real nginx', () => {
   });
 
   it('CORS with an origin list: only a listed origin gets the preflight and Allow-Origin', async () => {
-    const listed = await scene.http('corslist.test', '/', { method: 'OPTIONS', headers: { origin: 'https://app.example.com' } });
+    const listed = await scene.http('corslist.test', '/', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example.com' },
+    });
     expect(listed.status).toBe(204);
     expect(listed.headers['access-control-allow-origin']).toBe('https://app.example.com');
     expect(listed.headers['access-control-allow-credentials']).toBeUndefined();
-    const other = await scene.http('corslist.test', '/', { method: 'OPTIONS', headers: { origin: 'https://evil.example.com' } });
+    const other = await scene.http('corslist.test', '/', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example.com' },
+    });
     expect(other.backend).toBe('app'); // not a preflight we answer: it reaches the backend
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
   });

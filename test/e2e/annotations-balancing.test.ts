@@ -13,7 +13,15 @@ import { ann, inBatches, startScene, type Scene } from './annotations-harness.js
 const raw = (b: Buffer) => b;
 /** A one-method gRPC service on raw bytes, so no .proto file is needed. */
 const echoService = {
-  say: { path: '/test.Echo/Say', requestStream: false, responseStream: false, requestSerialize: raw, requestDeserialize: raw, responseSerialize: raw, responseDeserialize: raw },
+  say: {
+    path: '/test.Echo/Say',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: raw,
+    requestDeserialize: raw,
+    responseSerialize: raw,
+    responseDeserialize: raw,
+  },
 } satisfies grpc.ServiceDefinition;
 const EchoClient = grpc.makeGenericClientConstructor(echoService, 'Echo');
 
@@ -23,14 +31,22 @@ let ca: { certPem: string; keyPem: string };
 const backends: Record<string, Backend> = {};
 
 beforeAll(async () => {
-  for (const name of ['one', 'two', 'three', 'stable', 'canary', 'heavy', 'light']) backends[name] = await startBackend(name);
+  for (const name of ['one', 'two', 'three', 'stable', 'canary', 'heavy', 'light'])
+    backends[name] = await startBackend(name);
   grpcServer = new grpc.Server();
   grpcServer.addService(echoService, {
     say: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) =>
-      done(null, Buffer.from(`grpc backend got ${call.request.toString()} for ${call.metadata.get('x-forwarded-host')[0] ?? '?'}`)),
+      done(
+        null,
+        Buffer.from(
+          `grpc backend got ${call.request.toString()} for ${call.metadata.get('x-forwarded-host')[0] ?? '?'}`,
+        ),
+      ),
   });
   const grpcPort = await new Promise<number>((resolve, reject) =>
-    grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port))),
+    grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) =>
+      error ? reject(error) : resolve(port),
+    ),
   );
   ca = await issueCertificate({ commonName: 'balancing test CA', isCa: true });
   const leaf = await issueCertificate({ commonName: 'grpc.test', dnsNames: ['grpc.test'], issuer: ca });
@@ -44,18 +60,34 @@ beforeAll(async () => {
     ...serviceWithEndpoints('light', [{ port: port('light') }]),
     ...serviceWithEndpoints('grpc', [{ port: grpcPort }]),
     tlsSecret('grpc-tls', leaf.certPem, leaf.keyPem),
-    ingress('sticky', { 'sticky.test': [{ path: '/', service: 'sticky' }] }, { annotations: ann({ affinity: 'cookie' }) }),
+    ingress(
+      'sticky',
+      { 'sticky.test': [{ path: '/', service: 'sticky' }] },
+      { annotations: ann({ affinity: 'cookie' }) },
+    ),
     ingress('spread', { 'spread.test': [{ path: '/', service: 'sticky' }] }),
     ingress('stable', { 'canary.test': [{ path: '/', service: 'stable' }] }),
-    ingress('canary', { 'canary.test': [{ path: '/', service: 'canary' }] }, {
-      annotations: ann({ canary: 'true', 'canary-by-header': 'X-Canary', 'canary-by-cookie': 'use_canary' }),
-    }),
+    ingress(
+      'canary',
+      { 'canary.test': [{ path: '/', service: 'canary' }] },
+      {
+        annotations: ann({ canary: 'true', 'canary-by-header': 'X-Canary', 'canary-by-cookie': 'use_canary' }),
+      },
+    ),
     ingress('heavy', { 'weight.test': [{ path: '/', service: 'heavy' }] }),
-    ingress('light', { 'weight.test': [{ path: '/', service: 'light' }] }, { annotations: ann({ canary: 'true', 'canary-weight': '30' }) }),
-    ingress('grpc', { 'grpc.test': [{ path: '/', service: 'grpc' }] }, {
-      annotations: ann({ 'backend-protocol': 'GRPC' }),
-      tls: [{ hosts: ['grpc.test'], secretName: 'grpc-tls' }],
-    }),
+    ingress(
+      'light',
+      { 'weight.test': [{ path: '/', service: 'light' }] },
+      { annotations: ann({ canary: 'true', 'canary-weight': '30' }) },
+    ),
+    ingress(
+      'grpc',
+      { 'grpc.test': [{ path: '/', service: 'grpc' }] },
+      {
+        annotations: ann({ 'backend-protocol': 'GRPC' }),
+        tls: [{ hosts: ['grpc.test'], secretName: 'grpc-tls' }],
+      },
+    ),
   ]);
 }, 60_000);
 
@@ -96,8 +128,12 @@ describe('balancing annotations through real nginx', () => {
 
   it('canary by cookie, with the header first in precedence', async () => {
     expect((await scene.http('canary.test', '/', { headers: { cookie: 'use_canary=always' } })).backend).toBe('canary');
-    expect((await scene.http('canary.test', '/', { headers: { cookie: 'use_canary=always', 'x-canary': 'never' } })).backend).toBe('stable');
-    expect((await scene.http('canary.test', '/', { headers: { cookie: 'use_canary=other', 'x-canary': 'other' } })).backend).toBe('stable');
+    expect(
+      (await scene.http('canary.test', '/', { headers: { cookie: 'use_canary=always', 'x-canary': 'never' } })).backend,
+    ).toBe('stable');
+    expect(
+      (await scene.http('canary.test', '/', { headers: { cookie: 'use_canary=other', 'x-canary': 'other' } })).backend,
+    ).toBe('stable');
   });
 
   it('canary by weight: about 30% of 1,000 requests reach the canary', async () => {
@@ -115,7 +151,9 @@ describe('balancing annotations through real nginx', () => {
     });
     try {
       const answer = await new Promise<Buffer>((resolve, reject) =>
-        client.makeUnaryRequest('/test.Echo/Say', raw, raw, Buffer.from('hello'), (error, value) => (error ? reject(error) : resolve(value!))),
+        client.makeUnaryRequest('/test.Echo/Say', raw, raw, Buffer.from('hello'), (error, value) =>
+          error ? reject(error) : resolve(value!),
+        ),
       );
       expect(answer.toString()).toBe('grpc backend got hello for grpc.test');
     } finally {

@@ -31,17 +31,38 @@ export interface Scene {
 }
 
 /** startScene renders `objects` (plus a ConfigMap ingress/config when given) and starts nginx on them. */
-export async function startScene(objects: object[], options: { configMap?: Record<string, string>; flags?: string[] } = {}): Promise<Scene> {
+export async function startScene(
+  objects: object[],
+  options: { configMap?: Record<string, string>; flags?: string[] } = {},
+): Promise<Scene> {
   const dir = await mkdtemp(join(tmpdir(), 'ia-e2e-ann-'));
   // nginx workers (nobody, under a root master) open the htpasswd files per request: let them through.
   await chmod(dir, 0o755);
   const [httpPort, httpsPort] = [await freePort(), await freePort()];
   const all = options.configMap
-    ? [...objects, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'ingress', name: 'config' }, data: options.configMap }]
+    ? [
+        ...objects,
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { namespace: 'ingress', name: 'config' },
+          data: options.configMap,
+        },
+      ]
     : objects;
   await writeFile(join(dir, 'manifests.yaml'), all.map((o) => stringify(o)).join('---\n'));
   const out = join(dir, 'conf');
-  const args = ['render', '--manifests', join(dir, 'manifests.yaml'), '--out', out, '--http-port', String(httpPort), '--https-port', String(httpsPort)];
+  const args = [
+    'render',
+    '--manifests',
+    join(dir, 'manifests.yaml'),
+    '--out',
+    out,
+    '--http-port',
+    String(httpPort),
+    '--https-port',
+    String(httpsPort),
+  ];
   if (options.configMap) args.push('--configmap', 'ingress/config');
   const rendered = await execa(CLI, [...args, ...(options.flags ?? [])], { reject: false });
   if (rendered.exitCode !== 0) throw new Error(`render failed: ${rendered.stderr}`);
@@ -93,7 +114,11 @@ export function allowlistedScene(configMap: Record<string, string>): () => Scene
       [
         ingressClass(),
         ...serviceWithEndpoints('app', [{ port: backend.port }]),
-        ingress('allow', { 'allow.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'allowlist-source-range': `${ALLOWED_CLIENT}/32` }) }),
+        ingress(
+          'allow',
+          { 'allow.test': [{ path: '/', service: 'app' }] },
+          { annotations: ann({ 'allowlist-source-range': `${ALLOWED_CLIENT}/32` }) },
+        ),
       ],
       { configMap },
     );

@@ -30,21 +30,61 @@ beforeAll(async () => {
       ...serviceWithEndpoints('fallback', [{ port: port('fallback') }]),
       ...serviceWithEndpoints('errors', [{ port: port('errors') }]),
       ...serviceWithEndpoints('failing', [{ port: (failing.address() as AddressInfo).port }]),
-      ingress('rewrite', { 'rw.test': [{ path: '/something(/|$)(.*)', pathType: 'ImplementationSpecific', service: 'app' }] }, {
-        annotations: ann({ 'use-regex': 'true', 'rewrite-target': '/$2' }),
-      }),
-      ingress('approot', { 'root.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'app-root': '/app1' }) }),
-      ingress('moved', { 'moved.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'permanent-redirect': 'https://new.example.com/here' }) }),
-      ingress('moved308', { 'moved308.test': [{ path: '/', service: 'app' }] }, {
-        annotations: ann({ 'permanent-redirect': 'https://new.example.com/', 'permanent-redirect-code': '308' }),
-      }),
-      ingress('temp', { 'temp.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'temporal-redirect': 'https://elsewhere.example.com/' }) }),
+      ingress(
+        'rewrite',
+        { 'rw.test': [{ path: '/something(/|$)(.*)', pathType: 'ImplementationSpecific', service: 'app' }] },
+        {
+          annotations: ann({ 'use-regex': 'true', 'rewrite-target': '/$2' }),
+        },
+      ),
+      ingress(
+        'approot',
+        { 'root.test': [{ path: '/', service: 'app' }] },
+        { annotations: ann({ 'app-root': '/app1' }) },
+      ),
+      ingress(
+        'moved',
+        { 'moved.test': [{ path: '/', service: 'app' }] },
+        { annotations: ann({ 'permanent-redirect': 'https://new.example.com/here' }) },
+      ),
+      ingress(
+        'moved308',
+        { 'moved308.test': [{ path: '/', service: 'app' }] },
+        {
+          annotations: ann({ 'permanent-redirect': 'https://new.example.com/', 'permanent-redirect-code': '308' }),
+        },
+      ),
+      ingress(
+        'temp',
+        { 'temp.test': [{ path: '/', service: 'app' }] },
+        { annotations: ann({ 'temporal-redirect': 'https://elsewhere.example.com/' }) },
+      ),
       ingress('secure', { 'secure.test': [{ path: '/', service: 'app' }] }, { tls: [{ hosts: ['secure.test'] }] }),
-      ingress('lax', { 'lax.test': [{ path: '/', service: 'app' }] }, { tls: [{ hosts: ['lax.test'] }], annotations: ann({ 'ssl-redirect': 'false' }) }),
-      ingress('forced', { 'forced.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'force-ssl-redirect': 'true' }) }),
-      ingress('vhost', { 'vhost.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'upstream-vhost': 'internal.example' }) }),
-      ingress('prefixed', { 'prefix.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'x-forwarded-prefix': '/shop' }) }),
-      ingress('errs', { 'errs.test': [{ path: '/', service: 'failing' }] }, { annotations: ann({ 'custom-http-errors': '404', 'default-backend': 'errors' }) }),
+      ingress(
+        'lax',
+        { 'lax.test': [{ path: '/', service: 'app' }] },
+        { tls: [{ hosts: ['lax.test'] }], annotations: ann({ 'ssl-redirect': 'false' }) },
+      ),
+      ingress(
+        'forced',
+        { 'forced.test': [{ path: '/', service: 'app' }] },
+        { annotations: ann({ 'force-ssl-redirect': 'true' }) },
+      ),
+      ingress(
+        'vhost',
+        { 'vhost.test': [{ path: '/', service: 'app' }] },
+        { annotations: ann({ 'upstream-vhost': 'internal.example' }) },
+      ),
+      ingress(
+        'prefixed',
+        { 'prefix.test': [{ path: '/', service: 'app' }] },
+        { annotations: ann({ 'x-forwarded-prefix': '/shop' }) },
+      ),
+      ingress(
+        'errs',
+        { 'errs.test': [{ path: '/', service: 'failing' }] },
+        { annotations: ann({ 'custom-http-errors': '404', 'default-backend': 'errors' }) },
+      ),
       ingress('partial', { 'partial.test': [{ path: '/only', service: 'app' }] }),
     ],
     { flags: ['--default-backend-service', 'default/fallback'] },

@@ -24,10 +24,19 @@ beforeAll(async () => {
   scene = await startScene([
     ingressClass(),
     ...serviceWithEndpoints('app', [{ port: backend.port }]),
-    { apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'default', name: 'team-ca' }, data: { 'ca.crt': Buffer.from(ca.certPem).toString('base64') } },
-    ingress('mtls', { 'mtls.test': [{ path: '/', service: 'app' }] }, {
-      annotations: ann({ 'auth-tls-secret': 'default/team-ca', 'auth-tls-pass-certificate-to-upstream': 'true' }),
-    }),
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { namespace: 'default', name: 'team-ca' },
+      data: { 'ca.crt': Buffer.from(ca.certPem).toString('base64') },
+    },
+    ingress(
+      'mtls',
+      { 'mtls.test': [{ path: '/', service: 'app' }] },
+      {
+        annotations: ann({ 'auth-tls-secret': 'default/team-ca', 'auth-tls-pass-certificate-to-upstream': 'true' }),
+      },
+    ),
   ]);
 }, 60_000);
 
@@ -41,14 +50,27 @@ function overTls(identity?: KeyPair) {
   return new Promise<{ status: number; seen?: Record<string, string> }>((resolve, reject) => {
     const req = httpsRequest(
       {
-        host: '127.0.0.1', port: scene.httpsPort, path: '/', servername: 'mtls.test', headers: { host: 'mtls.test' }, rejectUnauthorized: false, agent: false,
+        host: '127.0.0.1',
+        port: scene.httpsPort,
+        path: '/',
+        servername: 'mtls.test',
+        headers: { host: 'mtls.test' },
+        rejectUnauthorized: false,
+        agent: false,
         ...(identity ? { cert: identity.certPem, key: identity.keyPem } : {}),
       },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, ...(res.statusCode === 200 ? { seen: (JSON.parse(body) as { headers: Record<string, string> }).headers } : {}) }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            ...(res.statusCode === 200
+              ? { seen: (JSON.parse(body) as { headers: Record<string, string> }).headers }
+              : {}),
+          }),
+        );
       },
     );
     req.on('error', reject);

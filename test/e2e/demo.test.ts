@@ -17,7 +17,11 @@ const CLI = join(ROOT, 'bin/ingress-actors');
 it('serves the examples, follows kubectl apply, and stops cleanly on Ctrl-C', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ia-demo-'));
   const [httpPort, httpsPort] = [await freePort(), await freePort()];
-  const demo = execa(CLI, ['demo', '--dir', dir, '--http-port', String(httpPort), '--https-port', String(httpsPort), '--log-level', 'warn'], { reject: false, cwd: ROOT });
+  const demo = execa(
+    CLI,
+    ['demo', '--dir', dir, '--http-port', String(httpPort), '--https-port', String(httpsPort), '--log-level', 'warn'],
+    { reject: false, cwd: ROOT },
+  );
   let printed = '';
   await new Promise<void>((resolve, reject) => {
     demo.stdout?.on('data', (chunk: Buffer) => {
@@ -27,15 +31,27 @@ it('serves the examples, follows kubectl apply, and stops cleanly on Ctrl-C', as
     void demo.then((r) => reject(new Error(`demo exited early: ${r.stderr}`)));
   });
   expect(printed).toContain(`curl -H 'Host: hello.demo.local' http://127.0.0.1:${httpPort}/`);
-  await waitFor('hello served', async () => (await get({ host: 'hello.demo.local', path: '/', port: httpPort })).body.includes('default/hello (backend on 127.0.0.1:8081)'), 5000);
+  await waitFor(
+    'hello served',
+    async () =>
+      (await get({ host: 'hello.demo.local', path: '/', port: httpPort })).body.includes(
+        'default/hello (backend on 127.0.0.1:8081)',
+      ),
+    5000,
+  );
   const secure = await get({ host: 'secure.demo.local', path: '/', port: httpsPort, https: true });
   expect(secure.body).toContain('default/secure');
   expect(secure.peerCertificate?.subject.CN).toBe('secure.demo.local');
 
-  const kubectl = (...args: string[]) => execa('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), ...args], { cwd: ROOT });
+  const kubectl = (...args: string[]) =>
+    execa('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), ...args], { cwd: ROOT });
   expect((await kubectl('get', 'ingress', '-A')).stdout).toMatch(/hello\s+nginx\s+hello\.demo\.local/);
   await kubectl('apply', '--validate=false', '-f', 'demo/moved-api.yaml');
-  await waitFor('the moved path served', async () => (await get({ host: 'api.demo.local', path: '/v3/x', port: httpPort })).body.includes('default/api-v2'), 5000);
+  await waitFor(
+    'the moved path served',
+    async () => (await get({ host: 'api.demo.local', path: '/v3/x', port: httpPort })).body.includes('default/api-v2'),
+    5000,
+  );
 
   demo.kill('SIGINT');
   const result = await demo;
@@ -46,12 +62,25 @@ it('serves the examples, follows kubectl apply, and stops cleanly on Ctrl-C', as
 /** listeners reads the kernel's table of listening TCP sockets: each local address, by port. */
 async function listeners(): Promise<Map<number, string[]>> {
   const byPort = new Map<number, string[]>();
-  for (const [file, v6] of [['/proc/net/tcp', false], ['/proc/net/tcp6', true]] as const) {
+  for (const [file, v6] of [
+    ['/proc/net/tcp', false],
+    ['/proc/net/tcp6', true],
+  ] as const) {
     for (const line of (await readFile(file, 'utf8')).split('\n').slice(1)) {
       const [, local, , state] = line.trim().split(/\s+/);
       if (state !== '0A' || !local) continue; // 0A: LISTEN
       const [hex, portHex] = local.split(':') as [string, string];
-      const address = v6 ? (/^0{32}$/.test(hex) ? '::' : hex === '00000000000000000000000001000000' ? '::1' : `v6:${hex}`) : hex.match(/../g)!.reverse().map((b) => parseInt(b, 16)).join('.');
+      const address = v6
+        ? /^0{32}$/.test(hex)
+          ? '::'
+          : hex === '00000000000000000000000001000000'
+            ? '::1'
+            : `v6:${hex}`
+        : hex
+            .match(/../g)!
+            .reverse()
+            .map((b) => parseInt(b, 16))
+            .join('.');
       const port = parseInt(portHex, 16);
       byPort.set(port, [...(byPort.get(port) ?? []), address]);
     }
@@ -61,7 +90,11 @@ async function listeners(): Promise<Map<number, string[]>> {
 
 /** startDemo runs the demo and resolves with what it printed once it is up. */
 async function startDemo(args: string[]) {
-  const demo = execa(CLI, ['demo', ...args], { reject: false, cwd: ROOT, env: { PATH: `${process.env.PATH}:/usr/sbin` } });
+  const demo = execa(CLI, ['demo', ...args], {
+    reject: false,
+    cwd: ROOT,
+    env: { PATH: `${process.env.PATH}:/usr/sbin` },
+  });
   let printed = '';
   let logged = '';
   demo.stderr?.on('data', (chunk: Buffer) => void (logged += chunk.toString()));
@@ -78,7 +111,19 @@ async function startDemo(args: string[]) {
 it('finding "demo": passes controller flags on (--inspect, --healthz-port, --log-level), listens on 127.0.0.1 only, shows an ADDRESS, stops on SIGTERM', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ia-demo-'));
   const [httpPort, httpsPort, healthzPort] = [await freePort(), await freePort(), await freePort()];
-  const { demo, printed, logged } = await startDemo(['--dir', dir, '--http-port', String(httpPort), '--https-port', String(httpsPort), '--healthz-port', String(healthzPort), '--inspect', '--log-level', 'info']);
+  const { demo, printed, logged } = await startDemo([
+    '--dir',
+    dir,
+    '--http-port',
+    String(httpPort),
+    '--https-port',
+    String(httpsPort),
+    '--healthz-port',
+    String(healthzPort),
+    '--inspect',
+    '--log-level',
+    'info',
+  ]);
   try {
     // The inspector is on, on its own port (8090), not the demo's HTTP port (8080 by default).
     expect(printed).toContain('The Stately inspector: open http://127.0.0.1:8090/');
@@ -89,10 +134,19 @@ it('finding "demo": passes controller flags on (--inspect, --healthz-port, --log
     const apiPort = Number(/API server https:\/\/127\.0\.0\.1:(\d+)/.exec(printed)![1]);
     const table = await listeners();
     const ours = [httpPort, httpsPort, healthzPort, 8090, apiPort, 8081, 8082, 8083, 8084];
-    expect(Object.fromEntries(ours.map((port) => [port, [...new Set(table.get(port))]]))).toEqual(Object.fromEntries(ours.map((port) => [port, ['127.0.0.1']])));
+    expect(Object.fromEntries(ours.map((port) => [port, [...new Set(table.get(port))]]))).toEqual(
+      Object.fromEntries(ours.map((port) => [port, ['127.0.0.1']])),
+    );
 
-    const kubectl = (...a: string[]) => execa('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), ...a], { cwd: ROOT });
-    await waitFor('the ADDRESS column filled', async () => /hello\s+nginx\s+hello\.demo\.local\s+127\.0\.0\.1\s/.test((await kubectl('get', 'ingress', '-A')).stdout), 15_000, 200);
+    const kubectl = (...a: string[]) =>
+      execa('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), ...a], { cwd: ROOT });
+    await waitFor(
+      'the ADDRESS column filled',
+      async () =>
+        /hello\s+nginx\s+hello\.demo\.local\s+127\.0\.0\.1\s/.test((await kubectl('get', 'ingress', '-A')).stdout),
+      15_000,
+      200,
+    );
   } finally {
     demo.kill('SIGTERM');
   }
@@ -108,7 +162,21 @@ it('finding "demo": a start step that fails (a backend port taken) ends the demo
   const taken = createServer();
   await new Promise<void>((resolve) => taken.listen(8082, '127.0.0.1', resolve));
   try {
-    const run = await execa(CLI, ['demo', '--dir', dir, '--http-port', String(await freePort()), '--https-port', String(await freePort()), '--log-level', 'silent'], { reject: false, cwd: ROOT, timeout: 20_000 });
+    const run = await execa(
+      CLI,
+      [
+        'demo',
+        '--dir',
+        dir,
+        '--http-port',
+        String(await freePort()),
+        '--https-port',
+        String(await freePort()),
+        '--log-level',
+        'silent',
+      ],
+      { reject: false, cwd: ROOT, timeout: 20_000 },
+    );
     expect({ timedOut: run.timedOut, code: run.exitCode }).toEqual({ timedOut: false, code: 2 });
     expect(run.stderr).toContain('cannot start the backend for default/api on 127.0.0.1:8082');
   } finally {
@@ -123,11 +191,32 @@ it('finding "demo": a --healthz-port in use is one line, exit 1, and the demo en
   const taken = createServer();
   await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
   try {
-    const run = await execa(CLI, ['demo', '--dir', dir, '--http-port', String(await freePort()), '--https-port', String(await freePort()), '--healthz-port', String(port), '--log-level', 'silent'], {
-      reject: false, cwd: ROOT, timeout: 20_000, env: { PATH: `${process.env.PATH}:/usr/sbin` },
-    });
+    const run = await execa(
+      CLI,
+      [
+        'demo',
+        '--dir',
+        dir,
+        '--http-port',
+        String(await freePort()),
+        '--https-port',
+        String(await freePort()),
+        '--healthz-port',
+        String(port),
+        '--log-level',
+        'silent',
+      ],
+      {
+        reject: false,
+        cwd: ROOT,
+        timeout: 20_000,
+        env: { PATH: `${process.env.PATH}:/usr/sbin` },
+      },
+    );
     expect({ timedOut: run.timedOut, code: run.exitCode, stderr: run.stderr }).toEqual({
-      timedOut: false, code: 1, stderr: `ingress-actors demo: --healthz-port ${port}: 127.0.0.1:${port}: the port is already in use`,
+      timedOut: false,
+      code: 1,
+      stderr: `ingress-actors demo: --healthz-port ${port}: 127.0.0.1:${port}: the port is already in use`,
     });
   } finally {
     await new Promise((resolve) => taken.close(resolve));
@@ -138,11 +227,38 @@ it('finding "demo": a --healthz-port in use is one line, exit 1, and the demo en
 it('finding "demo": SIGTERM during the start stops it cleanly (exit 0, no nginx left)', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ia-demo-'));
   const httpPort = await freePort();
-  const demo = execa(CLI, ['demo', '--dir', dir, '--http-port', String(httpPort), '--https-port', String(await freePort()), '--healthz-port', String(await freePort()), '--log-level', 'silent'], {
-    reject: false, cwd: ROOT, env: { PATH: `${process.env.PATH}:/usr/sbin` },
-  });
+  const demo = execa(
+    CLI,
+    [
+      'demo',
+      '--dir',
+      dir,
+      '--http-port',
+      String(httpPort),
+      '--https-port',
+      String(await freePort()),
+      '--healthz-port',
+      String(await freePort()),
+      '--log-level',
+      'silent',
+    ],
+    {
+      reject: false,
+      cwd: ROOT,
+      env: { PATH: `${process.env.PATH}:/usr/sbin` },
+    },
+  );
   // The kubeconfig is written once the API server listens: the backends and the controller are still to come.
-  await waitFor('the kubeconfig written', () => stat(join(dir, 'kubeconfig')).then(() => true, () => false), 15_000, 10);
+  await waitFor(
+    'the kubeconfig written',
+    () =>
+      stat(join(dir, 'kubeconfig')).then(
+        () => true,
+        () => false,
+      ),
+    15_000,
+    10,
+  );
   demo.kill('SIGTERM');
   const result = await demo;
   expect({ code: result.exitCode, signal: result.signal ?? null }).toEqual({ code: 0, signal: null });

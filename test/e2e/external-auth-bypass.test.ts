@@ -39,8 +39,16 @@ beforeAll(async () => {
   scene = await startScene([
     ingressClass(),
     ...serviceWithEndpoints('app', [{ port: backend.port }]),
-    ingress('hijack', { 'hijack.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'auth-url': 'http://$http_host/check' }) }),
-    ingress('fixed', { 'fixed.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'auth-url': `http://127.0.0.1:${portOf(auth)}/check` }) }),
+    ingress(
+      'hijack',
+      { 'hijack.test': [{ path: '/', service: 'app' }] },
+      { annotations: ann({ 'auth-url': 'http://$http_host/check' }) },
+    ),
+    ingress(
+      'fixed',
+      { 'fixed.test': [{ path: '/', service: 'app' }] },
+      { annotations: ann({ 'auth-url': `http://127.0.0.1:${portOf(auth)}/check` }) },
+    ),
   ]);
 }, 60_000);
 
@@ -85,6 +93,8 @@ describe('finding 4: external auth cannot be pointed at a server the client choo
     expect(askedAuth).toEqual(['GET /check']);
     expect(askedAttacker).toEqual([]);
     // and a signed-in client still gets through
-    expect(await rawRequest(['GET http://fixed.test/ HTTP/1.1', 'Host: fixed.test', 'Authorization: Bearer good'])).toBe(200);
+    expect(
+      await rawRequest(['GET http://fixed.test/ HTTP/1.1', 'Host: fixed.test', 'Authorization: Bearer good']),
+    ).toBe(200);
   });
 });

@@ -31,7 +31,8 @@ async function startAuth(): Promise<Server> {
     req.on('end', () => {
       asked.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, bodyBytes });
       const token = req.headers.authorization;
-      if (token === 'Bearer good') res.writeHead(200, { 'x-auth-request-user': 'alice', 'x-not-passed': 'secret' }).end();
+      if (token === 'Bearer good')
+        res.writeHead(200, { 'x-auth-request-user': 'alice', 'x-not-passed': 'secret' }).end();
       else if (token === 'Bearer forbidden') res.writeHead(403).end();
       else res.writeHead(401).end();
     });
@@ -48,12 +49,20 @@ beforeAll(async () => {
   scene = await startScene([
     ingressClass(),
     ...serviceWithEndpoints('app', [{ port: backend.port }]),
-    ingress('protected', { 'auth.test': [{ path: '/', service: 'app' }] }, {
-      annotations: ann({ 'auth-url': authUrl, 'auth-response-headers': 'X-Auth-Request-User' }),
-    }),
-    ingress('signin', { 'signin.test': [{ path: '/', service: 'app' }] }, {
-      annotations: ann({ 'auth-url': authUrl, 'auth-signin': 'https://login.example.com/start' }),
-    }),
+    ingress(
+      'protected',
+      { 'auth.test': [{ path: '/', service: 'app' }] },
+      {
+        annotations: ann({ 'auth-url': authUrl, 'auth-response-headers': 'X-Auth-Request-User' }),
+      },
+    ),
+    ingress(
+      'signin',
+      { 'signin.test': [{ path: '/', service: 'app' }] },
+      {
+        annotations: ann({ 'auth-url': authUrl, 'auth-signin': 'https://login.example.com/start' }),
+      },
+    ),
     ingress('down', { 'down.test': [{ path: '/', service: 'app' }] }, { annotations: ann({ 'auth-url': nobody }) }),
   ]);
 }, 60_000);
@@ -65,18 +74,30 @@ afterAll(async () => {
 });
 
 /** send makes one request through nginx and returns the status, the Location and what the backend saw. */
-function send(host: string, path: string, options: { token?: string; method?: string; body?: string; headers?: Record<string, string> } = {}) {
+function send(
+  host: string,
+  path: string,
+  options: { token?: string; method?: string; body?: string; headers?: Record<string, string> } = {},
+) {
   return new Promise<{ status: number; location?: string; seen?: Record<string, string> }>((resolve, reject) => {
-    const headers: Record<string, string> = { host, ...options.headers, ...(options.token ? { authorization: options.token } : {}) };
-    const req = request({ host: '127.0.0.1', port: scene.httpPort, path, method: options.method ?? 'GET', headers, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => {
-        const seen = res.statusCode === 200 ? (JSON.parse(body) as { headers: Record<string, string> }).headers : undefined;
-        resolve({ status: res.statusCode ?? 0, location: res.headers.location, ...(seen ? { seen } : {}) });
-      });
-    });
+    const headers: Record<string, string> = {
+      host,
+      ...options.headers,
+      ...(options.token ? { authorization: options.token } : {}),
+    };
+    const req = request(
+      { host: '127.0.0.1', port: scene.httpPort, path, method: options.method ?? 'GET', headers, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => {
+          const seen =
+            res.statusCode === 200 ? (JSON.parse(body) as { headers: Record<string, string> }).headers : undefined;
+          resolve({ status: res.statusCode ?? 0, location: res.headers.location, ...(seen ? { seen } : {}) });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(options.body);
   });
@@ -99,7 +120,10 @@ describe('auth-url through real nginx', () => {
   });
 
   it('a client cannot name itself: its own copy of a passed header is replaced by the auth answer', async () => {
-    const answer = await send('auth.test', '/', { token: 'Bearer good', headers: { 'x-auth-request-user': 'mallory' } });
+    const answer = await send('auth.test', '/', {
+      token: 'Bearer good',
+      headers: { 'x-auth-request-user': 'mallory' },
+    });
     expect(answer.seen?.['x-auth-request-user']).toBe('alice');
   });
 

@@ -16,7 +16,11 @@ let scene: Scene;
 beforeAll(async () => {
   backend = await startBackend('app');
   scene = await startScene(
-    [ingressClass(), ...serviceWithEndpoints('app', [{ port: backend.port }]), ingress('web', { 'gzip.test': [{ path: '/', service: 'app' }] })],
+    [
+      ingressClass(),
+      ...serviceWithEndpoints('app', [{ port: backend.port }]),
+      ingress('web', { 'gzip.test': [{ path: '/', service: 'app' }] }),
+    ],
     { configMap: { 'use-gzip': 'true', 'gzip-min-length': '1000', 'gzip-types': 'application/json' } },
   );
 }, 60_000);
@@ -27,15 +31,26 @@ afterAll(async () => {
 });
 
 /** fetchRaw GETs gzip.test`path` with `headers` and returns the status, the headers and the body's bytes as sent. */
-function fetchRaw(path: string, headers: Record<string, string>): Promise<{ status: number; encoding?: string; vary?: string; body: Buffer }> {
+function fetchRaw(
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; encoding?: string; vary?: string; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: scene.httpPort, path, headers: { host: 'gzip.test', ...headers }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, encoding: res.headers['content-encoding'], vary: res.headers.vary, body: Buffer.concat(chunks) }),
-      );
-    });
+    const req = request(
+      { host: '127.0.0.1', port: scene.httpPort, path, headers: { host: 'gzip.test', ...headers }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            encoding: res.headers['content-encoding'],
+            vary: res.headers.vary,
+            body: Buffer.concat(chunks),
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });

@@ -30,7 +30,12 @@ function readAnswer(socket: Socket): Promise<Answer> {
       const body = raw.slice(raw.indexOf('\r\n\r\n') + 4);
       if (status !== 200) return resolve({ status });
       const headers = (JSON.parse(body) as { headers: Record<string, string> }).headers;
-      resolve({ status, realIp: headers['x-real-ip'], forwardedFor: headers['x-forwarded-for'], forwardedPort: headers['x-forwarded-port'] });
+      resolve({
+        status,
+        realIp: headers['x-real-ip'],
+        forwardedFor: headers['x-forwarded-for'],
+        forwardedPort: headers['x-forwarded-port'],
+      });
     });
   });
 }
@@ -61,11 +66,19 @@ describe('use-proxy-protocol with proxy-real-ip-cidr, through real nginx', () =>
   it('renders without problems', () => expect(scene().problems).toBe(''));
 
   it('the balancer naming an allowed client gets through over HTTP; the backend sees the client and the port it reached', async () => {
-    expect(await viaBalancer('127.0.0.1', proxyLine('10.9.8.7'))).toEqual({ status: 200, realIp: '10.9.8.7', forwardedFor: '10.9.8.7', forwardedPort: '80' });
+    expect(await viaBalancer('127.0.0.1', proxyLine('10.9.8.7'))).toEqual({
+      status: 200,
+      realIp: '10.9.8.7',
+      forwardedFor: '10.9.8.7',
+      forwardedPort: '80',
+    });
   });
 
   it('and over HTTPS, the header coming before the TLS handshake', async () => {
-    expect(await viaBalancer('127.0.0.1', proxyLine('10.9.8.7'), true)).toMatchObject({ status: 200, realIp: '10.9.8.7' });
+    expect(await viaBalancer('127.0.0.1', proxyLine('10.9.8.7'), true)).toMatchObject({
+      status: 200,
+      realIp: '10.9.8.7',
+    });
   });
 
   it('a client the allowlist does not name is refused', async () => {

@@ -17,16 +17,27 @@ let scene: Scene;
 beforeAll(async () => {
   backend = createServer((req, res) => {
     if (req.url === '/login') return res.writeHead(302, { location: 'http://internal.local:8080/welcome' }).end();
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': BODY_BYTES }).end(Buffer.alloc(BODY_BYTES, 7));
+    res
+      .writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': BODY_BYTES })
+      .end(Buffer.alloc(BODY_BYTES, 7));
   });
   await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
   const port = (backend.address() as AddressInfo).port;
   scene = await startScene([
     ingressClass(),
     ...serviceWithEndpoints('app', [{ port }]),
-    ingress('rewritten', { 'rewritten.test': [{ path: '/', service: 'app' }] }, {
-      annotations: ann({ 'proxy-redirect-from': 'http://internal.local:8080/', 'proxy-redirect-to': 'https://$host/app/', 'limit-rate': '100', 'proxy-buffering': 'on' }),
-    }),
+    ingress(
+      'rewritten',
+      { 'rewritten.test': [{ path: '/', service: 'app' }] },
+      {
+        annotations: ann({
+          'proxy-redirect-from': 'http://internal.local:8080/',
+          'proxy-redirect-to': 'https://$host/app/',
+          'limit-rate': '100',
+          'proxy-buffering': 'on',
+        }),
+      },
+    ),
     ingress('plain', { 'plain.test': [{ path: '/', service: 'app' }] }),
   ]);
 }, 60_000);
@@ -43,7 +54,14 @@ function fetch(host: string, path: string) {
     const req = request({ host: '127.0.0.1', port: scene.httpPort, path, headers: { host }, agent: false }, (res) => {
       let bytes = 0;
       res.on('data', (c: Buffer) => (bytes += c.length));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, bytes, ms: performance.now() - started }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          location: res.headers.location,
+          bytes,
+          ms: performance.now() - started,
+        }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -53,12 +71,18 @@ function fetch(host: string, path: string) {
 describe('proxy-redirect and limit-rate, through real nginx', () => {
   it('renders without problems', () => expect(scene.problems).toBe(''));
 
-  it('rewrites the backend\'s own address in Location to the one the client used', async () => {
-    expect(await fetch('rewritten.test', '/login')).toMatchObject({ status: 302, location: 'https://rewritten.test/app/welcome' });
+  it("rewrites the backend's own address in Location to the one the client used", async () => {
+    expect(await fetch('rewritten.test', '/login')).toMatchObject({
+      status: 302,
+      location: 'https://rewritten.test/app/welcome',
+    });
   });
 
   it('leaves Location alone without the annotation', async () => {
-    expect(await fetch('plain.test', '/login')).toMatchObject({ status: 302, location: 'http://internal.local:8080/welcome' });
+    expect(await fetch('plain.test', '/login')).toMatchObject({
+      status: 302,
+      location: 'http://internal.local:8080/welcome',
+    });
   });
 
   it('sends a limited answer no faster than limit-rate (300 KB at 100 KB/s), an unlimited one at once', async () => {

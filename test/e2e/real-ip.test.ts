@@ -11,7 +11,10 @@ const scene = allowlistedScene({ 'use-forwarded-headers': 'true', 'proxy-real-ip
 
 /** from asks allow.test/ from `localAddress`, with X-Forwarded-For when given; the status and the headers the backend saw. */
 async function from(localAddress: string, forwardedFor?: string) {
-  const reply = await scene().http('allow.test', '/', { localAddress, headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {} });
+  const reply = await scene().http('allow.test', '/', {
+    localAddress,
+    headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {},
+  });
   const seen = reply.status === 200 ? (JSON.parse(reply.body) as { headers: Record<string, string> }).headers : {};
   return { status: reply.status, realIp: seen['x-real-ip'], forwardedFor: seen['x-forwarded-for'] };
 }
@@ -20,7 +23,11 @@ describe('use-forwarded-headers with proxy-real-ip-cidr, through real nginx', ()
   it('renders without problems', () => expect(scene().problems).toBe(''));
 
   it('a trusted proxy naming an allowed client gets through; the backend sees the client and the chain', async () => {
-    expect(await from('127.0.0.1', '10.9.8.7')).toEqual({ status: 200, realIp: '10.9.8.7', forwardedFor: '10.9.8.7, 127.0.0.1' });
+    expect(await from('127.0.0.1', '10.9.8.7')).toEqual({
+      status: 200,
+      realIp: '10.9.8.7',
+      forwardedFor: '10.9.8.7, 127.0.0.1',
+    });
   });
 
   it('the proxy itself, naming nobody, is judged by its own address', async () => {

@@ -27,7 +27,11 @@ beforeAll(async () => {
   for (const name of ['root', 'api', 'exact', 'wild', 'secure']) backends[name] = await startBackend(name);
   [httpPort, httpsPort] = [await freePort(), await freePort()];
   ca = await issueCertificate({ commonName: 'e2e test CA', isCa: true });
-  const leaf = await issueCertificate({ commonName: 'secure.example.com', dnsNames: ['secure.example.com'], issuer: ca });
+  const leaf = await issueCertificate({
+    commonName: 'secure.example.com',
+    dnsNames: ['secure.example.com'],
+    issuer: ca,
+  });
   const port = (name: string) => backends[name]!.port;
   const objects = [
     ingressClass(),
@@ -49,12 +53,32 @@ beforeAll(async () => {
       'b.example.com': [{ path: '/foo', service: 'api' }],
     }),
     ingress('wildcard', { '*.w.example.com': [{ path: '/', service: 'wild' }] }),
-    ingress('secure', { 'secure.example.com': [{ path: '/', service: 'secure' }] }, { tls: [{ hosts: ['secure.example.com'], secretName: 'secure-tls' }] }),
+    ingress(
+      'secure',
+      { 'secure.example.com': [{ path: '/', service: 'secure' }] },
+      { tls: [{ hosts: ['secure.example.com'], secretName: 'secure-tls' }] },
+    ),
   ];
   await writeFile(join(dir, 'manifests.yaml'), objects.map((o) => stringify(o)).join('---\n'));
   const out = join(dir, 'conf');
-  const rendered = await execa(CLI, ['render', '--manifests', join(dir, 'manifests.yaml'), '--out', out, '--http-port', String(httpPort), '--https-port', String(httpsPort)], { reject: false });
-  expect(rendered.stderr).toBe('default/main: spec.rules[0].http.paths[4].backend.service: Service default/down port 80 has no ready endpoints; answering 503');
+  const rendered = await execa(
+    CLI,
+    [
+      'render',
+      '--manifests',
+      join(dir, 'manifests.yaml'),
+      '--out',
+      out,
+      '--http-port',
+      String(httpPort),
+      '--https-port',
+      String(httpsPort),
+    ],
+    { reject: false },
+  );
+  expect(rendered.stderr).toBe(
+    'default/main: spec.rules[0].http.paths[4].backend.service: Service default/down port 80 has no ready endpoints; answering 503',
+  );
   expect(rendered.exitCode).toBe(0);
   nginx = await startNginx(out, httpPort);
 }, 60_000);
@@ -92,18 +116,26 @@ describe('routing through real nginx', () => {
     expect((await http('b.example.com', '/foobar')).status).toBe(404);
   });
 
-  it.each([['unknown.example.com'], ['w.example.com'], ['a.b.w.example.com']])('unknown host %s gets the default 404', async (host) => {
-    const reply = await http(host, '/');
-    expect(reply.status).toBe(404);
-    expect(reply.backend).toBeUndefined();
-  });
+  it.each([['unknown.example.com'], ['w.example.com'], ['a.b.w.example.com']])(
+    'unknown host %s gets the default 404',
+    async (host) => {
+      const reply = await http(host, '/');
+      expect(reply.status).toBe(404);
+      expect(reply.backend).toBeUndefined();
+    },
+  );
 
   it('a Service without ready endpoints answers 503', async () => {
     expect((await http('a.example.com', '/gone')).status).toBe(503);
   });
 
   it('passes the Host and X-Forwarded headers from the connection, not the client', async () => {
-    const reply = await get({ host: 'a.example.com', path: '/', port: httpPort, headers: { 'x-forwarded-for': '6.6.6.6' } });
+    const reply = await get({
+      host: 'a.example.com',
+      path: '/',
+      port: httpPort,
+      headers: { 'x-forwarded-for': '6.6.6.6' },
+    });
     const seen = JSON.parse(reply.body) as { host: string; headers: Record<string, string> };
     expect(seen.host).toBe('a.example.com');
     expect(seen.headers['x-forwarded-for']).toBe('127.0.0.1');

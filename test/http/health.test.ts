@@ -6,30 +6,116 @@
 import { describe, expect, it } from 'vitest';
 import { checkHealth, healthText, isLoopbackAddress, type ActorView } from '../../src/http/health.js';
 
-const NGINX_T = "nginx: [emerg] unknown \"no_such_variable\" variable\nnginx: configuration file /tmp/ia/nginx.conf test failed";
-const watcher = (synced: boolean, value: unknown = { running: 'watching' }, lastError: string | null = null): ActorView => ({ value, status: 'active', context: { reportedSynced: synced, lastError } });
-const nginx = (value: unknown, context: Record<string, unknown>): ActorView => ({ value, status: 'active', context: { reloadsOk: 0, reloadsFailed: 0, lastReloadError: null, lastExit: null, ...context } });
+const NGINX_T =
+  'nginx: [emerg] unknown "no_such_variable" variable\nnginx: configuration file /tmp/ia/nginx.conf test failed';
+const watcher = (
+  synced: boolean,
+  value: unknown = { running: 'watching' },
+  lastError: string | null = null,
+): ActorView => ({ value, status: 'active', context: { reportedSynced: synced, lastError } });
+const nginx = (value: unknown, context: Record<string, unknown>): ActorView => ({
+  value,
+  status: 'active',
+  context: { reloadsOk: 0, reloadsFailed: 0, lastReloadError: null, lastExit: null, ...context },
+});
 const running = { alive: 'running' };
 
 function world(actors: Record<string, ActorView | undefined>) {
-  const all: Record<string, ActorView | undefined> = { root: { value: 'running', status: 'active' }, 'watcher.Ingress': watcher(true), 'watcher.Service': watcher(true), ...actors };
+  const all: Record<string, ActorView | undefined> = {
+    root: { value: 'running', status: 'active' },
+    'watcher.Ingress': watcher(true),
+    'watcher.Service': watcher(true),
+    ...actors,
+  };
   return checkHealth((id) => all[id], ['Ingress', 'Service']);
 }
 
 describe('finding 2: /healthz stays 200 while nginx serves the last good config', () => {
   it.each([
-    ['a refused reload after a good one: ok, with a warning', { nginx: nginx(running, { reloadsOk: 3, reloadsFailed: 1, lastReloadError: NGINX_T }) }, true, [], ['the last reload failed; nginx serves the last good config']],
-    ['a refused reload while the next one runs: ok, with a warning', { nginx: nginx({ alive: 'reloading' }, { reloadsOk: 1, reloadsFailed: 2, lastReloadError: NGINX_T }) }, true, [], ['the last reload failed; nginx serves the last good config']],
+    [
+      'a refused reload after a good one: ok, with a warning',
+      { nginx: nginx(running, { reloadsOk: 3, reloadsFailed: 1, lastReloadError: NGINX_T }) },
+      true,
+      [],
+      ['the last reload failed; nginx serves the last good config'],
+    ],
+    [
+      'a refused reload while the next one runs: ok, with a warning',
+      { nginx: nginx({ alive: 'reloading' }, { reloadsOk: 1, reloadsFailed: 2, lastReloadError: NGINX_T }) },
+      true,
+      [],
+      ['the last reload failed; nginx serves the last good config'],
+    ],
     ['all good', { nginx: nginx(running, { reloadsOk: 1 }) }, true, [], []],
-    ['a success after a failure clears it', { nginx: nginx(running, { reloadsOk: 2, reloadsFailed: 1, lastReloadError: null }) }, true, [], []],
-    ['before the first sync: 500', { nginx: nginx(running, {}) }, false, ['no configuration from the cluster applied yet'], []],
-    ['the first config from the cluster refused: 500 (nginx serves only the empty boot config)', { nginx: nginx(running, { reloadsFailed: 1, lastReloadError: NGINX_T }) }, false, ['no configuration from the cluster applied yet'], []],
-    ['nginx died: 500', { nginx: nginx('died', { reloadsOk: 4, lastExit: { pid: 1, code: null, signal: 'SIGKILL', error: null } }) }, false, ['nginx is not running'], []],
-    ['nginx died after a refused reload: 500, and the warning', { nginx: nginx('draining', { reloadsOk: 4, lastReloadError: NGINX_T }) }, false, ['nginx is not running'], ['the last reload failed; nginx serves the last good config']],
+    [
+      'a success after a failure clears it',
+      { nginx: nginx(running, { reloadsOk: 2, reloadsFailed: 1, lastReloadError: null }) },
+      true,
+      [],
+      [],
+    ],
+    [
+      'before the first sync: 500',
+      { nginx: nginx(running, {}) },
+      false,
+      ['no configuration from the cluster applied yet'],
+      [],
+    ],
+    [
+      'the first config from the cluster refused: 500 (nginx serves only the empty boot config)',
+      { nginx: nginx(running, { reloadsFailed: 1, lastReloadError: NGINX_T }) },
+      false,
+      ['no configuration from the cluster applied yet'],
+      [],
+    ],
+    [
+      'nginx died: 500',
+      { nginx: nginx('died', { reloadsOk: 4, lastExit: { pid: 1, code: null, signal: 'SIGKILL', error: null } }) },
+      false,
+      ['nginx is not running'],
+      [],
+    ],
+    [
+      'nginx died after a refused reload: 500, and the warning',
+      { nginx: nginx('draining', { reloadsOk: 4, lastReloadError: NGINX_T }) },
+      false,
+      ['nginx is not running'],
+      ['the last reload failed; nginx serves the last good config'],
+    ],
     ['no nginx actor: 500', { nginx: undefined }, false, ['nginx is not running'], []],
-    ['a watcher not synced: 500', { nginx: nginx(running, { reloadsOk: 1 }), 'watcher.Service': watcher(false, { running: 'listing' }) }, false, ['watcher Service has not synced yet'], []],
-    ['finding 7: a watcher failing after its first sync: ok, with a warning', { nginx: nginx(running, { reloadsOk: 1 }), 'watcher.Service': { value: 'backoff', status: 'active', context: { reportedSynced: true, staleSince: Date.UTC(2030, 0, 2, 3, 4, 5), failures: 2, lastError: 'list Service: the API server did not answer within 30000 ms' } } }, true, [], ['watcher Service is not watching since 2030-01-02T03:04:05.000Z; serving what it last saw']],
-    ['booting: 500', { root: { value: 'booting', status: 'active' }, nginx: nginx(running, { reloadsOk: 1 }) }, false, ['booting: the template is not loaded yet'], []],
+    [
+      'a watcher not synced: 500',
+      { nginx: nginx(running, { reloadsOk: 1 }), 'watcher.Service': watcher(false, { running: 'listing' }) },
+      false,
+      ['watcher Service has not synced yet'],
+      [],
+    ],
+    [
+      'finding 7: a watcher failing after its first sync: ok, with a warning',
+      {
+        nginx: nginx(running, { reloadsOk: 1 }),
+        'watcher.Service': {
+          value: 'backoff',
+          status: 'active',
+          context: {
+            reportedSynced: true,
+            staleSince: Date.UTC(2030, 0, 2, 3, 4, 5),
+            failures: 2,
+            lastError: 'list Service: the API server did not answer within 30000 ms',
+          },
+        },
+      },
+      true,
+      [],
+      ['watcher Service is not watching since 2030-01-02T03:04:05.000Z; serving what it last saw'],
+    ],
+    [
+      'booting: 500',
+      { root: { value: 'booting', status: 'active' }, nginx: nginx(running, { reloadsOk: 1 }) },
+      false,
+      ['booting: the template is not loaded yet'],
+      [],
+    ],
   ] as const)('%s', (_what, actors, ok, problems, warnings) => {
     const health = world(actors as Record<string, ActorView | undefined>);
     expect(health.ok).toBe(ok);
@@ -70,12 +156,20 @@ describe('/healthz detail: nginx -t output and API errors only for loopback clie
 
   it('gives a remote client the short reasons only, the local admin the detail', () => {
     const health = world({
-      nginx: nginx('died', { reloadsOk: 2, lastReloadError: NGINX_T, lastExit: { pid: 9, code: 1, signal: null, error: null } }),
+      nginx: nginx('died', {
+        reloadsOk: 2,
+        lastReloadError: NGINX_T,
+        lastExit: { pid: 9, code: 1, signal: null, error: null },
+      }),
       'watcher.Service': watcher(false, 'backoff', 'connect ECONNREFUSED 10.96.0.1:443'),
     });
-    expect(healthText(health, false)).toBe('watcher Service has not synced yet\nnginx is not running\nwarning: the last reload failed; nginx serves the last good config\n');
+    expect(healthText(health, false)).toBe(
+      'watcher Service has not synced yet\nnginx is not running\nwarning: the last reload failed; nginx serves the last good config\n',
+    );
     const local = healthText(health, true);
-    expect(local).toContain('watcher Service has not synced yet (state backoff, last error: connect ECONNREFUSED 10.96.0.1:443)');
+    expect(local).toContain(
+      'watcher Service has not synced yet (state backoff, last error: connect ECONNREFUSED 10.96.0.1:443)',
+    );
     expect(local).toContain('nginx is not running (state died, last exit: code 1)');
     expect(local).toContain('no_such_variable');
   });

@@ -51,11 +51,15 @@ describe('/healthz and /metrics', () => {
     expect(ok(m)).toBeGreaterThanOrEqual(1);
     expect(m.value('nginx_ingress_controller_errors')).toBe(0);
     expect(m.value('nginx_ingress_controller_config_last_reload_successful')).toBe(1);
-    expect(m.value('nginx_ingress_controller_config_last_reload_successful_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 60);
+    expect(m.value('nginx_ingress_controller_config_last_reload_successful_timestamp_seconds')).toBeGreaterThan(
+      Date.now() / 1000 - 60,
+    );
     expect(m.value('nginx_ingress_controller_leader_election_status', { name: 'ingress-controller-leader' })).toBe(1);
     expect(m.value('ingress_actors_nginx_restarts_total')).toBe(0);
     // (This parser drops _count of labelled histograms; the +Inf bucket is the same number.)
-    expect(Number(m.family('ingress_actors_sync_duration_seconds').metrics[0]!.buckets?.['+Inf'])).toBeGreaterThanOrEqual(1);
+    expect(
+      Number(m.family('ingress_actors_sync_duration_seconds').metrics[0]!.buckets?.['+Inf']),
+    ).toBeGreaterThanOrEqual(1);
     expect(m.value('ingress_actors_actor_state', { actor: 'nginx', state: 'alive.running' })).toBe(1);
     expect(m.value('ingress_actors_actor_state', { actor: 'watcher.Ingress', state: 'running.watching' })).toBe(1);
     expect(m.value('ingress_actors_actor_state', { actor: 'status', state: 'leader' })).toBe(1);
@@ -65,7 +69,24 @@ describe('/healthz and /metrics', () => {
 
   it('counts a reload per applied change', async () => {
     const before = ok(await metrics());
-    await cluster.patch({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'web' }, spec: { rules: [{ host: 'web.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }, { path: '/v2', pathType: 'Exact', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] } });
+    await cluster.patch({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: 'web' },
+      spec: {
+        rules: [
+          {
+            host: 'web.example.com',
+            http: {
+              paths: [
+                { path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } },
+                { path: '/v2', pathType: 'Exact', backend: { service: { name: 'web', port: { number: 80 } } } },
+              ],
+            },
+          },
+        ],
+      },
+    });
     await waitFor('a reload counted', async () => ok(await metrics()) === before + 1, 10_000);
   });
 
@@ -82,11 +103,16 @@ describe('/healthz and /metrics', () => {
       attempt();
     });
     let body = '';
-    await waitFor('/healthz 500', async () => {
-      const h = await healthz(cluster.healthzPort);
-      body = h.body;
-      return h.status === 500 && h.body.includes('nginx is not running');
-    }, 10_000, 10);
+    await waitFor(
+      '/healthz 500',
+      async () => {
+        const h = await healthz(cluster.healthzPort);
+        body = h.body;
+        return h.status === 500 && h.body.includes('nginx is not running');
+      },
+      10_000,
+      10,
+    );
     expect(body).toMatch(/^nginx is not running \(state (died|draining|restarting|alive\.starting)/m);
     await new Promise<void>((resolve) => squatter.close(() => resolve()));
     await waitFor('/healthz 200 again', async () => (await healthz(cluster.healthzPort)).status === 200, 15_000, 50);
@@ -98,8 +124,19 @@ describe('/healthz and /metrics', () => {
     const before = await metrics();
     const lastGood = before.value('nginx_ingress_controller_config_last_reload_successful_timestamp_seconds');
     // A log format naming a variable nginx does not know passes the validator but not `nginx -t`.
-    await cluster.patch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-config' }, data: { 'log-format-upstream': '$remote_addr $no_such_variable' } });
-    await waitFor('the error counted', async () => (await metrics()).value('nginx_ingress_controller_errors') === before.value('nginx_ingress_controller_errors') + 1, 10_000);
+    await cluster.patch({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ingress-config' },
+      data: { 'log-format-upstream': '$remote_addr $no_such_variable' },
+    });
+    await waitFor(
+      'the error counted',
+      async () =>
+        (await metrics()).value('nginx_ingress_controller_errors') ===
+        before.value('nginx_ingress_controller_errors') + 1,
+      10_000,
+    );
     const failed = await metrics();
     expect(failed.value('nginx_ingress_controller_config_last_reload_successful')).toBe(0);
     // The timestamp stays that of the last good reload: what nginx serves is that old.
@@ -107,14 +144,23 @@ describe('/healthz and /metrics', () => {
     const h = await healthz(cluster.healthzPort);
     expect(h.status).toBe(200);
     // This request comes from 127.0.0.1: the local admin sees nginx -t's own words.
-    expect(h.body).toMatch(/^ok\nwarning: the last reload failed: .*no_such_variable.*\(nginx serves the last good config\)\n$/);
+    expect(h.body).toMatch(
+      /^ok\nwarning: the last reload failed: .*no_such_variable.*\(nginx serves the last good config\)\n$/,
+    );
     expect((await request()).backend).toBe('web'); // the old config still serves
 
-    await cluster.patch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-config' }, data: { 'log-format-upstream': '$remote_addr good' } });
+    await cluster.patch({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ingress-config' },
+      data: { 'log-format-upstream': '$remote_addr good' },
+    });
     await waitFor('the warning gone', async () => (await healthz(cluster.healthzPort)).body === 'ok\n', 10_000);
     const recovered = await metrics();
     expect(recovered.value('nginx_ingress_controller_config_last_reload_successful')).toBe(1);
-    expect(recovered.value('nginx_ingress_controller_config_last_reload_successful_timestamp_seconds')).toBeGreaterThanOrEqual(lastGood);
+    expect(
+      recovered.value('nginx_ingress_controller_config_last_reload_successful_timestamp_seconds'),
+    ).toBeGreaterThanOrEqual(lastGood);
     expect(ok(recovered)).toBe(ok(failed) + 1);
   }, 30_000);
 });

@@ -21,7 +21,8 @@ export function parseScrape(text: string): Scrape {
     if (!found) throw new Error(`no metric family ${name} in /metrics`);
     return found;
   };
-  const matches = (m: ParsedMetric, labels: Record<string, string>) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v);
+  const matches = (m: ParsedMetric, labels: Record<string, string>) =>
+    Object.entries(labels).every(([k, v]) => m.labels?.[k] === v);
   return {
     families,
     family,

@@ -28,19 +28,42 @@ let httpPort: number;
 beforeAll(async () => {
   backend = await startBackend('web');
   api = await startApiServer({
-    seed: [ingressClass(), ...serviceWithEndpoints('web', [{ port: backend.port }]), ingress('web', { 'web.example.com': [{ path: '/', service: 'web' }] })] as never,
+    seed: [
+      ingressClass(),
+      ...serviceWithEndpoints('web', [{ port: backend.port }]),
+      ingress('web', { 'web.example.com': [{ path: '/', service: 'web' }] }),
+    ] as never,
     bookmarkIntervalMs: 200,
   });
   dir = await mkdtemp(join(tmpdir(), 'ia-stale-'));
   await api.writeKubeconfig(join(dir, 'kubeconfig'));
   [healthzPort, httpPort] = [await freePort(), await freePort()];
   const parsed = parseControllerFlags([
-    '--kubeconfig', join(dir, 'kubeconfig'), '--http-port', String(httpPort), '--https-port', String(await freePort()),
-    '--healthz-port', String(healthzPort), '--config-dir', join(dir, 'nginx'), '--sync-rate-limit', '10', '--shutdown-timeout', '5',
+    '--kubeconfig',
+    join(dir, 'kubeconfig'),
+    '--http-port',
+    String(httpPort),
+    '--https-port',
+    String(await freePort()),
+    '--healthz-port',
+    String(healthzPort),
+    '--config-dir',
+    join(dir, 'nginx'),
+    '--sync-rate-limit',
+    '10',
+    '--shutdown-timeout',
+    '5',
   ]);
   if ('help' in parsed) throw new Error('unexpected --help');
-  controller = await startController(parsed.config, pino({ level: 'silent' }), { watcherTimeouts: { requestTimeoutMs: 300, watchIdleTimeoutMs: 2_000 } });
-  await waitFor('healthy', async () => (await healthz(healthzPort).catch(() => ({ status: 0 }))).status === 200, 20_000, 50);
+  controller = await startController(parsed.config, pino({ level: 'silent' }), {
+    watcherTimeouts: { requestTimeoutMs: 300, watchIdleTimeoutMs: 2_000 },
+  });
+  await waitFor(
+    'healthy',
+    async () => (await healthz(healthzPort).catch(() => ({ status: 0 }))).status === 200,
+    20_000,
+    50,
+  );
 }, 30_000);
 
 afterAll(async () => {
@@ -54,7 +77,8 @@ afterAll(async () => {
 
 describe('finding 7: a watcher failing after its first sync', () => {
   it('keeps /healthz 200 but shows the stale watcher in its detail and in /metrics, until it watches again', async () => {
-    const stale = async () => (await scrape(healthzPort)).value('ingress_actors_watcher_stale_since_seconds', { kind: 'Ingress' });
+    const stale = async () =>
+      (await scrape(healthzPort)).value('ingress_actors_watcher_stale_since_seconds', { kind: 'Ingress' });
     expect(await stale()).toBe(0);
     const before = Math.floor(Date.now() / 1000);
     api.failRequests({ hang: true });
@@ -64,7 +88,9 @@ describe('finding 7: a watcher failing after its first sync', () => {
     const h = await healthz(healthzPort);
     expect(h.status).toBe(200);
     expect(h.body).toMatch(/^ok\n/);
-    expect(h.body).toMatch(/^warning: watcher Ingress is not watching since \d{4}-\d\d-\d\dT[\d:.]+Z; serving what it last saw \(state [a-z.]+, \d+ failures in a row, last error: .*did not answer within 300 ms\)$/m);
+    expect(h.body).toMatch(
+      /^warning: watcher Ingress is not watching since \d{4}-\d\d-\d\dT[\d:.]+Z; serving what it last saw \(state [a-z.]+, \d+ failures in a row, last error: .*did not answer within 300 ms\)$/m,
+    );
     expect((await get({ host: 'web.example.com', path: '/', port: httpPort })).backend).toBe('web'); // still served
 
     api.failRequests(null);

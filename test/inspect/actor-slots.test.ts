@@ -41,7 +41,8 @@ async function viewer(url: string): Promise<{ messages: Message[]; close(): void
 }
 
 const HOST = 'slots.example.com';
-const actorsIn = (messages: readonly Message[]) => new Set(messages.filter((m) => m.type === '@xstate.actor').map((m) => m.sessionId));
+const actorsIn = (messages: readonly Message[]) =>
+  new Set(messages.filter((m) => m.type === '@xstate.actor').map((m) => m.sessionId));
 
 let api: ApiServer;
 let backend: Backend;
@@ -55,7 +56,11 @@ const created = new Map<string, string>(); // sessionId → actor id, as xstate 
 beforeAll(async () => {
   backend = await startBackend('app');
   api = await startApiServer({
-    seed: [ingressClass(), ...serviceWithEndpoints('app', [{ port: backend.port }]), ingress('app', { [HOST]: [{ path: '/', service: 'app' }] })] as never,
+    seed: [
+      ingressClass(),
+      ...serviceWithEndpoints('app', [{ port: backend.port }]),
+      ingress('app', { [HOST]: [{ path: '/', service: 'app' }] }),
+    ] as never,
   });
   dir = await mkdtemp(join(tmpdir(), 'ia-slots-'));
   await api.writeKubeconfig(join(dir, 'kubeconfig'));
@@ -63,19 +68,39 @@ beforeAll(async () => {
   early = await viewer(inspector.wsUrl);
   httpPort = await freePort();
   const parsed = parseControllerFlags([
-    '--kubeconfig', join(dir, 'kubeconfig'), '--http-port', String(httpPort), '--https-port', String(await freePort()),
-    '--healthz-port', String(await freePort()), '--config-dir', join(dir, 'conf'), '--sync-rate-limit', '10', '--shutdown-timeout', '5',
+    '--kubeconfig',
+    join(dir, 'kubeconfig'),
+    '--http-port',
+    String(httpPort),
+    '--https-port',
+    String(await freePort()),
+    '--healthz-port',
+    String(await freePort()),
+    '--config-dir',
+    join(dir, 'conf'),
+    '--sync-rate-limit',
+    '10',
+    '--shutdown-timeout',
+    '5',
     // A Lease renewal every 133 ms.
-    '--election-ttl', '1', '--election-id', 'slots',
+    '--election-ttl',
+    '1',
+    '--election-id',
+    'slots',
   ]);
   if ('help' in parsed) throw new Error('unexpected --help');
   controller = await startController(parsed.config, pino({ level: 'silent' }), {
     inspect: (event: InspectionEvent) => {
-      if (event.type === '@xstate.actor') created.set((event.actorRef as AnyActorRef).sessionId, (event.actorRef as AnyActorRef).id);
+      if (event.type === '@xstate.actor')
+        created.set((event.actorRef as AnyActorRef).sessionId, (event.actorRef as AnyActorRef).id);
       inspector.inspect(event);
     },
   });
-  await waitFor('the app served', async () => (await get({ host: HOST, path: '/', port: httpPort })).backend === 'app', 15_000);
+  await waitFor(
+    'the app served',
+    async () => (await get({ host: HOST, path: '/', port: httpPort })).backend === 'app',
+    15_000,
+  );
 }, 30_000);
 
 afterAll(async () => {
@@ -95,13 +120,28 @@ async function syncsAndRenewals(n: number): Promise<void> {
   const renewedBefore = renewals();
   for (let i = 0; i < n; i++) {
     const path = `/p${++serial}`;
-    await api.registry.apply(ingress('app', { [HOST]: [{ path: '/', service: 'app' }, { path, service: 'app' }] }) as never);
-    await waitFor(`${path} served`, async () => (await get({ host: HOST, path, port: httpPort })).backend === 'app', 10_000);
+    await api.registry.apply(
+      ingress('app', {
+        [HOST]: [
+          { path: '/', service: 'app' },
+          { path, service: 'app' },
+        ],
+      }) as never,
+    );
+    await waitFor(
+      `${path} served`,
+      async () => (await get({ host: HOST, path, port: httpPort })).backend === 'app',
+      10_000,
+    );
   }
   await waitFor(`${n} more Lease renewals`, () => renewals() >= renewedBefore + n, 10_000);
   // Everything sent so far has reached the early viewer.
   const marker = created.size;
-  await waitFor('the relay caught up', () => early.messages.filter((m) => m.type === '@xstate.actor').length >= marker, 5000);
+  await waitFor(
+    'the relay caught up',
+    () => early.messages.filter((m) => m.type === '@xstate.actor').length >= marker,
+    5000,
+  );
 }
 
 /** late connects a viewer now and counts the actors it is shown (the replay of live actors and the recent history). */
@@ -129,7 +169,10 @@ it('finding 3: N syncs and Lease renewals do not add actors to the viewer: a lat
   expect(createdAfter15 - createdAfter3).toBeGreaterThanOrEqual(12);
   const names = new Set(created.values());
   for (const name of ['runSync', 'reload']) expect(names, name).toContain(name);
-  expect([...names].some((name) => name.includes('renewing')), [...names].join(' ')).toBe(true);
+  expect(
+    [...names].some((name) => name.includes('renewing')),
+    [...names].join(' '),
+  ).toBe(true);
   // ...but the viewers are shown one actor per place: the same ones, however many calls.
   expect([...liveAfter15]).toEqual([...liveAfter3]);
   expect(lateAfter15.size).toBeLessThanOrEqual(liveAfter3.size);

@@ -34,14 +34,18 @@ interface Message {
 /** viewer connects a WebSocket client, as the browser page does, and keeps every message. */
 async function viewer(url: string): Promise<{ messages: Message[]; close(): void }> {
   const messages: Message[] = [];
-  const ws: WebSocket = await waitFor<WebSocket | false>(`the relay at ${url}`, () =>
-    new Promise<WebSocket | false>((resolve) => {
-      const socket = new WebSocket(url);
-      socket.on('message', (data) => messages.push(JSON.parse(data.toString()) as Message));
-      socket.once('open', () => resolve(socket));
-      socket.once('error', () => resolve(false));
-    }),
-  10_000, 100) as WebSocket;
+  const ws: WebSocket = (await waitFor<WebSocket | false>(
+    `the relay at ${url}`,
+    () =>
+      new Promise<WebSocket | false>((resolve) => {
+        const socket = new WebSocket(url);
+        socket.on('message', (data) => messages.push(JSON.parse(data.toString()) as Message));
+        socket.once('open', () => resolve(socket));
+        socket.once('error', () => resolve(false));
+      }),
+    10_000,
+    100,
+  )) as WebSocket;
   return { messages, close: () => ws.close() };
 }
 
@@ -54,7 +58,11 @@ let dir: string;
 beforeAll(async () => {
   backend = await startBackend('app');
   api = await startApiServer({
-    seed: [ingressClass(), ...serviceWithEndpoints('app', [{ port: backend.port }]), ingress('app', { [HOST]: [{ path: '/', service: 'app' }] })] as never,
+    seed: [
+      ingressClass(),
+      ...serviceWithEndpoints('app', [{ port: backend.port }]),
+      ingress('app', { [HOST]: [{ path: '/', service: 'app' }] }),
+    ] as never,
   });
   dir = await mkdtemp(join(tmpdir(), 'ia-inspect-'));
   await api.writeKubeconfig(join(dir, 'kubeconfig'));
@@ -68,8 +76,20 @@ afterAll(async () => {
 async function controllerFlags(name: string): Promise<{ argv: string[]; httpPort: number }> {
   const httpPort = await freePort();
   const argv = [
-    '--kubeconfig', join(dir, 'kubeconfig'), '--http-port', String(httpPort), '--https-port', String(await freePort()),
-    '--healthz-port', String(await freePort()), '--config-dir', join(dir, name), '--sync-rate-limit', '10', '--shutdown-timeout', '5',
+    '--kubeconfig',
+    join(dir, 'kubeconfig'),
+    '--http-port',
+    String(httpPort),
+    '--https-port',
+    String(await freePort()),
+    '--healthz-port',
+    String(await freePort()),
+    '--config-dir',
+    join(dir, name),
+    '--sync-rate-limit',
+    '10',
+    '--shutdown-timeout',
+    '5',
   ];
   return { argv, httpPort };
 }
@@ -91,11 +111,16 @@ describe('the inspector relay, in process', () => {
     if ('help' in parsed) throw new Error('unexpected --help');
     controller = await startController(parsed.config, pino({ level: 'silent' }), {
       inspect: (event: InspectionEvent) => {
-        if (event.type === '@xstate.actor') created.set((event.actorRef as AnyActorRef).sessionId, (event.actorRef as AnyActorRef).id);
+        if (event.type === '@xstate.actor')
+          created.set((event.actorRef as AnyActorRef).sessionId, (event.actorRef as AnyActorRef).id);
         inspector.inspect(event);
       },
     });
-    await waitFor('the app served', async () => (await get({ host: HOST, path: '/', port: httpPort })).backend === 'app', 15_000);
+    await waitFor(
+      'the app served',
+      async () => (await get({ host: HOST, path: '/', port: httpPort })).backend === 'app',
+      15_000,
+    );
   }, 30_000);
   afterAll(async () => {
     early?.close();
@@ -117,22 +142,50 @@ describe('the inspector relay, in process', () => {
       if (announced.has(sessionId)) expect(announced.get(sessionId), id).toBe(nameOf(sessionId, id));
     }
     for (const sessionId of announced.keys()) expect(created.has(sessionId), sessionId).toBe(true);
-    const expected = ['rootSupervisor', ...WATCHED_KINDS.map((k) => `watcher.${k}`), 'template', 'syncQueue', 'nginx', 'master', 'watchTemplate', 'loadTemplate', 'runSync', 'reload'];
+    const expected = [
+      'rootSupervisor',
+      ...WATCHED_KINDS.map((k) => `watcher.${k}`),
+      'template',
+      'syncQueue',
+      'nginx',
+      'master',
+      'watchTemplate',
+      'loadTemplate',
+      'runSync',
+      'reload',
+    ];
     for (const name of expected) expect(names, name).toContain(name);
     // One list-watch per watcher (xstate names an invocation without id after its state).
-    expect([...created.values()].filter((id) => id.includes('resourceWatcher.running'))).toHaveLength(WATCHED_KINDS.length);
+    expect([...created.values()].filter((id) => id.includes('resourceWatcher.running'))).toHaveLength(
+      WATCHED_KINDS.length,
+    );
   });
 
   it("sends every machine's state as snapshots, and the events between actors", async () => {
     const idOf = (name: string) => early.messages.find((m) => m.type === '@xstate.actor' && m.name === name)!.sessionId;
-    const lastValue = (name: string) => early.messages.filter((m) => m.type === '@xstate.snapshot' && m.sessionId === idOf(name)).at(-1)?.snapshot?.value;
-    await waitFor('steady states over the socket', () => JSON.stringify(lastValue('nginx')) === '{"alive":"running"}' && queueIdle(lastValue('syncQueue')), 5000);
+    const lastValue = (name: string) =>
+      early.messages.filter((m) => m.type === '@xstate.snapshot' && m.sessionId === idOf(name)).at(-1)?.snapshot?.value;
+    await waitFor(
+      'steady states over the socket',
+      () => JSON.stringify(lastValue('nginx')) === '{"alive":"running"}' && queueIdle(lastValue('syncQueue')),
+      5000,
+    );
     expect(lastValue('rootSupervisor')).toBe('running');
     expect(lastValue('template')).toBe('ready');
     for (const kind of WATCHED_KINDS) expect(lastValue(`watcher.${kind}`), kind).toEqual({ running: 'watching' });
     const received = (to: string, type: string, from?: string) =>
-      early.messages.some((m) => m.type === '@xstate.event' && m.sessionId === idOf(to) && m.event?.type === type && (from === undefined || m.sourceId === idOf(from)));
-    for (const kind of WATCHED_KINDS) expect(received(`watcher.${kind}`, 'watch.synced', `watcher.${kind}`) || received(`watcher.${kind}`, 'watch.synced'), kind).toBe(true);
+      early.messages.some(
+        (m) =>
+          m.type === '@xstate.event' &&
+          m.sessionId === idOf(to) &&
+          m.event?.type === type &&
+          (from === undefined || m.sourceId === idOf(from)),
+      );
+    for (const kind of WATCHED_KINDS)
+      expect(
+        received(`watcher.${kind}`, 'watch.synced', `watcher.${kind}`) || received(`watcher.${kind}`, 'watch.synced'),
+        kind,
+      ).toBe(true);
     expect(received('syncQueue', 'k8s.synced')).toBe(true);
     // Issue 15: what the actors share travels in events, each with its sender.
     expect(received('syncQueue', 'template.changed', 'template')).toBe(true);
@@ -146,10 +199,24 @@ describe('the inspector relay, in process', () => {
   it('brings a late viewer up to date: every live actor and its current state', async () => {
     const late = await viewer(inspector.wsUrl);
     try {
-      const live = ['rootSupervisor', ...WATCHED_KINDS.map((k) => `watcher.${k}`), 'template', 'syncQueue', 'nginx', 'master'];
-      const idOf = (name: string) => late.messages.find((m) => m.type === '@xstate.actor' && m.name === name)?.sessionId;
-      const state = (name: string) => late.messages.filter((m) => m.type === '@xstate.snapshot' && m.sessionId === idOf(name)).at(-1)?.snapshot?.value;
-      await waitFor('the replay', () => live.every((name) => idOf(name)) && state('rootSupervisor') === 'running', 5000);
+      const live = [
+        'rootSupervisor',
+        ...WATCHED_KINDS.map((k) => `watcher.${k}`),
+        'template',
+        'syncQueue',
+        'nginx',
+        'master',
+      ];
+      const idOf = (name: string) =>
+        late.messages.find((m) => m.type === '@xstate.actor' && m.name === name)?.sessionId;
+      const state = (name: string) =>
+        late.messages.filter((m) => m.type === '@xstate.snapshot' && m.sessionId === idOf(name)).at(-1)?.snapshot
+          ?.value;
+      await waitFor(
+        'the replay',
+        () => live.every((name) => idOf(name)) && state('rootSupervisor') === 'running',
+        5000,
+      );
       expect(state('nginx')).toEqual({ alive: 'running' });
       expect(queueIdle(state('syncQueue'))).toBe(true);
       for (const kind of WATCHED_KINDS) expect(state(`watcher.${kind}`), kind).toEqual({ running: 'watching' });
@@ -162,10 +229,28 @@ describe('the inspector relay, in process', () => {
     controller.stop();
     expect(await controller.exitCode).toBe(0);
     const rootId = controller.root.sessionId;
-    await waitFor('the final root snapshot', () =>
-      early.messages.some((m) => m.type === '@xstate.snapshot' && m.sessionId === rootId && m.snapshot?.value === 'stopped' && m.snapshot.status === 'done'), 5000);
+    await waitFor(
+      'the final root snapshot',
+      () =>
+        early.messages.some(
+          (m) =>
+            m.type === '@xstate.snapshot' &&
+            m.sessionId === rootId &&
+            m.snapshot?.value === 'stopped' &&
+            m.snapshot.status === 'done',
+        ),
+      5000,
+    );
     const nginxId = early.messages.find((m) => m.type === '@xstate.actor' && m.name === 'nginx')!.sessionId;
-    expect(early.messages.some((m) => m.type === '@xstate.event' && m.sessionId === nginxId && m.event?.type === 'nginx.stop' && m.sourceId === rootId)).toBe(true);
+    expect(
+      early.messages.some(
+        (m) =>
+          m.type === '@xstate.event' &&
+          m.sessionId === nginxId &&
+          m.event?.type === 'nginx.stop' &&
+          m.sourceId === rootId,
+      ),
+    ).toBe(true);
   });
 });
 
@@ -228,9 +313,13 @@ describe('finding 9: the inspector relay only lets its own page in', () => {
       expect(hostname).toBe('127.0.0.1');
       expect(await listeners(Number(port))).toEqual(['0100007F']); // 127.0.0.1, nothing else
       expect(await upgrade(inspector.wsUrl, { origin: 'https://evil.example' })).toBe(403);
-      expect(await upgrade(inspector.wsUrl, { origin: `http://evil.example:${port}`, host: `evil.example:${port}` })).toBe(403);
+      expect(
+        await upgrade(inspector.wsUrl, { origin: `http://evil.example:${port}`, host: `evil.example:${port}` }),
+      ).toBe(403);
       expect(await upgrade(inspector.wsUrl, { origin: `http://127.0.0.1:${port}` })).toBe('open');
-      expect(await upgrade(inspector.wsUrl, { origin: `http://localhost:${port}`, host: `localhost:${port}` })).toBe('open');
+      expect(await upgrade(inspector.wsUrl, { origin: `http://localhost:${port}`, host: `localhost:${port}` })).toBe(
+        'open',
+      );
       expect(await upgrade(inspector.wsUrl, {})).toBe('open');
     } finally {
       await inspector.close();
@@ -242,16 +331,35 @@ describe('ingress-actors controller --inspect', () => {
   it('serves the inspector page and relays every actor of the real process, then exits 0 on SIGTERM', async () => {
     const inspectPort = await freePort();
     const { argv, httpPort } = await controllerFlags('cli');
-    const child = execa(CLI, ['controller', '--inspect', '--inspect-port', String(inspectPort), ...argv, '--log-level', 'info'], { reject: false });
+    const child = execa(
+      CLI,
+      ['controller', '--inspect', '--inspect-port', String(inspectPort), ...argv, '--log-level', 'info'],
+      { reject: false },
+    );
     try {
       const client = await viewer(`ws://127.0.0.1:${inspectPort}`);
-      await waitFor('the app served', async () => (await get({ host: HOST, path: '/', port: httpPort })).backend === 'app', 20_000);
+      await waitFor(
+        'the app served',
+        async () => (await get({ host: HOST, path: '/', port: httpPort })).backend === 'app',
+        20_000,
+      );
       const page = await get({ host: '127.0.0.1', path: '/', port: inspectPort });
       expect(page.status).toBe(200);
       expect(page.body).toContain('https://stately.ai/inspect');
       const names = () => new Set(client.messages.filter((m) => m.type === '@xstate.actor').map((m) => m.name));
-      const expected = ['rootSupervisor', ...WATCHED_KINDS.map((k) => `watcher.${k}`), 'template', 'syncQueue', 'nginx', 'master'];
-      await waitFor('every supervised actor over the socket', () => expected.every((name) => names().has(name)), 10_000);
+      const expected = [
+        'rootSupervisor',
+        ...WATCHED_KINDS.map((k) => `watcher.${k}`),
+        'template',
+        'syncQueue',
+        'nginx',
+        'master',
+      ];
+      await waitFor(
+        'every supervised actor over the socket',
+        () => expected.every((name) => names().has(name)),
+        10_000,
+      );
       child.kill('SIGTERM');
       const result = await child;
       expect(result.exitCode).toBe(0);

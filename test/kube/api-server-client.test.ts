@@ -49,8 +49,15 @@ afterAll(async () => {
 
 describe('@kubernetes/client-node against the API server', () => {
   it('lists with a resourceVersion and label and field selectors', async () => {
-    for (const [name, tier] of [['a', 'front'], ['b', 'back'], ['c', undefined]] as const) {
-      await core.createNamespacedConfigMap({ namespace: 'client-test', body: { metadata: { name, labels: tier ? { tier } : {} }, data: { name } } });
+    for (const [name, tier] of [
+      ['a', 'front'],
+      ['b', 'back'],
+      ['c', undefined],
+    ] as const) {
+      await core.createNamespacedConfigMap({
+        namespace: 'client-test',
+        body: { metadata: { name, labels: tier ? { tier } : {} }, data: { name } },
+      });
     }
     const all = await core.listNamespacedConfigMap({ namespace: 'client-test' });
     expect(all.items.map((i) => i.metadata?.name)).toEqual(['a', 'b', 'c']);
@@ -68,22 +75,38 @@ describe('@kubernetes/client-node against the API server', () => {
     expect(await names({ fieldSelector: 'metadata.name!=b,metadata.namespace=client-test' })).toEqual(['a', 'c']);
     const everywhere = await core.listConfigMapForAllNamespaces({ fieldSelector: 'metadata.namespace=client-test' });
     expect(everywhere.items).toHaveLength(3);
-    expect(await failure(core.listNamespacedConfigMap({ namespace: 'client-test', fieldSelector: 'data.name=a' }))).toMatchObject({ code: 400, reason: 'BadRequest' });
+    expect(
+      await failure(core.listNamespacedConfigMap({ namespace: 'client-test', fieldSelector: 'data.name=a' })),
+    ).toMatchObject({ code: 400, reason: 'BadRequest' });
     // Paging: limit and continue walk the list without repeating or skipping.
     const page1 = await core.listNamespacedConfigMap({ namespace: 'client-test', limit: 2 });
     expect(page1.items.map((i) => i.metadata?.name)).toEqual(['a', 'b']);
     expect(page1.metadata?.remainingItemCount).toBe(1);
-    const page2 = await core.listNamespacedConfigMap({ namespace: 'client-test', limit: 2, _continue: page1.metadata!._continue! });
+    const page2 = await core.listNamespacedConfigMap({
+      namespace: 'client-test',
+      limit: 2,
+      _continue: page1.metadata!._continue!,
+    });
     expect(page2.items.map((i) => i.metadata?.name)).toEqual(['c']);
     expect(page2.metadata?._continue).toBeUndefined();
   });
 
   it('creates, refuses duplicates and stale writes, patches three ways, and answers 404 with a Status', async () => {
-    const created = await net.createNamespacedIngress({ namespace: 'client-test', body: ingress('shop', 'client-test', 'shop.example.com') });
+    const created = await net.createNamespacedIngress({
+      namespace: 'client-test',
+      body: ingress('shop', 'client-test', 'shop.example.com'),
+    });
     expect(created.metadata?.uid).toBeTruthy();
     expect(created.metadata?.creationTimestamp).toBeInstanceOf(Date);
     expect(created.metadata?.generation).toBe(1);
-    expect(await failure(net.createNamespacedIngress({ namespace: 'client-test', body: ingress('shop', 'client-test', 'x.example.com') }))).toEqual({
+    expect(
+      await failure(
+        net.createNamespacedIngress({
+          namespace: 'client-test',
+          body: ingress('shop', 'client-test', 'x.example.com'),
+        }),
+      ),
+    ).toEqual({
       code: 409,
       reason: 'AlreadyExists',
       kind: 'Status',
@@ -95,7 +118,9 @@ describe('@kubernetes/client-node against the API server', () => {
     expect(Number(replaced.metadata?.resourceVersion)).toBeGreaterThan(Number(created.metadata?.resourceVersion));
     expect(replaced.metadata?.generation).toBe(2);
     // `created` still carries the old resourceVersion: optimistic concurrency says no.
-    expect(await failure(net.replaceNamespacedIngress({ name: 'shop', namespace: 'client-test', body: created }))).toEqual({ code: 409, reason: 'Conflict', kind: 'Status' });
+    expect(
+      await failure(net.replaceNamespacedIngress({ name: 'shop', namespace: 'client-test', body: created })),
+    ).toEqual({ code: 409, reason: 'Conflict', kind: 'Status' });
 
     const merged = await net.patchNamespacedIngress(
       { name: 'shop', namespace: 'client-test', body: { metadata: { labels: { team: 'a' } } } },
@@ -105,47 +130,92 @@ describe('@kubernetes/client-node against the API server', () => {
     expect(merged.spec?.rules?.[0]?.host).toBe('shop2.example.com');
     expect(merged.metadata?.generation).toBe(2);
     const jsonPatched = await net.patchNamespacedIngress(
-      { name: 'shop', namespace: 'client-test', body: [{ op: 'replace', path: '/spec/rules/0/host', value: 'shop3.example.com' }] },
+      {
+        name: 'shop',
+        namespace: 'client-test',
+        body: [{ op: 'replace', path: '/spec/rules/0/host', value: 'shop3.example.com' }],
+      },
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
     );
     expect(jsonPatched.spec?.rules?.[0]?.host).toBe('shop3.example.com');
     expect(jsonPatched.metadata?.generation).toBe(3);
     const stale = await failure(
       net.patchNamespacedIngress(
-        { name: 'shop', namespace: 'client-test', body: { metadata: { resourceVersion: created.metadata!.resourceVersion!, labels: { team: 'b' } } } },
+        {
+          name: 'shop',
+          namespace: 'client-test',
+          body: { metadata: { resourceVersion: created.metadata!.resourceVersion!, labels: { team: 'b' } } },
+        },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       ),
     );
     expect(stale).toMatchObject({ code: 409, reason: 'Conflict' });
 
-    expect(await failure(net.readNamespacedIngress({ name: 'nope', namespace: 'client-test' }))).toEqual({ code: 404, reason: 'NotFound', kind: 'Status' });
-    expect(await failure(net.createNamespacedIngress({ namespace: 'no-such-namespace', body: ingress('x', 'no-such-namespace', 'x.example.com') }))).toMatchObject({
+    expect(await failure(net.readNamespacedIngress({ name: 'nope', namespace: 'client-test' }))).toEqual({
+      code: 404,
+      reason: 'NotFound',
+      kind: 'Status',
+    });
+    expect(
+      await failure(
+        net.createNamespacedIngress({
+          namespace: 'no-such-namespace',
+          body: ingress('x', 'no-such-namespace', 'x.example.com'),
+        }),
+      ),
+    ).toMatchObject({
       code: 404,
       reason: 'NotFound',
     });
   });
 
   it('keeps spec and status apart through the /status subresource', async () => {
-    const base = await net.createNamespacedIngress({ namespace: 'client-test', body: ingress('status', 'client-test', 'status.example.com') });
+    const base = await net.createNamespacedIngress({
+      namespace: 'client-test',
+      body: ingress('status', 'client-test', 'status.example.com'),
+    });
     const withStatus = { ...base, status: { loadBalancer: { ingress: [{ ip: '10.0.0.7' }] } } };
     withStatus.spec = { ...base.spec, rules: [] };
-    const written = await net.replaceNamespacedIngressStatus({ name: 'status', namespace: 'client-test', body: withStatus });
+    const written = await net.replaceNamespacedIngressStatus({
+      name: 'status',
+      namespace: 'client-test',
+      body: withStatus,
+    });
     expect(written.status?.loadBalancer?.ingress).toEqual([{ ip: '10.0.0.7' }]);
     expect(written.spec?.rules?.[0]?.host).toBe('status.example.com');
     expect(written.metadata?.generation).toBe(1);
-    const main = await net.replaceNamespacedIngress({ name: 'status', namespace: 'client-test', body: { ...written, status: { loadBalancer: {} } } });
+    const main = await net.replaceNamespacedIngress({
+      name: 'status',
+      namespace: 'client-test',
+      body: { ...written, status: { loadBalancer: {} } },
+    });
     expect(main.status?.loadBalancer?.ingress).toEqual([{ ip: '10.0.0.7' }]);
   });
 
   it('folds Secret stringData into base64 data', async () => {
-    const secret = await core.createNamespacedSecret({ namespace: 'client-test', body: { metadata: { name: 'creds' }, stringData: { password: 'hunter2' }, data: { user: Buffer.from('me').toString('base64') } } });
-    expect(secret.data).toEqual({ user: Buffer.from('me').toString('base64'), password: Buffer.from('hunter2').toString('base64') });
+    const secret = await core.createNamespacedSecret({
+      namespace: 'client-test',
+      body: {
+        metadata: { name: 'creds' },
+        stringData: { password: 'hunter2' },
+        data: { user: Buffer.from('me').toString('base64') },
+      },
+    });
+    expect(secret.data).toEqual({
+      user: Buffer.from('me').toString('base64'),
+      password: Buffer.from('hunter2').toString('base64'),
+    });
     expect(secret.stringData).toBeUndefined();
     expect(secret.type).toBe('Opaque');
   });
 
   it('gives a classless Ingress the default IngressClass', async () => {
-    await net.createIngressClass({ body: { metadata: { name: 'the-default', annotations: { 'ingressclass.kubernetes.io/is-default-class': 'true' } }, spec: { controller: 'k8s.io/ingress-nginx' } } });
+    await net.createIngressClass({
+      body: {
+        metadata: { name: 'the-default', annotations: { 'ingressclass.kubernetes.io/is-default-class': 'true' } },
+        spec: { controller: 'k8s.io/ingress-nginx' },
+      },
+    });
     const body = ingress('classless', 'client-test', 'classless.example.com');
     delete body.spec!.ingressClassName;
     const created = await net.createNamespacedIngress({ namespace: 'client-test', body });
@@ -154,7 +224,10 @@ describe('@kubernetes/client-node against the API server', () => {
   });
 
   it('sends bookmarks when allowed, and turns label changes into ADDED and DELETED for a selecting watch', async () => {
-    await core.createNamespacedConfigMap({ namespace: 'client-test', body: { metadata: { name: 'sel', labels: { pick: 'no' } } } });
+    await core.createNamespacedConfigMap({
+      namespace: 'client-test',
+      body: { metadata: { name: 'sel', labels: { pick: 'no' } } },
+    });
     server.watchSettings.bookmarkIntervalMs = 100;
     const events: { type: string; rv?: string; pick?: string }[] = [];
     const controller = await new Watch(kc).watch(
@@ -166,7 +239,10 @@ describe('@kubernetes/client-node against the API server', () => {
     );
     try {
       const label = (pick: string) =>
-        core.patchNamespacedConfigMap({ name: 'sel', namespace: 'client-test', body: { metadata: { labels: { pick } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+        core.patchNamespacedConfigMap(
+          { name: 'sel', namespace: 'client-test', body: { metadata: { labels: { pick } } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
       await waitFor('a bookmark', () => events.some((e) => e.type === 'BOOKMARK'));
       await label('yes');
       await waitFor('ADDED', () => events.some((e) => e.type === 'ADDED'));
@@ -190,7 +266,8 @@ describe('@kubernetes/client-node against the API server', () => {
       void new Watch(kc).watch(
         '/api/v1/namespaces/client-test/configmaps',
         { resourceVersion: start, timeoutSeconds: 1 },
-        (type, object: { metadata?: { name?: string }; code?: number }) => events.push({ type, name: object.metadata?.name, code: object.code }),
+        (type, object: { metadata?: { name?: string }; code?: number }) =>
+          events.push({ type, name: object.metadata?.name, code: object.code }),
         resolve,
       );
     });
@@ -212,19 +289,44 @@ describe('@kubernetes/client-node against the API server', () => {
     });
     expect(expired).toEqual([{ type: 'ERROR', code: 410 }]);
     // A list that insists on the exact old version is refused with an HTTP 410.
-    expect(await failure(core.listNamespacedConfigMap({ namespace: 'client-test', resourceVersion: start, resourceVersionMatch: 'Exact' }))).toMatchObject({ code: 410, reason: 'Expired' });
+    expect(
+      await failure(
+        core.listNamespacedConfigMap({
+          namespace: 'client-test',
+          resourceVersion: start,
+          resourceVersionMatch: 'Exact',
+        }),
+      ),
+    ).toMatchObject({ code: 410, reason: 'Expired' });
   });
 });
 
 describe('KubernetesObjectApi', () => {
   it('serves KubernetesObjectApi, which finds resources through discovery', async () => {
     const objects = kc.makeApiClient(KubernetesObjectApi);
-    const created = await objects.create({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'leader', namespace: 'default' }, spec: { holderIdentity: 'me' } } as KubernetesObject);
+    const created = await objects.create({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'leader', namespace: 'default' },
+      spec: { holderIdentity: 'me' },
+    } as KubernetesObject);
     expect(created.metadata?.resourceVersion).toBeTruthy();
     const listed = await objects.list('coordination.k8s.io/v1', 'Lease', 'default');
     expect(listed.items.map((i) => i.metadata?.name)).toContain('leader');
-    await objects.delete({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'leader', namespace: 'default' } });
-    expect(await failure(objects.read({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'leader', namespace: 'default' } }))).toMatchObject({ code: 404 });
+    await objects.delete({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'leader', namespace: 'default' },
+    });
+    expect(
+      await failure(
+        objects.read({
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: 'leader', namespace: 'default' },
+        }),
+      ),
+    ).toMatchObject({ code: 404 });
   });
 });
 
@@ -275,7 +377,10 @@ describe('a client-node informer over ingresses', () => {
       server.registry.delete(INGRESSES, namespace, 'before');
       server.compact();
       await waitFor('the relist', () => lists === 2, 10_000);
-      await waitFor('the changes made while away', () => seen.includes('update after-drop d.example.com') && seen.includes('delete before'));
+      await waitFor(
+        'the changes made while away',
+        () => seen.includes('update after-drop d.example.com') && seen.includes('delete before'),
+      );
       expect(seen.slice(before).sort()).toEqual(['delete before', 'update after-drop d.example.com']);
 
       // The same through a plain HTTP 410 on the watch request, the other way client-node handles it.

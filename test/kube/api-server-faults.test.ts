@@ -25,10 +25,25 @@ describe('failRequests', () => {
   it('answers every request with the chosen Status until cleared', async () => {
     const { api, client } = await setup();
     api.failRequests({ status: 500 });
-    expect(await failure(client.list('networking.k8s.io/v1', 'Ingress'))).toEqual({ code: 500, reason: 'InternalError', kind: 'Status' });
-    expect(await failure(client.read({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'a', namespace: 'default' } }))).toMatchObject({ code: 500 });
+    expect(await failure(client.list('networking.k8s.io/v1', 'Ingress'))).toEqual({
+      code: 500,
+      reason: 'InternalError',
+      kind: 'Status',
+    });
+    expect(
+      await failure(
+        client.read({
+          apiVersion: 'networking.k8s.io/v1',
+          kind: 'Ingress',
+          metadata: { name: 'a', namespace: 'default' },
+        }),
+      ),
+    ).toMatchObject({ code: 500 });
     expect(api.failRequests({ status: 503 })).toBe(2);
-    expect(await failure(client.list('networking.k8s.io/v1', 'Ingress'))).toMatchObject({ code: 503, reason: 'ServiceUnavailable' });
+    expect(await failure(client.list('networking.k8s.io/v1', 'Ingress'))).toMatchObject({
+      code: 503,
+      reason: 'ServiceUnavailable',
+    });
     expect(api.failRequests(null)).toBe(1);
     expect((await client.list('networking.k8s.io/v1', 'Ingress')).items.map((i) => i.metadata?.name)).toEqual(['a']);
   });
@@ -48,7 +63,12 @@ describe('failRequests', () => {
   it('leaves open watch streams alone', async () => {
     const { api, kc } = await setup();
     const seen: string[] = [];
-    const watch = await new Watch(kc).watch('/apis/networking.k8s.io/v1/ingresses', {}, (type, obj: { metadata?: { name?: string } }) => void seen.push(`${type} ${obj.metadata?.name}`), () => undefined);
+    const watch = await new Watch(kc).watch(
+      '/apis/networking.k8s.io/v1/ingresses',
+      {},
+      (type, obj: { metadata?: { name?: string } }) => void seen.push(`${type} ${obj.metadata?.name}`),
+      () => undefined,
+    );
     await new Promise((r) => setTimeout(r, 200));
     api.failRequests({ status: 500 });
     api.registry.apply(testIngress('b', 'default', 'b.example.com') as never);

@@ -28,11 +28,19 @@ it('delivers an object holding U+2028 to client-node watches', async () => {
   const kc = new KubeConfig();
   kc.loadFromString(server.kubeconfigText);
   const seen: string[] = [];
-  const watch = await new Watch(kc).watch('/apis/networking.k8s.io/v1/ingresses', {}, (type: string, obj: { metadata?: { name?: string; annotations?: Record<string, string> } }) => {
-    seen.push(`${type} ${obj.metadata?.name} ${JSON.stringify(obj.metadata?.annotations ?? {})}`);
-  }, () => undefined);
+  const watch = await new Watch(kc).watch(
+    '/apis/networking.k8s.io/v1/ingresses',
+    {},
+    (type: string, obj: { metadata?: { name?: string; annotations?: Record<string, string> } }) => {
+      seen.push(`${type} ${obj.metadata?.name} ${JSON.stringify(obj.metadata?.annotations ?? {})}`);
+    },
+    () => undefined,
+  );
   const ingress = testIngress('line', 'default', 'line.example.com');
-  server.registry.apply({ ...ingress, metadata: { ...ingress.metadata, annotations: { note: 'one\u2028two\u2029three' } } } as never);
+  server.registry.apply({
+    ...ingress,
+    metadata: { ...ingress.metadata, annotations: { note: 'one\u2028two\u2029three' } },
+  } as never);
   const deadline = Date.now() + 5000;
   while (seen.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   watch.abort();

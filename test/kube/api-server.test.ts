@@ -98,13 +98,19 @@ describe('kubectl against the API server', () => {
     // The strategic merge patch's directives are applied, not stored.
     const service = server.registry.get(SERVICES, 'kubectl-test', 'web');
     expect(JSON.stringify(service)).not.toContain('$setElementOrder');
-    expect((service.spec as { ports: unknown[] }).ports).toEqual([{ name: 'http', port: 80, protocol: 'TCP', targetPort: 9090 }]);
+    expect((service.spec as { ports: unknown[] }).ports).toEqual([
+      { name: 'http', port: 80, protocol: 'TCP', targetPort: 9090 },
+    ]);
 
-    const got = JSON.parse((await kubectl.run(['get', 'ingresses', '-n', 'kubectl-test', '-o', 'json'])).stdout) as { items: V1Ingress[] };
+    const got = JSON.parse((await kubectl.run(['get', 'ingresses', '-n', 'kubectl-test', '-o', 'json'])).stdout) as {
+      items: V1Ingress[];
+    };
     expect(got.items.map((i) => i.spec?.rules?.[0]?.host)).toEqual(['two.example.com']);
     expect(got.items[0]!.metadata?.resourceVersion).toBe(updated.metadata.resourceVersion);
     const table = (await kubectl.run(['get', 'ingress', 'web', '-n', 'kubectl-test'])).stdout;
-    expect(table).toMatch(/^NAME\s+CLASS\s+HOSTS\s+ADDRESS\s+PORTS\s+AGE\nweb\s+kubectl-class\s+two\.example\.com\s+80\s+\d+s$/);
+    expect(table).toMatch(
+      /^NAME\s+CLASS\s+HOSTS\s+ADDRESS\s+PORTS\s+AGE\nweb\s+kubectl-class\s+two\.example\.com\s+80\s+\d+s$/,
+    );
 
     const deleted = await kubectl.run(['delete', '-f', file]);
     expect(deleted.stdout).toContain('namespace "kubectl-test" deleted');
@@ -124,19 +130,54 @@ describe('kubectl against the API server', () => {
     await kubectl.run(['create', 'configmap', 'conf', '-n', ns, '--from-literal=a=b', '--from-literal=empty=']);
     await kubectl.run(['create', 'secret', 'generic', 'creds', '-n', ns, '--from-literal=password=hunter2']);
     await kubectl.run(['create', 'service', 'nodeport', 'web', '-n', ns, '--tcp=80:http']);
-    await kubectl.run(['create', 'ingress', 'web', '-n', ns, '--class=nginx', '--rule=foo.example.com/=web:80', '--rule=bar.example.com/api*=web:http,tls=cert']);
-    const get = (kind: string, name: string) => server.registry.get(RESOURCES.find((r) => r.kind === kind)!, ns, name) as Record<string, unknown>;
-    expect(server.registry.get(RESOURCES.find((r) => r.kind === 'Namespace')!, undefined, ns).metadata.labels).toEqual({ 'kubernetes.io/metadata.name': ns });
+    await kubectl.run([
+      'create',
+      'ingress',
+      'web',
+      '-n',
+      ns,
+      '--class=nginx',
+      '--rule=foo.example.com/=web:80',
+      '--rule=bar.example.com/api*=web:http,tls=cert',
+    ]);
+    const get = (kind: string, name: string) =>
+      server.registry.get(RESOURCES.find((r) => r.kind === kind)!, ns, name) as Record<string, unknown>;
+    expect(server.registry.get(RESOURCES.find((r) => r.kind === 'Namespace')!, undefined, ns).metadata.labels).toEqual({
+      'kubernetes.io/metadata.name': ns,
+    });
     expect(get('ConfigMap', 'conf').data).toEqual({ a: 'b', empty: '' });
-    expect(get('Secret', 'creds')).toMatchObject({ type: 'Opaque', data: { password: Buffer.from('hunter2').toString('base64') } });
-    const spec = get('Service', 'web').spec as { type: string; selector: unknown; ports: { name: string; port: number; targetPort: unknown; nodePort: number }[] };
-    expect(spec).toMatchObject({ type: 'NodePort', selector: { app: 'web' }, ports: [{ name: '80-http', port: 80, protocol: 'TCP', targetPort: 'http' }] });
+    expect(get('Secret', 'creds')).toMatchObject({
+      type: 'Opaque',
+      data: { password: Buffer.from('hunter2').toString('base64') },
+    });
+    const spec = get('Service', 'web').spec as {
+      type: string;
+      selector: unknown;
+      ports: { name: string; port: number; targetPort: unknown; nodePort: number }[];
+    };
+    expect(spec).toMatchObject({
+      type: 'NodePort',
+      selector: { app: 'web' },
+      ports: [{ name: '80-http', port: 80, protocol: 'TCP', targetPort: 'http' }],
+    });
     expect(spec.ports[0]!.nodePort).toBeGreaterThanOrEqual(30000);
     expect(get('Ingress', 'web').spec).toEqual({
       ingressClassName: 'nginx',
       rules: [
-        { host: 'foo.example.com', http: { paths: [{ path: '/', pathType: 'Exact', backend: { service: { name: 'web', port: { number: 80 } } } }] } },
-        { host: 'bar.example.com', http: { paths: [{ path: '/api', pathType: 'Prefix', backend: { service: { name: 'web', port: { name: 'http' } } } }] } },
+        {
+          host: 'foo.example.com',
+          http: {
+            paths: [{ path: '/', pathType: 'Exact', backend: { service: { name: 'web', port: { number: 80 } } } }],
+          },
+        },
+        {
+          host: 'bar.example.com',
+          http: {
+            paths: [
+              { path: '/api', pathType: 'Prefix', backend: { service: { name: 'web', port: { name: 'http' } } } },
+            ],
+          },
+        },
       ],
       tls: [{ hosts: ['bar.example.com'], secretName: 'cert' }],
     });
@@ -153,7 +194,16 @@ describe('kubectl against the API server', () => {
 
   it('streams changes to kubectl get -w', async () => {
     await kubectl.run(['create', 'configmap', 'watched', '-n', 'default', '--from-literal=k=v1']);
-    const watch = kubectl.spawn(['get', 'configmaps', '-n', 'default', '-w', '--output-watch-events', '--field-selector', 'metadata.name=watched']);
+    const watch = kubectl.spawn([
+      'get',
+      'configmaps',
+      '-n',
+      'default',
+      '-w',
+      '--output-watch-events',
+      '--field-selector',
+      'metadata.name=watched',
+    ]);
     const lines: string[] = [];
     createInterface({ input: watch.stdout! }).on('line', (line) => lines.push(line));
     try {
@@ -184,7 +234,16 @@ describe('kubectl against the API server', () => {
 describe('seeding', () => {
   it('starts with the examples/ manifests in place, checked strictly', async () => {
     const examples = new URL('../../examples/', import.meta.url).pathname;
-    const manifests = (await Promise.all((await readdir(examples)).filter((f) => /\.ya?ml$/.test(f)).sort().map(async (f) => parseManifests(await readFile(join(examples, f), 'utf8'), f)))).flat();
+    const manifests = (
+      await Promise.all(
+        (
+          await readdir(examples)
+        )
+          .filter((f) => /\.ya?ml$/.test(f))
+          .sort()
+          .map(async (f) => parseManifests(await readFile(join(examples, f), 'utf8'), f)),
+      )
+    ).flat();
     expect(manifests.length).toBeGreaterThan(0);
     const seeded = await startApiServer({ seed: manifests });
     try {
@@ -192,11 +251,15 @@ describe('seeding', () => {
       kc2.loadFromString(seeded.kubeconfigText);
       const objects = kc2.makeApiClient(KubernetesObjectApi);
       for (const manifest of manifests) {
-        const namespaced = manifest.kind !== 'IngressClass' && manifest.kind !== 'Namespace' && manifest.kind !== 'Node';
+        const namespaced =
+          manifest.kind !== 'IngressClass' && manifest.kind !== 'Namespace' && manifest.kind !== 'Node';
         const found = await objects.read({
           apiVersion: manifest.apiVersion!,
           kind: manifest.kind!,
-          metadata: { name: manifest.metadata!.name!, ...(namespaced ? { namespace: manifest.metadata?.namespace ?? 'default' } : {}) },
+          metadata: {
+            name: manifest.metadata!.name!,
+            ...(namespaced ? { namespace: manifest.metadata?.namespace ?? 'default' } : {}),
+          },
         });
         expect(found.metadata?.uid).toBeTruthy();
       }

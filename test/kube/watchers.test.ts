@@ -43,7 +43,10 @@ interface SetupOptions {
 }
 
 async function setup(seed: object[], kinds: WatchedKind[], scopeOrOptions: Partial<WatchScope> | SetupOptions = {}) {
-  const options: SetupOptions = 'scope' in scopeOrOptions || 'api' in scopeOrOptions || 'timeouts' in scopeOrOptions ? scopeOrOptions : { scope: scopeOrOptions as Partial<WatchScope> };
+  const options: SetupOptions =
+    'scope' in scopeOrOptions || 'api' in scopeOrOptions || 'timeouts' in scopeOrOptions
+      ? scopeOrOptions
+      : { scope: scopeOrOptions as Partial<WatchScope> };
   const scope = options.scope ?? {};
   const api = await startApiServer({ ...options.api, seed: seed as never });
   const logs: LogLine[] = [];
@@ -61,14 +64,22 @@ async function setup(seed: object[], kinds: WatchedKind[], scopeOrOptions: Parti
       ...watcherLogActions(log),
     },
   });
-  const watchers = kinds.map((kind) => createActor(logic, { input: { kind, baseBackoffMs: 50, maxBackoffMs: 400, ...options.timeouts } }).start());
+  const watchers = kinds.map((kind) =>
+    createActor(logic, { input: { kind, baseBackoffMs: 50, maxBackoffMs: 400, ...options.timeouts } }).start(),
+  );
   open.push({ api, watchers });
   await waitFor('every watcher synced', () => kinds.every((k) => reports.includes(`synced ${k}`)), 10_000);
   const serverState = async (apiVersion: string, kind: WatchedKind) =>
-    (await client.list(apiVersion, kind)).items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}@${o.metadata?.resourceVersion}`).sort();
+    (await client.list(apiVersion, kind)).items
+      .map((o) => `${o.metadata?.namespace}/${o.metadata?.name}@${o.metadata?.resourceVersion}`)
+      .sort();
   const cacheState = (kind: WatchedKind) =>
-    cache.list(kind).map((o) => `${o.metadata?.namespace}/${o.metadata?.name}@${o.metadata?.resourceVersion}`).sort();
-  const ingressesAgree = async () => JSON.stringify(await serverState('networking.k8s.io/v1', 'Ingress')) === JSON.stringify(cacheState('Ingress'));
+    cache
+      .list(kind)
+      .map((o) => `${o.metadata?.namespace}/${o.metadata?.name}@${o.metadata?.resourceVersion}`)
+      .sort();
+  const ingressesAgree = async () =>
+    JSON.stringify(await serverState('networking.k8s.io/v1', 'Ingress')) === JSON.stringify(cacheState('Ingress'));
   return { api, client, cache, reports, watchers, ingressesAgree, cacheState, logs };
 }
 
@@ -77,14 +88,31 @@ const ing = (name: string, host = `${name}.example.com`, namespace = 'default') 
 
 describe('watchers', () => {
   it('sync the first list, then follow adds, updates and deletes', async () => {
-    const w = await setup([ing('a'), ing('b'), ...serviceWithEndpoints('web', [{ port: 9000 }])], ['Ingress', 'Service', 'EndpointSlice']);
-    expect(w.cache.list('Ingress').map((i) => i.metadata?.name).sort()).toEqual(['a', 'b']);
+    const w = await setup(
+      [ing('a'), ing('b'), ...serviceWithEndpoints('web', [{ port: 9000 }])],
+      ['Ingress', 'Service', 'EndpointSlice'],
+    );
+    expect(
+      w.cache
+        .list('Ingress')
+        .map((i) => i.metadata?.name)
+        .sort(),
+    ).toEqual(['a', 'b']);
     expect(w.cache.list('EndpointSlice')).toHaveLength(1);
     await w.client.create(ing('c'));
-    await w.client.patch({ ...ing('a'), spec: { rules: [{ host: 'moved.example.com' }] } } as KubernetesObject, undefined, undefined, undefined, undefined, 'application/merge-patch+json' as never);
+    await w.client.patch(
+      { ...ing('a'), spec: { rules: [{ host: 'moved.example.com' }] } } as KubernetesObject,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      'application/merge-patch+json' as never,
+    );
     await w.client.delete(ing('b'));
     await waitFor('the cache to follow', w.ingressesAgree);
-    expect(w.reports).toEqual(expect.arrayContaining(['changed Ingress default/c', 'changed Ingress default/a', 'changed Ingress default/b']));
+    expect(w.reports).toEqual(
+      expect.arrayContaining(['changed Ingress default/c', 'changed Ingress default/a', 'changed Ingress default/b']),
+    );
     expect(w.watchers[0]!.getSnapshot().value).toEqual({ running: 'watching' });
   });
 
@@ -93,7 +121,11 @@ describe('watchers', () => {
     for (const abrupt of [false, true]) {
       w.api.dropWatches({ abrupt });
       await w.client.create(ing(`after-${abrupt}`));
-      await waitFor(`the change after a ${abrupt ? 'cut' : 'closed'} watch`, () => w.reports.includes(`changed Ingress default/after-${abrupt}`), 10_000);
+      await waitFor(
+        `the change after a ${abrupt ? 'cut' : 'closed'} watch`,
+        () => w.reports.includes(`changed Ingress default/after-${abrupt}`),
+        10_000,
+      );
     }
     expect(await w.ingressesAgree()).toBe(true);
     expect(w.reports.filter((r) => r === 'changed Ingress default/a')).toHaveLength(1); // seen once: no relist
@@ -106,7 +138,12 @@ describe('watchers', () => {
     await w.client.create(ing('c'));
     w.api.compact();
     await waitFor('the relist', w.ingressesAgree, 10_000);
-    expect(w.cache.list('Ingress').map((i) => i.metadata?.name).sort()).toEqual(['a', 'c']);
+    expect(
+      w.cache
+        .list('Ingress')
+        .map((i) => i.metadata?.name)
+        .sort(),
+    ).toEqual(['a', 'c']);
   });
 
   it('back off while the API server is down and catch up when it returns', async () => {
@@ -117,17 +154,43 @@ describe('watchers', () => {
     await new Promise((r) => setTimeout(r, 600));
     expect(w.watchers[0]!.getSnapshot().context.failures).toBeGreaterThanOrEqual(2);
     await w.api.resume();
-    await waitFor('watching again', () => JSON.stringify(w.watchers[0]!.getSnapshot().value) === '{"running":"watching"}', 10_000);
+    await waitFor(
+      'watching again',
+      () => JSON.stringify(w.watchers[0]!.getSnapshot().value) === '{"running":"watching"}',
+      10_000,
+    );
     await waitFor('the missed change', w.ingressesAgree, 10_000);
-    expect(w.cache.list('Ingress').map((i) => i.metadata?.name).sort()).toEqual(['a', 'while-down']);
+    expect(
+      w.cache
+        .list('Ingress')
+        .map((i) => i.metadata?.name)
+        .sort(),
+    ).toEqual(['a', 'while-down']);
   });
 
   it('honour --watch-namespace; every Secret change counts until secrets.relevant says which do, then only theirs (issue 15)', async () => {
-    const secret = (name: string, namespace: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, stringData: { x: 'y' } });
+    const secret = (name: string, namespace: string) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace },
+      stringData: { x: 'y' },
+    });
     const change = (name: string, x: string) =>
-      w.client.patch({ ...secret(name, 'team-a'), stringData: { x } } as KubernetesObject, undefined, undefined, undefined, undefined, 'application/merge-patch+json' as never);
+      w.client.patch(
+        { ...secret(name, 'team-a'), stringData: { x } } as KubernetesObject,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        'application/merge-patch+json' as never,
+      );
     const w = await setup(
-      [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } }, ing('mine', 'mine.example.com', 'team-a'), ing('theirs'), secret('cert', 'team-a')],
+      [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } },
+        ing('mine', 'mine.example.com', 'team-a'),
+        ing('theirs'),
+        secret('cert', 'team-a'),
+      ],
       ['Ingress', 'Secret'],
       { namespace: 'team-a' },
     );
@@ -139,14 +202,21 @@ describe('watchers', () => {
     secrets.send({ type: 'secrets.relevant', keys: ['team-a/cert'], namespaces: [] });
     const changed = await change('unrelated', 'changed');
     await change('cert', 'changed');
-    await waitFor('the read Secret reported', () => w.reports.filter((r) => r === 'changed Secret team-a/cert').length === 2);
-    const cached = () => w.cache.list('Secret').find((s) => s.metadata?.name === 'unrelated')?.metadata?.resourceVersion;
+    await waitFor(
+      'the read Secret reported',
+      () => w.reports.filter((r) => r === 'changed Secret team-a/cert').length === 2,
+    );
+    const cached = () =>
+      w.cache.list('Secret').find((s) => s.metadata?.name === 'unrelated')?.metadata?.resourceVersion;
     await waitFor('the other Secret cached', () => cached() === changed.metadata?.resourceVersion);
     expect(w.reports.filter((r) => r === 'changed Secret team-a/unrelated')).toHaveLength(1); // only its creation, before the set came
     // A namespace named whole (an Ingress of it held out of the build) counts every Secret in it.
     secrets.send({ type: 'secrets.relevant', keys: [], namespaces: ['team-a'] });
     await change('unrelated', 'again');
-    await waitFor('a Secret of the named namespace reported', () => w.reports.filter((r) => r === 'changed Secret team-a/unrelated').length === 2);
+    await waitFor(
+      'a Secret of the named namespace reported',
+      () => w.reports.filter((r) => r === 'changed Secret team-a/unrelated').length === 2,
+    );
   });
 
   it('finding 7: a hanging API server is noticed within the timeout and logged', async () => {
@@ -160,30 +230,58 @@ describe('watchers', () => {
     await waitFor('the watch failure logged', () => w.logs.some((l) => l.level === 40 && l.kind === 'Ingress'), 3_000);
     const warn = w.logs.find((l) => l.level === 40)!;
     expect(Date.now() - hungAt).toBeLessThan(2_000); // noticed within the timeout (300 ms), not minutes later
-    expect(warn).toMatchObject({ msg: 'watch failed; serving what was last seen of this kind until it lists again', kind: 'Ingress' });
+    expect(warn).toMatchObject({
+      msg: 'watch failed; serving what was last seen of this kind until it lists again',
+      kind: 'Ingress',
+    });
     expect(warn.error).toMatch(/did not answer within 300 ms/);
     expect(warn.retryInMs).toBeGreaterThanOrEqual(25);
     expect(Date.parse(warn.staleSince!)).toBeGreaterThanOrEqual(hungAt - 1_000);
     expect(watcher.getSnapshot().context.staleSince).toBe(Date.parse(warn.staleSince!));
     // The relist after the backoff hangs too: it is cut at the timeout and logged as well.
-    await waitFor('the hanging list logged', () => w.logs.some((l) => l.level === 40 && /^list Ingress: the API server did not answer within 300 ms/.test(l.error ?? '')), 3_000);
+    await waitFor(
+      'the hanging list logged',
+      () =>
+        w.logs.some(
+          (l) => l.level === 40 && /^list Ingress: the API server did not answer within 300 ms/.test(l.error ?? ''),
+        ),
+      3_000,
+    );
 
     w.api.registry.apply(ing('while-hung') as never);
     w.api.failRequests(null);
-    await waitFor('watching again', () => JSON.stringify(watcher.getSnapshot().value) === '{"running":"watching"}', 5_000);
+    await waitFor(
+      'watching again',
+      () => JSON.stringify(watcher.getSnapshot().value) === '{"running":"watching"}',
+      5_000,
+    );
     await waitFor('the missed change', w.ingressesAgree, 5_000);
     expect(watcher.getSnapshot().context.staleSince).toBeNull();
     expect(w.logs.some((l) => l.level === 30 && l.msg === 'watching again' && l.kind === 'Ingress')).toBe(true);
   });
 
   it('finding 7: a watch that receives nothing, not even a bookmark, is reopened after its idle timeout; bookmarks keep a quiet one open', async () => {
-    const silent = await setup([ing('a')], ['Ingress'], { api: { bookmarkIntervalMs: 60_000 }, timeouts: { requestTimeoutMs: 1_000, watchIdleTimeoutMs: 300 } });
-    await waitFor('the idle watch reopened', () => silent.logs.some((l) => l.idleMs === 300 && l.kind === 'Ingress'), 3_000);
+    const silent = await setup([ing('a')], ['Ingress'], {
+      api: { bookmarkIntervalMs: 60_000 },
+      timeouts: { requestTimeoutMs: 1_000, watchIdleTimeoutMs: 300 },
+    });
+    await waitFor(
+      'the idle watch reopened',
+      () => silent.logs.some((l) => l.idleMs === 300 && l.kind === 'Ingress'),
+      3_000,
+    );
     await silent.client.create(ing('after-idle'));
-    await waitFor('a change after the reopen', () => silent.reports.includes('changed Ingress default/after-idle'), 3_000);
+    await waitFor(
+      'a change after the reopen',
+      () => silent.reports.includes('changed Ingress default/after-idle'),
+      3_000,
+    );
     expect(silent.logs.filter((l) => l.level >= 40)).toEqual([]); // a reopened watch is no failure
 
-    const quiet = await setup([ing('a')], ['Ingress'], { api: { bookmarkIntervalMs: 100 }, timeouts: { requestTimeoutMs: 1_000, watchIdleTimeoutMs: 300 } });
+    const quiet = await setup([ing('a')], ['Ingress'], {
+      api: { bookmarkIntervalMs: 100 },
+      timeouts: { requestTimeoutMs: 1_000, watchIdleTimeoutMs: 300 },
+    });
     await new Promise((r) => setTimeout(r, 1_000));
     expect(quiet.logs.filter((l) => l.idleMs !== undefined)).toEqual([]);
   });
@@ -191,9 +289,18 @@ describe('watchers', () => {
   it('end equal to the server after random changes and faults', async () => {
     const op = fc.oneof(
       fc.record({ kind: fc.constant('create' as const), name: fc.constantFrom('a', 'b', 'c', 'd', 'e') }),
-      fc.record({ kind: fc.constant('update' as const), name: fc.constantFrom('a', 'b', 'c', 'd', 'e'), host: fc.constantFrom('x.example.com', 'y.example.com') }),
+      fc.record({
+        kind: fc.constant('update' as const),
+        name: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+        host: fc.constantFrom('x.example.com', 'y.example.com'),
+      }),
       fc.record({ kind: fc.constant('delete' as const), name: fc.constantFrom('a', 'b', 'c', 'd', 'e') }),
-      fc.constantFrom({ kind: 'drop' as const }, { kind: 'cut' as const }, { kind: 'compact' as const }, { kind: 'outage' as const }),
+      fc.constantFrom(
+        { kind: 'drop' as const },
+        { kind: 'cut' as const },
+        { kind: 'compact' as const },
+        { kind: 'outage' as const },
+      ),
     );
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 5, maxLength: 15 }), async (ops) => {
@@ -201,7 +308,15 @@ describe('watchers', () => {
         for (const o of ops) {
           try {
             if (o.kind === 'create') await w.client.create(ing(o.name));
-            else if (o.kind === 'update') await w.client.patch({ ...ing(o.name), spec: { rules: [{ host: o.host }] } } as KubernetesObject, undefined, undefined, undefined, undefined, 'application/merge-patch+json' as never);
+            else if (o.kind === 'update')
+              await w.client.patch(
+                { ...ing(o.name), spec: { rules: [{ host: o.host }] } } as KubernetesObject,
+                undefined,
+                undefined,
+                undefined,
+                undefined,
+                'application/merge-patch+json' as never,
+              );
             else if (o.kind === 'delete') await w.client.delete(ing(o.name));
             else if (o.kind === 'drop') w.api.dropWatches();
             else if (o.kind === 'cut') w.api.dropWatches({ abrupt: true });

@@ -15,7 +15,21 @@ function stateNames(node: { key: string; states: Record<string, unknown> }, pref
 
 describe('machine definitions', () => {
   it.each([
-    ['syncQueue', syncQueueMachine, ['waitingForSync', 'idle', 'idle.settling', 'idle.quiet', 'pending', 'pending.debouncing', 'pending.throttled', 'syncing', 'stopped']],
+    [
+      'syncQueue',
+      syncQueueMachine,
+      [
+        'waitingForSync',
+        'idle',
+        'idle.settling',
+        'idle.quiet',
+        'pending',
+        'pending.debouncing',
+        'pending.throttled',
+        'syncing',
+        'stopped',
+      ],
+    ],
     ['template', templateMachine, ['loading', 'ready', 'invalid', 'failed']],
     [
       'nginxProcess',
@@ -36,9 +50,16 @@ describe('machine definitions', () => {
       ],
     ],
     ['rootSupervisor', rootSupervisorMachine, ['booting', 'running', 'stopping', 'stopped']],
-  ] as const)('%s serialises (for the inspector and diagrams) with the states the issue names', (id, machine, states) => {
-    const json = JSON.parse(JSON.stringify(machine.toJSON())) as { id: string; key: string; states: Record<string, unknown> };
-    expect(json.id).toBe(id);
-    expect(stateNames(json)).toEqual(states);
-  });
+  ] as const)(
+    '%s serialises (for the inspector and diagrams) with the states the issue names',
+    (id, machine, states) => {
+      const json = JSON.parse(JSON.stringify(machine.toJSON())) as {
+        id: string;
+        key: string;
+        states: Record<string, unknown>;
+      };
+      expect(json.id).toBe(id);
+      expect(stateNames(json)).toEqual(states);
+    },
+  );
 });

@@ -7,14 +7,37 @@
  * Every one of these events has a sender in the inspection stream (what the Stately inspector shows).
  */
 import { describe, expect, it } from 'vitest';
-import { SimulatedClock, createActor, enqueueActions, fromCallback, fromPromise, setup, spawnChild, type AnyActorRef, type EventObject, type InspectionEvent } from 'xstate';
-import { statusMachine, type LeaseResult, type PublishStatusInput, type RecordEventsInput, type ShutdownCheck } from '../../machines/status.machine.js';
+import {
+  SimulatedClock,
+  createActor,
+  enqueueActions,
+  fromCallback,
+  fromPromise,
+  setup,
+  spawnChild,
+  type AnyActorRef,
+  type EventObject,
+  type InspectionEvent,
+} from 'xstate';
+import {
+  statusMachine,
+  type LeaseResult,
+  type PublishStatusInput,
+  type RecordEventsInput,
+  type ShutdownCheck,
+} from '../../machines/status.machine.js';
 import { syncQueueMachine, type RunSyncInput, type RunSyncOutput } from '../../machines/syncQueue.machine.js';
 import { templateMachine, type LoadTemplateInput } from '../../machines/template.machine.js';
 import type { NginxModel, Problem } from '../../src/model/nginx-model.js';
 import { advance, flush } from './harness.js';
 
-const PROBLEM: Problem = { kind: 'Ingress', namespace: 'default', name: 'bad', field: 'spec.rules[0].host', message: 'not a host' };
+const PROBLEM: Problem = {
+  kind: 'Ingress',
+  namespace: 'default',
+  name: 'bad',
+  field: 'spec.rules[0].host',
+  message: 'not a host',
+};
 const modelOf = (generation: number) => ({ generation }) as unknown as NginxModel;
 
 function start() {
@@ -27,15 +50,22 @@ function start() {
   let fileChanged: () => void = () => {};
   const template = templateMachine.provide({
     actors: {
-      loadTemplate: fromPromise<unknown, LoadTemplateInput>(async ({ input }) => (loads.push(input), `template ${input.attempt}`)),
-      watchTemplate: fromCallback<EventObject, void>(({ sendBack }) => void (fileChanged = () => sendBack({ type: 'template.fileChanged' }))),
+      loadTemplate: fromPromise<unknown, LoadTemplateInput>(
+        async ({ input }) => (loads.push(input), `template ${input.attempt}`),
+      ),
+      watchTemplate: fromCallback<EventObject, void>(
+        ({ sendBack }) => void (fileChanged = () => sendBack({ type: 'template.fileChanged' })),
+      ),
     },
   });
   const syncQueue = syncQueueMachine.provide({
     actors: {
       runSync: fromPromise<RunSyncOutput, RunSyncInput>(async ({ input }) => {
         syncs.push(input);
-        return { awaitingVerdict: false, done: { model: modelOf(input.generation), problems: [PROBLEM], served: ['default/web'] } };
+        return {
+          awaitingVerdict: false,
+          done: { model: modelOf(input.generation), problems: [PROBLEM], served: ['default/web'] },
+        };
       }),
     },
   });
@@ -51,7 +81,15 @@ function start() {
     },
   });
   const input = { watchers: ['Ingress'], debounceMs: 10, maxHoldoffMs: 50, minSyncIntervalMs: 0 };
-  const statusInput = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 1_000, updateStatus: true, updateStatusOnShutdown: false, resyncPeriodMs: 60_000, stopTimeoutMs: 1_000 };
+  const statusInput = {
+    leaseDurationMs: 3_000,
+    renewDeadlineMs: 2_000,
+    retryPeriodMs: 1_000,
+    updateStatus: true,
+    updateStatusOnShutdown: false,
+    resyncPeriodMs: 60_000,
+    stopTimeoutMs: 1_000,
+  };
   // As the root supervisor does: children by systemId, a restart is stopChild + spawnChild under the same one.
   const parent = setup({
     actors: { template, syncQueue, status },
@@ -72,8 +110,15 @@ function start() {
   const names = new Map<string, string>();
   const inspect = (event: InspectionEvent) => {
     if (event.type === '@xstate.actor') names.set(event.actorRef.sessionId, (event.actorRef as AnyActorRef).id);
-    if (event.type === '@xstate.event' && ['template.changed', 'template.wanted', 'sync.done'].includes(event.event.type)) {
-      sent.push({ type: event.event.type, from: event.sourceRef && names.get(event.sourceRef.sessionId), to: names.get(event.actorRef.sessionId)! });
+    if (
+      event.type === '@xstate.event' &&
+      ['template.changed', 'template.wanted', 'sync.done'].includes(event.event.type)
+    ) {
+      sent.push({
+        type: event.event.type,
+        from: event.sourceRef && names.get(event.sourceRef.sessionId),
+        to: names.get(event.actorRef.sessionId)!,
+      });
     }
   };
   const actor = createActor(parent, { clock, inspect }).start();
@@ -110,7 +155,10 @@ describe('actors talk in events', () => {
     await flush();
     expect(t.loads.at(-1)).toEqual({ attempt: 2, model: modelOf(1) });
     await advance(t.clock, 100);
-    expect(t.syncs.map((s) => [s.generation, s.template])).toEqual([[1, 'template 1'], [2, 'template 2']]);
+    expect(t.syncs.map((s) => [s.generation, s.template])).toEqual([
+      [1, 'template 1'],
+      [2, 'template 2'],
+    ]);
     expect(t.sent.every((e) => e.from !== undefined)).toBe(true);
     t.actor.stop();
   });

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { SimulatedClock, createActor, fromCallback, fromPromise, getMicrosteps, initialTransition, transition, type EventObject } from 'xstate';
+import {
+  SimulatedClock,
+  createActor,
+  fromCallback,
+  fromPromise,
+  getMicrosteps,
+  initialTransition,
+  transition,
+  type EventObject,
+} from 'xstate';
 import type { NginxMasterCommand, NginxMasterEvent } from '../../machines/events.js';
 import {
   nginxProcessMachine,
@@ -42,8 +51,10 @@ function start(options: { quit?: QuitBehaviour; autoStart?: boolean } = {}) {
     receive((command) => {
       m.received.push(command.type);
       const quit = options.quit ?? 'exits';
-      if (command.type === 'nginx.quit' && quit === 'exits') queueMicrotask(() => m.send({ type: 'nginx.exited', code: 0, signal: null }));
-      if (command.type === 'nginx.kill' && quit !== 'ignoresAll') queueMicrotask(() => m.send({ type: 'nginx.exited', code: null, signal: 'SIGKILL' }));
+      if (command.type === 'nginx.quit' && quit === 'exits')
+        queueMicrotask(() => m.send({ type: 'nginx.exited', code: 0, signal: null }));
+      if (command.type === 'nginx.kill' && quit !== 'ignoresAll')
+        queueMicrotask(() => m.send({ type: 'nginx.exited', code: null, signal: 'SIGKILL' }));
     });
     if (options.autoStart ?? true) queueMicrotask(() => m.send({ type: 'nginx.started', pid: ++nextPid }));
     return () => (m.stopped = true);
@@ -265,10 +276,18 @@ describe('nginxProcess', () => {
       throw new Error('spawn nginx ENOENT');
     });
     const drain = fromPromise<void, DrainInput>(async () => {});
-    const actor = createActor(nginxProcessMachine.provide({ actors: { master: broken, drain } }), { clock, input: INPUT }).start();
+    const actor = createActor(nginxProcessMachine.provide({ actors: { master: broken, drain } }), {
+      clock,
+      input: INPUT,
+    }).start();
     await flush();
     expect(actor.getSnapshot().value).toBe('restarting');
-    expect(actor.getSnapshot().context.lastExit).toEqual({ pid: null, code: null, signal: null, error: 'spawn nginx ENOENT' });
+    expect(actor.getSnapshot().context.lastExit).toEqual({
+      pid: null,
+      code: null,
+      signal: null,
+      error: 'spawn nginx ENOENT',
+    });
   });
 
   it('transitions purely: a crash passes through died to draining in one step', () => {

@@ -1,6 +1,10 @@
 import { createActor, fromCallback, SimulatedClock, type AnyActorRef, type EventObject } from 'xstate';
 import { describe, expect, it } from 'vitest';
-import { resourceWatcherMachine, type InformerInput, type WatchFailureReport } from '../../machines/resourceWatcher.machine.js';
+import {
+  resourceWatcherMachine,
+  type InformerInput,
+  type WatchFailureReport,
+} from '../../machines/resourceWatcher.machine.js';
 import { advance, flush, stateName } from './harness.js';
 
 /** A test double informer: the test drives it through the sendBack it captured. */
@@ -26,8 +30,19 @@ function harness() {
     },
   });
   const clock = new SimulatedClock();
-  const actor = createActor(machine, { clock, input: { kind: 'Ingress', baseBackoffMs: 100, maxBackoffMs: 1000 } }).start();
-  return { actor, clock, reported, failures, starts, stops: () => stops, send: (e: { type: string; [k: string]: unknown }) => send!(e) };
+  const actor = createActor(machine, {
+    clock,
+    input: { kind: 'Ingress', baseBackoffMs: 100, maxBackoffMs: 1000 },
+  }).start();
+  return {
+    actor,
+    clock,
+    reported,
+    failures,
+    starts,
+    stops: () => stops,
+    send: (e: { type: string; [k: string]: unknown }) => send!(e),
+  };
 }
 
 describe('resourceWatcherMachine', () => {
@@ -68,13 +83,25 @@ describe('resourceWatcherMachine', () => {
   it('finding 7: reports each failure with its retry delay, knows since when it is stale, and reports the recovery', async () => {
     const h = harness();
     h.send({ type: 'watch.synced' });
-    h.send({ type: 'watch.failed', error: 'list Ingress: the API server did not answer within 300 ms', jitter: 1, at: 5_000 });
+    h.send({
+      type: 'watch.failed',
+      error: 'list Ingress: the API server did not answer within 300 ms',
+      jitter: 1,
+      at: 5_000,
+    });
     expect(h.actor.getSnapshot().context.staleSince).toBe(5_000);
     await advance(h.clock, 100, 100);
     h.send({ type: 'watch.failed', error: 'again', jitter: 0, at: 9_000 });
     expect(h.actor.getSnapshot().context.staleSince).toBe(5_000); // since the first failure in a row
     expect(h.failures).toEqual([
-      { kind: 'Ingress', error: 'list Ingress: the API server did not answer within 300 ms', failures: 1, retryInMs: 100, afterFirstSync: true, staleSince: 5_000 },
+      {
+        kind: 'Ingress',
+        error: 'list Ingress: the API server did not answer within 300 ms',
+        failures: 1,
+        retryInMs: 100,
+        afterFirstSync: true,
+        staleSince: 5_000,
+      },
       { kind: 'Ingress', error: 'again', failures: 2, retryInMs: 100, afterFirstSync: true, staleSince: 5_000 },
     ]);
     await advance(h.clock, 100, 100);
@@ -100,8 +127,14 @@ describe('resourceWatcherMachine', () => {
     h.send({ type: 'watch.synced' });
     h.send({ type: 'watch.changed', key: 'default/any' });
     h.actor.send({ type: 'secrets.relevant', keys: ['default/read'], namespaces: ['held'] });
-    for (const key of ['default/read', 'default/unread', 'held/any', 'heldnot/x']) h.send({ type: 'watch.changed', key });
-    expect(h.reported).toEqual(['synced Ingress', 'changed Ingress default/any', 'changed Ingress default/read', 'changed Ingress held/any']);
+    for (const key of ['default/read', 'default/unread', 'held/any', 'heldnot/x'])
+      h.send({ type: 'watch.changed', key });
+    expect(h.reported).toEqual([
+      'synced Ingress',
+      'changed Ingress default/any',
+      'changed Ingress default/read',
+      'changed Ingress held/any',
+    ]);
     expect(h.actor.getSnapshot().context.changes).toBe(3);
     // Kept through a restart of the informer: the set is the machine's, not the informer's.
     h.send({ type: 'watch.failed', error: 'boom', jitter: 0, at: 1_000 });

@@ -1,9 +1,31 @@
 import { describe, expect, it } from 'vitest';
-import { SimulatedClock, createActor, fromCallback, fromPromise, initialTransition, transition, type AnyActorLogic, type AnyActorRef, type EventObject } from 'xstate';
+import {
+  SimulatedClock,
+  createActor,
+  fromCallback,
+  fromPromise,
+  initialTransition,
+  transition,
+  type AnyActorLogic,
+  type AnyActorRef,
+  type EventObject,
+} from 'xstate';
 import type { NginxMasterCommand } from '../../machines/events.js';
 import { nginxProcessMachine, type MasterInput } from '../../machines/nginxProcess.machine.js';
-import { childIds, rootSupervisorMachine, type RootSupervisorInput, type WatcherInput } from '../../machines/rootSupervisor.machine.js';
-import { statusMachine, type LeaseResult, type PublishStatusInput, type RecordEventsInput, type ShutdownCheck, type StatusInput } from '../../machines/status.machine.js';
+import {
+  childIds,
+  rootSupervisorMachine,
+  type RootSupervisorInput,
+  type WatcherInput,
+} from '../../machines/rootSupervisor.machine.js';
+import {
+  statusMachine,
+  type LeaseResult,
+  type PublishStatusInput,
+  type RecordEventsInput,
+  type ShutdownCheck,
+  type StatusInput,
+} from '../../machines/status.machine.js';
 import { syncQueueMachine, type RunSyncInput, type RunSyncOutput } from '../../machines/syncQueue.machine.js';
 import { templateMachine, type LoadTemplateInput } from '../../machines/template.machine.js';
 import { advance, flush } from './harness.js';
@@ -14,7 +36,13 @@ const INPUT: RootSupervisorInput = {
   restartPeriodMs: 5_000,
   shutdownTimeoutMs: 10_000,
   syncQueue: { debounceMs: 100, maxHoldoffMs: 1_000, minSyncIntervalMs: 0 },
-  nginx: { shutdownTimeoutMs: 2_000, drainTimeoutMs: 1_000, backoffBaseMs: 100, backoffMaxMs: 1_000, stableAfterMs: 10_000 },
+  nginx: {
+    shutdownTimeoutMs: 2_000,
+    drainTimeoutMs: 1_000,
+    backoffBaseMs: 100,
+    backoffMaxMs: 1_000,
+    stableAfterMs: 10_000,
+  },
 };
 
 interface Options {
@@ -57,7 +85,11 @@ function start(options: Options = {}) {
     },
   });
   const syncQueue = syncQueueMachine.provide({
-    actors: { runSync: fromPromise<RunSyncOutput, RunSyncInput>(async ({ input }) => (syncs.push(input.generation), { awaitingVerdict: false })) },
+    actors: {
+      runSync: fromPromise<RunSyncOutput, RunSyncInput>(
+        async ({ input }) => (syncs.push(input.generation), { awaitingVerdict: false }),
+      ),
+    },
     guards: {
       // A guard that throws makes the machine fail, as a bug in it would.
       allSynced: ({ context }) => {
@@ -79,7 +111,10 @@ function start(options: Options = {}) {
     receive((command) => {
       log.push(command.type);
       const exits = command.type === 'nginx.kill' || (options.quit ?? 'exits') === 'exits';
-      if (exits) queueMicrotask(() => sendBack({ type: 'nginx.exited', code: command.type === 'nginx.kill' ? null : 0, signal: null }));
+      if (exits)
+        queueMicrotask(() =>
+          sendBack({ type: 'nginx.exited', code: command.type === 'nginx.kill' ? null : 0, signal: null }),
+        );
     });
     return () => {
       m.stopped = true;
@@ -99,14 +134,23 @@ function start(options: Options = {}) {
     },
   });
 
-  const extra = { ...(options.status ? { status: options.status } : {}), ...(options.http ? { http: options.http } : {}) };
-  const actor = createActor(rootSupervisorMachine.provide({ actors: { bootConfig: fromPromise<void, void>(async () => {}), watcher, template, syncQueue, nginx, ...extra } }), {
-    clock,
-    input: { ...INPUT, ...options.input },
-    inspect: (ev) => {
-      if (ev.type === '@xstate.event' && ['sync.stop', 'nginx.stop', 'status.stop'].includes(ev.event.type)) log.push(ev.event.type);
+  const extra = {
+    ...(options.status ? { status: options.status } : {}),
+    ...(options.http ? { http: options.http } : {}),
+  };
+  const actor = createActor(
+    rootSupervisorMachine.provide({
+      actors: { bootConfig: fromPromise<void, void>(async () => {}), watcher, template, syncQueue, nginx, ...extra },
+    }),
+    {
+      clock,
+      input: { ...INPUT, ...options.input },
+      inspect: (ev) => {
+        if (ev.type === '@xstate.event' && ['sync.stop', 'nginx.stop', 'status.stop'].includes(ev.event.type))
+          log.push(ev.event.type);
+      },
     },
-  }).start();
+  ).start();
   const child = (systemId: string): AnyActorRef => {
     const ref = actor.system.get(systemId);
     if (!ref) throw new Error(`no actor ${systemId}`);
@@ -122,7 +166,13 @@ describe('rootSupervisor', () => {
     // Boot's config check first; the children start once it passed.
     expect(Object.keys(t.actor.getSnapshot().children)).toEqual(['bootConfig']);
     await Promise.resolve();
-    expect(Object.keys(t.actor.getSnapshot().children).filter((id) => id !== 'bootConfig')).toEqual(['watcher.Ingress', 'watcher.Service', 'template', 'syncQueue', 'nginx']);
+    expect(Object.keys(t.actor.getSnapshot().children).filter((id) => id !== 'bootConfig')).toEqual([
+      'watcher.Ingress',
+      'watcher.Service',
+      'template',
+      'syncQueue',
+      'nginx',
+    ]);
     await flush();
     expect(t.actor.getSnapshot().value).toBe('running');
 
@@ -139,7 +189,13 @@ describe('rootSupervisor', () => {
     expect(snapshot.status).toBe('done');
     expect(snapshot.output).toEqual({ exitCode: 0, reason: null });
     // Inputs first, then nginx, which is awaited.
-    expect(t.log).toEqual(['sync.stop', 'stopped watcher.Service', 'stopped watcher.Ingress', 'nginx.stop', 'nginx.quit']);
+    expect(t.log).toEqual([
+      'sync.stop',
+      'stopped watcher.Service',
+      'stopped watcher.Ingress',
+      'nginx.stop',
+      'nginx.quit',
+    ]);
     expect(t.masters.every((m) => m.stopped)).toBe(true);
   });
 
@@ -190,7 +246,8 @@ describe('rootSupervisor', () => {
     const snapshot = t.actor.getSnapshot();
     expect(snapshot.output).toEqual({
       exitCode: 1,
-      reason: 'restart intensity exceeded: more than 2 restarts within 5000 ms (last: watcher.Ingress: Ingress watch failed)',
+      reason:
+        'restart intensity exceeded: more than 2 restarts within 5000 ms (last: watcher.Ingress: Ingress watch failed)',
     });
     expect(t.log).toContain('nginx.quit'); // still an orderly stop
   });
@@ -204,7 +261,10 @@ describe('rootSupervisor', () => {
   });
 
   it('exits 1 when stopping takes longer than the shutdown timeout, stopping what is left', async () => {
-    const t = start({ quit: 'ignores', input: { shutdownTimeoutMs: 3_000, nginx: { ...INPUT.nginx, shutdownTimeoutMs: 60_000 } } });
+    const t = start({
+      quit: 'ignores',
+      input: { shutdownTimeoutMs: 3_000, nginx: { ...INPUT.nginx, shutdownTimeoutMs: 60_000 } },
+    });
     await flush();
     t.actor.send({ type: 'stop' });
     await advance(t.clock, 2_900, 100);
@@ -242,26 +302,41 @@ describe('rootSupervisor', () => {
     await flush();
     expect(t.actor.getSnapshot().output).toEqual({
       exitCode: 1,
-      reason: expect.stringMatching(/^restart intensity exceeded: more than 0 restarts within 5000 ms \(last: nginx: .*nginx machine bug\)$/s),
+      reason: expect.stringMatching(
+        /^restart intensity exceeded: more than 0 restarts within 5000 ms \(last: nginx: .*nginx machine bug\)$/s,
+      ),
     });
     expect(t.masters[0]!.stopped).toBe(true);
   });
 
   it('transitions purely: start order on boot, and the stop order', () => {
     const [checking] = initialTransition(rootSupervisorMachine, INPUT);
-    const [booting, spawned] = transition(rootSupervisorMachine, checking, { type: 'xstate.done.actor.bootConfig', output: undefined });
+    const [booting, spawned] = transition(rootSupervisorMachine, checking, {
+      type: 'xstate.done.actor.bootConfig',
+      output: undefined,
+    });
     expect(booting.value).toBe('booting');
-    expect(spawned.filter((a) => a.type === 'xstate.spawnChild').map((a) => (a.params as { id: string }).id)).toEqual(childIds(INPUT));
+    expect(spawned.filter((a) => a.type === 'xstate.spawnChild').map((a) => (a.params as { id: string }).id)).toEqual(
+      childIds(INPUT),
+    );
 
     const [stopping, actions] = transition(rootSupervisorMachine, booting, { type: 'stop' });
     expect(stopping.value).toBe('stopping');
     const steps = actions
-      .filter((a) => ['xstate.sendTo', 'xstate.stopChild'].includes(a.type) && (a.params as { id?: string }).id !== 'bootConfig')
+      .filter(
+        (a) =>
+          ['xstate.sendTo', 'xstate.stopChild'].includes(a.type) && (a.params as { id?: string }).id !== 'bootConfig',
+      )
       .map((a) => {
         const p = a.params as { event?: EventObject; targetId?: string; id?: string };
         return a.type === 'xstate.sendTo' ? `${p.targetId} ← ${p.event?.type}` : `stop ${p.id}`;
       });
-    expect(steps).toEqual(['syncQueue ← sync.stop', 'stop watcher.Service', 'stop watcher.Ingress', 'nginx ← nginx.stop']);
+    expect(steps).toEqual([
+      'syncQueue ← sync.stop',
+      'stop watcher.Service',
+      'stop watcher.Ingress',
+      'nginx ← nginx.stop',
+    ]);
   });
 
   describe('with the status and http children', () => {
@@ -295,7 +370,9 @@ describe('rootSupervisor', () => {
       const http = fromPromise<void, void>(({ signal }) => {
         events.push('http started');
         if (failures-- > 0) return Promise.reject(new Error('listen EACCES'));
-        return new Promise<void>((resolve) => signal.addEventListener('abort', () => (events.push('http stopped'), resolve())));
+        return new Promise<void>((resolve) =>
+          signal.addEventListener('abort', () => (events.push('http stopped'), resolve())),
+        );
       });
       return { status, http, events, finishRelease };
     }
@@ -304,14 +381,29 @@ describe('rootSupervisor', () => {
       const d = doubles();
       const t = start({ input: WITH, status: d.status, http: d.http });
       await Promise.resolve();
-      expect(Object.keys(t.actor.getSnapshot().children).filter((id) => id !== 'bootConfig')).toEqual(['http', 'watcher.Ingress', 'watcher.Service', 'template', 'syncQueue', 'nginx', 'status']);
+      expect(Object.keys(t.actor.getSnapshot().children).filter((id) => id !== 'bootConfig')).toEqual([
+        'http',
+        'watcher.Ingress',
+        'watcher.Service',
+        'template',
+        'syncQueue',
+        'nginx',
+        'status',
+      ]);
       await flush();
       expect(t.actor.getSnapshot().value).toBe('running');
       expect(stateOf(t.child('status'))).toMatch(/^leader/);
       t.actor.send({ type: 'stop' });
       await flush();
       // nginx has stopped, but the status actor still releases: the supervisor waits.
-      expect(t.log).toEqual(['sync.stop', 'stopped watcher.Service', 'stopped watcher.Ingress', 'status.stop', 'nginx.stop', 'nginx.quit']);
+      expect(t.log).toEqual([
+        'sync.stop',
+        'stopped watcher.Service',
+        'stopped watcher.Ingress',
+        'status.stop',
+        'nginx.stop',
+        'nginx.quit',
+      ]);
       expect(d.events).toContain('release');
       expect(t.actor.getSnapshot().value).toBe('stopping');
       d.finishRelease();
@@ -332,23 +424,44 @@ describe('rootSupervisor', () => {
 
     it('does not wait for a status machine that crashed while stopping', async () => {
       const d = doubles();
-      const crashing = d.status.provide({ actors: { checkPeers: fromPromise<ShutdownCheck, void>(async () => { throw new Error('x'); }) }, guards: { clearOnShutdown: () => { throw new Error('status bug'); } } });
+      const crashing = d.status.provide({
+        actors: {
+          checkPeers: fromPromise<ShutdownCheck, void>(async () => {
+            throw new Error('x');
+          }),
+        },
+        guards: {
+          clearOnShutdown: () => {
+            throw new Error('status bug');
+          },
+        },
+      });
       const t = start({ input: WITH, status: crashing, http: d.http });
       await flush();
       t.actor.send({ type: 'stop' });
       await flush();
       const snapshot = t.actor.getSnapshot();
       expect(snapshot.status).toBe('done');
-      expect(snapshot.output).toMatchObject({ exitCode: 1, reason: expect.stringMatching(/^status: .*status bug.*\(while stopping\)$/s) });
+      expect(snapshot.output).toMatchObject({
+        exitCode: 1,
+        reason: expect.stringMatching(/^status: .*status bug.*\(while stopping\)$/s),
+      });
     });
 
     it('transitions purely: status.stop is sent between the watchers and nginx', () => {
       const input = { ...INPUT, ...WITH };
       const [checking] = initialTransition(rootSupervisorMachine, input);
-      const [booting, spawned] = transition(rootSupervisorMachine, checking, { type: 'xstate.done.actor.bootConfig', output: undefined });
-      expect(spawned.filter((a) => a.type === 'xstate.spawnChild').map((a) => (a.params as { id: string }).id)).toEqual(childIds(input));
+      const [booting, spawned] = transition(rootSupervisorMachine, checking, {
+        type: 'xstate.done.actor.bootConfig',
+        output: undefined,
+      });
+      expect(spawned.filter((a) => a.type === 'xstate.spawnChild').map((a) => (a.params as { id: string }).id)).toEqual(
+        childIds(input),
+      );
       const [, actions] = transition(rootSupervisorMachine, booting, { type: 'stop' });
-      const sends = actions.filter((a) => a.type === 'xstate.sendTo').map((a) => (a.params as { targetId?: string }).targetId);
+      const sends = actions
+        .filter((a) => a.type === 'xstate.sendTo')
+        .map((a) => (a.params as { targetId?: string }).targetId);
       expect(sends).toEqual(['syncQueue', 'status', 'nginx']);
     });
   });

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock, createActor, fromPromise, initialTransition, transition } from 'xstate';
-import { syncQueueMachine, type RunSyncInput, type RunSyncOutput, type SyncQueueInput } from '../../machines/syncQueue.machine.js';
+import {
+  syncQueueMachine,
+  type RunSyncInput,
+  type RunSyncOutput,
+  type SyncQueueInput,
+} from '../../machines/syncQueue.machine.js';
 import { advance, deferred, flush, type Deferred } from './harness.js';
 
 const WATCHERS = ['Ingress', 'Service', 'EndpointSlice'];
@@ -24,7 +29,13 @@ function start(overrides: Partial<SyncQueueInput> = {}, auto: 'resolve' | 'rejec
     if (auto === 'reject') call.done.reject(new Error('render failed'));
     return call.done.promise.then(() => ({ awaitingVerdict: false }));
   });
-  const input: SyncQueueInput = { watchers: WATCHERS, debounceMs: 100, maxHoldoffMs: 1000, minSyncIntervalMs: 0, ...overrides };
+  const input: SyncQueueInput = {
+    watchers: WATCHERS,
+    debounceMs: 100,
+    maxHoldoffMs: 1000,
+    minSyncIntervalMs: 0,
+    ...overrides,
+  };
   const actor = createActor(syncQueueMachine.provide({ actors: { runSync } }), { clock, input }).start();
   const syncAll = () => {
     for (const kind of input.watchers) actor.send({ type: 'k8s.synced', kind });
@@ -66,7 +77,12 @@ describe('syncQueue', () => {
     expect(actor.getSnapshot().value).toEqual({ pending: 'debouncing' });
     await advance(clock, 5_000, 10);
     expect(calls).toHaveLength(2);
-    expect(actor.getSnapshot().context).toMatchObject({ changes: 500, syncsStarted: 2, syncsCompleted: 2, dirty: false });
+    expect(actor.getSnapshot().context).toMatchObject({
+      changes: 500,
+      syncsStarted: 2,
+      syncsCompleted: 2,
+      dirty: false,
+    });
     expect(actor.getSnapshot().matches('idle')).toBe(true);
   });
 
@@ -130,7 +146,11 @@ describe('syncQueue', () => {
   });
 
   it('syncs a lone change at once once the queue is quiet, and debounces one that follows a sync', async () => {
-    const { clock, calls, actor, syncAll, change } = start({ debounceMs: 100, maxHoldoffMs: 500, minSyncIntervalMs: 1_000 });
+    const { clock, calls, actor, syncAll, change } = start({
+      debounceMs: 100,
+      maxHoldoffMs: 500,
+      minSyncIntervalMs: 1_000,
+    });
     syncAll();
     await advance(clock, 100);
     expect(actor.getSnapshot().value).toEqual({ idle: 'settling' });
@@ -211,7 +231,12 @@ describe('syncQueue', () => {
   });
 
   it('transitions purely: changes before sync only mark dirty, the last synced watcher starts pending', () => {
-    const input: SyncQueueInput = { watchers: ['Ingress', 'Service'], debounceMs: 100, maxHoldoffMs: 1_000, minSyncIntervalMs: 0 };
+    const input: SyncQueueInput = {
+      watchers: ['Ingress', 'Service'],
+      debounceMs: 100,
+      maxHoldoffMs: 1_000,
+      minSyncIntervalMs: 0,
+    };
     const [s0] = initialTransition(syncQueueMachine, input);
     expect(s0.value).toBe('waitingForSync');
     const [s1, a1] = transition(syncQueueMachine, s0, { type: 'k8s.changed', kind: 'Ingress', key: 'a/b' });

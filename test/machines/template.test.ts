@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { SimulatedClock, createActor, fromCallback, fromPromise, initialTransition, transition, type EventObject } from 'xstate';
+import {
+  SimulatedClock,
+  createActor,
+  fromCallback,
+  fromPromise,
+  initialTransition,
+  transition,
+  type EventObject,
+} from 'xstate';
 import { templateMachine, type LoadTemplateInput, type ReportInvalidParams } from '../../machines/template.machine.js';
 import { deferred, flush, type Deferred } from './harness.js';
 
@@ -61,7 +69,11 @@ describe('template', () => {
     loads[1]!.done.reject(new Error('nginx.conf.hbs:12: Parse error'));
     await flush();
     expect(actor.getSnapshot().value).toBe('invalid');
-    expect(actor.getSnapshot().context).toMatchObject({ current: 'v1', lastError: 'nginx.conf.hbs:12: Parse error', badLoads: 1 });
+    expect(actor.getSnapshot().context).toMatchObject({
+      current: 'v1',
+      lastError: 'nginx.conf.hbs:12: Parse error',
+      badLoads: 1,
+    });
     expect(reports).toEqual([{ error: 'nginx.conf.hbs:12: Parse error', fatal: false }]);
     expect(notified).toEqual([1]);
 

@@ -8,7 +8,16 @@
  * objects the controller runs, with events supplied per state and a state key that keeps only the
  * context that decides behaviour (counters would make the graph infinite).
  */
-import { createEmptyActor, getInitialMicrosteps, getMicrosteps, type AnyActorScope, type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type AnyStateNode } from 'xstate';
+import {
+  createEmptyActor,
+  getInitialMicrosteps,
+  getMicrosteps,
+  type AnyActorScope,
+  type AnyEventObject,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+  type AnyStateNode,
+} from 'xstate';
 import { TestModel, getStateNodes, type StatePath } from 'xstate/graph';
 
 /** Step is one event of a path and the model's state right after it; the first step is `xstate.init`. */
@@ -44,7 +53,9 @@ export function transitionKey(t: TransitionLike): string {
 /** allTransitions lists the key of every transition definition in a machine. */
 export function allTransitions(machine: AnyStateMachine): string[] {
   const nodes = [machine.root, ...getStateNodes(machine.root)] as AnyStateNode[];
-  return nodes.flatMap((node) => [...[...node.transitions.values()].flat(), ...(node.always ?? [])].map((t) => transitionKey(t as TransitionLike)));
+  return nodes.flatMap((node) =>
+    [...[...node.transitions.values()].flat(), ...(node.always ?? [])].map((t) => transitionKey(t as TransitionLike)),
+  );
 }
 
 /** allStates lists every state node id of a machine (the root included). */
@@ -65,7 +76,11 @@ export interface Microstep {
 }
 
 /** modelMicrosteps replays one event on the model and returns the microsteps it takes (pure; no action runs). */
-export function modelMicrosteps(machine: AnyStateMachine, snapshot: AnyMachineSnapshot, event: AnyEventObject): Microstep[] {
+export function modelMicrosteps(
+  machine: AnyStateMachine,
+  snapshot: AnyMachineSnapshot,
+  event: AnyEventObject,
+): Microstep[] {
   const self = createEmptyActor();
   const steps: Microstep[] = [];
   self.system.inspect({
@@ -73,7 +88,8 @@ export function modelMicrosteps(machine: AnyStateMachine, snapshot: AnyMachineSn
       if (e.type !== '@xstate.microstep') return;
       const taken = (e as unknown as { _transitions: TransitionLike[] })._transitions;
       const snap = e.snapshot as AnyMachineSnapshot;
-      if (taken.length > 0) steps.push({ keys: taken.map(transitionKey), value: snap.value, states: activeStates(snap) });
+      if (taken.length > 0)
+        steps.push({ keys: taken.map(transitionKey), value: snap.value, states: activeStates(snap) });
     },
   });
   const scope: AnyActorScope = {
@@ -96,7 +112,12 @@ export type Timers = ReadonlyMap<string, { readonly type: string; readonly delay
 
 interface ActionLike {
   readonly type: string;
-  readonly params?: { readonly delay?: number; readonly id?: string; readonly event?: AnyEventObject; readonly sendId?: string };
+  readonly params?: {
+    readonly delay?: number;
+    readonly id?: string;
+    readonly event?: AnyEventObject;
+    readonly sendId?: string;
+  };
 }
 
 /**
@@ -109,7 +130,8 @@ export function timersAlong(machine: AnyStateMachine, input: unknown, steps: rea
   let anonymous = 0;
   const apply = (actions: readonly ActionLike[]) => {
     for (const a of actions) {
-      if (a.type === 'xstate.raise' && a.params?.delay !== undefined) timers.set(a.params.id ?? `#${anonymous++}`, { type: a.params.event!.type, delay: a.params.delay });
+      if (a.type === 'xstate.raise' && a.params?.delay !== undefined)
+        timers.set(a.params.id ?? `#${anonymous++}`, { type: a.params.event!.type, delay: a.params.delay });
       if (a.type === 'xstate.cancel' && a.params?.sendId) timers.delete(a.params.sendId);
     }
   };
@@ -119,7 +141,8 @@ export function timersAlong(machine: AnyStateMachine, input: unknown, steps: rea
     const event = steps[i]!.event;
     const fired = [...timers].find(([, t]) => t.type === event.type);
     if (fired) timers.delete(fired[0]);
-    for (const [, actions] of getMicrosteps(machine, steps[i - 1]!.state, event)) apply(actions as readonly ActionLike[]);
+    for (const [, actions] of getMicrosteps(machine, steps[i - 1]!.state, event))
+      apply(actions as readonly ActionLike[]);
     if (steps[i]!.state.status !== 'active') timers.clear();
     out.push(new Map(timers));
   }
@@ -145,7 +168,10 @@ export interface ModelOptions {
 }
 
 const describeEvent = (event: AnyEventObject) => event.type.replace(/^xstate\./, '');
-const toPath = (name: string, p: StatePath<AnyMachineSnapshot, AnyEventObject>): Path => ({ name, steps: p.steps.map((s) => ({ event: s.event, state: s.state })) });
+const toPath = (name: string, p: StatePath<AnyMachineSnapshot, AnyEventObject>): Path => ({
+  name,
+  steps: p.steps.map((s) => ({ event: s.event, state: s.state })),
+});
 
 /**
  * pathsFor builds the test paths of a machine: the named scenarios; for every transition no path
@@ -154,7 +180,10 @@ const toPath = (name: string, p: StatePath<AnyMachineSnapshot, AnyEventObject>):
  * and every simple path of a coarser graph (getSimplePaths). Paths that fire a timer not pending
  * or that the world rejects are left out; prefixes of longer paths are dropped.
  */
-export function pathsFor(machine: AnyStateMachine, options: ModelOptions): { paths: Path[]; model: TestModel<AnyMachineSnapshot, AnyEventObject, unknown> } {
+export function pathsFor(
+  machine: AnyStateMachine,
+  options: ModelOptions,
+): { paths: Path[]; model: TestModel<AnyMachineSnapshot, AnyEventObject, unknown> } {
   const serializeState = (snapshot: AnyMachineSnapshot) => JSON.stringify(options.key(snapshot));
   const model = new TestModel<AnyMachineSnapshot, AnyEventObject, unknown>(pure(machine) as never, {
     events: options.events,
@@ -165,10 +194,16 @@ export function pathsFor(machine: AnyStateMachine, options: ModelOptions): { pat
   const isTimer = options.isTimer ?? ((type: string) => type.startsWith('xstate.after.'));
   const timersFeasible = (path: Path) => {
     const timers = timersAlong(machine, options.input, path.steps);
-    return path.steps.every((step, i) => i === 0 || !isTimer(step.event.type) || [...timers[i - 1]!.values()].some((t) => t.type === step.event.type));
+    return path.steps.every(
+      (step, i) =>
+        i === 0 || !isTimer(step.event.type) || [...timers[i - 1]!.values()].some((t) => t.type === step.event.type),
+    );
   };
   const feasible = (path: Path) => timersFeasible(path) && (options.feasible ?? (() => true))(path);
-  const keysOf = (steps: readonly Step[]) => new Set(steps.slice(1).flatMap((s, i) => modelMicrosteps(machine, steps[i]!.state, s.event).flatMap((m) => m.keys)));
+  const keysOf = (steps: readonly Step[]) =>
+    new Set(
+      steps.slice(1).flatMap((s, i) => modelMicrosteps(machine, steps[i]!.state, s.event).flatMap((m) => m.keys)),
+    );
 
   // States that share a key share one snapshot in the graph (whichever was seen last), so every
   // path is replayed from the initial state to get each step's exact snapshot; getPathsFromEvents
@@ -178,7 +213,8 @@ export function pathsFor(machine: AnyStateMachine, options: ModelOptions): { pat
     const steps: Step[] = [{ event: { type: 'xstate.init' }, state: initial }];
     for (const event of events) {
       const from = steps.at(-1)!.state;
-      if (modelMicrosteps(machine, from, event).length === 0) throw new Error(`path "${name}": ${event.type} does nothing in ${JSON.stringify(from.value)}`);
+      if (modelMicrosteps(machine, from, event).length === 0)
+        throw new Error(`path "${name}": ${event.type} does nothing in ${JSON.stringify(from.value)}`);
       steps.push({ event, state: machine.transition(from, event, scopeFor()) });
     }
     return steps;
@@ -191,7 +227,13 @@ export function pathsFor(machine: AnyStateMachine, options: ModelOptions): { pat
       return null;
     }
   };
-  const named = (steps: Step[], prefix = '') => ({ name: `${prefix}${steps.slice(1).map((s) => describeEvent(s.event)).join(' → ')}`, steps });
+  const named = (steps: Step[], prefix = '') => ({
+    name: `${prefix}${steps
+      .slice(1)
+      .map((s) => describeEvent(s.event))
+      .join(' → ')}`,
+    steps,
+  });
   const paths: Path[] = [];
   for (const [name, events] of Object.entries(options.scenarios ?? {})) {
     const steps = fold(name, events);
@@ -256,7 +298,17 @@ function pure(machine: AnyStateMachine): AnyStateMachine {
 // An inert scope like the one the graph traversal uses: nothing runs, nothing is registered for long.
 function scopeFor(): AnyActorScope {
   const self = createEmptyActor();
-  return { self, id: '', sessionId: 'model', logger: () => {}, defer: () => {}, emit: () => {}, system: self.system, stopChild: () => {}, actionExecutor: () => {} };
+  return {
+    self,
+    id: '',
+    sessionId: 'model',
+    logger: () => {},
+    defer: () => {},
+    emit: () => {},
+    system: self.system,
+    stopChild: () => {},
+    actionExecutor: () => {},
+  };
 }
 
 const eventsKey = (p: Path) => p.steps.map((s) => JSON.stringify(s.event));
@@ -315,7 +367,9 @@ export class Coverage {
     const keys = allTransitions(this.machine);
     const states = allStates(this.machine);
     const real = keys.filter((k) => this.realKeys.has(k)).length;
-    const injected = this.injected.size ? `; ${this.injected.size} of them only through injected faults (${[...this.injected.keys()].join('; ')})` : '';
+    const injected = this.injected.size
+      ? `; ${this.injected.size} of them only through injected faults (${[...this.injected.keys()].join('; ')})`
+      : '';
     return (
       `${this.machine.id}: ${this.paths} paths, ${this.steps} steps; states ${states.filter((s) => this.realStates.has(s)).length}/${states.length}; ` +
       `transitions ${keys.filter((k) => this.modelKeys.has(k)).length}/${keys.length} in the model, ${real}/${keys.length} executed${injected}`

@@ -14,20 +14,54 @@ import { startHoldingBackend, type HoldingBackend } from './support/processes.js
 
 const SCENARIOS = {
   'start → stop': [E.started, E.stop, E.exited],
-  'start → crash → drain → restart → running → stop': [E.started, E.exited, E.drainDone, E.backoff, E.started, E.stop, E.exited],
-  'crash while a reload is in progress, the config applied after the restart (finding: the abandoned reload\'s nginx -t held the config folder)': [
-    E.started, E.reload('conf-1'), E.exited, E.drainDone, E.backoff, E.started, E.reloadDone, E.stop, E.exited,
+  'start → crash → drain → restart → running → stop': [
+    E.started,
+    E.exited,
+    E.drainDone,
+    E.backoff,
+    E.started,
+    E.stop,
+    E.exited,
   ],
+  "crash while a reload is in progress, the config applied after the restart (finding: the abandoned reload's nginx -t held the config folder)":
+    [E.started, E.reload('conf-1'), E.exited, E.drainDone, E.backoff, E.started, E.reloadDone, E.stop, E.exited],
   'the HTTP port held by another process at the first start: failed, not restarted': [E.exitedPortInUse],
-  'a first master killed before it served, the next one finds the port held: failed': [E.exited, E.drainDone, E.backoff, E.exitedPortInUse],
+  'a first master killed before it served, the next one finds the port held: failed': [
+    E.exited,
+    E.drainDone,
+    E.backoff,
+    E.exitedPortInUse,
+  ],
   'stop while draining': [E.started, E.exited, E.stop],
   'stop while restarting': [E.started, E.exited, E.drainDone, E.stop],
-  'a config nginx -t refuses is never swapped in': [E.started, E.reload('conf-1'), E.reloadFailed, E.reload('conf-2'), E.reloadDone, E.stop, E.exited],
-  'a refused config is tried again, and applied once nginx -t passes': [E.started, E.reload('conf-1'), E.reloadFailed, E.retry, E.reloadDone, E.stop, E.exited],
+  'a config nginx -t refuses is never swapped in': [
+    E.started,
+    E.reload('conf-1'),
+    E.reloadFailed,
+    E.reload('conf-2'),
+    E.reloadDone,
+    E.stop,
+    E.exited,
+  ],
+  'a refused config is tried again, and applied once nginx -t passes': [
+    E.started,
+    E.reload('conf-1'),
+    E.reloadFailed,
+    E.retry,
+    E.reloadDone,
+    E.stop,
+    E.exited,
+  ],
 };
 
 // Every transition, plus every distinct state within six events (queued configs, crashes between reloads).
-const { paths } = pathsFor(nginxProcessMachine, { events: nginxEvents, key: nginxKey, input: NGINX_INPUT, scenarios: SCENARIOS, everyStateWithin: 6 });
+const { paths } = pathsFor(nginxProcessMachine, {
+  events: nginxEvents,
+  key: nginxKey,
+  input: NGINX_INPUT,
+  scenarios: SCENARIOS,
+  everyStateWithin: 6,
+});
 const coverage = new Coverage(nginxProcessMachine);
 for (const [key, why] of Object.entries(INJECTED)) coverage.injected.set(key, why);
 for (const path of paths) coverage.addModelPath(path);

@@ -10,7 +10,11 @@ import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kuberne
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatedClock, createActor, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
-import { resourceWatcherMachine, type ResourceWatcherContext, type ResourceWatcherInput } from '../../machines/resourceWatcher.machine.js';
+import {
+  resourceWatcherMachine,
+  type ResourceWatcherContext,
+  type ResourceWatcherInput,
+} from '../../machines/resourceWatcher.machine.js';
 import { watcherActors } from '../../src/actors/watcher.js';
 import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
 import { ClusterCache } from '../../src/kube/cache.js';
@@ -34,8 +38,10 @@ const E = {
 /** events: what the world can make happen; a relist after a backoff is too quick to stop in. */
 function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   const c = snapshot.context as ResourceWatcherContext;
-  if (snapshot.matches('running.listing' as never)) return c.reportedSynced || c.failures > 0 ? [E.synced, E.failed] : [E.synced, E.failed, E.stop];
-  if (snapshot.matches('running.watching' as never)) return c.relevant === null ? [E.changed, E.relevant, E.failed, E.stop] : [E.failed, E.stop]; // a change then is only cached: no transition
+  if (snapshot.matches('running.listing' as never))
+    return c.reportedSynced || c.failures > 0 ? [E.synced, E.failed] : [E.synced, E.failed, E.stop];
+  if (snapshot.matches('running.watching' as never))
+    return c.relevant === null ? [E.changed, E.relevant, E.failed, E.stop] : [E.failed, E.stop]; // a change then is only cached: no transition
   if (snapshot.matches('backoff' as never)) return [E.backoff, E.stop];
   return [];
 }
@@ -49,7 +55,8 @@ let client: KubernetesObjectApi;
 let kc: KubeConfig;
 let created = 0;
 let worlds = 0;
-const ing = (name: string, namespace: string) => ingress(name, { [`${name}.example.com`]: [{ path: '/', service: 'web' }] }, { namespace }) as KubernetesObject;
+const ing = (name: string, namespace: string) =>
+  ingress(name, { [`${name}.example.com`]: [{ path: '/', service: 'web' }] }, { namespace }) as KubernetesObject;
 
 /** watcherWorld watches a namespace of its own, so one path's objects are no other path's first list. */
 async function watcherWorld(): Promise<World> {
@@ -71,8 +78,18 @@ async function watcherWorld(): Promise<World> {
   const actor = createActor(logic, { input: INPUT, inspect: microstepRecorder(log), clock });
   const initial = actor.getSnapshot();
   const inCache = async () => {
-    const server = (await client.list('networking.k8s.io/v1', 'Ingress', namespace)).items.map((o) => o.metadata?.name).sort();
-    return JSON.stringify(server) === JSON.stringify(cache.list('Ingress').map((o) => o.metadata?.name).sort());
+    const server = (await client.list('networking.k8s.io/v1', 'Ingress', namespace)).items
+      .map((o) => o.metadata?.name)
+      .sort();
+    return (
+      JSON.stringify(server) ===
+      JSON.stringify(
+        cache
+          .list('Ingress')
+          .map((o) => o.metadata?.name)
+          .sort(),
+      )
+    );
   };
   // Look ahead: before a step that starts a list, the API server must be down if the list is to
   // fail, up if it is to work.
@@ -128,11 +145,32 @@ async function watcherWorld(): Promise<World> {
 
 const SCENARIOS = {
   'list, watch, a change, stop': [E.synced, E.changed, E.stop],
-  'told what matters (issue 15), then the API server goes away and comes back': [E.synced, E.relevant, E.failed, E.backoff, E.synced, E.stop],
-  'the API server goes away and comes back: back off, relist, watch again': [E.synced, E.failed, E.backoff, E.failed, E.backoff, E.synced, E.changed],
+  'told what matters (issue 15), then the API server goes away and comes back': [
+    E.synced,
+    E.relevant,
+    E.failed,
+    E.backoff,
+    E.synced,
+    E.stop,
+  ],
+  'the API server goes away and comes back: back off, relist, watch again': [
+    E.synced,
+    E.failed,
+    E.backoff,
+    E.failed,
+    E.backoff,
+    E.synced,
+    E.changed,
+  ],
   'no API server at start: back off until it answers, report synced once': [E.failed, E.backoff, E.synced, E.stop],
 };
-const { paths } = pathsFor(resourceWatcherMachine, { events, key, input: INPUT, scenarios: SCENARIOS, everyStateWithin: Infinity });
+const { paths } = pathsFor(resourceWatcherMachine, {
+  events,
+  key,
+  input: INPUT,
+  scenarios: SCENARIOS,
+  everyStateWithin: Infinity,
+});
 const coverage = new Coverage(resourceWatcherMachine);
 for (const path of paths) coverage.addModelPath(path);
 
@@ -146,7 +184,11 @@ afterAll(() => api?.close());
 
 describe('resource watcher: every path of the machine, against the test API server', () => {
   for (const path of paths) {
-    it(path.name, async () => runPath(resourceWatcherMachine, path, await watcherWorld(), coverage, { stepTimeoutMs: 8000 }), 30_000);
+    it(
+      path.name,
+      async () => runPath(resourceWatcherMachine, path, await watcherWorld(), coverage, { stepTimeoutMs: 8000 }),
+      30_000,
+    );
   }
 
   it('walked every state and transition of the machine, in the model and for real', () => {

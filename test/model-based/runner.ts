@@ -62,12 +62,24 @@ export interface RunOptions {
  * runPath walks one path in a fresh world and records what the real actor did in `coverage`.
  * It throws, naming the path and the step, at the first difference between model and world.
  */
-export async function runPath(machine: AnyStateMachine, path: Path, world: World, coverage: Coverage, options: RunOptions): Promise<void> {
+export async function runPath(
+  machine: AnyStateMachine,
+  path: Path,
+  world: World,
+  coverage: Coverage,
+  options: RunOptions,
+): Promise<void> {
   let pos = 0;
   const where = (i: number) => `path "${path.name}", step ${i} (${path.steps[i]!.event.type})`;
   try {
     for (let index = 0; index < path.steps.length; index++) {
-      const at: StepContext = { path, index, step: path.steps[index]!, previous: path.steps[index - 1], next: path.steps[index + 1] };
+      const at: StepContext = {
+        path,
+        index,
+        step: path.steps[index]!,
+        previous: path.steps[index - 1],
+        next: path.steps[index + 1],
+      };
       await world.exec(at);
       let reached: AnyMachineSnapshot;
       if (index === 0) {
@@ -87,8 +99,12 @@ export async function runPath(machine: AnyStateMachine, path: Path, world: World
             }
             if (entry) {
               if (!same(entry.keys, micro.keys)) {
-                const seen = world.log.slice(pos, pos + 5).map((e) => `${e.keys.join(' + ')} → ${JSON.stringify(e.snapshot.value)}`);
-                throw new Error(`${where(index)}: the model takes ${micro.keys.join(' + ')}, the real actor took:\n  ${seen.join('\n  ')}`);
+                const seen = world.log
+                  .slice(pos, pos + 5)
+                  .map((e) => `${e.keys.join(' + ')} → ${JSON.stringify(e.snapshot.value)}`);
+                throw new Error(
+                  `${where(index)}: the model takes ${micro.keys.join(' + ')}, the real actor took:\n  ${seen.join('\n  ')}`,
+                );
               }
               for (const k of entry.keys) coverage.realKeys.add(k);
               for (const id of activeStates(entry.snapshot)) coverage.realStates.add(id);
@@ -97,22 +113,31 @@ export async function runPath(machine: AnyStateMachine, path: Path, world: World
               break;
             }
             if (Date.now() > deadline) {
-              throw new Error(`${where(index)}: the real actor did not take ${micro.keys.join(' + ')} within ${options.stepTimeoutMs} ms; it is in ${JSON.stringify(world.snapshot()?.value)}`);
+              throw new Error(
+                `${where(index)}: the real actor did not take ${micro.keys.join(' + ')} within ${options.stepTimeoutMs} ms; it is in ${JSON.stringify(world.snapshot()?.value)}`,
+              );
             }
             await sleep(5);
           }
         }
       }
-      if (!same(reached.value, at.step.state.value)) throw new Error(`${where(index)}: model in ${JSON.stringify(at.step.state.value)}, real actor in ${JSON.stringify(reached.value)}`);
+      if (!same(reached.value, at.step.state.value))
+        throw new Error(
+          `${where(index)}: model in ${JSON.stringify(at.step.state.value)}, real actor in ${JSON.stringify(reached.value)}`,
+        );
       const model = world.project(at.step.state, 'model');
       const real = world.project(reached, 'real');
-      if (!same(model, real)) throw new Error(`${where(index)}: context differs\n  model ${JSON.stringify(model)}\n  real  ${JSON.stringify(real)}`);
+      if (!same(model, real))
+        throw new Error(
+          `${where(index)}: context differs\n  model ${JSON.stringify(model)}\n  real  ${JSON.stringify(real)}`,
+        );
       const now = world.snapshot();
       const current = world.log.length === pos && now !== undefined && same(now.value, at.step.state.value);
       try {
         await world.check(at, current);
       } catch (error) {
-        (error as Error).message = `${where(index)}, in ${JSON.stringify(at.step.state.value)}: ${(error as Error).message}`;
+        (error as Error).message =
+          `${where(index)}, in ${JSON.stringify(at.step.state.value)}: ${(error as Error).message}`;
         throw error;
       }
     }

@@ -8,12 +8,23 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock, createActor, fromPromise, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
-import { syncQueueMachine, type RunSyncInput, type RunSyncOutput, type SyncQueueContext, type SyncQueueInput } from '../../machines/syncQueue.machine.js';
+import {
+  syncQueueMachine,
+  type RunSyncInput,
+  type RunSyncOutput,
+  type SyncQueueContext,
+  type SyncQueueInput,
+} from '../../machines/syncQueue.machine.js';
 import { deferred, flush, type Deferred } from '../machines/harness.js';
 import { Coverage, pathsFor, timersAlong, type Path, type Timers } from './graph.js';
 import { microstepRecorder, runPath, type RealStep, type World } from './runner.js';
 
-const INPUT: SyncQueueInput = { watchers: ['Ingress', 'Service'], debounceMs: 100, maxHoldoffMs: 1000, minSyncIntervalMs: 300 };
+const INPUT: SyncQueueInput = {
+  watchers: ['Ingress', 'Service'],
+  debounceMs: 100,
+  maxHoldoffMs: 1000,
+  minSyncIntervalMs: 300,
+};
 const DELAY = { debounce: INPUT.debounceMs, maxHoldoff: INPUT.maxHoldoffMs, rate: INPUT.minSyncIntervalMs };
 
 const E = {
@@ -73,28 +84,46 @@ class SteppingClock extends SimulatedClock {
   }
   fire(delay: number): void {
     const [id, timer] = [...this.pendingTimers].find(([, t]) => t.delay === delay) ?? [];
-    if (id === undefined || !timer) throw new Error(`no ${delay} ms timer pending (pending: ${this.delays().join(', ')})`);
+    if (id === undefined || !timer)
+      throw new Error(`no ${delay} ms timer pending (pending: ${this.delays().join(', ')})`);
     this.clearTimeout(id);
     timer.fn();
   }
 }
 
 const timerCache = new Map<Path, Timers[]>();
-const timersOf = (path: Path) => timerCache.get(path) ?? timerCache.set(path, timersAlong(syncQueueMachine, INPUT, path.steps)).get(path)!;
+const timersOf = (path: Path) =>
+  timerCache.get(path) ?? timerCache.set(path, timersAlong(syncQueueMachine, INPUT, path.steps)).get(path)!;
 const delays = (timers: Timers) => [...timers.values()].map((t) => t.delay).sort((a, b) => a - b);
 
 function syncQueueWorld(): World {
   const clock = new SteppingClock();
   const log: RealStep[] = [];
   const templateAtStart = new Map<number, unknown>();
-  const syncs: { generation: number; template: unknown; done: Deferred<void>; aborted: boolean; output: RunSyncOutput }[] = [];
+  const syncs: {
+    generation: number;
+    template: unknown;
+    done: Deferred<void>;
+    aborted: boolean;
+    output: RunSyncOutput;
+  }[] = [];
   const runSync = fromPromise<RunSyncOutput, RunSyncInput>(({ input, signal }) => {
-    const sync = { generation: input.generation, template: input.template, done: deferred(), aborted: false, output: { awaitingVerdict: false } };
+    const sync = {
+      generation: input.generation,
+      template: input.template,
+      done: deferred(),
+      aborted: false,
+      output: { awaitingVerdict: false },
+    };
     signal.addEventListener('abort', () => (sync.aborted = true));
     syncs.push(sync);
     return sync.done.promise.then(() => sync.output);
   });
-  const actor = createActor(syncQueueMachine.provide({ actors: { runSync } }), { input: INPUT, clock, inspect: microstepRecorder(log) });
+  const actor = createActor(syncQueueMachine.provide({ actors: { runSync } }), {
+    input: INPUT,
+    clock,
+    inspect: microstepRecorder(log),
+  });
   const initial = actor.getSnapshot();
   return {
     log,
@@ -128,18 +157,21 @@ function syncQueueWorld(): World {
         const sync = syncs.at(-1)!;
         sync.output = (e as typeof E.done).output;
         sync.done.resolve();
-      }
-      else if (e.type === E.failed.type) syncs.at(-1)!.done.reject(new Error('build failed'));
+      } else if (e.type === E.failed.type) syncs.at(-1)!.done.reject(new Error('build failed'));
       else actor.send(e as never);
       await flush();
     },
     async check({ path, index, step }) {
       const s = step.state;
       expect(clock.delays(), 'pending timers').toEqual(delays(timersOf(path)[index]!));
-      const running = syncs.filter((x) => !x.aborted).length - (s.context as SyncQueueContext).syncsCompleted - (s.context as SyncQueueContext).syncsFailed;
+      const running =
+        syncs.filter((x) => !x.aborted).length -
+        (s.context as SyncQueueContext).syncsCompleted -
+        (s.context as SyncQueueContext).syncsFailed;
       // At most one sync at a time, and one exactly while syncing; a sync cut by sync.stop is aborted.
       expect(running, 'syncs running').toBe(s.matches('syncing' as never) ? 1 : 0);
-      if (s.matches('syncing' as never)) expect(syncs.at(-1)!.generation).toBe((s.context as SyncQueueContext).generation);
+      if (s.matches('syncing' as never))
+        expect(syncs.at(-1)!.generation).toBe((s.context as SyncQueueContext).generation);
       // Each sync renders with the template of the last template.changed before it started (none
       // before any): what the context held on entering syncing, not one that came in since.
       if (s.matches('syncing' as never)) {
@@ -155,26 +187,77 @@ function syncQueueWorld(): World {
 }
 
 const SCENARIOS = {
-  'no sync before every watcher synced, then one': [E.changed, E.synced('Ingress'), E.changed, E.synced('Service'), E.debounce, E.done],
-  'a burst while syncing becomes exactly one more sync': [E.synced('Ingress'), E.synced('Service'), E.debounce, E.changed, E.changed, E.template, E.done, E.debounce, E.rate, E.done],
-  'constant churn still syncs at the max holdoff': [E.synced('Ingress'), E.synced('Service'), E.changed, E.changed, E.changed, E.maxHoldoff, E.done],
+  'no sync before every watcher synced, then one': [
+    E.changed,
+    E.synced('Ingress'),
+    E.changed,
+    E.synced('Service'),
+    E.debounce,
+    E.done,
+  ],
+  'a burst while syncing becomes exactly one more sync': [
+    E.synced('Ingress'),
+    E.synced('Service'),
+    E.debounce,
+    E.changed,
+    E.changed,
+    E.template,
+    E.done,
+    E.debounce,
+    E.rate,
+    E.done,
+  ],
+  'constant churn still syncs at the max holdoff': [
+    E.synced('Ingress'),
+    E.synced('Service'),
+    E.changed,
+    E.changed,
+    E.changed,
+    E.maxHoldoff,
+    E.done,
+  ],
   'a failed sync is retried after the rate interval': [E.resync, E.debounce, E.failed, E.debounce, E.rate, E.done],
   'stop while syncing cancels the sync': [E.resync, E.request, E.stop],
-  'a lone change once quiet syncs without the debounce': [E.resync, E.debounce, E.done, E.quiet, E.rate, E.changed, E.done],
+  'a lone change once quiet syncs without the debounce': [
+    E.resync,
+    E.debounce,
+    E.done,
+    E.quiet,
+    E.rate,
+    E.changed,
+    E.done,
+  ],
   'a refusal brings a sync that is given it': [E.resync, E.debounce, E.done, E.quiet, E.rate, E.refused, E.done],
-  'a bisection step waits for the verdict, which brings the next sync': [E.resync, E.debounce, E.doneAwaiting, E.quiet, E.rate, E.applied, E.done],
+  'a bisection step waits for the verdict, which brings the next sync': [
+    E.resync,
+    E.debounce,
+    E.doneAwaiting,
+    E.quiet,
+    E.rate,
+    E.applied,
+    E.done,
+  ],
 };
 
 const isTimer = (type: string) => type.startsWith('xstate.after.') || type === E.rate.type;
 // Cheap to run, so: every transition, every state, and every simple path of the coarser graph.
 const simplePathsKey = (s: AnyMachineSnapshot) => [s.value, (s.context as SyncQueueContext).tokenReady];
-const { paths } = pathsFor(syncQueueMachine, { events, key, input: INPUT, scenarios: SCENARIOS, everyStateWithin: Infinity, simplePathsKey, isTimer });
+const { paths } = pathsFor(syncQueueMachine, {
+  events,
+  key,
+  input: INPUT,
+  scenarios: SCENARIOS,
+  everyStateWithin: Infinity,
+  simplePathsKey,
+  isTimer,
+});
 const coverage = new Coverage(syncQueueMachine);
 for (const path of paths) coverage.addModelPath(path);
 
 describe('sync queue: every path of the machine, on a real actor with a SimulatedClock', () => {
   it(`walks ${paths.length} paths`, async () => {
-    for (const path of paths) await runPath(syncQueueMachine, path, syncQueueWorld(), coverage, { stepTimeoutMs: 1000 });
+    for (const path of paths)
+      await runPath(syncQueueMachine, path, syncQueueWorld(), coverage, { stepTimeoutMs: 1000 });
   });
 
   it('walked every state and transition of the machine, in the model and for real', () => {

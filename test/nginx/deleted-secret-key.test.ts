@@ -25,7 +25,11 @@ beforeAll(async () => {
     ingressClass(),
     ...serviceWithEndpoints('app', [{ port: backend.port }]),
     secret,
-    ingress('gone', { 'gone.example.com': [{ path: '/', service: 'app' }] }, { tls: [{ hosts: ['gone.example.com'], secretName: 'gone-tls' }] }),
+    ingress(
+      'gone',
+      { 'gone.example.com': [{ path: '/', service: 'app' }] },
+      { tls: [{ hosts: ['gone.example.com'], secretName: 'gone-tls' }] },
+    ),
   ]);
 }, 30_000);
 
@@ -35,11 +39,19 @@ afterAll(async () => {
 });
 
 const conf = () => readFile(join(cluster.config.configDir, 'nginx.conf'), 'utf8');
-const exists = (file: string) => lstat(join(cluster.config.configDir, file)).then(() => true, () => false);
+const exists = (file: string) =>
+  lstat(join(cluster.config.configDir, file)).then(
+    () => true,
+    () => false,
+  );
 const syncs = () => (cluster.actor('syncQueue')!.context as { syncsStarted: number }).syncsStarted;
 
 it('finding 3 (low): a deleted TLS Secret’s key file is gone once the config without it is live, with no further sync', async () => {
-  await waitFor('the key file named and written', async () => (await conf()).includes(KEY_FILE) && (await exists(KEY_FILE)), 15_000);
+  await waitFor(
+    'the key file named and written',
+    async () => (await conf()).includes(KEY_FILE) && (await exists(KEY_FILE)),
+    15_000,
+  );
   await waitFor('the sync queue to be idle', () => queueIdle(cluster.actor('syncQueue')?.value), 10_000);
   const before = syncs();
   await cluster.remove(secret);

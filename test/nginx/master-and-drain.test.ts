@@ -24,7 +24,10 @@ const log = pino({ level: 'silent' });
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ia-master-'));
   port = await freePort();
-  const { model } = buildModel({ ingresses: [], ingressClasses: [], services: [], endpointSlices: [], secrets: [], configMaps: [] }, { ...defaultBuildOptions, httpPort: port, httpsPort: await freePort() });
+  const { model } = buildModel(
+    { ingresses: [], ingressClasses: [], services: [], endpointSlices: [], secrets: [], configMaps: [] },
+    { ...defaultBuildOptions, httpPort: port, httpsPort: await freePort() },
+  );
   const staged = await stageConfig(nginxBinary(), dir, render(model, await loadTemplate()), model.certificates);
   expect(staged.ok).toBe(true);
 });

@@ -7,7 +7,20 @@
  * the workers (`nobody`) can then read.
  */
 import { execa } from 'execa';
-import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,7 +87,9 @@ function text(port: number, options: { auth?: boolean } = {}): string {
     `    location /certificates/ { alias "${conf}/certificates/"; }\n`,
     `    location /auth/ { alias "${conf}/auth/"; }\n`,
     // (try_files, not return: return answers before the access phase, where auth_basic runs)
-    options.auth ? '    location /members { auth_basic "m"; auth_basic_user_file auth/default_users.htpasswd; try_files /none @in; }\n    location @in { return 200 "in\\n"; }\n' : '',
+    options.auth
+      ? '    location /members { auth_basic "m"; auth_basic_user_file auth/default_users.htpasswd; try_files /none @in; }\n    location @in { return 200 "in\\n"; }\n'
+      : '',
     // A body larger than the buffer goes to tmp/client-body, written by a worker.
     '    location /upload { client_body_in_file_only clean; proxy_pass http://127.0.0.1:1; error_page 502 = @read; }\n',
     '    location @read { return 200 "read $request_body_file\\n"; }\n',
@@ -84,12 +99,15 @@ function text(port: number, options: { auth?: boolean } = {}): string {
 
 function post(port: number, path: string, body: Buffer): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-length': body.length }, agent: false }, (res) => {
-      let data = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (data += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-length': body.length }, agent: false },
+      (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (data += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -99,7 +117,9 @@ describe.runIf(root)('finding 3: the config folder is private to this process an
   it('finding 3 (a): a config folder owned by another user, writable by others or a link is refused, naming --config-dir and what is wrong', async () => {
     await mkdir(conf, { mode: 0o700 });
     await chown(conf, NOBODY, NOBODY);
-    await expect(ensureConfigDir(conf)).rejects.toThrow(`--config-dir ${conf}: ${conf} is owned by uid ${NOBODY}, not by this process (uid 0)`);
+    await expect(ensureConfigDir(conf)).rejects.toThrow(
+      `--config-dir ${conf}: ${conf} is owned by uid ${NOBODY}, not by this process (uid 0)`,
+    );
     await chown(conf, 0, 0);
     await chmod(conf, 0o777);
     await expect(ensureConfigDir(conf)).rejects.toThrow(/--config-dir .*: .* is writable by everyone \(mode 0777\)/);
@@ -126,14 +146,36 @@ describe.runIf(root)('finding 3: the config folder is private to this process an
     await mkdir(conf, { mode: 0o755 });
     await chown(conf, NOBODY, NOBODY);
     const kubeconfig = join(base, 'kubeconfig');
-    await writeFile(kubeconfig, [
-      'apiVersion: v1', 'kind: Config', 'current-context: c',
-      'clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]', 'users: [{name: u, user: {}}]', 'contexts: [{name: c, context: {cluster: c, user: u}}]', '',
-    ].join('\n'));
-    const run = await execa(CLI, ['controller', '--kubeconfig', kubeconfig, '--config-dir', conf, '--healthz-port', String(await freePort()), '--log-level', 'silent'], {
-      reject: false,
-      timeout: 20_000,
-    });
+    await writeFile(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: c',
+        'clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]',
+        'users: [{name: u, user: {}}]',
+        'contexts: [{name: c, context: {cluster: c, user: u}}]',
+        '',
+      ].join('\n'),
+    );
+    const run = await execa(
+      CLI,
+      [
+        'controller',
+        '--kubeconfig',
+        kubeconfig,
+        '--config-dir',
+        conf,
+        '--healthz-port',
+        String(await freePort()),
+        '--log-level',
+        'silent',
+      ],
+      {
+        reject: false,
+        timeout: 20_000,
+      },
+    );
     expect({ code: run.exitCode, stderr: run.stderr }).toEqual({
       code: 2,
       stderr: `ingress-actors controller: --config-dir ${conf}: ${conf} is owned by uid ${NOBODY}, not by this process (uid 0); remove it or choose another folder`,
@@ -146,18 +188,24 @@ describe.runIf(root)('finding 3: the config folder is private to this process an
       await rm(conf, { recursive: true, force: true });
       await mkdir(conf, { mode: 0o700 });
       await symlink(outside, join(conf, folder));
-      await expect(writeCertificates(conf, [cert(), auth], new Map())).rejects.toThrow(`${join(conf, folder)} is a symbolic link`);
-      await expect(stageConfig(nginxBinary(), conf, text(await freePort()), [cert(), auth])).rejects.toThrow(`${join(conf, folder)} is a symbolic link`);
+      await expect(writeCertificates(conf, [cert(), auth], new Map())).rejects.toThrow(
+        `${join(conf, folder)} is a symbolic link`,
+      );
+      await expect(stageConfig(nginxBinary(), conf, text(await freePort()), [cert(), auth])).rejects.toThrow(
+        `${join(conf, folder)} is a symbolic link`,
+      );
       await outsideUnchanged();
     }
   });
 
   it('finding 3 (b): a link where a certificate, an htpasswd file or nginx.conf.next goes is replaced, not written through', async () => {
     await ensureConfigDir(conf);
-    for (const file of ['certificates/default_a.pem', 'auth/default_users.htpasswd', 'nginx.conf.next']) await symlink(join(outside, 'victim.pem'), join(conf, file));
+    for (const file of ['certificates/default_a.pem', 'auth/default_users.htpasswd', 'nginx.conf.next'])
+      await symlink(join(outside, 'victim.pem'), join(conf, file));
     const staged = await stageConfig(nginxBinary(), conf, text(await freePort()), [cert(), auth]);
     expect(staged.ok).toBe(true);
-    for (const file of ['certificates/default_a.pem', 'auth/default_users.htpasswd', 'nginx.conf']) expect((await lstat(join(conf, file))).isFile()).toBe(true);
+    for (const file of ['certificates/default_a.pem', 'auth/default_users.htpasswd', 'nginx.conf'])
+      expect((await lstat(join(conf, file))).isFile()).toBe(true);
     expect(await readFile(join(conf, 'certificates/default_a.pem'), 'utf8')).toBe(pem);
     expect(await readFile(join(conf, 'auth/default_users.htpasswd'), 'utf8')).toBe(USERS);
     await outsideUnchanged();
@@ -169,7 +217,11 @@ describe.runIf(root)('finding 3: the config folder is private to this process an
     const port = await freePort();
     expect((await stageConfig(nginxBinary(), conf, text(port), [cert(), auth])).ok).toBe(true);
     nginx = await startNginx(conf, port);
-    const pid = await waitFor('the pid file', async () => (await readFile(join(conf, 'nginx.pid'), 'utf8').catch(() => '')).trim(), 5_000);
+    const pid = await waitFor(
+      'the pid file',
+      async () => (await readFile(join(conf, 'nginx.pid'), 'utf8').catch(() => '')).trim(),
+      5_000,
+    );
     expect(Number(pid)).toBe(nginx.process.pid);
     expect((await lstat(join(conf, 'nginx.pid'))).isFile()).toBe(true);
     await outsideUnchanged();
@@ -259,7 +311,10 @@ describe.runIf(root)('finding 3: the config folder is private to this process an
     expect(workers.length).toBeGreaterThan(0);
     for (const pid of workers) {
       const status = await readFile(`/proc/${pid}/status`, 'utf8');
-      expect([/^Uid:\t(\d+)/m.exec(status)?.[1], /^Gid:\t(\d+)/m.exec(status)?.[1]]).toEqual([String(worker.uid), String(worker.gid)]);
+      expect([/^Uid:\t(\d+)/m.exec(status)?.[1], /^Gid:\t(\d+)/m.exec(status)?.[1]]).toEqual([
+        String(worker.uid),
+        String(worker.gid),
+      ]);
     }
     // And nginx made its temp folders itself, for the workers; nothing else in tmp/ is theirs.
     const body = await stat(join(conf, 'tmp/client-body'));

@@ -18,21 +18,36 @@ import { issueCertificate } from '../../src/tls/issue.js';
 
 let pems: string[];
 beforeAll(async () => {
-  pems = await Promise.all(['a', 'b', 'c'].map(async (n) => {
-    const made = await issueCertificate({ commonName: `${n}.example.com`, dnsNames: [`${n}.example.com`] });
-    return made.certPem + made.keyPem;
-  }));
+  pems = await Promise.all(
+    ['a', 'b', 'c'].map(async (n) => {
+      const made = await issueCertificate({ commonName: `${n}.example.com`, dnsNames: [`${n}.example.com`] });
+      return made.certPem + made.keyPem;
+    }),
+  );
 });
 
-const cert = (name: string, pem: string): Certificate => ({ id: `tls/${name}`, file: `certificates/tls_${name}.pem`, pem });
-const auth = (name: string, users = 'user:$apr1$abc$abcdefghijklmnopqrstu.\n'): Certificate => ({ id: `auth/${name}`, file: `auth/auth_${name}.htpasswd`, pem: users });
+const cert = (name: string, pem: string): Certificate => ({
+  id: `tls/${name}`,
+  file: `certificates/tls_${name}.pem`,
+  pem,
+});
+const auth = (name: string, users = 'user:$apr1$abc$abcdefghijklmnopqrstu.\n'): Certificate => ({
+  id: `auth/${name}`,
+  file: `auth/auth_${name}.htpasswd`,
+  pem: users,
+});
 
 /** conf is a config naming the files as the template does: a TLS server per certificate, a location per htpasswd file. */
 function conf(files: readonly Certificate[], refused = false): string {
   const servers = files
     .filter((f) => f.file.startsWith('certificates/'))
-    .map((f, i) => `  server { listen 127.0.0.1:${41000 + i} ssl; server_name s${i}; ssl_certificate "${f.file}"; ssl_certificate_key "${f.file}"; }\n`);
-  const locations = files.filter((f) => f.file.startsWith('auth/')).map((f, i) => `    location /a${i} { auth_basic "r"; auth_basic_user_file "${f.file}"; }\n`);
+    .map(
+      (f, i) =>
+        `  server { listen 127.0.0.1:${41000 + i} ssl; server_name s${i}; ssl_certificate "${f.file}"; ssl_certificate_key "${f.file}"; }\n`,
+    );
+  const locations = files
+    .filter((f) => f.file.startsWith('auth/'))
+    .map((f, i) => `    location /a${i} { auth_basic "r"; auth_basic_user_file "${f.file}"; }\n`);
   return [
     'pid nginx.pid;\nerror_log stderr;\nevents {}\nhttp {\n',
     '  client_body_temp_path tmp/client-body; proxy_temp_path tmp/proxy; fastcgi_temp_path tmp/fastcgi; uwsgi_temp_path tmp/uwsgi; scgi_temp_path tmp/scgi;\n',
@@ -53,17 +68,24 @@ beforeEach(async () => {
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
 /** sync is one reload of the nginx actor: stage the config and its files, then sweep; returns what went and whether nginx took it. */
-async function sync(files: readonly Certificate[], options: { refused?: boolean; serving?: readonly Certificate[] } = {}): Promise<{ removed: string[]; live: boolean }> {
+async function sync(
+  files: readonly Certificate[],
+  options: { refused?: boolean; serving?: readonly Certificate[] } = {},
+): Promise<{ removed: string[]; live: boolean }> {
   const staged = await folder.stage({ config: conf(files, options.refused), files });
   const removed = await folder.sweep(staged.ok ? [] : (options.serving ?? []));
   return { removed, live: staged.ok };
 }
 
-const exists = (file: string) => lstat(join(dir, file)).then(() => true, () => false);
+const exists = (file: string) =>
+  lstat(join(dir, file)).then(
+    () => true,
+    () => false,
+  );
 /** what a master restarted now (after kill -9) would do first: load nginx.conf */
 const restartWouldLoad = async () => (await testConfig(nginxBinary(), dir, join(dir, 'nginx.conf'))).ok;
 
-describe('the nginx actor\'s ConfigFolder', () => {
+describe("the nginx actor's ConfigFolder", () => {
   it('writes the files and folders as ConfigLayout says, and removes nothing while they are named', async () => {
     const files = [cert('a', pems[0]!), auth('x')];
     const layout = configLayout(await workerIdentity());
@@ -78,7 +100,10 @@ describe('the nginx actor\'s ConfigFolder', () => {
 
   it('finding 3 (low): a deleted Secret’s files are gone with the reload that drops them', async () => {
     await sync([cert('a', pems[0]!), cert('b', pems[1]!), auth('x')]);
-    expect(await sync([cert('a', pems[0]!)])).toEqual({ removed: ['auth/auth_x.htpasswd', 'certificates/tls_b.pem'], live: true });
+    expect(await sync([cert('a', pems[0]!)])).toEqual({
+      removed: ['auth/auth_x.htpasswd', 'certificates/tls_b.pem'],
+      live: true,
+    });
     expect(await readdir(join(dir, 'certificates'))).toEqual(['tls_a.pem']);
     expect(await readdir(join(dir, 'auth'))).toEqual([]);
     expect(await sync([cert('a', pems[0]!)])).toEqual({ removed: [], live: true });
@@ -90,7 +115,10 @@ describe('the nginx actor\'s ConfigFolder', () => {
     await sync(first);
     const live = await readFile(join(dir, 'nginx.conf'), 'utf8');
     for (let i = 0; i < 4; i++) {
-      const { removed, live: took } = await sync([cert('a', pems[0]!), cert('c', pems[2]!)], { refused: true, serving: first });
+      const { removed, live: took } = await sync([cert('a', pems[0]!), cert('c', pems[2]!)], {
+        refused: true,
+        serving: first,
+      });
       expect({ removed, took }).toEqual({ removed: ['certificates/tls_c.pem'], took: false });
       expect(await readFile(join(dir, 'nginx.conf'), 'utf8')).toBe(live);
       expect(await exists('certificates/tls_b.pem')).toBe(true);
@@ -99,7 +127,10 @@ describe('the nginx actor\'s ConfigFolder', () => {
       expect(await restartWouldLoad()).toBe(true);
     }
     // Once a config without them is live, they go.
-    expect(await sync([cert('a', pems[0]!)])).toEqual({ removed: ['auth/auth_x.htpasswd', 'certificates/tls_b.pem'], live: true });
+    expect(await sync([cert('a', pems[0]!)])).toEqual({
+      removed: ['auth/auth_x.htpasswd', 'certificates/tls_b.pem'],
+      live: true,
+    });
   });
 
   it('writes a removed file again when a config names it again with the same content', async () => {
@@ -113,7 +144,13 @@ describe('the nginx actor\'s ConfigFolder', () => {
     await mkdir(join(dir, 'certificates'), { recursive: true });
     await mkdir(join(dir, 'auth'), { recursive: true });
     await mkdir(join(dir, 'certificates', 'sub.pem'));
-    const foreign = ['certificates/README', 'certificates/key.crt', 'auth/notes.txt', 'other.pem', 'certificates/sub.pem'];
+    const foreign = [
+      'certificates/README',
+      'certificates/key.crt',
+      'auth/notes.txt',
+      'other.pem',
+      'certificates/sub.pem',
+    ];
     for (const file of foreign.slice(0, 4)) await writeFile(join(dir, file), 'x');
     // From an earlier run of the controller in the same folder:
     await writeFile(join(dir, 'certificates/old_one.pem'), 'x', { mode: 0o600 });

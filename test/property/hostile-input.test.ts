@@ -23,7 +23,8 @@ import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../suppo
 import { foreignDirectives as foreignOrEntries, parseConf, templateDirectives } from '../support/nginx-conf.js';
 
 /** foreignDirectives, less split_clients entries, which (like map entries) are data, not directives. */
-const foreignDirectives: typeof foreignOrEntries = (text, allowed) => foreignOrEntries(text, allowed).filter((d) => d.context.at(-1) !== 'split_clients');
+const foreignDirectives: typeof foreignOrEntries = (text, allowed) =>
+  foreignOrEntries(text, allowed).filter((d) => d.context.at(-1) !== 'split_clients');
 
 const sources = await readTemplateSources(DEFAULT_TEMPLATE);
 const template = compileTemplate(sources);
@@ -38,31 +39,92 @@ beforeAll(async () => {
   const leaf = await issueCertificate({ commonName: 'a.example.com', dnsNames: ['a.example.com'] });
   const main = ingress(
     'main',
-    { 'a.example.com': [{ path: '/api', service: 'web', port: 'http' }, { path: '/x', pathType: 'Exact', service: 'web' }] },
+    {
+      'a.example.com': [
+        { path: '/api', service: 'web', port: 'http' },
+        { path: '/x', pathType: 'Exact', service: 'web' },
+      ],
+    },
     { tls: [{ hosts: ['a.example.com'], secretName: 'tls' }], annotations: {} },
   );
   base = {
     ingressClasses: [ingressClass()],
     ingresses: [
       { ...main, spec: { ...main.spec, defaultBackend: { service: { name: 'web', port: { number: 80 } } } } },
-      ingress('canary', { 'a.example.com': [{ path: '/api', service: 'web', port: 'http' }] }, { annotations: { [`${ANNOTATION_PREFIX}canary`]: 'true', [`${ANNOTATION_PREFIX}canary-weight`]: '10' } }),
+      ingress(
+        'canary',
+        { 'a.example.com': [{ path: '/api', service: 'web', port: 'http' }] },
+        { annotations: { [`${ANNOTATION_PREFIX}canary`]: 'true', [`${ANNOTATION_PREFIX}canary-weight`]: '10' } },
+      ),
     ],
     services: [serviceWithEndpoints('web', [{ port: 9000 }])[0] as Snapshot['services'][number]],
     endpointSlices: serviceWithEndpoints('web', [{ port: 9000 }]).slice(1) as Snapshot['endpointSlices'],
-    secrets: [tlsSecret('tls', leaf.certPem, leaf.keyPem), { metadata: { namespace: 'default', name: 'basic' }, data: { auth: Buffer.from('user:{PLAIN}pass\n').toString('base64') } }],
+    secrets: [
+      tlsSecret('tls', leaf.certPem, leaf.keyPem),
+      {
+        metadata: { namespace: 'default', name: 'basic' },
+        data: { auth: Buffer.from('user:{PLAIN}pass\n').toString('base64') },
+      },
+    ],
     configMaps: [{ metadata: { namespace: 'ingress', name: 'config' }, data: {} }],
   };
 });
 afterAll(() => rm(scratch, { recursive: true, force: true }));
 
 const nasty = fc.constantFrom(
-  ';', '{', '}', '"', "'", '$', '\n', '\r', '#', '\0', '\\', ' ', '\t', '`', '*', '/', '.', '..', '~',
-  'include /etc/passwd;', '}\n server { listen 1;', '$host', '${x}', '\u2028', 'é', 'A', '-', '_', ':',
+  ';',
+  '{',
+  '}',
+  '"',
+  "'",
+  '$',
+  '\n',
+  '\r',
+  '#',
+  '\0',
+  '\\',
+  ' ',
+  '\t',
+  '`',
+  '*',
+  '/',
+  '.',
+  '..',
+  '~',
+  'include /etc/passwd;',
+  '}\n server { listen 1;',
+  '$host',
+  '${x}',
+  '\u2028',
+  'é',
+  'A',
+  '-',
+  '_',
+  ':',
 );
-const plausible = fc.constantFrom('a.example.com', '/api', 'http', '80', 'TLSv1.2', '1m', '10s', 'true', 'auto', '4 8k', 'web', '127.0.0.1', '::1');
+const plausible = fc.constantFrom(
+  'a.example.com',
+  '/api',
+  'http',
+  '80',
+  'TLSv1.2',
+  '1m',
+  '10s',
+  'true',
+  'auto',
+  '4 8k',
+  'web',
+  '127.0.0.1',
+  '::1',
+);
 /** hostile strings: fragments of nginx syntax mixed with plausible values, random unicode, or very long. */
 const hostile = fc.oneof(
-  { weight: 6, arbitrary: fc.array(fc.oneof(nasty, plausible, fc.string({ maxLength: 4 })), { minLength: 1, maxLength: 8 }).map((a) => a.join('')) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .array(fc.oneof(nasty, plausible, fc.string({ maxLength: 4 })), { minLength: 1, maxLength: 8 })
+      .map((a) => a.join('')),
+  },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
   { weight: 1, arbitrary: fc.string({ minLength: 3000, maxLength: 6000 }) },
 );
@@ -85,12 +147,19 @@ function companions(key: string): Record<string, string> {
   return {};
 }
 const annotate = (s: Snapshot, index: number, values: Record<string, string>) =>
-  set(s.ingresses[index], ['metadata', 'annotations'], Object.fromEntries(Object.entries(values).map(([k, v]) => [`${ANNOTATION_PREFIX}${k}`, v])));
+  set(
+    s.ingresses[index],
+    ['metadata', 'annotations'],
+    Object.fromEntries(Object.entries(values).map(([k, v]) => [`${ANNOTATION_PREFIX}${k}`, v])),
+  );
 /** One field per supported annotation key (the canary ones on the canary Ingress). */
 const annotationFields: Record<string, Edit> = Object.fromEntries(
   supportedKeys.map(({ key: { key } }) => [
     `annotation ${key}`,
-    ((s, v) => (key.startsWith('canary') ? annotate(s, 1, { canary: 'true', [key]: v }) : annotate(s, 0, { ...companions(key), [key]: v }))) as Edit,
+    ((s, v) =>
+      key.startsWith('canary')
+        ? annotate(s, 1, { canary: 'true', [key]: v })
+        : annotate(s, 0, { ...companions(key), [key]: v })) as Edit,
   ]),
 );
 /** Every field of every kind that buildModel reads, each a way to put a hostile value there. */
@@ -99,13 +168,18 @@ const fields: Record<string, Edit> = {
   'ingress namespace': (s, v) => set(ing(s), ['metadata', 'namespace'], v),
   'ingress creationTimestamp': (s, v) => set(ing(s), ['metadata', 'creationTimestamp'], v),
   ingressClassName: (s, v) => set(ing(s), ['spec', 'ingressClassName'], v),
-  'legacy class annotation': (s, v) => (set(ing(s), ['spec', 'ingressClassName'], undefined), set(ing(s), ['metadata', 'annotations'], { 'kubernetes.io/ingress.class': v })),
+  'legacy class annotation': (s, v) => (
+    set(ing(s), ['spec', 'ingressClassName'], undefined),
+    set(ing(s), ['metadata', 'annotations'], { 'kubernetes.io/ingress.class': v })
+  ),
   host: (s, v) => set(ing(s), ['spec', 'rules', 0, 'host'], v),
   path: (s, v) => set(ing(s), ['spec', 'rules', 0, 'http', 'paths', 0, 'path'], v),
   'exact path': (s, v) => set(ing(s), ['spec', 'rules', 0, 'http', 'paths', 1, 'path'], v),
   pathType: (s, v) => set(ing(s), ['spec', 'rules', 0, 'http', 'paths', 0, 'pathType'], v),
-  'backend service name': (s, v) => set(ing(s), ['spec', 'rules', 0, 'http', 'paths', 0, 'backend', 'service', 'name'], v),
-  'backend port name': (s, v) => set(ing(s), ['spec', 'rules', 0, 'http', 'paths', 0, 'backend', 'service', 'port'], { name: v }),
+  'backend service name': (s, v) =>
+    set(ing(s), ['spec', 'rules', 0, 'http', 'paths', 0, 'backend', 'service', 'name'], v),
+  'backend port name': (s, v) =>
+    set(ing(s), ['spec', 'rules', 0, 'http', 'paths', 0, 'backend', 'service', 'port'], { name: v }),
   'default backend name': (s, v) => set(ing(s), ['spec', 'defaultBackend', 'service', 'name'], v),
   'tls host': (s, v) => set(ing(s), ['spec', 'tls', 0, 'hosts', 0], v),
   'tls secretName': (s, v) => set(ing(s), ['spec', 'tls', 0, 'secretName'], v),
@@ -116,13 +190,19 @@ const fields: Record<string, Edit> = {
   'endpoint address': (s, v) => set(s.endpointSlices[0], ['endpoints', 0, 'addresses', 0], v),
   'endpoint slice port name': (s, v) => set(s.endpointSlices[0], ['ports', 0, 'name'], v),
   'endpoint slice address type': (s, v) => set(s.endpointSlices[0], ['addressType'], v),
-  'endpoint slice service label': (s, v) => set(s.endpointSlices[0], ['metadata', 'labels'], { 'kubernetes.io/service-name': v }),
+  'endpoint slice service label': (s, v) =>
+    set(s.endpointSlices[0], ['metadata', 'labels'], { 'kubernetes.io/service-name': v }),
   'secret tls.crt': (s, v) => set(s.secrets[0], ['data', 'tls.crt'], Buffer.from(v).toString('base64')),
   'secret tls.key raw': (s, v) => set(s.secrets[0], ['data', 'tls.key'], v),
   'secret name': (s, v) => set(s.secrets[0], ['metadata', 'name'], v),
   'configmap key name': (s, v) => set(s.configMaps[0], ['data'], { [v]: '1' }),
-  ...Object.fromEntries(configKeys.map((k) => [`configmap ${k.key}`, ((s, v) => set(s.configMaps[0], ['data'], { [k.key]: v })) as Edit])),
-  'secret auth (htpasswd)': (s, v) => (annotate(s, 0, { 'auth-type': 'basic', 'auth-secret': 'basic' }), set(s.secrets[1], ['data', 'auth'], Buffer.from(v).toString('base64'))),
+  ...Object.fromEntries(
+    configKeys.map((k) => [`configmap ${k.key}`, ((s, v) => set(s.configMaps[0], ['data'], { [k.key]: v })) as Edit]),
+  ),
+  'secret auth (htpasswd)': (s, v) => (
+    annotate(s, 0, { 'auth-type': 'basic', 'auth-secret': 'basic' }),
+    set(s.secrets[1], ['data', 'auth'], Buffer.from(v).toString('base64'))
+  ),
   'annotation key name': (s, v) => set(ing(s), ['metadata', 'annotations'], { [`${ANNOTATION_PREFIX}${v}`]: 'true' }),
   ...annotationFields,
 };
@@ -177,13 +257,28 @@ describe('hostile input', () => {
                 access: [{ allow: true, address: value }],
                 proxyHeaders: { host: value, forwardedPrefix: value, clientCertificate: { pass: true } },
                 externalAuth: {
-                  url: value, host: value, method: 'GET', signin: value, location: value, signinLocation: value,
+                  url: value,
+                  host: value,
+                  method: 'GET',
+                  signin: value,
+                  location: value,
+                  signinLocation: value,
                   responseHeaders: [{ header: value, source: '$upstream_http_x', variable: '$ia_auth_header_0' }],
                 },
                 proxy: {
-                  connectTimeout: value, sendTimeout: value, readTimeout: value, buffering: null, buffers: null, nextUpstream: [value],
-                  nextUpstreamTries: null, nextUpstreamTimeout: value, httpVersion: null, requestBuffering: null,
-                  redirect: { from: value, to: value }, limitRate: null, limitRateAfter: null,
+                  connectTimeout: value,
+                  sendTimeout: value,
+                  readTimeout: value,
+                  buffering: null,
+                  buffers: null,
+                  nextUpstream: [value],
+                  nextUpstreamTries: null,
+                  nextUpstreamTimeout: value,
+                  httpVersion: null,
+                  requestBuffering: null,
+                  redirect: { from: value, to: value },
+                  limitRate: null,
+                  limitRateAfter: null,
                 },
                 setCookie: value,
                 snippet: [{ name: 'add_header', args: [value, value, value] }],
@@ -192,7 +287,12 @@ describe('hostile input', () => {
               })),
             },
           ],
-          upstreams: model.upstreams.map((u) => ({ ...u, name: value, hashKey: value, endpoints: [{ address: value }] })),
+          upstreams: model.upstreams.map((u) => ({
+            ...u,
+            name: value,
+            hashKey: value,
+            endpoints: [{ address: value }],
+          })),
         };
         let text: string;
         try {
@@ -233,13 +333,29 @@ describe('hostile input', () => {
     expect(Object.keys(fields).length).toBeGreaterThanOrEqual(27 + configKeys.length + supportedKeys.length);
   });
 
-  it('with snippets allowed, writes only directives of the allow-list for the snippet\'s context, inside no block of their own', () => {
-    const allowedIn = (context: 'location' | 'server', name: string) => ALLOWED_DIRECTIVES.some((d) => d.name === name && d.contexts.includes(context));
-    const snippet = fc.oneof(hostile, fc.array(fc.oneof(nasty, plausible, fc.constantFrom('add_header X 1;', 'if ($x) {', 'return 403;', 'set $a b;', 'alias /;')), { maxLength: 8 }).map((a) => a.join(' ')));
+  it("with snippets allowed, writes only directives of the allow-list for the snippet's context, inside no block of their own", () => {
+    const allowedIn = (context: 'location' | 'server', name: string) =>
+      ALLOWED_DIRECTIVES.some((d) => d.name === name && d.contexts.includes(context));
+    const snippet = fc.oneof(
+      hostile,
+      fc
+        .array(
+          fc.oneof(
+            nasty,
+            plausible,
+            fc.constantFrom('add_header X 1;', 'if ($x) {', 'return 403;', 'set $a b;', 'alias /;'),
+          ),
+          { maxLength: 8 },
+        )
+        .map((a) => a.join(' ')),
+    );
     fc.assert(
       fc.property(fc.constantFrom('configuration-snippet', 'server-snippet'), snippet, (key, value) => {
         const snapshot = structuredClone(base);
-        set(snapshot.configMaps[0], ['data'], { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' });
+        set(snapshot.configMaps[0], ['data'], {
+          'allow-snippet-annotations': 'true',
+          'annotations-risk-level': 'Critical',
+        });
         annotate(snapshot, 0, { [key]: value });
         const { model } = buildModel(snapshot, options);
         const text = render(model, template);

@@ -17,11 +17,20 @@ import { DEFAULT_TEMPLATE, readTemplateSources } from '../../src/render/load.js'
 import { compileTemplate, render } from '../../src/render/render.js';
 
 const FIXTURES = new URL('../fixtures/', import.meta.url).pathname;
-const names = (await readdir(FIXTURES, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+const names = (await readdir(FIXTURES, { withFileTypes: true }))
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
 const fixtures = await Promise.all(
   names.map(async (name) => {
-    const expected = (parse(await readFile(join(FIXTURES, name, 'expected.yaml'), 'utf8')) ?? {}) as { options?: Partial<BuildOptions> };
-    return { name, snapshot: await loadManifests([join(FIXTURES, name, 'input.yaml')]), options: { ...defaultBuildOptions, ...expected.options } };
+    const expected = (parse(await readFile(join(FIXTURES, name, 'expected.yaml'), 'utf8')) ?? {}) as {
+      options?: Partial<BuildOptions>;
+    };
+    return {
+      name,
+      snapshot: await loadManifests([join(FIXTURES, name, 'input.yaml')]),
+      options: { ...defaultBuildOptions, ...expected.options },
+    };
   }),
 );
 const sources = await readTemplateSources(DEFAULT_TEMPLATE);
@@ -54,23 +63,35 @@ function apply(base: Snapshot, edits: readonly Edit[], cache: Map<string, KubeOb
         const ingress = object as Ingress;
         const secrets = base.secrets;
         const next: KubeObject | Ingress =
-          e === 'copy' ? structuredClone(object)
-          : rotated ? ({ ...object, data: { ...secrets[(i + 1) % secrets.length]!.data } } as KubeObject)
-          : e === 'older' ? { ...ingress, metadata: { ...ingress.metadata, creationTimestamp: '2001-01-01T00:00:00Z' } }
-          : {
-              ...ingress,
-              spec: {
-                ...ingress.spec,
-                rules: (ingress.spec?.rules ?? []).map((r) => ({ ...r, http: { paths: [...(r.http?.paths ?? []), { path: '/added', pathType: 'Prefix', backend: r.http?.paths?.[0]?.backend ?? {} }] } })),
-              },
-            };
+          e === 'copy'
+            ? structuredClone(object)
+            : rotated
+              ? ({ ...object, data: { ...secrets[(i + 1) % secrets.length]!.data } } as KubeObject)
+              : e === 'older'
+                ? { ...ingress, metadata: { ...ingress.metadata, creationTimestamp: '2001-01-01T00:00:00Z' } }
+                : {
+                    ...ingress,
+                    spec: {
+                      ...ingress.spec,
+                      rules: (ingress.spec?.rules ?? []).map((r) => ({
+                        ...r,
+                        http: {
+                          paths: [
+                            ...(r.http?.paths ?? []),
+                            { path: '/added', pathType: 'Prefix', backend: r.http?.paths?.[0]?.backend ?? {} },
+                          ],
+                        },
+                      })),
+                    },
+                  };
         cache.set(key, (changed = next));
       }
       out[kind].push(changed);
     }
     // An unchanged kind is the same array, as the cache hands it out, so the build may keep its index.
     const before = base[kind] as readonly KubeObject[];
-    if (out[kind].length === before.length && out[kind].every((o, i) => o === before[i])) out[kind] = before as KubeObject[];
+    if (out[kind].length === before.length && out[kind].every((o, i) => o === before[i]))
+      out[kind] = before as KubeObject[];
   }
   return out as unknown as Snapshot;
 }
@@ -79,43 +100,54 @@ describe('an incremental build', () => {
   // Only Secrets moving is the case the build shortcuts most (plans and hosts that named none of
   // them are kept unchecked): every Secret of every fixture, removed, then rotated, alone.
   const withSecrets = fixtures.filter((f) => f.snapshot.secrets.length > 0);
-  it.each(withSecrets.map((f) => [f.name, f] as const))('equals a fresh build when only a Secret of %s changes', (_, fixture) => {
-    const { snapshot: base, options } = fixture;
-    base.secrets.forEach((secret, i) => {
-      const next = base.secrets[(i + 1) % base.secrets.length]!;
-      const states: Snapshot[] = [
-        base,
-        { ...base, secrets: base.secrets.filter((s) => s !== secret) },
-        base,
-        { ...base, secrets: base.secrets.map((s) => (s === secret ? ({ ...s, data: { ...next.data } } as typeof s) : s)) },
-      ];
-      const memo = new BuildMemo();
-      for (const snapshot of states) {
-        const incremental = buildModel(snapshot, options, memo);
-        const fresh = buildModel(snapshot, options);
-        expect(incremental.problems).toEqual(fresh.problems);
-        expect(incremental.model).toEqual(fresh.model);
-      }
-    });
-  });
-
-  it.each(fixtures.map((f) => [f.name, f] as const))('equals a fresh build through changes of %s', (_, fixture) => {
-    fc.assert(
-      fc.property(fc.array(fc.array(edit, { minLength: 1, maxLength: 12 }), { minLength: 2, maxLength: 6 }), fc.boolean(), (states, dropConfigMap) => {
+  it.each(withSecrets.map((f) => [f.name, f] as const))(
+    'equals a fresh build when only a Secret of %s changes',
+    (_, fixture) => {
+      const { snapshot: base, options } = fixture;
+      base.secrets.forEach((secret, i) => {
+        const next = base.secrets[(i + 1) % base.secrets.length]!;
+        const states: Snapshot[] = [
+          base,
+          { ...base, secrets: base.secrets.filter((s) => s !== secret) },
+          base,
+          {
+            ...base,
+            secrets: base.secrets.map((s) => (s === secret ? ({ ...s, data: { ...next.data } } as typeof s) : s)),
+          },
+        ];
         const memo = new BuildMemo();
-        const kept = compileTemplate(sources);
-        const copies = new Map<string, KubeObject>();
-        for (const [step, edits] of states.entries()) {
-          const snapshot = apply(fixture.snapshot, edits, copies);
-          // Switching a flag half-way must throw the memo's plans away, not reuse them.
-          const options = dropConfigMap && step % 2 === 1 ? { ...fixture.options, configMap: undefined } : fixture.options;
+        for (const snapshot of states) {
           const incremental = buildModel(snapshot, options, memo);
           const fresh = buildModel(snapshot, options);
           expect(incremental.problems).toEqual(fresh.problems);
           expect(incremental.model).toEqual(fresh.model);
-          expect(render(incremental.model, kept)).toBe(render(fresh.model, compileTemplate(sources)));
         }
-      }),
+      });
+    },
+  );
+
+  it.each(fixtures.map((f) => [f.name, f] as const))('equals a fresh build through changes of %s', (_, fixture) => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(edit, { minLength: 1, maxLength: 12 }), { minLength: 2, maxLength: 6 }),
+        fc.boolean(),
+        (states, dropConfigMap) => {
+          const memo = new BuildMemo();
+          const kept = compileTemplate(sources);
+          const copies = new Map<string, KubeObject>();
+          for (const [step, edits] of states.entries()) {
+            const snapshot = apply(fixture.snapshot, edits, copies);
+            // Switching a flag half-way must throw the memo's plans away, not reuse them.
+            const options =
+              dropConfigMap && step % 2 === 1 ? { ...fixture.options, configMap: undefined } : fixture.options;
+            const incremental = buildModel(snapshot, options, memo);
+            const fresh = buildModel(snapshot, options);
+            expect(incremental.problems).toEqual(fresh.problems);
+            expect(incremental.model).toEqual(fresh.model);
+            expect(render(incremental.model, kept)).toBe(render(fresh.model, compileTemplate(sources)));
+          }
+        },
+      ),
       { numRuns: Number(process.env.INCREMENTAL_RUNS ?? 8) },
     );
   });

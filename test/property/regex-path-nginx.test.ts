@@ -23,17 +23,108 @@ afterAll(() => rm(scratch, { recursive: true, force: true }));
 
 /** The risky constructs: class escapes in ranges, empty classes, big and nested counts, (? forms, stray braces. */
 const token = fc.constantFrom(
-  'a', 'Z', '0', '-', '_', '/', '.', ':', '~', ',', '=', '&',
-  '\\d', '\\w', '\\s', '\\D', '\\W', '\\S', '\\b', '\\B', '\\.', '\\-', '\\]', '\\[', '\\{', '\\/', '\\\\', '\\1', '\\u0041', '\\',
-  '[', ']', '[^', '[]', '[^]', '[a-z]', '[\\w-.]', '[\\d-z]', '[a-]', '[-a]', '[z-a]', '[[:alpha:]]', '[\\w.-]', '[a\\-z]', '[.$|?*+(){}]',
-  '(', ')', '(?:', '(?=', '(?!', '(?<n>', '(?i)', '(?#', '|', '^', '$',
-  '*', '+', '?', '*?', '+?', '??', '*+', '++', '{2}', '{0,3}', '{2,}', '{,5}', '{3,1}', '{1000}', '{1001}', '{99999}', '{65535}', '{', '}', '{1', '{a}',
+  'a',
+  'Z',
+  '0',
+  '-',
+  '_',
+  '/',
+  '.',
+  ':',
+  '~',
+  ',',
+  '=',
+  '&',
+  '\\d',
+  '\\w',
+  '\\s',
+  '\\D',
+  '\\W',
+  '\\S',
+  '\\b',
+  '\\B',
+  '\\.',
+  '\\-',
+  '\\]',
+  '\\[',
+  '\\{',
+  '\\/',
+  '\\\\',
+  '\\1',
+  '\\u0041',
+  '\\',
+  '[',
+  ']',
+  '[^',
+  '[]',
+  '[^]',
+  '[a-z]',
+  '[\\w-.]',
+  '[\\d-z]',
+  '[a-]',
+  '[-a]',
+  '[z-a]',
+  '[[:alpha:]]',
+  '[\\w.-]',
+  '[a\\-z]',
+  '[.$|?*+(){}]',
+  '(',
+  ')',
+  '(?:',
+  '(?=',
+  '(?!',
+  '(?<n>',
+  '(?i)',
+  '(?#',
+  '|',
+  '^',
+  '$',
+  '*',
+  '+',
+  '?',
+  '*?',
+  '+?',
+  '??',
+  '*+',
+  '++',
+  '{2}',
+  '{0,3}',
+  '{2,}',
+  '{,5}',
+  '{3,1}',
+  '{1000}',
+  '{1001}',
+  '{99999}',
+  '{65535}',
+  '{',
+  '}',
+  '{1',
+  '{a}',
 );
 /** Mostly well-formed: a group or class around tokens half the time, so many strings pass the check. */
 const piece = fc.oneof(
   { weight: 3, arbitrary: token },
-  { weight: 2, arbitrary: fc.tuple(fc.constantFrom('(', '(?:'), fc.array(token, { maxLength: 4 }), fc.constantFrom(')', ')*', ')+', '){2}', '){10,20}', '){100}', ')?')).map(([o, b, c]) => `${o}${b.join('')}${c}`) },
-  { weight: 1, arbitrary: fc.tuple(fc.array(fc.constantFrom('a', 'z', '0', '9', '-', '_', '.', '\\d', '\\w', '\\]', 'a-z', '0-9', '\\.-\\/'), { maxLength: 4 }), fc.constantFrom('', '+', '*', '{3}', '{1,1000}')).map(([m, q]) => `[${m.join('')}]${q}`) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom('(', '(?:'),
+        fc.array(token, { maxLength: 4 }),
+        fc.constantFrom(')', ')*', ')+', '){2}', '){10,20}', '){100}', ')?'),
+      )
+      .map(([o, b, c]) => `${o}${b.join('')}${c}`),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(
+        fc.array(fc.constantFrom('a', 'z', '0', '9', '-', '_', '.', '\\d', '\\w', '\\]', 'a-z', '0-9', '\\.-\\/'), {
+          maxLength: 4,
+        }),
+        fc.constantFrom('', '+', '*', '{3}', '{1,1000}'),
+      )
+      .map(([m, q]) => `[${m.join('')}]${q}`),
+  },
 );
 const regexish = fc.array(piece, { minLength: 1, maxLength: 8 }).map((p) => `/${p.join('')}`);
 
@@ -41,7 +132,9 @@ const regexish = fc.array(piece, { minLength: 1, maxLength: 8 }).map((p) => `/${
 async function nginxTakes(paths: readonly string[]): Promise<{ ok: boolean; output: string }> {
   const dir = join(scratch, `b${run++}`);
   await mkdir(join(dir, 'logs'), { recursive: true });
-  const locations = paths.map((p) => `    location ~* ${quote(`^${p}`)} { rewrite ${quote(`(?i)^${p}`)} /x break; }`).join('\n');
+  const locations = paths
+    .map((p) => `    location ~* ${quote(`^${p}`)} { rewrite ${quote(`(?i)^${p}`)} /x break; }`)
+    .join('\n');
   const conf = `pid nginx.pid;\nerror_log stderr;\nevents {}\nhttp {\n  access_log off;\n  server {\n    listen 127.0.0.1:9;\n${locations}\n  }\n}\n`;
   await writeFile(join(dir, 'nginx.conf'), conf);
   return testConfig(nginxBinary(), dir, join(dir, 'nginx.conf'));

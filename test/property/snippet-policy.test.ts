@@ -34,17 +34,35 @@ function snapshot(key: Key, snippet: string): Snapshot {
   const [service, ...slices] = serviceWithEndpoints('web', [{ port: 9000 }]);
   return {
     ingressClasses: [ingressClass()],
-    ingresses: [ingress('snip', { 'a.example.com': [{ path: '/api', service: 'web' }] }, { annotations: { [`${ANNOTATION_PREFIX}${key}`]: snippet } })],
+    ingresses: [
+      ingress(
+        'snip',
+        { 'a.example.com': [{ path: '/api', service: 'web' }] },
+        { annotations: { [`${ANNOTATION_PREFIX}${key}`]: snippet } },
+      ),
+    ],
     services: [service],
     endpointSlices: slices,
     secrets: [],
-    configMaps: [{ metadata: { namespace: 'ingress', name: 'config' }, data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' } }],
+    configMaps: [
+      {
+        metadata: { namespace: 'ingress', name: 'config' },
+        data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' },
+      },
+    ],
   } as unknown as Snapshot;
 }
 
 /** withoutSnippets is the same model with the checked snippets taken out, and nothing else changed. */
 function withoutSnippets(model: NginxModel): NginxModel {
-  return { ...model, servers: model.servers.map((s) => ({ ...s, snippet: null, locations: s.locations.map((l) => ({ ...l, snippet: null })) })) };
+  return {
+    ...model,
+    servers: model.servers.map((s) => ({
+      ...s,
+      snippet: null,
+      locations: s.locations.map((l) => ({ ...l, snippet: null })),
+    })),
+  };
 }
 
 const spell = (d: Directive) => JSON.stringify([d.context, d.name, d.args]);
@@ -61,34 +79,124 @@ function added(text: string, base: string): Directive[] {
 }
 
 // Token streams: names on and off the list, arguments plausible and hostile, quoted or not, and nginx's punctuation.
-const names = fc.constantFrom(...ALLOWED_DIRECTIVES.map((d) => d.name), ...Object.keys(REFUSED_REASONS), 'proxy_buffering', 'ssl_certificate', 'js_content', 'lua_code_cache');
-const words = fc.constantFrom(
-  'X-Test', 'Set-Cookie', 'Host', 'on', 'off', 'always', 'break', 'last', 'permanent', 'redirect', '1h', '8m', '30s', '200', '301', '444', '99', 'all',
-  '10.0.0.0/8', '^/a/(.*)$', '/b/$1', 'https://example.com/', '(?<x>.)', '^/(', '/_external-auth-x', 'a b', 'modified', '-1',
-  ...SAFE_VARIABLES.slice(0, 6).map((v) => `$${v}`), '$http_x_user', '${uri}', '${uri', '$', '$ia_hsts', '$proxy_upstream_name', '$1',
+const names = fc.constantFrom(
+  ...ALLOWED_DIRECTIVES.map((d) => d.name),
+  ...Object.keys(REFUSED_REASONS),
+  'proxy_buffering',
+  'ssl_certificate',
+  'js_content',
+  'lua_code_cache',
 );
-const fragments = fc.constantFrom(';', '{', '}', '#', '"', "'", '\\', '\\"', '\n', '\t', '\r', '$', '${', ' ', 'é', '\0');
+const words = fc.constantFrom(
+  'X-Test',
+  'Set-Cookie',
+  'Host',
+  'on',
+  'off',
+  'always',
+  'break',
+  'last',
+  'permanent',
+  'redirect',
+  '1h',
+  '8m',
+  '30s',
+  '200',
+  '301',
+  '444',
+  '99',
+  'all',
+  '10.0.0.0/8',
+  '^/a/(.*)$',
+  '/b/$1',
+  'https://example.com/',
+  '(?<x>.)',
+  '^/(',
+  '/_external-auth-x',
+  'a b',
+  'modified',
+  '-1',
+  ...SAFE_VARIABLES.slice(0, 6).map((v) => `$${v}`),
+  '$http_x_user',
+  '${uri}',
+  '${uri',
+  '$',
+  '$ia_hsts',
+  '$proxy_upstream_name',
+  '$1',
+);
+const fragments = fc.constantFrom(
+  ';',
+  '{',
+  '}',
+  '#',
+  '"',
+  "'",
+  '\\',
+  '\\"',
+  '\n',
+  '\t',
+  '\r',
+  '$',
+  '${',
+  ' ',
+  'é',
+  '\0',
+);
 const argument = fc.oneof(
   { weight: 5, arbitrary: words },
-  { weight: 2, arbitrary: fc.tuple(fc.constantFrom('"', "'"), fc.array(fc.oneof(words, fragments), { maxLength: 4 })).map(([q, parts]) => `${q}${parts.join('').replaceAll('\\', '\\\\').replaceAll(q, `\\${q}`)}${q}`) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.constantFrom('"', "'"), fc.array(fc.oneof(words, fragments), { maxLength: 4 }))
+      .map(([q, parts]) => `${q}${parts.join('').replaceAll('\\', '\\\\').replaceAll(q, `\\${q}`)}${q}`),
+  },
   { weight: 1, arbitrary: fragments },
   { weight: 1, arbitrary: fc.string({ maxLength: 6 }) },
 );
-const randomStatement = fc.tuple(names, fc.array(argument, { maxLength: 4 }), fc.constantFrom(';', ';', ';', ' ;', '', '{', '}')).map(([n, args, end]) => `${[n, ...args].join(' ')}${end}`);
+const randomStatement = fc
+  .tuple(names, fc.array(argument, { maxLength: 4 }), fc.constantFrom(';', ';', ';', ' ;', '', '{', '}'))
+  .map(([n, args, end]) => `${[n, ...args].join(' ')}${end}`);
 /** Statements the list accepts, so that random edits of them probe its edges. */
 const EXAMPLES: readonly string[][] = [
-  ['add_header', 'X-Test', '"a $host b"'], ['add_header', 'X-Frame-Options', 'DENY', 'always'], ['proxy_set_header', 'X-User', '$http_x_user'],
-  ['proxy_hide_header', 'X-Powered-By'], ['proxy_pass_header', 'Server'], ['expires', 'modified', '+1h'], ['expires', 'max'], ['gzip', 'on'],
-  ['client_max_body_size', '8m'], ['client_body_buffer_size', '16k'], ['proxy_connect_timeout', '5s'], ['proxy_send_timeout', '60'],
-  ['proxy_read_timeout', '2m'], ['return', '403'], ['return', '302', 'https://example.com$request_uri'], ['return', '200', "'ok $remote_addr'"],
-  ['return', 'https://example.com/'], ['rewrite', '^/a/(.*)$', '/b/$1', 'break'], ['rewrite', '"^/x{2,3}$"', '/y?z=$arg_q', 'redirect'],
-  ['allow', '10.0.0.0/8'], ['deny', 'all'], ['allow', '::1'], ['sub_filter', "'</body>'", "'<p>$host</p></body>'"], ['sub_filter_once', 'off'],
+  ['add_header', 'X-Test', '"a $host b"'],
+  ['add_header', 'X-Frame-Options', 'DENY', 'always'],
+  ['proxy_set_header', 'X-User', '$http_x_user'],
+  ['proxy_hide_header', 'X-Powered-By'],
+  ['proxy_pass_header', 'Server'],
+  ['expires', 'modified', '+1h'],
+  ['expires', 'max'],
+  ['gzip', 'on'],
+  ['client_max_body_size', '8m'],
+  ['client_body_buffer_size', '16k'],
+  ['proxy_connect_timeout', '5s'],
+  ['proxy_send_timeout', '60'],
+  ['proxy_read_timeout', '2m'],
+  ['return', '403'],
+  ['return', '302', 'https://example.com$request_uri'],
+  ['return', '200', "'ok $remote_addr'"],
+  ['return', 'https://example.com/'],
+  ['rewrite', '^/a/(.*)$', '/b/$1', 'break'],
+  ['rewrite', '"^/x{2,3}$"', '/y?z=$arg_q', 'redirect'],
+  ['allow', '10.0.0.0/8'],
+  ['deny', 'all'],
+  ['allow', '::1'],
+  ['sub_filter', "'</body>'", "'<p>$host</p></body>'"],
+  ['sub_filter_once', 'off'],
 ];
 const example = fc.constantFrom(...EXAMPLES);
 const validStatement = example.map((words) => `${words.join(' ')};`);
-const editedStatement = fc.tuple(example, fc.nat(3), argument).map(([words, i, arg]) => `${words.map((w, j) => (j === Math.min(i + 1, words.length - 1) ? arg : w)).join(' ')};`);
-const statement = fc.oneof({ weight: 2, arbitrary: randomStatement }, { weight: 3, arbitrary: validStatement }, { weight: 2, arbitrary: editedStatement });
-const snippets = fc.array(statement, { minLength: 1, maxLength: 5 }).map((list) => list.join(fc.sample(fc.constantFrom('\n', ' ', '\t'), 1)[0]));
+const editedStatement = fc
+  .tuple(example, fc.nat(3), argument)
+  .map(([words, i, arg]) => `${words.map((w, j) => (j === Math.min(i + 1, words.length - 1) ? arg : w)).join(' ')};`);
+const statement = fc.oneof(
+  { weight: 2, arbitrary: randomStatement },
+  { weight: 3, arbitrary: validStatement },
+  { weight: 2, arbitrary: editedStatement },
+);
+const snippets = fc
+  .array(statement, { minLength: 1, maxLength: 5 })
+  .map((list) => list.join(fc.sample(fc.constantFrom('\n', ' ', '\t'), 1)[0]));
 const cases = fc.record({ key: fc.constantFrom<Key>('configuration-snippet', 'server-snippet'), snippet: snippets });
 
 function build({ key, snippet }: { key: Key; snippet: string }) {
@@ -114,7 +222,9 @@ describe('finding 6: snippets from random token streams', () => {
         const server = model.servers.find((s) => s.host === 'a.example.com')!;
         const checked = context === 'server' ? server.snippet! : server.locations.flatMap((l) => l.snippet ?? []);
         // nginx reads back the very names and arguments the allow-list checked, and nothing more.
-        expect(extra.map((d) => ({ name: d.name, args: d.args }))).toEqual(checked.map((d) => ({ name: d.name, args: d.args })));
+        expect(extra.map((d) => ({ name: d.name, args: d.args }))).toEqual(
+          checked.map((d) => ({ name: d.name, args: d.args })),
+        );
         for (const d of extra) {
           expect(d.context).toEqual(where);
           expect(ALLOWED_DIRECTIVES.some((a) => a.name === d.name && a.contexts.includes(context))).toBe(true);

@@ -75,7 +75,9 @@ describe('the API server', () => {
       h.cluster.api.compact();
       if (whileDown) await h.cluster.api.resume();
       else h.cluster.api.failRequests(null);
-      await fault.end(afterOutage(1_000), { detail: `410 as ${h.cluster.api.watchSettings.goneAs}, ${whileDown ? 'after a restart' : 'after 503s'}` });
+      await fault.end(afterOutage(1_000), {
+        detail: `410 as ${h.cluster.api.watchSettings.goneAs}, ${whileDown ? 'after a restart' : 'after 503s'}`,
+      });
     }
     h.cluster.api.watchSettings.goneAs = 'event';
     h.expectSurvived(h.records.slice(from));
@@ -84,7 +86,11 @@ describe('the API server', () => {
   for (const mode of ['500', 'hang'] as const) {
     it(`${mode === '500' ? 'answers 500 to every request' : 'hangs every request'} for ${profile.apiErrorMs / 1000} s`, async () => {
       const from = h.records.length;
-      const fault = h.begin(mode === '500' ? `API server answers 500 (${profile.apiErrorMs / 1000} s)` : `API server hangs (${profile.apiErrorMs / 1000} s)`);
+      const fault = h.begin(
+        mode === '500'
+          ? `API server answers 500 (${profile.apiErrorMs / 1000} s)`
+          : `API server hangs (${profile.apiErrorMs / 1000} s)`,
+      );
       h.cluster.api.failRequests(mode === '500' ? { status: 500 } : { hang: true });
       h.cluster.api.dropWatches({ abrupt: true });
       await sleep(profile.apiErrorMs / 2);
@@ -92,7 +98,9 @@ describe('the API server', () => {
       await sleep(profile.apiErrorMs / 2);
       const away = watcherStates();
       const failed = h.cluster.api.failRequests(null);
-      const record = await fault.end(afterOutage(profile.apiErrorMs), { detail: `${failed} requests ${mode === '500' ? 'answered 500' : 'held'}; watchers not watching at the end: ${away.length}` });
+      const record = await fault.end(afterOutage(profile.apiErrorMs), {
+        detail: `${failed} requests ${mode === '500' ? 'answered 500' : 'held'}; watchers not watching at the end: ${away.length}`,
+      });
       // The fault must have bitten: requests were refused and the watchers noticed.
       expect(failed, record.kind).toBeGreaterThan(0);
       if (mode === '500') expect(away.length, record.kind).toBeGreaterThan(0);

@@ -35,13 +35,20 @@ const COLLECTIONS: Record<string, string> = {
 
 let h: Harness;
 let agent: Agent;
-const allowed = templateDirectives(Object.values(await readTemplateSources(DEFAULT_TEMPLATE)).flatMap((v) => (typeof v === 'string' ? [v] : Object.values(v))));
+const allowed = templateDirectives(
+  Object.values(await readTemplateSources(DEFAULT_TEMPLATE)).flatMap((v) =>
+    typeof v === 'string' ? [v] : Object.values(v),
+  ),
+);
 /** Every distinct config nginx applied, checked for foreign directives as it comes. */
 const applied = new Set<string>();
 const foreign: string[] = [];
 
 beforeAll(async () => {
-  h = await Harness.start({ name: 'bad-input', seed: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: HOSTILE_NAMESPACE } }] });
+  h = await Harness.start({
+    name: 'bad-input',
+    seed: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: HOSTILE_NAMESPACE } }],
+  });
   agent = new Agent({ keepAlive: true, maxSockets: 8 });
   for (let i = 0; i < 4; i++) {
     const pair = await issueCertificate({ commonName: `h-${i}.example.org`, dnsNames: [`h-${i}.example.org`] });
@@ -54,7 +61,13 @@ beforeAll(async () => {
     applied.add(text);
     try {
       const found = foreignDirectives(text, allowed);
-      if (found.length > 0) foreign.push(found.map((d) => `${[...d.context, d.name].join(' > ')} ${d.args.join(' ')}`).join('; ').slice(0, 300));
+      if (found.length > 0)
+        foreign.push(
+          found
+            .map((d) => `${[...d.context, d.name].join(' > ')} ${d.args.join(' ')}`)
+            .join('; ')
+            .slice(0, 300),
+        );
     } catch (error) {
       foreign.push(`unparsable config applied: ${(error as Error).message}`);
     }
@@ -69,7 +82,15 @@ function send(method: string, path: string, body?: object): Promise<number> {
   const api = h.cluster.api;
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: api.port, path, method, agent, ca: api.caPem, headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' } },
+      {
+        host: '127.0.0.1',
+        port: api.port,
+        path,
+        method,
+        agent,
+        ca: api.caPem,
+        headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' },
+      },
       (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)),
     );
     req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${path} timed out`)));
@@ -80,7 +101,8 @@ function send(method: string, path: string, body?: object): Promise<number> {
 
 /** apply writes one op through the API server (create, or replace when it exists) and returns the HTTP status. */
 async function apply(op: HostileOp): Promise<number> {
-  if (op.op === 'delete') return send('DELETE', `${COLLECTIONS[op.kind]!.replace('{ns}', HOSTILE_NAMESPACE)}/${encodeURIComponent(op.name)}`);
+  if (op.op === 'delete')
+    return send('DELETE', `${COLLECTIONS[op.kind]!.replace('{ns}', HOSTILE_NAMESPACE)}/${encodeURIComponent(op.name)}`);
   const { kind, metadata } = op.object;
   const collection = COLLECTIONS[kind]!.replace('{ns}', metadata.namespace);
   const created = await send('POST', collection, op.object);
@@ -92,13 +114,21 @@ async function apply(op: HostileOp): Promise<number> {
  * waits for convergence: null when that converged, else why not.
  */
 async function unblock(): Promise<string | null> {
-  await send('PUT', '/api/v1/namespaces/default/configmaps/ingress-config', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-config', namespace: 'default' }, data: {} });
+  await send('PUT', '/api/v1/namespaces/default/configmaps/ingress-config', {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'ingress-config', namespace: 'default' },
+    data: {},
+  });
   const result = await h.waitConverged(20_000);
   return typeof result === 'number' ? null : `still not converged after the ConfigMap was emptied: ${result}`;
 }
 
 it(`survives ${profile.hostileObjects} hostile objects through the API server`, async () => {
-  const ops = fc.sample(hostileOps({ namespace: 'default', name: 'ingress-config' }), { numRuns: profile.hostileObjects, seed: SEED });
+  const ops = fc.sample(hostileOps({ namespace: 'default', name: 'ingress-config' }), {
+    numRuns: profile.hostileObjects,
+    seed: SEED,
+  });
   const statuses = new Map<number, number>();
   const reloadErrors = new Set<string>();
   let lastFailed = h.nginxContext().reloadsFailed;
@@ -106,7 +136,11 @@ it(`survives ${profile.hostileObjects} hostile objects through the API server`, 
   const knownHits = new Map<string, string[]>();
   for (let from = 0; from < ops.length; from += BATCH) {
     const batch = ops.slice(from, from + BATCH);
-    const before = { restarts: { ...h.childRestarts() }, syncsFailed: h.cluster.actor('syncQueue')!.context.syncsFailed as number, foreign: foreign.length };
+    const before = {
+      restarts: { ...h.childRestarts() },
+      syncsFailed: h.cluster.actor('syncQueue')!.context.syncsFailed as number,
+      foreign: foreign.length,
+    };
     const fault = h.begin(`hostile objects (batches of ${BATCH})`);
     for (let g = 0; g < batch.length; g += GROUP) {
       // Four writers at once; each op waits for its answer, so the count is exact.
@@ -119,12 +153,25 @@ it(`survives ${profile.hostileObjects} hostile objects through the API server`, 
       states++;
       try {
         const found = foreignDirectives(h.expected(), allowed);
-        if (found.length > 0) foreign.push(`in render(buildModel(API state)) after op ${from + g + group.length}: ${found.map((d) => `${d.name} ${d.args.join(' ')}`).join('; ').slice(0, 300)}`);
+        if (found.length > 0)
+          foreign.push(
+            `in render(buildModel(API state)) after op ${from + g + group.length}: ${found
+              .map((d) => `${d.name} ${d.args.join(' ')}`)
+              .join('; ')
+              .slice(0, 300)}`,
+          );
       } catch (error) {
-        foreign.push(`render(buildModel(API state)) after op ${from + g + group.length} failed or does not parse: ${(error as Error).message}`);
+        foreign.push(
+          `render(buildModel(API state)) after op ${from + g + group.length} failed or does not parse: ${(error as Error).message}`,
+        );
       }
       // … and the controller given time to serve it, so that many distinct configs are applied.
-      await waitFor('the sync queue idle', () => queueIdle(h.cluster.actor('syncQueue')?.value) && h.nginxState() === '{"alive":"running"}', 5_000, 10).catch(() => undefined);
+      await waitFor(
+        'the sync queue idle',
+        () => queueIdle(h.cluster.actor('syncQueue')?.value) && h.nginxState() === '{"alive":"running"}',
+        5_000,
+        10,
+      ).catch(() => undefined);
       const n = h.nginxContext();
       if (n.reloadsFailed > lastFailed) {
         const error = String(n.lastReloadError).split('\n').slice(1).join(' ').slice(0, 300);
@@ -141,25 +188,36 @@ it(`survives ${profile.hostileObjects} hostile objects through the API server`, 
     // A good change after the batch: the controller must still apply changes, not only survive.
     await h.change('client');
     const failures: string[] = [];
-    if (foreign.length > before.foreign) failures.push(`foreign directives served: ${foreign.slice(before.foreign).join(' | ')}`);
+    if (foreign.length > before.foreign)
+      failures.push(`foreign directives served: ${foreign.slice(before.foreign).join(' | ')}`);
     const restarted = Object.entries(h.childRestarts()).filter(([id, n]) => n > (before.restarts[id] ?? 0));
     if (restarted.length > 0) failures.push(`children restarted: ${restarted.map(([id]) => id).join(', ')}`);
     const syncsFailed = (h.cluster.actor('syncQueue')!.context.syncsFailed as number) - before.syncsFailed;
-    if (syncsFailed > 0) failures.push(`${syncsFailed} syncs failed, last: ${String(h.cluster.actor('syncQueue')!.context.lastError)}`);
-    if (reloadErrors.size > 0) failures.push(`nginx -t refused a config built from validated input: ${[...reloadErrors].join(' | ')}`);
+    if (syncsFailed > 0)
+      failures.push(`${syncsFailed} syncs failed, last: ${String(h.cluster.actor('syncQueue')!.context.lastError)}`);
+    if (reloadErrors.size > 0)
+      failures.push(`nginx -t refused a config built from validated input: ${[...reloadErrors].join(' | ')}`);
     reloadErrors.clear();
-    await fault.end(20_000, { ...(failures.length ? { failure: failures.join('; ') } : {}), detail: `objects ${from + 1}-${from + batch.length}` });
+    await fault.end(20_000, {
+      ...(failures.length ? { failure: failures.join('; ') } : {}),
+      detail: `objects ${from + 1}-${from + batch.length}`,
+    });
   }
   const { model, problems } = buildModel(apiSnapshot(h.cluster.api, h.cluster.config), h.cluster.config.build);
   const accepted = [...statuses].filter(([code]) => code >= 200 && code < 300).reduce((s, [, n]) => s + n, 0);
   h.notes.push(
-    `bad input: ${ops.length} hostile ops (seed ${SEED}), API server answered ${[...statuses].sort(([a], [b]) => a - b).map(([c, n]) => `${c}×${n}`).join(', ')}; ` +
+    `bad input: ${ops.length} hostile ops (seed ${SEED}), API server answered ${[...statuses]
+      .sort(([a], [b]) => a - b)
+      .map(([c, n]) => `${c}×${n}`)
+      .join(', ')}; ` +
       `${states} API states rendered and ${applied.size} distinct configs applied, each checked for foreign directives; ` +
       `at the end ${model.servers.length} servers and ${model.upstreams.length} upstreams from the surviving objects, ${problems.length} problems reported`,
   );
   for (const [bug, errors] of knownHits) {
     h.knownBugsSeen.add(bug);
-    h.notes.push(`bad input: known bug ${bug} hit ${errors.length} times (the ConfigMap was emptied each time), e.g. ${errors[0]}`);
+    h.notes.push(
+      `bad input: known bug ${bug} hit ${errors.length} times (the ConfigMap was emptied each time), e.g. ${errors[0]}`,
+    );
   }
   if (process.env.RELIABILITY_STRICT === '1') expect([...knownHits.keys()]).toEqual([]);
   // Most must get through the API server, or the controller's validators were not tested.

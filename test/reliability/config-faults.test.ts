@@ -27,7 +27,9 @@ async function recoverAfter(record: FaultRecord): Promise<void> {
   if (record.survived) return;
   await h.change('client');
   const next = await h.waitConverged(15_000);
-  h.notes.push(`${record.kind}: not converged once the fault was gone; ${typeof next === 'number' ? `the next API change converged in ${next} ms` : `even the next API change did not converge: ${next}`}`);
+  h.notes.push(
+    `${record.kind}: not converged once the fault was gone; ${typeof next === 'number' ? `the next API change converged in ${next} ms` : `even the next API change did not converge: ${next}`}`,
+  );
 }
 
 /** waitReloadFailed waits for one more failed reload and returns nginx's error, or a failure. */
@@ -46,15 +48,26 @@ describe('between the model and nginx', () => {
     const failed = h.nginxContext().reloadsFailed;
     const fault = h.begin('nginx -t refuses the config');
     // A log format naming a variable nginx does not know passes the validator but not nginx -t.
-    await h.cluster.patch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-config' }, data: { 'log-format-upstream': '$remote_addr $reliability_no_such_variable' } });
+    await h.cluster.patch({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ingress-config' },
+      data: { 'log-format-upstream': '$remote_addr $reliability_no_such_variable' },
+    });
     const first = await reloadFailure(failed);
     // A good change meanwhile is refused too: the whole config carries the bad format.
     await h.change('client');
     const second = await reloadFailure(failed + 1);
     let failure = 'failure' in first ? first.failure : 'failure' in second ? second.failure : undefined;
-    if (!failure && !/unknown "reliability_no_such_variable" variable/.test('error' in first ? first.error : '')) failure = `unexpected nginx -t error: ${'error' in first ? first.error : ''}`;
+    if (!failure && !/unknown "reliability_no_such_variable" variable/.test('error' in first ? first.error : ''))
+      failure = `unexpected nginx -t error: ${'error' in first ? first.error : ''}`;
     if ((await live()) !== before) failure = 'a config nginx -t refused replaced the live one';
-    await h.cluster.patch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-config' }, data: { 'log-format-upstream': null } });
+    await h.cluster.patch({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ingress-config' },
+      data: { 'log-format-upstream': null },
+    });
     const record = await fault.end(15_000, failure ? { failure } : {});
     h.expectSurvived([record]);
   });
@@ -69,7 +82,10 @@ describe('between the model and nginx', () => {
     let failure = 'failure' in seen ? seen.failure : undefined;
     if ((await live()) !== before) failure = 'the live config changed although nginx -t failed';
     await h.nginxTestFault(false);
-    const record = await fault.end(10_000, { ...(failure ? { failure } : {}), detail: `nginx said: ${'error' in seen ? firstLine(seen.error.split('\n').slice(1).join('\n') || seen.error) : '-'}` });
+    const record = await fault.end(10_000, {
+      ...(failure ? { failure } : {}),
+      detail: `nginx said: ${'error' in seen ? firstLine(seen.error.split('\n').slice(1).join('\n') || seen.error) : '-'}`,
+    });
     await recoverAfter(record);
     h.expectSurvived([record]);
   });
@@ -91,9 +107,12 @@ describe('between the model and nginx', () => {
       // Changes still go out, rendered with the last good template (which h.template still is).
       await h.change('client');
       const during = await h.waitConverged(10_000);
-      if (typeof during === 'string') failure ??= `a change while the template was broken was not applied with the last good one: ${during}`;
+      if (typeof during === 'string')
+        failure ??= `a change while the template was broken was not applied with the last good one: ${during}`;
       await writeFile(h.templateFile, good);
-      await waitFor('the template ready again', () => h.cluster.actor('template')?.value === 'ready', 10_000).catch(() => undefined);
+      await waitFor('the template ready again', () => h.cluster.actor('template')?.value === 'ready', 10_000).catch(
+        () => undefined,
+      );
       const record = await fault.end(10_000, failure ? { failure } : {});
       h.expectSurvived([record]);
     });
@@ -111,10 +130,15 @@ describe('between the model and nginx', () => {
     let failure = 'failure' in seen ? seen.failure : undefined;
     if ('error' in seen && !/ENOSPC/.test(seen.error)) failure = `unexpected reload error: ${seen.error}`;
     if ((await live()) !== before) failure = 'the live nginx.conf changed while the disk was full';
-    const litter = (await readdir(h.cluster.config.configDir)).filter((name) => name.endsWith('.tmp') || name === 'nginx.conf.next');
+    const litter = (await readdir(h.cluster.config.configDir)).filter(
+      (name) => name.endsWith('.tmp') || name === 'nginx.conf.next',
+    );
     if (litter.length > 0) failure = `a failed write left ${litter.join(', ')} behind, keeping the space it took`;
     await tmpfs.free();
-    const record = await fault.end(10_000, { ...(failure ? { failure } : {}), detail: `${ballast} bytes of ballast; ${'error' in seen ? firstLine(seen.error) : ''}` });
+    const record = await fault.end(10_000, {
+      ...(failure ? { failure } : {}),
+      detail: `${ballast} bytes of ballast; ${'error' in seen ? firstLine(seen.error) : ''}`,
+    });
     await recoverAfter(record);
     h.expectSurvived([record]);
   });
@@ -128,14 +152,25 @@ describe('between the model and nginx', () => {
     const ballast = await tmpfs.fill();
     const fault = h.begin('disk full writing a certificate');
     await h.cluster.apply(tlsSecret('tls2', leaf.certPem, leaf.keyPem));
-    await h.cluster.apply(ingress('tls2', { 'tls2.example.com': [{ path: '/', service: 'b' }] }, { tls: [{ hosts: ['tls2.example.com'], secretName: 'tls2' }] }));
+    await h.cluster.apply(
+      ingress(
+        'tls2',
+        { 'tls2.example.com': [{ path: '/', service: 'b' }] },
+        { tls: [{ hosts: ['tls2.example.com'], secretName: 'tls2' }] },
+      ),
+    );
     h.tlsHosts.set('tls2.example.com', 'tls2');
     let failure: string | undefined;
-    await waitFor('a failed sync', () => syncsFailed() > failed, 10_000).catch((error: Error) => (failure = `no sync failed: ${error.message}`));
+    await waitFor('a failed sync', () => syncsFailed() > failed, 10_000).catch(
+      (error: Error) => (failure = `no sync failed: ${error.message}`),
+    );
     const error = String(h.cluster.actor('syncQueue')!.context.lastError);
     if (!failure && !/ENOSPC/.test(error)) failure = `unexpected sync error: ${error}`;
     await tmpfs.free();
-    const record = await fault.end(15_000, { ...(failure ? { failure } : {}), detail: `${ballast} bytes of ballast; ${firstLine(error)}` });
+    const record = await fault.end(15_000, {
+      ...(failure ? { failure } : {}),
+      detail: `${ballast} bytes of ballast; ${firstLine(error)}`,
+    });
     h.expectSurvived([record]);
   });
 

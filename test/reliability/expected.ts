@@ -14,7 +14,9 @@ function objects(api: ApiServer, apiVersion: string, kind: string, namespace: st
   const resource = findResourceByKind(apiVersion, kind);
   if (!resource) throw new Error(`the API server serves no ${apiVersion} ${kind}`);
   // structuredClone: buildModel must not see (or keep) the registry's live objects.
-  return structuredClone(api.registry.list(resource, resource.namespaced && namespace ? { namespace } : {}).items) as KubeObject[];
+  return structuredClone(
+    api.registry.list(resource, resource.namespaced && namespace ? { namespace } : {}).items,
+  ) as KubeObject[];
 }
 
 /** apiSnapshot is what the controller's caches should hold once its watchers caught up. */
@@ -29,13 +31,28 @@ export function apiSnapshot(api: ApiServer, config: ControllerConfig): Snapshot 
     endpointSlices: objects(api, 'discovery.k8s.io/v1', 'EndpointSlice', ns),
     secrets: objects(api, 'v1', 'Secret', ns),
     // The ConfigMap watcher watches the --configmap object only, whatever --watch-namespace says.
-    configMaps: configMap ? objects(api, 'v1', 'ConfigMap', null).filter((o) => `${o.metadata?.namespace}/${o.metadata?.name}` === configMap) : [],
+    configMaps: configMap
+      ? objects(api, 'v1', 'ConfigMap', null).filter(
+          (o) => `${o.metadata?.namespace}/${o.metadata?.name}` === configMap,
+        )
+      : [],
   } as Snapshot;
 }
 
 /** expectedConfig is `render(buildModel(snapshot of the API server's objects))`, without the `excluded` Ingresses (`namespace/name`). */
-export function expectedConfig(api: ApiServer, config: ControllerConfig, template: NginxTemplate, excluded: ReadonlySet<string> = new Set()): string {
+export function expectedConfig(
+  api: ApiServer,
+  config: ControllerConfig,
+  template: NginxTemplate,
+  excluded: ReadonlySet<string> = new Set(),
+): string {
   const snapshot = apiSnapshot(api, config);
-  const kept = excluded.size === 0 ? snapshot : { ...snapshot, ingresses: snapshot.ingresses.filter((i) => !excluded.has(`${i.metadata?.namespace}/${i.metadata?.name}`)) };
+  const kept =
+    excluded.size === 0
+      ? snapshot
+      : {
+          ...snapshot,
+          ingresses: snapshot.ingresses.filter((i) => !excluded.has(`${i.metadata?.namespace}/${i.metadata?.name}`)),
+        };
   return render(buildModel(kept, config.build).model, template);
 }

@@ -131,7 +131,11 @@ export class Harness {
       tlsSecret('secure-tls', leaf.certPem, leaf.keyPem),
       ingress('steady-a', { [STEADY[0].host]: [{ path: '/', service: 'a' }] }),
       ingress('steady-b', { [STEADY[1].host]: [{ path: '/api', service: 'b' }] }),
-      ingress('secure', { 'secure.example.com': [{ path: '/', service: 'c' }] }, { tls: [{ hosts: ['secure.example.com'], secretName: 'secure-tls' }] }),
+      ingress(
+        'secure',
+        { 'secure.example.com': [{ path: '/', service: 'c' }] },
+        { tls: [{ hosts: ['secure.example.com'], secretName: 'secure-tls' }] },
+      ),
       ingress('churn', { 'churn.example.com': [{ path: '/v0', service: 'a' }] }),
       ...(options.seed ?? []),
     ];
@@ -161,10 +165,15 @@ export class Harness {
     const harness = new Harness(options, cluster, traffic, backends, scratch, tmpfs, templateFile, nginxFaultFile);
     harness.skipped.push(...skipped);
     harness.template = await loadTemplate(templateFile);
-    await waitFor('the steady routes served', async () => {
-      for (const t of STEADY) if ((await get({ host: t.host, path: t.path, port: cluster.httpPort })).backend !== t.backend) return false;
-      return true;
-    }, 20_000);
+    await waitFor(
+      'the steady routes served',
+      async () => {
+        for (const t of STEADY)
+          if ((await get({ host: t.host, path: t.path, port: cluster.httpPort })).backend !== t.backend) return false;
+        return true;
+      },
+      20_000,
+    );
     const first = await harness.waitConverged(20_000);
     if (typeof first === 'string') throw new Error(`the controller did not converge at start: ${first}`);
     traffic.start();
@@ -180,7 +189,14 @@ export class Harness {
     return expectedConfig(this.cluster.api, this.cluster.config, this.template, this.excluded);
   }
 
-  nginxContext(): { pid: number | null; reloadsOk: number; reloadsFailed: number; lastReloadError: string | null; applied: { config: string } | null; restarts: number } {
+  nginxContext(): {
+    pid: number | null;
+    reloadsOk: number;
+    reloadsFailed: number;
+    lastReloadError: string | null;
+    applied: { config: string } | null;
+    restarts: number;
+  } {
     return this.cluster.actor('nginx')!.context as never;
   }
 
@@ -193,7 +209,7 @@ export class Harness {
   }
 
   childRestarts(): Record<string, number> {
-    return ((this.cluster.controller.root.getSnapshot().context as { restarts?: Record<string, number> }).restarts ?? {});
+    return (this.cluster.controller.root.getSnapshot().context as { restarts?: Record<string, number> }).restarts ?? {};
   }
 
   /** notConverged says why the controller is not (yet) where the API state says, or null when it is. */
@@ -201,7 +217,8 @@ export class Harness {
     if (!this.rootActive()) return `the root supervisor is ${this.cluster.controller.root.getSnapshot().status}`;
     if (this.nginxState() !== '{"alive":"running"}') return `nginx is ${this.nginxState()}`;
     const queue = this.cluster.actor('syncQueue');
-    if (!queueIdle(queue?.value)) return `the sync queue is ${JSON.stringify(queue?.value)} (last error: ${String(queue?.context.lastError)})`;
+    if (!queueIdle(queue?.value))
+      return `the sync queue is ${JSON.stringify(queue?.value)} (last error: ${String(queue?.context.lastError)})`;
     const expected = this.expected();
     const live = await readFile(this.conf, 'utf8');
     if (live !== expected) {
@@ -210,11 +227,13 @@ export class Harness {
     }
     if (this.nginxContext().applied?.config !== expected) return 'nginx.conf is written but nginx has not applied it';
     const reply = await get({ host: 'churn.example.com', path: this.churn.path, port: this.cluster.httpPort });
-    if (reply.backend !== this.churn.backend) return `the newest route ${this.churn.path} answers ${reply.status} from ${reply.backend ?? 'nginx'}, not ${this.churn.backend}`;
+    if (reply.backend !== this.churn.backend)
+      return `the newest route ${this.churn.path} answers ${reply.status} from ${reply.backend ?? 'nginx'}, not ${this.churn.backend}`;
     for (const [host, secret] of this.tlsHosts) {
       const served = await this.servedCertificate(host);
       const wanted = this.apiCertificate(secret);
-      if (served !== wanted) return `${host} is served with certificate ${served}, its Secret ${secret} holds ${wanted}`;
+      if (served !== wanted)
+        return `${host} is served with certificate ${served}, its Secret ${secret} holds ${wanted}`;
     }
     return null;
   }
@@ -226,7 +245,9 @@ export class Harness {
 
   /** apiCertificate is the SHA-256 fingerprint of the certificate in a default-namespace TLS Secret of the API server. */
   apiCertificate(secret: string): string | undefined {
-    const object = this.cluster.api.registry.store.get(SECRETS, 'default', secret) as { data?: Record<string, string> } | undefined;
+    const object = this.cluster.api.registry.store.get(SECRETS, 'default', secret) as
+      | { data?: Record<string, string> }
+      | undefined;
     const pem = object?.data?.['tls.crt'];
     return pem ? new X509Certificate(Buffer.from(pem, 'base64')).fingerprint256 : undefined;
   }
@@ -324,7 +345,10 @@ export class Harness {
       this.knownBugsSeen.add(bug);
     }
     if (process.env.RELIABILITY_STRICT === '1') expect(failure, what).toBeNull();
-    else expect(failure === null ? `${what} passes, so known bug "${bug}" looks fixed; remove it from known-bugs.ts` : null).toBeNull();
+    else
+      expect(
+        failure === null ? `${what} passes, so known bug "${bug}" looks fixed; remove it from known-bugs.ts` : null,
+      ).toBeNull();
   }
 
   /**
@@ -334,8 +358,12 @@ export class Harness {
    */
   expectSurvived(records: readonly FaultRecord[] = this.records): void {
     const strict = process.env.RELIABILITY_STRICT === '1';
-    const failed = records.filter((r) => !r.survived && (strict || !r.knownBug)).map((r) => `${r.kind}: ${r.detail ?? 'not survived'}`);
-    const fixed = records.filter((r) => r.survived && r.knownBug).map((r) => `${r.kind}: survived, so known bug "${r.knownBug}" looks fixed; remove it from known-bugs.ts`);
+    const failed = records
+      .filter((r) => !r.survived && (strict || !r.knownBug))
+      .map((r) => `${r.kind}: ${r.detail ?? 'not survived'}`);
+    const fixed = records
+      .filter((r) => r.survived && r.knownBug)
+      .map((r) => `${r.kind}: survived, so known bug "${r.knownBug}" looks fixed; remove it from known-bugs.ts`);
     expect([...failed, ...fixed]).toEqual([]);
   }
 }
@@ -357,7 +385,10 @@ export class Fault {
    * left, a config swapped in that should not have been); `detail` is anything else worth keeping;
    * `knownBug` names the known bug that explains a failure seen only now (from nginx's words, say).
    */
-  async end(timeoutMs: number, seen: { failure?: string; detail?: string; knownBug?: keyof typeof knownBugs } = {}): Promise<FaultRecord> {
+  async end(
+    timeoutMs: number,
+    seen: { failure?: string; detail?: string; knownBug?: keyof typeof knownBugs } = {},
+  ): Promise<FaultRecord> {
     const h = this.harness;
     const { failure, detail } = seen;
     const knownBug = seen.knownBug ?? this.knownBug;

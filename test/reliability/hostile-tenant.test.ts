@@ -29,23 +29,47 @@ let tenants: Traffic;
 let round = 0;
 
 function goodIngress(i: number) {
-  return ingress('site', { [`t${i}.example.com`]: [{ path: '/', service: 'web' }, { path: `/r${round}`, service: 'web' }] }, { namespace: tenant(i) });
+  return ingress(
+    'site',
+    {
+      [`t${i}.example.com`]: [
+        { path: '/', service: 'web' },
+        { path: `/r${round}`, service: 'web' },
+      ],
+    },
+    { namespace: tenant(i) },
+  );
 }
 
-function badIngress(name: string, extra: { annotations?: Record<string, string>; path?: string; regex?: boolean; tls?: boolean } = {}) {
-  const made = ingress(name, { [badHost(name)]: [{ path: extra.path ?? '/', pathType: extra.regex ? 'ImplementationSpecific' : 'Prefix', service: 'web' }] }, {
-    namespace: BAD_NS,
-    annotations: { ...(extra.regex ? { [`${A}use-regex`]: 'true' } : {}), ...extra.annotations },
-    ...(extra.tls ? { tls: [{ hosts: [badHost(name)], secretName: `${name}-tls` }] } : {}),
-  });
+function badIngress(
+  name: string,
+  extra: { annotations?: Record<string, string>; path?: string; regex?: boolean; tls?: boolean } = {},
+) {
+  const made = ingress(
+    name,
+    {
+      [badHost(name)]: [
+        { path: extra.path ?? '/', pathType: extra.regex ? 'ImplementationSpecific' : 'Prefix', service: 'web' },
+      ],
+    },
+    {
+      namespace: BAD_NS,
+      annotations: { ...(extra.regex ? { [`${A}use-regex`]: 'true' } : {}), ...extra.annotations },
+      ...(extra.tls ? { tls: [{ hosts: [badHost(name)], secretName: `${name}-tls` }] } : {}),
+    },
+  );
   return made;
 }
 
-const snippet = (key: string, value: string) => async (name: string) => [badIngress(name, { annotations: { [`${A}${key}`]: value } })];
+const snippet = (key: string, value: string) => async (name: string) => [
+  badIngress(name, { annotations: { [`${A}${key}`]: value } }),
+];
 
 /** HOSTILE are the values of findings 1, 2, 4 and 6, each as the objects the bad tenant applies. */
 const HOSTILE: Record<string, (name: string) => Promise<object[]>> = {
-  'finding 1: upstream-hash-by that backtracks exponentially': async (name) => [badIngress(name, { annotations: { [`${A}upstream-hash-by`]: `$${'a'.repeat(100)}!` } })],
+  'finding 1: upstream-hash-by that backtracks exponentially': async (name) => [
+    badIngress(name, { annotations: { [`${A}upstream-hash-by`]: `$${'a'.repeat(100)}!` } }),
+  ],
   'finding 2: a certificate OpenSSL refuses (1024-bit RSA)': async (name) => {
     const pair = await weakCertificate(badHost(name));
     return [tlsSecret(`${name}-tls`, pair.certPem, pair.keyPem, BAD_NS), badIngress(name, { tls: true })];
@@ -63,9 +87,18 @@ const HOSTILE: Record<string, (name: string) => Promise<object[]>> = {
   'finding 6: server-snippet server_name ~.*': snippet('server-snippet', 'server_name ~.*;'),
   'finding 6: server-snippet listen': snippet('server-snippet', 'listen 127.0.0.1:1;'),
   'finding 6: configuration-snippet stub_status': snippet('configuration-snippet', 'stub_status;'),
-  'finding 6: configuration-snippet client_body_in_file_only': snippet('configuration-snippet', 'client_body_in_file_only on;'),
-  'finding 6: configuration-snippet add_before_body': snippet('configuration-snippet', 'add_before_body /_external-auth-x;'),
-  'finding 6: configuration-snippet rewrite … last': snippet('configuration-snippet', 'rewrite ^ /_external-auth-x last;'),
+  'finding 6: configuration-snippet client_body_in_file_only': snippet(
+    'configuration-snippet',
+    'client_body_in_file_only on;',
+  ),
+  'finding 6: configuration-snippet add_before_body': snippet(
+    'configuration-snippet',
+    'add_before_body /_external-auth-x;',
+  ),
+  'finding 6: configuration-snippet rewrite … last': snippet(
+    'configuration-snippet',
+    'rewrite ^ /_external-auth-x last;',
+  ),
   'finding 6: server-snippet satisfy': snippet('server-snippet', 'satisfy any;'),
   'finding 6: server-snippet underscores_in_headers': snippet('server-snippet', 'underscores_in_headers on;'),
   'finding 6: configuration-snippet "${uri"': snippet('configuration-snippet', 'set $x "${uri";'),
@@ -82,7 +115,9 @@ class HealthzWatch {
       while (this.running) {
         const started = Date.now();
         const answered = await new Promise<boolean>((resolve) => {
-          const req = request({ host: '127.0.0.1', port, path: '/healthz', timeout: 1000 }, (res) => res.resume().on('end', () => resolve(true)));
+          const req = request({ host: '127.0.0.1', port, path: '/healthz', timeout: 1000 }, (res) =>
+            res.resume().on('end', () => resolve(true)),
+          );
           req.on('timeout', () => req.destroy());
           req.on('error', () => resolve(false));
           req.end();
@@ -100,7 +135,11 @@ class HealthzWatch {
 }
 
 const badEvents = async (name: string) =>
-  ((await h.cluster.client.list('v1', 'Event', BAD_NS)) as { items: { message?: string; involvedObject?: { name?: string } }[] }).items
+  (
+    (await h.cluster.client.list('v1', 'Event', BAD_NS)) as {
+      items: { message?: string; involvedObject?: { name?: string } }[];
+    }
+  ).items
     .filter((e) => e.involvedObject?.name === name)
     .map((e) => e.message ?? '');
 
@@ -108,7 +147,12 @@ beforeAll(async () => {
   const seed: object[] = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: BAD_NS } }];
   h = await Harness.start({ name: 'hostile-tenant', seed });
   // Snippets as permissive as a cluster admin can make them, so that finding 6 is tested at all.
-  await h.cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'default', name: 'ingress-config' }, data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' } });
+  await h.cluster.apply({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { namespace: 'default', name: 'ingress-config' },
+    data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' },
+  });
   const backend = h.backends[0]!;
   for (let i = 0; i < GOOD; i++) {
     await h.cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: tenant(i) } });
@@ -116,11 +160,21 @@ beforeAll(async () => {
     await h.cluster.apply(goodIngress(i));
   }
   for (const o of serviceWithEndpoints('web', [{ port: backend.port }], BAD_NS)) await h.cluster.apply(o);
-  await waitFor('the good tenants served', async () => {
-    for (let i = 0; i < GOOD; i++) if ((await get({ host: `t${i}.example.com`, path: '/', port: h.cluster.httpPort })).backend !== 'a') return false;
-    return true;
-  }, 20_000);
-  tenants = new Traffic(h.cluster.httpPort, Array.from({ length: GOOD }, (_, i) => ({ host: `t${i}.example.com`, path: '/', backend: 'a' })), 20);
+  await waitFor(
+    'the good tenants served',
+    async () => {
+      for (let i = 0; i < GOOD; i++)
+        if ((await get({ host: `t${i}.example.com`, path: '/', port: h.cluster.httpPort })).backend !== 'a')
+          return false;
+      return true;
+    },
+    20_000,
+  );
+  tenants = new Traffic(
+    h.cluster.httpPort,
+    Array.from({ length: GOOD }, (_, i) => ({ host: `t${i}.example.com`, path: '/', backend: 'a' })),
+    20,
+  );
   tenants.start();
 }, 120_000);
 
@@ -141,16 +195,27 @@ it('a hostile tenant stalls, blocks and bypasses no one', async () => {
       round++;
       const moved = Date.now();
       for (let i = 0; i < GOOD; i++) await h.cluster.apply(goodIngress(i));
-      await waitFor(`${name}: the good tenants' changes served`, async () => {
-        for (let i = 0; i < GOOD; i++) if ((await get({ host: `t${i}.example.com`, path: `/r${round}`, port: h.cluster.httpPort })).backend !== 'a') return false;
-        return true;
-      }, 10_000, 25);
+      await waitFor(
+        `${name}: the good tenants' changes served`,
+        async () => {
+          for (let i = 0; i < GOOD; i++)
+            if (
+              (await get({ host: `t${i}.example.com`, path: `/r${round}`, port: h.cluster.httpPort })).backend !== 'a'
+            )
+              return false;
+          return true;
+        },
+        10_000,
+        25,
+      );
       const servedMs = Date.now() - moved;
       // Whoever refused the value (a validator, or nginx through the quarantine) said so on the Ingress.
       await waitFor(`${name}: an Event on the bad Ingress`, async () => (await badEvents(bad)).length > 0, 10_000, 100);
       const byNginx = (await badEvents(bad)).some((m) => m.includes('nginx refused the config with this Ingress'));
       if (byNginx) h.excluded.add(`${BAD_NS}/${bad}`);
-      outcomes.push(`${name}: ${byNginx ? 'left out after nginx refused it' : 'refused by a validator'}, good changes served in ${servedMs} ms`);
+      outcomes.push(
+        `${name}: ${byNginx ? 'left out after nginx refused it' : 'refused by a validator'}, good changes served in ${servedMs} ms`,
+      );
       await fault.end(15_000, { detail: outcomes.at(-1)! });
       // The tenant repents: its objects go; the next fault's convergence check covers what follows.
       for (const object of applied) await h.cluster.remove(object);
@@ -160,7 +225,9 @@ it('a hostile tenant stalls, blocks and bypasses no one', async () => {
     await healthz.stop();
   }
   h.notes.push(...outcomes.map((o) => `hostile tenant: ${o}`));
-  h.notes.push(`hostile tenant: /healthz checked ${healthz.checks} times, ${healthz.slow} slower than 1 s; good tenants ${tenants.requests} requests, ${tenants.lost().length} lost`);
+  h.notes.push(
+    `hostile tenant: /healthz checked ${healthz.checks} times, ${healthz.slow} slower than 1 s; good tenants ${tenants.requests} requests, ${tenants.lost().length} lost`,
+  );
   expect(healthz.slow).toBe(0);
   expect(tenants.lost()).toEqual([]);
   h.expectSurvived();

@@ -30,7 +30,12 @@ it(`survives ${profile.nginxKills} kill -9 of the nginx master`, async () => {
     if (cycle % 10 === 5) await h.change('client');
     let failure: string | undefined;
     try {
-      await waitFor(`cycle ${cycle}: a new master`, () => h.nginxContext().pid !== old && h.nginxState() === '{"alive":"running"}', 15_000, 10);
+      await waitFor(
+        `cycle ${cycle}: a new master`,
+        () => h.nginxContext().pid !== old && h.nginxState() === '{"alive":"running"}',
+        15_000,
+        10,
+      );
     } catch (error) {
       failure = (error as Error).message;
     }

@@ -22,13 +22,32 @@ export interface Profile {
 }
 
 const profiles: Record<Profile['name'], Profile> = {
-  ci: { name: 'ci', nginxKills: 5, apiRestarts: 2, apiDownMs: 1_000, watchDrops: 2, compactions: 2, apiErrorMs: 3_000, hostileObjects: 400 },
-  full: { name: 'full', nginxKills: 100, apiRestarts: 5, apiDownMs: 3_000, watchDrops: 6, compactions: 5, apiErrorMs: 30_000, hostileObjects: 10_000 },
+  ci: {
+    name: 'ci',
+    nginxKills: 5,
+    apiRestarts: 2,
+    apiDownMs: 1_000,
+    watchDrops: 2,
+    compactions: 2,
+    apiErrorMs: 3_000,
+    hostileObjects: 400,
+  },
+  full: {
+    name: 'full',
+    nginxKills: 100,
+    apiRestarts: 5,
+    apiDownMs: 3_000,
+    watchDrops: 6,
+    compactions: 5,
+    apiErrorMs: 30_000,
+    hostileObjects: 10_000,
+  },
 };
 
 /** profile is the profile of this run. */
 export const profile: Profile = (() => {
   const name = process.env.RELIABILITY_PROFILE ?? 'full';
-  if (name !== 'ci' && name !== 'full') throw new Error(`RELIABILITY_PROFILE must be ci or full, not ${JSON.stringify(name)}`);
+  if (name !== 'ci' && name !== 'full')
+    throw new Error(`RELIABILITY_PROFILE must be ci or full, not ${JSON.stringify(name)}`);
   return profiles[name];
 })();

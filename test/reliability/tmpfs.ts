@@ -25,10 +25,16 @@ export async function mountTmpfs(sizeMb: number): Promise<Tmpfs | { reason: stri
   if (process.platform !== 'linux') return { reason: `a tmpfs needs Linux, this is ${process.platform}` };
   if (process.getuid?.() !== 0) return { reason: 'mounting a tmpfs needs root' };
   const dir = await mkdtemp(join(tmpdir(), 'ia-reliability-tmpfs-'));
-  const mounted = await execa('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m,mode=0755`, 'tmpfs', dir], { reject: false, all: true, timeout: 10_000 });
+  const mounted = await execa('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m,mode=0755`, 'tmpfs', dir], {
+    reject: false,
+    all: true,
+    timeout: 10_000,
+  });
   if (mounted.exitCode !== 0) {
     await rmdir(dir).catch(() => undefined);
-    return { reason: `mount -t tmpfs failed (${String(mounted.all).trim() || `exit ${mounted.exitCode}`}); the container lacks CAP_SYS_ADMIN` };
+    return {
+      reason: `mount -t tmpfs failed (${String(mounted.all).trim() || `exit ${mounted.exitCode}`}); the container lacks CAP_SYS_ADMIN`,
+    };
   }
   let count = 0;
   const write = async (bytes: number): Promise<boolean> => {

@@ -101,7 +101,10 @@ export class Traffic {
       let reason: string | null;
       try {
         const reply = await get({ host: target.host, path: target.path, port: this.port });
-        reason = reply.status === 200 && reply.backend === target.backend ? null : `HTTP ${reply.status} from ${reply.backend ?? 'nginx'}`;
+        reason =
+          reply.status === 200 && reply.backend === target.backend
+            ? null
+            : `HTTP ${reply.status} from ${reply.backend ?? 'nginx'}`;
       } catch (error) {
         reason = (error as Error).message;
       }

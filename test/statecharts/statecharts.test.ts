@@ -30,14 +30,23 @@ function definition(machine: AnyStateMachine) {
   const nodes = [machine.root, ...getStateNodes(machine.root)] as AnyStateNode[];
   const transitions = nodes.flatMap((node) => {
     const invokes = Object.fromEntries(node.invoke.map((i) => [i.id, typeof i.src === 'string' ? i.src : i.id]));
-    return [...[...node.transitions.values()].flat(), ...(node.always ?? [])].map((t) => ({ node, event: eventLabel(t.eventType, node.id, invokes), targets: (t.target ?? []) as AnyStateNode[] }));
+    return [...[...node.transitions.values()].flat(), ...(node.always ?? [])].map((t) => ({
+      node,
+      event: eventLabel(t.eventType, node.id, invokes),
+      targets: (t.target ?? []) as AnyStateNode[],
+    }));
   });
   return { nodes, transitions };
 }
 
 const mermaidId = (id: string) => id.replace(/[^A-Za-z0-9]/g, '_');
 const decode = (s: string) =>
-  s.replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n))).replace(/&gt;/g, '>').replace(/&lt;/g, '<').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+  s
+    .replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n)))
+    .replace(/&gt;/g, '>')
+    .replace(/&lt;/g, '<')
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&');
 const svgTexts = (svg: string) => [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => decode(m[1]!).trim());
 const svgTitles = (svg: string) => new Set([...svg.matchAll(/<title>([^<]*)<\/title>/g)].map((m) => decode(m[1]!)));
 
@@ -55,12 +64,15 @@ describe.each(Object.entries(MACHINES))('%s', (name, machine) => {
       expect(files.mermaid, node.id).toMatch(new RegExp(`state "${node.key}[^"]*" as ${mermaidId(node.id)}( \\{)?\\n`));
     }
     for (const t of transitions) {
-      const shown = t.targets.length === 0 ? `${mermaidId(t.node.id)}` : `--> ${mermaidId(t.targets[0]!.id)} : ${t.event}`;
+      const shown =
+        t.targets.length === 0 ? `${mermaidId(t.node.id)}` : `--> ${mermaidId(t.targets[0]!.id)} : ${t.event}`;
       expect(files.mermaid, `${t.node.id} ${t.event}`).toContain(shown);
       expect(files.mermaid, `${t.node.id} ${t.event}`).toContain(t.event);
     }
     // Every internal line and edge label is a transition of the machine: nothing invented.
-    expect(chartOf(machine).transitions).toHaveLength(transitions.reduce((n, t) => n + Math.max(1, t.targets.length), 0));
+    expect(chartOf(machine).transitions).toHaveLength(
+      transitions.reduce((n, t) => n + Math.max(1, t.targets.length), 0),
+    );
   });
 
   it('renders every state into the SVG, by id and by name', () => {
@@ -105,7 +117,11 @@ describe('the statecharts command', () => {
     const { io: cio, text } = io();
     expect(await runStatecharts(['--out', out], cio)).toBe(0);
     const written = (await readdir(out)).sort();
-    expect(written).toEqual(Object.keys(MACHINES).flatMap((n) => ['dot', 'json', 'mmd', 'svg'].map((ext) => `${n}.${ext}`)).sort());
+    expect(written).toEqual(
+      Object.keys(MACHINES)
+        .flatMap((n) => ['dot', 'json', 'mmd', 'svg'].map((ext) => `${n}.${ext}`))
+        .sort(),
+    );
     for (const name of Object.keys(MACHINES)) {
       const json = JSON.parse(await readFile(join(out, `${name}.json`), 'utf8')) as { id: string; states: object };
       expect(json.id).toBe(MACHINES[name]!.id);

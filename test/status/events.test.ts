@@ -35,9 +35,23 @@ beforeEach(async () => {
 });
 afterEach(async () => api?.close());
 
-const problem = (message: string, field = 'spec.rules[0].http.paths[0].backend.service.name'): Problem => ({ kind: 'Ingress', namespace: 'default', name: 'web', field, message });
+const problem = (message: string, field = 'spec.rules[0].http.paths[0].backend.service.name'): Problem => ({
+  kind: 'Ingress',
+  namespace: 'default',
+  name: 'web',
+  field,
+  message,
+});
 const recorder = (clock = { now: 1_800_000_000_000 }, instance = 'replica-a') =>
-  new EventRecorder({ core, cache, log: pino({ level: 'silent' }), instance, now: () => clock.now, burst: 3, refillMs: 30_000 });
+  new EventRecorder({
+    core,
+    cache,
+    log: pino({ level: 'silent' }),
+    instance,
+    now: () => clock.now,
+    burst: 3,
+    refillMs: 30_000,
+  });
 const events = () => api.registry.list(EVENTS, { namespace: 'default' }).items as unknown as CoreV1Event[];
 
 describe('EventRecorder', () => {
@@ -52,7 +66,13 @@ describe('EventRecorder', () => {
       reason: 'InvalidBackend',
       message: 'spec.rules[0].http.paths[0].backend.service.name: Service default/missing not found; answering 503',
       count: 1,
-      involvedObject: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'default', name: 'web', uid: cache.list('Ingress')[0]!.metadata!.uid },
+      involvedObject: {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'Ingress',
+        namespace: 'default',
+        name: 'web',
+        uid: cache.list('Ingress')[0]!.metadata!.uid,
+      },
       source: { component: 'ingress-actors', host: 'replica-a' },
       reportingComponent: 'ingress-actors',
       reportingInstance: 'replica-a',
@@ -83,7 +103,10 @@ describe('EventRecorder', () => {
     const three = [
       problem('Service default/missing not found; answering 503'),
       problem('"a b" is not a host name; rule left out', 'spec.rules[1].host'),
-      problem('is not an annotation this controller knows; ignored', 'metadata.annotations.nginx.ingress.kubernetes.io/rewrite-targt'),
+      problem(
+        'is not an annotation this controller knows; ignored',
+        'metadata.annotations.nginx.ingress.kubernetes.io/rewrite-targt',
+      ),
     ];
     expect(await r.record(three)).toEqual({ created: 1, counted: 0, limited: 0 });
     expect(await r.record([...three].reverse())).toEqual({ created: 0, counted: 0, limited: 0 }); // same set, any order
@@ -103,19 +126,24 @@ describe('EventRecorder', () => {
   it('rate-limits per Ingress: a burst of changed sets, then one per refill period; a held-back set comes later', async () => {
     const clock = { now: 1_800_000_000_000 };
     const r = recorder(clock);
-    const upTo = (n: number) => Array.from({ length: n }, (_, i) => problem(`path ${i} refused`, `spec.rules[0].http.paths[${i}].path`));
+    const upTo = (n: number) =>
+      Array.from({ length: n }, (_, i) => problem(`path ${i} refused`, `spec.rules[0].http.paths[${i}].path`));
     for (const n of [1, 2, 3]) expect(await r.record(upTo(n))).toEqual({ created: 1, counted: 0, limited: 0 });
     expect(await r.record(upTo(4))).toEqual({ created: 0, counted: 0, limited: 1 });
     expect(await r.record(upTo(5))).toEqual({ created: 0, counted: 0, limited: 1 });
     clock.now += 30_000;
     expect(await r.record(upTo(5))).toEqual({ created: 1, counted: 0, limited: 0 });
     expect(await r.record(upTo(5))).toEqual({ created: 0, counted: 0, limited: 0 });
-    expect(events().map((e) => e.message!.slice(0, 11))).toEqual(expect.arrayContaining(['spec.rules[', '2 problems:', '3 problems:', '5 problems:']));
+    expect(events().map((e) => e.message!.slice(0, 11))).toEqual(
+      expect.arrayContaining(['spec.rules[', '2 problems:', '3 problems:', '5 problems:']),
+    );
     expect(events()).toHaveLength(4);
   });
 
   it('keeps the count of problems when they do not all fit in one Event', () => {
-    const many = Array.from({ length: 40 }, (_, i) => problem(`${'x'.repeat(60)} ${i}`, `spec.rules[0].http.paths[${String(i).padStart(2, '0')}].path`));
+    const many = Array.from({ length: 40 }, (_, i) =>
+      problem(`${'x'.repeat(60)} ${i}`, `spec.rules[0].http.paths[${String(i).padStart(2, '0')}].path`),
+    );
     const { message, reason } = reportFor(many);
     expect(reason).toBe('InvalidPath');
     expect(message.length).toBeLessThanOrEqual(1024);
@@ -127,12 +155,19 @@ describe('EventRecorder', () => {
 
   it('ignores problems of other kinds and of Ingresses it does not know', async () => {
     const r = recorder();
-    const secret: Problem = { kind: 'Secret', namespace: 'default', name: 'tls', field: '--default-ssl-certificate', message: 'x' };
+    const secret: Problem = {
+      kind: 'Secret',
+      namespace: 'default',
+      name: 'tls',
+      field: '--default-ssl-certificate',
+      message: 'x',
+    };
     expect(await r.record([secret, { ...problem('y'), name: 'gone' }])).toEqual({ created: 0, counted: 0, limited: 0 });
   });
 
   it('never sends key material: PEM blocks and long base64 runs are removed, control characters too', async () => {
-    const pem = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----';
+    const pem =
+      '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----';
     const blob = 'A'.repeat(80);
     expect(scrubMessage(`bad key ${pem} and ${blob}\nend`)).toBe('bad key [PEM data removed] and [data removed] end');
     expect(scrubMessage('long words '.repeat(200))).toHaveLength(1024);
@@ -144,8 +179,12 @@ describe('EventRecorder', () => {
     expect(reasonFor(problem('x', 'spec.tls[0].secretName'))).toBe('InvalidTLS');
     expect(reasonFor(problem('x', 'spec.rules[0].host'))).toBe('InvalidHost');
     expect(reasonFor(problem('x', 'spec.rules[0].http.paths[0].pathType'))).toBe('InvalidPath');
-    expect(reasonFor(problem('is already served by Ingress default/old; path left out', 'spec.rules[0].http.paths[0].path'))).toBe('Conflict');
-    expect(reasonFor(problem('x', 'metadata.annotations.nginx.ingress.kubernetes.io/rewrite-target'))).toBe('InvalidAnnotation');
+    expect(
+      reasonFor(problem('is already served by Ingress default/old; path left out', 'spec.rules[0].http.paths[0].path')),
+    ).toBe('Conflict');
+    expect(reasonFor(problem('x', 'metadata.annotations.nginx.ingress.kubernetes.io/rewrite-target'))).toBe(
+      'InvalidAnnotation',
+    );
     expect(eventName('web', 'InvalidPath', 'm')).toMatch(/^web\.[0-9a-f]{16}$/);
     expect(eventName('x'.repeat(253), 'R', 'm').length).toBeLessThanOrEqual(253);
   });

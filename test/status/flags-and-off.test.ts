@@ -29,7 +29,19 @@ describe('status flags', () => {
   });
 
   it('read every form', () => {
-    expect(status('--publish-service', 'ingress/controller', '--publish-status-address=203.0.113.1, lb.example.com', '--update-status=false', '--update-status-on-shutdown', '--election-id', 'my-leader', '--election-ttl', '10s')).toEqual({
+    expect(
+      status(
+        '--publish-service',
+        'ingress/controller',
+        '--publish-status-address=203.0.113.1, lb.example.com',
+        '--update-status=false',
+        '--update-status-on-shutdown',
+        '--election-id',
+        'my-leader',
+        '--election-ttl',
+        '10s',
+      ),
+    ).toEqual({
       publishService: 'ingress/controller',
       publishStatusAddress: ['203.0.113.1', 'lb.example.com'],
       updateStatus: false,
@@ -52,14 +64,23 @@ describe('status flags', () => {
 it('with --update-status=false the leader writes no status but still records Events', async () => {
   const statusWrites: string[] = [];
   const cluster = await startCluster(
-    [ingressClass(), ...serviceWithEndpoints('web', [{ port: 9 }]), ingress('web', { 'web.example.com': [{ path: '/', service: 'web' }] }), ingress('broken', { 'broken.example.com': [{ path: '/', service: 'missing' }] })],
+    [
+      ingressClass(),
+      ...serviceWithEndpoints('web', [{ port: 9 }]),
+      ingress('web', { 'web.example.com': [{ path: '/', service: 'web' }] }),
+      ingress('broken', { 'broken.example.com': [{ path: '/', service: 'missing' }] }),
+    ],
     ['--update-status=false', '--publish-status-address', '203.0.113.5'],
     undefined,
     { onRequest: ({ method, url }) => method === 'PUT' && url.includes('/status') && statusWrites.push(url) },
   );
   try {
     const events = findResourceByKind('v1', 'Event')!;
-    await waitFor('an Event for the broken Ingress', () => cluster.api.registry.list(events, { namespace: 'default' }).items.length === 1, 10_000);
+    await waitFor(
+      'an Event for the broken Ingress',
+      () => cluster.api.registry.list(events, { namespace: 'default' }).items.length === 1,
+      10_000,
+    );
     expect(JSON.stringify(cluster.actor('status')?.value)).toContain('"status":"off"');
     await new Promise((r) => setTimeout(r, 500));
     expect(statusWrites).toEqual([]);

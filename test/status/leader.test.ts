@@ -16,7 +16,9 @@ let coordination: CoordinationV1Api;
 let leaseCount = 0;
 
 beforeAll(async () => {
-  api = await startApiServer({ seed: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ingress-actors' } }] as never });
+  api = await startApiServer({
+    seed: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ingress-actors' } }] as never,
+  });
   const kc = new KubeConfig();
   kc.loadFromString(api.kubeconfigText);
   coordination = kc.makeApiClient(CoordinationV1Api);
@@ -27,14 +29,26 @@ afterAll(async () => api?.close());
 function electors(n: number, leaseDurationMs = 10_000) {
   const name = `leader-${++leaseCount}`;
   const clocks = Array.from({ length: n }, () => ({ now: 1e12 }));
-  const list = clocks.map((clock, i) => new LeaseElector(coordination, { namespace: 'ingress-actors', name, identity: `replica-${i}`, leaseDurationMs, now: () => clock.now }));
+  const list = clocks.map(
+    (clock, i) =>
+      new LeaseElector(coordination, {
+        namespace: 'ingress-actors',
+        name,
+        identity: `replica-${i}`,
+        leaseDurationMs,
+        now: () => clock.now,
+      }),
+  );
   const read = () => coordination.readNamespacedLease({ name, namespace: 'ingress-actors' });
   return { list, clocks, read };
 }
 
 describe('LeaseElector', () => {
   it('creates the Lease when none exists and holds it', async () => {
-    const { list: [a], read } = electors(1);
+    const {
+      list: [a],
+      read,
+    } = electors(1);
     expect(await a!.tryAcquireOrRenew()).toEqual({ leader: true, holder: 'replica-0', expiresInMs: null });
     const lease = await read();
     expect(lease.spec).toMatchObject({ holderIdentity: 'replica-0', leaseDurationSeconds: 10, leaseTransitions: 0 });
@@ -42,7 +56,11 @@ describe('LeaseElector', () => {
   });
 
   it('a follower waits until the holder’s Lease expires by its own observation, then takes over', async () => {
-    const { list: [a, b], clocks, read } = electors(2);
+    const {
+      list: [a, b],
+      clocks,
+      read,
+    } = electors(2);
     await a!.tryAcquireOrRenew();
     clocks[1]!.now += 123_456; // b's clock is far ahead: skew must not matter, only what b observed
     expect(await b!.tryAcquireOrRenew()).toEqual({ leader: false, holder: 'replica-0', expiresInMs: 10_000 });
@@ -57,7 +75,10 @@ describe('LeaseElector', () => {
   });
 
   it('a release waits for a renewal still in flight, so the Lease ends up free', async () => {
-    const { list: [a, b], read } = electors(2);
+    const {
+      list: [a, b],
+      read,
+    } = electors(2);
     await a!.tryAcquireOrRenew();
     // The status machine stops its renew actor on status.stop, but the request goes on; here the
     // renewal's read reaches the (real) server 100 ms late, after a release running beside it would be done.
@@ -75,7 +96,12 @@ describe('LeaseElector', () => {
           : Reflect.get(target, key, receiver),
     });
     // replica-0 again, as a holds the Lease: the same replica through the slow client.
-    const slow = new LeaseElector(slowReads, { namespace: 'ingress-actors', name: (await read()).metadata!.name!, identity: 'replica-0', leaseDurationMs: 10_000 });
+    const slow = new LeaseElector(slowReads, {
+      namespace: 'ingress-actors',
+      name: (await read()).metadata!.name!,
+      identity: 'replica-0',
+      leaseDurationMs: 10_000,
+    });
     expect((await slow.tryAcquireOrRenew()).leader).toBe(true);
     delayNextRead = true;
     const renewal = slow.tryAcquireOrRenew();
@@ -86,7 +112,10 @@ describe('LeaseElector', () => {
   });
 
   it('a follower stopped while its acquire is in flight gives up the Lease that acquire won', async () => {
-    const { list: [, b], read } = electors(2);
+    const {
+      list: [, b],
+      read,
+    } = electors(2);
     await b!.tryAcquireOrRenew();
     await b!.release();
     const name = (await read()).metadata!.name!;
@@ -100,14 +129,29 @@ describe('LeaseElector', () => {
             }
           : Reflect.get(target, key, receiver),
     });
-    const elector = new LeaseElector(slowReads, { namespace: 'ingress-actors', name, identity: 'replica-0', leaseDurationMs: 10_000 });
+    const elector = new LeaseElector(slowReads, {
+      namespace: 'ingress-actors',
+      name,
+      identity: 'replica-0',
+      leaseDurationMs: 10_000,
+    });
     const machine = statusMachine.provide({
       actors: {
         acquireLease: fromPromise<LeaseResult, void>(() => elector.tryAcquireOrRenew()),
         releaseLease: fromPromise<boolean, void>(() => elector.release()),
       },
     });
-    const status = createActor(machine, { input: { leaseDurationMs: 10_000, retryPeriodMs: 2_000, renewDeadlineMs: 6_000, resyncPeriodMs: 60_000, updateStatus: false, updateStatusOnShutdown: false, stopTimeoutMs: 5_000 } }).start();
+    const status = createActor(machine, {
+      input: {
+        leaseDurationMs: 10_000,
+        retryPeriodMs: 2_000,
+        renewDeadlineMs: 6_000,
+        resyncPeriodMs: 60_000,
+        updateStatus: false,
+        updateStatusOnShutdown: false,
+        stopTimeoutMs: 5_000,
+      },
+    }).start();
     status.send({ type: 'status.stop' });
     const done = await waitFor(status, (s) => s.status === 'done', { timeout: 5_000 });
     expect(done.output).toEqual({ wasLeader: false, cleared: false, released: true });
@@ -116,7 +160,10 @@ describe('LeaseElector', () => {
   });
 
   it('a renewal restarts the follower’s observation', async () => {
-    const { list: [a, b], clocks } = electors(2);
+    const {
+      list: [a, b],
+      clocks,
+    } = electors(2);
     await a!.tryAcquireOrRenew();
     await b!.tryAcquireOrRenew();
     clocks[0]!.now += 8_000;
@@ -135,7 +182,10 @@ describe('LeaseElector', () => {
   });
 
   it('release frees the Lease for the next try, and only the holder can release', async () => {
-    const { list: [a, b], read } = electors(2);
+    const {
+      list: [a, b],
+      read,
+    } = electors(2);
     await a!.tryAcquireOrRenew();
     await b!.tryAcquireOrRenew();
     expect(await b!.release()).toBe(false);

@@ -4,7 +4,14 @@
  * and then nothing, that a 409 is retried from the newer object, that an Ingress no longer
  * served loses the addresses it got from us, and whether another replica will take over.
  */
-import { CoreV1Api, KubeConfig, KubernetesObjectApi, NetworkingV1Api, type KubernetesObject, type V1Ingress } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  NetworkingV1Api,
+  type KubernetesObject,
+  type V1Ingress,
+} from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findResourceByKind } from '../../src/api-server/resources.js';
@@ -21,13 +28,21 @@ let api: ApiServer | undefined;
 afterEach(async () => api?.close());
 
 function networking(kind: string) {
-  const resource = findResourceByKind(kind === 'Ingress' ? 'networking.k8s.io/v1' : kind === 'EndpointSlice' ? 'discovery.k8s.io/v1' : 'v1', kind);
+  const resource = findResourceByKind(
+    kind === 'Ingress' ? 'networking.k8s.io/v1' : kind === 'EndpointSlice' ? 'discovery.k8s.io/v1' : 'v1',
+    kind,
+  );
   if (!resource) throw new Error(kind);
   return resource;
 }
 
 function node(name: string, addresses: Record<string, string>) {
-  return { apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { addresses: Object.entries(addresses).map(([type, address]) => ({ type, address })) } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name },
+    status: { addresses: Object.entries(addresses).map(([type, address]) => ({ type, address })) },
+  };
 }
 
 /** controllerSlice lists controller pods as endpoints of the Service `ingress-actors` (what the EndpointSlice controller writes). */
@@ -47,11 +62,16 @@ function controllerSlice(pods: { name: string; node: string; ready?: boolean; te
   };
 }
 
-async function setup(seed: object[], source: Partial<AddressSource>, served: string[] | null = ['default/a', 'default/b']) {
+async function setup(
+  seed: object[],
+  source: Partial<AddressSource>,
+  served: string[] | null = ['default/a', 'default/b'],
+) {
   const writes: string[] = [];
   api = await startApiServer({
     seed: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }, ...seed] as never,
-    onRequest: ({ method, url, status }) => url.includes('/status') && method === 'PUT' && writes.push(`${status} ${url.replace(/^.*ingresses\//, '')}`),
+    onRequest: ({ method, url, status }) =>
+      url.includes('/status') && method === 'PUT' && writes.push(`${status} ${url.replace(/^.*ingresses\//, '')}`),
   });
   const kc = new KubeConfig();
   kc.loadFromString(api.kubeconfigText);
@@ -59,8 +79,14 @@ async function setup(seed: object[], source: Partial<AddressSource>, served: str
   const cache = new ClusterCache();
   const refill = async () => {
     for (const kind of WATCHED_KINDS) {
-      const group = kind === 'Ingress' || kind === 'IngressClass' ? 'networking.k8s.io/v1' : kind === 'EndpointSlice' ? 'discovery.k8s.io/v1' : 'v1';
-      for (const item of (await objects.list(group, kind)).items) cache.upsert(kind as WatchedKind, { ...item, apiVersion: group, kind } as KubernetesObject);
+      const group =
+        kind === 'Ingress' || kind === 'IngressClass'
+          ? 'networking.k8s.io/v1'
+          : kind === 'EndpointSlice'
+            ? 'discovery.k8s.io/v1'
+            : 'v1';
+      for (const item of (await objects.list(group, kind)).items)
+        cache.upsert(kind as WatchedKind, { ...item, apiVersion: group, kind } as KubernetesObject);
     }
   };
   await refill();
@@ -72,30 +98,64 @@ async function setup(seed: object[], source: Partial<AddressSource>, served: str
     source: { publishStatusAddress: [], publishService: null, pod: NO_POD, watchNamespace: null, ...source },
     conflictWaitMs: 1_000,
   });
-  const status = (name: string) => (api!.registry.get(INGRESSES, 'default', name) as V1Ingress).status?.loadBalancer?.ingress ?? [];
+  const status = (name: string) =>
+    (api!.registry.get(INGRESSES, 'default', name) as V1Ingress).status?.loadBalancer?.ingress ?? [];
   return { writer, served: served ? new Set(served) : null, cache, refill, writes, status, objects };
 }
 
-const two = [ingress('a', { 'a.example.com': [{ path: '/', service: 'web' }] }), ingress('b', { 'b.example.com': [{ path: '/', service: 'web' }] })];
+const two = [
+  ingress('a', { 'a.example.com': [{ path: '/', service: 'web' }] }),
+  ingress('b', { 'b.example.com': [{ path: '/', service: 'web' }] }),
+];
 
 describe('StatusWriter.addresses', () => {
   it('--publish-status-address: IPs and host names, sorted', async () => {
     const { writer } = await setup([], { publishStatusAddress: ['203.0.113.9', 'lb.example.com', '2001:db8::1'] });
-    expect(await writer.addresses()).toEqual([{ ip: '2001:db8::1' }, { ip: '203.0.113.9' }, { hostname: 'lb.example.com' }]);
+    expect(await writer.addresses()).toEqual([
+      { ip: '2001:db8::1' },
+      { ip: '203.0.113.9' },
+      { hostname: 'lb.example.com' },
+    ]);
   });
 
   it('--publish-service: every Service type as ingress-nginx reads it', async () => {
     const services = [
-      { metadata: { name: 'lb', namespace: NS }, spec: { type: 'LoadBalancer', ports: [{ port: 80 }], externalIPs: ['198.51.100.2'] } },
-      { metadata: { name: 'cip', namespace: NS }, spec: { type: 'ClusterIP', clusterIP: '10.96.0.10', ports: [{ port: 80 }] } },
-      { metadata: { name: 'np', namespace: NS }, spec: { type: 'NodePort', ports: [{ port: 80 }], externalIPs: ['198.51.100.3'] } },
+      {
+        metadata: { name: 'lb', namespace: NS },
+        spec: { type: 'LoadBalancer', ports: [{ port: 80 }], externalIPs: ['198.51.100.2'] },
+      },
+      {
+        metadata: { name: 'cip', namespace: NS },
+        spec: { type: 'ClusterIP', clusterIP: '10.96.0.10', ports: [{ port: 80 }] },
+      },
+      {
+        metadata: { name: 'np', namespace: NS },
+        spec: { type: 'NodePort', ports: [{ port: 80 }], externalIPs: ['198.51.100.3'] },
+      },
       { metadata: { name: 'ext', namespace: NS }, spec: { type: 'ExternalName', externalName: 'edge.example.net' } },
     ].map((s) => ({ apiVersion: 'v1', kind: 'Service', ...s }));
     const { writer, cache, refill } = await setup(services, { publishService: `${NS}/lb` });
-    api!.registry.update(networking('Service'), NS, 'lb', { ...api!.registry.get(networking('Service'), NS, 'lb'), status: { loadBalancer: { ingress: [{ ip: '192.0.2.1' }, { hostname: 'elb.example.com' }] } } }, { subresource: 'status' });
+    api!.registry.update(
+      networking('Service'),
+      NS,
+      'lb',
+      {
+        ...api!.registry.get(networking('Service'), NS, 'lb'),
+        status: { loadBalancer: { ingress: [{ ip: '192.0.2.1' }, { hostname: 'elb.example.com' }] } },
+      },
+      { subresource: 'status' },
+    );
     await refill();
-    expect(await writer.addresses()).toEqual([{ ip: '192.0.2.1' }, { ip: '198.51.100.2' }, { hostname: 'elb.example.com' }]);
-    const other = (ref: string) => new StatusWriter({ ...(writer as unknown as { options: object }).options, source: { publishStatusAddress: [], publishService: ref, pod: NO_POD, watchNamespace: null } } as never);
+    expect(await writer.addresses()).toEqual([
+      { ip: '192.0.2.1' },
+      { ip: '198.51.100.2' },
+      { hostname: 'elb.example.com' },
+    ]);
+    const other = (ref: string) =>
+      new StatusWriter({
+        ...(writer as unknown as { options: object }).options,
+        source: { publishStatusAddress: [], publishService: ref, pod: NO_POD, watchNamespace: null },
+      } as never);
     expect(await other(`${NS}/cip`).addresses()).toEqual([{ ip: '10.96.0.10' }]);
     expect(await other(`${NS}/np`).addresses()).toEqual([{ ip: '198.51.100.3' }]);
     expect(await other(`${NS}/ext`).addresses()).toEqual([{ hostname: 'edge.example.net' }]);
@@ -108,11 +168,17 @@ describe('StatusWriter.addresses', () => {
       node('n1', { InternalIP: '10.1.0.1', ExternalIP: '203.0.113.1' }),
       node('n2', { InternalIP: '10.1.0.2' }),
       node('n3', { InternalIP: '10.1.0.3' }),
-      controllerSlice([{ name: 'ctrl-a', node: 'n1' }, { name: 'ctrl-b', node: 'n2' }, { name: 'ctrl-c', node: 'n3', ready: false }]),
+      controllerSlice([
+        { name: 'ctrl-a', node: 'n1' },
+        { name: 'ctrl-b', node: 'n2' },
+        { name: 'ctrl-c', node: 'n3', ready: false },
+      ]),
     ];
     const { writer } = await setup(seed, { pod: { name: 'ctrl-a', namespace: NS, nodeName: 'n1' } });
     expect(await writer.addresses()).toEqual([{ ip: '10.1.0.2' }, { ip: '203.0.113.1' }]);
-    const alone = await setup([node('n9', { InternalIP: '10.1.0.9' })], { pod: { name: null, namespace: null, nodeName: 'n9' } });
+    const alone = await setup([node('n9', { InternalIP: '10.1.0.9' })], {
+      pod: { name: null, namespace: null, nodeName: 'n9' },
+    });
     expect(await alone.writer.addresses()).toEqual([{ ip: '10.1.0.9' }]);
   });
 });
@@ -132,9 +198,24 @@ describe('StatusWriter.publish', () => {
   });
 
   it('retries a 409 from the newer object the watch brings', async () => {
-    const { writer, served, cache, objects, writes, status } = await setup(two, { publishStatusAddress: ['203.0.113.9'] }, ['default/a']);
+    const { writer, served, cache, objects, writes, status } = await setup(
+      two,
+      { publishStatusAddress: ['203.0.113.9'] },
+      ['default/a'],
+    );
     // Someone else changes the Ingress after the cache saw it: the write's resourceVersion is stale.
-    const fresh = await objects.patch({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'a', namespace: 'default', labels: { touched: 'yes' } } }, undefined, undefined, undefined, undefined, 'application/merge-patch+json');
+    const fresh = await objects.patch(
+      {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'Ingress',
+        metadata: { name: 'a', namespace: 'default', labels: { touched: 'yes' } },
+      },
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      'application/merge-patch+json',
+    );
     setTimeout(() => cache.upsert('Ingress', { ...fresh, apiVersion: 'networking.k8s.io/v1', kind: 'Ingress' }), 200);
     expect(await writer.publish(served)).toEqual({ written: 1, unchanged: 0 });
     expect(writes).toEqual(['409 a/status', '200 a/status']);
@@ -143,9 +224,21 @@ describe('StatusWriter.publish', () => {
 
   it('clears the addresses of an Ingress it no longer serves, but only if they are ours', async () => {
     const seed = [...two, ingress('other', { 'o.example.com': [{ path: '/', service: 'web' }] })];
-    const { writer, served, refill, status } = await setup(seed, { publishStatusAddress: ['203.0.113.9'] }, ['default/a', 'default/b']);
+    const { writer, served, refill, status } = await setup(seed, { publishStatusAddress: ['203.0.113.9'] }, [
+      'default/a',
+      'default/b',
+    ]);
     await writer.publish(served);
-    api!.registry.update(INGRESSES, 'default', 'other', { ...api!.registry.get(INGRESSES, 'default', 'other'), status: { loadBalancer: { ingress: [{ ip: '198.51.100.77' }] } } }, { subresource: 'status' });
+    api!.registry.update(
+      INGRESSES,
+      'default',
+      'other',
+      {
+        ...api!.registry.get(INGRESSES, 'default', 'other'),
+        status: { loadBalancer: { ingress: [{ ip: '198.51.100.77' }] } },
+      },
+      { subresource: 'status' },
+    );
     await refill();
     expect(await writer.publish(new Set(['default/a']))).toEqual({ written: 1, unchanged: 1 });
     expect(status('b')).toEqual([]);
@@ -163,22 +256,53 @@ describe('StatusWriter.publish', () => {
 
 describe('StatusWriter.checkPeers', () => {
   const pod = { name: 'ctrl-a', namespace: NS, nodeName: 'n1' };
-  const peers = async (pods: Parameters<typeof controllerSlice>[0], source: Partial<AddressSource>) => (await setup([controllerSlice(pods)], source)).writer.checkPeers();
+  const peers = async (pods: Parameters<typeof controllerSlice>[0], source: Partial<AddressSource>) =>
+    (await setup([controllerSlice(pods)], source)).writer.checkPeers();
 
   it('another ready replica in the controller Service’s EndpointSlices will take over', async () => {
-    expect((await peers([{ name: 'ctrl-a', node: 'n1' }, { name: 'ctrl-b', node: 'n2' }], { pod })).othersWillTakeOver).toBe(true);
-    expect((await peers([{ name: 'ctrl-a', node: 'n1' }, { name: 'ctrl-b', node: 'n2' }], { pod, publishService: `${NS}/ingress-actors` })).othersWillTakeOver).toBe(true);
+    expect(
+      (
+        await peers(
+          [
+            { name: 'ctrl-a', node: 'n1' },
+            { name: 'ctrl-b', node: 'n2' },
+          ],
+          { pod },
+        )
+      ).othersWillTakeOver,
+    ).toBe(true);
+    expect(
+      (
+        await peers(
+          [
+            { name: 'ctrl-a', node: 'n1' },
+            { name: 'ctrl-b', node: 'n2' },
+          ],
+          { pod, publishService: `${NS}/ingress-actors` },
+        )
+      ).othersWillTakeOver,
+    ).toBe(true);
   });
 
   it('not when the others are not ready or terminating, or there are none, or nothing is known', async () => {
-    const notReady = [{ name: 'ctrl-a', node: 'n1' }, { name: 'ctrl-b', node: 'n2', ready: false }, { name: 'ctrl-c', node: 'n3', terminating: true }];
-    expect(await peers(notReady, { pod })).toEqual({ othersWillTakeOver: false, reason: '0 other ready replica endpoint(s)' });
+    const notReady = [
+      { name: 'ctrl-a', node: 'n1' },
+      { name: 'ctrl-b', node: 'n2', ready: false },
+      { name: 'ctrl-c', node: 'n3', terminating: true },
+    ];
+    expect(await peers(notReady, { pod })).toEqual({
+      othersWillTakeOver: false,
+      reason: '0 other ready replica endpoint(s)',
+    });
     expect((await peers([{ name: 'ctrl-a', node: 'n1' }], { pod })).othersWillTakeOver).toBe(false);
     expect((await peers([{ name: 'ctrl-b', node: 'n1' }], { pod: NO_POD })).reason).toMatch(/^no peer information/);
   });
 
   it('serviceWithEndpoints slices of applications are not mistaken for peers', async () => {
-    const { writer } = await setup([...serviceWithEndpoints('web', [{ port: 8080 }], NS), controllerSlice([{ name: 'ctrl-a', node: 'n1' }])], { pod });
+    const { writer } = await setup(
+      [...serviceWithEndpoints('web', [{ port: 8080 }], NS), controllerSlice([{ name: 'ctrl-a', node: 'n1' }])],
+      { pod },
+    );
     expect(writer.checkPeers().othersWillTakeOver).toBe(false);
   });
 });

@@ -7,7 +7,14 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock, createActor, fromPromise, initialTransition, transition } from 'xstate';
 import type { SyncDoneEvent } from '../../machines/events.js';
-import { statusMachine, type LeaseResult, type PublishStatusInput, type RecordEventsInput, type ShutdownCheck, type StatusInput } from '../../machines/status.machine.js';
+import {
+  statusMachine,
+  type LeaseResult,
+  type PublishStatusInput,
+  type RecordEventsInput,
+  type ShutdownCheck,
+  type StatusInput,
+} from '../../machines/status.machine.js';
 import type { NginxModel, Problem } from '../../src/model/nginx-model.js';
 import { advance, flush, stateName } from '../machines/harness.js';
 
@@ -22,11 +29,20 @@ const INPUT: StatusInput = {
 };
 
 /** syncDone is what the sync queue sends after a sync; the status machine never looks at the model. */
-const syncDone = (served: string[], problems: Problem[] = []): SyncDoneEvent => ({ type: 'sync.done', model: {} as NginxModel, problems, served });
+const syncDone = (served: string[], problems: Problem[] = []): SyncDoneEvent => ({
+  type: 'sync.done',
+  model: {} as NginxModel,
+  problems,
+  served,
+});
 const CHANGED = syncDone(['default/web']);
 
 const LEADER: LeaseResult = { leader: true, holder: 'me', expiresInMs: null };
-const FOLLOWER = (expiresInMs: number | null, holder = 'other'): LeaseResult => ({ leader: false, holder, expiresInMs });
+const FOLLOWER = (expiresInMs: number | null, holder = 'other'): LeaseResult => ({
+  leader: false,
+  holder,
+  expiresInMs,
+});
 
 interface Script {
   /** what each acquire/renew answers, in order; the last one repeats; an Error rejects */
@@ -61,9 +77,15 @@ function start(script: Script = {}) {
         published.push(input);
         await script.publish?.();
       }),
-      recordEvents: fromPromise<void, RecordEventsInput>(async ({ input }) => void (calls.push('events'), recorded.push(input))),
-      checkPeers: fromPromise<ShutdownCheck, void>(async () => (calls.push('checkPeers'), script.peers ?? { othersWillTakeOver: false, reason: 'alone' })),
-      clearStatus: fromPromise<void, PublishStatusInput>(async ({ input }) => void (calls.push('clear'), clearedWith.push(input))),
+      recordEvents: fromPromise<void, RecordEventsInput>(
+        async ({ input }) => void (calls.push('events'), recorded.push(input)),
+      ),
+      checkPeers: fromPromise<ShutdownCheck, void>(
+        async () => (calls.push('checkPeers'), script.peers ?? { othersWillTakeOver: false, reason: 'alone' }),
+      ),
+      clearStatus: fromPromise<void, PublishStatusInput>(
+        async ({ input }) => void (calls.push('clear'), clearedWith.push(input)),
+      ),
     },
   });
   const actor = createActor(machine, { clock, input: { ...INPUT, ...script.input } }).start();
@@ -106,7 +128,9 @@ describe('statusMachine', () => {
 
   it('a successful renewal restarts the renew deadline', async () => {
     // Every other renew fails: the deadline (2 s) is never reached.
-    const t = start({ lease: [LEADER, ...Array.from({ length: 20 }, (_, i) => (i % 2 ? LEADER : new Error('timeout')))] });
+    const t = start({
+      lease: [LEADER, ...Array.from({ length: 20 }, (_, i) => (i % 2 ? LEADER : new Error('timeout')))],
+    });
     await flush();
     await advance(t.clock, 6_000, 100);
     expect(t.state()).toMatch(/^leader\./);
@@ -139,7 +163,13 @@ describe('statusMachine', () => {
   });
 
   it('publishes status and Events from what sync.done sent it, the latest one, kept while following', async () => {
-    const problem: Problem = { kind: 'Ingress', namespace: 'default', name: 'bad', field: 'spec.rules[0].host', message: 'not a host' };
+    const problem: Problem = {
+      kind: 'Ingress',
+      namespace: 'default',
+      name: 'bad',
+      field: 'spec.rules[0].host',
+      message: 'not a host',
+    };
     const t = start({ lease: [FOLLOWER(150), LEADER] });
     await flush();
     expect(t.state()).toBe('follower.waiting');
@@ -168,7 +198,11 @@ describe('statusMachine', () => {
 
   it('retries a failed publish after the retry period', async () => {
     let fail = true;
-    const t = start({ publish: async () => { if (fail) throw new Error('422'); } });
+    const t = start({
+      publish: async () => {
+        if (fail) throw new Error('422');
+      },
+    });
     await flush();
     expect(stateName(t.actor.getSnapshot().value)).toContain('status.failed');
     fail = false;
@@ -213,7 +247,9 @@ describe('statusMachine', () => {
     const calls: string[] = [];
     const slow = statusMachine.provide({
       actors: {
-        acquireLease: fromPromise<LeaseResult, void>(() => new Promise((resolve) => (calls.push('acquire'), (answer = resolve)))),
+        acquireLease: fromPromise<LeaseResult, void>(
+          () => new Promise((resolve) => (calls.push('acquire'), (answer = resolve))),
+        ),
         releaseLease: fromPromise<boolean, void>(async () => (calls.push('release'), true)),
       },
     });
@@ -262,7 +298,10 @@ describe('statusMachine', () => {
   });
 
   it('serialises with the states the design names (follower ↔ leader)', () => {
-    const json = JSON.parse(JSON.stringify(statusMachine.toJSON())) as { id: string; states: Record<string, { states?: Record<string, unknown> }> };
+    const json = JSON.parse(JSON.stringify(statusMachine.toJSON())) as {
+      id: string;
+      states: Record<string, { states?: Record<string, unknown> }>;
+    };
     expect(json.id).toBe('status');
     expect(Object.keys(json.states)).toEqual(['follower', 'leader', 'stopping', 'stopped']);
     expect(Object.keys(json.states.leader!.states!)).toEqual(['lease', 'status', 'events']);

@@ -62,11 +62,35 @@ interface Replica {
 async function startReplica(api: ApiServer, kubeconfig: string, pod: string): Promise<Replica> {
   const dir = await mkdtemp(join(tmpdir(), `ia-${pod}-`));
   const healthzPort = await freePort();
-  const child = execa(CLI, [
-    'controller', '--kubeconfig', kubeconfig, '--http-port', String(await freePort()), '--https-port', String(await freePort()),
-    '--healthz-port', String(healthzPort), '--config-dir', join(dir, 'nginx'), '--publish-status-address', ADDRESS,
-    '--election-ttl', String(TTL_S), '--sync-rate-limit', '10', '--shutdown-timeout', '2', '--drain-timeout', '1', '--log-level', 'warn',
-  ], { reject: false, env: { POD_NAME: pod, POD_NAMESPACE: NS } });
+  const child = execa(
+    CLI,
+    [
+      'controller',
+      '--kubeconfig',
+      kubeconfig,
+      '--http-port',
+      String(await freePort()),
+      '--https-port',
+      String(await freePort()),
+      '--healthz-port',
+      String(healthzPort),
+      '--config-dir',
+      join(dir, 'nginx'),
+      '--publish-status-address',
+      ADDRESS,
+      '--election-ttl',
+      String(TTL_S),
+      '--sync-rate-limit',
+      '10',
+      '--shutdown-timeout',
+      '2',
+      '--drain-timeout',
+      '1',
+      '--log-level',
+      'warn',
+    ],
+    { reject: false, env: { POD_NAME: pod, POD_NAMESPACE: NS } },
+  );
   cleanups.push(async () => {
     child.kill('SIGKILL');
     await child;
@@ -75,8 +99,16 @@ async function startReplica(api: ApiServer, kubeconfig: string, pod: string): Pr
     if (pid > 0) signalGroup(pid, 'SIGKILL');
     await rm(dir, { recursive: true, force: true });
   });
-  const leader = async () => (await scrape(healthzPort).catch(() => null))?.value('nginx_ingress_controller_leader_election_status', { name: 'ingress-controller-leader' }) ?? Number.NaN;
-  await waitFor(`${pod} healthy`, async () => (await healthz(healthzPort).catch(() => ({ status: 0 }))).status === 200, 20_000, 50);
+  const leader = async () =>
+    (await scrape(healthzPort).catch(() => null))?.value('nginx_ingress_controller_leader_election_status', {
+      name: 'ingress-controller-leader',
+    }) ?? Number.NaN;
+  await waitFor(
+    `${pod} healthy`,
+    async () => (await healthz(healthzPort).catch(() => ({ status: 0 }))).status === 200,
+    20_000,
+    50,
+  );
   return { pod, healthzPort, dir, child, leader };
 }
 
@@ -91,17 +123,34 @@ async function startTwo() {
       ingress('b', { 'b.example.com': [{ path: '/', service: 'web' }] }),
       controllerSlice({ 'ctrl-a': true, 'ctrl-b': true }),
     ] as never,
-    onRequest: ({ method, url, status }) => method === 'PUT' && /\/ingresses\/[^/]+\/status/.test(url) && status === 200 && statusWrites.push(url.replace(/^.*ingresses\//, '')),
+    onRequest: ({ method, url, status }) =>
+      method === 'PUT' &&
+      /\/ingresses\/[^/]+\/status/.test(url) &&
+      status === 200 &&
+      statusWrites.push(url.replace(/^.*ingresses\//, '')),
   });
   const dir = await mkdtemp(join(tmpdir(), 'ia-two-'));
   cleanups.push(async () => (await api.close(), await rm(dir, { recursive: true, force: true })));
   await api.writeKubeconfig(join(dir, 'kubeconfig'));
-  const replicas = await Promise.all(['ctrl-a', 'ctrl-b'].map((pod) => startReplica(api, join(dir, 'kubeconfig'), pod)));
-  const holder = () => (api.registry.get(LEASES, NS, 'ingress-controller-leader') as V1Lease).spec?.holderIdentity ?? null;
-  const addresses = (name: string) => ((api.registry.get(INGRESSES, 'default', name) as V1Ingress).status?.loadBalancer?.ingress ?? []).map((a) => a.ip);
+  const replicas = await Promise.all(
+    ['ctrl-a', 'ctrl-b'].map((pod) => startReplica(api, join(dir, 'kubeconfig'), pod)),
+  );
+  const holder = () =>
+    (api.registry.get(LEASES, NS, 'ingress-controller-leader') as V1Lease).spec?.holderIdentity ?? null;
+  const addresses = (name: string) =>
+    ((api.registry.get(INGRESSES, 'default', name) as V1Ingress).status?.loadBalancer?.ingress ?? []).map((a) => a.ip);
   const leaders = async () => Promise.all(replicas.map((r) => r.leader()));
-  await waitFor('one leader', async () => (await leaders()).join() === (holder() === 'ctrl-a' ? '1,0' : '0,1'), 10_000, 50);
-  await waitFor('the addresses written', () => addresses('a').join() === ADDRESS && addresses('b').join() === ADDRESS, 10_000);
+  await waitFor(
+    'one leader',
+    async () => (await leaders()).join() === (holder() === 'ctrl-a' ? '1,0' : '0,1'),
+    10_000,
+    50,
+  );
+  await waitFor(
+    'the addresses written',
+    () => addresses('a').join() === ADDRESS && addresses('b').join() === ADDRESS,
+    10_000,
+  );
   return { api, replicas, holder, addresses, leaders, statusWrites };
 }
 
@@ -146,7 +195,11 @@ it('SIGTERM of the leader hands the Lease over at once and keeps the addresses; 
 
   // The first pod is gone from the controller Service, as the EndpointSlice controller would show it.
   const slice = api.registry.get(SLICES, NS, 'ingress-actors-x1');
-  api.registry.update(SLICES, NS, 'ingress-actors-x1', { ...slice, ...controllerSlice({ [second.pod]: true }), metadata: slice.metadata });
+  api.registry.update(SLICES, NS, 'ingress-actors-x1', {
+    ...slice,
+    ...controllerSlice({ [second.pod]: true }),
+    metadata: slice.metadata,
+  });
   await new Promise((r) => setTimeout(r, 300)); // the watch brings it
   second.child.kill('SIGTERM');
   expect((await second.child).exitCode).toBe(0);

@@ -50,21 +50,37 @@ export interface ClusterOptions {
 }
 
 /** startCluster starts the API server seeded with `seed`, then the controller with `flags`. */
-export async function startCluster(seed: object[], flags: string[] = [], logLevel = process.env.TEST_LOG ?? 'silent', options: ClusterOptions = {}): Promise<Cluster> {
-  const api = await startApiServer({ seed: seed as never, ...(options.onRequest ? { onRequest: options.onRequest } : {}) });
+export async function startCluster(
+  seed: object[],
+  flags: string[] = [],
+  logLevel = process.env.TEST_LOG ?? 'silent',
+  options: ClusterOptions = {},
+): Promise<Cluster> {
+  const api = await startApiServer({
+    seed: seed as never,
+    ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+  });
   const dir = await mkdtemp(join(tmpdir(), 'ia-cluster-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await api.writeKubeconfig(kubeconfig);
   const [httpPort, httpsPort, healthzPort] = [await freePort(), await freePort(), await freePort()];
   const parsed = parseControllerFlags([
-    '--kubeconfig', kubeconfig,
-    '--http-port', String(httpPort),
-    '--https-port', String(httpsPort),
-    '--healthz-port', String(healthzPort),
-    '--config-dir', join(dir, 'nginx'),
-    '--sync-rate-limit', '10',
-    '--drain-timeout', '1',
-    '--shutdown-timeout', '5',
+    '--kubeconfig',
+    kubeconfig,
+    '--http-port',
+    String(httpPort),
+    '--https-port',
+    String(httpsPort),
+    '--healthz-port',
+    String(healthzPort),
+    '--config-dir',
+    join(dir, 'nginx'),
+    '--sync-rate-limit',
+    '10',
+    '--drain-timeout',
+    '1',
+    '--shutdown-timeout',
+    '5',
     ...flags,
   ]);
   if ('help' in parsed) throw new Error('unexpected --help');
@@ -90,21 +106,34 @@ export async function startCluster(seed: object[], flags: string[] = [], logLeve
   const patcher = mergePatcher(api);
   const withNamespace = (obj: object) => {
     const o = obj as KubernetesObject;
-    return o.kind === 'IngressClass' || o.metadata?.namespace ? o : { ...o, metadata: { ...o.metadata, namespace: 'default' } };
+    return o.kind === 'IngressClass' || o.metadata?.namespace
+      ? o
+      : { ...o, metadata: { ...o.metadata, namespace: 'default' } };
   };
   return {
-    api, client, controller, config, httpPort, httpsPort, healthzPort, dir,
+    api,
+    client,
+    controller,
+    config,
+    httpPort,
+    httpsPort,
+    healthzPort,
+    dir,
     apply: async (obj) => {
       const o = withNamespace(obj);
       try {
         const current = await client.read(o as never);
-        return await client.replace({ ...o, metadata: { ...o.metadata, resourceVersion: current.metadata?.resourceVersion } } as KubernetesObject);
+        return await client.replace({
+          ...o,
+          metadata: { ...o.metadata, resourceVersion: current.metadata?.resourceVersion },
+        } as KubernetesObject);
       } catch (error) {
         if ((error as { code?: number }).code !== 404) throw error;
         return client.create(o);
       }
     },
-    patch: (obj) => client.patch(withNamespace(obj), undefined, undefined, undefined, undefined, PatchStrategy.MergePatch),
+    patch: (obj) =>
+      client.patch(withNamespace(obj), undefined, undefined, undefined, undefined, PatchStrategy.MergePatch),
     rawPatch: patcher.patch,
     remove: async (obj) => void (await client.delete(withNamespace(obj))),
     visited: (id) => visits.get(id) ?? [],
@@ -123,14 +152,18 @@ export async function startCluster(seed: object[], flags: string[] = [], logLeve
  * mergePatcher sends JSON merge patches to the API server over one keep-alive agent, without a
  * client library in between: `patch` resolves to the status code (benchmarks time it).
  */
-export function mergePatcher(api: Pick<ApiServer, 'port' | 'caPem' | 'token'>): { patch: (path: string, body: object) => Promise<number>; close: () => void } {
+export function mergePatcher(api: Pick<ApiServer, 'port' | 'caPem' | 'token'>): {
+  patch: (path: string, body: object) => Promise<number>;
+  close: () => void;
+} {
   const agent = new Agent({ keepAlive: true, maxSockets: 16 });
   const headers = { authorization: `Bearer ${api.token}`, 'content-type': 'application/merge-patch+json' };
   return {
     patch: (path, body) =>
       new Promise((resolve, reject) => {
-        const req = httpsRequest({ host: '127.0.0.1', port: api.port, path, method: 'PATCH', agent, ca: api.caPem, headers }, (res) =>
-          res.resume().on('end', () => resolve(res.statusCode ?? 0)),
+        const req = httpsRequest(
+          { host: '127.0.0.1', port: api.port, path, method: 'PATCH', agent, ca: api.caPem, headers },
+          (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)),
         );
         req.on('error', reject);
         req.end(JSON.stringify(body));

@@ -27,7 +27,11 @@ export function kubectlFor(kubeconfig: string, cacheDir: string): Kubectl {
       return { stdout: result.stdout, stderr: result.stderr };
     },
     try: async (args, input) => {
-      const result = await execa(KUBECTL, base(args), { timeout: 20_000, reject: false, ...(input === undefined ? {} : { input }) });
+      const result = await execa(KUBECTL, base(args), {
+        timeout: 20_000,
+        reject: false,
+        ...(input === undefined ? {} : { input }),
+      });
       return { stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode ?? -1 };
     },
     spawn: (args) => execa(KUBECTL, base(args), { timeout: 20_000, reject: false, buffer: false }),
@@ -65,7 +69,14 @@ export function testIngress(name: string, namespace: string, host: string): V1In
     metadata: { name, namespace },
     spec: {
       ingressClassName: 'nginx',
-      rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }],
+      rules: [
+        {
+          host,
+          http: {
+            paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }],
+          },
+        },
+      ],
     },
   };
 }

@@ -14,12 +14,20 @@ export interface PathSpec {
 export function ingress(
   name: string,
   rules: Record<string, PathSpec[]>,
-  extra: { namespace?: string; tls?: { hosts: string[]; secretName?: string }[]; annotations?: Record<string, string> } = {},
+  extra: {
+    namespace?: string;
+    tls?: { hosts: string[]; secretName?: string }[];
+    annotations?: Record<string, string>;
+  } = {},
 ) {
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'Ingress',
-    metadata: { name, namespace: extra.namespace ?? 'default', ...(extra.annotations ? { annotations: extra.annotations } : {}) },
+    metadata: {
+      name,
+      namespace: extra.namespace ?? 'default',
+      ...(extra.annotations ? { annotations: extra.annotations } : {}),
+    },
     spec: {
       ingressClassName: 'nginx',
       ...(extra.tls ? { tls: extra.tls } : {}),
@@ -29,7 +37,12 @@ export function ingress(
           paths: paths.map((p) => ({
             path: p.path,
             pathType: p.pathType ?? 'Prefix',
-            backend: { service: { name: p.service, port: typeof p.port === 'string' ? { name: p.port } : { number: p.port ?? 80 } } },
+            backend: {
+              service: {
+                name: p.service,
+                port: typeof p.port === 'string' ? { name: p.port } : { number: p.port ?? 80 },
+              },
+            },
           })),
         },
       })),
@@ -38,7 +51,11 @@ export function ingress(
 }
 
 /** service makes a Service with one port 80 named http, and its EndpointSlice pointing at loopback ports. */
-export function serviceWithEndpoints(name: string, targets: { ip?: string; port: number; ready?: boolean }[], namespace = 'default') {
+export function serviceWithEndpoints(
+  name: string,
+  targets: { ip?: string; port: number; ready?: boolean }[],
+  namespace = 'default',
+) {
   const service = {
     apiVersion: 'v1',
     kind: 'Service',

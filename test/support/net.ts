@@ -1,4 +1,9 @@
-import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import {
+  createServer as createHttpServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type Server,
+} from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createServer, type AddressInfo } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
@@ -16,7 +21,7 @@ export async function freePort(): Promise<number> {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     await new Promise((resolve) => server.close(resolve));
-    if (!handedOut.has(port)) return handedOut.add(port), port;
+    if (!handedOut.has(port)) return (handedOut.add(port), port);
   }
 }
 
@@ -40,7 +45,11 @@ export async function startBackend(name: string): Promise<Backend> {
   return {
     name,
     port,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -79,7 +88,9 @@ export function get(options: RequestOptions): Promise<Reply> {
         headers: { host: options.host, ...options.headers },
         agent: false,
         localAddress: options.localAddress,
-        ...(options.https ? { servername: options.host, ca: options.ca, rejectUnauthorized: options.ca !== undefined } : {}),
+        ...(options.https
+          ? { servername: options.host, ca: options.ca, rejectUnauthorized: options.ca !== undefined }
+          : {}),
       },
       (res) => {
         const peerCertificate = options.https ? (res.socket as TLSSocket).getPeerCertificate() : undefined;

@@ -8,10 +8,17 @@ import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { webcrypto } from 'node:crypto';
 
-const RSA = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 1024 } as const;
+const RSA = {
+  name: 'RSASSA-PKCS1-v1_5',
+  hash: 'SHA-256',
+  publicExponent: new Uint8Array([1, 0, 1]),
+  modulusLength: 1024,
+} as const;
 
 function pem(label: string, der: ArrayBuffer): string {
-  return `-----BEGIN ${label}-----\n${Buffer.from(der).toString('base64').replace(/.{1,64}/g, '$&\n')}-----END ${label}-----\n`;
+  return `-----BEGIN ${label}-----\n${Buffer.from(der)
+    .toString('base64')
+    .replace(/.{1,64}/g, '$&\n')}-----END ${label}-----\n`;
 }
 
 /** weakCertificate is `{ certPem, keyPem }` for `host`, with a 1024-bit RSA key. */
@@ -28,5 +35,8 @@ export async function weakCertificate(host: string): Promise<{ certPem: string; 
     keys,
     extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: host }])],
   });
-  return { certPem: cert.toString('pem') + '\n', keyPem: pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)) };
+  return {
+    certPem: cert.toString('pem') + '\n',
+    keyPem: pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)),
+  };
 }

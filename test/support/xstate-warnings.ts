@@ -9,7 +9,10 @@
 import { afterAll, afterEach, beforeEach } from 'vitest';
 
 /** XSTATE_WARNINGS are the texts of xstate's warnings that fail a test. */
-export const XSTATE_WARNINGS: readonly RegExp[] = [/Custom actions should not call `\w+\(\)` directly/, /was sent to stopped actor/];
+export const XSTATE_WARNINGS: readonly RegExp[] = [
+  /Custom actions should not call `\w+\(\)` directly/,
+  /was sent to stopped actor/,
+];
 
 /** isXstateWarning says whether a console.warn line is one of XSTATE_WARNINGS. */
 export function isXstateWarning(text: string): boolean {
@@ -34,7 +37,10 @@ export function collectXstateWarnings(): { readonly seen: string[]; stop(): void
 const warnings = collectXstateWarnings();
 const check = (when: string) => {
   const seen = warnings.seen.splice(0);
-  if (seen.length > 0) throw new Error(`xstate warned ${when} (fix the cause, see test/support/xstate-warnings.ts):\n  ${[...new Set(seen)].join('\n  ')}`);
+  if (seen.length > 0)
+    throw new Error(
+      `xstate warned ${when} (fix the cause, see test/support/xstate-warnings.ts):\n  ${[...new Set(seen)].join('\n  ')}`,
+    );
 };
 // A warning printed between tests (a hook, a late timer) is reported by the next check.
 beforeEach(() => check('before this test, in a hook or after the previous test'));

@@ -12,31 +12,46 @@ const ok = <T>(r: { ok: true; value: T } | { ok: false; message: string }) => (r
 describe('annotation values', () => {
   it('rewrite-target: a path with capture groups only', () => {
     expect(ok(checkRewriteTarget('/api/$1/x$2'))).toBe('/api/$1/x$2');
-    for (const bad of ['api', '/$host', '/a?b', 'https://x/', '/a b', '/${1}']) expect(checkRewriteTarget(bad).ok).toBe(false);
+    for (const bad of ['api', '/$host', '/a?b', 'https://x/', '/a b', '/${1}'])
+      expect(checkRewriteTarget(bad).ok).toBe(false);
   });
 
   it('regex paths: the subset PCRE and JavaScript agree on', () => {
     expect(ok(checkRegexPath('/a(/|$)(.*)'))).toBe('/a(/|$)(.*)');
     expect(ok(checkRegexPath('/v[0-9]+/\\d{2,3}'))).toBe('/v[0-9]+/\\d{2,3}');
-    for (const bad of ['a', '/(?<n>x)', '/(?i)x', '/\\u0041', '/x"', '/x;', '/(']) expect(checkRegexPath(bad).ok).toBe(false);
+    for (const bad of ['a', '/(?<n>x)', '/(?i)x', '/\\u0041', '/x"', '/x;', '/('])
+      expect(checkRegexPath(bad).ok).toBe(false);
   });
 
   it('CIDRs: no host bits, IPv6 too', () => {
     expect(ok(checkCidr('10.0.0.0/8'))).toBe('10.0.0.0/8');
     expect(ok(checkCidr('FD00::/8'))).toBe('fd00::/8');
     expect(ok(checkCidr('::ffff:10.0.0.0/104'))).toBe('::ffff:10.0.0.0/104');
-    for (const bad of ['10.0.0.1/8', '10.0.0.0/33', 'fd00::1/8', 'all', '10.0.0.0/8/8']) expect(checkCidr(bad).ok).toBe(false);
+    for (const bad of ['10.0.0.1/8', '10.0.0.0/33', 'fd00::1/8', 'all', '10.0.0.0/8/8'])
+      expect(checkCidr(bad).ok).toBe(false);
   });
 
   it('redirect URLs: http(s), no variables, quotes or spaces', () => {
     expect(ok(checkHttpUrl('https://x.example.com:8443/a?b=c&d=%20'))).toBe('https://x.example.com:8443/a?b=c&d=%20');
-    for (const bad of ['ftp://x/', 'https://x/$uri', 'https://x/ a', 'https://x/"', 'javascript:alert(1)', 'https:///x']) expect(checkHttpUrl(bad).ok).toBe(false);
+    for (const bad of [
+      'ftp://x/',
+      'https://x/$uri',
+      'https://x/ a',
+      'https://x/"',
+      'javascript:alert(1)',
+      'https:///x',
+    ])
+      expect(checkHttpUrl(bad).ok).toBe(false);
   });
 
   it('CORS origins: * or scheme://host[:port], one-label wildcards', () => {
-    expect(ok(checkOrigins('https://b.example.com, http://*.a.example.com:8080'))).toEqual(['http://*.a.example.com:8080', 'https://b.example.com']);
+    expect(ok(checkOrigins('https://b.example.com, http://*.a.example.com:8080'))).toEqual([
+      'http://*.a.example.com:8080',
+      'https://b.example.com',
+    ]);
     expect(ok(checkOrigins('https://a.example.com, *'))).toBe(null);
-    for (const bad of ['a.example.com', 'https://a.example.com/', 'https://a b']) expect(checkOrigins(bad).ok).toBe(false);
+    for (const bad of ['a.example.com', 'https://a.example.com/', 'https://a b'])
+      expect(checkOrigins(bad).ok).toBe(false);
   });
 
   it('htpasswd and realm', () => {

@@ -27,7 +27,9 @@ describe('parseFlags (finding "unknown flags")', () => {
     [['--out', '--verbose'], '--out needs a value'],
     [['--verbose=yes'], '--verbose takes no value'],
     [['stray'], 'unexpected argument "stray"'],
-  ])('%j is refused as %j, with the usage', (args, message) => expect(refusal(args)).toEqual({ message, usage: 'USAGE' }));
+  ])('%j is refused as %j, with the usage', (args, message) =>
+    expect(refusal(args)).toEqual({ message, usage: 'USAGE' }),
+  );
 
   it('reads what parses as parseArgs does', () => {
     expect(parseFlags(['--out', '-', '--verbose'], options, 'USAGE').values).toEqual({ out: '-', verbose: true });
@@ -46,25 +48,41 @@ describe('controller flags', () => {
     expect(() => config('--healthz-host', 'localhost; rm')).toThrow('--healthz-host must be an IP address');
   });
   it('finding "inspector port": two listeners on one port are refused, naming both flags', () => {
-    expect(() => samePort({ '--inspect-port': 8080, '--http-port': 8080 })).toThrow('--inspect-port and --http-port are both 8080');
+    expect(() => samePort({ '--inspect-port': 8080, '--http-port': 8080 })).toThrow(
+      '--inspect-port and --http-port are both 8080',
+    );
     expect(() => config('--inspect', '--http-port', '8080')).toThrow(UsageError);
-    expect(() => config('--inspect-port', '9000', '--healthz-port', '9000')).toThrow('--inspect-port and --healthz-port are both 9000');
+    expect(() => config('--inspect-port', '9000', '--healthz-port', '9000')).toThrow(
+      '--inspect-port and --healthz-port are both 9000',
+    );
     expect(config('--http-port', '8080').inspectPort).toBeNull(); // no inspector, no clash
   });
 });
 
 describe('splitDemoFlags (finding "demo": controller flags passed on)', () => {
   it('keeps its own flags and passes every other one on', () => {
-    const split = splitDemoFlags(['--dir', 'x', '--inspect', '--http-port=9', '--healthz-port', '7', '--log-level', 'warn']);
+    const split = splitDemoFlags([
+      '--dir',
+      'x',
+      '--inspect',
+      '--http-port=9',
+      '--healthz-port',
+      '7',
+      '--log-level',
+      'warn',
+    ]);
     expect({ own: Object.fromEntries(split.own), controller: split.controller, help: split.help }).toEqual({
       own: { dir: 'x', 'http-port': '9' },
       controller: ['--inspect', '--healthz-port', '7', '--log-level', 'warn'],
       help: false,
     });
   });
-  it.each(['--kubeconfig', '--config-dir=/tmp/x', '--healthz-host'])('refuses %s, which the demo sets itself', (flag) => {
-    expect(() => splitDemoFlags([flag, 'v'])).toThrow(/the demo sets it itself/);
-  });
+  it.each(['--kubeconfig', '--config-dir=/tmp/x', '--healthz-host'])(
+    'refuses %s, which the demo sets itself',
+    (flag) => {
+      expect(() => splitDemoFlags([flag, 'v'])).toThrow(/the demo sets it itself/);
+    },
+  );
 });
 
 describe('whyNotOurs (finding "render ignored Ingresses")', () => {
@@ -80,24 +98,48 @@ describe('whyNotOurs (finding "render ignored Ingresses")', () => {
     { metadata: { name: 'e', annotations: { 'kubernetes.io/ingress.class': 'traefik' } }, spec: {} },
     { metadata: { name: 'f' }, spec: {} },
   ];
-  it.each([false, true])('agrees with isOurs (watch-ingress-without-class %s) and gives a reason exactly when not ours', (watchIngressWithoutClass) => {
-    const opts = { ...defaultBuildOptions, watchIngressWithoutClass };
-    for (const ingress of cases) expect(whyNotOurs(ingress, classes, opts) === null).toBe(isOurs(ingress, classes, opts));
-    expect(cases.filter((i) => whyNotOurs(i, classes, opts) !== null).map((i) => i.metadata!.name)).toEqual(watchIngressWithoutClass ? ['b', 'c', 'e'] : ['b', 'c', 'e', 'f']);
-  });
+  it.each([false, true])(
+    'agrees with isOurs (watch-ingress-without-class %s) and gives a reason exactly when not ours',
+    (watchIngressWithoutClass) => {
+      const opts = { ...defaultBuildOptions, watchIngressWithoutClass };
+      for (const ingress of cases)
+        expect(whyNotOurs(ingress, classes, opts) === null).toBe(isOurs(ingress, classes, opts));
+      expect(cases.filter((i) => whyNotOurs(i, classes, opts) !== null).map((i) => i.metadata!.name)).toEqual(
+        watchIngressWithoutClass ? ['b', 'c', 'e'] : ['b', 'c', 'e', 'f'],
+      );
+    },
+  );
 });
 
 describe('listenAddress (finding "demo": nginx on 127.0.0.1 only)', () => {
   it('renders every listen with the address, through the quoting helper; absent, nginx listens on all addresses', async () => {
     const template = await loadTemplate();
     const listens = (listenAddress?: string) =>
-      render(buildModel(emptySnapshot, { ...defaultBuildOptions, httpPort: 8080, httpsPort: 8443, ...(listenAddress ? { listenAddress } : {}) }).model, template)
-        .split('\n').filter((l) => /^\s*listen /.test(l)).map((l) => l.trim());
-    expect(listens('127.0.0.1')).toEqual(['listen "127.0.0.1:8080" default_server;', 'listen "127.0.0.1:8443" ssl http2 default_server;']);
-    expect(listens('::1')).toEqual(['listen "[::1]:8080" default_server;', 'listen "[::1]:8443" ssl http2 default_server;']);
+      render(
+        buildModel(emptySnapshot, {
+          ...defaultBuildOptions,
+          httpPort: 8080,
+          httpsPort: 8443,
+          ...(listenAddress ? { listenAddress } : {}),
+        }).model,
+        template,
+      )
+        .split('\n')
+        .filter((l) => /^\s*listen /.test(l))
+        .map((l) => l.trim());
+    expect(listens('127.0.0.1')).toEqual([
+      'listen "127.0.0.1:8080" default_server;',
+      'listen "127.0.0.1:8443" ssl http2 default_server;',
+    ]);
+    expect(listens('::1')).toEqual([
+      'listen "[::1]:8080" default_server;',
+      'listen "[::1]:8443" ssl http2 default_server;',
+    ]);
     expect(listens()).toEqual(['listen 8080 default_server;', 'listen 8443 ssl http2 default_server;']);
   });
   it('refuses what is not an IP address', () => {
-    expect(() => buildModel(emptySnapshot, { ...defaultBuildOptions, listenAddress: '127.0.0.1:80; include /etc/passwd' })).toThrow(/listenAddress: .* is not an IP address/);
+    expect(() =>
+      buildModel(emptySnapshot, { ...defaultBuildOptions, listenAddress: '127.0.0.1:80; include /etc/passwd' }),
+    ).toThrow(/listenAddress: .* is not an IP address/);
   });
 });

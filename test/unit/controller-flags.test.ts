@@ -16,9 +16,12 @@ describe('--inspect and --inspect-port', () => {
     [['--inspect', '--inspect-port=9101'], { inspect: true, inspectPort: 9101 }],
   ])('%j reads as %j', (argv, expected) => expect(inspectFlags(argv)).toEqual(expected));
 
-  it.each([['--inspect-port', 'http'], ['--inspect-port', '70000'], ['--inspect-port=']])('%s %s is refused, naming the flag', (...argv) => {
-    expect(() => parseControllerFlags(argv)).toThrow(/--inspect-port/);
-  });
+  it.each([['--inspect-port', 'http'], ['--inspect-port', '70000'], ['--inspect-port=']])(
+    '%s %s is refused, naming the flag',
+    (...argv) => {
+      expect(() => parseControllerFlags(argv)).toThrow(/--inspect-port/);
+    },
+  );
 
   it('are listed in the usage text', async () => {
     const { CONTROLLER_USAGE } = await import('../../src/cli/controller-flags.js');

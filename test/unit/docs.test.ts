@@ -27,6 +27,9 @@ it('docs/annotations.md is generated from the annotation registry and up to date
 });
 
 it('lists no annotation twice', () => {
-  const names = [...supportedKeys.flatMap(({ key }) => [key.key, ...(key.aliases ?? [])]), ...refusedAnnotations.map((r) => r.key)];
+  const names = [
+    ...supportedKeys.flatMap(({ key }) => [key.key, ...(key.aliases ?? [])]),
+    ...refusedAnnotations.map((r) => r.key),
+  ];
   expect(new Set(names).size).toBe(names.length);
 });

@@ -16,14 +16,35 @@ describe('checkAuthUrl', () => {
   ])('accepts %s (Host %s)', (url, host) => expect(checkAuthUrl(url)).toEqual({ ok: true, value: { url, host } }));
 
   it.each([
-    'ftp://auth.example.com/', 'auth.example.com/check', 'http://auth.example.com/a b', 'http://auth.example.com/"', "http://a/'",
-    'http://a/;return 200', 'http://a/{x}', 'http://a/\\', 'http://a/x\ny', 'http://$remote_addr/x', 'http://a/?u=$remote_user',
-    'http://a/$hostname', 'http://a/$host$', 'http://$host.evil.com/x', 'http://a/${host}', 'https://a/' + 'x'.repeat(2048),
+    'ftp://auth.example.com/',
+    'auth.example.com/check',
+    'http://auth.example.com/a b',
+    'http://auth.example.com/"',
+    "http://a/'",
+    'http://a/;return 200',
+    'http://a/{x}',
+    'http://a/\\',
+    'http://a/x\ny',
+    'http://$remote_addr/x',
+    'http://a/?u=$remote_user',
+    'http://a/$hostname',
+    'http://a/$host$',
+    'http://$host.evil.com/x',
+    'http://a/${host}',
+    'https://a/' + 'x'.repeat(2048),
   ])('refuses %j', (url) => expect(checkAuthUrl(url).ok).toBe(false));
 
-  it.each(['http://$http_host/check', 'https://$best_http_host/oauth2/auth', 'http://$http_host:8080/x', 'http://$arg_to/x', 'http://$cookie_a/x'])(
-    'finding 4: refuses the client-chosen authority of %s',
-    (url) => expect(checkAuthUrl(url)).toMatchObject({ ok: false, message: expect.stringMatching(/which the client chooses|not an http\(s\) URL/) }),
+  it.each([
+    'http://$http_host/check',
+    'https://$best_http_host/oauth2/auth',
+    'http://$http_host:8080/x',
+    'http://$arg_to/x',
+    'http://$cookie_a/x',
+  ])('finding 4: refuses the client-chosen authority of %s', (url) =>
+    expect(checkAuthUrl(url)).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/which the client chooses|not an http\(s\) URL/),
+    }),
   );
 
   it('finding 4: keeps variables in the path and query', () => {
@@ -45,7 +66,10 @@ describe('nameservers', () => {
     const dir = await mkdtemp(join(tmpdir(), 'ia-resolv-'));
     try {
       const file = join(dir, 'resolv.conf');
-      await writeFile(file, '# comment\nsearch default.svc.cluster.local\nnameserver 10.96.0.10\nnameserver fd00::a\nnameserver fe80::1%eth0\nnameserver 10.96.0.10\noptions ndots:5\n');
+      await writeFile(
+        file,
+        '# comment\nsearch default.svc.cluster.local\nnameserver 10.96.0.10\nnameserver fd00::a\nnameserver fe80::1%eth0\nnameserver 10.96.0.10\noptions ndots:5\n',
+      );
       expect(await nameservers(file)).toEqual(['10.96.0.10', '[fd00::a]']);
       expect(await nameservers(join(dir, 'missing'))).toEqual([]);
     } finally {

@@ -16,7 +16,13 @@ describe('filesDigest', () => {
         ...emptySnapshot,
         ingressClasses: [ingressClass()],
         secrets: [tlsSecret('tls', leaf.certPem, leaf.keyPem)],
-        ingresses: [ingress('a', { 'a.example.com': [{ path: '/', service: 'web' }] }, { tls: [{ hosts: ['a.example.com'], secretName: 'tls' }] })],
+        ingresses: [
+          ingress(
+            'a',
+            { 'a.example.com': [{ path: '/', service: 'web' }] },
+            { tls: [{ hosts: ['a.example.com'], secretName: 'tls' }] },
+          ),
+        ],
       };
       const { model } = buildModel(snapshot as never, defaultBuildOptions);
       return { text: render(model, template), files: model.certificates.map((c) => c.file) };
@@ -29,7 +35,11 @@ describe('filesDigest', () => {
 });
 
 describe('checkCiphers', () => {
-  it.each([['HIGH:!aNULL:!MD5'], ['ECDHE-RSA-AES128-GCM-SHA256'], ['EECDH+AESGCM:EDH+AESGCM'], ['HIGH:@STRENGTH']])('accepts %s', (v) =>
-    expect(checkCiphers(v).ok).toBe(true));
-  it.each([['503'], ['1m'], ['ABC'], ['!aNULL'], ['HIGH;'], ['']])('rejects %j, which nginx -t would refuse', (v) => expect(checkCiphers(v).ok).toBe(false));
+  it.each([['HIGH:!aNULL:!MD5'], ['ECDHE-RSA-AES128-GCM-SHA256'], ['EECDH+AESGCM:EDH+AESGCM'], ['HIGH:@STRENGTH']])(
+    'accepts %s',
+    (v) => expect(checkCiphers(v).ok).toBe(true),
+  );
+  it.each([['503'], ['1m'], ['ABC'], ['!aNULL'], ['HIGH;'], ['']])('rejects %j, which nginx -t would refuse', (v) =>
+    expect(checkCiphers(v).ok).toBe(false),
+  );
 });

@@ -31,13 +31,25 @@ const shapes: Record<string, (n: number) => string> = {
   'url then space': (n) => `http://a.example.com/${'a/'.repeat(n / 2)} x`,
 };
 
-function snapshot(annotations: Record<string, string>, data: Record<string, string> = {}, path = '/api', pathType: 'Prefix' | 'ImplementationSpecific' = 'Prefix'): Snapshot {
+function snapshot(
+  annotations: Record<string, string>,
+  data: Record<string, string> = {},
+  path = '/api',
+  pathType: 'Prefix' | 'ImplementationSpecific' = 'Prefix',
+): Snapshot {
   const [service, ...slices] = serviceWithEndpoints('web', [{ port: 9000 }]);
   const canary = Object.keys(annotations).some((k) => k.startsWith('canary'));
-  const prefixed = Object.fromEntries(Object.entries({ ...(canary ? { canary: 'true' } : {}), ...annotations }).map(([k, v]) => [`${ANNOTATION_PREFIX}${k}`, v]));
+  const prefixed = Object.fromEntries(
+    Object.entries({ ...(canary ? { canary: 'true' } : {}), ...annotations }).map(([k, v]) => [
+      `${ANNOTATION_PREFIX}${k}`,
+      v,
+    ]),
+  );
   return {
     ingressClasses: [ingressClass()],
-    ingresses: [ingress('hostile', { 'a.example.com': [{ path, pathType, service: 'web' }] }, { annotations: prefixed })],
+    ingresses: [
+      ingress('hostile', { 'a.example.com': [{ path, pathType, service: 'web' }] }, { annotations: prefixed }),
+    ],
     services: [service],
     endpointSlices: slices,
     secrets: [],
@@ -61,21 +73,27 @@ describe('finding 1: hostile lengths', () => {
     }
   });
 
-  it.each(annotationKeys)('finding 1: hostile 10k and 100k values of %s are refused, each within the test timeout', (key) => {
-    for (const n of sizes) {
-      for (const [shape, make] of Object.entries(shapes)) {
-        const { problems } = buildModel(snapshot({ [key]: make(n) }), options);
-        const fields = problems.map((p) => p.field);
-        expect(fields, `${key} = ${shape} (${n})`).toContain(`metadata.annotations.${ANNOTATION_PREFIX}${key}`);
+  it.each(annotationKeys)(
+    'finding 1: hostile 10k and 100k values of %s are refused, each within the test timeout',
+    (key) => {
+      for (const n of sizes) {
+        for (const [shape, make] of Object.entries(shapes)) {
+          const { problems } = buildModel(snapshot({ [key]: make(n) }), options);
+          const fields = problems.map((p) => p.field);
+          expect(fields, `${key} = ${shape} (${n})`).toContain(`metadata.annotations.${ANNOTATION_PREFIX}${key}`);
+        }
       }
-    }
-  });
+    },
+  );
 
   it.each(configKeys.map((k) => k.key))('finding 1: hostile 10k and 100k values of ConfigMap %s are refused', (key) => {
     for (const n of sizes) {
       for (const [shape, make] of Object.entries(shapes)) {
         const { problems } = buildModel(snapshot({}, { [key]: make(n) }), options);
-        expect(problems.map((p) => p.field), `${key} = ${shape} (${n})`).toContain(`data.${key}`);
+        expect(
+          problems.map((p) => p.field),
+          `${key} = ${shape} (${n})`,
+        ).toContain(`data.${key}`);
       }
     }
   });
@@ -88,7 +106,10 @@ describe('finding 1: hostile lengths', () => {
       for (const [shape, make] of Object.entries(shapes)) {
         const path = make(n).startsWith('/') ? make(n) : `/${make(n)}`;
         const { problems } = buildModel(snapshot(annotations, {}, path, pathType), options);
-        expect(problems.map((p) => p.field), `${shape} (${n})`).toContain('spec.rules[0].http.paths[0].path');
+        expect(
+          problems.map((p) => p.field),
+          `${shape} (${n})`,
+        ).toContain('spec.rules[0].http.paths[0].path');
       }
     }
   });

@@ -93,34 +93,111 @@ const a = (key: string) => (value: string) => annotationAccepts(key, value);
 const c = (key: string) => (value: string) => configAccepts(key, value);
 
 const BOUNDS: readonly Bound[] = [
-  { field: 'annotation client-body-buffer-size', accepts: a('client-body-buffer-size'), nginx: (v) => ({ l: `client_body_buffer_size ${v};` }), max: '8796093022207m', refused: '8796093022208m' },
-  { field: 'annotation client-body-buffer-size (no g)', accepts: a('client-body-buffer-size'), nginx: (v) => ({ l: `client_body_buffer_size ${v};` }), max: '1048576k', refused: '1g' },
-  { field: 'annotation proxy-body-size', accepts: a('proxy-body-size'), nginx: (v) => ({ l: `client_max_body_size ${v};` }), max: '8589934591g', refused: '8589934592g' },
-  { field: 'annotation proxy-body-size (bytes)', accepts: a('proxy-body-size'), nginx: (v) => ({ l: `client_max_body_size ${v};` }), max: '9223372036854775807', refused: '9223372036854775808' },
-  { field: 'annotation proxy-buffer-size', accepts: a('proxy-buffer-size'), nginx: (v) => ({ l: `proxy_buffer_size ${v}; proxy_buffers 4 ${v};` }), max: '1024m', refused: '1025m', below: '0' },
-  { field: 'annotation limit-connections', accepts: a('limit-connections'), nginx: (v) => ({ l: `limit_conn z ${v};` }), max: '65535', refused: '65536' },
-  { field: 'configmap client-header-buffer-size', accepts: c('client-header-buffer-size'), nginx: (v) => ({ h: `client_header_buffer_size ${v};` }), max: '8796093022207m', refused: '8796093022208m' },
-  { field: 'configmap large-client-header-buffers', accepts: c('large-client-header-buffers'), nginx: (v) => ({ h: `large_client_header_buffers ${v};` }), max: '9999 8796093022207m', below: '4 511' },
-  { field: 'configmap map-hash-bucket-size', accepts: c('map-hash-bucket-size'), nginx: (v) => ({ h: `map_hash_bucket_size ${v}; map $host $x { a 1; }` }), max: '65472', refused: '65473' },
-  { field: 'configmap server-name-hash-bucket-size', accepts: c('server-name-hash-bucket-size'), nginx: (v) => ({ h: `server_names_hash_bucket_size ${v}; server { listen 127.0.0.1:9; server_name c.example.com; }` }), max: '65472', refused: '65473' },
-  { field: 'configmap proxy-body-size', accepts: c('proxy-body-size'), nginx: (v) => ({ h: `client_max_body_size ${v};` }), max: '8589934591g', refused: '8589934592g' },
-  { field: 'configmap proxy-read-timeout', accepts: c('proxy-read-timeout'), nginx: (v) => ({ h: `proxy_read_timeout ${v};` }), max: '999999999d' },
+  {
+    field: 'annotation client-body-buffer-size',
+    accepts: a('client-body-buffer-size'),
+    nginx: (v) => ({ l: `client_body_buffer_size ${v};` }),
+    max: '8796093022207m',
+    refused: '8796093022208m',
+  },
+  {
+    field: 'annotation client-body-buffer-size (no g)',
+    accepts: a('client-body-buffer-size'),
+    nginx: (v) => ({ l: `client_body_buffer_size ${v};` }),
+    max: '1048576k',
+    refused: '1g',
+  },
+  {
+    field: 'annotation proxy-body-size',
+    accepts: a('proxy-body-size'),
+    nginx: (v) => ({ l: `client_max_body_size ${v};` }),
+    max: '8589934591g',
+    refused: '8589934592g',
+  },
+  {
+    field: 'annotation proxy-body-size (bytes)',
+    accepts: a('proxy-body-size'),
+    nginx: (v) => ({ l: `client_max_body_size ${v};` }),
+    max: '9223372036854775807',
+    refused: '9223372036854775808',
+  },
+  {
+    field: 'annotation proxy-buffer-size',
+    accepts: a('proxy-buffer-size'),
+    nginx: (v) => ({ l: `proxy_buffer_size ${v}; proxy_buffers 4 ${v};` }),
+    max: '1024m',
+    refused: '1025m',
+    below: '0',
+  },
+  {
+    field: 'annotation limit-connections',
+    accepts: a('limit-connections'),
+    nginx: (v) => ({ l: `limit_conn z ${v};` }),
+    max: '65535',
+    refused: '65536',
+  },
+  {
+    field: 'configmap client-header-buffer-size',
+    accepts: c('client-header-buffer-size'),
+    nginx: (v) => ({ h: `client_header_buffer_size ${v};` }),
+    max: '8796093022207m',
+    refused: '8796093022208m',
+  },
+  {
+    field: 'configmap large-client-header-buffers',
+    accepts: c('large-client-header-buffers'),
+    nginx: (v) => ({ h: `large_client_header_buffers ${v};` }),
+    max: '9999 8796093022207m',
+    below: '4 511',
+  },
+  {
+    field: 'configmap map-hash-bucket-size',
+    accepts: c('map-hash-bucket-size'),
+    nginx: (v) => ({ h: `map_hash_bucket_size ${v}; map $host $x { a 1; }` }),
+    max: '65472',
+    refused: '65473',
+  },
+  {
+    field: 'configmap server-name-hash-bucket-size',
+    accepts: c('server-name-hash-bucket-size'),
+    nginx: (v) => ({
+      h: `server_names_hash_bucket_size ${v}; server { listen 127.0.0.1:9; server_name c.example.com; }`,
+    }),
+    max: '65472',
+    refused: '65473',
+  },
+  {
+    field: 'configmap proxy-body-size',
+    accepts: c('proxy-body-size'),
+    nginx: (v) => ({ h: `client_max_body_size ${v};` }),
+    max: '8589934591g',
+    refused: '8589934592g',
+  },
+  {
+    field: 'configmap proxy-read-timeout',
+    accepts: c('proxy-read-timeout'),
+    nginx: (v) => ({ h: `proxy_read_timeout ${v};` }),
+    max: '999999999d',
+  },
 ];
 
 describe('finding 2: sizes and counts at nginx 1.22 limits', () => {
-  it.each(BOUNDS)('finding 2: $field: the validator takes $max, which nginx takes, and refuses what nginx refuses', async (bound) => {
-    expect(bound.accepts(bound.max), `validator takes ${bound.max}`).toBe(true);
-    const max = bound.nginx(bound.max);
-    const atMax = await nginxAccepts(max.h ?? '', max.l ?? '');
-    expect(atMax.output).not.toMatch(/\[emerg\]/);
-    expect(atMax.ok).toBe(true);
-    for (const past of [bound.refused, bound.below]) {
-      if (past === undefined) continue;
-      expect(bound.accepts(past), `validator refuses ${past}`).toBe(false);
-      const beyond = bound.nginx(past);
-      expect((await nginxAccepts(beyond.h ?? '', beyond.l ?? '')).ok, `nginx refuses ${past}`).toBe(false);
-    }
-  });
+  it.each(BOUNDS)(
+    'finding 2: $field: the validator takes $max, which nginx takes, and refuses what nginx refuses',
+    async (bound) => {
+      expect(bound.accepts(bound.max), `validator takes ${bound.max}`).toBe(true);
+      const max = bound.nginx(bound.max);
+      const atMax = await nginxAccepts(max.h ?? '', max.l ?? '');
+      expect(atMax.output).not.toMatch(/\[emerg\]/);
+      expect(atMax.ok).toBe(true);
+      for (const past of [bound.refused, bound.below]) {
+        if (past === undefined) continue;
+        expect(bound.accepts(past), `validator refuses ${past}`).toBe(false);
+        const beyond = bound.nginx(past);
+        expect((await nginxAccepts(beyond.h ?? '', beyond.l ?? '')).ok, `nginx refuses ${past}`).toBe(false);
+      }
+    },
+  );
 });
 
 /** The units a numeric value may carry: bare, sizes, times. */
@@ -165,25 +242,51 @@ describe('finding 2: the largest value of every numeric key renders a config ngi
 
   it('finds the numeric keys (the walk is not silently empty)', () => {
     const keys = new Set(annotationValues.map((v) => v.key));
-    for (const key of ['proxy-body-size', 'client-body-buffer-size', 'proxy-buffer-size', 'limit-connections', 'limit-rps', 'proxy-read-timeout']) expect(keys).toContain(key);
+    for (const key of [
+      'proxy-body-size',
+      'client-body-buffer-size',
+      'proxy-buffer-size',
+      'limit-connections',
+      'limit-rps',
+      'proxy-read-timeout',
+    ])
+      expect(keys).toContain(key);
     const config = new Set(configValues.map((v) => v.key));
-    for (const key of ['proxy-body-size', 'map-hash-bucket-size', 'max-worker-connections', 'keep-alive', 'gzip-min-length']) expect(config).toContain(key);
+    for (const key of [
+      'proxy-body-size',
+      'map-hash-bucket-size',
+      'max-worker-connections',
+      'keep-alive',
+      'gzip-min-length',
+    ])
+      expect(config).toContain(key);
   });
 
   /** snapshotWith makes one Ingress per annotation value (each on its own host), or a ConfigMap holding `data`. */
-  function snapshotWith(annotations: readonly { key: string; value: string }[], data: Record<string, string> = {}): Snapshot {
+  function snapshotWith(
+    annotations: readonly { key: string; value: string }[],
+    data: Record<string, string> = {},
+  ): Snapshot {
     const [service, ...slices] = serviceWithEndpoints('web', [{ port: 9000 }]);
     return {
       ingressClasses: [ingressClass()],
       ingresses: annotations.map(({ key, value }, i) =>
-        ingress(`i${i}`, { [`h${i}.example.com`]: [{ path: '/', service: 'web' }] }, {
-          annotations: Object.fromEntries(Object.entries({ ...companions(key), [key]: value }).map(([k, v]) => [`${ANNOTATION_PREFIX}${k}`, v])),
-        }),
+        ingress(
+          `i${i}`,
+          { [`h${i}.example.com`]: [{ path: '/', service: 'web' }] },
+          {
+            annotations: Object.fromEntries(
+              Object.entries({ ...companions(key), [key]: value }).map(([k, v]) => [`${ANNOTATION_PREFIX}${k}`, v]),
+            ),
+          },
+        ),
       ),
       services: [service],
       endpointSlices: slices,
       secrets: [],
-      configMaps: [{ metadata: { namespace: 'ingress', name: 'config' }, data: { 'annotations-risk-level': 'Critical', ...data } }],
+      configMaps: [
+        { metadata: { namespace: 'ingress', name: 'config' }, data: { 'annotations-risk-level': 'Critical', ...data } },
+      ],
     } as unknown as Snapshot;
   }
 

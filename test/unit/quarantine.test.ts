@@ -55,7 +55,9 @@ async function settle(quarantine: Quarantine, objects: KubeObject[], start: { ap
     const conf = await writeConfigSet(dir, text, model.certificates);
     const verdict = await testConfig(nginxBinary(), dir, conf);
     if (verdict.ok && !quarantine.awaitingVerdict) return { rounds, problems, text };
-    verdicts = verdict.ok ? { applied: text, refused: null } : { applied: start.applied, refused: { config: text, output: verdict.output } };
+    verdicts = verdict.ok
+      ? { applied: text, refused: null }
+      : { applied: start.applied, refused: { config: text, output: verdict.output } };
   }
   throw new Error('did not settle in 20 rounds');
 }
@@ -75,7 +77,14 @@ describe('finding 2: the Ingress nginx refuses is found and left out, the rest a
     const { rounds, problems, text } = await settle(quarantine, await tenants(8, 5), { applied });
     expect(rounds).toBe(4);
     expect(quarantine.heldKeys()).toEqual(['t5/site']);
-    expect(problems).toEqual([expect.objectContaining({ namespace: 't5', name: 'site', field: 'spec.tls', message: expect.stringMatching(/ee key too small/) })]);
+    expect(problems).toEqual([
+      expect.objectContaining({
+        namespace: 't5',
+        name: 'site',
+        field: 'spec.tls',
+        message: expect.stringMatching(/ee key too small/),
+      }),
+    ]);
     for (let i = 0; i < 8; i++) expect(text.includes(`"t${i}.example"`)).toBe(i !== 5);
   });
 
@@ -94,12 +103,20 @@ describe('finding 2: the Ingress nginx refuses is found and left out, the rest a
     const quarantine = new Quarantine((output, handed) => blame(output, handed.text, handed.model));
     const snapshot = toSnapshot(await tenants(2, 1));
     const { model } = buildModel(snapshot, options);
-    const hand = (text: string, ingresses = snapshot.ingresses) => quarantine.handedOver({ text, model, ingresses, secrets: snapshot.secrets });
+    const hand = (text: string, ingresses = snapshot.ingresses) =>
+      quarantine.handedOver({ text, model, ingresses, secrets: snapshot.secrets });
     hand('before', []);
     quarantine.judge({ applied: 'before', refused: null });
     hand('with both');
     // A refusal that names t1's certificate file, say while the disk was full.
-    quarantine.judge({ applied: 'before', refused: { config: 'with both', output: 'nginx: [emerg] SSL_CTX_use_certificate("/x/certificates/t1_weak.pem") failed (28: No space left on device)' } });
+    quarantine.judge({
+      applied: 'before',
+      refused: {
+        config: 'with both',
+        output:
+          'nginx: [emerg] SSL_CTX_use_certificate("/x/certificates/t1_weak.pem") failed (28: No space left on device)',
+      },
+    });
     const without = quarantine.prepare(snapshot);
     expect(without.snapshot.ingresses.map((i) => i.metadata?.namespace)).toEqual(['t0']);
     hand('without t1', without.snapshot.ingresses);
@@ -122,7 +139,10 @@ describe('finding 2: the Ingress nginx refuses is found and left out, the rest a
     quarantine.handedOver({ text: 'b', model, ingresses: snapshot.ingresses, secrets: snapshot.secrets });
     quarantine.judge({ applied: 'a', refused: { config: 'b', output: 'Command timed out after 60000 milliseconds' } });
     expect(quarantine.heldKeys()).toEqual([]);
-    quarantine.judge({ applied: 'a', refused: { config: 'b', output: 'nginx: [emerg] something in /x/nginx.conf.next:3' } });
+    quarantine.judge({
+      applied: 'a',
+      refused: { config: 'b', output: 'nginx: [emerg] something in /x/nginx.conf.next:3' },
+    });
     expect(quarantine.heldKeys()).toEqual(['t0/site']);
   });
 
@@ -132,7 +152,11 @@ describe('finding 2: the Ingress nginx refuses is found and left out, the rest a
     const objects = await tenants(3, 1);
     await settle(quarantine, objects, { applied });
     expect(quarantine.heldKeys()).toEqual(['t1/site']);
-    const fixed = objects.map((o) => (o.kind === 'Ingress' && o.metadata?.namespace === 't1' ? ingress('site', { 't1.example': [{ path: '/', service: 'web' }] }, { namespace: 't1' }) : o));
+    const fixed = objects.map((o) =>
+      o.kind === 'Ingress' && o.metadata?.namespace === 't1'
+        ? ingress('site', { 't1.example': [{ path: '/', service: 'web' }] }, { namespace: 't1' })
+        : o,
+    );
     const { snapshot, problems } = quarantine.prepare(toSnapshot(fixed));
     expect(problems).toEqual([]);
     expect(snapshot.ingresses).toHaveLength(3);
@@ -141,16 +165,31 @@ describe('finding 2: the Ingress nginx refuses is found and left out, the rest a
 
 describe('blame', () => {
   it('reads the line and the reason of nginx -t output', () => {
-    const output = 'nginx: [emerg] invalid number of arguments in "proxy_buffers" directive in /x/nginx.conf.next:57\nnginx: configuration file /x/nginx.conf.next test failed\n';
+    const output =
+      'nginx: [emerg] invalid number of arguments in "proxy_buffers" directive in /x/nginx.conf.next:57\nnginx: configuration file /x/nginx.conf.next test failed\n';
     expect(refusedLine(output)).toBe(57);
-    expect(refusalReason(output)).toBe('invalid number of arguments in "proxy_buffers" directive in /x/nginx.conf.next:57');
+    expect(refusalReason(output)).toBe(
+      'invalid number of arguments in "proxy_buffers" directive in /x/nginx.conf.next:57',
+    );
     expect(refusedLine('nginx: [emerg] SSL_CTX_use_certificate("/x/certificates/a.pem") failed')).toBeNull();
   });
 
   it.each([
-    ['a location line: its Ingress', (t: string) => t.indexOf('location = "/b"'), { ingresses: ['t1/b'], field: 'spec.rules' }],
-    ['a server line outside locations: the server\'s Ingresses', (t: string) => t.indexOf('server_name "shared.example"'), { ingresses: ['t0/a', 't1/b'], field: 'spec' }],
-    ['an upstream: the Ingresses proxying to it', (t: string) => t.indexOf('upstream "t1_web_80"') + 30, { ingresses: ['t1/b'], field: 'spec.rules' }],
+    [
+      'a location line: its Ingress',
+      (t: string) => t.indexOf('location = "/b"'),
+      { ingresses: ['t1/b'], field: 'spec.rules' },
+    ],
+    [
+      "a server line outside locations: the server's Ingresses",
+      (t: string) => t.indexOf('server_name "shared.example"'),
+      { ingresses: ['t0/a', 't1/b'], field: 'spec' },
+    ],
+    [
+      'an upstream: the Ingresses proxying to it',
+      (t: string) => t.indexOf('upstream "t1_web_80"') + 30,
+      { ingresses: ['t1/b'], field: 'spec.rules' },
+    ],
     ['the http level: nobody', (t: string) => t.indexOf('server_tokens'), null],
   ])('%s', (_, at, expected) => {
     const objects: KubeObject[] = [

@@ -18,7 +18,11 @@ import { describe, expect, it } from 'vitest';
 process.env['RECHECK_SYNC_BACKEND'] = 'pure';
 /** The part of recheck's API used here (its own types come with the package). */
 interface Recheck {
-  checkSync(source: string, flags: string, params?: Record<string, unknown>): { readonly status: 'safe' | 'vulnerable' | 'unknown' };
+  checkSync(
+    source: string,
+    flags: string,
+    params?: Record<string, unknown>,
+  ): { readonly status: 'safe' | 'vulnerable' | 'unknown' };
 }
 const { checkSync } = createRequire(import.meta.url)('recheck') as Recheck;
 
@@ -26,7 +30,11 @@ const ROOT = join(import.meta.dirname, '..', '..');
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? sourceFiles(join(dir, entry.name))
+      : entry.name.endsWith('.ts')
+        ? [join(dir, entry.name)]
+        : [],
   );
 }
 
@@ -38,7 +46,11 @@ interface Found {
 }
 
 /** constValue evaluates what a `new RegExp` argument is built from: strings, templates, consts of the same file, `.join`. */
-function constValue(node: ts.Expression, consts: ReadonlyMap<string, ts.Expression>, depth = 0): string | string[] | null {
+function constValue(
+  node: ts.Expression,
+  consts: ReadonlyMap<string, ts.Expression>,
+  depth = 0,
+): string | string[] | null {
   if (depth > 10) return null;
   if (ts.isParenthesizedExpression(node)) return constValue(node.expression, consts, depth + 1);
   if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
@@ -65,7 +77,11 @@ function constValue(node: ts.Expression, consts: ReadonlyMap<string, ts.Expressi
     return items.every((i): i is string => typeof i === 'string') ? items : null;
   }
   if (ts.isAsExpression(node)) return constValue(node.expression, consts, depth + 1);
-  if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && node.expression.name.text === 'join') {
+  if (
+    ts.isCallExpression(node) &&
+    ts.isPropertyAccessExpression(node.expression) &&
+    node.expression.name.text === 'join'
+  ) {
     const list = constValue(node.expression.expression, consts, depth + 1);
     const separator = node.arguments[0] ? constValue(node.arguments[0], consts, depth + 1) : ',';
     return Array.isArray(list) && typeof separator === 'string' ? list.join(separator) : null;
@@ -79,19 +95,30 @@ function findRegexes(file: string): Found[] {
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const consts = new Map<string, ts.Expression>();
   const collect = (node: ts.Node): void => {
-    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer && ts.getCombinedNodeFlags(node) & ts.NodeFlags.Const) {
+    if (
+      ts.isVariableDeclaration(node) &&
+      ts.isIdentifier(node.name) &&
+      node.initializer &&
+      ts.getCombinedNodeFlags(node) & ts.NodeFlags.Const
+    ) {
       consts.set(node.name.text, node.initializer);
     }
     ts.forEachChild(node, collect);
   };
   collect(sf);
   const found: Found[] = [];
-  const where = (node: ts.Node) => `${relative(ROOT, file)}:${sf.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
+  const where = (node: ts.Node) =>
+    `${relative(ROOT, file)}:${sf.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
   const visit = (node: ts.Node): void => {
     if (node.kind === ts.SyntaxKind.RegularExpressionLiteral) {
       const literal = node.getText();
       const slash = literal.lastIndexOf('/');
-      found.push({ where: where(node), source: literal.slice(1, slash), flags: literal.slice(slash + 1), text: literal });
+      found.push({
+        where: where(node),
+        source: literal.slice(1, slash),
+        flags: literal.slice(slash + 1),
+        text: literal,
+      });
     } else if ((ts.isNewExpression(node) || ts.isCallExpression(node)) && node.expression.getText() === 'RegExp') {
       const [pattern, flags] = node.arguments ?? [];
       const source = pattern ? constValue(pattern, consts) : null;

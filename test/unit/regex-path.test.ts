@@ -44,13 +44,19 @@ describe('finding 2: regex paths PCRE2 refuses', () => {
     if (nginxRefuses) expect(await nginxTakesLocation(path)).toBe(false);
   });
 
-  it.each(['/a(/|$)(.*)', '/v[0-9]+/\\d{2,3}', '/api/[\\w.-]+', '/[a\\-z]', '/(?:x|y)*?z', '/a{1000}', '/[^/]+\\.(css|js)$', '/(a+)+b'])(
-    'accepts %s, which nginx compiles',
-    async (path) => {
-      expect(checkRegexPath(path).ok).toBe(true);
-      expect(await nginxTakesLocation(path)).toBe(true);
-    },
-  );
+  it.each([
+    '/a(/|$)(.*)',
+    '/v[0-9]+/\\d{2,3}',
+    '/api/[\\w.-]+',
+    '/[a\\-z]',
+    '/(?:x|y)*?z',
+    '/a{1000}',
+    '/[^/]+\\.(css|js)$',
+    '/(a+)+b',
+  ])('accepts %s, which nginx compiles', async (path) => {
+    expect(checkRegexPath(path).ok).toBe(true);
+    expect(await nginxTakesLocation(path)).toBe(true);
+  });
 
   it('checks the length before reading the pattern', () => {
     const checked = checkRegexPath(`/${'('.repeat(200_000)}`);

@@ -25,7 +25,10 @@ describe('ingress-actors render', () => {
   it('reads folders and multi-document files, and prints problems on stderr', async () => {
     const folder = join(dir, 'manifests');
     await execa('mkdir', ['-p', join(folder, 'nested')]);
-    await writeFile(join(folder, 'a.yaml'), 'kind: IngressClass\napiVersion: networking.k8s.io/v1\nmetadata: {name: nginx}\nspec: {controller: k8s.io/ingress-nginx}\n---\n');
+    await writeFile(
+      join(folder, 'a.yaml'),
+      'kind: IngressClass\napiVersion: networking.k8s.io/v1\nmetadata: {name: nginx}\nspec: {controller: k8s.io/ingress-nginx}\n---\n',
+    );
     await writeFile(
       join(folder, 'nested', 'b.yml'),
       'kind: Ingress\napiVersion: networking.k8s.io/v1\nmetadata: {name: web}\nspec:\n  ingressClassName: nginx\n  rules:\n  - host: "bad host"\n  - host: good.example.com\n    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}\n',

@@ -10,29 +10,66 @@ import { ClusterCache } from '../../src/kube/cache.js';
 import { ingress } from '../support/manifests.js';
 
 const A = 'nginx.ingress.kubernetes.io/';
-const secret = (name: string, namespace = 'default', rv = '1') => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace, resourceVersion: rv }, stringData: { x: 'y' } });
+const secret = (name: string, namespace = 'default', rv = '1') => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace, resourceVersion: rv },
+  stringData: { x: 'y' },
+});
 const ingresses = [
-  ingress('tls', { 'tls.test': [{ path: '/', service: 'app' }] }, { tls: [{ hosts: ['tls.test'], secretName: 'site-tls' }] }),
-  ingress('auth', { 'auth.test': [{ path: '/', service: 'app' }] }, { namespace: 'team', annotations: { [`${A}auth-type`]: 'basic', [`${A}auth-secret`]: 'users' } }),
-  ingress('mtls', { 'mtls.test': [{ path: '/', service: 'app' }] }, { annotations: { [`${A}auth-tls-secret`]: 'default/team-ca' } }),
+  ingress(
+    'tls',
+    { 'tls.test': [{ path: '/', service: 'app' }] },
+    { tls: [{ hosts: ['tls.test'], secretName: 'site-tls' }] },
+  ),
+  ingress(
+    'auth',
+    { 'auth.test': [{ path: '/', service: 'app' }] },
+    { namespace: 'team', annotations: { [`${A}auth-type`]: 'basic', [`${A}auth-secret`]: 'users' } },
+  ),
+  ingress(
+    'mtls',
+    { 'mtls.test': [{ path: '/', service: 'app' }] },
+    { annotations: { [`${A}auth-tls-secret`]: 'default/team-ca' } },
+  ),
   // another class: not ours, so nothing it names is read
-  { ...ingress('other', { 'other.test': [{ path: '/', service: 'app' }] }, { tls: [{ hosts: ['other.test'], secretName: 'other-tls' }] }), spec: { ingressClassName: 'elsewhere', tls: [{ hosts: ['other.test'], secretName: 'other-tls' }] } },
+  {
+    ...ingress(
+      'other',
+      { 'other.test': [{ path: '/', service: 'app' }] },
+      { tls: [{ hosts: ['other.test'], secretName: 'other-tls' }] },
+    ),
+    spec: { ingressClassName: 'elsewhere', tls: [{ hosts: ['other.test'], secretName: 'other-tls' }] },
+  },
 ];
-const snapshot = { ingresses, ingressClasses: [{ metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } }], services: [], endpointSlices: [], secrets: [], configMaps: [] } as unknown as Snapshot;
+const snapshot = {
+  ingresses,
+  ingressClasses: [{ metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } }],
+  services: [],
+  endpointSlices: [],
+  secrets: [],
+  configMaps: [],
+} as unknown as Snapshot;
 
 describe('secretsRead', () => {
   it('issue 15: names the Secrets of spec.tls, auth-secret and auth-tls-secret (found or not) and the default certificate, nothing else', () => {
     const memo = new BuildMemo();
     const options = { ...defaultBuildOptions, defaultSslCertificate: 'ingress/default-cert' };
     buildModel(snapshot, options, memo);
-    expect(secretsRead(memo, options)).toEqual({ keys: ['default/site-tls', 'default/team-ca', 'ingress/default-cert', 'team/users'], namespaces: [] });
+    expect(secretsRead(memo, options)).toEqual({
+      keys: ['default/site-tls', 'default/team-ca', 'ingress/default-cert', 'team/users'],
+      namespaces: [],
+    });
   });
 
   it('issue 15: follows the last build, memo or not, and names the namespaces of held Ingresses whole', () => {
     const memo = new BuildMemo();
     buildModel(snapshot, defaultBuildOptions, memo);
     buildModel({ ...snapshot, ingresses: ingresses.slice(1) }, defaultBuildOptions, memo);
-    expect(secretsRead(memo, defaultBuildOptions, ['default/tls'])).toEqual({ keys: ['default/team-ca', 'team/users'], namespaces: ['default'] });
+    expect(secretsRead(memo, defaultBuildOptions, ['default/tls'])).toEqual({
+      keys: ['default/team-ca', 'team/users'],
+      namespaces: ['default'],
+    });
   });
 });
 
@@ -46,6 +83,8 @@ describe('ClusterCache.changedSince', () => {
     cache.upsert('Secret', secret('unread', 'default', '2'));
     cache.upsert('Secret', secret('new', 'team'));
     cache.remove('Secret', secret('held', 'team'));
-    expect(cache.changedSince('Secret', before, { keys: ['default/read', 'default/missing'], namespaces: ['team'] })).toEqual(['default/read', 'team/held', 'team/new']);
+    expect(
+      cache.changedSince('Secret', before, { keys: ['default/read', 'default/missing'], namespaces: ['team'] }),
+    ).toEqual(['default/read', 'team/held', 'team/new']);
   });
 });

@@ -35,9 +35,12 @@ describe('tokenizeNginx', () => {
 
 describe('parseNginxStatements and variablesIn', () => {
   it('gives plain directives, and refuses blocks and stray braces', () => {
-    expect(ok(parseNginxStatements('gzip on;  expires 1h ;'))).toEqual([{ name: 'gzip', args: ['on'] }, { name: 'expires', args: ['1h'] }]);
+    expect(ok(parseNginxStatements('gzip on;  expires 1h ;'))).toEqual([
+      { name: 'gzip', args: ['on'] },
+      { name: 'expires', args: ['1h'] },
+    ]);
     expect(ok(parseNginxStatements('if ($x) { return 403; }'))).toContain('opens a block');
-    expect(ok(parseNginxStatements('} server { listen 1;'))).toContain("closes no block");
+    expect(ok(parseNginxStatements('} server { listen 1;'))).toContain('closes no block');
     expect(ok(parseNginxStatements('gzip on'))).toContain("no ';'");
     expect(ok(parseNginxStatements('"gzip" on;'))).toContain('not a directive name');
   });
@@ -45,7 +48,7 @@ describe('parseNginxStatements and variablesIn', () => {
   it('names the variables of a value, refusing a bare $ and an unterminated ${', () => {
     expect(ok(variablesIn('a$host${uri}b$1$http_x_y'))).toEqual(['host', 'uri', '1', 'http_x_y']);
     expect(ok(variablesIn('${uri'))).toContain("missing its closing '}'");
-    expect(ok(variablesIn('100$'))).toContain("must start a variable name");
+    expect(ok(variablesIn('100$'))).toContain('must start a variable name');
   });
 });
 
@@ -53,7 +56,9 @@ const check = (text: string, context: SnippetContext = 'location') => ok(checkSn
 
 describe('checkSnippetDirectives', () => {
   it('accepts the common snippets, keeping the arguments as nginx reads them', () => {
-    expect(check(`add_header X-Frame-Options "DENY" always;\nmore_set_headers "X: 1";`)).toContain('headers-more module is not loaded');
+    expect(check(`add_header X-Frame-Options "DENY" always;\nmore_set_headers "X: 1";`)).toContain(
+      'headers-more module is not loaded',
+    );
     expect(
       check(
         [
@@ -89,7 +94,9 @@ describe('checkSnippetDirectives', () => {
       { name: 'deny', args: ['all'] },
       { name: 'sub_filter', args: ['</head>', '<meta x></head>'] },
     ]);
-    expect(check('add_header X-Served-By edge;', 'server')).toEqual([{ name: 'add_header', args: ['X-Served-By', 'edge'] }]);
+    expect(check('add_header X-Served-By edge;', 'server')).toEqual([
+      { name: 'add_header', args: ['X-Served-By', 'edge'] },
+    ]);
   });
 
   // finding 6: each thing a tenant's snippet did under the blocklist is now refused, naming the directive.
@@ -99,12 +106,22 @@ describe('checkSnippetDirectives', () => {
     ['stub_status;', 'location', 'the directive stub_status is not allowed'],
     ['client_body_in_file_only on;', 'location', 'the directive client_body_in_file_only is not allowed'],
     ['add_before_body /_external-auth-x;', 'location', 'the directive add_before_body is not allowed'],
-    ['rewrite ^ /_external-auth-x last;', 'location', 'the directive rewrite: rewrite needs the flag break, redirect or permanent'],
+    [
+      'rewrite ^ /_external-auth-x last;',
+      'location',
+      'the directive rewrite: rewrite needs the flag break, redirect or permanent',
+    ],
     ['rewrite ^ /_external-auth-x;', 'location', 'the directive rewrite: rewrite needs the flag break'],
     ['satisfy any;', 'server', 'the directive satisfy is not allowed'],
     ['underscores_in_headers on;', 'server', 'the directive underscores_in_headers is not allowed'],
-    ['add_header X "${uri";', 'location', "the directive add_header: \"${uri\": the '${uri' is missing its closing '}'"],
-  ])('finding 6: refuses %j in a %s snippet', (text, context, message) => expect(check(text, context)).toContain(`error: ${message}`));
+    [
+      'add_header X "${uri";',
+      'location',
+      "the directive add_header: \"${uri\": the '${uri' is missing its closing '}'",
+    ],
+  ])('finding 6: refuses %j in a %s snippet', (text, context, message) =>
+    expect(check(text, context)).toContain(`error: ${message}`),
+  );
 
   it.each<[string, SnippetContext, string]>([
     ['add_header Set-Cookie "s=1";', 'server', 'may not add Set-Cookie to every Ingress on the host'],
@@ -132,7 +149,9 @@ describe('checkSnippetDirectives', () => {
   ])('refuses %j in a %s snippet', (text, context, message) => expect(check(text, context)).toContain(message));
 
   it('refuses a directive an annotation beside it also renders (nginx would refuse the duplicate)', () => {
-    const checked = checkSnippetDirectives('client_max_body_size 1m;', 'location', { annotated: (key) => key === 'proxy-body-size' });
+    const checked = checkSnippetDirectives('client_max_body_size 1m;', 'location', {
+      annotated: (key) => key === 'proxy-body-size',
+    });
     expect(ok(checked)).toContain('also set by the annotation proxy-body-size');
   });
 });

@@ -10,7 +10,8 @@ function levenshtein(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     row = next;
   }
   return row[b.length]!;
@@ -34,12 +35,13 @@ describe('editDistanceWithin', () => {
 
   it('agrees with the full table on random short strings, for every bound up to 3', () => {
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const word = () => Array.from({ length: Math.floor(random() * 8) }, () => 'abc'[Math.floor(random() * 3)]).join('');
     for (let n = 0; n < 3000; n++) {
       const [a, b] = [word(), word()];
       const full = levenshtein(a, b);
-      for (const max of [0, 1, 2, 3]) expect(editDistanceWithin(a, b, max), `${a} ${b} ${max}`).toBe(full <= max ? full : null);
+      for (const max of [0, 1, 2, 3])
+        expect(editDistanceWithin(a, b, max), `${a} ${b} ${max}`).toBe(full <= max ? full : null);
     }
   });
 });

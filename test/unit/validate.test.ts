@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import {
-  checkBool, checkBuffers, checkFilePath, checkHost, checkIp, checkLogFormat, checkPath, checkPathType,
-  checkPortName, checkSeconds, checkSize, checkSslProtocols, checkWorkerProcesses,
+  checkBool,
+  checkBuffers,
+  checkFilePath,
+  checkHost,
+  checkIp,
+  checkLogFormat,
+  checkPath,
+  checkPathType,
+  checkPortName,
+  checkSeconds,
+  checkSize,
+  checkSslProtocols,
+  checkWorkerProcesses,
 } from '../../src/model/validate.js';
 import { quote } from '../../src/render/quote.js';
 
@@ -12,14 +23,52 @@ const rejects = (check: (v: unknown) => { ok: boolean }, values: unknown[]) =>
 
 describe('checkHost', () => {
   accepts(checkHost, ['foo.com', 'a', 'a-b.c-d.example', '*.foo.com', 'x'.repeat(63) + '.com', '1.example.com']);
-  rejects(checkHost, ['', 'Foo.com', 'foo_bar.com', '-a.com', 'a-.com', '*', '*.com', 'a.*.com', 'foo.com.', '..', '10.0.0.1',
-    'foo.com;', 'foo.com bar', 'foo"com', 'x'.repeat(64) + '.com', `${'a.'.repeat(127)}ab`, 'foo.com\n', 42, undefined]);
+  rejects(checkHost, [
+    '',
+    'Foo.com',
+    'foo_bar.com',
+    '-a.com',
+    'a-.com',
+    '*',
+    '*.com',
+    'a.*.com',
+    'foo.com.',
+    '..',
+    '10.0.0.1',
+    'foo.com;',
+    'foo.com bar',
+    'foo"com',
+    'x'.repeat(64) + '.com',
+    `${'a.'.repeat(127)}ab`,
+    'foo.com\n',
+    42,
+    undefined,
+  ]);
 });
 
 describe('checkPath', () => {
   accepts(checkPath, ['/', '/foo', '/foo/', '/a.b_c~d-e', '/v1/users/@me', '/a:b', '/a+b', '/a=b,c']);
-  rejects(checkPath, ['', 'foo', '/a b', '/a;b', '/a{b', '/a}b', '/$x', '/a"b', "/a'b", '/#x', '/a\\b', '//x', '/a/../b',
-    '/./a', '/a%20b', '/a?b', '/é', '/a\nb', '/' + 'a'.repeat(2048)]);
+  rejects(checkPath, [
+    '',
+    'foo',
+    '/a b',
+    '/a;b',
+    '/a{b',
+    '/a}b',
+    '/$x',
+    '/a"b',
+    "/a'b",
+    '/#x',
+    '/a\\b',
+    '//x',
+    '/a/../b',
+    '/./a',
+    '/a%20b',
+    '/a?b',
+    '/é',
+    '/a\nb',
+    '/' + 'a'.repeat(2048),
+  ]);
 });
 
 describe('checkPathType', () => {
@@ -32,8 +81,28 @@ describe('checkPathType', () => {
 });
 
 describe('checkIp', () => {
-  accepts(checkIp, ['10.0.0.1', '0.0.0.0', '255.255.255.255', '::1', 'fd00::1', '2001:db8::8a2e:370:7334', '::ffff:10.0.0.1', '1:2:3:4:5:6:7:8']);
-  rejects(checkIp, ['256.0.0.1', '10.0.0', '10.0.0.1.2', '01.2.3.4x', ':::', '1::2::3', '1:2:3:4:5:6:7:8:9', 'fe80::1%eth0', 'localhost', '']);
+  accepts(checkIp, [
+    '10.0.0.1',
+    '0.0.0.0',
+    '255.255.255.255',
+    '::1',
+    'fd00::1',
+    '2001:db8::8a2e:370:7334',
+    '::ffff:10.0.0.1',
+    '1:2:3:4:5:6:7:8',
+  ]);
+  rejects(checkIp, [
+    '256.0.0.1',
+    '10.0.0',
+    '10.0.0.1.2',
+    '01.2.3.4x',
+    ':::',
+    '1::2::3',
+    '1:2:3:4:5:6:7:8:9',
+    'fe80::1%eth0',
+    'localhost',
+    '',
+  ]);
 });
 
 describe('ConfigMap value checks', () => {

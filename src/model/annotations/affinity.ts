@@ -5,7 +5,10 @@ import type { AnnotationGroup } from './types.js';
 /** checkCookieName accepts a cookie name nginx can read as `$cookie_<name>`: letters, digits and `_`. */
 export function checkCookieName(value: string): Checked<string> {
   if (value.length <= 64 && /^[A-Za-z0-9_]{1,64}$/.test(value)) return { ok: true, value };
-  return { ok: false, message: `${show(value)}: nginx reads cookies as $cookie_<name>, so only letters, digits and '_' work (at most 64)` };
+  return {
+    ok: false,
+    message: `${show(value)}: nginx reads cookies as $cookie_<name>, so only letters, digits and '_' work (at most 64)`,
+  };
 }
 
 /**
@@ -25,15 +28,57 @@ export const affinityGroup: AnnotationGroup<'affinity'> = {
       doc: '`cookie`: requests with the same cookie reach the same endpoint (consistent hash on the cookie)',
       note: 'the cookie holds a random key, not the endpoint: when endpoints change, a few sessions move (as affinity-mode balanced); the Ingress gets upstreams of its own',
     },
-    { key: 'affinity-mode', risk: 'Medium', scope: 'ingress', support: 'partial', doc: '`balanced` or `persistent`; both behave as balanced' },
-    { key: 'session-cookie-name', risk: 'Medium', scope: 'ingress', support: 'supported', doc: 'default INGRESSCOOKIE; letters, digits and _ only' },
-    { key: 'session-cookie-path', risk: 'Medium', scope: 'ingress', support: 'supported', doc: 'the cookie\'s Path (default: the location\'s path, / for regex paths)' },
-    { key: 'session-cookie-max-age', risk: 'Medium', scope: 'ingress', support: 'supported', doc: 'Max-Age in seconds (a session cookie by default)' },
-    { key: 'session-cookie-expires', risk: 'Medium', scope: 'ingress', support: 'partial', doc: 'seconds; sent as Max-Age (nginx cannot compute an Expires date without Lua)' },
-    { key: 'session-cookie-domain', risk: 'Medium', scope: 'ingress', support: 'supported', doc: 'the cookie\'s Domain' },
+    {
+      key: 'affinity-mode',
+      risk: 'Medium',
+      scope: 'ingress',
+      support: 'partial',
+      doc: '`balanced` or `persistent`; both behave as balanced',
+    },
+    {
+      key: 'session-cookie-name',
+      risk: 'Medium',
+      scope: 'ingress',
+      support: 'supported',
+      doc: 'default INGRESSCOOKIE; letters, digits and _ only',
+    },
+    {
+      key: 'session-cookie-path',
+      risk: 'Medium',
+      scope: 'ingress',
+      support: 'supported',
+      doc: "the cookie's Path (default: the location's path, / for regex paths)",
+    },
+    {
+      key: 'session-cookie-max-age',
+      risk: 'Medium',
+      scope: 'ingress',
+      support: 'supported',
+      doc: 'Max-Age in seconds (a session cookie by default)',
+    },
+    {
+      key: 'session-cookie-expires',
+      risk: 'Medium',
+      scope: 'ingress',
+      support: 'partial',
+      doc: 'seconds; sent as Max-Age (nginx cannot compute an Expires date without Lua)',
+    },
+    {
+      key: 'session-cookie-domain',
+      risk: 'Medium',
+      scope: 'ingress',
+      support: 'supported',
+      doc: "the cookie's Domain",
+    },
     { key: 'session-cookie-samesite', risk: 'Low', scope: 'ingress', support: 'supported', doc: 'None, Lax or Strict' },
     { key: 'session-cookie-secure', risk: 'Low', scope: 'ingress', support: 'supported', doc: 'add Secure' },
-    { key: 'session-cookie-change-on-failure', risk: 'Low', scope: 'ingress', support: 'partial', doc: 'accepted; a failed endpoint\'s sessions move on the next request anyway' },
+    {
+      key: 'session-cookie-change-on-failure',
+      risk: 'Low',
+      scope: 'ingress',
+      support: 'partial',
+      doc: "accepted; a failed endpoint's sessions move on the next request anyway",
+    },
   ],
   parse(input) {
     const type = read(input, 'affinity', oneOf(['cookie'] as const));
@@ -42,7 +87,8 @@ export const affinityGroup: AnnotationGroup<'affinity'> = {
     const cookieName = read(input, 'session-cookie-name', checkCookieName) ?? 'INGRESSCOOKIE';
     const path = read(input, 'session-cookie-path', checkPath) ?? null;
     const seconds = intIn(0, 2 ** 31 - 1);
-    const maxAge = read(input, 'session-cookie-max-age', seconds) ?? read(input, 'session-cookie-expires', seconds) ?? null;
+    const maxAge =
+      read(input, 'session-cookie-max-age', seconds) ?? read(input, 'session-cookie-expires', seconds) ?? null;
     const domain = read(input, 'session-cookie-domain', (v) => checkHost(v.replace(/^\./, ''))) ?? null;
     const sameSite = read(input, 'session-cookie-samesite', oneOf(['None', 'Lax', 'Strict'] as const, true)) ?? null;
     const secure = readBool(input, 'session-cookie-secure') ?? false;

@@ -3,7 +3,14 @@
  * upstream variants (hash, least_conn, ClusterIP) its balancing annotations ask for.
  */
 import { compare, type Report } from '../backends.js';
-import type { BalancedUpstream, ErrorLocation, ExternalAuthSettings, GlobalConfig, Problem, Upstream } from '../nginx-model.js';
+import type {
+  BalancedUpstream,
+  ErrorLocation,
+  ExternalAuthSettings,
+  GlobalConfig,
+  Problem,
+  Upstream,
+} from '../nginx-model.js';
 import { DEFAULT_PROXY_HOST, NO_EXTRAS, type LocationExtras, type RouteFeatures } from '../locations.js';
 import type { Service } from '../snapshot.js';
 import { checkIp } from '../validate.js';
@@ -22,7 +29,12 @@ export interface Variant {
 export interface KeptUpstreams {
   last: Map<string, KeptUpstream>;
 }
-type KeptUpstream = { readonly base: Upstream; readonly hashKey: string | null; readonly leastConn: boolean; readonly upstream: BalancedUpstream };
+type KeptUpstream = {
+  readonly base: Upstream;
+  readonly hashKey: string | null;
+  readonly leastConn: boolean;
+  readonly upstream: BalancedUpstream;
+};
 
 /** sameVariant compares two variants field by field. */
 export const sameVariant = (a: Variant, b: Variant): boolean =>
@@ -40,7 +52,10 @@ export class UpstreamVariants {
   }
 
   /** name gives the upstream to proxy to for `base` under a policy: `base` itself when it is the default one. */
-  name(base: string, policy: { hashKey: string | null; hashName?: string; leastConn: boolean | null; clusterIp: boolean }): string {
+  name(
+    base: string,
+    policy: { hashKey: string | null; hashName?: string; leastConn: boolean | null; clusterIp: boolean },
+  ): string {
     const globalLeast = this.config.loadBalance === 'least_conn';
     const leastConn = policy.hashKey === null && (policy.leastConn ?? globalLeast);
     const suffix = `${policy.clusterIp ? '_svc' : ''}${policy.hashKey ? `_${policy.hashName ?? `h${stableId(policy.hashKey)}`}` : leastConn !== globalLeast ? (leastConn ? '_lc' : '_rr') : ''}`;
@@ -48,7 +63,6 @@ export class UpstreamVariants {
     this.variants.set(name, { base, hashKey: policy.hashKey, leastConn, clusterIp: policy.clusterIp });
     return name;
   }
-
 }
 
 /** UpstreamSources are what balancedUpstreams reads: the proxied names, their variants and base upstreams. */
@@ -62,8 +76,17 @@ export interface UpstreamSources {
 }
 
 /** balancedUpstreams gives every proxied upstream, with its endpoints (or ClusterIP) and balancing method. */
-export function balancedUpstreams(from: UpstreamSources, problems: Problem[], kept: KeptUpstreams = { last: new Map() }): BalancedUpstream[] {
-  const plain: Variant = { base: '', hashKey: null, leastConn: from.config.loadBalance === 'least_conn', clusterIp: false };
+export function balancedUpstreams(
+  from: UpstreamSources,
+  problems: Problem[],
+  kept: KeptUpstreams = { last: new Map() },
+): BalancedUpstream[] {
+  const plain: Variant = {
+    base: '',
+    hashKey: null,
+    leastConn: from.config.loadBalance === 'least_conn',
+    clusterIp: false,
+  };
   const out: BalancedUpstream[] = [];
   const previous = kept.last;
   kept.last = new Map();
@@ -77,7 +100,13 @@ export function balancedUpstreams(from: UpstreamSources, problems: Problem[], ke
     const upstream =
       known && !v.clusterIp && known.base === base && known.hashKey === v.hashKey && known.leastConn === v.leastConn
         ? known.upstream
-        : { ...base, name, endpoints: v.clusterIp ? clusterIp(from.services, base, problems) : base.endpoints, hashKey: v.hashKey, leastConn: v.leastConn };
+        : {
+            ...base,
+            name,
+            endpoints: v.clusterIp ? clusterIp(from.services, base, problems) : base.endpoints,
+            hashKey: v.hashKey,
+            leastConn: v.leastConn,
+          };
     kept.last.set(name, { base, hashKey: v.hashKey, leastConn: v.leastConn, upstream });
     out.push(upstream);
   }
@@ -86,14 +115,24 @@ export function balancedUpstreams(from: UpstreamSources, problems: Problem[], ke
 
 function clusterIp(services: ReadonlyMap<string, Service>, base: Upstream, problems: Problem[]): Upstream['endpoints'] {
   const service = services.get(base.service);
-  const port = (service?.spec?.ports ?? []).find((p) => String(p.port) === base.servicePort || p.name === base.servicePort);
+  const port = (service?.spec?.ports ?? []).find(
+    (p) => String(p.port) === base.servicePort || p.name === base.servicePort,
+  );
   const ip = checkIp(service?.spec?.clusterIP);
   if (!ip.ok || !port?.port) {
     const [namespace = '', name = ''] = base.service.split('/');
-    problems.push({ kind: 'Service', namespace, name, field: 'spec.clusterIP', message: 'service-upstream needs a ClusterIP; using the endpoints' });
+    problems.push({
+      kind: 'Service',
+      namespace,
+      name,
+      field: 'spec.clusterIP',
+      message: 'service-upstream needs a ClusterIP; using the endpoints',
+    });
     return base.endpoints;
   }
-  return [{ address: ip.value.family === 6 ? `[${ip.value.address}]:${port.port}` : `${ip.value.address}:${port.port}` }];
+  return [
+    { address: ip.value.family === 6 ? `[${ip.value.address}]:${port.port}` : `${ip.value.address}:${port.port}` },
+  ];
 }
 
 /** FeatureContext is what turning annotations into route features needs from buildModel. */
@@ -110,8 +149,19 @@ export interface FeatureContext {
 function ownProxyHeaders(a: IngressAnnotations): LocationExtras['proxyHeaders'] {
   // A snippet's proxy_set_header would otherwise hide the http-level ones, as any of ours does.
   const snippetSets = (a.snippets.configuration ?? []).some((d) => d.name === 'proxy_set_header');
-  if (a.upstreamVhost === null && a.forwardedPrefix === null && !a.externalAuth?.responseHeaders.length && a.authTls === null && !snippetSets) return null;
-  return { host: a.upstreamVhost ?? DEFAULT_PROXY_HOST, forwardedPrefix: a.forwardedPrefix, clientCertificate: a.authTls && { pass: a.authTls.passCertificate } };
+  if (
+    a.upstreamVhost === null &&
+    a.forwardedPrefix === null &&
+    !a.externalAuth?.responseHeaders.length &&
+    a.authTls === null &&
+    !snippetSets
+  )
+    return null;
+  return {
+    host: a.upstreamVhost ?? DEFAULT_PROXY_HOST,
+    forwardedPrefix: a.forwardedPrefix,
+    clientCertificate: a.authTls && { pass: a.authTls.passCertificate },
+  };
 }
 
 /** externalAuthSettings names the variables auth-response-headers copy through (none for gRPC, which has no proxy_set_header). */
@@ -122,7 +172,11 @@ function externalAuthSettings(a: ExternalAuthAnnotations, grpc: boolean): Extern
     host: a.host,
     method: a.method,
     signin: a.signin,
-    responseHeaders: headers.map((header, i) => ({ header, source: `$upstream_http_${header.toLowerCase().replace(/-/g, '_')}`, variable: `$ia_auth_header_${i}` })),
+    responseHeaders: headers.map((header, i) => ({
+      header,
+      source: `$upstream_http_${header.toLowerCase().replace(/-/g, '_')}`,
+      variable: `$ia_auth_header_${i}`,
+    })),
   };
 }
 
@@ -142,39 +196,55 @@ export class IngressFeatures {
     const a = annotations;
     this.grpc = a.backendProtocol === 'grpc' || a.backendProtocol === 'grpcs';
     const vhost = a.upstreamVhost === null ? null : { host: a.upstreamVhost };
-    if (this.grpc && a.forwardedPrefix !== null && !a.canary) ctx.report('metadata.annotations.nginx.ingress.kubernetes.io/x-forwarded-prefix', 'not applied to gRPC backends');
-    const timeouts = a.proxy && { connectTimeout: a.proxy.connectTimeout, sendTimeout: a.proxy.sendTimeout, readTimeout: a.proxy.readTimeout };
+    if (this.grpc && a.forwardedPrefix !== null && !a.canary)
+      ctx.report('metadata.annotations.nginx.ingress.kubernetes.io/x-forwarded-prefix', 'not applied to gRPC backends');
+    const timeouts = a.proxy && {
+      connectTimeout: a.proxy.connectTimeout,
+      sendTimeout: a.proxy.sendTimeout,
+      readTimeout: a.proxy.readTimeout,
+    };
     const errorPages: ErrorLocation[] | null =
       this.grpc || a.customHttpErrors.length === 0 || ctx.errorBackend === null
         ? null
-        : a.customHttpErrors.map((code) => ({ name: `@custom_${ctx.errorBackend}_${code}`, code, upstream: ctx.errorBackend! }));
+        : a.customHttpErrors.map((code) => ({
+            name: `@custom_${ctx.errorBackend}_${code}`,
+            code,
+            upstream: ctx.errorBackend!,
+          }));
     if (a.customHttpErrors.length > 0 && errorPages === null && !a.canary) {
       ctx.report(
         'metadata.annotations.nginx.ingress.kubernetes.io/custom-http-errors',
-        this.grpc ? 'not applied to gRPC backends' : 'no default backend (annotation default-backend or --default-backend-service) to render the errors; the Service\'s own pages are passed through',
+        this.grpc
+          ? 'not applied to gRPC backends'
+          : "no default backend (annotation default-backend or --default-backend-service) to render the errors; the Service's own pages are passed through",
       );
     }
     if (this.grpc && a.externalAuth?.responseHeaders.length && !a.canary) {
-      ctx.report('metadata.annotations.nginx.ingress.kubernetes.io/auth-response-headers', 'not applied to gRPC backends');
+      ctx.report(
+        'metadata.annotations.nginx.ingress.kubernetes.io/auth-response-headers',
+        'not applied to gRPC backends',
+      );
     }
     // A canary Ingress's own annotations are ignored but for balancing, as in ingress-nginx.
-    this.shared = annotations.canary ? NO_EXTRAS : {
-      redirect: a.redirect,
-      appRoot: a.rewrite.appRoot,
-      client: a.client,
-      proxy: this.grpc ? null : a.proxy,
-      grpc: this.grpc && timeouts && Object.values(timeouts).some((t) => t !== null) ? timeouts : null,
-      proxyHeaders: this.grpc ? null : ownProxyHeaders(a),
-      grpcHeaders: this.grpc ? vhost : null,
-      access: a.access,
-      auth: a.auth && { realm: a.auth.realm, file: ctx.extras.authFile(a.auth.secretId, a.auth.content) },
-      externalAuth: a.externalAuth && externalAuthSettings(a.externalAuth, this.grpc),
-      requireClientCertificate: a.authTls?.verifyClient === 'on',
-      ...ctx.extras.limits(owner, a.rateLimit),
-      cors: ctx.extras.cors(a.cors),
-      errorPages,
-      snippet: a.snippets.configuration,
-    };
+    this.shared = annotations.canary
+      ? NO_EXTRAS
+      : {
+          redirect: a.redirect,
+          appRoot: a.rewrite.appRoot,
+          client: a.client,
+          proxy: this.grpc ? null : a.proxy,
+          grpc: this.grpc && timeouts && Object.values(timeouts).some((t) => t !== null) ? timeouts : null,
+          proxyHeaders: this.grpc ? null : ownProxyHeaders(a),
+          grpcHeaders: this.grpc ? vhost : null,
+          access: a.access,
+          auth: a.auth && { realm: a.auth.realm, file: ctx.extras.authFile(a.auth.secretId, a.auth.content) },
+          externalAuth: a.externalAuth && externalAuthSettings(a.externalAuth, this.grpc),
+          requireClientCertificate: a.authTls?.verifyClient === 'on',
+          ...ctx.extras.limits(owner, a.rateLimit),
+          cors: ctx.extras.cors(a.cors),
+          errorPages,
+          snippet: a.snippets.configuration,
+        };
   }
 
   /** regex says whether this Ingress's ImplementationSpecific paths are regular expressions. */
@@ -201,6 +271,11 @@ export class IngressFeatures {
     const a = this.annotations;
     const hashKey = a.affinity ? this.ctx.extras.affinityKey(a.affinity.cookieName).key : a.balance.hashBy;
     const hashName = a.affinity ? `cookie_${a.affinity.cookieName}` : undefined;
-    return this.ctx.variants.name(base, { hashKey, ...(hashName ? { hashName } : {}), leastConn: a.balance.leastConn, clusterIp: a.balance.serviceUpstream });
+    return this.ctx.variants.name(base, {
+      hashKey,
+      ...(hashName ? { hashName } : {}),
+      leastConn: a.balance.leastConn,
+      clusterIp: a.balance.serviceUpstream,
+    });
   }
 }

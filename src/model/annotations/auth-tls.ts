@@ -45,7 +45,12 @@ export function checkCaBundle(text: string): Checked<string> {
 }
 
 const VERIFY = ['on', 'off', 'optional', 'optional_no_ca'] as const;
-const NEEDS_SECRET = ['auth-tls-verify-client', 'auth-tls-verify-depth', 'auth-tls-error-page', 'auth-tls-pass-certificate-to-upstream'];
+const NEEDS_SECRET = [
+  'auth-tls-verify-client',
+  'auth-tls-verify-depth',
+  'auth-tls-error-page',
+  'auth-tls-pass-certificate-to-upstream',
+];
 
 /**
  * authTlsGroup is client certificate authentication: the host's TLS handshake asks for a client
@@ -56,11 +61,41 @@ export const authTlsGroup: AnnotationGroup<'authTls'> = {
   name: 'AuthTLS',
   field: 'authTls',
   keys: [
-    { key: 'auth-tls-secret', risk: 'Medium', scope: 'location', support: 'supported', doc: 'Secret `name` or `namespace/name` whose `ca.crt` signs the client certificates; set on the host (the oldest Ingress on it wins), written 0600' },
-    { key: 'auth-tls-verify-client', risk: 'Medium', scope: 'location', support: 'supported', doc: 'ssl_verify_client: on (default: no valid certificate, no answer), optional, optional_no_ca or off' },
-    { key: 'auth-tls-verify-depth', risk: 'Low', scope: 'location', support: 'supported', doc: 'ssl_verify_depth (default 1)' },
-    { key: 'auth-tls-error-page', risk: 'High', scope: 'location', support: 'supported', doc: 'where a request with a missing or bad client certificate is redirected instead (an http(s) URL)' },
-    { key: 'auth-tls-pass-certificate-to-upstream', risk: 'Low', scope: 'location', support: 'supported', doc: 'send the client certificate upstream in `ssl-client-cert` (the verify result and DNs are always sent)' },
+    {
+      key: 'auth-tls-secret',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'supported',
+      doc: 'Secret `name` or `namespace/name` whose `ca.crt` signs the client certificates; set on the host (the oldest Ingress on it wins), written 0600',
+    },
+    {
+      key: 'auth-tls-verify-client',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'supported',
+      doc: 'ssl_verify_client: on (default: no valid certificate, no answer), optional, optional_no_ca or off',
+    },
+    {
+      key: 'auth-tls-verify-depth',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'ssl_verify_depth (default 1)',
+    },
+    {
+      key: 'auth-tls-error-page',
+      risk: 'High',
+      scope: 'location',
+      support: 'supported',
+      doc: 'where a request with a missing or bad client certificate is redirected instead (an http(s) URL)',
+    },
+    {
+      key: 'auth-tls-pass-certificate-to-upstream',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'send the client certificate upstream in `ssl-client-cert` (the verify result and DNs are always sent)',
+    },
   ],
   parse(input): AuthTlsAnnotations | null {
     const ref = read(input, 'auth-tls-secret', (v) => secretRef(input, v));

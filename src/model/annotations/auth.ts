@@ -10,7 +10,8 @@ export function secretData(secret: Secret): Map<string, string> {
   for (const [key, value] of Object.entries(secret.data ?? {})) {
     if (typeof value === 'string' && BASE64.test(value)) out.set(key, Buffer.from(value, 'base64').toString('utf8'));
   }
-  for (const [key, value] of Object.entries(secret.stringData ?? {})) if (typeof value === 'string') out.set(key, value);
+  for (const [key, value] of Object.entries(secret.stringData ?? {}))
+    if (typeof value === 'string') out.set(key, value);
   return out;
 }
 
@@ -33,7 +34,10 @@ export function checkHtpasswd(text: string): Checked<string> {
 /** checkRealm accepts an auth realm of plain printable characters; `off` would turn auth off, `$` expand a variable. */
 export function checkRealm(value: string): Checked<string> {
   if (value.length > 256 || !/^[A-Za-z0-9 .,:;_()!?@/+=*#&'-]{0,256}$/.test(value) || value === 'off') {
-    return { ok: false, message: `${show(value)} may hold letters, digits, spaces and . , : ; _ ( ) ! ? @ / + = * # & ' - only, and not be 'off'` };
+    return {
+      ok: false,
+      message: `${show(value)} may hold letters, digits, spaces and . , : ; _ ( ) ! ? @ / + = * # & ' - only, and not be 'off'`,
+    };
   }
   return { ok: true, value };
 }
@@ -46,7 +50,10 @@ export function secretRef(input: AnnotationInput, value: string): Checked<{ name
     return { ok: false, message: `${show(value)} is not a Secret name or namespace/name` };
   }
   if (namespace !== input.namespace && !input.config.allowCrossNamespaceResources) {
-    return { ok: false, message: `Secret ${namespace}/${name} is in another namespace and allow-cross-namespace-resources is false` };
+    return {
+      ok: false,
+      message: `Secret ${namespace}/${name} is in another namespace and allow-cross-namespace-resources is false`,
+    };
   }
   return { ok: true, value: { namespace: namespace!, name: name! } };
 }
@@ -56,18 +63,46 @@ export const authGroup: AnnotationGroup<'auth'> = {
   name: 'BasicDigestAuth',
   field: 'auth',
   keys: [
-    { key: 'auth-type', risk: 'Low', scope: 'location', support: 'partial', doc: '`basic`: HTTP basic auth against auth-secret (401 without valid credentials)', note: '`digest` is refused (the Ingress is left out)' },
-    { key: 'auth-secret', risk: 'Medium', scope: 'location', support: 'supported', doc: 'Secret `name` or `namespace/name` with the htpasswd; written 0600 beside nginx.conf, never logged' },
-    { key: 'auth-secret-type', risk: 'Low', scope: 'location', support: 'supported', doc: '`auth-file` (htpasswd in the key `auth`, default) or `auth-map` (user keys, hash values)' },
-    { key: 'auth-realm', risk: 'Medium', scope: 'location', support: 'supported', doc: 'the realm shown by the browser' },
+    {
+      key: 'auth-type',
+      risk: 'Low',
+      scope: 'location',
+      support: 'partial',
+      doc: '`basic`: HTTP basic auth against auth-secret (401 without valid credentials)',
+      note: '`digest` is refused (the Ingress is left out)',
+    },
+    {
+      key: 'auth-secret',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'supported',
+      doc: 'Secret `name` or `namespace/name` with the htpasswd; written 0600 beside nginx.conf, never logged',
+    },
+    {
+      key: 'auth-secret-type',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: '`auth-file` (htpasswd in the key `auth`, default) or `auth-map` (user keys, hash values)',
+    },
+    {
+      key: 'auth-realm',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'supported',
+      doc: 'the realm shown by the browser',
+    },
   ],
   parse(input) {
-    const type = read(input, 'auth-type', (v) => (v === 'digest' ? { ok: false, message: 'digest authentication is not supported' } : oneOf(['basic'] as const)(v)));
+    const type = read(input, 'auth-type', (v) =>
+      v === 'digest' ? { ok: false, message: 'digest authentication is not supported' } : oneOf(['basic'] as const)(v),
+    );
     const realm = read(input, 'auth-realm', checkRealm) ?? '';
     const secretType = read(input, 'auth-secret-type', oneOf(['auth-file', 'auth-map'] as const)) ?? 'auth-file';
     const rawSecret = input.get('auth-secret');
     if (type === undefined) {
-      if (rawSecret !== undefined && input.get('auth-type') === undefined) input.note('auth-secret', 'has no effect without auth-type: basic');
+      if (rawSecret !== undefined && input.get('auth-type') === undefined)
+        input.note('auth-secret', 'has no effect without auth-type: basic');
       return null;
     }
     if (rawSecret === undefined) {
@@ -86,7 +121,8 @@ export const authGroup: AnnotationGroup<'auth'> = {
       return null;
     }
     const data = secretData(secret);
-    const text = secretType === 'auth-file' ? data.get('auth') : [...data].map(([user, hash]) => `${user}:${hash}`).join('\n');
+    const text =
+      secretType === 'auth-file' ? data.get('auth') : [...data].map(([user, hash]) => `${user}:${hash}`).join('\n');
     if (text === undefined) {
       input.invalid('auth-secret', `Secret ${secretId} has no key 'auth'`);
       return null;

@@ -17,7 +17,11 @@ export const backendProtocolGroup: AnnotationGroup<'backendProtocol'> = {
   ],
   parse(input) {
     const protocol = read(input, 'backend-protocol', (v) => {
-      if (/^(AJP|FCGI)$/i.test(v.trim())) return { ok: false, message: `${v.trim().toUpperCase()} backends are not supported (HTTP, HTTPS, GRPC, GRPCS)` };
+      if (/^(AJP|FCGI)$/i.test(v.trim()))
+        return {
+          ok: false,
+          message: `${v.trim().toUpperCase()} backends are not supported (HTTP, HTTPS, GRPC, GRPCS)`,
+        };
       return oneOf(['HTTP', 'HTTPS', 'GRPC', 'GRPCS'] as const, true)(v);
     });
     return protocol ? (protocol.toLowerCase() as 'http' | 'https' | 'grpc' | 'grpcs') : 'http';

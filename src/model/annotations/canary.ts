@@ -8,7 +8,13 @@ function checkHeaderValue(value: string): Checked<string> {
   return { ok: false, message: `${show(value)} may hold letters, digits and . _ ~ : / + = - only` };
 }
 
-const CANARY_KEYS = ['canary-by-header', 'canary-by-header-value', 'canary-by-cookie', 'canary-weight', 'canary-weight-total'];
+const CANARY_KEYS = [
+  'canary-by-header',
+  'canary-by-header-value',
+  'canary-by-cookie',
+  'canary-weight',
+  'canary-weight-total',
+];
 
 /**
  * canaryGroup is canary and its rules, without Lua: per route, maps on the header and the
@@ -19,11 +25,42 @@ export const canaryGroup: AnnotationGroup<'canary'> = {
   name: 'Canary',
   field: 'canary',
   keys: [
-    { key: 'canary', risk: 'Low', scope: 'ingress', support: 'partial', doc: 'this Ingress is the canary of the Ingress serving the same host and path', note: 'one canary per route; sticky canary with affinity (affinity-canary-behavior) is not implemented' },
-    { key: 'canary-by-header', risk: 'Medium', scope: 'ingress', support: 'supported', doc: 'header `always` sends to the canary, `never` to the main; anything else falls through' },
-    { key: 'canary-by-header-value', risk: 'Medium', scope: 'ingress', support: 'supported', doc: 'the header value that sends to the canary (instead of always)' },
-    { key: 'canary-by-cookie', risk: 'Medium', scope: 'ingress', support: 'supported', doc: 'cookie `always` / `never`, as the header; letters, digits and _ in the name' },
-    { key: 'canary-weight', risk: 'Low', scope: 'ingress', support: 'supported', doc: 'share of the remaining requests sent to the canary, out of canary-weight-total (random per request)' },
+    {
+      key: 'canary',
+      risk: 'Low',
+      scope: 'ingress',
+      support: 'partial',
+      doc: 'this Ingress is the canary of the Ingress serving the same host and path',
+      note: 'one canary per route; sticky canary with affinity (affinity-canary-behavior) is not implemented',
+    },
+    {
+      key: 'canary-by-header',
+      risk: 'Medium',
+      scope: 'ingress',
+      support: 'supported',
+      doc: 'header `always` sends to the canary, `never` to the main; anything else falls through',
+    },
+    {
+      key: 'canary-by-header-value',
+      risk: 'Medium',
+      scope: 'ingress',
+      support: 'supported',
+      doc: 'the header value that sends to the canary (instead of always)',
+    },
+    {
+      key: 'canary-by-cookie',
+      risk: 'Medium',
+      scope: 'ingress',
+      support: 'supported',
+      doc: 'cookie `always` / `never`, as the header; letters, digits and _ in the name',
+    },
+    {
+      key: 'canary-weight',
+      risk: 'Low',
+      scope: 'ingress',
+      support: 'supported',
+      doc: 'share of the remaining requests sent to the canary, out of canary-weight-total (random per request)',
+    },
     { key: 'canary-weight-total', risk: 'Low', scope: 'ingress', support: 'supported', doc: 'default 100' },
   ],
   parse(input) {
@@ -34,13 +71,19 @@ export const canaryGroup: AnnotationGroup<'canary'> = {
     const total = read(input, 'canary-weight-total', intIn(1, 1_000_000)) ?? 100;
     const weight = read(input, 'canary-weight', intIn(0, 1_000_000));
     if (!enabled) {
-      for (const key of CANARY_KEYS) if (input.get(key) !== undefined) input.note(key, 'has no effect without canary: "true"');
+      for (const key of CANARY_KEYS)
+        if (input.get(key) !== undefined) input.note(key, 'has no effect without canary: "true"');
       return null;
     }
-    if (weight !== undefined && weight > total) input.invalid('canary-weight', `${weight} is above canary-weight-total ${total}`);
-    if (headerValue !== undefined && header === undefined) input.note('canary-by-header-value', 'has no effect without canary-by-header');
+    if (weight !== undefined && weight > total)
+      input.invalid('canary-weight', `${weight} is above canary-weight-total ${total}`);
+    if (headerValue !== undefined && header === undefined)
+      input.note('canary-by-header-value', 'has no effect without canary-by-header');
     return {
-      header: header === undefined ? null : { variable: `$http_${header.toLowerCase().replaceAll('-', '_')}`, value: headerValue ?? null },
+      header:
+        header === undefined
+          ? null
+          : { variable: `$http_${header.toLowerCase().replaceAll('-', '_')}`, value: headerValue ?? null },
       cookie: cookie === undefined ? null : `$cookie_${cookie}`,
       weight: weight === undefined ? null : weight / total,
     };

@@ -7,8 +7,20 @@ export const clientGroup: AnnotationGroup<'client'> = {
   name: 'ClientBody',
   field: 'client',
   keys: [
-    { key: 'proxy-body-size', risk: 'Medium', scope: 'location', support: 'supported', doc: 'client_max_body_size (413 above it; k, m or g; 0: no limit)' },
-    { key: 'client-body-buffer-size', risk: 'Low', scope: 'location', support: 'supported', doc: 'client_body_buffer_size (bytes, k or m: nginx reads no g here)' },
+    {
+      key: 'proxy-body-size',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'supported',
+      doc: 'client_max_body_size (413 above it; k, m or g; 0: no limit)',
+    },
+    {
+      key: 'client-body-buffer-size',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'client_body_buffer_size (bytes, k or m: nginx reads no g here)',
+    },
   ],
   parse(input) {
     const maxBodySize = read(input, 'proxy-body-size', checkOffset) ?? null;

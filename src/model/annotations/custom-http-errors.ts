@@ -7,7 +7,10 @@ function checkCodes(value: string): Checked<number[]> {
   const parts = value.split(',').map((p) => p.trim());
   const codes = parts.map(Number);
   if (parts.some((p) => !/^\d{3}$/.test(p)) || codes.some((c) => c < 400 || c > 599)) {
-    return { ok: false, message: `${JSON.stringify(value.slice(0, 80))} is not a comma-separated list of HTTP error codes (400-599)` };
+    return {
+      ok: false,
+      message: `${JSON.stringify(value.slice(0, 80))} is not a comma-separated list of HTTP error codes (400-599)`,
+    };
   }
   return { ok: true, value: [...new Set(codes)].sort((a, b) => a - b) };
 }
@@ -22,8 +25,8 @@ export const customHttpErrorsGroup: AnnotationGroup<'customHttpErrors'> = {
       risk: 'Low',
       scope: 'location',
       support: 'partial',
-      doc: 'these upstream error codes are answered by the default-backend annotation\'s Service, else by --default-backend-service, with X-Code, X-Original-URI and friends',
-      note: 'with no default backend at all the Service\'s own error page is passed through (ingress-nginx would show its built-in one)',
+      doc: "these upstream error codes are answered by the default-backend annotation's Service, else by --default-backend-service, with X-Code, X-Original-URI and friends",
+      note: "with no default backend at all the Service's own error page is passed through (ingress-nginx would show its built-in one)",
     },
   ],
   parse: (input) => read(input, 'custom-http-errors', checkCodes) ?? [],

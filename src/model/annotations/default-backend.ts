@@ -12,7 +12,7 @@ export const defaultBackendGroup: AnnotationGroup<'defaultBackend'> = {
       risk: 'Low',
       scope: 'location',
       support: 'supported',
-      doc: 'a Service (same namespace, first port) that answers when a path\'s Service has no endpoints, and the errors of custom-http-errors',
+      doc: "a Service (same namespace, first port) that answers when a path's Service has no endpoints, and the errors of custom-http-errors",
     },
   ],
   parse: (input) => read(input, 'default-backend', checkDnsLabel) ?? null,

@@ -25,15 +25,22 @@ export const HOST_VARIABLE = '$host';
  * (for the Host header of the subrequest).
  */
 export function checkAuthUrl(value: string): Checked<{ url: string; host: string }> {
-  const bad = { ok: false as const, message: `${show(value)} is not an http(s) URL of plain characters (nginx variables: $${URL_VARIABLES.join(', $')})` };
+  const bad = {
+    ok: false as const,
+    message: `${show(value)} is not an http(s) URL of plain characters (nginx variables: $${URL_VARIABLES.join(', $')})`,
+  };
   if (value.length > 2048) return bad;
   const match = /^https?:\/\/([^/?#]+)([/?][A-Za-z0-9._~!&()*+,=:@/?%$-]*)?$/.exec(value);
   if (!match) return bad;
   const host = match[1]!;
   if (host.includes('$') && host !== HOST_VARIABLE) {
-    return { ok: false, message: `${show(value)}: the URL's host is ${show(host)}, which the client chooses (any Host header, whatever host it asked for), so it would choose the server; use a name, an IP or $host` };
+    return {
+      ok: false,
+      message: `${show(value)}: the URL's host is ${show(host)}, which the client chooses (any Host header, whatever host it asked for), so it would choose the server; use a name, an IP or $host`,
+    };
   }
-  if ((host !== HOST_VARIABLE && !checkHostPort(host).ok) || (match[2] ?? '').replace(VARIABLE, '').includes('$')) return bad;
+  if ((host !== HOST_VARIABLE && !checkHostPort(host).ok) || (match[2] ?? '').replace(VARIABLE, '').includes('$'))
+    return bad;
   return { ok: true, value: { url: value, host } };
 }
 
@@ -43,16 +50,22 @@ export function checkAuthUrl(value: string): Checked<{ url: string; host: string
  */
 export function checkAuthUrlHost(authHost: string, host: string, catchAll: string): string | null {
   if (authHost !== HOST_VARIABLE) return null;
-  if (host === catchAll) return 'the URL\'s host is $host, which on a rule without a host is whatever name the client sends (so it would choose the auth server); name the auth service instead';
-  if (host.startsWith('*.')) return `the URL's host is $host, which on the wildcard host ${show(host)} is whatever name under it the client sends (so it would choose the auth server); name the auth service instead`;
+  if (host === catchAll)
+    return "the URL's host is $host, which on a rule without a host is whatever name the client sends (so it would choose the auth server); name the auth service instead";
+  if (host.startsWith('*.'))
+    return `the URL's host is $host, which on the wildcard host ${show(host)} is whatever name under it the client sends (so it would choose the auth server); name the auth service instead`;
   return null;
 }
 
 /** checkHeaderList accepts a comma-separated list of header names (auth-response-headers). */
 function checkHeaderList(value: string): Checked<string[]> {
-  const names = value.split(',').map((h) => h.trim()).filter(Boolean);
+  const names = value
+    .split(',')
+    .map((h) => h.trim())
+    .filter(Boolean);
   const bad = names.find((h) => !checkHeaderName(h).ok);
-  if (names.length === 0 || bad !== undefined) return { ok: false, message: `${show(bad ?? value)} is not a header name (letters, digits and '-')` };
+  if (names.length === 0 || bad !== undefined)
+    return { ok: false, message: `${show(bad ?? value)} is not a header name (letters, digits and '-')` };
   return { ok: true, value: [...new Set(names)] };
 }
 
@@ -77,25 +90,68 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
   name: 'ExternalAuth',
   field: 'externalAuth',
   keys: [
-    { key: 'auth-url', risk: 'High', scope: 'location', support: 'supported', doc: 'auth_request to this http(s) URL first, without the body; 2xx passes, 401/403 refuse, an unreachable service fails closed (500). A host name is looked up per request with the nameservers of the controller\'s /etc/resolv.conf. The URL\'s host is a name, an IP or `$host`, and `$host` only on rules with an exact host (on a wildcard host or a rule without host the client would choose it; such a rule is left out); never `$http_host` or `$best_http_host`, which the client sets. Variables may stay in the path and query' },
-    { key: 'auth-method', risk: 'Low', scope: 'location', support: 'supported', doc: 'the method of the auth subrequest (GET by default)' },
     {
-      key: 'auth-signin', risk: 'High', scope: 'location', support: 'partial', doc: 'a 401 from the auth service redirects (302) here, with `rd=` the original URL. As ingress-nginx, its host may be `$host` on any rule (the redirect goes back to the client that chose it), but not `$http_host` or `$best_http_host`',
-      note: 'stock nginx cannot URL-escape: `$escaped_request_uri` escapes the query\'s `?` and `&` for up to four parameters, and drops a longer query',
+      key: 'auth-url',
+      risk: 'High',
+      scope: 'location',
+      support: 'supported',
+      doc: "auth_request to this http(s) URL first, without the body; 2xx passes, 401/403 refuse, an unreachable service fails closed (500). A host name is looked up per request with the nameservers of the controller's /etc/resolv.conf. The URL's host is a name, an IP or `$host`, and `$host` only on rules with an exact host (on a wildcard host or a rule without host the client would choose it; such a rule is left out); never `$http_host` or `$best_http_host`, which the client sets. Variables may stay in the path and query",
     },
-    { key: 'auth-signin-redirect-param', risk: 'Medium', scope: 'location', support: 'supported', doc: 'the name of the return-address parameter added to auth-signin (`rd`)' },
-    { key: 'auth-response-headers', risk: 'Medium', scope: 'location', support: 'supported', doc: 'headers of the auth answer passed on to the backend, comma-separated' },
+    {
+      key: 'auth-method',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'the method of the auth subrequest (GET by default)',
+    },
+    {
+      key: 'auth-signin',
+      risk: 'High',
+      scope: 'location',
+      support: 'partial',
+      doc: 'a 401 from the auth service redirects (302) here, with `rd=` the original URL. As ingress-nginx, its host may be `$host` on any rule (the redirect goes back to the client that chose it), but not `$http_host` or `$best_http_host`',
+      note: "stock nginx cannot URL-escape: `$escaped_request_uri` escapes the query's `?` and `&` for up to four parameters, and drops a longer query",
+    },
+    {
+      key: 'auth-signin-redirect-param',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'supported',
+      doc: 'the name of the return-address parameter added to auth-signin (`rd`)',
+    },
+    {
+      key: 'auth-response-headers',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'supported',
+      doc: 'headers of the auth answer passed on to the backend, comma-separated',
+    },
   ],
   parse(input): ExternalAuthAnnotations | null {
     const url = read(input, 'auth-url', checkAuthUrl);
     const method = read(input, 'auth-method', oneOf(METHODS, true)) ?? 'GET';
     const signin = read(input, 'auth-signin', checkAuthUrl);
-    const param = read(input, 'auth-signin-redirect-param', (v) => (/^[A-Za-z0-9_-]{1,64}$/.test(v) ? { ok: true, value: v } : { ok: false, message: `${show(v)} is not a query parameter name` })) ?? 'rd';
+    const param =
+      read(input, 'auth-signin-redirect-param', (v) =>
+        /^[A-Za-z0-9_-]{1,64}$/.test(v)
+          ? { ok: true, value: v }
+          : { ok: false, message: `${show(v)} is not a query parameter name` },
+      ) ?? 'rd';
     const responseHeaders = read(input, 'auth-response-headers', checkHeaderList) ?? [];
     if (url === undefined) {
-      noteWithout(input, ['auth-method', 'auth-signin', 'auth-signin-redirect-param', 'auth-response-headers'], 'auth-url');
+      noteWithout(
+        input,
+        ['auth-method', 'auth-signin', 'auth-signin-redirect-param', 'auth-response-headers'],
+        'auth-url',
+      );
       return null;
     }
-    return { url: url.url, host: url.host, method, signin: signin ? withRedirect(signin.url, param) : null, responseHeaders };
+    return {
+      url: url.url,
+      host: url.host,
+      method,
+      signin: signin ? withRedirect(signin.url, param) : null,
+      responseHeaders,
+    };
   },
 };

@@ -56,11 +56,19 @@ export class HttpExtras {
     const variable = `$ia_cors_${stableId(cors.origins.join(','))}`;
     const entries: MapEntry[] = cors.origins.map((origin) => {
       const [, scheme, wildcard, host] = /^(https?:\/\/)(\*\.)?(.*)$/.exec(origin)!;
-      return { key: `~*^${regexEscape(scheme!)}${wildcard ? '[^./]+\\.' : ''}${regexEscape(host!)}$`, value: '$http_origin' };
+      return {
+        key: `~*^${regexEscape(scheme!)}${wildcard ? '[^./]+\\.' : ''}${regexEscape(host!)}$`,
+        value: '$http_origin',
+      };
     });
     this.addMap({ source: '$http_origin', variable, fallback: '', entries });
     const preflight = `${variable}_preflight`;
-    this.addMap({ source: `$request_method:${variable}`, variable: preflight, fallback: '', entries: [{ key: '~^OPTIONS:.', value: '1' }] });
+    this.addMap({
+      source: `$request_method:${variable}`,
+      variable: preflight,
+      fallback: '',
+      entries: [{ key: '~^OPTIONS:.', value: '1' }],
+    });
     return { ...cors.settings, origin: variable, anyOrigin: false, preflight };
   }
 
@@ -90,8 +98,18 @@ export class HttpExtras {
   affinityKey(name: string): { key: string; fresh: string } {
     const key = `$ia_aff_${name}`;
     const fresh = `${key}_new`;
-    this.addMap({ source: `$cookie_${name}`, variable: key, fallback: `$cookie_${name}`, entries: [{ key: '', value: '$request_id' }] });
-    this.addMap({ source: `$cookie_${name}`, variable: fresh, fallback: '', entries: [{ key: '', value: '$request_id' }] });
+    this.addMap({
+      source: `$cookie_${name}`,
+      variable: key,
+      fallback: `$cookie_${name}`,
+      entries: [{ key: '', value: '$request_id' }],
+    });
+    this.addMap({
+      source: `$cookie_${name}`,
+      variable: fresh,
+      fallback: '',
+      entries: [{ key: '', value: '$request_id' }],
+    });
     return { key, fresh };
   }
 
@@ -124,16 +142,32 @@ export class HttpExtras {
       return `${variable}_${suffix}`;
     };
     const votes: string[] = [];
-    const alwaysNever: MapEntry[] = [{ key: literal('always'), value: '1' }, { key: literal('never'), value: '0' }];
+    const alwaysNever: MapEntry[] = [
+      { key: literal('always'), value: '1' },
+      { key: literal('never'), value: '0' },
+    ];
     if (rules.header) {
-      votes.push(decide(rules.header.variable, 'h', rules.header.value === null ? alwaysNever : [{ key: literal(rules.header.value), value: '1' }]));
+      votes.push(
+        decide(
+          rules.header.variable,
+          'h',
+          rules.header.value === null ? alwaysNever : [{ key: literal(rules.header.value), value: '1' }],
+        ),
+      );
     }
     if (rules.cookie) votes.push(decide(rules.cookie, 'c', alwaysNever));
     let split: Canary['split'] = null;
     if (rules.weight !== null) {
       const percent = Math.round(rules.weight * 10000) / 100;
       const entries: MapEntry[] =
-        percent <= 0 ? [{ key: '*', value: '0' }] : percent >= 100 ? [{ key: '*', value: '1' }] : [{ key: `${percent}%`, value: '1' }, { key: '*', value: '0' }];
+        percent <= 0
+          ? [{ key: '*', value: '0' }]
+          : percent >= 100
+            ? [{ key: '*', value: '1' }]
+            : [
+                { key: `${percent}%`, value: '1' },
+                { key: '*', value: '0' },
+              ];
       split = { variable: `${variable}_w`, entries };
       votes.push(split.variable);
     }
@@ -148,13 +182,26 @@ export class HttpExtras {
   }
 
   /** sections are the collection's five keyed parts, for a tally of many collections. */
-  sections(): readonly [ReadonlyMap<string, LimitZone>, ReadonlyMap<string, LimitZone>, ReadonlyMap<string, VariableMap>, ReadonlyMap<string, Certificate>, ReadonlyMap<string, Canary>] {
+  sections(): readonly [
+    ReadonlyMap<string, LimitZone>,
+    ReadonlyMap<string, LimitZone>,
+    ReadonlyMap<string, VariableMap>,
+    ReadonlyMap<string, Certificate>,
+    ReadonlyMap<string, Canary>,
+  ] {
     return [this.requestZones, this.connectionZones, this.mapsByVariable, this.files, this.canaryList];
   }
 
   /** empty says the collection holds nothing, so a tally can pass it by. */
   get empty(): boolean {
-    return this.requestZones.size + this.connectionZones.size + this.mapsByVariable.size + this.files.size + this.canaryList.size === 0;
+    return (
+      this.requestZones.size +
+        this.connectionZones.size +
+        this.mapsByVariable.size +
+        this.files.size +
+        this.canaryList.size ===
+      0
+    );
   }
 
   private addMap(map: VariableMap): void {

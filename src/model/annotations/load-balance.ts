@@ -3,8 +3,25 @@ import { intIn, read, readBool } from './read.js';
 import type { AnnotationGroup } from './types.js';
 
 const VARIABLES = new Set([
-  'request_uri', 'uri', 'document_uri', 'host', 'hostname', 'remote_addr', 'binary_remote_addr', 'remote_port', 'args',
-  'query_string', 'is_args', 'request_method', 'scheme', 'https', 'server_name', 'server_port', 'server_addr', 'request', 'request_id',
+  'request_uri',
+  'uri',
+  'document_uri',
+  'host',
+  'hostname',
+  'remote_addr',
+  'binary_remote_addr',
+  'remote_port',
+  'args',
+  'query_string',
+  'is_args',
+  'request_method',
+  'scheme',
+  'https',
+  'server_name',
+  'server_port',
+  'server_addr',
+  'request',
+  'request_id',
 ]);
 
 /** The longest upstream-hash-by key accepted (checked before anything else reads the value). */
@@ -21,7 +38,8 @@ const isNameChar = (c: string | undefined) => c !== undefined && /^[A-Za-z0-9_]$
  */
 export function checkHashKey(value: string): Checked<string> {
   const bad = { ok: false as const, message: `${show(value)} may hold letters, digits, . _ : / - and $variables only` };
-  if (value.length === 0 || value.length > MAX_HASH_KEY) return { ok: false, message: `must be 1 to ${MAX_HASH_KEY} characters` };
+  if (value.length === 0 || value.length > MAX_HASH_KEY)
+    return { ok: false, message: `must be 1 to ${MAX_HASH_KEY} characters` };
   let i = 0;
   while (i < value.length) {
     const c = value[i]!;
@@ -53,17 +71,50 @@ export const loadBalanceGroup: AnnotationGroup<'balance'> = {
   name: 'LoadBalancing',
   field: 'balance',
   keys: [
-    { key: 'load-balance', risk: 'Low', scope: 'location', support: 'partial', doc: '`round_robin`, or `ewma` served as least_conn (no Lua here)' },
-    { key: 'upstream-hash-by', risk: 'High', scope: 'location', support: 'supported', doc: '`hash <key> consistent` on text and nginx variables; wins over load-balance' },
-    { key: 'upstream-hash-by-subset', risk: 'Low', scope: 'location', support: 'partial', doc: 'accepted; the hash picks one endpoint, not a subset' },
-    { key: 'upstream-hash-by-subset-size', risk: 'Low', scope: 'location', support: 'partial', doc: 'accepted and validated; no effect (see upstream-hash-by-subset)' },
-    { key: 'service-upstream', risk: 'Low', scope: 'ingress', support: 'supported', doc: 'proxy to the Service\'s ClusterIP and port instead of its endpoints' },
+    {
+      key: 'load-balance',
+      risk: 'Low',
+      scope: 'location',
+      support: 'partial',
+      doc: '`round_robin`, or `ewma` served as least_conn (no Lua here)',
+    },
+    {
+      key: 'upstream-hash-by',
+      risk: 'High',
+      scope: 'location',
+      support: 'supported',
+      doc: '`hash <key> consistent` on text and nginx variables; wins over load-balance',
+    },
+    {
+      key: 'upstream-hash-by-subset',
+      risk: 'Low',
+      scope: 'location',
+      support: 'partial',
+      doc: 'accepted; the hash picks one endpoint, not a subset',
+    },
+    {
+      key: 'upstream-hash-by-subset-size',
+      risk: 'Low',
+      scope: 'location',
+      support: 'partial',
+      doc: 'accepted and validated; no effect (see upstream-hash-by-subset)',
+    },
+    {
+      key: 'service-upstream',
+      risk: 'Low',
+      scope: 'ingress',
+      support: 'supported',
+      doc: "proxy to the Service's ClusterIP and port instead of its endpoints",
+    },
   ],
   parse(input) {
     const policy = read(input, 'load-balance', (v) =>
-      v === 'round_robin' || v === 'ewma' ? { ok: true, value: v } : { ok: false, message: `${show(v)} is not round_robin or ewma` },
+      v === 'round_robin' || v === 'ewma'
+        ? { ok: true, value: v }
+        : { ok: false, message: `${show(v)} is not round_robin or ewma` },
     );
-    if (readBool(input, 'upstream-hash-by-subset')) input.note('upstream-hash-by-subset', 'subsets are not supported; the hash picks one endpoint');
+    if (readBool(input, 'upstream-hash-by-subset'))
+      input.note('upstream-hash-by-subset', 'subsets are not supported; the hash picks one endpoint');
     read(input, 'upstream-hash-by-subset-size', intIn(1, 1000));
     return {
       leastConn: policy === undefined ? null : policy === 'ewma',

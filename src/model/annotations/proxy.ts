@@ -6,13 +6,29 @@ import type { AnnotationGroup, AnnotationInput } from './types.js';
 /** The largest proxy buffer nginx takes while proxy_max_temp_file_size keeps its 1024m default (it must hold one buffer). */
 const MAX_PROXY_BUFFER = 1024n ** 3n;
 
-const NEXT_UPSTREAM = ['error', 'timeout', 'invalid_header', 'http_500', 'http_502', 'http_503', 'http_504', 'http_403', 'http_404', 'http_429', 'non_idempotent', 'off'];
+const NEXT_UPSTREAM = [
+  'error',
+  'timeout',
+  'invalid_header',
+  'http_500',
+  'http_502',
+  'http_503',
+  'http_504',
+  'http_403',
+  'http_404',
+  'http_429',
+  'non_idempotent',
+  'off',
+];
 
 function checkNextUpstream(value: string): Checked<string[]> {
   if (value.length > 256) return { ok: false, message: 'is longer than 256 characters' };
   const words = value.trim().split(/\s+/);
   if (words.some((w) => !NEXT_UPSTREAM.includes(w)) || (words.includes('off') && words.length > 1)) {
-    return { ok: false, message: `${JSON.stringify(value.slice(0, 80))} must be 'off' or a space-separated list of ${NEXT_UPSTREAM.slice(0, -1).join(', ')}` };
+    return {
+      ok: false,
+      message: `${JSON.stringify(value.slice(0, 80))} must be 'off' or a space-separated list of ${NEXT_UPSTREAM.slice(0, -1).join(', ')}`,
+    };
   }
   return { ok: true, value: [...new Set(words)] };
 }
@@ -31,8 +47,16 @@ function checkRedirectUrl(variables: boolean): (value: string) => Checked<string
   return (value) => {
     // Checked with each variable in place of what it stands for, so it may only stand where that can.
     const plain = variables ? value.replace(SCHEME_VARIABLE, 'http').replace(HOST_VARIABLE, 'host.example') : value;
-    const ok = value.length <= 2048 && /^((https?:\/\/)?[A-Za-z0-9.-]+(:\d{1,5})?)?\/[A-Za-z0-9._~!&()*+,=:@/%-]*$/.test(plain) && !plain.includes('$');
-    return ok ? { ok: true, value } : { ok: false, message: `${JSON.stringify(value.slice(0, 80))} is not a path or http(s) URL of plain characters${variables ? ' ($scheme, $host, $http_host allowed)' : ''}` };
+    const ok =
+      value.length <= 2048 &&
+      /^((https?:\/\/)?[A-Za-z0-9.-]+(:\d{1,5})?)?\/[A-Za-z0-9._~!&()*+,=:@/%-]*$/.test(plain) &&
+      !plain.includes('$');
+    return ok
+      ? { ok: true, value }
+      : {
+          ok: false,
+          message: `${JSON.stringify(value.slice(0, 80))} is not a path or http(s) URL of plain characters${variables ? ' ($scheme, $host, $http_host allowed)' : ''}`,
+        };
   };
 }
 
@@ -40,7 +64,9 @@ const kilobytes = intIn(0, 1 << 30);
 
 /** readRedirect reads proxy-redirect-from and -to: null means `proxy_redirect off`, nginx.conf's default. */
 function readRedirect(input: AnnotationInput): ProxySettings['redirect'] {
-  const from = read(input, 'proxy-redirect-from', (v) => (v === 'off' || v === 'default' ? { ok: true, value: v } : checkRedirectUrl(false)(v)));
+  const from = read(input, 'proxy-redirect-from', (v) =>
+    v === 'off' || v === 'default' ? { ok: true, value: v } : checkRedirectUrl(false)(v),
+  );
   const to = read(input, 'proxy-redirect-to', checkRedirectUrl(true));
   if (from === undefined || from === 'off') {
     noteWithout(input, ['proxy-redirect-to'], 'proxy-redirect-from');
@@ -59,21 +85,111 @@ export const proxyGroup: AnnotationGroup<'proxy'> = {
   name: 'Proxy',
   field: 'proxy',
   keys: [
-    { key: 'proxy-connect-timeout', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_connect_timeout (seconds; grpc_connect_timeout for gRPC)' },
-    { key: 'proxy-send-timeout', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_send_timeout (seconds; grpc_send_timeout for gRPC)' },
-    { key: 'proxy-read-timeout', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_read_timeout (seconds; grpc_read_timeout for gRPC)' },
-    { key: 'proxy-buffering', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_buffering on|off (off by default, as ingress-nginx)' },
-    { key: 'proxy-buffer-size', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_buffer_size, and the size of proxy_buffers (nginx wants them to agree): 1 byte to 1024m' },
-    { key: 'proxy-buffers-number', risk: 'Low', scope: 'location', support: 'supported', doc: 'the number of proxy_buffers (3-1024, default 4)' },
-    { key: 'proxy-next-upstream', risk: 'Medium', scope: 'location', support: 'supported', doc: 'proxy_next_upstream: when to try another endpoint' },
-    { key: 'proxy-next-upstream-tries', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_next_upstream_tries' },
-    { key: 'proxy-next-upstream-timeout', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_next_upstream_timeout (seconds)' },
-    { key: 'proxy-http-version', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_http_version 1.0 or 1.1' },
-    { key: 'proxy-request-buffering', risk: 'Low', scope: 'location', support: 'supported', doc: 'proxy_request_buffering on|off' },
-    { key: 'proxy-redirect-from', risk: 'Medium', scope: 'location', support: 'supported', doc: 'proxy_redirect: `default`, `off` (the default), or the Location prefix to rewrite to proxy-redirect-to' },
-    { key: 'proxy-redirect-to', risk: 'Medium', scope: 'location', support: 'supported', doc: 'what proxy-redirect-from becomes in Location and Refresh headers' },
-    { key: 'limit-rate', risk: 'Low', scope: 'location', support: 'supported', doc: 'limit_rate: kilobytes per second sent to each client (0: no limit); needs proxy-buffering "on", which nginx paces' },
-    { key: 'limit-rate-after', risk: 'Low', scope: 'location', support: 'supported', doc: 'limit_rate_after: kilobytes sent before limit-rate applies' },
+    {
+      key: 'proxy-connect-timeout',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'proxy_connect_timeout (seconds; grpc_connect_timeout for gRPC)',
+    },
+    {
+      key: 'proxy-send-timeout',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'proxy_send_timeout (seconds; grpc_send_timeout for gRPC)',
+    },
+    {
+      key: 'proxy-read-timeout',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'proxy_read_timeout (seconds; grpc_read_timeout for gRPC)',
+    },
+    {
+      key: 'proxy-buffering',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'proxy_buffering on|off (off by default, as ingress-nginx)',
+    },
+    {
+      key: 'proxy-buffer-size',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'proxy_buffer_size, and the size of proxy_buffers (nginx wants them to agree): 1 byte to 1024m',
+    },
+    {
+      key: 'proxy-buffers-number',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'the number of proxy_buffers (3-1024, default 4)',
+    },
+    {
+      key: 'proxy-next-upstream',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'supported',
+      doc: 'proxy_next_upstream: when to try another endpoint',
+    },
+    {
+      key: 'proxy-next-upstream-tries',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'proxy_next_upstream_tries',
+    },
+    {
+      key: 'proxy-next-upstream-timeout',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'proxy_next_upstream_timeout (seconds)',
+    },
+    {
+      key: 'proxy-http-version',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'proxy_http_version 1.0 or 1.1',
+    },
+    {
+      key: 'proxy-request-buffering',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'proxy_request_buffering on|off',
+    },
+    {
+      key: 'proxy-redirect-from',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'supported',
+      doc: 'proxy_redirect: `default`, `off` (the default), or the Location prefix to rewrite to proxy-redirect-to',
+    },
+    {
+      key: 'proxy-redirect-to',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'supported',
+      doc: 'what proxy-redirect-from becomes in Location and Refresh headers',
+    },
+    {
+      key: 'limit-rate',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'limit_rate: kilobytes per second sent to each client (0: no limit); needs proxy-buffering "on", which nginx paces',
+    },
+    {
+      key: 'limit-rate-after',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'limit_rate_after: kilobytes sent before limit-rate applies',
+    },
   ],
   parse(input) {
     const size = read(input, 'proxy-buffer-size', (v) => checkSize(v, 1n, MAX_PROXY_BUFFER)) ?? null;
@@ -95,7 +211,8 @@ export const proxyGroup: AnnotationGroup<'proxy'> = {
       limitRateAfter: read(input, 'limit-rate-after', kilobytes) ?? null,
     };
     // Measured: nginx 1.22 paces only buffered answers; an unbuffered one goes out at full speed.
-    if (settings.limitRate && settings.buffering !== 'on') input.note('limit-rate', 'takes effect only with proxy-buffering "on" (nginx does not pace unbuffered answers)');
+    if (settings.limitRate && settings.buffering !== 'on')
+      input.note('limit-rate', 'takes effect only with proxy-buffering "on" (nginx does not pace unbuffered answers)');
     return Object.values(settings).every((v) => v === null) ? null : settings;
   },
 };

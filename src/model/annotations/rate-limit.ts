@@ -11,10 +11,34 @@ export const rateLimitGroup: AnnotationGroup<'rateLimit'> = {
   name: 'RateLimit',
   field: 'rateLimit',
   keys: [
-    { key: 'limit-rps', risk: 'Low', scope: 'location', support: 'supported', doc: 'requests per second per client address' },
-    { key: 'limit-rpm', risk: 'Low', scope: 'location', support: 'supported', doc: 'requests per minute per client address (limit-rps wins when both are set)' },
-    { key: 'limit-connections', risk: 'Low', scope: 'location', support: 'supported', doc: 'concurrent connections per client address (at most 65535, nginx\'s limit)' },
-    { key: 'limit-burst-multiplier', risk: 'Low', scope: 'location', support: 'supported', doc: 'burst = limit times this (default 5)' },
+    {
+      key: 'limit-rps',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'requests per second per client address',
+    },
+    {
+      key: 'limit-rpm',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'requests per minute per client address (limit-rps wins when both are set)',
+    },
+    {
+      key: 'limit-connections',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: "concurrent connections per client address (at most 65535, nginx's limit)",
+    },
+    {
+      key: 'limit-burst-multiplier',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'burst = limit times this (default 5)',
+    },
   ],
   parse(input) {
     // 0 means off, as in ingress-nginx.

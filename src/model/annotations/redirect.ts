@@ -7,10 +7,34 @@ export const redirectGroup: AnnotationGroup<'redirect'> = {
   name: 'Redirect',
   field: 'redirect',
   keys: [
-    { key: 'permanent-redirect', risk: 'Medium', scope: 'location', support: 'supported', doc: 'answer every request with a redirect to this http(s) URL (301)' },
-    { key: 'permanent-redirect-code', risk: 'Low', scope: 'location', support: 'supported', doc: 'the permanent redirect\'s status (300-308)' },
-    { key: 'temporal-redirect', risk: 'Medium', scope: 'location', support: 'supported', doc: 'as permanent-redirect, with 302; wins when both are set (as ingress-nginx)' },
-    { key: 'temporal-redirect-code', risk: 'Low', scope: 'location', support: 'supported', doc: 'the temporal redirect\'s status (300-308)' },
+    {
+      key: 'permanent-redirect',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'supported',
+      doc: 'answer every request with a redirect to this http(s) URL (301)',
+    },
+    {
+      key: 'permanent-redirect-code',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: "the permanent redirect's status (300-308)",
+    },
+    {
+      key: 'temporal-redirect',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'supported',
+      doc: 'as permanent-redirect, with 302; wins when both are set (as ingress-nginx)',
+    },
+    {
+      key: 'temporal-redirect-code',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: "the temporal redirect's status (300-308)",
+    },
   ],
   parse(input) {
     const code = intIn(300, 308);

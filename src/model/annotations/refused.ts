@@ -1,9 +1,17 @@
 import type { RefusedAnnotation } from './types.js';
 
-const out = (key: string, risk: RefusedAnnotation['risk'], scope: RefusedAnnotation['scope'], reason: string): RefusedAnnotation =>
-  ({ key, risk, scope, effect: 'left-out', reason });
-const ignored = (key: string, risk: RefusedAnnotation['risk'], scope: RefusedAnnotation['scope'], reason: string): RefusedAnnotation =>
-  ({ key, risk, scope, effect: 'ignored', reason });
+const out = (
+  key: string,
+  risk: RefusedAnnotation['risk'],
+  scope: RefusedAnnotation['scope'],
+  reason: string,
+): RefusedAnnotation => ({ key, risk, scope, effect: 'left-out', reason });
+const ignored = (
+  key: string,
+  risk: RefusedAnnotation['risk'],
+  scope: RefusedAnnotation['scope'],
+  reason: string,
+): RefusedAnnotation => ({ key, risk, scope, effect: 'ignored', reason });
 
 const BACKEND_TLS = 'backend certificate verification is not implemented; serving without it would trust any backend';
 
@@ -14,54 +22,131 @@ const BACKEND_TLS = 'backend certificate verification is not implemented; servin
  */
 export const refusedAnnotations: readonly RefusedAnnotation[] = [
   ignored('server-alias', 'High', 'ingress', 'extra server names are not implemented; add the hosts as rules'),
-  out('canary-by-header-pattern', 'Medium', 'ingress', 'regex header matching is not implemented; use canary-by-header-value'),
-  out('auth-tls-match-cn', 'High', 'location', 'matching the client certificate\'s CN is not implemented; serving without it would let any certificate of the CA in'),
-  ignored('connection-proxy-header', 'Low', 'location', 'the Connection header follows Upgrade, as nginx.conf sets it for every location'),
-  ignored('custom-headers', 'Medium', 'location', 'response headers from a ConfigMap are not implemented'),
-  ignored('disable-proxy-intercept-errors', 'Low', 'location', 'errors are intercepted only with custom-http-errors anyway'),
-  ignored('enable-global-auth', 'Low', 'location', 'there is no global-auth-url here'),
-  out('auth-snippet', 'Critical', 'location', 'snippets in the auth subrequest are not implemented; serving without it could skip part of the authentication'),
-  ...[['auth-cache-duration', 'Medium'], ['auth-cache-key', 'Medium']].map(([k, r]) =>
-    ignored(k!, r as RefusedAnnotation['risk'], 'location', 'auth answers are not cached: every request asks the auth service'),
+  out(
+    'canary-by-header-pattern',
+    'Medium',
+    'ingress',
+    'regex header matching is not implemented; use canary-by-header-value',
   ),
-  ...[['auth-keepalive', 'Low'], ['auth-keepalive-requests', 'Low'], ['auth-keepalive-share-vars', 'Low'], ['auth-keepalive-timeout', 'Low']].map(([k, r]) =>
+  out(
+    'auth-tls-match-cn',
+    'High',
+    'location',
+    "matching the client certificate's CN is not implemented; serving without it would let any certificate of the CA in",
+  ),
+  ignored(
+    'connection-proxy-header',
+    'Low',
+    'location',
+    'the Connection header follows Upgrade, as nginx.conf sets it for every location',
+  ),
+  ignored('custom-headers', 'Medium', 'location', 'response headers from a ConfigMap are not implemented'),
+  ignored(
+    'disable-proxy-intercept-errors',
+    'Low',
+    'location',
+    'errors are intercepted only with custom-http-errors anyway',
+  ),
+  ignored('enable-global-auth', 'Low', 'location', 'there is no global-auth-url here'),
+  out(
+    'auth-snippet',
+    'Critical',
+    'location',
+    'snippets in the auth subrequest are not implemented; serving without it could skip part of the authentication',
+  ),
+  ...[
+    ['auth-cache-duration', 'Medium'],
+    ['auth-cache-key', 'Medium'],
+  ].map(([k, r]) =>
+    ignored(
+      k!,
+      r as RefusedAnnotation['risk'],
+      'location',
+      'auth answers are not cached: every request asks the auth service',
+    ),
+  ),
+  ...[
+    ['auth-keepalive', 'Low'],
+    ['auth-keepalive-requests', 'Low'],
+    ['auth-keepalive-share-vars', 'Low'],
+    ['auth-keepalive-timeout', 'Low'],
+  ].map(([k, r]) =>
     ignored(k!, r as RefusedAnnotation['risk'], 'location', 'the auth subrequest uses a new connection each time'),
   ),
   ignored('auth-always-set-cookie', 'Low', 'location', 'cookies of the auth answer are not passed to the client'),
-  ignored('auth-proxy-set-headers', 'Medium', 'location', 'extra headers for the auth subrequest from a ConfigMap are not implemented'),
+  ignored(
+    'auth-proxy-set-headers',
+    'Medium',
+    'location',
+    'extra headers for the auth subrequest from a ConfigMap are not implemented',
+  ),
   ignored('auth-request-redirect', 'Medium', 'location', 'X-Auth-Request-Redirect is always the request URI'),
   ignored('fastcgi-index', 'Medium', 'location', 'FastCGI backends are refused (backend-protocol FCGI)'),
   ignored('fastcgi-params-configmap', 'Medium', 'location', 'FastCGI backends are refused (backend-protocol FCGI)'),
   ignored('http2-push-preload', 'Low', 'location', 'HTTP/2 push is gone from browsers and from nginx 1.25'),
-  ignored('enable-access-log', 'Low', 'location', 'per-Ingress access logs are not implemented (see disable-access-log)'),
+  ignored(
+    'enable-access-log',
+    'Low',
+    'location',
+    'per-Ingress access logs are not implemented (see disable-access-log)',
+  ),
   ignored('enable-rewrite-log', 'Low', 'location', 'per-Ingress rewrite logs are not implemented'),
   ignored('mirror-target', 'High', 'ingress', 'request mirroring is not implemented'),
   ignored('mirror-host', 'High', 'ingress', 'request mirroring is not implemented'),
   ignored('mirror-request-body', 'Low', 'ingress', 'request mirroring is not implemented'),
-  out('enable-modsecurity', 'Low', 'ingress', 'ModSecurity is not part of nginx here; serving without the WAF could be unsafe'),
+  out(
+    'enable-modsecurity',
+    'Low',
+    'ingress',
+    'ModSecurity is not part of nginx here; serving without the WAF could be unsafe',
+  ),
   out('enable-owasp-core-rules', 'Low', 'ingress', 'ModSecurity is not part of nginx here'),
   out('modsecurity-snippet', 'Critical', 'ingress', 'ModSecurity is not part of nginx here'),
   out('modsecurity-transaction-id', 'High', 'ingress', 'ModSecurity is not part of nginx here'),
   ignored('enable-opentelemetry', 'Low', 'location', 'OpenTelemetry is not part of nginx here'),
   ignored('opentelemetry-operation-name', 'Medium', 'location', 'OpenTelemetry is not part of nginx here'),
   ignored('opentelemetry-trust-incoming-span', 'Low', 'location', 'OpenTelemetry is not part of nginx here'),
-  ...['proxy-cookie-domain', 'proxy-cookie-path'].map((k) => ignored(k, 'Medium', 'location', 'rewriting upstream cookies is not implemented')),
-  ignored('proxy-max-temp-file-size', 'Low', 'location', 'responses are not buffered to disk by default (proxy-buffering off)'),
-  ...[['proxy-ssl-ciphers', 'Medium'], ['proxy-ssl-name', 'High'], ['proxy-ssl-protocols', 'Low'], ['proxy-ssl-secret', 'Medium'], ['proxy-ssl-server-name', 'Low'], ['proxy-ssl-verify', 'Low'], ['proxy-ssl-verify-depth', 'Low']].map(
-    ([k, r]) => out(k!, r as RefusedAnnotation['risk'], 'ingress', BACKEND_TLS),
+  ...['proxy-cookie-domain', 'proxy-cookie-path'].map((k) =>
+    ignored(k, 'Medium', 'location', 'rewriting upstream cookies is not implemented'),
   ),
-  ignored('limit-allowlist', 'Low', 'location', 'exempting addresses from limit-rps needs a geo map per Ingress, not implemented; everyone is limited'),
+  ignored(
+    'proxy-max-temp-file-size',
+    'Low',
+    'location',
+    'responses are not buffered to disk by default (proxy-buffering off)',
+  ),
+  ...[
+    ['proxy-ssl-ciphers', 'Medium'],
+    ['proxy-ssl-name', 'High'],
+    ['proxy-ssl-protocols', 'Low'],
+    ['proxy-ssl-secret', 'Medium'],
+    ['proxy-ssl-server-name', 'Low'],
+    ['proxy-ssl-verify', 'Low'],
+    ['proxy-ssl-verify-depth', 'Low'],
+  ].map(([k, r]) => out(k!, r as RefusedAnnotation['risk'], 'ingress', BACKEND_TLS)),
+  ignored(
+    'limit-allowlist',
+    'Low',
+    'location',
+    'exempting addresses from limit-rps needs a geo map per Ingress, not implemented; everyone is limited',
+  ),
   ignored('from-to-www-redirect', 'Low', 'location', 'www redirects are not implemented'),
   ignored('ssl-ciphers', 'Low', 'ingress', 'per-host ciphers are not implemented; use the ssl-ciphers ConfigMap key'),
   ignored('ssl-prefer-server-ciphers', 'Low', 'ingress', 'always on'),
   out('ssl-passthrough', 'Low', 'ingress', 'TLS passthrough (a TCP proxy in front of nginx) is not implemented'),
-  ignored('satisfy', 'Low', 'location', 'all access rules must be met (nginx\'s satisfy all)'),
+  ignored('satisfy', 'Low', 'location', "all access rules must be met (nginx's satisfy all)"),
   out('stream-snippet', 'Critical', 'ingress', 'there is no stream block'),
   ignored('affinity-canary-behavior', 'Low', 'ingress', 'sticky canaries are not implemented'),
-  ignored('session-cookie-conditional-samesite-none', 'Low', 'ingress', 'browser sniffing is not implemented; SameSite is sent as set'),
+  ignored(
+    'session-cookie-conditional-samesite-none',
+    'Low',
+    'ingress',
+    'browser sniffing is not implemented; SameSite is sent as set',
+  ),
   ignored('session-cookie-partitioned', 'Low', 'ingress', 'Partitioned cookies are not implemented'),
-  ignored('use-port-in-redirects', 'Low', 'location', 'redirects use the request\'s host and the --https-port'),
-  ...['global-rate-limit', 'global-rate-limit-window', 'global-rate-limit-key', 'global-rate-limit-ignored-cidrs'].map((k) =>
-    ignored(k, 'Low', 'location', 'global rate limiting needs Lua and memcached; use limit-rps (per nginx instance)'),
+  ignored('use-port-in-redirects', 'Low', 'location', "redirects use the request's host and the --https-port"),
+  ...['global-rate-limit', 'global-rate-limit-window', 'global-rate-limit-key', 'global-rate-limit-ignored-cidrs'].map(
+    (k) =>
+      ignored(k, 'Low', 'location', 'global rate limiting needs Lua and memcached; use limit-rps (per nginx instance)'),
   ),
 ];

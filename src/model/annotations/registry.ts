@@ -24,21 +24,43 @@ import { rewriteGroup } from './rewrite.js';
 import { snippetsGroup } from './snippets.js';
 import { sourceRangeGroup } from './source-range.js';
 import { closestName } from './suggest.js';
-import { ANNOTATION_PREFIX, type AnnotationGroup, type AnnotationInput, type AnnotationKey, type IngressAnnotations, type RefusedAnnotation } from './types.js';
+import {
+  ANNOTATION_PREFIX,
+  type AnnotationGroup,
+  type AnnotationInput,
+  type AnnotationKey,
+  type IngressAnnotations,
+  type RefusedAnnotation,
+} from './types.js';
 import { upstreamVhostGroup } from './upstream-vhost.js';
 import { forwardedPrefixGroup } from './forwarded-prefix.js';
 
 /** annotationGroups is every supported annotation module, in the compatibility table's order. */
 export const annotationGroups: readonly AnnotationGroup[] = [
-  rewriteGroup, redirectGroup, backendProtocolGroup, upstreamVhostGroup, forwardedPrefixGroup, defaultBackendGroup, customHttpErrorsGroup,
-  clientGroup, proxyGroup, sourceRangeGroup, authGroup, externalAuthGroup, authTlsGroup, corsGroup, rateLimitGroup, affinityGroup, loadBalanceGroup,
-  canaryGroup, snippetsGroup,
+  rewriteGroup,
+  redirectGroup,
+  backendProtocolGroup,
+  upstreamVhostGroup,
+  forwardedPrefixGroup,
+  defaultBackendGroup,
+  customHttpErrorsGroup,
+  clientGroup,
+  proxyGroup,
+  sourceRangeGroup,
+  authGroup,
+  externalAuthGroup,
+  authTlsGroup,
+  corsGroup,
+  rateLimitGroup,
+  affinityGroup,
+  loadBalanceGroup,
+  canaryGroup,
+  snippetsGroup,
 ] as readonly AnnotationGroup[];
 
 /** supportedKeys lists every supported key with its group, aliases included under their key. */
-export const supportedKeys: readonly { readonly group: string; readonly key: AnnotationKey }[] = annotationGroups.flatMap((g) =>
-  g.keys.map((key) => ({ group: g.name, key })),
-);
+export const supportedKeys: readonly { readonly group: string; readonly key: AnnotationKey }[] =
+  annotationGroups.flatMap((g) => g.keys.map((key) => ({ group: g.name, key })));
 
 const byName = new Map<string, AnnotationKey>();
 for (const { key } of supportedKeys) for (const name of [key.key, ...(key.aliases ?? [])]) byName.set(name, key);
@@ -74,15 +96,27 @@ export interface AnnotationContext {
  * invalid, an annotation is riskier than annotations-risk-level, or a refused annotation would
  * make serving unsafe: the caller then leaves that Ingress (and only it) out.
  */
-export function parseAnnotations(ingress: Ingress, namespace: string, name: string, ctx: AnnotationContext): IngressAnnotations | null {
+export function parseAnnotations(
+  ingress: Ingress,
+  namespace: string,
+  name: string,
+  ctx: AnnotationContext,
+): IngressAnnotations | null {
   const raw = ingress.metadata?.annotations ?? {};
   const values = new Map<string, string>();
   for (const [full, value] of Object.entries(raw)) {
-    if (full.startsWith(ANNOTATION_PREFIX) && typeof value === 'string') values.set(full.slice(ANNOTATION_PREFIX.length), value);
+    if (full.startsWith(ANNOTATION_PREFIX) && typeof value === 'string')
+      values.set(full.slice(ANNOTATION_PREFIX.length), value);
   }
   let invalid = false;
   const report = (key: string, message: string) =>
-    ctx.problems.push({ kind: 'Ingress', namespace, name, field: `metadata.annotations.${ANNOTATION_PREFIX}${key}`, message });
+    ctx.problems.push({
+      kind: 'Ingress',
+      namespace,
+      name,
+      field: `metadata.annotations.${ANNOTATION_PREFIX}${key}`,
+      message,
+    });
   const maxRisk = RISK_LEVELS.indexOf(ctx.config.annotationsRiskLevel);
 
   for (const key of [...values.keys()].sort()) {
@@ -90,7 +124,10 @@ export function parseAnnotations(ingress: Ingress, namespace: string, name: stri
     const refused = refusedByName.get(key);
     const risk = known?.risk ?? refused?.risk;
     if (risk !== undefined && RISK_LEVELS.indexOf(risk) > maxRisk) {
-      report(key, `is ${risk} risk, above annotations-risk-level ${ctx.config.annotationsRiskLevel}${known ? ` (${riskFix(key, risk, ctx.config)})` : ''}; Ingress left out`);
+      report(
+        key,
+        `is ${risk} risk, above annotations-risk-level ${ctx.config.annotationsRiskLevel}${known ? ` (${riskFix(key, risk, ctx.config)})` : ''}; Ingress left out`,
+      );
       invalid = true;
     } else if (refused?.effect === 'left-out') {
       report(key, `is not supported: ${refused.reason}; Ingress left out`);

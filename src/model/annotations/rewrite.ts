@@ -8,7 +8,8 @@ import type { AnnotationGroup } from './types.js';
  * no scheme (nginx would turn it into a redirect), no `?` (it would drop the request's query).
  */
 export function checkRewriteTarget(value: string): Checked<string> {
-  if (!value.startsWith('/') || value.length > 2048) return { ok: false, message: `${show(value)} must be a path starting with '/'` };
+  if (!value.startsWith('/') || value.length > 2048)
+    return { ok: false, message: `${show(value)} must be a path starting with '/'` };
   if (!/^\/(?:[A-Za-z0-9._~!&()*+,=:@/-]|\$[1-9])*$/.test(value)) {
     return { ok: false, message: `${show(value)} may hold path characters and capture groups $1-$9 only` };
   }
@@ -20,12 +21,49 @@ export const rewriteGroup: AnnotationGroup<'rewrite'> = {
   name: 'Rewrite',
   field: 'rewrite',
   keys: [
-    { key: 'rewrite-target', risk: 'Medium', scope: 'ingress', support: 'supported', doc: 'rewrite the URI before proxying; `$1`..`$9` are the path regex\'s groups' },
-    { key: 'use-regex', risk: 'Low', scope: 'location', support: 'partial', doc: 'ImplementationSpecific paths are regular expressions (`~*`)', note: 'as ingress-nginx, every path of the host becomes a regex location, longest first; Exact and Prefix paths keep their Ingress v1 meaning there' },
-    { key: 'app-root', risk: 'Medium', scope: 'location', support: 'supported', doc: 'redirect `/` to this path (302)' },
-    { key: 'ssl-redirect', risk: 'Low', scope: 'location', support: 'supported', doc: 'redirect HTTP to HTTPS (308) when the host has TLS; overrides the ConfigMap' },
-    { key: 'force-ssl-redirect', risk: 'Medium', scope: 'location', support: 'supported', doc: 'redirect HTTP to HTTPS (308) even without TLS here (TLS ends in front); reads X-Forwarded-Proto with use-forwarded-headers' },
-    { key: 'preserve-trailing-slash', risk: 'Medium', scope: 'location', support: 'partial', doc: 'accepted; the HTTPS redirect always keeps the URI exactly as sent' },
+    {
+      key: 'rewrite-target',
+      risk: 'Medium',
+      scope: 'ingress',
+      support: 'supported',
+      doc: "rewrite the URI before proxying; `$1`..`$9` are the path regex's groups",
+    },
+    {
+      key: 'use-regex',
+      risk: 'Low',
+      scope: 'location',
+      support: 'partial',
+      doc: 'ImplementationSpecific paths are regular expressions (`~*`)',
+      note: 'as ingress-nginx, every path of the host becomes a regex location, longest first; Exact and Prefix paths keep their Ingress v1 meaning there',
+    },
+    {
+      key: 'app-root',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'supported',
+      doc: 'redirect `/` to this path (302)',
+    },
+    {
+      key: 'ssl-redirect',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'redirect HTTP to HTTPS (308) when the host has TLS; overrides the ConfigMap',
+    },
+    {
+      key: 'force-ssl-redirect',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'supported',
+      doc: 'redirect HTTP to HTTPS (308) even without TLS here (TLS ends in front); reads X-Forwarded-Proto with use-forwarded-headers',
+    },
+    {
+      key: 'preserve-trailing-slash',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'partial',
+      doc: 'accepted; the HTTPS redirect always keeps the URI exactly as sent',
+    },
   ],
   parse(input) {
     const appRoot = read(input, 'app-root', checkPath) ?? null;

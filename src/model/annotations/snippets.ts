@@ -6,7 +6,10 @@ function snippet(input: AnnotationInput, key: string, context: SnippetContext): 
   const raw = input.get(key);
   if (raw === undefined) return null;
   if (!input.config.allowSnippetAnnotations) {
-    input.invalid(key, 'snippets are disabled: they need allow-snippet-annotations: "true" and annotations-risk-level: Critical in the controller ConfigMap');
+    input.invalid(
+      key,
+      'snippets are disabled: they need allow-snippet-annotations: "true" and annotations-risk-level: Critical in the controller ConfigMap',
+    );
     return null;
   }
   const checked = checkSnippetDirectives(raw, context, { annotated: (other) => input.get(other) !== undefined });
@@ -46,5 +49,8 @@ export const snippetsGroup: AnnotationGroup<'snippets'> = {
       note: 'it applies to every Ingress on the host, so only the server allow-list below (add_header, without session, redirect or framing headers)',
     },
   ],
-  parse: (input) => ({ configuration: snippet(input, 'configuration-snippet', 'location'), server: snippet(input, 'server-snippet', 'server') }),
+  parse: (input) => ({
+    configuration: snippet(input, 'configuration-snippet', 'location'),
+    server: snippet(input, 'server-snippet', 'server'),
+  }),
 };

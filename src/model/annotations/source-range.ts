@@ -19,7 +19,13 @@ export const sourceRangeGroup: AnnotationGroup<'access'> = {
       support: 'supported',
       doc: 'only these comma-separated CIDRs may connect (403 otherwise); the client is $remote_addr',
     },
-    { key: 'denylist-source-range', risk: 'Medium', scope: 'location', support: 'supported', doc: 'these CIDRs get 403' },
+    {
+      key: 'denylist-source-range',
+      risk: 'Medium',
+      scope: 'location',
+      support: 'supported',
+      doc: 'these CIDRs get 403',
+    },
   ],
   parse(input) {
     const allow = read(input, 'allowlist-source-range', checkCidrList) ?? [];

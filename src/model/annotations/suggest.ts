@@ -54,7 +54,8 @@ export function closestName(name: string, candidates: Iterable<string>, max = 2)
     if (candidate === name) continue;
     const distance = editDistanceWithin(name, candidate, max);
     if (distance === null) continue;
-    if (!best || distance < best.distance || (distance === best.distance && candidate < best.name)) best = { name: candidate, distance };
+    if (!best || distance < best.distance || (distance === best.distance && candidate < best.name))
+      best = { name: candidate, distance };
   }
   return best?.name ?? null;
 }

@@ -138,10 +138,20 @@ export interface IngressAnnotations {
   readonly externalAuth: ExternalAuthAnnotations | null;
   readonly authTls: AuthTlsAnnotations | null;
   /** CORS settings, with the origin list still to be turned into a map by buildModel */
-  readonly cors: { readonly origins: readonly string[] | null; readonly settings: Omit<Cors, 'origin' | 'anyOrigin' | 'preflight'> } | null;
+  readonly cors: {
+    readonly origins: readonly string[] | null;
+    readonly settings: Omit<Cors, 'origin' | 'anyOrigin' | 'preflight'>;
+  } | null;
   readonly rateLimit: RateLimitAnnotations | null;
   readonly affinity: AffinityAnnotations | null;
-  readonly balance: { readonly leastConn: boolean | null; readonly hashBy: string | null; readonly serviceUpstream: boolean };
+  readonly balance: {
+    readonly leastConn: boolean | null;
+    readonly hashBy: string | null;
+    readonly serviceUpstream: boolean;
+  };
   readonly canary: CanaryAnnotations | null;
-  readonly snippets: { readonly configuration: readonly SnippetDirective[] | null; readonly server: readonly SnippetDirective[] | null };
+  readonly snippets: {
+    readonly configuration: readonly SnippetDirective[] | null;
+    readonly server: readonly SnippetDirective[] | null;
+  };
 }

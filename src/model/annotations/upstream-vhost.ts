@@ -6,6 +6,14 @@ import type { AnnotationGroup } from './types.js';
 export const upstreamVhostGroup: AnnotationGroup<'upstreamVhost'> = {
   name: 'UpstreamVhost',
   field: 'upstreamVhost',
-  keys: [{ key: 'upstream-vhost', risk: 'Low', scope: 'location', support: 'supported', doc: 'the Host header sent upstream (a host name or IP, optionally :port)' }],
+  keys: [
+    {
+      key: 'upstream-vhost',
+      risk: 'Low',
+      scope: 'location',
+      support: 'supported',
+      doc: 'the Host header sent upstream (a host name or IP, optionally :port)',
+    },
+  ],
   parse: (input) => read(input, 'upstream-vhost', checkHostPort) ?? null,
 };

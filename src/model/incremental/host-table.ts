@@ -189,7 +189,8 @@ export class HostTable {
       if (step.kind === 'problem') steps.push(step.problem);
       else if (step.kind === 'route') noteOf(step.host, step, steps);
       else if (step.kind === 'canary') noteOf(step.host, step, canaries);
-      else if (step.kind === 'fallback' || step.kind === 'snippet' || step.kind === 'clientAuth') for (const host of step.hosts) noteOf(host, step, steps);
+      else if (step.kind === 'fallback' || step.kind === 'snippet' || step.kind === 'clientAuth')
+        for (const host of step.hosts) noteOf(host, step, steps);
     }
     for (const step of plan.tls) {
       if (step.kind === 'problem') tls.push(step.problem);
@@ -227,6 +228,8 @@ function insertionPoint(hosts: readonly string[], host: string): number {
 function* hostsNaming(plans: readonly IngressPlan[], secrets: ReadonlySet<string>): Iterable<string> {
   for (const plan of plans) {
     if (!plan.identified) continue;
-    for (const step of plan.tls) if (step.kind === 'claim' && step.secretName && secrets.has(`${plan.identified.namespace}/${step.secretName}`)) yield step.host;
+    for (const step of plan.tls)
+      if (step.kind === 'claim' && step.secretName && secrets.has(`${plan.identified.namespace}/${step.secretName}`))
+        yield step.host;
   }
 }

@@ -47,7 +47,12 @@ export class BuildMemo {
   fallback: Route | null = null;
   lookups: Lookups | undefined = undefined;
   /** the Ingresses of the last build that are ours, in age order, and what decided that */
-  ours: { readonly from: readonly Ingress[]; readonly classes: readonly IngressClass[]; readonly options: BuildOptions; readonly list: readonly Ingress[] } | null = null;
+  ours: {
+    readonly from: readonly Ingress[];
+    readonly classes: readonly IngressClass[];
+    readonly options: BuildOptions;
+    readonly list: readonly Ingress[];
+  } | null = null;
   /** the last build's servers split into the catch-all and the named ones, and the config fitted to their names */
   view: {
     readonly servers: readonly Server[];
@@ -57,7 +62,12 @@ export class BuildMemo {
     readonly config: GlobalConfig;
   } | null = null;
   /** the last upstream list, and the tally versions it was made at */
-  balanced: { readonly key: string; readonly services: Lookups['services']; readonly upstreams: readonly BalancedUpstream[]; readonly problems: readonly Problem[] } | null = null;
+  balanced: {
+    readonly key: string;
+    readonly services: Lookups['services'];
+    readonly upstreams: readonly BalancedUpstream[];
+    readonly problems: readonly Problem[];
+  } | null = null;
   /** the last certificates (and with the htpasswd files, all files) and their digest, and the tally version they were made at */
   files: {
     readonly key: number;
@@ -97,7 +107,11 @@ export function globalsFor(memo: BuildMemo, options: BuildOptions, configMap: Co
  */
 export function forgetAllUnlessSameSettings(memo: BuildMemo, globals: Globals, defaultBackend: DefaultTarget): Route {
   const known = memo.fallback;
-  const same = memo.globals === globals && known !== null && known.upstream === defaultBackend.upstream && known.status === defaultBackend.status;
+  const same =
+    memo.globals === globals &&
+    known !== null &&
+    known.upstream === defaultBackend.upstream &&
+    known.status === defaultBackend.status;
   memo.globals = globals;
   if (same) return known;
   memo.plans = new WeakMap();

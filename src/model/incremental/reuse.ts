@@ -29,11 +29,18 @@ export function changesSince(lookups: Lookups, previous: Lookups | undefined): C
  * reusedOrNewPlans gives each Ingress its plan: the memo's while every object the plan read is
  * the same object, a new one otherwise.
  */
-export function reusedOrNewPlans(ours: readonly Ingress[], memo: BuildMemo, changes: Changes, ctx: PlanContext): IngressPlan[] {
+export function reusedOrNewPlans(
+  ours: readonly Ingress[],
+  memo: BuildMemo,
+  changes: Changes,
+  ctx: PlanContext,
+): IngressPlan[] {
   const { lookups, previous, secrets, onlySecretsMoved } = changes;
   // For the plans the last build checked: when no Service or EndpointSlice changed since, only the Secrets they read need a look.
   const holds = (known: { plan: IngressPlan; checkedIn: Lookups }) =>
-    onlySecretsMoved && known.checkedIn === previous ? !known.plan.reads.readAnySecretOf(secrets!) : known.plan.reads.unchangedIn(lookups);
+    onlySecretsMoved && known.checkedIn === previous
+      ? !known.plan.reads.readAnySecretOf(secrets!)
+      : known.plan.reads.unchangedIn(lookups);
   return ours.map((ingress) => {
     const known = memo.plans.get(ingress);
     if (known && holds(known)) {
@@ -50,7 +57,10 @@ export function reusedOrNewPlans(ours: readonly Ingress[], memo: BuildMemo, chan
  * secretsToResettle names the changed Secrets whose hosts are settled again; `all` (every TLS
  * host) when there is no last build or the default certificate's changed, which any host may fall back to.
  */
-export function secretsToResettle(changes: Changes, defaultSslCertificate: string | undefined): ReadonlySet<string> | 'all' {
+export function secretsToResettle(
+  changes: Changes,
+  defaultSslCertificate: string | undefined,
+): ReadonlySet<string> | 'all' {
   const { secrets } = changes;
   if (secrets === null || (defaultSslCertificate !== undefined && secrets.has(defaultSslCertificate))) return 'all';
   return secrets;

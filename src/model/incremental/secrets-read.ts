@@ -23,7 +23,8 @@ export function secretsRead(memo: BuildMemo, options: BuildOptions, held: readon
     for (const key of plan.reads.secretKeys()) keys.add(key);
     if (!plan.identified) continue;
     // The TLS Secrets are checked by the CertificateTable while hosts are settled, not through the plan's reads.
-    for (const step of plan.tls) if (step.kind === 'claim' && step.secretName) keys.add(`${plan.identified.namespace}/${step.secretName}`);
+    for (const step of plan.tls)
+      if (step.kind === 'claim' && step.secretName) keys.add(`${plan.identified.namespace}/${step.secretName}`);
   }
   const namespaces = new Set(held.map((key) => key.slice(0, key.indexOf('/'))));
   return { keys: [...keys].sort(), namespaces: [...namespaces].sort() };

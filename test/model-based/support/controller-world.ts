@@ -57,9 +57,23 @@ export const ROOT_INPUT: RootSupervisorInput = {
   restartPeriodMs: FLAGS.restartPeriodS * 1000,
   shutdownTimeoutMs: FLAGS.shutdownTimeoutS * 1000 + 5000,
   syncQueue: { debounceMs: 100, maxHoldoffMs: 500, minSyncIntervalMs: 100 },
-  nginx: { shutdownTimeoutMs: FLAGS.shutdownTimeoutS * 1000, drainTimeoutMs: 1000, backoffBaseMs: 100, backoffMaxMs: 2000, stableAfterMs: 1000 },
+  nginx: {
+    shutdownTimeoutMs: FLAGS.shutdownTimeoutS * 1000,
+    drainTimeoutMs: 1000,
+    backoffBaseMs: 100,
+    backoffMaxMs: 2000,
+    stableAfterMs: 1000,
+  },
   watcherOptions: { baseBackoffMs: 500, maxBackoffMs: 30_000 },
-  status: { leaseDurationMs: 30_000, renewDeadlineMs: 20_000, retryPeriodMs: 5_000, updateStatus: true, updateStatusOnShutdown: true, resyncPeriodMs: 60_000, stopTimeoutMs: 1000 },
+  status: {
+    leaseDurationMs: 30_000,
+    renewDeadlineMs: 20_000,
+    retryPeriodMs: 5_000,
+    updateStatus: true,
+    updateStatusOnShutdown: true,
+    resyncPeriodMs: 60_000,
+    stopTimeoutMs: 1000,
+  },
   http: true,
 };
 
@@ -81,9 +95,11 @@ export const R = {
 
 /** INJECTED are the root's transitions only an injected fault reaches, and why no real action can. */
 export const INJECTED: Readonly<Record<string, string>> = {
-  'error.actor.* (a child crashes)': 'every effect failure is an event its machine handles; a crash is an error event sent to the child',
+  'error.actor.* (a child crashes)':
+    'every effect failure is an event its machine handles; a crash is an error event sent to the child',
   'done.actor.http': 'the http actor only ends when it is stopped; its done event is sent to the root',
-  'after.shutdownTimeout': 'nginx and status always finish within their own, shorter timeouts; the nginx actor is stopped unseen first',
+  'after.shutdownTimeout':
+    'nginx and status always finish within their own, shorter timeouts; the nginx actor is stopped unseen first',
 };
 
 /** rootEvents lists what the world can make happen in a root state. */
@@ -92,12 +108,25 @@ export function rootEvents(s: AnyMachineSnapshot): AnyEventObject[] {
   const common = [R.stop, R.statusDone, R.httpDone, R.watcherDone('Ingress'), R.expired];
   // Before the boot check ended no child runs: only the check's verdict or a stop can come.
   if (s.matches('booting' as never) && !c.booted) return [R.bootDone, R.bootFailed, R.stop];
-  if (s.matches('booting' as never)) return [R.ready, ...common, R.templateFailed, R.nginxDone(false), R.crash('watcher.Ingress')];
-  if (s.matches('running' as never)) return [...common, R.crash('nginx'), R.crash('syncQueue'), R.crash('template'), R.templateFailed, R.nginxDone(true)];
+  if (s.matches('booting' as never))
+    return [R.ready, ...common, R.templateFailed, R.nginxDone(false), R.crash('watcher.Ingress')];
+  if (s.matches('running' as never))
+    return [
+      ...common,
+      R.crash('nginx'),
+      R.crash('syncQueue'),
+      R.crash('template'),
+      R.templateFailed,
+      R.nginxDone(true),
+    ];
   // nginx is held (a request in flight, or not started yet) until status has stopped.
   if (s.matches('stopping' as never)) {
     if (!c.statusStopped) return [R.statusDone];
-    return [...(c.nginxClean === null ? [R.nginxDone(true), R.nginxDone(false), R.crash('nginx'), R.timeout] : []), R.crash('template'), R.expired];
+    return [
+      ...(c.nginxClean === null ? [R.nginxDone(true), R.nginxDone(false), R.crash('nginx'), R.timeout] : []),
+      R.crash('template'),
+      R.expired,
+    ];
   }
   return [];
 }
@@ -108,15 +137,18 @@ export function rootKey(s: AnyMachineSnapshot): unknown {
   return [s.value, c.booted, c.recentRestarts, c.failure === null, c.nginxClean, c.statusStopped];
 }
 
-const served = (path: Path, before: number) => path.steps.slice(0, before).some((step) => step.event.type === R.ready.type);
+const served = (path: Path, before: number) =>
+  path.steps.slice(0, before).some((step) => step.event.type === R.ready.type);
 
 /** rootFeasible drops paths the world cannot walk, each rule with its reason. */
 export function rootFeasible(path: Path): boolean {
   return path.steps.every((step, i) => {
     // A running template never fails; only one restarted onto a broken file does.
-    if (step.event.type === R.templateFailed.type && path.steps[i - 1]!.state.matches('running' as never)) return path.steps[i - 1]!.event.type === R.crash('template').type;
+    if (step.event.type === R.templateFailed.type && path.steps[i - 1]!.state.matches('running' as never))
+      return path.steps[i - 1]!.event.type === R.crash('template').type;
     // nginx quits cleanly once it served; held before its start, it is killed after its timeout.
-    if (step.event.type === R.nginxDone(true).type) return (step.event as unknown as { output: { clean: boolean } }).output.clean === served(path, i);
+    if (step.event.type === R.nginxDone(true).type)
+      return (step.event as unknown as { output: { clean: boolean } }).output.clean === served(path, i);
     return true;
   });
 }
@@ -126,7 +158,11 @@ const BROKEN = '{{#each config.nope}}\n';
 const UNKNOWN_TO_NGINX = '\nmodel_test_unknown_directive on;\n';
 
 /** startControllerWorld prepares the world of one path; the init step starts the controller. */
-export async function startControllerWorld(kubeconfig: string, backend: HoldingBackend, serial: number): Promise<World> {
+export async function startControllerWorld(
+  kubeconfig: string,
+  backend: HoldingBackend,
+  serial: number,
+): Promise<World> {
   const dir = await mkdtemp(join(tmpdir(), 'ia-model-root-'));
   const templates = join(dir, 'templates');
   await cp(join(PROJECT_ROOT, 'templates'), templates, { recursive: true });
@@ -135,10 +171,32 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
   const gates = await gatedNginx(dir, ['hold-test', 'hold-start', 'ignore-quit']);
   const [httpPort, httpsPort, healthzPort] = [await freePort(), await freePort(), await freePort()];
   const parsed = parseControllerFlags([
-    '--kubeconfig', kubeconfig, '--http-port', String(httpPort), '--https-port', String(httpsPort), '--healthz-port', String(healthzPort),
-    '--config-dir', join(dir, 'conf'), '--template', template, '--nginx-binary', gates.binary, '--sync-rate-limit', '10', '--drain-timeout', '1',
-    '--shutdown-timeout', String(FLAGS.shutdownTimeoutS), '--restart-intensity', String(FLAGS.restartIntensity), '--restart-period', String(FLAGS.restartPeriodS),
-    '--election-id', `model-${serial}`,
+    '--kubeconfig',
+    kubeconfig,
+    '--http-port',
+    String(httpPort),
+    '--https-port',
+    String(httpsPort),
+    '--healthz-port',
+    String(healthzPort),
+    '--config-dir',
+    join(dir, 'conf'),
+    '--template',
+    template,
+    '--nginx-binary',
+    gates.binary,
+    '--sync-rate-limit',
+    '10',
+    '--drain-timeout',
+    '1',
+    '--shutdown-timeout',
+    String(FLAGS.shutdownTimeoutS),
+    '--restart-intensity',
+    String(FLAGS.restartIntensity),
+    '--restart-period',
+    String(FLAGS.restartPeriodS),
+    '--election-id',
+    `model-${serial}`,
   ]);
   if ('help' in parsed) throw new Error('unexpected --help');
   const config: ControllerConfig = parsed.config;
@@ -155,7 +213,8 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
     const pid = (child('nginx')?.getSnapshot() as { context?: { pid?: number | null } } | undefined)?.context?.pid;
     if (pid) groups.add(pid);
   };
-  const serves = async () => (await get({ host: HOST, path: '/', port: httpPort }).catch(() => null))?.body.trim() === 'backend';
+  const serves = async () =>
+    (await get({ host: HOST, path: '/', port: httpPort }).catch(() => null))?.body.trim() === 'backend';
   const healthz = async () => (await get({ host: 'x', path: '/healthz', port: healthzPort }).catch(() => null))?.status;
   // A held load waits in open(2) on the FIFO; a writer releases every waiting reader. The path
   // is pointed at a regular file with the same text first, so a reload that the write itself
@@ -188,7 +247,13 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
    * whose field throws when the machine reads it (non-enumerable, so logs and inspection skip it).
    */
   const crash = (id: string) => {
-    const bug = (type: string, field: string) => Object.defineProperty({ type }, field, { enumerable: false, get: () => { throw new Error(`${id} crashed (injected)`); } });
+    const bug = (type: string, field: string) =>
+      Object.defineProperty({ type }, field, {
+        enumerable: false,
+        get: () => {
+          throw new Error(`${id} crashed (injected)`);
+        },
+      });
     if (id === 'nginx') return child(id)?.send(bug('nginx.reload', 'config'));
     if (id === 'syncQueue') return child(id)?.send(bug('k8s.synced', 'kind'));
     child(id)?.send({ type: 'xstate.error.actor.injected', error: new Error(`${id} crashed (injected)`) });
@@ -202,8 +267,18 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
     project: (s) => {
       const c = s.context as RootSupervisorContext;
       return {
-        watchers: c.watchers, intensity: c.restartIntensity, period: c.restartPeriodMs, shutdown: c.shutdownTimeoutMs, http: c.http, status: !!c.status,
-        booted: c.booted, recent: c.recentRestarts, restarts: c.restarts, failure: c.failure?.split(':')[0] ?? null, nginxClean: c.nginxClean, statusStopped: c.statusStopped,
+        watchers: c.watchers,
+        intensity: c.restartIntensity,
+        period: c.restartPeriodMs,
+        shutdown: c.shutdownTimeoutMs,
+        http: c.http,
+        status: !!c.status,
+        booted: c.booted,
+        recent: c.recentRestarts,
+        restarts: c.restarts,
+        failure: c.failure?.split(':')[0] ?? null,
+        nginxClean: c.nginxClean,
+        statusStopped: c.statusStopped,
       };
     },
 
@@ -236,12 +311,20 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
       // Before the root stops nginx, give nginx a request to finish, so status stops first.
       const entersStopping = at.step.state.matches('stopping' as never) && !from?.matches('stopping' as never);
       const rootStopsNginx = e.type !== R.crash('nginx').type && e.type !== R.nginxDone(true).type;
-      if (entersStopping && rootStopsNginx && served(at.path, at.index) && (from!.context as RootSupervisorContext).nginxClean === null) {
+      if (
+        entersStopping &&
+        rootStopsNginx &&
+        served(at.path, at.index) &&
+        (from!.context as RootSupervisorContext).nginxClean === null
+      ) {
         await waitFor('the app served', serves, 5000);
         inFlight = await holdRequest(httpPort, backend, HOST);
       }
       // Looking ahead: a stopping that ends by the root's own timeout had an nginx actor that vanished.
-      const nginxVanishes = entersStopping && at.path.steps.slice(at.index + 1).find((s) => !s.state.matches('stopping' as never))?.event.type === R.timeout.type;
+      const nginxVanishes =
+        entersStopping &&
+        at.path.steps.slice(at.index + 1).find((s) => !s.state.matches('stopping' as never))?.event.type ===
+          R.timeout.type;
       rememberMaster();
       if (e.type === R.ready.type) {
         await gates.set('ignore-quit', false);
@@ -269,14 +352,20 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
         // (under load that request came too late: ECONNREFUSED). So the restart's load waits on
         // the FIFO until the next step gives it the broken file.
         if (id === 'template' && at.next?.event.type === R.templateFailed.type) await holdNextLoad();
-        if (id === 'nginx') crashedMaster = (child('nginx')?.getSnapshot() as { context: { pid: number | null } }).context.pid;
+        if (id === 'nginx')
+          crashedMaster = (child('nginx')?.getSnapshot() as { context: { pid: number | null } }).context.pid;
         crash(id); // INJECTED
       }
       if (nginxVanishes) {
         // Once the root told it `nginx.stop` (before, that event went to a stopped actor, and xstate
         // warned), nginx is stopped as its parent would stop it, so the root is not told
         // (xstate.stop is what stopChild sends). nginx takes its shutdown timeout (1 s) to stop by itself.
-        await waitFor('the root stopping', async () => controller!.root.getSnapshot().matches('stopping' as never), 5000, 1);
+        await waitFor(
+          'the root stopping',
+          async () => controller!.root.getSnapshot().matches('stopping' as never),
+          5000,
+          1,
+        );
         child('nginx')?.send({ type: 'xstate.stop' });
       }
       // Timers (restart.expired, after …) and the children's own stops need no action.
@@ -307,13 +396,19 @@ export async function startControllerWorld(kubeconfig: string, backend: HoldingB
         const code = await controller!.exitCode;
         expect(code).toBe((s.output as { exitCode: number }).exitCode);
         if (step.event.type === R.bootFailed.type) {
-          expect(await controller!.reason).toMatch(/^boot: nginx -t refused the initial config:\n.*unknown directive "model_test_unknown_directive"/);
+          expect(await controller!.reason).toMatch(
+            /^boot: nginx -t refused the initial config:\n.*unknown directive "model_test_unknown_directive"/,
+          );
         }
         // A stop during the boot check killed its nginx -t; none is left waiting.
         await waitFor('no nginx -t left', async () => (await gates.waiting('test')).length === 0, 3000);
         expect(await isListening(healthzPort)).toBe(false);
         if (step.event.type !== R.timeout.type) {
-          await waitFor('no nginx process left', () => [...groups].every((pid) => liveGroupMembers(pid).length === 0), 3000);
+          await waitFor(
+            'no nginx process left',
+            () => [...groups].every((pid) => liveGroupMembers(pid).length === 0),
+            3000,
+          );
           expect(await isListening(httpPort)).toBe(false);
         }
         if (inFlight) await inFlight.done;

@@ -16,9 +16,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { expect } from 'vitest';
-import { createActor, fromCallback, fromPromise, type Actor, type AnyEventObject, type AnyMachineSnapshot, type EventObject } from 'xstate';
+import {
+  createActor,
+  fromCallback,
+  fromPromise,
+  type Actor,
+  type AnyEventObject,
+  type AnyMachineSnapshot,
+  type EventObject,
+} from 'xstate';
 import type { NginxMasterCommand } from '../../../machines/events.js';
-import { nginxProcessMachine, type DrainInput, type MasterInput, type NginxProcessContext, type NginxProcessInput } from '../../../machines/nginxProcess.machine.js';
+import {
+  nginxProcessMachine,
+  type DrainInput,
+  type MasterInput,
+  type NginxProcessContext,
+  type NginxProcessInput,
+} from '../../../machines/nginxProcess.machine.js';
 import { nginxActors } from '../../../src/actors/nginx.js';
 import { ConfigFolder } from '../../../src/nginx/apply.js';
 import { liveGroupMembers, signalGroup } from '../../../src/nginx/master.js';
@@ -67,7 +81,8 @@ export const E = {
 /** INJECTED are the transitions only an injected fault produces here, and why no real action can. */
 export const INJECTED: Readonly<Record<string, string>> = {
   [`${id('alive')} | xstate.error.actor.master #0`]: 'the master actor can fail only at spawn, never while stopping',
-  [`${id('alive.stopping.killing')} | ${E.killTimeout.type} #0`]: 'SIGKILL of the group is always reported as the master exit',
+  [`${id('alive.stopping.killing')} | ${E.killTimeout.type} #0`]:
+    'SIGKILL of the group is always reported as the master exit',
   [`${id('draining')} | xstate.error.actor.drain #0`]: 'drainOrphans does not reject',
 };
 
@@ -82,17 +97,27 @@ export function nginxEvents(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   // One config queued at most, so the graph stays small; queueing twice is the same transition.
   const queue = cfg(c.pending) === null ? [E.reload(other(cfg(c.reloading) ?? cfg(c.applied)))] : [];
   // Only a master that never served gives up on a port in use (later, it is restarted as any crash).
-  if (m('alive.starting')) return [E.started, E.exited, E.stop, E.masterFailed, ...(c.everStarted ? [] : [E.exitedPortInUse])];
+  if (m('alive.starting'))
+    return [E.started, E.exited, E.stop, E.masterFailed, ...(c.everStarted ? [] : [E.exitedPortInUse])];
   if (m('alive.running')) {
     const retry = cfg(c.failed) ? [E.retry] : []; // a failed config is tried again after reloadRetryMs
-    return [E.reload(other(cfg(c.applied))), ...(c.applied ? [E.reload(c.applied.config)] : []), E.exited, E.stop, E.stable, ...retry];
+    return [
+      E.reload(other(cfg(c.applied))),
+      ...(c.applied ? [E.reload(c.applied.config)] : []),
+      E.exited,
+      E.stop,
+      E.stable,
+      ...retry,
+    ];
   }
   if (m('alive.reloading')) return [E.reloadDone, E.reloadFailed, E.exited, E.stop, ...queue];
   // Stopped before it served, nginx has nothing to finish: it quits at once.
-  if (m('alive.stopping.quitting')) return c.pid === null ? [E.exited] : [E.exited, E.quitTimeout, E.stop, E.masterFailed];
+  if (m('alive.stopping.quitting'))
+    return c.pid === null ? [E.exited] : [E.exited, E.quitTimeout, E.stop, E.masterFailed];
   if (m('alive.stopping.killing')) return [E.exited, E.killTimeout];
   // A master that died before it served leaves no group to drain: draining ends at once then.
-  if (m('draining')) return c.lastExit?.pid === null ? [E.drainDone, E.drainFailed] : [E.drainDone, E.drainFailed, E.stop, ...queue];
+  if (m('draining'))
+    return c.lastExit?.pid === null ? [E.drainDone, E.drainFailed] : [E.drainDone, E.drainFailed, E.stop, ...queue];
   if (m('restarting')) return [E.backoff, E.stop, ...queue];
   return [];
 }
@@ -100,7 +125,18 @@ export function nginxEvents(snapshot: AnyMachineSnapshot): AnyEventObject[] {
 /** nginxKey is the part of a snapshot that decides what happens next. */
 export function nginxKey(snapshot: AnyMachineSnapshot): unknown {
   const c = snapshot.context as NginxProcessContext;
-  return [snapshot.value, cfg(c.applied), cfg(c.pending), cfg(c.reloading), cfg(c.failed), c.stopRequested, c.killed, c.pid === null, c.lastExit?.pid === null, c.everStarted];
+  return [
+    snapshot.value,
+    cfg(c.applied),
+    cfg(c.pending),
+    cfg(c.reloading),
+    cfg(c.failed),
+    c.stopRequested,
+    c.killed,
+    c.pid === null,
+    c.lastExit?.pid === null,
+    c.everStarted,
+  ];
 }
 
 const MARK = (config: string | null) => `served ${config ?? 'boot'}`;
@@ -149,7 +185,8 @@ function faultyMaster(real: ReturnType<typeof nginxActors>['master'], faults: Fa
       receive: (listener: (command: NginxMasterCommand) => void) => (forward = listener),
     });
     args.receive((command) => {
-      if ((command as EventObject).type === 'test.fail') throw ((failed = true), new Error('the master actor failed (injected)'));
+      if ((command as EventObject).type === 'test.fail')
+        throw ((failed = true), new Error('the master actor failed (injected)'));
       forward?.(command as NginxMasterCommand);
     });
     return cleanup ?? undefined;
@@ -167,13 +204,22 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
   const log: RealStep[] = [];
   const faults: Faults = { swallowExit: false, failDrain: false };
   const folder = new ConfigFolder(gates.binary, conf);
-  const real = nginxActors({ binary: gates.binary, dir: conf, httpPort: port, folder, log: pino({ level: 'silent' }), startTimeoutMs: 15_000 });
+  const real = nginxActors({
+    binary: gates.binary,
+    dir: conf,
+    httpPort: port,
+    folder,
+    log: pino({ level: 'silent' }),
+    startTimeoutMs: 15_000,
+  });
   let squatter: Server | null = null; // another process's listener on the HTTP port
   const drain = fromPromise<void, DrainInput>(async (args) => {
     await (real.drain as unknown as { config: (a: typeof args) => Promise<void> }).config(args);
     if (faults.failDrain) throw ((faults.failDrain = false), new Error('the drain failed (injected)'));
   });
-  const logic = nginxProcessMachine.provide({ actors: { master: faultyMaster(real.master, faults), reload: real.reload, drain } });
+  const logic = nginxProcessMachine.provide({
+    actors: { master: faultyMaster(real.master, faults), reload: real.reload, drain },
+  });
   const actor: Actor<typeof logic> = createActor(logic, { input: NGINX_INPUT, inspect: microstepRecorder(log) });
   const initial = actor.getSnapshot();
   const groups = new Set<number>(); // every master pid (= process group) this world started
@@ -216,12 +262,24 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
     initial: () => initial as AnyMachineSnapshot,
     project: (snapshot, side) => {
       const c = snapshot.context as NginxProcessContext;
-      const symbol = (config: string | null) => (side === 'model' || config === null ? config : (['conf-1', 'conf-2'].find((s) => text(s) === config) ?? `?${config.slice(0, 20)}`));
+      const symbol = (config: string | null) =>
+        side === 'model' || config === null
+          ? config
+          : (['conf-1', 'conf-2'].find((s) => text(s) === config) ?? `?${config.slice(0, 20)}`);
       return {
-        applied: symbol(cfg(c.applied)), pending: symbol(cfg(c.pending)), reloading: symbol(cfg(c.reloading)), retry: symbol(cfg(c.failed) ?? null),
-        ok: c.reloadsOk, failed: c.reloadsFailed, skipped: c.reloadsSkipped, restarts: c.restarts, stopRequested: c.stopRequested, killed: c.killed,
+        applied: symbol(cfg(c.applied)),
+        pending: symbol(cfg(c.pending)),
+        reloading: symbol(cfg(c.reloading)),
+        retry: symbol(cfg(c.failed) ?? null),
+        ok: c.reloadsOk,
+        failed: c.reloadsFailed,
+        skipped: c.reloadsSkipped,
+        restarts: c.restarts,
+        stopRequested: c.stopRequested,
+        killed: c.killed,
         exitPid: c.lastExit === null ? 'none' : c.lastExit.pid === null ? 'null' : 'pid',
-        everStarted: c.everStarted, startFailure: c.startFailure !== null,
+        everStarted: c.everStarted,
+        startFailure: c.startFailure !== null,
       };
     },
 
@@ -241,7 +299,9 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
       if (portInUse) {
         // The port is taken before the held master runs nginx, which then cannot bind it.
         squatter = createServer();
-        await new Promise<void>((resolve, reject) => squatter!.once('error', reject).listen(port, '127.0.0.1', resolve));
+        await new Promise<void>((resolve, reject) =>
+          squatter!.once('error', reject).listen(port, '127.0.0.1', resolve),
+        );
         await gates.release('start'); // nginx itself exits: nothing to kill
       } else if (event.type === E.exited.type && from?.matches('alive.starting' as never)) {
         for (const pid of await gates.waiting('start')) process.kill(pid, 'SIGKILL');
@@ -257,10 +317,16 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
         if (from?.matches('alive.reloading' as never)) staleTests.push(...(await gates.waiting('test')));
         actor.send({ type: 'nginx.stop' });
       }
-      if (event.type === 'nginx.reload') actor.send({ type: 'nginx.reload', config: text((event as unknown as { config: string }).config), files: [] });
+      if (event.type === 'nginx.reload')
+        actor.send({ type: 'nginx.reload', config: text((event as unknown as { config: string }).config), files: [] });
       if (event.type === E.reloadDone.type || event.type === E.reloadFailed.type) {
-        const tests = await waitFor<number[] | false>('the nginx -t of this reload', async () => ((await freshTests()).length ? freshTests() : false), 5000);
-        if (event.type === E.reloadFailed.type) await writeFile(join(conf, 'nginx.conf.next'), 'this is not an nginx config;\n');
+        const tests = await waitFor<number[] | false>(
+          'the nginx -t of this reload',
+          async () => ((await freshTests()).length ? freshTests() : false),
+          5000,
+        );
+        if (event.type === E.reloadFailed.type)
+          await writeFile(join(conf, 'nginx.conf.next'), 'this is not an nginx config;\n');
         await gates.release('test', tests || []);
       }
       if (event.type === E.drainDone.type || event.type === E.drainFailed.type) backend.release();
@@ -280,12 +346,20 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
         // The config under test is not in yet: nginx settles on the applied one. Configs alternate
         // between two symbols, so an old worker of the reload before last may answer with the very
         // symbol under test for a moment; that is why this waits for steady answers first.
-        await waitFor(`nginx serving ${MARK(cfg(c.applied))} while the reload is held`, () => servesSteadily(MARK(cfg(c.applied))), 3000);
+        await waitFor(
+          `nginx serving ${MARK(cfg(c.applied))} while the reload is held`,
+          () => servesSteadily(MARK(cfg(c.applied))),
+          3000,
+        );
         const answer = await serves();
         expect(answer).toMatch(/^served /);
         expect(answer).not.toBe(MARK(cfg(c.reloading)));
       } else if (model.matches('alive.starting' as never) && current) {
-        await waitFor('the new master, held before it runs nginx', async () => (await gates.waiting('start')).length === 1, 3000);
+        await waitFor(
+          'the new master, held before it runs nginx',
+          async () => (await gates.waiting('start')).length === 1,
+          3000,
+        );
         expect(await isListening(port)).toBe(false);
       } else if (model.matches('alive.stopping.quitting' as never) && current && inFlight && !inFlight.settled()) {
         expect(alive(ctx().pid!)).toBe(true);
@@ -307,7 +381,9 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
       } else if (model.matches('failed' as never)) {
         await waitFor('the actor to give up', () => actor.getSnapshot().status === 'done', 3000);
         // nginx's own words, turned into the operator's: which port, which flag.
-        expect((actor.getSnapshot().output as { error?: string }).error).toContain(`port ${port} (--http-port) is in use by another process`);
+        expect((actor.getSnapshot().output as { error?: string }).error).toContain(
+          `port ${port} (--http-port) is in use by another process`,
+        );
         expect(actor.getSnapshot().output).toMatchObject({ clean: (model.output as { clean: boolean }).clean });
         await waitFor('no nginx process of this world left', noneLeft, 3000);
         expect(await isListening(port)).toBe(true); // the other process still has it

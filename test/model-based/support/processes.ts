@@ -67,14 +67,20 @@ exec '__NGINX__' "$@"
 `;
 
 /** gatedNginx writes the stand-in into `dir` (gates in the same folder); `hold` turns gates on from the start. */
-export async function gatedNginx(dir: string, hold: readonly ('hold-start' | 'hold-test' | 'ignore-quit')[] = []): Promise<GatedNginx> {
+export async function gatedNginx(
+  dir: string,
+  hold: readonly ('hold-start' | 'hold-test' | 'ignore-quit')[] = [],
+): Promise<GatedNginx> {
   const binary = join(dir, 'nginx');
   for (const flag of hold) await writeFile(join(dir, flag), '');
   await writeFile(binary, WRAPPER.replace('__GATES__', dir).replace('__NGINX__', realNginx()));
   await chmod(binary, 0o755);
   const waiting = async (gate: 'start' | 'test') => {
     const files = (await readdir(dir)).filter((f) => f.startsWith(`${gate}-`) && f.endsWith('.wait'));
-    return files.map((f) => Number(f.slice(gate.length + 1, -5))).filter(alive).sort((a, b) => a - b);
+    return files
+      .map((f) => Number(f.slice(gate.length + 1, -5)))
+      .filter(alive)
+      .sort((a, b) => a - b);
   };
   return {
     binary,
@@ -112,7 +118,11 @@ export async function startHoldingBackend(): Promise<HoldingBackend> {
     release: () => {
       for (const res of held.splice(0)) res.end('released\n');
     },
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
