@@ -6,7 +6,7 @@ import type {
   WatchFailureReport,
 } from '../../machines/resourceWatcher.machine.js';
 import type { Logger } from '../log.js';
-import { ClusterCache } from '../kube/cache.js';
+import type { ClusterCache } from '../kube/cache.js';
 import type { KubeObject } from '../model/snapshot.js';
 import { createInformer, DEFAULT_INFORMER_TIMEOUTS, type Informer } from '../kube/informer.js';
 import type { WatchedKind } from '../kube/kinds.js';

@@ -131,13 +131,17 @@ export function defaultObject(resource: ResourceDef, object: KubeObject, ctx: St
   const obj = object as Obj;
   switch (resource.kind) {
     case 'Service':
-      return defaultService(obj, ctx, old as Obj | undefined);
+      defaultService(obj, ctx, old as Obj | undefined);
+      return;
     case 'Secret':
-      return defaultSecret(obj);
+      defaultSecret(obj);
+      return;
     case 'Namespace':
-      return defaultNamespace(object);
+      defaultNamespace(object);
+      return;
     case 'EndpointSlice':
-      return defaultEndpointSlice(obj);
+      defaultEndpointSlice(obj);
+      return;
     case 'Ingress':
       obj.status ??= { loadBalancer: {} };
       return;

@@ -94,8 +94,10 @@ export class Watches {
     const inScope: Selector = (o) => (!namespace || o.metadata.namespace === namespace) && labels(o) && fields(o);
     const rvParam = query.get('resourceVersion') ?? '';
     const from = rvParam === '' || rvParam === '0' ? undefined : Number(rvParam);
-    if (from !== undefined && !Number.isInteger(from))
-      return sendError(res, badRequest(`invalid resource version: ${rvParam}`));
+    if (from !== undefined && !Number.isInteger(from)) {
+      sendError(res, badRequest(`invalid resource version: ${rvParam}`));
+      return;
+    }
     const bookmarks = flag(query, 'allowWatchBookmarks');
     const initialParam = query.get('sendInitialEvents');
     const sendInitial = initialParam === null ? from === undefined : flag(query, 'sendInitialEvents');
@@ -113,7 +115,10 @@ export class Watches {
       if (!(error instanceof GoneError)) throw error;
       expired = error;
     }
-    if (expired && this.settings.goneAs === 'http') return sendError(res, gone(expired.message));
+    if (expired && this.settings.goneAs === 'http') {
+      sendError(res, gone(expired.message));
+      return;
+    }
 
     let headers = true;
     const encode = (type: string, object: KubeObject): WireEvent => {

@@ -41,7 +41,7 @@ export class ControllerMetrics {
   private readonly syncDuration: Histogram;
   private readonly now: () => number;
 
-  constructor(private readonly options: MetricsOptions) {
+  constructor(readonly options: MetricsOptions) {
     this.now = options.now ?? Date.now;
     const registers = [this.registry];
     this.registry.setDefaultLabels({
@@ -147,7 +147,10 @@ export class ControllerMetrics {
     const ref = event.actorRef as { id?: string; sessionId: string };
     const context = (event.snapshot as { context?: Record<string, unknown> }).context;
     if (!context) return;
-    if (ref.sessionId === event.rootId) return this.observeRoot(context);
+    if (ref.sessionId === event.rootId) {
+      this.observeRoot(context);
+      return;
+    }
     if (ref.id !== 'nginx') return;
     const before = this.seen.get(ref.sessionId) ?? { reloadsOk: 0, reloadsFailed: 0, restarts: 0 };
     const after: NginxCounts = {

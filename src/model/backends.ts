@@ -80,7 +80,7 @@ export class UpstreamTable {
         : port?.name !== undefined
           ? checkPortName(port.name)
           : null;
-    if (!wanted || !wanted.ok) {
+    if (!wanted?.ok) {
       report(`${field}.service.port`, wanted ? wanted.message : 'needs a number or a name');
       return unavailable;
     }

@@ -20,7 +20,7 @@ export function checkTlsPair(certPem: string, keyPem: string): Checked<TlsPair> 
   const chain = certPem.match(CERT_BLOCK) ?? [];
   const rest = certPem.replace(CERT_BLOCK, '').trim();
   if (chain.length === 0 || rest !== '') return { ok: false, message: 'tls.crt is not a PEM certificate chain' };
-  const key = keyPem.trim() + '\n';
+  const key = `${keyPem.trim()}\n`;
   if (!KEY_BLOCK.test(key)) return { ok: false, message: 'tls.key is not one PEM private key' };
   try {
     const leaf = new X509Certificate(chain[0] ?? '');

@@ -23,8 +23,8 @@ export const MAX_NGINX_TEXT = 16384;
 
 const SPACE = new Set([' ', '\t', '\r', '\n']);
 
-/** unescape undoes what nginx undoes in any word: `\"`, `\'`, `\\`, `\t`, `\r` and `\n`; other backslashes stay. */
-function unescape(raw: string): string {
+/** unescapeWord undoes what nginx undoes in any word: `\"`, `\'`, `\\`, `\t`, `\r` and `\n`; other backslashes stay. */
+function unescapeWord(raw: string): string {
   if (!raw.includes('\\')) return raw;
   let out = '';
   for (let i = 0; i < raw.length; i++) {
@@ -70,7 +70,7 @@ export function tokenizeNginx(source: string): Checked<NginxToken[]> {
           message: `has ${JSON.stringify(after)} right after a closing quote (nginx wants a space, ';' or '{')`,
         };
       }
-      out.push({ kind: 'word', value: unescape(source.slice(i + 1, j)), quoted: true });
+      out.push({ kind: 'word', value: unescapeWord(source.slice(i + 1, j)), quoted: true });
       i = j + 1;
     } else {
       // A bare word ends at a space, ';' or '{' not escaped by a backslash; `${` does not end it.
@@ -87,7 +87,7 @@ export function tokenizeNginx(source: string): Checked<NginxToken[]> {
         else if (d === '"' || d === "'")
           return { ok: false, message: 'has a quote inside a word (a quote may only start an argument)' };
       }
-      out.push({ kind: 'word', value: unescape(source.slice(i, Math.min(j, source.length))), quoted: false });
+      out.push({ kind: 'word', value: unescapeWord(source.slice(i, Math.min(j, source.length))), quoted: false });
       i = j;
     }
   }

@@ -123,8 +123,14 @@ export class Quarantine {
     const built = new Map(latest.ingresses.map((i) => [keyOf(i), i]));
     if (blamed) {
       const named = blamed.ingresses.filter((k) => built.has(k));
-      if (named.length === 1) return this.hold(named[0] ?? '', built, blamed.field, reason, false);
-      if (named.length > 1) return this.startTrial(named, reason);
+      if (named.length === 1) {
+        this.hold(named[0] ?? '', built, blamed.field, reason, false);
+        return;
+      }
+      if (named.length > 1) {
+        this.startTrial(named, reason);
+        return;
+      }
     }
     // No place, or nobody's: the suspects are what changed since nginx last took a config.
     const before = this.applied === null ? null : new Map(this.applied.ingresses.map((i) => [keyOf(i), i]));
@@ -133,8 +139,8 @@ export class Quarantine {
       this.unblamed = reason;
       return;
     }
-    if (changed.length === 1) return this.hold(changed[0] ?? '', built, 'spec', reason, true);
-    this.startTrial(changed.sort(), reason);
+    if (changed.length === 1) this.hold(changed[0] ?? '', built, 'spec', reason, true);
+    else this.startTrial(changed.sort(), reason);
   }
 
   /**

@@ -188,7 +188,7 @@ function checkProxySetHeader(args: readonly string[]): string | null {
     : null;
 }
 
-const REDIRECT_CODES = ['301', '302', '303', '307', '308'];
+const _REDIRECT_CODES = ['301', '302', '303', '307', '308'];
 const absolute = (v: string) => /^(https?:\/\/|\$scheme)/.test(v);
 
 function checkReturn(args: readonly string[]): string | null {

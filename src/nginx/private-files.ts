@@ -146,6 +146,6 @@ export async function removeOwnFile(path: string): Promise<boolean> {
  */
 export async function removeLinkAt(path: string): Promise<void> {
   const stat = await lstat(path).catch(() => null);
-  if (stat && stat.isSymbolicLink()) await unlink(path);
+  if (stat?.isSymbolicLink()) await unlink(path);
   else if (stat && !stat.isFile()) throw new UnsafePathError(`${path} is not a regular file`);
 }

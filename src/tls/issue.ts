@@ -89,5 +89,5 @@ export async function issueCertificate(options: IssueOptions): Promise<KeyPair> 
         extensions,
       });
   const keyPem = toPem('PRIVATE KEY', (await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)) as ArrayBuffer);
-  return { certPem: cert.toString('pem') + '\n', keyPem };
+  return { certPem: `${cert.toString('pem')}\n`, keyPem };
 }

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { liveGroupMembers } from '../../src/nginx/master.js';
-import { queueIdle, startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
 import { collectXstateWarnings } from '../support/xstate-warnings.js';

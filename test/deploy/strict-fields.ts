@@ -22,7 +22,7 @@ function walk(value: unknown, type: string, path: string, out: string[]): void {
   if (value === null || value === undefined || OPEN.has(type)) return;
   const array = /^Array<(.+)>$/.exec(type);
   if (array) {
-    if (Array.isArray(value)) value.forEach((v, i) => walk(v, array[1]!, `${path}[${i}]`, out));
+    if (Array.isArray(value)) for (const [i, v] of value.entries()) walk(v, array[1]!, `${path}[${i}]`, out);
     return;
   }
   const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);

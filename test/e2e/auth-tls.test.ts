@@ -86,7 +86,7 @@ describe('auth-tls through real nginx', () => {
     expect(answer.status).toBe(200);
     expect(answer.seen?.['ssl-client-verify']).toBe('SUCCESS');
     expect(answer.seen?.['ssl-client-subject-dn']).toBe('CN=alice');
-    expect(decodeURIComponent(answer.seen?.['ssl-client-cert'] ?? '')).toBe(client.certPem.trim() + '\n');
+    expect(decodeURIComponent(answer.seen?.['ssl-client-cert'] ?? '')).toBe(`${client.certPem.trim()}\n`);
   });
 
   it('refuses a request without a certificate, or with one of another CA', async () => {

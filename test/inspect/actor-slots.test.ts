@@ -116,7 +116,7 @@ afterAll(async () => {
 let serial = 0;
 /** syncsAndRenewals changes the Ingress n times (each change served: one sync, one reload) and waits for n more Lease renewals. */
 async function syncsAndRenewals(n: number): Promise<void> {
-  const renewals = () => (controller.root.system.get('status')?.getSnapshot().context as { renewals: number }).renewals;
+  const renewals = () => (controller.root.system.get('status')!.getSnapshot().context as { renewals: number }).renewals;
   const renewedBefore = renewals();
   for (let i = 0; i < n; i++) {
     const path = `/p${++serial}`;

@@ -92,7 +92,7 @@ export async function runPath(
         for (const micro of expected) {
           for (;;) {
             const entry = world.log[pos];
-            if (entry && entry.keys.every((k) => world.ambient.has(k)) && !same(entry.keys, micro.keys)) {
+            if (entry?.keys.every((k) => world.ambient.has(k)) && !same(entry.keys, micro.keys)) {
               for (const k of entry.keys) coverage.realKeys.add(k);
               pos++;
               continue;

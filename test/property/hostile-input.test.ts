@@ -20,7 +20,7 @@ import { readTemplateSources, DEFAULT_TEMPLATE } from '../../src/render/load.js'
 import { compileTemplate, render } from '../../src/render/render.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
-import { foreignDirectives as foreignOrEntries, parseConf, templateDirectives } from '../support/nginx-conf.js';
+import { foreignDirectives as foreignOrEntries, templateDirectives } from '../support/nginx-conf.js';
 
 /** foreignDirectives, less split_clients entries, which (like map entries) are data, not directives. */
 const foreignDirectives: typeof foreignOrEntries = (text, allowed) =>

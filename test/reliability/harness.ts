@@ -18,7 +18,7 @@ import { queueIdle, startCluster, waitFor, type Cluster } from '../support/clust
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
 import { expectedConfig } from './expected.js';
-import { knownBugs } from './known-bugs.js';
+import type { knownBugs } from './known-bugs.js';
 import { profile } from './profile.js';
 import { writeNginxWrapper } from './nginx-wrapper.js';
 import { mountTmpfs, type Tmpfs } from './tmpfs.js';

@@ -59,7 +59,7 @@ interface Replica {
   leader(): Promise<number>;
 }
 
-async function startReplica(api: ApiServer, kubeconfig: string, pod: string): Promise<Replica> {
+async function startReplica(_api: ApiServer, kubeconfig: string, pod: string): Promise<Replica> {
   const dir = await mkdtemp(join(tmpdir(), `ia-${pod}-`));
   const healthzPort = await freePort();
   const child = execa(

@@ -36,7 +36,7 @@ export async function weakCertificate(host: string): Promise<{ certPem: string; 
     extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: host }])],
   });
   return {
-    certPem: cert.toString('pem') + '\n',
+    certPem: `${cert.toString('pem')}\n`,
     keyPem: pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)),
   };
 }

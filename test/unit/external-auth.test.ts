@@ -31,7 +31,7 @@ describe('checkAuthUrl', () => {
     'http://a/$host$',
     'http://$host.evil.com/x',
     'http://a/${host}',
-    'https://a/' + 'x'.repeat(2048),
+    `https://a/${'x'.repeat(2048)}`,
   ])('refuses %j', (url) => expect(checkAuthUrl(url).ok).toBe(false));
 
   it.each([

@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
-process.env['RECHECK_SYNC_BACKEND'] = 'pure';
+process.env.RECHECK_SYNC_BACKEND = 'pure';
 /** The part of recheck's API used here (its own types come with the package). */
 interface Recheck {
   checkSync(

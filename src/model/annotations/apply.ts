@@ -2,7 +2,7 @@
  * From parsed annotations to the model: the features each route of an Ingress gets, and the
  * upstream variants (hash, least_conn, ClusterIP) its balancing annotations ask for.
  */
-import { compare, type Report } from '../backends.js';
+import type { Report } from '../backends.js';
 import type {
   BalancedUpstream,
   ErrorLocation,
@@ -14,7 +14,7 @@ import type {
 import { DEFAULT_PROXY_HOST, NO_EXTRAS, type LocationExtras, type RouteFeatures } from '../locations.js';
 import type { Service } from '../snapshot.js';
 import { checkIp } from '../validate.js';
-import { HttpExtras, stableId } from './http-extras.js';
+import { type HttpExtras, stableId } from './http-extras.js';
 import type { ExternalAuthAnnotations, IngressAnnotations } from './types.js';
 
 /** Variant is how an upstream name balances over its base upstream. */

@@ -224,12 +224,13 @@ export class HttpExtrasTally {
 
   add(extras: HttpExtras): void {
     if (extras.empty) return;
-    extras.sections().forEach((section, i) => (this.parts[i] as Tally<string, unknown>).addAll(section));
+    for (const [i, section] of extras.sections().entries()) (this.parts[i] as Tally<string, unknown>).addAll(section);
   }
 
   remove(extras: HttpExtras): void {
     if (extras.empty) return;
-    extras.sections().forEach((section, i) => (this.parts[i] as Tally<string, unknown>).removeAll(section));
+    for (const [i, section] of extras.sections().entries())
+      (this.parts[i] as Tally<string, unknown>).removeAll(section);
   }
 
   /** model gives the collected zones, maps, canaries and files, sorted. */

@@ -353,7 +353,7 @@ export async function startControllerWorld(
         // the FIFO until the next step gives it the broken file.
         if (id === 'template' && at.next?.event.type === R.templateFailed.type) await holdNextLoad();
         if (id === 'nginx')
-          crashedMaster = (child('nginx')?.getSnapshot() as { context: { pid: number | null } }).context.pid;
+          crashedMaster = (child('nginx')!.getSnapshot() as { context: { pid: number | null } }).context.pid;
         crash(id); // INJECTED
       }
       if (nginxVanishes) {

@@ -171,7 +171,7 @@ interface Faults {
 
 /** faultyMaster is the real `master` actor, able to fail (on `test.fail`) or to miss one exit report. */
 function faultyMaster(real: ReturnType<typeof nginxActors>['master'], faults: Faults) {
-  const callback = (real as unknown as { config: (args: object) => (() => void) | void }).config;
+  const callback = (real as unknown as { config: (args: object) => (() => void) | undefined }).config;
   // Typed as the real one: `test.fail` is the test's own command, sent from outside the machine.
   return fromCallback<NginxMasterCommand, MasterInput>((args) => {
     let forward: ((command: NginxMasterCommand) => void) | undefined;
@@ -224,7 +224,7 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
   const initial = actor.getSnapshot();
   const groups = new Set<number>(); // every master pid (= process group) this world started
   let inFlight: InFlight | null = null;
-  let staleTests: number[] = []; // `nginx -t` runs whose reload was abandoned: never released
+  const staleTests: number[] = []; // `nginx -t` runs whose reload was abandoned: never released
   let removed = false;
 
   const ctx = () => actor.getSnapshot().context;
