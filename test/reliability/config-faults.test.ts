@@ -143,12 +143,13 @@ describe('between the model and nginx', () => {
     h.expectSurvived([record]);
   });
 
-  it('retries a sync whose certificate write hit a full disk', async (ctx) => {
+  it('retries a reload whose certificate write hit a full disk', async (ctx) => {
     const tmpfs = h.tmpfs;
     if (!tmpfs) return ctx.skip();
     const leaf = await issueCertificate({ commonName: 'tls2.example.com', dnsNames: ['tls2.example.com'] });
-    const syncsFailed = () => h.cluster.actor('syncQueue')!.context.syncsFailed as number;
-    const failed = syncsFailed();
+    // The nginx actor writes the files (it owns the folder): the reload fails, not the sync.
+    const reloadsFailed = () => h.nginxContext().reloadsFailed;
+    const failed = reloadsFailed();
     const ballast = await tmpfs.fill();
     const fault = h.begin('disk full writing a certificate');
     await h.cluster.apply(tlsSecret('tls2', leaf.certPem, leaf.keyPem));
@@ -161,11 +162,11 @@ describe('between the model and nginx', () => {
     );
     h.tlsHosts.set('tls2.example.com', 'tls2');
     let failure: string | undefined;
-    await waitFor('a failed sync', () => syncsFailed() > failed, 10_000).catch(
-      (error: Error) => (failure = `no sync failed: ${error.message}`),
+    await waitFor('a failed reload', () => reloadsFailed() > failed, 10_000).catch(
+      (error: Error) => (failure = `no reload failed: ${error.message}`),
     );
-    const error = String(h.cluster.actor('syncQueue')!.context.lastError);
-    if (!failure && !/ENOSPC/.test(error)) failure = `unexpected sync error: ${error}`;
+    const error = String(h.nginxContext().lastReloadError);
+    if (!failure && !/ENOSPC/.test(error)) failure = `unexpected reload error: ${error}`;
     await tmpfs.free();
     const record = await fault.end(15_000, {
       ...(failure ? { failure } : {}),
