@@ -104,7 +104,8 @@ export function checkHealth(lookup: ActorLookup, watchers: readonly string[]): H
       // the API server is away, so the replica stays ready; the detail says since when it is stale.
       const since = watcher.context.staleSince;
       if (typeof since === 'number') {
-        const summary = `watcher ${kind} is not watching since ${new Date(since).toISOString()}; serving what it last saw`;
+        const sinceIso = new Date(since).toISOString();
+        const summary = `watcher ${kind} is not watching since ${sinceIso}; serving what it last saw`;
         const error = watcher.context.lastError ? `, last error: ${oneLine(watcher.context.lastError)}` : '';
         warnings.push(
           item(
