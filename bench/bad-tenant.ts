@@ -178,8 +178,10 @@ export async function runBadTenant(sizes = [100, 10_000]): Promise<void> {
     const clean = results.clean!;
     for (const [name, r] of Object.entries(results)) {
       console.log(
-        `bench bad-tenant: n=${n} ${name} good_change_served_ms=${r.servedMs.toFixed(0)} (round ${r.servedRound}) ratio_to_clean=${(r.servedMs / clean.servedMs).toFixed(2)}; ` +
-          `settled_ms=${r.ms.toFixed(0)} rounds=${r.rounds} (nginx -t ${r.nginxMs.toFixed(0)} ms)${r.held.length ? ` held=${r.held.join(',')}` : ''}`,
+        `bench bad-tenant: n=${n} ${name} good_change_served_ms=${r.servedMs.toFixed(0)} (round ${r.servedRound}) ` +
+          `ratio_to_clean=${(r.servedMs / clean.servedMs).toFixed(2)}; ` +
+          `settled_ms=${r.ms.toFixed(0)} rounds=${r.rounds} ` +
+          `(nginx -t ${r.nginxMs.toFixed(0)} ms)${r.held.length ? ` held=${r.held.join(',')}` : ''}`,
       );
     }
   }

@@ -29,7 +29,10 @@ function alive(pid: number): boolean {
   }
 }
 
-/** startBareNginx runs nginx on a free port with 2 workers, keep-alive to clients and to `backendPort`, as the controller's config has. */
+/**
+ * startBareNginx runs nginx on a free port with 2 workers, keep-alive to clients and to `backendPort`, as the
+ * controller's config has.
+ */
 export async function startBareNginx(backendPort: number): Promise<BareNginx> {
   const dir = await mkdtemp(join(tmpdir(), 'ia-bare-nginx-'));
   await mkdir(join(dir, 'tmp'));

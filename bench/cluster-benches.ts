@@ -112,7 +112,8 @@ export async function runEventToRoute(changes = 50): Promise<void> {
     }
     const syncs = c.logs.filter((l) => l.msg === 'sync done').length - syncsBefore;
     console.log(
-      `bench event-to-route: changes=${changes} ${summarize(samples)} syncs=${syncs} reloads=${reloads(c) - reloadsBefore}`,
+      `bench event-to-route: changes=${changes} ${summarize(samples)}` +
+        ` syncs=${syncs} reloads=${reloads(c) - reloadsBefore}`,
     );
   });
 }
@@ -126,8 +127,9 @@ export async function runBursts(changes = 1000): Promise<void> {
     const { burstMs, convergeMs } = await burst(c, changes);
     const cpu = process.cpuUsage(cpuBefore);
     console.log(
-      `bench bursts: changes=${changes} burst_ms=${burstMs.toFixed(0)} reloads=${nginx().reloadsOk - before} converge_ms=${convergeMs.toFixed(0)} ` +
-        `process_cpu_ms=${((cpu.user + cpu.system) / 1000).toFixed(0)} rss_mb=${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} (API server, client and controller in one process)`,
+      `bench bursts: changes=${changes} burst_ms=${burstMs.toFixed(0)} reloads=${nginx().reloadsOk - before} ` +
+        `converge_ms=${convergeMs.toFixed(0)} process_cpu_ms=${((cpu.user + cpu.system) / 1000).toFixed(0)} rss_mb=` +
+        `${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} (API server, client and controller in one process)`,
     );
   });
 }
@@ -140,7 +142,9 @@ interface LoadRun {
 
 const LOAD_CONNECTIONS = 20;
 
-/** load sends as many requests as 20 keep-alive connections carry for `seconds` to bench.local through nginx on `port`. */
+/**
+ * load sends as many requests as 20 keep-alive connections carry for `seconds` to bench.local through nginx on `port`.
+ */
 async function load(port: number, seconds: number): Promise<LoadRun> {
   const errorCodes = new Map<string, number>();
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
@@ -175,7 +179,10 @@ interface Reloader {
   reloads(): number;
 }
 
-/** whileReloading reloads `count` times while `load` runs: the load's result, the reloads done and the mean time between them. */
+/**
+ * whileReloading reloads `count` times while `load` runs: the load's result, the reloads done and the mean time between
+ * them.
+ */
 async function whileReloading<T>(
   r: Reloader,
   count: number,
@@ -187,22 +194,30 @@ async function whileReloading<T>(
   return { paceMs: (performance.now() - started) / Math.max(1, done), result: await load, reloads: done };
 }
 
-/** compare runs both clients through `r`'s nginx, quiet and then during `count` reloads, prints a line per client, and returns the reload pace. */
+/**
+ * compare runs both clients through `r`'s nginx, quiet and then during `count` reloads, prints a line per client, and
+ * returns the reload pace.
+ */
 async function compare(driver: string, r: Reloader, count: number): Promise<number> {
   const quiet = await load(r.port, 5);
   const busy = await whileReloading(r, count, load(r.port, 10));
   const p99 = (l: LoadRun) => l.result.latency.p99;
   console.log(
-    `bench traffic-during-reloads: driver=${driver} client=autocannon reloads=${busy.reloads} requests=${busy.result.result.requests.total} errors=${failed(busy.result)} ` +
-      `p99_ms=${p99(busy.result)} quiet_p99_ms=${p99(quiet)} p99_ratio=${(p99(busy.result) / Math.max(1, p99(quiet))).toFixed(2)} quiet_errors=${failed(quiet)}`,
+    `bench traffic-during-reloads: driver=${driver} client=autocannon reloads=${busy.reloads} requests=` +
+      `${busy.result.result.requests.total} errors=${failed(busy.result)} ` +
+      `p99_ms=${p99(busy.result)} quiet_p99_ms=${p99(quiet)} p99_ratio=` +
+      `${(p99(busy.result) / Math.max(1, p99(quiet))).toFixed(2)} quiet_errors=${failed(quiet)}`,
   );
   const retryingQuiet = await retryingLoad(r.port, 'bench.local', LOAD_CONNECTIONS, 5);
   const retrying = await whileReloading(r, count, retryingLoad(r.port, 'bench.local', LOAD_CONNECTIONS, 10));
   const { result: busyRetrying } = retrying;
   console.log(
-    `bench traffic-during-reloads: driver=${driver} client=retrying reloads=${retrying.reloads} requests=${busyRetrying.requests} retried=${busyRetrying.retried} ` +
-      `errors=${busyRetrying.errors}${tally(busyRetrying.errorCodes)} p99_ms=${busyRetrying.p99Ms.toFixed(1)} quiet_p99_ms=${retryingQuiet.p99Ms.toFixed(1)} ` +
-      `p99_ratio=${(busyRetrying.p99Ms / retryingQuiet.p99Ms).toFixed(2)} quiet_errors=${retryingQuiet.errors}${tally(retryingQuiet.errorCodes)}`,
+    `bench traffic-during-reloads: driver=${driver} client=retrying reloads=${retrying.reloads} requests=` +
+      `${busyRetrying.requests} retried=${busyRetrying.retried} ` +
+      `errors=${busyRetrying.errors}${tally(busyRetrying.errorCodes)} p99_ms=${busyRetrying.p99Ms.toFixed(1)} ` +
+      `quiet_p99_ms=${retryingQuiet.p99Ms.toFixed(1)} ` +
+      `p99_ratio=${(busyRetrying.p99Ms / retryingQuiet.p99Ms).toFixed(2)} quiet_errors=` +
+      `${retryingQuiet.errors}${tally(retryingQuiet.errorCodes)}`,
   );
   return (busy.paceMs + retrying.paceMs) / 2;
 }
@@ -276,8 +291,10 @@ export async function runFootprint(changes = 1000): Promise<void> {
     clearInterval(sampler);
     sample();
     console.log(
-      `bench footprint: idle_rss_mb=${mb(idle.rss)} idle_cpu_pct=${idle.cpu.toFixed(2)} burst_rss_mb=${mb(peak.rss)} burst_cpu_pct=${cpu.toFixed(1)} ` +
-        `burst_reloads=${reloads(c) - before} burst_converge_ms=${convergeMs.toFixed(0)} nginx_idle_pss_mb=${mb(idle.nginx)} nginx_burst_pss_mb=${mb(peak.nginx)}`,
+      `bench footprint: idle_rss_mb=${mb(idle.rss)} idle_cpu_pct=${idle.cpu.toFixed(2)} burst_rss_mb=${mb(peak.rss)} ` +
+        `burst_cpu_pct=${cpu.toFixed(1)} ` +
+        `burst_reloads=${reloads(c) - before} burst_converge_ms=${convergeMs.toFixed(0)} nginx_idle_pss_mb=` +
+        `${mb(idle.nginx)} nginx_burst_pss_mb=${mb(peak.nginx)}`,
     );
   });
 }

@@ -100,8 +100,10 @@ export async function runIncremental(n = 10_000): Promise<void> {
     }
     const [fullMs, oneMs, secretMs] = [pct(full, 50), pct(one, 50), pct(secret, 50)];
     console.log(
-      `bench incremental: n=${n} one_change_to_reload_requested_ms=${oneMs.toFixed(0)} full_build_render_ms=${fullMs.toFixed(0)} ` +
-        `speedup=${(fullMs / oneMs).toFixed(2)} (target 10) one_secret_change_ms=${secretMs.toFixed(0)} secret_speedup=${(fullMs / secretMs).toFixed(2)} tls_hosts=${snapshot.secrets.length}`,
+      `bench incremental: n=${n} one_change_to_reload_requested_ms=${oneMs.toFixed(0)} full_build_render_ms=` +
+        `${fullMs.toFixed(0)} ` +
+        `speedup=${(fullMs / oneMs).toFixed(2)} (target 10) one_secret_change_ms=${secretMs.toFixed(0)} ` +
+        `secret_speedup=${(fullMs / secretMs).toFixed(2)} tls_hosts=${snapshot.secrets.length}`,
     );
   } finally {
     await cluster.close();

@@ -20,7 +20,10 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
-/** groupPssBytes sums the proportional set size of a process group: shared pages (nginx's workers share most) counted once. */
+/**
+ * groupPssBytes sums the proportional set size of a process group: shared pages (nginx's workers share most) counted
+ * once.
+ */
 export function groupPssBytes(pgid: number): number {
   let total = 0;
   for (const pid of liveGroupMembers(pgid)) {

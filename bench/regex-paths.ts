@@ -129,8 +129,10 @@ export async function runRegexPaths(): Promise<void> {
       const withJit = median(jit);
       const without = median(nojit);
       console.log(
-        `bench regex-paths: uri=${name} (${uri.length} chars) jit_rps=${withJit.rps.toFixed(0)} nojit_rps=${without.rps.toFixed(0)} ` +
-          `ratio=${(withJit.rps / Math.max(1, without.rps)).toFixed(2)} statuses_jit=${withJit.statuses} statuses_nojit=${without.statuses}`,
+        `bench regex-paths: uri=${name} (${uri.length} chars) jit_rps=${withJit.rps.toFixed(0)} nojit_rps=` +
+          `${without.rps.toFixed(0)} ` +
+          `ratio=${(withJit.rps / Math.max(1, without.rps)).toFixed(2)} statuses_jit=${withJit.statuses} ` +
+          `statuses_nojit=${without.statuses}`,
       );
     }
   } finally {

@@ -25,7 +25,10 @@ class RequestFailed extends Error {
   }
 }
 
-/** once sends one GET, reads the whole answer and resolves to its status; it rejects with RequestFailed, saying whether the socket was reused. */
+/**
+ * once sends one GET, reads the whole answer and resolves to its status; it rejects with RequestFailed, saying whether
+ * the socket was reused.
+ */
 function once(agent: Agent | false, port: number, host: string, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request({ agent, host: '127.0.0.1', port, path, headers: { host } }, (res: IncomingMessage) => {

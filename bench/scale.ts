@@ -67,20 +67,23 @@ export async function runScale(sizes = [100, 1000, 10_000]): Promise<void> {
     const bytesPerIngress = Buffer.byteLength(rendered.value) / n;
     rows.push({ n, build: built.ms, render: rendered.ms, nginx: nginxMs });
     console.log(
-      `bench scale detail: n=${n} bytes_per_ingress=${bytesPerIngress.toFixed(0)} objects_heap_mb=${objectsMb.toFixed(1)} retained_heap_mb=${retainedMb.toFixed(1)}`,
+      `bench scale detail: n=${n} bytes_per_ingress=${bytesPerIngress.toFixed(0)} objects_heap_mb=` +
+        `${objectsMb.toFixed(1)} retained_heap_mb=${retainedMb.toFixed(1)}`,
     );
   }
   // Growth: the log-log slope between the smallest and largest N (1.0 is linear).
   const [first, last] = [rows[0]!, rows.at(-1)!];
   const slope = (a: number, b: number) => Math.log(b / a) / Math.log(last.n / first.n);
   console.log(
-    `bench scale slope: build=${slope(first.build, last.build).toFixed(2)} render=${slope(first.render, last.render).toFixed(2)} ` +
+    `bench scale slope: build=${slope(first.build, last.build).toFixed(2)} render=` +
+      `${slope(first.render, last.render).toFixed(2)} ` +
       `nginx_t=${slope(first.nginx, last.nginx).toFixed(2)} (1.00 = linear in N)`,
   );
   // The issue's form, one line per N, last: R = (build + render) / nginx -t.
   for (const row of rows) {
     console.log(
-      `bench scale: n=${row.n} build_ms=${row.build.toFixed(1)} render_ms=${row.render.toFixed(1)} nginx_t_ms=${row.nginx.toFixed(0)} ` +
+      `bench scale: n=${row.n} build_ms=${row.build.toFixed(1)} render_ms=${row.render.toFixed(1)} nginx_t_ms=` +
+        `${row.nginx.toFixed(0)} ` +
         `ratio=${((row.build + row.render) / row.nginx).toFixed(3)}`,
     );
   }

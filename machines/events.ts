@@ -6,7 +6,7 @@ import type { NginxModel, Problem } from '../src/model/nginx-model.js';
  * an actor boundary is here, so the wiring in src/ and the tests speak the same vocabulary.
  */
 
-// ── Kubernetes watchers → sync queue ─────────────────────────────────────────────────────────
+// ── Kubernetes watchers → sync queue ──
 
 /** K8sSyncedEvent says a watcher's first list is in its cache (sent once per watcher). */
 export interface K8sSyncedEvent {
@@ -23,7 +23,7 @@ export interface K8sChangedEvent {
   readonly key: string;
 }
 
-// ── template → sync queue ────────────────────────────────────────────────────────────────────
+// ── template → sync queue ──
 
 /**
  * TemplateChangedEvent hands the sync queue a new good template (compiled; opaque to the
@@ -42,14 +42,19 @@ export interface TemplateWantedEvent {
   readonly type: 'template.wanted';
 }
 
-/** TemplateFileChangedEvent is what the `watchTemplate` actor sends when the template file (or a partial) changed on disk. */
+/**
+ * TemplateFileChangedEvent is what the `watchTemplate` actor sends when the template file (or a partial) changed on
+ * disk.
+ */
 export interface TemplateFileChangedEvent {
   readonly type: 'template.fileChanged';
 }
 
-// ── commands to the sync queue ───────────────────────────────────────────────────────────────
+// ── commands to the sync queue ──
 
-/** SyncRequestEvent forces a sync without waiting for the debounce (still rate-limited, still after the initial sync). */
+/**
+ * SyncRequestEvent forces a sync without waiting for the debounce (still rate-limited, still after the initial sync).
+ */
 export interface SyncRequestEvent {
   readonly type: 'sync.request';
 }
@@ -92,9 +97,12 @@ export type SyncQueueCommand =
   | NginxAppliedEvent
   | NginxRefusedEvent;
 
-// ── nginx process ────────────────────────────────────────────────────────────────────────────
+// ── nginx process ──
 
-/** ConfigFile is a Secret-derived file nginx.conf names: its path under the config folder and its text (null: the self-signed fallback). */
+/**
+ * ConfigFile is a Secret-derived file nginx.conf names: its path under the config folder and its text (null: the
+ * self-signed fallback).
+ */
 export interface ConfigFile {
   readonly file: string;
   readonly pem: string | null;
@@ -152,14 +160,14 @@ export type NginxMasterEvent = NginxStartedEvent | NginxExitedEvent;
 /** NginxMasterCommand is every event the nginx-process machine sends to its `master` actor. */
 export type NginxMasterCommand = NginxQuitCommand | NginxKillCommand;
 
-// ── root supervisor ──────────────────────────────────────────────────────────────────────────
+// ── root supervisor ──
 
 /** StopEvent is SIGTERM or SIGINT, sent to the root supervisor. */
 export interface StopEvent {
   readonly type: 'stop';
 }
 
-// ── status (leader election, Ingress status, Kubernetes Events) ──────────────────────────────
+// ── status (leader election, Ingress status, Kubernetes Events) ──
 
 /**
  * SyncDoneEvent is what the sync queue sends the status and template actors after each sync:
@@ -174,7 +182,9 @@ export interface SyncDoneEvent {
   readonly served: readonly string[];
 }
 
-/** StatusStopEvent makes the status actor step down: clear the status if no replica takes over, release the Lease, stop. */
+/**
+ * StatusStopEvent makes the status actor step down: clear the status if no replica takes over, release the Lease, stop.
+ */
 export interface StatusStopEvent {
   readonly type: 'status.stop';
 }

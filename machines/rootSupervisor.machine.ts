@@ -100,7 +100,9 @@ export interface RootSupervisorOutput {
   readonly reason: string | null;
 }
 
-/** childIds lists every child id in start order: http (if any), watchers, template, syncQueue, nginx, status (if any). */
+/**
+ * childIds lists every child id in start order: http (if any), watchers, template, syncQueue, nginx, status (if any).
+ */
 export function childIds(context: Pick<RootSupervisorInput, 'watchers' | 'status' | 'http'>): string[] {
   return [
     ...(context.http ? ['http'] : []),
@@ -205,7 +207,8 @@ const supervisor = setup({
       statusStopped: context.statusStopped || childOf(event) === 'status',
       failure:
         context.failure ??
-        `restart intensity exceeded: more than ${context.restartIntensity} restarts within ${context.restartPeriodMs} ms (last: ${crashOf(event)})`,
+        `restart intensity exceeded: more than ${context.restartIntensity} restarts within ${context.restartPeriodMs}` +
+          ` ms (last: ${crashOf(event)})`,
     })),
     markBooted: assign({ booted: true }),
     // Stopped before any child started: nothing to wait for.
@@ -299,7 +302,8 @@ const supervising = supervisor.createStateConfig({
  * rootSupervisorMachine owns every actor of the controller, OTP-style.
  *
  * States: `booting` first runs `bootConfig` (a config from an empty cluster, checked with `nginx
- * -t`; its failure stops with exit 1 and its reason, a `stop` meanwhile exits 0), then spawns the children in order (`http` if configured, one `watcher` per kind,
+ * -t`; its failure stops with exit 1 and its reason, a `stop` meanwhile exits 0), then spawns the children in order
+ * (`http` if configured, one `watcher` per kind,
  * `template`, `syncQueue`, `nginx`, `status` if configured, each with its id as systemId) and
  * becomes `running` once the template is ready; `stop` (SIGTERM/SIGINT) → `stopping`: the sync
  * queue stops accepting (`sync.stop`), watchers are stopped, status gets `status.stop` (clear,
@@ -314,9 +318,11 @@ const supervising = supervisor.createStateConfig({
  * restartPeriodMs later (a sliding window); a restart beyond restartIntensity within the window
  * stops everything with exit 1, as does the template machine reaching `failed`.
  *
- * Children to provide: `bootConfig` (fromPromise<void, void>), `watcher` (any actor logic, input WatcherInput), `http` (any actor logic
+ * Children to provide: `bootConfig` (fromPromise<void, void>), `watcher` (any actor logic, input WatcherInput), `http`
+ * (any actor logic
  * that runs until stopped), and the `template`, `syncQueue`, `nginx`, `status` machines with
- * their own effects provided. A `status` or `http` child that completes early counts as a crash. A restart does not back off
+ * their own effects provided. A `status` or `http` child that completes early counts as a crash. A restart does not
+ * back off
  * (as OTP); the watchers and nginx back off inside themselves.
  */
 export const rootSupervisorMachine = supervisor.createMachine({

@@ -6,7 +6,9 @@ import type { StatusCommand } from './events.js';
 export interface StatusInput {
   /** `--election-ttl`: how long a Lease stays valid without renewal (client-go's LeaseDuration) */
   readonly leaseDurationMs: number;
-  /** a leader that could not renew for this long steps down; shorter than leaseDurationMs (client-go's RenewDeadline) */
+  /**
+   * a leader that could not renew for this long steps down; shorter than leaseDurationMs (client-go's RenewDeadline)
+   */
   readonly renewDeadlineMs: number;
   /** how often the leader renews and a follower tries to acquire (client-go's RetryPeriod) */
   readonly retryPeriodMs: number;
@@ -38,7 +40,10 @@ export interface ShutdownCheck {
   readonly reason: string;
 }
 
-/** PublishStatusInput is what `publishStatus` and `clearStatus` get: the Ingresses the last sync served, null before any. */
+/**
+ * PublishStatusInput is what `publishStatus` and `clearStatus` get: the Ingresses the last sync served, null before
+ * any.
+ */
 export interface PublishStatusInput {
   readonly served: readonly string[] | null;
 }
@@ -100,7 +105,8 @@ const notProvided = (name: string) => async (): Promise<never> => {
  * `lease` (`held` holds `holding` → `renewing` every retryPeriodMs; a successful renew re-enters
  * `held`, restarting its renewDeadlineMs timer; the timer firing, or a renew that finds the Lease
  * taken, → `follower`), `status` (`off` without --update-status; else `publishing` ⇄ `idle`, on
- * `sync.done` and every resyncPeriodMs), `events` (`recording` ⇄ `idle`, on `sync.done`). `status.stop`: a `waiting` follower → `stopped`; a `campaigning` one →
+ * `sync.done` and every resyncPeriodMs), `events` (`recording` ⇄ `idle`, on `sync.done`). `status.stop`: a `waiting`
+ * follower → `stopped`; a `campaigning` one →
  * `stopping.releasing`, as its acquire may yet win; the leader → `stopping` (`checking`
  * whether another replica will take over → `clearing` the addresses if none will →
  * `releasing` the Lease) → `stopped` (final; bounded by stopTimeoutMs).
@@ -113,7 +119,8 @@ const notProvided = (name: string) => async (): Promise<never> => {
  * Effects to provide (each a fromPromise): `acquireLease`, `renewLease` (→ LeaseResult; 409 =
  * lost the race, so `leader: false`), `releaseLease` (→ whether it released one), `publishStatus`
  * (PublishStatusInput: write the addresses where they differ), `recordEvents` (RecordEventsInput:
- * Events for new problems), `checkPeers` (→ ShutdownCheck), `clearStatus` (PublishStatusInput); and the logging actions `reportLeading`, `reportFollowing`, `reportShutdown`.
+ * Events for new problems), `checkPeers` (→ ShutdownCheck), `clearStatus` (PublishStatusInput); and the logging
+ * actions `reportLeading`, `reportFollowing`, `reportShutdown`.
  */
 export const statusMachine = setup({
   types: {
@@ -255,7 +262,9 @@ export const statusMachine = setup({
                   actions: {
                     type: 'reportFollowing',
                     params: ({ context }) => ({
-                      reason: `could not renew the Lease for ${context.renewDeadlineMs} ms (${context.lastError ?? 'no answer'})`,
+                      reason:
+                        `could not renew the Lease for ${context.renewDeadlineMs} ms (` +
+                        `${context.lastError ?? 'no answer'})`,
                     }),
                   },
                 },

@@ -16,7 +16,10 @@ export interface SyncQueueInput {
   readonly minSyncIntervalMs: number;
 }
 
-/** RunSyncInput is what each `runSync` invocation gets: the sync's number (1 for the first) and nginx's verdicts since the last. */
+/**
+ * RunSyncInput is what each `runSync` invocation gets: the sync's number (1 for the first) and nginx's verdicts since
+ * the last.
+ */
 export interface RunSyncInput {
   readonly generation: number;
   /** the config nginx serves, as the last `nginx.applied` said (null before any) */

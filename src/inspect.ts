@@ -63,10 +63,12 @@ const STATELY_UI = 'https://stately.ai/inspect';
 
 // The bridge page of @statelyai/inspect's server, addressing the relay by the page's own host so
 // it also works through `kubectl port-forward` and SSH tunnels.
-const BRIDGE_PAGE = `<!DOCTYPE html>
+const BRIDGE_PAGE =
+  `<!DOCTYPE html>
 <html>
 <head><meta charset="utf-8"><title>ingress-actors · Stately inspector</title>
-<style>* { margin: 0; padding: 0; } html, body { height: 100%; } iframe { width: 100%; height: 100%; border: none; }</style>
+<style>* { margin: 0; padding: 0; } html, body { height: ` +
+  `100%; } iframe { width: 100%; height: 100%; border: none; }</style>
 </head>
 <body>
 <iframe id="inspector" src="${STATELY_UI}"></iframe>

@@ -221,7 +221,8 @@ export function toDot(chart: Chart): string {
       // The regions of a parallel state are dashed, as in UML.
       const region = state.parent !== null && byId.get(state.parent)?.kind === 'parallel';
       lines.push(
-        `${pad}  label=${dotString([state.key, ...state.notes].join('\n'))}; style=${region ? '"rounded,dashed"' : 'rounded'};`,
+        `${pad}  label=${dotString([state.key, ...state.notes].join('\n'))}; style=` +
+          `${region ? '"rounded,dashed"' : 'rounded'};`,
       );
       lines.push(`${pad}  ${dotString(state.id)} [shape=point, style=invis, width=0.01, label=""];`);
       if (state.initial)
@@ -233,7 +234,8 @@ export function toDot(chart: Chart): string {
           ...loose.filter((t) => t.target === null).map(transitionLabel),
         ];
         lines.push(
-          `${pad}  ${dotString(anyId(state.id))} [shape=note, style="", fontsize=9, label=${dotString(text.join('\n'))}];`,
+          `${pad}  ${dotString(anyId(state.id))} [shape=note, style="", fontsize=9, label=` +
+            `${dotString(text.join('\n'))}];`,
         );
       }
       for (const child of state.children) emit(byId.get(child)!, depth + 1);

@@ -35,7 +35,10 @@ export function portInUse(emerg: string | null, ports: { httpPort: number; https
   const address = emerg.slice(start + 'bind() to '.length, end);
   const port = Number(address.slice(address.lastIndexOf(':') + 1));
   const flag = port === ports.httpPort ? ' (--http-port)' : port === ports.httpsPort ? ' (--https-port)' : '';
-  return `nginx cannot listen on ${address}: port ${port}${flag} is in use by another process; stop it or choose another port`;
+  return (
+    `nginx cannot listen on ${address}: port ${port}${flag} is in use by another process; stop it or choose ` +
+    'another port'
+  );
 }
 
 /** NginxActorOptions are what the nginx-process effects need: the binary, the config folder, the port to probe. */

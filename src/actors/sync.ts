@@ -45,7 +45,8 @@ export function syncActors(options: SyncOptions) {
       if (input.refused && quarantine.unblamed !== null) {
         options.log.error(
           { reason: quarantine.unblamed },
-          'nginx refused the config, and no Ingress is to blame (the ConfigMap or the template?); the last good config stays',
+          'nginx refused the config, and no Ingress is to blame (the ConfigMap or the template?); the last good ' +
+            'config stays',
         );
         quarantine.unblamed = null;
       }

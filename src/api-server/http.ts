@@ -32,7 +32,8 @@ export async function readBody(req: IncomingMessage): Promise<unknown> {
     throw new ApiError(
       415,
       'UnsupportedMediaType',
-      'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+      'the body of the request was in an unknown format - accepted media types include: application/json, ' +
+        'application/yaml, application/vnd.kubernetes.protobuf',
     );
   }
   const text = raw.toString('utf8');

@@ -71,7 +71,10 @@ function publish(table: ResourceTable): Published {
 /** The documents of each table, made once: a table never changes. */
 const PUBLISHED = new WeakMap<ResourceTable, Published>();
 
-/** openApiDocument answers /openapi/v3 and /openapi/v3/<group-version> for a table's kinds; undefined elsewhere (v2 is 404). */
+/**
+ * openApiDocument answers /openapi/v3 and /openapi/v3/<group-version> for a table's kinds; undefined elsewhere (v2 is
+ * 404).
+ */
 export function openApiDocument(path: string, table: ResourceTable = DEFAULT_TABLE): object | undefined {
   let end = path.length;
   while (end > 0 && path[end - 1] === '/') end--; // not /\/+$/, which is quadratic on `////…x`

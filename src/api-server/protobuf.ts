@@ -262,7 +262,8 @@ export function decodeProtobuf(body: Buffer): Record<string, Value> {
     throw new ApiError(
       415,
       'UnsupportedMediaType',
-      `protobuf bodies are only read for ${Object.keys(KINDS).join(', ')}; send ${kind || 'this kind'} as application/json`,
+      `protobuf bodies are only read for ${Object.keys(KINDS).join(', ')}` +
+        `; send ${kind || 'this kind'} as application/json`,
     );
   const object = decodeMessage(Buffer.from(envelope.raw ?? '', 'base64'), message);
   return { apiVersion: envelope.typeMeta?.apiVersion, kind, ...object };

@@ -178,7 +178,8 @@ export class Registry {
       const token = decodeContinue(options.continue);
       if (token.rv < this.store.oldestResourceVersion) {
         throw gone(
-          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list ' +
+            'without the continue parameter.',
         );
       }
       after = token.start;
@@ -373,7 +374,8 @@ export class Registry {
       throw new ApiError(
         409,
         'Conflict',
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in meta: ${old.metadata.resourceVersion}`,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}` +
+          `, ResourceVersion in meta: ${old.metadata.resourceVersion}`,
       );
     }
     if (old.metadata.deletionTimestamp) return { object: old, deleted: false };
@@ -400,7 +402,8 @@ export class Registry {
       throw new ApiError(
         403,
         'Forbidden',
-        `${namespace}: forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+        `${namespace}: forbidden: unable to create new content in ` +
+          `namespace ${namespace} because it is being terminated`,
         {
           name: namespace,
           kind: 'namespaces',

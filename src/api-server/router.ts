@@ -94,7 +94,9 @@ function listBody(resource: ResourceDef, result: ListResult): object {
   return { kind: `${resource.kind}List`, apiVersion: apiVersionOf(resource), metadata: listMetadata(result), items };
 }
 
-/** Router answers every authenticated request: discovery first, then the REST paths of the registry's resource table. */
+/**
+ * Router answers every authenticated request: discovery first, then the REST paths of the registry's resource table.
+ */
 export class Router {
   private readonly table: ResourceTable;
 
@@ -216,7 +218,8 @@ export class Router {
           throw new ApiError(
             415,
             'UnsupportedMediaType',
-            `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`,
+            'the body of the request was in an ' +
+              `unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`,
           );
         }
         const body = await readBody(req);

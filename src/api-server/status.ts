@@ -80,7 +80,8 @@ export function conflict(resource: ResourceDef, name: string): ApiError {
   return new ApiError(
     409,
     'Conflict',
-    `Operation cannot be fulfilled on ${qualifiedName(resource)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+    `Operation cannot be fulfilled on ${qualifiedName(resource)} "${name}": the object has been modified; please ` +
+      'apply your changes to the latest version and try again',
     details(resource, name),
   );
 }

@@ -187,7 +187,9 @@ function validateName(resource: ResourceDef, name: string): StatusCause[] {
       {
         reason: 'FieldValueInvalid',
         field,
-        message: `Invalid value: "${name}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character`,
+        message:
+          `Invalid value: "${name}": a lowercase RFC 1123 label must consist of lower case alphanumeric ` +
+          `characters or '-', and must start and end with an alphanumeric character`,
       },
     ];
   }
@@ -196,7 +198,9 @@ function validateName(resource: ResourceDef, name: string): StatusCause[] {
       {
         reason: 'FieldValueInvalid',
         field,
-        message: `Invalid value: "${name}": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character`,
+        message:
+          `Invalid value: "${name}": a DNS-1035 label must consist of lower case alphanumeric characters or ` +
+          `'-', start with an alphabetic character, and end with an alphanumeric character`,
       },
     ];
   }
@@ -205,7 +209,9 @@ function validateName(resource: ResourceDef, name: string): StatusCause[] {
       {
         reason: 'FieldValueInvalid',
         field,
-        message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`,
+        message:
+          `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric ` +
+          `characters, '-' or '.', and must start and end with an alphanumeric character`,
       },
     ];
   }
@@ -232,7 +238,9 @@ function validateIngress(object: Obj): StatusCause[] {
         causes.push({
           reason: 'FieldValueNotSupported',
           field: `${field}.pathType`,
-          message: `Unsupported value: "${String(p.pathType)}": supported values: "Exact", "ImplementationSpecific", "Prefix"`,
+          message:
+            `Unsupported value: "${String(p.pathType)}": ` +
+            'supported values: "Exact", "ImplementationSpecific", "Prefix"',
         });
       } else if (p.pathType !== 'ImplementationSpecific' && !String(p.path ?? '').startsWith('/')) {
         causes.push({

@@ -179,7 +179,8 @@ const COLUMNS: Record<string, Column[]> = {
     {
       name: 'Object',
       cell: (o) =>
-        `${String(get(o, 'involvedObject', 'kind') ?? '').toLowerCase()}/${String(get(o, 'involvedObject', 'name') ?? '')}`,
+        `${String(get(o, 'involvedObject', 'kind') ?? '').toLowerCase()}/` +
+        `${String(get(o, 'involvedObject', 'name') ?? '')}`,
     },
     { name: 'Message', cell: (o) => o.message ?? '' },
   ],

@@ -7,7 +7,8 @@ import { checkDnsLabel, checkIp, checkObjectName } from '../model/validate.js';
 import { DEFAULT_TEMPLATE } from '../render/load.js';
 import { classFlags, parseFlags, parsePort, UsageError } from './flags.js';
 
-export const CONTROLLER_USAGE = `Usage: ingress-actors controller [flags]
+export const CONTROLLER_USAGE =
+  `Usage: ingress-actors controller [flags]
 
   --kubeconfig FILE                 (in-cluster config when absent)
   --ingress-class NAME              (nginx)          --controller-class NAME (k8s.io/ingress-nginx)
@@ -18,7 +19,8 @@ export const CONTROLLER_USAGE = `Usage: ingress-actors controller [flags]
   --healthz-host IP (all addresses)
   --sync-rate-limit R (0.3)         --nginx-binary PATH (env NGINX_BINARY, else nginx)
   --template FILE
-  --config-dir DIR                  (as root /var/lib/ingress-actors, else $TMPDIR/ingress-actors-UID; private to this user)
+  --config-dir DIR                  (as root /var/lib/ingress-actors, else $TMPDIR/ingress-actors-UID; private to ` +
+  `this user)
   --drain-timeout S (5)             --shutdown-timeout S (30)
   --restart-intensity N (5)         --restart-period S (30)
   --inspect                         --inspect-port N (8080: the Stately inspector, on 127.0.0.1)
@@ -91,7 +93,10 @@ function electionTtl(value: string | undefined): number {
   return ms;
 }
 
-/** samePort refuses two listeners given one port (the second would only fail at start, or the inspector take nginx's port). */
+/**
+ * samePort refuses two listeners given one port (the second would only fail at start, or the inspector take nginx's
+ * port).
+ */
 export function samePort(ports: Readonly<Record<string, number>>): void {
   const seen = new Map<number, string>();
   for (const [flag, port] of Object.entries(ports)) {
@@ -143,7 +148,8 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
   const rate = values['sync-rate-limit'] === undefined ? 0.3 : Number(values['sync-rate-limit']);
   if (!(rate > 0))
     throw new UsageError(
-      `--sync-rate-limit must be a positive number of syncs per second, not ${JSON.stringify(values['sync-rate-limit'])}`,
+      '--sync-rate-limit must be a positive number ' +
+        `of syncs per second, not ${JSON.stringify(values['sync-rate-limit'])}`,
     );
   const intensity = values['restart-intensity'] === undefined ? 5 : Number(values['restart-intensity']);
   if (!Number.isInteger(intensity) || intensity < 0) throw new UsageError('--restart-intensity must be a whole number');

@@ -5,7 +5,10 @@ import { startController, type Controller } from '../main.js';
 import type { CommandIo } from './command.js';
 import { CONTROLLER_USAGE, parseControllerFlags } from './controller-flags.js';
 
-/** StopSignals records SIGTERM and SIGINT from the moment a command starts, so one that comes during the start is not lost. */
+/**
+ * StopSignals records SIGTERM and SIGINT from the moment a command starts, so one that comes during the start is not
+ * lost.
+ */
 export class StopSignals {
   private stopping: NodeJS.Signals | null = null;
   private listener: ((signal: NodeJS.Signals) => void) | null = null;

@@ -11,7 +11,9 @@ import { StopSignals, superviseController } from './controller.js';
 import { parseControllerFlags } from './controller-flags.js';
 import { parsePort, UsageError } from './flags.js';
 
-export const DEMO_USAGE = `Usage: ingress-actors demo [--manifests DIR] [--http-port N (8080)] [--https-port N (8443)] [--dir DIR]
+export const DEMO_USAGE =
+  'Usage: ingress-actors demo [--manifests DIR] [--http-port N (8080)] [--https-port N ' +
+  `(8443)] [--dir DIR]
                          [controller flags: --inspect, --inspect-port N (8090), --healthz-port N, ...]
 
 The embedded cluster: a local HTTPS Kubernetes API server seeded with the manifests (default
@@ -139,7 +141,8 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
     await api.writeKubeconfig(kubeconfig);
     const ports = new Set<number>();
     for (const slice of seed.filter((o) => o.kind === 'EndpointSlice') as EndpointSlice[]) {
-      const service = `${slice.metadata?.namespace ?? 'default'}/${slice.metadata?.labels?.['kubernetes.io/service-name']}`;
+      const service =
+        `${slice.metadata?.namespace ?? 'default'}/` + `${slice.metadata?.labels?.['kubernetes.io/service-name']}`;
       for (const port of slice.ports ?? []) {
         const onLoopback = (slice.endpoints ?? []).some((e) => e.addresses?.includes('127.0.0.1'));
         if (port.port && onLoopback && !ports.has(port.port)) {

@@ -43,7 +43,9 @@ const COMMANDS: Record<string, { readonly run: Command; readonly usage: string }
   statecharts: { run: runStatecharts, usage: STATECHARTS_USAGE },
 };
 
-/** systemErrorLine spells a Node system error (a file missing, access denied) as `path: what`, or null for other errors. */
+/**
+ * systemErrorLine spells a Node system error (a file missing, access denied) as `path: what`, or null for other errors.
+ */
 function systemErrorLine(error: unknown): string | null {
   const { code, path, message } = error as { code?: unknown; path?: unknown; message?: unknown };
   if (typeof code !== 'string' || typeof path !== 'string' || typeof message !== 'string') return null;
@@ -51,7 +53,10 @@ function systemErrorLine(error: unknown): string | null {
   return `${path}: ${what}`;
 }
 
-/** failureLine is the one line a failure the user can act on prints, with its exit code; null for a bug (its stack then). */
+/**
+ * failureLine is the one line a failure the user can act on prints, with its exit code; null for a bug (its stack
+ * then).
+ */
 function failureLine(error: unknown): { line: string; code: 1 | 2 } | null {
   if (error instanceof UsageError)
     return { line: error.usage ? `${error.message}\n\n${error.usage}` : error.message, code: 2 };

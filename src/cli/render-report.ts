@@ -46,7 +46,8 @@ export function renderReport(snapshot: Snapshot, options: BuildOptions, problems
     const services = [...unsliced].map(([service, ports]) => `${service}:${[...ports].join(',')}`).sort();
     const shown = services.length > 5 ? [...services.slice(0, 5), `and ${services.length - 5} more`] : services;
     lines.push(
-      `${paths} backend${paths === 1 ? '' : 's'} of ${services.length} Service${services.length === 1 ? '' : 's'} without EndpointSlices in the manifests (as in helm template output) answer 503: ${shown.join(', ')}`,
+      `${paths} backend${paths === 1 ? '' : 's'} of ${services.length} Service${services.length === 1 ? '' : 's'} ` +
+        `without EndpointSlices in the manifests (as in helm template output) answer 503: ${shown.join(', ')}`,
     );
   }
   return lines;

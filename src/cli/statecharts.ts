@@ -23,7 +23,9 @@ export const MACHINES: Readonly<Record<string, AnyStateMachine>> = {
 };
 
 /** STATECHARTS_USAGE is the command's --help text. */
-export const STATECHARTS_USAGE = `Usage: ingress-actors statecharts --out DIR [--machine NAME]... [--dot PATH] [--no-svg]
+export const STATECHARTS_USAGE =
+  'Usage: ingress-actors statecharts --out DIR ' +
+  `[--machine NAME]... [--dot PATH] [--no-svg]
 
 Writes, for each machine (${Object.keys(MACHINES).join(', ')}):
   NAME.json  its definition (machine.toJSON()), for Stately Studio and other tools

@@ -104,7 +104,8 @@ export function checkHealth(lookup: ActorLookup, watchers: readonly string[]): H
       // the API server is away, so the replica stays ready; the detail says since when it is stale.
       const since = watcher.context.staleSince;
       if (typeof since === 'number') {
-        const summary = `watcher ${kind} is not watching since ${new Date(since).toISOString()}; serving what it last saw`;
+        const sinceIso = new Date(since).toISOString();
+        const summary = `watcher ${kind} is not watching since ${sinceIso}; serving what it last saw`;
         const error = watcher.context.lastError ? `, last error: ${oneLine(watcher.context.lastError)}` : '';
         warnings.push(
           item(
@@ -116,7 +117,8 @@ export function checkHealth(lookup: ActorLookup, watchers: readonly string[]): H
       continue;
     }
     const detail = watcher
-      ? `state ${stateLabel(watcher.value)}${watcher.context?.lastError ? `, last error: ${oneLine(watcher.context.lastError)}` : ''}`
+      ? `state ${stateLabel(watcher.value)}` +
+        `${watcher.context?.lastError ? `, last error: ${oneLine(watcher.context.lastError)}` : ''}`
       : 'not running';
     problems.push(item(`watcher ${kind} has not synced yet`, detail));
   }
@@ -158,7 +160,10 @@ export function healthText(health: Health, detailed: boolean): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** isLoopbackAddress says whether a socket's remote address is this machine: 127.0.0.0/8, ::1, or 127.x mapped into IPv6. */
+/**
+ * isLoopbackAddress says whether a socket's remote address is this machine: 127.0.0.0/8, ::1, or 127.x mapped into
+ * IPv6.
+ */
 export function isLoopbackAddress(address: string | undefined): boolean {
   if (address === undefined || address.length > 45) return false;
   if (address === '::1') return true;

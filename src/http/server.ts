@@ -1,6 +1,7 @@
 /**
  * The HTTP server on `--healthz-port`: `/healthz` (200 `ok`, or 500 with one reason per line;
- * then `warning:` lines; details only to loopback clients) and `/metrics` (Prometheus text). Anything else is 404. It runs as the root supervisor's
+ * then `warning:` lines; details only to loopback clients) and `/metrics` (Prometheus text). Anything else is 404. It
+ * runs as the root supervisor's
  * `http` child: a fromPromise that resolves when stopped and rejects when the server fails.
  */
 import { createServer, type RequestListener, type Server } from 'node:http';

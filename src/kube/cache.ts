@@ -35,7 +35,9 @@ export class ClusterCache {
     return removed;
   }
 
-  /** list returns every object held of a kind; the same array while the kind is unchanged, never one that changes later. */
+  /**
+   * list returns every object held of a kind; the same array while the kind is unchanged, never one that changes later.
+   */
   list<T extends KubeObject>(kind: WatchedKind): readonly T[] {
     let list = this.lists.get(kind);
     if (!list) this.lists.set(kind, (list = Object.freeze([...this.kind(kind).values()])));

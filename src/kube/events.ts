@@ -14,7 +14,10 @@ import type { Problem } from '../model/nginx-model.js';
 import type { ClusterCache } from './cache.js';
 import { apiCode, describeApiError } from './leader.js';
 
-/** EventRecorderOptions configure the recorder; the bucket defaults allow 10 Events per Ingress at once, then one per 30 s. */
+/**
+ * EventRecorderOptions configure the recorder; the bucket defaults allow 10 Events per Ingress at once, then one per 30
+ * s.
+ */
 export interface EventRecorderOptions {
   readonly core: CoreV1Api;
   readonly cache: ClusterCache;
@@ -40,7 +43,10 @@ export const COMPONENT = 'ingress-actors';
 const MAX_MESSAGE = 1024;
 const EVENT_TTL_MS = 60 * 60 * 1000;
 
-/** scrubMessage removes PEM blocks and long base64 runs (key material has no business in an Event), control characters, and caps the length. */
+/**
+ * scrubMessage removes PEM blocks and long base64 runs (key material has no business in an Event), control characters,
+ * and caps the length.
+ */
 export function scrubMessage(message: string): string {
   const scrubbed = message
     .replace(/-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(-----END [A-Z0-9 ]+-----|$)/g, '[PEM data removed]')
@@ -61,7 +67,10 @@ export function reasonFor(problem: Problem): string {
   return 'InvalidIngress';
 }
 
-/** eventName is the Event's name for a problem: the Ingress name and a hash of reason and message, a valid DNS subdomain. */
+/**
+ * eventName is the Event's name for a problem: the Ingress name and a hash of reason and message, a valid DNS
+ * subdomain.
+ */
 export function eventName(ingressName: string, reason: string, message: string): string {
   const hash = createHash('sha256').update(`${reason}\0${message}`).digest('hex').slice(0, 16);
   return `${ingressName.slice(0, 200)}.${hash}`;
@@ -159,7 +168,10 @@ export class EventRecorder {
     return { created, counted, limited };
   }
 
-  /** forgetOld drops counts of Events the API server has expired (1 h by default) and full buckets, so memory follows the problems. */
+  /**
+   * forgetOld drops counts of Events the API server has expired (1 h by default) and full buckets, so memory follows
+   * the problems.
+   */
   private forgetOld(): void {
     const now = this.now();
     for (const [name, { at }] of this.counts) if (now - at > EVENT_TTL_MS) this.counts.delete(name);

@@ -31,7 +31,10 @@ export function electionTimings(ttlMs: number): ElectionTimings {
   };
 }
 
-/** defaultIdentity is POD_NAME when set, else host name plus a random suffix (unique per process, as client-go recommends). */
+/**
+ * defaultIdentity is POD_NAME when set, else host name plus a random suffix (unique per process, as client-go
+ * recommends).
+ */
 export function defaultIdentity(env: NodeJS.ProcessEnv): string {
   return env.POD_NAME || `${hostname()}_${randomBytes(4).toString('hex')}`;
 }

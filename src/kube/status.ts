@@ -66,7 +66,10 @@ export interface PublishResult {
   readonly unchanged: number;
 }
 
-/** servedIngresses lists `namespace/name` of every Ingress that has a location in the model: the Ingresses this controller owns. */
+/**
+ * servedIngresses lists `namespace/name` of every Ingress that has a location in the model: the Ingresses this
+ * controller owns.
+ */
 export function servedIngresses(model: NginxModel): Set<string> {
   const served = new Set<string>();
   for (const server of [model.defaultServer, ...model.servers])
@@ -110,7 +113,10 @@ export function sameAddresses(a: readonly LoadBalancerAddress[], b: readonly Loa
 const keyOf = (o: { metadata?: { namespace?: string; name?: string } }) =>
   `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
-/** runLimited runs the writes 8 at a time (as ingress-nginx's pool of 10) and counts those that wrote; the first failure rejects after all settled. */
+/**
+ * runLimited runs the writes 8 at a time (as ingress-nginx's pool of 10) and counts those that wrote; the first failure
+ * rejects after all settled.
+ */
 async function runLimited(tasks: ReadonlyArray<() => Promise<boolean>>, limit = 8): Promise<number> {
   let next = 0;
   let written = 0;
@@ -154,7 +160,10 @@ export function serviceAddresses(service: V1Service): LoadBalancerAddress[] {
   }
 }
 
-/** nodeAddress is a Node's ExternalIP, else its InternalIP (ingress-nginx's GetNodeIPOrName without --report-node-internal-ip-address). */
+/**
+ * nodeAddress is a Node's ExternalIP, else its InternalIP (ingress-nginx's GetNodeIPOrName without
+ * --report-node-internal-ip-address).
+ */
 export function nodeAddress(node: V1Node): string | null {
   const addresses = node.status?.addresses ?? [];
   return (
@@ -259,7 +268,9 @@ export class StatusWriter {
     return { written: await runLimited(writes), unchanged };
   }
 
-  /** clear empties the addresses of every served Ingress (on the last replica's shutdown); returns how many it wrote. */
+  /**
+   * clear empties the addresses of every served Ingress (on the last replica's shutdown); returns how many it wrote.
+   */
   async clear(served: ReadonlySet<string>): Promise<number> {
     const ingresses = this.options.cache
       .list<V1Ingress>('Ingress')
@@ -315,7 +326,10 @@ export class StatusWriter {
     throw new Error(`updating the status of Ingress ${keyOf(ingress)}: still conflicting after 5 attempts`);
   }
 
-  /** newerFromCache waits (bounded) until the cache holds a version other than `stale`; null when the Ingress is gone or nothing came. */
+  /**
+   * newerFromCache waits (bounded) until the cache holds a version other than `stale`; null when the Ingress is gone or
+   * nothing came.
+   */
   private async newerFromCache(stale: V1Ingress): Promise<V1Ingress | null> {
     const deadline = Date.now() + (this.options.conflictWaitMs ?? 2_000);
     const key = keyOf(stale);

@@ -166,7 +166,10 @@ function plansOf(
   return plans;
 }
 
-/** hostsOf settles the hosts the plans touch (only the dirty ones with a memo) and reports what the hosts made of the plans. */
+/**
+ * hostsOf settles the hosts the plans touch (only the dirty ones with a memo) and reports what the hosts made of the
+ * plans.
+ */
 function hostsOf(plans: readonly IngressPlan[], settings: Settings, memo: BuildMemo, problems: Problem[]): HostTable {
   const { hosts } = memo;
   const age = (i: Ingress) => memo.age(i);
@@ -217,7 +220,8 @@ function modelOf(
     defaultServer,
     servers: named,
     defaultCertificateFile: settings.certificates.defaultCertificate.file,
-    // Only what a location proxies to (with its canary) or renders errors with: a defaultBackend that lost to a rule writes no upstream.
+    // Only what a location proxies to (with its canary) or renders errors with: a defaultBackend that lost to a rule
+    // writes no upstream.
     upstreams,
     certificates: files.list,
     filesDigest: files.digest,
@@ -228,7 +232,8 @@ function modelOf(
 function listenOf(options: BuildOptions): NginxModel['listen'] {
   if (options.listenAddress === undefined) return null;
   const ip = checkIp(options.listenAddress);
-  // A build option, not a Kubernetes value: a wrong one is the caller's bug, and nginx must not listen wider than asked.
+  // A build option, not a Kubernetes value: a wrong one is the caller's bug, and nginx must not listen wider than
+  // asked.
   if (!ip.ok) throw new RangeError(`listenAddress: ${ip.message}`);
   const host = ip.value.family === 6 ? `[${ip.value.address}]` : ip.value.address;
   return { http: `${host}:${options.httpPort}`, https: `${host}:${options.httpsPort}` };
@@ -285,7 +290,9 @@ function swappedIn(
   return out ?? [...list];
 }
 
-/** serversView splits the servers into the catch-all and the named ones, and fits the server_names hash to the names. */
+/**
+ * serversView splits the servers into the catch-all and the named ones, and fits the server_names hash to the names.
+ */
 function serversView(
   memo: BuildMemo,
   servers: readonly Server[],
@@ -302,7 +309,9 @@ function serversView(
   return memo.view;
 }
 
-/** upstreamsOf gives the upstreams the servers proxy to, the last build's list while nothing they are made from changed. */
+/**
+ * upstreamsOf gives the upstreams the servers proxy to, the last build's list while nothing they are made from changed.
+ */
 function upstreamsOf(
   memo: BuildMemo,
   config: GlobalConfig,
@@ -337,7 +346,10 @@ function balancedOf(memo: BuildMemo, config: GlobalConfig, lookups: Lookups): No
   return memo.balanced;
 }
 
-/** filesOf lists the files nginx.conf names (certificates, then htpasswd files) with their digest, kept while they are the same. */
+/**
+ * filesOf lists the files nginx.conf names (certificates, then htpasswd files) with their digest, kept while they are
+ * the same.
+ */
 function filesOf(
   memo: BuildMemo,
   certificates: CertificateTable,

@@ -21,7 +21,8 @@ import {
 
 /** DEFAULT_SSL_CIPHERS is ingress-nginx's ssl-ciphers default. */
 export const DEFAULT_SSL_CIPHERS =
-  'ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:' +
+  'ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:' +
+  'ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:' +
   'ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384';
 
 /** RISK_LEVELS is ingress-nginx's risk scale, lowest first. */
@@ -362,7 +363,8 @@ export const refusedConfigKeys: readonly { readonly key: string; readonly reason
   {
     key: 'annotation-value-word-blocklist',
     reason:
-      'snippets are always checked against a fixed allow-list of directives; other annotations have allow-list validators',
+      'snippets are always checked against a fixed allow-list ' +
+      'of directives; other annotations have allow-list validators',
   },
   { key: 'custom-http-errors', reason: 'only the custom-http-errors annotation is supported' },
   { key: 'whitelist-source-range', reason: 'only the allowlist-source-range annotation is supported' },

@@ -54,7 +54,8 @@ function snippetDocs(): string[] {
     'server, which every Ingress on the host shares, so only headers that neither set sessions, redirect',
     'nor frame the body), with its arguments checked. Values are printable ASCII and may read only',
     `these variables: ${SAFE_VARIABLES.map((v) => `\`$${v}\``).join(', ')}, the families`,
-    `${SAFE_VARIABLE_PREFIXES.map((p) => `\`$${p}*\``).join(', ')} and the captures \`$1\`…\`$9\`; \`\${name}\` is read as nginx does, and an`,
+    `${SAFE_VARIABLE_PREFIXES.map((p) => `\`$${p}*\``).join(', ')} and the captures \`$1\`…\`$9\`; \`\${name}\` is ` +
+      'read as nginx does, and an',
     'unterminated `${` is refused. What passes is printed argument by argument through the quoting',
     'helper, so nginx reads exactly what was checked. Anything else is a problem naming the annotation',
     'and the directive, and the Ingress is left out.',
@@ -80,12 +81,16 @@ export function annotationDocs(): string {
   const supported = supportedKeys.map(({ group, key }) => ({
     key: key.key,
     aliases: key.aliases ?? [],
-    row: `| ${key.risk} | ${key.scope} | ${key.support} | ${cell(`${key.doc}${key.note ? `. Partial: ${key.note}` : ''}`)} (${group}) |`,
+    row:
+      `| ${key.risk} | ${key.scope} | ${key.support} | ` +
+      `${cell(`${key.doc}${key.note ? `. Partial: ${key.note}` : ''}`)} (${group}) |`,
   }));
   const refused = refusedAnnotations.map((r) => ({
     key: r.key,
     aliases: [] as string[],
-    row: `| ${r.risk} | ${r.scope} | ${r.effect === 'left-out' ? 'refused: Ingress left out' : 'refused: ignored'} | ${cell(r.reason)} |`,
+    row:
+      `| ${r.risk} | ${r.scope} | ${r.effect === 'left-out' ? 'refused: Ingress left out' : 'refused: ignored'} | ` +
+      `${cell(r.reason)} |`,
   }));
   const rows = [...supported, ...refused]
     .sort((a, b) => (a.key < b.key ? -1 : 1))

@@ -81,7 +81,8 @@ export function resolveHost(
           note(
             step,
             `${step.field}.path`,
-            `host ${show(host)} path ${show(step.route.path)} (${step.route.pathType}) is already served by Ingress ${taken.owner}; path left out`,
+            `host ${show(host)} path ${show(step.route.path)} (${step.route.pathType}) is already served by Ingress ` +
+              `${taken.owner}; path left out`,
           );
         else routes.set(step.key, step.route);
       } else if (step.kind === 'canary') canaryClaims.push({ note, step });
@@ -108,7 +109,8 @@ export function resolveHost(
           note(
             step,
             'metadata.annotations.nginx.ingress.kubernetes.io/auth-tls-secret',
-            `host ${show(host)} already has the client certificate check of Ingress ${clientAuth.owner} (Secret ${clientAuth.secretId}); that one applies here`,
+            `host ${show(host)} already has the client certificate check of Ingress ${clientAuth.owner} (Secret ` +
+              `${clientAuth.secretId}); that one applies here`,
           );
         }
       }

@@ -36,7 +36,8 @@ export function whyNotOurs(
     const controller = ingressClass.spec?.controller;
     return controller === options.controllerClass
       ? null
-      : `IngressClass ${show(className)} is another controller's (${show(controller ?? '')}, not ${show(options.controllerClass)})`;
+      : `IngressClass ${show(className)} is another controller's (${show(controller ?? '')}, not ` +
+          `${show(options.controllerClass)})`;
   }
   const legacy = ingress.metadata?.annotations?.[LEGACY_CLASS_ANNOTATION];
   if (legacy !== undefined)
@@ -45,5 +46,6 @@ export function whyNotOurs(
       : `${LEGACY_CLASS_ANNOTATION} ${show(legacy)} is another class (not ${show(options.ingressClass)})`;
   return options.watchIngressWithoutClass
     ? null
-    : 'no class (neither spec.ingressClassName nor the kubernetes.io/ingress.class annotation; --watch-ingress-without-class serves it)';
+    : 'no class (neither spec.ingressClassName nor the kubernetes.io/ingress.class annotation; ' +
+        '--watch-ingress-without-class serves it)';
 }

@@ -123,7 +123,8 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
     const redirect = f ? (f.sslRedirect ?? host.sslRedirect) : host.sslRedirect;
     const grpc = f?.protocol === 'grpc' || f?.protocol === 'grpcs';
     const target = route.canary?.variable ?? route.upstream;
-    // rewrite-target replaces the URI when the location's own pattern matches (as ingress-nginx's `rewrite "(?i)path"`).
+    // rewrite-target replaces the URI when the location's own pattern matches (as ingress-nginx's `rewrite
+    // "(?i)path"`).
     const pattern =
       modifier === '~*'
         ? `(?i)${match}`

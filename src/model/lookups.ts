@@ -28,7 +28,9 @@ export class Lookups {
     this.slices = same('endpointSlices') ? previous!.slices : byService(snapshot.endpointSlices);
   }
 
-  /** changedSecrets names (namespace/name) the Secrets that are not the ones `other` holds: added, removed or replaced. */
+  /**
+   * changedSecrets names (namespace/name) the Secrets that are not the ones `other` holds: added, removed or replaced.
+   */
   changedSecrets(other: Lookups): Set<string> {
     const changed = new Set<string>();
     if (this.secrets === other.secrets) return changed;

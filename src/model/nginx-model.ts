@@ -123,7 +123,10 @@ export interface ProxySettings {
   readonly nextUpstreamTimeout: string | null;
   readonly httpVersion: '1.0' | '1.1' | null;
   readonly requestBuffering: 'on' | 'off' | null;
-  /** proxy_redirect: rewrite Location and Refresh headers starting with `from` to `to`; `to` null is `proxy_redirect default` (null: off, as ingress-nginx) */
+  /**
+   * proxy_redirect: rewrite Location and Refresh headers starting with `from` to `to`; `to` null is `proxy_redirect
+   * default` (null: off, as ingress-nginx)
+   */
   readonly redirect: { readonly from: string; readonly to: string | null } | null;
   /** limit_rate and limit_rate_after, in kilobytes (per second for the rate) */
   readonly limitRate: number | null;
@@ -203,7 +206,10 @@ export interface Location {
     /** auth-tls: the verify result and DNs of the client certificate, and the certificate itself when `pass` */
     readonly clientCertificate: { readonly pass: boolean } | null;
   } | null;
-  /** auth-tls with verification on: a request that reached this location without a verified client certificate (plain HTTP) is refused */
+  /**
+   * auth-tls with verification on: a request that reached this location without a verified client certificate (plain
+   * HTTP) is refused
+   */
   readonly requireClientCertificate: boolean;
   readonly grpcHeaders: { readonly host: string } | null;
   /** denylist then allowlist, in nginx's order */
@@ -287,7 +293,9 @@ export interface Server {
   readonly clientAuth: ClientAuth | null;
 }
 
-/** ClientAuth is a server's client certificate check: the CA file (written 0600 beside nginx.conf) and how to verify. */
+/**
+ * ClientAuth is a server's client certificate check: the CA file (written 0600 beside nginx.conf) and how to verify.
+ */
 export interface ClientAuth {
   readonly caFile: string;
   readonly verifyClient: 'on' | 'off' | 'optional' | 'optional_no_ca';
@@ -337,7 +345,10 @@ export interface NginxModel {
   readonly config: GlobalConfig;
   /** the Strict-Transport-Security value, or null when hsts is off */
   readonly hstsHeader: string | null;
-  /** set when a location uses auth-url: the nameservers for the names it looks up per request (the controller's /etc/resolv.conf) */
+  /**
+   * set when a location uses auth-url: the nameservers for the names it looks up per request (the controller's
+   * /etc/resolv.conf)
+   */
   readonly externalAuth: { readonly resolvers: readonly string[] } | null;
   /** the http-level Host header, which a location with upstream-vhost replaces */
   readonly proxyHeaders: { readonly host: string };

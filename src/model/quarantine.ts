@@ -166,7 +166,8 @@ export class Quarantine {
         problemFor(
           key,
           held.field,
-          `nginx refused the config with this Ingress in it (${held.reason}); it is left out until it or a Secret in its namespace changes`,
+          `nginx refused the config with this Ingress in it (${held.reason}); it is left out until it or a Secret in ` +
+            'its namespace changes',
         ),
       );
     }

@@ -12,7 +12,9 @@ import { regexSubsetRefusal } from './regex-path.js';
 import type { SnippetDirective } from './nginx-model.js';
 import { checkCidr, checkHeaderName, type Checked } from './validate.js';
 
-/** SnippetContext is where a snippet goes: configuration-snippet in each location, server-snippet in the host's server. */
+/**
+ * SnippetContext is where a snippet goes: configuration-snippet in each location, server-snippet in the host's server.
+ */
 export type SnippetContext = 'location' | 'server';
 
 export type { SnippetDirective };
@@ -92,7 +94,10 @@ const time = (v: string) =>
     ? null
     : `${JSON.stringify(v.slice(0, 64))} is not a time (a number, optionally followed by ms, s, m, h or d)`;
 
-/** checkRegex accepts the regular expressions of regexSubsetRefusal's subset (PCRE2 and JavaScript read them alike), without named groups (which set variables). */
+/**
+ * checkRegex accepts the regular expressions of regexSubsetRefusal's subset (PCRE2 and JavaScript read them alike),
+ * without named groups (which set variables).
+ */
 function checkRegex(v: string): string | null {
   const shown = JSON.stringify(v.slice(0, 64));
   if (v.length === 0 || v.length > MAX_VALUE)
@@ -105,7 +110,10 @@ function checkRegex(v: string): string | null {
   return refused === null ? null : `${shown}: ${refused}`;
 }
 
-/** The response headers a server-snippet may not add to every Ingress of the host: sessions, redirects, framing of the body, HSTS. */
+/**
+ * The response headers a server-snippet may not add to every Ingress of the host: sessions, redirects, framing of the
+ * body, HSTS.
+ */
 const HOST_WIDE_FORBIDDEN_HEADERS = [
   'set-cookie',
   'location',
@@ -203,7 +211,10 @@ function checkReturn(args: readonly string[]): string | null {
 function checkRewrite(args: readonly string[]): string | null {
   const [regex = '', replacement = '', flag] = args;
   if (flag === undefined || !['break', 'redirect', 'permanent'].includes(flag)) {
-    return 'rewrite needs the flag break, redirect or permanent: last (or no flag) starts a new location search, which can reach internal locations';
+    return (
+      'rewrite needs the flag break, redirect or permanent: last (or no flag) starts a new location search, ' +
+      'which can reach internal locations'
+    );
   }
   return checkRegex(regex) ?? checkValue(replacement) ?? (replacement === '' ? 'rewrite needs a replacement' : null);
 }
@@ -408,7 +419,9 @@ export function checkSnippetDirectives(
     if (args.length < entry.minArgs || args.length > entry.maxArgs) {
       return {
         ok: false,
-        message: `the directive ${name} takes ${entry.usage} (${args.length} argument${args.length === 1 ? '' : 's'} given)`,
+        message:
+          `the directive ${name} takes ${entry.usage} ` +
+          `(${args.length} argument${args.length === 1 ? '' : 's'} given)`,
       };
     }
     if (entry.once && seen.has(name))
@@ -416,7 +429,9 @@ export function checkSnippetDirectives(
     if (entry.annotation && options.annotated?.(entry.annotation)) {
       return {
         ok: false,
-        message: `the directive ${name} is also set by the annotation ${entry.annotation} (nginx refuses a duplicate); use one of them`,
+        message:
+          `the directive ${name} is also set by the annotation ${entry.annotation} (nginx refuses a ` +
+          'duplicate); use one of them',
       };
     }
     const problem = entry.check(args, context);

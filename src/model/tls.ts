@@ -59,7 +59,8 @@ export class CertificateTable {
     if (!certificateCovers(found.pair.leaf, host)) {
       report(
         `${field}.secretName`,
-        `the certificate in Secret ${namespace}/${name.value} is not valid for host ${host}; using the default certificate`,
+        `the certificate in Secret ${namespace}/${name.value} is not ` +
+          `valid for host ${host}; using the default certificate`,
       );
       return this.defaultCertificate;
     }

@@ -181,7 +181,10 @@ export function checkOffset(value: unknown): Checked<string> {
 /** The smallest large_client_header_buffers size nginx takes: connection_pool_size, 512 on 64 bits. */
 export const MIN_LARGE_HEADER_BUFFER = 512n;
 
-/** checkBuffers accepts nginx's `number size` pair, as large-client-header-buffers: `4 8k` (1-9999 buffers of 512 bytes or more). */
+/**
+ * checkBuffers accepts nginx's `number size` pair, as large-client-header-buffers: `4 8k` (1-9999 buffers of 512 bytes
+ * or more).
+ */
 export function checkBuffers(value: unknown): Checked<{ number: number; size: string }> {
   const bad = fail(
     `${show(value)} is not 'number size' (e.g. '4 8k': 1-9999 buffers of 512 bytes or more, in bytes, k or m)`,
@@ -193,7 +196,10 @@ export function checkBuffers(value: unknown): Checked<{ number: number; size: st
   return ok({ number: Number(count), size: size.value });
 }
 
-/** checkSeconds accepts a duration: whole seconds (`60`, as ingress-nginx's keys take) or an nginx time (`90s`, `2m`, `500ms`). */
+/**
+ * checkSeconds accepts a duration: whole seconds (`60`, as ingress-nginx's keys take) or an nginx time (`90s`, `2m`,
+ * `500ms`).
+ */
 export function checkSeconds(value: unknown): Checked<string> {
   // Nine digits of days is 8.6e16 ms, inside ngx_parse_time's range (NGX_MAX_INT_T_VALUE).
   if (typeof value !== 'string' || value.length > 11)

@@ -91,7 +91,10 @@ export class ConfigFolder {
     });
   }
 
-  /** idle resolves once every operation begun so far has ended (an owner that stopped waits for it before it removes the folder). */
+  /**
+   * idle resolves once every operation begun so far has ended (an owner that stopped waits for it before it removes the
+   * folder).
+   */
   idle(): Promise<void> {
     return this.turn.then(() => undefined);
   }

@@ -11,12 +11,17 @@ export interface TestResult {
   readonly output: string;
 }
 
-/** NginxNotRunnableError is an nginx binary that cannot be run at all (missing, not executable): the operator's to fix. */
+/**
+ * NginxNotRunnableError is an nginx binary that cannot be run at all (missing, not executable): the operator's to fix.
+ */
 export class NginxNotRunnableError extends Error {
   override name = 'NginxNotRunnableError';
 }
 
-/** notRunnable describes a spawn failure of `binary` (ENOENT, EACCES, …) naming how to choose another, or null for other errors. */
+/**
+ * notRunnable describes a spawn failure of `binary` (ENOENT, EACCES, …) naming how to choose another, or null for
+ * other errors.
+ */
 export function notRunnable(binary: string, code: string | undefined): NginxNotRunnableError | null {
   const why =
     code === 'ENOENT'
@@ -29,7 +34,8 @@ export function notRunnable(binary: string, code: string | undefined): NginxNotR
   if (why === null) return null;
   const where = binary.includes('/') ? '' : ' on the PATH';
   return new NginxNotRunnableError(
-    `nginx binary ${JSON.stringify(binary)}${where} ${why} (${code}): give its path with --nginx-binary (or NGINX_BINARY), or put nginx on the PATH`,
+    `nginx binary ${JSON.stringify(binary)}${where} ${why} (${code}): give its path with --nginx-binary (or ` +
+      'NGINX_BINARY), or put nginx on the PATH',
   );
 }
 

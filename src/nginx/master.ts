@@ -160,7 +160,8 @@ export function workerPids(master: number): number[] {
  * of that fails it logs `[emerg]` and keeps serving the old config. So a worker that was not
  * there before the signal means the new config took, and once no worker of the old generation
  * is left that has not begun shutting down (closing its listeners), only the new config serves
- * new connections; an `[emerg]` after the signal means it does not. (A worker of the old generation that crashed just then and was respawned would also be
+ * new connections; an `[emerg]` after the signal means it does not. (A worker of the old generation that crashed just
+ * then and was respawned would also be
  * new: a false success that the next reload, which every sync can trigger, corrects.)
  */
 async function confirmReload(

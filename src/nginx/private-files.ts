@@ -85,7 +85,8 @@ export async function ensurePrivateDir(path: string, access: Access): Promise<vo
       );
     if (stat.mode & 0o022)
       throw new UnsafePathError(
-        `${path} is writable by ${stat.mode & 0o002 ? 'everyone' : 'its group'} (mode ${octal(stat.mode)}); remove it or choose another folder`,
+        `${path} is writable by ${stat.mode & 0o002 ? 'everyone' : 'its group'} (mode ${octal(stat.mode)}); remove ` +
+          'it or choose another folder',
       );
     if (access.gid !== undefined && stat.gid !== access.gid) await folder.chown(stat.uid, access.gid);
     // After the chown: changing the group clears set-id bits, and chmod sets exactly these.

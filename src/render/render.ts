@@ -32,7 +32,10 @@ const PER_SERVER_ROOT = /@root\.(servers|defaultServer|upstreams|certificates|fi
 /** What ties a partial's text to where it is called from rather than to its context object. */
 const CALL_SITE = /\.\.\/|@index|@first|@last|@key/;
 
-/** reusablePartials are the partials whose text depends only on their context and the root's settings, with every partial they call. */
+/**
+ * reusablePartials are the partials whose text depends only on their context and the root's settings, with every
+ * partial they call.
+ */
 function reusablePartials(partials: Readonly<Record<string, string>>): Set<string> {
   const calls = (source: string) => [...source.matchAll(/\{\{~?#?>\s*([\w-]+)/g)].map((m) => m[1]!);
   const clean = (name: string, seen: Set<string>): boolean => {

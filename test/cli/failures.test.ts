@@ -119,13 +119,17 @@ describe('listen ports in use', () => {
     ]);
   };
 
-  it('finding "healthz port in use": the controller exits 1 naming --healthz-port and the address, before starting nginx', async () => {
-    const run = await controller('--healthz-port', String(port), '--healthz-host', '127.0.0.1');
-    expect({ code: run.exitCode, stderr: run.stderr }).toEqual({
-      code: 1,
-      stderr: `ingress-actors controller: --healthz-port ${port}: 127.0.0.1:${port}: the port is already in use`,
-    });
-  });
+  it(
+    'finding "healthz port in use": the controller exits 1 ' +
+      'naming --healthz-port and the address, before starting nginx',
+    async () => {
+      const run = await controller('--healthz-port', String(port), '--healthz-host', '127.0.0.1');
+      expect({ code: run.exitCode, stderr: run.stderr }).toEqual({
+        code: 1,
+        stderr: `ingress-actors controller: --healthz-port ${port}: 127.0.0.1:${port}: the port is already in use`,
+      });
+    },
+  );
 
   it('finding "healthz port in use": on all addresses (the default) too', async () => {
     const run = await controller('--healthz-port', String(port));
@@ -135,32 +139,42 @@ describe('listen ports in use', () => {
     );
   });
 
-  it('finding "inspector port in use": the controller exits 1 naming --inspect-port, not a raw EADDRINUSE', async () => {
-    const run = await controller('--inspect-port', String(port));
-    expect({ code: run.exitCode, stderr: run.stderr }).toEqual({
-      code: 1,
-      stderr: `ingress-actors controller: --inspect-port ${port}: 127.0.0.1:${port}: the port is already in use`,
-    });
-  });
+  it(
+    'finding "inspector port in use": the controller exits ' + '1 naming --inspect-port, not a raw EADDRINUSE',
+    async () => {
+      const run = await controller('--inspect-port', String(port));
+      expect({ code: run.exitCode, stderr: run.stderr }).toEqual({
+        code: 1,
+        stderr: `ingress-actors controller: --inspect-port ${port}: 127.0.0.1:${port}: the port is already in use`,
+      });
+    },
+  );
 
-  it('finding "inspector port": the inspector on the HTTP port is refused at once (exit 2, both flags named)', async () => {
-    const run = await cli(['controller', '--inspect', '--http-port', '8080']);
-    expect({ code: run.exitCode, stderr: run.stderr }).toEqual({
-      code: 2,
-      stderr: 'ingress-actors controller: --inspect-port and --http-port are both 8080; give them different ports',
-    });
-  });
+  it(
+    'finding "inspector port": the inspector on the HTTP port ' + 'is refused at once (exit 2, both flags named)',
+    async () => {
+      const run = await cli(['controller', '--inspect', '--http-port', '8080']);
+      expect({ code: run.exitCode, stderr: run.stderr }).toEqual({
+        code: 2,
+        stderr: 'ingress-actors controller: --inspect-port and --http-port are both 8080; give them different ports',
+      });
+    },
+  );
 });
 
 describe('render', () => {
   const ingressClass =
-    'apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: nginx}\nspec: {controller: k8s.io/ingress-nginx}\n';
+    'apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: ' +
+    '{name: nginx}\nspec: {controller: k8s.io/ingress-nginx}\n';
   const ingress = (name: string, spec: string, annotations = '{}') =>
-    `apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: ${name}, annotations: ${annotations}}\nspec: ${spec}\n`;
+    `apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: ${name}, annotations: ${annotations}}\nspec: ` +
+    `${spec}\n`;
   const service = (name: string) =>
     `apiVersion: v1\nkind: Service\nmetadata: {name: ${name}}\nspec: {ports: [{port: 80}]}\n`;
   const paths = (svc: string, ...p: string[]) =>
-    `{ingressClassName: nginx, rules: [{host: ${svc}.example.com, http: {paths: [${p.map((x) => `{path: ${x}, pathType: Prefix, backend: {service: {name: ${svc}, port: {number: 80}}}}`).join(', ')}]}}]}`;
+    `{ingressClassName: nginx, rules: [{host: ${svc}.example.com, http: {paths: [` +
+    p.map((x) => `{path: ${x}, pathType: Prefix, backend: {service: {name: ${svc}, port: {number: 80}}}}`).join(', ') +
+    ']}}]}';
 
   it('finding "render stdin": --manifests - reads the manifests from stdin (helm template ... | render)', async () => {
     const run = await cli(['render', '--manifests', '-'], {
@@ -181,7 +195,8 @@ describe('render', () => {
 
   it('finding "render ignored Ingresses": each Ingress left out is listed with its reason', async () => {
     const other =
-      'apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: other}\nspec: {controller: example.com/other}\n';
+      'apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: ' +
+      '{name: other}\nspec: {controller: example.com/other}\n';
     const run = await cli(['render', '--manifests', '-'], {
       input: [
         ingressClass,
@@ -195,9 +210,11 @@ describe('render', () => {
     expect(run.exitCode).toBe(0);
     expect(run.stderr.split('\n')).toEqual([
       'default/unknown-class: ignored: spec.ingressClassName "missing": IngressClass not found',
-      'default/other-controller: ignored: IngressClass "other" is another controller\'s ("example.com/other", not "k8s.io/ingress-nginx")',
+      'default/other-controller: ignored: IngressClass "other" is ' +
+        'another controller\'s ("example.com/other", not "k8s.io/ingress-nginx")',
       'default/legacy-other: ignored: kubernetes.io/ingress.class "traefik" is another class (not "nginx")',
-      'default/no-class: ignored: no class (neither spec.ingressClassName nor the kubernetes.io/ingress.class annotation; --watch-ingress-without-class serves it)',
+      'default/no-class: ignored: no class (neither spec.ingressClassName nor the kubernetes.io/ingress.class ' +
+        'annotation; --watch-ingress-without-class serves it)',
     ]);
   });
 
@@ -223,7 +240,8 @@ describe('render', () => {
     });
     expect(run.exitCode).toBe(0);
     expect(run.stderr).toBe(
-      '4 backends of 2 Services without EndpointSlices in the manifests (as in helm template output) answer 503: default/api:80, default/web:80',
+      '4 backends of 2 Services without EndpointSlices in the manifests (as in helm template output) answer 503: ' +
+        'default/api:80, default/web:80',
     );
   });
 

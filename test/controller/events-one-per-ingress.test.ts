@@ -57,7 +57,8 @@ it('an Ingress with three problems gets one Event naming all three, each with it
   expect(reason).toBe('InvalidIngress');
   expect(message).toMatch(/^3 problems: \(1\) /);
   expect(message).toContain(
-    'metadata.annotations.nginx.ingress.kubernetes.io/rewrite-targt: is not an annotation this controller knows (did you mean nginx.ingress.kubernetes.io/rewrite-target?)',
+    'metadata.annotations.nginx.ingress.kubernetes.io/rewrite-targt: is not an annotation this controller knows (did ' +
+      'you mean nginx.ingress.kubernetes.io/rewrite-target?)',
   );
   expect(message).toContain('spec.rules[0].http.paths[1].path: "/items/[0-9]+" has characters outside');
   expect(message).toContain('set nginx.ingress.kubernetes.io/use-regex: "true" and pathType: ImplementationSpecific');

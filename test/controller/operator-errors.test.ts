@@ -11,7 +11,8 @@ import { ingressClass } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
 import { startCluster } from '../support/cluster.js';
 
-it('finding 3a: a controller started with --nginx-binary /nonexistent exits 1 naming --nginx-binary and the PATH', async () => {
+it('finding 3a: a controller started with --nginx-binary /nonexistent ' +
+  'exits 1 naming --nginx-binary and the PATH', async () => {
   const cluster = await startCluster([ingressClass()], ['--nginx-binary', '/nonexistent']);
   try {
     expect(await cluster.controller.exitCode).toBe(1);
@@ -24,7 +25,8 @@ it('finding 3a: a controller started with --nginx-binary /nonexistent exits 1 na
   }
 }, 30_000);
 
-it('finding 3b: a controller whose HTTP port another process holds exits 1 naming the port and --http-port, instead of restarting nginx', async () => {
+it('finding 3b: a controller whose HTTP port another process holds exits 1 naming the port and --http-port, instead ' +
+  'of restarting nginx', async () => {
   const port = await freePort();
   const squatter: Server = createServer();
   await new Promise<void>((resolve) => squatter.listen(port, '127.0.0.1', resolve));
@@ -43,9 +45,12 @@ it('finding 3b: a controller whose HTTP port another process holds exits 1 namin
   }
 }, 30_000);
 
-it('finding 1: nothing but the nginx actor writes the config folder (the sync actor no longer writes files)', async () => {
-  const sync = await readFile(join(PROJECT_ROOT, 'src/actors/sync.ts'), 'utf8');
-  expect(sync).not.toMatch(/nginx\/(files|apply|private-files)\.js/);
-  const nginx = await readFile(join(PROJECT_ROOT, 'src/actors/nginx.ts'), 'utf8');
-  expect(nginx).toMatch(/ConfigFolder/);
-});
+it(
+  'finding 1: nothing but the nginx actor writes the ' + 'config folder (the sync actor no longer writes files)',
+  async () => {
+    const sync = await readFile(join(PROJECT_ROOT, 'src/actors/sync.ts'), 'utf8');
+    expect(sync).not.toMatch(/nginx\/(files|apply|private-files)\.js/);
+    const nginx = await readFile(join(PROJECT_ROOT, 'src/actors/nginx.ts'), 'utf8');
+    expect(nginx).toMatch(/ConfigFolder/);
+  },
+);

@@ -133,31 +133,38 @@ it('issue 15: a spec.tls certificate rotated alone is served', async () => {
   );
 });
 
-it('issue 15: an auth-secret htpasswd rotated alone is served: the new password is accepted, the old one refused', async () => {
-  const basic = (password: string) =>
-    get({
-      host: 'auth.test',
-      path: '/',
-      port: cluster.httpPort,
-      headers: { authorization: `Basic ${Buffer.from(`alice:${password}`).toString('base64')}` },
-    });
-  expect((await basic('first')).status).toBe(200);
-  await cluster.apply(users('second'));
-  await waitFor('the new password accepted', async () => (await basic('second')).status === 200, 5_000);
-  expect((await basic('first')).status).toBe(401);
-});
+it(
+  'issue 15: an auth-secret htpasswd rotated alone is served: ' + 'the new password is accepted, the old one refused',
+  async () => {
+    const basic = (password: string) =>
+      get({
+        host: 'auth.test',
+        path: '/',
+        port: cluster.httpPort,
+        headers: { authorization: `Basic ${Buffer.from(`alice:${password}`).toString('base64')}` },
+      });
+    expect((await basic('first')).status).toBe(200);
+    await cluster.apply(users('second'));
+    await waitFor('the new password accepted', async () => (await basic('second')).status === 200, 5_000);
+    expect((await basic('first')).status).toBe(401);
+  },
+);
 
-it('issue 15: an auth-tls-secret CA rotated alone is served: a client of the new CA gets through, one of the old does not', async () => {
-  expect((await tls('mtls.test', clientTwo)).status).toBe(400);
-  await cluster.apply(caSecret(caTwo));
-  // The old code's watcher knew only spec.tls and auth-secret: this change waited for an unrelated one.
-  await waitFor(
-    'a client of the new CA accepted',
-    async () => (await tls('mtls.test', clientTwo)).status === 200,
-    5_000,
-  );
-  expect((await tls('mtls.test', clientOne)).status).toBe(400);
-});
+it(
+  'issue 15: an auth-tls-secret CA rotated alone is served: a client of the new CA gets through, one of the old ' +
+    'does not',
+  async () => {
+    expect((await tls('mtls.test', clientTwo)).status).toBe(400);
+    await cluster.apply(caSecret(caTwo));
+    // The old code's watcher knew only spec.tls and auth-secret: this change waited for an unrelated one.
+    await waitFor(
+      'a client of the new CA accepted',
+      async () => (await tls('mtls.test', clientTwo)).status === 200,
+      5_000,
+    );
+    expect((await tls('mtls.test', clientOne)).status).toBe(400);
+  },
+);
 
 it('issue 15: the --default-ssl-certificate rotated alone is served', async () => {
   const next = await issueCertificate({ commonName: 'fallback two' });

@@ -50,7 +50,8 @@ afterAll(async () => {
 });
 
 describe('the controller', () => {
-  it('turns a burst of 500 Ingress changes within a second into at most 3 reloads, ending on the last state', async () => {
+  it('turns a burst of 500 Ingress changes within a second ' +
+    'into at most 3 reloads, ending on the last state', async () => {
     await waitFor('the sync queue to be idle', () => queueIdle(cluster.actor('syncQueue')?.value));
     const before = nginxContext().reloadsOk;
     const started = Date.now();

@@ -62,7 +62,8 @@ describe('finding 1: no xstate warning from the controller', () => {
   };
   const live = () => readFile(join(cluster.config.configDir, 'nginx.conf'), 'utf8');
 
-  it('finding 1: an Ingress change (reportChanged) and a template change (notifyChanged) reach a quiet sync queue as sendTo, without an assign()/raise() warning', async () => {
+  it('finding 1: an Ingress change (reportChanged) and a template change (notifyChanged) reach a quiet sync queue as ' +
+    'sendTo, without an assign()/raise() warning', async () => {
     await waitFor('the sync queue quiet, its token ready', quietWithToken, 10_000);
     await cluster.apply(
       ingress('app', {
@@ -81,7 +82,8 @@ describe('finding 1: no xstate warning from the controller', () => {
     expect(warnings.seen).toEqual([]);
   }, 40_000);
 
-  it('finding 1: a config nginx -t refuses (reportRefused) and the good one after it (reportApplied) reach the sync queue without a warning', async () => {
+  it('finding 1: a config nginx -t refuses (reportRefused) and the good one after it (reportApplied) reach the sync ' +
+    'queue without a warning', async () => {
     const failed = nginxContext().reloadsFailed;
     await waitFor('the sync queue quiet, its token ready', quietWithToken, 10_000);
     // A log format naming a variable nginx does not know passes the validator but not `nginx -t`.
@@ -103,7 +105,8 @@ describe('finding 1: no xstate warning from the controller', () => {
     expect(warnings.seen).toEqual([]);
   }, 40_000);
 
-  it('finding 1: the master of a failed nginx machine is killed and its exit is not sent to the stopped machine', async () => {
+  it('finding 1: the master of a failed nginx machine is killed ' +
+    'and its exit is not sent to the stopped machine', async () => {
     const oldPid = nginxContext().pid!;
     const oldMachine = cluster.controller.root.system.get('nginx')!;
     // A bug in the machine: an event whose field throws when an action reads it fails the machine.

@@ -146,24 +146,31 @@ describe('deploy/kubernetes', () => {
     expect(grace).toBeLessThanOrEqual(preStopS + shutdownS + 10);
   });
 
-  it('runs 2 replicas as non-root with NET_BIND_SERVICE only, a read-only root and /tmp as the one writable place', () => {
-    expect(deployment.spec?.replicas).toBe(2);
-    expect(deployment.spec?.strategy?.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
-    expect(container.securityContext).toEqual({
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      runAsNonRoot: true,
-      runAsUser: 101,
-      capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] },
-    });
-    expect(pod.securityContext?.sysctls).toEqual([{ name: 'net.ipv4.ip_unprivileged_port_start', value: '0' }]);
-    expect(container.volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
-    expect(pod.volumes?.[0]?.emptyDir).toBeDefined();
-    expect(flagValue(args, 'config-dir')).toMatch(/^\/tmp\//);
-    const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.valueFrom?.fieldRef?.fieldPath]));
-    expect(env).toEqual({ POD_NAME: 'metadata.name', POD_NAMESPACE: 'metadata.namespace', NODE_NAME: 'spec.nodeName' });
-    expect(pod.serviceAccountName).toBe('ingress-actors');
-  });
+  it(
+    'runs 2 replicas as non-root with NET_BIND_SERVICE only, a ' + 'read-only root and /tmp as the one writable place',
+    () => {
+      expect(deployment.spec?.replicas).toBe(2);
+      expect(deployment.spec?.strategy?.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
+      expect(container.securityContext).toEqual({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        runAsUser: 101,
+        capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] },
+      });
+      expect(pod.securityContext?.sysctls).toEqual([{ name: 'net.ipv4.ip_unprivileged_port_start', value: '0' }]);
+      expect(container.volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
+      expect(pod.volumes?.[0]?.emptyDir).toBeDefined();
+      expect(flagValue(args, 'config-dir')).toMatch(/^\/tmp\//);
+      const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.valueFrom?.fieldRef?.fieldPath]));
+      expect(env).toEqual({
+        POD_NAME: 'metadata.name',
+        POD_NAMESPACE: 'metadata.namespace',
+        NODE_NAME: 'spec.nodeName',
+      });
+      expect(pod.serviceAccountName).toBe('ingress-actors');
+    },
+  );
 
   it('the Services and the PodDisruptionBudget select the Deployment’s pods', () => {
     const labels = deployment.spec!.template.metadata!.labels!;
@@ -201,21 +208,26 @@ describe('deploy/kubernetes', () => {
 });
 
 describe('deploy/Dockerfile', () => {
-  it('builds Node 24 slim with Debian nginx, tini as PID 1, a non-root user, and the files the Deployment assumes', async () => {
-    const dockerfile = await readFile(join(DEPLOY, 'Dockerfile'), 'utf8');
-    const from = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
-    expect(from.every((image) => /^node:24-\w+-slim$/.test(image!))).toBe(true);
-    expect(dockerfile).toMatch(/apt-get install [^\n]*\bnginx-light\b[^\n]*\btini\b/);
-    expect(dockerfile).toMatch(/setcap cap_net_bind_service=\+ep \/usr\/sbin\/nginx/);
-    expect(dockerfile).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--", "node", "\/app\/dist\/src\/cli\/main\.js"\]$/m);
-    expect(dockerfile).toMatch(/^USER 101:101$/m);
-    expect(dockerfile).toMatch(/^COPY templates \.\/templates$/m);
-    expect(dockerfile).toMatch(/NGINX_BINARY=\/usr\/sbin\/nginx/);
-    expect(container.securityContext?.runAsUser).toBe(101);
-    const ignore = await readFile(join(DEPLOY, 'Dockerfile.dockerignore'), 'utf8');
-    for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'machines/', 'src/', 'templates/'])
-      expect(ignore).toContain(`!${path}`);
-  });
+  it(
+    'builds Node 24 slim with Debian nginx, tini as PID ' + '1, a non-root user, and the files the Deployment assumes',
+    async () => {
+      const dockerfile = await readFile(join(DEPLOY, 'Dockerfile'), 'utf8');
+      const from = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+      expect(from.every((image) => /^node:24-\w+-slim$/.test(image!))).toBe(true);
+      expect(dockerfile).toMatch(/apt-get install [^\n]*\bnginx-light\b[^\n]*\btini\b/);
+      expect(dockerfile).toMatch(/setcap cap_net_bind_service=\+ep \/usr\/sbin\/nginx/);
+      expect(dockerfile).toMatch(
+        /^ENTRYPOINT \["\/usr\/bin\/tini", "--", "node", "\/app\/dist\/src\/cli\/main\.js"\]$/m,
+      );
+      expect(dockerfile).toMatch(/^USER 101:101$/m);
+      expect(dockerfile).toMatch(/^COPY templates \.\/templates$/m);
+      expect(dockerfile).toMatch(/NGINX_BINARY=\/usr\/sbin\/nginx/);
+      expect(container.securityContext?.runAsUser).toBe(101);
+      const ignore = await readFile(join(DEPLOY, 'Dockerfile.dockerignore'), 'utf8');
+      for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'machines/', 'src/', 'templates/'])
+        expect(ignore).toContain(`!${path}`);
+    },
+  );
 });
 
 describe('kubectl apply -f deploy/kubernetes/', () => {
@@ -244,7 +256,8 @@ describe('kubectl apply -f deploy/kubernetes/', () => {
 
   it('creates every object, and a second apply changes nothing (but the PDB’s selector)', async () => {
     const kubectl = kubectlFor(join(dir, 'kubeconfig'), join(dir, 'cache'));
-    // No --validate=false: the server's OpenAPI lists the deploy kinds, so kubectl validates through it (fieldValidation=Strict).
+    // No --validate=false: the server's OpenAPI lists the deploy kinds, so kubectl validates through it
+    // (fieldValidation=Strict).
     const first = await kubectl.run(['apply', '-f', MANIFESTS]);
     const created = first.stdout.trim().split('\n');
     expect(created).toHaveLength(manifests.length);

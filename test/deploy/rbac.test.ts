@@ -34,7 +34,9 @@ interface Call {
   readonly line: string;
 }
 
-/** toCall maps a request to its authorization attributes; null for non-resource paths (discovery, /version, OpenAPI). */
+/**
+ * toCall maps a request to its authorization attributes; null for non-resource paths (discovery, /version, OpenAPI).
+ */
 function toCall(method: string, url: string): Call | null {
   const u = new URL(url, 'https://localhost');
   const target = parseTarget(u.pathname);

@@ -85,11 +85,15 @@ describe('access annotations through real nginx', () => {
     expect(ok.backend).toBe('app');
   });
 
-  it('wrote the htpasswd file for the master and its workers only (0640 root:workers as root, else 0600), and not into nginx.conf', async () => {
-    expect((await stat(join(scene.dir, 'auth', 'default_users.htpasswd'))).mode & 0o777).toBe(
-      process.geteuid?.() === 0 ? 0o640 : 0o600,
-    );
-  });
+  it(
+    'wrote the htpasswd file for the master and its workers only (0640 root:workers as root, else 0600), and not ' +
+      'into nginx.conf',
+    async () => {
+      expect((await stat(join(scene.dir, 'auth', 'default_users.htpasswd'))).mode & 0o777).toBe(
+        process.geteuid?.() === 0 ? 0o640 : 0o600,
+      );
+    },
+  );
 
   it('allowlist-source-range: 403 from a source outside it, 200 from inside', async () => {
     expect((await scene.http('allow.test', '/', { localAddress: '127.0.0.2' })).status).toBe(403);

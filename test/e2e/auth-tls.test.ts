@@ -81,13 +81,16 @@ function overTls(identity?: KeyPair) {
 describe('auth-tls through real nginx', () => {
   it('renders without problems', () => expect(scene.problems).toBe(''));
 
-  it('lets a certificate of the CA through; the backend hears the result, the subject and the certificate', async () => {
-    const answer = await overTls(client);
-    expect(answer.status).toBe(200);
-    expect(answer.seen?.['ssl-client-verify']).toBe('SUCCESS');
-    expect(answer.seen?.['ssl-client-subject-dn']).toBe('CN=alice');
-    expect(decodeURIComponent(answer.seen?.['ssl-client-cert'] ?? '')).toBe(`${client.certPem.trim()}\n`);
-  });
+  it(
+    'lets a certificate of the CA through; the backend ' + 'hears the result, the subject and the certificate',
+    async () => {
+      const answer = await overTls(client);
+      expect(answer.status).toBe(200);
+      expect(answer.seen?.['ssl-client-verify']).toBe('SUCCESS');
+      expect(answer.seen?.['ssl-client-subject-dn']).toBe('CN=alice');
+      expect(decodeURIComponent(answer.seen?.['ssl-client-cert'] ?? '')).toBe(`${client.certPem.trim()}\n`);
+    },
+  );
 
   it('refuses a request without a certificate, or with one of another CA', async () => {
     expect((await overTls()).status).toBe(400);

@@ -108,7 +108,8 @@ async function startDemo(args: string[]) {
   return { demo, printed, logged: () => logged };
 }
 
-it('finding "demo": passes controller flags on (--inspect, --healthz-port, --log-level), listens on 127.0.0.1 only, shows an ADDRESS, stops on SIGTERM', async () => {
+it('finding "demo": passes controller flags on (--inspect, --healthz-port, --log-level), listens on 127.0.0.1 only, ' +
+  'shows an ADDRESS, stops on SIGTERM', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ia-demo-'));
   const [httpPort, httpsPort, healthzPort] = [await freePort(), await freePort(), await freePort()];
   const { demo, printed, logged } = await startDemo([

@@ -58,7 +58,10 @@ afterAll(async () => {
   await Promise.all([auth, attacker].map((s) => new Promise((resolve) => s?.close(resolve))));
 });
 
-/** rawRequest writes one request as given over a plain TCP socket (node:http would not send this request line) and returns the status. */
+/**
+ * rawRequest writes one request as given over a plain TCP socket (node:http would not send this request line) and
+ * returns the status.
+ */
 function rawRequest(lines: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
     const socket = connect(scene.httpPort, '127.0.0.1');
@@ -85,16 +88,19 @@ describe('finding 4: external auth cannot be pointed at a server the client choo
     expect(askedAttacker).toEqual([]);
   });
 
-  it('finding 4: with a fixed auth-url, the same trick asks the configured auth service only, and is refused', async () => {
-    askedAuth.length = 0;
-    askedAttacker.length = 0;
-    const status = await rawRequest(['GET http://fixed.test/ HTTP/1.1', `Host: 127.0.0.1:${portOf(attacker)}`]);
-    expect(status).toBe(401);
-    expect(askedAuth).toEqual(['GET /check']);
-    expect(askedAttacker).toEqual([]);
-    // and a signed-in client still gets through
-    expect(
-      await rawRequest(['GET http://fixed.test/ HTTP/1.1', 'Host: fixed.test', 'Authorization: Bearer good']),
-    ).toBe(200);
-  });
+  it(
+    'finding 4: with a fixed auth-url, the same trick ' + 'asks the configured auth service only, and is refused',
+    async () => {
+      askedAuth.length = 0;
+      askedAttacker.length = 0;
+      const status = await rawRequest(['GET http://fixed.test/ HTTP/1.1', `Host: 127.0.0.1:${portOf(attacker)}`]);
+      expect(status).toBe(401);
+      expect(askedAuth).toEqual(['GET /check']);
+      expect(askedAttacker).toEqual([]);
+      // and a signed-in client still gets through
+      expect(
+        await rawRequest(['GET http://fixed.test/ HTTP/1.1', 'Host: fixed.test', 'Authorization: Bearer good']),
+      ).toBe(200);
+    },
+  );
 });

@@ -23,7 +23,10 @@ let auth: Server;
 let scene: Scene;
 const asked: Asked[] = [];
 
-/** The auth service: `Bearer good` passes (naming the user), `Bearer forbidden` is refused, anything else is not signed in. */
+/**
+ * The auth service: `Bearer good` passes (naming the user), `Bearer forbidden` is refused, anything else is not signed
+ * in.
+ */
 async function startAuth(): Promise<Server> {
   const server = createServer((req, res) => {
     let bodyBytes = 0;

@@ -42,7 +42,10 @@ function readAnswer(socket: Socket): Promise<Answer> {
 
 const request = 'GET / HTTP/1.1\r\nHost: allow.test\r\nConnection: close\r\n\r\n';
 
-/** viaBalancer connects from `localAddress` and sends `header` (a PROXY line, or nothing), then a GET over HTTP or HTTPS. */
+/**
+ * viaBalancer connects from `localAddress` and sends `header` (a PROXY line, or nothing), then a GET over HTTP or
+ * HTTPS.
+ */
 function viaBalancer(localAddress: string, header: string, https = false): Promise<Answer> {
   const port = https ? scene().httpsPort : scene().httpPort;
   const socket = connect({ host: '127.0.0.1', port, localAddress });
@@ -65,14 +68,18 @@ const proxyLine = (client: string) => `PROXY TCP4 ${client} 127.0.0.1 40000 80\r
 describe('use-proxy-protocol with proxy-real-ip-cidr, through real nginx', () => {
   it('renders without problems', () => expect(scene().problems).toBe(''));
 
-  it('the balancer naming an allowed client gets through over HTTP; the backend sees the client and the port it reached', async () => {
-    expect(await viaBalancer('127.0.0.1', proxyLine('10.9.8.7'))).toEqual({
-      status: 200,
-      realIp: '10.9.8.7',
-      forwardedFor: '10.9.8.7',
-      forwardedPort: '80',
-    });
-  });
+  it(
+    'the balancer naming an allowed client gets through over HTTP; ' +
+      'the backend sees the client and the port it reached',
+    async () => {
+      expect(await viaBalancer('127.0.0.1', proxyLine('10.9.8.7'))).toEqual({
+        status: 200,
+        realIp: '10.9.8.7',
+        forwardedFor: '10.9.8.7',
+        forwardedPort: '80',
+      });
+    },
+  );
 
   it('and over HTTPS, the header coming before the TLS handshake', async () => {
     expect(await viaBalancer('127.0.0.1', proxyLine('10.9.8.7'), true)).toMatchObject({

@@ -9,7 +9,10 @@ import { allowlistedScene } from './annotations-harness.js';
 // 127.0.0.1 is the load balancer in front; 127.0.0.2 connects directly.
 const scene = allowlistedScene({ 'use-forwarded-headers': 'true', 'proxy-real-ip-cidr': '127.0.0.1' });
 
-/** from asks allow.test/ from `localAddress`, with X-Forwarded-For when given; the status and the headers the backend saw. */
+/**
+ * from asks allow.test/ from `localAddress`, with X-Forwarded-For when given; the status and the headers the backend
+ * saw.
+ */
 async function from(localAddress: string, forwardedFor?: string) {
   const reply = await scene().http('allow.test', '/', {
     localAddress,

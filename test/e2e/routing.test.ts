@@ -77,7 +77,8 @@ beforeAll(async () => {
     { reject: false },
   );
   expect(rendered.stderr).toBe(
-    'default/main: spec.rules[0].http.paths[4].backend.service: Service default/down port 80 has no ready endpoints; answering 503',
+    'default/main: spec.rules[0].http.paths[4].backend.service: Service default/down port 80 has no ready endpoints; ' +
+      'answering 503',
   );
   expect(rendered.exitCode).toBe(0);
   nginx = await startNginx(out, httpPort);

@@ -126,7 +126,8 @@ describe('finding 2: /healthz stays 200 while nginx serves the last good config'
   it('writes ok, then the warning with the nginx -t output on one line, for the local admin', () => {
     const health = world({ nginx: nginx(running, { reloadsOk: 3, reloadsFailed: 1, lastReloadError: NGINX_T }) });
     expect(healthText(health, true)).toBe(
-      'ok\nwarning: the last reload failed: nginx: [emerg] unknown "no_such_variable" variable nginx: configuration file /tmp/ia/nginx.conf test failed (nginx serves the last good config)\n',
+      'ok\nwarning: the last reload failed: nginx: [emerg] unknown "no_such_variable" variable nginx: configuration ' +
+        'file /tmp/ia/nginx.conf test failed (nginx serves the last good config)\n',
     );
   });
 });
@@ -164,7 +165,8 @@ describe('/healthz detail: nginx -t output and API errors only for loopback clie
       'watcher.Service': watcher(false, 'backoff', 'connect ECONNREFUSED 10.96.0.1:443'),
     });
     expect(healthText(health, false)).toBe(
-      'watcher Service has not synced yet\nnginx is not running\nwarning: the last reload failed; nginx serves the last good config\n',
+      'watcher Service has not synced yet\nnginx is not running\nwarning: the last reload failed; nginx serves the ' +
+        'last good config\n',
     );
     const local = healthText(health, true);
     expect(local).toContain(

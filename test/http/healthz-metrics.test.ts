@@ -120,7 +120,8 @@ describe('/healthz and /metrics', () => {
     expect((await metrics()).value('ingress_actors_nginx_restarts_total')).toBeGreaterThanOrEqual(1);
   }, 30_000);
 
-  it('finding 2: stays 200 after a reload nginx refused (nginx serves the last good config), says why in the detail, counts it in /metrics, and recovers', async () => {
+  it('finding 2: stays 200 after a reload nginx refused (nginx serves the last good config), says why in the detail, ' +
+    'counts it in /metrics, and recovers', async () => {
     const before = await metrics();
     const lastGood = before.value('nginx_ingress_controller_config_last_reload_successful_timestamp_seconds');
     // A log format naming a variable nginx does not know passes the validator but not `nginx -t`.

@@ -76,7 +76,8 @@ afterAll(async () => {
 });
 
 describe('finding 7: a watcher failing after its first sync', () => {
-  it('keeps /healthz 200 but shows the stale watcher in its detail and in /metrics, until it watches again', async () => {
+  it('keeps /healthz 200 but shows the stale watcher in ' +
+    'its detail and in /metrics, until it watches again', async () => {
     const stale = async () =>
       (await scrape(healthzPort)).value('ingress_actors_watcher_stale_since_seconds', { kind: 'Ingress' });
     expect(await stale()).toBe(0);

@@ -114,7 +114,10 @@ afterAll(async () => {
 });
 
 let serial = 0;
-/** syncsAndRenewals changes the Ingress n times (each change served: one sync, one reload) and waits for n more Lease renewals. */
+/**
+ * syncsAndRenewals changes the Ingress n times (each change served: one sync, one reload) and waits for n more Lease
+ * renewals.
+ */
 async function syncsAndRenewals(n: number): Promise<void> {
   const renewals = () => (controller.root.system.get('status')!.getSnapshot().context as { renewals: number }).renewals;
   const renewedBefore = renewals();
@@ -156,7 +159,8 @@ async function late(): Promise<Set<string>> {
   }
 }
 
-it('finding 3: N syncs and Lease renewals do not add actors to the viewer: a late one is shown the same actors after 3 as after 12', async () => {
+it('finding 3: N syncs and Lease renewals do not add actors to the viewer: a late one is shown the same actors after ' +
+  '3 as after 12', async () => {
   await syncsAndRenewals(2); // every kind of actor has run once (a renewal, a sync, a reload)
   const createdBefore = created.size;
   await syncsAndRenewals(3);

@@ -136,7 +136,8 @@ describe('the inspector relay, in process', () => {
     await waitFor('every actor announced over the socket', () => announcements().length >= created.size, 5000);
     const announced = new Map(announcements().map((m) => [m.sessionId, m.name]));
     const names = new Set(announced.values());
-    // An actor invoked again at the same place (a sync run, a reload) is shown under the first one's sessionId (src/inspect.ts, ActorSlots).
+    // An actor invoked again at the same place (a sync run, a reload) is shown under the first one's sessionId
+    // (src/inspect.ts, ActorSlots).
     for (const [sessionId, id] of created) {
       expect(names, id).toContain(nameOf(sessionId, id));
       if (announced.has(sessionId)) expect(announced.get(sessionId), id).toBe(nameOf(sessionId, id));
@@ -306,25 +307,29 @@ describe('finding 9: the inspector relay only lets its own page in', () => {
     expect(originAllowed('https://stately.ai.evil.example', '127.0.0.1:8080', ['https://stately.ai'])).toBe(false);
   });
 
-  it('refuses a WebSocket from another site (403), lets its own page and non-browser clients in, and listens on 127.0.0.1 only', async () => {
-    const inspector = await startInspector({ port: 0 });
-    try {
-      const { port, hostname } = new URL(inspector.wsUrl);
-      expect(hostname).toBe('127.0.0.1');
-      expect(await listeners(Number(port))).toEqual(['0100007F']); // 127.0.0.1, nothing else
-      expect(await upgrade(inspector.wsUrl, { origin: 'https://evil.example' })).toBe(403);
-      expect(
-        await upgrade(inspector.wsUrl, { origin: `http://evil.example:${port}`, host: `evil.example:${port}` }),
-      ).toBe(403);
-      expect(await upgrade(inspector.wsUrl, { origin: `http://127.0.0.1:${port}` })).toBe('open');
-      expect(await upgrade(inspector.wsUrl, { origin: `http://localhost:${port}`, host: `localhost:${port}` })).toBe(
-        'open',
-      );
-      expect(await upgrade(inspector.wsUrl, {})).toBe('open');
-    } finally {
-      await inspector.close();
-    }
-  });
+  it(
+    'refuses a WebSocket from another site (403), lets its own page and non-browser clients in, and listens on ' +
+      '127.0.0.1 only',
+    async () => {
+      const inspector = await startInspector({ port: 0 });
+      try {
+        const { port, hostname } = new URL(inspector.wsUrl);
+        expect(hostname).toBe('127.0.0.1');
+        expect(await listeners(Number(port))).toEqual(['0100007F']); // 127.0.0.1, nothing else
+        expect(await upgrade(inspector.wsUrl, { origin: 'https://evil.example' })).toBe(403);
+        expect(
+          await upgrade(inspector.wsUrl, { origin: `http://evil.example:${port}`, host: `evil.example:${port}` }),
+        ).toBe(403);
+        expect(await upgrade(inspector.wsUrl, { origin: `http://127.0.0.1:${port}` })).toBe('open');
+        expect(await upgrade(inspector.wsUrl, { origin: `http://localhost:${port}`, host: `localhost:${port}` })).toBe(
+          'open',
+        );
+        expect(await upgrade(inspector.wsUrl, {})).toBe('open');
+      } finally {
+        await inspector.close();
+      }
+    },
+  );
 });
 
 describe('ingress-actors controller --inspect', () => {

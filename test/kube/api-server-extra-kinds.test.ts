@@ -122,25 +122,29 @@ describe('startApiServer({ extraKinds })', () => {
     status: { replicas: 9 },
   };
 
-  it('takes seeds of the extra kinds (generation tracked, client status dropped), and deletes them with their namespace', async () => {
-    const server = await startApiServer({
-      extraKinds: DEPLOY_RESOURCES,
-      seed: [deployment],
-      namespaceDeletionDelayMs: 10,
-    });
-    try {
-      const deployments = server.resources.findByKind('apps/v1', 'Deployment')!;
-      const stored = server.registry.get(deployments, 'extra', 'web');
-      expect(stored.metadata.generation).toBe(1);
-      expect(stored.status).toBeUndefined();
-      const namespaces = server.resources.findByKind('v1', 'Namespace')!;
-      server.registry.delete(namespaces, undefined, 'extra');
-      await new Promise((r) => setTimeout(r, 50));
-      expect(server.registry.list(deployments).items).toEqual([]);
-    } finally {
-      await server.close();
-    }
-  });
+  it(
+    'takes seeds of the extra kinds (generation tracked, client ' +
+      'status dropped), and deletes them with their namespace',
+    async () => {
+      const server = await startApiServer({
+        extraKinds: DEPLOY_RESOURCES,
+        seed: [deployment],
+        namespaceDeletionDelayMs: 10,
+      });
+      try {
+        const deployments = server.resources.findByKind('apps/v1', 'Deployment')!;
+        const stored = server.registry.get(deployments, 'extra', 'web');
+        expect(stored.metadata.generation).toBe(1);
+        expect(stored.status).toBeUndefined();
+        const namespaces = server.resources.findByKind('v1', 'Namespace')!;
+        server.registry.delete(namespaces, undefined, 'extra');
+        await new Promise((r) => setTimeout(r, 50));
+        expect(server.registry.list(deployments).items).toEqual([]);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
   it('without them refuses such a seed', async () => {
     await expect(startApiServer({ seed: [deployment] })).rejects.toThrow(

@@ -168,56 +168,61 @@ describe('watchers', () => {
     ).toEqual(['a', 'while-down']);
   });
 
-  it('honour --watch-namespace; every Secret change counts until secrets.relevant says which do, then only theirs (issue 15)', async () => {
-    const secret = (name: string, namespace: string) => ({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name, namespace },
-      stringData: { x: 'y' },
-    });
-    const change = (name: string, x: string) =>
-      w.client.patch(
-        { ...secret(name, 'team-a'), stringData: { x } } as KubernetesObject,
-        undefined,
-        undefined,
-        undefined,
-        undefined,
-        'application/merge-patch+json' as never,
+  it(
+    'honour --watch-namespace; every Secret change counts until secrets.relevant says which do, then only theirs ' +
+      '(issue 15)',
+    async () => {
+      const secret = (name: string, namespace: string) => ({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name, namespace },
+        stringData: { x: 'y' },
+      });
+      const change = (name: string, x: string) =>
+        w.client.patch(
+          { ...secret(name, 'team-a'), stringData: { x } } as KubernetesObject,
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          'application/merge-patch+json' as never,
+        );
+      const w = await setup(
+        [
+          { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } },
+          ing('mine', 'mine.example.com', 'team-a'),
+          ing('theirs'),
+          secret('cert', 'team-a'),
+        ],
+        ['Ingress', 'Secret'],
+        { namespace: 'team-a' },
       );
-    const w = await setup(
-      [
-        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } },
-        ing('mine', 'mine.example.com', 'team-a'),
-        ing('theirs'),
-        secret('cert', 'team-a'),
-      ],
-      ['Ingress', 'Secret'],
-      { namespace: 'team-a' },
-    );
-    expect(w.cacheState('Ingress').map((k) => k.split('@')[0])).toEqual(['team-a/mine']);
-    // Before the first build said what it read, every Secret counts.
-    await w.client.create(secret('unrelated', 'team-a') as KubernetesObject);
-    await waitFor('the new Secret reported', () => w.reports.includes('changed Secret team-a/unrelated'));
-    const secrets = w.watchers[1]!;
-    secrets.send({ type: 'secrets.relevant', keys: ['team-a/cert'], namespaces: [] });
-    const changed = await change('unrelated', 'changed');
-    await change('cert', 'changed');
-    await waitFor(
-      'the read Secret reported',
-      () => w.reports.filter((r) => r === 'changed Secret team-a/cert').length === 2,
-    );
-    const cached = () =>
-      w.cache.list('Secret').find((s) => s.metadata?.name === 'unrelated')?.metadata?.resourceVersion;
-    await waitFor('the other Secret cached', () => cached() === changed.metadata?.resourceVersion);
-    expect(w.reports.filter((r) => r === 'changed Secret team-a/unrelated')).toHaveLength(1); // only its creation, before the set came
-    // A namespace named whole (an Ingress of it held out of the build) counts every Secret in it.
-    secrets.send({ type: 'secrets.relevant', keys: [], namespaces: ['team-a'] });
-    await change('unrelated', 'again');
-    await waitFor(
-      'a Secret of the named namespace reported',
-      () => w.reports.filter((r) => r === 'changed Secret team-a/unrelated').length === 2,
-    );
-  });
+      expect(w.cacheState('Ingress').map((k) => k.split('@')[0])).toEqual(['team-a/mine']);
+      // Before the first build said what it read, every Secret counts.
+      await w.client.create(secret('unrelated', 'team-a') as KubernetesObject);
+      await waitFor('the new Secret reported', () => w.reports.includes('changed Secret team-a/unrelated'));
+      const secrets = w.watchers[1]!;
+      secrets.send({ type: 'secrets.relevant', keys: ['team-a/cert'], namespaces: [] });
+      const changed = await change('unrelated', 'changed');
+      await change('cert', 'changed');
+      await waitFor(
+        'the read Secret reported',
+        () => w.reports.filter((r) => r === 'changed Secret team-a/cert').length === 2,
+      );
+      const cached = () =>
+        w.cache.list('Secret').find((s) => s.metadata?.name === 'unrelated')?.metadata?.resourceVersion;
+      await waitFor('the other Secret cached', () => cached() === changed.metadata?.resourceVersion);
+      // only its creation, before the set came
+      expect(w.reports.filter((r) => r === 'changed Secret team-a/unrelated')).toHaveLength(1);
+      // A namespace named whole (an Ingress of it held out of the build) counts every Secret in it.
+      secrets.send({ type: 'secrets.relevant', keys: [], namespaces: ['team-a'] });
+      await change('unrelated', 'again');
+      await waitFor(
+        'a Secret of the named namespace reported',
+        () => w.reports.filter((r) => r === 'changed Secret team-a/unrelated').length === 2,
+      );
+    },
+  );
 
   it('finding 7: a hanging API server is noticed within the timeout and logged', async () => {
     const w = await setup([ing('a')], ['Ingress'], { timeouts: { requestTimeoutMs: 300, watchIdleTimeoutMs: 5_000 } });
@@ -260,31 +265,35 @@ describe('watchers', () => {
     expect(w.logs.some((l) => l.level === 30 && l.msg === 'watching again' && l.kind === 'Ingress')).toBe(true);
   });
 
-  it('finding 7: a watch that receives nothing, not even a bookmark, is reopened after its idle timeout; bookmarks keep a quiet one open', async () => {
-    const silent = await setup([ing('a')], ['Ingress'], {
-      api: { bookmarkIntervalMs: 60_000 },
-      timeouts: { requestTimeoutMs: 1_000, watchIdleTimeoutMs: 300 },
-    });
-    await waitFor(
-      'the idle watch reopened',
-      () => silent.logs.some((l) => l.idleMs === 300 && l.kind === 'Ingress'),
-      3_000,
-    );
-    await silent.client.create(ing('after-idle'));
-    await waitFor(
-      'a change after the reopen',
-      () => silent.reports.includes('changed Ingress default/after-idle'),
-      3_000,
-    );
-    expect(silent.logs.filter((l) => l.level >= 40)).toEqual([]); // a reopened watch is no failure
+  it(
+    'finding 7: a watch that receives nothing, not even a bookmark, is reopened after its idle timeout; bookmarks ' +
+      'keep a quiet one open',
+    async () => {
+      const silent = await setup([ing('a')], ['Ingress'], {
+        api: { bookmarkIntervalMs: 60_000 },
+        timeouts: { requestTimeoutMs: 1_000, watchIdleTimeoutMs: 300 },
+      });
+      await waitFor(
+        'the idle watch reopened',
+        () => silent.logs.some((l) => l.idleMs === 300 && l.kind === 'Ingress'),
+        3_000,
+      );
+      await silent.client.create(ing('after-idle'));
+      await waitFor(
+        'a change after the reopen',
+        () => silent.reports.includes('changed Ingress default/after-idle'),
+        3_000,
+      );
+      expect(silent.logs.filter((l) => l.level >= 40)).toEqual([]); // a reopened watch is no failure
 
-    const quiet = await setup([ing('a')], ['Ingress'], {
-      api: { bookmarkIntervalMs: 100 },
-      timeouts: { requestTimeoutMs: 1_000, watchIdleTimeoutMs: 300 },
-    });
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect(quiet.logs.filter((l) => l.idleMs !== undefined)).toEqual([]);
-  });
+      const quiet = await setup([ing('a')], ['Ingress'], {
+        api: { bookmarkIntervalMs: 100 },
+        timeouts: { requestTimeoutMs: 1_000, watchIdleTimeoutMs: 300 },
+      });
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(quiet.logs.filter((l) => l.idleMs !== undefined)).toEqual([]);
+    },
+  );
 
   it('end equal to the server after random changes and faults', async () => {
     const op = fc.oneof(

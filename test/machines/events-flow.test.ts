@@ -127,41 +127,45 @@ function start() {
 }
 
 describe('actors talk in events', () => {
-  it('the template reaches each sync in events and inputs, and what a sync found reaches status and template, each event with its sender', async () => {
-    const t = start();
-    await flush();
-    // Boot: the queue asked for the template before it had loaded (unanswered), then got it when it did.
-    expect(t.sent.slice(0, 2)).toEqual([
-      { type: 'template.wanted', from: 'syncQueue', to: 'template' },
-      { type: 'template.changed', from: 'template', to: 'syncQueue' },
-    ]);
-    expect(t.queue().getSnapshot().context.template).toBe('template 1');
-    expect(t.loads[0]).toEqual({ attempt: 1, model: null });
+  it(
+    'the template reaches each sync in events and inputs, and what a sync found reaches status and template, each ' +
+      'event with its sender',
+    async () => {
+      const t = start();
+      await flush();
+      // Boot: the queue asked for the template before it had loaded (unanswered), then got it when it did.
+      expect(t.sent.slice(0, 2)).toEqual([
+        { type: 'template.wanted', from: 'syncQueue', to: 'template' },
+        { type: 'template.changed', from: 'template', to: 'syncQueue' },
+      ]);
+      expect(t.queue().getSnapshot().context.template).toBe('template 1');
+      expect(t.loads[0]).toEqual({ attempt: 1, model: null });
 
-    t.queue().send({ type: 'k8s.synced', kind: 'Ingress' });
-    await advance(t.clock, 20);
-    expect(t.syncs.map((s) => [s.generation, s.template])).toEqual([[1, 'template 1']]);
-    const done = t.sent.filter((e) => e.type === 'sync.done');
-    expect(done).toEqual([
-      { type: 'sync.done', from: 'syncQueue', to: 'status' },
-      { type: 'sync.done', from: 'syncQueue', to: 'template' },
-    ]);
-    // The status actor publishes what it was sent.
-    expect(t.published.at(-1)).toEqual({ served: ['default/web'] });
-    expect(t.recorded.at(-1)).toEqual({ problems: [PROBLEM] });
+      t.queue().send({ type: 'k8s.synced', kind: 'Ingress' });
+      await advance(t.clock, 20);
+      expect(t.syncs.map((s) => [s.generation, s.template])).toEqual([[1, 'template 1']]);
+      const done = t.sent.filter((e) => e.type === 'sync.done');
+      expect(done).toEqual([
+        { type: 'sync.done', from: 'syncQueue', to: 'status' },
+        { type: 'sync.done', from: 'syncQueue', to: 'template' },
+      ]);
+      // The status actor publishes what it was sent.
+      expect(t.published.at(-1)).toEqual({ served: ['default/web'] });
+      expect(t.recorded.at(-1)).toEqual({ problems: [PROBLEM] });
 
-    // A new template file is test-rendered against the model of that sync, then reaches the next sync.
-    t.fileChanged();
-    await flush();
-    expect(t.loads.at(-1)).toEqual({ attempt: 2, model: modelOf(1) });
-    await advance(t.clock, 100);
-    expect(t.syncs.map((s) => [s.generation, s.template])).toEqual([
-      [1, 'template 1'],
-      [2, 'template 2'],
-    ]);
-    expect(t.sent.every((e) => e.from !== undefined)).toBe(true);
-    t.actor.stop();
-  });
+      // A new template file is test-rendered against the model of that sync, then reaches the next sync.
+      t.fileChanged();
+      await flush();
+      expect(t.loads.at(-1)).toEqual({ attempt: 2, model: modelOf(1) });
+      await advance(t.clock, 100);
+      expect(t.syncs.map((s) => [s.generation, s.template])).toEqual([
+        [1, 'template 1'],
+        [2, 'template 2'],
+      ]);
+      expect(t.sent.every((e) => e.from !== undefined)).toBe(true);
+      t.actor.stop();
+    },
+  );
 
   it('a sync queue restarted after the template loaded asks for it, and its first sync has it', async () => {
     const t = start();

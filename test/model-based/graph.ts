@@ -371,8 +371,10 @@ export class Coverage {
       ? `; ${this.injected.size} of them only through injected faults (${[...this.injected.keys()].join('; ')})`
       : '';
     return (
-      `${this.machine.id}: ${this.paths} paths, ${this.steps} steps; states ${states.filter((s) => this.realStates.has(s)).length}/${states.length}; ` +
-      `transitions ${keys.filter((k) => this.modelKeys.has(k)).length}/${keys.length} in the model, ${real}/${keys.length} executed${injected}`
+      `${this.machine.id}: ${this.paths} paths, ${this.steps} steps; states ` +
+      `${states.filter((s) => this.realStates.has(s)).length}/${states.length}; ` +
+      `transitions ${keys.filter((k) => this.modelKeys.has(k)).length}/${keys.length} in the model, ${real}/` +
+      `${keys.length} executed${injected}`
     );
   }
 }

@@ -23,8 +23,18 @@ const SCENARIOS = {
     E.stop,
     E.exited,
   ],
-  "crash while a reload is in progress, the config applied after the restart (finding: the abandoned reload's nginx -t held the config folder)":
-    [E.started, E.reload('conf-1'), E.exited, E.drainDone, E.backoff, E.started, E.reloadDone, E.stop, E.exited],
+  ['crash while a reload is in progress, the config applied after the restart ' +
+    "(finding: the abandoned reload's nginx -t held the config folder)"]: [
+    E.started,
+    E.reload('conf-1'),
+    E.exited,
+    E.drainDone,
+    E.backoff,
+    E.started,
+    E.reloadDone,
+    E.stop,
+    E.exited,
+  ],
   'the HTTP port held by another process at the first start: failed, not restarted': [E.exitedPortInUse],
   'a first master killed before it served, the next one finds the port held: failed': [
     E.exited,

@@ -41,7 +41,8 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   if (snapshot.matches('running.listing' as never))
     return c.reportedSynced || c.failures > 0 ? [E.synced, E.failed] : [E.synced, E.failed, E.stop];
   if (snapshot.matches('running.watching' as never))
-    return c.relevant === null ? [E.changed, E.relevant, E.failed, E.stop] : [E.failed, E.stop]; // a change then is only cached: no transition
+    // a change then is only cached: no transition
+    return c.relevant === null ? [E.changed, E.relevant, E.failed, E.stop] : [E.failed, E.stop];
   if (snapshot.matches('backoff' as never)) return [E.backoff, E.stop];
   return [];
 }
@@ -121,7 +122,8 @@ async function watcherWorld(): Promise<World> {
       const s = step.state;
       if (s.matches('running.watching' as never)) {
         await waitFor('the cache to equal the server', inCache, 5000);
-        expect(reports.filter((r) => r.startsWith('synced'))).toEqual(['synced Ingress']); // once, on the first list only
+        // once, on the first list only
+        expect(reports.filter((r) => r.startsWith('synced'))).toEqual(['synced Ingress']);
         // After secrets.relevant named nothing here, nothing more is reported however much the cache holds.
         const c = actor.getSnapshot().context as ResourceWatcherContext;
         expect(reports.filter((r) => r.startsWith('changed'))).toHaveLength(c.changes);

@@ -103,7 +103,8 @@ export async function runPath(
                   .slice(pos, pos + 5)
                   .map((e) => `${e.keys.join(' + ')} → ${JSON.stringify(e.snapshot.value)}`);
                 throw new Error(
-                  `${where(index)}: the model takes ${micro.keys.join(' + ')}, the real actor took:\n  ${seen.join('\n  ')}`,
+                  `${where(index)}: the model takes ${micro.keys.join(' + ')}` +
+                    `, the real actor took:\n  ${seen.join('\n  ')}`,
                 );
               }
               for (const k of entry.keys) coverage.realKeys.add(k);
@@ -114,7 +115,8 @@ export async function runPath(
             }
             if (Date.now() > deadline) {
               throw new Error(
-                `${where(index)}: the real actor did not take ${micro.keys.join(' + ')} within ${options.stepTimeoutMs} ms; it is in ${JSON.stringify(world.snapshot()?.value)}`,
+                `${where(index)}: the real actor did not take ${micro.keys.join(' + ')} within ` +
+                  `${options.stepTimeoutMs} ms; it is in ${JSON.stringify(world.snapshot()?.value)}`,
               );
             }
             await sleep(5);
@@ -123,7 +125,8 @@ export async function runPath(
       }
       if (!same(reached.value, at.step.state.value))
         throw new Error(
-          `${where(index)}: model in ${JSON.stringify(at.step.state.value)}, real actor in ${JSON.stringify(reached.value)}`,
+          `${where(index)}: model in ${JSON.stringify(at.step.state.value)}` +
+            `, real actor in ${JSON.stringify(reached.value)}`,
         );
       const model = world.project(at.step.state, 'model');
       const real = world.project(reached, 'real');

@@ -46,7 +46,8 @@ const exists = (file: string) =>
   );
 const syncs = () => (cluster.actor('syncQueue')!.context as { syncsStarted: number }).syncsStarted;
 
-it('finding 3 (low): a deleted TLS Secret’s key file is gone once the config without it is live, with no further sync', async () => {
+it('finding 3 (low): a deleted TLS Secret’s key file is gone ' +
+  'once the config without it is live, with no further sync', async () => {
   await waitFor(
     'the key file named and written',
     async () => (await conf()).includes(KEY_FILE) && (await exists(KEY_FILE)),

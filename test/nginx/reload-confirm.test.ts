@@ -55,46 +55,50 @@ function withServer(config: string, server: string): string {
   return `${config.slice(0, end)}    ${server}\n}\n`;
 }
 
-it('finding 5: a reload the master refuses after nginx -t passed (a port in use) counts as failed, the old config serving', async () => {
-  const nginx = createActor(
-    nginxProcessMachine.provide({
-      actors: nginxActors({ binary: nginxBinary(), dir, httpPort, log: pino({ level: 'silent' }) }),
-    }),
-    {
-      input: {
-        shutdownTimeoutMs: 5000,
-        drainTimeoutMs: 2000,
-        backoffBaseMs: 100,
-        backoffMaxMs: 500,
-        stableAfterMs: 1000,
-        reloadRetryMs: 60_000,
+it(
+  'finding 5: a reload the master refuses after nginx -t passed ' +
+    '(a port in use) counts as failed, the old config serving',
+  async () => {
+    const nginx = createActor(
+      nginxProcessMachine.provide({
+        actors: nginxActors({ binary: nginxBinary(), dir, httpPort, log: pino({ level: 'silent' }) }),
+      }),
+      {
+        input: {
+          shutdownTimeoutMs: 5000,
+          drainTimeoutMs: 2000,
+          backoffBaseMs: 100,
+          backoffMaxMs: 500,
+          stableAfterMs: 1000,
+          reloadRetryMs: 60_000,
+        },
       },
-    },
-  ).start();
-  try {
-    await waitFor('nginx running', () => nginx.getSnapshot().matches({ alive: 'running' }));
-    const good = withServer(
-      base,
-      `server { listen 127.0.0.1:${httpPort}; server_name good.example; return 200 "good"; }`,
-    );
-    nginx.send({ type: 'nginx.reload', config: good, files });
-    await waitFor('the good reload', () => nginx.getSnapshot().context.reloadsOk === 1);
-    expect(await goodAnswer()).toBe('good');
+    ).start();
+    try {
+      await waitFor('nginx running', () => nginx.getSnapshot().matches({ alive: 'running' }));
+      const good = withServer(
+        base,
+        `server { listen 127.0.0.1:${httpPort}; server_name good.example; return 200 "good"; }`,
+      );
+      nginx.send({ type: 'nginx.reload', config: good, files });
+      await waitFor('the good reload', () => nginx.getSnapshot().context.reloadsOk === 1);
+      expect(await goodAnswer()).toBe('good');
 
-    const blocked = withServer(
-      good,
-      `server { listen 127.0.0.1:${heldPort}; server_name held.example; return 200 "held"; }`,
-    );
-    nginx.send({ type: 'nginx.reload', config: blocked, files });
-    await waitFor('the refused reload', () => nginx.getSnapshot().context.reloadsFailed === 1);
-    const context = nginx.getSnapshot().context;
-    expect(context.reloadsOk).toBe(1);
-    expect(context.applied?.config).toBe(good);
-    expect(context.lastReloadError).toMatch(/bind\(\) to 127\.0\.0\.1:\d+ failed/);
-    // The master kept the old generation: the old config still answers.
-    expect(await goodAnswer()).toBe('good');
-  } finally {
-    nginx.send({ type: 'nginx.stop' });
-    await waitFor('nginx stopped', () => nginx.getSnapshot().status === 'done');
-  }
-});
+      const blocked = withServer(
+        good,
+        `server { listen 127.0.0.1:${heldPort}; server_name held.example; return 200 "held"; }`,
+      );
+      nginx.send({ type: 'nginx.reload', config: blocked, files });
+      await waitFor('the refused reload', () => nginx.getSnapshot().context.reloadsFailed === 1);
+      const context = nginx.getSnapshot().context;
+      expect(context.reloadsOk).toBe(1);
+      expect(context.applied?.config).toBe(good);
+      expect(context.lastReloadError).toMatch(/bind\(\) to 127\.0\.0\.1:\d+ failed/);
+      // The master kept the old generation: the old config still answers.
+      expect(await goodAnswer()).toBe('good');
+    } finally {
+      nginx.send({ type: 'nginx.stop' });
+      await waitFor('nginx stopped', () => nginx.getSnapshot().status === 'done');
+    }
+  },
+);

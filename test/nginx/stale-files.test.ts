@@ -37,20 +37,24 @@ const auth = (name: string, users = 'user:$apr1$abc$abcdefghijklmnopqrstu.\n'): 
   pem: users,
 });
 
-/** conf is a config naming the files as the template does: a TLS server per certificate, a location per htpasswd file. */
+/**
+ * conf is a config naming the files as the template does: a TLS server per certificate, a location per htpasswd file.
+ */
 function conf(files: readonly Certificate[], refused = false): string {
   const servers = files
     .filter((f) => f.file.startsWith('certificates/'))
     .map(
       (f, i) =>
-        `  server { listen 127.0.0.1:${41000 + i} ssl; server_name s${i}; ssl_certificate "${f.file}"; ssl_certificate_key "${f.file}"; }\n`,
+        `  server { listen 127.0.0.1:${41000 + i} ssl; server_name s${i}; ssl_certificate "${f.file}"; ` +
+        `ssl_certificate_key "${f.file}"; }\n`,
     );
   const locations = files
     .filter((f) => f.file.startsWith('auth/'))
     .map((f, i) => `    location /a${i} { auth_basic "r"; auth_basic_user_file "${f.file}"; }\n`);
   return [
     'pid nginx.pid;\nerror_log stderr;\nevents {}\nhttp {\n',
-    '  client_body_temp_path tmp/client-body; proxy_temp_path tmp/proxy; fastcgi_temp_path tmp/fastcgi; uwsgi_temp_path tmp/uwsgi; scgi_temp_path tmp/scgi;\n',
+    '  client_body_temp_path tmp/client-body; proxy_temp_path tmp/proxy; fastcgi_temp_path tmp/fastcgi; ' +
+      'uwsgi_temp_path tmp/uwsgi; scgi_temp_path tmp/scgi;\n',
     '  access_log off;\n',
     `  server { listen 127.0.0.1:40999; server_name _;\n${locations.join('')}  }\n`,
     ...servers,
@@ -67,7 +71,10 @@ beforeEach(async () => {
 });
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
-/** sync is one reload of the nginx actor: stage the config and its files, then sweep; returns what went and whether nginx took it. */
+/**
+ * sync is one reload of the nginx actor: stage the config and its files, then sweep; returns what went and whether
+ * nginx took it.
+ */
 async function sync(
   files: readonly Certificate[],
   options: { refused?: boolean; serving?: readonly Certificate[] } = {},
@@ -110,28 +117,32 @@ describe("the nginx actor's ConfigFolder", () => {
     expect(await restartWouldLoad()).toBe(true);
   });
 
-  it('never removes a file of the live config while nginx refuses the configs after it; a refused config’s own files go', async () => {
-    const first = [cert('a', pems[0]!), cert('b', pems[1]!), auth('x')];
-    await sync(first);
-    const live = await readFile(join(dir, 'nginx.conf'), 'utf8');
-    for (let i = 0; i < 4; i++) {
-      const { removed, live: took } = await sync([cert('a', pems[0]!), cert('c', pems[2]!)], {
-        refused: true,
-        serving: first,
+  it(
+    'never removes a file of the live config while nginx refuses the configs after it; a refused config’s own ' +
+      'files go',
+    async () => {
+      const first = [cert('a', pems[0]!), cert('b', pems[1]!), auth('x')];
+      await sync(first);
+      const live = await readFile(join(dir, 'nginx.conf'), 'utf8');
+      for (let i = 0; i < 4; i++) {
+        const { removed, live: took } = await sync([cert('a', pems[0]!), cert('c', pems[2]!)], {
+          refused: true,
+          serving: first,
+        });
+        expect({ removed, took }).toEqual({ removed: ['certificates/tls_c.pem'], took: false });
+        expect(await readFile(join(dir, 'nginx.conf'), 'utf8')).toBe(live);
+        expect(await exists('certificates/tls_b.pem')).toBe(true);
+        expect(await exists('auth/auth_x.htpasswd')).toBe(true);
+        // A master restarted now loads the old config: every file it names is still there.
+        expect(await restartWouldLoad()).toBe(true);
+      }
+      // Once a config without them is live, they go.
+      expect(await sync([cert('a', pems[0]!)])).toEqual({
+        removed: ['auth/auth_x.htpasswd', 'certificates/tls_b.pem'],
+        live: true,
       });
-      expect({ removed, took }).toEqual({ removed: ['certificates/tls_c.pem'], took: false });
-      expect(await readFile(join(dir, 'nginx.conf'), 'utf8')).toBe(live);
-      expect(await exists('certificates/tls_b.pem')).toBe(true);
-      expect(await exists('auth/auth_x.htpasswd')).toBe(true);
-      // A master restarted now loads the old config: every file it names is still there.
-      expect(await restartWouldLoad()).toBe(true);
-    }
-    // Once a config without them is live, they go.
-    expect(await sync([cert('a', pems[0]!)])).toEqual({
-      removed: ['auth/auth_x.htpasswd', 'certificates/tls_b.pem'],
-      live: true,
-    });
-  });
+    },
+  );
 
   it('writes a removed file again when a config names it again with the same content', async () => {
     await sync([cert('a', pems[0]!), cert('b', pems[1]!)]);
@@ -159,11 +170,14 @@ describe("the nginx actor's ConfigFolder", () => {
     for (const file of foreign) expect(await exists(file)).toBe(true);
   });
 
-  it('removes nothing before it made a config live (a refusal at its first reload keeps what another wrote)', async () => {
-    await writeCertificates(dir, [cert('a', pems[0]!)]);
-    expect(await sync([cert('b', pems[1]!)], { refused: true })).toEqual({ removed: [], live: false });
-    expect(await exists('certificates/tls_a.pem')).toBe(true);
-  });
+  it(
+    'removes nothing before it made a config live (a ' + 'refusal at its first reload keeps what another wrote)',
+    async () => {
+      await writeCertificates(dir, [cert('a', pems[0]!)]);
+      expect(await sync([cert('b', pems[1]!)], { refused: true })).toEqual({ removed: [], live: false });
+      expect(await exists('certificates/tls_a.pem')).toBe(true);
+    },
+  );
 });
 
 describe('writeCertificates', () => {

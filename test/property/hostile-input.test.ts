@@ -333,39 +333,43 @@ describe('hostile input', () => {
     expect(Object.keys(fields).length).toBeGreaterThanOrEqual(27 + configKeys.length + supportedKeys.length);
   });
 
-  it("with snippets allowed, writes only directives of the allow-list for the snippet's context, inside no block of their own", () => {
-    const allowedIn = (context: 'location' | 'server', name: string) =>
-      ALLOWED_DIRECTIVES.some((d) => d.name === name && d.contexts.includes(context));
-    const snippet = fc.oneof(
-      hostile,
-      fc
-        .array(
-          fc.oneof(
-            nasty,
-            plausible,
-            fc.constantFrom('add_header X 1;', 'if ($x) {', 'return 403;', 'set $a b;', 'alias /;'),
-          ),
-          { maxLength: 8 },
-        )
-        .map((a) => a.join(' ')),
-    );
-    fc.assert(
-      fc.property(fc.constantFrom('configuration-snippet', 'server-snippet'), snippet, (key, value) => {
-        const snapshot = structuredClone(base);
-        set(snapshot.configMaps[0], ['data'], {
-          'allow-snippet-annotations': 'true',
-          'annotations-risk-level': 'Critical',
-        });
-        annotate(snapshot, 0, { [key]: value });
-        const { model } = buildModel(snapshot, options);
-        const text = render(model, template);
-        const context = key === 'server-snippet' ? ['http', 'server'] : ['http', 'server', 'location'];
-        for (const d of foreignDirectives(text, allowed)) {
-          expect(allowedIn(key === 'server-snippet' ? 'server' : 'location', d.name)).toBe(true);
-          expect(d.context).toEqual(context);
-        }
-      }),
-      { numRuns: 2000 },
-    );
-  });
+  it(
+    "with snippets allowed, writes only directives of the allow-list for the snippet's context, inside no block of " +
+      'their own',
+    () => {
+      const allowedIn = (context: 'location' | 'server', name: string) =>
+        ALLOWED_DIRECTIVES.some((d) => d.name === name && d.contexts.includes(context));
+      const snippet = fc.oneof(
+        hostile,
+        fc
+          .array(
+            fc.oneof(
+              nasty,
+              plausible,
+              fc.constantFrom('add_header X 1;', 'if ($x) {', 'return 403;', 'set $a b;', 'alias /;'),
+            ),
+            { maxLength: 8 },
+          )
+          .map((a) => a.join(' ')),
+      );
+      fc.assert(
+        fc.property(fc.constantFrom('configuration-snippet', 'server-snippet'), snippet, (key, value) => {
+          const snapshot = structuredClone(base);
+          set(snapshot.configMaps[0], ['data'], {
+            'allow-snippet-annotations': 'true',
+            'annotations-risk-level': 'Critical',
+          });
+          annotate(snapshot, 0, { [key]: value });
+          const { model } = buildModel(snapshot, options);
+          const text = render(model, template);
+          const context = key === 'server-snippet' ? ['http', 'server'] : ['http', 'server', 'location'];
+          for (const d of foreignDirectives(text, allowed)) {
+            expect(allowedIn(key === 'server-snippet' ? 'server' : 'location', d.name)).toBe(true);
+            expect(d.context).toEqual(context);
+          }
+        }),
+        { numRuns: 2000 },
+      );
+    },
+  );
 });

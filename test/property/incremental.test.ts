@@ -56,7 +56,8 @@ function apply(base: Snapshot, edits: readonly Edit[], cache: Map<string, KubeOb
         out[kind].push(object);
         continue;
       }
-      // An age or path edit gives the same object again, as a cache does when nothing changed; a copy is new every time.
+      // An age or path edit gives the same object again, as a cache does when nothing changed; a copy is new every
+      // time.
       const key = `${kind}/${i}/${e}`;
       let changed = e === 'copy' ? undefined : cache.get(key);
       if (!changed) {

@@ -135,7 +135,9 @@ async function nginxTakes(paths: readonly string[]): Promise<{ ok: boolean; outp
   const locations = paths
     .map((p) => `    location ~* ${quote(`^${p}`)} { rewrite ${quote(`(?i)^${p}`)} /x break; }`)
     .join('\n');
-  const conf = `pid nginx.pid;\nerror_log stderr;\nevents {}\nhttp {\n  access_log off;\n  server {\n    listen 127.0.0.1:9;\n${locations}\n  }\n}\n`;
+  const conf =
+    `pid nginx.pid;\nerror_log stderr;\nevents {}\nhttp {\n  access_log off;\n  server {\n    listen ` +
+    `127.0.0.1:9;\n${locations}\n  }\n}\n`;
   await writeFile(join(dir, 'nginx.conf'), conf);
   return testConfig(nginxBinary(), dir, join(dir, 'nginx.conf'));
 }

@@ -84,27 +84,33 @@ describe('the API server', () => {
   });
 
   for (const mode of ['500', 'hang'] as const) {
-    it(`${mode === '500' ? 'answers 500 to every request' : 'hangs every request'} for ${profile.apiErrorMs / 1000} s`, async () => {
-      const from = h.records.length;
-      const fault = h.begin(
-        mode === '500'
-          ? `API server answers 500 (${profile.apiErrorMs / 1000} s)`
-          : `API server hangs (${profile.apiErrorMs / 1000} s)`,
-      );
-      h.cluster.api.failRequests(mode === '500' ? { status: 500 } : { hang: true });
-      h.cluster.api.dropWatches({ abrupt: true });
-      await sleep(profile.apiErrorMs / 2);
-      await h.change('registry');
-      await sleep(profile.apiErrorMs / 2);
-      const away = watcherStates();
-      const failed = h.cluster.api.failRequests(null);
-      const record = await fault.end(afterOutage(profile.apiErrorMs), {
-        detail: `${failed} requests ${mode === '500' ? 'answered 500' : 'held'}; watchers not watching at the end: ${away.length}`,
-      });
-      // The fault must have bitten: requests were refused and the watchers noticed.
-      expect(failed, record.kind).toBeGreaterThan(0);
-      if (mode === '500') expect(away.length, record.kind).toBeGreaterThan(0);
-      h.expectSurvived(h.records.slice(from));
-    });
+    it(
+      `${mode === '500' ? 'answers 500 to every request' : 'hangs every request'} for ` +
+        `${profile.apiErrorMs / 1000} s`,
+      async () => {
+        const from = h.records.length;
+        const fault = h.begin(
+          mode === '500'
+            ? `API server answers 500 (${profile.apiErrorMs / 1000} s)`
+            : `API server hangs (${profile.apiErrorMs / 1000} s)`,
+        );
+        h.cluster.api.failRequests(mode === '500' ? { status: 500 } : { hang: true });
+        h.cluster.api.dropWatches({ abrupt: true });
+        await sleep(profile.apiErrorMs / 2);
+        await h.change('registry');
+        await sleep(profile.apiErrorMs / 2);
+        const away = watcherStates();
+        const failed = h.cluster.api.failRequests(null);
+        const record = await fault.end(afterOutage(profile.apiErrorMs), {
+          detail:
+            `${failed} requests ${mode === '500' ? 'answered 500' : 'held'}; watchers ` +
+            `not watching at the end: ${away.length}`,
+        });
+        // The fault must have bitten: requests were refused and the watchers noticed.
+        expect(failed, record.kind).toBeGreaterThan(0);
+        if (mode === '500') expect(away.length, record.kind).toBeGreaterThan(0);
+        h.expectSurvived(h.records.slice(from));
+      },
+    );
   }
 });

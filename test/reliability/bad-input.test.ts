@@ -162,7 +162,8 @@ it(`survives ${profile.hostileObjects} hostile objects through the API server`, 
           );
       } catch (error) {
         foreign.push(
-          `render(buildModel(API state)) after op ${from + g + group.length} failed or does not parse: ${(error as Error).message}`,
+          `render(buildModel(API state)) after op ${from + g + group.length} ` +
+            `failed or does not parse: ${(error as Error).message}`,
         );
       }
       // … and the controller given time to serve it, so that many distinct configs are applied.
@@ -210,8 +211,10 @@ it(`survives ${profile.hostileObjects} hostile objects through the API server`, 
       .sort(([a], [b]) => a - b)
       .map(([c, n]) => `${c}×${n}`)
       .join(', ')}; ` +
-      `${states} API states rendered and ${applied.size} distinct configs applied, each checked for foreign directives; ` +
-      `at the end ${model.servers.length} servers and ${model.upstreams.length} upstreams from the surviving objects, ${problems.length} problems reported`,
+      `${states} API states rendered and ${applied.size} ` +
+      'distinct configs applied, each checked for foreign directives; ' +
+      `at the end ${model.servers.length} servers and ${model.upstreams.length} upstreams from the surviving ` +
+      `objects, ${problems.length} problems reported`,
   );
   for (const [bug, errors] of knownHits) {
     h.knownBugsSeen.add(bug);

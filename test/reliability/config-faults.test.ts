@@ -22,13 +22,18 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => h?.close(), 60_000);
 
-/** A fault a known bug keeps from converging: note whether the next API change recovers, so later tests start converged. */
+/**
+ * A fault a known bug keeps from converging: note whether the next API change recovers, so later tests start converged.
+ */
 async function recoverAfter(record: FaultRecord): Promise<void> {
   if (record.survived) return;
   await h.change('client');
   const next = await h.waitConverged(15_000);
   h.notes.push(
-    `${record.kind}: not converged once the fault was gone; ${typeof next === 'number' ? `the next API change converged in ${next} ms` : `even the next API change did not converge: ${next}`}`,
+    `${record.kind}: not converged once the fault was gone; ` +
+      (typeof next === 'number'
+        ? `the next API change converged in ${next} ms`
+        : `even the next API change did not converge: ${next}`),
   );
 }
 
@@ -84,7 +89,9 @@ describe('between the model and nginx', () => {
     await h.nginxTestFault(false);
     const record = await fault.end(10_000, {
       ...(failure ? { failure } : {}),
-      detail: `nginx said: ${'error' in seen ? firstLine(seen.error.split('\n').slice(1).join('\n') || seen.error) : '-'}`,
+      detail:
+        'nginx said: ' +
+        `${'error' in seen ? firstLine(seen.error.split('\n').slice(1).join('\n') || seen.error) : '-'}`,
     });
     await recoverAfter(record);
     h.expectSurvived([record]);

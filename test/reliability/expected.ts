@@ -39,7 +39,10 @@ export function apiSnapshot(api: ApiServer, config: ControllerConfig): Snapshot 
   } as Snapshot;
 }
 
-/** expectedConfig is `render(buildModel(snapshot of the API server's objects))`, without the `excluded` Ingresses (`namespace/name`). */
+/**
+ * expectedConfig is `render(buildModel(snapshot of the API server's objects))`, without the `excluded` Ingresses
+ * (`namespace/name`).
+ */
 export function expectedConfig(
   api: ApiServer,
   config: ControllerConfig,

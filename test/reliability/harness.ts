@@ -101,7 +101,10 @@ export class Harness {
   /** TLS hosts and their Secrets (default namespace): a converged nginx serves the Secret's certificate */
   readonly tlsHosts = new Map<string, string>([['secure.example.com', 'secure-tls']]);
   private churnCount = 0;
-  /** Ingresses (`namespace/name`) the controller has left out because nginx refused them: the expected config is built without them */
+  /**
+   * Ingresses (`namespace/name`) the controller has left out because nginx refused them: the expected config is built
+   * without them
+   */
   readonly excluded = new Set<string>();
 
   private constructor(
@@ -223,12 +226,18 @@ export class Harness {
     const live = await readFile(this.conf, 'utf8');
     if (live !== expected) {
       const n = this.nginxContext();
-      return `live nginx.conf differs from render(buildModel(API objects)) at ${firstDifference(live, expected)}; last reload error: ${String(n.lastReloadError).split('\n')[0]}`;
+      return (
+        `live nginx.conf differs from render(buildModel(API objects)) at ${firstDifference(live, expected)}; ` +
+        `last reload error: ${String(n.lastReloadError).split('\n')[0]}`
+      );
     }
     if (this.nginxContext().applied?.config !== expected) return 'nginx.conf is written but nginx has not applied it';
     const reply = await get({ host: 'churn.example.com', path: this.churn.path, port: this.cluster.httpPort });
     if (reply.backend !== this.churn.backend)
-      return `the newest route ${this.churn.path} answers ${reply.status} from ${reply.backend ?? 'nginx'}, not ${this.churn.backend}`;
+      return (
+        `the newest route ${this.churn.path} answers ${reply.status}` +
+        ` from ${reply.backend ?? 'nginx'}, not ${this.churn.backend}`
+      );
     for (const [host, secret] of this.tlsHosts) {
       const served = await this.servedCertificate(host);
       const wanted = this.apiCertificate(secret);
@@ -243,7 +252,9 @@ export class Harness {
     return (await get({ host, path: '/', port: this.cluster.httpsPort, https: true })).peerCertificate?.fingerprint256;
   }
 
-  /** apiCertificate is the SHA-256 fingerprint of the certificate in a default-namespace TLS Secret of the API server. */
+  /**
+   * apiCertificate is the SHA-256 fingerprint of the certificate in a default-namespace TLS Secret of the API server.
+   */
   apiCertificate(secret: string): string | undefined {
     const object = this.cluster.api.registry.store.get(SECRETS, 'default', secret) as
       | { data?: Record<string, string> }

@@ -214,7 +214,8 @@ it('a hostile tenant stalls, blocks and bypasses no one', async () => {
       const byNginx = (await badEvents(bad)).some((m) => m.includes('nginx refused the config with this Ingress'));
       if (byNginx) h.excluded.add(`${BAD_NS}/${bad}`);
       outcomes.push(
-        `${name}: ${byNginx ? 'left out after nginx refused it' : 'refused by a validator'}, good changes served in ${servedMs} ms`,
+        `${name}: ${byNginx ? 'left out after nginx refused it' : 'refused by a validator'}, good changes served in ` +
+          `${servedMs} ms`,
       );
       await fault.end(15_000, { detail: outcomes.at(-1)! });
       // The tenant repents: its objects go; the next fault's convergence check covers what follows.
@@ -226,7 +227,8 @@ it('a hostile tenant stalls, blocks and bypasses no one', async () => {
   }
   h.notes.push(...outcomes.map((o) => `hostile tenant: ${o}`));
   h.notes.push(
-    `hostile tenant: /healthz checked ${healthz.checks} times, ${healthz.slow} slower than 1 s; good tenants ${tenants.requests} requests, ${tenants.lost().length} lost`,
+    `hostile tenant: /healthz checked ${healthz.checks} times, ${healthz.slow} slower than 1 s; good tenants ` +
+      `${tenants.requests} requests, ${tenants.lost().length} lost`,
   );
   expect(healthz.slow).toBe(0);
   expect(tenants.lost()).toEqual([]);

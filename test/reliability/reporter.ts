@@ -20,14 +20,17 @@ export function summarize(all: readonly Results[]): string[] {
   const profiles = [...new Set(all.map((r) => r.profile))].join(', ') || 'none';
   lines.push('', `reliability suite (profile ${profiles})`);
   lines.push(
-    `  ${'fault'.padEnd(34)} ${'injected'.padStart(8)} ${'survived'.padStart(8)} ${'converged p50/max ms'.padStart(21)} ${'lost'.padStart(5)}`,
+    `  ${'fault'.padEnd(34)} ${'injected'.padStart(8)} ${'survived'.padStart(8)} ` +
+      `${'converged p50/max ms'.padStart(21)} ${'lost'.padStart(5)}`,
   );
   for (const kind of kinds) {
     const of = faults.filter((f) => f.kind === kind);
     const ms = of.map((f) => f.convergeMs).filter((m): m is number => m !== null);
     const timing = ms.length ? `${pct(ms, 50).toFixed(0)}/${Math.max(...ms).toFixed(0)}` : '-';
     lines.push(
-      `  ${kind.padEnd(34)} ${String(of.length).padStart(8)} ${String(of.filter((f) => f.survived).length).padStart(8)} ${timing.padStart(21)} ${String(of.reduce((s, f) => s + f.lost, 0)).padStart(5)}`,
+      `  ${kind.padEnd(34)} ${String(of.length).padStart(8)} ` +
+        `${String(of.filter((f) => f.survived).length).padStart(8)} ${timing.padStart(21)}` +
+        ` ${String(of.reduce((s, f) => s + f.lost, 0)).padStart(5)}`,
     );
   }
   for (const f of faults.filter((f) => !f.survived))
@@ -59,7 +62,8 @@ export function summarize(all: readonly Results[]): string[] {
         : ''),
   );
   lines.push(
-    `reliability: ${faults.length} faults, ${faults.filter((f) => f.survived).length} survived, ${requests} requests, ${lost} lost`,
+    `reliability: ${faults.length} faults, ${faults.filter((f) => f.survived).length} survived, ${requests} ` +
+      `requests, ${lost} lost`,
   );
   return lines;
 }

@@ -33,7 +33,9 @@ export async function mountTmpfs(sizeMb: number): Promise<Tmpfs | { reason: stri
   if (mounted.exitCode !== 0) {
     await rmdir(dir).catch(() => undefined);
     return {
-      reason: `mount -t tmpfs failed (${String(mounted.all).trim() || `exit ${mounted.exitCode}`}); the container lacks CAP_SYS_ADMIN`,
+      reason:
+        `mount -t tmpfs failed (${String(mounted.all).trim() || `exit ${mounted.exitCode}`}); the container ` +
+        'lacks CAP_SYS_ADMIN',
     };
   }
   let count = 0;

@@ -55,7 +55,10 @@ export class Traffic {
     await Promise.all(this.loops);
   }
 
-  /** down opens a down window (nginx is about to stop serving); call the result once it serves again, for its length in ms. */
+  /**
+   * down opens a down window (nginx is about to stop serving); call the result once it serves again, for its length in
+   * ms.
+   */
   down(): () => number {
     const window: Window = { start: Date.now(), end: Number.POSITIVE_INFINITY };
     this.windows.push(window);

@@ -97,48 +97,57 @@ describe('EventRecorder', () => {
     expect(requests).toEqual(['POST 201', 'PATCH 200', 'POST 409', 'GET 200', 'PATCH 200']);
   });
 
-  it('one Event lists all the problems of an Ingress; the same set again is that Event counted up, a changed set a new one', async () => {
-    const clock = { now: 1_800_000_000_000 };
-    const r = recorder(clock);
-    const three = [
-      problem('Service default/missing not found; answering 503'),
-      problem('"a b" is not a host name; rule left out', 'spec.rules[1].host'),
-      problem(
-        'is not an annotation this controller knows; ignored',
-        'metadata.annotations.nginx.ingress.kubernetes.io/rewrite-targt',
-      ),
-    ];
-    expect(await r.record(three)).toEqual({ created: 1, counted: 0, limited: 0 });
-    expect(await r.record([...three].reverse())).toEqual({ created: 0, counted: 0, limited: 0 }); // same set, any order
-    const [event] = events();
-    expect(event!.reason).toBe('InvalidIngress');
-    expect(event!.message).toBe(
-      '3 problems: (1) metadata.annotations.nginx.ingress.kubernetes.io/rewrite-targt: is not an annotation this controller knows; ignored' +
-        ' (2) spec.rules[0].http.paths[0].backend.service.name: Service default/missing not found; answering 503' +
-        ' (3) spec.rules[1].host: "a b" is not a host name; rule left out',
-    );
-    expect(await r.record(three.slice(0, 2))).toEqual({ created: 1, counted: 0, limited: 0 }); // one fixed: a new set
-    expect(await r.record(three)).toEqual({ created: 0, counted: 1, limited: 0 }); // broken again: counted up
-    expect(events()).toHaveLength(2);
-    expect(events().find((e) => e.message!.startsWith('3 problems'))!.count).toBe(2);
-  });
+  it(
+    'one Event lists all the problems of an Ingress; the same set again is that Event counted up, a changed set a ' +
+      'new one',
+    async () => {
+      const clock = { now: 1_800_000_000_000 };
+      const r = recorder(clock);
+      const three = [
+        problem('Service default/missing not found; answering 503'),
+        problem('"a b" is not a host name; rule left out', 'spec.rules[1].host'),
+        problem(
+          'is not an annotation this controller knows; ignored',
+          'metadata.annotations.nginx.ingress.kubernetes.io/rewrite-targt',
+        ),
+      ];
+      expect(await r.record(three)).toEqual({ created: 1, counted: 0, limited: 0 });
+      // same set, any order
+      expect(await r.record([...three].reverse())).toEqual({ created: 0, counted: 0, limited: 0 });
+      const [event] = events();
+      expect(event!.reason).toBe('InvalidIngress');
+      expect(event!.message).toBe(
+        '3 problems: (1) metadata.annotations.nginx.ingress.kubernetes.io/rewrite-targt: is not an annotation this ' +
+          'controller knows; ignored' +
+          ' (2) spec.rules[0].http.paths[0].backend.service.name: Service default/missing not found; answering 503' +
+          ' (3) spec.rules[1].host: "a b" is not a host name; rule left out',
+      );
+      expect(await r.record(three.slice(0, 2))).toEqual({ created: 1, counted: 0, limited: 0 }); // one fixed: a new set
+      expect(await r.record(three)).toEqual({ created: 0, counted: 1, limited: 0 }); // broken again: counted up
+      expect(events()).toHaveLength(2);
+      expect(events().find((e) => e.message!.startsWith('3 problems'))!.count).toBe(2);
+    },
+  );
 
-  it('rate-limits per Ingress: a burst of changed sets, then one per refill period; a held-back set comes later', async () => {
-    const clock = { now: 1_800_000_000_000 };
-    const r = recorder(clock);
-    const upTo = (n: number) =>
-      Array.from({ length: n }, (_, i) => problem(`path ${i} refused`, `spec.rules[0].http.paths[${i}].path`));
-    for (const n of [1, 2, 3]) expect(await r.record(upTo(n))).toEqual({ created: 1, counted: 0, limited: 0 });
-    expect(await r.record(upTo(4))).toEqual({ created: 0, counted: 0, limited: 1 });
-    expect(await r.record(upTo(5))).toEqual({ created: 0, counted: 0, limited: 1 });
-    clock.now += 30_000;
-    expect(await r.record(upTo(5))).toEqual({ created: 1, counted: 0, limited: 0 });
-    expect(await r.record(upTo(5))).toEqual({ created: 0, counted: 0, limited: 0 });
-    expect(events().map((e) => e.message!.slice(0, 11))).toEqual(
-      expect.arrayContaining(['spec.rules[', '2 problems:', '3 problems:', '5 problems:']),
-    );
-    expect(events()).toHaveLength(4);
-  });
+  it(
+    'rate-limits per Ingress: a burst of changed sets, then ' + 'one per refill period; a held-back set comes later',
+    async () => {
+      const clock = { now: 1_800_000_000_000 };
+      const r = recorder(clock);
+      const upTo = (n: number) =>
+        Array.from({ length: n }, (_, i) => problem(`path ${i} refused`, `spec.rules[0].http.paths[${i}].path`));
+      for (const n of [1, 2, 3]) expect(await r.record(upTo(n))).toEqual({ created: 1, counted: 0, limited: 0 });
+      expect(await r.record(upTo(4))).toEqual({ created: 0, counted: 0, limited: 1 });
+      expect(await r.record(upTo(5))).toEqual({ created: 0, counted: 0, limited: 1 });
+      clock.now += 30_000;
+      expect(await r.record(upTo(5))).toEqual({ created: 1, counted: 0, limited: 0 });
+      expect(await r.record(upTo(5))).toEqual({ created: 0, counted: 0, limited: 0 });
+      expect(events().map((e) => e.message!.slice(0, 11))).toEqual(
+        expect.arrayContaining(['spec.rules[', '2 problems:', '3 problems:', '5 problems:']),
+      );
+      expect(events()).toHaveLength(4);
+    },
+  );
 
   it('keeps the count of problems when they do not all fit in one Event', () => {
     const many = Array.from({ length: 40 }, (_, i) =>

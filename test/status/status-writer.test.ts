@@ -45,7 +45,10 @@ function node(name: string, addresses: Record<string, string>) {
   };
 }
 
-/** controllerSlice lists controller pods as endpoints of the Service `ingress-actors` (what the EndpointSlice controller writes). */
+/**
+ * controllerSlice lists controller pods as endpoints of the Service `ingress-actors` (what the EndpointSlice controller
+ * writes).
+ */
 function controllerSlice(pods: { name: string; node: string; ready?: boolean; terminating?: boolean }[]) {
   return {
     apiVersion: 'discovery.k8s.io/v1',
@@ -184,18 +187,21 @@ describe('StatusWriter.addresses', () => {
 });
 
 describe('StatusWriter.publish', () => {
-  it('writes each served Ingress once, then nothing while nothing changes; does nothing before the first sync', async () => {
-    const before = await setup(two, { publishStatusAddress: ['203.0.113.9'] }, null);
-    expect(await before.writer.publish(before.served)).toEqual({ written: 0, unchanged: 0 });
-    await api!.close();
+  it(
+    'writes each served Ingress once, then nothing while ' + 'nothing changes; does nothing before the first sync',
+    async () => {
+      const before = await setup(two, { publishStatusAddress: ['203.0.113.9'] }, null);
+      expect(await before.writer.publish(before.served)).toEqual({ written: 0, unchanged: 0 });
+      await api!.close();
 
-    const { writer, served, refill, writes, status } = await setup(two, { publishStatusAddress: ['203.0.113.9'] });
-    expect(await writer.publish(served)).toEqual({ written: 2, unchanged: 0 });
-    expect(status('a')).toEqual([{ ip: '203.0.113.9' }]);
-    await refill();
-    expect(await writer.publish(served)).toEqual({ written: 0, unchanged: 2 });
-    expect(writes).toEqual(['200 a/status', '200 b/status']);
-  });
+      const { writer, served, refill, writes, status } = await setup(two, { publishStatusAddress: ['203.0.113.9'] });
+      expect(await writer.publish(served)).toEqual({ written: 2, unchanged: 0 });
+      expect(status('a')).toEqual([{ ip: '203.0.113.9' }]);
+      await refill();
+      expect(await writer.publish(served)).toEqual({ written: 0, unchanged: 2 });
+      expect(writes).toEqual(['200 a/status', '200 b/status']);
+    },
+  );
 
   it('retries a 409 from the newer object the watch brings', async () => {
     const { writer, served, cache, objects, writes, status } = await setup(

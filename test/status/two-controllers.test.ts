@@ -154,7 +154,8 @@ async function startTwo() {
   return { api, replicas, holder, addresses, leaders, statusWrites };
 }
 
-it('exactly one leads; SIGKILL it and the other takes over once the Lease expires; the addresses are written once', async () => {
+it('exactly one leads; SIGKILL it and the other takes over ' +
+  'once the Lease expires; the addresses are written once', async () => {
   const { replicas, holder, addresses, leaders, statusWrites } = await startTwo();
   const leader = replicas.find((r) => r.pod === holder())!;
   const follower = replicas.find((r) => r !== leader)!;

@@ -43,7 +43,10 @@ export { waitFor } from './wait.js';
 /** queueIdle says whether a sync queue state value is `idle` (settling or quiet after a sync). */
 export const queueIdle = (value: unknown): boolean => typeof value === 'object' && value !== null && 'idle' in value;
 
-/** ClusterOptions are the extras a test may need: the controller's environment (POD_NAME, …), and a log of every API request. */
+/**
+ * ClusterOptions are the extras a test may need: the controller's environment (POD_NAME, …), and a log of every API
+ * request.
+ */
 export interface ClusterOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly onRequest?: (line: { method: string; url: string; status: number }) => void;

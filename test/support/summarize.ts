@@ -8,7 +8,10 @@ import { formatProblem } from '../../src/model/problems.js';
 export function describeLocation(l: Location): string {
   const target = l.redirect ? `${l.redirect.code} ${l.redirect.url}` : (l.upstream ?? String(l.status));
   const canary = l.pass?.canary ? ` (canary ${l.pass.canary})` : '';
-  return `${l.modifier ? `${l.modifier} ` : ''}${l.match} -> ${target}${canary}${l.sslRedirect ? ' (ssl-redirect)' : ''}`;
+  return (
+    `${l.modifier ? `${l.modifier} ` : ''}${l.match} -> ` +
+    `${target}${canary}${l.sslRedirect ? ' (ssl-redirect)' : ''}`
+  );
 }
 
 /** Summary is the part of a model a fixture states: servers, their locations, upstreams, problems. */

@@ -39,7 +39,8 @@ const check = (when: string) => {
   const seen = warnings.seen.splice(0);
   if (seen.length > 0)
     throw new Error(
-      `xstate warned ${when} (fix the cause, see test/support/xstate-warnings.ts):\n  ${[...new Set(seen)].join('\n  ')}`,
+      `xstate warned ${when} (fix ` +
+        `the cause, see test/support/xstate-warnings.ts):\n  ${[...new Set(seen)].join('\n  ')}`,
     );
 };
 // A warning printed between tests (a hook, a late timer) is reported by the next check.

@@ -112,31 +112,34 @@ describe('whyNotOurs (finding "render ignored Ingresses")', () => {
 });
 
 describe('listenAddress (finding "demo": nginx on 127.0.0.1 only)', () => {
-  it('renders every listen with the address, through the quoting helper; absent, nginx listens on all addresses', async () => {
-    const template = await loadTemplate();
-    const listens = (listenAddress?: string) =>
-      render(
-        buildModel(emptySnapshot, {
-          ...defaultBuildOptions,
-          httpPort: 8080,
-          httpsPort: 8443,
-          ...(listenAddress ? { listenAddress } : {}),
-        }).model,
-        template,
-      )
-        .split('\n')
-        .filter((l) => /^\s*listen /.test(l))
-        .map((l) => l.trim());
-    expect(listens('127.0.0.1')).toEqual([
-      'listen "127.0.0.1:8080" default_server;',
-      'listen "127.0.0.1:8443" ssl http2 default_server;',
-    ]);
-    expect(listens('::1')).toEqual([
-      'listen "[::1]:8080" default_server;',
-      'listen "[::1]:8443" ssl http2 default_server;',
-    ]);
-    expect(listens()).toEqual(['listen 8080 default_server;', 'listen 8443 ssl http2 default_server;']);
-  });
+  it(
+    'renders every listen with the address, through the ' + 'quoting helper; absent, nginx listens on all addresses',
+    async () => {
+      const template = await loadTemplate();
+      const listens = (listenAddress?: string) =>
+        render(
+          buildModel(emptySnapshot, {
+            ...defaultBuildOptions,
+            httpPort: 8080,
+            httpsPort: 8443,
+            ...(listenAddress ? { listenAddress } : {}),
+          }).model,
+          template,
+        )
+          .split('\n')
+          .filter((l) => /^\s*listen /.test(l))
+          .map((l) => l.trim());
+      expect(listens('127.0.0.1')).toEqual([
+        'listen "127.0.0.1:8080" default_server;',
+        'listen "127.0.0.1:8443" ssl http2 default_server;',
+      ]);
+      expect(listens('::1')).toEqual([
+        'listen "[::1]:8080" default_server;',
+        'listen "[::1]:8443" ssl http2 default_server;',
+      ]);
+      expect(listens()).toEqual(['listen 8080 default_server;', 'listen 8443 ssl http2 default_server;']);
+    },
+  );
   it('refuses what is not an IP address', () => {
     expect(() =>
       buildModel(emptySnapshot, { ...defaultBuildOptions, listenAddress: '127.0.0.1:80; include /etc/passwd' }),

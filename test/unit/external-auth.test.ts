@@ -62,18 +62,22 @@ describe('checkAuthUrlHost', () => {
 });
 
 describe('nameservers', () => {
-  it('reads the nameserver lines as nginx resolver addresses, IPv6 bracketed, leaving out what is not an IP', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'ia-resolv-'));
-    try {
-      const file = join(dir, 'resolv.conf');
-      await writeFile(
-        file,
-        '# comment\nsearch default.svc.cluster.local\nnameserver 10.96.0.10\nnameserver fd00::a\nnameserver fe80::1%eth0\nnameserver 10.96.0.10\noptions ndots:5\n',
-      );
-      expect(await nameservers(file)).toEqual(['10.96.0.10', '[fd00::a]']);
-      expect(await nameservers(join(dir, 'missing'))).toEqual([]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+  it(
+    'reads the nameserver lines as nginx resolver addresses, IPv6 ' + 'bracketed, leaving out what is not an IP',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'ia-resolv-'));
+      try {
+        const file = join(dir, 'resolv.conf');
+        await writeFile(
+          file,
+          '# comment\nsearch default.svc.cluster.local\nnameserver 10.96.0.10\nnameserver fd00::a\nnameserver ' +
+            'fe80::1%eth0\nnameserver 10.96.0.10\noptions ndots:5\n',
+        );
+        expect(await nameservers(file)).toEqual(['10.96.0.10', '[fd00::a]']);
+        expect(await nameservers(join(dir, 'missing'))).toEqual([]);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

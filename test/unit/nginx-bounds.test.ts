@@ -70,7 +70,8 @@ async function nginxAccepts(http: string, location = ''): Promise<{ ok: boolean;
     '  limit_conn_zone $binary_remote_addr zone=z:5m;',
     `  ${http}`,
     '  upstream u { server 127.0.0.1:9; }',
-    `  server { listen 127.0.0.1:9; server_name a.example.com b.example.com; location / { proxy_pass http://u; ${location} } }`,
+    '  server { listen 127.0.0.1:9; server_name a.example.com b.example.com; location / { proxy_pass http://u; ' +
+      `${location} } }`,
     '}',
   ].join('\n');
   await writeFile(join(dir, 'nginx.conf'), conf);

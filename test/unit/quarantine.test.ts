@@ -71,22 +71,26 @@ async function emptyConfig(quarantine: Quarantine): Promise<string> {
 }
 
 describe('finding 2: the Ingress nginx refuses is found and left out, the rest applied', () => {
-  it('by the file nginx names: one refusal, the config without it, one retry with it (refused again), and the config without it', async () => {
-    const quarantine = new Quarantine((output, handed) => blame(output, handed.text, handed.model));
-    const applied = await emptyConfig(quarantine);
-    const { rounds, problems, text } = await settle(quarantine, await tenants(8, 5), { applied });
-    expect(rounds).toBe(4);
-    expect(quarantine.heldKeys()).toEqual(['t5/site']);
-    expect(problems).toEqual([
-      expect.objectContaining({
-        namespace: 't5',
-        name: 'site',
-        field: 'spec.tls',
-        message: expect.stringMatching(/ee key too small/),
-      }),
-    ]);
-    for (let i = 0; i < 8; i++) expect(text.includes(`"t${i}.example"`)).toBe(i !== 5);
-  });
+  it(
+    'by the file nginx names: one refusal, the config without it, one retry with it (refused again), and the config ' +
+      'without it',
+    async () => {
+      const quarantine = new Quarantine((output, handed) => blame(output, handed.text, handed.model));
+      const applied = await emptyConfig(quarantine);
+      const { rounds, problems, text } = await settle(quarantine, await tenants(8, 5), { applied });
+      expect(rounds).toBe(4);
+      expect(quarantine.heldKeys()).toEqual(['t5/site']);
+      expect(problems).toEqual([
+        expect.objectContaining({
+          namespace: 't5',
+          name: 'site',
+          field: 'spec.tls',
+          message: expect.stringMatching(/ee key too small/),
+        }),
+      ]);
+      for (let i = 0; i < 8; i++) expect(text.includes(`"t${i}.example"`)).toBe(i !== 5);
+    },
+  );
 
   it('by bisection when the refusal points nowhere: log2(8) steps, each a real nginx -t', async () => {
     const nowhere: Blamer = () => null;
@@ -94,7 +98,8 @@ describe('finding 2: the Ingress nginx refuses is found and left out, the rest a
     const applied = await emptyConfig(quarantine);
     const { rounds, text } = await settle(quarantine, await tenants(8, 6), { applied });
     expect(quarantine.heldKeys()).toEqual(['t6/site']);
-    // The refusal, three halvings (8 → 4 → 2 → 1), the config without the one found, its retry, and the config without it.
+    // The refusal, three halvings (8 → 4 → 2 → 1), the config without the one found, its retry, and the config
+    // without it.
     expect(rounds).toBeLessThanOrEqual(7);
     for (let i = 0; i < 8; i++) expect(text.includes(`"t${i}.example"`)).toBe(i !== 6);
   });
@@ -166,7 +171,8 @@ describe('finding 2: the Ingress nginx refuses is found and left out, the rest a
 describe('blame', () => {
   it('reads the line and the reason of nginx -t output', () => {
     const output =
-      'nginx: [emerg] invalid number of arguments in "proxy_buffers" directive in /x/nginx.conf.next:57\nnginx: configuration file /x/nginx.conf.next test failed\n';
+      'nginx: [emerg] invalid number of arguments in "proxy_buffers" directive in /x/nginx.conf.next:57\nnginx: ' +
+      'configuration file /x/nginx.conf.next test failed\n';
     expect(refusedLine(output)).toBe(57);
     expect(refusalReason(output)).toBe(
       'invalid number of arguments in "proxy_buffers" directive in /x/nginx.conf.next:57',

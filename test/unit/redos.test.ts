@@ -45,7 +45,10 @@ interface Found {
   readonly text: string;
 }
 
-/** constValue evaluates what a `new RegExp` argument is built from: strings, templates, consts of the same file, `.join`. */
+/**
+ * constValue evaluates what a `new RegExp` argument is built from: strings, templates, consts of the same file,
+ * `.join`.
+ */
 function constValue(
   node: ts.Expression,
   consts: ReadonlyMap<string, ts.Expression>,

@@ -19,7 +19,9 @@ afterAll(() => rm(scratch, { recursive: true, force: true }));
 async function nginxTakesLocation(path: string): Promise<boolean> {
   const dir = join(scratch, String(Math.random()).slice(2));
   await mkdir(join(dir, 'logs'), { recursive: true });
-  const conf = `pid nginx.pid;\nerror_log stderr;\nevents {}\nhttp { access_log off; server { listen 127.0.0.1:9; location ~* ${quote(`^${path}`)} {} } }\n`;
+  const conf =
+    `pid nginx.pid;\nerror_log stderr;\nevents {}\nhttp { access_log off; server { listen 127.0.0.1:9; ` +
+    `location ~* ${quote(`^${path}`)} {} } }\n`;
   await writeFile(join(dir, 'nginx.conf'), conf);
   return (await testConfig(nginxBinary(), dir, join(dir, 'nginx.conf'))).ok;
 }

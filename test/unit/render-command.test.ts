@@ -27,17 +27,21 @@ describe('ingress-actors render', () => {
     await execa('mkdir', ['-p', join(folder, 'nested')]);
     await writeFile(
       join(folder, 'a.yaml'),
-      'kind: IngressClass\napiVersion: networking.k8s.io/v1\nmetadata: {name: nginx}\nspec: {controller: k8s.io/ingress-nginx}\n---\n',
+      'kind: IngressClass\napiVersion: networking.k8s.io/v1\nmetadata: {name: nginx}\nspec: {controller: ' +
+        'k8s.io/ingress-nginx}\n---\n',
     );
     await writeFile(
       join(folder, 'nested', 'b.yml'),
-      'kind: Ingress\napiVersion: networking.k8s.io/v1\nmetadata: {name: web}\nspec:\n  ingressClassName: nginx\n  rules:\n  - host: "bad host"\n  - host: good.example.com\n    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}\n',
+      'kind: Ingress\napiVersion: networking.k8s.io/v1\nmetadata: {name: web}\nspec:\n  ingressClassName: nginx\n  ' +
+        'rules:\n  - host: "bad host"\n  - host: good.example.com\n    http: {paths: [{path: /, pathType: ' +
+        'Prefix, backend: {service: {name: web, port: {number: 80}}}}]}\n',
     );
     const result = await execa(CLI, ['render', '--manifests', folder], { reject: false });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain('server_name "good.example.com";');
     expect(result.stderr.split('\n')).toEqual([
-      'default/web: spec.rules[0].host: "bad host" is not a valid host (lower-case RFC 1123 name, optionally starting with \'*.\'); rule left out',
+      'default/web: spec.rules[0].host: "bad host" is not a valid host (lower-case RFC 1123 name, optionally ' +
+        "starting with '*.'); rule left out",
       'default/web: spec.rules[1].http.paths[0].backend.service.name: Service default/web not found; answering 503',
     ]);
   });

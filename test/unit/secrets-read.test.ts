@@ -52,15 +52,19 @@ const snapshot = {
 } as unknown as Snapshot;
 
 describe('secretsRead', () => {
-  it('issue 15: names the Secrets of spec.tls, auth-secret and auth-tls-secret (found or not) and the default certificate, nothing else', () => {
-    const memo = new BuildMemo();
-    const options = { ...defaultBuildOptions, defaultSslCertificate: 'ingress/default-cert' };
-    buildModel(snapshot, options, memo);
-    expect(secretsRead(memo, options)).toEqual({
-      keys: ['default/site-tls', 'default/team-ca', 'ingress/default-cert', 'team/users'],
-      namespaces: [],
-    });
-  });
+  it(
+    'issue 15: names the Secrets of spec.tls, auth-secret and auth-tls-secret (found or not) and the default ' +
+      'certificate, nothing else',
+    () => {
+      const memo = new BuildMemo();
+      const options = { ...defaultBuildOptions, defaultSslCertificate: 'ingress/default-cert' };
+      buildModel(snapshot, options, memo);
+      expect(secretsRead(memo, options)).toEqual({
+        keys: ['default/site-tls', 'default/team-ca', 'ingress/default-cert', 'team/users'],
+        namespaces: [],
+      });
+    },
+  );
 
   it('issue 15: follows the last build, memo or not, and names the namespaces of held Ingresses whole', () => {
     const memo = new BuildMemo();
@@ -74,17 +78,21 @@ describe('secretsRead', () => {
 });
 
 describe('ClusterCache.changedSince', () => {
-  it('issue 15: lists the keys among those given (or in the namespaces given) the cache holds differently from an earlier list', () => {
-    const cache = new ClusterCache();
-    for (const s of [secret('read'), secret('unread'), secret('held', 'team')]) cache.upsert('Secret', s);
-    const before = cache.list('Secret');
-    expect(cache.changedSince('Secret', before, { keys: ['default/read'], namespaces: ['team'] })).toEqual([]);
-    cache.upsert('Secret', secret('read', 'default', '2'));
-    cache.upsert('Secret', secret('unread', 'default', '2'));
-    cache.upsert('Secret', secret('new', 'team'));
-    cache.remove('Secret', secret('held', 'team'));
-    expect(
-      cache.changedSince('Secret', before, { keys: ['default/read', 'default/missing'], namespaces: ['team'] }),
-    ).toEqual(['default/read', 'team/held', 'team/new']);
-  });
+  it(
+    'issue 15: lists the keys among those given (or in the namespaces given) the cache holds differently from an ' +
+      'earlier list',
+    () => {
+      const cache = new ClusterCache();
+      for (const s of [secret('read'), secret('unread'), secret('held', 'team')]) cache.upsert('Secret', s);
+      const before = cache.list('Secret');
+      expect(cache.changedSince('Secret', before, { keys: ['default/read'], namespaces: ['team'] })).toEqual([]);
+      cache.upsert('Secret', secret('read', 'default', '2'));
+      cache.upsert('Secret', secret('unread', 'default', '2'));
+      cache.upsert('Secret', secret('new', 'team'));
+      cache.remove('Secret', secret('held', 'team'));
+      expect(
+        cache.changedSince('Secret', before, { keys: ['default/read', 'default/missing'], namespaces: ['team'] }),
+      ).toEqual(['default/read', 'team/held', 'team/new']);
+    },
+  );
 });

@@ -26,7 +26,9 @@ export const affinityGroup: AnnotationGroup<'affinity'> = {
       scope: 'ingress',
       support: 'partial',
       doc: '`cookie`: requests with the same cookie reach the same endpoint (consistent hash on the cookie)',
-      note: 'the cookie holds a random key, not the endpoint: when endpoints change, a few sessions move (as affinity-mode balanced); the Ingress gets upstreams of its own',
+      note:
+        'the cookie holds a random key, not the endpoint: when endpoints change, a few sessions move (as ' +
+        'affinity-mode balanced); the Ingress gets upstreams of its own',
     },
     {
       key: 'affinity-mode',

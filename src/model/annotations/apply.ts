@@ -58,7 +58,9 @@ export class UpstreamVariants {
   ): string {
     const globalLeast = this.config.loadBalance === 'least_conn';
     const leastConn = policy.hashKey === null && (policy.leastConn ?? globalLeast);
-    const suffix = `${policy.clusterIp ? '_svc' : ''}${policy.hashKey ? `_${policy.hashName ?? `h${stableId(policy.hashKey)}`}` : leastConn !== globalLeast ? (leastConn ? '_lc' : '_rr') : ''}`;
+    const balance = leastConn !== globalLeast ? (leastConn ? '_lc' : '_rr') : '';
+    const hashed = policy.hashKey ? `_${policy.hashName ?? `h${stableId(policy.hashKey)}`}` : balance;
+    const suffix = `${policy.clusterIp ? '_svc' : ''}${hashed}`;
     const name = `${base}${suffix}`;
     this.variants.set(name, { base, hashKey: policy.hashKey, leastConn, clusterIp: policy.clusterIp });
     return name;
@@ -145,7 +147,10 @@ export interface FeatureContext {
   readonly report: Report;
 }
 
-/** ownProxyHeaders is what an HTTP location sets beside the http-level proxy headers, or null when it sets nothing of its own. */
+/**
+ * ownProxyHeaders is what an HTTP location sets beside the http-level proxy headers, or null when it sets nothing of
+ * its own.
+ */
 function ownProxyHeaders(a: IngressAnnotations): LocationExtras['proxyHeaders'] {
   // A snippet's proxy_set_header would otherwise hide the http-level ones, as any of ours does.
   const snippetSets = (a.snippets.configuration ?? []).some((d) => d.name === 'proxy_set_header');
@@ -164,7 +169,10 @@ function ownProxyHeaders(a: IngressAnnotations): LocationExtras['proxyHeaders'] 
   };
 }
 
-/** externalAuthSettings names the variables auth-response-headers copy through (none for gRPC, which has no proxy_set_header). */
+/**
+ * externalAuthSettings names the variables auth-response-headers copy through (none for gRPC, which has no
+ * proxy_set_header).
+ */
 function externalAuthSettings(a: ExternalAuthAnnotations, grpc: boolean): ExternalAuthSettings {
   const headers = grpc ? [] : a.responseHeaders;
   return {
@@ -216,7 +224,8 @@ export class IngressFeatures {
         'metadata.annotations.nginx.ingress.kubernetes.io/custom-http-errors',
         this.grpc
           ? 'not applied to gRPC backends'
-          : "no default backend (annotation default-backend or --default-backend-service) to render the errors; the Service's own pages are passed through",
+          : 'no default backend (annotation default-backend or --default-backend-service) to render the errors; the ' +
+              "Service's own pages are passed through",
       );
     }
     if (this.grpc && a.externalAuth?.responseHeaders.length && !a.canary) {

@@ -29,7 +29,9 @@ function pemBlocks(text: string): string[] | null {
   }
 }
 
-/** checkCaBundle accepts PEM certificates (at least one, each one parsing), and nothing else; they are written as found. */
+/**
+ * checkCaBundle accepts PEM certificates (at least one, each one parsing), and nothing else; they are written as found.
+ */
 export function checkCaBundle(text: string): Checked<string> {
   if (text.length > 1 << 20) return { ok: false, message: 'is over 1 MiB' };
   const blocks = pemBlocks(text) ?? [];
@@ -66,7 +68,9 @@ export const authTlsGroup: AnnotationGroup<'authTls'> = {
       risk: 'Medium',
       scope: 'location',
       support: 'supported',
-      doc: 'Secret `name` or `namespace/name` whose `ca.crt` signs the client certificates; set on the host (the oldest Ingress on it wins), written 0600',
+      doc:
+        'Secret `name` or `namespace/name` whose `ca.crt` signs the client certificates; set on the host (the ' +
+        'oldest Ingress on it wins), written 0600',
     },
     {
       key: 'auth-tls-verify-client',

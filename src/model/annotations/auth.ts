@@ -36,7 +36,9 @@ export function checkRealm(value: string): Checked<string> {
   if (value.length > 256 || !/^[A-Za-z0-9 .,:;_()!?@/+=*#&'-]{0,256}$/.test(value) || value === 'off') {
     return {
       ok: false,
-      message: `${show(value)} may hold letters, digits, spaces and . , : ; _ ( ) ! ? @ / + = * # & ' - only, and not be 'off'`,
+      message:
+        `${show(value)} may hold letters, digits, spaces and . , : ; _ ( ) ! ? @ / + = * # & ' - only, and ` +
+        `not be 'off'`,
     };
   }
   return { ok: true, value };

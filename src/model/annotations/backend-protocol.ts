@@ -12,7 +12,9 @@ export const backendProtocolGroup: AnnotationGroup<'backendProtocol'> = {
       scope: 'location',
       support: 'partial',
       doc: 'HTTP (default), HTTPS, GRPC or GRPCS: proxy_pass http(s):// or grpc_pass grpc(s)://',
-      note: 'AJP and FCGI are refused (the Ingress is left out); HTTPS does not verify the backend certificate, as ingress-nginx without proxy-ssl-verify',
+      note:
+        'AJP and FCGI are refused (the Ingress is left out); HTTPS does not verify the backend certificate, as ' +
+        'ingress-nginx without proxy-ssl-verify',
     },
   ],
   parse(input) {

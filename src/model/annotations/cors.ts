@@ -43,7 +43,9 @@ export const corsGroup: AnnotationGroup<'cors'> = {
       scope: 'ingress',
       support: 'partial',
       doc: 'answer CORS: Access-Control-* headers, and 204 to preflight OPTIONS',
-      note: 'Allow-Methods, -Headers, -Credentials and Max-Age are sent on every response, not only to listed origins (Allow-Origin is)',
+      note:
+        'Allow-Methods, -Headers, -Credentials and Max-Age are sent on every response, not only to listed ' +
+        'origins (Allow-Origin is)',
     },
     {
       key: 'cors-allow-origin',
@@ -64,7 +66,9 @@ export const corsGroup: AnnotationGroup<'cors'> = {
       risk: 'Medium',
       scope: 'ingress',
       support: 'supported',
-      doc: 'default DNT, Keep-Alive, User-Agent, X-Requested-With, If-Modified-Since, Cache-Control, Content-Type, Range, Authorization',
+      doc:
+        'default DNT, Keep-Alive, User-Agent, X-Requested-With, If-Modified-Since, Cache-Control, Content-Type, ' +
+        'Range, Authorization',
     },
     {
       key: 'cors-expose-headers',

@@ -25,8 +25,12 @@ export const customHttpErrorsGroup: AnnotationGroup<'customHttpErrors'> = {
       risk: 'Low',
       scope: 'location',
       support: 'partial',
-      doc: "these upstream error codes are answered by the default-backend annotation's Service, else by --default-backend-service, with X-Code, X-Original-URI and friends",
-      note: "with no default backend at all the Service's own error page is passed through (ingress-nginx would show its built-in one)",
+      doc:
+        "these upstream error codes are answered by the default-backend annotation's Service, else by " +
+        '--default-backend-service, with X-Code, X-Original-URI and friends',
+      note:
+        "with no default backend at all the Service's own error page is passed through (ingress-nginx would show " +
+        'its built-in one)',
     },
   ],
   parse: (input) => read(input, 'custom-http-errors', checkCodes) ?? [],

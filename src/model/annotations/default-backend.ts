@@ -2,7 +2,10 @@ import { checkDnsLabel } from '../validate.js';
 import { read } from './read.js';
 import type { AnnotationGroup } from './types.js';
 
-/** defaultBackendGroup is default-backend: a Service of the Ingress's namespace for paths without endpoints and for custom-http-errors. */
+/**
+ * defaultBackendGroup is default-backend: a Service of the Ingress's namespace for paths without endpoints and for
+ * custom-http-errors.
+ */
 export const defaultBackendGroup: AnnotationGroup<'defaultBackend'> = {
   name: 'DefaultBackend',
   field: 'defaultBackend',
@@ -12,7 +15,9 @@ export const defaultBackendGroup: AnnotationGroup<'defaultBackend'> = {
       risk: 'Low',
       scope: 'location',
       support: 'supported',
-      doc: "a Service (same namespace, first port) that answers when a path's Service has no endpoints, and the errors of custom-http-errors",
+      doc:
+        "a Service (same namespace, first port) that answers when a path's Service has no endpoints, and the " +
+        'errors of custom-http-errors',
     },
   ],
   parse: (input) => read(input, 'default-backend', checkDnsLabel) ?? null,

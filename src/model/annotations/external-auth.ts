@@ -27,7 +27,8 @@ export const HOST_VARIABLE = '$host';
 export function checkAuthUrl(value: string): Checked<{ url: string; host: string }> {
   const bad = {
     ok: false as const,
-    message: `${show(value)} is not an http(s) URL of plain characters (nginx variables: $${URL_VARIABLES.join(', $')})`,
+    message:
+      `${show(value)} is not an http(s) URL of plain characters (nginx variables: $` + `${URL_VARIABLES.join(', $')})`,
   };
   if (value.length > 2048) return bad;
   const match = /^https?:\/\/([^/?#]+)([/?][A-Za-z0-9._~!&()*+,=:@/?%$-]*)?$/.exec(value);
@@ -36,7 +37,9 @@ export function checkAuthUrl(value: string): Checked<{ url: string; host: string
   if (host.includes('$') && host !== HOST_VARIABLE) {
     return {
       ok: false,
-      message: `${show(value)}: the URL's host is ${show(host)}, which the client chooses (any Host header, whatever host it asked for), so it would choose the server; use a name, an IP or $host`,
+      message:
+        `${show(value)}: the URL's host is ${show(host)}, which the client chooses (any Host header, whatever ` +
+        'host it asked for), so it would choose the server; use a name, an IP or $host',
     };
   }
   if ((host !== HOST_VARIABLE && !checkHostPort(host).ok) || (match[2] ?? '').replace(VARIABLE, '').includes('$'))
@@ -51,9 +54,15 @@ export function checkAuthUrl(value: string): Checked<{ url: string; host: string
 export function checkAuthUrlHost(authHost: string, host: string, catchAll: string): string | null {
   if (authHost !== HOST_VARIABLE) return null;
   if (host === catchAll)
-    return "the URL's host is $host, which on a rule without a host is whatever name the client sends (so it would choose the auth server); name the auth service instead";
+    return (
+      "the URL's host is $host, which on a rule without a host is whatever name the client sends (so it would " +
+      'choose the auth server); name the auth service instead'
+    );
   if (host.startsWith('*.'))
-    return `the URL's host is $host, which on the wildcard host ${show(host)} is whatever name under it the client sends (so it would choose the auth server); name the auth service instead`;
+    return (
+      `the URL's host is $host, which on the wildcard host ${show(host)} is whatever name under it the client ` +
+      'sends (so it would choose the auth server); name the auth service instead'
+    );
   return null;
 }
 
@@ -95,7 +104,13 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
       risk: 'High',
       scope: 'location',
       support: 'supported',
-      doc: "auth_request to this http(s) URL first, without the body; 2xx passes, 401/403 refuse, an unreachable service fails closed (500). A host name is looked up per request with the nameservers of the controller's /etc/resolv.conf. The URL's host is a name, an IP or `$host`, and `$host` only on rules with an exact host (on a wildcard host or a rule without host the client would choose it; such a rule is left out); never `$http_host` or `$best_http_host`, which the client sets. Variables may stay in the path and query",
+      doc:
+        'auth_request to this http(s) URL first, without the body; 2xx passes, 401/403 refuse, an unreachable ' +
+        'service fails closed (500). A host name is looked up per request with the nameservers of the ' +
+        "controller's /etc/resolv.conf. The URL's host is a name, an IP or `$host`, and `$host` only on rules " +
+        'with an exact host (on a wildcard host or a rule without host the client would choose it; such a rule ' +
+        'is left out); never `$http_host` or `$best_http_host`, which the client sets. Variables may stay in the ' +
+        'path and query',
     },
     {
       key: 'auth-method',
@@ -109,8 +124,13 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
       risk: 'High',
       scope: 'location',
       support: 'partial',
-      doc: 'a 401 from the auth service redirects (302) here, with `rd=` the original URL. As ingress-nginx, its host may be `$host` on any rule (the redirect goes back to the client that chose it), but not `$http_host` or `$best_http_host`',
-      note: "stock nginx cannot URL-escape: `$escaped_request_uri` escapes the query's `?` and `&` for up to four parameters, and drops a longer query",
+      doc:
+        'a 401 from the auth service redirects (302) here, with `rd=` the original URL. As ingress-nginx, its ' +
+        'host may be `$host` on any rule (the redirect goes back to the client that chose it), but not ' +
+        '`$http_host` or `$best_http_host`',
+      note:
+        "stock nginx cannot URL-escape: `$escaped_request_uri` escapes the query's `?` and `&` for up to four " +
+        'parameters, and drops a longer query',
     },
     {
       key: 'auth-signin-redirect-param',

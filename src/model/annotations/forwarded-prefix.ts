@@ -9,7 +9,10 @@ function checkPrefix(value: string): Checked<string> {
     : { ok: false, message: `${show(value)} is not a path of plain characters` };
 }
 
-/** forwardedPrefixGroup is x-forwarded-prefix: the X-Forwarded-Prefix header sent upstream (the path the backend is served under). */
+/**
+ * forwardedPrefixGroup is x-forwarded-prefix: the X-Forwarded-Prefix header sent upstream (the path the backend is
+ * served under).
+ */
 export const forwardedPrefixGroup: AnnotationGroup<'forwardedPrefix'> = {
   name: 'XForwardedPrefix',
   field: 'forwardedPrefix',

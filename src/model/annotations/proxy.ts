@@ -3,7 +3,10 @@ import { checkSeconds, checkSize, type Checked } from '../validate.js';
 import { intIn, noteWithout, oneOf, read } from './read.js';
 import type { AnnotationGroup, AnnotationInput } from './types.js';
 
-/** The largest proxy buffer nginx takes while proxy_max_temp_file_size keeps its 1024m default (it must hold one buffer). */
+/**
+ * The largest proxy buffer nginx takes while proxy_max_temp_file_size keeps its 1024m default (it must hold one
+ * buffer).
+ */
 const MAX_PROXY_BUFFER = 1024n ** 3n;
 
 const NEXT_UPSTREAM = [
@@ -27,7 +30,9 @@ function checkNextUpstream(value: string): Checked<string[]> {
   if (words.some((w) => !NEXT_UPSTREAM.includes(w)) || (words.includes('off') && words.length > 1)) {
     return {
       ok: false,
-      message: `${JSON.stringify(value.slice(0, 80))} must be 'off' or a space-separated list of ${NEXT_UPSTREAM.slice(0, -1).join(', ')}`,
+      message:
+        `${JSON.stringify(value.slice(0, 80))} must be 'off' or ` +
+        `a space-separated list of ${NEXT_UPSTREAM.slice(0, -1).join(', ')}`,
     };
   }
   return { ok: true, value: [...new Set(words)] };
@@ -55,7 +60,9 @@ function checkRedirectUrl(variables: boolean): (value: string) => Checked<string
       ? { ok: true, value }
       : {
           ok: false,
-          message: `${JSON.stringify(value.slice(0, 80))} is not a path or http(s) URL of plain characters${variables ? ' ($scheme, $host, $http_host allowed)' : ''}`,
+          message:
+            `${JSON.stringify(value.slice(0, 80))} is not a path or ` +
+            `http(s) URL of plain characters${variables ? ' ($scheme, $host, $http_host allowed)' : ''}`,
         };
   };
 }
@@ -181,7 +188,9 @@ export const proxyGroup: AnnotationGroup<'proxy'> = {
       risk: 'Low',
       scope: 'location',
       support: 'supported',
-      doc: 'limit_rate: kilobytes per second sent to each client (0: no limit); needs proxy-buffering "on", which nginx paces',
+      doc:
+        'limit_rate: kilobytes per second sent to each client (0: no limit); needs proxy-buffering "on", which ' +
+        'nginx paces',
     },
     {
       key: 'limit-rate-after',

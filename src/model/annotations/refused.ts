@@ -32,7 +32,8 @@ export const refusedAnnotations: readonly RefusedAnnotation[] = [
     'auth-tls-match-cn',
     'High',
     'location',
-    "matching the client certificate's CN is not implemented; serving without it would let any certificate of the CA in",
+    "matching the client certificate's CN is not implemented; serving without " +
+      'it would let any certificate of the CA in',
   ),
   ignored(
     'connection-proxy-header',

@@ -70,7 +70,10 @@ const SNIPPET_KEYS: ReadonlySet<string> = new Set(snippetsGroup.keys.map((k) => 
 /** riskFix says how to allow an annotation above the risk level: the ConfigMap keys to set. */
 function riskFix(key: string, risk: string, config: GlobalConfig): string {
   if (SNIPPET_KEYS.has(key) && !config.allowSnippetAnnotations) {
-    return 'snippets need allow-snippet-annotations: "true" and annotations-risk-level: Critical in the controller ConfigMap';
+    return (
+      'snippets need allow-snippet-annotations: "true" and annotations-risk-level: ' +
+      'Critical in the controller ConfigMap'
+    );
   }
   return `to allow it, set annotations-risk-level: ${risk} in the controller ConfigMap`;
 }
@@ -126,7 +129,8 @@ export function parseAnnotations(
     if (risk !== undefined && RISK_LEVELS.indexOf(risk) > maxRisk) {
       report(
         key,
-        `is ${risk} risk, above annotations-risk-level ${ctx.config.annotationsRiskLevel}${known ? ` (${riskFix(key, risk, ctx.config)})` : ''}; Ingress left out`,
+        `is ${risk} risk, above annotations-risk-level ${ctx.config.annotationsRiskLevel}` +
+          `${known ? ` (${riskFix(key, risk, ctx.config)})` : ''}; Ingress left out`,
       );
       invalid = true;
     } else if (refused?.effect === 'left-out') {

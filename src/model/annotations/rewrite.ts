@@ -34,7 +34,9 @@ export const rewriteGroup: AnnotationGroup<'rewrite'> = {
       scope: 'location',
       support: 'partial',
       doc: 'ImplementationSpecific paths are regular expressions (`~*`)',
-      note: 'as ingress-nginx, every path of the host becomes a regex location, longest first; Exact and Prefix paths keep their Ingress v1 meaning there',
+      note:
+        'as ingress-nginx, every path of the host becomes a regex location, longest first; Exact and Prefix ' +
+        'paths keep their Ingress v1 meaning there',
     },
     {
       key: 'app-root',
@@ -55,7 +57,9 @@ export const rewriteGroup: AnnotationGroup<'rewrite'> = {
       risk: 'Medium',
       scope: 'location',
       support: 'supported',
-      doc: 'redirect HTTP to HTTPS (308) even without TLS here (TLS ends in front); reads X-Forwarded-Proto with use-forwarded-headers',
+      doc:
+        'redirect HTTP to HTTPS (308) even without TLS here ' +
+        '(TLS ends in front); reads X-Forwarded-Proto with use-forwarded-headers',
     },
     {
       key: 'preserve-trailing-slash',

@@ -8,7 +8,8 @@ function snippet(input: AnnotationInput, key: string, context: SnippetContext): 
   if (!input.config.allowSnippetAnnotations) {
     input.invalid(
       key,
-      'snippets are disabled: they need allow-snippet-annotations: "true" and annotations-risk-level: Critical in the controller ConfigMap',
+      'snippets are disabled: they need allow-snippet-annotations: "true" and annotations-risk-level: Critical in ' +
+        'the controller ConfigMap',
     );
     return null;
   }
@@ -38,7 +39,9 @@ export const snippetsGroup: AnnotationGroup<'snippets'> = {
       scope: 'location',
       support: 'partial',
       doc: 'directives in each location; needs allow-snippet-annotations "true" and annotations-risk-level Critical',
-      note: 'only the directives of the location allow-list below, one per statement, no blocks (no if), values with the listed variables only; the directives are re-printed from what was checked',
+      note:
+        'only the directives of the location allow-list below, one per statement, no blocks (no if), values with ' +
+        'the listed variables only; the directives are re-printed from what was checked',
     },
     {
       key: 'server-snippet',
@@ -46,7 +49,9 @@ export const snippetsGroup: AnnotationGroup<'snippets'> = {
       scope: 'ingress',
       support: 'partial',
       doc: 'directives in the server block of each host; once per host (the oldest Ingress wins)',
-      note: 'it applies to every Ingress on the host, so only the server allow-list below (add_header, without session, redirect or framing headers)',
+      note:
+        'it applies to every Ingress on the host, so only the server allow-list below (add_header, without ' +
+        'session, redirect or framing headers)',
     },
   ],
   parse: (input) => ({

@@ -4,7 +4,10 @@
  * comparison only fills the diagonal band the distance allows (O(length × distance)).
  */
 
-/** MAX_ANNOTATION_NAME is the longest annotation name Kubernetes accepts: a 253-character prefix, `/`, a 63-character name. */
+/**
+ * MAX_ANNOTATION_NAME is the longest annotation name Kubernetes accepts: a 253-character prefix, `/`, a 63-character
+ * name.
+ */
 export const MAX_ANNOTATION_NAME = 317;
 
 /**

@@ -10,7 +10,10 @@ import type { Secret } from '../snapshot.js';
 /** ANNOTATION_PREFIX is ingress-nginx's default `--annotations-prefix`. */
 export const ANNOTATION_PREFIX = 'nginx.ingress.kubernetes.io/';
 
-/** Scope is where ingress-nginx applies an annotation: every location of the Ingress, or the Ingress (server) as a whole. */
+/**
+ * Scope is where ingress-nginx applies an annotation: every location of the Ingress, or the Ingress (server) as a
+ * whole.
+ */
 export type Scope = 'location' | 'ingress';
 
 /** AnnotationKey is one supported key, as the compatibility table lists it. */
@@ -32,7 +35,10 @@ export interface RefusedAnnotation {
   readonly key: string;
   readonly risk: RiskLevel;
   readonly scope: Scope;
-  /** `left-out`: serving without it could be unsafe or wrong, so the Ingress is left out; `ignored`: reported, Ingress served */
+  /**
+   * `left-out`: serving without it could be unsafe or wrong, so the Ingress is left out; `ignored`: reported, Ingress
+   * served
+   */
   readonly effect: 'left-out' | 'ignored';
   readonly reason: string;
 }

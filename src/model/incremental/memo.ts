@@ -68,7 +68,10 @@ export class BuildMemo {
     readonly upstreams: readonly BalancedUpstream[];
     readonly problems: readonly Problem[];
   } | null = null;
-  /** the last certificates (and with the htpasswd files, all files) and their digest, and the tally version they were made at */
+  /**
+   * the last certificates (and with the htpasswd files, all files) and their digest, and the tally version they were
+   * made at
+   */
   files: {
     readonly key: number;
     readonly defaultCertificate: Certificate;
@@ -91,7 +94,10 @@ function millis(t: string | Date | undefined): number {
   return Number.isNaN(ms) ? 0 : ms;
 }
 
-/** globalsFor reads the ConfigMap, or takes the previous build's reading when the ConfigMap and flags are the same objects. */
+/**
+ * globalsFor reads the ConfigMap, or takes the previous build's reading when the ConfigMap and flags are the same
+ * objects.
+ */
 export function globalsFor(memo: BuildMemo, options: BuildOptions, configMap: ConfigMap | undefined): Globals {
   const known = memo.globals;
   if (known && known.options === options && known.configMap === configMap) return known;

@@ -36,7 +36,8 @@ export function reusedOrNewPlans(
   ctx: PlanContext,
 ): IngressPlan[] {
   const { lookups, previous, secrets, onlySecretsMoved } = changes;
-  // For the plans the last build checked: when no Service or EndpointSlice changed since, only the Secrets they read need a look.
+  // For the plans the last build checked: when no Service or EndpointSlice changed since, only the Secrets they read
+  // need a look.
   const holds = (known: { plan: IngressPlan; checkedIn: Lookups }) =>
     onlySecretsMoved && known.checkedIn === previous
       ? !known.plan.reads.readAnySecretOf(secrets!)

@@ -383,7 +383,8 @@ export async function startControllerWorld(
         expect(child('template')?.getSnapshot().value).toBe('loading'); // held by the FIFO
         expect(await healthz()).not.toBe(200);
       } else if (s.matches('running' as never) && current) {
-        if (next?.event.type === R.templateFailed.type) expect(child('template')?.getSnapshot().value).toBe('loading'); // the restart's load, held by the FIFO
+        // the restart's load, held by the FIFO
+        if (next?.event.type === R.templateFailed.type) expect(child('template')?.getSnapshot().value).toBe('loading');
         await waitFor('the app served through nginx', serves, 20_000);
         await waitFor('/healthz to answer 200', async () => (await healthz()) === 200, 20_000);
         if (previous?.event.type === R.crash('nginx').type && crashedMaster !== null) {
