@@ -154,6 +154,13 @@ class Parser {
     this.at++;
     if (this.peek() === '^') this.at++;
     const start = this.at;
+    // PCRE2 reads `[.` … `.]`, `[:` … `:]` and `[=` … `=]` as POSIX elements (and refuses most of them).
+    const opener = this.peek();
+    if ((opener === '.' || opener === ':' || opener === '=') && this.text.indexOf(`${opener}]`, start + 1) !== -1) {
+      this.refuse(
+        `a class starting with '${opener}' and holding '${opener}]' (PCRE2 reads it as a POSIX [${opener} ${opener}] element)`,
+      );
+    }
     // A literal member (an escaped one marked by its backslash), or null for \d and friends, which cannot end a range.
     const member = (): string | null => {
       const c = this.peek();
