@@ -47,7 +47,22 @@ function logLine(log: Logger, line: string): void {
  * as zombies, which hold no socket and serve nothing but still count for kill().
  */
 export function liveGroupMembers(pgid: number): number[] {
-  const members: number[] = [];
+  return processes()
+    .filter((p) => p.pgrp === pgid && p.state !== 'Z' && p.state !== 'X')
+    .map((p) => p.pid);
+}
+
+/** ProcStat is what /proc/<pid>/stat says of a process that the readers here need. */
+interface ProcStat {
+  readonly pid: number;
+  readonly state: string;
+  readonly ppid: number;
+  readonly pgrp: number;
+}
+
+/** processes reads every process's stat line from /proc (Linux), skipping those that exit meanwhile. */
+function processes(): ProcStat[] {
+  const found: ProcStat[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
@@ -57,10 +72,10 @@ export function liveGroupMembers(pgid: number): number[] {
       continue; // exited while we looked
     }
     // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses, so split after the last ')'.
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') members.push(Number(entry));
+    const [state = '', ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    found.push({ pid: Number(entry), state, ppid: Number(ppid), pgrp: Number(pgrp) });
   }
-  return members;
+  return found;
 }
 
 /** signalGroup sends a signal to every process of a group; false when none is left. */
@@ -138,20 +153,18 @@ const MASTER_FAILED = /\[emerg\]/;
  * without the ` is shutting down` an old generation's workers take on), from /proc.
  */
 export function workerPids(master: number): number[] {
-  const workers: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(ppid) !== master || state === 'Z') continue;
-      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0];
-      if (title === 'nginx: worker process') workers.push(Number(entry));
-    } catch {
-      // exited while we looked
-    }
+  return processes()
+    .filter((p) => p.ppid === master && p.state !== 'Z' && workerTitle(p.pid) === 'nginx: worker process')
+    .map((p) => p.pid);
+}
+
+/** workerTitle is a process's title (its first cmdline word), or null once it exited. */
+function workerTitle(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? null;
+  } catch {
+    return null;
   }
-  return workers;
 }
 
 /**
