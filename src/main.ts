@@ -274,7 +274,11 @@ export async function startController(
   // The http actor closes the bound server when it stops; stopped before it ever ran (a stop or a
   // failure during boot), the controller closes it, or it would keep the process alive.
   void outcome.then(() => listening.listening && listening.close());
-  const exitCode = outcome.then((output) => output.exitCode);
+  // A stage cut short by the stop may still be removing its files: the folder is quiet before the exit is told.
+  const exitCode = outcome.then(async (output) => {
+    await folder.idle();
+    return output.exitCode;
+  });
   const reason = outcome.then((output) => output.reason);
   return { root, cache, metrics, identity, exitCode, reason, stop: () => root.send({ type: 'stop' }) };
 }
