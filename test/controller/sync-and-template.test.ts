@@ -18,7 +18,7 @@ const backends: Backend[] = [];
 const request = (host: string, path: string) => get({ host, path, port: cluster.httpPort });
 const nginxIdle = (nginx: { value: unknown; context: unknown } | undefined) =>
   JSON.stringify(nginx?.value) === JSON.stringify({ alive: 'running' }) &&
-  (nginx?.context as { pending: unknown }).pending === null;
+  (nginx?.context as { pending?: unknown } | undefined)?.pending === null;
 const nginxContext = () =>
   cluster.actor('nginx')!.context as { reloadsOk: number; reloadsFailed: number; lastReloadError: string | null };
 
