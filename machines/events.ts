@@ -115,12 +115,23 @@ export interface NginxConfigSet {
 }
 
 /**
+ * PushedTables are what the Lua balancer reads instead of nginx.conf: the backends and the
+ * certificates (src/nginx/dynamic-table.ts), each with the version nginx reports back. The
+ * machine compares versions only; the effects push the rest.
+ */
+export interface PushedTables {
+  readonly backends: { readonly version: string };
+  readonly certificates: { readonly version: string };
+}
+
+/**
  * NginxReloadEvent hands the nginx-process actor a rendered nginx.conf and the Secret-derived
  * files it names (the model's certificates); it writes them all. A set equal to the applied one
- * (text and files) is skipped.
+ * (text and files) is skipped. `tables`, with the Lua balancer, are pushed without a reload.
  */
 export interface NginxReloadEvent extends NginxConfigSet {
   readonly type: 'nginx.reload';
+  readonly tables?: PushedTables | null;
 }
 
 /** NginxStopEvent asks the nginx-process actor to quit nginx gracefully (and kill it after its shutdown timeout). */

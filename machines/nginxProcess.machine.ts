@@ -5,6 +5,7 @@ import type {
   NginxMasterEvent,
   NginxReloadEvent,
   NginxStopEvent,
+  PushedTables,
 } from './events.js';
 
 /** NginxProcessInput configures the nginx-process actor; every duration is in milliseconds. */
@@ -33,6 +34,22 @@ export interface MasterInput {
  */
 export interface ReloadInput extends NginxConfigSet {
   readonly applied: NginxConfigSet | null;
+  /** the tables to push before the new config is signalled (with the Lua balancer), and what nginx holds now */
+  readonly tables: PushedTables | null;
+  readonly pushed: PushedTables | null;
+}
+
+/** PushInput is what the `push` actor sends over the control channel: `tables`, where they differ from `pushed`. */
+export interface PushInput {
+  readonly tables: PushedTables;
+  readonly pushed: PushedTables | null;
+}
+
+/** sameTables says whether two pushes carry the same versions of both tables. */
+export function sameTables(a: PushedTables | null, b: PushedTables | null): boolean {
+  if (a === b) return true;
+  if (a === null || b === null) return false;
+  return a.backends.version === b.backends.version && a.certificates.version === b.certificates.version;
 }
 
 /** DrainInput tells the `drain` actor which process group died and how long its orphans may serve. */
@@ -92,6 +109,14 @@ export interface NginxProcessContext extends NginxProcessInput {
   readonly startFailure: string | null;
   readonly reloadFailuresInRow: number;
   readonly stopRequested: boolean;
+  /** the latest tables for the Lua balancer (null: backends are rendered into nginx.conf) */
+  readonly tables: PushedTables | null;
+  /** the tables this master holds, as far as its answers told; null after every start */
+  readonly pushed: PushedTables | null;
+  readonly pushesOk: number;
+  readonly pushesFailed: number;
+  readonly pushFailuresInRow: number;
+  readonly lastPushError: string | null;
   /** stopping had to kill something (the master after its timeout, or orphans mid-drain) */
   readonly killed: boolean;
 }
@@ -148,8 +173,11 @@ export const nginxProcessMachine = setup({
     master: fromCallback<NginxMasterCommand, MasterInput>(() => {
       throw new Error('actor "master" not provided');
     }),
-    reload: fromPromise<void, ReloadInput>(async () => {
+    reload: fromPromise<PushedTables | null, ReloadInput>(async () => {
       throw new Error('actor "reload" not provided');
+    }),
+    push: fromPromise<PushedTables, PushInput>(async () => {
+      throw new Error('actor "push" not provided');
     }),
     drain: fromPromise<void, DrainInput>(async () => {
       throw new Error('actor "drain" not provided');
@@ -162,6 +190,10 @@ export const nginxProcessMachine = setup({
     // A port another process holds at the very first start will not pass by restarting: give up, saying which.
     fatalAtFirstStart: ({ context, event }) => event.type === 'nginx.exited' && !!event.fatal && !context.everStarted,
     stopRequested: ({ context }) => context.stopRequested,
+    // A failed push waits for pushRetry; any other difference is pushed at once.
+    mayPush: ({ context }) =>
+      context.tables !== null && !sameTables(context.tables, context.pushed) && context.pushFailuresInRow === 0,
+    pushRetryDue: ({ context }) => context.tables !== null && !sameTables(context.tables, context.pushed),
   },
   delays: {
     shutdownTimeout: ({ context }) => context.shutdownTimeoutMs,
@@ -169,11 +201,27 @@ export const nginxProcessMachine = setup({
     reloadRetry: ({ context }) =>
       Math.min((context.reloadRetryMs ?? 5000) * 2 ** Math.max(0, context.reloadFailuresInRow - 1), 60_000),
     restartBackoff: ({ context }) => Math.min(context.backoffBaseMs * 2 ** context.attempts, context.backoffMaxMs),
+    pushRetry: ({ context }) => Math.min(250 * 2 ** Math.max(0, context.pushFailuresInRow - 1), 10_000),
   },
   actions: {
     queueConfig: assign({
       pending: ({ context, event }) => (event.type === 'nginx.reload' ? setOf(event) : context.pending),
     }),
+    // The latest tables win, whatever happens to the config they came with.
+    keepTables: assign({
+      tables: ({ context, event }) => (event.type === 'nginx.reload' ? (event.tables ?? null) : context.tables),
+    }),
+    recordPushed: assign(({ context }, params: { pushed: PushedTables }) => ({
+      pushed: params.pushed,
+      pushesOk: context.pushesOk + 1,
+      pushFailuresInRow: 0,
+      lastPushError: null,
+    })),
+    recordPushFailed: assign(({ context }, params: { error: unknown }) => ({
+      pushesFailed: context.pushesFailed + 1,
+      pushFailuresInRow: context.pushFailuresInRow + 1,
+      lastPushError: describe(params.error),
+    })),
     countSkipped: assign({ reloadsSkipped: ({ context }) => context.reloadsSkipped + 1 }),
     // Something queued but equal to what nginx serves needs no reload.
     dropRedundantPending: assign({
@@ -181,7 +229,8 @@ export const nginxProcessMachine = setup({
     }),
     takePending: assign(({ context }) => ({ reloading: context.pending, pending: null, failed: null })),
     retryFailed: assign(({ context }) => ({ pending: context.pending ?? context.failed, failed: null })),
-    recordReloadOk: assign(({ context }) => ({
+    recordReloadOk: assign(({ context }, params: { pushed: PushedTables | null }) => ({
+      pushed: params.pushed ?? context.pushed,
       applied: context.reloading,
       reloading: null,
       reloadsOk: context.reloadsOk + 1,
@@ -205,6 +254,8 @@ export const nginxProcessMachine = setup({
     recordExit: assign(({ context }, params: { code: number | null; signal: string | null; error: string | null }) => ({
       lastExit: { pid: context.pid, ...params },
       pid: null,
+      // A new master starts with empty tables.
+      pushed: null,
       // A reload cut short is applied again to the next master, unless something newer is queued.
       pending: context.pending ?? context.reloading,
       reloading: null,
@@ -246,11 +297,17 @@ export const nginxProcessMachine = setup({
     startFailure: null,
     reloadFailuresInRow: 0,
     stopRequested: false,
+    tables: null,
+    pushed: null,
+    pushesOk: 0,
+    pushesFailed: 0,
+    pushFailuresInRow: 0,
+    lastPushError: null,
     killed: false,
   }),
   // By default a config is kept for later; `running` applies it.
   on: {
-    'nginx.reload': { actions: 'queueConfig' },
+    'nginx.reload': { actions: ['queueConfig', 'keepTables'] },
   },
   initial: 'alive',
   states: {
@@ -317,19 +374,42 @@ export const nginxProcessMachine = setup({
         },
         running: {
           entry: 'dropRedundantPending',
-          always: { guard: 'hasPendingChange', target: 'reloading' },
-          after: { reloadRetry: { guard: 'hasFailedConfig', target: 'reloading', actions: 'retryFailed' } },
+          always: [
+            { guard: 'hasPendingChange', target: 'reloading' },
+            { guard: 'mayPush', target: 'pushing' },
+          ],
+          after: {
+            reloadRetry: { guard: 'hasFailedConfig', target: 'reloading', actions: 'retryFailed' },
+            pushRetry: { guard: 'pushRetryDue', target: 'pushing' },
+          },
           on: {
             'nginx.reload': [
               {
                 guard: 'isApplied',
                 actions: [
                   'countSkipped',
+                  'keepTables',
                   { type: 'reportApplied', params: ({ context }) => ({ config: context.applied?.config ?? '' }) },
                 ],
               },
-              { target: 'reloading', actions: 'queueConfig' },
+              { target: 'reloading', actions: ['queueConfig', 'keepTables'] },
             ],
+          },
+        },
+        // Only the Lua balancer's tables changed: sent over the control channel, no reload.
+        pushing: {
+          invoke: {
+            id: 'push',
+            src: 'push',
+            input: ({ context }) => ({ tables: context.tables!, pushed: context.pushed }),
+            onDone: {
+              target: 'running',
+              actions: { type: 'recordPushed', params: ({ event }) => ({ pushed: event.output }) },
+            },
+            onError: {
+              target: 'running',
+              actions: { type: 'recordPushFailed', params: ({ event }) => ({ error: event.error }) },
+            },
           },
         },
         reloading: {
@@ -341,12 +421,14 @@ export const nginxProcessMachine = setup({
               config: context.reloading?.config ?? '',
               files: context.reloading?.files ?? [],
               applied: context.applied,
+              tables: context.tables,
+              pushed: context.pushed,
             }),
             onDone: {
               target: 'running',
               actions: [
                 { type: 'reportApplied', params: ({ context }) => ({ config: context.reloading?.config ?? '' }) },
-                'recordReloadOk',
+                { type: 'recordReloadOk', params: ({ event }) => ({ pushed: event.output }) },
               ],
             },
             // nginx keeps serving the old config; the error is kept for status and metrics.

@@ -11,6 +11,8 @@ export interface ControllerConfig {
   /** syncs per second (ingress-nginx: 0.3) */
   readonly syncRateLimit: number;
   readonly nginxBinary: string | null;
+  /** `--dynamic-backends` (true): the Lua balancer when nginx has it; false renders backends into nginx.conf */
+  readonly dynamicBackends: boolean;
   readonly template: string;
   /** where nginx.conf, certificates and nginx's temp files live (private: see src/nginx/files.ts ConfigLayout) */
   readonly configDir: string;

@@ -36,6 +36,9 @@ import { buildModel } from './model/build.js';
 import { emptySnapshot } from './model/snapshot.js';
 import { ConfigFolder, ConfigRefusedError } from './nginx/apply.js';
 import { nginxBinary } from './nginx/binary.js';
+import { ControlChannel, newControlToken } from './nginx/control.js';
+import { checkLua } from './nginx/lua.js';
+import { CONTROL_TOKEN_ENV } from './model/dynamic-tables.js';
 import { ensureConfigDir } from './nginx/files.js';
 import { nameservers } from './nginx/resolvers.js';
 import { loadCheckedTemplate } from './render/load.js';
@@ -64,6 +67,26 @@ function loadKubeConfig(path: string | null): KubeConfig {
 }
 
 /**
+ * luaBalancer decides, once at start, whether backends and certificates go to nginx's Lua balancer (said
+ * once in the log either way it falls back).
+ */
+async function luaBalancer(binary: string, config: ControllerConfig, log: Logger) {
+  if (!config.dynamicBackends) {
+    log.info('--dynamic-backends=false: backends are rendered into nginx.conf, and every endpoint change reloads nginx');
+    return undefined;
+  }
+  // nginx missing or broken is boot's to report, with its own clear message.
+  const check = await checkLua(binary, config.configDir).catch((error: Error) => ({ ok: false, why: error.message }) as const);
+  if (check.ok) return check.settings;
+  log.warn(
+    { reason: check.why },
+    'the Lua balancer cannot run with this nginx: backends are rendered into nginx.conf, and every endpoint change ' +
+      'reloads nginx',
+  );
+  return undefined;
+}
+
+/**
  * startController boots the actor system. The root supervisor's `booting` first runs
  * `bootConfig`: nginx.conf written from an empty cluster (default server only) and checked with
  * `nginx -t`, so nginx can start at once and serve 404s while the watchers list (the first sync
@@ -85,7 +108,15 @@ export async function startController(
   const cache = new ClusterCache();
   // A refused folder throws UnsafePathError: the CLI prints it as one line, exit 2.
   await ensureConfigDir(config.configDir);
-  const build = { ...config.build, resolvers: await nameservers() };
+  const dynamic = await luaBalancer(binary, config, log);
+  const build = { ...config.build, resolvers: await nameservers(), ...(dynamic ? { dynamic } : {}) };
+  // The control channel's token is made per start and reaches nginx only through its environment.
+  const token = newControlToken();
+  const control = dynamic && {
+    channel: new ControlChannel(dynamic.controlSocket, token),
+    env: { [CONTROL_TOKEN_ENV]: token },
+    socket: dynamic.controlSocket,
+  };
 
   // An empty cluster's model: the boot config, and what a template is test-rendered against until the first sync.
   const bootModel = buildModel(emptySnapshot, build).model;
@@ -148,6 +179,7 @@ export async function startController(
       httpsPort: config.build.httpsPort,
       folder,
       log: log.child({ actor: 'nginx' }),
+      ...(control ? { control } : {}),
     }),
     actions: {
       reportApplied: enqueueActions((args, { config }) => tellSyncQueue(args, { type: 'nginx.applied', config })),

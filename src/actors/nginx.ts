@@ -1,8 +1,15 @@
+import { rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fromCallback, fromPromise, type AnyActorRef } from 'xstate';
-import type { NginxConfigSet, NginxMasterCommand } from '../../machines/events.js';
-import type { DrainInput, MasterInput, ReloadInput } from '../../machines/nginxProcess.machine.js';
+import type { NginxConfigSet, NginxMasterCommand, PushedTables } from '../../machines/events.js';
+import type { DrainInput, MasterInput, PushInput, ReloadInput } from '../../machines/nginxProcess.machine.js';
+import {
+  tablesForReload,
+  type BackendTable,
+  type CertificateTable,
+  type DynamicTables,
+} from '../model/dynamic-tables.js';
 import type { Logger } from '../log.js';
 import { ConfigFolder, ConfigRefusedError } from '../nginx/apply.js';
 import { notRunnable } from '../nginx/binary.js';
@@ -41,6 +48,24 @@ export function portInUse(emerg: string | null, ports: { httpPort: number; https
   );
 }
 
+/** TablePusher sends the Lua balancer's tables over the control channel (src/nginx/control.ts's ControlChannel). */
+export interface TablePusher {
+  pushBackends(table: BackendTable): Promise<unknown>;
+  pushCertificates(table: CertificateTable): Promise<unknown>;
+}
+
+/** pushTables sends each table whose version differs from what nginx holds, backends first; resolves to `tables`. */
+export async function pushTables(
+  control: TablePusher,
+  tables: DynamicTables,
+  pushed: PushedTables | null,
+): Promise<DynamicTables> {
+  if (pushed?.backends.version !== tables.backends.version) await control.pushBackends(tables.backends);
+  if (pushed?.certificates.version !== tables.certificates.version)
+    await control.pushCertificates(tables.certificates);
+  return tables;
+}
+
 /** NginxActorOptions are what the nginx-process effects need: the binary, the config folder, the port to probe. */
 export interface NginxActorOptions {
   readonly binary: string;
@@ -55,6 +80,13 @@ export interface NginxActorOptions {
   readonly startTimeoutMs?: number;
   /** how long a reload may take to start the new config's workers before it counts as failed (60 s) */
   readonly reloadTimeoutMs?: number;
+  /** the Lua balancer's control channel and the per-start token its master gets in the environment */
+  readonly control?: {
+    readonly channel: TablePusher;
+    readonly env: Readonly<Record<string, string>>;
+    /** the control socket: a master killed with -9 leaves it behind, and the next could not bind it */
+    readonly socket: string;
+  };
 }
 
 /**
@@ -74,8 +106,9 @@ export function nginxActors(options: NginxActorOptions) {
   return {
     master: fromCallback<NginxMasterCommand, MasterInput>(({ sendBack, receive, system }) => {
       let master: Master;
+      if (options.control) rmSync(options.control.socket, { force: true });
       try {
-        master = spawnMaster(options.binary, options.dir, conf, options.log);
+        master = spawnMaster(options.binary, options.dir, conf, options.log, options.control?.env);
       } catch (error) {
         throw notRunnable(options.binary, (error as { code?: string }).code) ?? error;
       }
@@ -125,11 +158,21 @@ export function nginxActors(options: NginxActorOptions) {
     }),
 
     // Stopped (its master crashed, the machine stopped), a reload writes, tests and signals nothing more.
-    reload: fromPromise<void, ReloadInput>(async ({ input, signal }) => {
+    reload: fromPromise<PushedTables | null, ReloadInput>(async ({ input, signal }) => {
       const staged = await folder.stage(input, signal);
       if (signal.aborted) throw new Error('the reload was abandoned');
       // Refused, nginx.conf still names what the master serves; the refused config's own files go.
       if (!staged.ok) throw await sweptAfter(new ConfigRefusedError(staged.error), input.applied?.files);
+      // Old and new workers both find their backends while the reload runs; the exact tables follow.
+      let pushed: PushedTables | null = input.pushed;
+      const channel = options.control?.channel;
+      if (channel && input.tables) {
+        const union = tablesForReload(input.tables as DynamicTables, input.pushed as DynamicTables | null);
+        pushed = await pushTables(channel, union, input.pushed).catch((error: unknown) => {
+          options.log.warn({ err: (error as Error).message }, 'could not push the tables before the reload');
+          return input.pushed;
+        });
+      }
       const signalled = performance.now();
       try {
         if (!current) throw new Error('no nginx master to reload');
@@ -151,6 +194,16 @@ export function nginxActors(options: NginxActorOptions) {
         },
         'nginx reloaded',
       );
+      return pushed;
+    }),
+
+    push: fromPromise<PushedTables, PushInput>(async ({ input }) => {
+      const channel = options.control?.channel;
+      if (!channel) throw new Error('no control channel to push the tables over');
+      const started = performance.now();
+      const tables = await pushTables(channel, input.tables as DynamicTables, input.pushed);
+      options.log.debug({ ms: round(performance.now() - started) }, 'tables pushed');
+      return tables;
     }),
 
     drain: fromPromise<void, DrainInput>(async ({ input, signal }) => {

@@ -9,6 +9,7 @@ import { blame } from '../render/blame.js';
 import { servedIngresses } from '../kube/status.js';
 import { render, type NginxTemplate } from '../render/render.js';
 import { announceSecretsRead } from './watcher.js';
+import { DynamicSplit } from '../model/dynamic-tables.js';
 
 /** SyncOptions are what a sync needs besides the actors it talks to. */
 export interface SyncOptions {
@@ -35,6 +36,8 @@ export function syncActors(options: SyncOptions) {
   const memo = new BuildMemo();
   // What nginx refused costs only the Ingresses it points at.
   const quarantine = new Quarantine((output, handed) => blame(output, handed.text, handed.model));
+  // With the Lua balancer, endpoints and host certificates go to nginx as tables, not as nginx.conf text.
+  const split = options.build.dynamic ? new DynamicSplit() : null;
   return {
     runSync: fromPromise<RunSyncOutput, RunSyncInput>(async ({ input, system }) => {
       const started = performance.now();
@@ -66,7 +69,8 @@ export function syncActors(options: SyncOptions) {
         snapshot.secrets,
         secretsRead(memo, options.build, quarantine.heldKeys()),
       );
-      const { model } = result;
+      const dynamic = split?.split(result.model) ?? null;
+      const model = dynamic?.model ?? result.model;
       const problems = leftOut.length > 0 ? [...result.problems, ...leftOut] : result.problems;
       const built = performance.now();
       const text = render(model, template);
@@ -82,7 +86,7 @@ export function syncActors(options: SyncOptions) {
       const nginx = system.get('nginx');
       if (!nginx) throw new Error('the nginx actor is not running');
       quarantine.handedOver({ text, model, ingresses: snapshot.ingresses, secrets: snapshot.secrets });
-      nginx.send({ type: 'nginx.reload', config: text, files: model.certificates });
+      nginx.send({ type: 'nginx.reload', config: text, files: model.certificates, tables: dynamic?.tables ?? null });
       const durationMs = performance.now() - started;
       options.observeDuration(durationMs);
       options.log.info(

@@ -26,7 +26,9 @@ export const CONTROLLER_USAGE =
   --inspect                         --inspect-port N (8080: the Stately inspector, on 127.0.0.1)
   --publish-service ns/name         --publish-status-address ADDR[,ADDR]
   --update-status=true|false (true) --update-status-on-shutdown=true|false (true)
-  --election-id NAME (ingress-controller-leader)                 --election-ttl S (30)`;
+  --election-id NAME (ingress-controller-leader)                 --election-ttl S (30)
+  --dynamic-backends=true|false (true: endpoints and certificates pushed to nginx's Lua balancer, no reload;
+                                 false, or nginx without libnginx-mod-http-lua: rendered into nginx.conf)`;
 
 /**
  * defaultConfigDir is where the controller keeps nginx.conf, keys and nginx's temp files unless
@@ -42,7 +44,7 @@ export function defaultConfigDir(euid = process.geteuid?.() ?? 0): string {
 /** Flags of ingress-nginx this controller does not implement yet: accepted with a warning, never silently. */
 export const NOT_YET = [] as const;
 
-const BOOLEAN_FLAGS = ['update-status', 'update-status-on-shutdown'] as const;
+const BOOLEAN_FLAGS = ['update-status', 'update-status-on-shutdown', 'dynamic-backends'] as const;
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
 
 /** boolFlag reads a Go-style boolean flag (`--flag`, `--flag=false`); the fallback when absent. */
@@ -136,6 +138,7 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
       'publish-status-address': { type: 'string' },
       'update-status': { type: 'string' },
       'update-status-on-shutdown': { type: 'string' },
+      'dynamic-backends': { type: 'string' },
       'election-id': { type: 'string' },
       'election-ttl': { type: 'string' },
       ...classFlags,
@@ -194,6 +197,7 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
       healthzHost: healthzHost ?? null,
       syncRateLimit: rate,
       nginxBinary: values['nginx-binary'] ?? null,
+      dynamicBackends: boolFlag('dynamic-backends', values['dynamic-backends'], true),
       template: values.template ?? DEFAULT_TEMPLATE,
       configDir: values['config-dir'] ?? defaultConfigDir(),
       drainTimeoutMs: seconds('--drain-timeout', values['drain-timeout'], 5),

@@ -84,6 +84,20 @@ export function reloadState(nginx: ActorView | undefined): ReloadState {
   };
 }
 
+/**
+ * tablesState is the Lua balancer's side of health: a master that holds no tables yet (a fresh start, a
+ * restart) serves only 503s, and a table nginx refused leaves it routing to peers that moved; null when
+ * nginx holds what it should (or backends are rendered into nginx.conf).
+ */
+function tablesState(context: Readonly<Record<string, unknown>>): HealthItem | null {
+  if (context.tables === null || context.tables === undefined) return null;
+  const error = typeof context.lastPushError === 'string' ? oneLine(context.lastPushError) : null;
+  if (context.pushed === null) return item('nginx has no backend table yet; pushing it', error);
+  if (error !== null && Number(context.pushFailuresInRow ?? 0) > 0)
+    return item('pushing the backend table to nginx failed; retrying', error);
+  return null;
+}
+
 /** checkHealth runs the checks over the actors' snapshots; `watchers` are the watched kinds. */
 export function checkHealth(lookup: ActorLookup, watchers: readonly string[]): Health {
   const problems: HealthItem[] = [];
@@ -142,6 +156,8 @@ export function checkHealth(lookup: ActorLookup, watchers: readonly string[]): H
         summary: 'the last reload failed; nginx serves the last good config',
         detailed: `${failed} (nginx serves the last good config)`,
       });
+    const tables = tablesState(nginx.context);
+    if (tables) problems.push(tables);
   }
   return { ok: problems.length === 0, problems, warnings };
 }

@@ -25,6 +25,8 @@ interface NginxCounts {
   reloadsOk: number;
   reloadsFailed: number;
   restarts: number;
+  pushesOk: number;
+  pushesFailed: number;
 }
 
 /** ControllerMetrics owns one prom-client Registry (not the global one: tests run several controllers per process). */
@@ -35,6 +37,7 @@ export class ControllerMetrics {
   private readonly success: Counter;
   private readonly errors: Counter;
   private readonly restarts: Counter;
+  private readonly pushes: Counter<'result'>;
   private readonly childRestarts: Counter<'child'>;
   private readonly lastReload: Gauge;
   private readonly lastReloadTime: Gauge;
@@ -57,6 +60,12 @@ export class ControllerMetrics {
     this.errors = new Counter({
       name: 'nginx_ingress_controller_errors',
       help: 'Cumulative number of Ingress controller errors during reload operations',
+      registers,
+    });
+    this.pushes = new Counter({
+      name: 'ingress_actors_backend_pushes_total',
+      help: 'Backend and certificate tables sent to the Lua balancer without a reload, by result (ok, failed)',
+      labelNames: ['result'],
       registers,
     });
     this.lastReload = new Gauge({
@@ -152,12 +161,23 @@ export class ControllerMetrics {
       return;
     }
     if (ref.id !== 'nginx') return;
-    const before = this.seen.get(ref.sessionId) ?? { reloadsOk: 0, reloadsFailed: 0, restarts: 0 };
+    const before = this.seen.get(ref.sessionId) ?? {
+      reloadsOk: 0,
+      reloadsFailed: 0,
+      restarts: 0,
+      pushesOk: 0,
+      pushesFailed: 0,
+    };
     const after: NginxCounts = {
       reloadsOk: Number(context.reloadsOk ?? 0),
       reloadsFailed: Number(context.reloadsFailed ?? 0),
       restarts: Number(context.restarts ?? 0),
+      pushesOk: Number(context.pushesOk ?? 0),
+      pushesFailed: Number(context.pushesFailed ?? 0),
     };
+    if (after.pushesOk > before.pushesOk) this.pushes.inc({ result: 'ok' }, after.pushesOk - before.pushesOk);
+    if (after.pushesFailed > before.pushesFailed)
+      this.pushes.inc({ result: 'failed' }, after.pushesFailed - before.pushesFailed);
     this.seen.set(ref.sessionId, after);
     const ok = after.reloadsOk - before.reloadsOk;
     const failed = after.reloadsFailed - before.reloadsFailed;

@@ -30,6 +30,11 @@ interface BuiltUpstream {
  */
 export class BuiltUpstreams {
   private readonly byName = new Map<string, BuiltUpstream>();
+  /**
+   * keepEmpty: with the Lua balancer, a backend without endpoints still proxies (the balancer answers 503), so that
+   * endpoints coming and going never change nginx.conf. Set once per memo, from BuildOptions.dynamic.
+   */
+  keepEmpty = false;
 
   reuse(name: string, service: Service, slices: readonly EndpointSlice[]): BuiltUpstream | undefined {
     const found = this.byName.get(name);
@@ -112,7 +117,7 @@ export class UpstreamTable {
     this.usedByName = null;
     if (upstream.endpoints.length === 0) {
       report(`${field}.service`, `Service ${serviceKey} port ${wanted.value} has no ready endpoints; answering 503`);
-      return unavailable;
+      if (!this.built.keepEmpty) return unavailable;
     }
     return { upstream: upstreamName, status: null };
   }
@@ -127,7 +132,7 @@ export class UpstreamTable {
     if (!this.usedByName) {
       this.usedByName = new Map();
       for (const [name, upstream] of this.upstreams)
-        if (upstream.endpoints.length > 0) this.usedByName.set(name, upstream);
+        if (upstream.endpoints.length > 0 || this.built.keepEmpty) this.usedByName.set(name, upstream);
     }
     return this.usedByName;
   }
@@ -148,6 +153,8 @@ export class UpstreamTable {
     servicePort: ServicePort,
   ): BuiltUpstream {
     const addresses = new Set<string>();
+    // Serving but terminating endpoints carry traffic only when no ready one is left, as kube-proxy does.
+    const terminating = new Set<string>();
     const problems: [string, Problem][] = [];
     for (const slice of slices) {
       if (slice.addressType !== undefined && slice.addressType !== 'IPv4' && slice.addressType !== 'IPv6') continue;
@@ -157,7 +164,9 @@ export class UpstreamTable {
       if (!port.ok) continue;
       for (const [i, endpoint] of (slice.endpoints ?? []).entries()) {
         // ready unset means unknown, which consumers treat as ready (discovery.k8s.io/v1).
-        if (endpoint.conditions?.ready === false) continue;
+        const ready = endpoint.conditions?.ready !== false;
+        if (!ready && endpoint.conditions?.serving !== true) continue;
+        const into = ready ? addresses : terminating;
         for (const [j, raw] of (endpoint.addresses ?? []).entries()) {
           const ip = checkIp(raw);
           if (!ip.ok) {
@@ -171,13 +180,12 @@ export class UpstreamTable {
             problems.push([`${problem.namespace}/${problem.name}/${problem.field}`, problem]);
             continue;
           }
-          addresses.add(
-            ip.value.family === 6 ? `[${ip.value.address}]:${port.value}` : `${ip.value.address}:${port.value}`,
-          );
+          into.add(ip.value.family === 6 ? `[${ip.value.address}]:${port.value}` : `${ip.value.address}:${port.value}`);
         }
       }
     }
-    const endpoints: Endpoint[] = [...addresses].sort(compare).map((address) => ({ address }));
+    const serving = addresses.size > 0 ? addresses : terminating;
+    const endpoints: Endpoint[] = [...serving].sort(compare).map((address) => ({ address }));
     const built: BuiltUpstream = {
       service,
       slices,

@@ -22,6 +22,7 @@ import type {
   BuildResult,
   Certificate,
   GlobalConfig,
+  LuaSettings,
   NginxModel,
   Problem,
   Server,
@@ -43,6 +44,11 @@ export interface BuildOptions extends ClassOptions {
   readonly listenAddress?: string;
   /** nameservers nginx asks for names it looks up at run time (auth-url): IP addresses, from /etc/resolv.conf */
   readonly resolvers?: readonly string[];
+  /**
+   * the Lua balancer (`--dynamic-backends`, on when nginx has the module): backends without endpoints still
+   * proxy, and nginx.conf names no endpoint and no host certificate. A memo serves one value of it.
+   */
+  readonly dynamic?: LuaSettings;
 }
 
 /** defaultBuildOptions are ingress-nginx's flag defaults. */
@@ -89,6 +95,7 @@ export function buildModel(
   memo: BuildMemo = new BuildMemo(),
 ): BuildResult {
   const problems: Problem[] = [];
+  memo.built.keepEmpty = options.dynamic !== undefined;
   const settings = settingsOf(snapshot, options, memo, problems);
   const ours = oursInAgeOrder(snapshot, options, memo);
   const plans = plansOf(ours, settings, memo, problems);
@@ -208,6 +215,7 @@ function modelOf(
     httpsPort: options.httpsPort,
     httpsRedirect: `https://$host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$request_uri`,
     listen: listenOf(options),
+    lua: options.dynamic ?? null,
     config,
     hstsHeader: settings.hsts,
     // Only auth-url needs these: without it the file does not depend on the machine's nameservers.

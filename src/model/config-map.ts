@@ -120,7 +120,7 @@ function checkMimeTypes(value: unknown): Checked<string[]> {
 
 function checkLoadBalance(value: unknown): Checked<'round_robin' | 'least_conn'> {
   if (value === 'round_robin') return { ok: true, value };
-  // Without Lua there is no EWMA; least_conn is nginx's closest built-in (both favour the less loaded).
+  // EWMA is the Lua balancer's; without it least_conn is nginx's closest built-in (both favour the less loaded).
   if (value === 'ewma' || value === 'least_conn') return { ok: true, value: 'least_conn' };
   return { ok: false, message: `${show(value)} is not round_robin or ewma` };
 }
@@ -143,6 +143,7 @@ export const DEFAULT_LOG_FORMAT =
 /** defaultGlobalConfig is ingress-nginx's defaults for the keys this controller reads. */
 export const defaultGlobalConfig: GlobalConfig = Object.freeze({
   workerProcesses: 'auto',
+  workerShutdownTimeout: '240s',
   errorLogLevel: 'notice',
   maxWorkerConnections: 16384,
   clientHeaderBufferSize: '1k',
@@ -221,6 +222,12 @@ const bucketSize = (value: string) => checkPositiveInt(value, 65536 - 64);
 /** configKeys is the registry of supported ConfigMap keys; docs and the compatibility table come from it. */
 export const configKeys: readonly ConfigKey[] = [
   key('worker-processes', 'workerProcesses', checkWorkerProcesses, 'nginx worker_processes: `auto` or a count'),
+  key(
+    'worker-shutdown-timeout',
+    'workerShutdownTimeout',
+    checkSeconds,
+    'worker_shutdown_timeout: old workers end their connections this long after a reload (seconds)',
+  ),
   key('error-log-level', 'errorLogLevel', checkErrorLogLevel, 'error_log level'),
   key('max-worker-connections', 'maxWorkerConnections', (v) => checkPositiveInt(v, 1 << 20), 'worker_connections'),
   key(
@@ -298,7 +305,7 @@ export const configKeys: readonly ConfigKey[] = [
     checkStatusCode,
     'status for connections over limit-connections',
   ),
-  key('load-balance', 'loadBalance', checkLoadBalance, 'round_robin, or ewma (served as least_conn)'),
+  key('load-balance', 'loadBalance', checkLoadBalance, 'round_robin, or ewma (least_conn without the Lua balancer)'),
   key(
     'use-forwarded-headers',
     'useForwardedHeaders',

@@ -152,6 +152,7 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
           : {
               grpc,
               url: `${f?.protocol ?? 'http'}://${target}`,
+              balancedUrl: `${f?.protocol ?? 'http'}://upstream_balancer`,
               upstreamName: target,
               canary: route.canary?.upstream ?? null,
             },

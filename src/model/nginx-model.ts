@@ -68,6 +68,8 @@ export interface GlobalConfig {
   readonly logFormatUpstream: string;
   /** null when disable-access-log is set */
   readonly accessLogPath: string | null;
+  /** worker_shutdown_timeout: how long old workers may keep connections open after a reload */
+  readonly workerShutdownTimeout: string;
 }
 
 export interface Endpoint {
@@ -98,6 +100,8 @@ export interface Pass {
   readonly grpc: boolean;
   /** `http://default_web_80`, or `http://$ia_canary_0` when a canary picks the upstream */
   readonly url: string;
+  /** the same through the Lua balancer (`http://upstream_balancer`), which reads `upstreamName` per request */
+  readonly balancedUrl: string;
   /** what `$proxy_upstream_name` is set to: the upstream's name or the canary's variable */
   readonly upstreamName: string;
   /** the canary upstream, when a canary Ingress shares this route */
@@ -334,12 +338,28 @@ export interface LimitZone {
   readonly rate: string | null;
 }
 
+/**
+ * LuaSettings switch nginx.conf to the Lua balancer: backends and certificates come from tables the
+ * controller pushes over the control socket, so endpoint changes and renewed certificates need no reload.
+ * Paths of the controller's own choosing (flags, its install folder), not Kubernetes strings.
+ */
+export interface LuaSettings {
+  /** load_module paths, ndk first */
+  readonly modules: readonly string[];
+  /** lua_package_path: the project's lua/ folder, then nginx's default path */
+  readonly packagePath: string;
+  /** absolute path of the control socket, in the config folder */
+  readonly controlSocket: string;
+}
+
 /** NginxModel is everything render() needs: sorted, validated, free of raw Kubernetes strings. */
 export interface NginxModel {
   readonly httpPort: number;
   readonly httpsPort: number;
   /** `address:port` for the listen directives when BuildOptions.listenAddress is set; null listens on all addresses */
   readonly listen: { readonly http: string; readonly https: string } | null;
+  /** the Lua balancer's settings, or null when backends and certificates are rendered into nginx.conf */
+  readonly lua: LuaSettings | null;
   /** where `ssl-redirect` sends plain HTTP: `https://$host$request_uri`, with the port when not 443 */
   readonly httpsRedirect: string;
   readonly config: GlobalConfig;

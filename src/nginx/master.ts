@@ -93,9 +93,16 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
  * workers share its process group: when the master dies, the orphans can still be found and
  * stopped through the group. nginx's stderr (its error log) goes to the logger line by line.
  */
-export function spawnMaster(binary: string, dir: string, conf: string, log: Logger): Master {
+export function spawnMaster(
+  binary: string,
+  dir: string,
+  conf: string,
+  log: Logger,
+  env: Readonly<Record<string, string>> = {},
+): Master {
   const child: ResultPromise = execa(binary, ['-p', `${dir}/`, '-c', conf, '-g', 'daemon off;'], {
     reject: false,
+    env,
     detached: true,
     stdio: ['ignore', 'ignore', 'pipe'],
     buffer: false,

@@ -9,13 +9,14 @@ import {
   transition,
   type EventObject,
 } from 'xstate';
-import type { NginxMasterCommand, NginxMasterEvent } from '../../machines/events.js';
+import type { NginxMasterCommand, NginxMasterEvent, PushedTables } from '../../machines/events.js';
 import {
   nginxProcessMachine,
   type DrainInput,
   type MasterInput,
   type NginxProcessEvent,
   type NginxProcessInput,
+  type PushInput,
   type ReloadInput,
 } from '../../machines/nginxProcess.machine.js';
 import { advance, deferred, flush, stateName, type Deferred } from './harness.js';
@@ -43,6 +44,7 @@ function start(options: { quit?: QuitBehaviour; autoStart?: boolean } = {}) {
   const masters: Master[] = [];
   const reloads: Array<{ config: string; done: Deferred<void>; aborted: boolean }> = [];
   const drains: Array<{ input: DrainInput; done: Deferred<void>; aborted: boolean }> = [];
+  const pushes: Array<{ input: PushInput; done: Deferred<void> }> = [];
   const trail: string[] = [];
   let nextPid = 100;
   const master = fromCallback<NginxMasterCommand, MasterInput>(({ input, sendBack, receive }) => {
@@ -59,12 +61,18 @@ function start(options: { quit?: QuitBehaviour; autoStart?: boolean } = {}) {
     if (options.autoStart ?? true) queueMicrotask(() => m.send({ type: 'nginx.started', pid: ++nextPid }));
     return () => (m.stopped = true);
   });
-  const reload = fromPromise<void, ReloadInput>(({ input, signal }) => {
+  const reload = fromPromise<PushedTables | null, ReloadInput>(({ input, signal }) => {
     const r = { config: input.config, done: deferred(), aborted: false };
     signal.addEventListener('abort', () => (r.aborted = true));
     reloads.push(r);
     if (input.config.includes('bad')) r.done.reject(new Error('nginx: [emerg] unknown directive "bad"'));
-    return r.done.promise;
+    // The reload pushes the tables before it signals, as the real one does.
+    return r.done.promise.then(() => input.tables);
+  });
+  const push = fromPromise<PushedTables, PushInput>(({ input }) => {
+    const p = { input, done: deferred() };
+    pushes.push(p);
+    return p.done.promise.then(() => input.tables);
   });
   const drain = fromPromise<void, DrainInput>(({ input, signal }) => {
     const d = { input, done: deferred(), aborted: false };
@@ -72,7 +80,7 @@ function start(options: { quit?: QuitBehaviour; autoStart?: boolean } = {}) {
     drains.push(d);
     return d.done.promise;
   });
-  const actor = createActor(nginxProcessMachine.provide({ actors: { master, reload, drain } }), {
+  const actor = createActor(nginxProcessMachine.provide({ actors: { master, reload, drain, push } }), {
     clock,
     input: INPUT,
     inspect: (ev) => {
@@ -84,10 +92,98 @@ function start(options: { quit?: QuitBehaviour; autoStart?: boolean } = {}) {
   const state = () => stateName(actor.getSnapshot().value);
   const send = (event: NginxProcessEvent) => actor.send(event);
   const last = <T>(list: T[]): T => list[list.length - 1]!;
-  return { clock, actor, masters, reloads, drains, trail, state, send, last };
+  return { clock, actor, masters, reloads, drains, pushes, trail, state, send, last };
 }
 
+const tables = (backends: string, certificates = 'c1'): PushedTables => ({
+  backends: { version: backends },
+  certificates: { version: certificates },
+});
+
 describe('nginxProcess', () => {
+  it('pushes tables that changed alone, without a reload; a failed push is retried after a delay', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b1') });
+    t.reloads[0]!.done.resolve();
+    await flush();
+    expect(t.actor.getSnapshot().context.pushed).toEqual(tables('b1'));
+    expect(t.pushes).toHaveLength(0);
+
+    // The same nginx.conf with other endpoints: a push, no reload.
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b2') });
+    expect(t.state()).toBe('alive.pushing');
+    expect(t.pushes[0]!.input).toEqual({ tables: tables('b2'), pushed: tables('b1') });
+    t.pushes[0]!.done.reject(new Error('nginx answered 400: endpoint 1 of default_web_80'));
+    await flush();
+    expect(t.state()).toBe('alive.running');
+    expect(t.actor.getSnapshot().context).toMatchObject({ pushesFailed: 1, pushFailuresInRow: 1 });
+    expect(t.pushes).toHaveLength(1);
+    t.clock.increment(250);
+    expect(t.state()).toBe('alive.pushing');
+    t.pushes[1]!.done.resolve();
+    await flush();
+    expect(t.actor.getSnapshot().context).toMatchObject({
+      pushed: tables('b2'),
+      pushesOk: 1,
+      pushFailuresInRow: 0,
+      reloadsOk: 1,
+      lastPushError: null,
+    });
+    expect(t.reloads).toHaveLength(1);
+  });
+
+  it('keeps the latest tables sent during a push or a reload, and pushes them after', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b1') });
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b2') });
+    t.reloads[0]!.done.resolve();
+    await flush();
+    // The reload pushed b1 (what it started with); b2 came meanwhile.
+    expect(t.state()).toBe('alive.pushing');
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b3') });
+    t.pushes[0]!.done.resolve();
+    await flush();
+    expect(t.state()).toBe('alive.pushing');
+    expect(t.pushes[1]!.input.tables).toEqual(tables('b3'));
+    t.pushes[1]!.done.resolve();
+    await flush();
+    expect(t.state()).toBe('alive.running');
+    expect(t.reloads).toHaveLength(1);
+  });
+
+  it('pushes the tables again to a restarted master, which starts without them', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b1') });
+    t.reloads[0]!.done.resolve();
+    await flush();
+    t.masters[0]!.send({ type: 'nginx.exited', code: null, signal: 'SIGKILL' });
+    expect(t.actor.getSnapshot().context.pushed).toBeNull();
+    t.drains[0]!.done.resolve();
+    await flush();
+    t.clock.increment(1_000);
+    await flush();
+    expect(t.state()).toBe('alive.pushing');
+    expect(t.pushes[0]!.input).toEqual({ tables: tables('b1'), pushed: null });
+    t.pushes[0]!.done.resolve();
+    await flush();
+    expect(t.actor.getSnapshot().context.pushed).toEqual(tables('b1'));
+    expect(t.reloads).toHaveLength(1);
+  });
+
+  it('pushes nothing when backends are rendered into nginx.conf (no tables)', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [] });
+    t.reloads[0]!.done.resolve();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: null });
+    expect(t.state()).toBe('alive.running');
+    expect(t.pushes).toHaveLength(0);
+  });
+
   it('starts the master and runs once it reports its pid', async () => {
     const t = start({ autoStart: false });
     expect(t.state()).toBe('alive.starting');

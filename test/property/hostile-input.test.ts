@@ -283,7 +283,7 @@ describe('hostile input', () => {
                 setCookie: value,
                 snippet: [{ name: 'add_header', args: [value, value, value] }],
                 limitRequests: { zone: value, burst: 1 },
-                pass: { grpc: false, url: value, upstreamName: value, canary: null },
+                pass: { grpc: false, url: value, balancedUrl: value, upstreamName: value, canary: null },
               })),
             },
           ],

@@ -1,0 +1,165 @@
+/**
+ * The tables the controller pushes to nginx's Lua balancer over the control socket, so that an
+ * endpoint change or a renewed certificate needs no reload. The model builds them; the nginx
+ * actor pushes them (src/nginx/control.ts); lua/ingress_actors/ reads them. Every string in
+ * them passed the model's validators; Lua checks their shape again and treats them as data only.
+ */
+import { createHash } from 'node:crypto';
+import { filesDigest } from './files-digest.js';
+import type { BalancedUpstream, Certificate, NginxModel, Server } from './nginx-model.js';
+
+/** BalanceMethod is how the balancer picks a peer: ingress-nginx's load-balance values, plus chash for hashing. */
+export type BalanceMethod = 'round_robin' | 'ewma' | 'chash';
+
+/** BackendPeer is one endpoint: an IPv4 or IPv6 address (no brackets) and a port. */
+export interface BackendPeer {
+  readonly address: string;
+  readonly port: number;
+}
+
+/** Backend is one upstream as the balancer sees it; `name` is what nginx.conf sets `$proxy_upstream_name` to. */
+export interface Backend {
+  readonly name: string;
+  readonly balance: BalanceMethod;
+  /** for chash: an nginx variable expression (`$request_uri`, `$ia_aff_route`), evaluated by Lua per request */
+  readonly hashKey: string | null;
+  /** sorted; empty: the balancer answers 503 */
+  readonly endpoints: readonly BackendPeer[];
+}
+
+/** BackendTable is what `POST /backends` carries. */
+export interface BackendTable {
+  /** a digest of the backends: nginx reports the version it holds */
+  readonly version: string;
+  readonly backends: readonly Backend[];
+}
+
+/** ServedCertificate is a TLS host's certificate chain and key, PEM, served by `ssl_certificate_by_lua`. */
+export interface ServedCertificate {
+  /** the Ingress host: `a.example.com`, or `*.example.com` for exactly one more label */
+  readonly host: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
+/** CertificateTable is what `POST /certificates` carries. */
+export interface CertificateTable {
+  readonly version: string;
+  readonly certificates: readonly ServedCertificate[];
+}
+
+/** DynamicTables are both, as one `nginx.reload` or push carries them. */
+export interface DynamicTables {
+  readonly backends: BackendTable;
+  readonly certificates: CertificateTable;
+}
+
+/** CONTROL_SOCKET is the control channel's unix socket, relative to the config folder (private to the controller). */
+export const CONTROL_SOCKET = 'control.sock';
+
+/** CONTROL_TOKEN_ENV is the environment variable the nginx master gets the per-start token in (never on disk). */
+export const CONTROL_TOKEN_ENV = 'INGRESS_ACTORS_CONTROL_TOKEN';
+
+/** CONTROL_TOKEN_HEADER carries the token on every control request. */
+export const CONTROL_TOKEN_HEADER = 'x-ingress-actors-token';
+
+/**
+ * DynamicSplit is the model as the Lua balancer serves it: nginx.conf names neither endpoints nor host
+ * certificates, so those go into the pushed tables and out of the files the nginx actor writes. It keeps
+ * the last answer for the same model parts (incremental builds hand them back as the same objects), so
+ * an unchanged table is not serialised and hashed again.
+ */
+export class DynamicSplit {
+  private lastUpstreams: readonly BalancedUpstream[] | null = null;
+  private lastBackends: BackendTable | null = null;
+  private lastServers: readonly Server[] | null = null;
+  private lastFiles: readonly Certificate[] | null = null;
+  private lastCertificates: { table: CertificateTable; files: readonly Certificate[]; digest: string } | null = null;
+
+  /** split gives the tables to push, and the model with only the files nginx.conf still names (and their digest). */
+  split(model: NginxModel): { model: NginxModel; tables: DynamicTables } {
+    const backends = this.backendsOf(model.upstreams);
+    const certificates = this.certificatesOf(model);
+    return {
+      model: { ...model, certificates: certificates.files, filesDigest: certificates.digest },
+      tables: { backends, certificates: certificates.table },
+    };
+  }
+
+  private backendsOf(upstreams: readonly BalancedUpstream[]): BackendTable {
+    if (this.lastBackends && upstreams === this.lastUpstreams) return this.lastBackends;
+    const backends: Backend[] = upstreams.map((u) => ({
+      name: u.name,
+      balance: u.hashKey !== null ? 'chash' : u.leastConn ? 'ewma' : 'round_robin',
+      hashKey: u.hashKey,
+      endpoints: u.endpoints.map((e) => peerOf(e.address)),
+    }));
+    this.lastUpstreams = upstreams;
+    this.lastBackends = { version: versionOf(backends), backends };
+    return this.lastBackends;
+  }
+
+  private certificatesOf(model: NginxModel): { table: CertificateTable; files: readonly Certificate[]; digest: string } {
+    const servers = [model.defaultServer, ...model.servers];
+    if (this.lastCertificates && model.servers === this.lastServers && model.certificates === this.lastFiles)
+      return this.lastCertificates;
+    const byFile = new Map(model.certificates.map((c) => [c.file, c]));
+    const served = new Set<string>();
+    const certificates: ServedCertificate[] = [];
+    for (const server of servers) {
+      if (server.inheritsCertificate || server.certificateFile === null || server.isDefault) continue;
+      const pem = byFile.get(server.certificateFile)?.pem;
+      if (!pem) continue;
+      const key = pem.lastIndexOf('-----BEGIN ');
+      certificates.push({ host: server.host, cert: pem.slice(0, key).trimEnd(), key: pem.slice(key) });
+      served.add(server.certificateFile);
+    }
+    served.delete(model.defaultCertificateFile);
+    const files = model.certificates.filter((c) => !served.has(c.file));
+    this.lastServers = model.servers;
+    this.lastFiles = model.certificates;
+    this.lastCertificates = {
+      table: { version: versionOf(certificates), certificates },
+      files,
+      digest: filesDigest(files),
+    };
+    return this.lastCertificates;
+  }
+}
+
+/** peerOf splits an endpoint as nginx.conf writes it (`10.0.0.1:80`, `[fd00::1]:80`) into address and port. */
+function peerOf(address: string): BackendPeer {
+  const colon = address.lastIndexOf(':');
+  const host = address.slice(0, colon);
+  return { address: host.startsWith('[') ? host.slice(1, -1) : host, port: Number(address.slice(colon + 1)) };
+}
+
+function versionOf(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 32);
+}
+
+/**
+ * tablesForReload are the tables pushed just before a reload is signalled: the new ones, plus the entries only
+ * the old ones had, so that old workers (still serving the old config) and new workers both find theirs.
+ * The version differs from the new tables', so the exact ones follow once the reload is confirmed.
+ */
+export function tablesForReload(next: DynamicTables, previous: DynamicTables | null): DynamicTables {
+  if (previous === null) return next;
+  const names = new Set(next.backends.backends.map((b) => b.name));
+  const hosts = new Set(next.certificates.certificates.map((c) => c.host));
+  const backends = [...next.backends.backends, ...previous.backends.backends.filter((b) => !names.has(b.name))];
+  const certificates = [
+    ...next.certificates.certificates,
+    ...previous.certificates.certificates.filter((c) => !hosts.has(c.host)),
+  ];
+  return {
+    backends:
+      backends.length === next.backends.backends.length
+        ? next.backends
+        : { version: `u-${next.backends.version}`, backends },
+    certificates:
+      certificates.length === next.certificates.certificates.length
+        ? next.certificates
+        : { version: `u-${next.certificates.version}`, certificates },
+  };
+}
