@@ -92,7 +92,12 @@ function _M.balance()
   if b == nil then
     local name = ngx.var.proxy_upstream_name
     b = usable(name) and tables.backend(name) or nil
-    if b == nil or #b.endpoints == 0 then return ngx.exit(ngx.HTTP_SERVICE_UNAVAILABLE) end
+    if b == nil or #b.endpoints == 0 then
+      -- only rewrite() can answer 503: an error in the balancer phase is a 500 (lua-nginx-module 0.10.23)
+      ngx.log(ngx.ERR, "ingress-actors: no peer for backend ", tostring(name),
+        " (a location with its own rewrite_by_lua must call balancer.rewrite())")
+      return ngx.exit(ngx.ERROR)
+    end
     ctx.ia_backend = b
   end
   local impl = picker(b)
@@ -112,7 +117,7 @@ function _M.balance()
   local i = impl:pick(tried, key)
   if i == nil then
     ngx.log(ngx.ERR, "ingress-actors: every peer of ", b.name, " was tried")
-    return ngx.exit(ngx.HTTP_BAD_GATEWAY)
+    return ngx.exit(ngx.ERROR)
   end
   tried[i] = true
   ctx.ia_tries = ctx.ia_tries + 1
@@ -123,7 +128,7 @@ function _M.balance()
   local ok, err = ngx_balancer.set_current_peer(address, p.port)
   if not ok then
     ngx.log(ngx.ERR, "ingress-actors: could not set peer ", address, ":", p.port, " of ", b.name, ": ", err)
-    return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR)
+    return ngx.exit(ngx.ERROR)
   end
   if ctx.ia_tries < #b.endpoints then
     ngx_balancer.set_more_tries(1)

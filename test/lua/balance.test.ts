@@ -91,9 +91,10 @@ describe('ewma', () => {
     a.hits = 0;
     const { statuses } = await tally(nginx, '/to/lat/', 60, 4);
     expect(statuses.get(200)).toBe(60);
-    // each worker tries the slow peer while it knows nothing of it, then keeps away
-    expect(slow.hits).toBeLessThanOrEqual(8);
-    expect(a.hits).toBeGreaterThanOrEqual(52);
+    // each worker sends to the slow peer while it has no measurement of it (its first 200 ms: about
+    // one request per lane), then keeps away; a random pick would send it about 30
+    expect(slow.hits, `slow ${slow.hits}, fast ${a.hits}`).toBeLessThanOrEqual(12);
+    expect(a.hits).toBeGreaterThanOrEqual(48);
   });
 });
 

@@ -3,7 +3,7 @@
  * (lua_shared_dict ia_config, the balancer upstream, the control socket), plus test backends on
  * 127.0.0.2-4 standing in for pods. Tests push tables through ControlChannel as the controller does.
  */
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -26,6 +26,8 @@ export interface LuaNginx {
   readonly socketPath: string;
   readonly control: ControlChannel;
   readonly defaultCert: KeyPair;
+  /** reload sends SIGHUP and waits until the old workers are gone */
+  reload(): Promise<void>;
   /** errorLog is nginx's error.log so far */
   errorLog(): Promise<string>;
   stop(): Promise<void>;
@@ -103,6 +105,12 @@ http {
       set $proxy_upstream_name $ia_name;
       proxy_pass http://upstream_balancer;
     }
+    # a location with its own rewrite_by_lua: the balancer's rewrite does not run there
+    location ~ ^/own/(?<ia_own>[^/]+)/ {
+      set $proxy_upstream_name $ia_own;
+      rewrite_by_lua_block { ngx.req.set_header("x-own", "1") }
+      proxy_pass http://upstream_balancer;
+    }
     location = /self { return 200 "self\\n"; }
     location / { return 404 "public 404\\n"; }
   }
@@ -142,7 +150,19 @@ export async function startLuaNginx(options: NginxOptions = { token: newControlT
     socketPath,
     control: new ControlChannel(socketPath, token),
     defaultCert,
-    errorLog: async () => (await import('node:fs/promises')).readFile(join(dir, 'error.log'), 'utf8'),
+    async reload() {
+      const before = (await readFile(join(dir, 'error.log'), 'utf8')).split('\n').length;
+      process.kill(child.pid!, 'SIGHUP');
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+        const lines = (await readFile(join(dir, 'error.log'), 'utf8')).split('\n').slice(before - 1);
+        const started = lines.filter((l) => l.includes('start worker process')).length;
+        const exited = lines.filter((l) => /worker process \d+ exited/.test(l)).length;
+        if (started >= 2 && exited >= 2) return;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      throw new Error('nginx did not finish reloading');
+    },
+    errorLog: async () => readFile(join(dir, 'error.log'), 'utf8'),
     async stop() {
       if (child.pid) {
         try {
