@@ -1,0 +1,154 @@
+-- The request's side of the balancer: rewrite finds the backend ($proxy_upstream_name, set by
+-- nginx.conf, never by the client) and refuses early when it has no peer; balance picks a peer
+-- from the pushed table only; log feeds EWMA. The request can choose a backend only among those
+-- nginx.conf names for its location, and never a peer address.
+local cjson = require("cjson.safe")
+local ngx_balancer = require("ngx.balancer")
+local tables = require("ingress_actors.tables")
+local round_robin = require("ingress_actors.round_robin")
+local chash = require("ingress_actors.chash")
+local ewma = require("ingress_actors.ewma")
+
+local _M = {}
+
+local null = cjson.null
+
+-- name -> { endpoints = <table of the version it was built for>, impl = picker, sig = string }
+local pickers = {}
+-- name -> peer key -> EWMA stats, kept across pushes for peers that stay
+local ewma_stats = {}
+local seeded = false
+
+local function signature(b)
+  local parts = { b.balance, tostring(b.hashKey) }
+  for _, p in ipairs(b.endpoints) do parts[#parts + 1] = p.address .. "|" .. p.port end
+  return table.concat(parts, ",")
+end
+
+-- picker is the backend's picker, built again only when its method or peers changed
+local function picker(b)
+  local cached = pickers[b.name]
+  if cached and cached.endpoints == b.endpoints then return cached.impl end
+  local sig = signature(b)
+  if cached and cached.sig == sig then
+    cached.endpoints = b.endpoints
+    return cached.impl
+  end
+  local impl
+  if b.balance == "chash" then
+    impl = chash.new(b.endpoints)
+  elseif b.balance == "ewma" then
+    -- keep only the stats of peers still there
+    local old, stats = ewma_stats[b.name] or {}, {}
+    for _, p in ipairs(b.endpoints) do
+      local k = p.address .. ":" .. p.port
+      stats[k] = old[k]
+    end
+    ewma_stats[b.name] = stats
+    impl = ewma.new(b.endpoints, stats)
+  else
+    impl = round_robin.new(b.endpoints)
+  end
+  pickers[b.name] = { endpoints = b.endpoints, impl = impl, sig = sig }
+  return impl
+end
+
+-- hash_key evaluates a pushed `$var` expression; a variable nginx does not know is ""
+local function hash_key(expr)
+  return (expr:gsub("%$([%w_]+)", function(var)
+    local ok, v = pcall(function() return ngx.var[var] end)
+    if not ok or v == nil then return "" end
+    return v
+  end))
+end
+
+local function usable(name)
+  return name ~= nil and name ~= "" and name ~= "-"
+end
+
+--- rewrite (rewrite_by_lua) answers 503 for a backend unknown or without endpoints, and keeps the
+--- backend in ngx.ctx so balance and log use the table this request started with.
+function _M.rewrite()
+  if ngx.is_subrequest then return end
+  local name = ngx.var.proxy_upstream_name
+  if not usable(name) then return end
+  local b = tables.backend(name)
+  if b == nil or #b.endpoints == 0 then
+    return ngx.exit(ngx.HTTP_SERVICE_UNAVAILABLE)
+  end
+  ngx.ctx.ia_backend = b
+end
+
+--- balance (balancer_by_lua) sets the peer: the method's pick, and on a retry a peer this request
+--- has not tried; it grants one more try only while an untried peer remains.
+function _M.balance()
+  if not seeded then
+    -- workers are forked with the master's random state: give each its own
+    math.randomseed(ngx.now() * 1000 + ngx.worker.pid())
+    seeded = true
+  end
+  local ctx = ngx.ctx
+  local b = ctx.ia_backend
+  if b == nil then
+    local name = ngx.var.proxy_upstream_name
+    b = usable(name) and tables.backend(name) or nil
+    if b == nil or #b.endpoints == 0 then
+      -- only rewrite() can answer 503: an error in the balancer phase is a 500 (lua-nginx-module 0.10.23)
+      ngx.log(ngx.ERR, "ingress-actors: no peer for backend ", tostring(name),
+        " (a location with its own rewrite_by_lua must call balancer.rewrite())")
+      return ngx.exit(ngx.ERROR)
+    end
+    ctx.ia_backend = b
+  end
+  local impl = picker(b)
+  local tried = ctx.ia_tried
+  if tried == nil then
+    tried = {}
+    ctx.ia_tried, ctx.ia_tries = tried, 0
+  end
+  local key = nil
+  if b.balance == "chash" then
+    key = ctx.ia_key
+    if key == nil then
+      key = (b.hashKey ~= nil and b.hashKey ~= null) and hash_key(b.hashKey) or ""
+      ctx.ia_key = key
+    end
+  end
+  local i = impl:pick(tried, key)
+  if i == nil then
+    ngx.log(ngx.ERR, "ingress-actors: every peer of ", b.name, " was tried")
+    return ngx.exit(ngx.ERROR)
+  end
+  tried[i] = true
+  ctx.ia_tries = ctx.ia_tries + 1
+  ctx.ia_peer, ctx.ia_impl = i, impl
+  local p = b.endpoints[i]
+  local address = p.address
+  if address:find(":", 1, true) then address = "[" .. address .. "]" end
+  local ok, err = ngx_balancer.set_current_peer(address, p.port)
+  if not ok then
+    ngx.log(ngx.ERR, "ingress-actors: could not set peer ", address, ":", p.port, " of ", b.name, ": ", err)
+    return ngx.exit(ngx.ERROR)
+  end
+  if ctx.ia_tries < #b.endpoints then
+    ngx_balancer.set_more_tries(1)
+  end
+end
+
+-- last is the last number of an nginx list like "0.001, 0.002 : 0.003" ("-" when none)
+local function last(v)
+  if v == nil then return nil end
+  return tonumber(v:match("([^,:%s]+)%s*$"))
+end
+
+--- log (log_by_lua) feeds an EWMA backend with the response time of the peer that answered.
+function _M.log()
+  local ctx = ngx.ctx
+  local b, impl = ctx.ia_backend, ctx.ia_impl
+  if b == nil or impl == nil or b.balance ~= "ewma" then return end
+  local connect, header = last(ngx.var.upstream_connect_time), last(ngx.var.upstream_header_time)
+  if connect == nil or header == nil then return end
+  impl:observe(ctx.ia_peer, connect + header)
+end
+
+return _M

@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import { type BackendTable, type CertificateTable, CONTROL_TOKEN_HEADER } from './dynamic-table.js';
+
+/** ControlStatus is what `GET /status` reports: the version of each table nginx holds, null before the first push. */
+export interface ControlStatus {
+  readonly backends: string | null;
+  readonly certificates: string | null;
+}
+
+/**
+ * ControlError is a control request nginx refused or that did not complete: `status` is nginx's answer (0 when none
+ * came: no socket, timeout, connection reset) and the message carries nginx's one-line reason.
+ */
+export class ControlError extends Error {
+  override name = 'ControlError';
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly reason: string,
+  ) {
+    super(message);
+  }
+}
+
+/** newControlToken makes a per-start control token: 32 random bytes as 64 hex characters. */
+export function newControlToken(): string {
+  return randomBytes(32).toString('hex');
+}
+
+/** DEFAULT_TIMEOUT_MS bounds a control request from sending it to the last byte of the answer. */
+const DEFAULT_TIMEOUT_MS = 5_000;
+
+/** ControlChannel talks to nginx's Lua control server over its unix socket (lua/ingress_actors/control.lua). */
+export class ControlChannel {
+  constructor(
+    private readonly socketPath: string,
+    private readonly token: string,
+    private readonly timeoutMs = DEFAULT_TIMEOUT_MS,
+  ) {}
+
+  /** pushBackends replaces nginx's backend table; resolves with the version nginx now holds. */
+  async pushBackends(table: BackendTable): Promise<string> {
+    return this.push('/backends', table);
+  }
+
+  /** pushCertificates replaces nginx's certificate table; resolves with the version nginx now holds. */
+  async pushCertificates(table: CertificateTable): Promise<string> {
+    return this.push('/certificates', table);
+  }
+
+  /** status asks nginx which table versions it holds. */
+  async status(): Promise<ControlStatus> {
+    const { status, body } = await this.send('GET', '/status');
+    if (status !== 200) throw refused('GET /status', status, body);
+    return JSON.parse(body) as ControlStatus;
+  }
+
+  private async push(path: string, table: BackendTable | CertificateTable): Promise<string> {
+    const { status, body } = await this.send('POST', path, JSON.stringify(table));
+    if (status !== 201) throw refused(`POST ${path}`, status, body);
+    return (JSON.parse(body) as { version: string }).version;
+  }
+
+  /** send makes one request; the body is a string so Content-Length is known and nginx buffers it in memory. */
+  private send(method: string, path: string, body?: string): Promise<{ status: number; body: string }> {
+    const payload = body === undefined ? undefined : Buffer.from(body);
+    return new Promise((resolve, reject) => {
+      const req = request(
+        {
+          socketPath: this.socketPath,
+          method,
+          path,
+          agent: false,
+          headers: {
+            host: 'localhost',
+            [CONTROL_TOKEN_HEADER]: this.token,
+            ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
+          },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+          res.on('error', reject);
+        },
+      );
+      req.setTimeout(this.timeoutMs, () =>
+        req.destroy(new ControlError(`${method} ${path}: no answer within ${this.timeoutMs} ms`, 0, 'timeout')),
+      );
+      req.on('error', (err) =>
+        reject(
+          err instanceof ControlError ? err : new ControlError(`${method} ${path}: ${err.message}`, 0, err.message),
+        ),
+      );
+      req.end(payload);
+    });
+  }
+}
+
+/** refused is the ControlError of an answer that was not the expected one, with nginx's first line. */
+function refused(what: string, status: number, body: string): ControlError {
+  const reason = (body.split('\n').find((line) => line.trim() !== '') ?? '').trim().slice(0, 300);
+  return new ControlError(`${what}: nginx answered ${status}${reason ? `: ${reason}` : ''}`, status, reason);
+}

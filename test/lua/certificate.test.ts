@@ -1,0 +1,124 @@
+import { connect, type PeerCertificate } from 'node:tls';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ControlError } from '../../src/nginx/control.js';
+import type { ServedCertificate } from '../../src/nginx/dynamic-table.js';
+import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
+import { type LuaNginx, startLuaNginx } from './harness.js';
+
+let nginx: LuaNginx;
+let exact: KeyPair;
+let wildcard: KeyPair;
+let version = 0;
+
+/** handshake connects with `servername` (none when null) and returns the certificate nginx served. */
+function handshake(servername: string | null): Promise<PeerCertificate> {
+  return new Promise((done, fail) => {
+    const socket = connect(
+      { host: '127.0.0.1', port: nginx.tlsPort, rejectUnauthorized: false, ...(servername ? { servername } : {}) },
+      () => {
+        const cert = socket.getPeerCertificate();
+        socket.destroy();
+        done(cert);
+      },
+    );
+    socket.on('error', fail);
+  });
+}
+
+const served = (host: string, pair: KeyPair): ServedCertificate => ({ host, cert: pair.certPem, key: pair.keyPem });
+
+async function push(...certificates: ServedCertificate[]): Promise<string> {
+  return nginx.control.pushCertificates({ version: `c${++version}`, certificates });
+}
+
+beforeAll(async () => {
+  nginx = await startLuaNginx();
+  [exact, wildcard] = await Promise.all([
+    issueCertificate({ commonName: 'app.example.com', dnsNames: ['app.example.com'] }),
+    issueCertificate({ commonName: '*.example.com', dnsNames: ['*.example.com'] }),
+  ]);
+  await push(served('app.example.com', exact), served('*.example.com', wildcard));
+});
+
+afterAll(async () => {
+  await nginx?.stop();
+});
+
+describe('by SNI', () => {
+  test('the exact host gets its certificate, before the wildcard', async () => {
+    expect((await handshake('app.example.com')).subject.CN).toBe('app.example.com');
+    expect((await handshake('APP.example.com')).subject.CN).toBe('app.example.com');
+  });
+
+  test('a wildcard covers exactly one more label', async () => {
+    expect((await handshake('other.example.com')).subject.CN).toBe('*.example.com');
+    expect((await handshake('a.b.example.com')).subject.CN).toBe('default.invalid');
+    expect((await handshake('example.com')).subject.CN).toBe('default.invalid');
+  });
+
+  test('an unknown name or no SNI at all gets the default certificate', async () => {
+    expect((await handshake('unknown.test')).subject.CN).toBe('default.invalid');
+    expect((await handshake(null)).subject.CN).toBe('default.invalid');
+  });
+
+  test('every worker serves it (many new connections)', async () => {
+    const names = await Promise.all(Array.from({ length: 30 }, () => handshake('app.example.com')));
+    expect(new Set(names.map((c) => c.subject.CN))).toEqual(new Set(['app.example.com']));
+  });
+});
+
+describe('a renewed certificate', () => {
+  test('is served on the next handshake, with no reload', async () => {
+    const before = await handshake('app.example.com');
+    const renewed = await issueCertificate({ commonName: 'app.example.com', dnsNames: ['app.example.com'] });
+    await push(served('app.example.com', renewed), served('*.example.com', wildcard));
+    const after = await Promise.all(Array.from({ length: 20 }, () => handshake('app.example.com')));
+    for (const cert of after) {
+      expect(cert.fingerprint256).not.toBe(before.fingerprint256);
+      expect(cert.serialNumber).toBe(after[0]!.serialNumber);
+    }
+    expect(await nginx.errorLog()).not.toContain('reconfiguring');
+  });
+
+  test('a host removed from the table falls back to the default', async () => {
+    await push(served('*.example.com', wildcard));
+    expect((await handshake('app.example.com')).subject.CN).toBe('*.example.com');
+    await push();
+    expect((await handshake('app.example.com')).subject.CN).toBe('default.invalid');
+    await push(served('app.example.com', exact), served('*.example.com', wildcard));
+  });
+});
+
+describe('a bad certificate push', () => {
+  const bad: [string, () => ServedCertificate][] = [
+    ['a key that is not PEM', () => ({ ...served('bad.example.com', exact), key: 'not a key' })],
+    ['a cert that is not PEM', () => ({ ...served('bad.example.com', exact), cert: 'MIIB...' })],
+    [
+      'a PEM cert that does not parse',
+      () => ({
+        ...served('bad.example.com', exact),
+        cert: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n',
+      }),
+    ],
+    ['an upper-case host', () => served('Bad.example.com', exact)],
+    ['a host with a space', () => served('bad example.com', exact)],
+    ['a wildcard in the middle', () => served('a.*.example.com', exact)],
+  ];
+
+  test.each(bad)('%s is refused and the old table serves', async (_what, entry) => {
+    const err = await push(entry()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ControlError);
+    expect((err as ControlError).status).toBe(400);
+    // never an echo of key material
+    expect((err as ControlError).reason).not.toContain('BEGIN');
+    expect((err as ControlError).reason).not.toContain(exact.keyPem.split('\n')[1]!.slice(0, 20));
+    expect((await handshake('app.example.com')).subject.CN).toBe('app.example.com');
+  });
+
+  test('the error log holds no key material', async () => {
+    const log = await nginx.errorLog();
+    for (const pem of [exact.keyPem, wildcard.keyPem]) {
+      for (const line of pem.split('\n').filter((l) => l && !l.startsWith('-----'))) expect(log).not.toContain(line);
+    }
+  });
+});

@@ -1,0 +1,235 @@
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ControlChannel, ControlError, newControlToken } from '../../src/nginx/control.js';
+import type { BackendTable } from '../../src/nginx/dynamic-table.js';
+import { CONTROL_TOKEN_HEADER } from '../../src/nginx/dynamic-table.js';
+import { call, type LuaNginx, type Pod, startLuaNginx, startPod } from './harness.js';
+
+let nginx: LuaNginx;
+let pod: Pod;
+
+/** raw sends a control request as is, so tests can send what ControlChannel never would. */
+function raw(
+  socketPath: string,
+  method: string,
+  path: string,
+  headers: Record<string, string | number>,
+  body?: string | Buffer,
+): Promise<{ status: number; body: string }> {
+  return new Promise((done, fail) => {
+    const req = request({ socketPath, method, path, headers: { host: 'localhost', ...headers } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => done({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', fail);
+    req.end(body);
+  });
+}
+
+const good = (): BackendTable => ({
+  version: 'good-1',
+  backends: [{ name: 'web', balance: 'round_robin', hashKey: null, endpoints: [pod.peer] }],
+});
+
+beforeAll(async () => {
+  pod = await startPod('a', '127.0.0.2');
+  nginx = await startLuaNginx({ token: newControlToken(), maxBody: '2m', bodyBuffer: '1m' });
+});
+
+afterAll(async () => {
+  await nginx?.stop();
+  await pod?.close();
+});
+
+describe('status', () => {
+  test('reports null before any push, then each table’s version', async () => {
+    expect(await nginx.control.status()).toEqual({ backends: null, certificates: null });
+    expect(await nginx.control.pushBackends(good())).toBe('good-1');
+    expect(await nginx.control.status()).toEqual({ backends: 'good-1', certificates: null });
+    expect(await nginx.control.pushCertificates({ version: 'certs:1', certificates: [] })).toBe('certs:1');
+    expect(await nginx.control.status()).toEqual({ backends: 'good-1', certificates: 'certs:1' });
+  });
+});
+
+describe('a bad push', () => {
+  type Mutation = [
+    string,
+    (t: Record<string, unknown>, b: Record<string, unknown>, e: Record<string, unknown>) => void,
+  ];
+  const mutations: Mutation[] = [
+    ['an address with a directive in it', (_t, _b, e) => (e.address = '127.0.0.1; x')],
+    ['an address with a port', (_t, _b, e) => (e.address = '1.2.3.4:80')],
+    ['an octet over 255', (_t, _b, e) => (e.address = '127.0.0.256')],
+    ['a host name', (_t, _b, e) => (e.address = 'evil.example.com')],
+    ['IPv6 with a port', (_t, _b, e) => (e.address = '[::1]:80')],
+    ['port 0', (_t, _b, e) => (e.port = 0)],
+    ['port 70000', (_t, _b, e) => (e.port = 70000)],
+    ['a fractional port', (_t, _b, e) => (e.port = 80.5)],
+    ['a port as a string', (_t, _b, e) => (e.port = '80')],
+    ['a name with a space', (_t, b) => (b.name = 'we b')],
+    ['a name with a newline', (_t, b) => (b.name = 'web\n')],
+    ['an empty name', (_t, b) => (b.name = '')],
+    ['a hashKey with {', (_t, b) => ((b.balance = 'chash'), (b.hashKey = '${request_uri}'))],
+    ['a hashKey with a space', (_t, b) => ((b.balance = 'chash'), (b.hashKey = '$a $b'))],
+    ['a chash without hashKey', (_t, b) => (b.balance = 'chash')],
+    ['an unknown balance', (_t, b) => (b.balance = 'least_conn')],
+    ['an unknown field', (_t, b) => (b.extra = 1)],
+    ['a version with a slash', (t) => (t.version = 'a/b')],
+    ['a version too long', (t) => (t.version = 'v'.repeat(129))],
+    ['backends not an array', (t) => (t.backends = { web: 1 })],
+    ['a name twice', (t, b) => (t.backends = [b, { ...b }])],
+  ];
+
+  test.each(mutations)('%s is refused with 400 and the old table serves', async (what, mutate) => {
+    await nginx.control.pushBackends(good());
+    const table = structuredClone(good()) as unknown as Record<string, unknown>;
+    const backend = (table.backends as Record<string, unknown>[])[0]!;
+    const endpoint = (backend.endpoints as Record<string, unknown>[])[0]!;
+    table.version = 'bad-1';
+    backend.name = 'web';
+    mutate(table, backend, endpoint);
+    // "web" keeps its pod: the refused table would have pointed it elsewhere or nowhere
+    const err = await nginx.control.pushBackends(table as unknown as BackendTable).catch((e: unknown) => e);
+    expect(err, what).toBeInstanceOf(ControlError);
+    expect((err as ControlError).status).toBe(400);
+    expect((err as ControlError).reason).not.toContain('\n');
+    expect((err as ControlError).reason.length).toBeGreaterThan(0);
+    expect((await nginx.control.status()).backends).toBe('good-1');
+    expect((await call(nginx, '/to/web/')).backend).toBe('a');
+  });
+
+  test.each([
+    ['::1', true],
+    ['fe80::1', true],
+    ['2001:db8:0:0:0:0:0:1', true],
+    ['::ffff:10.0.0.1', true],
+    ['0.0.0.0', true],
+    [':::1', false],
+    ['1::2::3', false],
+    ['12345::1', false],
+    ['1:2:3:4:5:6:7', false],
+    ['::ffff:10.0.0.256', false],
+    ['10.0.0', false],
+    ['1.2.3.4.5', false],
+  ])('address %s accepted: %s', async (address, accepted) => {
+    const table = good();
+    const pushed = nginx.control.pushBackends({
+      version: 'forms',
+      backends: [{ ...table.backends[0]!, name: 'forms', endpoints: [{ address, port: 80 }] }],
+    });
+    if (accepted) await expect(pushed).resolves.toBe('forms');
+    else await expect(pushed).rejects.toMatchObject({ status: 400 });
+    await nginx.control.pushBackends(good());
+  });
+
+  test('the reason names the entry', async () => {
+    const table = good();
+    const err = await nginx.control
+      .pushBackends({
+        ...table,
+        backends: [{ ...table.backends[0]!, name: 'api', endpoints: [{ address: 'x', port: 1 }] }],
+      })
+      .catch((e: unknown) => e as ControlError);
+    expect((err as ControlError).reason).toMatch(/^backend api: endpoint 1: address x /);
+  });
+
+  test('bad JSON and an empty body are refused', async () => {
+    const headers = { [CONTROL_TOKEN_HEADER]: nginx.token, 'content-type': 'application/json' };
+    expect((await raw(nginx.socketPath, 'POST', '/backends', headers, '{"version": "x", ')).status).toBe(400);
+    expect((await raw(nginx.socketPath, 'POST', '/backends', headers, '"just a string"')).status).toBe(400);
+    expect((await raw(nginx.socketPath, 'POST', '/backends', headers, '')).status).toBe(400);
+    expect((await nginx.control.status()).backends).toBe('good-1');
+  });
+
+  test('a wrong or missing token is 401, on every location', async () => {
+    const body = JSON.stringify({ ...good(), version: 'stolen' });
+    const wrong = new ControlChannel(nginx.socketPath, newControlToken());
+    await expect(wrong.pushBackends({ ...good(), version: 'stolen' })).rejects.toMatchObject({ status: 401 });
+    await expect(wrong.status()).rejects.toMatchObject({ status: 401 });
+    // one character short, and the token with something after it
+    const near = new ControlChannel(nginx.socketPath, nginx.token.slice(0, -1));
+    await expect(near.pushBackends({ ...good(), version: 'stolen' })).rejects.toMatchObject({ status: 401 });
+    const longer = new ControlChannel(nginx.socketPath, `${nginx.token}0`);
+    await expect(longer.pushBackends({ ...good(), version: 'stolen' })).rejects.toMatchObject({ status: 401 });
+    expect((await raw(nginx.socketPath, 'POST', '/backends', {}, body)).status).toBe(401);
+    expect((await raw(nginx.socketPath, 'POST', '/certificates', {}, body)).status).toBe(401);
+    expect((await nginx.control.status()).backends).toBe('good-1');
+  });
+
+  test('a body over the in-memory buffer is 413, and one over client_max_body_size too', async () => {
+    const padded = (size: number) => {
+      const table = good();
+      return JSON.stringify({ ...table, version: 'big', backends: table.backends }).replace(
+        '{',
+        `{${' '.repeat(size)}`,
+      );
+    };
+    const headers = { [CONTROL_TOKEN_HEADER]: nginx.token, 'content-type': 'application/json' };
+    // 1.5 MiB: over the 1m buffer (nginx would write it to a file), under the 2m maximum
+    const filed = await raw(nginx.socketPath, 'POST', '/backends', headers, padded(1.5 * 1024 * 1024));
+    expect(filed.status).toBe(413);
+    expect(filed.body).toContain('in-memory buffer');
+    const over = await raw(nginx.socketPath, 'POST', '/backends', headers, padded(3 * 1024 * 1024));
+    expect(over.status).toBe(413);
+    // and just under the buffer is fine
+    expect((await raw(nginx.socketPath, 'POST', '/backends', headers, padded(900 * 1024))).status).toBe(201);
+    expect((await nginx.control.status()).backends).toBe('big');
+    expect(await nginx.control.pushBackends(good())).toBe('good-1');
+  });
+
+  test('the wrong method is 405', async () => {
+    const headers = { [CONTROL_TOKEN_HEADER]: nginx.token };
+    expect((await raw(nginx.socketPath, 'GET', '/backends', headers)).status).toBe(405);
+    expect((await raw(nginx.socketPath, 'POST', '/status', headers, '{}')).status).toBe(405);
+    expect((await raw(nginx.socketPath, 'GET', '/other', headers)).status).toBe(404);
+  });
+});
+
+describe('the public port', () => {
+  test('has no control channel, whatever the Host', async () => {
+    const body = JSON.stringify({ ...good(), version: 'public' });
+    for (const host of ['test.example', 'localhost', '127.0.0.1', '']) {
+      for (const path of ['/backends', '/certificates', '/status']) {
+        for (const method of ['GET', 'POST']) {
+          const status = await new Promise<number>((done, fail) => {
+            const req = request(
+              {
+                host: '127.0.0.1',
+                port: nginx.port,
+                method,
+                path,
+                agent: false,
+                headers: { host, [CONTROL_TOKEN_HEADER]: nginx.token, 'content-type': 'application/json' },
+              },
+              (res) => (res.resume(), res.on('end', () => done(res.statusCode ?? 0))),
+            );
+            req.on('error', fail);
+            req.end(method === 'POST' ? body : undefined);
+          });
+          expect(status, `${method} ${path} Host ${host}`).toBe(404);
+        }
+      }
+    }
+    expect((await nginx.control.status()).backends).toBe('good-1');
+  });
+});
+
+describe('without a token', () => {
+  test.each([
+    ['none', undefined],
+    ['a short one', 'x'.repeat(31)],
+  ])('nginx started with %s accepts no push', async (_what, token) => {
+    const other = await startLuaNginx({ token });
+    try {
+      for (const t of ['', 'x'.repeat(31), newControlToken()]) {
+        const channel = new ControlChannel(other.socketPath, t);
+        await expect(channel.pushBackends(good())).rejects.toMatchObject({ status: 401 });
+      }
+      expect(await other.errorLog()).toContain('every push will be refused');
+    } finally {
+      await other.stop();
+    }
+  });
+});
