@@ -72,11 +72,15 @@ function loadKubeConfig(path: string | null): KubeConfig {
  */
 async function luaBalancer(binary: string, config: ControllerConfig, log: Logger) {
   if (!config.dynamicBackends) {
-    log.info('--dynamic-backends=false: backends are rendered into nginx.conf, and every endpoint change reloads nginx');
+    log.info(
+      '--dynamic-backends=false: backends are rendered into nginx.conf, and every endpoint change reloads nginx',
+    );
     return undefined;
   }
   // nginx missing or broken is boot's to report, with its own clear message.
-  const check = await checkLua(binary, config.configDir).catch((error: Error) => ({ ok: false, why: error.message }) as const);
+  const check = await checkLua(binary, config.configDir).catch(
+    (error: Error) => ({ ok: false, why: error.message }) as const,
+  );
   if (check.ok) return check.settings;
   log.warn(
     { reason: check.why },

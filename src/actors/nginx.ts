@@ -61,8 +61,7 @@ export async function pushTables(
   pushed: PushedTables | null,
 ): Promise<DynamicTables> {
   if (pushed?.backends.version !== tables.backends.version) await control.pushBackends(tables.backends);
-  if (pushed?.certificates.version !== tables.certificates.version)
-    await control.pushCertificates(tables.certificates);
+  if (pushed?.certificates.version !== tables.certificates.version) await control.pushCertificates(tables.certificates);
   return tables;
 }
 

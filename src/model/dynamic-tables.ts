@@ -99,7 +99,11 @@ export class DynamicSplit {
     return this.lastBackends;
   }
 
-  private certificatesOf(model: NginxModel): { table: CertificateTable; files: readonly Certificate[]; digest: string } {
+  private certificatesOf(model: NginxModel): {
+    table: CertificateTable;
+    files: readonly Certificate[];
+    digest: string;
+  } {
     const servers = [model.defaultServer, ...model.servers];
     if (this.lastCertificates && model.servers === this.lastServers && model.certificates === this.lastFiles)
       return this.lastCertificates;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
-import { type BackendTable, type CertificateTable, CONTROL_TOKEN_HEADER } from './dynamic-table.js';
+import { type BackendTable, type CertificateTable, CONTROL_TOKEN_HEADER } from '../model/dynamic-tables.js';
 
 /** ControlStatus is what `GET /status` reports: the version of each table nginx holds, null before the first push. */
 export interface ControlStatus {

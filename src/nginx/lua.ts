@@ -20,7 +20,9 @@ export const LUA_FOLDER = join(PROJECT_ROOT, 'lua');
 const MAX_SOCKET_PATH = 107;
 
 /** LuaCheck is the verdict: the settings for the model, or why the balancer cannot run (one line for the log). */
-export type LuaCheck = { readonly ok: true; readonly settings: LuaSettings } | { readonly ok: false; readonly why: string };
+export type LuaCheck =
+  | { readonly ok: true; readonly settings: LuaSettings }
+  | { readonly ok: false; readonly why: string };
 
 /** modulesPath is nginx's `--modules-path` from `nginx -V` (Debian's /usr/lib/nginx/modules when it says none). */
 async function modulesPath(binary: string): Promise<string> {
@@ -36,12 +38,18 @@ async function modulesPath(binary: string): Promise<string> {
 export async function checkLua(binary: string, configDir: string): Promise<LuaCheck> {
   const controlSocket = join(resolve(configDir), CONTROL_SOCKET);
   if (controlSocket.length > MAX_SOCKET_PATH)
-    return { ok: false, why: `the control socket ${controlSocket} is longer than ${MAX_SOCKET_PATH} bytes (--config-dir)` };
+    return {
+      ok: false,
+      why: `the control socket ${controlSocket} is longer than ${MAX_SOCKET_PATH} bytes (--config-dir)`,
+    };
   const dir = await modulesPath(binary);
   const modules = [join(dir, 'ndk_http_module.so'), join(dir, 'ngx_http_lua_module.so')];
   const missing = modules.filter((m) => !existsSync(m));
   if (missing.length > 0)
-    return { ok: false, why: `${missing.join(' and ')} not found (Debian: apt-get install libnginx-mod-http-lua lua-cjson)` };
+    return {
+      ok: false,
+      why: `${missing.join(' and ')} not found (Debian: apt-get install libnginx-mod-http-lua lua-cjson)`,
+    };
   const settings: LuaSettings = { modules, packagePath: `${LUA_FOLDER}/?.lua;;`, controlSocket };
   const scratch = await mkdtemp(join(configDir, '.lua-check-'));
   try {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Backend, BackendPeer } from '../../src/nginx/dynamic-table.js';
+import type { Backend, BackendPeer } from '../../src/model/dynamic-tables.js';
 import { call, type LuaNginx, type Pod, refusedPeer, startLuaNginx, startPod, tally } from './harness.js';
 
 let nginx: LuaNginx;

@@ -1,7 +1,7 @@
 import { connect, type PeerCertificate } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ControlError } from '../../src/nginx/control.js';
-import type { ServedCertificate } from '../../src/nginx/dynamic-table.js';
+import type { ServedCertificate } from '../../src/model/dynamic-tables.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { type LuaNginx, startLuaNginx } from './harness.js';
 

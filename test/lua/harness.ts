@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
-import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, type BackendPeer } from '../../src/nginx/dynamic-table.js';
+import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, type BackendPeer } from '../../src/model/dynamic-tables.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { freePort, waitForPort } from '../support/net.js';
 
