@@ -48,7 +48,7 @@ export interface PushInput {
 /** sameTables says whether two pushes carry the same versions of both tables. */
 export function sameTables(a: PushedTables | null, b: PushedTables | null): boolean {
   if (a === b) return true;
-  if (a === null || b === null) return false;
+  if (!a || !b) return false;
   return a.backends.version === b.backends.version && a.certificates.version === b.certificates.version;
 }
 
@@ -211,8 +211,9 @@ export const nginxProcessMachine = setup({
     keepTables: assign({
       tables: ({ context, event }) => (event.type === 'nginx.reload' ? (event.tables ?? null) : context.tables),
     }),
-    recordPushed: assign(({ context }, params: { pushed: PushedTables }) => ({
-      pushed: params.pushed,
+    recordPushed: assign(({ context }, params: { pushed: PushedTables | undefined }) => ({
+      // What the push resolved to: the tables it was given (a model run without effects has no output).
+      pushed: params.pushed ?? context.tables,
       pushesOk: context.pushesOk + 1,
       pushFailuresInRow: 0,
       lastPushError: null,

@@ -38,6 +38,7 @@ describe('machine definitions', () => {
         'alive',
         'alive.starting',
         'alive.running',
+        'alive.pushing',
         'alive.reloading',
         'alive.stopping',
         'alive.stopping.quitting',

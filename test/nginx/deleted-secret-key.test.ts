@@ -21,16 +21,20 @@ beforeAll(async () => {
   backend = await startBackend('app');
   const made = await issueCertificate({ commonName: 'gone.example.com', dnsNames: ['gone.example.com'] });
   secret = tlsSecret('gone-tls', made.certPem, made.keyPem);
-  cluster = await startCluster([
-    ingressClass(),
-    ...serviceWithEndpoints('app', [{ port: backend.port }]),
-    secret,
-    ingress(
-      'gone',
-      { 'gone.example.com': [{ path: '/', service: 'app' }] },
-      { tls: [{ hosts: ['gone.example.com'], secretName: 'gone-tls' }] },
-    ),
-  ]);
+  cluster = await startCluster(
+    [
+      ingressClass(),
+      ...serviceWithEndpoints('app', [{ port: backend.port }]),
+      secret,
+      ingress(
+        'gone',
+        { 'gone.example.com': [{ path: '/', service: 'app' }] },
+        { tls: [{ hosts: ['gone.example.com'], secretName: 'gone-tls' }] },
+      ),
+      // Key files exist only when certificates are rendered into nginx.conf; the Lua balancer keeps them in memory.
+    ],
+    ['--dynamic-backends=false'],
+  );
 }, 30_000);
 
 afterAll(async () => {

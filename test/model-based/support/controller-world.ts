@@ -197,6 +197,8 @@ export async function startControllerWorld(
     String(FLAGS.restartPeriodS),
     '--election-id',
     `model-${serial}`,
+    // The stand-in binary holds every `nginx -t`, the Lua check's too: this world is the supervisor's.
+    '--dynamic-backends=false',
   ]);
   if ('help' in parsed) throw new Error('unexpected --help');
   const config: ControllerConfig = parsed.config;

@@ -25,13 +25,14 @@ import {
   type AnyMachineSnapshot,
   type EventObject,
 } from 'xstate';
-import type { NginxMasterCommand } from '../../../machines/events.js';
+import type { NginxMasterCommand, PushedTables } from '../../../machines/events.js';
 import {
   nginxProcessMachine,
   type DrainInput,
   type MasterInput,
   type NginxProcessContext,
   type NginxProcessInput,
+  type PushInput,
 } from '../../../machines/nginxProcess.machine.js';
 import { nginxActors } from '../../../src/actors/nginx.js';
 import { ConfigFolder } from '../../../src/nginx/apply.js';
@@ -76,10 +77,23 @@ export const E = {
   killTimeout: { type: after('shutdownTimeout', 'alive.stopping.killing') },
   backoff: { type: after('restartBackoff', 'restarting') },
   retry: { type: after('reloadRetry', 'alive.running') },
+  // The same nginx.conf with other tables: a push over the control channel, no reload.
+  tablesOnly: (config: string) => ({ type: 'nginx.reload', config, files: [], tables: TABLES }),
+  pushDone: { type: 'xstate.done.actor.push' },
+  pushFailed: { type: 'xstate.error.actor.push', error: 'nginx answered 400' },
+  pushRetry: { type: after('pushRetry', 'alive.running') },
 } satisfies Record<string, AnyEventObject | ((c: string) => AnyEventObject)>;
 
-/** INJECTED are the transitions only an injected fault produces here, and why no real action can. */
+const TABLES = { backends: { version: 'b1' }, certificates: { version: 'c1' } };
+
+/**
+ * INJECTED are the transitions only an injected fault produces here, and why no real action can. The push
+ * answers are the control channel's: this world's nginx runs without the Lua balancer (test/lua runs the
+ * channel through real nginx, test/controller the whole path), so the `push` actor's verdict is given here.
+ */
 export const INJECTED: Readonly<Record<string, string>> = {
+  [`${id('alive.pushing')} | xstate.done.actor.push #0`]: 'the control channel answers (test/lua)',
+  [`${id('alive.pushing')} | xstate.error.actor.push #0`]: 'the control channel refuses (test/lua)',
   [`${id('alive')} | xstate.error.actor.master #0`]: 'the master actor can fail only at spawn, never while stopping',
   [`${id('alive.stopping.killing')} | ${E.killTimeout.type} #0`]:
     'SIGKILL of the group is always reported as the master exit',
@@ -101,15 +115,21 @@ export function nginxEvents(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     return [E.started, E.exited, E.stop, E.masterFailed, ...(c.everStarted ? [] : [E.exitedPortInUse])];
   if (m('alive.running')) {
     const retry = cfg(c.failed) ? [E.retry] : []; // a failed config is tried again after reloadRetryMs
+    // One tables-only change per path at most, so the graph stays small.
+    const tables = c.applied && c.tables === null && !cfg(c.failed) ? [E.tablesOnly(c.applied.config)] : [];
+    const pushRetry = c.tables !== null && c.pushFailuresInRow > 0 && c.pushed === null ? [E.pushRetry] : [];
     return [
       E.reload(other(cfg(c.applied))),
       ...(c.applied ? [E.reload(c.applied.config)] : []),
+      ...tables,
+      ...pushRetry,
       E.exited,
       E.stop,
       E.stable,
       ...retry,
     ];
   }
+  if (m('alive.pushing')) return [E.pushDone, E.pushFailed];
   if (m('alive.reloading')) return [E.reloadDone, E.reloadFailed, E.exited, E.stop, ...queue];
   // Stopped before it served, nginx has nothing to finish: it quits at once.
   if (m('alive.stopping.quitting'))
@@ -136,6 +156,9 @@ export function nginxKey(snapshot: AnyMachineSnapshot): unknown {
     c.pid === null,
     c.lastExit?.pid === null,
     c.everStarted,
+    c.tables !== null,
+    c.pushed !== null,
+    c.pushFailuresInRow > 0,
   ];
 }
 
@@ -217,8 +240,16 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
     await (real.drain as unknown as { config: (a: typeof args) => Promise<void> }).config(args);
     if (faults.failDrain) throw ((faults.failDrain = false), new Error('the drain failed (injected)'));
   });
+  // INJECTED: the control channel's verdict on a push, given by the step that names it.
+  let pushVerdict: { resolve: () => void; reject: (e: Error) => void } | null = null;
+  const push = fromPromise<PushedTables, PushInput>(
+    ({ input }) =>
+      new Promise<PushedTables>((resolve, reject) => {
+        pushVerdict = { resolve: () => resolve(input.tables), reject };
+      }),
+  );
   const logic = nginxProcessMachine.provide({
-    actors: { master: faultyMaster(real.master, faults), reload: real.reload, drain },
+    actors: { master: faultyMaster(real.master, faults), reload: real.reload, drain, push },
   });
   const actor: Actor<typeof logic> = createActor(logic, { input: NGINX_INPUT, inspect: microstepRecorder(log) });
   const initial = actor.getSnapshot();
@@ -280,6 +311,10 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
         exitPid: c.lastExit === null ? 'none' : c.lastExit.pid === null ? 'null' : 'pid',
         everStarted: c.everStarted,
         startFailure: c.startFailure !== null,
+        tables: c.tables !== null,
+        pushed: c.pushed !== null,
+        pushesOk: c.pushesOk,
+        pushesFailed: c.pushesFailed,
       };
     },
 
@@ -317,8 +352,18 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
         if (from?.matches('alive.reloading' as never)) staleTests.push(...(await gates.waiting('test')));
         actor.send({ type: 'nginx.stop' });
       }
-      if (event.type === 'nginx.reload')
-        actor.send({ type: 'nginx.reload', config: text((event as unknown as { config: string }).config), files: [] });
+      if (event.type === 'nginx.reload') {
+        const tables = (event as unknown as { tables?: PushedTables }).tables;
+        const config = text((event as unknown as { config: string }).config);
+        actor.send({ type: 'nginx.reload', config, files: [], ...(tables ? { tables } : {}) });
+      }
+      if (event.type === E.pushDone.type || event.type === E.pushFailed.type) {
+        await waitFor('the push to be under way', async () => pushVerdict !== null, 3000);
+        const verdict = pushVerdict!;
+        pushVerdict = null;
+        if (event.type === E.pushDone.type) verdict.resolve();
+        else verdict.reject(new Error('nginx answered 400 (injected)'));
+      }
       if (event.type === E.reloadDone.type || event.type === E.reloadFailed.type) {
         const tests = await waitFor<number[] | false>(
           'the nginx -t of this reload',
