@@ -98,6 +98,11 @@ async function client(stop: () => boolean, counts: { ok: number; failed: number 
 }
 
 it('rolls a Service 4 times under keep-alive load: 0 failed requests, 0 reloads, every pod answered', async () => {
+  // New workers serve before their reload is confirmed and counted: count from a settled nginx.
+  await waitFor('nginx to be done reloading', async () => {
+    const nginx = cluster.actor('nginx');
+    return JSON.stringify(nginx?.value) === '{"alive":"running"}' && nginx?.context.pending === null;
+  });
   const before = reloads();
   const counts = { ok: 0, failed: 0 };
   let done = false;
