@@ -26,11 +26,6 @@ export function checkTlsPair(certPem: string, keyPem: string): Checked<TlsPair> 
     const leaf = new X509Certificate(chain[0] ?? '');
     for (const block of chain.slice(1)) new X509Certificate(block);
     const privateKey = createPrivateKey(key);
-    // OpenSSL's default security level (2) refuses RSA keys under 2048 bits when nginx loads them; with the
-    // Lua balancer that would be every handshake of the host, so the Secret is refused here, with a reason.
-    const bits = privateKey.asymmetricKeyDetails?.modulusLength;
-    if (privateKey.asymmetricKeyType === 'rsa' && bits !== undefined && bits < 2048)
-      return { ok: false, message: `tls.key is an RSA key of ${bits} bits; OpenSSL needs at least 2048` };
     if (!leaf.checkPrivateKey(privateKey)) {
       return { ok: false, message: 'tls.key does not match the certificate in tls.crt' };
     }

@@ -78,7 +78,9 @@ beforeAll(async () => {
       tenantIngress(i),
     );
   }
-  cluster = await startCluster(seed);
+  // Certificates rendered into nginx.conf, so that nginx -t judges them: with the Lua balancer a key OpenSSL
+  // refuses (1024-bit RSA) fails only that host's handshakes, and is not reported yet (issue 16's notes).
+  cluster = await startCluster(seed, ['--dynamic-backends=false']);
   await waitFor(
     'every tenant served',
     async () => {
