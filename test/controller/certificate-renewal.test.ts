@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
 import { startBackend, type Backend } from '../support/net.js';
-import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 
 const HOST = 'renew.example.com';
 let cluster: Cluster;
@@ -72,11 +72,7 @@ afterAll(async () => {
 });
 
 it('renews a certificate 10 times under HTTPS load: 0 reloads, served within 1 s, 0 failed requests', async () => {
-  // New workers serve before their reload is confirmed and counted: count from a settled nginx.
-  await waitFor('nginx to be done reloading', async () => {
-    const nginx = cluster.actor('nginx');
-    return JSON.stringify(nginx?.value) === '{"alive":"running"}' && nginx?.context.pending === null;
-  });
+  await waitFor('nginx to be done reloading', () => nginxSettled(cluster.actor('nginx')));
   const before = Number(cluster.actor('nginx')?.context.reloadsOk);
   const counts = { ok: 0, failed: 0 };
   let done = false;

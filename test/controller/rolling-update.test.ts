@@ -8,7 +8,7 @@ import { createServer as createHttpServer, request, Agent, type Server } from 'n
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ingress, ingressClass } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
-import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 
 const ROLLS = 4;
 const CLIENTS = 6;
@@ -98,11 +98,7 @@ async function client(stop: () => boolean, counts: { ok: number; failed: number 
 }
 
 it('rolls a Service 4 times under keep-alive load: 0 failed requests, 0 reloads, every pod answered', async () => {
-  // New workers serve before their reload is confirmed and counted: count from a settled nginx.
-  await waitFor('nginx to be done reloading', async () => {
-    const nginx = cluster.actor('nginx');
-    return JSON.stringify(nginx?.value) === '{"alive":"running"}' && nginx?.context.pending === null;
-  });
+  await waitFor('nginx to be done reloading', () => nginxSettled(cluster.actor('nginx')));
   const before = reloads();
   const counts = { ok: 0, failed: 0 };
   let done = false;

@@ -9,16 +9,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
-import { queueIdle, startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { nginxSettled, queueIdle, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 
 let cluster: Cluster;
 let templates: string;
 const backends: Backend[] = [];
 
 const request = (host: string, path: string) => get({ host, path, port: cluster.httpPort });
-const nginxIdle = (nginx: { value: unknown; context: unknown } | undefined) =>
-  JSON.stringify(nginx?.value) === JSON.stringify({ alive: 'running' }) &&
-  (nginx?.context as { pending?: unknown } | undefined)?.pending === null;
 const nginxContext = () =>
   cluster.actor('nginx')!.context as { reloadsOk: number; reloadsFailed: number; lastReloadError: string | null };
 
@@ -56,7 +53,7 @@ describe('the controller', () => {
   it('turns a burst of 500 Ingress changes within a second ' +
     'into at most 3 reloads, ending on the last state', async () => {
     await waitFor('the sync queue to be idle', () => queueIdle(cluster.actor('syncQueue')?.value));
-    await waitFor('nginx to be idle', () => nginxIdle(cluster.actor('nginx')));
+    await waitFor('nginx to be idle', () => nginxSettled(cluster.actor('nginx')));
     const before = nginxContext().reloadsOk;
     const started = Date.now();
     // Written in the API server's store directly, so the burst is 500 watch events within a
@@ -74,7 +71,7 @@ describe('the controller', () => {
     );
     await waitFor('the sync queue to settle', () => queueIdle(cluster.actor('syncQueue')?.value), 10_000);
     // New workers serve before the reload is confirmed and counted: wait for nginx to be done too.
-    await waitFor('nginx to be done reloading', () => nginxIdle(cluster.actor('nginx')), 10_000);
+    await waitFor('nginx to be done reloading', () => nginxSettled(cluster.actor('nginx')), 10_000);
     const reloads = nginxContext().reloadsOk - before;
     expect(burstMs).toBeLessThan(1000); // the 500 changes land within a second
     expect(reloads).toBeGreaterThanOrEqual(1);

@@ -40,6 +40,13 @@ export interface Cluster {
 
 export { waitFor } from './wait.js';
 
+/**
+ * nginxSettled says whether the nginx actor is running with nothing queued: new workers serve before their
+ * reload is confirmed and counted, so reload counts are read from a settled nginx.
+ */
+export const nginxSettled = (nginx: { value: unknown; context: Record<string, unknown> } | undefined): boolean =>
+  JSON.stringify(nginx?.value) === '{"alive":"running"}' && nginx?.context.pending === null;
+
 /** queueIdle says whether a sync queue state value is `idle` (settling or quiet after a sync). */
 export const queueIdle = (value: unknown): boolean => typeof value === 'object' && value !== null && 'idle' in value;
 
