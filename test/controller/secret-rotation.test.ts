@@ -13,7 +13,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
-import { queueIdle, startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { nginxSettled, queueIdle, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 
 const A = 'nginx.ingress.kubernetes.io/';
 const sha = (password: string) => `{SHA}${createHash('sha1').update(password).digest('base64')}`;
@@ -162,6 +162,8 @@ it(
       async () => (await tls('mtls.test', clientTwo)).status === 200,
       5_000,
     );
+    // A new worker answered; old ones may still take a connection until the reload is confirmed.
+    await waitFor('nginx to be done reloading', () => nginxSettled(cluster.actor('nginx')));
     expect((await tls('mtls.test', clientOne)).status).toBe(400);
   },
 );
