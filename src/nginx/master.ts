@@ -1,7 +1,7 @@
 import { execa, type ResultPromise } from 'execa';
-import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Logger } from '../log.js';
+import { holdsSocket, isLive, listeningSocketInodes, processes, processTitle } from './proc.js';
 
 /** MasterExit is how an nginx master ended. */
 export interface MasterExit {
@@ -48,34 +48,8 @@ function logLine(log: Logger, line: string): void {
  */
 export function liveGroupMembers(pgid: number): number[] {
   return processes()
-    .filter((p) => p.pgrp === pgid && p.state !== 'Z' && p.state !== 'X')
+    .filter((p) => p.pgrp === pgid && isLive(p))
     .map((p) => p.pid);
-}
-
-/** ProcStat is what /proc/<pid>/stat says of a process that the readers here need. */
-interface ProcStat {
-  readonly pid: number;
-  readonly state: string;
-  readonly ppid: number;
-  readonly pgrp: number;
-}
-
-/** processes reads every process's stat line from /proc (Linux), skipping those that exit meanwhile. */
-function processes(): ProcStat[] {
-  const found: ProcStat[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // exited while we looked
-    }
-    // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses, so split after the last ')'.
-    const [state = '', ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    found.push({ pid: Number(entry), state, ppid: Number(ppid), pgrp: Number(pgrp) });
-  }
-  return found;
 }
 
 /** signalGroup sends a signal to every process of a group; false when none is left. */
@@ -155,34 +129,25 @@ export function spawnMaster(
 /** MASTER_FAILED is how the master says a reload did not take: it keeps the old config and workers. */
 const MASTER_FAILED = /\[emerg\]/;
 
-/**
- * workerPids lists a master's running worker processes (children titled `nginx: worker process`,
- * without the ` is shutting down` an old generation's workers take on), from /proc.
- */
-export function workerPids(master: number): number[] {
+/** children lists a master's live child processes: its workers, whatever title they have taken yet. */
+function children(master: number): number[] {
   return processes()
-    .filter((p) => p.ppid === master && p.state !== 'Z' && workerTitle(p.pid) === 'nginx: worker process')
+    .filter((p) => p.ppid === master && isLive(p))
     .map((p) => p.pid);
 }
 
-/** workerTitle is a process's title (its first cmdline word), or null once it exited. */
-function workerTitle(pid: number): string | null {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? null;
-  } catch {
-    return null;
-  }
-}
+/** WORKER_TITLE is the title a worker takes once it is ready (an old one's becomes `… is shutting down`). */
+const WORKER_TITLE = 'nginx: worker process';
 
 /**
  * confirmReload signals a reload and waits for its verdict. The master reads and checks the
  * whole config, binds what it names, and only then forks the new generation's workers; when any
- * of that fails it logs `[emerg]` and keeps serving the old config. So a worker that was not
- * there before the signal means the new config took, and once no worker of the old generation
- * is left that has not begun shutting down (closing its listeners), only the new config serves
- * new connections; an `[emerg]` after the signal means it does not. (A worker of the old generation that crashed just
- * then and was respawned would also be
- * new: a false success that the next reload, which every sync can trigger, corrects.)
+ * of that fails it logs `[emerg]` and keeps serving the old config. So the reload took once a
+ * child forked after the signal runs as a worker and no child forked before it still holds a
+ * listening socket: an old worker closes its listeners when told to shut down, and until then it
+ * may take new connections with the old config. (Titles alone are not enough: a worker forked
+ * just before the signal has not taken its title yet, and an old one takes `is shutting down`
+ * just before it closes its listeners.) An `[emerg]` after the signal means it did not take.
  */
 async function confirmReload(
   pid: number,
@@ -191,7 +156,7 @@ async function confirmReload(
   exited: Promise<MasterExit>,
   timeoutMs: number,
 ): Promise<void> {
-  const before = new Set(workerPids(pid));
+  const before = new Set(children(pid));
   let refusal: string | null = null;
   const read = (line: string) => {
     if (refusal === null && MASTER_FAILED.test(line)) refusal = line;
@@ -205,9 +170,12 @@ async function confirmReload(
     for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
       if (refusal !== null) throw new Error(`nginx did not apply the new config, the old one stays: ${refusal}`);
       if (gone) throw new Error('nginx exited during the reload');
-      const workers = workerPids(pid);
-      // New workers serve the new config; the old ones still accept until they start shutting down.
-      if (workers.some((worker) => !before.has(worker)) && !workers.some((worker) => before.has(worker))) return;
+      const now = children(pid);
+      const newWorker = now.some((child) => !before.has(child) && processTitle(child) === WORKER_TITLE);
+      if (newWorker) {
+        const listeners = listeningSocketInodes();
+        if (!now.some((child) => before.has(child) && holdsSocket(child, listeners))) return;
+      }
       if (performance.now() > deadline)
         throw new Error(`nginx did not start workers for the new config within ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, wait));

@@ -5,7 +5,7 @@
  * machine, with the controller's own effects over a real nginx, must count that reload as failed.
  */
 import { createServer, type Server } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -17,6 +17,7 @@ import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
 import { emptySnapshot } from '../../src/model/snapshot.js';
 import { nginxBinary } from '../../src/nginx/binary.js';
 import { stageConfig } from '../../src/nginx/apply.js';
+import { spawnMaster } from '../../src/nginx/master.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
 import type { Certificate } from '../../src/model/nginx-model.js';
@@ -102,3 +103,44 @@ it(
     }
   },
 );
+
+/**
+ * slowWorkerStart makes each worker of a config spend `seconds` starting (a busy loop in init_worker_by_lua)
+ * before it takes its title and serves: what a worker on a loaded machine may take.
+ */
+function slowWorkerStart(config: string, seconds: number): string {
+  const modules = ['ndk_http_module.so', 'ngx_http_lua_module.so'].map(
+    (m) => `load_module /usr/lib/nginx/modules/${m};`,
+  );
+  const busy = `init_worker_by_lua_block { local t = os.clock() while os.clock() - t < ${seconds} do end }`;
+  return `${modules.join('\n')}\n${withServer(config, busy)}`;
+}
+
+it('a reload signalled while the first workers are still starting is confirmed only once no worker of the old ' +
+  'config can take a connection', async () => {
+  // The old confirmation counted as new any worker it had not seen titled before the signal: with
+  // none titled yet, the first old worker to start "confirmed" the reload (a CI run met one).
+  const log = pino({ level: 'silent' });
+  // The old config's workers take their titles after the signal, before the master tells them to stop
+  // (it waits 100 ms after starting the new ones); the new config's start later still.
+  const answering = (text: string, seconds: number) =>
+    slowWorkerStart(
+      withServer(base, `server { listen 127.0.0.1:${httpPort}; server_name good.example; return 200 "${text}"; }`),
+      seconds,
+    );
+  for (let round = 0; round < 3; round++) {
+    expect((await stageConfig(nginxBinary(), dir, answering('old', 0.05), files)).ok).toBe(true);
+    const master = spawnMaster(nginxBinary(), dir, join(dir, 'nginx.conf'), log);
+    try {
+      // The master takes signals once it wrote its pid; its workers are still starting.
+      const pid = async () => (await readFile(join(dir, 'nginx.pid'), 'utf8').catch(() => '')).trim();
+      await waitFor('the pid file', async () => (await pid()) === String(master.pid), 10_000, 1);
+      expect((await stageConfig(nginxBinary(), dir, answering('new', 0.3), files)).ok).toBe(true);
+      await master.reload(10_000);
+      for (let i = 0; i < 5; i++) expect(await goodAnswer()).toBe('new');
+    } finally {
+      master.quit();
+      await master.exited;
+    }
+  }
+}, 60_000);
