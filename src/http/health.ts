@@ -60,7 +60,7 @@ const item = (summary: string, detail?: string | null): HealthItem => ({
 
 /** ReloadState is what the nginx actor says about its configs: for /healthz, and for whoever reports failed reloads. */
 export interface ReloadState {
-  /** nginx runs (`alive.running` or `alive.reloading`) */
+  /** nginx runs (`alive.running`, or `alive.reloading` or `alive.pushing`, where the master serves on) */
   readonly running: boolean;
   /** at least one config from the cluster was applied by this nginx actor */
   readonly servesClusterConfig: boolean;
@@ -76,7 +76,8 @@ export function reloadState(nginx: ActorView | undefined): ReloadState {
   const state = nginx ? stateLabel(nginx.value) : 'absent';
   const error = nginx?.context?.lastReloadError;
   return {
-    running: state === 'alive.running' || state === 'alive.reloading',
+    // A push or a reload in progress leaves the master serving: only a missing table (below) is a problem.
+    running: state === 'alive.running' || state === 'alive.reloading' || state === 'alive.pushing',
     servesClusterConfig: Number(nginx?.context?.reloadsOk ?? 0) > 0,
     lastReloadFailed: typeof error === 'string' && error !== '',
     lastReloadError: typeof error === 'string' && error !== '' ? oneLine(error) : null,

@@ -19,6 +19,7 @@ const nginx = (value: unknown, context: Record<string, unknown>): ActorView => (
   context: { reloadsOk: 0, reloadsFailed: 0, lastReloadError: null, lastExit: null, ...context },
 });
 const running = { alive: 'running' };
+const TABLES = { backends: { version: 'b1' }, certificates: { version: 'c1' } };
 
 function world(actors: Record<string, ActorView | undefined>) {
   const all: Record<string, ActorView | undefined> = {
@@ -83,6 +84,20 @@ describe('finding 2: /healthz stays 200 while nginx serves the last good config'
       ['the last reload failed; nginx serves the last good config'],
     ],
     ['no nginx actor: 500', { nginx: undefined }, false, ['nginx is not running'], []],
+    [
+      'pushing an endpoint change to the table nginx holds: ok (the master serves on)',
+      { nginx: nginx({ alive: 'pushing' }, { reloadsOk: 1, tables: TABLES, pushed: TABLES }) },
+      true,
+      [],
+      [],
+    ],
+    [
+      'pushing the first table to a restarted master: 500',
+      { nginx: nginx({ alive: 'pushing' }, { reloadsOk: 1, tables: TABLES, pushed: null }) },
+      false,
+      ['nginx has no backend table yet; pushing it'],
+      [],
+    ],
     [
       'a watcher not synced: 500',
       { nginx: nginx(running, { reloadsOk: 1 }), 'watcher.Service': watcher(false, { running: 'listing' }) },
