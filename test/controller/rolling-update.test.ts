@@ -1,135 +1,112 @@
 /**
- * Issue 16's acceptance, short form: a Service of 3 pods (loopback addresses on one port) rolled as a
- * Deployment does it (one new pod first, then the old one terminating, then gone and stopped), under
- * keep-alive clients that never retry, through the real controller at default flags: no request fails,
- * nginx never reloads, and every pod of every generation answers. The long form is `bench rolling-updates`.
+ * Issue 16's acceptance: a Service of 3 pods (loopback addresses on one port) rolled 20 times as a
+ * Deployment with maxSurge 1 and maxUnavailable 0 does it, under keep-alive clients that never retry,
+ * through the real controller at default flags: no request fails, nginx never reloads (the same
+ * workers serve throughout), every pod of every generation answers, and /healthz stays 200.
+ *
+ * Each step surges a new pod; once it is ready (here: once nginx balances to it) an old pod
+ * terminates: its endpoint turns terminating at once, it serves through a 5 s preStop wait, and then
+ * it leaves the slice and stops. Terminating pods do not count against maxSurge, so the next step
+ * starts while the old pod still waits: the 5 s waits overlap, as in a Deployment.
  */
-import { createServer as createHttpServer, request, Agent, type Server } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ingress, ingressClass } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
 import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import {
+  nginxProcesses,
+  podAddress,
+  Pods,
+  pushedPeers,
+  service,
+  SliceWriter,
+  startLoad,
+  watchHealthz,
+} from '../support/rollout.js';
 
-const ROLLS = 4;
+const ROLLS = 20;
+const REPLICAS = 3;
 const CLIENTS = 6;
+const PRE_STOP_MS = 5_000;
+const UPSTREAM = 'default_app_80';
+
 let cluster: Cluster;
 let port: number;
-const pods = new Map<string, Server>();
-const answered = new Set<string>();
-
-async function startPod(ip: string): Promise<void> {
-  const server = createHttpServer((_req, res) => res.end(ip));
-  await new Promise<void>((resolve) => server.listen(port, ip, resolve));
-  pods.set(ip, server);
-}
-
-async function stopPod(ip: string): Promise<void> {
-  const server = pods.get(ip)!;
-  pods.delete(ip);
-  server.closeIdleConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-}
-
-type Condition = 'ready' | 'terminating';
-const slice = (endpoints: [string, Condition][]) => ({
-  apiVersion: 'discovery.k8s.io/v1',
-  kind: 'EndpointSlice',
-  metadata: { name: 'app-1', namespace: 'default', labels: { 'kubernetes.io/service-name': 'app' } },
-  addressType: 'IPv4',
-  ports: [{ name: 'http', port, protocol: 'TCP' }],
-  endpoints: endpoints.map(([ip, c]) => ({
-    addresses: [ip],
-    conditions: c === 'ready' ? { ready: true } : { ready: false, serving: true, terminating: true },
-  })),
-});
+let slice: SliceWriter;
+const pods = new Pods();
 
 const reloads = () => Number(cluster.actor('nginx')?.context.reloadsOk ?? 0);
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   port = await freePort();
-  for (const ip of ['127.0.0.2', '127.0.0.3', '127.0.0.4']) await startPod(ip);
+  slice = new SliceWriter({ apply: (o) => cluster.apply(o) }, 'app', port);
+  for (let n = 0; n < REPLICAS; n++) {
+    await pods.start(podAddress(n), port);
+    slice.seed(podAddress(n), 'ready');
+  }
   cluster = await startCluster([
     ingressClass(),
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'app', namespace: 'default' },
-      spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
-    },
-    slice([
-      ['127.0.0.2', 'ready'],
-      ['127.0.0.3', 'ready'],
-      ['127.0.0.4', 'ready'],
-    ]),
+    service('app', port),
+    slice.manifest(),
     ingress('app', { 'roll.example.com': [{ path: '/', service: 'app' }] }),
   ]);
-  await waitFor('the tables pushed', async () => cluster.actor('nginx')?.context.pushed != null, 15_000);
+  await waitFor('the tables pushed', () => pushedPeers(cluster, UPSTREAM).length === REPLICAS, 15_000);
 }, 30_000);
 
 afterAll(async () => {
   await cluster?.close();
-  for (const ip of [...pods.keys()]) await stopPod(ip);
+  await pods.stopAll();
 });
 
-/** client sends requests one after another on one keep-alive connection until `stop`, never retrying. */
-async function client(stop: () => boolean, counts: { ok: number; failed: number }): Promise<void> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  while (!stop()) {
-    const body = await new Promise<string | null>((resolve) => {
-      const req = request(
-        { host: '127.0.0.1', port: cluster.httpPort, path: '/', headers: { host: 'roll.example.com' }, agent },
-        (res) => {
-          let text = '';
-          res.on('data', (c: Buffer) => (text += c.toString()));
-          res.on('end', () => resolve(res.statusCode === 200 ? text : null));
-        },
-      );
-      req.on('error', () => resolve(null));
-      req.end();
-    });
-    if (body === null) counts.failed++;
-    else {
-      counts.ok++;
-      answered.add(body);
-    }
-  }
-  agent.destroy();
-}
-
-it('rolls a Service 4 times under keep-alive load: 0 failed requests, 0 reloads, every pod answered', async () => {
+it('rolls a Service 20 times under keep-alive load: 0 failed requests, 0 reloads, every pod answered', async () => {
   await waitFor('nginx to be done reloading', () => nginxSettled(cluster.actor('nginx')));
-  const before = reloads();
-  const counts = { ok: 0, failed: 0 };
-  let done = false;
-  const load = Promise.all(Array.from({ length: CLIENTS }, () => client(() => done, counts)));
-  let live = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
-  let next = 5;
-  const expected = new Set(live);
-  for (let roll = 0; roll < ROLLS; roll++) {
-    for (let i = 0; i < 3; i++) {
-      const old = live[0]!;
-      const fresh = `127.0.0.${next++}`;
-      expected.add(fresh);
-      await startPod(fresh);
-      // maxSurge 1: the new pod is ready beside the old ones.
-      await cluster.apply(slice([...live.map((ip) => [ip, 'ready'] as [string, Condition]), [fresh, 'ready']]));
-      await pause(300);
-      // The old pod terminates: still serving, no longer ready (its preStop wait).
-      live = [...live.slice(1), fresh];
-      await cluster.apply(slice([[old, 'terminating'], ...live.map((ip) => [ip, 'ready'] as [string, Condition])]));
-      await pause(300);
-      await cluster.apply(slice(live.map((ip) => [ip, 'ready'] as [string, Condition])));
-      await pause(200);
-      await stopPod(old);
-    }
+  const reloadsBefore = reloads();
+  const pushesBefore = Number(cluster.actor('nginx')?.context.pushesOk);
+  const processes = nginxProcesses(cluster);
+  const started = performance.now();
+  const load = startLoad({ port: cluster.httpPort, host: 'roll.example.com', clients: CLIENTS });
+  const health = watchHealthz(cluster.healthzPort);
+  const live = Array.from({ length: REPLICAS }, (_, n) => podAddress(n));
+  const expected = new Set(live.map((ip) => `${ip}:${port}`));
+  const terminations: Promise<void>[] = [];
+  const listedAtStop: string[] = [];
+  for (let step = 0; step < ROLLS * REPLICAS; step++) {
+    const fresh = podAddress(REPLICAS + step);
+    await pods.start(fresh, port);
+    expected.add(`${fresh}:${port}`);
+    await slice.set(fresh, 'ready');
+    // The Deployment takes an old pod down once the new one is available: here, once nginx balances to it.
+    await waitFor(`nginx to balance to ${fresh}`, () => pushedPeers(cluster, UPSTREAM).includes(`${fresh}:${port}`));
+    const old = live.shift()!;
+    live.push(fresh);
+    await slice.set(old, 'terminating');
+    terminations.push(
+      (async () => {
+        await pause(PRE_STOP_MS);
+        // A listed pod that stops costs refused connections, which nginx retries unseen: check the table itself.
+        if (pushedPeers(cluster, UPSTREAM).includes(`${old}:${port}`)) listedAtStop.push(old);
+        // The pod is about to stop: the endpoints controller drops it from the slice.
+        await slice.delete(old);
+        await pods.stop(old, port);
+      })(),
+    );
   }
-  await pause(300);
-  done = true;
-  await load;
-  expect(counts.failed).toBe(0);
-  expect(counts.ok).toBeGreaterThan(100);
-  expect(reloads() - before).toBe(0);
-  expect([...expected].filter((ip) => !answered.has(ip))).toEqual([]);
-  expect(Number(cluster.actor('nginx')?.context.pushesOk)).toBeGreaterThan(ROLLS * 3);
-}, 120_000);
+  await Promise.all(terminations);
+  const result = await load.stop();
+  const healthz = await health.stop();
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  console.log(
+    `rolling update: ${ROLLS} rolls in ${seconds} s, ${result.ok} requests answered, ` +
+      `${result.failures.length} failed, ${Number(cluster.actor('nginx')?.context.pushesOk) - pushesBefore} pushes, ` +
+      `${healthz.polls} /healthz polls`,
+  );
+  expect(result.failures).toEqual([]);
+  expect(listedAtStop).toEqual([]);
+  expect(reloads() - reloadsBefore).toBe(0);
+  expect(nginxProcesses(cluster)).toEqual(processes);
+  expect([...expected].filter((pod) => !result.answeredBy.has(pod))).toEqual([]);
+  expect([...result.answeredBy.keys()].filter((pod) => !expected.has(pod))).toEqual([]);
+  expect(healthz.bad).toEqual([]);
+  expect(pushedPeers(cluster, UPSTREAM).sort()).toEqual(live.map((ip) => `${ip}:${port}`).sort());
+}, 90_000);
