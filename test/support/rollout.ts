@@ -179,7 +179,11 @@ export function startLoad(options: { port: number; host: string; clients: number
       if ('body' in outcome) {
         result.ok++;
         result.answeredBy.set(outcome.body, (result.answeredBy.get(outcome.body) ?? 0) + 1);
-      } else result.failures.push({ started, ended: performance.now(), what: outcome.error.trim() });
+      } else {
+        result.failures.push({ started, ended: performance.now(), what: outcome.error.trim() });
+        // A refused connection fails at once: a client that does not back off would only spin.
+        await new Promise((r) => setTimeout(r, 5));
+      }
     }
     agent.destroy();
   };
