@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CPU_BOUND_MS } from '../support/timeouts.js';
 import { supportedKeys } from '../../src/model/annotations/registry.js';
 import { ANNOTATION_PREFIX } from '../../src/model/annotations/types.js';
 import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
@@ -217,96 +218,104 @@ function build(edit: { field: string; value: string }) {
 }
 
 describe('hostile input', () => {
-  it('never yields a directive the template did not write', () => {
-    fc.assert(
-      fc.property(hostileEdit, (edit) => {
-        const { text } = build(edit);
-        expect(foreignDirectives(text, allowed)).toEqual([]);
-      }),
-      { numRuns: 3000 },
-    );
-  });
+  it(
+    'never yields a directive the template did not write',
+    () => {
+      fc.assert(
+        fc.property(hostileEdit, (edit) => {
+          const { text } = build(edit);
+          expect(foreignDirectives(text, allowed)).toEqual([]);
+        }),
+        { numRuns: 3000 },
+      );
+    },
+    CPU_BOUND_MS,
+  );
 
-  it('keeps hostile values inside their token even if a validator let them through', () => {
-    // The second line of defence: put raw strings straight into the model, bypassing buildModel.
-    fc.assert(
-      fc.property(hostile, (value) => {
-        const { model } = buildModel(base, options);
-        const [server] = model.servers;
-        const poisoned = {
-          ...model,
-          config: { ...model.config, proxyBodySize: value, logFormatUpstream: value, sslCiphers: value },
-          hstsHeader: value,
-          maps: [{ source: value, variable: value, fallback: value, entries: [{ key: value, value }] }],
-          requestZones: [{ zone: value, rate: value }],
-          servers: [
-            {
-              ...server!,
-              serverName: value,
-              snippet: [{ name: 'add_header', args: [value, value] }],
-              errorLocations: [{ name: value, code: 404, upstream: value }],
-              clientAuth: { caFile: value, verifyClient: 'on' as const, depth: 1, errorPage: value },
-              locations: server!.locations.map((l) => ({
-                ...l,
-                match: value,
-                upstream: value,
-                redirect: { code: 301, url: value },
-                appRoot: value,
-                rewrite: { regex: value, replacement: value },
-                auth: { realm: value, file: value },
-                access: [{ allow: true, address: value }],
-                proxyHeaders: { host: value, forwardedPrefix: value, clientCertificate: { pass: true } },
-                externalAuth: {
-                  url: value,
-                  host: value,
-                  method: 'GET',
-                  signin: value,
-                  location: value,
-                  signinLocation: value,
-                  responseHeaders: [{ header: value, source: '$upstream_http_x', variable: '$ia_auth_header_0' }],
-                },
-                proxy: {
-                  connectTimeout: value,
-                  sendTimeout: value,
-                  readTimeout: value,
-                  buffering: null,
-                  buffers: null,
-                  nextUpstream: [value],
-                  nextUpstreamTries: null,
-                  nextUpstreamTimeout: value,
-                  httpVersion: null,
-                  requestBuffering: null,
-                  redirect: { from: value, to: value },
-                  limitRate: null,
-                  limitRateAfter: null,
-                },
-                setCookie: value,
-                snippet: [{ name: 'add_header', args: [value, value, value] }],
-                limitRequests: { zone: value, burst: 1 },
-                pass: { grpc: false, url: value, balancedUrl: value, upstreamName: value, canary: null },
-              })),
-            },
-          ],
-          upstreams: model.upstreams.map((u) => ({
-            ...u,
-            name: value,
-            hashKey: value,
-            endpoints: [{ address: value }],
-          })),
-        };
-        let text: string;
-        try {
-          text = render(poisoned, template);
-        } catch (error) {
-          expect((error as Error).name).toBe('RenderError'); // control characters are refused, not written
-          expect(value).toMatch(/[\x00-\x1f\x7f]/);
-          return;
-        }
-        expect(foreignDirectives(text, allowed)).toEqual([]);
-      }),
-      { numRuns: 1000 },
-    );
-  });
+  it(
+    'keeps hostile values inside their token even if a validator let them through',
+    () => {
+      // The second line of defence: put raw strings straight into the model, bypassing buildModel.
+      fc.assert(
+        fc.property(hostile, (value) => {
+          const { model } = buildModel(base, options);
+          const [server] = model.servers;
+          const poisoned = {
+            ...model,
+            config: { ...model.config, proxyBodySize: value, logFormatUpstream: value, sslCiphers: value },
+            hstsHeader: value,
+            maps: [{ source: value, variable: value, fallback: value, entries: [{ key: value, value }] }],
+            requestZones: [{ zone: value, rate: value }],
+            servers: [
+              {
+                ...server!,
+                serverName: value,
+                snippet: [{ name: 'add_header', args: [value, value] }],
+                errorLocations: [{ name: value, code: 404, upstream: value }],
+                clientAuth: { caFile: value, verifyClient: 'on' as const, depth: 1, errorPage: value },
+                locations: server!.locations.map((l) => ({
+                  ...l,
+                  match: value,
+                  upstream: value,
+                  redirect: { code: 301, url: value },
+                  appRoot: value,
+                  rewrite: { regex: value, replacement: value },
+                  auth: { realm: value, file: value },
+                  access: [{ allow: true, address: value }],
+                  proxyHeaders: { host: value, forwardedPrefix: value, clientCertificate: { pass: true } },
+                  externalAuth: {
+                    url: value,
+                    host: value,
+                    method: 'GET',
+                    signin: value,
+                    location: value,
+                    signinLocation: value,
+                    responseHeaders: [{ header: value, source: '$upstream_http_x', variable: '$ia_auth_header_0' }],
+                  },
+                  proxy: {
+                    connectTimeout: value,
+                    sendTimeout: value,
+                    readTimeout: value,
+                    buffering: null,
+                    buffers: null,
+                    nextUpstream: [value],
+                    nextUpstreamTries: null,
+                    nextUpstreamTimeout: value,
+                    httpVersion: null,
+                    requestBuffering: null,
+                    redirect: { from: value, to: value },
+                    limitRate: null,
+                    limitRateAfter: null,
+                  },
+                  setCookie: value,
+                  snippet: [{ name: 'add_header', args: [value, value, value] }],
+                  limitRequests: { zone: value, burst: 1 },
+                  pass: { grpc: false, url: value, balancedUrl: value, upstreamName: value, canary: null },
+                })),
+              },
+            ],
+            upstreams: model.upstreams.map((u) => ({
+              ...u,
+              name: value,
+              hashKey: value,
+              endpoints: [{ address: value }],
+            })),
+          };
+          let text: string;
+          try {
+            text = render(poisoned, template);
+          } catch (error) {
+            expect((error as Error).name).toBe('RenderError'); // control characters are refused, not written
+            expect(value).toMatch(/[\x00-\x1f\x7f]/);
+            return;
+          }
+          expect(foreignDirectives(text, allowed)).toEqual([]);
+        }),
+        { numRuns: 1000 },
+      );
+    },
+    CPU_BOUND_MS,
+  );
 
   it('would notice an injected directive', () => {
     const text = 'http { server { server_name a.example.com; lua_code_cache off; } }';
@@ -371,5 +380,6 @@ describe('hostile input', () => {
         { numRuns: 2000 },
       );
     },
+    CPU_BOUND_MS,
   );
 });

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CPU_BOUND_MS } from '../support/timeouts.js';
 import { ANNOTATION_PREFIX } from '../../src/model/annotations/types.js';
 import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
 import type { NginxModel } from '../../src/model/nginx-model.js';
@@ -206,35 +207,39 @@ function build({ key, snippet }: { key: Key; snippet: string }) {
 }
 
 describe('finding 6: snippets from random token streams', () => {
-  it('render exactly the checked, allow-listed directives in their own context, or are refused', () => {
-    let accepted = 0;
-    fc.assert(
-      fc.property(cases, ({ key, snippet }) => {
-        const { model, refused, text } = build({ key, snippet });
-        const extra = added(text, render(withoutSnippets(model), template));
-        if (refused) {
-          expect(extra).toEqual([]);
-          return;
-        }
-        accepted++;
-        const context = KEYS[key];
-        const where = context === 'server' ? ['http', 'server'] : ['http', 'server', 'location'];
-        const server = model.servers.find((s) => s.host === 'a.example.com')!;
-        const checked = context === 'server' ? server.snippet! : server.locations.flatMap((l) => l.snippet ?? []);
-        // nginx reads back the very names and arguments the allow-list checked, and nothing more.
-        expect(extra.map((d) => ({ name: d.name, args: d.args }))).toEqual(
-          checked.map((d) => ({ name: d.name, args: d.args })),
-        );
-        for (const d of extra) {
-          expect(d.context).toEqual(where);
-          expect(ALLOWED_DIRECTIVES.some((a) => a.name === d.name && a.contexts.includes(context))).toBe(true);
-        }
-      }),
-      { numRuns: 2000 },
-    );
-    // The generator must reach the accepting side too, or the property says little.
-    expect(accepted).toBeGreaterThan(30);
-  });
+  it(
+    'render exactly the checked, allow-listed directives in their own context, or are refused',
+    () => {
+      let accepted = 0;
+      fc.assert(
+        fc.property(cases, ({ key, snippet }) => {
+          const { model, refused, text } = build({ key, snippet });
+          const extra = added(text, render(withoutSnippets(model), template));
+          if (refused) {
+            expect(extra).toEqual([]);
+            return;
+          }
+          accepted++;
+          const context = KEYS[key];
+          const where = context === 'server' ? ['http', 'server'] : ['http', 'server', 'location'];
+          const server = model.servers.find((s) => s.host === 'a.example.com')!;
+          const checked = context === 'server' ? server.snippet! : server.locations.flatMap((l) => l.snippet ?? []);
+          // nginx reads back the very names and arguments the allow-list checked, and nothing more.
+          expect(extra.map((d) => ({ name: d.name, args: d.args }))).toEqual(
+            checked.map((d) => ({ name: d.name, args: d.args })),
+          );
+          for (const d of extra) {
+            expect(d.context).toEqual(where);
+            expect(ALLOWED_DIRECTIVES.some((a) => a.name === d.name && a.contexts.includes(context))).toBe(true);
+          }
+        }),
+        { numRuns: 2000 },
+      );
+      // The generator must reach the accepting side too, or the property says little.
+      expect(accepted).toBeGreaterThan(30);
+    },
+    CPU_BOUND_MS,
+  );
 
   it('that are accepted keep the config valid for a real nginx -t', async () => {
     let run = 0;
