@@ -1,7 +1,8 @@
 /**
  * The Lua balancer while endpoints come and go (EndpointSlice changes are pushed to nginx, not
- * reloaded): upstream-hash-by keys stay with their endpoint (only keys of an endpoint that left
- * move), and load-balance ewma keeps away from a slow endpoint. Through the real controller.
+ * reloaded): a cookie's sticky peer stays while other endpoints leave and arrive, upstream-hash-by
+ * keys stay with their endpoint (only keys of an endpoint that left move), and load-balance ewma
+ * keeps away from a slow endpoint. Through the real controller.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend as TableBackend } from '../../src/model/dynamic-tables.js';
@@ -80,6 +81,36 @@ async function movingPushed(...names: string[]): Promise<void> {
 }
 
 describe('the Lua balancer while endpoints come and go', () => {
+  it('cookie affinity: each client keeps its endpoint while other endpoints leave and arrive', async () => {
+    const clients = await inBatches(30, 5, async () => {
+      const first = await scene.http('sticky.test', '/');
+      return { cookie: (first.headers['set-cookie']?.[0] ?? '').split(';')[0]!, peer: first.backend! };
+    });
+    expect(clients.every((c) => c.cookie.startsWith('INGRESSCOOKIE='))).toBe(true);
+    expect(new Set(clients.map((c) => c.peer)).size).toBeGreaterThanOrEqual(2);
+    const peersNow = () =>
+      inBatches(clients.length, 5, (i) =>
+        scene.http('sticky.test', '/', { headers: { cookie: clients[i]!.cookie } }).then((r) => r.backend!),
+      );
+    expect(await peersNow()).toEqual(clients.map((c) => c.peer));
+
+    await cluster.remove(sliceOf('m3'));
+    await movingPushed('m1', 'm2');
+    const afterLeaving = await peersNow();
+    for (const [i, c] of clients.entries()) {
+      if (c.peer === 'm3') expect(afterLeaving[i]).not.toBe('m3');
+      else expect(afterLeaving[i], `client ${i}`).toBe(c.peer);
+    }
+
+    await cluster.apply(sliceOf('m4'));
+    await movingPushed('m1', 'm2', 'm4');
+    expect(await peersNow()).toEqual(afterLeaving);
+
+    await cluster.apply(sliceOf('m3'));
+    await movingPushed('m1', 'm2', 'm3', 'm4');
+    expect(await peersNow()).toEqual(afterLeaving);
+  }, 60_000);
+
   it('upstream-hash-by: a key moves only when its endpoint leaves, and is back once it returns', async () => {
     const users = Array.from({ length: 40 }, (_, i) => `u${i}`);
     const owners = () =>
