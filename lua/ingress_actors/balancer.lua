@@ -81,6 +81,8 @@ end
 
 -- sticky_pick is the peer `key` reached before, else the ring's pick, remembered for the key's next requests
 local function sticky_pick(b, impl, tried, key)
+  -- a template without `lua_shared_dict ia_sticky` still balances: by the ring alone, as rendered mode does
+  if sticky_peers == nil then return impl:pick(tried, key) end
   -- the client chooses its cookie: hashed, so every entry is the same small size
   local dict_key = b.name .. "\0" .. ngx.md5(key)
   local i = remembered(b, dict_key, tried)
