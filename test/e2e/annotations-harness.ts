@@ -72,6 +72,9 @@ async function startControllerScene(objects: object[], options: SceneOptions): P
   const flags = [...(options.configMap ? ['--configmap', 'ingress/config'] : []), ...(options.flags ?? [])];
   const cluster = await startCluster(withConfigMap(objects, options.configMap), flags);
   try {
+    // nginx workers (nobody, under a root master) open the htpasswd files per request: let them pass through the
+    // scratch folder (0711: no listing) to the config folder, whose own layout the controller sets.
+    await chmod(cluster.dir, 0o711);
     const served = () =>
       nginxSettled(cluster.actor('nginx'))
         ? (cluster.actor('status')?.context.problems as readonly Problem[] | null | undefined)
