@@ -18,6 +18,9 @@ local pickers = {}
 -- name -> peer key -> EWMA stats, kept across pushes for peers that stay
 local ewma_stats = {}
 local seeded = false
+-- sticky: backend name and the md5 of a client's affinity key -> "address|port" of the peer it reached, shared by
+-- the workers and kept across reloads; the least recently used entries go when it is full
+local sticky_peers = ngx.shared.ia_sticky
 
 local function signature(b)
   local parts = { b.balance, tostring(b.hashKey) }
@@ -35,7 +38,7 @@ local function picker(b)
     return cached.impl
   end
   local impl
-  if b.balance == "chash" then
+  if b.balance == "chash" or b.balance == "sticky" then
     impl = chash.new(b.endpoints)
   elseif b.balance == "ewma" then
     -- keep only the stats of peers still there
@@ -60,6 +63,36 @@ local function hash_key(expr)
     if not ok or v == nil then return "" end
     return v
   end))
+end
+
+local function peer_id(p)
+  return p.address .. "|" .. p.port
+end
+
+-- remembered is the index of the untried peer `key` reached before, if it is still an endpoint
+local function remembered(b, key, tried)
+  local id = sticky_peers:get(key)
+  if id == nil then return nil end
+  for i, p in ipairs(b.endpoints) do
+    if not tried[i] and peer_id(p) == id then return i end
+  end
+  return nil
+end
+
+-- sticky_pick is the peer `key` reached before, else the ring's pick, remembered for the key's next requests
+local function sticky_pick(b, impl, tried, key)
+  -- a template without `lua_shared_dict ia_sticky` still balances: by the ring alone, as rendered mode does
+  if sticky_peers == nil then return impl:pick(tried, key) end
+  -- the client chooses its cookie: hashed, so every entry is the same small size
+  local dict_key = b.name .. "\0" .. ngx.md5(key)
+  local i = remembered(b, dict_key, tried)
+  if i ~= nil then return i end
+  i = impl:pick(tried, key)
+  if i ~= nil then
+    local ok, err = sticky_peers:set(dict_key, peer_id(b.endpoints[i]))
+    if not ok then ngx.log(ngx.WARN, "ingress-actors: could not remember a sticky peer of ", b.name, ": ", err) end
+  end
+  return i
 end
 
 local function usable(name)
@@ -107,14 +140,19 @@ function _M.balance()
     ctx.ia_tried, ctx.ia_tries = tried, 0
   end
   local key = nil
-  if b.balance == "chash" then
+  if b.balance == "chash" or b.balance == "sticky" then
     key = ctx.ia_key
     if key == nil then
       key = (b.hashKey ~= nil and b.hashKey ~= null) and hash_key(b.hashKey) or ""
       ctx.ia_key = key
     end
   end
-  local i = impl:pick(tried, key)
+  local i
+  if b.balance == "sticky" then
+    i = sticky_pick(b, impl, tried, key)
+  else
+    i = impl:pick(tried, key)
+  end
   if i == nil then
     ngx.log(ngx.ERR, "ingress-actors: every peer of ", b.name, " was tried")
     return ngx.exit(ngx.ERROR)

@@ -6,7 +6,7 @@ local cjson = require("cjson.safe")
 local _M = {}
 
 local null = cjson.null
-local METHODS = { round_robin = true, ewma = true, chash = true }
+local METHODS = { round_robin = true, ewma = true, chash = true, sticky = true }
 
 local function is_array(t)
   if type(t) ~= "table" then return false end
@@ -110,12 +110,14 @@ local function backend(b)
   if not ok then return "unknown field " .. short(extra) end
   if b.hashKey == null then b.hashKey = nil end
   if b.balance == nil or not METHODS[b.balance] then
-    return "balance " .. short(b.balance) .. " is not round_robin, ewma or chash"
+    return "balance " .. short(b.balance) .. " is not round_robin, ewma, chash or sticky"
   end
   if b.hashKey ~= nil and not _M.hash_key(b.hashKey) then
     return "hashKey " .. short(b.hashKey) .. " is not $variables and [A-Za-z0-9_.:/-]"
   end
-  if b.balance == "chash" and b.hashKey == nil then return "chash needs a hashKey" end
+  if (b.balance == "chash" or b.balance == "sticky") and b.hashKey == nil then
+    return b.balance .. " needs a hashKey"
+  end
   if not is_array(b.endpoints) then return "endpoints is not an array" end
   for i, e in ipairs(b.endpoints) do
     local why = peer(e)

@@ -134,7 +134,13 @@ function settingsOf(snapshot: Snapshot, options: BuildOptions, memo: BuildMemo, 
     : undefined;
   const globals = globalsFor(memo, options, configMap);
   problems.push(...globals.configProblems);
-  const certificates = new CertificateTable(lookups, options.defaultSslCertificate, problems, memo.verdicts);
+  const certificates = new CertificateTable(
+    lookups,
+    options.defaultSslCertificate,
+    problems,
+    memo.verdicts,
+    options.dynamic !== undefined,
+  );
   const { resolved: defaultBackend, table: defaultTable } = resolveDefaultBackend(
     options.defaultBackendService,
     lookups,

@@ -3,6 +3,7 @@
  * and does no I/O, so buildModel stays pure. Messages never quote the Secret's data.
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { tooWeak, WEAK_KEY_RULE } from './key-strength.js';
 import type { Checked } from './validate.js';
 
 const CERT_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----/g;
@@ -15,8 +16,11 @@ export interface TlsPair {
   readonly leaf: X509Certificate;
 }
 
-/** checkTlsPair accepts PEM text whose blocks are only certificates and one key that matches the leaf. */
-export function checkTlsPair(certPem: string, keyPem: string): Checked<TlsPair> {
+/**
+ * checkTlsPair accepts PEM text whose blocks are only certificates and one key that matches the leaf; with
+ * `strongKeys`, only keys OpenSSL serves at its default security level (see key-strength.ts).
+ */
+export function checkTlsPair(certPem: string, keyPem: string, strongKeys = false): Checked<TlsPair> {
   const chain = certPem.match(CERT_BLOCK) ?? [];
   const rest = certPem.replace(CERT_BLOCK, '').trim();
   if (chain.length === 0 || rest !== '') return { ok: false, message: 'tls.crt is not a PEM certificate chain' };
@@ -24,10 +28,19 @@ export function checkTlsPair(certPem: string, keyPem: string): Checked<TlsPair> 
   if (!KEY_BLOCK.test(key)) return { ok: false, message: 'tls.key is not one PEM private key' };
   try {
     const leaf = new X509Certificate(chain[0] ?? '');
-    for (const block of chain.slice(1)) new X509Certificate(block);
+    const issuers = chain.slice(1).map((block) => new X509Certificate(block));
     const privateKey = createPrivateKey(key);
     if (!leaf.checkPrivateKey(privateKey)) {
       return { ok: false, message: 'tls.key does not match the certificate in tls.crt' };
+    }
+    if (strongKeys) {
+      const weak = tooWeak(privateKey);
+      if (weak) return { ok: false, message: `tls.key is ${weak}, ${WEAK_KEY_RULE}` };
+      for (const [i, issuer] of issuers.entries()) {
+        const weakIssuer = tooWeak(issuer.publicKey);
+        if (weakIssuer)
+          return { ok: false, message: `tls.crt's certificate ${i + 2} has ${weakIssuer}, ${WEAK_KEY_RULE}` };
+      }
     }
     return { ok: true, value: { pem: `${chain.join('\n')}\n${key}`, leaf } };
   } catch {

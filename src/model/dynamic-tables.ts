@@ -5,11 +5,16 @@
  * them passed the model's validators; Lua checks their shape again and treats them as data only.
  */
 import { createHash } from 'node:crypto';
+import { AFFINITY_KEY_PREFIX } from './annotations/http-extras.js';
 import { filesDigest } from './files-digest.js';
 import type { BalancedUpstream, Certificate, NginxModel, Server } from './nginx-model.js';
 
-/** BalanceMethod is how the balancer picks a peer: ingress-nginx's load-balance values, plus chash for hashing. */
-export type BalanceMethod = 'round_robin' | 'ewma' | 'chash';
+/**
+ * BalanceMethod is how the balancer picks a peer: ingress-nginx's load-balance values, chash for upstream-hash-by,
+ * and sticky for cookie affinity (chash for a cookie's first request; then the peer it reached, remembered by nginx,
+ * for as long as that peer stays an endpoint, whatever other endpoints come and go).
+ */
+export type BalanceMethod = 'round_robin' | 'ewma' | 'chash' | 'sticky';
 
 /** BackendPeer is one endpoint: an IPv4 or IPv6 address (no brackets) and a port. */
 export interface BackendPeer {
@@ -21,7 +26,7 @@ export interface BackendPeer {
 export interface Backend {
   readonly name: string;
   readonly balance: BalanceMethod;
-  /** for chash: an nginx variable expression (`$request_uri`, `$ia_aff_route`), evaluated by Lua per request */
+  /** for chash and sticky: an nginx variable expression (`$request_uri`, `$ia_aff_route`), evaluated per request */
   readonly hashKey: string | null;
   /** sorted; empty: the balancer answers 503 */
   readonly endpoints: readonly BackendPeer[];
@@ -90,7 +95,7 @@ export class DynamicSplit {
     if (this.lastBackends && upstreams === this.lastUpstreams) return this.lastBackends;
     const backends: Backend[] = upstreams.map((u) => ({
       name: u.name,
-      balance: u.hashKey !== null ? 'chash' : u.leastConn ? 'ewma' : 'round_robin',
+      balance: balanceOf(u),
       hashKey: u.hashKey,
       endpoints: u.endpoints.map((e) => peerOf(e.address)),
     }));
@@ -129,6 +134,11 @@ export class DynamicSplit {
     };
     return this.lastCertificates;
   }
+}
+
+function balanceOf(u: BalancedUpstream): BalanceMethod {
+  if (u.hashKey === null) return u.leastConn ? 'ewma' : 'round_robin';
+  return u.hashKey.startsWith(AFFINITY_KEY_PREFIX) ? 'sticky' : 'chash';
 }
 
 /** peerOf splits an endpoint as nginx.conf writes it (`10.0.0.1:80`, `[fd00::1]:80`) into address and port. */

@@ -36,6 +36,8 @@ export class CertificateTable {
     defaultSecret: string | undefined,
     problems: Problem[],
     private readonly verdicts: CheckedSecrets = new WeakMap(),
+    /** refuse keys OpenSSL would refuse at the handshake: with the Lua balancer, nginx -t never sees them */
+    private readonly strongKeys = false,
   ) {
     this.defaultCertificate = this.chooseDefault(defaultSecret, problems);
   }
@@ -114,7 +116,7 @@ export class CertificateTable {
     const cert = secretValue(secret, 'tls.crt');
     const key_ = secretValue(secret, 'tls.key');
     if (cert === undefined || key_ === undefined) return { error: `Secret ${key} has no valid tls.crt and tls.key` };
-    const pair = checkTlsPair(cert, key_);
+    const pair = checkTlsPair(cert, key_, this.strongKeys);
     if (!pair.ok) return { error: `Secret ${key}: ${pair.message}` };
     const [namespace, name] = key.split('/');
     const certificate = { id: key, file: `certificates/${namespace}_${name}.pem`, pem: pair.value.pem };

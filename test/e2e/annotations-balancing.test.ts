@@ -1,6 +1,8 @@
 /**
- * Balancing annotations end to end: cookie affinity (same backend across requests), canary by
- * header and cookie, canary by weight (ratio over 1,000 requests), and backend-protocol GRPC
+ * Balancing annotations end to end, in both modes (endpoints rendered into nginx.conf, and pushed to the
+ * Lua balancer by the real controller): cookie affinity (same backend across requests), canary by header
+ * and cookie, canary by weight (ratio over 1,000 requests), upstream-hash-by, service-upstream,
+ * ExternalName, upstream keepalive (connections counted at the backend), backend-protocol HTTPS and GRPC
  * (a @grpc/grpc-js client through nginx's TLS port to a gRPC server).
  */
 import * as grpc from '@grpc/grpc-js';
@@ -8,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
 import { startBackend, type Backend } from '../support/net.js';
-import { ann, inBatches, startScene, type Scene } from './annotations-harness.js';
+import { ann, inBatches, SCENE_MODES, startScene, type Scene } from './annotations-harness.js';
 
 const raw = (b: Buffer) => b;
 /** A one-method gRPC service on raw bytes, so no .proto file is needed. */
@@ -25,13 +27,15 @@ const echoService = {
 } satisfies grpc.ServiceDefinition;
 const EchoClient = grpc.makeGenericClientConstructor(echoService, 'Echo');
 
-let scene: Scene;
 let grpcServer: grpc.Server;
+let grpcPort: number;
 let ca: { certPem: string; keyPem: string };
+let leaf: { certPem: string; keyPem: string };
 const backends: Record<string, Backend> = {};
+const port = (name: string) => backends[name]!.port;
 
 beforeAll(async () => {
-  for (const name of ['one', 'two', 'three', 'stable', 'canary', 'heavy', 'light'])
+  for (const name of ['one', 'two', 'three', 'stable', 'canary', 'heavy', 'light', 'pod', 'clusterip', 'kept'])
     backends[name] = await startBackend(name);
   grpcServer = new grpc.Server();
   grpcServer.addService(echoService, {
@@ -43,62 +47,107 @@ beforeAll(async () => {
         ),
       ),
   });
-  const grpcPort = await new Promise<number>((resolve, reject) =>
+  grpcPort = await new Promise<number>((resolve, reject) =>
     grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) =>
       error ? reject(error) : resolve(port),
     ),
   );
   ca = await issueCertificate({ commonName: 'balancing test CA', isCa: true });
-  const leaf = await issueCertificate({ commonName: 'grpc.test', dnsNames: ['grpc.test'], issuer: ca });
-  const port = (name: string) => backends[name]!.port;
-  scene = await startScene([
-    ingressClass(),
-    ...serviceWithEndpoints('sticky', [{ port: port('one') }, { port: port('two') }, { port: port('three') }]),
-    ...serviceWithEndpoints('stable', [{ port: port('stable') }]),
-    ...serviceWithEndpoints('canary', [{ port: port('canary') }]),
-    ...serviceWithEndpoints('heavy', [{ port: port('heavy') }]),
-    ...serviceWithEndpoints('light', [{ port: port('light') }]),
-    ...serviceWithEndpoints('grpc', [{ port: grpcPort }]),
-    tlsSecret('grpc-tls', leaf.certPem, leaf.keyPem),
-    ingress(
-      'sticky',
-      { 'sticky.test': [{ path: '/', service: 'sticky' }] },
-      { annotations: ann({ affinity: 'cookie' }) },
-    ),
-    ingress('spread', { 'spread.test': [{ path: '/', service: 'sticky' }] }),
-    ingress('stable', { 'canary.test': [{ path: '/', service: 'stable' }] }),
-    ingress(
-      'canary',
-      { 'canary.test': [{ path: '/', service: 'canary' }] },
-      {
-        annotations: ann({ canary: 'true', 'canary-by-header': 'X-Canary', 'canary-by-cookie': 'use_canary' }),
-      },
-    ),
-    ingress('heavy', { 'weight.test': [{ path: '/', service: 'heavy' }] }),
-    ingress(
-      'light',
-      { 'weight.test': [{ path: '/', service: 'light' }] },
-      { annotations: ann({ canary: 'true', 'canary-weight': '30' }) },
-    ),
-    ingress(
-      'grpc',
-      { 'grpc.test': [{ path: '/', service: 'grpc' }] },
-      {
-        annotations: ann({ 'backend-protocol': 'GRPC' }),
-        tls: [{ hosts: ['grpc.test'], secretName: 'grpc-tls' }],
-      },
-    ),
-  ]);
+  leaf = await issueCertificate({ commonName: 'grpc.test', dnsNames: ['grpc.test'], issuer: ca });
+  const backendLeaf = await issueCertificate({ commonName: 'tls-backend', dnsNames: ['tls-backend'], issuer: ca });
+  backends.tls = await startBackend('tls', backendLeaf);
 }, 60_000);
 
 afterAll(async () => {
-  await scene?.stop();
   await Promise.all(Object.values(backends).map((b) => b.close()));
   grpcServer?.forceShutdown();
 });
 
-describe('balancing annotations through real nginx', () => {
-  it('renders without problems', () => expect(scene.problems).toBe(''));
+/** A Service whose ClusterIP (loopback here) leads to the `clusterip` backend, and whose endpoint is `pod`. */
+const serviceWithClusterIp = () => {
+  const [service, ...slices] = serviceWithEndpoints('addressed', [{ port: port('pod') }]);
+  const spec = { clusterIP: '127.0.0.1', ports: [{ name: 'http', port: port('clusterip'), targetPort: 'http' }] };
+  return [{ ...service, spec }, ...slices];
+};
+
+/** The scene's objects: one Ingress (or two, for a canary) per behaviour, each on a host of its own. */
+const sceneObjects = () => [
+  ingressClass(),
+  ...serviceWithEndpoints('sticky', [{ port: port('one') }, { port: port('two') }, { port: port('three') }]),
+  ...serviceWithEndpoints('stable', [{ port: port('stable') }]),
+  ...serviceWithEndpoints('canary', [{ port: port('canary') }]),
+  ...serviceWithEndpoints('heavy', [{ port: port('heavy') }]),
+  ...serviceWithEndpoints('light', [{ port: port('light') }]),
+  ...serviceWithEndpoints('grpc', [{ port: grpcPort }]),
+  ...serviceWithEndpoints('tls', [{ port: port('tls') }]),
+  ...serviceWithEndpoints('kept', [{ port: port('kept') }]),
+  ...serviceWithClusterIp(),
+  {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'elsewhere', namespace: 'default' },
+    spec: { type: 'ExternalName', externalName: 'example.com', ports: [{ name: 'http', port: 80 }] },
+  },
+  tlsSecret('grpc-tls', leaf.certPem, leaf.keyPem),
+  ingress(
+    'sticky',
+    { 'sticky.test': [{ path: '/', service: 'sticky' }] },
+    { annotations: ann({ affinity: 'cookie' }) },
+  ),
+  ingress('spread', { 'spread.test': [{ path: '/', service: 'sticky' }] }),
+  ingress(
+    'hashed',
+    { 'hash.test': [{ path: '/', service: 'sticky' }] },
+    { annotations: ann({ 'upstream-hash-by': '$arg_user' }) },
+  ),
+  ingress('stable', { 'canary.test': [{ path: '/', service: 'stable' }] }),
+  ingress(
+    'canary',
+    { 'canary.test': [{ path: '/', service: 'canary' }] },
+    { annotations: ann({ canary: 'true', 'canary-by-header': 'X-Canary', 'canary-by-cookie': 'use_canary' }) },
+  ),
+  ingress('heavy', { 'weight.test': [{ path: '/', service: 'heavy' }] }),
+  ingress(
+    'light',
+    { 'weight.test': [{ path: '/', service: 'light' }] },
+    { annotations: ann({ canary: 'true', 'canary-weight': '30' }) },
+  ),
+  ingress(
+    'grpc',
+    { 'grpc.test': [{ path: '/', service: 'grpc' }] },
+    { annotations: ann({ 'backend-protocol': 'GRPC' }), tls: [{ hosts: ['grpc.test'], secretName: 'grpc-tls' }] },
+  ),
+  ingress(
+    'tls',
+    { 'tls.test': [{ path: '/', service: 'tls' }] },
+    { annotations: ann({ 'backend-protocol': 'HTTPS' }) },
+  ),
+  ingress('kept', { 'kept.test': [{ path: '/', service: 'kept' }] }),
+  ingress(
+    'cluster-ip',
+    { 'cluster-ip.test': [{ path: '/', service: 'addressed', port: port('clusterip') }] },
+    { annotations: ann({ 'service-upstream': 'true' }) },
+  ),
+  ingress('pods', { 'pods.test': [{ path: '/', service: 'addressed', port: port('clusterip') }] }),
+  ingress('external', { 'external.test': [{ path: '/', service: 'elsewhere' }] }),
+];
+
+/** The one problem the scene has on purpose: the ExternalName Service. */
+const EXTERNAL_NAME_PROBLEM =
+  'default/external: spec.rules[0].http.paths[0].backend.service.name: Service default/elsewhere is of type ' +
+  'ExternalName, which is not supported; answering 503';
+
+describe.each(SCENE_MODES)('balancing annotations through real nginx (%s)', (mode) => {
+  let scene: Scene;
+  beforeAll(async () => {
+    scene = await startScene(sceneObjects(), { mode });
+  }, 60_000);
+  afterAll(async () => {
+    await scene?.stop();
+  });
+
+  it('has only the ExternalName problem', () =>
+    expect(scene.problems.split('\n').filter((line) => line !== '')).toEqual([EXTERNAL_NAME_PROBLEM]));
 
   it('without affinity, requests spread over the endpoints', async () => {
     const seen = await inBatches(30, 10, () => scene.http('spread.test', '/').then((r) => r.backend));
@@ -159,5 +208,37 @@ describe('balancing annotations through real nginx', () => {
     } finally {
       client.close();
     }
+  });
+
+  it('upstream-hash-by: each key reaches one endpoint every time, and the keys spread over the endpoints', async () => {
+    const users = Array.from({ length: 20 }, (_, i) => `u${i}`);
+    const owners = await inBatches(users.length, 5, async (i) => {
+      const answers = await inBatches(3, 3, () => scene.http('hash.test', `/?user=${users[i]}`));
+      expect(new Set(answers.map((a) => a.backend)).size, `user ${users[i]}`).toBe(1);
+      return answers[0]!.backend;
+    });
+    expect(new Set(owners).size).toBeGreaterThanOrEqual(2);
+  });
+
+  it("service-upstream: requests go to the Service's ClusterIP and port, not to its endpoints", async () => {
+    expect((await scene.http('cluster-ip.test', '/')).backend).toBe('clusterip');
+    expect((await scene.http('pods.test', '/')).backend).toBe('pod');
+  });
+
+  it('an ExternalName Service answers 503 and reaches nothing', async () => {
+    expect((await scene.http('external.test', '/')).status).toBe(503);
+  });
+
+  it('backend-protocol HTTPS: nginx speaks TLS to the backend', async () => {
+    const reply = await scene.http('tls.test', '/over-tls');
+    expect(reply.status).toBe(200);
+    expect(reply.backend).toBe('tls');
+  });
+
+  it('upstream keepalive: 40 requests in a row reuse a few connections to the backend', async () => {
+    const before = backends.kept!.connections;
+    for (let i = 0; i < 40; i++) expect((await scene.http('kept.test', '/')).backend).toBe('kept');
+    // each worker keeps its idle connection for the next request: without keepalive this would be 40
+    expect(backends.kept!.connections - before).toBeLessThanOrEqual(8);
   });
 });

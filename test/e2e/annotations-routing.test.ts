@@ -1,5 +1,7 @@
 /**
- * Routing annotations end to end: real CLI, real nginx, real requests. rewrite-target with
+ * Routing annotations end to end, in both modes (rendered by the real CLI, and through the real controller
+ * with the Lua balancer, where error pages and the default backend also go through it): real nginx, real
+ * requests. rewrite-target with
  * captures, app-root, permanent and temporal redirects, ssl-redirect and force-ssl-redirect,
  * upstream-vhost, x-forwarded-prefix, custom-http-errors with default-backend, and --default-backend-service.
  */
@@ -8,11 +10,11 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { startBackend, type Backend } from '../support/net.js';
-import { ann, startScene, type Scene } from './annotations-harness.js';
+import { ann, SCENE_MODES, startScene, type Scene } from './annotations-harness.js';
 
-let scene: Scene;
 const backends: Record<string, Backend> = {};
 let failing: Server;
+const port = (name: string) => backends[name]!.port;
 
 beforeAll(async () => {
   for (const name of ['app', 'fallback', 'errors']) backends[name] = await startBackend(name);
@@ -22,84 +24,89 @@ beforeAll(async () => {
     res.end(JSON.stringify({ backend: 'failing', path: req.url }));
   });
   await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
-  const port = (name: string) => backends[name]!.port;
-  scene = await startScene(
-    [
-      ingressClass(),
-      ...serviceWithEndpoints('app', [{ port: port('app') }]),
-      ...serviceWithEndpoints('fallback', [{ port: port('fallback') }]),
-      ...serviceWithEndpoints('errors', [{ port: port('errors') }]),
-      ...serviceWithEndpoints('failing', [{ port: (failing.address() as AddressInfo).port }]),
-      ingress(
-        'rewrite',
-        { 'rw.test': [{ path: '/something(/|$)(.*)', pathType: 'ImplementationSpecific', service: 'app' }] },
-        {
-          annotations: ann({ 'use-regex': 'true', 'rewrite-target': '/$2' }),
-        },
-      ),
-      ingress(
-        'approot',
-        { 'root.test': [{ path: '/', service: 'app' }] },
-        { annotations: ann({ 'app-root': '/app1' }) },
-      ),
-      ingress(
-        'moved',
-        { 'moved.test': [{ path: '/', service: 'app' }] },
-        { annotations: ann({ 'permanent-redirect': 'https://new.example.com/here' }) },
-      ),
-      ingress(
-        'moved308',
-        { 'moved308.test': [{ path: '/', service: 'app' }] },
-        {
-          annotations: ann({ 'permanent-redirect': 'https://new.example.com/', 'permanent-redirect-code': '308' }),
-        },
-      ),
-      ingress(
-        'temp',
-        { 'temp.test': [{ path: '/', service: 'app' }] },
-        { annotations: ann({ 'temporal-redirect': 'https://elsewhere.example.com/' }) },
-      ),
-      ingress('secure', { 'secure.test': [{ path: '/', service: 'app' }] }, { tls: [{ hosts: ['secure.test'] }] }),
-      ingress(
-        'lax',
-        { 'lax.test': [{ path: '/', service: 'app' }] },
-        { tls: [{ hosts: ['lax.test'] }], annotations: ann({ 'ssl-redirect': 'false' }) },
-      ),
-      ingress(
-        'forced',
-        { 'forced.test': [{ path: '/', service: 'app' }] },
-        { annotations: ann({ 'force-ssl-redirect': 'true' }) },
-      ),
-      ingress(
-        'vhost',
-        { 'vhost.test': [{ path: '/', service: 'app' }] },
-        { annotations: ann({ 'upstream-vhost': 'internal.example' }) },
-      ),
-      ingress(
-        'prefixed',
-        { 'prefix.test': [{ path: '/', service: 'app' }] },
-        { annotations: ann({ 'x-forwarded-prefix': '/shop' }) },
-      ),
-      ingress(
-        'errs',
-        { 'errs.test': [{ path: '/', service: 'failing' }] },
-        { annotations: ann({ 'custom-http-errors': '404', 'default-backend': 'errors' }) },
-      ),
-      ingress('partial', { 'partial.test': [{ path: '/only', service: 'app' }] }),
-    ],
-    { flags: ['--default-backend-service', 'default/fallback'] },
-  );
 }, 60_000);
 
 afterAll(async () => {
-  await scene?.stop();
   await Promise.all(Object.values(backends).map((b) => b.close()));
   await new Promise((resolve) => failing?.close(resolve));
 });
 
 const seen = (body: string) => JSON.parse(body) as { path: string; host: string; headers: Record<string, string> };
 
-describe('routing annotations through real nginx', () => {
+describe.each(SCENE_MODES)('routing annotations through real nginx (%s)', (mode) => {
+  let scene: Scene;
+  beforeAll(async () => {
+    scene = await startScene(
+      [
+        ingressClass(),
+        ...serviceWithEndpoints('app', [{ port: port('app') }]),
+        ...serviceWithEndpoints('fallback', [{ port: port('fallback') }]),
+        ...serviceWithEndpoints('errors', [{ port: port('errors') }]),
+        ...serviceWithEndpoints('failing', [{ port: (failing.address() as AddressInfo).port }]),
+        ingress(
+          'rewrite',
+          { 'rw.test': [{ path: '/something(/|$)(.*)', pathType: 'ImplementationSpecific', service: 'app' }] },
+          {
+            annotations: ann({ 'use-regex': 'true', 'rewrite-target': '/$2' }),
+          },
+        ),
+        ingress(
+          'approot',
+          { 'root.test': [{ path: '/', service: 'app' }] },
+          { annotations: ann({ 'app-root': '/app1' }) },
+        ),
+        ingress(
+          'moved',
+          { 'moved.test': [{ path: '/', service: 'app' }] },
+          { annotations: ann({ 'permanent-redirect': 'https://new.example.com/here' }) },
+        ),
+        ingress(
+          'moved308',
+          { 'moved308.test': [{ path: '/', service: 'app' }] },
+          {
+            annotations: ann({ 'permanent-redirect': 'https://new.example.com/', 'permanent-redirect-code': '308' }),
+          },
+        ),
+        ingress(
+          'temp',
+          { 'temp.test': [{ path: '/', service: 'app' }] },
+          { annotations: ann({ 'temporal-redirect': 'https://elsewhere.example.com/' }) },
+        ),
+        ingress('secure', { 'secure.test': [{ path: '/', service: 'app' }] }, { tls: [{ hosts: ['secure.test'] }] }),
+        ingress(
+          'lax',
+          { 'lax.test': [{ path: '/', service: 'app' }] },
+          { tls: [{ hosts: ['lax.test'] }], annotations: ann({ 'ssl-redirect': 'false' }) },
+        ),
+        ingress(
+          'forced',
+          { 'forced.test': [{ path: '/', service: 'app' }] },
+          { annotations: ann({ 'force-ssl-redirect': 'true' }) },
+        ),
+        ingress(
+          'vhost',
+          { 'vhost.test': [{ path: '/', service: 'app' }] },
+          { annotations: ann({ 'upstream-vhost': 'internal.example' }) },
+        ),
+        ingress(
+          'prefixed',
+          { 'prefix.test': [{ path: '/', service: 'app' }] },
+          { annotations: ann({ 'x-forwarded-prefix': '/shop' }) },
+        ),
+        ingress(
+          'errs',
+          { 'errs.test': [{ path: '/', service: 'failing' }] },
+          { annotations: ann({ 'custom-http-errors': '404', 'default-backend': 'errors' }) },
+        ),
+        ingress('partial', { 'partial.test': [{ path: '/only', service: 'app' }] }),
+      ],
+      { flags: ['--default-backend-service', 'default/fallback'], mode },
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await scene?.stop();
+  });
+
   it('renders without problems', () => expect(scene.problems).toBe(''));
 
   it.each([

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Backend, BackendPeer } from '../../src/model/dynamic-tables.js';
 import { call, type LuaNginx, type Pod, refusedPeer, startLuaNginx, startPod, tally } from './harness.js';
@@ -80,6 +81,32 @@ describe('chash', () => {
     // the same peers again: the same ring, in every worker
     await push(hashed(peers('a', 'b')));
     expect(await where()).toEqual(two);
+  });
+});
+
+describe('sticky', () => {
+  test('a key keeps the peer it first reached while other peers come, and moves only when its peer goes', async () => {
+    const sticky = (endpoints: BackendPeer[]): Backend => ({
+      name: 'stick',
+      balance: 'sticky',
+      hashKey: '$arg_k',
+      endpoints,
+    });
+    // keys like the affinity cookie's ($request_id: 32 hex digits), spread over the whole ring
+    const keys = Array.from({ length: 30 }, (_, i) => createHash('md5').update(`client ${i}`).digest('hex'));
+    const owners = () => Promise.all(keys.map((k) => call(nginx, `/to/stick/?k=${k}`).then((r) => r.backend!)));
+    await push(sticky(peers('a', 'b')));
+    const first = await owners();
+    expect(new Set(first)).toEqual(new Set(['a', 'b']));
+    // on a ring alone about a third of the keys would go to c
+    await push(sticky(peers('a', 'b', 'c')));
+    expect(await owners()).toEqual(first);
+    await push(sticky(peers('b', 'c')));
+    const moved = await owners();
+    for (const [i, owner] of first.entries()) {
+      if (owner === 'b') expect(moved[i], keys[i]).toBe('b');
+      else expect(['b', 'c']).toContain(moved[i]);
+    }
   });
 });
 

@@ -74,6 +74,7 @@ describe('a bad push', () => {
     ['a hashKey with {', (_t, b) => ((b.balance = 'chash'), (b.hashKey = '${request_uri}'))],
     ['a hashKey with a space', (_t, b) => ((b.balance = 'chash'), (b.hashKey = '$a $b'))],
     ['a chash without hashKey', (_t, b) => (b.balance = 'chash')],
+    ['a sticky without hashKey', (_t, b) => (b.balance = 'sticky')],
     ['an unknown balance', (_t, b) => (b.balance = 'least_conn')],
     ['an unknown field', (_t, b) => (b.extra = 1)],
     ['a version with a slash', (t) => (t.version = 'a/b')],

@@ -63,6 +63,7 @@ http {
   scgi_temp_path ${dir}/scgi;
   lua_package_path "${LUA_DIR}/?.lua;;";
   lua_shared_dict ia_config 64m;
+  lua_shared_dict ia_sticky 1m;
   init_by_lua_block { require("ingress_actors.init").master() }
   rewrite_by_lua_block { require("ingress_actors.balancer").rewrite() }
   log_by_lua_block { require("ingress_actors.balancer").log() }

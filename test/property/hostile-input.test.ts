@@ -14,6 +14,9 @@ import { ANNOTATION_PREFIX } from '../../src/model/annotations/types.js';
 import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
 import { configKeys } from '../../src/model/config-map.js';
 import { ALLOWED_DIRECTIVES } from '../../src/model/snippet-policy.js';
+import { checkTlsPair } from '../../src/model/certificate.js';
+import { DynamicSplit } from '../../src/model/dynamic-tables.js';
+import { checkHost, checkIp } from '../../src/model/validate.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { nginxBinary, testConfig } from '../../src/nginx/binary.js';
@@ -216,6 +219,61 @@ function build(edit: { field: string; value: string }) {
   const { model, problems } = buildModel(snapshot, options);
   return { model, problems, text: render(model, template) };
 }
+
+/** With the Lua balancer: nginx.conf names backends, and endpoints and host certificates go in the pushed tables. */
+const luaOptions = {
+  ...options,
+  dynamic: { modules: [], packagePath: '/lua/?.lua;;', controlSocket: '/run/ia/control.sock' },
+};
+
+/** buildPushed is build() in Lua mode: the split model's nginx.conf and the tables pushed beside it. */
+function buildPushed(edit: { field: string; value: string }) {
+  const snapshot = structuredClone(base);
+  fields[edit.field]!(snapshot, edit.value);
+  const split = new DynamicSplit().split(buildModel(snapshot, luaOptions).model);
+  return { text: render(split.model, template), tables: split.tables };
+}
+
+/**
+ * UPSTREAM_NAME is what the model names upstreams (`namespace_service_port` and a variant suffix, which may hold a
+ * cookie name) and lua/ingress_actors/validate.lua accepts: 1..255 of [A-Za-z0-9_.-].
+ */
+const UPSTREAM_NAME = /^[A-Za-z0-9_.-]{1,255}$/;
+/** HASH_KEY is what lua/ingress_actors/validate.lua hash_key accepts: `$names` and [A-Za-z0-9_.:/-]. */
+const HASH_KEY = /^(?:[A-Za-z0-9_.:/-]|\$[A-Za-z0-9_]+)+$/;
+
+describe('hostile input, with the Lua balancer', () => {
+  it('pushes only strings that passed a validator, and nginx.conf holds no directive the template did not write', () => {
+    fc.assert(
+      fc.property(hostileEdit, (edit) => {
+        const { text, tables } = buildPushed(edit);
+        expect(foreignDirectives(text, allowed)).toEqual([]);
+        for (const b of tables.backends.backends) {
+          expect(b.name).toMatch(UPSTREAM_NAME);
+          expect(['round_robin', 'ewma', 'chash', 'sticky']).toContain(b.balance);
+          if (b.hashKey !== null) expect(b.hashKey.length <= 255 && HASH_KEY.test(b.hashKey), b.hashKey).toBe(true);
+          for (const e of b.endpoints) {
+            const ip = checkIp(e.address);
+            expect(ip.ok && ip.value.address === e.address, e.address).toBe(true);
+            expect(Number.isInteger(e.port) && e.port >= 1 && e.port <= 65535, String(e.port)).toBe(true);
+          }
+        }
+        for (const c of tables.certificates.certificates) {
+          const host = checkHost(c.host.replace(/^\*\./, ''));
+          expect(host.ok, c.host).toBe(true);
+          expect(checkTlsPair(c.cert, c.key, true).ok).toBe(true);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('would notice a hostile endpoint in the table', () => {
+    const { tables } = buildPushed({ field: 'endpoint address', value: '127.0.0.1' });
+    expect(tables.backends.backends.flatMap((b) => b.endpoints.map((e) => e.address))).toContain('127.0.0.1');
+    expect(tables.certificates.certificates.map((c) => c.host)).toEqual(['a.example.com']);
+  });
+});
 
 describe('hostile input', () => {
   it(

@@ -7,6 +7,8 @@ import type { ControllerConfig } from '../../src/config.js';
 import { findResourceByKind } from '../../src/api-server/resources.js';
 import type { ApiServer } from '../../src/api-server/server.js';
 import { buildModel } from '../../src/model/build.js';
+import { DynamicSplit, type DynamicTables } from '../../src/model/dynamic-tables.js';
+import type { LuaSettings } from '../../src/model/nginx-model.js';
 import { emptySnapshot, type KubeObject, type Snapshot } from '../../src/model/snapshot.js';
 import { render, type NginxTemplate } from '../../src/render/render.js';
 
@@ -40,15 +42,17 @@ export function apiSnapshot(api: ApiServer, config: ControllerConfig): Snapshot 
 }
 
 /**
- * expectedConfig is `render(buildModel(snapshot of the API server's objects))`, without the `excluded` Ingresses
- * (`namespace/name`).
+ * expectedState is `render(buildModel(snapshot of the API server's objects))`, without the `excluded` Ingresses
+ * (`namespace/name`); with the Lua balancer's `dynamic` settings, split as the controller splits it: nginx.conf
+ * without endpoints and host certificates, and the tables it pushes.
  */
-export function expectedConfig(
+export function expectedState(
   api: ApiServer,
   config: ControllerConfig,
   template: NginxTemplate,
   excluded: ReadonlySet<string> = new Set(),
-): string {
+  dynamic: LuaSettings | null = null,
+): { config: string; tables: DynamicTables | null } {
   const snapshot = apiSnapshot(api, config);
   const kept =
     excluded.size === 0
@@ -57,5 +61,8 @@ export function expectedConfig(
           ...snapshot,
           ingresses: snapshot.ingresses.filter((i) => !excluded.has(`${i.metadata?.namespace}/${i.metadata?.name}`)),
         };
-  return render(buildModel(kept, config.build).model, template);
+  const { model } = buildModel(kept, dynamic ? { ...config.build, dynamic } : config.build);
+  if (!dynamic) return { config: render(model, template), tables: null };
+  const split = new DynamicSplit().split(model);
+  return { config: render(split.model, template), tables: split.tables };
 }

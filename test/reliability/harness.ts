@@ -17,7 +17,11 @@ import { issueCertificate } from '../../src/tls/issue.js';
 import { queueIdle, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
-import { expectedConfig } from './expected.js';
+import { checkLua } from '../../src/nginx/lua.js';
+import { nginxBinary } from '../../src/nginx/binary.js';
+import type { LuaSettings } from '../../src/model/nginx-model.js';
+import type { DynamicTables } from '../../src/model/dynamic-tables.js';
+import { expectedState } from './expected.js';
 import type { knownBugs } from './known-bugs.js';
 import { profile } from './profile.js';
 import { writeNginxWrapper } from './nginx-wrapper.js';
@@ -68,6 +72,11 @@ export interface HarnessOptions {
   readonly wrapNginx?: boolean;
   /** a private copy of templates/, so a test can break it */
   readonly copyTemplate?: boolean;
+  /**
+   * `lua` (the default flags): endpoints and host certificates pushed to the Lua balancer, and checked as pushed;
+   * `rendered` (`--dynamic-backends=false`): both in nginx.conf, where nginx -t judges them
+   */
+  readonly mode?: 'lua' | 'rendered';
 }
 
 /** STEADY are the routes the request loop asks for during the whole run; no fault changes them. */
@@ -116,6 +125,8 @@ export class Harness {
     readonly tmpfs: Tmpfs | null,
     readonly templateFile: string,
     private readonly nginxFaultFile: string | null,
+    /** the Lua balancer's settings, null in rendered mode */
+    readonly dynamic: LuaSettings | null,
   ) {}
 
   /** start brings up backends, the cluster (nginx serving the steady routes), and the request loop. */
@@ -142,9 +153,9 @@ export class Harness {
       ingress('churn', { 'churn.example.com': [{ path: '/v0', service: 'a' }] }),
       ...(options.seed ?? []),
     ];
-    // Rendered backends, as before issue 16: its hostile certificate case needs nginx -t to judge keys, which the
-    // Lua balancer does not (noted in issue 16); the Lua path is covered by test/lua and test/controller.
-    const flags: string[] = ['--configmap', 'default/ingress-config', '--dynamic-backends=false'];
+    const mode = options.mode ?? 'lua';
+    const flags: string[] = ['--configmap', 'default/ingress-config'];
+    if (mode === 'rendered') flags.push('--dynamic-backends=false');
     let tmpfs: Tmpfs | null = null;
     if (options.tmpfsMb) {
       const mounted = await mountTmpfs(options.tmpfsMb);
@@ -166,8 +177,25 @@ export class Harness {
       flags.push('--nginx-binary', await writeNginxWrapper(scratch, nginxFaultFile));
     }
     const cluster = await startCluster(seed, [...flags, ...(options.flags ?? [])]);
+    // the settings the controller found, found the same way: the expected config is built with them
+    let dynamic: LuaSettings | null = null;
+    if (mode === 'lua') {
+      const check = await checkLua(nginxBinary(cluster.config.nginxBinary ?? undefined), cluster.config.configDir);
+      if (!check.ok) throw new Error(`lua mode, but the Lua balancer cannot run: ${check.why}`);
+      dynamic = check.settings;
+    }
     const traffic = new Traffic(cluster.httpPort, STEADY);
-    const harness = new Harness(options, cluster, traffic, backends, scratch, tmpfs, templateFile, nginxFaultFile);
+    const harness = new Harness(
+      options,
+      cluster,
+      traffic,
+      backends,
+      scratch,
+      tmpfs,
+      templateFile,
+      nginxFaultFile,
+      dynamic,
+    );
     harness.skipped.push(...skipped);
     harness.template = await loadTemplate(templateFile);
     await waitFor(
@@ -191,7 +219,11 @@ export class Harness {
   }
 
   expected(): string {
-    return expectedConfig(this.cluster.api, this.cluster.config, this.template, this.excluded);
+    return this.expectedState().config;
+  }
+
+  expectedState(): { config: string; tables: DynamicTables | null } {
+    return expectedState(this.cluster.api, this.cluster.config, this.template, this.excluded, this.dynamic);
   }
 
   nginxContext(): {
@@ -224,7 +256,7 @@ export class Harness {
     const queue = this.cluster.actor('syncQueue');
     if (!queueIdle(queue?.value))
       return `the sync queue is ${JSON.stringify(queue?.value)} (last error: ${String(queue?.context.lastError)})`;
-    const expected = this.expected();
+    const { config: expected, tables } = this.expectedState();
     const live = await readFile(this.conf, 'utf8');
     if (live !== expected) {
       const n = this.nginxContext();
@@ -234,6 +266,14 @@ export class Harness {
       );
     }
     if (this.nginxContext().applied?.config !== expected) return 'nginx.conf is written but nginx has not applied it';
+    if (tables) {
+      // every endpoint and host certificate nginx serves came through the push, as the model built them
+      const context = this.cluster.actor('nginx')?.context as { pushed?: DynamicTables | null } | undefined;
+      const pushed = context?.pushed;
+      for (const table of ['backends', 'certificates'] as const)
+        if (pushed?.[table].version !== tables[table].version)
+          return `nginx holds ${table} ${pushed?.[table].version ?? 'none'}, the API state makes ${tables[table].version}`;
+    }
     const reply = await get({ host: 'churn.example.com', path: this.churn.path, port: this.cluster.httpPort });
     if (reply.backend !== this.churn.backend)
       return (

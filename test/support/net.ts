@@ -2,9 +2,11 @@ import {
   createServer as createHttpServer,
   request as httpRequest,
   type IncomingHttpHeaders,
+  type IncomingMessage,
   type Server,
+  type ServerResponse,
 } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
 import { createServer, type AddressInfo } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 
@@ -31,20 +33,33 @@ export { waitForPort } from '../../src/nginx/probe.js';
 export interface Backend {
   readonly name: string;
   readonly port: number;
+  /** the TCP connections it accepted so far (upstream keepalive reuses them) */
+  readonly connections: number;
   close(): Promise<void>;
 }
 
-/** startBackend starts a Backend that answers `{"backend": name, "path": ..., "host": ...}`. */
-export async function startBackend(name: string): Promise<Backend> {
-  const server: Server = createHttpServer((req, res) => {
+/**
+ * startBackend starts a Backend that answers `{"backend": name, "path": ..., "host": ...}`; over TLS with `tls`'s
+ * certificate and key when given.
+ */
+export async function startBackend(name: string, tls?: { certPem: string; keyPem: string }): Promise<Backend> {
+  const answer = (req: IncomingMessage, res: ServerResponse) => {
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ backend: name, path: req.url, host: req.headers.host, headers: req.headers }));
-  });
+  };
+  const server: Server = tls
+    ? createHttpsServer({ cert: tls.certPem, key: tls.keyPem }, answer)
+    : createHttpServer(answer);
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     name,
     port,
+    get connections() {
+      return connections;
+    },
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

@@ -24,6 +24,12 @@ export function parseConf(text: string): Directive[] {
       while (i < text.length && text[i] !== '\n') i++;
     } else if (/\s/.test(c)) {
       i++;
+    } else if (c === '{' && words[0]?.endsWith('_by_lua_block')) {
+      // As lua-nginx-module: the block is Lua code, read to its matching brace, one argument of the directive.
+      const end = luaBlockEnd(text, i);
+      directives.push({ name: words[0], args: [text.slice(i + 1, end).trim()], context: [...stack] });
+      words = [];
+      i = end + 1;
     } else if (c === ';' || c === '{') {
       const [name, ...args] = words;
       if (name === undefined) throw new Error(`empty statement at offset ${i}`);
@@ -57,16 +63,32 @@ export function parseConf(text: string): Directive[] {
   return directives;
 }
 
+/** luaBlockEnd is the offset of the `}` that closes the Lua block opening at `open`, past Lua strings. */
+function luaBlockEnd(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"' || c === "'") {
+      for (i++; i < text.length && text[i] !== c; i++) if (text[i] === '\\') i++;
+    } else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return i;
+  }
+  throw new Error(`unclosed Lua block at offset ${open}`);
+}
+
 /**
  * templateDirectives lists the directive names a template can write: the first word of each
- * line of nginx text in the template files (handlebars lines skipped), map bodies excluded.
+ * line of nginx text in the template files and of each one-line block (handlebars lines skipped).
  */
 export function templateDirectives(sources: readonly string[]): Set<string> {
   const names = new Set<string>();
   for (const source of sources) {
     for (const line of source.split('\n')) {
+      if (line.trim().startsWith('{{')) continue;
       const match = /^\s*([a-z_0-9]+)[\s;{]/.exec(line);
-      if (match && !line.trim().startsWith('{{')) names.add(match[1]!);
+      if (match) names.add(match[1]!);
+      // a one-line block: `location = /x { content_by_lua_block { ... } }` (a `{{` is handlebars, not a block)
+      for (const inner of line.matchAll(/(?<!\{)\{(?!\{)\s*([a-z_0-9]+)[\s;{]/g)) names.add(inner[1]!);
     }
   }
   return names;

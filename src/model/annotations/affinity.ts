@@ -12,9 +12,10 @@ export function checkCookieName(value: string): Checked<string> {
 }
 
 /**
- * affinityGroup is cookie affinity without Lua: the upstream hashes a cookie (`hash ...
- * consistent`), and a client without it gets one holding a random key ($request_id), so its
- * later requests reach the same endpoint while the endpoints stay the same.
+ * affinityGroup is cookie affinity: the upstream hashes a cookie (`hash ... consistent`, or the Lua
+ * balancer's sticky method), and a client without it gets one holding a random key ($request_id), so its
+ * later requests reach the same endpoint: rendered, while the endpoints stay the same; with the Lua
+ * balancer, while that endpoint stays (nginx remembers which endpoint each key reached).
  */
 export const affinityGroup: AnnotationGroup<'affinity'> = {
   name: 'SessionAffinity',
@@ -27,8 +28,9 @@ export const affinityGroup: AnnotationGroup<'affinity'> = {
       support: 'partial',
       doc: '`cookie`: requests with the same cookie reach the same endpoint (consistent hash on the cookie)',
       note:
-        'the cookie holds a random key, not the endpoint: when endpoints change, a few sessions move (as ' +
-        'affinity-mode balanced); the Ingress gets upstreams of its own',
+        'the cookie holds a random key, not the endpoint; the Lua balancer remembers the endpoint each key reached ' +
+        'and keeps it while it stays an endpoint; rendered (--dynamic-backends=false), when endpoints change a few ' +
+        'sessions move (as affinity-mode balanced); the Ingress gets upstreams of its own',
     },
     {
       key: 'affinity-mode',

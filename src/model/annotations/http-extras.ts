@@ -21,6 +21,12 @@ export const literal = (key: string): string => `\\${key}`;
 const regexEscape = (text: string) => text.replace(/[.*+?^${}()|[\]\\/-]/g, (c) => `\\${c}`);
 
 /** HttpExtras is the http-level state one buildModel run gathers. */
+/**
+ * AFFINITY_KEY_PREFIX starts the variable a cookie affinity upstream hashes on (no upstream-hash-by can name it:
+ * checkHashKey takes only nginx's own variables), so the Lua balancer's table can tell affinity from hashing.
+ */
+export const AFFINITY_KEY_PREFIX = '$ia_aff_';
+
 export class HttpExtras {
   private readonly requestZones = new Map<string, LimitZone>();
   private readonly connectionZones = new Map<string, LimitZone>();
@@ -96,7 +102,7 @@ export class HttpExtras {
 
   /** affinityKey registers the maps behind cookie `name`'s hash key (`$ia_aff_<name>`) and its fresh value. */
   affinityKey(name: string): { key: string; fresh: string } {
-    const key = `$ia_aff_${name}`;
+    const key = `${AFFINITY_KEY_PREFIX}${name}`;
     const fresh = `${key}_new`;
     this.addMap({
       source: `$cookie_${name}`,
