@@ -55,15 +55,14 @@ describe('the controller', () => {
     await waitFor('the sync queue to be idle', () => queueIdle(cluster.actor('syncQueue')?.value));
     await waitFor('nginx to be idle', () => nginxSettled(cluster.actor('nginx')));
     const before = nginxContext().reloadsOk;
-    const started = Date.now();
-    // Written in the API server's store directly, so the burst is 500 watch events within a
-    // second however loaded the machine is; the controller still sees them only through its watch.
+    // Written in the API server's store directly and synchronously: the controller (in this process) runs
+    // only once all 500 are written, so it meets them as one burst however long the loop took on a loaded
+    // machine, and still sees them only through its watch.
     for (let i = 1; i <= 500; i++) {
       cluster.api.registry.apply(
         ingress('burst', { 'burst.example.com': [{ path: `/v${i}`, service: 'two' }] }) as never,
       );
     }
-    const burstMs = Date.now() - started;
     await waitFor(
       'the last state served',
       async () => (await request('burst.example.com', '/v500')).backend === 'two',
@@ -73,7 +72,6 @@ describe('the controller', () => {
     // New workers serve before the reload is confirmed and counted: wait for nginx to be done too.
     await waitFor('nginx to be done reloading', () => nginxSettled(cluster.actor('nginx')), 10_000);
     const reloads = nginxContext().reloadsOk - before;
-    expect(burstMs).toBeLessThan(1000); // the 500 changes land within a second
     expect(reloads).toBeGreaterThanOrEqual(1);
     expect(reloads).toBeLessThanOrEqual(3);
     expect((await request('burst.example.com', '/v499')).status).toBe(404);
