@@ -49,21 +49,25 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 beforeAll(async () => {
   port = await freePort();
   for (const ip of ['127.0.0.2', '127.0.0.3', '127.0.0.4']) await startPod(ip);
-  cluster = await startCluster([
-    ingressClass(),
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'app', namespace: 'default' },
-      spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
-    },
-    slice([
-      ['127.0.0.2', 'ready'],
-      ['127.0.0.3', 'ready'],
-      ['127.0.0.4', 'ready'],
-    ]),
-    ingress('app', { 'roll.example.com': [{ path: '/', service: 'app' }] }),
-  ]);
+  cluster = await startCluster(
+    [
+      ingressClass(),
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'app', namespace: 'default' },
+        spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
+      },
+      slice([
+        ['127.0.0.2', 'ready'],
+        ['127.0.0.3', 'ready'],
+        ['127.0.0.4', 'ready'],
+      ]),
+      ingress('app', { 'roll.example.com': [{ path: '/', service: 'app' }] }),
+      // startCluster's own rate (10) would hide a push that waits for the reload rate token: the default's is 0.3.
+    ],
+    ['--sync-rate-limit', '0.3'],
+  );
   await waitFor('the tables pushed', async () => cluster.actor('nginx')?.context.pushed != null, 15_000);
 }, 30_000);
 
