@@ -203,7 +203,7 @@ async function endpointToTraffic(mode: (typeof MODES)[number], changes: number):
         'the new pod to answer',
         async () => {
           const answer = await ask(c.httpPort, false);
-          return answer.ok && answer.pod === fresh;
+          return answer.ok && answer.pod === pods.nameOf(fresh);
         },
         20_000,
         2,

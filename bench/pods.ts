@@ -1,6 +1,6 @@
 /**
  * Pods for the endpoint benchmarks: HTTP servers on loopback addresses (127.0.0.2 … 127.0.0.254,
- * then around again, skipping addresses still in use) that answer with their address, one
+ * then around again, skipping addresses still in use) that answer with their name (`address#n`), one
  * Service `app` whose one EndpointSlice lists them, and keep-alive clients that never retry.
  */
 import { Agent, createServer, request, type Server } from 'node:http';
@@ -15,9 +15,11 @@ const LAST = 254;
 /** Pods starts and stops pod servers on one port and allocates their addresses. */
 export class Pods {
   private readonly servers = new Map<string, Server>();
+  private readonly names = new Map<string, string>();
   private next = FIRST;
-  /** every address that answered at least one client request */
+  /** every pod (by name: an address is used again once it wraps around) that answered a client request */
   readonly answered = new Set<string>();
+  /** pods started so far (each one's name ends in its number) */
   started = 0;
 
   constructor(readonly port: number) {}
@@ -34,16 +36,22 @@ export class Pods {
       }
     }
     if (!ip) throw new Error('every loopback address 127.0.0.2-254 is taken by a running pod');
-    const server = createServer((_req, res) => res.end(ip));
-    // Nothing else is sent between requests: without this, Node's 5 s default could close a connection nginx reuses.
-    server.keepAliveTimeout = 60_000;
+    const name = `${ip}#${++this.started}`;
+    const server = createServer((_req, res) => res.end(name));
+    // Longer than nginx keeps idle upstream connections (60 s): Node's 5 s default closes ones nginx may reuse.
+    server.keepAliveTimeout = 75_000;
     this.servers.set(ip, server);
+    this.names.set(ip, name);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.port, ip, resolve);
     });
-    this.started++;
     return ip;
+  }
+
+  /** nameOf is what the pod running on `ip` answers. */
+  nameOf(ip: string): string | undefined {
+    return this.names.get(ip);
   }
 
   /** stop closes a pod as a process that exits would: idle connections at once, busy ones after their answer. */
@@ -51,6 +59,7 @@ export class Pods {
     const server = this.servers.get(ip);
     if (!server) return;
     this.servers.delete(ip);
+    this.names.delete(ip);
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     await closed;
@@ -93,7 +102,7 @@ export function appObjects(port: number, ready: readonly string[]): object[] {
   ];
 }
 
-/** Answer is one client request's outcome: the pod's address, or why it failed. */
+/** Answer is one client request's outcome: the pod's name, or why it failed. */
 export type Answer = { ok: true; pod: string } | { ok: false; reason: string };
 
 /** ask sends one GET for HOST through nginx on `agent`'s connection. */
