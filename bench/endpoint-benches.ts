@@ -15,7 +15,7 @@ import {
   SLICE_PATH,
   type EndpointState,
 } from './pods.js';
-import { groupPssBytes, mb } from './proc.js';
+import { groupPssBytes } from './proc.js';
 import { freePort } from '../test/support/net.js';
 import { waitFor } from '../test/support/wait.js';
 
@@ -25,6 +25,7 @@ const MODES = [
   { name: 'rendered', flags: ['--dynamic-backends=false'] },
 ] as const;
 
+const mb1 = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const count = (c: ChildController, msg: string) => c.logs.filter((l) => l.msg === msg).length;
 /** nginxPgid: nginx's master leads its own process group; the last one the controller started. */
@@ -97,7 +98,11 @@ async function rollingUpdates(mode: (typeof MODES)[number], rolls: number): Prom
     const sampler = setInterval(() => (peak = Math.max(peak, groupPssBytes(nginxPgid(c)))), 500);
     const started = performance.now();
     const stops: Promise<void>[] = [];
+    // nginx's PSS after each quarter of the pods rolled: a leak grows with the rolls, noise does not.
+    const trend: number[] = [before.pss];
+    const quarter = Math.max(1, Math.round((rolls * 3) / 4));
     for (let step = 0; step < rolls * 3; step++) {
+      if (step > 0 && step % quarter === 0) trend.push(groupPssBytes(nginxPgid(c)));
       live.push(await pods.start());
       await write();
       await sleep(STEP_MS);
@@ -118,6 +123,7 @@ async function rollingUpdates(mode: (typeof MODES)[number], rolls: number): Prom
     await sleep(5000);
     clearInterval(sampler);
     const after = { pss: groupPssBytes(nginxPgid(c)), ok: load.counts.ok, failed: failedCount() };
+    trend.push(after.pss);
     await load.stop();
     const requests = after.ok + after.failed - before.ok - before.failed;
     const newPods = pods.started - before.startedPods;
@@ -127,9 +133,10 @@ async function rollingUpdates(mode: (typeof MODES)[number], rolls: number): Prom
       `bench rolling-updates: mode=${mode.name} rolls=${rolls} new_pods=${newPods} clients=${ROLL_CLIENTS} ` +
         `requests=${requests} errors=${after.failed - before.failed} ` +
         `reloads=${count(c, 'nginx reloaded') - before.reloads} ` +
-        `syncs=${count(c, 'sync done') - before.syncs} nginx_pss_mb_before=${mb(before.pss)} ` +
-        `nginx_pss_mb_after=${mb(after.pss)} nginx_pss_ratio=${(after.pss / before.pss).toFixed(3)} ` +
-        `nginx_pss_mb_peak=${mb(peak)} pods_answered=${answered} roll_s=${(rolledMs / 1000).toFixed(0)} ` +
+        `syncs=${count(c, 'sync done') - before.syncs} nginx_pss_mb_before=${mb1(before.pss)} ` +
+        `nginx_pss_mb_after=${mb1(after.pss)} nginx_pss_ratio=${(after.pss / before.pss).toFixed(3)} ` +
+        `nginx_pss_mb_peak=${mb1(peak)} nginx_pss_mb_by_quarter=${trend.map(mb1).join(',')} ` +
+        `pods_answered=${answered} roll_s=${(rolledMs / 1000).toFixed(0)} ` +
         `errors_by_reason=${failures(load.counts)}`,
     );
   });
