@@ -1,6 +1,7 @@
 /** `npm run bench [-- NAME…]` runs the named benchmarks (all by default). Benchmarks print; they never fail CI. */
 import { runBursts, runEventToRoute, runFootprint, runTrafficDuringReloads } from './cluster-benches.js';
 import { runBadTenant } from './bad-tenant.js';
+import { runEndpointToTraffic, runRollingUpdates } from './endpoint-benches.js';
 import { runIncremental } from './incremental.js';
 import { runRegexPaths } from './regex-paths.js';
 import { runScale } from './scale.js';
@@ -14,6 +15,8 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   footprint: () => runFootprint(),
   'bad-tenant': () => runBadTenant(),
   'regex-paths': () => runRegexPaths(),
+  'rolling-updates': () => runRollingUpdates(),
+  'endpoint-to-traffic': () => runEndpointToTraffic(),
 };
 
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(BENCHMARKS);

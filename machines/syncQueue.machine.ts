@@ -14,6 +14,12 @@ export interface SyncQueueInput {
   readonly maxHoldoffMs: number;
   /** least time between two sync starts: 1000 / `--sync-rate-limit` */
   readonly minSyncIntervalMs: number;
+  /**
+   * the kinds whose changes only alter the tables pushed to nginx, never nginx.conf (EndpointSlice with the Lua
+   * balancer; none by default): a sync of only such changes reloads nothing, so it waits for neither the debounce
+   * nor the rate token, and takes no token
+   */
+  readonly pushedKinds?: readonly string[];
 }
 
 /**
@@ -55,6 +61,9 @@ export interface SyncQueueContext extends SyncQueueInput {
   readonly synced: readonly string[];
   /** a change arrived that no started sync has seen yet */
   readonly dirty: boolean;
+  /** such a change may alter nginx.conf (it is not of a pushed kind), so its sync may reload and needs the token */
+  readonly reloadable: boolean;
+  readonly pushedKinds: readonly string[];
   /** the rate-limit token: a sync may start now */
   readonly tokenReady: boolean;
   /** the number of the last sync started */
@@ -85,6 +94,16 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** reloadableChange: `event` is a change that may alter nginx.conf; timers and verdicts are no change. */
+function reloadableChange(context: SyncQueueContext, event: SyncQueueEvent): boolean {
+  if (event.type === 'k8s.changed') return !context.pushedKinds.includes(event.kind);
+  return event.type === 'template.changed' || event.type === 'sync.request' || event.type === 'sync.resync';
+}
+
+/** pushOnly: nothing waiting for a sync, `event` included, can alter nginx.conf: the sync only pushes tables. */
+const pushOnly = ({ context, event }: { context: SyncQueueContext; event: SyncQueueEvent }) =>
+  !context.reloadable && !reloadableChange(context, event);
+
 const syncQueue = setup({
   types: {
     context: {} as SyncQueueContext,
@@ -99,7 +118,11 @@ const syncQueue = setup({
   guards: {
     allSynced: ({ context }) => context.watchers.every((kind) => context.synced.includes(kind)),
     tokenReady: ({ context }) => context.tokenReady,
+    // A sync that may reload waits for the rate token; one that only pushes tables does not.
+    mayStart: (args) => args.context.tokenReady || pushOnly(args),
+    pushOnly,
     dirty: ({ context }) => context.dirty,
+    dirtyPushOnly: ({ context }) => context.dirty && !context.reloadable,
     awaitingVerdict: ({ context }) => context.awaitingVerdict,
   },
   delays: {
@@ -110,6 +133,7 @@ const syncQueue = setup({
   actions: {
     recordChange: assign(({ context, event }) => ({
       dirty: true,
+      reloadable: context.reloadable || reloadableChange(context, event),
       changes: context.changes + 1,
       lastChange: event.type === 'k8s.changed' ? `k8s.changed ${event.kind} ${event.key}` : event.type,
       template: event.type === 'template.changed' ? event.template : context.template,
@@ -139,6 +163,7 @@ const syncQueue = setup({
     giveBackToken: assign({ tokenReady: true }),
     beginSync: assign(({ context }) => ({
       dirty: false,
+      reloadable: false,
       generation: context.generation + 1,
       syncsStarted: context.syncsStarted + 1,
       awaitingVerdict: false,
@@ -156,8 +181,14 @@ const syncQueue = setup({
     recordAwaiting: assign({
       awaitingVerdict: ({ event }) => (event as { output?: RunSyncOutput }).output?.awaitingVerdict === true,
     }),
-    // The token is taken when a sync starts (or fails), and a timer gives it back.
+    // The token is taken when a sync that may reload starts (or a sync fails), and a timer gives it back.
     takeToken: enqueueActions(({ enqueue }) => {
+      enqueue.cancel(RATE_TIMER);
+      enqueue.assign({ tokenReady: false });
+      enqueue.raise({ type: 'rate.ready' }, { delay: 'minSyncInterval', id: RATE_TIMER });
+    }),
+    takeTokenToReload: enqueueActions(({ context, enqueue }) => {
+      if (!context.reloadable) return;
       enqueue.cancel(RATE_TIMER);
       enqueue.assign({ tokenReady: false });
       enqueue.raise({ type: 'rate.ready' }, { delay: 'minSyncInterval', id: RATE_TIMER });
@@ -168,18 +199,19 @@ const syncQueue = setup({
     countFailed: assign(({ context }, params: { error: unknown }) => ({
       syncsFailed: context.syncsFailed + 1,
       lastError: describe(params.error),
-      // The failed sync's changes are not applied: they still need a sync.
+      // The failed sync's changes are not applied: they still need a sync, spaced by the token like any retry.
       dirty: true,
+      reloadable: true,
     })),
   },
 });
 
 // A prompt sync (sync.request, sync.resync, or any change once idle is quiet) from idle or while
-// debouncing: now if the rate token is there, else as soon as it is back.
+// debouncing: now if the rate token is there (or the sync only pushes), else as soon as it is back.
 const promptSync = syncQueue.createStateConfig({
   on: {
     'sync.request': [
-      { guard: 'tokenReady', target: '#syncQueue.syncing', actions: 'recordChange' },
+      { guard: 'mayStart', target: '#syncQueue.syncing', actions: 'recordChange' },
       { target: '#syncQueue.pending.throttled', actions: 'recordChange' },
     ],
   },
@@ -214,6 +246,9 @@ export const syncQueueMachine = syncQueue.createMachine({
     minSyncIntervalMs: input.minSyncIntervalMs,
     synced: [],
     dirty: false,
+    // The first sync renders everything.
+    reloadable: true,
+    pushedKinds: input.pushedKinds ?? [],
     tokenReady: true,
     generation: 0,
     changes: 0,
@@ -264,7 +299,11 @@ export const syncQueueMachine = syncQueue.createMachine({
           // A sync just ended: what comes now is likely the rest of a burst, so it is debounced.
           after: { maxHoldoff: 'quiet' },
           on: {
-            'k8s.changed': { target: '#syncQueue.pending', actions: 'recordChange' },
+            // Debouncing spares reloads; a change that only alters the pushed tables is pushed at once.
+            'k8s.changed': [
+              { guard: 'pushOnly', target: '#syncQueue.syncing', actions: 'recordChange' },
+              { target: '#syncQueue.pending', actions: 'recordChange' },
+            ],
             'template.changed': { target: '#syncQueue.pending', actions: 'recordChange' },
           },
         },
@@ -281,12 +320,12 @@ export const syncQueueMachine = syncQueue.createMachine({
       initial: 'debouncing',
       // Started on entry and not restarted by changes, so constant churn still syncs.
       after: {
-        maxHoldoff: [{ guard: 'tokenReady', target: 'syncing' }, { target: '.throttled' }],
+        maxHoldoff: [{ guard: 'mayStart', target: 'syncing' }, { target: '.throttled' }],
       },
       states: {
         debouncing: {
           after: {
-            debounce: [{ guard: 'tokenReady', target: '#syncQueue.syncing' }, { target: 'throttled' }],
+            debounce: [{ guard: 'mayStart', target: '#syncQueue.syncing' }, { target: 'throttled' }],
           },
           on: {
             // Re-entering restarts the debounce timer (and only it).
@@ -297,7 +336,8 @@ export const syncQueueMachine = syncQueue.createMachine({
           },
         },
         throttled: {
-          // Due, but the last sync started less than minSyncIntervalMs ago.
+          // Due, but the last sync that may reload started less than minSyncIntervalMs ago. Changes of pushed
+          // kinds that come now wait too: they go out with the one sync.
           on: {
             'rate.ready': { target: '#syncQueue.syncing', actions: 'giveBackToken' },
           },
@@ -305,7 +345,8 @@ export const syncQueueMachine = syncQueue.createMachine({
       },
     },
     syncing: {
-      entry: ['beginSync', 'takeToken'],
+      // takeTokenToReload reads what beginSync resets.
+      entry: ['takeTokenToReload', 'beginSync'],
       invoke: {
         id: 'runSync',
         src: 'runSync',
@@ -316,6 +357,17 @@ export const syncQueueMachine = syncQueue.createMachine({
           template: context.template,
         }),
         onDone: [
+          {
+            // Only pushed kinds changed meanwhile: push them at once, as a lone one would be.
+            guard: 'dirtyPushOnly',
+            target: '#syncQueue.syncing',
+            reenter: true,
+            actions: [
+              'countCompleted',
+              'recordAwaiting',
+              { type: 'sendDone', params: ({ event }) => ({ output: event.output }) },
+            ],
+          },
           {
             guard: 'dirty',
             target: 'pending',

@@ -232,7 +232,13 @@ export async function startController(
     restartIntensity: config.restartIntensity,
     restartPeriodMs: config.restartPeriodMs,
     shutdownTimeoutMs: config.shutdownTimeoutMs + 5_000,
-    syncQueue: { debounceMs: 100, maxHoldoffMs: 500, minSyncIntervalMs: 1000 / config.syncRateLimit },
+    syncQueue: {
+      debounceMs: 100,
+      maxHoldoffMs: 500,
+      minSyncIntervalMs: 1000 / config.syncRateLimit,
+      // With the Lua balancer an EndpointSlice changes only the pushed tables: its sync reloads nothing.
+      pushedKinds: dynamic ? ['EndpointSlice'] : [],
+    },
     nginx: {
       shutdownTimeoutMs: config.shutdownTimeoutMs,
       drainTimeoutMs: config.drainTimeoutMs,

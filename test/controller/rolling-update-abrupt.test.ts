@@ -50,12 +50,16 @@ beforeAll(async () => {
     await pods.start(podAddress(n), port);
     slice.seed(podAddress(n), 'ready');
   }
-  cluster = await startCluster([
-    ingressClass(),
-    service('kill', port),
-    slice.manifest(),
-    ingress('kill', { 'kill.example.com': [{ path: '/', service: 'kill' }] }),
-  ]);
+  // At the controller's default --sync-rate-limit (0.3): an endpoint change is pushed without waiting for it.
+  cluster = await startCluster(
+    [
+      ingressClass(),
+      service('kill', port),
+      slice.manifest(),
+      ingress('kill', { 'kill.example.com': [{ path: '/', service: 'kill' }] }),
+    ],
+    ['--sync-rate-limit', '0.3'],
+  );
   await waitFor('the tables pushed', () => pushedPeers(cluster, UPSTREAM).length === REPLICAS, 15_000);
 }, 30_000);
 

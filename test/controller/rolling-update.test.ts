@@ -45,12 +45,17 @@ beforeAll(async () => {
     await pods.start(podAddress(n), port);
     slice.seed(podAddress(n), 'ready');
   }
-  cluster = await startCluster([
-    ingressClass(),
-    service('app', port),
-    slice.manifest(),
-    ingress('app', { 'roll.example.com': [{ path: '/', service: 'app' }] }),
-  ]);
+  // The controller's default --sync-rate-limit (0.3), not startCluster's 10, which would hide a push that waits for
+  // the reload rate token.
+  cluster = await startCluster(
+    [
+      ingressClass(),
+      service('app', port),
+      slice.manifest(),
+      ingress('app', { 'roll.example.com': [{ path: '/', service: 'app' }] }),
+    ],
+    ['--sync-rate-limit', '0.3'],
+  );
   await waitFor('the tables pushed', () => pushedPeers(cluster, UPSTREAM).length === REPLICAS, 15_000);
 }, 30_000);
 

@@ -183,6 +183,80 @@ describe('syncQueue', () => {
     expect(actor.getSnapshot().context).toMatchObject({ changes: 23, dirty: false });
   });
 
+  it('syncs a change of a pushed kind at once, without debounce or rate token, and takes no token', async () => {
+    const { clock, calls, actor, syncAll, change } = start({
+      debounceMs: 100,
+      maxHoldoffMs: 500,
+      minSyncIntervalMs: 3_333,
+      pushedKinds: ['EndpointSlice'],
+    });
+    const endpoints = (n: number) =>
+      actor.send({ type: 'k8s.changed', kind: 'EndpointSlice', key: `default/app-${n}` });
+    syncAll();
+    await advance(clock, 100);
+    expect(calls.map((c) => c.at)).toEqual([100]);
+    // Right after a sync that took the token (settling, token out): an endpoint change is synced at once.
+    await advance(clock, 50);
+    endpoints(1);
+    await flush();
+    expect(calls.map((c) => c.at)).toEqual([100, 150]);
+    await advance(clock, 200);
+    endpoints(2);
+    await flush();
+    expect(calls.map((c) => c.at)).toEqual([100, 150, 350]);
+    // Those took no token: an Ingress change still waits for the one the first sync took (3,433).
+    change();
+    await advance(clock, 100);
+    expect(actor.getSnapshot().value).toEqual({ pending: 'throttled' });
+    // Waiting for the token, an endpoint change goes out with the Ingress change, in one sync.
+    endpoints(3);
+    await advance(clock, 3_433 - clock.now());
+    expect(calls.map((c) => c.at)).toEqual([100, 150, 350, 3_433]);
+    await advance(clock, 5_000, 50);
+    expect(calls).toHaveLength(4);
+    expect(actor.getSnapshot().context).toMatchObject({ dirty: false, reloadable: false, tokenReady: true });
+  });
+
+  it('pushes endpoint changes from during a sync at once; waits for the token when anything else came', async () => {
+    const { clock, calls, actor, syncAll, change } = start(
+      { debounceMs: 100, maxHoldoffMs: 500, minSyncIntervalMs: 3_333, pushedKinds: ['EndpointSlice'] },
+      false,
+    );
+    const endpoints = () => actor.send({ type: 'k8s.changed', kind: 'EndpointSlice', key: 'default/app-1' });
+    syncAll();
+    await advance(clock, 100);
+    calls[0]!.done.resolve();
+    await advance(clock, 100);
+    endpoints();
+    await flush();
+    expect(calls.map((c) => c.at)).toEqual([100, 200]);
+    // Endpoint changes during the push: one more push as soon as it ends.
+    endpoints();
+    endpoints();
+    await advance(clock, 10);
+    calls[1]!.done.resolve();
+    await flush();
+    expect(actor.getSnapshot().value).toBe('syncing');
+    expect(calls.map((c) => c.at)).toEqual([100, 200, 210]);
+    // An Ingress change during that one: the next sync may reload, so it waits for the token (3,433).
+    change();
+    endpoints();
+    await advance(clock, 10);
+    calls[2]!.done.resolve();
+    await advance(clock, 3_433 - clock.now());
+    expect(calls.map((c) => c.at)).toEqual([100, 200, 210, 3_433]);
+  });
+
+  it('without pushed kinds, an endpoint change waits for the debounce and the token like any other', async () => {
+    const { clock, calls, actor, syncAll } = start({ debounceMs: 100, maxHoldoffMs: 500, minSyncIntervalMs: 3_333 });
+    syncAll();
+    await advance(clock, 150);
+    actor.send({ type: 'k8s.changed', kind: 'EndpointSlice', key: 'default/app-1' });
+    expect(actor.getSnapshot().value).toEqual({ pending: 'debouncing' });
+    await advance(clock, 5_000);
+    expect(calls.map((c) => c.at)).toEqual([100, 3_433]);
+  });
+
   it('counts a failed sync and retries it after the interval', async () => {
     const { clock, calls, actor, syncAll } = start({ minSyncIntervalMs: 2_000 }, 'reject');
     syncAll();
