@@ -18,6 +18,7 @@ import {
 import { groupPssBytes } from './proc.js';
 import { freePort } from '../test/support/net.js';
 import { waitFor } from '../test/support/wait.js';
+import { median, percentile } from './stats.js';
 
 /** MODES are the two ways the controller gives nginx its endpoints. */
 const MODES = [
@@ -94,8 +95,10 @@ async function rollingUpdates(mode: (typeof MODES)[number], rolls: number): Prom
       startedPods: pods.started,
     };
     pods.answered.clear();
-    let peak = before.pss;
-    const sampler = setInterval(() => (peak = Math.max(peak, groupPssBytes(nginxPgid(c)))), 500);
+    // Every 500 ms: one sample swings with the workers' Lua garbage collector, so "flat" compares the medians of
+    // the first and the last tenth of the samples rather than two single readings.
+    const samples: number[] = [before.pss];
+    const sampler = setInterval(() => samples.push(groupPssBytes(nginxPgid(c))), 500);
     const started = performance.now();
     const stops: Promise<void>[] = [];
     // nginx's PSS after each quarter of the pods rolled: a leak grows with the rolls, noise does not.
@@ -124,6 +127,10 @@ async function rollingUpdates(mode: (typeof MODES)[number], rolls: number): Prom
     clearInterval(sampler);
     const after = { pss: groupPssBytes(nginxPgid(c)), ok: load.counts.ok, failed: failedCount() };
     trend.push(after.pss);
+    samples.push(after.pss);
+    const peak = Math.max(...samples);
+    const tenth = Math.max(1, Math.floor(samples.length / 10));
+    const [firstTenth, lastTenth] = [median(samples.slice(0, tenth)), median(samples.slice(-tenth))];
     await load.stop();
     const requests = after.ok + after.failed - before.ok - before.failed;
     const newPods = pods.started - before.startedPods;
@@ -136,6 +143,8 @@ async function rollingUpdates(mode: (typeof MODES)[number], rolls: number): Prom
         `syncs=${count(c, 'sync done') - before.syncs} nginx_pss_mb_before=${mb1(before.pss)} ` +
         `nginx_pss_mb_after=${mb1(after.pss)} nginx_pss_ratio=${(after.pss / before.pss).toFixed(3)} ` +
         `nginx_pss_mb_peak=${mb1(peak)} nginx_pss_mb_by_quarter=${trend.map(mb1).join(',')} ` +
+        `nginx_pss_samples=${samples.length} nginx_pss_median_first_tenth=${mb1(firstTenth)} ` +
+        `nginx_pss_median_last_tenth=${mb1(lastTenth)} nginx_pss_median_ratio=${(lastTenth / firstTenth).toFixed(3)} ` +
         `pods_answered=${answered} roll_s=${(rolledMs / 1000).toFixed(0)} ` +
         `errors_by_reason=${failures(load.counts)}`,
     );
@@ -188,8 +197,6 @@ function phasesOf(logs: readonly LogLine[], written: number, routed: number): En
   };
 }
 
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const fmt = (n: number) => (Math.abs(n) < 10 ? n.toFixed(1) : n.toFixed(0));
 
 /**
@@ -223,9 +230,9 @@ async function endpointToTraffic(mode: (typeof MODES)[number], changes: number):
     const keys = ['watch', 'queue', 'sync', 'apply', 'land'] as const;
     const of = (k: keyof EndpointPhases) => samples.map((s) => s[k]);
     console.log(
-      `bench endpoint-to-traffic: mode=${mode.name} changes=${changes} p50_ms=${fmt(pct(of('total'), 50))} ` +
-        `p99_ms=${fmt(pct(of('total'), 99))} ` +
-        keys.map((k) => `${k}_p50=${fmt(pct(of(k), 50))} ${k}_p99=${fmt(pct(of(k), 99))}`).join(' ') +
+      `bench endpoint-to-traffic: mode=${mode.name} changes=${changes} p50_ms=${fmt(percentile(of('total'), 50))} ` +
+        `p99_ms=${fmt(percentile(of('total'), 99))} ` +
+        keys.map((k) => `${k}_p50=${fmt(percentile(of(k), 50))} ${k}_p99=${fmt(percentile(of(k), 99))}`).join(' ') +
         ` reloads=${count(c, 'nginx reloaded') - before.reloads} pushes=${count(c, 'tables pushed') - before.pushes}`,
     );
   });

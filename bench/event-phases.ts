@@ -3,6 +3,7 @@
  * (its end time, its length and its phases) and `nginx reloaded` (staging write and `nginx -t`).
  */
 import type { LogLine } from './child-controller.js';
+import { percentile } from './stats.js';
 
 /** Phases of one change, in milliseconds; they add up to `total`. */
 export interface Phases {
@@ -56,9 +57,6 @@ export function attribute(logs: readonly LogLine[], written: number, routed: num
   return { total, ...known, other: total - Object.values(known).reduce((a, b) => a + b, 0) };
 }
 
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
-
 /** summarize prints p50 and p99 of the total and of every phase. */
 export function summarize(samples: readonly Phases[]): string {
   const of = (key: keyof Phases) => samples.map((s) => s[key]);
@@ -66,7 +64,7 @@ export function summarize(samples: readonly Phases[]): string {
   const keys = ['debounce', 'build', 'render', 'write', 'nginx_t', 'reload', 'other'] as const;
   const fmt = (n: number) => (Math.abs(n) < 10 ? n.toFixed(1) : n.toFixed(0));
   return [
-    `p50_ms=${fmt(pct(total, 50))} p99_ms=${fmt(pct(total, 99))}`,
-    ...keys.map((k) => `${k}_p50=${fmt(pct(of(k), 50))} ${k}_p99=${fmt(pct(of(k), 99))}`),
+    `p50_ms=${fmt(percentile(total, 50))} p99_ms=${fmt(percentile(total, 99))}`,
+    ...keys.map((k) => `${k}_p50=${fmt(percentile(of(k), 50))} ${k}_p99=${fmt(percentile(of(k), 99))}`),
   ].join(' ');
 }

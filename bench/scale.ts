@@ -13,6 +13,7 @@ import { loadTemplate } from '../src/render/load.js';
 import { render } from '../src/render/render.js';
 import { issueCertificate } from '../src/tls/issue.js';
 import { freshTemplate, generateCluster } from './fixtures.js';
+import { median } from './stats.js';
 
 /** heapAfterGc is the heap in use once garbage is collected (the benchmarks run with --expose-gc). */
 function heapAfterGc(): number {
@@ -20,8 +21,6 @@ function heapAfterGc(): number {
   global.gc();
   return process.memoryUsage().heapUsed;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 function time<T>(fn: (run: number) => T, runs: number): { ms: number; value: T } {
   const samples: number[] = [];
