@@ -24,12 +24,15 @@ const INPUT: SyncQueueInput = {
   debounceMs: 100,
   maxHoldoffMs: 1000,
   minSyncIntervalMs: 300,
+  // as with the Lua balancer: an EndpointSlice change only alters the pushed tables
+  pushedKinds: ['EndpointSlice'],
 };
 const DELAY = { debounce: INPUT.debounceMs, maxHoldoff: INPUT.maxHoldoffMs, rate: INPUT.minSyncIntervalMs };
 
 const E = {
   synced: (kind: string) => ({ type: 'k8s.synced', kind }),
   changed: { type: 'k8s.changed', kind: 'Ingress', key: 'default/web' },
+  endpoints: { type: 'k8s.changed', kind: 'EndpointSlice', key: 'default/web-1' },
   template: { type: 'template.changed', template: 'compiled template' },
   request: { type: 'sync.request' },
   resync: { type: 'sync.resync' },
@@ -50,7 +53,16 @@ const E = {
 function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   const c = snapshot.context as SyncQueueContext;
   if (snapshot.status !== 'active') return [];
-  const list: AnyEventObject[] = [E.changed, E.template, E.request, E.resync, E.stop, E.applied, E.refused];
+  const list: AnyEventObject[] = [
+    E.changed,
+    E.endpoints,
+    E.template,
+    E.request,
+    E.resync,
+    E.stop,
+    E.applied,
+    E.refused,
+  ];
   const unsynced = INPUT.watchers.filter((k) => !c.synced.includes(k));
   list.push(...unsynced.map(E.synced));
   if (c.synced.length > 0) list.push(E.synced(c.synced[0]!)); // a watcher reporting twice
@@ -64,7 +76,7 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
 
 const key = (s: AnyMachineSnapshot) => {
   const c = s.context as SyncQueueContext;
-  return [s.value, [...c.synced].sort(), c.dirty, c.tokenReady, c.awaitingVerdict, c.refused !== null];
+  return [s.value, [...c.synced].sort(), c.dirty, c.reloadable, c.tokenReady, c.awaitingVerdict, c.refused !== null];
 };
 
 /** SteppingClock is a SimulatedClock whose pending timers can be listed and fired one at a time. */
@@ -135,6 +147,7 @@ function syncQueueWorld(): World {
       return {
         synced: [...c.synced].sort(),
         dirty: c.dirty,
+        reloadable: c.reloadable,
         token: c.tokenReady,
         generation: c.generation,
         changes: c.changes,
@@ -225,6 +238,24 @@ const SCENARIOS = {
     E.quiet,
     E.rate,
     E.changed,
+    E.done,
+  ],
+  'an endpoint change right after a sync is pushed at once, without the debounce or the token': [
+    E.resync,
+    E.debounce,
+    E.done,
+    E.endpoints,
+    E.done,
+  ],
+  'an endpoint change during a sync is pushed as soon as it ends': [E.resync, E.debounce, E.endpoints, E.done, E.done],
+  'an endpoint change waiting beside an Ingress change goes out in its one sync': [
+    E.resync,
+    E.debounce,
+    E.done,
+    E.changed,
+    E.endpoints,
+    E.debounce,
+    E.rate,
     E.done,
   ],
   'a refusal brings a sync that is given it': [E.resync, E.debounce, E.done, E.quiet, E.rate, E.refused, E.done],
