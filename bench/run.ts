@@ -4,9 +4,11 @@ import { runBadTenant } from './bad-tenant.js';
 import { runIncremental } from './incremental.js';
 import { runRegexPaths } from './regex-paths.js';
 import { runScale } from './scale.js';
+import { runScaleCertificates } from './scale-certificates.js';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   scale: () => runScale(),
+  'scale-certificates': () => runScaleCertificates(),
   incremental: () => runIncremental(),
   'event-to-route': () => runEventToRoute(),
   bursts: () => runBursts(),
