@@ -7,7 +7,7 @@
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:tls';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildModel, defaultBuildOptions } from '../src/model/build.js';
 import { CONTROL_TOKEN_ENV, DynamicSplit, type DynamicTables } from '../src/model/dynamic-tables.js';
@@ -19,19 +19,22 @@ import { prepareConfigDir } from '../src/nginx/files.js';
 import { ControlChannel, newControlToken } from '../src/nginx/control.js';
 import { checkLua } from '../src/nginx/lua.js';
 import { spawnMaster, type Master } from '../src/nginx/master.js';
+import { processes, processTitle } from '../src/nginx/proc.js';
 import { loadTemplate } from '../src/render/load.js';
 import { render } from '../src/render/render.js';
 import { issueCertificate, type KeyPair } from '../src/tls/issue.js';
 import { startChildController, type LogLine } from './child-controller.js';
 import { attribute, summarize, type Phases } from './event-phases.js';
 import { freshTemplate, generateCluster } from './fixtures.js';
-import { groupPssBytes, mb } from './proc.js';
+import { groupPssBytes, mb, rssBytes } from './proc.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../test/support/manifests.js';
 import { freePort, get, startBackend, waitForPort } from '../test/support/net.js';
 import { waitFor } from '../test/support/cluster.js';
 
 type Mode = 'files' | 'lua';
 const MODES: readonly Mode[] = ['files', 'lua'];
+/** WORKER is a ready worker's title (worker_processes auto: one per CPU). */
+const WORKER = 'nginx: worker process';
 
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const s = (ms: number) => (ms / 1000).toFixed(2);
@@ -123,6 +126,7 @@ async function configFigures(wildcard: KeyPair, n: number, runs: number): Promis
       }
     const reloads = new Map<Mode, number[]>(MODES.map((m) => [m, []]));
     const pss = new Map<Mode, number>();
+    const masterRss = new Map<Mode, number>();
     const push = new Map<Mode, number>();
     const starts = new Map<Mode, number>();
     for (const st of staged) {
@@ -140,7 +144,16 @@ async function configFigures(wildcard: KeyPair, n: number, runs: number): Promis
       // Both modes must serve app-0's certificate, not the fallback, or the comparison means nothing.
       const cn = await servedCommonName(st.httpsPort, 'app-0.bench.local');
       if (cn !== '*.bench.local') throw new Error(`the ${st.mode} master serves ${cn} for app-0.bench.local`);
-      pss.set(st.mode, groupPssBytes(st.master.pid));
+      // nginx binds and writes its pid before it forks the workers: count them all, or shared pages go uncounted.
+      const master = st.master.pid;
+      await waitFor(
+        `the ${st.mode} master's workers`,
+        () => processes().filter((p) => p.ppid === master && processTitle(p.pid) === WORKER).length >= cpus().length,
+        120_000,
+        100,
+      );
+      pss.set(st.mode, groupPssBytes(master));
+      masterRss.set(st.mode, rssBytes(master));
     }
     for (let r = 0; r < runs; r++)
       for (const st of staged) {
@@ -162,7 +175,7 @@ async function configFigures(wildcard: KeyPair, n: number, runs: number): Promis
           ` nginx_t_s=${s(median(tests.get(st.mode)!))} (${tests.get(st.mode)!.map(s).join('/')})` +
           ` start_s=${s(starts.get(st.mode)!)} push_ms=${push.has(st.mode) ? push.get(st.mode)!.toFixed(0) : '-'}` +
           ` reload_s=${s(median(reloads.get(st.mode)!))} (${reloads.get(st.mode)!.map(s).join('/')})` +
-          ` nginx_pss_mb=${mb(pss.get(st.mode)!)}`,
+          ` nginx_pss_mb=${mb(pss.get(st.mode)!)} master_rss_mb=${mb(masterRss.get(st.mode)!)}`,
       );
     console.log(
       `bench scale-certificates config: n=${n} runs=${runs} files/lua` +
@@ -257,11 +270,12 @@ async function eventToRoute(
 
 /**
  * runScaleCertificates: the config figures (`runs` of each), then event to route (`changes` in each
- * mode). Counts are small because one `nginx -t` of this config takes seconds.
+ * mode; none: skipped). Counts are small because one `nginx -t` of this config takes seconds.
  */
 export async function runScaleCertificates(n = 10_000, runs = 3, changes = 3): Promise<void> {
   const wildcard = await issueCertificate({ commonName: '*.bench.local', dnsNames: ['*.bench.local'] });
   await configFigures(wildcard, n, runs);
+  if (changes === 0) return;
   const backends = [await startBackend('a'), await startBackend('b')];
   try {
     const seed = clusterSeed(wildcard, n, [backends[0]!.port, backends[1]!.port]);
