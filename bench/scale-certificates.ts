@@ -26,6 +26,7 @@ import { issueCertificate, type KeyPair } from '../src/tls/issue.js';
 import { startChildController, type LogLine } from './child-controller.js';
 import { attribute, summarize, type Phases } from './event-phases.js';
 import { freshTemplate, generateCluster } from './fixtures.js';
+import { runLuaModuleCost } from './lua-module-cost.js';
 import { groupPssBytes, mb, rssBytes } from './proc.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../test/support/manifests.js';
 import { freePort, get, startBackend, waitForPort } from '../test/support/net.js';
@@ -274,6 +275,8 @@ async function eventToRoute(
  */
 export async function runScaleCertificates(n = 10_000, runs = 3, changes = 3): Promise<void> {
   const wildcard = await issueCertificate({ commonName: '*.bench.local', dnsNames: ['*.bench.local'] });
+  // Why the Lua mode's config costs more per block than its lines suggest: first, on a plain config.
+  await runLuaModuleCost();
   await configFigures(wildcard, n, runs);
   if (changes === 0) return;
   const backends = [await startBackend('a'), await startBackend('b')];
