@@ -29,6 +29,8 @@ interface SyncDone extends LogLine {
 interface Reloaded extends LogLine {
   readonly write_ms: number;
   readonly test_ms: number;
+  /** SIGHUP → the reload confirmed: the line is logged after it, so the signal went at `time - confirm_ms` */
+  readonly confirm_ms: number;
 }
 
 /**
@@ -40,9 +42,11 @@ export function attribute(logs: readonly LogLine[], written: number, routed: num
   const sync = logs.find((l): l is SyncDone => l.msg === 'sync done' && l.time - (l as SyncDone).ms >= written);
   const reload = sync && logs.find((l): l is Reloaded => l.msg === 'nginx reloaded' && l.time >= sync.time);
   if (!sync || !reload) return undefined;
-  if (reload.time > routed + 1)
+  // New workers may serve before the reload is confirmed (old ones still shutting down): the signal is what counts.
+  const signalled = reload.time - reload.confirm_ms;
+  if (signalled > routed + 1)
     throw new Error(
-      `the reload logged at ${reload.time} is after the route was served at ${routed}: not this change's`,
+      `the reload signalled at ${signalled} is after the route was served at ${routed}: not this change's`,
     );
   const p = sync.phases;
   const known = {
@@ -51,7 +55,7 @@ export function attribute(logs: readonly LogLine[], written: number, routed: num
     render: p.render_ms,
     write: (p.write_ms ?? 0) + reload.write_ms, // the nginx actor writes the files now, the sync none
     nginx_t: reload.test_ms,
-    reload: routed - reload.time,
+    reload: routed - signalled,
   };
   const total = routed - written;
   return { total, ...known, other: total - Object.values(known).reduce((a, b) => a + b, 0) };

@@ -5,9 +5,11 @@ import { runEndpointToTraffic, runRollingUpdates } from './endpoint-benches.js';
 import { runIncremental } from './incremental.js';
 import { runRegexPaths } from './regex-paths.js';
 import { runScale } from './scale.js';
+import { runScaleCertificates } from './scale-certificates.js';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   scale: () => runScale(),
+  'scale-certificates': () => runScaleCertificates(),
   incremental: () => runIncremental(),
   'event-to-route': () => runEventToRoute(),
   bursts: () => runBursts(),
