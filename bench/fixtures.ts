@@ -2,6 +2,7 @@ import { buildModel, defaultBuildOptions } from '../src/model/build.js';
 import { emptySnapshot, type Snapshot } from '../src/model/snapshot.js';
 import { compileTemplate, render, type NginxTemplate } from '../src/render/render.js';
 import type { KeyPair } from '../src/tls/issue.js';
+import { ingressClass } from '../test/support/manifests.js';
 
 /**
  * generateCluster makes N Ingresses as the scale benchmark describes them: each with its own
@@ -74,4 +75,24 @@ export function freshTemplate(template: NginxTemplate): NginxTemplate {
   const fresh = compileTemplate(template.sources);
   render(buildModel(emptySnapshot, defaultBuildOptions).model, fresh);
   return fresh;
+}
+
+/**
+ * snapshotManifests is a snapshot as the API objects that make it, with the IngressClass its Ingresses name, to seed
+ * the test API server (the API server sets creation timestamps itself).
+ */
+export function snapshotManifests(snapshot: Snapshot): object[] {
+  const typed = (apiVersion: string, kind: string, objects: readonly object[]) =>
+    objects.map((o) => ({ apiVersion, kind, ...o }));
+  return [
+    ingressClass(),
+    ...typed('v1', 'Service', snapshot.services),
+    ...typed('discovery.k8s.io/v1', 'EndpointSlice', snapshot.endpointSlices),
+    ...typed('v1', 'Secret', snapshot.secrets),
+    ...typed(
+      'networking.k8s.io/v1',
+      'Ingress',
+      snapshot.ingresses.map((i) => ({ ...i, metadata: { ...i.metadata, creationTimestamp: undefined } })),
+    ),
+  ];
 }

@@ -7,8 +7,7 @@ import { buildModel, defaultBuildOptions } from '../src/model/build.js';
 import { loadTemplate } from '../src/render/load.js';
 import { render } from '../src/render/render.js';
 import { issueCertificate } from '../src/tls/issue.js';
-import { freshTemplate, generateCluster } from './fixtures.js';
-import { ingressClass } from '../test/support/manifests.js';
+import { freshTemplate, generateCluster, snapshotManifests } from './fixtures.js';
 import { startCluster, waitFor } from '../test/support/cluster.js';
 
 const pct = (xs: number[], p: number) =>
@@ -22,19 +21,7 @@ const pct = (xs: number[], p: number) =>
 export async function runIncremental(n = 10_000): Promise<void> {
   const wildcard = await issueCertificate({ commonName: '*.bench.local', dnsNames: ['*.bench.local'] });
   const snapshot = generateCluster(n, wildcard);
-  const typed = (apiVersion: string, kind: string, objects: readonly object[]) =>
-    objects.map((o) => ({ apiVersion, kind, ...o }));
-  const seed = [
-    ingressClass(),
-    ...typed('v1', 'Service', snapshot.services),
-    ...typed('discovery.k8s.io/v1', 'EndpointSlice', snapshot.endpointSlices),
-    ...typed('v1', 'Secret', snapshot.secrets),
-    ...typed(
-      'networking.k8s.io/v1',
-      'Ingress',
-      snapshot.ingresses.map((i) => ({ ...i, metadata: { ...i.metadata, creationTimestamp: undefined } })),
-    ),
-  ];
+  const seed = snapshotManifests(snapshot);
   const cluster = await startCluster(seed, ['--sync-rate-limit', '100']);
   try {
     const syncs = () => (cluster.actor('syncQueue')!.context as { syncsCompleted: number }).syncsCompleted;

@@ -11,7 +11,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildModel, defaultBuildOptions } from '../src/model/build.js';
 import { CONTROL_TOKEN_ENV, DynamicSplit, type DynamicTables } from '../src/model/dynamic-tables.js';
-import type { Certificate } from '../src/model/nginx-model.js';
+import type { Certificate, LuaSettings } from '../src/model/nginx-model.js';
 import { createLogger } from '../src/log.js';
 import { ConfigFolder } from '../src/nginx/apply.js';
 import { nginxBinary } from '../src/nginx/binary.js';
@@ -25,10 +25,10 @@ import { render } from '../src/render/render.js';
 import { issueCertificate, type KeyPair } from '../src/tls/issue.js';
 import { startChildController, type LogLine } from './child-controller.js';
 import { attribute, summarize, type Phases } from './event-phases.js';
-import { freshTemplate, generateCluster } from './fixtures.js';
+import { freshTemplate, generateCluster, snapshotManifests } from './fixtures.js';
 import { runLuaModuleCost } from './lua-module-cost.js';
 import { groupPssBytes, mb, rssBytes } from './proc.js';
-import { ingress, ingressClass, serviceWithEndpoints } from '../test/support/manifests.js';
+import { ingress, serviceWithEndpoints } from '../test/support/manifests.js';
 import { freePort, get, startBackend, waitForPort } from '../test/support/net.js';
 import { waitFor } from '../test/support/cluster.js';
 
@@ -56,7 +56,7 @@ interface Staged {
 async function stageMode(mode: Mode, snapshot: ReturnType<typeof generateCluster>, root: string): Promise<Staged> {
   const dir = join(root, mode);
   const [httpPort, httpsPort] = [await freePort(), await freePort()];
-  let dynamic = undefined;
+  let dynamic: LuaSettings | undefined;
   if (mode === 'lua') {
     await prepareConfigDir(dir);
     const check = await checkLua(nginxBinary(), dir);
@@ -193,18 +193,8 @@ async function configFigures(wildcard: KeyPair, n: number, runs: number): Promis
 /** clusterSeed is the generated cluster as API objects, plus Ingress `web` (bench.local → a) on real backends. */
 function clusterSeed(wildcard: KeyPair, n: number, ports: readonly [number, number]): object[] {
   const snapshot = generateCluster(n, wildcard);
-  const typed = (apiVersion: string, kind: string, objects: readonly object[]) =>
-    objects.map((o) => ({ apiVersion, kind, ...o }));
   return [
-    ingressClass(),
-    ...typed('v1', 'Service', snapshot.services),
-    ...typed('discovery.k8s.io/v1', 'EndpointSlice', snapshot.endpointSlices),
-    ...typed('v1', 'Secret', snapshot.secrets),
-    ...typed(
-      'networking.k8s.io/v1',
-      'Ingress',
-      snapshot.ingresses.map((i) => ({ ...i, metadata: { ...i.metadata, creationTimestamp: undefined } })),
-    ),
+    ...snapshotManifests(snapshot),
     ...serviceWithEndpoints('a', [{ port: ports[0] }]),
     ...serviceWithEndpoints('b', [{ port: ports[1] }]),
     ingress('web', { 'bench.local': [{ path: '/', service: 'a' }] }),

@@ -16,10 +16,19 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ingress, ingressClass } from '../support/manifests.js';
+import { ingress } from '../support/manifests.js';
 import { freePort, get } from '../support/net.js';
-import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
-import { nginxProcesses, podAddress, Pods, pushedPeers, service, SliceWriter, startLoad } from '../support/rollout.js';
+import { nginxSettled, waitFor, type Cluster } from '../support/cluster.js';
+import {
+  nginxProcesses,
+  podAddress,
+  Pods,
+  pushedPeers,
+  service,
+  SliceWriter,
+  startLoad,
+  startRollout,
+} from '../support/rollout.js';
 
 const ROLLS = 20;
 const REPLICAS = 3;
@@ -44,23 +53,7 @@ async function retriedRequests(): Promise<number> {
 }
 
 beforeAll(async () => {
-  port = await freePort();
-  slice = new SliceWriter({ apply: (o) => cluster.apply(o) }, 'kill', port);
-  for (let n = 0; n < REPLICAS; n++) {
-    await pods.start(podAddress(n), port);
-    slice.seed(podAddress(n), 'ready');
-  }
-  // At the controller's default --sync-rate-limit (0.3): an endpoint change is pushed without waiting for it.
-  cluster = await startCluster(
-    [
-      ingressClass(),
-      service('kill', port),
-      slice.manifest(),
-      ingress('kill', { 'kill.example.com': [{ path: '/', service: 'kill' }] }),
-    ],
-    ['--sync-rate-limit', '0.3'],
-  );
-  await waitFor('the tables pushed', () => pushedPeers(cluster, UPSTREAM).length === REPLICAS, 15_000);
+  ({ cluster, slice, port } = await startRollout(pods, 'kill', 'kill.example.com', REPLICAS));
 }, 30_000);
 
 afterAll(async () => {

@@ -10,18 +10,16 @@
  * starts while the old pod still waits: the 5 s waits overlap, as in a Deployment.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ingress, ingressClass } from '../support/manifests.js';
-import { freePort } from '../support/net.js';
-import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { nginxSettled, waitFor, type Cluster } from '../support/cluster.js';
 import {
   nginxProcesses,
   podAddress,
   Pods,
   pushedPeers,
-  service,
-  SliceWriter,
+  type SliceWriter,
   startLoad,
   watchHealthz,
+  startRollout,
 } from '../support/rollout.js';
 
 const ROLLS = 20;
@@ -39,24 +37,7 @@ const reloads = () => Number(cluster.actor('nginx')?.context.reloadsOk ?? 0);
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
-  port = await freePort();
-  slice = new SliceWriter({ apply: (o) => cluster.apply(o) }, 'app', port);
-  for (let n = 0; n < REPLICAS; n++) {
-    await pods.start(podAddress(n), port);
-    slice.seed(podAddress(n), 'ready');
-  }
-  // The controller's default --sync-rate-limit (0.3), not startCluster's 10, which would hide a push that waits for
-  // the reload rate token.
-  cluster = await startCluster(
-    [
-      ingressClass(),
-      service('app', port),
-      slice.manifest(),
-      ingress('app', { 'roll.example.com': [{ path: '/', service: 'app' }] }),
-    ],
-    ['--sync-rate-limit', '0.3'],
-  );
-  await waitFor('the tables pushed', () => pushedPeers(cluster, UPSTREAM).length === REPLICAS, 15_000);
+  ({ cluster, slice, port } = await startRollout(pods, 'app', 'roll.example.com', REPLICAS));
 }, 30_000);
 
 afterAll(async () => {

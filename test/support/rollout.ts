@@ -5,7 +5,9 @@
  */
 import { Agent, createServer, request, type RequestListener, type Server } from 'node:http';
 import { liveGroupMembers } from '../../src/nginx/master.js';
-import type { Cluster } from './cluster.js';
+import { startCluster, waitFor, type Cluster } from './cluster.js';
+import { ingress, ingressClass } from './manifests.js';
+import { freePort } from './net.js';
 
 /** Pods are HTTP servers on loopback addresses; each answers `<ip>:<port>`. */
 export class Pods {
@@ -232,4 +234,33 @@ export function healthz(port: number): Promise<{ status: number; body: string }>
     req.on('error', (error) => resolve({ status: 0, body: error.message }));
     req.end();
   });
+}
+
+/** Rollout is a Service's pods, its slice's one writer and the controller serving it at `host`. */
+export interface Rollout {
+  readonly cluster: Cluster;
+  readonly slice: SliceWriter;
+  readonly port: number;
+}
+
+/**
+ * startRollout starts `replicas` pods of Service `name` on one free port, then the controller serving it at `host`
+ * at its default --sync-rate-limit (0.3; startCluster's own 10 would hide a push that waits for the reload rate
+ * token), and waits until nginx's balancer holds every pod.
+ */
+export async function startRollout(pods: Pods, name: string, host: string, replicas: number): Promise<Rollout> {
+  const port = await freePort();
+  let cluster: Cluster | undefined;
+  const slice = new SliceWriter({ apply: (o) => cluster!.apply(o) }, name, port);
+  for (let n = 0; n < replicas; n++) {
+    await pods.start(podAddress(n), port);
+    slice.seed(podAddress(n), 'ready');
+  }
+  cluster = await startCluster(
+    [ingressClass(), service(name, port), slice.manifest(), ingress(name, { [host]: [{ path: '/', service: name }] })],
+    ['--sync-rate-limit', '0.3'],
+  );
+  const started = cluster;
+  await waitFor('the tables pushed', () => pushedPeers(started, `default_${name}_80`).length === replicas, 15_000);
+  return { cluster, slice, port };
 }
