@@ -45,6 +45,11 @@ export interface RunSyncOutput {
   readonly awaitingVerdict: boolean;
   /** the model, problems and served Ingresses, for the status and template actors */
   readonly done?: Omit<SyncDoneEvent, 'type'>;
+  /**
+   * `Kind/namespace/name` of the objects whose change, as this sync built things, only alters the pushed tables
+   * (with the Lua balancer: a Secret that only Ingresses' spec.tls reads): like `pushedKinds`, until the next sync says
+   */
+  readonly pushedKeys?: readonly string[];
 }
 
 /** RateReadyEvent is the sync queue's own delayed event: the rate-limit token is back. */
@@ -64,6 +69,8 @@ export interface SyncQueueContext extends SyncQueueInput {
   /** such a change may alter nginx.conf (it is not of a pushed kind), so its sync may reload and needs the token */
   readonly reloadable: boolean;
   readonly pushedKinds: readonly string[];
+  /** from the last sync's output (`RunSyncOutput.pushedKeys`) */
+  readonly pushedKeys: readonly string[];
   /** the rate-limit token: a sync may start now */
   readonly tokenReady: boolean;
   /** the number of the last sync started */
@@ -96,7 +103,8 @@ function describe(error: unknown): string {
 
 /** reloadableChange: `event` is a change that may alter nginx.conf; timers and verdicts are no change. */
 function reloadableChange(context: SyncQueueContext, event: SyncQueueEvent): boolean {
-  if (event.type === 'k8s.changed') return !context.pushedKinds.includes(event.kind);
+  if (event.type === 'k8s.changed')
+    return !context.pushedKinds.includes(event.kind) && !context.pushedKeys.includes(`${event.kind}/${event.key}`);
   return event.type === 'template.changed' || event.type === 'sync.request' || event.type === 'sync.resync';
 }
 
@@ -178,8 +186,9 @@ const syncQueue = setup({
       refused: ({ context, event }) =>
         event.type === 'nginx.refused' ? { config: event.config, output: event.output } : context.refused,
     }),
-    recordAwaiting: assign({
-      awaitingVerdict: ({ event }) => (event as { output?: RunSyncOutput }).output?.awaitingVerdict === true,
+    recordOutput: assign(({ event }) => {
+      const output = (event as { output?: RunSyncOutput }).output;
+      return { awaitingVerdict: output?.awaitingVerdict === true, pushedKeys: output?.pushedKeys ?? [] };
     }),
     // The token is taken when a sync that may reload starts (or a sync fails), and a timer gives it back.
     takeToken: enqueueActions(({ enqueue }) => {
@@ -249,6 +258,7 @@ export const syncQueueMachine = syncQueue.createMachine({
     // The first sync renders everything.
     reloadable: true,
     pushedKinds: input.pushedKinds ?? [],
+    pushedKeys: [],
     tokenReady: true,
     generation: 0,
     changes: 0,
@@ -364,7 +374,7 @@ export const syncQueueMachine = syncQueue.createMachine({
             reenter: true,
             actions: [
               'countCompleted',
-              'recordAwaiting',
+              'recordOutput',
               { type: 'sendDone', params: ({ event }) => ({ output: event.output }) },
             ],
           },
@@ -373,7 +383,7 @@ export const syncQueueMachine = syncQueue.createMachine({
             target: 'pending',
             actions: [
               'countCompleted',
-              'recordAwaiting',
+              'recordOutput',
               { type: 'sendDone', params: ({ event }) => ({ output: event.output }) },
             ],
           },
@@ -381,7 +391,7 @@ export const syncQueueMachine = syncQueue.createMachine({
             target: 'idle',
             actions: [
               'countCompleted',
-              'recordAwaiting',
+              'recordOutput',
               { type: 'sendDone', params: ({ event }) => ({ output: event.output }) },
             ],
           },

@@ -63,12 +63,8 @@ export function syncActors(options: SyncOptions) {
       const snapshotted = performance.now();
       const result = buildModel(snapshot, options.build, memo);
       // The Secret watcher reports only the changes of Secrets this build read.
-      announceSecretsRead(
-        system,
-        options.cache,
-        snapshot.secrets,
-        secretsRead(memo, options.build, quarantine.heldKeys()),
-      );
+      const read = secretsRead(memo, options.build, quarantine.heldKeys());
+      announceSecretsRead(system, options.cache, snapshot.secrets, read);
       const dynamic = split?.split(result.model) ?? null;
       const model = dynamic?.model ?? result.model;
       const problems = leftOut.length > 0 ? [...result.problems, ...leftOut] : result.problems;
@@ -102,6 +98,8 @@ export function syncActors(options: SyncOptions) {
       return {
         awaitingVerdict: quarantine.awaitingVerdict,
         done: { model, problems, served: [...servedIngresses(model)].sort() },
+        // Pushed certificates: a renewal of such a Secret need not wait for the reload rate token.
+        pushedKeys: split ? read.certificatesOnly.map((key) => `Secret/${key}`) : [],
       };
     }),
   };

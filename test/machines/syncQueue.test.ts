@@ -17,8 +17,12 @@ interface Call {
   aborted: boolean;
 }
 
-/** start runs the sync queue with a runSync double; `auto` settles every sync at once. */
-function start(overrides: Partial<SyncQueueInput> = {}, auto: 'resolve' | 'reject' | false = 'resolve') {
+/** start runs the sync queue with a runSync double; `auto` settles every sync at once, each with `output`. */
+function start(
+  overrides: Partial<SyncQueueInput> = {},
+  auto: 'resolve' | 'reject' | false = 'resolve',
+  output: RunSyncOutput = { awaitingVerdict: false },
+) {
   const clock = new SimulatedClock();
   const calls: Call[] = [];
   const runSync = fromPromise<RunSyncOutput, RunSyncInput>(({ input, signal }) => {
@@ -27,7 +31,7 @@ function start(overrides: Partial<SyncQueueInput> = {}, auto: 'resolve' | 'rejec
     calls.push(call);
     if (auto === 'resolve') call.done.resolve();
     if (auto === 'reject') call.done.reject(new Error('render failed'));
-    return call.done.promise.then(() => ({ awaitingVerdict: false }));
+    return call.done.promise.then(() => output);
   });
   const input: SyncQueueInput = {
     watchers: WATCHERS,
@@ -245,6 +249,29 @@ describe('syncQueue', () => {
     calls[2]!.done.resolve();
     await advance(clock, 3_433 - clock.now());
     expect(calls.map((c) => c.at)).toEqual([100, 200, 210, 3_433]);
+  });
+
+  it('syncs a change of an object the last sync named as pushed (a TLS-only Secret) at once, no other', async () => {
+    const { clock, calls, actor, syncAll } = start(
+      { watchers: [...WATCHERS, 'Secret'], debounceMs: 100, maxHoldoffMs: 500, minSyncIntervalMs: 3_333 },
+      'resolve',
+      { awaitingVerdict: false, pushedKeys: ['Secret/default/site-tls'] },
+    );
+    const secret = (name: string) => actor.send({ type: 'k8s.changed', kind: 'Secret', key: `default/${name}` });
+    syncAll();
+    await advance(clock, 100);
+    expect(actor.getSnapshot().context.pushedKeys).toEqual(['Secret/default/site-tls']);
+    await advance(clock, 50);
+    secret('site-tls');
+    await flush();
+    expect(calls.map((c) => c.at)).toEqual([100, 150]);
+    // Another Secret (an htpasswd file, say) may change nginx.conf: debounced, then the token.
+    await advance(clock, 50);
+    secret('users');
+    await advance(clock, 200);
+    expect(actor.getSnapshot().value).toEqual({ pending: 'throttled' });
+    await advance(clock, 3_433 - clock.now());
+    expect(calls.map((c) => c.at)).toEqual([100, 150, 3_433]);
   });
 
   it('without pushed kinds, an endpoint change waits for the debounce and the token like any other', async () => {

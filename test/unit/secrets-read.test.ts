@@ -62,6 +62,7 @@ describe('secretsRead', () => {
       expect(secretsRead(memo, options)).toEqual({
         keys: ['default/site-tls', 'default/team-ca', 'ingress/default-cert', 'team/users'],
         namespaces: [],
+        certificatesOnly: ['default/site-tls'],
       });
     },
   );
@@ -73,7 +74,25 @@ describe('secretsRead', () => {
     expect(secretsRead(memo, defaultBuildOptions, ['default/tls'])).toEqual({
       keys: ['default/team-ca', 'team/users'],
       namespaces: ['default'],
+      certificatesOnly: [],
     });
+  });
+
+  it('issue 16: a Secret read as a certificate and also as a file (here a CA), or in a held namespace, is not only a certificate', () => {
+    const memo = new BuildMemo();
+    const both = ingress(
+      'both',
+      { 'both.test': [{ path: '/', service: 'app' }] },
+      { tls: [{ hosts: ['both.test'], secretName: 'team-ca' }] },
+    );
+    const team = ingress(
+      'team-tls',
+      { 'team.test': [{ path: '/', service: 'app' }] },
+      { namespace: 'team', tls: [{ hosts: ['team.test'], secretName: 'team-tls' }] },
+    );
+    buildModel({ ...snapshot, ingresses: [...ingresses, both, team] }, defaultBuildOptions, memo);
+    expect(secretsRead(memo, defaultBuildOptions).certificatesOnly).toEqual(['default/site-tls', 'team/team-tls']);
+    expect(secretsRead(memo, defaultBuildOptions, ['team/auth']).certificatesOnly).toEqual(['default/site-tls']);
   });
 });
 
