@@ -54,6 +54,8 @@ beforeAll(async () => {
     ['--nginx-binary', await writeNginxWithoutLua(dir), '--log-level', 'debug'],
   );
   await waitFor('the app served', async () => (await answer()) === 'one', 15_000);
+  // New workers serve before their reload is confirmed and logged: the first sync's line comes after 'one' may.
+  await waitFor('the first reload logged', () => logged('nginx reloaded').length > 0, 15_000);
 }, 30_000);
 
 afterAll(async () => {
@@ -72,7 +74,8 @@ it('says once that the Lua balancer cannot run, and why, then serves endpoint ch
     await controller.rawPatch(slice, { ports: [{ name: 'http', port: backends[1]!.port, protocol: 'TCP' }] }),
   ).toBe(200);
   await waitFor('the new endpoint served', async () => (await answer()) === 'two', 15_000);
-  expect(logged('nginx reloaded').length).toBeGreaterThan(reloadsBefore);
+  // Served by new workers, so a reload it was (nothing was pushed); its line follows once it is confirmed.
+  await waitFor('the reload logged', () => logged('nginx reloaded').length > reloadsBefore, 15_000);
   expect(logged('tables pushed')).toEqual([]);
   expect(logged('the Lua balancer cannot run with this nginx')).toHaveLength(1);
 });
