@@ -147,7 +147,9 @@ const WORKER_TITLE = 'nginx: worker process';
  * listening socket: an old worker closes its listeners when told to shut down, and until then it
  * may take new connections with the old config. (Titles alone are not enough: a worker forked
  * just before the signal has not taken its title yet, and an old one takes `is shutting down`
- * just before it closes its listeners.) An `[emerg]` after the signal means it did not take.
+ * just before it closes its listeners.) An `[emerg]` after the signal means it did not take. (A worker
+ * of the old config that crashed just then and was respawned would count as new: a false success
+ * that the next reload corrects.)
  */
 async function confirmReload(
   pid: number,
