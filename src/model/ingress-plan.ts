@@ -13,7 +13,7 @@ import type { IngressAnnotations } from './annotations/types.js';
 import { UpstreamTable, compare, type BuiltUpstreams, type Report, type Resolved } from './backends.js';
 import { normalisePath, type Route } from './locations.js';
 import { TrackedReads, type Lookups } from './lookups.js';
-import type { ClientAuth, GlobalConfig, PathType, Problem, SnippetDirective } from './nginx-model.js';
+import type { ClientAuth, GlobalConfig, NginxModules, PathType, Problem, SnippetDirective } from './nginx-model.js';
 import type { Ingress, IngressBackend } from './snapshot.js';
 import { checkRegexPath } from './regex-path.js';
 import { checkDnsLabel, checkHost, checkObjectName, checkPath, checkPathType } from './validate.js';
@@ -106,6 +106,8 @@ export interface IngressPlan {
 /** PlanContext is what a plan may use besides its Ingress: the global settings and the snapshot's objects. */
 export interface PlanContext {
   readonly config: GlobalConfig;
+  /** the optional modules this nginx has: snippets may use their directives */
+  readonly modules: NginxModules;
   readonly lookups: Lookups;
   readonly built: BuiltUpstreams;
   /** the --default-backend-service upstream, which renders custom-http-errors when no annotation names one */
@@ -127,7 +129,7 @@ export function planIngress(ingress: Ingress, ctx: PlanContext): IngressPlan {
   const variants = new UpstreamVariants(ctx.config);
   const upstreams = new UpstreamTable(reads, ctx.built);
   const plan = { identifyProblems, steps, extras, variants, upstreams, reads };
-  const identified = identify(ingress, identifyProblems, reads, ctx.config);
+  const identified = identify(ingress, identifyProblems, reads, ctx);
   if (identified) planRules(identified, { ...ctx, reads, steps, extras, variants, upstreams });
   const tls = identified && !identified.annotations.canary ? planTls(identified) : [];
   const tlsHosts = new Set(tls.flatMap((t) => (t.kind === 'claim' ? [t.host] : [])));
@@ -173,7 +175,12 @@ function planTls({ ingress, namespace, name }: Identified): TlsStep[] {
   return steps;
 }
 
-function identify(ingress: Ingress, problems: Problem[], reads: TrackedReads, config: GlobalConfig): Identified | null {
+function identify(
+  ingress: Ingress,
+  problems: Problem[],
+  reads: TrackedReads,
+  { config, modules }: PlanContext,
+): Identified | null {
   const meta = ingress.metadata ?? {};
   const report: Report = (field, message) =>
     problems.push({ kind: 'Ingress', namespace: meta.namespace ?? '', name: meta.name ?? '', field, message });
@@ -190,6 +197,7 @@ function identify(ingress: Ingress, problems: Problem[], reads: TrackedReads, co
   const annotations = meta.annotations
     ? parseAnnotations(ingress, namespace.value, name.value, {
         config,
+        modules,
         problems,
         secret: (ns, n) => reads.secret(`${ns}/${n}`),
       })

@@ -352,6 +352,15 @@ export interface LuaSettings {
   readonly controlSocket: string;
 }
 
+/**
+ * NginxModules are the optional dynamic modules this nginx can load, each a load_module path (Debian packages them
+ * apart: libnginx-mod-http-headers-more-filter gives headersMore). Found by the controller, never from Kubernetes.
+ */
+export interface NginxModules {
+  /** ngx_http_headers_more_filter_module: the more_set_headers family snippets may use */
+  readonly headersMore?: string;
+}
+
 /** NginxModel is everything render() needs: sorted, validated, free of raw Kubernetes strings. */
 export interface NginxModel {
   readonly httpPort: number;
@@ -360,6 +369,8 @@ export interface NginxModel {
   readonly listen: { readonly http: string; readonly https: string } | null;
   /** the Lua balancer's settings, or null when backends and certificates are rendered into nginx.conf */
   readonly lua: LuaSettings | null;
+  /** load_module paths of the optional modules (NginxModules) besides the Lua balancer's */
+  readonly modules: readonly string[];
   /** where `ssl-redirect` sends plain HTTP: `https://$host$request_uri`, with the port when not 443 */
   readonly httpsRedirect: string;
   readonly config: GlobalConfig;

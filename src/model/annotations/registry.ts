@@ -3,7 +3,7 @@
  * calls. The compatibility table (docs/annotations.md) is generated from these lists.
  */
 import { RISK_LEVELS } from '../config-map.js';
-import type { GlobalConfig, Problem } from '../nginx-model.js';
+import type { GlobalConfig, NginxModules, Problem } from '../nginx-model.js';
 import type { Ingress, Secret } from '../snapshot.js';
 import { affinityGroup } from './affinity.js';
 import { authGroup } from './auth.js';
@@ -89,6 +89,7 @@ function unknownKeyMessage(key: string): string {
 /** AnnotationContext is what parseAnnotations needs beyond the Ingress. */
 export interface AnnotationContext {
   readonly config: GlobalConfig;
+  readonly modules: NginxModules;
   readonly secret: (namespace: string, name: string) => Secret | undefined;
   readonly problems: Problem[];
 }
@@ -152,6 +153,7 @@ export function parseAnnotations(
     namespace,
     name,
     config: ctx.config,
+    modules: ctx.modules,
     get: (key) => values.get(keyOf(key)) || undefined,
     keyOf,
     invalid: (key, message) => {

@@ -13,7 +13,10 @@ function snippet(input: AnnotationInput, key: string, context: SnippetContext): 
     );
     return null;
   }
-  const checked = checkSnippetDirectives(raw, context, { annotated: (other) => input.get(other) !== undefined });
+  const checked = checkSnippetDirectives(raw, context, {
+    annotated: (other) => input.get(other) !== undefined,
+    modules: input.modules,
+  });
   if (!checked.ok) {
     input.invalid(key, checked.message);
     return null;

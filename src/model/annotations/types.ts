@@ -4,7 +4,7 @@
  * all parsers together produce. No raw annotation string leaves a parser: each one returns
  * validated, typed fields, and buildModel turns those into the nginx model.
  */
-import type { Cors, GlobalConfig, ProxySettings, RiskLevel, SnippetDirective } from '../nginx-model.js';
+import type { Cors, GlobalConfig, NginxModules, ProxySettings, RiskLevel, SnippetDirective } from '../nginx-model.js';
 import type { Secret } from '../snapshot.js';
 
 /** ANNOTATION_PREFIX is ingress-nginx's default `--annotations-prefix`. */
@@ -48,6 +48,8 @@ export interface AnnotationInput {
   readonly namespace: string;
   readonly name: string;
   readonly config: GlobalConfig;
+  /** the optional nginx modules present (snippets may use their directives) */
+  readonly modules: NginxModules;
   /** the value of the key (or of an alias, when the key is absent); empty means absent, as ingress-nginx reads it */
   get(key: string): string | undefined;
   /** the key actually present for `key`: itself or one of its aliases (for problem messages) */
