@@ -10,6 +10,7 @@ export const backendProtocolGroup: AnnotationGroup<'backendProtocol'> = {
       key: 'backend-protocol',
       risk: 'Low',
       scope: 'location',
+      onInvalid: 'ignore',
       support: 'partial',
       doc: 'HTTP (default), HTTPS, GRPC or GRPCS: proxy_pass http(s):// or grpc_pass grpc(s)://',
       note:
