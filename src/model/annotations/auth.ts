@@ -72,7 +72,7 @@ export const authGroup: AnnotationGroup<'auth'> = {
       onInvalid: 'deny',
       support: 'partial',
       doc: '`basic`: HTTP basic auth against auth-secret (401 without valid credentials)',
-      note: '`digest` is refused (the Ingress is left out)',
+      note: '`digest` is refused (the Ingress fails closed: its locations answer 503)',
     },
     {
       key: 'auth-secret',

@@ -3,7 +3,7 @@ import type { AnnotationInput } from './types.js';
 
 /**
  * read applies `check` to an annotation: undefined when absent, the typed value when valid,
- * and on an invalid value records the problem (which leaves the Ingress out) and gives undefined.
+ * and on an invalid value records the problem (the key's onInvalid rule applies) and gives undefined.
  */
 export function read<T>(input: AnnotationInput, key: string, check: (value: string) => Checked<T>): T | undefined {
   const raw = input.get(key);
