@@ -73,7 +73,7 @@ export type TlsStep =
   | { readonly kind: 'problem'; readonly problem: Problem }
   | { readonly kind: 'claim'; readonly host: string; readonly field: string; readonly secretName: string | undefined };
 
-/** Identified is an Ingress whose namespace, name and annotations are valid. */
+/** Identified is an Ingress whose namespace and name are valid, with its annotations as parsed (maybe denied). */
 export interface Identified {
   readonly ingress: Ingress;
   readonly namespace: string;
@@ -84,7 +84,7 @@ export interface Identified {
 
 /** IngressPlan is one Ingress's share of a build. */
 export interface IngressPlan {
-  /** null: the Ingress is left out (invalid name or annotations) */
+  /** null: the Ingress is left out (an invalid name, or a canary with an invalid annotation) */
   readonly identified: Identified | null;
   /** problems of the Ingress's name and annotations, reported before any rule's */
   readonly identifyProblems: readonly Problem[];
