@@ -73,7 +73,7 @@ export type TlsStep =
   | { readonly kind: 'problem'; readonly problem: Problem }
   | { readonly kind: 'claim'; readonly host: string; readonly field: string; readonly secretName: string | undefined };
 
-/** Identified is an Ingress whose namespace, name and annotations are valid. */
+/** Identified is an Ingress whose namespace and name are valid, with its annotations as parsed (maybe denied). */
 export interface Identified {
   readonly ingress: Ingress;
   readonly namespace: string;
@@ -84,7 +84,7 @@ export interface Identified {
 
 /** IngressPlan is one Ingress's share of a build. */
 export interface IngressPlan {
-  /** null: the Ingress is left out (invalid name or annotations) */
+  /** null: the Ingress is left out (an invalid name, or a canary with an invalid annotation) */
   readonly identified: Identified | null;
   /** problems of the Ingress's name and annotations, reported before any rule's */
   readonly identifyProblems: readonly Problem[];
@@ -227,7 +227,7 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
     steps.push({ kind: 'problem', problem: { kind: 'Ingress', namespace: ns, name, field, message } });
   const ruleHosts = new Set<string>();
   // The default-backend annotation answers for paths whose Service has no endpoints, and renders custom-http-errors.
-  const annotated = defaultBackendAnnotation(ns, annotations.defaultBackend, ctx, report);
+  const annotated = annotations.denied ? null : defaultBackendAnnotation(ns, annotations.defaultBackend, ctx, report);
   const errorBackend = annotated?.upstream ?? ctx.defaultBackendUpstream;
   const features = new IngressFeatures(annotations, owner, {
     config: ctx.config,
@@ -236,6 +236,10 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
     errorBackend,
     report,
   });
+  // A denied Ingress's routes answer 503 and proxy nowhere, so their backends are not even resolved.
+  const DENIED: Resolved = { upstream: null, status: 503 };
+  const resolveTarget = (backend: IngressBackend | undefined, field: string): Resolved =>
+    annotations.denied ? DENIED : target(ctx.upstreams.resolve(ns, backend, field, report));
   const target = (resolved: Resolved) => {
     const r = resolved.upstream === null && annotated?.upstream ? annotated : resolved;
     return r.upstream === null ? r : { upstream: features.upstream(r.upstream), status: null };
@@ -283,8 +287,8 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
       }
       const p = normalisePath(checkedPath.value, pathType);
       const key = `${pathType} ${p}`;
-      const resolved = ctx.upstreams.resolve(ns, path.backend, `${pf}.backend`, report);
       if (annotations.canary) {
+        const resolved = ctx.upstreams.resolve(ns, path.backend, `${pf}.backend`, report);
         if (resolved.upstream !== null)
           steps.push({
             kind: 'canary',
@@ -296,12 +300,13 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
           });
         continue;
       }
+      const resolved = resolveTarget(path.backend, `${pf}.backend`);
       steps.push({
         kind: 'route',
         host,
         key,
         field: pf,
-        route: { path: p, pathType, ...target(resolved), ingress: owner, owner, features: features.forRoute(p, regex) },
+        route: { path: p, pathType, ...resolved, ingress: owner, owner, features: features.forRoute(p, regex) },
       });
     }
   }
@@ -314,7 +319,7 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
   if (spec.defaultBackend && !annotations.canary && fallbackAuth)
     report(AUTH_URL_FIELD, `${fallbackAuth}; spec.defaultBackend left out`);
   else if (spec.defaultBackend && !annotations.canary) {
-    const resolved = target(ctx.upstreams.resolve(ns, spec.defaultBackend, 'spec.defaultBackend', report));
+    const resolved = resolveTarget(spec.defaultBackend, 'spec.defaultBackend');
     const route: Route = {
       path: '/',
       pathType: 'Prefix',

@@ -189,6 +189,11 @@ export interface Location {
   readonly sslRedirect: boolean;
   /** `namespace/name` of the Ingress, for logs and conflicts */
   readonly ingress: string | null;
+  /**
+   * a security annotation of the Ingress could not be applied: the location answers 503 and does nothing else
+   * (ingress-nginx's denied location); it still claims its path, so no other Ingress can serve it unchecked
+   */
+  readonly denied: boolean;
   /** the proxy target; null when nginx answers itself (status, redirect) */
   readonly pass: Pass | null;
   /** permanent-redirect / temporal-redirect: nginx answers with this instead of proxying */
