@@ -94,16 +94,31 @@ function ref(flag: string, value: string | undefined): string | undefined {
 
 const GO_UNITS: Readonly<Record<string, number>> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 1e-3, µs: 1e-3 };
 
+/** goDuration reads a Go duration (`30s`, `1m30s`, `500ms`) into ms, or null: a scan, one unit after each number. */
+function goDuration(value: string): number | null {
+  let ms = 0;
+  let i = 0;
+  while (i < value.length) {
+    const start = i;
+    while (i < value.length && /[0-9.]/.test(value[i]!)) i++;
+    const number = value.slice(start, i);
+    const unitStart = i;
+    while (i < value.length && !/[0-9.]/.test(value[i]!)) i++;
+    const scale = GO_UNITS[value.slice(unitStart, i)];
+    if (!/^\d+(\.\d+)?$/.test(number) || scale === undefined) return null;
+    ms += Number(number) * scale;
+  }
+  return value.length > 0 ? ms : null;
+}
+
 /** seconds reads a number of seconds, or a Go duration as ingress-nginx's flags take them (`30s`, `1m30s`), in ms. */
 function seconds(flag: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback * 1000;
   if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
-  const parts = value.length <= 64 ? [...value.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us|µs)/g)] : [];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== value)
-    throw new UsageError(
-      `${flag} must be a number of seconds or a duration (30s, 1m30s), not ${JSON.stringify(value)}`,
-    );
-  return parts.reduce((ms, [, n, unit]) => ms + Number(n) * GO_UNITS[unit!]!, 0);
+  const ms = value.length <= 64 ? goDuration(value) : null;
+  if (ms === null)
+    throw new UsageError(`${flag} must be a number of seconds or a duration (30s, 1m30s), not ${JSON.stringify(value)}`);
+  return ms;
 }
 
 function electionId(value: string | undefined): string {
