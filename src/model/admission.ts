@@ -41,6 +41,14 @@ const NEWEST = '9999-12-31T23:59:59Z';
 export class AdmissionJudge {
   private readonly memo = new BuildMemo();
 
+  /**
+   * warm builds `snapshot` into the memo, so that the first review after start, or after many
+   * changes, costs one candidate and not a whole build.
+   */
+  warm(snapshot: Snapshot, options: JudgeOptions): void {
+    buildModel(snapshot, options.build, this.memo);
+  }
+
   /** judge decides on `candidate` (the object after the operation) against `snapshot`. */
   judge(snapshot: Snapshot, options: JudgeOptions, operation: AdmissionOperation, candidate: Ingress): Verdict {
     const allow: Verdict = { allowed: true, message: '', warnings: [] };
