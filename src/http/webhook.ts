@@ -93,11 +93,11 @@ function handle(req: IncomingMessage, res: ServerResponse, options: WebhookOptio
     res.writeHead(error.status, { 'content-type': 'text/plain; charset=utf-8', ...headers }).end(`${error.message}\n`);
     options.log.debug({ status: error.status, reason: error.message }, 'admission review refused');
   };
-  if (path !== WEBHOOK_PATH) return refuse(new Refused(404, `not found: reviews go to ${WEBHOOK_PATH}`));
-  if (req.method !== 'POST') return refuse(new Refused(405, 'an AdmissionReview is POSTed'), { allow: 'POST' });
-  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/json')
-    return refuse(new Refused(400, `content-type must be application/json, not ${JSON.stringify(type)}`));
+  const early = refusedAtOnce(path, req);
+  if (early) {
+    refuse(early, early.status === 405 ? { allow: 'POST' } : {});
+    return;
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   req.on('data', (chunk: Buffer) => {
@@ -126,12 +126,24 @@ function handle(req: IncomingMessage, res: ServerResponse, options: WebhookOptio
       );
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(response));
     } catch (error) {
-      if (error instanceof Refused) return refuse(error);
-      options.log.error({ err: error }, 'admission review failed');
-      refuse(new Refused(500, 'the review could not be judged'));
+      if (error instanceof Refused) refuse(error);
+      else {
+        options.log.error({ err: error }, 'admission review failed');
+        refuse(new Refused(500, 'the review could not be judged'));
+      }
     }
   });
   req.on('error', () => res.destroy());
+}
+
+/** refusedAtOnce is what the path, method and content type alone refuse, before the body is read; null: read it. */
+function refusedAtOnce(path: string, req: IncomingMessage): Refused | null {
+  if (path !== WEBHOOK_PATH) return new Refused(404, `not found: reviews go to ${WEBHOOK_PATH}`);
+  if (req.method !== 'POST') return new Refused(405, 'an AdmissionReview is POSTed');
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json')
+    return new Refused(400, `content-type must be application/json, not ${JSON.stringify(type)}`);
+  return null;
 }
 
 /** A review's request, checked: what the judge needs and what the answer echoes. */
