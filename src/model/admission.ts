@@ -106,7 +106,10 @@ export function warningOnly(problem: Problem): boolean {
   if (DEPENDENCY.test(problem.message)) return true;
   if (problem.field.startsWith('spec.tls')) return true;
   const annotation = problem.field.startsWith('metadata.annotations.');
-  return annotation && !problem.field.endsWith('-snippet') && problem.message.endsWith('; ignored');
+  // However serving treats them, a snippet and a key above the risk level are the administrator's "no", as in
+  // ingress-nginx's admission.
+  const refused = problem.field.endsWith('-snippet') || problem.message.includes('above annotations-risk-level');
+  return annotation && !refused && problem.message.endsWith('; ignored');
 }
 
 const CONFLICT =

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AdmissionJudge, type AdmissionOperation } from '../../src/model/admission.js';
+import { AdmissionJudge, warningOnly, type AdmissionOperation } from '../../src/model/admission.js';
 import { defaultBuildOptions } from '../../src/model/build.js';
 import type { ConfigMap, Ingress, Snapshot } from '../../src/model/snapshot.js';
 import { issueCertificate } from '../../src/tls/issue.js';
@@ -91,6 +91,18 @@ const cases: Case[] = [
       ),
     allowed: false,
     message: 'default/second: metadata.annotations.nginx.ingress.kubernetes.io/configuration-snippet: ',
+  },
+  {
+    name: 'an annotation above annotations-risk-level',
+    candidate: () =>
+      ingress(
+        'second',
+        { 'b.example.com': [{ path: '/', service: 'app' }] },
+        { annotations: { 'nginx.ingress.kubernetes.io/upstream-hash-by': '$request_uri' } },
+      ),
+    extra: () => [{ ...snippetsAllowed, data: { 'annotations-risk-level': 'Medium' } }],
+    allowed: false,
+    message: 'default/second: metadata.annotations.nginx.ingress.kubernetes.io/upstream-hash-by: ',
   },
   {
     name: 'a host and path an older Ingress serves',
@@ -208,4 +220,38 @@ describe('the admission judge', () => {
     expect(judge.judge(snapshotOf(base), { ...options, watchNamespace: 'default' }, 'CREATE', bad).allowed).toBe(true);
     expect(judge.judge(snapshotOf(base), options, 'CREATE', bad).allowed).toBe(false);
   });
+});
+
+describe('warningOnly: which problems of the candidate only warn', () => {
+  const annotation = (key: string, message: string) => ({
+    kind: 'Ingress',
+    namespace: 'default',
+    name: 'x',
+    field: `metadata.annotations.nginx.ingress.kubernetes.io/${key}`,
+    message,
+  });
+  it.each([
+    // Invalid values deny, whatever serving does with them (left out, ignored with the default, 503, filtered).
+    [annotation('proxy-read-timeout', '"soon" is not a duration; Ingress left out'), false],
+    [annotation('proxy-read-timeout', '"soon" is not a duration; ignored, the default applies'), false],
+    [annotation('auth-url', '"x" is not a URL; its locations answer 503'), false],
+    [annotation('cors-allow-origin', '"x" is not an origin; dropped, the valid entries are kept'), false],
+    [annotation('configuration-snippet', 'snippets are disabled: …; ignored'), false],
+    [annotation('auth-url', 'is High risk, above annotations-risk-level Medium (…); ignored'), false],
+    // Understood and ignored by design, or unknown: admitted, as ingress-nginx admits them.
+    [annotation('canary-weight', 'has no effect without canary: "true"; ignored'), true],
+    [annotation('enable-opentelemetry', 'is not supported (no OpenTelemetry module); ignored'), true],
+    [
+      { ...annotation('x', ''), field: 'spec.rules[0].host', message: '"a;" is not a valid host; rule left out' },
+      false,
+    ],
+    [
+      {
+        ...annotation('x', ''),
+        field: 'spec.rules[0].http.paths[0].backend.service.name',
+        message: 'Service default/later not found; answering 503',
+      },
+      true,
+    ],
+  ])('%o → %s', (problem, warns) => expect(warningOnly(problem)).toBe(warns));
 });
