@@ -113,6 +113,21 @@ const cases: Case[] = [
       'ingress default/first',
   },
   {
+    name: 'a canary on the host and path an older Ingress serves',
+    candidate: () =>
+      ingress(
+        'second',
+        { 'a.example.com': [{ path: '/', service: 'app' }] },
+        {
+          annotations: {
+            'nginx.ingress.kubernetes.io/canary': 'true',
+            'nginx.ingress.kubernetes.io/canary-weight': '10',
+          },
+        },
+      ),
+    allowed: true,
+  },
+  {
     name: 'the same host with another path',
     candidate: () => ingress('second', { 'a.example.com': [{ path: '/api', service: 'app' }] }),
     allowed: true,
