@@ -119,7 +119,9 @@ function seconds(flag: string, value: string | undefined, fallback: number): num
   if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
   const ms = value.length <= 64 ? goDuration(value) : null;
   if (ms === null)
-    throw new UsageError(`${flag} must be a number of seconds or a duration (30s, 1m30s), not ${JSON.stringify(value)}`);
+    throw new UsageError(
+      `${flag} must be a number of seconds or a duration (30s, 1m30s), not ${JSON.stringify(value)}`,
+    );
   return ms;
 }
 
