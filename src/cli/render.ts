@@ -1,5 +1,7 @@
 import { text as readText } from 'node:stream/consumers';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../model/build.js';
+import { nginxBinary } from '../nginx/binary.js';
+import { findOptionalModules } from '../nginx/modules.js';
 import { loadManifests, parseManifests, toSnapshot } from '../manifests/load.js';
 import type { KubeObject, Snapshot } from '../model/snapshot.js';
 import { writeConfigSet } from '../nginx/files.js';
@@ -73,7 +75,9 @@ export async function runRender(
   };
   const snapshot = await readManifests(manifests, stdin);
   const template = await loadTemplate(values.template);
-  const { model, problems } = buildModel(snapshot, { ...options, resolvers: await nameservers() });
+  // enable-brotli and add-headers load modules of the nginx on the PATH (or NGINX_BINARY), as `nginx -t` would run.
+  const modules = await findOptionalModules(nginxBinary());
+  const { model, problems } = buildModel(snapshot, { ...options, resolvers: await nameservers(), modules });
   const text = render(model, template);
   log.debug(
     { servers: model.servers.length, upstreams: model.upstreams.length, problems: problems.length },

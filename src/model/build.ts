@@ -8,6 +8,7 @@
 import { type BuiltUpstreams, UpstreamTable, compare, type Report } from './backends.js';
 import { balancedUpstreams } from './annotations/apply.js';
 import { filesDigest } from './files-digest.js';
+import { globalExtras, type OptionalModules } from './global-extras.js';
 import { fitServerNameHash } from './config-map.js';
 import type { HostContext } from './host-rules.js';
 import type { HostTable } from './incremental/host-table.js';
@@ -49,6 +50,8 @@ export interface BuildOptions extends ClassOptions {
    * proxy, and nginx.conf names no endpoint and no host certificate. A memo serves one value of it.
    */
   readonly dynamic?: LuaSettings;
+  /** the optional nginx modules this nginx has (brotli, headers-more), found at start */
+  readonly modules?: OptionalModules;
 }
 
 /** defaultBuildOptions are ingress-nginx's flag defaults. */
@@ -103,7 +106,8 @@ export function buildModel(
   const http = hosts.extras.model();
   const upstreams = upstreamsOf(memo, settings.config, settings.changes.lookups, problems);
   const files = filesOf(memo, settings.certificates, http.files);
-  return { model: modelOf(options, settings, memo, { hosts, http, upstreams, files }), problems };
+  const extras = globalExtras(settings.config, snapshot.configMaps, options.configMap, options.modules ?? {}, problems);
+  return { model: modelOf(options, settings, memo, { hosts, http, upstreams, files, extras }), problems };
 }
 
 /** Settings are what every plan and host of a build is made under. */
@@ -206,6 +210,7 @@ interface Built {
   readonly http: ReturnType<HostTable['extras']['model']>;
   readonly upstreams: readonly BalancedUpstream[];
   readonly files: { readonly list: readonly Certificate[]; readonly digest: string };
+  readonly extras: ReturnType<typeof globalExtras>;
 }
 
 /** modelOf assembles the model from the steps' results. */
@@ -213,15 +218,19 @@ function modelOf(
   options: BuildOptions,
   settings: Settings,
   memo: BuildMemo,
-  { hosts, http, upstreams, files }: Built,
+  { hosts, http, upstreams, files, extras }: Built,
 ): NginxModel {
-  const { defaultServer, named, config } = serversView(memo, hosts.servers(), settings.config);
+  const { defaultServer, named, config: fitted } = serversView(memo, hosts.servers(), settings.config);
+  const config = fitted.enableBrotli === extras.config.enableBrotli ? fitted : { ...fitted, enableBrotli: false };
   return {
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,
     httpsRedirect: `https://$host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$request_uri`,
     listen: listenOf(options),
     lua: options.dynamic ?? null,
+    modules: extras.modules,
+    addHeaders: extras.addHeaders,
+    proxySetHeaders: extras.proxySetHeaders,
     config,
     hstsHeader: settings.hsts,
     // Only auth-url needs these: without it the file does not depend on the machine's nameservers.

@@ -128,8 +128,8 @@ const HOST_WIDE_FORBIDDEN_HEADERS = [
   'content-security-policy',
 ];
 
-/** The request headers the controller sets itself; a second value would confuse the backend. */
-const CONTROLLER_PROXY_HEADERS = [
+/** CONTROLLER_PROXY_HEADERS are the request headers the controller sets itself (lower case); a second value would confuse the backend. */
+export const CONTROLLER_PROXY_HEADERS = [
   'host',
   'upgrade',
   'connection',

@@ -78,7 +78,8 @@ export function spawnMaster(
     reject: false,
     env,
     detached: true,
-    stdio: ['ignore', 'ignore', 'pipe'],
+    // access-log-path /dev/stdout: the controller's own stdout (the container's log), not /dev/null.
+    stdio: ['ignore', 'inherit', 'pipe'],
     buffer: false,
   });
   if (child.pid === undefined) throw new Error(`cannot start ${binary}`);
