@@ -382,7 +382,8 @@ export const configKeys: readonly ConfigKey[] = [
     'allow-snippet-annotations',
     'allowSnippetAnnotations',
     checkBool,
-    'accept configuration-snippet and server-snippet (still checked against the snippet allow-list)',
+    'accept the configuration-snippet and server-snippet annotations (still checked against the snippet ' +
+      "allow-list); the ConfigMap's own server-snippet and http-snippet do not need it",
   ),
   key(
     'annotations-risk-level',
@@ -438,14 +439,26 @@ export const configKeys: readonly ConfigKey[] = [
   key('gzip-level', 'gzipLevel', checkGzipLevel, 'gzip_comp_level (1-9)'),
   key('gzip-min-length', 'gzipMinLength', checkByteCount, 'gzip_min_length (bytes)'),
   key('gzip-types', 'gzipTypes', checkMimeTypes, 'gzip_types: space-separated MIME types, or *'),
-  key('log-format-upstream', 'logFormatUpstream', checkLogFormat, 'access log format'),
+  key(
+    'log-format-upstream',
+    'logFormatUpstream',
+    checkLogFormat,
+    "access log format; its variables must be nginx's own or nginx.conf's ($proxy_upstream_name, and " +
+      "ingress-nginx's $req_id and $proxy_alternative_upstream_name, always empty here): nginx refuses an unknown one",
+  ),
   key(
     'access-log-path',
     'accessLogPath',
     checkAccessLogPath,
     "access log: `/dev/stdout` (the controller's), or a file under `logs/` of the config folder",
   ),
-  key('server-tokens', 'showServerTokens', checkBool, 'server_tokens: the nginx version in the Server header'),
+  key(
+    'server-tokens',
+    'showServerTokens',
+    checkBool,
+    'server_tokens: the nginx version in the Server header and error pages; off sends `Server: nginx` (ingress-nginx ' +
+      'drops the header)',
+  ),
   key(
     'keep-alive-requests',
     'keepAliveRequests',
@@ -516,27 +529,31 @@ export const configKeys: readonly ConfigKey[] = [
     'addHeaders',
     checkConfigMapRef,
     'namespace/name of a ConfigMap (in the namespace of --configmap) whose data are response headers for every ' +
-      "answer (`more_set_headers`; needs Debian's libnginx-mod-http-headers-more-filter)",
+      "answer (`more_set_headers`; needs Debian's libnginx-mod-http-headers-more-filter); names of letters, digits " +
+      "and '-', values of printable ASCII with the snippets' variables only; a bad entry is left out with a problem",
   ),
   key(
     'proxy-set-headers',
     'proxySetHeaders',
     checkConfigMapRef,
     'namespace/name of a ConfigMap (in the namespace of --configmap) whose data are request headers for the ' +
-      'backends (`proxy_set_header`)',
+      'backends (`proxy_set_header`), checked as add-headers; a header the controller sets itself (Host, ' +
+      'X-Forwarded-*, …) is left out with a problem',
   ),
   key(
     'server-snippet',
     'serverSnippet',
     checkSnippet('server'),
-    'directives in every server block: only the server-snippet allow-list of docs/annotations.md (add_header, ' +
-      'without session, redirect or framing headers), checked as the annotation is',
+    'directives in every server block, checked as the server-snippet annotation is: only its allow-list ' +
+      '(docs/annotations.md: add_header, without session, redirect or framing headers; listed variables only); ' +
+      "not gated by allow-snippet-annotations (the ConfigMap is the operator's); a refused snippet is left out whole",
   ),
   key(
     'http-snippet',
     'httpSnippet',
     checkSnippet('server'),
-    'directives in the http block: the same allow-list as server-snippet',
+    'directives in the http block: the same allow-list as server-snippet; nginx passes an http-level add_header only ' +
+      'to servers and locations that add no header of their own',
   ),
   {
     key: 'disable-access-log',
