@@ -450,7 +450,7 @@ export const configKeys: readonly ConfigKey[] = [
     'access-log-path',
     'accessLogPath',
     checkAccessLogPath,
-    "access log: `/dev/stdout` (the controller's), or a file under `logs/` of the config folder",
+    "access log: `/dev/stdout` (the controller's stdout), or a file right in `logs/` of the config folder",
   ),
   key(
     'server-tokens',

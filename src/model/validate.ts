@@ -318,8 +318,7 @@ export function checkFilePath(value: unknown): Checked<string> {
 
 /**
  * checkAccessLogPath accepts where the access log may go: `/dev/stdout` (the controller's), or a
- * file under the config folder's `logs/` (`logs/access.log`, `logs/a/b.log`) without `.` or `..`
- * segments. nginx's master opens it as root, so any other absolute path would let a ConfigMap
+ * file right in the config folder's `logs/` (`logs/access.log`). nginx's master opens it as root, so any other absolute path would let a ConfigMap
  * write over a file of the host (`/etc/cron.d/x`). `/dev/stderr` is refused: nginx's stderr is
  * the socket the controller reads nginx's error log from, which nginx cannot open() ("No such
  * device or address"), so `nginx -t` would refuse the config.
@@ -337,6 +336,9 @@ export function checkAccessLogPath(value: unknown): Checked<string> {
   if (segments[0] !== 'logs' || segments.length < 2 || segments.some((s) => s === '.' || s === '')) {
     return fail(`${show(value)} must be /dev/stdout or a file under logs/ (relative to the config folder)`);
   }
+  // Nobody makes a folder below logs/, and nginx cannot open a file in one that is missing: nginx -t would refuse.
+  if (segments.length > 2)
+    return fail(`${show(value)}: the file must be right in logs/ (nginx cannot open a file in a missing folder)`);
   return ok(plain.value);
 }
 

@@ -6,8 +6,8 @@
  * default stays); nothing in between. A key in the registry without a table entry fails the test.
  *
  * Keys that do not interact share one config: round i sets every key to its i-th value; keys that
- * only render under a switch (gzip-*, brotli-*) get the switch on, and the switch's own value of
- * that round is tried alone. Both ways backends reach nginx are rendered: endpoints in nginx.conf,
+ * only render under a switch (gzip-*, brotli-*, access-log-path) get the switch on, and the switch's own
+ * value of that round is tried alone. Both ways backends reach nginx are rendered: endpoints in nginx.conf,
  * and the Lua balancer's upstream.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -120,7 +120,8 @@ const VALUES: Readonly<Record<string, readonly Value[]>> = {
   'access-log-path': [
     '/dev/stdout',
     'logs/access.log',
-    'logs/a/b.log',
+    'logs/a.log',
+    no('logs/a/b.log'),
     no('/dev/stderr'),
     no('/var/log/nginx/access.log'),
     no(''),
@@ -167,10 +168,11 @@ const VALUES: Readonly<Record<string, readonly Value[]>> = {
   ],
 };
 
-/** Keys that render only under a switch, which is turned on for them. */
+/** Keys that render only under a switch, which is set `on` for them. */
 const SWITCHES: readonly { readonly key: string; readonly on: string; readonly dependents: RegExp }[] = [
   { key: 'use-gzip', on: 'true', dependents: /^gzip-/ },
   { key: 'enable-brotli', on: 'true', dependents: /^brotli-/ },
+  { key: 'disable-access-log', on: 'false', dependents: /^access-log-path$/ },
 ];
 
 /** The header ConfigMaps add-headers and proxy-set-headers name. */

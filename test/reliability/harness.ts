@@ -24,6 +24,7 @@ import type { DynamicTables } from '../../src/model/dynamic-tables.js';
 import { expectedState } from './expected.js';
 import type { knownBugs } from './known-bugs.js';
 import { profile } from './profile.js';
+import { addRefusalHook } from '../support/refusal-hook.js';
 import { writeNginxWrapper } from './nginx-wrapper.js';
 import { mountTmpfs, type Tmpfs } from './tmpfs.js';
 import { Traffic, type Failure } from './traffic.js';
@@ -169,6 +170,7 @@ export class Harness {
     if (options.copyTemplate) {
       await cp(dirname(DEFAULT_TEMPLATE), join(scratch, 'templates'), { recursive: true });
       templateFile = join(scratch, 'templates', 'nginx.conf.hbs');
+      await addRefusalHook(templateFile);
       flags.push('--template', templateFile);
     }
     let nginxFaultFile: string | null = null;

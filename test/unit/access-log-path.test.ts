@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { checkAccessLogPath } from '../../src/model/validate.js';
 
 describe('access-log-path', () => {
-  it.each(['/dev/stdout', 'logs/access.log', 'logs/tenant-a/access.log'])('accepts %s', (path) => {
+  it.each(['/dev/stdout', 'logs/access.log', 'logs/tenant-a.log'])('accepts %s', (path) => {
     expect(checkAccessLogPath(path)).toEqual({ ok: true, value: path });
   });
 
@@ -16,6 +16,8 @@ describe('access-log-path', () => {
     ['nginx.conf', 'must be /dev/stdout or a file under logs/'],
     ['logs', 'must be /dev/stdout or a file under logs/'],
     ['logs/./x.log', 'must be /dev/stdout or a file under logs/'],
+    ['logs/tenant-a/access.log', 'the file must be right in logs/'],
+    ['/dev/stderr', 'use /dev/stdout'],
     ['logs/../nginx.conf', "may not contain '..'"],
     ['/dev/stdout/../../etc/passwd', "may not contain '..'"],
     ['syslog:server=127.0.0.1', 'is not a plain file path'],
