@@ -9,6 +9,7 @@
 import { Agent, request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { startBackend, type Backend } from '../support/net.js';
 import { SCENE_MODES, startScene, type Scene } from './annotations-harness.js';
@@ -122,6 +123,23 @@ describe.each(SCENE_MODES)('ConfigMap keys on the wire (%s)', (mode) => {
     const unknown = await fetch(scene.httpPort, 'nobody.test', '/');
     expect([unknown.status, unknown.headers['x-using-nginx-controller']]).toEqual([404, 'true']);
   });
+
+  it.runIf(mode === 'lua')(
+    'add-headers: a change of the header ConfigMap reaches the answers (it is watched)',
+    async () => {
+      await scene.cluster!.patch({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { namespace: 'ingress', name: 'custom-headers' },
+        data: { 'X-Using-Nginx-Controller': 'changed' },
+      });
+      await waitFor(
+        'the changed header served',
+        async () => (await fetch(scene.httpPort, 'keys.test', '/')).headers['x-using-nginx-controller'] === 'changed',
+        10_000,
+      );
+    },
+  );
 
   it('server-snippet: its header is on the answers of every server', async () => {
     expect((await fetch(scene.httpPort, 'keys.test', '/')).headers['x-server-snippet']).toBe('yes');
