@@ -450,7 +450,8 @@ export const configKeys: readonly ConfigKey[] = [
     'access-log-path',
     'accessLogPath',
     checkAccessLogPath,
-    "access log: `/dev/stdout` (the controller's stdout), or a file right in `logs/` of the config folder",
+    "access log: `/dev/stdout` (nginx's stdout, which the controller does not pass on: the log is lost), or a " +
+      'file right in `logs/` of the config folder',
   ),
   key(
     'server-tokens',

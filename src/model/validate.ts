@@ -317,7 +317,7 @@ export function checkFilePath(value: unknown): Checked<string> {
 }
 
 /**
- * checkAccessLogPath accepts where the access log may go: `/dev/stdout` (the controller's), or a
+ * checkAccessLogPath accepts where the access log may go: `/dev/stdout` (nginx's), or a
  * file right in the config folder's `logs/` (`logs/access.log`). nginx's master opens it as root, so any other absolute path would let a ConfigMap
  * write over a file of the host (`/etc/cron.d/x`). `/dev/stderr` is refused: nginx's stderr is
  * the socket the controller reads nginx's error log from, which nginx cannot open() ("No such

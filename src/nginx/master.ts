@@ -78,8 +78,7 @@ export function spawnMaster(
     reject: false,
     env,
     detached: true,
-    // access-log-path /dev/stdout: the controller's own stdout (the container's log), not /dev/null.
-    stdio: ['ignore', 'inherit', 'pipe'],
+    stdio: ['ignore', 'ignore', 'pipe'],
     buffer: false,
   });
   if (child.pid === undefined) throw new Error(`cannot start ${binary}`);
