@@ -1,10 +1,10 @@
 import { text as readText } from 'node:stream/consumers';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../model/build.js';
-import { nginxBinary } from '../nginx/binary.js';
-import { findOptionalModules } from '../nginx/modules.js';
 import { loadManifests, parseManifests, toSnapshot } from '../manifests/load.js';
 import type { KubeObject, Snapshot } from '../model/snapshot.js';
 import { writeConfigSet } from '../nginx/files.js';
+import { nginxBinary } from '../nginx/binary.js';
+import { findModules } from '../nginx/modules.js';
 import { loadTemplate } from '../render/load.js';
 import { render } from '../render/render.js';
 import { nameservers } from '../nginx/resolvers.js';
@@ -75,8 +75,8 @@ export async function runRender(
   };
   const snapshot = await readManifests(manifests, stdin);
   const template = await loadTemplate(values.template);
-  // enable-brotli and add-headers load modules of the nginx on the PATH (or NGINX_BINARY), as `nginx -t` would run.
-  const modules = await findOptionalModules(nginxBinary());
+  // The modules of the nginx on this machine, so that `--out` passes its `nginx -t` as it is.
+  const modules = await findModules(nginxBinary());
   const { model, problems } = buildModel(snapshot, { ...options, resolvers: await nameservers(), modules });
   const text = render(model, template);
   log.debug(

@@ -8,7 +8,7 @@
 import { type BuiltUpstreams, UpstreamTable, compare, type Report } from './backends.js';
 import { balancedUpstreams } from './annotations/apply.js';
 import { filesDigest } from './files-digest.js';
-import { globalExtras, type OptionalModules } from './global-extras.js';
+import { globalExtras } from './global-extras.js';
 import { fitServerNameHash } from './config-map.js';
 import type { HostContext } from './host-rules.js';
 import type { HostTable } from './incremental/host-table.js';
@@ -24,6 +24,7 @@ import type {
   Certificate,
   GlobalConfig,
   LuaSettings,
+  NginxModules,
   NginxModel,
   Problem,
   Server,
@@ -50,8 +51,8 @@ export interface BuildOptions extends ClassOptions {
    * proxy, and nginx.conf names no endpoint and no host certificate. A memo serves one value of it.
    */
   readonly dynamic?: LuaSettings;
-  /** the optional nginx modules this nginx has (brotli, headers-more), found at start */
-  readonly modules?: OptionalModules;
+  /** the optional modules this nginx has (src/nginx/modules.ts): snippets may use what they give */
+  readonly modules?: NginxModules;
 }
 
 /** defaultBuildOptions are ingress-nginx's flag defaults. */
@@ -122,6 +123,7 @@ interface Settings {
   readonly hsts: string | null;
   /** `--default-ssl-certificate`: any TLS host may fall back to it */
   readonly defaultSslCertificate: string | undefined;
+  readonly modules: NginxModules;
 }
 
 /**
@@ -161,6 +163,7 @@ function settingsOf(snapshot: Snapshot, options: BuildOptions, memo: BuildMemo, 
     fallback,
     hsts: hstsHeader(globals.config),
     defaultSslCertificate: options.defaultSslCertificate,
+    modules: options.modules ?? {},
   };
 }
 
@@ -173,6 +176,7 @@ function plansOf(
 ): readonly IngressPlan[] {
   const context = {
     config: settings.config,
+    modules: settings.modules,
     lookups: settings.changes.lookups,
     built: memo.built,
     defaultBackendUpstream: settings.defaultBackend.upstream,

@@ -1,5 +1,5 @@
 import { getCiphers } from 'node:tls';
-import type { GlobalConfig, Problem, RiskLevel } from './nginx-model.js';
+import type { GlobalConfig, NginxModules, Problem, RiskLevel } from './nginx-model.js';
 import { regexSubsetRefusal } from './regex-path.js';
 import { checkSnippetDirectives, type SnippetContext } from './snippet-policy.js';
 import type { ConfigMap } from './snapshot.js';
@@ -188,7 +188,8 @@ function checkConfigMapRef(value: unknown): Checked<string> {
 }
 
 /** A ConfigMap snippet, checked against the annotations' allow-list for its context. */
-const checkSnippet = (context: SnippetContext) => (value: string) => checkSnippetDirectives(value, context);
+const checkSnippet = (context: SnippetContext) => (value: string, modules: NginxModules) =>
+  checkSnippetDirectives(value, context, { modules });
 
 function checkLoadBalance(value: unknown): Checked<'round_robin' | 'least_conn'> {
   if (value === 'round_robin') return { ok: true, value };
@@ -287,21 +288,22 @@ export interface ConfigKey {
   readonly doc: string;
   /** the GlobalConfig field it sets, when it sets one directly (docs show its default) */
   readonly field?: keyof GlobalConfig;
-  readonly apply: (value: string, config: Mutable<GlobalConfig>) => Checked<unknown>;
+  /** `modules`: the optional modules this nginx has (the snippet keys allow their directives) */
+  readonly apply: (value: string, config: Mutable<GlobalConfig>, modules?: NginxModules) => Checked<unknown>;
 }
 
 function key<K extends keyof GlobalConfig>(
   name: string,
   field: K,
-  check: (value: string) => Checked<GlobalConfig[K]>,
+  check: (value: string, modules: NginxModules) => Checked<GlobalConfig[K]>,
   doc: string,
 ): ConfigKey {
   return {
     key: name,
     doc,
     field,
-    apply: (value, config) => {
-      const checked = check(value);
+    apply: (value, config, modules = {}) => {
+      const checked = check(value, modules);
       if (checked.ok) config[field] = checked.value;
       return checked;
     },
@@ -600,7 +602,10 @@ const refusedByKey = new Map(refusedConfigKeys.map((k) => [k.key, k.reason]));
  * readConfigMap applies a ConfigMap's data over the defaults. A bad value is a problem and its
  * default stays; an unknown key is a problem too, so a typo does not pass silently.
  */
-export function readConfigMap(configMap: ConfigMap | undefined): { config: GlobalConfig; problems: Problem[] } {
+export function readConfigMap(
+  configMap: ConfigMap | undefined,
+  modules: NginxModules = {},
+): { config: GlobalConfig; problems: Problem[] } {
   const config: Mutable<GlobalConfig> = { ...defaultGlobalConfig };
   const problems: Problem[] = [];
   if (!configMap) return { config, problems };
@@ -629,7 +634,7 @@ export function readConfigMap(configMap: ConfigMap | undefined): { config: Globa
       problems.push(at(`data.${name}`, 'must be a string'));
       continue;
     }
-    const checked = entry.apply(value, config);
+    const checked = entry.apply(value, config, modules);
     if (!checked.ok) problems.push(at(`data.${name}`, `${checked.message}; keeping the default`));
   }
   if ((config.http2MaxFieldSize === null) !== (config.http2MaxHeaderSize === null)) {

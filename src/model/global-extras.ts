@@ -1,23 +1,16 @@
 /**
  * The http-level extras of the ConfigMap that depend on more than its own data: the nginx modules
  * a key needs (brotli, headers-more), and the header ConfigMaps add-headers and proxy-set-headers
- * name. Pure: the module paths come from BuildOptions (found at start), the ConfigMaps from the snapshot.
+ * name. Pure: the module paths come from BuildOptions (src/nginx/modules.ts, at start), the ConfigMaps from the
+ * snapshot.
  */
-import type { GlobalConfig, Header, Problem } from './nginx-model.js';
+import type { GlobalConfig, Header, NginxModules, Problem } from './nginx-model.js';
 import type { ConfigMap } from './snapshot.js';
 import { checkValue, CONTROLLER_PROXY_HEADERS } from './snippet-policy.js';
 import { checkHeaderName, show } from './validate.js';
 
-/** OptionalModules are the paths of the optional nginx modules this nginx has (found at start; absent: missing). */
-export interface OptionalModules {
-  /** Debian's libnginx-mod-http-brotli-filter: ngx_http_brotli_filter_module.so */
-  readonly brotli?: string;
-  /** Debian's libnginx-mod-http-headers-more-filter: ngx_http_headers_more_filter_module.so */
-  readonly headersMore?: string;
-}
-
-/** OPTIONAL_MODULE_FILES are the module files looked for in nginx's modules folder, and their Debian packages. */
-export const OPTIONAL_MODULE_FILES: Readonly<Record<keyof OptionalModules, { file: string; debian: string }>> = {
+/** MODULE_PACKAGES name each optional module's file and Debian package, for the problems when one is missing. */
+const MODULE_PACKAGES: Readonly<Record<keyof NginxModules, { file: string; debian: string }>> = {
   brotli: { file: 'ngx_http_brotli_filter_module.so', debian: 'libnginx-mod-http-brotli-filter' },
   headersMore: { file: 'ngx_http_headers_more_filter_module.so', debian: 'libnginx-mod-http-headers-more-filter' },
 };
@@ -26,7 +19,7 @@ export const OPTIONAL_MODULE_FILES: Readonly<Record<keyof OptionalModules, { fil
 export interface GlobalExtras {
   /** the config, with enable-brotli off when nginx has no brotli module */
   readonly config: GlobalConfig;
-  /** load_module paths, in a fixed order */
+  /** load_module paths, in a fixed order: headers-more whenever present (snippets may use it), brotli while on */
   readonly modules: readonly string[];
   /** add-headers, each as `Name: value` for more_set_headers */
   readonly addHeaders: readonly string[];
@@ -41,21 +34,22 @@ export function globalExtras(
   config: GlobalConfig,
   configMaps: readonly ConfigMap[],
   controllerConfigMap: string | undefined,
-  modules: OptionalModules,
+  modules: NginxModules,
   problems: Problem[],
 ): GlobalExtras {
   const [namespace = '', name = ''] = controllerConfigMap?.split('/') ?? [];
   const at = (field: string, message: string) =>
     problems.push({ kind: 'ConfigMap', namespace, name, field: `data.${field}`, message });
-  const load: string[] = [];
+  // headers-more is loaded whenever present: a filter that does nothing where no directive of its is set.
+  const load: string[] = modules.headersMore ? [modules.headersMore] : [];
   let settled = config;
   if (config.enableBrotli) {
     if (modules.brotli) load.push(modules.brotli);
     else {
       at(
         'enable-brotli',
-        `this nginx has no brotli module (${OPTIONAL_MODULE_FILES.brotli.file}; Debian: apt-get install ` +
-          `${OPTIONAL_MODULE_FILES.brotli.debian}); brotli stays off`,
+        `this nginx has no brotli module (${MODULE_PACKAGES.brotli.file}; Debian: apt-get install ` +
+          `${MODULE_PACKAGES.brotli.debian}); brotli stays off`,
       );
       settled = { ...settled, enableBrotli: false };
     }
@@ -64,12 +58,11 @@ export function globalExtras(
     ref === null ? [] : headersOf(key, ref, configMaps, namespace, at, problems);
   let addHeaders = read('add-headers', config.addHeaders).map((h) => `${h.name}: ${h.value}`);
   if (addHeaders.length > 0) {
-    if (modules.headersMore) load.push(modules.headersMore);
-    else {
+    if (!modules.headersMore) {
       at(
         'add-headers',
-        `this nginx has no headers-more module (${OPTIONAL_MODULE_FILES.headersMore.file}; Debian: apt-get install ` +
-          `${OPTIONAL_MODULE_FILES.headersMore.debian}); no header is added`,
+        `this nginx has no headers-more module (${MODULE_PACKAGES.headersMore.file}; Debian: apt-get install ` +
+          `${MODULE_PACKAGES.headersMore.debian}); no header is added`,
       );
       addHeaders = [];
     }

@@ -1,18 +1,32 @@
 /**
- * The optional nginx modules the ConfigMap may need (enable-brotli, add-headers), found once at start in
- * nginx's modules folder; the model loads one only while a key needs it, and says so when it is missing.
+ * The optional dynamic modules of the nginx binary: Debian ships each as a package of its own, so what a
+ * config may use depends on what is installed. Found once at start; the model loads and allows only these.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { OPTIONAL_MODULE_FILES, type OptionalModules } from '../model/global-extras.js';
-import { modulesPath } from './lua.js';
+import { execa } from 'execa';
+import type { NginxModules } from '../model/nginx-model.js';
 
-/** findOptionalModules lists the optional modules whose files are in `binary`'s modules folder. */
-export async function findOptionalModules(binary: string): Promise<OptionalModules> {
-  const dir = await modulesPath(binary).catch(() => '/usr/lib/nginx/modules');
-  const found: { -readonly [K in keyof OptionalModules]: string } = {};
-  for (const [name, { file }] of Object.entries(OPTIONAL_MODULE_FILES) as [keyof OptionalModules, { file: string }][]) {
-    if (existsSync(join(dir, file))) found[name] = join(dir, file);
+/** modulesPath is nginx's `--modules-path` from `nginx -V` (Debian's /usr/lib/nginx/modules when it says none). */
+export async function modulesPath(binary: string): Promise<string> {
+  const result = await execa(binary, ['-V'], { reject: false, all: true, timeout: 10_000 });
+  const match = /--modules-path=(\S+)/.exec(result.all ?? '');
+  return match?.[1] ?? '/usr/lib/nginx/modules';
+}
+
+/** OPTIONAL_MODULES are the modules a feature needs, by their file under the modules path. */
+const OPTIONAL_MODULES: Readonly<Record<keyof NginxModules, string>> = {
+  headersMore: 'ngx_http_headers_more_filter_module.so',
+  brotli: 'ngx_http_brotli_filter_module.so',
+};
+
+/** findModules gives the path of each optional module `binary` can load; absent ones are left out. */
+export async function findModules(binary: string): Promise<NginxModules> {
+  const dir = await modulesPath(binary);
+  const found: Record<string, string> = {};
+  for (const [feature, file] of Object.entries(OPTIONAL_MODULES)) {
+    const path = join(dir, file);
+    if (existsSync(path)) found[feature] = path;
   }
-  return found;
+  return found as NginxModules;
 }

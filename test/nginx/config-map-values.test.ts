@@ -17,13 +17,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
 import { configKeys } from '../../src/model/config-map.js';
 import { LOG_VARIABLES } from '../../src/model/validate.js';
-import type { OptionalModules } from '../../src/model/global-extras.js';
-import type { LuaSettings } from '../../src/model/nginx-model.js';
+import type { LuaSettings, NginxModules } from '../../src/model/nginx-model.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { nginxBinary, testConfig } from '../../src/nginx/binary.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
-import { LUA_FOLDER, modulesPath } from '../../src/nginx/lua.js';
-import { findOptionalModules } from '../../src/nginx/modules.js';
+import { LUA_FOLDER } from '../../src/nginx/lua.js';
+import { findModules, modulesPath } from '../../src/nginx/modules.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
@@ -154,7 +153,7 @@ const VALUES: Readonly<Record<string, readonly Value[]>> = {
     'add_header X-Frame-Options SAMEORIGIN;',
     'add_header X-Served-By "by $host" always;',
     'add_header X-A a; add_header X-B b;',
-    no('more_set_headers "X: y";'),
+    'more_set_headers "X-More: y";',
     no('location /x { return 200; }'),
     no('add_header Set-Cookie a=b;'),
     no(''),
@@ -192,11 +191,11 @@ const HEADER_CONFIG_MAPS = [
 const spelled = (v: Value) => (typeof v === 'string' ? v : v.refused);
 
 let scratch: string;
-let modules: OptionalModules;
+let modules: NginxModules;
 let lua: LuaSettings;
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'ia-config-values-'));
-  modules = await findOptionalModules(nginxBinary());
+  modules = await findModules(nginxBinary());
   const dir = await modulesPath(nginxBinary());
   lua = {
     modules: [join(dir, 'ndk_http_module.so'), join(dir, 'ngx_http_lua_module.so')],

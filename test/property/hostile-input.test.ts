@@ -20,7 +20,7 @@ import { checkHost, checkIp } from '../../src/model/validate.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { nginxBinary, testConfig } from '../../src/nginx/binary.js';
-import { findOptionalModules } from '../../src/nginx/modules.js';
+import { findModules } from '../../src/nginx/modules.js';
 import { readTemplateSources, DEFAULT_TEMPLATE } from '../../src/render/load.js';
 import { compileTemplate, render } from '../../src/render/render.js';
 import { issueCertificate } from '../../src/tls/issue.js';
@@ -40,7 +40,7 @@ const options = {
   httpPort: 8080,
   httpsPort: 8443,
   // add-headers needs headers-more, enable-brotli the brotli module: as the controller finds them
-  modules: await findOptionalModules(nginxBinary()),
+  modules: await findModules(nginxBinary()),
 };
 
 let base: Snapshot;
