@@ -16,7 +16,7 @@ import { watcherId } from '../../machines/rootSupervisor.machine.js';
 export interface WatchScope {
   /** `--watch-namespace`, or null for all */
   readonly namespace: string | null;
-  /** `--configmap ns/name`: the only ConfigMap watched */
+  /** `--configmap ns/name`: the ConfigMaps of its namespace are watched (it, and the header ConfigMaps it names) */
   readonly configMap: string | null;
 }
 
@@ -41,7 +41,13 @@ export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchS
       let active = true;
       const seen = new Set<string>();
       const tell = (event: ResourceWatcherEvent) => active && sendBack(event);
-      const only = kind === 'ConfigMap' ? (scope.configMap ?? 'kube-system/ingress-actors-no-configmap') : undefined;
+      // ConfigMaps: every one in the namespace of --configmap, where add-headers and proxy-set-headers name theirs.
+      const only =
+        kind === 'ConfigMap'
+          ? scope.configMap
+            ? scope.configMap.split('/')[0]
+            : 'kube-system/ingress-actors-no-configmap'
+          : undefined;
       const timeouts = {
         requestTimeoutMs: input.requestTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.requestTimeoutMs,
         watchIdleTimeoutMs: input.watchIdleTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.watchIdleTimeoutMs,

@@ -24,7 +24,7 @@ export interface InformerEvents {
 /** InformerScope narrows what a kind's informer lists and watches. */
 export interface InformerScope {
   readonly namespace: string | null;
-  /** for the ConfigMap kind: only this `ns/name` (the --configmap) */
+  /** for the ConfigMap kind: only this `ns/name`, or only the namespace `ns` (that of --configmap) */
   readonly only?: string;
 }
 

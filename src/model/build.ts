@@ -8,6 +8,7 @@
 import { type BuiltUpstreams, UpstreamTable, compare, type Report } from './backends.js';
 import { balancedUpstreams } from './annotations/apply.js';
 import { filesDigest } from './files-digest.js';
+import { globalExtras } from './global-extras.js';
 import { fitServerNameHash } from './config-map.js';
 import type { HostContext } from './host-rules.js';
 import type { HostTable } from './incremental/host-table.js';
@@ -106,7 +107,8 @@ export function buildModel(
   const http = hosts.extras.model();
   const upstreams = upstreamsOf(memo, settings.config, settings.changes.lookups, problems);
   const files = filesOf(memo, settings.certificates, http.files);
-  return { model: modelOf(options, settings, memo, { hosts, http, upstreams, files }), problems };
+  const extras = globalExtras(settings.config, snapshot.configMaps, options.configMap, options.modules ?? {}, problems);
+  return { model: modelOf(options, settings, memo, { hosts, http, upstreams, files, extras }), problems };
 }
 
 /** Settings are what every plan and host of a build is made under. */
@@ -212,6 +214,7 @@ interface Built {
   readonly http: ReturnType<HostTable['extras']['model']>;
   readonly upstreams: readonly BalancedUpstream[];
   readonly files: { readonly list: readonly Certificate[]; readonly digest: string };
+  readonly extras: ReturnType<typeof globalExtras>;
 }
 
 /** modelOf assembles the model from the steps' results. */
@@ -219,17 +222,19 @@ function modelOf(
   options: BuildOptions,
   settings: Settings,
   memo: BuildMemo,
-  { hosts, http, upstreams, files }: Built,
+  { hosts, http, upstreams, files, extras }: Built,
 ): NginxModel {
-  const { defaultServer, named, config } = serversView(memo, hosts.servers(), settings.config);
+  const { defaultServer, named, config: fitted } = serversView(memo, hosts.servers(), settings.config);
+  const config = fitted.enableBrotli === extras.config.enableBrotli ? fitted : { ...fitted, enableBrotli: false };
   return {
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,
     httpsRedirect: `https://$host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$request_uri`,
     listen: listenOf(options),
     lua: options.dynamic ?? null,
-    // headers-more is loaded whenever present: a filter that does nothing where no directive of its is set.
-    modules: options.modules?.headersMore ? [options.modules.headersMore] : [],
+    modules: extras.modules,
+    addHeaders: extras.addHeaders,
+    proxySetHeaders: extras.proxySetHeaders,
     config,
     hstsHeader: settings.hsts,
     // Only auth-url needs these: without it the file does not depend on the machine's nameservers.

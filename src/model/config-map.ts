@@ -1,5 +1,7 @@
 import { getCiphers } from 'node:tls';
-import type { GlobalConfig, Problem, RiskLevel } from './nginx-model.js';
+import type { GlobalConfig, NginxModules, Problem, RiskLevel } from './nginx-model.js';
+import { regexSubsetRefusal } from './regex-path.js';
+import { checkSnippetDirectives, type SnippetContext } from './snippet-policy.js';
 import type { ConfigMap } from './snapshot.js';
 import {
   checkBool,
@@ -7,6 +9,7 @@ import {
   checkAccessLogPath,
   checkHeaderName,
   checkBuffers,
+  checkDnsLabel,
   checkErrorLogLevel,
   checkLogFormat,
   checkPositiveInt,
@@ -114,9 +117,79 @@ function checkMimeTypes(value: unknown): Checked<string[]> {
   const bad = types.find((t) => !MIME_TYPE.test(t));
   if (types.length === 0 || bad !== undefined)
     return { ok: false, message: `${show(bad ?? value)} is not a MIME type (type/subtype, or *)` };
-  // nginx always compresses text/html once gzip is on, and warns when it is listed again.
+  // nginx always compresses text/html once gzip is on, and warns when it is listed again; a list of text/html alone
+  // is then empty, and the template writes no gzip_types at all (nginx's default: text/html).
   return { ok: true, value: [...new Set(types)].filter((t) => t.toLowerCase() !== 'text/html') };
 }
+
+/**
+ * The largest proxy buffer nginx takes while proxy_max_temp_file_size keeps its 1024m default (it must hold one
+ * buffer), as the proxy-buffer-size annotation.
+ */
+const MAX_PROXY_BUFFER = 1024n ** 3n;
+
+/**
+ * The fewest worker_connections accepted: nginx refuses fewer than its listening sockets (http, https, the Lua
+ * control socket, …: "worker_connections are not enough"), and needs more than those to serve anyone.
+ */
+const MIN_WORKER_CONNECTIONS = 16;
+
+function checkWorkerConnections(value: unknown): Checked<number> {
+  const n = checkPositiveInt(value, 1 << 20);
+  return n.ok && n.value >= MIN_WORKER_CONNECTIONS
+    ? n
+    : { ok: false, message: `${show(value)} is not a whole number from ${MIN_WORKER_CONNECTIONS} to ${1 << 20}` };
+}
+
+/** The most idle backend connections per upstream: nginx allocates them all up front, per upstream block. */
+const MAX_UPSTREAM_KEEPALIVE = 4096;
+
+/** checkCount accepts a whole number from 0 to max (0 switches the feature off). */
+function checkCount(value: unknown, max = 2 ** 31 - 1): Checked<number> {
+  if (value === '0') return { ok: true, value: 0 };
+  const n = checkPositiveInt(value, max);
+  return n.ok ? n : { ok: false, message: `${show(value)} is not a whole number from 0 to ${max}` };
+}
+
+function checkBrotliLevel(value: unknown): Checked<number> {
+  if (value === '0') return { ok: true, value: 0 };
+  const n = checkPositiveInt(value, 11);
+  return n.ok ? n : { ok: false, message: `${show(value)} is not a brotli level (0-11)` };
+}
+
+/** The largest gzip-disable pattern: one User-Agent regex is short. */
+const MAX_GZIP_DISABLE = 256;
+
+/**
+ * checkGzipDisable accepts `msie6` (nginx's own mask) or one regular expression of the subset PCRE2 and JavaScript
+ * read alike (src/model/regex-path.ts: linear to check, no named groups), which nginx matches case-insensitively
+ * against the User-Agent.
+ */
+function checkGzipDisable(value: unknown): Checked<string> {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_GZIP_DISABLE)
+    return { ok: false, message: `is not msie6 or a regular expression of 1 to ${MAX_GZIP_DISABLE} characters` };
+  if (value === 'msie6') return { ok: true, value };
+  if (!/^[\x20-\x7e]+$/.test(value))
+    return { ok: false, message: `${show(value)} holds a character other than printable ASCII` };
+  if (/\(\?(?!:)/.test(value))
+    return { ok: false, message: `${show(value)}: only the (?: group is allowed among (? constructs` };
+  // A User-Agent holds spaces, which the path-minded subset does not list; a space is a literal in PCRE2 and
+  // JavaScript alike (no (?x) can reach here), so it is checked as any other literal would be.
+  const refused = regexSubsetRefusal(value.replace(/ /g, '_'));
+  return refused === null ? { ok: true, value } : { ok: false, message: `${show(value)}: ${refused}` };
+}
+
+/** checkConfigMapRef accepts `namespace/name` of a ConfigMap (add-headers, proxy-set-headers). */
+function checkConfigMapRef(value: unknown): Checked<string> {
+  const [namespace, name, ...rest] = typeof value === 'string' && value.length <= 317 ? value.split('/') : [];
+  if (rest.length === 0 && checkDnsLabel(namespace).ok && checkDnsLabel(name).ok)
+    return { ok: true, value: value as string };
+  return { ok: false, message: `${show(value)} is not namespace/name of a ConfigMap` };
+}
+
+/** A ConfigMap snippet, checked against the annotations' allow-list for its context. */
+const checkSnippet = (context: SnippetContext) => (value: string, modules: NginxModules) =>
+  checkSnippetDirectives(value, context, { modules });
 
 function checkLoadBalance(value: unknown): Checked<'round_robin' | 'least_conn'> {
   if (value === 'round_robin') return { ok: true, value };
@@ -133,6 +206,9 @@ const DEFAULT_GZIP_TYPES: readonly string[] = Object.freeze(
     'application/xml font/opentype image/svg+xml image/x-icon text/css text/javascript text/plain text/x-component'
   ).split(' '),
 );
+
+/** ingress-nginx's brotli-types default. */
+const DEFAULT_BROTLI_TYPES: readonly string[] = Object.freeze(['application/xml+rss', ...DEFAULT_GZIP_TYPES]);
 
 /** The default log format of ingress-nginx (`log-format-upstream`), less its Lua-only variables. */
 export const DEFAULT_LOG_FORMAT =
@@ -184,6 +260,24 @@ export const defaultGlobalConfig: GlobalConfig = Object.freeze({
   proxyRealIpCidr: ['0.0.0.0/0'],
   logFormatUpstream: DEFAULT_LOG_FORMAT,
   accessLogPath: 'logs/access.log',
+  showServerTokens: false,
+  keepAliveRequests: 1000,
+  upstreamKeepaliveConnections: 320,
+  upstreamKeepaliveTime: '1h',
+  upstreamKeepaliveTimeout: '60s',
+  upstreamKeepaliveRequests: 10000,
+  proxyBufferSize: '4k',
+  proxyBuffersNumber: 4,
+  gzipDisable: null,
+  sslSessionTickets: false,
+  enableBrotli: false,
+  brotliLevel: 4,
+  brotliMinLength: 20,
+  brotliTypes: DEFAULT_BROTLI_TYPES,
+  addHeaders: null,
+  proxySetHeaders: null,
+  serverSnippet: null,
+  httpSnippet: null,
 });
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -194,21 +288,22 @@ export interface ConfigKey {
   readonly doc: string;
   /** the GlobalConfig field it sets, when it sets one directly (docs show its default) */
   readonly field?: keyof GlobalConfig;
-  readonly apply: (value: string, config: Mutable<GlobalConfig>) => Checked<unknown>;
+  /** `modules`: the optional modules this nginx has (the snippet keys allow their directives) */
+  readonly apply: (value: string, config: Mutable<GlobalConfig>, modules?: NginxModules) => Checked<unknown>;
 }
 
 function key<K extends keyof GlobalConfig>(
   name: string,
   field: K,
-  check: (value: string) => Checked<GlobalConfig[K]>,
+  check: (value: string, modules: NginxModules) => Checked<GlobalConfig[K]>,
   doc: string,
 ): ConfigKey {
   return {
     key: name,
     doc,
     field,
-    apply: (value, config) => {
-      const checked = check(value);
+    apply: (value, config, modules = {}) => {
+      const checked = check(value, modules);
       if (checked.ok) config[field] = checked.value;
       return checked;
     },
@@ -229,7 +324,12 @@ export const configKeys: readonly ConfigKey[] = [
     'worker_shutdown_timeout: old workers end their connections this long after a reload (seconds)',
   ),
   key('error-log-level', 'errorLogLevel', checkErrorLogLevel, 'error_log level'),
-  key('max-worker-connections', 'maxWorkerConnections', (v) => checkPositiveInt(v, 1 << 20), 'worker_connections'),
+  key(
+    'max-worker-connections',
+    'maxWorkerConnections',
+    checkWorkerConnections,
+    `worker_connections (${MIN_WORKER_CONNECTIONS} or more)`,
+  ),
   key(
     'client-header-buffer-size',
     'clientHeaderBufferSize',
@@ -284,7 +384,8 @@ export const configKeys: readonly ConfigKey[] = [
     'allow-snippet-annotations',
     'allowSnippetAnnotations',
     checkBool,
-    'accept configuration-snippet and server-snippet (still checked against the snippet allow-list)',
+    'accept the configuration-snippet and server-snippet annotations (still checked against the snippet ' +
+      "allow-list); the ConfigMap's own server-snippet and http-snippet do not need it",
   ),
   key(
     'annotations-risk-level',
@@ -340,12 +441,122 @@ export const configKeys: readonly ConfigKey[] = [
   key('gzip-level', 'gzipLevel', checkGzipLevel, 'gzip_comp_level (1-9)'),
   key('gzip-min-length', 'gzipMinLength', checkByteCount, 'gzip_min_length (bytes)'),
   key('gzip-types', 'gzipTypes', checkMimeTypes, 'gzip_types: space-separated MIME types, or *'),
-  key('log-format-upstream', 'logFormatUpstream', checkLogFormat, 'access log format'),
+  key(
+    'log-format-upstream',
+    'logFormatUpstream',
+    checkLogFormat,
+    "access log format; its variables must be nginx's own or nginx.conf's ($proxy_upstream_name, and " +
+      "ingress-nginx's $req_id and $proxy_alternative_upstream_name, always empty here): nginx refuses an unknown one",
+  ),
   key(
     'access-log-path',
     'accessLogPath',
     checkAccessLogPath,
-    'access log: `/dev/stdout`, `/dev/stderr`, or a file under `logs/` of the config folder',
+    "access log: `/dev/stdout` (nginx's stdout, which the controller does not pass on: the log is lost), or a " +
+      'file right in `logs/` of the config folder',
+  ),
+  key(
+    'server-tokens',
+    'showServerTokens',
+    checkBool,
+    'server_tokens: the nginx version in the Server header and error pages; off sends `Server: nginx` (ingress-nginx ' +
+      'drops the header)',
+  ),
+  key(
+    'keep-alive-requests',
+    'keepAliveRequests',
+    (v) => checkCount(v),
+    'keepalive_requests: requests per client keep-alive connection',
+  ),
+  key(
+    'upstream-keepalive-connections',
+    'upstreamKeepaliveConnections',
+    // nginx allocates the cache (about 150 bytes a connection) for every upstream block when it reads the config.
+    (v) => checkCount(v, MAX_UPSTREAM_KEEPALIVE),
+    `keepalive of each upstream: idle connections to backends kept per worker (0-${MAX_UPSTREAM_KEEPALIVE}); 0 ` +
+      'turns upstream keep-alive off',
+  ),
+  key(
+    'upstream-keepalive-time',
+    'upstreamKeepaliveTime',
+    checkSeconds,
+    'keepalive_time of each upstream: how long one backend connection may be reused',
+  ),
+  key(
+    'upstream-keepalive-timeout',
+    'upstreamKeepaliveTimeout',
+    checkSeconds,
+    'keepalive_timeout of each upstream: how long an idle backend connection stays open (seconds)',
+  ),
+  key(
+    'upstream-keepalive-requests',
+    'upstreamKeepaliveRequests',
+    (v) => checkPositiveInt(v),
+    'keepalive_requests of each upstream: requests per backend connection',
+  ),
+  key(
+    'proxy-buffer-size',
+    'proxyBufferSize',
+    (v) => checkSize(v, 1n, MAX_PROXY_BUFFER),
+    'proxy_buffer_size, and the size of proxy_buffers (nginx wants them to agree): 1 byte to 1024m',
+  ),
+  key(
+    'proxy-buffers-number',
+    'proxyBuffersNumber',
+    (v) => {
+      // 3 at least: nginx wants the busy buffers (twice the size) below all buffers but one.
+      const n = checkPositiveInt(v, 1024);
+      return n.ok && n.value >= 3 ? n : { ok: false, message: `${show(v)} is not a whole number from 3 to 1024` };
+    },
+    'the number of proxy_buffers (3-1024)',
+  ),
+  key(
+    'gzip-disable',
+    'gzipDisable',
+    checkGzipDisable,
+    'gzip_disable: `msie6`, or one User-Agent regular expression (case-insensitive) of the subset PCRE2 and ' +
+      'JavaScript read alike, no named groups',
+  ),
+  key('ssl-session-tickets', 'sslSessionTickets', checkBool, 'ssl_session_tickets: TLS session resumption by tickets'),
+  key(
+    'enable-brotli',
+    'enableBrotli',
+    checkBool,
+    "compress answers with brotli; needs Debian's libnginx-mod-http-brotli-filter (a problem and no brotli without it)",
+  ),
+  key('brotli-level', 'brotliLevel', checkBrotliLevel, 'brotli_comp_level (0-11)'),
+  key('brotli-min-length', 'brotliMinLength', (v) => checkCount(v), 'brotli_min_length (bytes)'),
+  key('brotli-types', 'brotliTypes', checkMimeTypes, 'brotli_types: space-separated MIME types, or *'),
+  key(
+    'add-headers',
+    'addHeaders',
+    checkConfigMapRef,
+    'namespace/name of a ConfigMap (in the namespace of --configmap) whose data are response headers for every ' +
+      "answer (`more_set_headers`; needs Debian's libnginx-mod-http-headers-more-filter); names of letters, digits " +
+      "and '-', values of printable ASCII with the snippets' variables only; a bad entry is left out with a problem",
+  ),
+  key(
+    'proxy-set-headers',
+    'proxySetHeaders',
+    checkConfigMapRef,
+    'namespace/name of a ConfigMap (in the namespace of --configmap) whose data are request headers for the ' +
+      'backends (`proxy_set_header`), checked as add-headers; a header the controller sets itself (Host, ' +
+      'X-Forwarded-*, …) is left out with a problem',
+  ),
+  key(
+    'server-snippet',
+    'serverSnippet',
+    checkSnippet('server'),
+    'directives in every server block, checked as the server-snippet annotation is: only its allow-list ' +
+      '(docs/annotations.md: add_header, without session, redirect or framing headers; listed variables only); ' +
+      "not gated by allow-snippet-annotations (the ConfigMap is the operator's); a refused snippet is left out whole",
+  ),
+  key(
+    'http-snippet',
+    'httpSnippet',
+    checkSnippet('server'),
+    'directives in the http block: the same allow-list as server-snippet; nginx passes an http-level add_header only ' +
+      'to servers and locations that add no header of their own',
   ),
   {
     key: 'disable-access-log',
@@ -363,9 +574,9 @@ export const configKeys: readonly ConfigKey[] = [
  * a ConfigMap naming one gets that reason in its problem. Keys in neither list are reported as unknown.
  */
 export const refusedConfigKeys: readonly { readonly key: string; readonly reason: string }[] = [
-  ...['main-snippet', 'http-snippet', 'server-snippet', 'location-snippet', 'stream-snippet'].map((key) => ({
+  ...['main-snippet', 'location-snippet', 'stream-snippet'].map((key) => ({
     key,
-    reason: 'global snippets are not supported; only the Ingress snippet annotations, behind allow-snippet-annotations',
+    reason: 'only server-snippet and http-snippet are supported, under the snippet allow-list',
   })),
   {
     key: 'annotation-value-word-blocklist',
@@ -376,21 +587,12 @@ export const refusedConfigKeys: readonly { readonly key: string; readonly reason
   { key: 'custom-http-errors', reason: 'only the custom-http-errors annotation is supported' },
   { key: 'whitelist-source-range', reason: 'only the allowlist-source-range annotation is supported' },
   { key: 'denylist-source-range', reason: 'only the denylist-source-range annotation is supported' },
-  { key: 'add-headers', reason: 'response headers from a ConfigMap are not implemented' },
-  { key: 'proxy-set-headers', reason: 'request headers from a ConfigMap are not implemented' },
   { key: 'enable-modsecurity', reason: 'ModSecurity is not part of nginx here' },
   { key: 'enable-opentelemetry', reason: 'OpenTelemetry is not part of nginx here' },
   { key: 'use-geoip2', reason: 'GeoIP2 is not part of nginx here' },
   { key: 'global-auth-url', reason: 'a ConfigMap-wide auth-url is not implemented; use the auth-url annotation' },
-  {
-    key: 'gzip-disable',
-    reason:
-      'a User-Agent regular expression from the ConfigMap is not accepted; gzip serves every client that asks for it',
-  },
-  { key: 'enable-brotli', reason: 'brotli is not part of nginx here' },
   { key: 'lua-shared-dicts', reason: 'there is no Lua' },
   { key: 'plugins', reason: 'there is no Lua' },
-  { key: 'ssl-session-tickets', reason: 'session tickets stay off (nginx.conf default here)' },
 ];
 
 const byKey = new Map(configKeys.map((k) => [k.key, k]));
@@ -400,7 +602,10 @@ const refusedByKey = new Map(refusedConfigKeys.map((k) => [k.key, k.reason]));
  * readConfigMap applies a ConfigMap's data over the defaults. A bad value is a problem and its
  * default stays; an unknown key is a problem too, so a typo does not pass silently.
  */
-export function readConfigMap(configMap: ConfigMap | undefined): { config: GlobalConfig; problems: Problem[] } {
+export function readConfigMap(
+  configMap: ConfigMap | undefined,
+  modules: NginxModules = {},
+): { config: GlobalConfig; problems: Problem[] } {
   const config: Mutable<GlobalConfig> = { ...defaultGlobalConfig };
   const problems: Problem[] = [];
   if (!configMap) return { config, problems };
@@ -429,7 +634,7 @@ export function readConfigMap(configMap: ConfigMap | undefined): { config: Globa
       problems.push(at(`data.${name}`, 'must be a string'));
       continue;
     }
-    const checked = entry.apply(value, config);
+    const checked = entry.apply(value, config, modules);
     if (!checked.ok) problems.push(at(`data.${name}`, `${checked.message}; keeping the default`));
   }
   if ((config.http2MaxFieldSize === null) !== (config.http2MaxHeaderSize === null)) {

@@ -70,6 +70,40 @@ export interface GlobalConfig {
   readonly accessLogPath: string | null;
   /** worker_shutdown_timeout: how long old workers may keep connections open after a reload */
   readonly workerShutdownTimeout: string;
+  /** server_tokens: the nginx version in the Server header and error pages (server-tokens) */
+  readonly showServerTokens: boolean;
+  /** keepalive_requests towards clients (keep-alive-requests) */
+  readonly keepAliveRequests: number;
+  /** keepalive in each upstream block; 0 turns upstream keep-alive off (upstream-keepalive-connections) */
+  readonly upstreamKeepaliveConnections: number;
+  readonly upstreamKeepaliveTime: string;
+  readonly upstreamKeepaliveTimeout: string;
+  readonly upstreamKeepaliveRequests: number;
+  /** proxy_buffer_size and proxy_buffers at the http level (proxy-buffer-size, proxy-buffers-number) */
+  readonly proxyBufferSize: string;
+  readonly proxyBuffersNumber: number;
+  /** gzip_disable: `msie6` or one User-Agent regular expression of the safe subset, or null */
+  readonly gzipDisable: string | null;
+  /** ssl_session_tickets (ingress-nginx's default: off) */
+  readonly sslSessionTickets: boolean;
+  /** brotli compression (enable-brotli), when nginx has Debian's brotli module */
+  readonly enableBrotli: boolean;
+  readonly brotliLevel: number;
+  readonly brotliMinLength: number;
+  readonly brotliTypes: readonly string[];
+  /** `ns/name` of the ConfigMap of response headers (add-headers), or null */
+  readonly addHeaders: string | null;
+  /** `ns/name` of the ConfigMap of request headers for the backends (proxy-set-headers), or null */
+  readonly proxySetHeaders: string | null;
+  /** server-snippet and http-snippet: allow-listed directives, each argument printed through `q` */
+  readonly serverSnippet: readonly SnippetDirective[] | null;
+  readonly httpSnippet: readonly SnippetDirective[] | null;
+}
+
+/** Header is one `name: value` pair of an add-headers or proxy-set-headers ConfigMap, both validated. */
+export interface Header {
+  readonly name: string;
+  readonly value: string;
 }
 
 export interface Endpoint {
@@ -362,8 +396,10 @@ export interface LuaSettings {
  * apart: libnginx-mod-http-headers-more-filter gives headersMore). Found by the controller, never from Kubernetes.
  */
 export interface NginxModules {
-  /** ngx_http_headers_more_filter_module: the more_set_headers family snippets may use */
+  /** ngx_http_headers_more_filter_module: the more_set_headers family snippets and add-headers use */
   readonly headersMore?: string;
+  /** ngx_http_brotli_filter_module (libnginx-mod-http-brotli-filter): enable-brotli, loaded only while it is on */
+  readonly brotli?: string;
 }
 
 /** NginxModel is everything render() needs: sorted, validated, free of raw Kubernetes strings. */
@@ -376,6 +412,10 @@ export interface NginxModel {
   readonly lua: LuaSettings | null;
   /** load_module paths of the optional modules (NginxModules) besides the Lua balancer's */
   readonly modules: readonly string[];
+  /** add-headers: `Name: value` lines for more_set_headers at the http level */
+  readonly addHeaders: readonly string[];
+  /** proxy-set-headers: request headers for the backends, beside the controller's own */
+  readonly proxySetHeaders: readonly Header[];
   /** where `ssl-redirect` sends plain HTTP: `https://$host$request_uri`, with the port when not 443 */
   readonly httpsRedirect: string;
   readonly config: GlobalConfig;

@@ -128,8 +128,8 @@ const HOST_WIDE_FORBIDDEN_HEADERS = [
   'content-security-policy',
 ];
 
-/** The request headers the controller sets itself; a second value would confuse the backend. */
-const CONTROLLER_PROXY_HEADERS = [
+/** CONTROLLER_PROXY_HEADERS are the request headers the controller sets itself (lower case); a second value would confuse the backend. */
+export const CONTROLLER_PROXY_HEADERS = [
   'host',
   'upgrade',
   'connection',
@@ -172,6 +172,7 @@ export interface AllowedDirective {
 /** MODULE_PACKAGES name the Debian package of each optional module, for the problem when it is missing. */
 export const MODULE_PACKAGES: Readonly<Record<keyof NginxModules, string>> = {
   headersMore: 'libnginx-mod-http-headers-more-filter',
+  brotli: 'libnginx-mod-http-brotli-filter',
 };
 
 const each =

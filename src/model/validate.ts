@@ -254,10 +254,58 @@ export function checkLogFormat(value: unknown): Checked<string> {
   if (value.length > 4096) return fail('is longer than 4096 characters');
   if (!/^[\x20-\x7e]+$/.test(value)) return fail('may hold only printable ASCII characters (no newlines or tabs)');
   const dollars = value.match(/\$/g)?.length ?? 0;
-  const variables = value.match(/\$([a-z_][a-z0-9_]*|\{[a-z_][a-z0-9_]*\})/gi)?.length ?? 0;
-  if (dollars !== variables) return fail(`${show(value)}: every '$' must start a variable name`);
+  const variables = [...value.matchAll(/\$(?:([a-z_][a-z0-9_]*)|\{([a-z_][a-z0-9_]*)\})/gi)];
+  if (dollars !== variables.length) return fail(`${show(value)}: every '$' must start a variable name`);
+  // nginx refuses the whole config for a variable it does not know ("unknown variable").
+  const unknown = variables.map((m) => (m[1] ?? m[2])!).find((name) => !isLogVariable(name));
+  if (unknown !== undefined)
+    return fail(
+      `${show(value)}: $${unknown} is not a variable nginx has here (see LOG_VARIABLES in src/model/validate.ts)`,
+    );
   return ok(value);
 }
+
+/**
+ * LOG_VARIABLES are the variables a log format may name: nginx 1.22's own (core, upstream, SSL, real IP, proxy,
+ * gzip, HTTP/2) and those nginx.conf defines ($proxy_upstream_name, the forwarded-header maps, and ingress-nginx's
+ * $req_id and $proxy_alternative_upstream_name, so its log formats work as they are).
+ */
+export const LOG_VARIABLES: readonly string[] = (
+  'args binary_remote_addr body_bytes_sent bytes_sent connection connection_requests connection_time ' +
+  'content_length content_type document_root document_uri host hostname https is_args limit_rate msec ' +
+  'nginx_version pid pipe proxy_protocol_addr proxy_protocol_port proxy_protocol_server_addr ' +
+  'proxy_protocol_server_port query_string realpath_root remote_addr remote_port remote_user request ' +
+  'request_body request_body_file request_completion request_filename request_id request_length request_method ' +
+  'request_time request_uri scheme server_addr server_name server_port server_protocol status time_iso8601 ' +
+  'time_local uri tcpinfo_rtt tcpinfo_rttvar tcpinfo_snd_cwnd tcpinfo_rcv_space ' +
+  'upstream_addr upstream_bytes_received upstream_bytes_sent upstream_cache_status upstream_connect_time ' +
+  'upstream_header_time upstream_response_length upstream_response_time upstream_status ' +
+  'ssl_cipher ssl_ciphers ssl_client_escaped_cert ssl_client_cert ssl_client_fingerprint ssl_client_i_dn ' +
+  'ssl_client_s_dn ssl_client_serial ssl_client_verify ssl_client_v_start ssl_client_v_end ssl_client_v_remain ' +
+  'ssl_curves ssl_early_data ssl_protocol ssl_server_name ssl_session_id ssl_session_reused ssl_alpn_protocol ' +
+  'realip_remote_addr realip_remote_port proxy_host proxy_port proxy_add_x_forwarded_for gzip_ratio http2 ' +
+  'proxy_upstream_name full_x_forwarded_for best_http_host pass_access_scheme pass_server_port ' +
+  'connection_upgrade req_id proxy_alternative_upstream_name'
+).split(' ');
+
+/** The families of variables named after a header, cookie or argument. */
+const LOG_VARIABLE_PREFIXES = [
+  'http_',
+  'sent_http_',
+  'sent_trailer_',
+  'cookie_',
+  'arg_',
+  'upstream_http_',
+  'upstream_cookie_',
+  'upstream_trailer_',
+];
+
+const isLogVariable = (name: string) => {
+  const lower = name.toLowerCase();
+  return (
+    LOG_VARIABLES.includes(lower) || LOG_VARIABLE_PREFIXES.some((p) => lower.startsWith(p) && lower.length > p.length)
+  );
+};
 
 /** checkFilePath accepts a plain file path (absolute, or relative to nginx's prefix) without `..`. */
 export function checkFilePath(value: unknown): Checked<string> {
@@ -269,21 +317,28 @@ export function checkFilePath(value: unknown): Checked<string> {
 }
 
 /**
- * checkAccessLogPath accepts where the access log may go: `/dev/stdout`, `/dev/stderr`, or a
- * file under the config folder's `logs/` (`logs/access.log`, `logs/a/b.log`) without `.` or `..`
- * segments. nginx's master opens it as root, so any other absolute path would let a ConfigMap
- * write over a file of the host (`/etc/cron.d/x`).
+ * checkAccessLogPath accepts where the access log may go: `/dev/stdout` (nginx's), or a
+ * file right in the config folder's `logs/` (`logs/access.log`). nginx's master opens it as root, so any other absolute path would let a ConfigMap
+ * write over a file of the host (`/etc/cron.d/x`). `/dev/stderr` is refused: nginx's stderr is
+ * the socket the controller reads nginx's error log from, which nginx cannot open() ("No such
+ * device or address"), so `nginx -t` would refuse the config.
  */
 export function checkAccessLogPath(value: unknown): Checked<string> {
-  if (value === '/dev/stdout' || value === '/dev/stderr') return ok(value);
+  if (value === '/dev/stdout') return ok(value);
+  if (value === '/dev/stderr')
+    return fail(
+      '"/dev/stderr" cannot be opened by nginx here (its stderr is the controller\'s socket for the error log); ' +
+        'use /dev/stdout',
+    );
   const plain = checkFilePath(value);
   if (!plain.ok) return plain;
   const segments = plain.value.split('/');
   if (segments[0] !== 'logs' || segments.length < 2 || segments.some((s) => s === '.' || s === '')) {
-    return fail(
-      `${show(value)} must be /dev/stdout, /dev/stderr or a file under logs/ (relative to the config folder)`,
-    );
+    return fail(`${show(value)} must be /dev/stdout or a file under logs/ (relative to the config folder)`);
   }
+  // Nobody makes a folder below logs/, and nginx cannot open a file in one that is missing: nginx -t would refuse.
+  if (segments.length > 2)
+    return fail(`${show(value)}: the file must be right in logs/ (nginx cannot open a file in a missing folder)`);
   return ok(plain.value);
 }
 

@@ -49,8 +49,11 @@ export async function testConfig(
   conf: string,
   signal?: AbortSignal,
 ): Promise<TestResult> {
+  // stdout is not captured: nginx -t writes its verdict to stderr, and an access log on /dev/stdout must open as the
+  // master's will (a capture pipe is a socket, which open() refuses).
   const result = await execa(binary, ['-t', '-q', '-p', `${prefix}/`, '-c', conf], {
     reject: false,
+    stdout: 'ignore',
     all: true,
     timeout: 60_000,
     ...(signal ? { cancelSignal: signal } : {}),

@@ -17,6 +17,7 @@ export async function modulesPath(binary: string): Promise<string> {
 /** OPTIONAL_MODULES are the modules a feature needs, by their file under the modules path. */
 const OPTIONAL_MODULES: Readonly<Record<keyof NginxModules, string>> = {
   headersMore: 'ngx_http_headers_more_filter_module.so',
+  brotli: 'ngx_http_brotli_filter_module.so',
 };
 
 /** findModules gives the path of each optional module `binary` can load; absent ones are left out. */

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
 import { nginxSettled, queueIdle, startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { addRefusalHook, REFUSAL } from '../support/refusal-hook.js';
 
 let cluster: Cluster;
 let templates: string;
@@ -22,6 +23,7 @@ const nginxContext = () =>
 beforeAll(async () => {
   templates = await mkdtemp(join(tmpdir(), 'ia-templates-'));
   await cp(new URL('../../templates/', import.meta.url).pathname, templates, { recursive: true });
+  await addRefusalHook(join(templates, 'nginx.conf.hbs'));
   for (const name of ['one', 'two']) backends.push(await startBackend(name));
   cluster = await startCluster(
     [
@@ -102,22 +104,22 @@ describe('the controller', () => {
     const live = () => readFile(join(cluster.config.configDir, 'nginx.conf'), 'utf8');
     const before = await live();
     const failed = nginxContext().reloadsFailed;
-    // A log format naming a variable nginx does not know passes the validator but not `nginx -t`.
+    // Every valid ConfigMap value renders a config nginx takes: the refusal is the test template's hook.
     await cluster.patch({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'ingress-config' },
-      data: { 'log-format-upstream': '$remote_addr $no_such_variable' },
+      data: REFUSAL.on,
     });
     await waitFor('a failed reload', () => nginxContext().reloadsFailed > failed, 10_000);
-    expect(nginxContext().lastReloadError).toMatch(/unknown "no_such_variable" variable/);
+    expect(nginxContext().lastReloadError).toMatch(REFUSAL.error);
     expect(await live()).toBe(before);
     expect((await request('burst.example.com', '/v500')).backend).toBe('two');
     await cluster.patch({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'ingress-config' },
-      data: { 'log-format-upstream': '$remote_addr good' },
+      data: { ...REFUSAL.off, 'log-format-upstream': '$remote_addr good' },
     });
     await waitFor('the good change live', async () => (await live()).includes('$remote_addr good'), 10_000);
   }, 30_000);

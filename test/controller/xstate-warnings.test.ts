@@ -17,6 +17,7 @@ import { liveGroupMembers } from '../../src/nginx/master.js';
 import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
+import { addRefusalHook, REFUSAL } from '../support/refusal-hook.js';
 import { collectXstateWarnings } from '../support/xstate-warnings.js';
 
 const HOST = 'warn.example.com';
@@ -31,6 +32,7 @@ const nginxContext = () => cluster.actor('nginx')!.context as { reloadsFailed: n
 beforeAll(async () => {
   templates = await mkdtemp(join(tmpdir(), 'ia-warn-templates-'));
   await cp(new URL('../../templates/', import.meta.url).pathname, templates, { recursive: true });
+  await addRefusalHook(join(templates, 'nginx.conf.hbs'));
   backend = await startBackend('app');
   cluster = await startCluster(
     [
@@ -86,19 +88,19 @@ describe('finding 1: no xstate warning from the controller', () => {
     'queue without a warning', async () => {
     const failed = nginxContext().reloadsFailed;
     await waitFor('the sync queue quiet, its token ready', quietWithToken, 10_000);
-    // A log format naming a variable nginx does not know passes the validator but not `nginx -t`.
+    // Every valid ConfigMap value renders a config nginx takes: the refusal is the test template's hook.
     await cluster.patch({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'ingress-config' },
-      data: { 'log-format-upstream': '$remote_addr $no_such_variable' },
+      data: REFUSAL.on,
     });
     await waitFor('a refused reload', () => nginxContext().reloadsFailed > failed, 10_000);
     await cluster.patch({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'ingress-config' },
-      data: { 'log-format-upstream': '$remote_addr good' },
+      data: { ...REFUSAL.off, 'log-format-upstream': '$remote_addr good' },
     });
     await waitFor('the good config live', async () => (await live()).includes('$remote_addr good'), 10_000);
     await waitFor('the sync queue quiet, its token ready', quietWithToken, 10_000);

@@ -108,9 +108,9 @@ describe('deploy/kubernetes', () => {
     expect(role.rules!.flatMap((r) => (r.resources?.includes('leases') ? (r.resourceNames ?? []) : []))).toEqual([
       config.status.electionId,
     ]);
-    expect(role.rules!.flatMap((r) => (r.resources?.includes('configmaps') ? (r.resourceNames ?? []) : []))).toEqual([
-      configMap.metadata!.name,
-    ]);
+    // The Role is in the ConfigMap's namespace: the controller watches that namespace's ConfigMaps (add-headers).
+    expect(role.metadata!.namespace).toBe(configMap.metadata!.namespace);
+    expect(role.rules!.some((r) => r.resources?.includes('configmaps'))).toBe(true);
     // The ConfigMap's keys are all known and valid.
     const { problems } = buildModel({ ...emptySnapshot, configMaps: [configMap] }, config.build);
     expect(problems).toEqual([]);

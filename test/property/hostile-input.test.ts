@@ -20,6 +20,7 @@ import { checkHost, checkIp } from '../../src/model/validate.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { nginxBinary, testConfig } from '../../src/nginx/binary.js';
+import { findModules } from '../../src/nginx/modules.js';
 import { readTemplateSources, DEFAULT_TEMPLATE } from '../../src/render/load.js';
 import { compileTemplate, render } from '../../src/render/render.js';
 import { issueCertificate } from '../../src/tls/issue.js';
@@ -33,7 +34,14 @@ const foreignDirectives: typeof foreignOrEntries = (text, allowed) =>
 const sources = await readTemplateSources(DEFAULT_TEMPLATE);
 const template = compileTemplate(sources);
 const allowed = templateDirectives([sources.main, ...Object.values(sources.partials)]);
-const options = { ...defaultBuildOptions, configMap: 'ingress/config', httpPort: 8080, httpsPort: 8443 };
+const options = {
+  ...defaultBuildOptions,
+  configMap: 'ingress/config',
+  httpPort: 8080,
+  httpsPort: 8443,
+  // add-headers needs headers-more, enable-brotli the brotli module: as the controller finds them
+  modules: await findModules(nginxBinary()),
+};
 
 let base: Snapshot;
 let scratch: string;
@@ -134,6 +142,11 @@ const hostile = fc.oneof(
 );
 
 type Edit = (s: Snapshot, v: string) => void;
+/** headers points the ConfigMap's `key` (add-headers, proxy-set-headers) at a header ConfigMap holding `data`. */
+const headers = (s: Snapshot, key: string, data: Record<string, string>) => {
+  set(s.configMaps[0], ['data'], { [key]: 'ingress/headers' });
+  (s.configMaps as unknown[]).push({ metadata: { namespace: 'ingress', name: 'headers' }, data });
+};
 const set = (obj: unknown, path: (string | number)[], value: unknown) => {
   let o = obj as Record<string | number, unknown>;
   for (const key of path.slice(0, -1)) o = o[key] as Record<string | number, unknown>;
@@ -200,6 +213,12 @@ const fields: Record<string, Edit> = {
   'secret tls.key raw': (s, v) => set(s.secrets[0], ['data', 'tls.key'], v),
   'secret name': (s, v) => set(s.secrets[0], ['metadata', 'name'], v),
   'configmap key name': (s, v) => set(s.configMaps[0], ['data'], { [v]: '1' }),
+  ...Object.fromEntries(
+    ['add-headers', 'proxy-set-headers'].flatMap((key) => [
+      [`${key} header name`, ((s, v) => headers(s, key, { [v]: '1' })) as Edit],
+      [`${key} header value`, ((s, v) => headers(s, key, { 'X-A': v })) as Edit],
+    ]),
+  ),
   ...Object.fromEntries(
     configKeys.map((k) => [`configmap ${k.key}`, ((s, v) => set(s.configMaps[0], ['data'], { [k.key]: v })) as Edit]),
   ),

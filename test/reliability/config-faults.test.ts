@@ -10,6 +10,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { waitFor } from '../support/cluster.js';
+import { REFUSAL } from '../support/refusal-hook.js';
 import { ingress, tlsSecret } from '../support/manifests.js';
 import { Harness, type FaultRecord } from './harness.js';
 
@@ -52,26 +53,26 @@ describe('between the model and nginx', () => {
     const before = await live();
     const failed = h.nginxContext().reloadsFailed;
     const fault = h.begin('nginx -t refuses the config');
-    // A log format naming a variable nginx does not know passes the validator but not nginx -t.
+    // Every valid ConfigMap value renders a config nginx takes: the refusal is the copied template's hook.
     await h.cluster.patch({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'ingress-config' },
-      data: { 'log-format-upstream': '$remote_addr $reliability_no_such_variable' },
+      data: REFUSAL.on,
     });
     const first = await reloadFailure(failed);
     // A good change meanwhile is refused too: the whole config carries the bad format.
     await h.change('client');
     const second = await reloadFailure(failed + 1);
     let failure = 'failure' in first ? first.failure : 'failure' in second ? second.failure : undefined;
-    if (!failure && !/unknown "reliability_no_such_variable" variable/.test('error' in first ? first.error : ''))
+    if (!failure && !REFUSAL.error.test('error' in first ? first.error : ''))
       failure = `unexpected nginx -t error: ${'error' in first ? first.error : ''}`;
     if ((await live()) !== before) failure = 'a config nginx -t refused replaced the live one';
     await h.cluster.patch({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'ingress-config' },
-      data: { 'log-format-upstream': null },
+      data: REFUSAL.off,
     });
     const record = await fault.end(15_000, failure ? { failure } : {});
     h.expectSurvived([record]);

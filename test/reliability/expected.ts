@@ -8,7 +8,7 @@ import { findResourceByKind } from '../../src/api-server/resources.js';
 import type { ApiServer } from '../../src/api-server/server.js';
 import { buildModel } from '../../src/model/build.js';
 import { DynamicSplit, type DynamicTables } from '../../src/model/dynamic-tables.js';
-import type { LuaSettings } from '../../src/model/nginx-model.js';
+import type { LuaSettings, NginxModules } from '../../src/model/nginx-model.js';
 import { emptySnapshot, type KubeObject, type Snapshot } from '../../src/model/snapshot.js';
 import { render, type NginxTemplate } from '../../src/render/render.js';
 
@@ -52,6 +52,7 @@ export function expectedState(
   template: NginxTemplate,
   excluded: ReadonlySet<string> = new Set(),
   dynamic: LuaSettings | null = null,
+  modules: NginxModules = {},
 ): { config: string; tables: DynamicTables | null } {
   const snapshot = apiSnapshot(api, config);
   const kept =
@@ -61,7 +62,7 @@ export function expectedState(
           ...snapshot,
           ingresses: snapshot.ingresses.filter((i) => !excluded.has(`${i.metadata?.namespace}/${i.metadata?.name}`)),
         };
-  const { model } = buildModel(kept, dynamic ? { ...config.build, dynamic } : config.build);
+  const { model } = buildModel(kept, { ...config.build, modules, ...(dynamic ? { dynamic } : {}) });
   if (!dynamic) return { config: render(model, template), tables: null };
   const split = new DynamicSplit().split(model);
   return { config: render(split.model, template), tables: split.tables };

@@ -19,11 +19,13 @@ import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../suppo
 import { get, startBackend, type Backend } from '../support/net.js';
 import { checkLua } from '../../src/nginx/lua.js';
 import { nginxBinary } from '../../src/nginx/binary.js';
-import type { LuaSettings } from '../../src/model/nginx-model.js';
+import type { LuaSettings, NginxModules } from '../../src/model/nginx-model.js';
 import type { DynamicTables } from '../../src/model/dynamic-tables.js';
 import { expectedState } from './expected.js';
 import type { knownBugs } from './known-bugs.js';
 import { profile } from './profile.js';
+import { findModules } from '../../src/nginx/modules.js';
+import { addRefusalHook } from '../support/refusal-hook.js';
 import { writeNginxWrapper } from './nginx-wrapper.js';
 import { mountTmpfs, type Tmpfs } from './tmpfs.js';
 import { Traffic, type Failure } from './traffic.js';
@@ -127,6 +129,8 @@ export class Harness {
     private readonly nginxFaultFile: string | null,
     /** the Lua balancer's settings, null in rendered mode */
     readonly dynamic: LuaSettings | null,
+    /** the optional nginx modules the controller found (headers-more is loaded whenever present) */
+    readonly modules: NginxModules = {},
   ) {}
 
   /** start brings up backends, the cluster (nginx serving the steady routes), and the request loop. */
@@ -169,6 +173,7 @@ export class Harness {
     if (options.copyTemplate) {
       await cp(dirname(DEFAULT_TEMPLATE), join(scratch, 'templates'), { recursive: true });
       templateFile = join(scratch, 'templates', 'nginx.conf.hbs');
+      await addRefusalHook(templateFile);
       flags.push('--template', templateFile);
     }
     let nginxFaultFile: string | null = null;
@@ -184,6 +189,7 @@ export class Harness {
       if (!check.ok) throw new Error(`lua mode, but the Lua balancer cannot run: ${check.why}`);
       dynamic = check.settings;
     }
+    const modules = await findModules(nginxBinary(cluster.config.nginxBinary ?? undefined));
     const traffic = new Traffic(cluster.httpPort, STEADY);
     const harness = new Harness(
       options,
@@ -195,6 +201,7 @@ export class Harness {
       templateFile,
       nginxFaultFile,
       dynamic,
+      modules,
     );
     harness.skipped.push(...skipped);
     harness.template = await loadTemplate(templateFile);
@@ -223,7 +230,14 @@ export class Harness {
   }
 
   expectedState(): { config: string; tables: DynamicTables | null } {
-    return expectedState(this.cluster.api, this.cluster.config, this.template, this.excluded, this.dynamic);
+    return expectedState(
+      this.cluster.api,
+      this.cluster.config,
+      this.template,
+      this.excluded,
+      this.dynamic,
+      this.modules,
+    );
   }
 
   nginxContext(): {

@@ -224,7 +224,10 @@ export const proxyGroup: AnnotationGroup<'proxy'> = {
       sendTimeout: read(input, 'proxy-send-timeout', checkSeconds) ?? null,
       readTimeout: read(input, 'proxy-read-timeout', checkSeconds) ?? null,
       buffering: read(input, 'proxy-buffering', onOff) ?? null,
-      buffers: size === null && number === null ? null : { number: number ?? 4, size: size ?? '4k' },
+      buffers:
+        size === null && number === null
+          ? null
+          : { number: number ?? input.config.proxyBuffersNumber, size: size ?? input.config.proxyBufferSize },
       nextUpstream: read(input, 'proxy-next-upstream', checkNextUpstream) ?? null,
       nextUpstreamTries: read(input, 'proxy-next-upstream-tries', intIn(0, 1000)) ?? null,
       nextUpstreamTimeout: read(input, 'proxy-next-upstream-timeout', checkSeconds) ?? null,

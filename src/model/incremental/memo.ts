@@ -101,7 +101,7 @@ function millis(t: string | Date | undefined): number {
 export function globalsFor(memo: BuildMemo, options: BuildOptions, configMap: ConfigMap | undefined): Globals {
   const known = memo.globals;
   if (known && known.options === options && known.configMap === configMap) return known;
-  const { config, problems } = readConfigMap(configMap);
+  const { config, problems } = readConfigMap(configMap, options.modules);
   return { options, configMap, config, configProblems: problems };
 }
 

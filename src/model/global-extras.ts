@@ -1,0 +1,126 @@
+/**
+ * The http-level extras of the ConfigMap that depend on more than its own data: the nginx modules
+ * a key needs (brotli, headers-more), and the header ConfigMaps add-headers and proxy-set-headers
+ * name. Pure: the module paths come from BuildOptions (src/nginx/modules.ts, at start), the ConfigMaps from the
+ * snapshot.
+ */
+import type { GlobalConfig, Header, NginxModules, Problem } from './nginx-model.js';
+import type { ConfigMap } from './snapshot.js';
+import { checkValue, CONTROLLER_PROXY_HEADERS } from './snippet-policy.js';
+import { checkHeaderName, show } from './validate.js';
+
+/** MODULE_PACKAGES name each optional module's file and Debian package, for the problems when one is missing. */
+const MODULE_PACKAGES: Readonly<Record<keyof NginxModules, { file: string; debian: string }>> = {
+  brotli: { file: 'ngx_http_brotli_filter_module.so', debian: 'libnginx-mod-http-brotli-filter' },
+  headersMore: { file: 'ngx_http_headers_more_filter_module.so', debian: 'libnginx-mod-http-headers-more-filter' },
+};
+
+/** GlobalExtras are what the template needs beyond GlobalConfig. */
+export interface GlobalExtras {
+  /** the config, with enable-brotli off when nginx has no brotli module */
+  readonly config: GlobalConfig;
+  /** load_module paths, in a fixed order: headers-more whenever present (snippets may use it), brotli while on */
+  readonly modules: readonly string[];
+  /** add-headers, each as `Name: value` for more_set_headers */
+  readonly addHeaders: readonly string[];
+  readonly proxySetHeaders: readonly Header[];
+}
+
+/**
+ * globalExtras settles the modules and reads the header ConfigMaps. `controllerConfigMap` is `ns/name` of
+ * --configmap: the header ConfigMaps must be in its namespace, the only one whose ConfigMaps the controller watches.
+ */
+export function globalExtras(
+  config: GlobalConfig,
+  configMaps: readonly ConfigMap[],
+  controllerConfigMap: string | undefined,
+  modules: NginxModules,
+  problems: Problem[],
+): GlobalExtras {
+  const [namespace = '', name = ''] = controllerConfigMap?.split('/') ?? [];
+  const at = (field: string, message: string) =>
+    problems.push({ kind: 'ConfigMap', namespace, name, field: `data.${field}`, message });
+  // headers-more is loaded whenever present: a filter that does nothing where no directive of its is set.
+  const load: string[] = modules.headersMore ? [modules.headersMore] : [];
+  let settled = config;
+  if (config.enableBrotli) {
+    if (modules.brotli) load.push(modules.brotli);
+    else {
+      at(
+        'enable-brotli',
+        `this nginx has no brotli module (${MODULE_PACKAGES.brotli.file}; Debian: apt-get install ` +
+          `${MODULE_PACKAGES.brotli.debian}); brotli stays off`,
+      );
+      settled = { ...settled, enableBrotli: false };
+    }
+  }
+  const read = (key: 'add-headers' | 'proxy-set-headers', ref: string | null) =>
+    ref === null ? [] : headersOf(key, ref, configMaps, namespace, at, problems);
+  let addHeaders = read('add-headers', config.addHeaders).map((h) => `${h.name}: ${h.value}`);
+  if (addHeaders.length > 0) {
+    if (!modules.headersMore) {
+      at(
+        'add-headers',
+        `this nginx has no headers-more module (${MODULE_PACKAGES.headersMore.file}; Debian: apt-get install ` +
+          `${MODULE_PACKAGES.headersMore.debian}); no header is added`,
+      );
+      addHeaders = [];
+    }
+  }
+  const proxySetHeaders = read('proxy-set-headers', config.proxySetHeaders).filter((h) => {
+    if (!CONTROLLER_PROXY_HEADERS.includes(h.name.toLowerCase())) return true;
+    problems.push({
+      kind: 'ConfigMap',
+      namespace: config.proxySetHeaders!.split('/')[0]!,
+      name: config.proxySetHeaders!.split('/')[1]!,
+      field: `data.${h.name}`,
+      message: 'the controller sets this header itself; ignored',
+    });
+    return false;
+  });
+  return { config: settled, modules: load, addHeaders, proxySetHeaders };
+}
+
+/** The most headers one header ConfigMap may hold. */
+const MAX_HEADERS = 64;
+
+/** headersOf reads a header ConfigMap: each entry's name and value checked, the bad ones left out with a problem. */
+function headersOf(
+  key: string,
+  ref: string,
+  configMaps: readonly ConfigMap[],
+  namespace: string,
+  at: (field: string, message: string) => void,
+  problems: Problem[],
+): Header[] {
+  const [refNamespace = '', refName = ''] = ref.split('/');
+  if (refNamespace !== namespace) {
+    at(key, `${show(ref)} is not in the namespace of --configmap (${namespace}), the only one watched; ignored`);
+    return [];
+  }
+  const found = configMaps.find((c) => c.metadata?.namespace === refNamespace && c.metadata?.name === refName);
+  if (!found) {
+    at(key, `the ConfigMap ${ref} does not exist; no header is set until it does`);
+    return [];
+  }
+  const headers: Header[] = [];
+  const data = found.data ?? {};
+  const names = Object.keys(data).sort();
+  for (const header of names) {
+    const problem = (message: string) =>
+      problems.push({ kind: 'ConfigMap', namespace: refNamespace, name: refName, field: `data.${header}`, message });
+    if (headers.length >= MAX_HEADERS) {
+      problem(`more than ${MAX_HEADERS} headers; the rest are ignored`);
+      break;
+    }
+    const value = data[header];
+    const bad = !checkHeaderName(header).ok
+      ? `${show(header)} is not a header name (letters, digits and '-')`
+      : typeof value !== 'string' || value === ''
+        ? 'the value must be a non-empty string'
+        : checkValue(value);
+    if (bad) problem(`${bad}; ignored`);
+    else headers.push({ name: header, value: value as string });
+  }
+  return headers;
+}
