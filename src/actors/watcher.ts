@@ -16,8 +16,10 @@ import { watcherId } from '../../machines/rootSupervisor.machine.js';
 export interface WatchScope {
   /** `--watch-namespace`, or null for all */
   readonly namespace: string | null;
-  /** `--configmap ns/name`: the only ConfigMap watched */
+  /** `--configmap ns/name`: a ConfigMap watched */
   readonly configMap: string | null;
+  /** `--tcp-services-configmap`, `--udp-services-configmap`: the others watched, each by name */
+  readonly streamConfigMaps?: readonly string[];
 }
 
 const describe = (error: unknown) =>
@@ -41,46 +43,53 @@ export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchS
       let active = true;
       const seen = new Set<string>();
       const tell = (event: ResourceWatcherEvent) => active && sendBack(event);
-      const only = kind === 'ConfigMap' ? (scope.configMap ?? 'kube-system/ingress-actors-no-configmap') : undefined;
+      // ConfigMaps are watched by name only (what lets RBAC name them): one ListWatch for each.
+      const named = [...new Set([scope.configMap, ...(scope.streamConfigMaps ?? [])].filter((c) => c !== null))];
+      const onlys: (string | undefined)[] =
+        kind !== 'ConfigMap' ? [undefined] : named.length > 0 ? named : ['kube-system/ingress-actors-no-configmap'];
+      let unsynced = onlys.length;
       const timeouts = {
         requestTimeoutMs: input.requestTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.requestTimeoutMs,
         watchIdleTimeoutMs: input.watchIdleTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.watchIdleTimeoutMs,
       };
       const failed = (error: unknown) =>
         tell({ type: 'watch.failed', error: describe(error), jitter: Math.random(), at: Date.now() });
-      const informer: Informer = createInformer(
-        kc,
-        kind,
-        { namespace: scope.namespace, ...(only ? { only } : {}) },
-        {
-          onSynced: () => {
-            if (!active) return;
-            for (const obj of cache.list<KubernetesObject>(kind)) {
-              if (seen.has(keyOf(obj))) continue;
-              cache.remove(kind, obj);
-              tell({ type: 'watch.changed', key: keyOf(obj) });
-            }
-            tell({ type: 'watch.synced' });
+      const informers: Informer[] = onlys.map((only) =>
+        createInformer(
+          kc,
+          kind,
+          { namespace: scope.namespace, ...(only ? { only } : {}) },
+          {
+            onSynced: () => {
+              // Whatever the cache holds that no list had is gone, once every list is in.
+              if (!active || --unsynced > 0) return;
+              for (const obj of cache.list<KubernetesObject>(kind)) {
+                if (seen.has(keyOf(obj))) continue;
+                cache.remove(kind, obj);
+                tell({ type: 'watch.changed', key: keyOf(obj) });
+              }
+              tell({ type: 'watch.synced' });
+            },
+            onChange: (type, obj) => {
+              if (!active) return;
+              const key = keyOf(obj);
+              if (type === 'delete') seen.delete(key);
+              else seen.add(key);
+              const changed = type === 'delete' ? cache.remove(kind, obj) : cache.upsert(kind, obj);
+              log.debug({ kind, key, type }, 'watch event');
+              if (changed) tell({ type: 'watch.changed', key });
+            },
+            onError: failed,
+            onIdle: (idleMs) =>
+              active && log.info({ kind, idleMs }, 'the watch received nothing, not even a bookmark; reopening it'),
           },
-          onChange: (type, obj) => {
-            if (!active) return;
-            const key = keyOf(obj);
-            if (type === 'delete') seen.delete(key);
-            else seen.add(key);
-            const changed = type === 'delete' ? cache.remove(kind, obj) : cache.upsert(kind, obj);
-            log.debug({ kind, key, type }, 'watch event');
-            if (changed) tell({ type: 'watch.changed', key });
-          },
-          onError: failed,
-          onIdle: (idleMs) =>
-            active && log.info({ kind, idleMs }, 'the watch received nothing, not even a bookmark; reopening it'),
-        },
-        timeouts,
+          timeouts,
+        ),
       );
-      informer.start().catch(failed);
+      for (const informer of informers) informer.start().catch(failed);
       return () => {
         active = false;
-        void informer.stop();
+        for (const informer of informers) void informer.stop();
       };
     }),
   };

@@ -28,7 +28,10 @@ export const CONTROLLER_USAGE =
   --update-status=true|false (true) --update-status-on-shutdown=true|false (true)
   --election-id NAME (ingress-controller-leader)                 --election-ttl S (30)
   --dynamic-backends=true|false (true: endpoints and certificates pushed to nginx's Lua balancer, no reload;
-                                 false, or nginx without libnginx-mod-http-lua: rendered into nginx.conf)`;
+                                 false, or nginx without libnginx-mod-http-lua: rendered into nginx.conf)
+  --tcp-services-configmap ns/name  --udp-services-configmap ns/name
+                                    ("9000": "namespace/service:port[:PROXY[:PROXY]]", through nginx's stream module)
+  --enable-ssl-passthrough          (the ssl-passthrough annotation: TLS routed by SNI to the backend undecrypted)`;
 
 /**
  * defaultConfigDir is where the controller keeps nginx.conf, keys and nginx's temp files unless
@@ -44,7 +47,12 @@ export function defaultConfigDir(euid = process.geteuid?.() ?? 0): string {
 /** Flags of ingress-nginx this controller does not implement yet: accepted with a warning, never silently. */
 export const NOT_YET = [] as const;
 
-const BOOLEAN_FLAGS = ['update-status', 'update-status-on-shutdown', 'dynamic-backends'] as const;
+const BOOLEAN_FLAGS = [
+  'update-status',
+  'update-status-on-shutdown',
+  'dynamic-backends',
+  'enable-ssl-passthrough',
+] as const;
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
 
 /** boolFlag reads a Go-style boolean flag (`--flag`, `--flag=false`); the fallback when absent. */
@@ -139,6 +147,9 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
       'update-status': { type: 'string' },
       'update-status-on-shutdown': { type: 'string' },
       'dynamic-backends': { type: 'string' },
+      'tcp-services-configmap': { type: 'string' },
+      'udp-services-configmap': { type: 'string' },
+      'enable-ssl-passthrough': { type: 'string' },
       'election-id': { type: 'string' },
       'election-ttl': { type: 'string' },
       ...classFlags,
@@ -162,6 +173,12 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
   const configMap = ref('--configmap', values.configmap);
   const defaultSslCertificate = ref('--default-ssl-certificate', values['default-ssl-certificate']);
   const defaultBackendService = ref('--default-backend-service', values['default-backend-service']);
+  const tcpServices = ref('--tcp-services-configmap', values['tcp-services-configmap']);
+  const udpServices = ref('--udp-services-configmap', values['udp-services-configmap']);
+  const healthzPort = parsePort('--healthz-port', values['healthz-port'], 10254);
+  const inspectPort =
+    values['inspect-port'] === undefined ? null : parsePort('--inspect-port', values['inspect-port'], 8080);
+  const inspect = values.inspect ?? false;
   const build: BuildOptions = {
     ingressClass: values['ingress-class'] ?? defaultBuildOptions.ingressClass,
     controllerClass: values['controller-class'] ?? defaultBuildOptions.controllerClass,
@@ -171,14 +188,15 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
     ...(configMap ? { configMap } : {}),
     ...(defaultSslCertificate ? { defaultSslCertificate } : {}),
     ...(defaultBackendService ? { defaultBackendService } : {}),
+    ...(tcpServices ? { tcpServicesConfigMap: tcpServices } : {}),
+    ...(udpServices ? { udpServicesConfigMap: udpServices } : {}),
+    enableSslPassthrough: boolFlag('enable-ssl-passthrough', values['enable-ssl-passthrough'], false),
+    // TCP and UDP services may not take the controller's own ports.
+    reservedPorts: inspect || inspectPort !== null ? [healthzPort, inspectPort ?? 8080] : [healthzPort],
   };
-  const healthzPort = parsePort('--healthz-port', values['healthz-port'], 10254);
   const healthzHost = values['healthz-host'];
   if (healthzHost !== undefined && !checkIp(healthzHost).ok)
     throw new UsageError(`--healthz-host must be an IP address, not ${JSON.stringify(healthzHost)}`);
-  const inspect = values.inspect ?? false;
-  const inspectPort =
-    values['inspect-port'] === undefined ? null : parsePort('--inspect-port', values['inspect-port'], 8080);
   if (inspect || inspectPort !== null)
     samePort({
       '--inspect-port': inspectPort ?? 8080,

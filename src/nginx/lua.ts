@@ -25,7 +25,7 @@ export type LuaCheck =
   | { readonly ok: false; readonly why: string };
 
 /** modulesPath is nginx's `--modules-path` from `nginx -V` (Debian's /usr/lib/nginx/modules when it says none). */
-async function modulesPath(binary: string): Promise<string> {
+export async function modulesPath(binary: string): Promise<string> {
   const result = await execa(binary, ['-V'], { reject: false, all: true, timeout: 10_000 });
   const match = /--modules-path=(\S+)/.exec(result.all ?? '');
   return match?.[1] ?? '/usr/lib/nginx/modules';

@@ -32,6 +32,7 @@ import {
   type IngressAnnotations,
   type RefusedAnnotation,
 } from './types.js';
+import { sslPassthroughGroup } from './ssl-passthrough.js';
 import { upstreamVhostGroup } from './upstream-vhost.js';
 import { forwardedPrefixGroup } from './forwarded-prefix.js';
 
@@ -56,6 +57,7 @@ export const annotationGroups: readonly AnnotationGroup[] = [
   loadBalanceGroup,
   canaryGroup,
   snippetsGroup,
+  sslPassthroughGroup,
 ] as readonly AnnotationGroup[];
 
 /** supportedKeys lists every supported key with its group, aliases included under their key. */
@@ -187,4 +189,5 @@ export const NO_ANNOTATIONS: IngressAnnotations = Object.freeze({
   balance: { leastConn: null, hashBy: null, serviceUpstream: false },
   canary: null,
   snippets: { configuration: null, server: null },
+  sslPassthrough: false,
 });

@@ -160,4 +160,6 @@ export interface IngressAnnotations {
     readonly configuration: readonly SnippetDirective[] | null;
     readonly server: readonly SnippetDirective[] | null;
   };
+  /** ssl-passthrough: TLS to the Ingress's hosts goes to their `/` backend undecrypted (with --enable-ssl-passthrough) */
+  readonly sslPassthrough: boolean;
 }
