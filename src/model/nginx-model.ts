@@ -380,6 +380,8 @@ export interface StreamService {
   readonly decodeProxy: boolean;
   /** the second PROXY flag: the backend is sent a PROXY protocol header naming the client */
   readonly encodeProxy: boolean;
+  /** with decodeProxy: the load balancers trusted to name the client (proxy-real-ip-cidr), which the second flag passes on */
+  readonly realIpFrom: readonly string[];
 }
 
 /** PassthroughHost is a host whose TLS connections go to its backend undecrypted (ssl-passthrough). */

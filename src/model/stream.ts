@@ -166,6 +166,7 @@ function servicesOf(
       upstream: upstream.name,
       decodeProxy: entry.decodeProxy,
       encodeProxy: entry.encodeProxy,
+      realIpFrom: entry.decodeProxy ? input.config.proxyRealIpCidr : [],
     });
   }
   return out;
