@@ -236,8 +236,9 @@ function resolve(
     typeof entry.port === 'number' ? p.port === entry.port : p.name === entry.port,
   );
   if (!servicePort) return `Service ${key} has no port ${show(entry.port)}`;
+  const portText = typeof entry.port === 'number' ? String(entry.port) : show(entry.port);
   if ((servicePort.protocol ?? 'TCP') !== protocol)
-    return `Service ${key} port ${show(entry.port)} is ${servicePort.protocol}, not ${protocol}`;
+    return `Service ${key} port ${portText} is ${servicePort.protocol ?? 'TCP'}, not ${protocol}`;
   const resolved = table.resolve(
     entry.namespace,
     { service: { name: entry.service, port: { number: servicePort.port! } } },
@@ -245,8 +246,7 @@ function resolve(
     () => undefined,
   );
   const upstream = resolved.upstream === null ? undefined : table.used.get(resolved.upstream);
-  if (!upstream || upstream.endpoints.length === 0)
-    return `Service ${key} port ${show(entry.port)} has no ready endpoints`;
+  if (!upstream || upstream.endpoints.length === 0) return `Service ${key} port ${portText} has no ready endpoints`;
   return { name: `${protocol.toLowerCase()}_${upstream.name}`, endpoints: upstream.endpoints };
 }
 
