@@ -135,7 +135,12 @@ export const refusedAnnotations: readonly RefusedAnnotation[] = [
   ignored('ssl-ciphers', 'Low', 'ingress', 'per-host ciphers are not implemented; use the ssl-ciphers ConfigMap key'),
   ignored('ssl-prefer-server-ciphers', 'Low', 'ingress', 'always on'),
   ignored('satisfy', 'Low', 'location', "all access rules must be met (nginx's satisfy all)"),
-  out('stream-snippet', 'Critical', 'ingress', 'there is no stream block'),
+  out(
+    'stream-snippet',
+    'Critical',
+    'ingress',
+    'snippets in the stream block (TCP/UDP services, ssl-passthrough) are not implemented',
+  ),
   ignored('affinity-canary-behavior', 'Low', 'ingress', 'sticky canaries are not implemented'),
   ignored(
     'session-cookie-conditional-samesite-none',
