@@ -365,6 +365,8 @@ export interface StreamSettings {
 /** StreamUpstream is a stream upstream: a TCP or UDP Service port's ready endpoints, or a passthrough host's backend. */
 export interface StreamUpstream {
   readonly name: string;
+  /** `namespace/name` of the Service its endpoints are from */
+  readonly service: string;
   readonly endpoints: readonly Endpoint[];
 }
 

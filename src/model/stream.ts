@@ -247,7 +247,7 @@ function resolve(
   );
   const upstream = resolved.upstream === null ? undefined : table.used.get(resolved.upstream);
   if (!upstream || upstream.endpoints.length === 0) return `Service ${key} port ${portText} has no ready endpoints`;
-  return { name: `${protocol.toLowerCase()}_${upstream.name}`, endpoints: upstream.endpoints };
+  return { name: `${protocol.toLowerCase()}_${upstream.name}`, service: key, endpoints: upstream.endpoints };
 }
 
 /**
@@ -286,7 +286,7 @@ function passthroughHosts(
         continue;
       }
       const streamName = `passthrough_${upstream.name}`;
-      upstreams.set(streamName, { name: streamName, endpoints: upstream.endpoints });
+      upstreams.set(streamName, { name: streamName, service: upstream.service, endpoints: upstream.endpoints });
       hosts.set(host, { match: server.serverName, upstream: streamName });
     }
   }

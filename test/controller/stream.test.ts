@@ -12,7 +12,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, connect as tlsConnect, type Server as TlsServer } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
-import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass } from '../support/manifests.js';
 import { freePort, get, startBackend, type Backend } from '../support/net.js';
 
@@ -241,8 +241,12 @@ describe('TCP and UDP services', () => {
   });
 
   it('follows an endpoint change of the TCP Service (nginx reloads: stream upstreams list endpoints)', async () => {
+    await waitFor('nginx to be done reloading', () => nginxSettled(cluster.actor('nginx')));
+    const reloads = () => Number(cluster.actor('nginx')?.context.reloadsOk ?? 0);
+    const before = reloads();
     await cluster.apply(slice('echo', [OTHER_POD], echoPort));
     await waitFor('the new endpoint to answer', async () => (await talk(tcpPort, ['who\n'], 12)).startsWith(OTHER_POD));
+    await waitFor('the reload to be confirmed', () => reloads() > before);
     for (let i = 0; i < 5; i++) expect(await talk(tcpPort, ['who\n'], 12)).toMatch(new RegExp(`^${OTHER_POD}`));
   });
 });
