@@ -29,7 +29,7 @@ export async function checkStream(binary: string, configDir: string): Promise<St
     return { ok: false, why: `the unix socket ${longest} is longer than ${MAX_SOCKET_PATH} bytes (--config-dir)` };
   const version = await execa(binary, ['-V'], { reject: false, all: true, timeout: 10_000 }).catch(() => null);
   const said = version?.all ?? '';
-  if (!version || version.exitCode !== 0 || !said.includes('configure arguments'))
+  if (version?.exitCode !== 0 || !said.includes('configure arguments'))
     return { ok: true, settings: { ...DEFAULT_STREAM_SETTINGS, socketDir } };
   if (/--with-stream(\s|$)/.test(said)) return { ok: true, settings: { modules: [], socketDir } };
   const module = join(await modulesPath(binary), 'ngx_stream_module.so');
