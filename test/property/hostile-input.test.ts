@@ -33,7 +33,18 @@ const foreignDirectives: typeof foreignOrEntries = (text, allowed) =>
 const sources = await readTemplateSources(DEFAULT_TEMPLATE);
 const template = compileTemplate(sources);
 const allowed = templateDirectives([sources.main, ...Object.values(sources.partials)]);
-const options = { ...defaultBuildOptions, configMap: 'ingress/config', httpPort: 8080, httpsPort: 8443 };
+const options = {
+  ...defaultBuildOptions,
+  configMap: 'ingress/config',
+  httpPort: 8080,
+  httpsPort: 8443,
+  // The stream block too: TCP and UDP services from their ConfigMaps, and ssl-passthrough (nginx -t wants the
+  // socket folder to exist).
+  tcpServicesConfigMap: 'ingress/tcp',
+  udpServicesConfigMap: 'ingress/udp',
+  enableSslPassthrough: true,
+  stream: { modules: ['/usr/lib/nginx/modules/ngx_stream_module.so'], socketDir: '/tmp' },
+};
 
 let base: Snapshot;
 let scratch: string;
@@ -70,7 +81,11 @@ beforeAll(async () => {
         data: { auth: Buffer.from('user:{PLAIN}pass\n').toString('base64') },
       },
     ],
-    configMaps: [{ metadata: { namespace: 'ingress', name: 'config' }, data: {} }],
+    configMaps: [
+      { metadata: { namespace: 'ingress', name: 'config' }, data: {} },
+      { metadata: { namespace: 'ingress', name: 'tcp' }, data: { '9000': 'default/web:80:PROXY:PROXY' } },
+      { metadata: { namespace: 'ingress', name: 'udp' }, data: { '9053': 'default/web:http' } },
+    ],
   };
 });
 afterAll(() => rm(scratch, { recursive: true, force: true }));
@@ -207,6 +222,9 @@ const fields: Record<string, Edit> = {
     annotate(s, 0, { 'auth-type': 'basic', 'auth-secret': 'basic' }),
     set(s.secrets[1], ['data', 'auth'], Buffer.from(v).toString('base64'))
   ),
+  'tcp services port': (s, v) => set(s.configMaps[1], ['data'], { [v]: 'default/web:80' }),
+  'tcp services reference': (s, v) => set(s.configMaps[1], ['data'], { '9000': v }),
+  'udp services reference': (s, v) => set(s.configMaps[2], ['data'], { '9053': v }),
   'annotation key name': (s, v) => set(ing(s), ['metadata', 'annotations'], { [`${ANNOTATION_PREFIX}${v}`]: 'true' }),
   ...annotationFields,
 };
