@@ -287,7 +287,9 @@ function passthroughHosts(
       }
       const streamName = `passthrough_${upstream.name}`;
       upstreams.set(streamName, { name: streamName, service: upstream.service, endpoints: upstream.endpoints });
-      hosts.set(host, { match: server.serverName, upstream: streamName });
+      // SNI is matched as sent: the wildcard's regex ignores case, as nginx's server_name matching does.
+      const match = host.startsWith('*.') ? `~*${server.serverName.slice(1)}` : host;
+      hosts.set(host, { match, upstream: streamName });
     }
   }
   return [...hosts.values()].sort((a, b) => compare(a.match, b.match));

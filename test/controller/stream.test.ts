@@ -262,6 +262,11 @@ describe('ssl-passthrough', () => {
     expect(reply).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*argo$/);
   });
 
+  it('matches the SNI whatever its case, as host names are', async () => {
+    const { cn } = await tlsRequest(cluster.httpsPort, 'ArgoCD.Example.com', 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(cn).toBe('argocd-server');
+  });
+
   it("redirects Argo CD's plain HTTP to HTTPS (force-ssl-redirect)", async () => {
     const answer = await get({ host: 'argocd.example.com', path: '/applications', port: cluster.httpPort });
     expect(answer.status).toBe(308);
