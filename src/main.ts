@@ -41,6 +41,7 @@ import { checkLua } from './nginx/lua.js';
 import { checkStream, streamSockets } from './nginx/stream.js';
 import { UsageError } from './cli/flags.js';
 import type { StreamSettings } from './model/nginx-model.js';
+import { findModules } from './nginx/modules.js';
 import { CONTROL_TOKEN_ENV } from './model/dynamic-tables.js';
 import { ensureConfigDir } from './nginx/files.js';
 import { nameservers } from './nginx/resolvers.js';
@@ -136,6 +137,7 @@ export async function startController(
   const build = {
     ...config.build,
     resolvers: await nameservers(),
+    modules: await findModules(binary),
     ...(dynamic ? { dynamic } : {}),
     ...(stream ? { stream } : {}),
   };

@@ -23,6 +23,7 @@ import type {
   Certificate,
   GlobalConfig,
   LuaSettings,
+  NginxModules,
   NginxModel,
   Problem,
   Server,
@@ -50,6 +51,8 @@ export interface BuildOptions extends ClassOptions, StreamOptions {
    * proxy, and nginx.conf names no endpoint and no host certificate. A memo serves one value of it.
    */
   readonly dynamic?: LuaSettings;
+  /** the optional modules this nginx has (src/nginx/modules.ts): snippets may use what they give */
+  readonly modules?: NginxModules;
 }
 
 /** defaultBuildOptions are ingress-nginx's flag defaults. */
@@ -150,6 +153,7 @@ interface Settings {
   readonly hsts: string | null;
   /** `--default-ssl-certificate`: any TLS host may fall back to it */
   readonly defaultSslCertificate: string | undefined;
+  readonly modules: NginxModules;
 }
 
 /**
@@ -189,6 +193,7 @@ function settingsOf(snapshot: Snapshot, options: BuildOptions, memo: BuildMemo, 
     fallback,
     hsts: hstsHeader(globals.config),
     defaultSslCertificate: options.defaultSslCertificate,
+    modules: options.modules ?? {},
   };
 }
 
@@ -201,6 +206,7 @@ function plansOf(
 ): readonly IngressPlan[] {
   const context = {
     config: settings.config,
+    modules: settings.modules,
     lookups: settings.changes.lookups,
     built: memo.built,
     defaultBackendUpstream: settings.defaultBackend.upstream,
@@ -254,6 +260,8 @@ function modelOf(
     httpsRedirect: `https://$host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$request_uri`,
     listen: listenOf(options),
     lua: options.dynamic ?? null,
+    // headers-more is loaded whenever present: a filter that does nothing where no directive of its is set.
+    modules: options.modules?.headersMore ? [options.modules.headersMore] : [],
     stream: null,
     httpsSocket: null,
     config,

@@ -34,6 +34,8 @@ export interface RouteFeatures {
   /** force-ssl-redirect of the Ingress, null for the ConfigMap's */
   readonly forceSslRedirect: boolean | null;
   readonly extras: LocationExtras;
+  /** a security annotation could not be applied: the route answers 503 with no extras (see Location.denied) */
+  readonly denied: boolean;
 }
 
 /** DEFAULT_PROXY_HOST is the Host nginx.conf sends upstream unless upstream-vhost says otherwise. */
@@ -122,7 +124,9 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
     const extras = f?.extras ?? NO_EXTRAS;
     const redirect = f ? (f.sslRedirect ?? host.sslRedirect) : host.sslRedirect;
     const grpc = f?.protocol === 'grpc' || f?.protocol === 'grpcs';
-    const target = route.canary?.variable ?? route.upstream;
+    const denied = f?.denied ?? false;
+    // A denied location proxies nowhere, whatever else reached the route (a canary, say).
+    const target = denied ? null : (route.canary?.variable ?? route.upstream);
     // rewrite-target replaces the URI when the location's own pattern matches (as ingress-nginx's `rewrite
     // "(?i)path"`).
     const pattern =
@@ -145,7 +149,8 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
       ...extras,
       externalAuth: extras.externalAuth && externalAuthAt(extras.externalAuth, modifier, match),
       appRoot: match === '/' || match === '^/' ? extras.appRoot : null,
-      rewrite,
+      rewrite: denied ? null : rewrite,
+      denied,
       pass:
         target === null || extras.redirect
           ? null

@@ -189,6 +189,11 @@ export interface Location {
   readonly sslRedirect: boolean;
   /** `namespace/name` of the Ingress, for logs and conflicts */
   readonly ingress: string | null;
+  /**
+   * a security annotation of the Ingress could not be applied: the location answers 503 and does nothing else
+   * (ingress-nginx's denied location); it still claims its path, so no other Ingress can serve it unchecked
+   */
+  readonly denied: boolean;
   /** the proxy target; null when nginx answers itself (status, redirect) */
   readonly pass: Pass | null;
   /** permanent-redirect / temporal-redirect: nginx answers with this instead of proxying */
@@ -353,6 +358,15 @@ export interface LuaSettings {
 }
 
 /**
+ * NginxModules are the optional dynamic modules this nginx can load, each a load_module path (Debian packages them
+ * apart: libnginx-mod-http-headers-more-filter gives headersMore). Found by the controller, never from Kubernetes.
+ */
+export interface NginxModules {
+  /** ngx_http_headers_more_filter_module: the more_set_headers family snippets may use */
+  readonly headersMore?: string;
+}
+
+/**
  * StreamSettings are what the stream block needs from the machine: the stream module's `load_module` paths (empty
  * when nginx has it built in) and the folder of the internal unix sockets (the private config folder). Paths of the
  * controller's own choosing, not Kubernetes strings.
@@ -433,6 +447,8 @@ export interface NginxModel {
   readonly listen: { readonly http: string; readonly https: string } | null;
   /** the Lua balancer's settings, or null when backends and certificates are rendered into nginx.conf */
   readonly lua: LuaSettings | null;
+  /** load_module paths of the optional modules (NginxModules) besides the Lua balancer's */
+  readonly modules: readonly string[];
   /** the stream block, or null when no flag asks for one (then the stream module is not loaded) */
   readonly stream: StreamModel | null;
   /** with ssl-passthrough, the unix socket the http servers' TLS listener moves to (PROXY protocol); else null */

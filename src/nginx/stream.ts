@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import type { StreamSettings } from '../model/nginx-model.js';
 import { DEFAULT_STREAM_SETTINGS, HTTPS_SOCKET, RELAY_SOCKET } from '../model/stream.js';
-import { modulesPath } from './lua.js';
+import { modulesPath } from './modules.js';
 
 /** A unix socket path longer than this does not fit sockaddr_un on Linux (108 bytes with the NUL). */
 const MAX_SOCKET_PATH = 107;

@@ -15,6 +15,8 @@ export const sslPassthroughGroup: AnnotationGroup<'sslPassthrough'> = {
       risk: 'Low',
       scope: 'ingress',
       support: 'supported',
+      // ingress-nginx reads it with GetBoolAnnotation: a value that is not a boolean is passthrough off.
+      onInvalid: 'ignore',
       doc:
         "TLS connections to the host's name (SNI) go to the Service of its `/` path without being decrypted; needs " +
         '`--enable-ssl-passthrough`. HTTP to the host is still served by nginx (force-ssl-redirect redirects it)',
