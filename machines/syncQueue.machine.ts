@@ -50,6 +50,12 @@ export interface RunSyncOutput {
    * (with the Lua balancer: a Secret that only Ingresses' spec.tls reads): like `pushedKinds`, until the next sync says
    */
   readonly pushedKeys?: readonly string[];
+  /**
+   * `Kind/namespace/name` prefixes of objects of a pushed kind whose change still alters nginx.conf, as this sync built
+   * things (the EndpointSlices of a TCP/UDP or ssl-passthrough Service: the stream block lists endpoints): they wait
+   * for the debounce and the rate token like any change that may reload, until the next sync says
+   */
+  readonly renderedPrefixes?: readonly string[];
 }
 
 /** RateReadyEvent is the sync queue's own delayed event: the rate-limit token is back. */
@@ -71,6 +77,8 @@ export interface SyncQueueContext extends SyncQueueInput {
   readonly pushedKinds: readonly string[];
   /** from the last sync's output (`RunSyncOutput.pushedKeys`) */
   readonly pushedKeys: readonly string[];
+  /** from the last sync's output (`RunSyncOutput.renderedPrefixes`) */
+  readonly renderedPrefixes: readonly string[];
   /** the rate-limit token: a sync may start now */
   readonly tokenReady: boolean;
   /** the number of the last sync started */
@@ -103,8 +111,11 @@ function describe(error: unknown): string {
 
 /** reloadableChange: `event` is a change that may alter nginx.conf; timers and verdicts are no change. */
 function reloadableChange(context: SyncQueueContext, event: SyncQueueEvent): boolean {
-  if (event.type === 'k8s.changed')
-    return !context.pushedKinds.includes(event.kind) && !context.pushedKeys.includes(`${event.kind}/${event.key}`);
+  if (event.type === 'k8s.changed') {
+    const id = `${event.kind}/${event.key}`;
+    if (context.renderedPrefixes.some((prefix) => id.startsWith(prefix))) return true;
+    return !context.pushedKinds.includes(event.kind) && !context.pushedKeys.includes(id);
+  }
   return event.type === 'template.changed' || event.type === 'sync.request' || event.type === 'sync.resync';
 }
 
@@ -188,7 +199,11 @@ const syncQueue = setup({
     }),
     recordOutput: assign(({ event }) => {
       const output = (event as { output?: RunSyncOutput }).output;
-      return { awaitingVerdict: output?.awaitingVerdict === true, pushedKeys: output?.pushedKeys ?? [] };
+      return {
+        awaitingVerdict: output?.awaitingVerdict === true,
+        pushedKeys: output?.pushedKeys ?? [],
+        renderedPrefixes: output?.renderedPrefixes ?? [],
+      };
     }),
     // The token is taken when a sync that may reload starts (or a sync fails), and a timer gives it back.
     takeToken: enqueueActions(({ enqueue }) => {
@@ -259,6 +274,7 @@ export const syncQueueMachine = syncQueue.createMachine({
     reloadable: true,
     pushedKinds: input.pushedKinds ?? [],
     pushedKeys: [],
+    renderedPrefixes: [],
     tokenReady: true,
     generation: 0,
     changes: 0,

@@ -39,6 +39,9 @@ import { ConfigFolder, ConfigRefusedError } from './nginx/apply.js';
 import { nginxBinary } from './nginx/binary.js';
 import { ControlChannel, newControlToken } from './nginx/control.js';
 import { checkLua } from './nginx/lua.js';
+import { checkStream, streamSockets } from './nginx/stream.js';
+import { UsageError } from './cli/flags.js';
+import type { StreamSettings } from './model/nginx-model.js';
 import { findModules } from './nginx/modules.js';
 import { CONTROL_TOKEN_ENV } from './model/dynamic-tables.js';
 import { ensureConfigDir } from './nginx/files.js';
@@ -93,6 +96,22 @@ async function luaBalancer(binary: string, config: ControllerConfig, log: Logger
 }
 
 /**
+ * streamModule finds nginx's stream module when a flag needs the stream block (TCP or UDP services, ssl-passthrough);
+ * without it those flags cannot work, and the controller says so at once.
+ */
+async function streamModule(binary: string, config: ControllerConfig): Promise<StreamSettings | undefined> {
+  const { tcpServicesConfigMap, udpServicesConfigMap, enableSslPassthrough } = config.build;
+  if (!tcpServicesConfigMap && !udpServicesConfigMap && !enableSslPassthrough) return undefined;
+  const check = await checkStream(binary, config.configDir);
+  if (!check.ok)
+    throw new UsageError(
+      `--tcp-services-configmap, --udp-services-configmap and --enable-ssl-passthrough need nginx's stream module: ` +
+        check.why,
+    );
+  return check.settings;
+}
+
+/**
  * startController boots the actor system. The root supervisor's `booting` first runs
  * `bootConfig`: nginx.conf written from an empty cluster (default server only) and checked with
  * `nginx -t`, so nginx can start at once and serve 404s while the watchers list (the first sync
@@ -115,11 +134,13 @@ export async function startController(
   // A refused folder throws UnsafePathError: the CLI prints it as one line, exit 2.
   await ensureConfigDir(config.configDir);
   const dynamic = await luaBalancer(binary, config, log);
+  const stream = await streamModule(binary, config);
   const build = {
     ...config.build,
     resolvers: await nameservers(),
     modules: await findModules(binary),
     ...(dynamic ? { dynamic } : {}),
+    ...(stream ? { stream } : {}),
   };
   // The control channel's token is made per start and reaches nginx only through its environment.
   const token = newControlToken();
@@ -151,6 +172,9 @@ export async function startController(
       {
         namespace: config.watchNamespace,
         configMap: config.build.configMap ?? null,
+        streamConfigMaps: [config.build.tcpServicesConfigMap, config.build.udpServicesConfigMap].filter(
+          (ref): ref is string => ref !== undefined,
+        ),
       },
       log.child({ actor: 'watcher' }),
     ),
@@ -190,6 +214,7 @@ export async function startController(
       httpsPort: config.build.httpsPort,
       folder,
       log: log.child({ actor: 'nginx' }),
+      ...(stream ? { sockets: streamSockets(stream) } : {}),
       ...(control ? { control } : {}),
     }),
     actions: {

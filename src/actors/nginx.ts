@@ -80,6 +80,8 @@ export interface NginxActorOptions {
   /** how long a reload may take to start the new config's workers before it counts as failed (60 s) */
   readonly reloadTimeoutMs?: number;
   /** the Lua balancer's control channel and the per-start token its master gets in the environment */
+  /** unix sockets nginx listens on (ssl-passthrough's): a master killed with -9 leaves them, and the next could not bind */
+  readonly sockets?: readonly string[];
   readonly control?: {
     readonly channel: TablePusher;
     readonly env: Readonly<Record<string, string>>;
@@ -106,6 +108,7 @@ export function nginxActors(options: NginxActorOptions) {
     master: fromCallback<NginxMasterCommand, MasterInput>(({ sendBack, receive, system }) => {
       let master: Master;
       if (options.control) rmSync(options.control.socket, { force: true });
+      for (const socket of options.sockets ?? []) rmSync(socket, { force: true });
       try {
         master = spawnMaster(options.binary, options.dir, conf, options.log, options.control?.env);
       } catch (error) {

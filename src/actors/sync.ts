@@ -100,6 +100,10 @@ export function syncActors(options: SyncOptions) {
         done: { model, problems, served: [...servedIngresses(model)].sort() },
         // Pushed certificates: a renewal of such a Secret need not wait for the reload rate token.
         pushedKeys: split ? read.certificatesOnly.map((key) => `Secret/${key}`) : [],
+        // The stream block lists endpoints: its Services' EndpointSlices reload, so they wait for the rate token.
+        // Slices are named after their Service (`<service>-<suffix>`); a prefix that also takes in another
+        // Service's only makes that one wait too.
+        renderedPrefixes: split ? [...new Set(model.stream?.upstreams.map((u) => `EndpointSlice/${u.service}`))] : [],
       };
     }),
   };

@@ -18,6 +18,8 @@ export interface WatchScope {
   readonly namespace: string | null;
   /** `--configmap ns/name`: the ConfigMaps of its namespace are watched (it, and the header ConfigMaps it names) */
   readonly configMap: string | null;
+  /** `--tcp-services-configmap`, `--udp-services-configmap`: the others watched, each by name */
+  readonly streamConfigMaps?: readonly string[];
 }
 
 const describe = (error: unknown) =>
@@ -41,52 +43,56 @@ export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchS
       let active = true;
       const seen = new Set<string>();
       const tell = (event: ResourceWatcherEvent) => active && sendBack(event);
-      // ConfigMaps: every one in the namespace of --configmap, where add-headers and proxy-set-headers name theirs.
-      const only =
-        kind === 'ConfigMap'
-          ? scope.configMap
-            ? scope.configMap.split('/')[0]
-            : 'kube-system/ingress-actors-no-configmap'
-          : undefined;
+      // ConfigMaps: every one in the namespace of --configmap (where add-headers and proxy-set-headers name theirs),
+      // and each services ConfigMap elsewhere by name; one ListWatch for each.
+      const configNamespace = scope.configMap?.split('/')[0] ?? null;
+      const elsewhere = (scope.streamConfigMaps ?? []).filter((c) => c.split('/')[0] !== configNamespace);
+      const targets = [...(configNamespace ? [configNamespace] : []), ...new Set(elsewhere)];
+      const onlys: (string | undefined)[] =
+        kind !== 'ConfigMap' ? [undefined] : targets.length > 0 ? targets : ['kube-system/ingress-actors-no-configmap'];
+      let unsynced = onlys.length;
       const timeouts = {
         requestTimeoutMs: input.requestTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.requestTimeoutMs,
         watchIdleTimeoutMs: input.watchIdleTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.watchIdleTimeoutMs,
       };
       const failed = (error: unknown) =>
         tell({ type: 'watch.failed', error: describe(error), jitter: Math.random(), at: Date.now() });
-      const informer: Informer = createInformer(
-        kc,
-        kind,
-        { namespace: scope.namespace, ...(only ? { only } : {}) },
-        {
-          onSynced: () => {
-            if (!active) return;
-            for (const obj of cache.list<KubernetesObject>(kind)) {
-              if (seen.has(keyOf(obj))) continue;
-              cache.remove(kind, obj);
-              tell({ type: 'watch.changed', key: keyOf(obj) });
-            }
-            tell({ type: 'watch.synced' });
+      const informers: Informer[] = onlys.map((only) =>
+        createInformer(
+          kc,
+          kind,
+          { namespace: scope.namespace, ...(only ? { only } : {}) },
+          {
+            onSynced: () => {
+              // Whatever the cache holds that no list had is gone, once every list is in.
+              if (!active || --unsynced > 0) return;
+              for (const obj of cache.list<KubernetesObject>(kind)) {
+                if (seen.has(keyOf(obj))) continue;
+                cache.remove(kind, obj);
+                tell({ type: 'watch.changed', key: keyOf(obj) });
+              }
+              tell({ type: 'watch.synced' });
+            },
+            onChange: (type, obj) => {
+              if (!active) return;
+              const key = keyOf(obj);
+              if (type === 'delete') seen.delete(key);
+              else seen.add(key);
+              const changed = type === 'delete' ? cache.remove(kind, obj) : cache.upsert(kind, obj);
+              log.debug({ kind, key, type }, 'watch event');
+              if (changed) tell({ type: 'watch.changed', key });
+            },
+            onError: failed,
+            onIdle: (idleMs) =>
+              active && log.info({ kind, idleMs }, 'the watch received nothing, not even a bookmark; reopening it'),
           },
-          onChange: (type, obj) => {
-            if (!active) return;
-            const key = keyOf(obj);
-            if (type === 'delete') seen.delete(key);
-            else seen.add(key);
-            const changed = type === 'delete' ? cache.remove(kind, obj) : cache.upsert(kind, obj);
-            log.debug({ kind, key, type }, 'watch event');
-            if (changed) tell({ type: 'watch.changed', key });
-          },
-          onError: failed,
-          onIdle: (idleMs) =>
-            active && log.info({ kind, idleMs }, 'the watch received nothing, not even a bookmark; reopening it'),
-        },
-        timeouts,
+          timeouts,
+        ),
       );
-      informer.start().catch(failed);
+      for (const informer of informers) informer.start().catch(failed);
       return () => {
         active = false;
-        void informer.stop();
+        for (const informer of informers) void informer.stop();
       };
     }),
   };

@@ -32,6 +32,9 @@ export const CONTROLLER_USAGE =
   --validating-webhook-certificate FILE   --validating-webhook-key FILE   (PEM; read again when they change)
   --dynamic-backends=true|false (true: endpoints and certificates pushed to nginx's Lua balancer, no reload;
                                  false, or nginx without libnginx-mod-http-lua: rendered into nginx.conf)
+  --tcp-services-configmap ns/name  --udp-services-configmap ns/name
+                                    ("9000": "namespace/service:port[:PROXY[:PROXY]]", through nginx's stream module)
+  --enable-ssl-passthrough          (the ssl-passthrough annotation: TLS routed by SNI to the backend undecrypted)
   --version
 
 Every other flag of ingress-nginx's controller (and klog's) is accepted, with a warning naming why it is
@@ -61,6 +64,7 @@ const BOOLEAN_FLAGS = [
   'update-status',
   'update-status-on-shutdown',
   'dynamic-backends',
+  'enable-ssl-passthrough',
   'watch-ingress-without-class',
   'version',
   ...FOREIGN.filter(([, f]) => f.kind === 'bool').map(([name]) => name),
@@ -233,6 +237,9 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       'update-status': { type: 'string' },
       'update-status-on-shutdown': { type: 'string' },
       'dynamic-backends': { type: 'string' },
+      'tcp-services-configmap': { type: 'string' },
+      'udp-services-configmap': { type: 'string' },
+      'enable-ssl-passthrough': { type: 'string' },
       'election-id': { type: 'string' },
       'election-ttl': { type: 'string' },
       'validating-webhook': { type: 'string' },
@@ -264,6 +271,18 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
   const configMap = ref('--configmap', values.configmap);
   const defaultSslCertificate = ref('--default-ssl-certificate', values['default-ssl-certificate']);
   const defaultBackendService = ref('--default-backend-service', values['default-backend-service']);
+  const tcpServices = ref('--tcp-services-configmap', values['tcp-services-configmap']);
+  const udpServices = ref('--udp-services-configmap', values['udp-services-configmap']);
+  const healthzPort = parsePort('--healthz-port', values['healthz-port'], 10254);
+  const inspectPort =
+    values['inspect-port'] === undefined ? null : parsePort('--inspect-port', values['inspect-port'], 8080);
+  const inspect = values.inspect ?? false;
+  const webhook = webhookFlags(
+    values['validating-webhook'],
+    values['validating-webhook-certificate'],
+    values['validating-webhook-key'],
+  );
+  const webhookPort: Record<string, number> = webhook ? { '--validating-webhook': webhook.port } : {};
   const build: BuildOptions = {
     ingressClass: values['ingress-class'] ?? defaultBuildOptions.ingressClass,
     controllerClass: values['controller-class'] ?? defaultBuildOptions.controllerClass,
@@ -273,20 +292,19 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
     ...(configMap ? { configMap } : {}),
     ...(defaultSslCertificate ? { defaultSslCertificate } : {}),
     ...(defaultBackendService ? { defaultBackendService } : {}),
+    ...(tcpServices ? { tcpServicesConfigMap: tcpServices } : {}),
+    ...(udpServices ? { udpServicesConfigMap: udpServices } : {}),
+    enableSslPassthrough: boolFlag('enable-ssl-passthrough', values['enable-ssl-passthrough'], false),
+    // TCP and UDP services may not take the controller's own ports.
+    reservedPorts: [
+      healthzPort,
+      ...(inspect || inspectPort !== null ? [inspectPort ?? 8080] : []),
+      ...Object.values(webhookPort),
+    ],
   };
-  const healthzPort = parsePort('--healthz-port', values['healthz-port'], 10254);
   const healthzHost = values['healthz-host'];
   if (healthzHost !== undefined && !checkIp(healthzHost).ok)
     throw new UsageError(`--healthz-host must be an IP address, not ${JSON.stringify(healthzHost)}`);
-  const webhook = webhookFlags(
-    values['validating-webhook'],
-    values['validating-webhook-certificate'],
-    values['validating-webhook-key'],
-  );
-  const webhookPort: Record<string, number> = webhook ? { '--validating-webhook': webhook.port } : {};
-  const inspect = values.inspect ?? false;
-  const inspectPort =
-    values['inspect-port'] === undefined ? null : parsePort('--inspect-port', values['inspect-port'], 8080);
   if (inspect || inspectPort !== null)
     samePort({
       '--inspect-port': inspectPort ?? 8080,

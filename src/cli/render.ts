@@ -8,6 +8,8 @@ import { findModules } from '../nginx/modules.js';
 import { loadTemplate } from '../render/load.js';
 import { render } from '../render/render.js';
 import { nameservers } from '../nginx/resolvers.js';
+import { checkStream } from '../nginx/stream.js';
+import { defaultConfigDir } from './controller-flags.js';
 import type { CommandIo } from './command.js';
 import { classFlags, parseFlags, parsePort, UsageError } from './flags.js';
 import { renderReport } from './render-report.js';
@@ -16,12 +18,16 @@ export const RENDER_USAGE = `Usage: ingress-actors render --manifests PATH... [-
           [--http-port N] [--https-port N] [--ingress-class NAME] [--controller-class NAME]
           [--watch-ingress-without-class] [--default-ssl-certificate ns/name]
           [--default-backend-service ns/name] [--template FILE]
+          [--tcp-services-configmap ns/name] [--udp-services-configmap ns/name] [--enable-ssl-passthrough]
+          [--nginx-binary PATH] [--config-dir DIR]
 
 Prints the nginx.conf that the YAML manifests (files or folders, multi-document; - reads stdin,
 as in: helm template ... | ingress-actors render --manifests -) produce. On stderr: the problems
 found, as "namespace/name: field: message", each Ingress left to another controller and why, and
 one line for the backends without EndpointSlices. With --out DIR, writes nginx.conf and every
-file it names (certificates and htpasswd files, 0600) into DIR, ready for: nginx -t -p DIR/ -c DIR/nginx.conf`;
+file it names (certificates and htpasswd files, 0600) into DIR, ready for: nginx -t -p DIR/ -c DIR/nginx.conf.
+The stream block (TCP and UDP services, ssl-passthrough) loads the stream module --nginx-binary's nginx -V names
+(Debian's path without one) and puts its unix sockets in --out DIR, else in --config-dir (the controller's default).`;
 
 /** readManifests loads the files and folders named, `-` being stdin (read once, wherever it stands). */
 async function readManifests(paths: readonly string[], stdin: NodeJS.ReadableStream): Promise<Snapshot> {
@@ -31,6 +37,23 @@ async function readManifests(paths: readonly string[], stdin: NodeJS.ReadableStr
   const fromFiles = files.length > 0 ? await loadManifests(files) : null;
   const objects: KubeObject[] = fromFiles ? Object.values(fromFiles).flat() : [];
   return toSnapshot([...objects, ...piped]);
+}
+
+/** streamOptions finds the stream module and the socket folder when a flag asks for the stream block. */
+async function streamOptions(values: {
+  'tcp-services-configmap'?: string;
+  'udp-services-configmap'?: string;
+  'enable-ssl-passthrough'?: boolean;
+  'nginx-binary'?: string;
+  'config-dir'?: string;
+  out?: string;
+}): Promise<Pick<BuildOptions, 'stream'>> {
+  if (!values['tcp-services-configmap'] && !values['udp-services-configmap'] && !values['enable-ssl-passthrough'])
+    return {};
+  const dir = values.out ?? values['config-dir'] ?? defaultConfigDir();
+  const check = await checkStream(nginxBinary(values['nginx-binary']), dir);
+  if (!check.ok) throw new UsageError(`the stream block needs nginx's stream module: ${check.why}`);
+  return { stream: check.settings };
 }
 
 /** runRender is `ingress-actors render`: exit 0 with the config, 1 when a manifest is missing or not valid YAML. */
@@ -49,6 +72,11 @@ export async function runRender(
       'https-port': { type: 'string' },
       'default-ssl-certificate': { type: 'string' },
       'default-backend-service': { type: 'string' },
+      'tcp-services-configmap': { type: 'string' },
+      'udp-services-configmap': { type: 'string' },
+      'enable-ssl-passthrough': { type: 'boolean' },
+      'nginx-binary': { type: 'string' },
+      'config-dir': { type: 'string' },
       ...classFlags,
       help: { type: 'boolean', short: 'h' },
     },
@@ -72,11 +100,15 @@ export async function runRender(
     ...(values.configmap ? { configMap: values.configmap } : {}),
     ...(values['default-ssl-certificate'] ? { defaultSslCertificate: values['default-ssl-certificate'] } : {}),
     ...(values['default-backend-service'] ? { defaultBackendService: values['default-backend-service'] } : {}),
+    ...(values['tcp-services-configmap'] ? { tcpServicesConfigMap: values['tcp-services-configmap'] } : {}),
+    ...(values['udp-services-configmap'] ? { udpServicesConfigMap: values['udp-services-configmap'] } : {}),
+    enableSslPassthrough: values['enable-ssl-passthrough'] ?? false,
+    ...(await streamOptions(values)),
   };
   const snapshot = await readManifests(manifests, stdin);
   const template = await loadTemplate(values.template);
   // The modules of the nginx on this machine, so that `--out` passes its `nginx -t` as it is.
-  const modules = await findModules(nginxBinary());
+  const modules = await findModules(nginxBinary(values['nginx-binary']));
   const { model, problems } = buildModel(snapshot, { ...options, resolvers: await nameservers(), modules });
   const text = render(model, template);
   log.debug(

@@ -30,10 +30,11 @@ import type {
   Server,
 } from './nginx-model.js';
 import type { Ingress, IngressClass, Snapshot } from './snapshot.js';
+import { buildStream, type StreamOptions } from './stream.js';
 import { CertificateTable } from './tls.js';
 import { checkDnsLabel, checkIp, show } from './validate.js';
 /** BuildOptions are the controller flags buildModel depends on. */
-export interface BuildOptions extends ClassOptions {
+export interface BuildOptions extends ClassOptions, StreamOptions {
   /** `--configmap ns/name` */
   readonly configMap?: string;
   /** `--default-ssl-certificate ns/name` */
@@ -108,7 +109,38 @@ export function buildModel(
   const upstreams = upstreamsOf(memo, settings.config, settings.changes.lookups, problems);
   const files = filesOf(memo, settings.certificates, http.files);
   const extras = globalExtras(settings.config, snapshot.configMaps, options.configMap, options.modules ?? {}, problems);
-  return { model: modelOf(options, settings, memo, { hosts, http, upstreams, files, extras }), problems };
+  const model = modelOf(options, settings, memo, { hosts, http, upstreams, files, extras });
+  return { model: withStream(model, snapshot, options, settings, plans, problems), problems };
+}
+
+/**
+ * withStream adds the stream block (TCP and UDP services, ssl-passthrough), made afresh each build from the finished
+ * http model: it is small, and its upstreams list endpoints, so any change may touch it.
+ */
+function withStream(
+  model: NginxModel,
+  snapshot: Snapshot,
+  options: BuildOptions,
+  settings: Settings,
+  plans: readonly IngressPlan[],
+  problems: Problem[],
+): NginxModel {
+  const listenHost = model.listen ? model.listen.https.slice(0, model.listen.https.lastIndexOf(':') + 1) : '';
+  const stream = buildStream(
+    options,
+    {
+      snapshot,
+      lookups: settings.changes.lookups,
+      config: model.config,
+      plans,
+      servers: model.servers,
+      upstreams: model.upstreams,
+      listenHost,
+    },
+    problems,
+  );
+  if (stream === null) return model;
+  return { ...model, stream, httpsSocket: stream.passthrough?.httpsSocket ?? null };
 }
 
 /** Settings are what every plan and host of a build is made under. */
@@ -235,6 +267,8 @@ function modelOf(
     modules: extras.modules,
     addHeaders: extras.addHeaders,
     proxySetHeaders: extras.proxySetHeaders,
+    stream: null,
+    httpsSocket: null,
     config,
     hstsHeader: settings.hsts,
     // Only auth-url needs these: without it the file does not depend on the machine's nameservers.

@@ -402,6 +402,79 @@ export interface NginxModules {
   readonly brotli?: string;
 }
 
+/**
+ * StreamSettings are what the stream block needs from the machine: the stream module's `load_module` paths (empty
+ * when nginx has it built in) and the folder of the internal unix sockets (the private config folder). Paths of the
+ * controller's own choosing, not Kubernetes strings.
+ */
+export interface StreamSettings {
+  readonly modules: readonly string[];
+  readonly socketDir: string;
+}
+
+/** StreamUpstream is a stream upstream: a TCP or UDP Service port's ready endpoints, or a passthrough host's backend. */
+export interface StreamUpstream {
+  readonly name: string;
+  /** `namespace/name` of the Service its endpoints are from */
+  readonly service: string;
+  readonly endpoints: readonly Endpoint[];
+}
+
+/** StreamService is one entry of the TCP or UDP services ConfigMap: a port nginx listens on and the Service behind it. */
+export interface StreamService {
+  /** `namespace/configmap key`, for a comment in nginx.conf */
+  readonly source: string;
+  /** the port, or `address:port` with BuildOptions.listenAddress */
+  readonly listen: string;
+  readonly udp: boolean;
+  readonly upstream: string;
+  /** the first PROXY flag: clients send a PROXY protocol header, which names the client */
+  readonly decodeProxy: boolean;
+  /** the second PROXY flag: the backend is sent a PROXY protocol header naming the client */
+  readonly encodeProxy: boolean;
+  /** with decodeProxy: the load balancers trusted to name the client (proxy-real-ip-cidr), which the second flag passes on */
+  readonly realIpFrom: readonly string[];
+}
+
+/** PassthroughHost is a host whose TLS connections go to its backend undecrypted (ssl-passthrough). */
+export interface PassthroughHost {
+  /** the host as nginx's map matches SNI: exact, or the server's one-label regex for a wildcard */
+  readonly match: string;
+  readonly upstream: string;
+}
+
+/**
+ * Passthrough is `--enable-ssl-passthrough`: a stream server on the HTTPS port reads the SNI (ssl_preread) and sends
+ * passthrough hosts to their backends, everything else to the http servers' TLS listener, which moves to a unix
+ * socket and learns the client address from the PROXY protocol header the stream server adds. Passthrough
+ * connections go through one more internal stream server that takes that header off again.
+ */
+export interface Passthrough {
+  /** the HTTPS port, or `address:port` */
+  readonly listen: string;
+  /** use-proxy-protocol: connections to the HTTPS port start with a PROXY header from the load balancer */
+  readonly decodeProxy: boolean;
+  /** the load balancers trusted to name the client in that header (proxy-real-ip-cidr) */
+  readonly realIpFrom: readonly string[];
+  /** absolute path of the unix socket the http servers' TLS listener moves to */
+  readonly httpsSocket: string;
+  /** absolute path of the unix socket of the stream server that removes the PROXY header for passthrough hosts */
+  readonly relaySocket: string;
+  readonly hosts: readonly PassthroughHost[];
+}
+
+/**
+ * StreamModel is nginx's stream block: TCP and UDP services (`--tcp-services-configmap`, `--udp-services-configmap`)
+ * and ssl-passthrough. Debian has no stream Lua module, so its upstreams list their endpoints: an endpoint change of
+ * such a Service changes nginx.conf and reloads nginx.
+ */
+export interface StreamModel {
+  readonly modules: readonly string[];
+  readonly upstreams: readonly StreamUpstream[];
+  readonly services: readonly StreamService[];
+  readonly passthrough: Passthrough | null;
+}
+
 /** NginxModel is everything render() needs: sorted, validated, free of raw Kubernetes strings. */
 export interface NginxModel {
   readonly httpPort: number;
@@ -416,6 +489,10 @@ export interface NginxModel {
   readonly addHeaders: readonly string[];
   /** proxy-set-headers: request headers for the backends, beside the controller's own */
   readonly proxySetHeaders: readonly Header[];
+  /** the stream block, or null when no flag asks for one (then the stream module is not loaded) */
+  readonly stream: StreamModel | null;
+  /** with ssl-passthrough, the unix socket the http servers' TLS listener moves to (PROXY protocol); else null */
+  readonly httpsSocket: string | null;
   /** where `ssl-redirect` sends plain HTTP: `https://$host$request_uri`, with the port when not 443 */
   readonly httpsRedirect: string;
   readonly config: GlobalConfig;

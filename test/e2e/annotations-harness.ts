@@ -162,10 +162,15 @@ export const ALLOWED_CLIENT = '10.9.8.7';
 
 /**
  * allowlistedScene serves `allow.test/` (allowlist-source-range ALLOWED_CLIENT) from one echoing
- * backend with `configMap`, for the tests of client addresses behind a proxy. It registers the
+ * backend with `configMap` (and `extra` objects, made once the file's earlier beforeAll ran, and render `flags`),
+ * for the tests of client addresses behind a proxy. It registers the
  * file's beforeAll and afterAll, and gives the running scene.
  */
-export function allowlistedScene(configMap: Record<string, string>): () => Scene {
+export function allowlistedScene(
+  configMap: Record<string, string>,
+  extra: () => object[] = () => [],
+  flags: string[] = [],
+): () => Scene {
   let backend: Backend | undefined;
   let scene: Scene | undefined;
   beforeAll(async () => {
@@ -179,8 +184,9 @@ export function allowlistedScene(configMap: Record<string, string>): () => Scene
           { 'allow.test': [{ path: '/', service: 'app' }] },
           { annotations: ann({ 'allowlist-source-range': `${ALLOWED_CLIENT}/32` }) },
         ),
+        ...extra(),
       ],
-      { configMap },
+      { configMap, flags },
     );
   }, 60_000);
   afterAll(async () => {

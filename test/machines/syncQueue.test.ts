@@ -274,6 +274,29 @@ describe('syncQueue', () => {
     expect(calls.map((c) => c.at)).toEqual([100, 150, 3_433]);
   });
 
+  it('makes an endpoint change the last sync rendered (a TCP service) wait for the token; others are pushed', async () => {
+    const { clock, calls, actor, syncAll } = start(
+      { debounceMs: 100, maxHoldoffMs: 500, minSyncIntervalMs: 3_333, pushedKinds: ['EndpointSlice'] },
+      'resolve',
+      { awaitingVerdict: false, renderedPrefixes: ['EndpointSlice/default/echo'] },
+    );
+    const slice = (name: string) => actor.send({ type: 'k8s.changed', kind: 'EndpointSlice', key: `default/${name}` });
+    syncAll();
+    await advance(clock, 100);
+    expect(actor.getSnapshot().context.renderedPrefixes).toEqual(['EndpointSlice/default/echo']);
+    await advance(clock, 50);
+    slice('app-1');
+    await flush();
+    expect(calls.map((c) => c.at)).toEqual([100, 150]);
+    // The stream block lists the echo Service's endpoints: its slice reloads nginx, so it is debounced, then waits.
+    await advance(clock, 50);
+    slice('echo-x7k2p');
+    await advance(clock, 200);
+    expect(actor.getSnapshot().value).toEqual({ pending: 'throttled' });
+    await advance(clock, 3_433 - clock.now());
+    expect(calls.map((c) => c.at)).toEqual([100, 150, 3_433]);
+  });
+
   it('without pushed kinds, an endpoint change waits for the debounce and the token like any other', async () => {
     const { clock, calls, actor, syncAll } = start({ debounceMs: 100, maxHoldoffMs: 500, minSyncIntervalMs: 3_333 });
     syncAll();

@@ -41,6 +41,12 @@ const options = {
   httpsPort: 8443,
   // add-headers needs headers-more, enable-brotli the brotli module: as the controller finds them
   modules: await findModules(nginxBinary()),
+  // The stream block too: TCP and UDP services from their ConfigMaps, and ssl-passthrough (nginx -t wants the
+  // socket folder to exist).
+  tcpServicesConfigMap: 'ingress/tcp',
+  udpServicesConfigMap: 'ingress/udp',
+  enableSslPassthrough: true,
+  stream: { modules: ['/usr/lib/nginx/modules/ngx_stream_module.so'], socketDir: '/tmp' },
 };
 
 let base: Snapshot;
@@ -78,7 +84,11 @@ beforeAll(async () => {
         data: { auth: Buffer.from('user:{PLAIN}pass\n').toString('base64') },
       },
     ],
-    configMaps: [{ metadata: { namespace: 'ingress', name: 'config' }, data: {} }],
+    configMaps: [
+      { metadata: { namespace: 'ingress', name: 'config' }, data: {} },
+      { metadata: { namespace: 'ingress', name: 'tcp' }, data: { '9000': 'default/web:80:PROXY:PROXY' } },
+      { metadata: { namespace: 'ingress', name: 'udp' }, data: { '9053': 'default/web:http' } },
+    ],
   };
 });
 afterAll(() => rm(scratch, { recursive: true, force: true }));
@@ -226,6 +236,9 @@ const fields: Record<string, Edit> = {
     annotate(s, 0, { 'auth-type': 'basic', 'auth-secret': 'basic' }),
     set(s.secrets[1], ['data', 'auth'], Buffer.from(v).toString('base64'))
   ),
+  'tcp services port': (s, v) => set(s.configMaps[1], ['data'], { [v]: 'default/web:80' }),
+  'tcp services reference': (s, v) => set(s.configMaps[1], ['data'], { '9000': v }),
+  'udp services reference': (s, v) => set(s.configMaps[2], ['data'], { '9053': v }),
   'annotation key name': (s, v) => set(ing(s), ['metadata', 'annotations'], { [`${ANNOTATION_PREFIX}${v}`]: 'true' }),
   ...annotationFields,
 };

@@ -135,9 +135,13 @@ export const refusedAnnotations: readonly RefusedAnnotation[] = [
   ignored('from-to-www-redirect', 'Low', 'location', 'www redirects are not implemented'),
   ignored('ssl-ciphers', 'Low', 'ingress', 'per-host ciphers are not implemented; use the ssl-ciphers ConfigMap key'),
   ignored('ssl-prefer-server-ciphers', 'Low', 'ingress', 'always on'),
-  ignored('ssl-passthrough', 'Low', 'ingress', 'TLS passthrough (a TCP proxy in front of nginx) is not implemented'),
   ignored('satisfy', 'Low', 'location', "all access rules must be met (nginx's satisfy all)"),
-  ignored('stream-snippet', 'Critical', 'ingress', 'there is no stream block'),
+  ignored(
+    'stream-snippet',
+    'Critical',
+    'ingress',
+    'snippets in the stream block (TCP/UDP services, ssl-passthrough) are not implemented',
+  ),
   ignored('affinity-canary-behavior', 'Low', 'ingress', 'sticky canaries are not implemented'),
   ignored(
     'session-cookie-conditional-samesite-none',

@@ -34,6 +34,7 @@ import {
   type OnInvalid,
   type RefusedAnnotation,
 } from './types.js';
+import { sslPassthroughGroup } from './ssl-passthrough.js';
 import { upstreamVhostGroup } from './upstream-vhost.js';
 import { forwardedPrefixGroup } from './forwarded-prefix.js';
 
@@ -58,6 +59,7 @@ export const annotationGroups: readonly AnnotationGroup[] = [
   loadBalanceGroup,
   canaryGroup,
   snippetsGroup,
+  sslPassthroughGroup,
 ] as readonly AnnotationGroup[];
 
 /** supportedKeys lists every supported key with its group, aliases included under their key. */
@@ -233,4 +235,5 @@ export const NO_ANNOTATIONS: IngressAnnotations = Object.freeze({
   canary: null,
   snippets: { configuration: null, server: null },
   denied: false,
+  sslPassthrough: false,
 });

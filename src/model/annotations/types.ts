@@ -180,4 +180,6 @@ export interface IngressAnnotations {
   };
   /** a `deny` key could not be applied: every location of the Ingress answers 503 */
   readonly denied: boolean;
+  /** ssl-passthrough: TLS to the Ingress's hosts goes to their `/` backend undecrypted (with --enable-ssl-passthrough) */
+  readonly sslPassthrough: boolean;
 }
