@@ -219,7 +219,9 @@ function modelOf(
   return {
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,
-    httpsRedirect: `https://$host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$request_uri`,
+    httpsRedirect: `https://$ia_redirect_host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$ia_redirect_uri`,
+    httpsRedirectPreserved: `https://$ia_redirect_host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$request_uri`,
+    originalForwardedFor: `$http_${config.forwardedForHeader.toLowerCase().replaceAll('-', '_')}`,
     listen: listenOf(options),
     lua: options.dynamic ?? null,
     config,

@@ -33,6 +33,8 @@ export interface RouteFeatures {
   readonly sslRedirect: boolean | null;
   /** force-ssl-redirect of the Ingress, null for the ConfigMap's */
   readonly forceSslRedirect: boolean | null;
+  /** preserve-trailing-slash of the Ingress */
+  readonly preserveTrailingSlash: boolean;
   readonly extras: LocationExtras;
 }
 
@@ -141,6 +143,7 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
       upstream: route.upstream,
       status: route.status,
       sslRedirect: (f?.forceSslRedirect ?? host.forceSslRedirect) || (host.tls && redirect),
+      preserveTrailingSlash: f?.preserveTrailingSlash ?? false,
       ingress: route.ingress,
       ...extras,
       externalAuth: extras.externalAuth && externalAuthAt(extras.externalAuth, modifier, match),

@@ -187,6 +187,8 @@ export interface Location {
   /** 503 when the Service or its endpoints are missing (as ingress-nginx), 404 when nothing routes here */
   readonly status: 404 | 503 | null;
   readonly sslRedirect: boolean;
+  /** preserve-trailing-slash: the HTTPS redirect keeps a trailing slash */
+  readonly preserveTrailingSlash: boolean;
   /** `namespace/name` of the Ingress, for logs and conflicts */
   readonly ingress: string | null;
   /** the proxy target; null when nginx answers itself (status, redirect) */
@@ -360,8 +362,15 @@ export interface NginxModel {
   readonly listen: { readonly http: string; readonly https: string } | null;
   /** the Lua balancer's settings, or null when backends and certificates are rendered into nginx.conf */
   readonly lua: LuaSettings | null;
-  /** where `ssl-redirect` sends plain HTTP: `https://$host$request_uri`, with the port when not 443 */
+  /**
+   * where `ssl-redirect` sends plain HTTP, as ingress-nginx: the best host without its port, then the request URI
+   * without one trailing slash (`$ia_redirect_uri`); with the --https-port when it is not 443
+   */
   readonly httpsRedirect: string;
+  /** the same for a location with preserve-trailing-slash: the request URI as sent */
+  readonly httpsRedirectPreserved: string;
+  /** X-Original-Forwarded-For: the variable of the client's forwarded-for-header, sent on as it came */
+  readonly originalForwardedFor: string;
   readonly config: GlobalConfig;
   /** the Strict-Transport-Security value, or null when hsts is off */
   readonly hstsHeader: string | null;

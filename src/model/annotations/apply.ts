@@ -271,6 +271,7 @@ export class IngressFeatures {
       protocol: a.backendProtocol,
       sslRedirect: a.rewrite.sslRedirect,
       forceSslRedirect: a.rewrite.forceSslRedirect,
+      preserveTrailingSlash: a.rewrite.preserveTrailingSlash ?? false,
       extras: { ...this.shared, setCookie: cookie?.setCookie ?? null },
     };
   }

@@ -76,6 +76,8 @@ export interface RewriteAnnotations {
   readonly sslRedirect: boolean | null;
   /** null: the ConfigMap's force-ssl-redirect */
   readonly forceSslRedirect: boolean | null;
+  /** the HTTPS redirect keeps a trailing slash (absent: false, ingress-nginx's default) */
+  readonly preserveTrailingSlash?: boolean;
 }
 
 /** AffinityAnnotations are cookie affinity's settings, validated. */
