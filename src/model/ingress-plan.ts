@@ -13,10 +13,18 @@ import type { IngressAnnotations } from './annotations/types.js';
 import { UpstreamTable, compare, type BuiltUpstreams, type Report, type Resolved } from './backends.js';
 import { normalisePath, type Route } from './locations.js';
 import { TrackedReads, type Lookups } from './lookups.js';
-import type { ClientAuth, GlobalConfig, PathType, Problem, SnippetDirective } from './nginx-model.js';
+import type { ClientAuth, GlobalConfig, LocationInfo, PathType, Problem, SnippetDirective } from './nginx-model.js';
 import type { Ingress, IngressBackend } from './snapshot.js';
 import { checkRegexPath } from './regex-path.js';
-import { checkDnsLabel, checkHost, checkObjectName, checkPath, checkPathType } from './validate.js';
+import {
+  checkDnsLabel,
+  checkHost,
+  checkObjectName,
+  checkPath,
+  checkPathType,
+  checkPortName,
+  checkPortNumber,
+} from './validate.js';
 
 // Bounded by checkPath's 2048 characters; no nested quantifier, so linear.
 const REGEX_LIKE = /\.[*+]|[[\]\\|?^]|\$$/;
@@ -229,8 +237,9 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
     report,
   });
   const target = (resolved: Resolved) => {
-    const r = resolved.upstream === null && annotated?.upstream ? annotated : resolved;
-    return r.upstream === null ? r : { upstream: features.upstream(r.upstream), status: null };
+    const custom = resolved.upstream === null && annotated?.upstream ? { customDefaultBackend: true } : {};
+    const r = custom.customDefaultBackend ? annotated! : resolved;
+    return r.upstream === null ? r : { upstream: features.upstream(r.upstream), status: null, ...custom };
   };
 
   for (const [i, rule] of (spec.rules ?? []).entries()) {
@@ -293,7 +302,15 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
         host,
         key,
         field: pf,
-        route: { path: p, pathType, ...target(resolved), ingress: owner, owner, features: features.forRoute(p, regex) },
+        route: {
+          path: p,
+          pathType,
+          ...target(resolved),
+          ingress: owner,
+          owner,
+          features: features.forRoute(p, regex),
+          info: infoOf(ns, name, path.backend),
+        },
       });
     }
   }
@@ -313,6 +330,7 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
       ...resolved,
       ingress: owner,
       features: features.forRoute('/', false),
+      info: infoOf(ns, name, spec.defaultBackend),
     };
     // As ingress-nginx: the backend is the `/` of this Ingress's hosts, or the catch-all's when it has no rules.
     steps.push({ kind: 'fallback', hosts: fallbackHosts, route });
@@ -331,6 +349,20 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
     };
     steps.push({ kind: 'clientAuth', hosts: [...ruleHosts].sort(compare), secretId: tls.secretId, clientAuth });
   }
+}
+
+/** infoOf names what a path serves as ingress-nginx's error backends hear it; what fails its check is empty. */
+function infoOf(namespace: string, ingressName: string, backend: IngressBackend | undefined): LocationInfo {
+  const service = checkDnsLabel(backend?.service?.name);
+  const port = backend?.service?.port;
+  const number = port?.number !== undefined ? checkPortNumber(port.number) : null;
+  const named = port?.name !== undefined ? checkPortName(port.name) : null;
+  return {
+    namespace,
+    ingressName,
+    serviceName: service.ok ? service.value : '',
+    servicePort: number?.ok ? String(number.value) : named?.ok ? named.value : '',
+  };
 }
 
 function defaultBackendAnnotation(

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ExternalAuth, ExternalAuthSettings, Location, PathType } from './nginx-model.js';
+import type { ExternalAuth, ExternalAuthSettings, Location, LocationInfo, PathType } from './nginx-model.js';
 import { compare } from './backends.js';
 
 /** LocationExtras are the Location fields annotations decide, copied into every location of a route. */
@@ -80,6 +80,10 @@ export interface Route {
   readonly status: 404 | 503 | null;
   readonly ingress: string | null;
   readonly features: RouteFeatures | null;
+  /** the Ingress and the Service its path names, for error backends */
+  readonly info?: LocationInfo;
+  /** the default-backend annotation's Service answers in place of the missing one */
+  readonly customDefaultBackend?: boolean;
   /** set when a canary Ingress shares the route: its upstream and the variable choosing between them */
   readonly canary?: { readonly upstream: string; readonly variable: string };
 }
@@ -146,6 +150,8 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
       preserveTrailingSlash: f?.preserveTrailingSlash ?? false,
       ingress: route.ingress,
       ...extras,
+      info: extras.errorPages !== null || route.customDefaultBackend ? (route.info ?? null) : null,
+      customDefaultBackend: route.customDefaultBackend ?? false,
       externalAuth: extras.externalAuth && externalAuthAt(extras.externalAuth, modifier, match),
       appRoot: match === '/' || match === '^/' ? extras.appRoot : null,
       rewrite,

@@ -230,10 +230,28 @@ export interface Location {
   readonly setCookie: string | null;
   /** the location adds headers of its own, so it repeats the server's HSTS header (nginx drops inherited add_header) */
   readonly hsts: boolean;
+  /**
+   * what ingress-nginx's error backends are told (`$namespace`, `$ingress_name`, `$service_name`, `$service_port`):
+   * set where a location has error pages or answers from the default-backend annotation's Service, else null
+   */
+  readonly info: LocationInfo | null;
+  /**
+   * the path's Service is missing, so the default-backend annotation's Service answers, told so as ingress-nginx
+   * tells it (X-Code 503 and the others)
+   */
+  readonly customDefaultBackend: boolean;
   /** custom-http-errors: codes answered by a named location of the server */
   readonly errorPages: readonly ErrorLocation[] | null;
   /** configuration-snippet: allow-listed directives, each argument printed through `q` */
   readonly snippet: readonly SnippetDirective[] | null;
+}
+
+/** LocationInfo names the Ingress and the Service port (as the Ingress wrote it) a location serves. */
+export interface LocationInfo {
+  readonly namespace: string;
+  readonly ingressName: string;
+  readonly serviceName: string;
+  readonly servicePort: string;
 }
 
 /** ExternalAuthSettings are auth-url's settings as annotations give them, the same for every location of a route. */
