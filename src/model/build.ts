@@ -8,6 +8,7 @@
 import { type BuiltUpstreams, UpstreamTable, compare, type Report } from './backends.js';
 import { balancedUpstreams } from './annotations/apply.js';
 import { filesDigest } from './files-digest.js';
+import { uriEscape } from './escape-uri.js';
 import { fitServerNameHash } from './config-map.js';
 import type { HostContext } from './host-rules.js';
 import type { HostTable } from './incremental/host-table.js';
@@ -63,6 +64,8 @@ export const defaultBuildOptions: BuildOptions = Object.freeze({
 export { CATCH_ALL, BuildMemo };
 export { secretsRead, type SecretsRead } from './incremental/secrets-read.js';
 
+/** The maps of `$escaped_request_uri` without Lua: the same for every build. */
+const URI_ESCAPE = uriEscape();
 /** byAge orders Ingresses as ingress-nginx resolves conflicts: oldest first, then namespace/name. */
 function byAge(a: Ingress, b: Ingress, age: (i: Ingress) => number): number {
   return (
@@ -227,7 +230,10 @@ function modelOf(
     config,
     hstsHeader: settings.hsts,
     // Only auth-url needs these: without it the file does not depend on the machine's nameservers.
-    externalAuth: hosts.externalAuthHosts.size > 0 ? { resolvers: options.resolvers ?? [] } : null,
+    externalAuth:
+      hosts.externalAuthHosts.size > 0
+        ? { resolvers: options.resolvers ?? [], escape: options.dynamic ? null : URI_ESCAPE }
+        : null,
     proxyHeaders: { host: DEFAULT_PROXY_HOST },
     requestZones: http.requestZones,
     connectionZones: http.connectionZones,

@@ -66,9 +66,14 @@ export const NO_EXTRAS: LocationExtras = Object.freeze({
  * externalAuthAt names the locations auth-url needs beside the location `modifier match`:
  * unique in the server, as that pair is, and stable while the location is.
  */
-function externalAuthAt(settings: ExternalAuthSettings, modifier: Location['modifier'], match: string): ExternalAuth {
+function externalAuthAt(
+  settings: ExternalAuthSettings,
+  modifier: Location['modifier'],
+  match: string,
+  hsts: boolean,
+): ExternalAuth {
   const id = createHash('sha256').update(`${modifier} ${match}`).digest('hex').slice(0, 16);
-  return { ...settings, location: `/_external-auth-${id}`, signinLocation: `@ia_signin_${id}` };
+  return { ...settings, location: `/_external-auth-${id}`, signinLocation: `@ia_signin_${id}`, hsts };
 }
 
 /** Route is one Ingress path on one host, after validation, before it becomes nginx locations. */
@@ -152,7 +157,7 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
       ...extras,
       info: extras.errorPages !== null || route.customDefaultBackend ? (route.info ?? null) : null,
       customDefaultBackend: route.customDefaultBackend ?? false,
-      externalAuth: extras.externalAuth && externalAuthAt(extras.externalAuth, modifier, match),
+      externalAuth: extras.externalAuth && externalAuthAt(extras.externalAuth, modifier, match, host.hsts),
       appRoot: match === '/' || match === '^/' ? extras.appRoot : null,
       rewrite,
       pass:
@@ -165,11 +170,12 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
               upstreamName: target,
               canary: route.canary?.upstream ?? null,
             },
-      // Any add_header of the location's own (CORS, the affinity cookie, a snippet's) hides the server's.
+      // Any add_header of the location's own (CORS, the affinity or auth cookie, a snippet's) hides the server's.
       hsts:
         host.hsts &&
         (extras.cors !== null ||
           extras.setCookie !== null ||
+          extras.externalAuth !== null ||
           (extras.snippet ?? []).some((d) => d.name === 'add_header')),
     });
   };

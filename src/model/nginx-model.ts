@@ -3,6 +3,8 @@
  * formats it. Absent values are `null`, never missing, so the template can run in strict mode.
  */
 
+import type { UriEscape } from './escape-uri.js';
+
 /** Problem is one thing wrong with one object: it names the object and the field. */
 export interface Problem {
   readonly kind: string;
@@ -262,6 +264,11 @@ export interface ExternalAuthSettings {
   readonly method: string;
   /** where a 401 redirects (302), with the return address already added */
   readonly signin: string | null;
+  /**
+   * the auth answer's Set-Cookie goes to the client (as ingress-nginx): on 2xx, 3xx and some 4xx of the backend
+   * (nginx's add_header), on every status when set (auth-always-set-cookie)
+   */
+  readonly alwaysSetCookie: boolean;
   /** headers of the auth answer copied into the proxied request: `$upstream_http_…` saved in `$ia_auth_…` */
   readonly responseHeaders: readonly { readonly header: string; readonly source: string; readonly variable: string }[];
 }
@@ -272,6 +279,8 @@ export interface ExternalAuth extends ExternalAuthSettings {
   readonly location: string;
   /** the named location a 401 goes to when there is a sign-in page */
   readonly signinLocation: string;
+  /** the server sends HSTS, so the sign-in location, which adds the auth cookie, must repeat it */
+  readonly hsts: boolean;
 }
 
 /** ErrorLocation is a named location that asks a default backend for an error page, as ingress-nginx does. */
@@ -396,7 +405,11 @@ export interface NginxModel {
    * set when a location uses auth-url: the nameservers for the names it looks up per request (the controller's
    * /etc/resolv.conf)
    */
-  readonly externalAuth: { readonly resolvers: readonly string[] } | null;
+  readonly externalAuth: {
+    readonly resolvers: readonly string[];
+    /** the maps that escape `$escaped_request_uri`, without Lua (with Lua a location computes it) */
+    readonly escape: UriEscape | null;
+  } | null;
   /** the http-level Host header, which a location with upstream-vhost replaces */
   readonly proxyHeaders: { readonly host: string };
   readonly requestZones: readonly LimitZone[];

@@ -39,15 +39,33 @@ const portOf = (server: Server) => (server.address() as AddressInfo).port;
 const close = (server: Server | undefined) =>
   new Promise<void>((resolve) => (server ? (server.closeAllConnections(), server.close(() => resolve())) : resolve()));
 
+/**
+ * authService answers auth subrequests: `/cookies/set/<name>/<value>` 200 with that cookie (as the nginx of
+ * ingress-nginx's auth.go), anything else 401 unless the request has an Authorization header.
+ */
+async function authService(): Promise<Server> {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const cookie = /^\/cookies\/set\/([^/]+)\/([^/?]+)/.exec(req.url ?? '');
+    if (cookie) res.setHeader('set-cookie', `${cookie[1]}=${cookie[2]}`);
+    res.statusCode = cookie || req.headers.authorization ? 200 : 401;
+    res.end('OK');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
 let app: Server;
 let errors: Server;
+let auth: Server;
 beforeAll(async () => {
   app = await echo('app');
   errors = await echo('errors');
+  auth = await authService();
 });
 afterAll(async () => {
   await close(app);
   await close(errors);
+  await close(auth);
 });
 
 const services = () => [
@@ -87,6 +105,31 @@ describe.each(SCENE_MODES)('headers as ingress-nginx sends them, forwarded heade
           'customerrors',
           { 'customerrors.foo.com': [{ path: '/', service: 'app' }] },
           { annotations: ann({ 'custom-http-errors': '404,500', 'default-backend': 'errors' }) },
+        ),
+        ingress(
+          'auth',
+          { auth: [{ path: '/', service: 'app' }] },
+          {
+            annotations: ann({
+              'auth-url': `http://127.0.0.1:${portOf(auth)}/basic-auth/user/password`,
+              'auth-signin': 'http://$host/auth/start',
+            }),
+          },
+        ),
+        ingress(
+          'cookie',
+          { 'cookie.test': [{ path: '/', service: 'app' }] },
+          { annotations: ann({ 'auth-url': `http://127.0.0.1:${portOf(auth)}/cookies/set/alma/armud` }) },
+        ),
+        ingress(
+          'cookie-always',
+          { 'always.test': [{ path: '/', service: 'app' }] },
+          {
+            annotations: ann({
+              'auth-url': `http://127.0.0.1:${portOf(auth)}/cookies/set/alma/armud`,
+              'auth-always-set-cookie': 'true',
+            }),
+          },
         ),
       ],
       { mode },
@@ -217,6 +260,35 @@ describe.each(SCENE_MODES)('headers as ingress-nginx sends them, forwarded heade
     // only ingress-nginx's list: the proxied location's own headers do not reach the error backend
     expect(s.headers['x-forwarded-host']).toBeUndefined();
     expect((await scene.http('customerrors.foo.com', '/status/503')).status).toBe(503);
+  });
+
+  // test/e2e/annotations/auth.go "should redirect to signin url when not signed in"
+  it("auth-signin's rd= is the request URL, its URI escaped as a query component", async () => {
+    const reply = await scene.http('auth', '/?a=b&c=d');
+    expect(reply.status).toBe(302);
+    expect(reply.headers.location).toBe(`http://auth/auth/start?rd=http://auth${encodeURIComponent('/?a=b&c=d')}`);
+    const signedIn = await scene.http('auth', '/', { headers: { authorization: 'Basic dXNlcjpwYXNzd29yZA==' } });
+    expect(seen(signedIn.body).backend).toBe('app');
+  });
+
+  // ngx.escape_uri's set, which the maps of the rendered mode follow: letters, digits and -._~!*'() stay
+  it('escapes every other character of the URI, and the % of escapes already there', async () => {
+    const uri = "/p/x.y~z_(1)!*'?q=%2F&r=a:b@c,d;e+f$g[h]^|{}`";
+    const reply = await scene.http('auth', uri);
+    const escaped = uri.replace(/[^A-Za-z0-9._~!*'()-]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+    expect(reply.headers.location).toBe(`http://auth/auth/start?rd=http://auth${escaped}`);
+  });
+
+  // test/e2e/annotations/auth.go "when external authentication is configured with cookies": "user retains cookie by
+  // default", "user does not retain cookie if upstream returns error status code", "user with annotated ingress
+  // retains cookie if upstream returns error status code"
+  it("passes the auth answer's Set-Cookie on a 2xx, and on an error only with auth-always-set-cookie", async () => {
+    expect((await scene.http('cookie.test', '/?a=b&c=d')).headers['set-cookie']).toEqual(['alma=armud']);
+    const error = await scene.http('cookie.test', '/status/503?a=b&c=d');
+    expect([error.status, error.headers['set-cookie']]).toEqual([503, undefined]);
+    const always = await scene.http('always.test', '/status/503?a=b&c=d');
+    expect([always.status, always.headers['set-cookie']]).toEqual([503, ['alma=armud']]);
+    expect((await scene.http('always.test', '/')).headers['set-cookie']).toEqual(['alma=armud']);
   });
 });
 

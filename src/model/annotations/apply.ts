@@ -180,6 +180,7 @@ function externalAuthSettings(a: ExternalAuthAnnotations, grpc: boolean): Extern
     host: a.host,
     method: a.method,
     signin: a.signin,
+    alwaysSetCookie: a.alwaysSetCookie,
     responseHeaders: headers.map((header, i) => ({
       header,
       source: `$upstream_http_${header.toLowerCase().replace(/-/g, '_')}`,

@@ -117,6 +117,8 @@ export interface ExternalAuthAnnotations {
   readonly method: string;
   readonly signin: string | null;
   readonly responseHeaders: readonly string[];
+  /** auth-always-set-cookie: the auth answer's Set-Cookie reaches the client whatever the backend answers */
+  readonly alwaysSetCookie: boolean;
 }
 
 /** AuthTlsAnnotations are client certificate authentication's settings, validated, with the CA bundle read. */
