@@ -284,6 +284,10 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
       }
       const p = normalisePath(checkedPath.value, pathType);
       const key = `${pathType} ${p}`;
+      if (path.backend?.resource) {
+        report(`${pf}.backend.resource`, RESOURCE_LEFT_OUT);
+        continue;
+      }
       const resolved = ctx.upstreams.resolve(ns, path.backend, `${pf}.backend`, report);
       if (annotations.canary) {
         if (resolved.upstream !== null)
@@ -320,7 +324,8 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
     annotations.externalAuth && fallbackHosts.includes(CATCH_ALL)
       ? checkAuthUrlHost(annotations.externalAuth.host, CATCH_ALL, CATCH_ALL)
       : null;
-  if (spec.defaultBackend && !annotations.canary && fallbackAuth)
+  if (spec.defaultBackend?.resource) report('spec.defaultBackend.resource', RESOURCE_LEFT_OUT);
+  else if (spec.defaultBackend && !annotations.canary && fallbackAuth)
     report(AUTH_URL_FIELD, `${fallbackAuth}; spec.defaultBackend left out`);
   else if (spec.defaultBackend && !annotations.canary) {
     const resolved = target(ctx.upstreams.resolve(ns, spec.defaultBackend, 'spec.defaultBackend', report));
@@ -350,6 +355,10 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
     steps.push({ kind: 'clientAuth', hosts: [...ruleHosts].sort(compare), secretId: tls.secretId, clientAuth });
   }
 }
+
+/** RESOURCE_LEFT_OUT says what happens to a backend that names a resource instead of a Service. */
+const RESOURCE_LEFT_OUT =
+  'not a Service: left out, as ingress-nginx does, so its requests reach what else matches (the default backend)';
 
 /** infoOf names what a path serves as ingress-nginx's error backends hear it; what fails its check is empty. */
 function infoOf(namespace: string, ingressName: string, backend: IngressBackend | undefined): LocationInfo {

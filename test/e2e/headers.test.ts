@@ -116,6 +116,12 @@ describe.each(SCENE_MODES)('headers as ingress-nginx sends them, forwarded heade
             }),
           },
         ),
+        ingress('valid', { 'valid.svc.com': [{ path: '/', service: 'app' }] }),
+        resourceIngress('nilbackend', 'nilbackend.svc.com', [{ path: '/', resource: true }]),
+        resourceIngress('mixed', 'mixed.test', [
+          { path: '/bucket', resource: true },
+          { path: '/', resource: false },
+        ]),
         ingress(
           'cookie',
           { 'cookie.test': [{ path: '/', service: 'app' }] },
@@ -262,6 +268,14 @@ describe.each(SCENE_MODES)('headers as ingress-nginx sends them, forwarded heade
     expect((await scene.http('customerrors.foo.com', '/status/503')).status).toBe(503);
   });
 
+  // test/e2e/servicebackend/service_nil_backend.go "should return 404 when backend service is nil"
+  it('leaves a resource backend out, as ingress-nginx: its requests reach what else matches', async () => {
+    expect(seen((await scene.http('valid.svc.com', '/')).body).backend).toBe('app');
+    expect((await scene.http('nilbackend.svc.com', '/')).status).toBe(404);
+    expect(seen((await scene.http('mixed.test', '/bucket/x')).body).path).toBe('/bucket/x');
+    expect(scene.problems).toContain('default/nilbackend: spec.rules[0].http.paths[0].backend.resource: not a Service');
+  });
+
   // test/e2e/annotations/auth.go "should redirect to signin url when not signed in"
   it("auth-signin's rd= is the request URL, its URI escaped as a query component", async () => {
     const reply = await scene.http('auth', '/?a=b&c=d');
@@ -344,6 +358,32 @@ describe.each(SCENE_MODES)('headers as ingress-nginx sends them, use-forwarded-h
     expect([plain.status, plain.headers.location]).toEqual([308, `https://public.example:${scene.httpsPort}/x`]);
   });
 });
+
+/** resourceIngress makes an Ingress on `host` whose paths name a resource (a bucket) or the Service app. */
+function resourceIngress(name: string, host: string, paths: { path: string; resource: boolean }[]) {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      ingressClassName: 'nginx',
+      rules: [
+        {
+          host,
+          http: {
+            paths: paths.map((p) => ({
+              path: p.path,
+              pathType: 'Prefix',
+              backend: p.resource
+                ? { resource: { apiGroup: 'otherobj.testingress.com', kind: 'Anything', name: 'mytest' } }
+                : { service: { name: 'app', port: { number: 80 } } },
+            })),
+          },
+        },
+      ],
+    },
+  };
+}
 
 /** rawHeaders gives the header names of one HTTPS answer as they came, repeats included. */
 async function rawHeaders(scene: Scene, host: string): Promise<string[]> {
