@@ -234,6 +234,7 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
     extras: ctx.extras,
     variants: ctx.variants,
     errorBackend,
+    lua: ctx.built.keepEmpty,
     report,
   });
   const target = (resolved: Resolved) => {

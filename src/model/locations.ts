@@ -18,6 +18,7 @@ export type LocationExtras = Pick<
   | 'limitConnections'
   | 'cors'
   | 'setCookie'
+  | 'cookieExpires'
   | 'errorPages'
   | 'snippet'
   | 'requireClientCertificate'
@@ -58,6 +59,7 @@ export const NO_EXTRAS: LocationExtras = Object.freeze({
   limitConnections: null,
   cors: null,
   setCookie: null,
+  cookieExpires: null,
   errorPages: null,
   snippet: null,
 });

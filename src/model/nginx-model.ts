@@ -230,6 +230,8 @@ export interface Location {
   readonly cors: Cors | null;
   /** cookie affinity: the variable holding the Set-Cookie value (empty when the cookie is there) */
   readonly setCookie: string | null;
+  /** session-cookie-expires with Lua: the seconds from now the location's `$ia_cookie_expires` date is */
+  readonly cookieExpires: number | null;
   /** the location adds headers of its own, so it repeats the server's HSTS header (nginx drops inherited add_header) */
   readonly hsts: boolean;
   /**

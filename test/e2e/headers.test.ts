@@ -117,6 +117,18 @@ describe.each(SCENE_MODES)('headers as ingress-nginx sends them, forwarded heade
           },
         ),
         ingress('valid', { 'valid.svc.com': [{ path: '/', service: 'app' }] }),
+        ingress(
+          'cookieexpires',
+          { 'cookieexpires.foo.com': [{ path: '/', service: 'app' }] },
+          {
+            annotations: ann({
+              affinity: 'cookie',
+              'session-cookie-name': 'ExpiresCookie',
+              'session-cookie-expires': '172800',
+              'session-cookie-max-age': '259200',
+            }),
+          },
+        ),
         resourceIngress('nilbackend', 'nilbackend.svc.com', [{ path: '/', resource: true }]),
         resourceIngress('mixed', 'mixed.test', [
           { path: '/bucket', resource: true },
@@ -268,6 +280,25 @@ describe.each(SCENE_MODES)('headers as ingress-nginx sends them, forwarded heade
     expect((await scene.http('customerrors.foo.com', '/status/503')).status).toBe(503);
   });
 
+  // test/e2e/annotations/affinity.go "should set cookie with expires": Expires 48 hours on, in ngx.cookie_time's
+  // format (`Mon, 02-Jan-06 15:04:05 GMT`, which that test matches to the minute), and Max-Age. Without Lua nginx
+  // cannot compute a date: only Max-Age goes out (a deliberate difference, in the annotation's doc note).
+  it('cookie affinity: session-cookie-expires is an Expires date that far on, with Max-Age', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const reply = await scene.http('cookieexpires.foo.com', '/');
+    const after = Math.ceil(Date.now() / 1000);
+    const cookie = String(reply.headers['set-cookie']);
+    expect(cookie).toMatch(/^ExpiresCookie=[0-9a-f]{32}; /);
+    expect(cookie).toContain('; Max-Age=259200');
+    if (mode === 'rendered') {
+      expect(cookie).not.toContain('Expires=');
+      return;
+    }
+    const expires = /; Expires=([^;]+);/.exec(cookie)?.[1];
+    const allowed = Array.from({ length: after - before + 1 }, (_, i) => cookieTime(before + i + 172800));
+    expect(allowed).toContain(expires);
+  });
+
   // test/e2e/servicebackend/service_nil_backend.go "should return 404 when backend service is nil"
   it('leaves a resource backend out, as ingress-nginx: its requests reach what else matches', async () => {
     expect(seen((await scene.http('valid.svc.com', '/')).body).backend).toBe('app');
@@ -358,6 +389,19 @@ describe.each(SCENE_MODES)('headers as ingress-nginx sends them, use-forwarded-h
     expect([plain.status, plain.headers.location]).toEqual([308, `https://public.example:${scene.httpsPort}/x`]);
   });
 });
+
+const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** cookieTime formats `seconds` as ngx.cookie_time does: `Mon, 02-Jan-06 15:04:05 GMT`. */
+function cookieTime(seconds: number): string {
+  const d = new Date(seconds * 1000);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return (
+    `${DAYS[d.getUTCDay()]}, ${two(d.getUTCDate())}-${MONTHS[d.getUTCMonth()]}-${two(d.getUTCFullYear() % 100)} ` +
+    `${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} GMT`
+  );
+}
 
 /** resourceIngress makes an Ingress on `host` whose paths name a resource (a bucket) or the Service app. */
 function resourceIngress(name: string, host: string, paths: { path: string; resource: boolean }[]) {

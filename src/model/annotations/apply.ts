@@ -144,6 +144,8 @@ export interface FeatureContext {
   readonly variants: UpstreamVariants;
   /** the upstream that renders custom-http-errors: the default-backend annotation's, else the flag's */
   readonly errorBackend: string | null;
+  /** the Lua balancer serves: a location may compute values per request with Lua */
+  readonly lua: boolean;
   readonly report: Report;
 }
 
@@ -194,7 +196,7 @@ function externalAuthSettings(a: ExternalAuthAnnotations, grpc: boolean): Extern
  * and the upstream each of its backends resolves to.
  */
 export class IngressFeatures {
-  private readonly shared: Omit<LocationExtras, 'setCookie'>;
+  private readonly shared: Omit<LocationExtras, 'setCookie' | 'cookieExpires'>;
   private readonly grpc: boolean;
 
   constructor(
@@ -265,7 +267,7 @@ export class IngressFeatures {
   /** forRoute gives the features of the route at `path`, regex or not. */
   forRoute(path: string, regex: boolean): RouteFeatures {
     const a = this.annotations;
-    const cookie = a.affinity ? this.ctx.extras.affinity(a.affinity, regex ? '/' : path) : null;
+    const cookie = a.affinity ? this.ctx.extras.affinity(a.affinity, regex ? '/' : path, this.ctx.lua) : null;
     return {
       forcesRegex: a.rewrite.useRegex || (a.rewrite.target !== null && a.rewrite.target !== path),
       rewriteTarget: a.rewrite.target,
@@ -273,7 +275,7 @@ export class IngressFeatures {
       sslRedirect: a.rewrite.sslRedirect,
       forceSslRedirect: a.rewrite.forceSslRedirect,
       preserveTrailingSlash: a.rewrite.preserveTrailingSlash ?? false,
-      extras: { ...this.shared, setCookie: cookie?.setCookie ?? null },
+      extras: { ...this.shared, setCookie: cookie?.setCookie ?? null, cookieExpires: cookie?.cookieExpires ?? null },
     };
   }
 

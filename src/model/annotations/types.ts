@@ -85,7 +85,10 @@ export interface AffinityAnnotations {
   readonly cookieName: string;
   /** null: the location's path */
   readonly path: string | null;
+  /** session-cookie-max-age */
   readonly maxAge: number | null;
+  /** session-cookie-expires, in seconds from the request */
+  readonly expires: number | null;
   readonly domain: string | null;
   readonly sameSite: 'None' | 'Lax' | 'Strict' | null;
   readonly secure: boolean;
