@@ -238,7 +238,11 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
     report,
   });
   const target = (resolved: Resolved) => {
-    const custom = resolved.upstream === null && annotated?.upstream ? { customDefaultBackend: true } : {};
+    // No Service, port or endpoint: the annotation's Service answers. With the Lua balancer a Service without
+    // endpoints still resolves (the balancer would answer 503), so it is looked at here: such a route's nginx.conf
+    // then changes when endpoints come (a reload), as ingress-nginx's does.
+    const missing = resolved.upstream === null || ctx.upstreams.endpointCount(resolved.upstream) === 0;
+    const custom = missing && annotated?.upstream ? { customDefaultBackend: true } : {};
     const r = custom.customDefaultBackend ? annotated! : resolved;
     return r.upstream === null ? r : { upstream: features.upstream(r.upstream), status: null, ...custom };
   };

@@ -117,6 +117,12 @@ describe.each(SCENE_MODES)('headers as ingress-nginx sends them, forwarded heade
           },
         ),
         ingress('valid', { 'valid.svc.com': [{ path: '/', service: 'app' }] }),
+        ...serviceWithEndpoints('nobody', []),
+        ingress(
+          'no-endpoints',
+          { 'no-endpoints.test': [{ path: '/', service: 'nobody' }] },
+          { annotations: ann({ 'default-backend': 'errors' }) },
+        ),
         ingress(
           'cookieexpires',
           { 'cookieexpires.foo.com': [{ path: '/', service: 'app' }] },
@@ -251,6 +257,13 @@ describe.each(SCENE_MODES)('headers as ingress-nginx sends them, forwarded heade
       'x-service-port': '80',
       'x-request-id': 'something-unique',
     });
+  });
+
+  // ingress-nginx's controller.go: a Service without endpoints is answered by the default-backend annotation's too
+  it('default-backend answers for a Service without endpoints the same way', async () => {
+    const s = seen((await scene.http('no-endpoints.test', '/x')).body);
+    expect(s.backend).toBe('errors');
+    expect(s.headers).toMatchObject({ 'x-code': '503', 'x-service-name': 'nobody', 'x-ingress-name': 'no-endpoints' });
   });
 
   // test/e2e/annotations/customhttperrors.go, and the headers of ingress-nginx's CUSTOM_ERRORS locations
