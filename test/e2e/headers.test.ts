@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { ann, SCENE_MODES, startScene, type Scene } from './annotations-harness.js';
 
@@ -264,6 +265,14 @@ describe.each(SCENE_MODES)('headers as ingress-nginx sends them, forwarded heade
     const s = seen((await scene.http('no-endpoints.test', '/x')).body);
     expect(s.backend).toBe('errors');
     expect(s.headers).toMatchObject({ 'x-code': '503', 'x-service-name': 'nobody', 'x-ingress-name': 'no-endpoints' });
+  });
+
+  // With the Lua balancer endpoints are pushed, not rendered: when the Service gets one, the route goes back to it.
+  it.runIf(mode === 'lua')('a Service without endpoints gets its route back when an endpoint comes', async () => {
+    const [, slice] = serviceWithEndpoints('nobody', [{ port: portOf(app) }]);
+    await scene.cluster!.apply(slice!);
+    const backend = async () => seen((await scene.http('no-endpoints.test', '/x')).body).backend;
+    await waitFor('the route back on its Service', async () => ((await backend()) === 'app' ? true : null), 20_000);
   });
 
   // test/e2e/annotations/customhttperrors.go, and the headers of ingress-nginx's CUSTOM_ERRORS locations
