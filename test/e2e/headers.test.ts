@@ -118,6 +118,23 @@ describe.each(SCENE_MODES)('headers as ingress-nginx sends them, forwarded heade
           },
         ),
         ingress('valid', { 'valid.svc.com': [{ path: '/', service: 'app' }] }),
+        ingress(
+          'securecookie',
+          { 'securecookie.test': [{ path: '/', service: 'app' }] },
+          {
+            tls: [{ hosts: ['securecookie.test'] }],
+            annotations: ann({
+              affinity: 'cookie',
+              'session-cookie-secure': 'false',
+              'ssl-redirect': 'false',
+            }),
+          },
+        ),
+        ingress(
+          'alwayssecure',
+          { 'alwayssecure.test': [{ path: '/', service: 'app' }] },
+          { annotations: ann({ affinity: 'cookie', 'session-cookie-secure': 'true' }) },
+        ),
         ...serviceWithEndpoints('nobody', []),
         ingress(
           'no-endpoints',
@@ -319,6 +336,19 @@ describe.each(SCENE_MODES)('headers as ingress-nginx sends them, forwarded heade
     const expires = /; Expires=([^;]+);/.exec(cookie)?.[1];
     const allowed = Array.from({ length: after - before + 1 }, (_, i) => cookieTime(before + i + 172800));
     expect(allowed).toContain(expires);
+  });
+
+  // test/e2e/annotations/affinity.go "should set secure in cookie with provided true annotation on http", "should not
+  // set secure in cookie with provided false annotation on http", "should set secure in cookie with provided false
+  // annotation on https"
+  it('cookie affinity: Secure with session-cookie-secure, else only over HTTPS', async () => {
+    const cookie = async (reply: Promise<{ headers: Record<string, unknown> }>) =>
+      String((await reply).headers['set-cookie']);
+    expect(await cookie(scene.http('alwayssecure.test', '/'))).toContain('; Secure');
+    expect(await cookie(scene.http('securecookie.test', '/'))).not.toContain('; Secure');
+    expect(await cookie(scene.https('securecookie.test', '/'))).toMatch(
+      /^INGRESSCOOKIE=[0-9a-f]{32}; Path=\/; HttpOnly; Secure$/,
+    );
   });
 
   // test/e2e/servicebackend/service_nil_backend.go "should return 404 when backend service is nil"

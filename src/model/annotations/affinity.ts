@@ -76,7 +76,13 @@ export const affinityGroup: AnnotationGroup<'affinity'> = {
       doc: "the cookie's Domain",
     },
     { key: 'session-cookie-samesite', risk: 'Low', scope: 'ingress', support: 'supported', doc: 'None, Lax or Strict' },
-    { key: 'session-cookie-secure', risk: 'Low', scope: 'ingress', support: 'supported', doc: 'add Secure' },
+    {
+      key: 'session-cookie-secure',
+      risk: 'Low',
+      scope: 'ingress',
+      support: 'supported',
+      doc: 'add Secure; without it (or false) Secure only over HTTPS, as ingress-nginx',
+    },
     {
       key: 'session-cookie-change-on-failure',
       risk: 'Low',

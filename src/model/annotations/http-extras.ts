@@ -21,6 +21,9 @@ export const literal = (key: string): string => `\\${key}`;
 const regexEscape = (text: string) => text.replace(/[.*+?^${}()|[\]\\/-]/g, (c) => `\\${c}`);
 
 /** HttpExtras is the http-level state one buildModel run gathers. */
+/** COOKIE_SECURE is `; Secure` over HTTPS, empty over HTTP: the affinity cookie's Secure unless the annotation sets it. */
+const COOKIE_SECURE = '$ia_cookie_secure';
+
 /** COOKIE_EXPIRES is the variable a location with session-cookie-expires sets (with Lua) to the cookie's date. */
 export const COOKIE_EXPIRES = '$ia_cookie_expires';
 
@@ -104,9 +107,12 @@ export class HttpExtras {
       ...(maxAge !== null ? [`Max-Age=${maxAge}`] : []),
       ...(affinity.domain !== null ? [`Domain=${affinity.domain}`] : []),
       ...(affinity.sameSite !== null ? [`SameSite=${affinity.sameSite}`] : []),
-      ...(affinity.secure ? ['Secure'] : []),
-      'HttpOnly',
+      // As ingress-nginx's sticky cookie: Secure when the annotation says so, else when the request came over HTTPS.
+      affinity.secure ? 'Secure' : `HttpOnly${COOKIE_SECURE}`,
+      ...(affinity.secure ? ['HttpOnly'] : []),
     ].join('; ');
+    if (!affinity.secure)
+      this.addMap({ source: '$https', variable: COOKIE_SECURE, fallback: '', entries: [{ key: 'on', value: '; Secure' }] });
     const setCookie = `$ia_setcookie_${stableId(attributes)}`;
     this.addMap({ source: fresh, variable: setCookie, fallback: attributes, entries: [{ key: '', value: '' }] });
     return { hashKey: key, setCookie, cookieExpires };
