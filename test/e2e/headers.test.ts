@@ -376,6 +376,15 @@ describe.each(SCENE_MODES)('headers as ingress-nginx sends them, forwarded heade
     expect(reply.headers.location).toBe(`http://auth/auth/start?rd=http://auth${escaped}`);
   });
 
+  // Without Lua the maps escape 24 characters at most (the annotation's doc note): the URI is cut after the last.
+  it('a URI with more characters to escape than the maps take is cut (rendered), whole (Lua)', async () => {
+    const uri = `/${'a/'.repeat(30)}`;
+    // the first 24 slashes escaped, each after its `a`; the rest of the URI left out
+    const escaped = mode === 'lua' ? encodeURIComponent(uri) : `%2F${'a%2F'.repeat(23)}`;
+    const location = (await scene.http('auth', uri)).headers.location;
+    expect(location).toBe(`http://auth/auth/start?rd=http://auth${escaped}`);
+  });
+
   // test/e2e/annotations/auth.go "when external authentication is configured with cookies": "user retains cookie by
   // default", "user does not retain cookie if upstream returns error status code", "user with annotated ingress
   // retains cookie if upstream returns error status code"
