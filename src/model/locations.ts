@@ -172,13 +172,14 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
               upstreamName: target,
               canary: route.canary?.upstream ?? null,
             },
-      // Any add_header of the location's own (CORS, the affinity or auth cookie, a snippet's) hides the server's.
+      // Any add_header of the location's own (CORS, the affinity or auth cookie, a snippet's) hides the server's, and
+      // a snippet's proxy_hide_header the server's hiding of the backend's HSTS header.
       hsts:
         host.hsts &&
         (extras.cors !== null ||
           extras.setCookie !== null ||
           extras.externalAuth !== null ||
-          (extras.snippet ?? []).some((d) => d.name === 'add_header')),
+          (extras.snippet ?? []).some((d) => d.name === 'add_header' || d.name === 'proxy_hide_header')),
     });
   };
   for (const route of routes) {

@@ -232,7 +232,10 @@ export interface Location {
   readonly setCookie: string | null;
   /** session-cookie-expires with Lua: the seconds from now the location's `$ia_cookie_expires` date is */
   readonly cookieExpires: number | null;
-  /** the location adds headers of its own, so it repeats the server's HSTS header (nginx drops inherited add_header) */
+  /**
+   * the location adds or hides headers of its own, so it repeats the server's HSTS header and the hiding of the
+   * backend's (nginx drops inherited add_header and proxy_hide_header)
+   */
   readonly hsts: boolean;
   /**
    * what ingress-nginx's error backends are told (`$namespace`, `$ingress_name`, `$service_name`, `$service_port`):
