@@ -38,6 +38,7 @@ import { ConfigFolder, ConfigRefusedError } from './nginx/apply.js';
 import { nginxBinary } from './nginx/binary.js';
 import { ControlChannel, newControlToken } from './nginx/control.js';
 import { checkLua } from './nginx/lua.js';
+import { findModules } from './nginx/modules.js';
 import { CONTROL_TOKEN_ENV } from './model/dynamic-tables.js';
 import { ensureConfigDir } from './nginx/files.js';
 import { nameservers } from './nginx/resolvers.js';
@@ -113,7 +114,12 @@ export async function startController(
   // A refused folder throws UnsafePathError: the CLI prints it as one line, exit 2.
   await ensureConfigDir(config.configDir);
   const dynamic = await luaBalancer(binary, config, log);
-  const build = { ...config.build, resolvers: await nameservers(), ...(dynamic ? { dynamic } : {}) };
+  const build = {
+    ...config.build,
+    resolvers: await nameservers(),
+    modules: await findModules(binary),
+    ...(dynamic ? { dynamic } : {}),
+  };
   // The control channel's token is made per start and reaches nginx only through its environment.
   const token = newControlToken();
   const control = dynamic && {

@@ -5,7 +5,8 @@ import type { ControllerConfig } from '../config.js';
 import { defaultBuildOptions, type BuildOptions } from '../model/build.js';
 import { checkDnsLabel, checkIp, checkObjectName } from '../model/validate.js';
 import { DEFAULT_TEMPLATE } from '../render/load.js';
-import { classFlags, parseFlags, parsePort, UsageError } from './flags.js';
+import { classFlags, parseFlags, parsePort, UnsupportedFlagError, UsageError } from './flags.js';
+import { expandEnvRefs, INGRESS_NGINX_FLAGS } from './ingress-nginx-flags.js';
 
 export const CONTROLLER_USAGE =
   `Usage: ingress-actors controller [flags]
@@ -28,7 +29,13 @@ export const CONTROLLER_USAGE =
   --update-status=true|false (true) --update-status-on-shutdown=true|false (true)
   --election-id NAME (ingress-controller-leader)                 --election-ttl S (30)
   --dynamic-backends=true|false (true: endpoints and certificates pushed to nginx's Lua balancer, no reload;
-                                 false, or nginx without libnginx-mod-http-lua: rendered into nginx.conf)`;
+                                 false, or nginx without libnginx-mod-http-lua: rendered into nginx.conf)
+  --version
+
+Every other flag of ingress-nginx's controller (and klog's) is accepted, with a warning naming why it is
+ignored here; --v=N sets the log level. Values may hold $(POD_NAMESPACE)-style references, read from the
+environment as the kubelet expands them. ingress-nginx's image name as the first argument
+(/nginx-ingress-controller) and flags alone both run the controller.`;
 
 /**
  * defaultConfigDir is where the controller keeps nginx.conf, keys and nginx's temp files unless
@@ -41,10 +48,21 @@ export function defaultConfigDir(euid = process.geteuid?.() ?? 0): string {
   return euid === 0 ? '/var/lib/ingress-actors' : join(tmpdir(), `ingress-actors-${euid}`);
 }
 
-/** Flags of ingress-nginx this controller does not implement yet: accepted with a warning, never silently. */
-export const NOT_YET = [] as const;
+/** IgnoredFlag is an ingress-nginx flag given on the command line that has no meaning here, and why. */
+export interface IgnoredFlag {
+  readonly flag: string;
+  readonly reason: string;
+}
 
-const BOOLEAN_FLAGS = ['update-status', 'update-status-on-shutdown', 'dynamic-backends'] as const;
+const FOREIGN = Object.entries(INGRESS_NGINX_FLAGS);
+const BOOLEAN_FLAGS = [
+  'update-status',
+  'update-status-on-shutdown',
+  'dynamic-backends',
+  'watch-ingress-without-class',
+  'version',
+  ...FOREIGN.filter(([, f]) => f.kind === 'bool').map(([name]) => name),
+];
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
 
 /** boolFlag reads a Go-style boolean flag (`--flag`, `--flag=false`); the fallback when absent. */
@@ -74,12 +92,35 @@ function ref(flag: string, value: string | undefined): string | undefined {
   return value;
 }
 
+const GO_UNITS: Readonly<Record<string, number>> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 1e-3, µs: 1e-3 };
+
+/** goDuration reads a Go duration (`30s`, `1m30s`, `500ms`) into ms, or null: a scan, one unit after each number. */
+function goDuration(value: string): number | null {
+  let ms = 0;
+  let i = 0;
+  while (i < value.length) {
+    const start = i;
+    while (i < value.length && /[0-9.]/.test(value[i]!)) i++;
+    const number = value.slice(start, i);
+    const unitStart = i;
+    while (i < value.length && !/[0-9.]/.test(value[i]!)) i++;
+    const scale = GO_UNITS[value.slice(unitStart, i)];
+    if (!/^\d+(\.\d+)?$/.test(number) || scale === undefined) return null;
+    ms += Number(number) * scale;
+  }
+  return value.length > 0 ? ms : null;
+}
+
+/** seconds reads a number of seconds, or a Go duration as ingress-nginx's flags take them (`30s`, `1m30s`), in ms. */
 function seconds(flag: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback * 1000;
-  const n = Number(value.replace(/s$/, ''));
-  if (!Number.isFinite(n) || n < 0)
-    throw new UsageError(`${flag} must be a number of seconds, not ${JSON.stringify(value)}`);
-  return n * 1000;
+  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
+  const ms = value.length <= 64 ? goDuration(value) : null;
+  if (ms === null)
+    throw new UsageError(
+      `${flag} must be a number of seconds or a duration (30s, 1m30s), not ${JSON.stringify(value)}`,
+    );
+  return ms;
 }
 
 function electionId(value: string | undefined): string {
@@ -108,10 +149,39 @@ export function samePort(ports: Readonly<Record<string, number>>): void {
   }
 }
 
-/** parseControllerFlags reads the controller's flags (ingress-nginx's names) into a ControllerConfig. */
-export function parseControllerFlags(argv: string[]): { config: ControllerConfig; ignored: string[] } | { help: true } {
+/**
+ * ignoredFlags lists the ingress-nginx flags given that mean nothing here, and refuses (exit 1) one whose value this
+ * controller cannot honour without serving more than it was told to.
+ */
+function ignoredFlags(values: Readonly<Record<string, unknown>>): IgnoredFlag[] {
+  const ignored: IgnoredFlag[] = [];
+  for (const [name, flag] of FOREIGN) {
+    const value = values[name];
+    if (typeof value !== 'string') continue;
+    if (flag.onlyDefault) {
+      if (flag.onlyDefault.includes(value)) continue;
+      throw new UnsupportedFlagError(`--${name}=${value} is not supported: ${flag.reason}`);
+    }
+    ignored.push({ flag: `--${name}`, reason: flag.reason });
+  }
+  return ignored;
+}
+
+/** ParsedControllerFlags is the config with the ignored flags, or a request for the usage or the version. */
+export type ParsedControllerFlags =
+  | { config: ControllerConfig; ignored: IgnoredFlag[] }
+  | { help: true }
+  | { version: true };
+
+/**
+ * parseControllerFlags reads the controller's flags (ingress-nginx's names) into a ControllerConfig. Values may hold
+ * `$(POD_NAMESPACE)`-style references, expanded from `env` as the kubelet does.
+ */
+export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): ParsedControllerFlags {
   // A bare boolean flag means true, as Go's flag package has it.
-  const args = argv.map((arg) => (BOOLEAN_FLAGS.some((f) => arg === `--${f}`) ? `${arg}=true` : arg));
+  const args = argv.map((arg) =>
+    BOOLEAN_FLAGS.some((f) => arg === `--${f}`) ? `${arg}=true` : expandEnvRefs(arg, env),
+  );
   const { values } = parseFlags(
     args,
     {
@@ -142,12 +212,17 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
       'election-id': { type: 'string' },
       'election-ttl': { type: 'string' },
       ...classFlags,
-      ...Object.fromEntries(NOT_YET.map((flag) => [flag, { type: 'string' as const }])),
+      // Go-style here (the Helm chart writes --watch-ingress-without-class=true); render keeps the plain switch.
+      'watch-ingress-without-class': { type: 'string' },
+      version: { type: 'string' },
+      ...Object.fromEntries(FOREIGN.map(([flag]) => [flag, { type: 'string' as const }])),
       help: { type: 'boolean', short: 'h' },
     },
     CONTROLLER_USAGE,
   );
   if (values.help) return { help: true };
+  if (boolFlag('version', values.version, false)) return { version: true };
+  const ignored = ignoredFlags(values);
   const rate = values['sync-rate-limit'] === undefined ? 0.3 : Number(values['sync-rate-limit']);
   if (!(rate > 0))
     throw new UsageError(
@@ -165,7 +240,7 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
   const build: BuildOptions = {
     ingressClass: values['ingress-class'] ?? defaultBuildOptions.ingressClass,
     controllerClass: values['controller-class'] ?? defaultBuildOptions.controllerClass,
-    watchIngressWithoutClass: values['watch-ingress-without-class'] ?? false,
+    watchIngressWithoutClass: boolFlag('watch-ingress-without-class', values['watch-ingress-without-class'], false),
     httpPort: parsePort('--http-port', values['http-port'], 80),
     httpsPort: parsePort('--https-port', values['https-port'], 443),
     ...(configMap ? { configMap } : {}),
@@ -188,7 +263,7 @@ export function parseControllerFlags(argv: string[]): { config: ControllerConfig
     });
   else samePort({ '--http-port': build.httpPort, '--https-port': build.httpsPort, '--healthz-port': healthzPort });
   return {
-    ignored: NOT_YET.filter((flag) => (values as Record<string, unknown>)[flag] !== undefined).map((f) => `--${f}`),
+    ignored,
     config: {
       kubeconfig: values.kubeconfig ?? null,
       watchNamespace: namespace ?? null,

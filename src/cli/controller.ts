@@ -4,6 +4,8 @@ import type { Logger } from '../log.js';
 import { startController, type Controller } from '../main.js';
 import type { CommandIo } from './command.js';
 import { CONTROLLER_USAGE, parseControllerFlags } from './controller-flags.js';
+import { nginxBinary } from '../nginx/binary.js';
+import { versionText } from './version.js';
 
 /**
  * StopSignals records SIGTERM and SIGINT from the moment a command starts, so one that comes during the start is not
@@ -96,9 +98,9 @@ export async function superviseController(
 export async function runController(argv: string[], { out, err, log }: CommandIo): Promise<number> {
   const parsed = parseControllerFlags(argv);
   if ('help' in parsed) return (out.write(`${CONTROLLER_USAGE}\n`), 0);
+  if ('version' in parsed) return (out.write(await versionText(nginxBinary())), 0);
   const { config, ignored } = parsed;
-  for (const flag of ignored)
-    log.warn({ flag }, 'flag accepted for compatibility with ingress-nginx but not implemented yet');
+  for (const { flag, reason } of ignored) log.warn({ flag, reason }, 'ingress-nginx flag ignored');
   const signals = new StopSignals();
   try {
     return await superviseController(config, log, signals, err);

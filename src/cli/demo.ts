@@ -10,6 +10,8 @@ import type { CommandIo } from './command.js';
 import { StopSignals, superviseController } from './controller.js';
 import { parseControllerFlags } from './controller-flags.js';
 import { parsePort, UsageError } from './flags.js';
+import { nginxBinary } from '../nginx/binary.js';
+import { versionText } from './version.js';
 
 export const DEMO_USAGE =
   'Usage: ingress-actors demo [--manifests DIR] [--http-port N (8080)] [--https-port N ' +
@@ -127,6 +129,7 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
     ...passed,
   ]);
   if ('help' in parsed) return (out.write(`${DEMO_USAGE}\n`), 0);
+  if ('version' in parsed) return (out.write(await versionText(nginxBinary())), 0);
   // Loopback only: nginx too, not only the API server, backends, probes and inspector.
   const config = { ...parsed.config, build: { ...parsed.config.build, listenAddress: '127.0.0.1' } };
   await mkdir(dir, { recursive: true });

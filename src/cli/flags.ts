@@ -14,6 +14,14 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * UnsupportedFlagError is a flag this controller knows from ingress-nginx but cannot honour as given: the CLI prints
+ * it and exits 1 (the command line parses; the controller refuses to run it).
+ */
+export class UnsupportedFlagError extends Error {
+  override name = 'UnsupportedFlagError';
+}
+
 /** classFlags are the flags that pick this controller's Ingresses, shared by render and controller. */
 export const classFlags = {
   'ingress-class': { type: 'string' },

@@ -4,7 +4,8 @@ import { ManifestError } from '../manifests/load.js';
 import { ListenError } from '../http/listen.js';
 import { UnsafePathError } from '../nginx/private-files.js';
 import { CONTROLLER_USAGE } from './controller-flags.js';
-import { UsageError } from './flags.js';
+import { UnsupportedFlagError, UsageError } from './flags.js';
+import { klogLevel } from './ingress-nginx-flags.js';
 import { runController } from './controller.js';
 import { DEMO_USAGE, runDemo } from './demo.js';
 import { RENDER_USAGE, runRender } from './render.js';
@@ -21,19 +22,39 @@ Commands:
 Global flags: --log-level trace|debug|info|warn|error|fatal|silent (info), --log-pretty
 Run a command with --help, or \`ingress-actors help <command>\`, for its flags.`;
 
-/** takeLogFlags removes the global logging flags from argv, wherever they stand. */
+/**
+ * takeLogFlags removes the global logging flags from argv, wherever they stand; klog's `--v`/`-v` (ingress-nginx's
+ * verbosity) sets the level when --log-level does not.
+ */
 function takeLogFlags(argv: string[]): { rest: string[]; level: string; pretty: boolean } {
   const rest: string[] = [];
-  let level = 'info';
+  let level: string | null = null;
+  let verbosity: string | null = null;
   let pretty = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
+    const klog = /^--?v(=(.*))?$/.exec(arg);
     if (arg === '--log-pretty') pretty = true;
     else if (arg === '--log-level') level = argv[++i] ?? '';
     else if (arg.startsWith('--log-level=')) level = arg.slice('--log-level='.length);
-    else rest.push(arg);
+    else if (klog) {
+      const value = klog[2] ?? argv[++i] ?? '';
+      verbosity = klogLevel(value);
+      if (verbosity === null) throw new Error(`--v must be a klog verbosity (a number), not ${JSON.stringify(value)}`);
+    } else rest.push(arg);
   }
-  return { rest, level, pretty };
+  return { rest, level: level ?? verbosity ?? 'info', pretty };
+}
+
+/**
+ * commandOf names the command of argv: flags first (`ingress-actors --configmap=…`) and ingress-nginx's own binary name
+ * as the first argument (its Helm chart's args start with `/nginx-ingress-controller`) both mean `controller`.
+ */
+function commandOf(argv: readonly string[]): { name: string | undefined; rest: string[] } {
+  const [first, ...rest] = argv;
+  if (first !== undefined && /(^|\/)nginx-ingress-controller$/.test(first)) return { name: 'controller', rest };
+  if (first?.startsWith('--') && first !== '--help') return { name: 'controller', rest: [...argv] };
+  return { name: first, rest };
 }
 
 const COMMANDS: Record<string, { readonly run: Command; readonly usage: string }> = {
@@ -62,7 +83,8 @@ function failureLine(error: unknown): { line: string; code: 1 | 2 } | null {
     return { line: error.usage ? `${error.message}\n\n${error.usage}` : error.message, code: 2 };
   // A folder refused as not private is the operator's to fix, as a bad flag is.
   if (error instanceof UnsafePathError) return { line: error.message, code: 2 };
-  if (error instanceof ManifestError || error instanceof ListenError) return { line: error.message, code: 1 };
+  if (error instanceof ManifestError || error instanceof ListenError || error instanceof UnsupportedFlagError)
+    return { line: error.message, code: 1 };
   const system = systemErrorLine(error);
   return system === null ? null : { line: system, code: 1 };
 }
@@ -78,7 +100,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`ingress-actors: ${(error as Error).message}\n`);
     return 2;
   }
-  const [name, ...rest] = flags.rest;
+  const { name, rest } = commandOf(flags.rest);
   if (name === 'help' && rest.length > 0) {
     const topic = COMMANDS[rest[0]!];
     if (!topic || rest.length > 1) {

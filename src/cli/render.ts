@@ -3,6 +3,8 @@ import { buildModel, defaultBuildOptions, type BuildOptions } from '../model/bui
 import { loadManifests, parseManifests, toSnapshot } from '../manifests/load.js';
 import type { KubeObject, Snapshot } from '../model/snapshot.js';
 import { writeConfigSet } from '../nginx/files.js';
+import { nginxBinary } from '../nginx/binary.js';
+import { findModules } from '../nginx/modules.js';
 import { loadTemplate } from '../render/load.js';
 import { render } from '../render/render.js';
 import { nameservers } from '../nginx/resolvers.js';
@@ -73,7 +75,9 @@ export async function runRender(
   };
   const snapshot = await readManifests(manifests, stdin);
   const template = await loadTemplate(values.template);
-  const { model, problems } = buildModel(snapshot, { ...options, resolvers: await nameservers() });
+  // The modules of the nginx on this machine, so that `--out` passes its `nginx -t` as it is.
+  const modules = await findModules(nginxBinary());
+  const { model, problems } = buildModel(snapshot, { ...options, resolvers: await nameservers(), modules });
   const text = render(model, template);
   log.debug(
     { servers: model.servers.length, upstreams: model.upstreams.length, problems: problems.length },

@@ -24,6 +24,7 @@ import type {
   Certificate,
   GlobalConfig,
   LuaSettings,
+  NginxModules,
   NginxModel,
   Problem,
   Server,
@@ -50,6 +51,8 @@ export interface BuildOptions extends ClassOptions {
    * proxy, and nginx.conf names no endpoint and no host certificate. A memo serves one value of it.
    */
   readonly dynamic?: LuaSettings;
+  /** the optional modules this nginx has (src/nginx/modules.ts): snippets may use what they give */
+  readonly modules?: NginxModules;
 }
 
 /** defaultBuildOptions are ingress-nginx's flag defaults. */
@@ -121,6 +124,7 @@ interface Settings {
   readonly hsts: string | null;
   /** `--default-ssl-certificate`: any TLS host may fall back to it */
   readonly defaultSslCertificate: string | undefined;
+  readonly modules: NginxModules;
 }
 
 /**
@@ -160,6 +164,7 @@ function settingsOf(snapshot: Snapshot, options: BuildOptions, memo: BuildMemo, 
     fallback,
     hsts: hstsHeader(globals.config),
     defaultSslCertificate: options.defaultSslCertificate,
+    modules: options.modules ?? {},
   };
 }
 
@@ -172,6 +177,7 @@ function plansOf(
 ): readonly IngressPlan[] {
   const context = {
     config: settings.config,
+    modules: settings.modules,
     lookups: settings.changes.lookups,
     built: memo.built,
     defaultBackendUpstream: settings.defaultBackend.upstream,
@@ -227,6 +233,8 @@ function modelOf(
     originalForwardedFor: `$http_${config.forwardedForHeader.toLowerCase().replaceAll('-', '_')}`,
     listen: listenOf(options),
     lua: options.dynamic ?? null,
+    // headers-more is loaded whenever present: a filter that does nothing where no directive of its is set.
+    modules: options.modules?.headersMore ? [options.modules.headersMore] : [],
     config,
     hstsHeader: settings.hsts,
     // Only auth-url needs these: without it the file does not depend on the machine's nameservers.

@@ -1,8 +1,14 @@
 import { supportedKeys } from './annotations/registry.js';
 import { refusedAnnotations } from './annotations/refused.js';
-import { ANNOTATION_PREFIX } from './annotations/types.js';
+import { ANNOTATION_PREFIX, type OnInvalid } from './annotations/types.js';
 import { configKeys, defaultGlobalConfig, refusedConfigKeys } from './config-map.js';
-import { ALLOWED_DIRECTIVES, REFUSED_REASONS, SAFE_VARIABLES, SAFE_VARIABLE_PREFIXES } from './snippet-policy.js';
+import {
+  ALLOWED_DIRECTIVES,
+  MODULE_PACKAGES,
+  REFUSED_REASONS,
+  SAFE_VARIABLES,
+  SAFE_VARIABLE_PREFIXES,
+} from './snippet-policy.js';
 
 function showDefault(value: unknown): string {
   if (value === null) return 'unset';
@@ -39,6 +45,7 @@ function snippetDocs(): string[] {
     const notes = [
       d.once ? 'once per snippet' : '',
       d.annotation ? `not beside the annotation \`${d.annotation}\`` : '',
+      d.module ? `needs ${MODULE_PACKAGES[d.module]}` : '',
     ]
       .filter(Boolean)
       .join('; ');
@@ -58,7 +65,8 @@ function snippetDocs(): string[] {
       'read as nginx does, and an',
     'unterminated `${` is refused. What passes is printed argument by argument through the quoting',
     'helper, so nginx reads exactly what was checked. Anything else is a problem naming the annotation',
-    'and the directive, and the Ingress is left out.',
+    "and the directive, and the snippet is not rendered: a configuration-snippet fails closed (the Ingress's",
+    'locations answer 503: its allow and deny lines may be what guards them), a server-snippet is ignored.',
     '',
     '| directive | arguments | contexts | notes |',
     '|---|---|---|---|',
@@ -73,6 +81,13 @@ function snippetDocs(): string[] {
   ];
 }
 
+/** INVALID is the "invalid value" column: each OnInvalid rule in a few words. */
+const INVALID: Record<OnInvalid, string> = {
+  ignore: 'ignored: default',
+  deny: 'fails closed: 503',
+  filter: 'bad entries dropped',
+};
+
 /**
  * annotationDocs is docs/annotations.md: the compatibility table, generated from the annotation
  * registry and the ConfigMap key registry so it cannot go stale.
@@ -82,14 +97,14 @@ export function annotationDocs(): string {
     key: key.key,
     aliases: key.aliases ?? [],
     row:
-      `| ${key.risk} | ${key.scope} | ${key.support} | ` +
+      `| ${key.risk} | ${key.scope} | ${key.support} | ${INVALID[key.onInvalid]} | ` +
       `${cell(`${key.doc}${key.note ? `. Partial: ${key.note}` : ''}`)} (${group}) |`,
   }));
   const refused = refusedAnnotations.map((r) => ({
     key: r.key,
     aliases: [] as string[],
     row:
-      `| ${r.risk} | ${r.scope} | ${r.effect === 'left-out' ? 'refused: Ingress left out' : 'refused: ignored'} | ` +
+      `| ${r.risk} | ${r.scope} | refused | ${r.effect === 'denied' ? 'any value: 503' : 'any value: ignored'} | ` +
       `${cell(r.reason)} |`,
   }));
   const rows = [...supported, ...refused]
@@ -109,16 +124,33 @@ export function annotationDocs(): string {
     '',
     '## Annotations',
     '',
-    `Every key takes the prefix \`${ANNOTATION_PREFIX}\`. Risk and scope are ingress-nginx's. An invalid`,
-    'value is a problem naming `namespace/name: metadata.annotations.<key>: message`, and that Ingress',
-    "(only it) is left out. So is an Ingress with an annotation riskier than the ConfigMap's",
-    '`annotations-risk-level` (default High, as ingress-nginx since 1.12: the Critical snippets need',
-    '`Critical`), and one with a refused annotation whose absence could make serving unsafe or wrong',
-    '("Ingress left out"). Other refused annotations, and unknown keys under the prefix, are reported',
-    'and the Ingress is served without them.',
+    `Every key takes the prefix \`${ANNOTATION_PREFIX}\`. Risk and scope are ingress-nginx's. A bad`,
+    'annotation costs its feature, not the site: each one is a problem (and an Event) naming',
+    '`namespace/name: metadata.annotations.<key>: message`, and the "invalid value" column says what',
+    "it does, following ingress-nginx's parser for the key:",
     '',
-    '| annotation | risk | scope | status | notes |',
-    '|---|---|---|---|---|',
+    '- **ignored: default**: the key is ignored, its default applies, the Ingress is served',
+    '  ("…; ignored, the default applies");',
+    '- **fails closed: 503**: a security annotation that cannot be applied (auth-url that is not a URL,',
+    '  auth-secret missing or malformed, a bad CIDR in a source range, an auth-tls Secret without a good CA)',
+    "  makes every location of the Ingress answer 503, as ingress-nginx's denied locations do: they still",
+    '  claim their paths (no other Ingress can take them over and skip the check) and proxy nothing; other',
+    '  Ingresses on the same host are unharmed ("…; its locations answer 503");',
+    '- **bad entries dropped**: a list keeps its valid entries and reports each bad one ("…; dropped, the',
+    '  valid entries are kept"); CORS methods and headers left with no valid entry take the default, a',
+    '  `cors-allow-origin` left with none allows no origin. A list bad as a whole (too long) is ignored.',
+    '',
+    'A value that could inject text into nginx.conf is such a bad value: it is never rendered. An annotation',
+    "riskier than the ConfigMap's `annotations-risk-level` (default High, as ingress-nginx since 1.12: the",
+    'Critical snippets need `Critical`) is reported and treated as invalid: snippets are ignored, as they',
+    'are while `allow-snippet-annotations` is false, a security key fails closed, anything else is ignored.',
+    'Refused annotations (status "refused") are reported whatever their value: a security feature fails',
+    'closed ("any value: 503"), the rest are ignored; unknown keys under the prefix are reported and ignored.',
+    'A canary Ingress (`canary: "true"`) with any invalid or refused annotation is left out as a whole, as',
+    "before: a canary takes only its main Ingress's traffic, and a broken one should take none.",
+    '',
+    '| annotation | risk | scope | status | invalid value | notes |',
+    '|---|---|---|---|---|---|',
     ...rows,
     '',
     ...snippetDocs(),

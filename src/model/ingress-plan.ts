@@ -13,7 +13,15 @@ import type { IngressAnnotations } from './annotations/types.js';
 import { UpstreamTable, compare, type BuiltUpstreams, type Report, type Resolved } from './backends.js';
 import { normalisePath, type Route } from './locations.js';
 import { TrackedReads, type Lookups } from './lookups.js';
-import type { ClientAuth, GlobalConfig, LocationInfo, PathType, Problem, SnippetDirective } from './nginx-model.js';
+import type {
+  ClientAuth,
+  GlobalConfig,
+  LocationInfo,
+  NginxModules,
+  PathType,
+  Problem,
+  SnippetDirective,
+} from './nginx-model.js';
 import type { Ingress, IngressBackend } from './snapshot.js';
 import { checkRegexPath } from './regex-path.js';
 import {
@@ -81,7 +89,7 @@ export type TlsStep =
   | { readonly kind: 'problem'; readonly problem: Problem }
   | { readonly kind: 'claim'; readonly host: string; readonly field: string; readonly secretName: string | undefined };
 
-/** Identified is an Ingress whose namespace, name and annotations are valid. */
+/** Identified is an Ingress whose namespace and name are valid, with its annotations as parsed (maybe denied). */
 export interface Identified {
   readonly ingress: Ingress;
   readonly namespace: string;
@@ -92,7 +100,7 @@ export interface Identified {
 
 /** IngressPlan is one Ingress's share of a build. */
 export interface IngressPlan {
-  /** null: the Ingress is left out (invalid name or annotations) */
+  /** null: the Ingress is left out (an invalid name, or a canary with an invalid annotation) */
   readonly identified: Identified | null;
   /** problems of the Ingress's name and annotations, reported before any rule's */
   readonly identifyProblems: readonly Problem[];
@@ -114,6 +122,8 @@ export interface IngressPlan {
 /** PlanContext is what a plan may use besides its Ingress: the global settings and the snapshot's objects. */
 export interface PlanContext {
   readonly config: GlobalConfig;
+  /** the optional modules this nginx has: snippets may use their directives */
+  readonly modules: NginxModules;
   readonly lookups: Lookups;
   readonly built: BuiltUpstreams;
   /** the --default-backend-service upstream, which renders custom-http-errors when no annotation names one */
@@ -135,7 +145,7 @@ export function planIngress(ingress: Ingress, ctx: PlanContext): IngressPlan {
   const variants = new UpstreamVariants(ctx.config);
   const upstreams = new UpstreamTable(reads, ctx.built);
   const plan = { identifyProblems, steps, extras, variants, upstreams, reads };
-  const identified = identify(ingress, identifyProblems, reads, ctx.config);
+  const identified = identify(ingress, identifyProblems, reads, ctx);
   if (identified) planRules(identified, { ...ctx, reads, steps, extras, variants, upstreams });
   const tls = identified && !identified.annotations.canary ? planTls(identified) : [];
   const tlsHosts = new Set(tls.flatMap((t) => (t.kind === 'claim' ? [t.host] : [])));
@@ -181,7 +191,12 @@ function planTls({ ingress, namespace, name }: Identified): TlsStep[] {
   return steps;
 }
 
-function identify(ingress: Ingress, problems: Problem[], reads: TrackedReads, config: GlobalConfig): Identified | null {
+function identify(
+  ingress: Ingress,
+  problems: Problem[],
+  reads: TrackedReads,
+  { config, modules }: PlanContext,
+): Identified | null {
   const meta = ingress.metadata ?? {};
   const report: Report = (field, message) =>
     problems.push({ kind: 'Ingress', namespace: meta.namespace ?? '', name: meta.name ?? '', field, message });
@@ -198,6 +213,7 @@ function identify(ingress: Ingress, problems: Problem[], reads: TrackedReads, co
   const annotations = meta.annotations
     ? parseAnnotations(ingress, namespace.value, name.value, {
         config,
+        modules,
         problems,
         secret: (ns, n) => reads.secret(`${ns}/${n}`),
       })
@@ -227,7 +243,7 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
     steps.push({ kind: 'problem', problem: { kind: 'Ingress', namespace: ns, name, field, message } });
   const ruleHosts = new Set<string>();
   // The default-backend annotation answers for paths whose Service has no endpoints, and renders custom-http-errors.
-  const annotated = defaultBackendAnnotation(ns, annotations.defaultBackend, ctx, report);
+  const annotated = annotations.denied ? null : defaultBackendAnnotation(ns, annotations.defaultBackend, ctx, report);
   const errorBackend = annotated?.upstream ?? ctx.defaultBackendUpstream;
   const features = new IngressFeatures(annotations, owner, {
     config: ctx.config,
@@ -237,6 +253,13 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
     lua: ctx.built.keepEmpty,
     report,
   });
+  // A denied Ingress's routes answer 503 and proxy nowhere, so their backends are not even resolved.
+  const DENIED: Resolved = { upstream: null, status: 503 };
+  const resolveTarget = (
+    backend: IngressBackend | undefined,
+    field: string,
+  ): Resolved & { readonly customDefaultBackend?: boolean } =>
+    annotations.denied ? DENIED : target(ctx.upstreams.resolve(ns, backend, field, report));
   const target = (resolved: Resolved) => {
     // No Service, port or endpoint: the annotation's Service answers. With the Lua balancer a Service without
     // endpoints still resolves (the balancer would answer 503), so it is looked at here: such a route's nginx.conf
@@ -293,8 +316,8 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
         report(`${pf}.backend.resource`, RESOURCE_LEFT_OUT);
         continue;
       }
-      const resolved = ctx.upstreams.resolve(ns, path.backend, `${pf}.backend`, report);
       if (annotations.canary) {
+        const resolved = ctx.upstreams.resolve(ns, path.backend, `${pf}.backend`, report);
         if (resolved.upstream !== null)
           steps.push({
             kind: 'canary',
@@ -306,6 +329,7 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
           });
         continue;
       }
+      const resolved = resolveTarget(path.backend, `${pf}.backend`);
       steps.push({
         kind: 'route',
         host,
@@ -314,7 +338,7 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
         route: {
           path: p,
           pathType,
-          ...target(resolved),
+          ...resolved,
           ingress: owner,
           owner,
           features: features.forRoute(p, regex),
@@ -333,7 +357,7 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
   else if (spec.defaultBackend && !annotations.canary && fallbackAuth)
     report(AUTH_URL_FIELD, `${fallbackAuth}; spec.defaultBackend left out`);
   else if (spec.defaultBackend && !annotations.canary) {
-    const resolved = target(ctx.upstreams.resolve(ns, spec.defaultBackend, 'spec.defaultBackend', report));
+    const resolved = resolveTarget(spec.defaultBackend, 'spec.defaultBackend');
     const route: Route = {
       path: '/',
       pathType: 'Prefix',

@@ -37,6 +37,8 @@ export interface RouteFeatures {
   /** preserve-trailing-slash of the Ingress */
   readonly preserveTrailingSlash: boolean;
   readonly extras: LocationExtras;
+  /** a security annotation could not be applied: the route answers 503 with no extras (see Location.denied) */
+  readonly denied: boolean;
 }
 
 /** DEFAULT_PROXY_HOST is the Host nginx.conf sends upstream unless upstream-vhost says otherwise. */
@@ -135,7 +137,9 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
     const extras = f?.extras ?? NO_EXTRAS;
     const redirect = f ? (f.sslRedirect ?? host.sslRedirect) : host.sslRedirect;
     const grpc = f?.protocol === 'grpc' || f?.protocol === 'grpcs';
-    const target = route.canary?.variable ?? route.upstream;
+    const denied = f?.denied ?? false;
+    // A denied location proxies nowhere, whatever else reached the route (a canary, say).
+    const target = denied ? null : (route.canary?.variable ?? route.upstream);
     // rewrite-target replaces the URI when the location's own pattern matches (as ingress-nginx's `rewrite
     // "(?i)path"`).
     const pattern =
@@ -161,7 +165,8 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
       customDefaultBackend: route.customDefaultBackend ?? false,
       externalAuth: extras.externalAuth && externalAuthAt(extras.externalAuth, modifier, match, host.hsts),
       appRoot: match === '/' || match === '^/' ? extras.appRoot : null,
-      rewrite,
+      rewrite: denied ? null : rewrite,
+      denied,
       pass:
         target === null || extras.redirect
           ? null

@@ -193,6 +193,11 @@ export interface Location {
   readonly preserveTrailingSlash: boolean;
   /** `namespace/name` of the Ingress, for logs and conflicts */
   readonly ingress: string | null;
+  /**
+   * a security annotation of the Ingress could not be applied: the location answers 503 and does nothing else
+   * (ingress-nginx's denied location); it still claims its path, so no other Ingress can serve it unchecked
+   */
+  readonly denied: boolean;
   /** the proxy target; null when nginx answers itself (status, redirect) */
   readonly pass: Pass | null;
   /** permanent-redirect / temporal-redirect: nginx answers with this instead of proxying */
@@ -386,6 +391,15 @@ export interface LuaSettings {
   readonly controlSocket: string;
 }
 
+/**
+ * NginxModules are the optional dynamic modules this nginx can load, each a load_module path (Debian packages them
+ * apart: libnginx-mod-http-headers-more-filter gives headersMore). Found by the controller, never from Kubernetes.
+ */
+export interface NginxModules {
+  /** ngx_http_headers_more_filter_module: the more_set_headers family snippets may use */
+  readonly headersMore?: string;
+}
+
 /** NginxModel is everything render() needs: sorted, validated, free of raw Kubernetes strings. */
 export interface NginxModel {
   readonly httpPort: number;
@@ -394,6 +408,8 @@ export interface NginxModel {
   readonly listen: { readonly http: string; readonly https: string } | null;
   /** the Lua balancer's settings, or null when backends and certificates are rendered into nginx.conf */
   readonly lua: LuaSettings | null;
+  /** load_module paths of the optional modules (NginxModules) besides the Lua balancer's */
+  readonly modules: readonly string[];
   /**
    * where `ssl-redirect` sends plain HTTP, as ingress-nginx: the best host without its port, then the request URI
    * without one trailing slash (`$ia_redirect_uri`); with the --https-port when it is not 443

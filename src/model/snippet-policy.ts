@@ -9,7 +9,7 @@
  */
 import { parseNginxStatements, variablesIn } from './nginx-tokens.js';
 import { regexSubsetRefusal } from './regex-path.js';
-import type { SnippetDirective } from './nginx-model.js';
+import type { NginxModules, SnippetDirective } from './nginx-model.js';
 import { checkCidr, checkHeaderName, type Checked } from './validate.js';
 
 /**
@@ -165,7 +165,14 @@ export interface AllowedDirective {
   /** for the docs: the arguments, as `name value [always]` */
   readonly usage: string;
   readonly check: ArgCheck;
+  /** the optional module that provides it: allowed only when this nginx has it */
+  readonly module?: keyof NginxModules;
 }
+
+/** MODULE_PACKAGES name the Debian package of each optional module, for the problem when it is missing. */
+export const MODULE_PACKAGES: Readonly<Record<keyof NginxModules, string>> = {
+  headersMore: 'libnginx-mod-http-headers-more-filter',
+};
 
 const each =
   (...checks: ((v: string) => string | null)[]): ArgCheck =>
@@ -234,6 +241,132 @@ function checkExpires(args: readonly string[]): string | null {
 
 const access = (v: string) =>
   v === 'all' || checkCidr(v).ok ? null : `${JSON.stringify(v.slice(0, 64))} is not an IP address, a CIDR or all`;
+
+/**
+ * moreOptions splits headers-more's leading options (`-s 'codes'`, `-t 'types'`, and `-r` where `flags` has it) from
+ * the header arguments, checking each option's value; returns the header arguments or the problem.
+ */
+function moreOptions(args: readonly string[], flags: string): { headers: readonly string[] } | { problem: string } {
+  let i = 0;
+  while (i < args.length && /^-[a-z]$/.test(args[i]!)) {
+    const option = args[i]!;
+    if (option === '-r' && flags.includes('r')) {
+      i++;
+      continue;
+    }
+    const value = args[i + 1];
+    if (!flags.includes(option[1]!) || option === '-r' || value === undefined)
+      return { problem: `${option} is not an option here (${flags.split('').join(', ')} with a value)` };
+    const words = value.split(' ').filter(Boolean);
+    const bad =
+      option === '-s'
+        ? words.find((w) => !/^[1-5]\d\d$/.test(w))
+        : words.find((w) => !/^[a-z0-9.+-]{1,64}\/[a-z0-9.+*-]{1,64}$/i.test(w));
+    if (words.length === 0 || bad !== undefined)
+      return {
+        problem: `${JSON.stringify(value.slice(0, 64))} is not a list of ${option === '-s' ? 'status codes' : 'MIME types'}`,
+      };
+    i += 2;
+  }
+  const headers = args.slice(i);
+  return headers.length === 0 ? { problem: 'no header given' } : { headers };
+}
+
+/** hostWide refuses, in a server-snippet, a header every Ingress on the host would share (or a wildcard over one). */
+function hostWide(name: string, context: SnippetContext): string | null {
+  if (context !== 'server') return null;
+  const lower = name.toLowerCase();
+  const hit = lower.endsWith('*')
+    ? HOST_WIDE_FORBIDDEN_HEADERS.find((h) => h.startsWith(lower.slice(0, -1)))
+    : HOST_WIDE_FORBIDDEN_HEADERS.find((h) => h === lower);
+  return hit === undefined
+    ? null
+    : `a server-snippet may not change ${hit} for every Ingress on the host; set it in configuration-snippet`;
+}
+
+/** headerPattern accepts a header name, or a name prefix ending in `*` (headers-more's wildcard). */
+const headerPattern = (v: string) => header(v.endsWith('*') && v.length > 1 ? v.slice(0, -1) : v);
+
+/** checkMoreSet checks more_set_headers / more_set_input_headers: `Name: value` (or `Name:` to clear) after options. */
+function moreSet(input: boolean): ArgCheck {
+  return (args, context) => {
+    const split = moreOptions(args, input ? 'rt' : 'st');
+    if ('problem' in split) return split.problem;
+    for (const spec of split.headers) {
+      const colon = spec.indexOf(':');
+      const name = (colon < 0 ? spec : spec.slice(0, colon)).trim();
+      const value = colon < 0 ? '' : spec.slice(colon + 1).trim();
+      const bad = header(name) ?? checkValue(value) ?? (input ? proxied(name) : hostWide(name, context));
+      if (bad) return bad;
+    }
+    return null;
+  };
+}
+
+/** moreClear checks more_clear_headers / more_clear_input_headers: header names or `Prefix-*`, after options. */
+function moreClear(input: boolean): ArgCheck {
+  return (args, context) => {
+    const split = moreOptions(args, input ? 't' : 'st');
+    if ('problem' in split) return split.problem;
+    for (const name of split.headers) {
+      const bad = headerPattern(name) ?? (input ? proxied(name) : hostWide(name, context));
+      if (bad) return bad;
+    }
+    return null;
+  };
+}
+
+/** proxied refuses a request header the controller sets for the backend (or a wildcard over one). */
+function proxied(name: string): string | null {
+  const lower = name.toLowerCase();
+  const hit = lower.endsWith('*')
+    ? CONTROLLER_PROXY_HEADERS.find((h) => h.startsWith(lower.slice(0, -1)))
+    : CONTROLLER_PROXY_HEADERS.find((h) => h === lower);
+  return hit === undefined ? null : `the controller sets ${hit} itself (upstream-vhost sets Host)`;
+}
+
+/**
+ * HEADERS_MORE_DIRECTIVES are ingress-nginx's headers-more directives, which users' snippets often hold: response
+ * headers in either context (host-wide limits as add_header), request headers only in the Ingress's own locations.
+ */
+const HEADERS_MORE_DIRECTIVES: readonly AllowedDirective[] = [
+  {
+    name: 'more_set_headers',
+    contexts: ['location', 'server'],
+    minArgs: 1,
+    maxArgs: 16,
+    usage: "[-s 'codes'] [-t 'types'] 'Name: value'…",
+    check: moreSet(false),
+    module: 'headersMore',
+  },
+  {
+    name: 'more_clear_headers',
+    contexts: ['location', 'server'],
+    minArgs: 1,
+    maxArgs: 16,
+    usage: "[-s 'codes'] [-t 'types'] Name | Prefix-*…",
+    check: moreClear(false),
+    module: 'headersMore',
+  },
+  {
+    name: 'more_set_input_headers',
+    contexts: ['location'],
+    minArgs: 1,
+    maxArgs: 16,
+    usage: "[-r] [-t 'types'] 'Name: value'… (not one the controller sets)",
+    check: moreSet(true),
+    module: 'headersMore',
+  },
+  {
+    name: 'more_clear_input_headers',
+    contexts: ['location'],
+    minArgs: 1,
+    maxArgs: 16,
+    usage: "[-t 'types'] Name | Prefix-*… (not one the controller sets)",
+    check: moreClear(true),
+    module: 'headersMore',
+  },
+];
 
 /** ALLOWED_DIRECTIVES is the allow-list: what snippets commonly hold and is safe, per context. */
 export const ALLOWED_DIRECTIVES: readonly AllowedDirective[] = [
@@ -349,6 +482,7 @@ export const ALLOWED_DIRECTIVES: readonly AllowedDirective[] = [
     usage: 'text replacement (text not empty)',
     check: each((v) => (v === '' ? 'the text to replace may not be empty' : checkValue(v)), checkValue),
   },
+  ...HEADERS_MORE_DIRECTIVES,
   {
     name: 'sub_filter_once',
     contexts: ['location'],
@@ -381,10 +515,6 @@ export const REFUSED_REASONS: Readonly<Record<string, string>> = {
   set: 'it could overwrite the variables the controller relies on',
   if: 'blocks are not allowed',
   location: 'blocks are not allowed',
-  more_set_headers: 'the headers-more module is not loaded here; use add_header',
-  more_clear_headers: 'the headers-more module is not loaded here; use proxy_hide_header',
-  more_set_input_headers: 'the headers-more module is not loaded here; use proxy_set_header',
-  more_clear_input_headers: 'the headers-more module is not loaded here; use proxy_set_header name ""',
   proxy_pass: 'the controller routes to the Ingress backend itself',
   auth_request: 'use the auth-url annotation',
 };
@@ -393,6 +523,8 @@ export const REFUSED_REASONS: Readonly<Record<string, string>> = {
 export interface SnippetPolicyOptions {
   /** is this annotation (without prefix) set on the Ingress? */
   readonly annotated?: (key: string) => boolean;
+  /** the optional modules this nginx has; directives of others are refused */
+  readonly modules?: NginxModules;
 }
 
 /**
@@ -415,6 +547,14 @@ export function checkSnippetDirectives(
     if (!entry) {
       const reason = REFUSED_REASONS[name] ?? `it is not on the ${where} allow-list (docs/annotations.md)`;
       return { ok: false, message: `the directive ${name} is not allowed: ${reason}` };
+    }
+    if (entry.module && !options.modules?.[entry.module]) {
+      return {
+        ok: false,
+        message:
+          `the directive ${name} is not allowed: its module is not installed with this nginx ` +
+          `(Debian: ${MODULE_PACKAGES[entry.module]})`,
+      };
     }
     if (args.length < entry.minArgs || args.length > entry.maxArgs) {
       return {

@@ -7,11 +7,11 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { execa } from 'execa';
 import type { LuaSettings } from '../model/nginx-model.js';
 import { CONTROL_SOCKET } from '../model/dynamic-tables.js';
 import { PROJECT_ROOT } from '../project-root.js';
 import { testConfig } from './binary.js';
+import { modulesPath } from './modules.js';
 
 /** LUA_FOLDER is the project's Lua code (lua/ingress_actors/*.lua). */
 export const LUA_FOLDER = join(PROJECT_ROOT, 'lua');
@@ -23,13 +23,6 @@ const MAX_SOCKET_PATH = 107;
 export type LuaCheck =
   | { readonly ok: true; readonly settings: LuaSettings }
   | { readonly ok: false; readonly why: string };
-
-/** modulesPath is nginx's `--modules-path` from `nginx -V` (Debian's /usr/lib/nginx/modules when it says none). */
-async function modulesPath(binary: string): Promise<string> {
-  const result = await execa(binary, ['-V'], { reject: false, all: true, timeout: 10_000 });
-  const match = /--modules-path=(\S+)/.exec(result.all ?? '');
-  return match?.[1] ?? '/usr/lib/nginx/modules';
-}
 
 /**
  * checkLua finds the Lua modules of `binary` and has `nginx -t` load them with the project's Lua code, in a

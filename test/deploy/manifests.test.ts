@@ -94,7 +94,7 @@ describe('deploy/kubernetes', () => {
   it('the Deployment’s flags parse, and name the objects beside it', () => {
     expect(args[0]).toBe('controller');
     const parsed = parseControllerFlags(args.slice(1));
-    if ('help' in parsed) throw new Error('help');
+    if (!('config' in parsed)) throw new Error('help');
     const { config, ignored } = parsed;
     expect(ignored).toEqual([]);
     const ingressClass = find<V1IngressClass>(manifests, 'IngressClass');
@@ -118,7 +118,7 @@ describe('deploy/kubernetes', () => {
 
   it('probes /healthz on the --healthz-port, and the ports match the flags', () => {
     const parsed = parseControllerFlags(args.slice(1));
-    if ('help' in parsed) throw new Error('help');
+    if (!('config' in parsed)) throw new Error('help');
     const ports = Object.fromEntries((container.ports ?? []).map((p) => [p.name, p.containerPort]));
     expect(ports).toEqual({
       http: parsed.config.build.httpPort,
@@ -135,7 +135,7 @@ describe('deploy/kubernetes', () => {
 
   it('terminationGracePeriodSeconds covers preStop plus the whole shutdown', () => {
     const parsed = parseControllerFlags(args.slice(1));
-    if ('help' in parsed) throw new Error('help');
+    if (!('config' in parsed)) throw new Error('help');
     const preStop = container.lifecycle?.preStop?.exec?.command ?? [];
     expect(preStop[0]).toBe('sleep');
     const preStopS = Number(preStop[1]);

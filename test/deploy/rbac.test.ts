@@ -132,7 +132,7 @@ async function runController(pod: string, body: () => Promise<void>): Promise<vo
     '--sync-rate-limit',
     '10',
   ]);
-  if ('help' in parsed) throw new Error('help');
+  if (!('config' in parsed)) throw new Error('help');
   const controller = await startController(parsed.config, pino({ level: process.env.TEST_LOG ?? 'silent' }), {
     env: envFor(pod),
   });

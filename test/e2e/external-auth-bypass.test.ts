@@ -84,7 +84,7 @@ describe('finding 4: external auth cannot be pointed at a server the client choo
     askedAttacker.length = 0;
     const status = await rawRequest(['GET http://hijack.test/ HTTP/1.1', `Host: 127.0.0.1:${portOf(attacker)}`]);
     expect(status).not.toBe(200);
-    expect(status).toBe(404); // the Ingress is left out: the catch-all answers
+    expect(status).toBe(503); // auth-url cannot be applied: the Ingress fails closed, its locations answer 503
     expect(askedAttacker).toEqual([]);
   });
 

@@ -54,7 +54,7 @@ beforeAll(async () => {
     '--shutdown-timeout',
     '5',
   ]);
-  if ('help' in parsed) throw new Error('unexpected --help');
+  if (!('config' in parsed)) throw new Error('unexpected --help');
   controller = await startController(parsed.config, pino({ level: 'silent' }), {
     watcherTimeouts: { requestTimeoutMs: 300, watchIdleTimeoutMs: 2_000 },
   });

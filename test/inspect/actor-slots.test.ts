@@ -88,7 +88,7 @@ beforeAll(async () => {
     '--election-id',
     'slots',
   ]);
-  if ('help' in parsed) throw new Error('unexpected --help');
+  if (!('config' in parsed)) throw new Error('unexpected --help');
   controller = await startController(parsed.config, pino({ level: 'silent' }), {
     inspect: (event: InspectionEvent) => {
       if (event.type === '@xstate.actor')

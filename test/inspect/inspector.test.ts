@@ -108,7 +108,7 @@ describe('the inspector relay, in process', () => {
     const flags = await controllerFlags('in-process');
     httpPort = flags.httpPort;
     const parsed = parseControllerFlags(['--inspect', ...flags.argv]);
-    if ('help' in parsed) throw new Error('unexpected --help');
+    if (!('config' in parsed)) throw new Error('unexpected --help');
     controller = await startController(parsed.config, pino({ level: 'silent' }), {
       inspect: (event: InspectionEvent) => {
         if (event.type === '@xstate.actor')

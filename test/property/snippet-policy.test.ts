@@ -17,13 +17,21 @@ import type { Snapshot } from '../../src/model/snapshot.js';
 import { ALLOWED_DIRECTIVES, REFUSED_REASONS, SAFE_VARIABLES } from '../../src/model/snippet-policy.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { nginxBinary, testConfig } from '../../src/nginx/binary.js';
+import { findModules } from '../../src/nginx/modules.js';
 import { readTemplateSources, DEFAULT_TEMPLATE } from '../../src/render/load.js';
 import { compileTemplate, render } from '../../src/render/render.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { parseConf, type Directive } from '../support/nginx-conf.js';
 
 const template = compileTemplate(await readTemplateSources(DEFAULT_TEMPLATE));
-const options = { ...defaultBuildOptions, configMap: 'ingress/config', httpPort: 8080, httpsPort: 8443 };
+// With this nginx's optional modules, so that the headers-more directives are on the list and checked by nginx -t.
+const options = {
+  ...defaultBuildOptions,
+  configMap: 'ingress/config',
+  httpPort: 8080,
+  httpsPort: 8443,
+  modules: await findModules(nginxBinary()),
+};
 let scratch: string;
 beforeAll(async () => void (scratch = await mkdtemp(join(tmpdir(), 'ia-snippets-'))));
 afterAll(() => rm(scratch, { recursive: true, force: true }));
@@ -125,6 +133,12 @@ const words = fc.constantFrom(
   '$ia_hsts',
   '$proxy_upstream_name',
   '$1',
+  "'X-A: 1'",
+  '-s',
+  '-t',
+  '-r',
+  'text/html',
+  'X-*',
 );
 const fragments = fc.constantFrom(
   ';',
@@ -184,6 +198,11 @@ const EXAMPLES: readonly string[][] = [
   ['allow', '::1'],
   ['sub_filter', "'</body>'", "'<p>$host</p></body>'"],
   ['sub_filter_once', 'off'],
+  ['more_set_headers', '"X-Frame-Options: DENY"', "'X-Host: $host'"],
+  ['more_set_headers', '-s', "'404 500'", '-t', 'text/html', "'X-Error: 1'"],
+  ['more_clear_headers', 'Server', 'X-Powered-*'],
+  ['more_set_input_headers', '-r', "'X-User: $http_x_alias'"],
+  ['more_clear_input_headers', 'X-Debug'],
 ];
 const example = fc.constantFrom(...EXAMPLES);
 const validStatement = example.map((words) => `${words.join(' ')};`);

@@ -11,7 +11,7 @@ import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifest
 
 const status = (...argv: string[]): StatusFlags => {
   const parsed = parseControllerFlags(argv);
-  if ('help' in parsed) throw new Error('help');
+  if (!('config' in parsed)) throw new Error('help');
   expect(parsed.ignored).toEqual([]);
   return parsed.config.status;
 };

@@ -93,7 +93,7 @@ export async function startCluster(
     '5',
     ...flags,
   ]);
-  if ('help' in parsed) throw new Error('unexpected --help');
+  if (!('config' in parsed)) throw new Error('unexpected --help');
   const config = parsed.config;
   const log = pino({ level: logLevel }, pino.destination(2));
   const visits = new Map<string, string[]>();

@@ -3,14 +3,15 @@ import { formatProblem } from '../../src/model/problems.js';
 
 /**
  * describeLocation reads like the rule: `= /exact -> 503`, `/api/ -> default_web_80 (ssl-redirect)`,
- * `~* ^/a(.*) -> default_web_80`, `/ -> 301 https://example.com/`, `/ -> default_web_80 (canary default_new_80)`.
+ * `~* ^/a(.*) -> default_web_80`, `/ -> 301 https://example.com/`, `/ -> default_web_80 (canary default_new_80)`,
+ * `/ -> 503 (denied)`.
  */
 export function describeLocation(l: Location): string {
   const target = l.redirect ? `${l.redirect.code} ${l.redirect.url}` : (l.upstream ?? String(l.status));
   const canary = l.pass?.canary ? ` (canary ${l.pass.canary})` : '';
   return (
     `${l.modifier ? `${l.modifier} ` : ''}${l.match} -> ` +
-    `${target}${canary}${l.sslRedirect ? ' (ssl-redirect)' : ''}`
+    `${target}${canary}${l.sslRedirect ? ' (ssl-redirect)' : ''}${l.denied ? ' (denied)' : ''}`
   );
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkHtpasswd, checkRealm } from '../../src/model/annotations/auth.js';
-import { checkOrigins } from '../../src/model/annotations/cors.js';
+import { checkOrigin, origins } from '../../src/model/annotations/cors.js';
 import { stableId } from '../../src/model/annotations/http-extras.js';
 import { checkHashKey } from '../../src/model/annotations/load-balance.js';
 import { checkRewriteTarget } from '../../src/model/annotations/rewrite.js';
@@ -45,13 +45,15 @@ describe('annotation values', () => {
   });
 
   it('CORS origins: * or scheme://host[:port], one-label wildcards', () => {
-    expect(ok(checkOrigins('https://b.example.com, http://*.a.example.com:8080'))).toEqual([
+    const each = (list: string[]) => list.map((o) => ok(checkOrigin(o)));
+    expect(origins(each(['https://b.example.com', 'HTTP://*.a.example.com:8080', 'https://b.example.com']))).toEqual([
       'http://*.a.example.com:8080',
       'https://b.example.com',
     ]);
-    expect(ok(checkOrigins('https://a.example.com, *'))).toBe(null);
-    for (const bad of ['a.example.com', 'https://a.example.com/', 'https://a b'])
-      expect(checkOrigins(bad).ok).toBe(false);
+    expect(origins(each(['https://a.example.com', '*']))).toBe(null);
+    expect(origins([])).toEqual([]);
+    for (const bad of ['a.example.com', 'https://a.example.com/', 'https://a b', ''])
+      expect(checkOrigin(bad).ok).toBe(false);
   });
 
   it('htpasswd and realm', () => {

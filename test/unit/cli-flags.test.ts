@@ -39,7 +39,7 @@ describe('parseFlags (finding "unknown flags")', () => {
 describe('controller flags', () => {
   const config = (...argv: string[]) => {
     const parsed = parseControllerFlags(argv);
-    if ('help' in parsed) throw new Error('help');
+    if (!('config' in parsed)) throw new Error('help');
     return parsed.config;
   };
   it('--healthz-host takes an IP address (finding "demo": 10254 on loopback only)', () => {

@@ -15,7 +15,7 @@ it(
     expect(defaultConfigDir(0)).toBe('/var/lib/ingress-actors');
     expect(defaultConfigDir(1000)).toBe(join(tmpdir(), 'ingress-actors-1000'));
     const parsed = parseControllerFlags([]);
-    if ('help' in parsed) throw new Error('unexpected --help');
+    if (!('config' in parsed)) throw new Error('unexpected --help');
     expect(parsed.config.configDir).toBe(defaultConfigDir(process.geteuid?.() ?? 0));
     expect(parsed.config.configDir).not.toBe('/tmp/ingress-actors');
   },

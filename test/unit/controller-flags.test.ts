@@ -4,7 +4,7 @@ import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 
 function inspectFlags(argv: string[]) {
   const parsed = parseControllerFlags(argv);
-  if ('help' in parsed) throw new Error('unexpected --help');
+  if (!('config' in parsed)) throw new Error('unexpected --help');
   return { inspect: parsed.config.inspect, inspectPort: parsed.config.inspectPort };
 }
 

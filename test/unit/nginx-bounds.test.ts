@@ -38,6 +38,7 @@ function annotationAccepts(key: string, value: string, companions: Record<string
     namespace: 'default',
     name: 'probe',
     config: { ...defaultGlobalConfig, annotationsRiskLevel: 'Critical', allowSnippetAnnotations: true },
+    modules: {},
     get: (k) => values[k] || undefined,
     keyOf: (k) => k,
     invalid: (k) => {

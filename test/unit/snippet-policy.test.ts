@@ -57,7 +57,7 @@ const check = (text: string, context: SnippetContext = 'location') => ok(checkSn
 describe('checkSnippetDirectives', () => {
   it('accepts the common snippets, keeping the arguments as nginx reads them', () => {
     expect(check(`add_header X-Frame-Options "DENY" always;\nmore_set_headers "X: 1";`)).toContain(
-      'headers-more module is not loaded',
+      'its module is not installed with this nginx (Debian: libnginx-mod-http-headers-more-filter)',
     );
     expect(
       check(
@@ -164,4 +164,40 @@ describe('checkSnippetDirectives agrees with what nginx accepts', () => {
     ['rewrite [\\d-z] /b break;', 'a range from a class escape (PCRE2 refuses it'],
     ['client_max_body_size 9999999999g;', 'is not a size'],
   ])('refuses %j', (text, message) => expect(check(text)).toContain(message));
+});
+
+const MORE = { headersMore: '/usr/lib/nginx/modules/ngx_http_headers_more_filter_module.so' };
+const more = (text: string, context: SnippetContext = 'location') =>
+  ok(checkSnippetDirectives(text, context, { modules: MORE }));
+
+describe('headers-more directives (with the module installed)', () => {
+  it.each([
+    ['more_set_headers "X-Frame-Options: DENY";', 'location'],
+    ["more_set_headers -s '404 500' -t 'text/html text/plain' 'X-Error: $status' 'X-Other:';", 'location'],
+    ['more_clear_headers Server X-Powered-By X-Hidden-*;', 'location'],
+    ["more_clear_headers -s 404 'X-Debug';", 'server'],
+    ['more_set_headers "X-Frame-Options: SAMEORIGIN";', 'server'],
+    ["more_set_input_headers -r 'X-User: $http_x_alias';", 'location'],
+    ["more_set_input_headers -t 'text/plain' 'X-Kind: plain';", 'location'],
+    ['more_clear_input_headers X-Debug-* Cookie;', 'location'],
+  ] as const)('accepts %s in %s', (text, context) => {
+    expect(more(text, context)).toEqual(expect.any(Array));
+  });
+
+  it.each([
+    ['more_set_headers "Set-Cookie: a=b";', 'server', 'may not change set-cookie for every Ingress'],
+    ['more_clear_headers Strict-*;', 'server', 'may not change strict-transport-security'],
+    ['more_set_input_headers "Host: other.example";', 'location', 'the controller sets host itself'],
+    ['more_clear_input_headers X-Forwarded-*;', 'location', 'the controller sets x-forwarded-for itself'],
+    ["more_set_headers -s 'abc' 'X: 1';", 'location', 'is not a list of status codes'],
+    ["more_set_headers -t 'text/html; x' 'X: 1';", 'location', 'is not a list of MIME types'],
+    ["more_set_headers -x 1 'X: 1';", 'location', '-x is not an option here'],
+    ["more_set_headers -r 'X: 1';", 'location', '-r is not an option here'],
+    ['more_set_headers -s 404;', 'location', 'no header given'],
+    ['more_set_headers "Bad Name: 1";', 'location', 'is not a header name'],
+    ['more_set_headers "X: $ia_hsts";', 'location', 'is not one snippets may read'],
+    ['more_set_input_headers "X: 1";', 'server', 'is not on the server-snippet allow-list'],
+  ] as const)('refuses %s in %s', (text, context, message) => {
+    expect(more(text, context)).toContain(message);
+  });
 });

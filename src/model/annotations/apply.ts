@@ -207,7 +207,9 @@ export class IngressFeatures {
     const a = annotations;
     this.grpc = a.backendProtocol === 'grpc' || a.backendProtocol === 'grpcs';
     const vhost = a.upstreamVhost === null ? null : { host: a.upstreamVhost };
-    if (this.grpc && a.forwardedPrefix !== null && !a.canary)
+    // A canary's own annotations are ignored but for balancing, as in ingress-nginx; a denied Ingress proxies nothing.
+    const applied = !a.canary && !a.denied;
+    if (this.grpc && a.forwardedPrefix !== null && applied)
       ctx.report('metadata.annotations.nginx.ingress.kubernetes.io/x-forwarded-prefix', 'not applied to gRPC backends');
     const timeouts = a.proxy && {
       connectTimeout: a.proxy.connectTimeout,
@@ -222,7 +224,7 @@ export class IngressFeatures {
             code,
             upstream: ctx.errorBackend!,
           }));
-    if (a.customHttpErrors.length > 0 && errorPages === null && !a.canary) {
+    if (a.customHttpErrors.length > 0 && errorPages === null && applied) {
       ctx.report(
         'metadata.annotations.nginx.ingress.kubernetes.io/custom-http-errors',
         this.grpc
@@ -231,14 +233,13 @@ export class IngressFeatures {
               "Service's own pages are passed through",
       );
     }
-    if (this.grpc && a.externalAuth?.responseHeaders.length && !a.canary) {
+    if (this.grpc && a.externalAuth?.responseHeaders.length && applied) {
       ctx.report(
         'metadata.annotations.nginx.ingress.kubernetes.io/auth-response-headers',
         'not applied to gRPC backends',
       );
     }
-    // A canary Ingress's own annotations are ignored but for balancing, as in ingress-nginx.
-    this.shared = annotations.canary
+    this.shared = !applied
       ? NO_EXTRAS
       : {
           redirect: a.redirect,
@@ -267,15 +268,30 @@ export class IngressFeatures {
   /** forRoute gives the features of the route at `path`, regex or not. */
   forRoute(path: string, regex: boolean): RouteFeatures {
     const a = this.annotations;
+    const forcesRegex = a.rewrite.useRegex || (a.rewrite.target !== null && a.rewrite.target !== path);
+    if (a.denied) {
+      // It matches what it would have matched (so it keeps its paths), and does nothing but answer 503.
+      return {
+        forcesRegex,
+        rewriteTarget: null,
+        protocol: 'http',
+        sslRedirect: a.rewrite.sslRedirect,
+        forceSslRedirect: a.rewrite.forceSslRedirect,
+        preserveTrailingSlash: a.rewrite.preserveTrailingSlash ?? false,
+        extras: NO_EXTRAS,
+        denied: true,
+      };
+    }
     const cookie = a.affinity ? this.ctx.extras.affinity(a.affinity, regex ? '/' : path, this.ctx.lua) : null;
     return {
-      forcesRegex: a.rewrite.useRegex || (a.rewrite.target !== null && a.rewrite.target !== path),
+      forcesRegex,
       rewriteTarget: a.rewrite.target,
       protocol: a.backendProtocol,
       sslRedirect: a.rewrite.sslRedirect,
       forceSslRedirect: a.rewrite.forceSslRedirect,
       preserveTrailingSlash: a.rewrite.preserveTrailingSlash ?? false,
       extras: { ...this.shared, setCookie: cookie?.setCookie ?? null, cookieExpires: cookie?.cookieExpires ?? null },
+      denied: false,
     };
   }
 

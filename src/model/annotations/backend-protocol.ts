@@ -10,10 +10,11 @@ export const backendProtocolGroup: AnnotationGroup<'backendProtocol'> = {
       key: 'backend-protocol',
       risk: 'Low',
       scope: 'location',
+      onInvalid: 'ignore',
       support: 'partial',
       doc: 'HTTP (default), HTTPS, GRPC or GRPCS: proxy_pass http(s):// or grpc_pass grpc(s)://',
       note:
-        'AJP and FCGI are refused (the Ingress is left out); HTTPS does not verify the backend certificate, as ' +
+        'AJP and FCGI are refused (ignored: HTTP, the default, applies); HTTPS does not verify the backend certificate, as ' +
         'ingress-nginx without proxy-ssl-verify',
     },
   ],

@@ -1,36 +1,37 @@
 import { checkHostPort, show, type Checked } from '../validate.js';
-import { intIn, read, readBool } from './read.js';
+import { intIn, read, readBool, readList } from './read.js';
 import type { AnnotationGroup } from './types.js';
 
 const DEFAULT_METHODS = 'GET, PUT, POST, DELETE, PATCH, OPTIONS';
 const DEFAULT_HEADERS =
   'DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization';
 
-function list(pattern: RegExp, what: string): (value: string) => Checked<string> {
-  return (value) => {
-    if (value.length > 4096) return { ok: false, message: 'is longer than 4096 characters' };
-    const items = value.split(',').map((s) => s.trim());
-    if (items.some((item) => !pattern.test(item)))
-      return { ok: false, message: `${show(value)} is not a comma-separated list of ${what}` };
-    return { ok: true, value: items.join(', ') };
-  };
+/** entry builds a checker for one entry of a CORS list. */
+function entry(pattern: RegExp, what: string): (value: string) => Checked<string> {
+  return (value) =>
+    pattern.test(value) ? { ok: true, value } : { ok: false, message: `${show(value)} is not ${what}` };
 }
 
 /**
- * checkOrigins accepts `*` or a comma-separated list of `http(s)://host[:port]`, a host being a
- * name, an IP or `*.name` (one label, as ingress-nginx). Returns null for any origin.
+ * checkOrigin accepts `*` or `http(s)://host[:port]`, a host being a name, an IP or `*.name` (one
+ * label, as ingress-nginx), lower-cased.
  */
-export function checkOrigins(value: string): Checked<string[] | null> {
-  if (value.length > 16384) return { ok: false, message: 'is longer than 16384 characters' };
-  const origins = value.split(',').map((s) => s.trim().toLowerCase());
-  if (origins.includes('*')) return { ok: true, value: null };
-  for (const origin of origins) {
-    const match = /^https?:\/\/(\*\.)?([^/]+)$/.exec(origin);
-    if (!match || !checkHostPort(match[2]).ok)
-      return { ok: false, message: `${show(origin)} is not * or http(s)://host[:port]` };
-  }
-  return { ok: true, value: [...new Set(origins)].sort() };
+export function checkOrigin(value: string): Checked<string> {
+  const origin = value.toLowerCase();
+  if (origin === '*') return { ok: true, value: origin };
+  const match = /^https?:\/\/(\*\.)?([^/]+)$/.exec(origin);
+  if (!match || !checkHostPort(match[2]).ok)
+    return { ok: false, message: `${show(value)} is not * or http(s)://host[:port]` };
+  return { ok: true, value: origin };
 }
+
+/** origins gives the allowed origins, sorted and without repeats, or null for any origin (`*` among them). */
+export function origins(list: readonly string[]): string[] | null {
+  return list.includes('*') ? null : [...new Set(list)].sort();
+}
+
+/** joined is a header value of the valid entries, or undefined (the default) when none is left. */
+const joined = (items: readonly string[] | undefined) => (items?.length ? items.join(', ') : undefined);
 
 /** corsGroup is enable-cors and the cors-* annotations, with ingress-nginx's defaults. */
 export const corsGroup: AnnotationGroup<'cors'> = {
@@ -41,6 +42,7 @@ export const corsGroup: AnnotationGroup<'cors'> = {
       key: 'enable-cors',
       risk: 'Low',
       scope: 'ingress',
+      onInvalid: 'ignore',
       support: 'partial',
       doc: 'answer CORS: Access-Control-* headers, and 204 to preflight OPTIONS',
       note:
@@ -51,6 +53,7 @@ export const corsGroup: AnnotationGroup<'cors'> = {
       key: 'cors-allow-origin',
       risk: 'Medium',
       scope: 'ingress',
+      onInvalid: 'filter',
       support: 'supported',
       doc: '`*` (default) or http(s)://host[:port] list, `*.host` for one label',
     },
@@ -58,6 +61,7 @@ export const corsGroup: AnnotationGroup<'cors'> = {
       key: 'cors-allow-methods',
       risk: 'Medium',
       scope: 'ingress',
+      onInvalid: 'filter',
       support: 'supported',
       doc: `default \`${DEFAULT_METHODS}\``,
     },
@@ -65,6 +69,7 @@ export const corsGroup: AnnotationGroup<'cors'> = {
       key: 'cors-allow-headers',
       risk: 'Medium',
       scope: 'ingress',
+      onInvalid: 'filter',
       support: 'supported',
       doc:
         'default DNT, Keep-Alive, User-Agent, X-Requested-With, If-Modified-Since, Cache-Control, Content-Type, ' +
@@ -74,6 +79,7 @@ export const corsGroup: AnnotationGroup<'cors'> = {
       key: 'cors-expose-headers',
       risk: 'Medium',
       scope: 'ingress',
+      onInvalid: 'filter',
       support: 'supported',
       doc: 'Access-Control-Expose-Headers (none by default)',
     },
@@ -81,6 +87,7 @@ export const corsGroup: AnnotationGroup<'cors'> = {
       key: 'cors-allow-credentials',
       risk: 'Low',
       scope: 'ingress',
+      onInvalid: 'ignore',
       support: 'supported',
       doc: 'Access-Control-Allow-Credentials (true by default)',
     },
@@ -88,21 +95,28 @@ export const corsGroup: AnnotationGroup<'cors'> = {
       key: 'cors-max-age',
       risk: 'Low',
       scope: 'ingress',
+      onInvalid: 'ignore',
       support: 'supported',
       doc: 'preflight cache time, seconds (1728000 by default)',
     },
   ],
   parse(input) {
-    const origins = read(input, 'cors-allow-origin', checkOrigins);
+    // As ingress-nginx, a bad origin is skipped and the others kept; with none left, no origin is allowed.
+    const allowed = readList(input, 'cors-allow-origin', 16384, checkOrigin);
     const settings = {
-      methods: read(input, 'cors-allow-methods', list(/^[A-Za-z]{1,32}$/, 'methods')) ?? DEFAULT_METHODS,
-      headers: read(input, 'cors-allow-headers', list(/^[A-Za-z0-9_-]{1,64}$/, 'header names')) ?? DEFAULT_HEADERS,
+      methods:
+        joined(readList(input, 'cors-allow-methods', 4096, entry(/^[A-Za-z]{1,32}$/, 'a method'))) ?? DEFAULT_METHODS,
+      headers:
+        joined(readList(input, 'cors-allow-headers', 4096, entry(/^[A-Za-z0-9_-]{1,64}$/, 'a header name'))) ??
+        DEFAULT_HEADERS,
       exposeHeaders:
-        read(input, 'cors-expose-headers', list(/^([A-Za-z0-9_-]{1,64}|\*)$/, 'header names or *')) ?? null,
+        joined(
+          readList(input, 'cors-expose-headers', 4096, entry(/^([A-Za-z0-9_-]{1,64}|\*)$/, 'a header name or *')),
+        ) ?? null,
       credentials: readBool(input, 'cors-allow-credentials') ?? true,
       maxAge: read(input, 'cors-max-age', intIn(0, 2 ** 31 - 1)) ?? 1728000,
     };
     if (readBool(input, 'enable-cors') !== true) return null;
-    return { origins: origins ?? null, settings };
+    return { origins: allowed === undefined ? null : origins(allowed), settings };
   },
 };

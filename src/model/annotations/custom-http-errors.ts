@@ -24,6 +24,7 @@ export const customHttpErrorsGroup: AnnotationGroup<'customHttpErrors'> = {
       key: 'custom-http-errors',
       risk: 'Low',
       scope: 'location',
+      onInvalid: 'ignore',
       support: 'partial',
       doc:
         "these upstream error codes are answered by the default-backend annotation's Service, else by " +

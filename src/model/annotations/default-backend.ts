@@ -14,6 +14,7 @@ export const defaultBackendGroup: AnnotationGroup<'defaultBackend'> = {
       key: 'default-backend',
       risk: 'Low',
       scope: 'location',
+      onInvalid: 'ignore',
       support: 'supported',
       doc:
         "a Service (same namespace, first port) that answers when a path's Service is missing or has no endpoints " +

@@ -103,6 +103,7 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
       key: 'auth-url',
       risk: 'High',
       scope: 'location',
+      onInvalid: 'deny',
       support: 'supported',
       doc:
         'auth_request to this http(s) URL first, without the body; 2xx passes, 401/403 refuse, an unreachable ' +
@@ -116,6 +117,7 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
       key: 'auth-method',
       risk: 'Low',
       scope: 'location',
+      onInvalid: 'deny',
       support: 'supported',
       doc: 'the method of the auth subrequest (GET by default)',
     },
@@ -123,6 +125,7 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
       key: 'auth-signin',
       risk: 'High',
       scope: 'location',
+      onInvalid: 'deny',
       support: 'partial',
       doc:
         'a 401 from the auth service redirects (302) here, with `rd=` the original URL. As ingress-nginx, its ' +
@@ -137,6 +140,7 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
       key: 'auth-signin-redirect-param',
       risk: 'Medium',
       scope: 'location',
+      onInvalid: 'ignore',
       support: 'supported',
       doc: 'the name of the return-address parameter added to auth-signin (`rd`)',
     },
@@ -144,6 +148,7 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
       key: 'auth-always-set-cookie',
       risk: 'Low',
       scope: 'location',
+      onInvalid: 'ignore',
       support: 'supported',
       doc:
         "the auth answer's Set-Cookie reaches the client whatever the backend answers; without it (as ingress-nginx) " +
@@ -153,11 +158,18 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
       key: 'auth-response-headers',
       risk: 'Medium',
       scope: 'location',
+      onInvalid: 'deny',
       support: 'supported',
       doc: 'headers of the auth answer passed on to the backend, comma-separated',
     },
   ],
   parse(input): ExternalAuthAnnotations | null {
+    const companions = ['auth-method', 'auth-signin', 'auth-signin-redirect-param', 'auth-response-headers'];
+    if (input.get('auth-url') === undefined) {
+      // Without auth-url its companions do nothing, so a bad one costs nothing either.
+      noteWithout(input, companions, 'auth-url');
+      return null;
+    }
     const url = read(input, 'auth-url', checkAuthUrl);
     const method = read(input, 'auth-method', oneOf(METHODS, true)) ?? 'GET';
     const signin = read(input, 'auth-signin', checkAuthUrl);
@@ -169,14 +181,8 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
       ) ?? 'rd';
     const responseHeaders = read(input, 'auth-response-headers', checkHeaderList) ?? [];
     const alwaysSetCookie = readBool(input, 'auth-always-set-cookie') ?? false;
-    if (url === undefined) {
-      noteWithout(
-        input,
-        ['auth-method', 'auth-signin', 'auth-signin-redirect-param', 'auth-response-headers', 'auth-always-set-cookie'],
-        'auth-url',
-      );
-      return null;
-    }
+    // An invalid auth-url has denied the Ingress's locations already.
+    if (url === undefined) return null;
     return {
       url: url.url,
       host: url.host,

@@ -21,6 +21,7 @@ export const forwardedPrefixGroup: AnnotationGroup<'forwardedPrefix'> = {
       key: 'x-forwarded-prefix',
       risk: 'Medium',
       scope: 'location',
+      onInvalid: 'ignore',
       support: 'supported',
       doc: 'the X-Forwarded-Prefix header sent upstream (a path)',
     },

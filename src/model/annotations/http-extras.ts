@@ -112,7 +112,12 @@ export class HttpExtras {
       ...(affinity.secure ? ['HttpOnly'] : []),
     ].join('; ');
     if (!affinity.secure)
-      this.addMap({ source: '$https', variable: COOKIE_SECURE, fallback: '', entries: [{ key: 'on', value: '; Secure' }] });
+      this.addMap({
+        source: '$https',
+        variable: COOKIE_SECURE,
+        fallback: '',
+        entries: [{ key: 'on', value: '; Secure' }],
+      });
     const setCookie = `$ia_setcookie_${stableId(attributes)}`;
     this.addMap({ source: fresh, variable: setCookie, fallback: attributes, entries: [{ key: '', value: '' }] });
     return { hashKey: key, setCookie, cookieExpires };

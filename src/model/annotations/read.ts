@@ -3,7 +3,7 @@ import type { AnnotationInput } from './types.js';
 
 /**
  * read applies `check` to an annotation: undefined when absent, the typed value when valid,
- * and on an invalid value records the problem (which leaves the Ingress out) and gives undefined.
+ * and on an invalid value records the problem (the key's onInvalid rule applies) and gives undefined.
  */
 export function read<T>(input: AnnotationInput, key: string, check: (value: string) => Checked<T>): T | undefined {
   const raw = input.get(key);
@@ -12,6 +12,34 @@ export function read<T>(input: AnnotationInput, key: string, check: (value: stri
   if (checked.ok) return checked.value;
   input.invalid(key, checked.message);
   return undefined;
+}
+
+/**
+ * readList reads a comma-separated list entry by entry: undefined when absent or when the value
+ * is longer than `max` (an invalid value: the key's rule applies), else the entries `check`
+ * accepts (empty entries skipped). Each refused entry is reported on its own (a `filter` key drops it and keeps the rest).
+ */
+export function readList<T>(
+  input: AnnotationInput,
+  key: string,
+  max: number,
+  check: (entry: string) => Checked<T>,
+): T[] | undefined {
+  const raw = input.get(key);
+  if (raw === undefined) return undefined;
+  if (raw.length > max) {
+    input.invalid(key, `is longer than ${max} characters`);
+    return undefined;
+  }
+  const out: T[] = [];
+  for (const entry of raw.split(',')) {
+    // An empty entry (`a,,b`, a trailing comma) is nothing, as ingress-nginx reads these lists.
+    if (entry.trim() === '') continue;
+    const checked = check(entry.trim());
+    if (checked.ok) out.push(checked.value);
+    else input.invalid(key, checked.message, 'entry');
+  }
+  return out;
 }
 
 /** noteWithout notes each of `keys` that is set while `needed` is not: it has no effect. */

@@ -1,11 +1,11 @@
 import type { RefusedAnnotation } from './types.js';
 
-const out = (
+const denied = (
   key: string,
   risk: RefusedAnnotation['risk'],
   scope: RefusedAnnotation['scope'],
   reason: string,
-): RefusedAnnotation => ({ key, risk, scope, effect: 'left-out', reason });
+): RefusedAnnotation => ({ key, risk, scope, effect: 'denied', reason });
 const ignored = (
   key: string,
   risk: RefusedAnnotation['risk'],
@@ -17,18 +17,19 @@ const BACKEND_TLS = 'backend certificate verification is not implemented; servin
 
 /**
  * refusedAnnotations are ingress-nginx's annotations (its risk table) this controller does not
- * implement. Those whose absence could make serving unsafe or plainly wrong leave their Ingress
- * out; the others are reported and the Ingress is served without them.
+ * implement. A security feature whose absence would make serving unsafe fails closed: the
+ * Ingress's locations answer 503 (`denied`); the others are reported and the Ingress is served
+ * without them.
  */
 export const refusedAnnotations: readonly RefusedAnnotation[] = [
   ignored('server-alias', 'High', 'ingress', 'extra server names are not implemented; add the hosts as rules'),
-  out(
+  ignored(
     'canary-by-header-pattern',
     'Medium',
     'ingress',
     'regex header matching is not implemented; use canary-by-header-value',
   ),
-  out(
+  denied(
     'auth-tls-match-cn',
     'High',
     'location',
@@ -49,7 +50,7 @@ export const refusedAnnotations: readonly RefusedAnnotation[] = [
     'errors are intercepted only with custom-http-errors anyway',
   ),
   ignored('enable-global-auth', 'Low', 'location', 'there is no global-auth-url here'),
-  out(
+  denied(
     'auth-snippet',
     'Critical',
     'location',
@@ -94,15 +95,15 @@ export const refusedAnnotations: readonly RefusedAnnotation[] = [
   ignored('mirror-target', 'High', 'ingress', 'request mirroring is not implemented'),
   ignored('mirror-host', 'High', 'ingress', 'request mirroring is not implemented'),
   ignored('mirror-request-body', 'Low', 'ingress', 'request mirroring is not implemented'),
-  out(
+  denied(
     'enable-modsecurity',
     'Low',
     'ingress',
     'ModSecurity is not part of nginx here; serving without the WAF could be unsafe',
   ),
-  out('enable-owasp-core-rules', 'Low', 'ingress', 'ModSecurity is not part of nginx here'),
-  out('modsecurity-snippet', 'Critical', 'ingress', 'ModSecurity is not part of nginx here'),
-  out('modsecurity-transaction-id', 'High', 'ingress', 'ModSecurity is not part of nginx here'),
+  denied('enable-owasp-core-rules', 'Low', 'ingress', 'ModSecurity is not part of nginx here'),
+  denied('modsecurity-snippet', 'Critical', 'ingress', 'ModSecurity is not part of nginx here'),
+  ignored('modsecurity-transaction-id', 'High', 'ingress', 'ModSecurity is not part of nginx here'),
   ignored('enable-opentelemetry', 'Low', 'location', 'OpenTelemetry is not part of nginx here'),
   ignored('opentelemetry-operation-name', 'Medium', 'location', 'OpenTelemetry is not part of nginx here'),
   ignored('opentelemetry-trust-incoming-span', 'Low', 'location', 'OpenTelemetry is not part of nginx here'),
@@ -123,7 +124,7 @@ export const refusedAnnotations: readonly RefusedAnnotation[] = [
     ['proxy-ssl-server-name', 'Low'],
     ['proxy-ssl-verify', 'Low'],
     ['proxy-ssl-verify-depth', 'Low'],
-  ].map(([k, r]) => out(k!, r as RefusedAnnotation['risk'], 'ingress', BACKEND_TLS)),
+  ].map(([k, r]) => denied(k!, r as RefusedAnnotation['risk'], 'ingress', BACKEND_TLS)),
   ignored(
     'limit-allowlist',
     'Low',
@@ -133,9 +134,9 @@ export const refusedAnnotations: readonly RefusedAnnotation[] = [
   ignored('from-to-www-redirect', 'Low', 'location', 'www redirects are not implemented'),
   ignored('ssl-ciphers', 'Low', 'ingress', 'per-host ciphers are not implemented; use the ssl-ciphers ConfigMap key'),
   ignored('ssl-prefer-server-ciphers', 'Low', 'ingress', 'always on'),
-  out('ssl-passthrough', 'Low', 'ingress', 'TLS passthrough (a TCP proxy in front of nginx) is not implemented'),
+  ignored('ssl-passthrough', 'Low', 'ingress', 'TLS passthrough (a TCP proxy in front of nginx) is not implemented'),
   ignored('satisfy', 'Low', 'location', "all access rules must be met (nginx's satisfy all)"),
-  out('stream-snippet', 'Critical', 'ingress', 'there is no stream block'),
+  ignored('stream-snippet', 'Critical', 'ingress', 'there is no stream block'),
   ignored('affinity-canary-behavior', 'Low', 'ingress', 'sticky canaries are not implemented'),
   ignored(
     'session-cookie-conditional-samesite-none',

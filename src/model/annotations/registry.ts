@@ -3,7 +3,7 @@
  * calls. The compatibility table (docs/annotations.md) is generated from these lists.
  */
 import { RISK_LEVELS } from '../config-map.js';
-import type { GlobalConfig, Problem } from '../nginx-model.js';
+import type { GlobalConfig, NginxModules, Problem } from '../nginx-model.js';
 import type { Ingress, Secret } from '../snapshot.js';
 import { affinityGroup } from './affinity.js';
 import { authGroup } from './auth.js';
@@ -24,12 +24,14 @@ import { rewriteGroup } from './rewrite.js';
 import { snippetsGroup } from './snippets.js';
 import { sourceRangeGroup } from './source-range.js';
 import { closestName } from './suggest.js';
+import { checkBool } from '../validate.js';
 import {
   ANNOTATION_PREFIX,
   type AnnotationGroup,
   type AnnotationInput,
   type AnnotationKey,
   type IngressAnnotations,
+  type OnInvalid,
   type RefusedAnnotation,
 } from './types.js';
 import { upstreamVhostGroup } from './upstream-vhost.js';
@@ -89,15 +91,48 @@ function unknownKeyMessage(key: string): string {
 /** AnnotationContext is what parseAnnotations needs beyond the Ingress. */
 export interface AnnotationContext {
   readonly config: GlobalConfig;
+  readonly modules: NginxModules;
   readonly secret: (namespace: string, name: string) => Secret | undefined;
   readonly problems: Problem[];
 }
 
+/** OUTCOMES are the endings of annotation problems: what happened to the key (and to its Ingress). */
+const OUTCOMES = {
+  ignore: 'ignored, the default applies',
+  deny: 'its locations answer 503',
+  entry: 'dropped, the valid entries are kept',
+  note: 'ignored',
+  canary: 'canary Ingress left out',
+} as const;
+type Outcome = keyof typeof OUTCOMES;
+
+/**
+ * outcomeOf applies a key's OnInvalid rule to one problem: `entry` when the problem is about one
+ * entry of a list (only a `filter` key keeps the others; a bad list of any other key is ignored whole).
+ */
+export function outcomeOf(rule: OnInvalid, entry: boolean): Outcome {
+  if (rule === 'deny') return 'deny';
+  return rule === 'filter' && entry ? 'entry' : 'ignore';
+}
+
+/**
+ * isCanary says whether an Ingress's `canary` value makes it a canary; a value that is not a
+ * boolean counts as one, so a typo never turns a canary into a second main Ingress.
+ */
+function isCanary(value: string | undefined): boolean {
+  if (value === undefined || value === '') return false;
+  const checked = checkBool(value);
+  return !checked.ok || checked.value;
+}
+
 /**
  * parseAnnotations reads an Ingress's `nginx.ingress.kubernetes.io/*` annotations into typed
- * fields. Returns null, with problems naming `metadata.annotations.<key>`, when a value is
- * invalid, an annotation is riskier than annotations-risk-level, or a refused annotation would
- * make serving unsafe: the caller then leaves that Ingress (and only it) out.
+ * fields. A problem naming `metadata.annotations.<key>` reports each invalid value, annotation
+ * riskier than annotations-risk-level and refused annotation, and each key's OnInvalid rule says
+ * what it costs: the key alone (ignored, its default applies; or, for lists, the bad entries) or,
+ * for a security key, the Ingress's locations (`denied`: they answer 503). A canary Ingress with
+ * any of these is left out as a whole (null), as before: its own annotations barely matter and a
+ * broken canary must not take traffic.
  */
 export function parseAnnotations(
   ingress: Ingress,
@@ -111,7 +146,9 @@ export function parseAnnotations(
     if (full.startsWith(ANNOTATION_PREFIX) && typeof value === 'string')
       values.set(full.slice(ANNOTATION_PREFIX.length), value);
   }
-  let invalid = false;
+  const canary = isCanary(values.get('canary'));
+  let leftOut = false;
+  let denied = false;
   const report = (key: string, message: string) =>
     ctx.problems.push({
       kind: 'Ingress',
@@ -120,6 +157,12 @@ export function parseAnnotations(
       field: `metadata.annotations.${ANNOTATION_PREFIX}${key}`,
       message,
     });
+  const fail = (key: string, message: string, outcome: Outcome) => {
+    const ending = canary && outcome !== 'note' ? 'canary' : outcome;
+    report(key, `${message}; ${OUTCOMES[ending]}`);
+    if (ending === 'canary') leftOut = true;
+    if (ending === 'deny') denied = true;
+  };
   const maxRisk = RISK_LEVELS.indexOf(ctx.config.annotationsRiskLevel);
 
   for (const key of [...values.keys()].sort()) {
@@ -127,22 +170,24 @@ export function parseAnnotations(
     const refused = refusedByName.get(key);
     const risk = known?.risk ?? refused?.risk;
     if (risk !== undefined && RISK_LEVELS.indexOf(risk) > maxRisk) {
-      report(
+      // Parsers never see it; a snippet is ignored, a security key fails closed, anything else is ignored.
+      values.delete(key);
+      const rule = known?.onInvalid ?? (refused?.effect === 'denied' ? 'deny' : 'ignore');
+      const outcome = SNIPPET_KEYS.has(key) || refused?.effect === 'ignored' ? 'note' : outcomeOf(rule, false);
+      fail(
         key,
         `is ${risk} risk, above annotations-risk-level ${ctx.config.annotationsRiskLevel}` +
-          `${known ? ` (${riskFix(key, risk, ctx.config)})` : ''}; Ingress left out`,
+          `${known ? ` (${riskFix(key, risk, ctx.config)})` : ''}`,
+        outcome,
       );
-      invalid = true;
-    } else if (refused?.effect === 'left-out') {
-      report(key, `is not supported: ${refused.reason}; Ingress left out`);
-      invalid = true;
+    } else if (refused?.effect === 'denied') {
+      fail(key, `is not supported: ${refused.reason}`, 'deny');
     } else if (refused) {
       report(key, `is not supported (${refused.reason}); ignored`);
     } else if (!known) {
       report(key, unknownKeyMessage(key));
     }
   }
-  if (invalid) return null;
 
   const keyOf = (key: string) => {
     if (values.get(key)) return key;
@@ -152,18 +197,18 @@ export function parseAnnotations(
     namespace,
     name,
     config: ctx.config,
+    modules: ctx.modules,
     get: (key) => values.get(keyOf(key)) || undefined,
     keyOf,
-    invalid: (key, message) => {
-      report(keyOf(key), `${message}; Ingress left out`);
-      invalid = true;
-    },
-    note: (key, message) => report(keyOf(key), `${message}; ignored`),
+    invalid: (key, message, entry) =>
+      fail(keyOf(key), message, outcomeOf(byName.get(key)?.onInvalid ?? 'ignore', entry === 'entry')),
+    note: (key, message) => fail(keyOf(key), message, 'note'),
     secret: ctx.secret,
   };
   const result: Record<string, unknown> = {};
   for (const group of annotationGroups) result[group.field] = group.parse(input);
-  return invalid ? null : (result as unknown as IngressAnnotations);
+  result.denied = denied;
+  return leftOut ? null : (result as unknown as IngressAnnotations);
 }
 
 /** NO_ANNOTATIONS is what an Ingress without annotations asks for, for the routes buildModel makes itself. */
@@ -187,4 +232,5 @@ export const NO_ANNOTATIONS: IngressAnnotations = Object.freeze({
   balance: { leastConn: null, hashBy: null, serviceUpstream: false },
   canary: null,
   snippets: { configuration: null, server: null },
+  denied: false,
 });

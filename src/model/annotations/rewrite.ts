@@ -25,6 +25,7 @@ export const rewriteGroup: AnnotationGroup<'rewrite'> = {
       key: 'rewrite-target',
       risk: 'Medium',
       scope: 'ingress',
+      onInvalid: 'ignore',
       support: 'supported',
       doc: "rewrite the URI before proxying; `$1`..`$9` are the path regex's groups",
     },
@@ -32,6 +33,7 @@ export const rewriteGroup: AnnotationGroup<'rewrite'> = {
       key: 'use-regex',
       risk: 'Low',
       scope: 'location',
+      onInvalid: 'ignore',
       support: 'partial',
       doc: 'ImplementationSpecific paths are regular expressions (`~*`)',
       note:
@@ -42,6 +44,7 @@ export const rewriteGroup: AnnotationGroup<'rewrite'> = {
       key: 'app-root',
       risk: 'Medium',
       scope: 'location',
+      onInvalid: 'ignore',
       support: 'supported',
       doc: 'redirect `/` to this path (302)',
     },
@@ -49,6 +52,7 @@ export const rewriteGroup: AnnotationGroup<'rewrite'> = {
       key: 'ssl-redirect',
       risk: 'Low',
       scope: 'location',
+      onInvalid: 'ignore',
       support: 'supported',
       doc: 'redirect HTTP to HTTPS (308) when the host has TLS; overrides the ConfigMap',
     },
@@ -56,6 +60,7 @@ export const rewriteGroup: AnnotationGroup<'rewrite'> = {
       key: 'force-ssl-redirect',
       risk: 'Medium',
       scope: 'location',
+      onInvalid: 'ignore',
       support: 'supported',
       doc:
         'redirect HTTP to HTTPS (308) even without TLS here ' +
@@ -65,6 +70,7 @@ export const rewriteGroup: AnnotationGroup<'rewrite'> = {
       key: 'preserve-trailing-slash',
       risk: 'Medium',
       scope: 'location',
+      onInvalid: 'ignore',
       support: 'supported',
       doc: "the HTTPS redirect keeps the URI's trailing slash (by default one is dropped, as ingress-nginx does)",
     },

@@ -6,14 +6,18 @@ function snippet(input: AnnotationInput, key: string, context: SnippetContext): 
   const raw = input.get(key);
   if (raw === undefined) return null;
   if (!input.config.allowSnippetAnnotations) {
-    input.invalid(
+    // Disabled is not a bad value: the author could not have relied on it, so it is ignored, as ingress-nginx does.
+    input.note(
       key,
       'snippets are disabled: they need allow-snippet-annotations: "true" and annotations-risk-level: Critical in ' +
         'the controller ConfigMap',
     );
     return null;
   }
-  const checked = checkSnippetDirectives(raw, context, { annotated: (other) => input.get(other) !== undefined });
+  const checked = checkSnippetDirectives(raw, context, {
+    annotated: (other) => input.get(other) !== undefined,
+    modules: input.modules,
+  });
   if (!checked.ok) {
     input.invalid(key, checked.message);
     return null;
@@ -25,9 +29,10 @@ function snippet(input: AnnotationInput, key: string, context: SnippetContext): 
  * snippetsGroup is configuration-snippet (each location of the Ingress) and server-snippet
  * (the server of each of its hosts, once per host). Refused unless the ConfigMap has
  * allow-snippet-annotations "true" and annotations-risk-level Critical (both Critical risk), and
- * then every directive must be on the allow-list of its context (src/model/snippet-policy.ts);
- * a refused snippet leaves its Ingress out, since serving without it could be less safe than
- * the author meant.
+ * then every directive must be on the allow-list of its context (src/model/snippet-policy.ts).
+ * Disabled snippets are ignored. A configuration-snippet the allow-list refuses fails closed (its
+ * allow and deny lines could be what guards the locations); a refused server-snippet (headers
+ * only) is ignored.
  */
 export const snippetsGroup: AnnotationGroup<'snippets'> = {
   name: 'Snippets',
@@ -37,6 +42,7 @@ export const snippetsGroup: AnnotationGroup<'snippets'> = {
       key: 'configuration-snippet',
       risk: 'Critical',
       scope: 'location',
+      onInvalid: 'deny',
       support: 'partial',
       doc: 'directives in each location; needs allow-snippet-annotations "true" and annotations-risk-level Critical',
       note:
@@ -47,6 +53,7 @@ export const snippetsGroup: AnnotationGroup<'snippets'> = {
       key: 'server-snippet',
       risk: 'Critical',
       scope: 'ingress',
+      onInvalid: 'ignore',
       support: 'partial',
       doc: 'directives in the server block of each host; once per host (the oldest Ingress wins)',
       note:

@@ -4,7 +4,7 @@
  * all parsers together produce. No raw annotation string leaves a parser: each one returns
  * validated, typed fields, and buildModel turns those into the nginx model.
  */
-import type { Cors, GlobalConfig, ProxySettings, RiskLevel, SnippetDirective } from '../nginx-model.js';
+import type { Cors, GlobalConfig, NginxModules, ProxySettings, RiskLevel, SnippetDirective } from '../nginx-model.js';
 import type { Secret } from '../snapshot.js';
 
 /** ANNOTATION_PREFIX is ingress-nginx's default `--annotations-prefix`. */
@@ -26,9 +26,22 @@ export interface AnnotationKey {
   readonly scope: Scope;
   /** `partial` when some of ingress-nginx's behaviour is missing; `note` says what */
   readonly support: 'supported' | 'partial';
+  /** what an invalid value does (ingress-nginx's rule for the key): see OnInvalid */
+  readonly onInvalid: OnInvalid;
   readonly doc: string;
   readonly note?: string;
 }
+
+/**
+ * OnInvalid is what an invalid value of a key costs, as ingress-nginx decides per annotation:
+ * `ignore`: the key is ignored and its default applies, the Ingress is served;
+ * `deny`: a security annotation that cannot be applied fails closed: every location of the
+ * Ingress answers 503 (ingress-nginx's denied locations), its other Ingresses and hosts unharmed;
+ * `filter`: a list keeps its valid entries and each bad one is dropped (a value bad as a whole,
+ * such as one too long, is ignored as with `ignore`).
+ * Every case is reported as a problem (and an Event) naming the key.
+ */
+export type OnInvalid = 'ignore' | 'deny' | 'filter';
 
 /** RefusedAnnotation is an ingress-nginx key this controller does not implement, and what it does when it meets one. */
 export interface RefusedAnnotation {
@@ -36,10 +49,10 @@ export interface RefusedAnnotation {
   readonly risk: RiskLevel;
   readonly scope: Scope;
   /**
-   * `left-out`: serving without it could be unsafe or wrong, so the Ingress is left out; `ignored`: reported, Ingress
-   * served
+   * `denied`: serving without it could be unsafe (a security feature), so the Ingress's locations answer 503;
+   * `ignored`: reported, Ingress served
    */
-  readonly effect: 'left-out' | 'ignored';
+  readonly effect: 'denied' | 'ignored';
   readonly reason: string;
 }
 
@@ -48,12 +61,17 @@ export interface AnnotationInput {
   readonly namespace: string;
   readonly name: string;
   readonly config: GlobalConfig;
+  /** the optional nginx modules present (snippets may use their directives) */
+  readonly modules: NginxModules;
   /** the value of the key (or of an alias, when the key is absent); empty means absent, as ingress-nginx reads it */
   get(key: string): string | undefined;
   /** the key actually present for `key`: itself or one of its aliases (for problem messages) */
   keyOf(key: string): string;
-  /** an invalid value: reported, and the Ingress is left out */
-  invalid(key: string, message: string): void;
+  /**
+   * an invalid value: reported, and the key's OnInvalid rule applies (the parser then goes on with the default).
+   * `entry` says the message is about one entry of a list, which a `filter` key drops while keeping the rest.
+   */
+  invalid(key: string, message: string, entry?: 'entry'): void;
   /** a value that is understood but not (fully) applied: reported, Ingress kept */
   note(key: string, message: string): void;
   secret(namespace: string, name: string): Secret | undefined;
@@ -167,4 +185,6 @@ export interface IngressAnnotations {
     readonly configuration: readonly SnippetDirective[] | null;
     readonly server: readonly SnippetDirective[] | null;
   };
+  /** a `deny` key could not be applied: every location of the Ingress answers 503 */
+  readonly denied: boolean;
 }

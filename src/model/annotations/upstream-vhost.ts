@@ -11,6 +11,7 @@ export const upstreamVhostGroup: AnnotationGroup<'upstreamVhost'> = {
       key: 'upstream-vhost',
       risk: 'Low',
       scope: 'location',
+      onInvalid: 'ignore',
       support: 'supported',
       doc: 'the Host header sent upstream (a host name or IP, optionally :port)',
     },

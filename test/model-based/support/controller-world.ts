@@ -200,7 +200,7 @@ export async function startControllerWorld(
     // The stand-in binary holds every `nginx -t`, the Lua check's too: this world is the supervisor's.
     '--dynamic-backends=false',
   ]);
-  if ('help' in parsed) throw new Error('unexpected --help');
+  if (!('config' in parsed)) throw new Error('unexpected --help');
   const config: ControllerConfig = parsed.config;
   const log: RealStep[] = [];
   const record = microstepRecorder(log);
