@@ -164,7 +164,13 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
     },
   ],
   parse(input): ExternalAuthAnnotations | null {
-    const companions = ['auth-method', 'auth-signin', 'auth-signin-redirect-param', 'auth-response-headers'];
+    const companions = [
+      'auth-method',
+      'auth-signin',
+      'auth-signin-redirect-param',
+      'auth-response-headers',
+      'auth-always-set-cookie',
+    ];
     if (input.get('auth-url') === undefined) {
       // Without auth-url its companions do nothing, so a bad one costs nothing either.
       noteWithout(input, companions, 'auth-url');
