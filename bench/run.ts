@@ -1,4 +1,5 @@
 /** `npm run bench [-- NAME…]` runs the named benchmarks (all by default). Benchmarks print; they never fail CI. */
+import { runAdmission } from './admission.js';
 import { runBursts, runEventToRoute, runFootprint, runTrafficDuringReloads } from './cluster-benches.js';
 import { runBadTenant } from './bad-tenant.js';
 import { runEndpointToTraffic, runRollingUpdates } from './endpoint-benches.js';
@@ -19,6 +20,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'regex-paths': () => runRegexPaths(),
   'rolling-updates': () => runRollingUpdates(),
   'endpoint-to-traffic': () => runEndpointToTraffic(),
+  admission: () => runAdmission(),
 };
 
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(BENCHMARKS);

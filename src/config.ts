@@ -25,6 +25,16 @@ export interface ControllerConfig {
   /** `--inspect-port`: where the inspector listens (127.0.0.1); given alone, it turns the inspector on */
   readonly inspectPort: number | null;
   readonly status: StatusFlags;
+  /** `--validating-webhook` and its certificate and key: the admission webhook (src/http/webhook.ts); null when off */
+  readonly webhook: WebhookFlags | null;
+}
+
+/** WebhookFlags are where the admission webhook listens (all addresses when no host) and its PEM files. */
+export interface WebhookFlags {
+  readonly host?: string;
+  readonly port: number;
+  readonly certFile: string;
+  readonly keyFile: string;
 }
 
 /** StatusFlags are the leader-election and Ingress-status flags, with ingress-nginx's names and defaults. */

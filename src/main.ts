@@ -25,6 +25,7 @@ import type { ControllerConfig } from './config.js';
 import type { ActorLookup } from './http/health.js';
 import { ControllerMetrics } from './http/metrics.js';
 import { httpActor, listenHealthz } from './http/server.js';
+import { startWebhook } from './http/webhook-listen.js';
 import { ClusterCache } from './kube/cache.js';
 import type { InformerTimeouts } from './kube/informer.js';
 import { EventRecorder } from './kube/events.js';
@@ -279,6 +280,17 @@ export async function startController(
   // Bound before any actor runs: a --healthz-port in use stops the start here (ListenError, exit 1).
   const healthzHost = config.healthzHost ?? undefined;
   const listening = await listenHealthz(config.healthzPort, healthzHost);
+  // The admission webhook judges against the cache the watchers fill; bound here too, so a port in use exits 1.
+  const webhook = config.webhook
+    ? await startWebhook(config.webhook, {
+        cache,
+        options: { build, watchNamespace: config.watchNamespace },
+        log: log.child({ actor: 'webhook' }),
+      }).catch((error: unknown) => {
+        if (listening.listening) listening.close();
+        throw error;
+      })
+    : null;
   const http = httpActor({
     port: config.healthzPort,
     ...(healthzHost === undefined ? {} : { host: healthzHost }),
@@ -322,6 +334,7 @@ export async function startController(
   // The http actor closes the bound server when it stops; stopped before it ever ran (a stop or a
   // failure during boot), the controller closes it, or it would keep the process alive.
   void outcome.then(() => listening.listening && listening.close());
+  void outcome.then(() => webhook?.close());
   // A stage cut short by the stop may still be removing its files: the folder is quiet before the exit is told.
   const exitCode = outcome.then(async (output) => {
     await folder.idle();

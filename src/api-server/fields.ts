@@ -87,6 +87,7 @@ const SHAPES: Record<string, Shape> = {
     spec: { controller: ANY, parameters: { apiGroup: ANY, kind: ANY, name: ANY, namespace: ANY, scope: ANY } },
   },
   Lease: { ...TOP, spec: ANY },
+  ValidatingWebhookConfiguration: { ...TOP, webhooks: ANY },
   // DEPLOY_RESOURCES, top level only
   ServiceAccount: { ...TOP, secrets: ANY, imagePullSecrets: ANY, automountServiceAccountToken: ANY },
   Deployment: { ...TOP, spec: ANY, status: ANY },

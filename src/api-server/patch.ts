@@ -151,6 +151,7 @@ const MERGE_KEYS: Record<string, Record<string, MergeKey>> = {
   '*': { 'metadata.ownerReferences': 'uid', 'metadata.finalizers': '' },
   Service: { 'spec.ports': 'port' },
   Node: { 'status.conditions': 'type', 'status.addresses': 'type', 'spec.podCIDRs': '' },
+  ValidatingWebhookConfiguration: { webhooks: 'name' },
 };
 
 function mergeKeyFor(kind: string, path: string): MergeKey | undefined {

@@ -57,6 +57,8 @@ export const RESOURCES: readonly ResourceDef[] = [
   def('networking.k8s.io', 'v1', 'Ingress', 'ingresses', true, { shortNames: ['ing'], hasStatus: true }),
   def('networking.k8s.io', 'v1', 'IngressClass', 'ingressclasses', false),
   def('coordination.k8s.io', 'v1', 'Lease', 'leases', true),
+  // Called on writes (admission.ts): how `kubectl apply` of a bad Ingress meets the controller's webhook.
+  def('admissionregistration.k8s.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false),
 ];
 
 /**

@@ -5,11 +5,13 @@
  * on the registry and answers as kube-apiserver does (201 on create, List kinds, Tables for kubectl).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { validate, type Operation } from './admission.js';
 import { discoveryDocument } from './discovery.js';
 import { parseFieldValidation } from './fields.js';
 import { acceptsJson, flag, mediaType, readBody, sendError, sendJson, wantsTable } from './http.js';
 import { PATCH_TYPES, type PatchType } from './patch.js';
 import { openApiDocument } from './openapi.js';
+import type { KubeObject } from './store.js';
 import type { ListOptions, ListResult, Registry, WriteOptions } from './registry.js';
 import { apiVersionOf, DEFAULT_TABLE, type ResourceDef, type ResourceTable } from './resources.js';
 import { ApiError, badRequest, successStatus } from './status.js';
@@ -107,6 +109,47 @@ export class Router {
     this.table = registry.resources;
   }
 
+  /**
+   * admitted runs a create or update past the validating webhooks: the write runs once as a dry
+   * run (every default, check and server-set field, nothing stored), the webhooks that match judge
+   * that object, and only then does the write run for real (checked again, against the state of
+   * that moment). Without a matching configuration it is the write alone.
+   */
+  private async admitted(
+    target: Target,
+    operation: Operation,
+    before: KubeObject | undefined,
+    options: WriteOptions & { warnings: string[] },
+    write: (options: WriteOptions) => KubeObject,
+  ): Promise<KubeObject> {
+    const configurations = this.webhookConfigurations();
+    if (configurations.length === 0) return write(options);
+    const object = write({ ...options, warnings: [], dryRun: true });
+    const namespace = object.metadata.namespace;
+    const namespaceLabels = namespace
+      ? (this.registry.store.get(this.table.find('', 'v1', 'namespaces')!, undefined, namespace)?.metadata.labels ?? {})
+      : undefined;
+    await validate(
+      configurations,
+      {
+        resource: target.resource,
+        ...(target.subresource ? { subresource: target.subresource } : {}),
+        operation,
+        object,
+        ...(before ? { oldObject: before } : {}),
+        dryRun: options.dryRun === true,
+        ...(namespaceLabels ? { namespaceLabels } : {}),
+      },
+      options.warnings,
+    );
+    return write(options);
+  }
+
+  private webhookConfigurations(): readonly KubeObject[] {
+    const resource = this.table.find('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations');
+    return resource ? this.registry.store.list(resource) : [];
+  }
+
   /** handle answers one request; it never throws (failures become Status responses). */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
@@ -167,7 +210,10 @@ export class Router {
             'the server does not allow this method on the requested resource',
           );
         const options = writeOptions(query);
-        const object = this.registry.create(resource, namespace, await readBody(req), options);
+        const body = await readBody(req);
+        const object = await this.admitted(target, 'CREATE', undefined, options, (o) =>
+          this.registry.create(resource, namespace, body, o),
+        );
         return sendJson(res, 201, object, warningHeaders(options));
       }
       case 'DELETE': {
@@ -209,7 +255,10 @@ export class Router {
       case 'PUT': {
         const before = this.registry.store.get(resource, namespace, name);
         const options = writeOptions(query, subresource);
-        const object = this.registry.update(resource, namespace, name, await readBody(req), options);
+        const body = await readBody(req);
+        const object = await this.admitted(target, before ? 'UPDATE' : 'CREATE', before, options, (o) =>
+          this.registry.update(resource, namespace, name, body, o),
+        );
         return sendJson(res, before ? 200 : 201, object, warningHeaders(options));
       }
       case 'PATCH': {
@@ -225,7 +274,10 @@ export class Router {
         const body = await readBody(req);
         if (body === undefined) throw badRequest('the request body is empty');
         const options = writeOptions(query, subresource);
-        const object = this.registry.patch(resource, namespace, name, type as PatchType, body, options);
+        const before = this.registry.store.get(resource, namespace, name);
+        const object = await this.admitted(target, 'UPDATE', before, options, (o) =>
+          this.registry.patch(resource, namespace, name, type as PatchType, body, o),
+        );
         return sendJson(res, 200, object, warningHeaders(options));
       }
       case 'DELETE': {

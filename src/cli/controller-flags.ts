@@ -28,6 +28,8 @@ export const CONTROLLER_USAGE =
   --publish-service ns/name         --publish-status-address ADDR[,ADDR]
   --update-status=true|false (true) --update-status-on-shutdown=true|false (true)
   --election-id NAME (ingress-controller-leader)                 --election-ttl S (30)
+  --validating-webhook [IP]:PORT    (the admission webhook, HTTPS; off when absent)
+  --validating-webhook-certificate FILE   --validating-webhook-key FILE   (PEM; read again when they change)
   --dynamic-backends=true|false (true: endpoints and certificates pushed to nginx's Lua balancer, no reload;
                                  false, or nginx without libnginx-mod-http-lua: rendered into nginx.conf)
   --version
@@ -123,6 +125,28 @@ function seconds(flag: string, value: string | undefined, fallback: number): num
   return ms;
 }
 
+/**
+ * webhookFlags reads `--validating-webhook` (Go's `[host]:port`: `:8443`, `127.0.0.1:8443`, `[::1]:8443`) and its
+ * certificate and key, which it needs; null when the webhook is off.
+ */
+function webhookFlags(
+  address: string | undefined,
+  certFile: string | undefined,
+  keyFile: string | undefined,
+): ControllerConfig['webhook'] {
+  if (address === undefined || address === '') return null;
+  const at = address.lastIndexOf(':');
+  if (at < 0) throw new UsageError(`--validating-webhook must be [IP]:PORT, not ${JSON.stringify(address)}`);
+  const rawHost = address.slice(0, at);
+  const host = rawHost.startsWith('[') && rawHost.endsWith(']') ? rawHost.slice(1, -1) : rawHost;
+  if (host !== '' && !checkIp(host).ok)
+    throw new UsageError(`--validating-webhook: ${JSON.stringify(rawHost)} is not an IP address`);
+  const port = parsePort('--validating-webhook', address.slice(at + 1), 8443);
+  if (!certFile || !keyFile)
+    throw new UsageError('--validating-webhook needs --validating-webhook-certificate and --validating-webhook-key');
+  return { ...(host === '' ? {} : { host }), port, certFile, keyFile };
+}
+
 function electionId(value: string | undefined): string {
   if (value === undefined) return 'ingress-controller-leader';
   if (!checkObjectName(value).ok)
@@ -211,6 +235,9 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       'dynamic-backends': { type: 'string' },
       'election-id': { type: 'string' },
       'election-ttl': { type: 'string' },
+      'validating-webhook': { type: 'string' },
+      'validating-webhook-certificate': { type: 'string' },
+      'validating-webhook-key': { type: 'string' },
       ...classFlags,
       // Go-style here (the Helm chart writes --watch-ingress-without-class=true); render keeps the plain switch.
       'watch-ingress-without-class': { type: 'string' },
@@ -251,6 +278,12 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
   const healthzHost = values['healthz-host'];
   if (healthzHost !== undefined && !checkIp(healthzHost).ok)
     throw new UsageError(`--healthz-host must be an IP address, not ${JSON.stringify(healthzHost)}`);
+  const webhook = webhookFlags(
+    values['validating-webhook'],
+    values['validating-webhook-certificate'],
+    values['validating-webhook-key'],
+  );
+  const webhookPort: Record<string, number> = webhook ? { '--validating-webhook': webhook.port } : {};
   const inspect = values.inspect ?? false;
   const inspectPort =
     values['inspect-port'] === undefined ? null : parsePort('--inspect-port', values['inspect-port'], 8080);
@@ -260,8 +293,15 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       '--http-port': build.httpPort,
       '--https-port': build.httpsPort,
       '--healthz-port': healthzPort,
+      ...webhookPort,
     });
-  else samePort({ '--http-port': build.httpPort, '--https-port': build.httpsPort, '--healthz-port': healthzPort });
+  else
+    samePort({
+      '--http-port': build.httpPort,
+      '--https-port': build.httpsPort,
+      '--healthz-port': healthzPort,
+      ...webhookPort,
+    });
   return {
     ignored,
     config: {
@@ -281,6 +321,7 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       restartPeriodMs: seconds('--restart-period', values['restart-period'], 30),
       inspect,
       inspectPort,
+      webhook,
       status: {
         publishService: ref('--publish-service', values['publish-service']) ?? null,
         publishStatusAddress: statusAddresses(values['publish-status-address']),

@@ -11,11 +11,14 @@ import { StopSignals, superviseController } from './controller.js';
 import { parseControllerFlags } from './controller-flags.js';
 import { parsePort, UsageError } from './flags.js';
 import { nginxBinary } from '../nginx/binary.js';
+import { ensurePrivateDir, writePrivateFile } from '../nginx/private-files.js';
+import { issueCertificate } from '../tls/issue.js';
+import { WEBHOOK_PATH } from '../http/webhook.js';
 import { versionText } from './version.js';
 
 export const DEMO_USAGE =
   'Usage: ingress-actors demo [--manifests DIR] [--http-port N (8080)] [--https-port N ' +
-  `(8443)] [--dir DIR]
+  `(8443)] [--webhook-port N (8444)] [--dir DIR]
                          [controller flags: --inspect, --inspect-port N (8090), --healthz-port N, ...]
 
 The embedded cluster: a local HTTPS Kubernetes API server seeded with the manifests (default
@@ -25,10 +28,13 @@ kubectl. Ctrl-C (or SIGTERM) stops it all. Any controller flag (see: ingress-act
 controller) is passed on, but for the ones the demo sets itself (--kubeconfig, --config-dir,
 --healthz-host). The API server also serves the kinds of deploy/kubernetes/ (ServiceAccount, RBAC, Deployment,
 PodDisruptionBudget), so \`kubectl apply -f deploy/kubernetes/\` works against it: they are
-stored, nothing runs them (its ConfigMap is the one the demo controller reads).`;
+stored, nothing runs them (its ConfigMap is the one the demo controller reads). The controller's admission
+webhook listens on 127.0.0.1:N (--webhook-port) with a certificate the demo makes (DIR/webhook/, private), and a
+ValidatingWebhookConfiguration makes the API server ask it: \`kubectl apply\` of a bad Ingress is refused with its
+message.`;
 
 /** The demo's own flags; every other flag goes to the controller. */
-const DEMO_FLAGS = new Set(['manifests', 'http-port', 'https-port', 'dir']);
+const DEMO_FLAGS = new Set(['manifests', 'http-port', 'https-port', 'webhook-port', 'dir']);
 /** Controller flags the demo sets itself: passing them would point it elsewhere, or off loopback. */
 const OWNED = new Set(['kubeconfig', 'config-dir', 'healthz-host']);
 
@@ -99,7 +105,10 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
   if (help) return (out.write(`${DEMO_USAGE}\n`), 0);
   const httpPort = parsePort('--http-port', own.get('http-port'), 8080);
   const httpsPort = parsePort('--https-port', own.get('https-port'), 8443);
+  const webhookPort = parsePort('--webhook-port', own.get('webhook-port'), 8444);
   const dir = resolve(own.get('dir') ?? '.demo');
+  await mkdir(dir, { recursive: true });
+  const webhook = await webhookFiles(join(dir, 'webhook'));
   const kubeconfig = join(dir, 'kubeconfig');
   const inspectPort = passed.some((a) => a === '--inspect-port' || a.startsWith('--inspect-port='))
     ? []
@@ -125,6 +134,12 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
     '127.0.0.1',
     '--publish-status-address',
     '127.0.0.1',
+    '--validating-webhook',
+    `127.0.0.1:${webhookPort}`,
+    '--validating-webhook-certificate',
+    webhook.certFile,
+    '--validating-webhook-key',
+    webhook.keyFile,
     ...(inspect ? inspectPort : []),
     ...passed,
   ]);
@@ -132,7 +147,6 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
   if ('version' in parsed) return (out.write(await versionText(nginxBinary())), 0);
   // Loopback only: nginx too, not only the API server, backends, probes and inspector.
   const config = { ...parsed.config, build: { ...parsed.config.build, listenAddress: '127.0.0.1' } };
-  await mkdir(dir, { recursive: true });
   const seed = await readSeed(own.get('manifests') ?? join(PROJECT_ROOT, 'examples'));
 
   // From here on, whatever fails or stops, everything started is closed: nothing keeps the process alive.
@@ -167,6 +181,8 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
         }, 25);
         void controller.exitCode.then(() => clearInterval(timer));
       });
+      // The webhook listens now: from here on the API server asks it about every Ingress written.
+      if (config.webhook) api?.registry.apply(webhookConfiguration(config.webhook.port, webhook.caPem));
       out.write(hints(apiUrl, kubeconfig, httpPort, httpsPort, inspector?.url ?? null));
     });
     if (code !== 0) err.write('ingress-actors demo: the controller did not stop cleanly\n');
@@ -197,7 +213,57 @@ function hints(
     `  curl -i -H 'Host: secure.demo.local' http://127.0.0.1:${httpPort}/      (308 to https)`,
     `  ${k} get ingress,svc,endpointslices -A`,
     `  ${k} apply -f demo/moved-api.yaml   (then: curl -H 'Host: api.demo.local' http://127.0.0.1:${httpPort}/v3/)`,
+    `  ${k} apply -f demo/bad-ingress.yaml   (refused by the admission webhook, with its reasons)`,
     'Ctrl-C stops it.',
     '',
   ].join('\n');
+}
+
+/**
+ * webhookFiles makes the admission webhook's certificate (for 127.0.0.1, signed by a CA made on the spot) and key in
+ * a private folder (0700, the key 0600), anew on each start; the CA goes into the webhook configuration's caBundle.
+ */
+async function webhookFiles(folder: string): Promise<{ certFile: string; keyFile: string; caPem: string }> {
+  await ensurePrivateDir(folder, { mode: 0o700 });
+  const ca = await issueCertificate({ commonName: 'ingress-actors-demo-webhook-ca', isCa: true });
+  const serving = await issueCertificate({
+    commonName: 'ingress-actors-webhook',
+    ipAddresses: ['127.0.0.1'],
+    issuer: ca,
+  });
+  const certFile = join(folder, 'tls.crt');
+  const keyFile = join(folder, 'tls.key');
+  await writePrivateFile(certFile, serving.certPem, { mode: 0o600 });
+  await writePrivateFile(keyFile, serving.keyPem, { mode: 0o600 });
+  return { certFile, keyFile, caPem: ca.certPem };
+}
+
+/** webhookConfiguration is ingress-nginx's chart's ValidatingWebhookConfiguration, pointed at the demo's webhook. */
+function webhookConfiguration(port: number, caPem: string): KubeObject {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: 'ingress-actors-admission' },
+    webhooks: [
+      {
+        name: 'validate.nginx.ingress.kubernetes.io',
+        clientConfig: {
+          url: `https://127.0.0.1:${port}${WEBHOOK_PATH}`,
+          caBundle: Buffer.from(caPem).toString('base64'),
+        },
+        rules: [
+          {
+            operations: ['CREATE', 'UPDATE'],
+            apiGroups: ['networking.k8s.io'],
+            apiVersions: ['v1'],
+            resources: ['ingresses'],
+          },
+        ],
+        failurePolicy: 'Fail',
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+        timeoutSeconds: 10,
+      },
+    ],
+  } as KubeObject;
 }

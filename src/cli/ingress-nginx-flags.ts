@@ -91,12 +91,6 @@ export const INGRESS_NGINX_FLAGS: Readonly<Record<string, ForeignFlag>> = {
     reason:
       'an Ingress with only a default backend serves its hosts’ unmatched paths, as ingress-nginx does by default',
   },
-  'validating-webhook': {
-    kind: 'value',
-    reason: 'the admission webhook is not implemented yet: a bad Ingress is reported as a problem and an Event',
-  },
-  'validating-webhook-certificate': { kind: 'value', reason: 'the admission webhook is not implemented yet' },
-  'validating-webhook-key': { kind: 'value', reason: 'the admission webhook is not implemented yet' },
   'disable-full-test': { kind: 'bool', reason: 'each config is checked with nginx -t before a reload' },
   'status-update-interval': {
     kind: 'value',

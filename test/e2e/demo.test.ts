@@ -14,12 +14,24 @@ import { waitFor } from '../support/cluster.js';
 const ROOT = new URL('../../', import.meta.url).pathname;
 const CLI = join(ROOT, 'bin/ingress-actors');
 
-it('serves the examples, follows kubectl apply, and stops cleanly on Ctrl-C', async () => {
+it('serves the examples, follows kubectl apply, refuses a bad Ingress, and stops cleanly on Ctrl-C', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ia-demo-'));
-  const [httpPort, httpsPort] = [await freePort(), await freePort()];
+  const [httpPort, httpsPort, webhookPort] = [await freePort(), await freePort(), await freePort()];
   const demo = execa(
     CLI,
-    ['demo', '--dir', dir, '--http-port', String(httpPort), '--https-port', String(httpsPort), '--log-level', 'warn'],
+    [
+      'demo',
+      '--dir',
+      dir,
+      '--http-port',
+      String(httpPort),
+      '--https-port',
+      String(httpsPort),
+      '--webhook-port',
+      String(webhookPort),
+      '--log-level',
+      'warn',
+    ],
     { reject: false, cwd: ROOT },
   );
   let printed = '';
@@ -52,6 +64,29 @@ it('serves the examples, follows kubectl apply, and stops cleanly on Ctrl-C', as
     async () => (await get({ host: 'api.demo.local', path: '/v3/x', port: httpPort })).body.includes('default/api-v2'),
     5000,
   );
+
+  // The admission webhook: both Ingresses of demo/bad-ingress.yaml are refused with the webhook's reasons.
+  expect(printed).toContain('apply -f demo/bad-ingress.yaml');
+  const refused = await execa(
+    'kubectl',
+    ['--kubeconfig', join(dir, 'kubeconfig'), 'apply', '-f', 'demo/bad-ingress.yaml'],
+    {
+      cwd: ROOT,
+      reject: false,
+    },
+  );
+  expect(refused.exitCode).not.toBe(0);
+  expect(refused.stderr).toContain(
+    'admission webhook "validate.nginx.ingress.kubernetes.io" denied the request: default/hello-again: ' +
+      'spec.rules[0].http.paths[0].path: host "hello.demo.local" and path "/" is already defined in ingress default/hello',
+  );
+  expect(refused.stderr).toContain(
+    'denied the request: default/slow: metadata.annotations.nginx.ingress.kubernetes.io/proxy-read-timeout: ',
+  );
+  expect((await kubectl('get', 'ingress', '-A')).stdout).not.toMatch(/hello-again|slow/);
+  // Its key stays private: the folder 0700, the key 0600.
+  expect((await stat(join(dir, 'webhook'))).mode & 0o777).toBe(0o700);
+  expect((await stat(join(dir, 'webhook', 'tls.key'))).mode & 0o777).toBe(0o600);
 
   demo.kill('SIGINT');
   const result = await demo;
@@ -134,7 +169,7 @@ it('finding "demo": passes controller flags on (--inspect, --healthz-port, --log
 
     const apiPort = Number(/API server https:\/\/127\.0\.0\.1:(\d+)/.exec(printed)![1]);
     const table = await listeners();
-    const ours = [httpPort, httpsPort, healthzPort, 8090, apiPort, 8081, 8082, 8083, 8084];
+    const ours = [httpPort, httpsPort, healthzPort, 8090, apiPort, 8081, 8082, 8083, 8084, 8444];
     expect(Object.fromEntries(ours.map((port) => [port, [...new Set(table.get(port))]]))).toEqual(
       Object.fromEntries(ours.map((port) => [port, ['127.0.0.1']])),
     );

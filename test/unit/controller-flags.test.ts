@@ -28,3 +28,34 @@ describe('--inspect and --inspect-port', () => {
     expect(CONTROLLER_USAGE).toMatch(/--inspect-port N/);
   });
 });
+
+describe('--validating-webhook', () => {
+  const pem = ['--validating-webhook-certificate=/c.pem', '--validating-webhook-key=/k.pem'];
+  const webhookOf = (args: string[]) => {
+    const parsed = parseControllerFlags(args);
+    if (!('config' in parsed)) throw new Error('no config');
+    return parsed.config.webhook;
+  };
+
+  it('is off when absent', () => expect(webhookOf([])).toBeNull());
+
+  it.each([
+    [':8443', { port: 8443 }],
+    ['127.0.0.1:9443', { host: '127.0.0.1', port: 9443 }],
+    ['[::1]:8443', { host: '::1', port: 8443 }],
+  ])('reads %s as Go does', (address, where) =>
+    expect(webhookOf([`--validating-webhook=${address}`, ...pem])).toEqual({
+      ...where,
+      certFile: '/c.pem',
+      keyFile: '/k.pem',
+    }),
+  );
+
+  it.each([
+    [['--validating-webhook=:8443'], /needs --validating-webhook-certificate and --validating-webhook-key/],
+    [['--validating-webhook=8443', ...pem], /must be \[IP\]:PORT/],
+    [['--validating-webhook=example.com:8443', ...pem], /is not an IP address/],
+    [['--validating-webhook=:99999', ...pem], /must be a port number/],
+    [['--validating-webhook=:10254', ...pem], /--healthz-port and --validating-webhook are both 10254/],
+  ])('%s is refused', (args, message) => expect(() => parseControllerFlags(args)).toThrow(message));
+});

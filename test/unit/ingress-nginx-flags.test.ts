@@ -86,11 +86,16 @@ const config = (parsed: ParsedControllerFlags) => {
   return parsed;
 };
 
+/** Flags that take effect only with others: the webhook needs its certificate and key. */
+const NEEDS: Readonly<Record<string, readonly string[]>> = {
+  'validating-webhook': ['--validating-webhook-certificate=/c.pem', '--validating-webhook-key=/k.pem'],
+};
+
 describe("ingress-nginx's flags", () => {
   it.each(Object.entries(INGRESS_NGINX))(
     '--%s=%s parses: implemented here, or ignored with a reason',
     (name, value) => {
-      const { ignored } = config(parseControllerFlags([`--${name}=${value}`]));
+      const { ignored } = config(parseControllerFlags([`--${name}=${value}`, ...(NEEDS[name] ?? [])]));
       const foreign = INGRESS_NGINX_FLAGS[name];
       if (foreign) expect(ignored).toEqual(foreign.onlyDefault ? [] : [{ flag: `--${name}`, reason: foreign.reason }]);
       else expect(ignored).toEqual([]);
@@ -167,11 +172,12 @@ describe("the Helm chart's default arguments (charts/ingress-nginx/templates/_pa
     expect(c.status.publishService).toBe('ingress-nginx/ingress-nginx-controller');
     expect(c.status.electionId).toBe('ingress-nginx-leader');
     expect(c.build.ingressClass).toBe('nginx');
-    expect(ignored.map((i) => i.flag)).toEqual([
-      '--validating-webhook',
-      '--validating-webhook-certificate',
-      '--validating-webhook-key',
-    ]);
+    expect(ignored).toEqual([]);
+    expect(c.webhook).toEqual({
+      port: 8443,
+      certFile: '/usr/local/certificates/cert',
+      keyFile: '/usr/local/certificates/key',
+    });
   });
 
   it('name the missing variable when POD_NAMESPACE is not set (the value stays as written)', () => {
