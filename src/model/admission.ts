@@ -98,12 +98,16 @@ const DEPENDENCY =
  * warningOnly says whether a problem of the candidate is admitted with a warning: a Service or
  * Secret it names missing (or without endpoints), anything about its TLS certificates
  * (ingress-nginx never checks them on admission; the default certificate serves), and annotations
- * understood but ignored (unknown keys, notes, keys ignored by design). Everything else denies:
+ * understood but ignored (unknown keys, notes, keys ignored by design), a resource backend (left out when
+ * serving, as ingress-nginx leaves it). Everything else denies:
  * invalid values, hosts and paths, refused or disabled snippets, annotations above the risk
  * level, a host and path another Ingress serves.
  */
 export function warningOnly(problem: Problem): boolean {
   if (DEPENDENCY.test(problem.message)) return true;
+  // A resource backend is valid Kubernetes that ingress-nginx admits (and leaves out when serving, as we do).
+  if (/^(?:spec\.rules\[\d+\]\.http\.paths\[\d+\]\.backend|spec\.defaultBackend)\.resource$/.test(problem.field))
+    return true;
   if (problem.field.startsWith('spec.tls')) return true;
   const annotation = problem.field.startsWith('metadata.annotations.');
   // However serving treats them, a snippet and a key above the risk level are the administrator's "no", as in

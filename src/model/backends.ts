@@ -122,6 +122,11 @@ export class UpstreamTable {
     return { upstream: upstreamName, status: null };
   }
 
+  /** endpointCount is how many endpoints the upstream `name` resolved here has (0 when it was not resolved). */
+  endpointCount(name: string): number {
+    return this.upstreams.get(name)?.endpoints.length ?? 0;
+  }
+
   /** sliceProblems are the EndpointSlice addresses left out while resolving, by field. */
   get sliceProblems(): ReadonlyMap<string, Problem> {
     return this.sliceProblemsByField;

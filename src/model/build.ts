@@ -9,6 +9,7 @@ import { type BuiltUpstreams, UpstreamTable, compare, type Report } from './back
 import { balancedUpstreams } from './annotations/apply.js';
 import { filesDigest } from './files-digest.js';
 import { globalExtras } from './global-extras.js';
+import { uriEscape } from './escape-uri.js';
 import { fitServerNameHash } from './config-map.js';
 import type { HostContext } from './host-rules.js';
 import type { HostTable } from './incremental/host-table.js';
@@ -68,6 +69,8 @@ export const defaultBuildOptions: BuildOptions = Object.freeze({
 export { CATCH_ALL, BuildMemo };
 export { secretsRead, type SecretsRead } from './incremental/secrets-read.js';
 
+/** The maps of `$escaped_request_uri` without Lua: the same for every build. */
+const URI_ESCAPE = uriEscape();
 /** byAge orders Ingresses as ingress-nginx resolves conflicts: oldest first, then namespace/name. */
 function byAge(a: Ingress, b: Ingress, age: (i: Ingress) => number): number {
   return (
@@ -261,7 +264,9 @@ function modelOf(
   return {
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,
-    httpsRedirect: `https://$host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$request_uri`,
+    httpsRedirect: `https://$ia_redirect_host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$ia_redirect_uri`,
+    httpsRedirectPreserved: `https://$ia_redirect_host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$request_uri`,
+    originalForwardedFor: `$http_${config.forwardedForHeader.toLowerCase().replaceAll('-', '_')}`,
     listen: listenOf(options),
     lua: options.dynamic ?? null,
     modules: extras.modules,
@@ -272,7 +277,10 @@ function modelOf(
     config,
     hstsHeader: settings.hsts,
     // Only auth-url needs these: without it the file does not depend on the machine's nameservers.
-    externalAuth: hosts.externalAuthHosts.size > 0 ? { resolvers: options.resolvers ?? [] } : null,
+    externalAuth:
+      hosts.externalAuthHosts.size > 0
+        ? { resolvers: options.resolvers ?? [], escape: options.dynamic ? null : URI_ESCAPE }
+        : null,
     proxyHeaders: { host: DEFAULT_PROXY_HOST },
     requestZones: http.requestZones,
     connectionZones: http.connectionZones,

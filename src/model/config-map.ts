@@ -371,7 +371,12 @@ export const configKeys: readonly ConfigKey[] = [
   key('ssl-ciphers', 'sslCiphers', checkCiphers, 'ssl_ciphers (TLS 1.2 and below)'),
   key('ssl-redirect', 'sslRedirect', checkBool, 'redirect HTTP to HTTPS (308) for hosts with TLS'),
   key('force-ssl-redirect', 'forceSslRedirect', checkBool, 'redirect HTTP to HTTPS (308) even for hosts without TLS'),
-  key('hsts', 'hsts', checkBool, 'send Strict-Transport-Security on HTTPS responses of hosts with TLS'),
+  key(
+    'hsts',
+    'hsts',
+    checkBool,
+    "send Strict-Transport-Security on HTTPS responses of hosts with TLS, in place of the backend's own",
+  ),
   key(
     'hsts-max-age',
     'hstsMaxAge',
@@ -411,7 +416,8 @@ export const configKeys: readonly ConfigKey[] = [
     'use-forwarded-headers',
     'useForwardedHeaders',
     checkBool,
-    'trust X-Forwarded-* from the client; the client address comes from forwarded-for-header',
+    'trust X-Forwarded-Proto, -Port and -Host (the first of a list) from the client; the client address comes from ' +
+      'forwarded-for-header',
   ),
   key(
     'enable-real-ip',

@@ -13,10 +13,26 @@ import type { IngressAnnotations } from './annotations/types.js';
 import { UpstreamTable, compare, type BuiltUpstreams, type Report, type Resolved } from './backends.js';
 import { normalisePath, type Route } from './locations.js';
 import { TrackedReads, type Lookups } from './lookups.js';
-import type { ClientAuth, GlobalConfig, NginxModules, PathType, Problem, SnippetDirective } from './nginx-model.js';
+import type {
+  ClientAuth,
+  GlobalConfig,
+  LocationInfo,
+  NginxModules,
+  PathType,
+  Problem,
+  SnippetDirective,
+} from './nginx-model.js';
 import type { Ingress, IngressBackend } from './snapshot.js';
 import { checkRegexPath } from './regex-path.js';
-import { checkDnsLabel, checkHost, checkObjectName, checkPath, checkPathType } from './validate.js';
+import {
+  checkDnsLabel,
+  checkHost,
+  checkObjectName,
+  checkPath,
+  checkPathType,
+  checkPortName,
+  checkPortNumber,
+} from './validate.js';
 
 // Bounded by checkPath's 2048 characters; no nested quantifier, so linear.
 const REGEX_LIKE = /\.[*+]|[[\]\\|?^]|\$$/;
@@ -234,15 +250,24 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
     extras: ctx.extras,
     variants: ctx.variants,
     errorBackend,
+    lua: ctx.built.keepEmpty,
     report,
   });
   // A denied Ingress's routes answer 503 and proxy nowhere, so their backends are not even resolved.
   const DENIED: Resolved = { upstream: null, status: 503 };
-  const resolveTarget = (backend: IngressBackend | undefined, field: string): Resolved =>
+  const resolveTarget = (
+    backend: IngressBackend | undefined,
+    field: string,
+  ): Resolved & { readonly customDefaultBackend?: boolean } =>
     annotations.denied ? DENIED : target(ctx.upstreams.resolve(ns, backend, field, report));
   const target = (resolved: Resolved) => {
-    const r = resolved.upstream === null && annotated?.upstream ? annotated : resolved;
-    return r.upstream === null ? r : { upstream: features.upstream(r.upstream), status: null };
+    // No Service, port or endpoint: the annotation's Service answers. With the Lua balancer a Service without
+    // endpoints still resolves (the balancer would answer 503), so it is looked at here: such a route's nginx.conf
+    // then changes when endpoints come (a reload), as ingress-nginx's does.
+    const missing = resolved.upstream === null || ctx.upstreams.endpointCount(resolved.upstream) === 0;
+    const custom = missing && annotated?.upstream ? { customDefaultBackend: true } : {};
+    const r = custom.customDefaultBackend ? annotated! : resolved;
+    return r.upstream === null ? r : { upstream: features.upstream(r.upstream), status: null, ...custom };
   };
 
   for (const [i, rule] of (spec.rules ?? []).entries()) {
@@ -287,6 +312,10 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
       }
       const p = normalisePath(checkedPath.value, pathType);
       const key = `${pathType} ${p}`;
+      if (path.backend?.resource) {
+        report(`${pf}.backend.resource`, RESOURCE_LEFT_OUT);
+        continue;
+      }
       if (annotations.canary) {
         const resolved = ctx.upstreams.resolve(ns, path.backend, `${pf}.backend`, report);
         if (resolved.upstream !== null)
@@ -306,7 +335,15 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
         host,
         key,
         field: pf,
-        route: { path: p, pathType, ...resolved, ingress: owner, owner, features: features.forRoute(p, regex) },
+        route: {
+          path: p,
+          pathType,
+          ...resolved,
+          ingress: owner,
+          owner,
+          features: features.forRoute(p, regex),
+          info: infoOf(ns, name, path.backend),
+        },
       });
     }
   }
@@ -316,7 +353,8 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
     annotations.externalAuth && fallbackHosts.includes(CATCH_ALL)
       ? checkAuthUrlHost(annotations.externalAuth.host, CATCH_ALL, CATCH_ALL)
       : null;
-  if (spec.defaultBackend && !annotations.canary && fallbackAuth)
+  if (spec.defaultBackend?.resource) report('spec.defaultBackend.resource', RESOURCE_LEFT_OUT);
+  else if (spec.defaultBackend && !annotations.canary && fallbackAuth)
     report(AUTH_URL_FIELD, `${fallbackAuth}; spec.defaultBackend left out`);
   else if (spec.defaultBackend && !annotations.canary) {
     const resolved = resolveTarget(spec.defaultBackend, 'spec.defaultBackend');
@@ -326,6 +364,7 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
       ...resolved,
       ingress: owner,
       features: features.forRoute('/', false),
+      info: infoOf(ns, name, spec.defaultBackend),
     };
     // As ingress-nginx: the backend is the `/` of this Ingress's hosts, or the catch-all's when it has no rules.
     steps.push({ kind: 'fallback', hosts: fallbackHosts, route });
@@ -344,6 +383,24 @@ function planRules({ ingress, namespace: ns, name, owner, annotations }: Identif
     };
     steps.push({ kind: 'clientAuth', hosts: [...ruleHosts].sort(compare), secretId: tls.secretId, clientAuth });
   }
+}
+
+/** RESOURCE_LEFT_OUT says what happens to a backend that names a resource instead of a Service. */
+const RESOURCE_LEFT_OUT =
+  'not a Service: left out, as ingress-nginx does, so its requests reach what else matches (the default backend)';
+
+/** infoOf names what a path serves as ingress-nginx's error backends hear it; what fails its check is empty. */
+function infoOf(namespace: string, ingressName: string, backend: IngressBackend | undefined): LocationInfo {
+  const service = checkDnsLabel(backend?.service?.name);
+  const port = backend?.service?.port;
+  const number = port?.number !== undefined ? checkPortNumber(port.number) : null;
+  const named = port?.name !== undefined ? checkPortName(port.name) : null;
+  return {
+    namespace,
+    ingressName,
+    serviceName: service.ok ? service.value : '',
+    servicePort: number?.ok ? String(number.value) : named?.ok ? named.value : '',
+  };
 }
 
 function defaultBackendAnnotation(

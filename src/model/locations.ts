@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ExternalAuth, ExternalAuthSettings, Location, PathType } from './nginx-model.js';
+import type { ExternalAuth, ExternalAuthSettings, Location, LocationInfo, PathType } from './nginx-model.js';
 import { compare } from './backends.js';
 
 /** LocationExtras are the Location fields annotations decide, copied into every location of a route. */
@@ -18,6 +18,7 @@ export type LocationExtras = Pick<
   | 'limitConnections'
   | 'cors'
   | 'setCookie'
+  | 'cookieExpires'
   | 'errorPages'
   | 'snippet'
   | 'requireClientCertificate'
@@ -33,6 +34,8 @@ export interface RouteFeatures {
   readonly sslRedirect: boolean | null;
   /** force-ssl-redirect of the Ingress, null for the ConfigMap's */
   readonly forceSslRedirect: boolean | null;
+  /** preserve-trailing-slash of the Ingress */
+  readonly preserveTrailingSlash: boolean;
   readonly extras: LocationExtras;
   /** a security annotation could not be applied: the route answers 503 with no extras (see Location.denied) */
   readonly denied: boolean;
@@ -58,6 +61,7 @@ export const NO_EXTRAS: LocationExtras = Object.freeze({
   limitConnections: null,
   cors: null,
   setCookie: null,
+  cookieExpires: null,
   errorPages: null,
   snippet: null,
 });
@@ -66,9 +70,14 @@ export const NO_EXTRAS: LocationExtras = Object.freeze({
  * externalAuthAt names the locations auth-url needs beside the location `modifier match`:
  * unique in the server, as that pair is, and stable while the location is.
  */
-function externalAuthAt(settings: ExternalAuthSettings, modifier: Location['modifier'], match: string): ExternalAuth {
+function externalAuthAt(
+  settings: ExternalAuthSettings,
+  modifier: Location['modifier'],
+  match: string,
+  hsts: boolean,
+): ExternalAuth {
   const id = createHash('sha256').update(`${modifier} ${match}`).digest('hex').slice(0, 16);
-  return { ...settings, location: `/_external-auth-${id}`, signinLocation: `@ia_signin_${id}` };
+  return { ...settings, location: `/_external-auth-${id}`, signinLocation: `@ia_signin_${id}`, hsts };
 }
 
 /** Route is one Ingress path on one host, after validation, before it becomes nginx locations. */
@@ -80,6 +89,10 @@ export interface Route {
   readonly status: 404 | 503 | null;
   readonly ingress: string | null;
   readonly features: RouteFeatures | null;
+  /** the Ingress and the Service its path names, for error backends */
+  readonly info?: LocationInfo;
+  /** the default-backend annotation's Service answers in place of the missing one */
+  readonly customDefaultBackend?: boolean;
   /** set when a canary Ingress shares the route: its upstream and the variable choosing between them */
   readonly canary?: { readonly upstream: string; readonly variable: string };
 }
@@ -145,9 +158,12 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
       upstream: route.upstream,
       status: route.status,
       sslRedirect: (f?.forceSslRedirect ?? host.forceSslRedirect) || (host.tls && redirect),
+      preserveTrailingSlash: f?.preserveTrailingSlash ?? false,
       ingress: route.ingress,
       ...extras,
-      externalAuth: extras.externalAuth && externalAuthAt(extras.externalAuth, modifier, match),
+      info: extras.errorPages !== null || route.customDefaultBackend ? (route.info ?? null) : null,
+      customDefaultBackend: route.customDefaultBackend ?? false,
+      externalAuth: extras.externalAuth && externalAuthAt(extras.externalAuth, modifier, match, host.hsts),
       appRoot: match === '/' || match === '^/' ? extras.appRoot : null,
       rewrite: denied ? null : rewrite,
       denied,
@@ -161,12 +177,14 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
               upstreamName: target,
               canary: route.canary?.upstream ?? null,
             },
-      // Any add_header of the location's own (CORS, the affinity cookie, a snippet's) hides the server's.
+      // Any add_header of the location's own (CORS, the affinity or auth cookie, a snippet's) hides the server's, and
+      // a snippet's proxy_hide_header the server's hiding of the backend's HSTS header.
       hsts:
         host.hsts &&
         (extras.cors !== null ||
           extras.setCookie !== null ||
-          (extras.snippet ?? []).some((d) => d.name === 'add_header')),
+          extras.externalAuth !== null ||
+          (extras.snippet ?? []).some((d) => d.name === 'add_header' || d.name === 'proxy_hide_header')),
     });
   };
   for (const route of routes) {

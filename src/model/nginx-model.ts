@@ -3,6 +3,8 @@
  * formats it. Absent values are `null`, never missing, so the template can run in strict mode.
  */
 
+import type { UriEscape } from './escape-uri.js';
+
 /** Problem is one thing wrong with one object: it names the object and the field. */
 export interface Problem {
   readonly kind: string;
@@ -221,6 +223,8 @@ export interface Location {
   /** 503 when the Service or its endpoints are missing (as ingress-nginx), 404 when nothing routes here */
   readonly status: 404 | 503 | null;
   readonly sslRedirect: boolean;
+  /** preserve-trailing-slash: the HTTPS redirect keeps a trailing slash */
+  readonly preserveTrailingSlash: boolean;
   /** `namespace/name` of the Ingress, for logs and conflicts */
   readonly ingress: string | null;
   /**
@@ -265,12 +269,35 @@ export interface Location {
   readonly cors: Cors | null;
   /** cookie affinity: the variable holding the Set-Cookie value (empty when the cookie is there) */
   readonly setCookie: string | null;
-  /** the location adds headers of its own, so it repeats the server's HSTS header (nginx drops inherited add_header) */
+  /** session-cookie-expires with Lua: the seconds from now the location's `$ia_cookie_expires` date is */
+  readonly cookieExpires: number | null;
+  /**
+   * the location adds or hides headers of its own, so it repeats the server's HSTS header and the hiding of the
+   * backend's (nginx drops inherited add_header and proxy_hide_header)
+   */
   readonly hsts: boolean;
+  /**
+   * what ingress-nginx's error backends are told (`$namespace`, `$ingress_name`, `$service_name`, `$service_port`):
+   * set where a location has error pages or answers from the default-backend annotation's Service, else null
+   */
+  readonly info: LocationInfo | null;
+  /**
+   * the path's Service is missing, so the default-backend annotation's Service answers, told so as ingress-nginx
+   * tells it (X-Code 503 and the others)
+   */
+  readonly customDefaultBackend: boolean;
   /** custom-http-errors: codes answered by a named location of the server */
   readonly errorPages: readonly ErrorLocation[] | null;
   /** configuration-snippet: allow-listed directives, each argument printed through `q` */
   readonly snippet: readonly SnippetDirective[] | null;
+}
+
+/** LocationInfo names the Ingress and the Service port (as the Ingress wrote it) a location serves. */
+export interface LocationInfo {
+  readonly namespace: string;
+  readonly ingressName: string;
+  readonly serviceName: string;
+  readonly servicePort: string;
 }
 
 /** ExternalAuthSettings are auth-url's settings as annotations give them, the same for every location of a route. */
@@ -281,6 +308,11 @@ export interface ExternalAuthSettings {
   readonly method: string;
   /** where a 401 redirects (302), with the return address already added */
   readonly signin: string | null;
+  /**
+   * the auth answer's Set-Cookie goes to the client (as ingress-nginx): on 2xx, 3xx and some 4xx of the backend
+   * (nginx's add_header), on every status when set (auth-always-set-cookie)
+   */
+  readonly alwaysSetCookie: boolean;
   /** headers of the auth answer copied into the proxied request: `$upstream_http_…` saved in `$ia_auth_…` */
   readonly responseHeaders: readonly { readonly header: string; readonly source: string; readonly variable: string }[];
 }
@@ -291,6 +323,8 @@ export interface ExternalAuth extends ExternalAuthSettings {
   readonly location: string;
   /** the named location a 401 goes to when there is a sign-in page */
   readonly signinLocation: string;
+  /** the server sends HSTS, so the sign-in location, which adds the auth cookie, must repeat it */
+  readonly hsts: boolean;
 }
 
 /** ErrorLocation is a named location that asks a default backend for an error page, as ingress-nginx does. */
@@ -493,8 +527,15 @@ export interface NginxModel {
   readonly stream: StreamModel | null;
   /** with ssl-passthrough, the unix socket the http servers' TLS listener moves to (PROXY protocol); else null */
   readonly httpsSocket: string | null;
-  /** where `ssl-redirect` sends plain HTTP: `https://$host$request_uri`, with the port when not 443 */
+  /**
+   * where `ssl-redirect` sends plain HTTP, as ingress-nginx: the best host without its port, then the request URI
+   * without one trailing slash (`$ia_redirect_uri`); with the --https-port when it is not 443
+   */
   readonly httpsRedirect: string;
+  /** the same for a location with preserve-trailing-slash: the request URI as sent */
+  readonly httpsRedirectPreserved: string;
+  /** X-Original-Forwarded-For: the variable of the client's forwarded-for-header, sent on as it came */
+  readonly originalForwardedFor: string;
   readonly config: GlobalConfig;
   /** the Strict-Transport-Security value, or null when hsts is off */
   readonly hstsHeader: string | null;
@@ -502,7 +543,11 @@ export interface NginxModel {
    * set when a location uses auth-url: the nameservers for the names it looks up per request (the controller's
    * /etc/resolv.conf)
    */
-  readonly externalAuth: { readonly resolvers: readonly string[] } | null;
+  readonly externalAuth: {
+    readonly resolvers: readonly string[];
+    /** the maps that escape `$escaped_request_uri`, without Lua (with Lua a location computes it) */
+    readonly escape: UriEscape | null;
+  } | null;
   /** the http-level Host header, which a location with upstream-vhost replaces */
   readonly proxyHeaders: { readonly host: string };
   readonly requestZones: readonly LimitZone[];

@@ -137,17 +137,28 @@ describe.each(SCENE_MODES)('%s', (mode) => {
 
     it('asks the auth URL itself, with the original URL and method, and never the body', async () => {
       asked.length = 0;
-      await send('auth.test', '/upload?x=1', { token: 'Bearer good', method: 'POST', body: 'a'.repeat(5000) });
+      await send('auth.test', '/upload?x=1', {
+        token: 'Bearer good',
+        method: 'POST',
+        body: 'a'.repeat(5000),
+        headers: { 'x-request-id': 'req-1', 'x-forwarded-proto': 'https' },
+      });
       expect(asked).toHaveLength(1);
       expect(asked[0]).toMatchObject({ method: 'GET', url: '/check?app=shop', bodyBytes: 0 });
       expect(asked[0]!.headers['x-original-url']).toBe('http://auth.test/upload?x=1');
       expect(asked[0]!.headers['x-original-method']).toBe('POST');
+      // as ingress-nginx's auth location: the client's request id, and no X-Forwarded-Proto
+      expect(asked[0]!.headers['x-request-id']).toBe('req-1');
+      expect(asked[0]!.headers['x-forwarded-proto']).toBeUndefined();
     });
 
     it('auth-signin: a 401 becomes a redirect to the sign-in page with the escaped return address', async () => {
       const answer = await send('signin.test', '/cart/view?item=7&qty=2');
       expect(answer.status).toBe(302);
-      expect(answer.location).toBe('https://login.example.com/start?rd=http://signin.test/cart/view%3Fitem=7%26qty=2');
+      // escaped as ingress-nginx's set_escape_uri: the whole URI, `/` and `=` too
+      expect(answer.location).toBe(
+        'https://login.example.com/start?rd=http://signin.test%2Fcart%2Fview%3Fitem%3D7%26qty%3D2',
+      );
       expect((await send('signin.test', '/', { token: 'Bearer good' })).status).toBe(200);
     });
 

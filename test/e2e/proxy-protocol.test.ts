@@ -16,6 +16,7 @@ interface Answer {
   readonly realIp?: string;
   readonly forwardedFor?: string;
   readonly forwardedPort?: string;
+  readonly forwardedProto?: string;
 }
 
 /** readAnswer reads one HTTP/1.1 answer (the request asked the server to close) from `socket`. */
@@ -35,6 +36,7 @@ function readAnswer(socket: Socket): Promise<Answer> {
         realIp: headers['x-real-ip'],
         forwardedFor: headers['x-forwarded-for'],
         forwardedPort: headers['x-forwarded-port'],
+        forwardedProto: headers['x-forwarded-proto'],
       });
     });
   });
@@ -63,7 +65,7 @@ function viaBalancer(localAddress: string, header: string, https = false): Promi
   });
 }
 
-const proxyLine = (client: string) => `PROXY TCP4 ${client} 127.0.0.1 40000 80\r\n`;
+const proxyLine = (client: string, port = 80) => `PROXY TCP4 ${client} 127.0.0.1 40000 ${port}\r\n`;
 
 describe('use-proxy-protocol with proxy-real-ip-cidr, through real nginx', () => {
   it('renders without problems', () => expect(scene().problems).toBe(''));
@@ -77,6 +79,7 @@ describe('use-proxy-protocol with proxy-real-ip-cidr, through real nginx', () =>
         realIp: '10.9.8.7',
         forwardedFor: '10.9.8.7',
         forwardedPort: '80',
+        forwardedProto: 'http',
       });
     },
   );
@@ -85,6 +88,15 @@ describe('use-proxy-protocol with proxy-real-ip-cidr, through real nginx', () =>
     expect(await viaBalancer('127.0.0.1', proxyLine('10.9.8.7'), true)).toMatchObject({
       status: 200,
       realIp: '10.9.8.7',
+    });
+  });
+
+  // ingress-nginx's lua_ingress.lua: a client that reached the balancer's port 443 used HTTPS (TLS ended there)
+  it("a client that reached the balancer's port 443 is told HTTPS", async () => {
+    expect(await viaBalancer('127.0.0.1', proxyLine('10.9.8.7', 443))).toMatchObject({
+      status: 200,
+      forwardedPort: '443',
+      forwardedProto: 'https',
     });
   });
 

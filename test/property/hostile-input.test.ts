@@ -334,6 +334,7 @@ describe('hostile input', () => {
             ...model,
             config: { ...model.config, proxyBodySize: value, logFormatUpstream: value, sslCiphers: value },
             hstsHeader: value,
+            originalForwardedFor: value,
             maps: [{ source: value, variable: value, fallback: value, entries: [{ key: value, value }] }],
             requestZones: [{ zone: value, rate: value }],
             servers: [
@@ -360,6 +361,8 @@ describe('hostile input', () => {
                     signin: value,
                     location: value,
                     signinLocation: value,
+                    hsts: true,
+                    alwaysSetCookie: true,
                     responseHeaders: [{ header: value, source: '$upstream_http_x', variable: '$ia_auth_header_0' }],
                   },
                   proxy: {
@@ -378,6 +381,8 @@ describe('hostile input', () => {
                     limitRateAfter: null,
                   },
                   setCookie: value,
+                  info: { namespace: value, ingressName: value, serviceName: value, servicePort: value },
+                  customDefaultBackend: true,
                   snippet: [{ name: 'add_header', args: [value, value, value] }],
                   limitRequests: { zone: value, burst: 1 },
                   pass: { grpc: false, url: value, balancedUrl: value, upstreamName: value, canary: null },

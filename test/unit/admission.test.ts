@@ -268,5 +268,13 @@ describe('warningOnly: which problems of the candidate only warn', () => {
       },
       true,
     ],
+    [
+      {
+        ...annotation('x', ''),
+        field: 'spec.rules[0].http.paths[1].backend.resource',
+        message: 'not a Service: left out, as ingress-nginx does, so its requests reach what else matches',
+      },
+      true,
+    ],
   ])('%o → %s', (problem, warns) => expect(warningOnly(problem)).toBe(warns));
 });

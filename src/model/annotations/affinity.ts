@@ -71,7 +71,8 @@ export const affinityGroup: AnnotationGroup<'affinity'> = {
       scope: 'ingress',
       onInvalid: 'ignore',
       support: 'partial',
-      doc: 'seconds; sent as Max-Age (nginx cannot compute an Expires date without Lua)',
+      doc: "seconds: the cookie's Expires, that far from the request (`Mon, 02-Jan-06 15:04:05 GMT`, as ingress-nginx)",
+      note: 'without Lua (--dynamic-backends=false) nginx cannot compute a date: sent as Max-Age unless max-age is set',
     },
     {
       key: 'session-cookie-domain',
@@ -95,7 +96,7 @@ export const affinityGroup: AnnotationGroup<'affinity'> = {
       scope: 'ingress',
       onInvalid: 'ignore',
       support: 'supported',
-      doc: 'add Secure',
+      doc: 'add Secure; without it (or false) Secure only over HTTPS, as ingress-nginx',
     },
     {
       key: 'session-cookie-change-on-failure',
@@ -113,12 +114,12 @@ export const affinityGroup: AnnotationGroup<'affinity'> = {
     const cookieName = read(input, 'session-cookie-name', checkCookieName) ?? 'INGRESSCOOKIE';
     const path = read(input, 'session-cookie-path', checkPath) ?? null;
     const seconds = intIn(0, 2 ** 31 - 1);
-    const maxAge =
-      read(input, 'session-cookie-max-age', seconds) ?? read(input, 'session-cookie-expires', seconds) ?? null;
+    const maxAge = read(input, 'session-cookie-max-age', seconds) ?? null;
+    const expires = read(input, 'session-cookie-expires', seconds) ?? null;
     const domain = read(input, 'session-cookie-domain', (v) => checkHost(v.replace(/^\./, ''))) ?? null;
     const sameSite = read(input, 'session-cookie-samesite', oneOf(['None', 'Lax', 'Strict'] as const, true)) ?? null;
     const secure = readBool(input, 'session-cookie-secure') ?? false;
     if (type === undefined) return null;
-    return { cookieName, path, maxAge, domain, sameSite, secure };
+    return { cookieName, path, maxAge, expires, domain, sameSite, secure };
   },
 };

@@ -144,6 +144,8 @@ export interface FeatureContext {
   readonly variants: UpstreamVariants;
   /** the upstream that renders custom-http-errors: the default-backend annotation's, else the flag's */
   readonly errorBackend: string | null;
+  /** the Lua balancer serves: a location may compute values per request with Lua */
+  readonly lua: boolean;
   readonly report: Report;
 }
 
@@ -180,6 +182,7 @@ function externalAuthSettings(a: ExternalAuthAnnotations, grpc: boolean): Extern
     host: a.host,
     method: a.method,
     signin: a.signin,
+    alwaysSetCookie: a.alwaysSetCookie,
     responseHeaders: headers.map((header, i) => ({
       header,
       source: `$upstream_http_${header.toLowerCase().replace(/-/g, '_')}`,
@@ -193,7 +196,7 @@ function externalAuthSettings(a: ExternalAuthAnnotations, grpc: boolean): Extern
  * and the upstream each of its backends resolves to.
  */
 export class IngressFeatures {
-  private readonly shared: Omit<LocationExtras, 'setCookie'>;
+  private readonly shared: Omit<LocationExtras, 'setCookie' | 'cookieExpires'>;
   private readonly grpc: boolean;
 
   constructor(
@@ -274,18 +277,20 @@ export class IngressFeatures {
         protocol: 'http',
         sslRedirect: a.rewrite.sslRedirect,
         forceSslRedirect: a.rewrite.forceSslRedirect,
+        preserveTrailingSlash: a.rewrite.preserveTrailingSlash ?? false,
         extras: NO_EXTRAS,
         denied: true,
       };
     }
-    const cookie = a.affinity ? this.ctx.extras.affinity(a.affinity, regex ? '/' : path) : null;
+    const cookie = a.affinity ? this.ctx.extras.affinity(a.affinity, regex ? '/' : path, this.ctx.lua) : null;
     return {
       forcesRegex,
       rewriteTarget: a.rewrite.target,
       protocol: a.backendProtocol,
       sslRedirect: a.rewrite.sslRedirect,
       forceSslRedirect: a.rewrite.forceSslRedirect,
-      extras: { ...this.shared, setCookie: cookie?.setCookie ?? null },
+      preserveTrailingSlash: a.rewrite.preserveTrailingSlash ?? false,
+      extras: { ...this.shared, setCookie: cookie?.setCookie ?? null, cookieExpires: cookie?.cookieExpires ?? null },
       denied: false,
     };
   }

@@ -17,8 +17,9 @@ export const defaultBackendGroup: AnnotationGroup<'defaultBackend'> = {
       onInvalid: 'ignore',
       support: 'supported',
       doc:
-        "a Service (same namespace, first port) that answers when a path's Service has no endpoints, and the " +
-        'errors of custom-http-errors',
+        "a Service (same namespace, first port) that answers when a path's Service is missing or has no endpoints " +
+        "(told so with ingress-nginx's X-Code 503, X-Namespace, X-Ingress-Name, X-Service-Name, X-Service-Port), " +
+        'and the errors of custom-http-errors',
     },
   ],
   parse: (input) => read(input, 'default-backend', checkDnsLabel) ?? null,

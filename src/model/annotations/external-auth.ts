@@ -1,5 +1,5 @@
 import { checkHeaderName, checkHostPort, show, type Checked } from '../validate.js';
-import { noteWithout, oneOf, read } from './read.js';
+import { noteWithout, oneOf, read, readBool } from './read.js';
 import type { AnnotationGroup, ExternalAuthAnnotations } from './types.js';
 
 /**
@@ -132,8 +132,9 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
         'host may be `$host` on any rule (the redirect goes back to the client that chose it), but not ' +
         '`$http_host` or `$best_http_host`',
       note:
-        "stock nginx cannot URL-escape: `$escaped_request_uri` escapes the query's `?` and `&` for up to four " +
-        'parameters, and drops a longer query',
+        '`$escaped_request_uri` is the request URI escaped as a query component (ngx.escape_uri: letters, digits ' +
+        "and -._~!*'() stay). Without Lua (--dynamic-backends=false) nginx.conf escapes with maps: the first 24 " +
+        'characters to escape, the URI cut after the last of them, and bytes outside ASCII left out',
     },
     {
       key: 'auth-signin-redirect-param',
@@ -142,6 +143,16 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
       onInvalid: 'ignore',
       support: 'supported',
       doc: 'the name of the return-address parameter added to auth-signin (`rd`)',
+    },
+    {
+      key: 'auth-always-set-cookie',
+      risk: 'Low',
+      scope: 'location',
+      onInvalid: 'ignore',
+      support: 'supported',
+      doc:
+        "the auth answer's Set-Cookie reaches the client whatever the backend answers; without it (as ingress-nginx) " +
+        "only with the backend's 2xx and 3xx (nginx's add_header without always)",
     },
     {
       key: 'auth-response-headers',
@@ -153,7 +164,13 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
     },
   ],
   parse(input): ExternalAuthAnnotations | null {
-    const companions = ['auth-method', 'auth-signin', 'auth-signin-redirect-param', 'auth-response-headers'];
+    const companions = [
+      'auth-method',
+      'auth-signin',
+      'auth-signin-redirect-param',
+      'auth-response-headers',
+      'auth-always-set-cookie',
+    ];
     if (input.get('auth-url') === undefined) {
       // Without auth-url its companions do nothing, so a bad one costs nothing either.
       noteWithout(input, companions, 'auth-url');
@@ -169,6 +186,7 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
           : { ok: false, message: `${show(v)} is not a query parameter name` },
       ) ?? 'rd';
     const responseHeaders = read(input, 'auth-response-headers', checkHeaderList) ?? [];
+    const alwaysSetCookie = readBool(input, 'auth-always-set-cookie') ?? false;
     // An invalid auth-url has denied the Ingress's locations already.
     if (url === undefined) return null;
     return {
@@ -177,6 +195,7 @@ export const externalAuthGroup: AnnotationGroup<'externalAuth'> = {
       method,
       signin: signin ? withRedirect(signin.url, param) : null,
       responseHeaders,
+      alwaysSetCookie,
     };
   },
 };

@@ -21,6 +21,12 @@ export const literal = (key: string): string => `\\${key}`;
 const regexEscape = (text: string) => text.replace(/[.*+?^${}()|[\]\\/-]/g, (c) => `\\${c}`);
 
 /** HttpExtras is the http-level state one buildModel run gathers. */
+/** COOKIE_SECURE is `; Secure` over HTTPS, empty over HTTP: the affinity cookie's Secure unless the annotation sets it. */
+const COOKIE_SECURE = '$ia_cookie_secure';
+
+/** COOKIE_EXPIRES is the variable a location with session-cookie-expires sets (with Lua) to the cookie's date. */
+export const COOKIE_EXPIRES = '$ia_cookie_expires';
+
 /**
  * AFFINITY_KEY_PREFIX starts the variable a cookie affinity upstream hashes on (no upstream-hash-by can name it:
  * checkHashKey takes only nginx's own variables), so the Lua balancer's table can tell affinity from hashing.
@@ -83,21 +89,38 @@ export class HttpExtras {
    * location at `path`: the key is the cookie, or a fresh $request_id when it is missing, and
    * the Set-Cookie value is empty (no header) once the client has the cookie.
    */
-  affinity(affinity: AffinityAnnotations, path: string): { hashKey: string; setCookie: string } {
+  affinity(
+    affinity: AffinityAnnotations,
+    path: string,
+    lua: boolean,
+  ): { hashKey: string; setCookie: string; cookieExpires: number | null } {
     const name = affinity.cookieName;
     const { key, fresh } = this.affinityKey(name);
+    // With Lua the location computes the Expires date per request; without, nginx cannot: Max-Age stands in (and
+    // for an Expires of now, which the template's `if` would not see).
+    const cookieExpires = lua && affinity.expires ? affinity.expires : null;
+    const maxAge = cookieExpires === null ? (affinity.maxAge ?? affinity.expires) : affinity.maxAge;
     const attributes = [
       `${name}=${fresh}`,
       `Path=${affinity.path ?? path}`,
-      ...(affinity.maxAge !== null ? [`Max-Age=${affinity.maxAge}`] : []),
+      ...(cookieExpires !== null ? [`Expires=${COOKIE_EXPIRES}`] : []),
+      ...(maxAge !== null ? [`Max-Age=${maxAge}`] : []),
       ...(affinity.domain !== null ? [`Domain=${affinity.domain}`] : []),
       ...(affinity.sameSite !== null ? [`SameSite=${affinity.sameSite}`] : []),
-      ...(affinity.secure ? ['Secure'] : []),
-      'HttpOnly',
+      // As ingress-nginx's sticky cookie: Secure when the annotation says so, else when the request came over HTTPS.
+      affinity.secure ? 'Secure' : `HttpOnly${COOKIE_SECURE}`,
+      ...(affinity.secure ? ['HttpOnly'] : []),
     ].join('; ');
+    if (!affinity.secure)
+      this.addMap({
+        source: '$https',
+        variable: COOKIE_SECURE,
+        fallback: '',
+        entries: [{ key: 'on', value: '; Secure' }],
+      });
     const setCookie = `$ia_setcookie_${stableId(attributes)}`;
     this.addMap({ source: fresh, variable: setCookie, fallback: attributes, entries: [{ key: '', value: '' }] });
-    return { hashKey: key, setCookie };
+    return { hashKey: key, setCookie, cookieExpires };
   }
 
   /** affinityKey registers the maps behind cookie `name`'s hash key (`$ia_aff_<name>`) and its fresh value. */

@@ -75,7 +75,6 @@ export const refusedAnnotations: readonly RefusedAnnotation[] = [
   ].map(([k, r]) =>
     ignored(k!, r as RefusedAnnotation['risk'], 'location', 'the auth subrequest uses a new connection each time'),
   ),
-  ignored('auth-always-set-cookie', 'Low', 'location', 'cookies of the auth answer are not passed to the client'),
   ignored(
     'auth-proxy-set-headers',
     'Medium',

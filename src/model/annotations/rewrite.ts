@@ -71,14 +71,15 @@ export const rewriteGroup: AnnotationGroup<'rewrite'> = {
       risk: 'Medium',
       scope: 'location',
       onInvalid: 'ignore',
-      support: 'partial',
-      doc: 'accepted; the HTTPS redirect always keeps the URI exactly as sent',
+      support: 'supported',
+      doc: "the HTTPS redirect keeps the URI's trailing slash (by default one is dropped, as ingress-nginx does)",
     },
   ],
   parse(input) {
     const appRoot = read(input, 'app-root', checkPath) ?? null;
-    readBool(input, 'preserve-trailing-slash');
+    const preserveTrailingSlash = readBool(input, 'preserve-trailing-slash') ?? false;
     return {
+      preserveTrailingSlash,
       target: read(input, 'rewrite-target', checkRewriteTarget) ?? null,
       useRegex: readBool(input, 'use-regex') ?? false,
       appRoot,

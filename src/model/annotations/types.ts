@@ -94,6 +94,8 @@ export interface RewriteAnnotations {
   readonly sslRedirect: boolean | null;
   /** null: the ConfigMap's force-ssl-redirect */
   readonly forceSslRedirect: boolean | null;
+  /** the HTTPS redirect keeps a trailing slash (absent: false, ingress-nginx's default) */
+  readonly preserveTrailingSlash?: boolean;
 }
 
 /** AffinityAnnotations are cookie affinity's settings, validated. */
@@ -101,7 +103,10 @@ export interface AffinityAnnotations {
   readonly cookieName: string;
   /** null: the location's path */
   readonly path: string | null;
+  /** session-cookie-max-age */
   readonly maxAge: number | null;
+  /** session-cookie-expires, in seconds from the request */
+  readonly expires: number | null;
   readonly domain: string | null;
   readonly sameSite: 'None' | 'Lax' | 'Strict' | null;
   readonly secure: boolean;
@@ -133,6 +138,8 @@ export interface ExternalAuthAnnotations {
   readonly method: string;
   readonly signin: string | null;
   readonly responseHeaders: readonly string[];
+  /** auth-always-set-cookie: the auth answer's Set-Cookie reaches the client whatever the backend answers */
+  readonly alwaysSetCookie: boolean;
 }
 
 /** AuthTlsAnnotations are client certificate authentication's settings, validated, with the CA bundle read. */
