@@ -1,0 +1,354 @@
+/**
+ * ingress-nginx's own e2e cases, ported as data (test/ingress-nginx-cases/, format in its README.md) and run
+ * through real nginx in both modes: each YAML document is one scene (manifests, ConfigMap, flags, echo backends,
+ * certificates) started once, and each of its cases an `it` named `<file> › <ingress-nginx It text>`, whose
+ * requests go over real HTTP(S) on loopback and whose answers are checked as ingress-nginx's Expect lines check
+ * them. A case marked `known` runs as `it.fails`: it turns red when the gap it names is fixed.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { join, relative } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
+import { startEchoServer, type EchoServer } from '../support/echo-server.js';
+import { ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
+import { SCENE_MODES, startScene, type Scene, type SceneMode } from './annotations-harness.js';
+
+const ROOT = new URL('../ingress-nginx-cases/', import.meta.url).pathname;
+const PREFIX = 'nginx.ingress.kubernetes.io/';
+
+/** Certificate is one issued for a file: a CA (Secret with ca.crt), a server certificate (TLS Secret) or a client's. */
+interface Certificate {
+  readonly name: string;
+  readonly ca?: boolean;
+  /** DNS names: a server certificate, written as the kubernetes.io/tls Secret `name` */
+  readonly hosts?: string[];
+  /** the CA that signs it (by name), else the file's own test CA */
+  readonly issuer?: string;
+  readonly namespace?: string;
+}
+
+/** Shorthand is ingress-nginx's framework.NewSingleIngress as data: one host, Prefix paths, one Service. */
+interface Shorthand {
+  readonly ingress: string;
+  readonly namespace?: string;
+  readonly host?: string;
+  readonly path?: string;
+  readonly paths?: string[];
+  readonly pathType?: string;
+  readonly service?: string;
+  readonly port?: number | string;
+  /** keys without a `/` take the nginx.ingress.kubernetes.io/ prefix */
+  readonly annotations?: Record<string, string>;
+  /** the TLS Secret for the host */
+  readonly tls?: string;
+  readonly class?: string | null;
+}
+
+interface Expectation {
+  readonly status?: number;
+  /** exact value, `/regex/`, or null for absent; a repeated header (Set-Cookie) matches when one of its values does */
+  readonly headers?: Record<string, string | null>;
+  readonly absentHeaders?: string[];
+  readonly body?: string | { contains?: string | string[]; notContains?: string | string[]; equals?: string };
+  /** the echo backend's `Hostname:` (which backend answered) */
+  readonly backend?: string;
+  /** what the echo backend saw: path (request URI), method, request headers (lowercase names; null: absent) */
+  readonly backendSaw?: { path?: string; method?: string; headers?: Record<string, string | null> };
+}
+
+interface RequestSpec {
+  readonly method?: string;
+  readonly scheme?: 'http' | 'https';
+  readonly host: string;
+  readonly path?: string;
+  readonly headers?: Record<string, string>;
+  readonly body?: string;
+  /** the client's address (127.0.0.2 … stand in for other clients) */
+  readonly from?: string;
+  /** a client certificate by name (https) */
+  readonly cert?: string;
+  /** send it this many times, checking each answer */
+  readonly repeat?: number;
+  readonly expect: Expectation;
+}
+
+interface Case {
+  readonly it: string;
+  readonly differs?: string;
+  readonly known?: string | Partial<Record<SceneMode, string>>;
+  /** each a substring or `/regex/` some problem of the scene must match */
+  readonly problems?: string[];
+  readonly requests: RequestSpec[];
+}
+
+interface SceneFile {
+  readonly from: string;
+  readonly modes?: SceneMode[];
+  readonly configMap?: Record<string, string>;
+  readonly flags?: string[];
+  readonly backends?: string[];
+  readonly certificates?: Certificate[];
+  readonly objects?: (Shorthand | Record<string, unknown>)[];
+  readonly cases: Case[];
+}
+
+function yamlFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((entry) =>
+      entry.isDirectory()
+        ? yamlFiles(join(dir, entry.name))
+        : entry.name.endsWith('.yaml')
+          ? [join(dir, entry.name)]
+          : [],
+    )
+    .sort();
+}
+
+function loadScenes(): { file: string; scene: SceneFile }[] {
+  return yamlFiles(ROOT).flatMap((path) => {
+    const file = relative(ROOT, path);
+    return parseAllDocuments(readFileSync(path, 'utf8')).map((doc) => {
+      if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0]!.message}`);
+      return { file, scene: doc.toJS() as SceneFile };
+    });
+  });
+}
+
+const prefixed = (annotations: Record<string, string> = {}): Record<string, string> =>
+  Object.fromEntries(Object.entries(annotations).map(([k, v]) => [k.includes('/') ? k : `${PREFIX}${k}`, String(v)]));
+
+/** expand turns a Shorthand into the Ingress ingress-nginx's NewSingleIngress would make; manifests pass as they are. */
+function expand(object: Shorthand | Record<string, unknown>): object {
+  if (!('ingress' in object) || typeof object.ingress !== 'string') return object;
+  const s = object as Shorthand;
+  const port = s.port ?? 80;
+  const paths = (s.paths ?? [s.path ?? '/']).map((path) => ({
+    path,
+    pathType: s.pathType ?? 'Prefix',
+    backend: {
+      service: { name: s.service ?? 'echo', port: typeof port === 'string' ? { name: port } : { number: port } },
+    },
+  }));
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name: s.ingress, namespace: s.namespace ?? 'default', annotations: prefixed(s.annotations) },
+    spec: {
+      ...(s.class === null ? {} : { ingressClassName: s.class ?? 'nginx' }),
+      ...(s.tls ? { tls: [{ hosts: s.host ? [s.host] : [], secretName: s.tls }] } : {}),
+      rules: [{ ...(s.host ? { host: s.host } : {}), http: { paths } }],
+    },
+  };
+}
+
+/** fill replaces `{{name}}` by a value of `vars` (backends as 127.0.0.1:port, httpPort, httpsPort) in every string. */
+function fill<T>(value: T, vars: Record<string, string>): T {
+  return JSON.parse(
+    JSON.stringify(value).replace(/\{\{(\w+)\}\}/g, (whole, name: string) => {
+      const found = vars[name];
+      if (found === undefined) throw new Error(`unknown placeholder ${whole}`);
+      return found;
+    }),
+  ) as T;
+}
+
+async function issue(certificates: Certificate[]): Promise<{ pairs: Map<string, KeyPair>; secrets: object[] }> {
+  const testCa = await issueCertificate({ commonName: 'ingress-nginx-cases CA', isCa: true });
+  const pairs = new Map<string, KeyPair>();
+  const secrets: object[] = [];
+  for (const c of certificates) {
+    const issuer = c.issuer ? pairs.get(c.issuer) : c.ca ? undefined : testCa;
+    if (c.issuer && !issuer) throw new Error(`certificate ${c.name}: issuer ${c.issuer} comes later or not at all`);
+    const pair = await issueCertificate({
+      commonName: c.hosts?.[0] ?? c.name,
+      ...(c.hosts ? { dnsNames: c.hosts } : {}),
+      ...(c.ca ? { isCa: true } : {}),
+      ...(issuer ? { issuer } : {}),
+    });
+    pairs.set(c.name, pair);
+    const namespace = c.namespace ?? 'default';
+    if (c.hosts) secrets.push(tlsSecret(c.name, pair.certPem, pair.keyPem, namespace));
+    else if (c.ca) {
+      secrets.push({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'Opaque',
+        metadata: { namespace, name: c.name },
+        data: { 'ca.crt': Buffer.from(pair.certPem).toString('base64') },
+      });
+    }
+  }
+  return { pairs, secrets };
+}
+
+interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+function send(scene: Scene, r: RequestSpec, pairs: Map<string, KeyPair>): Promise<Answer> {
+  const https = r.scheme === 'https';
+  const cert = r.cert ? pairs.get(r.cert) : undefined;
+  if (r.cert && !cert) throw new Error(`no certificate ${r.cert}`);
+  const body = r.body === undefined ? undefined : Buffer.from(r.body);
+  return new Promise((resolve, reject) => {
+    const req = (https ? httpsRequest : httpRequest)(
+      {
+        host: '127.0.0.1',
+        port: https ? scene.httpsPort : scene.httpPort,
+        path: r.path ?? '/',
+        method: r.method ?? 'GET',
+        headers: {
+          host: r.host,
+          ...(body ? { 'content-length': String(body.length) } : {}),
+          ...r.headers,
+        },
+        agent: false,
+        ...(r.from ? { localAddress: r.from } : {}),
+        ...(https
+          ? { servername: r.host, rejectUnauthorized: false, ...(cert ? { cert: cert.certPem, key: cert.keyPem } : {}) }
+          : {}),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+      },
+    );
+    req.setTimeout(10_000, () => req.destroy(new Error(`${r.host}${r.path ?? '/'} timed out`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** matches says whether `actual` is `expected`, or matches it when `expected` is `/regex/`. */
+function matches(actual: string, expected: string): boolean {
+  const regex = /^\/(.*)\/([a-z]*)$/s.exec(expected);
+  return regex ? new RegExp(regex[1]!, regex[2]).test(actual) : actual === expected;
+}
+
+/** seen reads what an echo backend printed: its Hostname, the request line fields and the request headers. */
+function seen(body: string): { hostname?: string; path?: string; method?: string; headers: Record<string, string> } {
+  const field = (name: string) => new RegExp(`^\\t${name}=(.*)$`, 'm').exec(body)?.[1];
+  const headers: Record<string, string> = {};
+  const section = /\nRequest Headers:\n((?:\t.*\n)*)/.exec(body)?.[1] ?? '';
+  for (const line of section.split('\n')) {
+    const at = line.indexOf('=');
+    if (at > 0) headers[line.slice(1, at)] = line.slice(at + 1);
+  }
+  return {
+    hostname: /^Hostname: (.*)$/m.exec(body)?.[1],
+    path: field('real path'),
+    method: field('method'),
+    headers,
+  };
+}
+
+function check(answer: Answer, e: Expectation, what: string): void {
+  const shown = `${what}: ${answer.status} ${JSON.stringify(answer.headers)}\n${answer.body.slice(0, 2000)}`;
+  if (e.status !== undefined) expect(answer.status, shown).toBe(e.status);
+  for (const [name, expected] of Object.entries(e.headers ?? {})) {
+    const actual = answer.headers[name.toLowerCase()];
+    if (expected === null) {
+      expect(actual, `${shown}\nheader ${name} should be absent`).toBeUndefined();
+      continue;
+    }
+    const values = actual === undefined ? [] : Array.isArray(actual) ? actual : [actual];
+    expect(
+      values.some((v) => matches(v, String(expected))),
+      `${shown}\nheader ${name}: ${JSON.stringify(actual)} should be ${expected}`,
+    ).toBe(true);
+  }
+  for (const name of e.absentHeaders ?? []) {
+    expect(answer.headers[name.toLowerCase()], `${shown}\nheader ${name} should be absent`).toBeUndefined();
+  }
+  const body = typeof e.body === 'string' ? { contains: e.body } : (e.body ?? {});
+  for (const part of [body.contains ?? []].flat()) expect(answer.body, shown).toContain(part);
+  for (const part of [body.notContains ?? []].flat()) expect(answer.body, shown).not.toContain(part);
+  if (body.equals !== undefined) expect(answer.body, shown).toBe(body.equals);
+  if (e.backend !== undefined || e.backendSaw !== undefined) {
+    const saw = seen(answer.body);
+    if (e.backend !== undefined) expect(saw.hostname, shown).toBe(e.backend);
+    const b = e.backendSaw ?? {};
+    if (b.path !== undefined) expect(saw.path, shown).toBe(b.path);
+    if (b.method !== undefined) expect(saw.method, shown).toBe(b.method);
+    for (const [name, expected] of Object.entries(b.headers ?? {})) {
+      const actual = saw.headers[name.toLowerCase()];
+      if (expected === null) expect(actual, `${shown}\nthe backend should not see ${name}`).toBeUndefined();
+      else {
+        expect(actual, `${shown}\nthe backend saw ${name}`).toBeDefined();
+        expect(matches(actual!, String(expected)), `${shown}\nthe backend saw ${name}=${actual}, not ${expected}`).toBe(
+          true,
+        );
+      }
+    }
+  }
+}
+
+const knownIn = (c: Case, mode: SceneMode): string | undefined =>
+  typeof c.known === 'string' ? c.known : c.known?.[mode];
+
+for (const { file, scene: spec } of loadScenes()) {
+  for (const mode of spec.modes ?? SCENE_MODES) {
+    describe(`${file} (${mode}), from ingress-nginx ${spec.from}`, () => {
+      let scene: Scene | undefined;
+      const backends: EchoServer[] = [];
+      let pairs = new Map<string, KeyPair>();
+      beforeAll(async () => {
+        for (const name of spec.backends ?? ['echo']) backends.push(await startEchoServer(name));
+        const vars = Object.fromEntries(backends.map((b) => [b.name, `127.0.0.1:${b.port}`]));
+        const issued = await issue(spec.certificates ?? []);
+        pairs = issued.pairs;
+        const objects = [
+          ingressClass(),
+          ...backends.flatMap((b) => serviceWithEndpoints(b.name, [{ port: b.port }])),
+          ...issued.secrets,
+          ...fill(spec.objects ?? [], vars).map(expand),
+        ];
+        scene = await startScene(objects, {
+          mode,
+          ...(spec.configMap ? { configMap: fill(spec.configMap, vars) } : {}),
+          ...(spec.flags ? { flags: spec.flags } : {}),
+        });
+        // CASES_PROBLEMS=1 prints each scene's problems (what render or the controller reported)
+        if (process.env.CASES_PROBLEMS) console.log(`${file} (${mode}) problems:\n${scene.problems}`);
+      }, 60_000);
+      afterAll(async () => {
+        await scene?.stop();
+        await Promise.all(backends.map((b) => b.close()));
+      });
+
+      for (const c of spec.cases) {
+        const known = knownIn(c, mode);
+        (known ? it.fails : it)(`${file} › ${c.it}${known ? ` [known: ${known}]` : ''}`, async () => {
+          const s = scene!;
+          const vars = {
+            ...Object.fromEntries(backends.map((b) => [b.name, `127.0.0.1:${b.port}`])),
+            httpPort: String(s.httpPort),
+            httpsPort: String(s.httpsPort),
+          };
+          for (const problem of c.problems ?? []) {
+            const lines = s.problems.split('\n');
+            expect(
+              lines.some((line) => (problem.startsWith('/') ? matches(line, problem) : line.includes(problem))),
+              `a problem like ${problem} among:\n${s.problems}`,
+            ).toBe(true);
+          }
+          for (const [n, raw] of c.requests.entries()) {
+            const r = fill(raw, vars);
+            for (let i = 0; i < (r.repeat ?? 1); i++) {
+              const what = `request ${n + 1} (${r.method ?? 'GET'} ${r.scheme ?? 'http'}://${r.host}${r.path ?? '/'})`;
+              check(await send(s, r, pairs), r.expect, what);
+            }
+          }
+        });
+      }
+    });
+  }
+}

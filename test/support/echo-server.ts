@@ -1,0 +1,122 @@
+/**
+ * The backends of the ported ingress-nginx e2e cases: one loopback HTTP server that answers as
+ * ingress-nginx's two test images do, so the cases can keep their Expect lines byte for byte.
+ * - as `e2e-test-echo` (images/e2e-test-echo/rootfs/nginx.conf): a text page with `Hostname:`,
+ *   `Request Information:` (client_address, method, real path, query, request_scheme, …) and
+ *   `Request Headers:` (lowercase names, sorted, one `\tname=value` a line), `Server: echoserver`,
+ *   and `Strict-Transport-Security` when the query has `hsts=true`;
+ * - as `httpbun` on its routes the cases use: `/status/<code>`, `/basic-auth/<user>/<password>`,
+ *   `/response-headers?name=value`, `/cookies/set/<name>/<value>`.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** EchoServer is one running backend; `name` is what it prints as its Hostname. */
+export interface EchoServer {
+  readonly name: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** echoPage is e2e-test-echo's text for one request (its template, without the pod section's values). */
+function echoPage(name: string, req: IncomingMessage, body: string, port: number): string {
+  const url = new URL(req.url ?? '/', 'http://x');
+  const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+  const headers: string[] = [];
+  for (const key of Object.keys(req.headers).sort()) {
+    const value = req.headers[key];
+    for (const one of Array.isArray(value) ? value : [value]) headers.push(`\t${key}=${one}`);
+  }
+  return [
+    '',
+    `Hostname: ${name}`,
+    '',
+    'Pod Information:',
+    '\t-no pod information available-',
+    '',
+    'Server values:',
+    '\tserver_version=nginx: 1.21.6 - lua: 10021',
+    '',
+    'Request Information:',
+    `\tclient_address=${req.socket.remoteAddress ?? ''}`,
+    `\tmethod=${req.method}`,
+    `\treal path=${req.url}`,
+    `\tquery=${url.search.slice(1)}`,
+    `\trequest_version=${req.httpVersion}`,
+    '\trequest_scheme=http',
+    `\trequest_uri=http://${host}:${port}${req.url}`,
+    '',
+    'Request Headers:',
+    ...headers,
+    '',
+    'Request Body:',
+    body === '' ? '\t-no body in request-' : body,
+    '',
+  ].join('\n');
+}
+
+/** httpbun answers the httpbun routes; false when the path is none of them. */
+function httpbun(req: IncomingMessage, res: ServerResponse): boolean {
+  const url = new URL(req.url ?? '/', 'http://x');
+  const status = /^\/status\/(\d{3})$/.exec(url.pathname);
+  if (status) {
+    res.statusCode = Number(status[1]);
+    res.end();
+    return true;
+  }
+  const auth = /^\/basic-auth\/([^/]+)\/([^/]+)$/.exec(url.pathname);
+  if (auth) {
+    const expected = `Basic ${Buffer.from(`${auth[1]}:${auth[2]}`).toString('base64')}`;
+    if (req.headers.authorization === expected) {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ authenticated: true, user: auth[1] }));
+    } else {
+      res.statusCode = 401;
+      res.setHeader('www-authenticate', 'Basic realm="Fake Realm"');
+      res.end();
+    }
+    return true;
+  }
+  if (url.pathname === '/response-headers') {
+    for (const [key, value] of url.searchParams) res.setHeader(key, value);
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify(Object.fromEntries(url.searchParams)));
+    return true;
+  }
+  const cookie = /^\/cookies\/set\/([^/]+)\/([^/]+)$/.exec(url.pathname);
+  if (cookie) {
+    res.setHeader('set-cookie', `${cookie[1]}=${cookie[2]}`);
+    res.end();
+    return true;
+  }
+  return false;
+}
+
+/** startEchoServer starts one backend named `name` on a free loopback port. */
+export async function startEchoServer(name: string): Promise<EchoServer> {
+  let port = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (httpbun(req, res)) return;
+      res.setHeader('server', 'echoserver');
+      res.setHeader('content-type', 'text/plain');
+      if (new URL(req.url ?? '/', 'http://x').searchParams.get('hsts') === 'true') {
+        res.setHeader('strict-transport-security', 'max-age=3600; preload');
+      }
+      res.end(echoPage(name, req, Buffer.concat(chunks).toString('utf8'), port));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+  return {
+    name,
+    port,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
