@@ -6,7 +6,10 @@
  *   `Request Headers:` (lowercase names, sorted, one `\tname=value` a line), `Server: echoserver`,
  *   and `Strict-Transport-Security` when the query has `hsts=true`;
  * - as `httpbun` on its routes the cases use: `/status/<code>`, `/basic-auth/<user>/<password>`,
- *   `/response-headers?name=value`, `/cookies/set/<name>/<value>`.
+ *   `/response-headers?name=value`, `/cookies/set/<name>/<value>`;
+ * - as the slow echo (`/sleep/<seconds>`): answers after that long.
+ * Kind `cookie-with-error` is auth.go's `http-cookie-with-error` nginx instead: `/cookies/set/<name>/<value>`
+ * sets that cookie and says OK, `/error…` answers 503, anything else an empty 200.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +22,7 @@ export interface EchoServer {
 }
 
 /** echoPage is e2e-test-echo's text for one request (its template, without the pod section's values). */
-function echoPage(name: string, req: IncomingMessage, body: string, port: number): string {
+function echoPage(name: string, req: IncomingMessage, body: string): string {
   const url = new URL(req.url ?? '/', 'http://x');
   const host = (req.headers.host ?? '').replace(/:\d+$/, '');
   const headers: string[] = [];
@@ -44,7 +47,8 @@ function echoPage(name: string, req: IncomingMessage, body: string, port: number
     `\tquery=${url.search.slice(1)}`,
     `\trequest_version=${req.httpVersion}`,
     '\trequest_scheme=http',
-    `\trequest_uri=http://${host}:${port}${req.url}`,
+    // the pod's server_port in ingress-nginx's suite, and the Service port every case here uses
+    `\trequest_uri=http://${host}:80${req.url}`,
     '',
     'Request Headers:',
     ...headers,
@@ -83,6 +87,11 @@ function httpbun(req: IncomingMessage, res: ServerResponse): boolean {
     res.end(JSON.stringify(Object.fromEntries(url.searchParams)));
     return true;
   }
+  const sleep = /^\/sleep\/(\d+(?:\.\d+)?)$/.exec(url.pathname);
+  if (sleep) {
+    setTimeout(() => res.end('ok\n'), Number(sleep[1]) * 1000);
+    return true;
+  }
   const cookie = /^\/cookies\/set\/([^/]+)\/([^/]+)$/.exec(url.pathname);
   if (cookie) {
     res.setHeader('set-cookie', `${cookie[1]}=${cookie[2]}`);
@@ -92,10 +101,25 @@ function httpbun(req: IncomingMessage, res: ServerResponse): boolean {
   return false;
 }
 
+/** EchoKind is which ingress-nginx test server a backend stands in for. */
+export type EchoKind = 'echo' | 'cookie-with-error';
+
+function cookieWithError(req: IncomingMessage, res: ServerResponse): void {
+  const path = new URL(req.url ?? '/', 'http://x').pathname;
+  const cookie = /^\/cookies\/set\/(.*)\/(.*)$/.exec(path);
+  if (cookie) {
+    res.setHeader('set-cookie', `${cookie[1]}=${cookie[2]}`);
+    res.end('OK\n');
+  } else {
+    res.statusCode = path.startsWith('/error') ? 503 : 200;
+    res.end();
+  }
+}
+
 /** startEchoServer starts one backend named `name` on a free loopback port. */
-export async function startEchoServer(name: string): Promise<EchoServer> {
-  let port = 0;
+export async function startEchoServer(name: string, kind: EchoKind = 'echo'): Promise<EchoServer> {
   const server = createServer((req, res) => {
+    if (kind === 'cookie-with-error') return cookieWithError(req, res);
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -105,11 +129,11 @@ export async function startEchoServer(name: string): Promise<EchoServer> {
       if (new URL(req.url ?? '/', 'http://x').searchParams.get('hsts') === 'true') {
         res.setHeader('strict-transport-security', 'max-age=3600; preload');
       }
-      res.end(echoPage(name, req, Buffer.concat(chunks).toString('utf8'), port));
+      res.end(echoPage(name, req, Buffer.concat(chunks).toString('utf8')));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  const { port } = server.address() as AddressInfo;
   return {
     name,
     port,
