@@ -74,6 +74,10 @@ interface RequestSpec {
   readonly cert?: string;
   /** send it this many times, checking each answer */
   readonly repeat?: number;
+  /** with `repeat`: the least count of answers each echo backend (by Hostname) must have given */
+  readonly backendsAtLeast?: Record<string, number>;
+  /** with `repeat`: how many different echo backends (by Hostname) answered */
+  readonly backendsDistinct?: number;
   /** send this many at once; `expect.statusCounts` counts their answers */
   readonly concurrent?: number;
   readonly expect: Expectation;
@@ -93,8 +97,11 @@ interface SceneFile {
   readonly modes?: SceneMode[];
   readonly configMap?: Record<string, string>;
   readonly flags?: string[];
-  /** echo backends by name (default `[echo]`), or `{name, kind}` for another kind of test server */
-  readonly backends?: (string | { name: string; kind: EchoKind })[];
+  /**
+   * echo backends by name (default `[echo]`), or `{name, kind, replicas}`: another kind of test server, or several
+   * pods behind the one Service (named <name>-0, <name>-1, …)
+   */
+  readonly backends?: (string | { name: string; kind?: EchoKind; replicas?: number })[];
   readonly certificates?: Certificate[];
   readonly objects?: (Shorthand | Record<string, unknown>)[];
   readonly cases: Case[];
@@ -158,7 +165,7 @@ function expand(object: Shorthand | Record<string, unknown>): object {
 /** fill replaces `{{name}}` by a value of `vars` (backends as 127.0.0.1:port, httpPort, httpsPort) in every string. */
 function fill<T>(value: T, vars: Record<string, string>): T {
   return JSON.parse(
-    JSON.stringify(value).replace(/\{\{([\w-]+)\}\}/g, (whole, name: string) => {
+    JSON.stringify(value).replace(/\{\{([\w.-]+)\}\}/g, (whole, name: string) => {
       const found = vars[name];
       if (found === undefined) throw new Error(`unknown placeholder ${whole}`);
       return found;
@@ -302,6 +309,15 @@ function check(answer: Answer, e: Expectation, what: string): void {
   }
 }
 
+/** backendVars are the placeholders of each Service's first pod: `{{name}}` its address, `{{name.port}}` its port. */
+const backendVars = (services: { name: string; pods: EchoServer[] }[]): Record<string, string> =>
+  Object.fromEntries(
+    services.flatMap(({ name, pods }) => [
+      [name, `127.0.0.1:${pods[0]!.port}`],
+      [`${name}.port`, String(pods[0]!.port)],
+    ]),
+  );
+
 const knownIn = (c: Case, mode: SceneMode): string | undefined =>
   typeof c.known === 'string' ? c.known : c.known?.[mode];
 
@@ -310,17 +326,30 @@ for (const { file, scene: spec } of loadScenes()) {
     describe(`${file} (${mode}), from ingress-nginx ${spec.from}`, () => {
       let scene: Scene | undefined;
       const backends: EchoServer[] = [];
+      const services: { name: string; pods: EchoServer[] }[] = [];
       let pairs = new Map<string, KeyPair>();
       beforeAll(async () => {
         for (const b of spec.backends ?? ['echo']) {
-          backends.push(await (typeof b === 'string' ? startEchoServer(b) : startEchoServer(b.name, b.kind)));
+          const { name, kind, replicas } =
+            typeof b === 'string' ? { name: b, kind: undefined, replicas: undefined } : b;
+          const pods: EchoServer[] = [];
+          for (let i = 0; i < (replicas ?? 1); i++) {
+            pods.push(await startEchoServer(replicas === undefined ? name : `${name}-${i}`, kind));
+          }
+          backends.push(...pods);
+          services.push({ name, pods });
         }
-        const vars = Object.fromEntries(backends.map((b) => [b.name, `127.0.0.1:${b.port}`]));
+        const vars = backendVars(services);
         const issued = await issue(spec.certificates ?? []);
         pairs = issued.pairs;
         const objects = [
           ingressClass(),
-          ...backends.flatMap((b) => serviceWithEndpoints(b.name, [{ port: b.port }])),
+          ...services.flatMap((svc) =>
+            serviceWithEndpoints(
+              svc.name,
+              svc.pods.map((pod) => ({ port: pod.port })),
+            ),
+          ),
           ...issued.secrets,
           ...fill(spec.objects ?? [], vars).map(expand),
         ];
