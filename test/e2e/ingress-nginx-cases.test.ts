@@ -27,6 +27,10 @@ interface Certificate {
   readonly hosts?: string[];
   /** the CA that signs it (by name), else the file's own test CA */
   readonly issuer?: string;
+  /** with `hosts`: also put this CA's certificate in the Secret as ca.crt (ingress-nginx's CreateIngressMASecret) */
+  readonly caCrt?: string;
+  /** the subject's common name (default: the first host, else the name) */
+  readonly commonName?: string;
   readonly namespace?: string;
 }
 
@@ -183,15 +187,20 @@ async function issue(certificates: Certificate[]): Promise<{ pairs: Map<string, 
     const issuer = c.issuer ? pairs.get(c.issuer) : c.ca ? undefined : testCa;
     if (c.issuer && !issuer) throw new Error(`certificate ${c.name}: issuer ${c.issuer} comes later or not at all`);
     const pair = await issueCertificate({
-      commonName: c.hosts?.[0] ?? c.name,
+      commonName: c.commonName ?? c.hosts?.[0] ?? c.name,
       ...(c.hosts ? { dnsNames: c.hosts } : {}),
       ...(c.ca ? { isCa: true } : {}),
       ...(issuer ? { issuer } : {}),
     });
     pairs.set(c.name, pair);
     const namespace = c.namespace ?? 'default';
-    if (c.hosts) secrets.push(tlsSecret(c.name, pair.certPem, pair.keyPem, namespace));
-    else if (c.ca) {
+    if (c.hosts) {
+      const secret = tlsSecret(c.name, pair.certPem, pair.keyPem, namespace);
+      const ca = c.caCrt ? pairs.get(c.caCrt) : undefined;
+      if (c.caCrt && !ca) throw new Error(`certificate ${c.name}: CA ${c.caCrt} comes later or not at all`);
+      if (ca) Object.assign(secret.data, { 'ca.crt': Buffer.from(ca.certPem).toString('base64') });
+      secrets.push(secret);
+    } else if (c.ca) {
       secrets.push({
         apiVersion: 'v1',
         kind: 'Secret',
@@ -214,7 +223,8 @@ function send(scene: Scene, r: RequestSpec, pairs: Map<string, KeyPair>): Promis
   const https = r.scheme === 'https';
   const cert = r.cert ? pairs.get(r.cert) : undefined;
   if (r.cert && !cert) throw new Error(`no certificate ${r.cert}`);
-  const body = r.bodySize !== undefined ? Buffer.alloc(r.bodySize, 'x') : r.body === undefined ? undefined : Buffer.from(r.body);
+  const body =
+    r.bodySize !== undefined ? Buffer.alloc(r.bodySize, 'x') : r.body === undefined ? undefined : Buffer.from(r.body);
   return new Promise((resolve, reject) => {
     const req = (https ? httpsRequest : httpRequest)(
       {

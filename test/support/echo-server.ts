@@ -8,11 +8,13 @@
  * - as `httpbun` on its routes the cases use: `/status/<code>`, `/basic-auth/<user>/<password>`,
  *   `/response-headers?name=value`, `/cookies/set/<name>/<value>`;
  * - as the slow echo (`/sleep/<seconds>`): answers after that long.
- * Kind `cookie-with-error` is auth.go's `http-cookie-with-error` nginx instead: `/cookies/set/<name>/<value>`
+ * Kind `plain-echo` is e2e-test-echo alone, `https-echo` the echo over TLS (a self-signed certificate). Kind `cookie-with-error` is auth.go's `http-cookie-with-error` nginx instead: `/cookies/set/<name>/<value>`
  * sets that cookie and says OK, `/error…` answers 503, anything else an empty 200.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { issueCertificate } from '../../src/tls/issue.js';
 
 /** EchoServer is one running backend; `name` is what it prints as its Hostname. */
 export interface EchoServer {
@@ -22,7 +24,7 @@ export interface EchoServer {
 }
 
 /** echoPage is e2e-test-echo's text for one request (its template, without the pod section's values). */
-function echoPage(name: string, req: IncomingMessage, body: string): string {
+function echoPage(name: string, req: IncomingMessage, body: string, scheme: string): string {
   const url = new URL(req.url ?? '/', 'http://x');
   const host = (req.headers.host ?? '').replace(/:\d+$/, '');
   const headers: string[] = [];
@@ -46,9 +48,9 @@ function echoPage(name: string, req: IncomingMessage, body: string): string {
     `\treal path=${req.url}`,
     `\tquery=${url.search.slice(1)}`,
     `\trequest_version=${req.httpVersion}`,
-    '\trequest_scheme=http',
+    `\trequest_scheme=${scheme}`,
     // the pod's server_port in ingress-nginx's suite, and the Service port every case here uses
-    `\trequest_uri=http://${host}:80${req.url}`,
+    `\trequest_uri=${scheme}://${host}:80${req.url}`,
     '',
     'Request Headers:',
     ...headers,
@@ -62,7 +64,8 @@ function echoPage(name: string, req: IncomingMessage, body: string): string {
 /** httpbun answers the httpbun routes; false when the path is none of them. */
 function httpbun(req: IncomingMessage, res: ServerResponse): boolean {
   const url = new URL(req.url ?? '/', 'http://x');
-  const status = /^\/status\/(\d{3})$/.exec(url.pathname);
+  // also under a prefix (/else/status/404): the cases' Ingresses pass their path on unchanged
+  const status = /(?:^|\/)status\/(\d{3})$/.exec(url.pathname);
   if (status) {
     res.statusCode = Number(status[1]);
     res.end();
@@ -101,8 +104,11 @@ function httpbun(req: IncomingMessage, res: ServerResponse): boolean {
   return false;
 }
 
-/** EchoKind is which ingress-nginx test server a backend stands in for. */
-export type EchoKind = 'echo' | 'cookie-with-error';
+/**
+ * EchoKind is which ingress-nginx test server a backend stands in for: `echo` answers the httpbun routes too,
+ * `plain-echo` only prints the page whatever the path (an error backend is asked with the failed request's URI).
+ */
+export type EchoKind = 'echo' | 'plain-echo' | 'https-echo' | 'cookie-with-error';
 
 function cookieWithError(req: IncomingMessage, res: ServerResponse): void {
   const path = new URL(req.url ?? '/', 'http://x').pathname;
@@ -118,20 +124,25 @@ function cookieWithError(req: IncomingMessage, res: ServerResponse): void {
 
 /** startEchoServer starts one backend named `name` on a free loopback port. */
 export async function startEchoServer(name: string, kind: EchoKind = 'echo'): Promise<EchoServer> {
-  const server = createServer((req, res) => {
+  const handler: RequestListener = (req, res) => {
     if (kind === 'cookie-with-error') return cookieWithError(req, res);
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      if (httpbun(req, res)) return;
+      if (kind === 'echo' && httpbun(req, res)) return;
       res.setHeader('server', 'echoserver');
       res.setHeader('content-type', 'text/plain');
       if (new URL(req.url ?? '/', 'http://x').searchParams.get('hsts') === 'true') {
         res.setHeader('strict-transport-security', 'max-age=3600; preload');
       }
-      res.end(echoPage(name, req, Buffer.concat(chunks).toString('utf8')));
+      res.end(echoPage(name, req, Buffer.concat(chunks).toString('utf8'), kind === 'https-echo' ? 'https' : 'http'));
     });
-  });
+  };
+  let server: Server;
+  if (kind === 'https-echo') {
+    const pair = await issueCertificate({ commonName: name, dnsNames: [name] });
+    server = createTlsServer({ cert: pair.certPem, key: pair.keyPem }, handler);
+  } else server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
