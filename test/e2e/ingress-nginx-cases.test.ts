@@ -58,7 +58,17 @@ interface Expectation {
   /** exact value, `/regex/`, or null for absent; a repeated header (Set-Cookie) matches when one of its values does */
   readonly headers?: Record<string, string | null>;
   readonly absentHeaders?: string[];
-  readonly body?: string | { contains?: string | string[]; notContains?: string | string[]; equals?: string };
+  readonly body?:
+    | string
+    | string[]
+    | {
+        contains?: string | string[];
+        notContains?: string | string[];
+        equals?: string;
+        /** regular expressions (JavaScript syntax, no slashes) */
+        matches?: string | string[];
+        notMatches?: string | string[];
+      };
   /** the echo backend's `Hostname:` (which backend answered) */
   readonly backend?: string;
   /** what the echo backend saw: path (request URI), method, request headers (lowercase names; null: absent) */
@@ -301,10 +311,12 @@ function check(answer: Answer, e: Expectation, what: string): void {
   for (const name of e.absentHeaders ?? []) {
     expect(answer.headers[name.toLowerCase()], `${shown}\nheader ${name} should be absent`).toBeUndefined();
   }
-  const body = typeof e.body === 'string' ? { contains: e.body } : (e.body ?? {});
+  const body = typeof e.body === 'string' || Array.isArray(e.body) ? { contains: e.body } : (e.body ?? {});
   for (const part of [body.contains ?? []].flat()) expect(answer.body, shown).toContain(part);
   for (const part of [body.notContains ?? []].flat()) expect(answer.body, shown).not.toContain(part);
   if (body.equals !== undefined) expect(answer.body, shown).toBe(body.equals);
+  for (const regex of [body.matches ?? []].flat()) expect(answer.body, shown).toMatch(new RegExp(regex));
+  for (const regex of [body.notMatches ?? []].flat()) expect(answer.body, shown).not.toMatch(new RegExp(regex));
   if (e.backend !== undefined || e.backendSaw !== undefined) {
     const saw = seen(answer.body);
     if (e.backend !== undefined) expect(saw.hostname, shown).toBe(e.backend);
