@@ -8,6 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,6 +70,8 @@ interface Expectation {
         matches?: string | string[];
         notMatches?: string | string[];
       };
+  /** the TLS version (`TLSv1.2`) and cipher (OpenSSL's name) of an https request */
+  readonly tls?: { version?: string; cipher?: string };
   /** the echo backend's `Hostname:` (which backend answered) */
   readonly backend?: string;
   /** what the echo backend saw: path (request URI), method, request headers (lowercase names; null: absent) */
@@ -224,6 +227,7 @@ async function issue(certificates: Certificate[]): Promise<{ pairs: Map<string, 
 }
 
 interface Answer {
+  readonly tls?: { version: string | null; cipher: string };
   readonly status: number;
   readonly headers: IncomingHttpHeaders;
   readonly body: string;
@@ -254,10 +258,18 @@ function send(scene: Scene, r: RequestSpec, pairs: Map<string, KeyPair>): Promis
           : {}),
       },
       (res) => {
+        const socket = res.socket as TLSSocket;
+        const tls = https ? { version: socket.getProtocol(), cipher: socket.getCipher().standardName } : undefined;
+        const openssl = https ? socket.getCipher().name : '';
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+          resolve({
+            ...(tls ? { tls: { version: tls.version, cipher: openssl } } : {}),
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
         );
       },
     );
@@ -296,6 +308,8 @@ function seen(body: string): { hostname?: string; path?: string; method?: string
 function check(answer: Answer, e: Expectation, what: string): void {
   const shown = `${what}: ${answer.status} ${JSON.stringify(answer.headers)}\n${answer.body.slice(0, 2000)}`;
   if (e.status !== undefined) expect(answer.status, shown).toBe(e.status);
+  if (e.tls?.version !== undefined) expect(answer.tls?.version, shown).toBe(e.tls.version);
+  if (e.tls?.cipher !== undefined) expect(answer.tls?.cipher, shown).toBe(e.tls.cipher);
   for (const [name, expected] of Object.entries(e.headers ?? {})) {
     const actual = answer.headers[name.toLowerCase()];
     if (expected === null) {

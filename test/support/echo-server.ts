@@ -6,7 +6,7 @@
  *   `Request Headers:` (lowercase names, sorted, one `\tname=value` a line), `Server: echoserver`,
  *   and `Strict-Transport-Security` when the query has `hsts=true`;
  * - as `httpbun` on its routes the cases use: `/status/<code>`, `/basic-auth/<user>/<password>`,
- *   `/response-headers?name=value`, `/cookies/set/<name>/<value>`;
+ *   `/response-headers?name=value`, `/cookies/set/<name>/<value>`, `/xml`, `/html`, `/bytes/<n>`;
  * - as the slow echo (`/sleep/<seconds>`): answers after that long.
  * Kind `plain-echo` is e2e-test-echo alone, `https-echo` the echo over TLS (a self-signed certificate). Kind `cookie-with-error` is auth.go's `http-cookie-with-error` nginx instead: `/cookies/set/<name>/<value>`
  * sets that cookie and says OK, `/error…` answers 503, anything else an empty 200.
@@ -93,6 +93,24 @@ function httpbun(req: IncomingMessage, res: ServerResponse): boolean {
   const sleep = /^\/sleep\/(\d+(?:\.\d+)?)$/.exec(url.pathname);
   if (sleep) {
     setTimeout(() => res.end('ok\n'), Number(sleep[1]) * 1000);
+    return true;
+  }
+  // /xml, /html, /bytes/<n>: bodies of a known type and size, for the gzip cases
+  const typed: Record<string, [string, string]> = {
+    '/xml': [
+      'application/xml',
+      `<?xml version='1.0'?>\n<slideshow>${'<slide><title>gzip me</title></slide>'.repeat(12)}</slideshow>\n`,
+    ],
+    '/html': [
+      'text/html; charset=utf-8',
+      `<!DOCTYPE html>\n<html><body>${'<p>gzip me</p>'.repeat(30)}</body></html>\n`,
+    ],
+  };
+  const bytes = /^\/bytes\/(\d{1,6})$/.exec(url.pathname);
+  const found = typed[url.pathname] ?? (bytes ? ['application/octet-stream', 'x'.repeat(Number(bytes[1]))] : undefined);
+  if (found) {
+    res.setHeader('content-type', found[0]);
+    res.end(found[1]);
     return true;
   }
   const cookie = /^\/cookies\/set\/([^/]+)\/([^/]+)$/.exec(url.pathname);
