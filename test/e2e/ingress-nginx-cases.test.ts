@@ -362,49 +362,107 @@ const backendVars = (services: { name: string; pods: EchoServer[] }[]): Record<s
 const knownIn = (c: Case, mode: SceneMode): string | undefined =>
   typeof c.known === 'string' ? c.known : c.known?.[mode];
 
-for (const { file, scene: spec } of loadScenes()) {
-  for (const mode of spec.modes ?? SCENE_MODES) {
+/** Running is one started scene with its backends and certificates. */
+interface Running {
+  readonly scene: Scene;
+  readonly backends: EchoServer[];
+  readonly services: { name: string; pods: EchoServer[] }[];
+  readonly pairs: Map<string, KeyPair>;
+}
+
+async function startOne(file: string, spec: SceneFile, mode: SceneMode): Promise<Running> {
+  const backends: EchoServer[] = [];
+  const services: { name: string; pods: EchoServer[] }[] = [];
+  try {
+    for (const b of spec.backends ?? ['echo']) {
+      const { name, kind, replicas } = typeof b === 'string' ? { name: b, kind: undefined, replicas: undefined } : b;
+      const pods: EchoServer[] = [];
+      for (let i = 0; i < (replicas ?? 1); i++) {
+        pods.push(await startEchoServer(replicas === undefined ? name : `${name}-${i}`, kind));
+      }
+      backends.push(...pods);
+      services.push({ name, pods });
+    }
+    const vars = backendVars(services);
+    const issued = await issue(spec.certificates ?? []);
+    const objects = [
+      ingressClass(),
+      ...services.flatMap((svc) =>
+        serviceWithEndpoints(
+          svc.name,
+          svc.pods.map((pod) => ({ port: pod.port })),
+        ),
+      ),
+      ...issued.secrets,
+      ...fill(spec.objects ?? [], vars).map(expand),
+    ];
+    const scene = await startScene(objects, {
+      mode,
+      ...(spec.configMap ? { configMap: fill(spec.configMap, vars) } : {}),
+      ...(spec.flags ? { flags: spec.flags } : {}),
+    });
+    // CASES_PROBLEMS=1 prints each scene's problems (what render or the controller reported)
+    if (process.env.CASES_PROBLEMS) console.log(`${file} (${mode}) problems:\n${scene.problems}`);
+    return { scene, backends, services, pairs: issued.pairs };
+  } catch (error) {
+    await Promise.all(backends.map((b) => b.close()));
+    throw error;
+  }
+}
+
+const stopOne = async (running: Running): Promise<void> => {
+  await running.scene.stop();
+  await Promise.all(running.backends.map((b) => b.close()));
+};
+
+/**
+ * AHEAD is how many scenes start while an earlier one is tested: a scene mostly waits (render, nginx -t, the
+ * controller's first sync), so a few in flight keep the whole run short without many nginx at once.
+ */
+const AHEAD = 5;
+const plan = loadScenes().flatMap(({ file, scene }) =>
+  (scene.modes ?? SCENE_MODES).map((mode) => ({ file, spec: scene, mode })),
+);
+const starts: (Promise<Running> | undefined)[] = [];
+const stopped = new Set<number>();
+const startAt = (i: number): Promise<Running> | undefined => {
+  if (i >= plan.length) return undefined;
+  if (!starts[i]) {
+    const { file, spec, mode } = plan[i]!;
+    starts[i] = startOne(file, spec, mode);
+    starts[i].catch(() => undefined); // awaited (and reported) by its own describe
+  }
+  return starts[i];
+};
+
+// Scenes started ahead for describes that a -t filter then skipped are stopped here.
+afterAll(async () => {
+  await Promise.all(
+    starts.map(async (start, i) => {
+      if (!start || stopped.has(i)) return;
+      const running = await start.catch(() => undefined);
+      if (running) await stopOne(running);
+    }),
+  );
+}, 60_000);
+
+for (const [index, { file, spec, mode }] of plan.entries()) {
+  {
     describe(`${file} (${mode}), from ingress-nginx ${spec.from}`, () => {
-      let scene: Scene | undefined;
-      const backends: EchoServer[] = [];
-      const services: { name: string; pods: EchoServer[] }[] = [];
-      let pairs = new Map<string, KeyPair>();
+      let running: Running | undefined;
+      // a scene that cannot start fails each of its cases with the reason (a known gap's case then passes as failing)
+      let failed: unknown;
       beforeAll(async () => {
-        for (const b of spec.backends ?? ['echo']) {
-          const { name, kind, replicas } =
-            typeof b === 'string' ? { name: b, kind: undefined, replicas: undefined } : b;
-          const pods: EchoServer[] = [];
-          for (let i = 0; i < (replicas ?? 1); i++) {
-            pods.push(await startEchoServer(replicas === undefined ? name : `${name}-${i}`, kind));
-          }
-          backends.push(...pods);
-          services.push({ name, pods });
+        for (let i = index; i <= index + AHEAD; i++) startAt(i);
+        try {
+          running = await startAt(index);
+        } catch (error) {
+          failed = error;
         }
-        const vars = backendVars(services);
-        const issued = await issue(spec.certificates ?? []);
-        pairs = issued.pairs;
-        const objects = [
-          ingressClass(),
-          ...services.flatMap((svc) =>
-            serviceWithEndpoints(
-              svc.name,
-              svc.pods.map((pod) => ({ port: pod.port })),
-            ),
-          ),
-          ...issued.secrets,
-          ...fill(spec.objects ?? [], vars).map(expand),
-        ];
-        scene = await startScene(objects, {
-          mode,
-          ...(spec.configMap ? { configMap: fill(spec.configMap, vars) } : {}),
-          ...(spec.flags ? { flags: spec.flags } : {}),
-        });
-        // CASES_PROBLEMS=1 prints each scene's problems (what render or the controller reported)
-        if (process.env.CASES_PROBLEMS) console.log(`${file} (${mode}) problems:\n${scene.problems}`);
-      }, 60_000);
+      }, 120_000);
       afterAll(async () => {
-        await scene?.stop();
-        await Promise.all(backends.map((b) => b.close()));
+        stopped.add(index);
+        if (running) await stopOne(running);
       });
 
       for (const c of spec.cases) {
@@ -413,9 +471,10 @@ for (const { file, scene: spec } of loadScenes()) {
         (known && !process.env.CASES_KNOWN ? it.fails : it)(
           `${file} › ${c.it}${known ? ` [known: ${known}]` : ''}`,
           async () => {
-            const s = scene!;
+            if (!running) throw failed;
+            const { scene: s, services, pairs } = running;
             const vars = {
-              ...Object.fromEntries(backends.map((b) => [b.name, `127.0.0.1:${b.port}`])),
+              ...backendVars(services),
               httpPort: String(s.httpPort),
               httpsPort: String(s.httpsPort),
             };
