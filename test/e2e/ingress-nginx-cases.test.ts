@@ -72,6 +72,8 @@ interface Expectation {
       };
   /** the TLS version (`TLSv1.2`) and cipher (OpenSSL's name) of an https request */
   readonly tls?: { version?: string; cipher?: string };
+  /** the common name of the certificate nginx presented (https) */
+  readonly certificateCN?: string;
   /** the echo backend's `Hostname:` (which backend answered) */
   readonly backend?: string;
   /** what the echo backend saw: path (request URI), method, request headers (lowercase names; null: absent) */
@@ -227,7 +229,7 @@ async function issue(certificates: Certificate[]): Promise<{ pairs: Map<string, 
 }
 
 interface Answer {
-  readonly tls?: { version: string | null; cipher: string };
+  readonly tls?: { version: string | null; cipher: string; cn: string | undefined };
   readonly status: number;
   readonly headers: IncomingHttpHeaders;
   readonly body: string;
@@ -265,7 +267,9 @@ function send(scene: Scene, r: RequestSpec, pairs: Map<string, KeyPair>): Promis
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () =>
           resolve({
-            ...(tls ? { tls: { version: tls.version, cipher: openssl } } : {}),
+            ...(tls
+              ? { tls: { version: tls.version, cipher: openssl, cn: socket.getPeerCertificate().subject?.CN } }
+              : {}),
             status: res.statusCode ?? 0,
             headers: res.headers,
             body: Buffer.concat(chunks).toString('utf8'),
@@ -310,6 +314,7 @@ function check(answer: Answer, e: Expectation, what: string): void {
   if (e.status !== undefined) expect(answer.status, shown).toBe(e.status);
   if (e.tls?.version !== undefined) expect(answer.tls?.version, shown).toBe(e.tls.version);
   if (e.tls?.cipher !== undefined) expect(answer.tls?.cipher, shown).toBe(e.tls.cipher);
+  if (e.certificateCN !== undefined) expect(answer.tls?.cn, shown).toBe(e.certificateCN);
   for (const [name, expected] of Object.entries(e.headers ?? {})) {
     const actual = answer.headers[name.toLowerCase()];
     if (expected === null) {
