@@ -268,7 +268,13 @@ function send(scene: Scene, r: RequestSpec, pairs: Map<string, KeyPair>): Promis
         res.on('end', () =>
           resolve({
             ...(tls
-              ? { tls: { version: tls.version, cipher: openssl, cn: socket.getPeerCertificate().subject?.CN } }
+              ? {
+                  tls: {
+                    version: tls.version,
+                    cipher: openssl,
+                    cn: [socket.getPeerCertificate().subject?.CN ?? []].flat()[0],
+                  },
+                }
               : {}),
             status: res.statusCode ?? 0,
             headers: res.headers,
@@ -452,61 +458,59 @@ afterAll(async () => {
 }, 60_000);
 
 for (const [index, { file, spec, mode }] of plan.entries()) {
-  {
-    describe(`${file} (${mode}), from ingress-nginx ${spec.from}`, () => {
-      let running: Running | undefined;
-      // a scene that cannot start fails each of its cases with the reason (a known gap's case then passes as failing)
-      let failed: unknown;
-      beforeAll(async () => {
-        for (let i = index; i <= index + AHEAD; i++) startAt(i);
-        try {
-          running = await startAt(index);
-        } catch (error) {
-          failed = error;
-        }
-      }, 120_000);
-      afterAll(async () => {
-        stopped.add(index);
-        if (running) await stopOne(running);
-      });
-
-      for (const c of spec.cases) {
-        const known = knownIn(c, mode);
-        // CASES_KNOWN=1 runs the known ones as plain its, to read how they fail
-        (known && !process.env.CASES_KNOWN ? it.fails : it)(
-          `${file} › ${c.it}${known ? ` [known: ${known}]` : ''}`,
-          async () => {
-            if (!running) throw failed;
-            const { scene: s, services, pairs } = running;
-            const vars = {
-              ...backendVars(services),
-              httpPort: String(s.httpPort),
-              httpsPort: String(s.httpsPort),
-            };
-            for (const problem of c.problems ?? []) {
-              const lines = s.problems.split('\n');
-              expect(
-                lines.some((line) => (problem.startsWith('/') ? matches(line, problem) : line.includes(problem))),
-                `a problem like ${problem} among:\n${s.problems}`,
-              ).toBe(true);
-            }
-            for (const [n, raw] of c.requests.entries()) {
-              const r = fill(raw, vars);
-              if (r.concurrent) {
-                const answers = await Promise.all(Array.from({ length: r.concurrent }, () => send(s, r, pairs)));
-                const counts: Record<string, number> = {};
-                for (const a of answers) counts[a.status] = (counts[a.status] ?? 0) + 1;
-                expect(counts, `request ${n + 1}, ${r.concurrent} at once`).toEqual(r.expect.statusCounts);
-                continue;
-              }
-              for (let i = 0; i < (r.repeat ?? 1); i++) {
-                const what = `request ${n + 1} (${r.method ?? 'GET'} ${r.scheme ?? 'http'}://${r.host}${r.path ?? '/'})`;
-                check(await send(s, r, pairs), r.expect, what);
-              }
-            }
-          },
-        );
+  describe(`${file} (${mode}), from ingress-nginx ${spec.from}`, () => {
+    let running: Running | undefined;
+    // a scene that cannot start fails each of its cases with the reason (a known gap's case then passes as failing)
+    let failed: unknown;
+    beforeAll(async () => {
+      for (let i = index; i <= index + AHEAD; i++) startAt(i);
+      try {
+        running = await startAt(index);
+      } catch (error) {
+        failed = error;
       }
+    }, 120_000);
+    afterAll(async () => {
+      stopped.add(index);
+      if (running) await stopOne(running);
     });
-  }
+
+    for (const c of spec.cases) {
+      const known = knownIn(c, mode);
+      // CASES_KNOWN=1 runs the known ones as plain its, to read how they fail
+      (known && !process.env.CASES_KNOWN ? it.fails : it)(
+        `${file} › ${c.it}${known ? ` [known: ${known}]` : ''}`,
+        async () => {
+          if (!running) throw failed;
+          const { scene: s, services, pairs } = running;
+          const vars = {
+            ...backendVars(services),
+            httpPort: String(s.httpPort),
+            httpsPort: String(s.httpsPort),
+          };
+          for (const problem of c.problems ?? []) {
+            const lines = s.problems.split('\n');
+            expect(
+              lines.some((line) => (problem.startsWith('/') ? matches(line, problem) : line.includes(problem))),
+              `a problem like ${problem} among:\n${s.problems}`,
+            ).toBe(true);
+          }
+          for (const [n, raw] of c.requests.entries()) {
+            const r = fill(raw, vars);
+            if (r.concurrent) {
+              const answers = await Promise.all(Array.from({ length: r.concurrent }, () => send(s, r, pairs)));
+              const counts: Record<string, number> = {};
+              for (const a of answers) counts[a.status] = (counts[a.status] ?? 0) + 1;
+              expect(counts, `request ${n + 1}, ${r.concurrent} at once`).toEqual(r.expect.statusCounts);
+              continue;
+            }
+            for (let i = 0; i < (r.repeat ?? 1); i++) {
+              const what = `request ${n + 1} (${r.method ?? 'GET'} ${r.scheme ?? 'http'}://${r.host}${r.path ?? '/'})`;
+              check(await send(s, r, pairs), r.expect, what);
+            }
+          }
+        },
+      );
+    }
+  });
 }
