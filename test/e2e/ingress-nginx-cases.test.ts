@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { TLSSocket } from 'node:tls';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +19,8 @@ import { ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manife
 import { SCENE_MODES, startScene, type Scene, type SceneMode } from './annotations-harness.js';
 
 const ROOT = new URL('../ingress-nginx-cases/', import.meta.url).pathname;
+// Each rendered scene runs the CLI once (70-odd starts of Node): let them share compiled code.
+process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'ingress-actors-cases-compile-cache');
 const PREFIX = 'nginx.ingress.kubernetes.io/';
 
 /** Certificate is one issued for a file: a CA (Secret with ca.crt), a server certificate (TLS Secret) or a client's. */
@@ -431,9 +434,10 @@ const stopOne = async (running: Running): Promise<void> => {
  * controller's first sync), so a few in flight keep the whole run short without many nginx at once.
  */
 const AHEAD = 5;
-const plan = loadScenes().flatMap(({ file, scene }) =>
-  (scene.modes ?? SCENE_MODES).map((mode) => ({ file, spec: scene, mode })),
-);
+// CASES_MODE=rendered (or lua) runs one mode only
+const modes = (scene: SceneFile): readonly SceneMode[] =>
+  (scene.modes ?? SCENE_MODES).filter((mode) => !process.env.CASES_MODE || mode === process.env.CASES_MODE);
+const plan = loadScenes().flatMap(({ file, scene }) => modes(scene).map((mode) => ({ file, spec: scene, mode })));
 const starts: (Promise<Running> | undefined)[] = [];
 const stopped = new Set<number>();
 const startAt = (i: number): Promise<Running> | undefined => {
