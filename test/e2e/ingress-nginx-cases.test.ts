@@ -8,7 +8,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { TLSSocket } from 'node:tls';
+import { connect, type Socket } from 'node:net';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -94,6 +95,8 @@ interface RequestSpec {
   readonly bodySize?: number;
   /** the client's address (127.0.0.2 … stand in for other clients) */
   readonly from?: string;
+  /** a PROXY protocol header line sent first on the connection (`PROXY TCP4 … \r\n`) */
+  readonly proxyProtocol?: string;
   /** a client certificate by name (https) */
   readonly cert?: string;
   /** send it this many times, checking each answer */
@@ -238,17 +241,31 @@ interface Answer {
   readonly body: string;
 }
 
+/** proxied opens a connection to nginx that starts with the request's PROXY protocol line (then TLS for https). */
+function proxied(port: number, r: RequestSpec, cert: KeyPair | undefined): Socket {
+  const raw = connect({ host: '127.0.0.1', port, ...(r.from ? { localAddress: r.from } : {}) });
+  raw.write(r.proxyProtocol!);
+  if (r.scheme !== 'https') return raw;
+  return tlsConnect({
+    socket: raw,
+    servername: r.host,
+    rejectUnauthorized: false,
+    ...(cert ? { cert: cert.certPem, key: cert.keyPem } : {}),
+  });
+}
+
 function send(scene: Scene, r: RequestSpec, pairs: Map<string, KeyPair>): Promise<Answer> {
   const https = r.scheme === 'https';
   const cert = r.cert ? pairs.get(r.cert) : undefined;
   if (r.cert && !cert) throw new Error(`no certificate ${r.cert}`);
+  const port = https ? scene.httpsPort : scene.httpPort;
   const body =
     r.bodySize !== undefined ? Buffer.alloc(r.bodySize, 'x') : r.body === undefined ? undefined : Buffer.from(r.body);
   return new Promise((resolve, reject) => {
     const req = (https ? httpsRequest : httpRequest)(
       {
         host: '127.0.0.1',
-        port: https ? scene.httpsPort : scene.httpPort,
+        port,
         path: r.path ?? '/',
         method: r.method ?? 'GET',
         headers: {
@@ -256,7 +273,8 @@ function send(scene: Scene, r: RequestSpec, pairs: Map<string, KeyPair>): Promis
           ...(body ? { 'content-length': String(body.length) } : {}),
           ...r.headers,
         },
-        agent: false,
+        // createConnection is only used without an agent (agent: false makes one)
+        ...(r.proxyProtocol ? { createConnection: () => proxied(port, r, cert) } : { agent: false }),
         ...(r.from ? { localAddress: r.from } : {}),
         ...(https
           ? { servername: r.host, rejectUnauthorized: false, ...(cert ? { cert: cert.certPem, key: cert.keyPem } : {}) }
