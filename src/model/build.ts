@@ -272,6 +272,7 @@ function modelOf(
     modules: extras.modules,
     addHeaders: extras.addHeaders,
     proxySetHeaders: extras.proxySetHeaders,
+    clearServerHeader: extras.clearServerHeader,
     stream: null,
     httpsSocket: null,
     config,

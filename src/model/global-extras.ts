@@ -24,6 +24,8 @@ export interface GlobalExtras {
   /** add-headers, each as `Name: value` for more_set_headers */
   readonly addHeaders: readonly string[];
   readonly proxySetHeaders: readonly Header[];
+  /** server-tokens off with headers-more: no Server header at all, as ingress-nginx (else `Server: nginx`) */
+  readonly clearServerHeader: boolean;
 }
 
 /**
@@ -78,7 +80,8 @@ export function globalExtras(
     });
     return false;
   });
-  return { config: settled, modules: load, addHeaders, proxySetHeaders };
+  const clearServerHeader = !config.showServerTokens && modules.headersMore !== undefined;
+  return { config: settled, modules: load, addHeaders, proxySetHeaders, clearServerHeader };
 }
 
 /** The most headers one header ConfigMap may hold. */

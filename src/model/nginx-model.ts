@@ -523,6 +523,8 @@ export interface NginxModel {
   readonly addHeaders: readonly string[];
   /** proxy-set-headers: request headers for the backends, beside the controller's own */
   readonly proxySetHeaders: readonly Header[];
+  /** server-tokens off with headers-more loaded: the Server header is cleared, as ingress-nginx does */
+  readonly clearServerHeader: boolean;
   /** the stream block, or null when no flag asks for one (then the stream module is not loaded) */
   readonly stream: StreamModel | null;
   /** with ssl-passthrough, the unix socket the http servers' TLS listener moves to (PROXY protocol); else null */

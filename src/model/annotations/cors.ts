@@ -12,16 +12,20 @@ function entry(pattern: RegExp, what: string): (value: string) => Checked<string
     pattern.test(value) ? { ok: true, value } : { ok: false, message: `${show(value)} is not ${what}` };
 }
 
+/** ORIGIN splits an origin into its scheme with `://`, a `*.` wildcard and the host[:port]. */
+export const ORIGIN = /^([a-z][a-z0-9+.-]{0,31}:\/\/)(\*\.)?([^/]+)$/;
+
 /**
- * checkOrigin accepts `*` or `http(s)://host[:port]`, a host being a name, an IP or `*.name` (one
- * label, as ingress-nginx), lower-cased.
+ * checkOrigin accepts `*` or `scheme://host[:port]`, a host being a name, an IP or `*.name` (one
+ * label, as ingress-nginx), lower-cased. Any scheme, as ingress-nginx (apps send `tauri://localhost`,
+ * `capacitor://localhost`), spelled as RFC 3986 spells one.
  */
 export function checkOrigin(value: string): Checked<string> {
   const origin = value.toLowerCase();
   if (origin === '*') return { ok: true, value: origin };
-  const match = /^https?:\/\/(\*\.)?([^/]+)$/.exec(origin);
-  if (!match || !checkHostPort(match[2]).ok)
-    return { ok: false, message: `${show(value)} is not * or http(s)://host[:port]` };
+  const match = ORIGIN.exec(origin);
+  if (!match || !checkHostPort(match[3]).ok)
+    return { ok: false, message: `${show(value)} is not * or scheme://host[:port]` };
   return { ok: true, value: origin };
 }
 
@@ -55,7 +59,7 @@ export const corsGroup: AnnotationGroup<'cors'> = {
       scope: 'ingress',
       onInvalid: 'filter',
       support: 'supported',
-      doc: '`*` (default) or http(s)://host[:port] list, `*.host` for one label',
+      doc: '`*` (default) or scheme://host[:port] list (any scheme, as ingress-nginx), `*.host` for one label',
     },
     {
       key: 'cors-allow-methods',

@@ -7,6 +7,7 @@ import type { Canary, Certificate, Cors, LimitZone, MapEntry, VariableMap } from
 import { compare } from '../backends.js';
 import { Tally } from '../tally.js';
 import type { AffinityAnnotations, CanaryAnnotations, IngressAnnotations, RateLimitAnnotations } from './types.js';
+import { ORIGIN } from './cors.js';
 
 /** stableId is a short FNV-1a hash of a string, for names that must not depend on input order. */
 export function stableId(text: string): string {
@@ -67,7 +68,7 @@ export class HttpExtras {
     if (cors.origins === null) return { ...cors.settings, origin: '*', anyOrigin: true, preflight: null };
     const variable = `$ia_cors_${stableId(cors.origins.join(','))}`;
     const entries: MapEntry[] = cors.origins.map((origin) => {
-      const [, scheme, wildcard, host] = /^(https?:\/\/)(\*\.)?(.*)$/.exec(origin)!;
+      const [, scheme, wildcard, host] = ORIGIN.exec(origin)!;
       return {
         key: `~*^${regexEscape(scheme!)}${wildcard ? '[^./]+\\.' : ''}${regexEscape(host!)}$`,
         value: '$http_origin',

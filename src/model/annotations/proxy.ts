@@ -45,23 +45,26 @@ const SCHEME_VARIABLE = /\$scheme(?![A-Za-z0-9_])/g;
 const HOST_VARIABLE = /\$(?:host|http_host|best_http_host)(?![A-Za-z0-9_])/g;
 
 /**
- * checkRedirectUrl accepts what proxy_redirect compares and writes: a path, or an http(s) URL,
- * of plain characters; `to` may also name the request's scheme and host.
+ * REDIRECT_PREFIX is what proxy_redirect compares and writes, of plain characters: a path, or a host (with its
+ * http(s) scheme, its port, and a path, each optional: ingress-nginx's own test rewrites `hello.com` to `goodbye.com`).
+ */
+const REDIRECT_PREFIX =
+  /^(?:(?:https?:\/\/)?[A-Za-z0-9.-]+(?::\d{1,5})?(?:\/[A-Za-z0-9._~!&()*+,=:@/%-]*)?|\/[A-Za-z0-9._~!&()*+,=:@/%-]*)$/;
+
+/**
+ * checkRedirectUrl accepts a REDIRECT_PREFIX; `to` may also name the request's scheme and host.
  */
 function checkRedirectUrl(variables: boolean): (value: string) => Checked<string> {
   return (value) => {
     // Checked with each variable in place of what it stands for, so it may only stand where that can.
     const plain = variables ? value.replace(SCHEME_VARIABLE, 'http').replace(HOST_VARIABLE, 'host.example') : value;
-    const ok =
-      value.length <= 2048 &&
-      /^((https?:\/\/)?[A-Za-z0-9.-]+(:\d{1,5})?)?\/[A-Za-z0-9._~!&()*+,=:@/%-]*$/.test(plain) &&
-      !plain.includes('$');
+    const ok = value.length <= 2048 && REDIRECT_PREFIX.test(plain) && !plain.includes('$');
     return ok
       ? { ok: true, value }
       : {
           ok: false,
           message:
-            `${JSON.stringify(value.slice(0, 80))} is not a path or ` +
+            `${JSON.stringify(value.slice(0, 80))} is not a path, host or ` +
             `http(s) URL of plain characters${variables ? ' ($scheme, $host, $http_host allowed)' : ''}`,
         };
   };

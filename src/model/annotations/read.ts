@@ -26,7 +26,8 @@ export function readList<T>(
   check: (entry: string) => Checked<T>,
 ): T[] | undefined {
   const raw = input.get(key);
-  if (raw === undefined) return undefined;
+  // A blank list is no list: its default applies, as ingress-nginx reads a blank annotation.
+  if (raw === undefined || raw.trim() === '') return undefined;
   if (raw.length > max) {
     input.invalid(key, `is longer than ${max} characters`);
     return undefined;
