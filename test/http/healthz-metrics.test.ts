@@ -6,22 +6,29 @@
  * its counters as reloads, refused reloads and nginx restarts happen.
  */
 import { createServer, type Server } from 'node:net';
-import { readFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signalGroup } from '../../src/nginx/master.js';
 import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
+import { addRefusalHook, REFUSAL } from '../support/refusal-hook.js';
 import { get, startBackend, type Backend } from '../support/net.js';
 import { healthz, scrape, type Scrape } from './prometheus.js';
 
 let cluster: Cluster;
 let backend: Backend;
+let templates: string;
 const request = () => get({ host: 'web.example.com', path: '/', port: cluster.httpPort });
 const metrics = () => scrape(cluster.healthzPort);
 const ok = (s: Scrape) => s.value('nginx_ingress_controller_success');
 
 beforeAll(async () => {
+  // A template copy nginx -t refuses on demand (every ConfigMap value that passes its validator renders a good config).
+  templates = await mkdtemp(join(tmpdir(), 'ia-templates-'));
+  await cp(new URL('../../templates/', import.meta.url).pathname, templates, { recursive: true });
+  await addRefusalHook(join(templates, 'nginx.conf.hbs'));
   backend = await startBackend('web');
   cluster = await startCluster(
     [
@@ -30,7 +37,7 @@ beforeAll(async () => {
       { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'default', name: 'ingress-config' }, data: {} },
       ingress('web', { 'web.example.com': [{ path: '/', service: 'web' }] }),
     ],
-    ['--configmap', 'default/ingress-config'],
+    ['--configmap', 'default/ingress-config', '--template', join(templates, 'nginx.conf.hbs')],
   );
   await waitFor('the app served', async () => (await request()).backend === 'web', 15_000);
 }, 30_000);
@@ -38,6 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await cluster?.close();
   await backend?.close();
+  if (templates) await rm(templates, { recursive: true, force: true });
 });
 
 describe('/healthz and /metrics', () => {
@@ -124,12 +132,12 @@ describe('/healthz and /metrics', () => {
     'counts it in /metrics, and recovers', async () => {
     const before = await metrics();
     const lastGood = before.value('nginx_ingress_controller_config_last_reload_successful_timestamp_seconds');
-    // A log format naming a variable nginx does not know passes the validator but not `nginx -t`.
+    // The hooked template writes a directive nginx does not know: the config passes the model, not `nginx -t`.
     await cluster.patch({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'ingress-config' },
-      data: { 'log-format-upstream': '$remote_addr $no_such_variable' },
+      data: REFUSAL.on,
     });
     await waitFor(
       'the error counted',
@@ -146,7 +154,7 @@ describe('/healthz and /metrics', () => {
     expect(h.status).toBe(200);
     // This request comes from 127.0.0.1: the local admin sees nginx -t's own words.
     expect(h.body).toMatch(
-      /^ok\nwarning: the last reload failed: .*no_such_variable.*\(nginx serves the last good config\)\n$/,
+      /^ok\nwarning: the last reload failed: .*test_refused_by_nginx.*\(nginx serves the last good config\)\n$/,
     );
     expect((await request()).backend).toBe('web'); // the old config still serves
 
@@ -154,7 +162,8 @@ describe('/healthz and /metrics', () => {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'ingress-config' },
-      data: { 'log-format-upstream': '$remote_addr good' },
+      // a config other than the last good one, so that a reload happens (the same text would be already applied)
+      data: { ...REFUSAL.off, 'log-format-upstream': '$remote_addr good' },
     });
     await waitFor('the warning gone', async () => (await healthz(cluster.healthzPort)).body === 'ok\n', 10_000);
     const recovered = await metrics();

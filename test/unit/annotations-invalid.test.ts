@@ -114,8 +114,8 @@ describe('parseAnnotations: a bad value costs its feature', () => {
     expect(result?.denied).toBe(false);
     expect(result?.cors?.origins).toEqual(['https://a.example']);
     expect(problems).toEqual([
-      'cors-allow-origin: "nope" is not * or http(s)://host[:port]; dropped, the valid entries are kept',
-      'cors-allow-origin: "https://b.example/x" is not * or http(s)://host[:port]; dropped, the valid entries are kept',
+      'cors-allow-origin: "nope" is not * or scheme://host[:port]; dropped, the valid entries are kept',
+      'cors-allow-origin: "https://b.example/x" is not * or scheme://host[:port]; dropped, the valid entries are kept',
     ]);
   });
 
