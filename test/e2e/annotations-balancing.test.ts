@@ -94,6 +94,11 @@ const sceneObjects = () => [
     { 'sticky.test': [{ path: '/', service: 'sticky' }] },
     { annotations: ann({ affinity: 'cookie' }) },
   ),
+  ingress(
+    'sticky-dash',
+    { 'sticky-dash.test': [{ path: '/', service: 'sticky' }] },
+    { annotations: ann({ affinity: 'cookie', 'session-cookie-name': 'hello-cookie' }) },
+  ),
   ingress('spread', { 'spread.test': [{ path: '/', service: 'sticky' }] }),
   ingress(
     'hashed',
@@ -162,6 +167,19 @@ describe.each(SCENE_MODES)('balancing annotations through real nginx (%s)', (mod
     const later = await inBatches(20, 5, () => scene.http('sticky.test', '/', { headers: { cookie } }));
     expect(new Set(later.map((r) => r.backend))).toEqual(new Set([first.backend]));
     expect(later.every((r) => r.headers['set-cookie'] === undefined)).toBe(true);
+  });
+
+  it("cookie affinity with a '-' in the cookie's name (hello-cookie), sent among other cookies", async () => {
+    const first = await scene.http('sticky-dash.test', '/');
+    const setCookie = first.headers['set-cookie']?.[0] ?? '';
+    expect(setCookie).toMatch(/^hello-cookie=[0-9a-f]{32}; Path=\/; HttpOnly$/);
+    const cookie = `hello=1; ${setCookie.split(';')[0]!}; cookie=2`;
+    const later = await inBatches(20, 5, () => scene.http('sticky-dash.test', '/', { headers: { cookie } }));
+    expect(new Set(later.map((r) => r.backend))).toEqual(new Set([first.backend]));
+    expect(later.every((r) => r.headers['set-cookie'] === undefined)).toBe(true);
+    // the other clients, each with a cookie of its own, still spread over the endpoints
+    const seen = await inBatches(30, 10, () => scene.http('sticky-dash.test', '/').then((r) => r.backend));
+    expect(new Set(seen).size).toBeGreaterThanOrEqual(2);
   });
 
   it('cookie affinity still spreads new clients over the endpoints', async () => {

@@ -2,12 +2,16 @@ import { checkHost, checkPath, show, type Checked } from '../validate.js';
 import { intIn, oneOf, read, readBool } from './read.js';
 import type { AnnotationGroup } from './types.js';
 
-/** checkCookieName accepts a cookie name nginx can read as `$cookie_<name>`: letters, digits and `_`. */
+/**
+ * checkCookieName accepts a cookie name: RFC 6265 token characters that need no quoting in nginx and mean
+ * nothing in a regex once escaped: letters, digits and `_ - . ~`, at most 64. A name of letters, digits and `_`
+ * is read as `$cookie_<name>`; any other through a map on `$http_cookie` (see HttpExtras.cookie).
+ */
 export function checkCookieName(value: string): Checked<string> {
-  if (value.length <= 64 && /^[A-Za-z0-9_]{1,64}$/.test(value)) return { ok: true, value };
+  if (value.length <= 64 && /^[A-Za-z0-9_.~-]{1,64}$/.test(value)) return { ok: true, value };
   return {
     ok: false,
-    message: `${show(value)}: nginx reads cookies as $cookie_<name>, so only letters, digits and '_' work (at most 64)`,
+    message: `${show(value)}: a cookie name here holds letters, digits and _ - . ~ only (at most 64)`,
   };
 }
 
@@ -47,7 +51,7 @@ export const affinityGroup: AnnotationGroup<'affinity'> = {
       scope: 'ingress',
       onInvalid: 'ignore',
       support: 'supported',
-      doc: 'default INGRESSCOOKIE; letters, digits and _ only',
+      doc: 'default INGRESSCOOKIE; letters, digits and _ - . ~',
     },
     {
       key: 'session-cookie-path',

@@ -14,7 +14,7 @@ import type {
 import { DEFAULT_PROXY_HOST, NO_EXTRAS, type LocationExtras, type RouteFeatures } from '../locations.js';
 import type { Service } from '../snapshot.js';
 import { checkIp } from '../validate.js';
-import { type HttpExtras, stableId } from './http-extras.js';
+import { AFFINITY_KEY_PREFIX, type HttpExtras, stableId } from './http-extras.js';
 import type { ExternalAuthAnnotations, IngressAnnotations } from './types.js';
 
 /** Variant is how an upstream name balances over its base upstream. */
@@ -298,8 +298,10 @@ export class IngressFeatures {
   /** upstream gives the upstream name to proxy to for a resolved Service port, under this Ingress's balancing. */
   upstream(base: string): string {
     const a = this.annotations;
-    const hashKey = a.affinity ? this.ctx.extras.affinityKey(a.affinity.cookieName).key : a.balance.hashBy;
-    const hashName = a.affinity ? `cookie_${a.affinity.cookieName}` : undefined;
+    const affinityKey = a.affinity ? this.ctx.extras.affinityKey(a.affinity.cookieName).key : null;
+    const hashKey = affinityKey ?? a.balance.hashBy;
+    // cookie_<name>, or cookied_<cookieId>: upstream names keep to letters, digits, `_` and `-`
+    const hashName = affinityKey ? `cookie${affinityKey.slice(AFFINITY_KEY_PREFIX.length)}` : undefined;
     return this.ctx.variants.name(base, {
       hashKey,
       ...(hashName ? { hashName } : {}),

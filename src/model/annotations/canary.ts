@@ -56,7 +56,7 @@ export const canaryGroup: AnnotationGroup<'canary'> = {
       scope: 'ingress',
       onInvalid: 'ignore',
       support: 'supported',
-      doc: 'cookie `always` / `never`, as the header; letters, digits and _ in the name',
+      doc: 'cookie `always` / `never`, as the header; letters, digits and _ - . ~ in the name',
     },
     {
       key: 'canary-weight',
@@ -96,7 +96,7 @@ export const canaryGroup: AnnotationGroup<'canary'> = {
         header === undefined
           ? null
           : { variable: `$http_${header.toLowerCase().replaceAll('-', '_')}`, value: headerValue ?? null },
-      cookie: cookie === undefined ? null : `$cookie_${cookie}`,
+      cookie: cookie ?? null,
       weight: weight === undefined ? null : weight / total,
     };
   },

@@ -30,9 +30,20 @@ export const COOKIE_EXPIRES = '$ia_cookie_expires';
 
 /**
  * AFFINITY_KEY_PREFIX starts the variable a cookie affinity upstream hashes on (no upstream-hash-by can name it:
- * checkHashKey takes only nginx's own variables), so the Lua balancer's table can tell affinity from hashing.
+ * checkHashKey takes only nginx's own variables), so the Lua balancer's table can tell affinity from hashing:
+ * `$ia_aff_<name>`, or `$ia_affd_<cookieId>` for a name nginx cannot put in a variable's name.
  */
-export const AFFINITY_KEY_PREFIX = '$ia_aff_';
+export const AFFINITY_KEY_PREFIX = '$ia_aff';
+
+/** PLAIN_COOKIE is a cookie name nginx can read as `$cookie_<name>` (letters, digits and `_`). */
+const PLAIN_COOKIE = /^[A-Za-z0-9_]+$/;
+
+/**
+ * cookieId turns a cookie name into a part of a variable name: each character other than a letter or digit
+ * becomes `_` and its two hex digits, so distinct names give distinct ids (`hello-cookie`: `hello_2dcookie`).
+ */
+export const cookieId = (name: string): string =>
+  name.replace(/[^A-Za-z0-9]/g, (c) => `_${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 
 export class HttpExtras {
   private readonly requestZones = new Map<string, LimitZone>();
@@ -124,18 +135,41 @@ export class HttpExtras {
     return { hashKey: key, setCookie, cookieExpires };
   }
 
-  /** affinityKey registers the maps behind cookie `name`'s hash key (`$ia_aff_<name>`) and its fresh value. */
-  affinityKey(name: string): { key: string; fresh: string } {
-    const key = `${AFFINITY_KEY_PREFIX}${name}`;
-    const fresh = `${key}_new`;
+  /**
+   * cookie gives the variable holding the value of cookie `name`: `$cookie_<name>` when nginx can name it so,
+   * else a map on $http_cookie (`$ia_ck_<cookieId>`) that finds it as nginx's $cookie_ does: the first `name=`
+   * (the name in any case) at the start or after `;` or `,`, spaces around `=` skipped, the value up to `;`.
+   */
+  cookie(name: string): string {
+    if (PLAIN_COOKIE.test(name)) return `$cookie_${name}`;
+    const variable = `$ia_ck_${cookieId(name)}`;
     this.addMap({
-      source: `$cookie_${name}`,
+      source: '$http_cookie',
+      variable,
+      fallback: '',
+      entries: [{ key: `~*(?:^|[;,]) *${regexEscape(name)} *= *([^;]*)`, value: '$1' }],
+    });
+    return variable;
+  }
+
+  /**
+   * affinityKey registers the maps behind cookie `name`'s hash key (`$ia_aff_<name>`, or `$ia_affd_<cookieId>`
+   * for a name with other characters) and its fresh value.
+   */
+  affinityKey(name: string): { key: string; fresh: string } {
+    const key = PLAIN_COOKIE.test(name)
+      ? `${AFFINITY_KEY_PREFIX}_${name}`
+      : `${AFFINITY_KEY_PREFIX}d_${cookieId(name)}`;
+    const fresh = `${key}_new`;
+    const cookie = this.cookie(name);
+    this.addMap({
+      source: cookie,
       variable: key,
-      fallback: `$cookie_${name}`,
+      fallback: cookie,
       entries: [{ key: '', value: '$request_id' }],
     });
     this.addMap({
-      source: `$cookie_${name}`,
+      source: cookie,
       variable: fresh,
       fallback: '',
       entries: [{ key: '', value: '$request_id' }],
@@ -185,7 +219,7 @@ export class HttpExtras {
         ),
       );
     }
-    if (rules.cookie) votes.push(decide(rules.cookie, 'c', alwaysNever));
+    if (rules.cookie) votes.push(decide(this.cookie(rules.cookie), 'c', alwaysNever));
     let split: Canary['split'] = null;
     if (rules.weight !== null) {
       const percent = Math.round(rules.weight * 10000) / 100;

@@ -116,7 +116,7 @@ export interface AffinityAnnotations {
 export interface CanaryAnnotations {
   /** the `$http_...` variable of canary-by-header */
   readonly header: { readonly variable: string; readonly value: string | null } | null;
-  /** the `$cookie_...` variable of canary-by-cookie */
+  /** canary-by-cookie: the cookie's name (checkCookieName) */
   readonly cookie: string | null;
   /** canary-weight as a share of canary-weight-total, 0..1; null when unset */
   readonly weight: number | null;
