@@ -1,3 +1,5 @@
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { nginxBinary } from '../../src/nginx/binary.js';
 import { waitForPort } from './net.js';
@@ -8,7 +10,12 @@ export interface RunningNginx {
   stop(): Promise<void>;
 }
 
-/** startNginx runs `nginx -g 'daemon off;'` on a config folder and waits until it listens on `port`. */
+/**
+ * startNginx runs `nginx -g 'daemon off;'` on a config folder and waits until it listens on `port` and has written
+ * its pid file. nginx writes that file only once every listening socket is bound: another process that took one of
+ * the ports meanwhile (free ports are picked, then released) would otherwise pass for this nginx while its master
+ * still retries bind() before it gives up.
+ */
 export async function startNginx(dir: string, port: number): Promise<RunningNginx> {
   const child = execa(nginxBinary(), ['-p', `${dir}/`, '-c', `${dir}/nginx.conf`, '-g', 'daemon off;'], {
     reject: false,
@@ -16,9 +23,22 @@ export async function startNginx(dir: string, port: number): Promise<RunningNgin
     detached: true,
   });
   let stderr = '';
+  let gone = false;
+  void child.finally(() => (gone = true));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = child.then((r) => new Error(`nginx exited (${r.exitCode ?? r.signal}): ${stderr}`));
-  await Promise.race([waitForPort(port), exited.then((e) => Promise.reject(e))]);
+  const started = async () => {
+    await waitForPort(port);
+    for (;;) {
+      try {
+        return await access(join(dir, 'nginx.pid'));
+      } catch (error) {
+        if (gone) throw error; // exited: the race already has its reason
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+  };
+  await Promise.race([started(), exited.then((e) => Promise.reject(e))]);
   return {
     process: child,
     async stop() {
