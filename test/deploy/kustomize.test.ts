@@ -245,4 +245,25 @@ describe('kubectl apply of the replace-ingress-nginx overlay', () => {
     ) as Manifest;
     expect((cert.spec as { secretName: string }).secretName).toBe('ingress-actors-admission');
   });
+
+  it('the ValidatingWebhookConfiguration matches an Ingress write, and failurePolicy Fail refuses it while the webhook cannot be called', async () => {
+    const kubectl = kubectlFor(join(dir, 'kubeconfig'), join(dir, 'cache'));
+    // Idempotent (the test above may or may not have run first).
+    await kubectl.run(['apply', '-k', join(KUSTOMIZE, 'overlays/replace-ingress-nginx')]);
+    // The test API server has no cluster network to reach the Service: the call fails, as with no replica running.
+    const ingressYaml = [
+      'apiVersion: networking.k8s.io/v1',
+      'kind: Ingress',
+      'metadata: {name: web, namespace: default}',
+      'spec:',
+      '  ingressClassName: nginx',
+      '  defaultBackend: {service: {name: web, port: {number: 80}}}',
+    ].join('\n');
+    const refused = await kubectl.try(['apply', '-f', '-'], ingressYaml);
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.stderr).toContain('failed calling webhook "validate.nginx.ingress.kubernetes.io"');
+    // Other kinds are not matched by its rules.
+    const configMap = await kubectl.try(['create', 'configmap', 'x', '-n', 'default']);
+    expect(configMap.exitCode).toBe(0);
+  });
 });
