@@ -64,7 +64,8 @@ export const RESOURCES: readonly ResourceDef[] = [
 /**
  * DEPLOY_RESOURCES are the kinds of deploy/kubernetes/ that the controller never reads, for a
  * server that must take `kubectl apply -f deploy/kubernetes/` (the `extraKinds` server option):
- * ServiceAccount, the RBAC kinds, Deployment and PodDisruptionBudget. They are stored and watched
+ * ServiceAccount, the RBAC kinds, Deployment, PodDisruptionBudget, NetworkPolicy and cert-manager's
+ * Issuer and Certificate (deploy/kustomize/'s webhook components). They are stored and watched
  * like any other kind, with their top-level fields checked; nothing acts on them (no pods, no
  * authorization).
  */
@@ -80,6 +81,14 @@ export const DEPLOY_RESOURCES: readonly ResourceDef[] = [
   def('rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false),
   def('rbac.authorization.k8s.io', 'v1', 'Role', 'roles', true),
   def('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings', true),
+  def('networking.k8s.io', 'v1', 'NetworkPolicy', 'networkpolicies', true, { shortNames: ['netpol'] }),
+  // cert-manager's CRDs, as cert-manager registers them.
+  def('cert-manager.io', 'v1', 'Issuer', 'issuers', true, { hasStatus: true, categories: ['cert-manager'] }),
+  def('cert-manager.io', 'v1', 'Certificate', 'certificates', true, {
+    shortNames: ['cert', 'certs'],
+    hasStatus: true,
+    categories: ['cert-manager'],
+  }),
 ];
 
 /** VERBS is the verb list discovery advertises for every resource. */

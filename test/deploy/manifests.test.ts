@@ -55,7 +55,7 @@ describe('deploy/kubernetes', () => {
       'ClusterRoleBinding/ingress-actors',
       'Role/ingress-actors',
       'RoleBinding/ingress-actors',
-      'IngressClass/ingress-actors',
+      'IngressClass/nginx',
       'ConfigMap/ingress-actors',
       'Deployment/ingress-actors',
       'Service/ingress-actors',

@@ -166,7 +166,8 @@ const backendOf = (service: string) => ({
 
 beforeAll(async () => {
   const served = manifests.filter((m) => findResourceByKind(m.apiVersion, m.kind)).map(({ file: _f, ...m }) => m);
-  const cls = { spec: { ingressClassName: 'ingress-actors' } };
+  // Ingresses of the manifests' IngressClass (`nginx`): the controller serves them.
+  const cls = { spec: { ingressClassName: find(manifests, 'IngressClass').metadata.name } };
   const app = (name: string, service: string) => {
     const i = ingress(name, { [`${name}.example.com`]: [{ path: '/', service }] });
     return { ...i, spec: { ...i.spec, ...cls.spec } };
