@@ -26,8 +26,9 @@ examples/), a small HTTP backend for every loopback endpoint they name, and the 
 with a real nginx, everything on 127.0.0.1 only. Writes DIR/kubeconfig (default .demo/) for
 kubectl. Ctrl-C (or SIGTERM) stops it all. Any controller flag (see: ingress-actors help
 controller) is passed on, but for the ones the demo sets itself (--kubeconfig, --config-dir,
---healthz-host). The API server also serves the kinds of deploy/kubernetes/ (ServiceAccount, RBAC, Deployment,
-PodDisruptionBudget), so \`kubectl apply -f deploy/kubernetes/\` works against it: they are
+--healthz-host). The API server also serves the kinds of deploy/ (ServiceAccount, RBAC, Deployment,
+PodDisruptionBudget, NetworkPolicy, cert-manager's Issuer and Certificate), so \`kubectl apply -f deploy/kubernetes/\`
+and \`kubectl apply -k deploy/kustomize/overlays/…\` work against it: they are
 stored, nothing runs them (its ConfigMap is the one the demo controller reads). The controller's admission
 webhook listens on 127.0.0.1:N (--webhook-port) with a certificate the demo makes (DIR/webhook/, private), and a
 ValidatingWebhookConfiguration makes the API server ask it: \`kubectl apply\` of a bad Ingress is refused with its
