@@ -106,37 +106,55 @@ async function startRenderedScene(objects: object[], options: SceneOptions): Pro
   const dir = await mkdtemp(join(tmpdir(), 'ia-e2e-ann-'));
   // nginx workers (nobody, under a root master) open the htpasswd files per request: let them through.
   await chmod(dir, 0o755);
-  const [httpPort, httpsPort] = [await freePort(), await freePort()];
   const all = withConfigMap(objects, options.configMap);
   await writeFile(join(dir, 'manifests.yaml'), all.map((o) => stringify(o)).join('---\n'));
   const out = join(dir, 'conf');
-  const args = [
-    'render',
-    '--manifests',
-    join(dir, 'manifests.yaml'),
-    '--out',
-    out,
-    '--http-port',
-    String(httpPort),
-    '--https-port',
-    String(httpsPort),
-  ];
-  if (options.configMap) args.push('--configmap', 'ingress/config');
-  const rendered = await execa(CLI, [...args, ...(options.flags ?? [])], { reject: false });
-  if (rendered.exitCode !== 0) throw new Error(`render failed: ${rendered.stderr}`);
-  let nginx: RunningNginx;
-  try {
-    nginx = await startNginx(out, httpPort);
-  } catch (error) {
-    await rm(dir, { recursive: true, force: true });
-    throw error;
+  // Free ports are picked, then released: another test worker may take one before nginx binds it. That race is the
+  // test machine's, not the controller's, so the scene starts again on other ports (and only for that reason).
+  for (let attempt = 1; ; attempt++) {
+    const [httpPort, httpsPort] = [await freePort(), await freePort()];
+    const args = [
+      'render',
+      '--manifests',
+      join(dir, 'manifests.yaml'),
+      '--out',
+      out,
+      '--http-port',
+      String(httpPort),
+      '--https-port',
+      String(httpsPort),
+    ];
+    if (options.configMap) args.push('--configmap', 'ingress/config');
+    const rendered = await execa(CLI, [...args, ...(options.flags ?? [])], { reject: false });
+    if (rendered.exitCode !== 0) throw new Error(`render failed: ${rendered.stderr}`);
+    try {
+      const nginx = await startNginx(out, httpPort);
+      return renderedScene(dir, out, httpPort, httpsPort, rendered.stderr, nginx);
+    } catch (error) {
+      if (attempt < 3 && /Address already in use/.test(String(error))) {
+        await rm(out, { recursive: true, force: true });
+        continue;
+      }
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
   }
+}
+
+function renderedScene(
+  dir: string,
+  out: string,
+  httpPort: number,
+  httpsPort: number,
+  problems: string,
+  nginx: RunningNginx,
+): Scene {
   return {
     mode: 'rendered',
     dir: out,
     httpPort,
     httpsPort,
-    problems: rendered.stderr,
+    problems,
     cluster: null,
     http: (host, path, extra = {}) => get({ host, path, port: httpPort, ...extra }),
     https: (host, path, extra = {}) => get({ host, path, port: httpsPort, https: true, ...extra }),

@@ -13,14 +13,15 @@ import type { PeerCertificate, TLSSocket } from 'node:tls';
 const handedOut = new Set<number>();
 
 /**
- * freePort asks the kernel for a free loopback port (released at once; small race accepted in
+ * freePort asks the kernel for a port free on every IPv4 address (released at once; small race accepted in
  * tests), never one it gave this process before: the kernel may offer a just-released port again,
- * and two flags given one port are refused (src/cli/controller-flags.ts samePort).
+ * and two flags given one port are refused (src/cli/controller-flags.ts samePort). Every address, not only
+ * 127.0.0.1: nginx listens on all of them, and a test's pod on 127.0.0.2 may hold a port 127.0.0.1 has free.
  */
 export async function freePort(): Promise<number> {
   for (;;) {
     const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
     const { port } = server.address() as AddressInfo;
     await new Promise((resolve) => server.close(resolve));
     if (!handedOut.has(port)) return (handedOut.add(port), port);
