@@ -7,13 +7,13 @@
  * class `nginx` and answers AdmissionReviews on ingress-nginx's path; SIGTERM ends it with exit 0.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
+import { postReview } from '../support/admission-review.js';
 import { waitFor } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { freePort, get, startBackend, type Backend } from '../support/net.js';
@@ -71,42 +71,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** review posts one AdmissionReview for `object` to the webhook and gives its response. */
-function review(
-  port: number,
-  object: object,
-): Promise<{ uid: string; allowed: boolean; status?: { message: string } }> {
-  const body = JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: 'chart-1',
-      kind: { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' },
-      operation: 'CREATE',
-      object,
-    },
-  });
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/networking/v1/ingresses',
-        method: 'POST',
-        ca: pair.certPem,
-        agent: false,
-        headers: { 'content-type': 'application/json' },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')).response));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const review = (port: number, object: object) => postReview(port, pair.certPem, object, 'chart-1');
 
 it("starts with the chart's default arguments, serves, answers admission reviews, and stops with exit 0", async () => {
   const [httpPort, httpsPort, healthzPort, webhookPort] = [

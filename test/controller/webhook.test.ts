@@ -4,7 +4,6 @@
  * start with exit 1 naming the flag.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:https';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,11 +11,11 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { kubeconfigFor } from '../../src/api-server/server.js';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import { ListenError } from '../../src/http/listen.js';
-import { WEBHOOK_PATH } from '../../src/http/webhook.js';
 import { createLogger } from '../../src/log.js';
 import { startController } from '../../src/main.js';
 import type { Ingress } from '../../src/model/snapshot.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
+import { postReview } from '../support/admission-review.js';
 import { startCluster, waitFor } from '../support/cluster.js';
 import { ingress, ingressClass } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
@@ -43,38 +42,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-function review(port: number, candidate: Ingress): Promise<{ allowed: boolean; status?: { message: string } }> {
-  const body = JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: 'u-1',
-      kind: { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' },
-      operation: 'CREATE',
-      object: candidate,
-    },
-  });
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: WEBHOOK_PATH,
-        method: 'POST',
-        ca: pair.certPem,
-        agent: false,
-        headers: { 'content-type': 'application/json' },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')).response));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const review = (port: number, candidate: Ingress) => postReview(port, pair.certPem, candidate);
 
 it('judges against the live caches: an Ingress created a moment ago holds its host and path', async () => {
   const port = await freePort();
