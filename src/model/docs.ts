@@ -1,14 +1,9 @@
 import { supportedKeys } from './annotations/registry.js';
 import { refusedAnnotations } from './annotations/refused.js';
+import { OPTIONAL_MODULES } from './optional-modules.js';
 import { ANNOTATION_PREFIX, type OnInvalid } from './annotations/types.js';
 import { configKeys, defaultGlobalConfig, refusedConfigKeys } from './config-map.js';
-import {
-  ALLOWED_DIRECTIVES,
-  MODULE_PACKAGES,
-  REFUSED_REASONS,
-  SAFE_VARIABLES,
-  SAFE_VARIABLE_PREFIXES,
-} from './snippet-policy.js';
+import { ALLOWED_DIRECTIVES, REFUSED_REASONS, SAFE_VARIABLES, SAFE_VARIABLE_PREFIXES } from './snippet-policy.js';
 
 function showDefault(value: unknown): string {
   if (value === null) return 'unset';
@@ -45,7 +40,7 @@ function snippetDocs(): string[] {
     const notes = [
       d.once ? 'once per snippet' : '',
       d.annotation ? `not beside the annotation \`${d.annotation}\`` : '',
-      d.module ? `needs ${MODULE_PACKAGES[d.module]}` : '',
+      d.module ? `needs ${OPTIONAL_MODULES[d.module].debian}` : '',
     ]
       .filter(Boolean)
       .join('; ');

@@ -8,12 +8,7 @@ import type { GlobalConfig, Header, NginxModules, Problem } from './nginx-model.
 import type { ConfigMap } from './snapshot.js';
 import { checkValue, CONTROLLER_PROXY_HEADERS } from './snippet-policy.js';
 import { checkHeaderName, show } from './validate.js';
-
-/** MODULE_PACKAGES name each optional module's file and Debian package, for the problems when one is missing. */
-const MODULE_PACKAGES: Readonly<Record<keyof NginxModules, { file: string; debian: string }>> = {
-  brotli: { file: 'ngx_http_brotli_filter_module.so', debian: 'libnginx-mod-http-brotli-filter' },
-  headersMore: { file: 'ngx_http_headers_more_filter_module.so', debian: 'libnginx-mod-http-headers-more-filter' },
-};
+import { OPTIONAL_MODULES } from './optional-modules.js';
 
 /** GlobalExtras are what the template needs beyond GlobalConfig. */
 export interface GlobalExtras {
@@ -50,8 +45,8 @@ export function globalExtras(
     else {
       at(
         'enable-brotli',
-        `this nginx has no brotli module (${MODULE_PACKAGES.brotli.file}; Debian: apt-get install ` +
-          `${MODULE_PACKAGES.brotli.debian}); brotli stays off`,
+        `this nginx has no brotli module (${OPTIONAL_MODULES.brotli.file}; Debian: apt-get install ` +
+          `${OPTIONAL_MODULES.brotli.debian}); brotli stays off`,
       );
       settled = { ...settled, enableBrotli: false };
     }
@@ -63,8 +58,8 @@ export function globalExtras(
     if (!modules.headersMore) {
       at(
         'add-headers',
-        `this nginx has no headers-more module (${MODULE_PACKAGES.headersMore.file}; Debian: apt-get install ` +
-          `${MODULE_PACKAGES.headersMore.debian}); no header is added`,
+        `this nginx has no headers-more module (${OPTIONAL_MODULES.headersMore.file}; Debian: apt-get install ` +
+          `${OPTIONAL_MODULES.headersMore.debian}); no header is added`,
       );
       addHeaders = [];
     }

@@ -11,6 +11,7 @@ import { parseNginxStatements, variablesIn } from './nginx-tokens.js';
 import { regexSubsetRefusal } from './regex-path.js';
 import type { NginxModules, SnippetDirective } from './nginx-model.js';
 import { checkCidr, checkHeaderName, type Checked } from './validate.js';
+import { OPTIONAL_MODULES } from './optional-modules.js';
 
 /**
  * SnippetContext is where a snippet goes: configuration-snippet in each location, server-snippet in the host's server.
@@ -168,12 +169,6 @@ export interface AllowedDirective {
   /** the optional module that provides it: allowed only when this nginx has it */
   readonly module?: keyof NginxModules;
 }
-
-/** MODULE_PACKAGES name the Debian package of each optional module, for the problem when it is missing. */
-export const MODULE_PACKAGES: Readonly<Record<keyof NginxModules, string>> = {
-  headersMore: 'libnginx-mod-http-headers-more-filter',
-  brotli: 'libnginx-mod-http-brotli-filter',
-};
 
 const each =
   (...checks: ((v: string) => string | null)[]): ArgCheck =>
@@ -554,7 +549,7 @@ export function checkSnippetDirectives(
         ok: false,
         message:
           `the directive ${name} is not allowed: its module is not installed with this nginx ` +
-          `(Debian: ${MODULE_PACKAGES[entry.module]})`,
+          `(Debian: ${OPTIONAL_MODULES[entry.module].debian})`,
       };
     }
     if (args.length < entry.minArgs || args.length > entry.maxArgs) {

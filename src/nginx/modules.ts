@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import type { NginxModules } from '../model/nginx-model.js';
+import { OPTIONAL_MODULES } from '../model/optional-modules.js';
 
 /** modulesPath is nginx's `--modules-path` from `nginx -V` (Debian's /usr/lib/nginx/modules when it says none). */
 export async function modulesPath(binary: string): Promise<string> {
@@ -14,17 +15,11 @@ export async function modulesPath(binary: string): Promise<string> {
   return match?.[1] ?? '/usr/lib/nginx/modules';
 }
 
-/** OPTIONAL_MODULES are the modules a feature needs, by their file under the modules path. */
-const OPTIONAL_MODULES: Readonly<Record<keyof NginxModules, string>> = {
-  headersMore: 'ngx_http_headers_more_filter_module.so',
-  brotli: 'ngx_http_brotli_filter_module.so',
-};
-
 /** findModules gives the path of each optional module `binary` can load; absent ones are left out. */
 export async function findModules(binary: string): Promise<NginxModules> {
   const dir = await modulesPath(binary);
   const found: Record<string, string> = {};
-  for (const [feature, file] of Object.entries(OPTIONAL_MODULES)) {
+  for (const [feature, { file }] of Object.entries(OPTIONAL_MODULES)) {
     const path = join(dir, file);
     if (existsSync(path)) found[feature] = path;
   }

@@ -1,0 +1,12 @@
+/**
+ * OPTIONAL_MODULES are the nginx modules Debian packages apart, by feature: the file under nginx's modules path
+ * (src/nginx/modules.ts looks for it) and the package that installs it (named in the problem when it is missing).
+ */
+import type { NginxModules } from './nginx-model.js';
+
+export const OPTIONAL_MODULES: Readonly<
+  Record<keyof NginxModules, { readonly file: string; readonly debian: string }>
+> = {
+  headersMore: { file: 'ngx_http_headers_more_filter_module.so', debian: 'libnginx-mod-http-headers-more-filter' },
+  brotli: { file: 'ngx_http_brotli_filter_module.so', debian: 'libnginx-mod-http-brotli-filter' },
+};
