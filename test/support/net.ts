@@ -13,18 +13,32 @@ import type { PeerCertificate, TLSSocket } from 'node:tls';
 const handedOut = new Set<number>();
 
 /**
- * freePort asks the kernel for a port free on every IPv4 address (released at once; small race accepted in
- * tests), never one it gave this process before: the kernel may offer a just-released port again,
- * and two flags given one port are refused (src/cli/controller-flags.ts samePort). Every address, not only
- * 127.0.0.1: nginx listens on all of them, and a test's pod on 127.0.0.2 may hold a port 127.0.0.1 has free.
+ * TEST_PORTS are where freePort looks: below the kernel's ephemeral range (32768 and up on Linux), so no outgoing
+ * connection of a test takes a port between freePort and the listen that wants it, and one slice per vitest worker,
+ * so two workers never hand out the same port.
+ */
+const WORKER = Number(process.env.VITEST_POOL_ID ?? '1') % 4;
+const TEST_PORTS = { from: 20_000 + WORKER * 3_000, count: 3_000 };
+
+/**
+ * freePort gives a port of this worker's slice that is free on every IPv4 address (bound, then released at once),
+ * never one it gave this process before: two flags given one port are refused (src/cli/controller-flags.ts
+ * samePort). Every address, not only 127.0.0.1: nginx listens on all of them, and a test's pod on 127.0.0.2 may hold
+ * a port 127.0.0.1 has free.
  */
 export async function freePort(): Promise<number> {
   for (;;) {
+    const port = TEST_PORTS.from + Math.floor(Math.random() * TEST_PORTS.count);
+    if (handedOut.has(port)) continue;
     const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
-    const { port } = server.address() as AddressInfo;
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '0.0.0.0', () => resolve(true));
+    });
+    if (!bound) continue;
     await new Promise((resolve) => server.close(resolve));
-    if (!handedOut.has(port)) return (handedOut.add(port), port);
+    handedOut.add(port);
+    return port;
   }
 }
 
