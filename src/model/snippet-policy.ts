@@ -289,6 +289,9 @@ function moreSet(input: boolean): ArgCheck {
     const split = moreOptions(args, input ? 'rt' : 'st');
     if ('problem' in split) return split.problem;
     for (const spec of split.headers) {
+      // printable as a whole first: trimming the name must not let a newline or tab through
+      const unprintable = checkValue(spec);
+      if (unprintable) return unprintable;
       const colon = spec.indexOf(':');
       const name = (colon < 0 ? spec : spec.slice(0, colon)).trim();
       const value = colon < 0 ? '' : spec.slice(colon + 1).trim();

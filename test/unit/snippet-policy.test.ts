@@ -197,6 +197,7 @@ describe('headers-more directives (with the module installed)', () => {
     ['more_set_headers "Bad Name: 1";', 'location', 'is not a header name'],
     ['more_set_headers "X: $ia_hsts";', 'location', 'is not one snippets may read'],
     ['more_set_input_headers "X: 1";', 'server', 'is not on the server-snippet allow-list'],
+    ['more_set_headers "X-Name \n";', 'location', 'holds a character other than printable ASCII'],
   ] as const)('refuses %s in %s', (text, context, message) => {
     expect(more(text, context)).toContain(message);
   });
