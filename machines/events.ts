@@ -57,6 +57,8 @@ export interface TemplateFileChangedEvent {
  */
 export interface SyncRequestEvent {
   readonly type: 'sync.request';
+  /** why, for the sync's trigger: `nginx restarted`, `nginx's verdict`, … */
+  readonly reason?: string;
 }
 
 /**
@@ -112,6 +114,11 @@ export interface ConfigFile {
 export interface NginxConfigSet {
   readonly config: string;
   readonly files: readonly ConfigFile[];
+  /**
+   * what caused it (src/model/trigger.ts: `Ingress default/app changed`, `template`, `start`), for the logs and the
+   * record of applies; never compared
+   */
+  readonly trigger?: string;
 }
 
 /**

@@ -7,6 +7,7 @@ import type {
   NginxStopEvent,
   PushedTables,
 } from './events.js';
+import { combineTriggers } from '../src/model/trigger.js';
 
 /** NginxProcessInput configures the nginx-process actor; every duration is in milliseconds. */
 export interface NginxProcessInput {
@@ -43,6 +44,36 @@ export interface ReloadInput extends NginxConfigSet {
 export interface PushInput {
   readonly tables: PushedTables;
   readonly pushed: PushedTables | null;
+  /** what caused the push, for the log */
+  readonly trigger?: string;
+}
+
+/**
+ * ApplyRecord is one reload or push the actor carried out (or tried), for the status page and the logs: what caused
+ * it, when it started, how long it took and whether nginx took it.
+ */
+export interface ApplyRecord {
+  readonly kind: 'reload' | 'push';
+  /** what caused it: `Ingress default/app changed`, `EndpointSlice shop/web-x7k2p changed (3 more)`, `template`, … */
+  readonly trigger: string;
+  /** when it started, in ms since the epoch */
+  readonly at: number;
+  readonly durationMs: number;
+  readonly ok: boolean;
+  /** why it failed, in nginx's or the channel's words */
+  readonly error?: string;
+}
+
+/** FATAL_RESTARTS is how many restarts in a row a master that cannot bind its port gets before the actor gives up. */
+export const FATAL_RESTARTS = 5;
+
+/** RECENT_APPLIES is how many ApplyRecords the actor keeps (`recent`). */
+export const RECENT_APPLIES = 20;
+
+/** remember adds a record to the ring of recent applies: newest last, at most RECENT_APPLIES. */
+export function remember(recent: readonly ApplyRecord[], record: ApplyRecord): readonly ApplyRecord[] {
+  const kept = recent.length >= RECENT_APPLIES ? recent.slice(recent.length - RECENT_APPLIES + 1) : recent;
+  return [...kept, record];
 }
 
 /** sameTables says whether two pushes carry the same versions of both tables. */
@@ -119,6 +150,12 @@ export interface NginxProcessContext extends NginxProcessInput {
   readonly lastPushError: string | null;
   /** stopping had to kill something (the master after its timeout, or orphans mid-drain) */
   readonly killed: boolean;
+  /** what caused the tables to differ from what nginx holds: the trigger of the next push */
+  readonly tablesTrigger: string | null;
+  /** when the running reload or push started (ms since the epoch) */
+  readonly applyStartedAt: number | null;
+  /** the last RECENT_APPLIES reloads and pushes, newest last */
+  readonly recent: readonly ApplyRecord[];
 }
 
 /** NginxProcessOutput is the final `stopped` state's output: clean unless stopping had to kill. */
@@ -128,7 +165,28 @@ export interface NginxProcessOutput {
   readonly error?: string;
 }
 
-const setOf = (event: NginxReloadEvent): NginxConfigSet => ({ config: event.config, files: event.files });
+const setOf = (event: NginxReloadEvent): NginxConfigSet =>
+  event.trigger === undefined
+    ? { config: event.config, files: event.files }
+    : { config: event.config, files: event.files, trigger: event.trigger };
+
+/** record is the ApplyRecord of the reload or push that just ended. */
+function record(
+  context: NginxProcessContext,
+  kind: ApplyRecord['kind'],
+  trigger: string | null | undefined,
+  error?: unknown,
+): readonly ApplyRecord[] {
+  const at = context.applyStartedAt ?? Date.now();
+  return remember(context.recent, {
+    kind,
+    trigger: trigger ?? (kind === 'push' ? 'tables' : 'config'),
+    at,
+    durationMs: Math.max(0, Date.now() - at),
+    ok: error === undefined,
+    ...(error === undefined ? {} : { error: describe(error) }),
+  });
+}
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -147,6 +205,10 @@ function describe(error: unknown): string {
  *
  * Verdicts: `reportApplied` {config} once nginx serves a config (reloaded, or already serving
  * it), `reportRefused` {config, error} when its reload failed; the wiring tells the sync queue.
+ *
+ * Record: `recent` holds the last RECENT_APPLIES reloads and pushes (ApplyRecord: kind, trigger, start, duration,
+ * verdict), newest last, for the status page; the trigger comes with each `nginx.reload` (the sync's cause), a config
+ * that replaced a queued one carries both causes, and the push after a restart is `nginx restarted`.
  *
  * Reloads: `nginx.reload` with the text already applied is skipped; one during a reload (or
  * while nginx is down) is kept, latest wins, and applied once `running`. A config whose reload
@@ -187,8 +249,13 @@ export const nginxProcessMachine = setup({
     isApplied: ({ context, event }) => event.type === 'nginx.reload' && sameConfigSet(setOf(event), context.applied),
     hasFailedConfig: ({ context }) => context.failed !== null,
     hasPendingChange: ({ context }) => context.pending !== null && !sameConfigSet(context.pending, context.applied),
-    // A port another process holds at the very first start will not pass by restarting: give up, saying which.
-    fatalAtFirstStart: ({ context, event }) => event.type === 'nginx.exited' && !!event.fatal && !context.everStarted,
+    // A port another process holds at the very first start will not pass by restarting: give up, saying which. Taken
+    // later (nginx died, and another process bound its port meanwhile), it gets FATAL_RESTARTS restarts first: an
+    // orphan of the dead master may still hold it for a moment.
+    fatalStart: ({ context, event }) =>
+      event.type === 'nginx.exited' &&
+      !!event.fatal &&
+      (!context.everStarted || context.attempts >= FATAL_RESTARTS),
     stopRequested: ({ context }) => context.stopRequested,
     // A failed push waits for pushRetry; any other difference is pushed at once.
     mayPush: ({ context }) =>
@@ -204,31 +271,57 @@ export const nginxProcessMachine = setup({
     pushRetry: ({ context }) => Math.min(250 * 2 ** Math.max(0, context.pushFailuresInRow - 1), 10_000),
   },
   actions: {
+    // The latest config wins; it carries the causes of the one it replaces, which nginx never got.
     queueConfig: assign({
-      pending: ({ context, event }) => (event.type === 'nginx.reload' ? setOf(event) : context.pending),
+      pending: ({ context, event }) => {
+        if (event.type !== 'nginx.reload') return context.pending;
+        const set = setOf(event);
+        const trigger = combineTriggers(context.pending?.trigger, set.trigger);
+        return trigger === undefined ? set : { ...set, trigger };
+      },
     }),
     // The latest tables win, whatever happens to the config they came with.
-    keepTables: assign({
-      tables: ({ context, event }) => (event.type === 'nginx.reload' ? (event.tables ?? null) : context.tables),
+    keepTables: assign(({ context, event }) => {
+      if (event.type !== 'nginx.reload') return {};
+      const tables = event.tables ?? null;
+      if (sameTables(tables, context.tables)) return { tables };
+      // Tables nginx does not hold yet keep the cause of what they change.
+      const waiting = !sameTables(context.tables, context.pushed);
+      return {
+        tables,
+        tablesTrigger: waiting
+          ? (combineTriggers(context.tablesTrigger ?? undefined, event.trigger) ?? null)
+          : (event.trigger ?? null),
+      };
     }),
+    markApplyStart: assign({ applyStartedAt: () => Date.now() }),
     recordPushed: assign(({ context }, params: { pushed: PushedTables | undefined }) => ({
       // What the push resolved to: the tables it was given (a model run without effects has no output).
       pushed: params.pushed ?? context.tables,
       pushesOk: context.pushesOk + 1,
       pushFailuresInRow: 0,
       lastPushError: null,
+      recent: record(context, 'push', context.tablesTrigger),
+      applyStartedAt: null,
     })),
     recordPushFailed: assign(({ context }, params: { error: unknown }) => ({
       pushesFailed: context.pushesFailed + 1,
       pushFailuresInRow: context.pushFailuresInRow + 1,
       lastPushError: describe(params.error),
+      recent: record(context, 'push', context.tablesTrigger, params.error),
+      applyStartedAt: null,
     })),
     countSkipped: assign({ reloadsSkipped: ({ context }) => context.reloadsSkipped + 1 }),
     // Something queued but equal to what nginx serves needs no reload.
     dropRedundantPending: assign({
       pending: ({ context }) => (sameConfigSet(context.pending, context.applied) ? null : context.pending),
     }),
-    takePending: assign(({ context }) => ({ reloading: context.pending, pending: null, failed: null })),
+    takePending: assign(({ context }) => ({
+      reloading: context.pending,
+      pending: null,
+      failed: null,
+      applyStartedAt: Date.now(),
+    })),
     retryFailed: assign(({ context }) => ({ pending: context.pending ?? context.failed, failed: null })),
     recordReloadOk: assign(({ context }, params: { pushed: PushedTables | null }) => ({
       pushed: params.pushed ?? context.pushed,
@@ -237,6 +330,8 @@ export const nginxProcessMachine = setup({
       reloadsOk: context.reloadsOk + 1,
       lastReloadError: null,
       reloadFailuresInRow: 0,
+      recent: record(context, 'reload', context.reloading?.trigger),
+      applyStartedAt: null,
     })),
     recordReloadFailed: assign(({ context }, params: { error: unknown }) => ({
       failed: context.reloading,
@@ -244,6 +339,8 @@ export const nginxProcessMachine = setup({
       reloading: null,
       reloadsFailed: context.reloadsFailed + 1,
       lastReloadError: describe(params.error),
+      recent: record(context, 'reload', context.reloading?.trigger, params.error),
+      applyStartedAt: null,
     })),
     recordPid: assign({
       pid: ({ context, event }) => (event.type === 'nginx.started' ? event.pid : context.pid),
@@ -257,6 +354,7 @@ export const nginxProcessMachine = setup({
       pid: null,
       // A new master starts with empty tables.
       pushed: null,
+      tablesTrigger: 'nginx restarted',
       // A reload cut short is applied again to the next master, unless something newer is queued.
       pending: context.pending ?? context.reloading,
       reloading: null,
@@ -305,6 +403,9 @@ export const nginxProcessMachine = setup({
     pushFailuresInRow: 0,
     lastPushError: null,
     killed: false,
+    tablesTrigger: null,
+    applyStartedAt: null,
+    recent: [],
   }),
   // By default a config is kept for later; `running` applies it.
   on: {
@@ -346,7 +447,7 @@ export const nginxProcessMachine = setup({
       on: {
         'nginx.exited': [
           {
-            guard: 'fatalAtFirstStart',
+            guard: 'fatalStart',
             target: 'failed',
             actions: [
               {
@@ -399,10 +500,15 @@ export const nginxProcessMachine = setup({
         },
         // Only the Lua balancer's tables changed: sent over the control channel, no reload.
         pushing: {
+          entry: 'markApplyStart',
           invoke: {
             id: 'push',
             src: 'push',
-            input: ({ context }) => ({ tables: context.tables!, pushed: context.pushed }),
+            input: ({ context }) => ({
+              tables: context.tables!,
+              pushed: context.pushed,
+              ...(context.tablesTrigger === null ? {} : { trigger: context.tablesTrigger }),
+            }),
             onDone: {
               target: 'running',
               actions: { type: 'recordPushed', params: ({ event }) => ({ pushed: event.output }) },
@@ -421,6 +527,7 @@ export const nginxProcessMachine = setup({
             input: ({ context }) => ({
               config: context.reloading?.config ?? '',
               files: context.reloading?.files ?? [],
+              ...(context.reloading?.trigger === undefined ? {} : { trigger: context.reloading.trigger }),
               applied: context.applied,
               tables: context.tables,
               pushed: context.pushed,
@@ -498,7 +605,8 @@ export const nginxProcessMachine = setup({
         'nginx.stop': { target: 'stopped', actions: 'markStopRequested' },
       },
     },
-    // The first master could not start for a reason restarting will not cure (a listen port in use).
+    // A master could not start for a reason restarting will not cure (a listen port in use): at the first start, or
+    // FATAL_RESTARTS restarts in a row.
     failed: { type: 'final' },
     stopped: { type: 'final' },
   },

@@ -187,7 +187,8 @@ const supervisor = setup({
         // A new sync queue missed the watchers' one-time `k8s.synced`; a new nginx has no config
         // yet, a new status actor no sync.done to publish.
         if (id === 'syncQueue') enqueue.sendTo('syncQueue', { type: 'sync.resync' });
-        if (id === 'nginx' || id === 'status') enqueue.sendTo('syncQueue', { type: 'sync.request' });
+        if (id === 'nginx' || id === 'status')
+          enqueue.sendTo('syncQueue', { type: 'sync.request', reason: `${id === 'nginx' ? 'nginx' : 'status'} actor restarted` });
         enqueue.raise({ type: 'restart.expired' }, { delay: 'restartPeriod' });
       }
     }),

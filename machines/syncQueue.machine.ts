@@ -1,4 +1,5 @@
 import { assign, enqueueActions, fromPromise, raise, setup } from 'xstate';
+import { addChange, type ChangeList, mergeChanges, NO_CHANGES, summarizeTrigger } from '../src/model/trigger.js';
 import type { SyncDoneEvent, SyncQueueCommand, TemplateWantedEvent } from './events.js';
 
 /** SyncQueueInput configures the sync queue; every duration is in milliseconds. */
@@ -34,6 +35,8 @@ export interface RunSyncInput {
   readonly refused: { readonly config: string; readonly output: string } | null;
   /** the template of the last `template.changed` (compiled; opaque here), null before any */
   readonly template: unknown;
+  /** what caused this sync, for the logs and the nginx actor's record of applies (`Ingress default/app changed`) */
+  readonly trigger: string;
 }
 
 /**
@@ -87,6 +90,10 @@ export interface SyncQueueContext extends SyncQueueInput {
   readonly changes: number;
   /** what the last change was, for logs: `k8s.changed Ingress default/web`, `template.changed`, … */
   readonly lastChange: string | null;
+  /** the changes no started sync has seen yet (the first few, and how many more), for the next sync's trigger */
+  readonly changed: ChangeList;
+  /** the changes the running sync covers: given back to `changed` if it fails */
+  readonly changedForSync: ChangeList;
   readonly syncsStarted: number;
   readonly syncsCompleted: number;
   readonly syncsFailed: number;
@@ -117,6 +124,22 @@ function reloadableChange(context: SyncQueueContext, event: SyncQueueEvent): boo
     return !context.pushedKinds.includes(event.kind) && !context.pushedKeys.includes(id);
   }
   return event.type === 'template.changed' || event.type === 'sync.request' || event.type === 'sync.resync';
+}
+
+/** changeLabel names a change for its sync's trigger (src/model/trigger.ts); null for timers and verdicts. */
+function changeLabel(event: SyncQueueEvent): string | null {
+  switch (event.type) {
+    case 'k8s.changed':
+      return `${event.kind} ${event.key}`;
+    case 'template.changed':
+      return 'template';
+    case 'sync.request':
+      return event.reason ?? 'sync requested';
+    case 'sync.resync':
+      return 'sync queue restarted';
+    default:
+      return null;
+  }
 }
 
 /** pushOnly: nothing waiting for a sync, `event` included, can alter nginx.conf: the sync only pushes tables. */
@@ -155,6 +178,7 @@ const syncQueue = setup({
       reloadable: context.reloadable || reloadableChange(context, event),
       changes: context.changes + 1,
       lastChange: event.type === 'k8s.changed' ? `k8s.changed ${event.kind} ${event.key}` : event.type,
+      changed: addChange(context.changed, changeLabel(event) ?? event.type),
       template: event.type === 'template.changed' ? event.template : context.template,
     })),
     // A queue restarted by the supervisor has no template: the template actor sends its current one.
@@ -189,6 +213,8 @@ const syncQueue = setup({
       // This sync takes the refusal; one that comes while it runs waits for the next.
       refusedForSync: context.refused,
       refused: null,
+      changedForSync: context.changed,
+      changed: NO_CHANGES,
     })),
     recordApplied: assign({
       applied: ({ context, event }) => (event.type === 'nginx.applied' ? event.config : context.applied),
@@ -219,13 +245,15 @@ const syncQueue = setup({
     }),
     countCompleted: assign({ syncsCompleted: ({ context }) => context.syncsCompleted + 1, lastError: null }),
     // A verdict the last sync waits for (a bisection step), or any refusal, needs a sync.
-    requestSync: raise({ type: 'sync.request' }),
+    requestSync: raise({ type: 'sync.request', reason: "nginx's verdict" }),
     countFailed: assign(({ context }, params: { error: unknown }) => ({
       syncsFailed: context.syncsFailed + 1,
       lastError: describe(params.error),
       // The failed sync's changes are not applied: they still need a sync, spaced by the token like any retry.
       dirty: true,
       reloadable: true,
+      changed: mergeChanges(context.changedForSync, context.changed),
+      changedForSync: NO_CHANGES,
     })),
   },
 });
@@ -279,6 +307,8 @@ export const syncQueueMachine = syncQueue.createMachine({
     generation: 0,
     changes: 0,
     lastChange: null,
+    changed: NO_CHANGES,
+    changedForSync: NO_CHANGES,
     syncsStarted: 0,
     syncsCompleted: 0,
     syncsFailed: 0,
@@ -381,6 +411,11 @@ export const syncQueueMachine = syncQueue.createMachine({
           applied: context.applied,
           refused: context.refusedForSync,
           template: context.template,
+          // Until one completes, a sync covers every object listed: it is the start, whatever the list brought.
+          trigger:
+            context.syncsCompleted === 0 && !context.changedForSync.labels.includes('sync queue restarted')
+              ? 'start'
+              : summarizeTrigger(context.changedForSync),
         }),
         onDone: [
           {

@@ -16,6 +16,7 @@ import { notRunnable } from '../nginx/binary.js';
 import { drainOrphans } from '../nginx/drain.js';
 import { spawnMaster, type Master } from '../nginx/master.js';
 import { waitForPort } from '../nginx/probe.js';
+import { unifiedDiff } from '../model/text-diff.js';
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
@@ -75,6 +76,11 @@ export interface NginxActorOptions {
   readonly log: Logger;
   /** the folder's one writer, shared with boot's check (a new one when absent) */
   readonly folder?: ConfigFolder;
+  /**
+   * nginx's stdout, where the access log goes by default: 'inherit' (the controller's stdout, the pod's log) or
+   * 'ignore' (/dev/null, the default: a controller run inside a test's process)
+   */
+  readonly stdout?: 'inherit' | 'ignore';
   /** how long a new master may take to listen before it counts as failed */
   readonly startTimeoutMs?: number;
   /** how long a reload may take to start the new config's workers before it counts as failed (60 s) */
@@ -110,17 +116,17 @@ export function nginxActors(options: NginxActorOptions) {
       if (options.control) rmSync(options.control.socket, { force: true });
       for (const socket of options.sockets ?? []) rmSync(socket, { force: true });
       try {
-        master = spawnMaster(options.binary, options.dir, conf, options.log, options.control?.env);
+        master = spawnMaster(options.binary, options.dir, conf, options.log, options.control?.env, options.stdout);
       } catch (error) {
         throw notRunnable(options.binary, (error as { code?: string }).code) ?? error;
       }
       current = master;
       let exited = false;
-      options.log.info({ pid: master.pid }, 'nginx master started');
+      options.log.info({ nginxPid: master.pid }, 'nginx master started');
       void master.exited.then((exit) => {
         exited = true;
         if (current === master) current = null;
-        options.log.warn({ pid: master.pid, ...exit }, 'nginx master exited');
+        options.log.warn({ nginxPid: master.pid, ...exit }, 'nginx master exited');
         sendBack({ type: 'nginx.exited', code: exit.code, signal: exit.signal, fatal: portInUse(exit.emerg, options) });
       });
       // nginx writes its pid file only once its sockets are bound, so the pid file naming this
@@ -134,7 +140,7 @@ export function nginxActors(options: NginxActorOptions) {
       void Promise.race([ready, master.exited]).then(
         () => !exited && sendBack({ type: 'nginx.started', pid: master.pid }),
         (error: Error) => {
-          options.log.error({ pid: master.pid, err: error.message }, 'nginx did not start listening; killing it');
+          options.log.error({ nginxPid: master.pid, err: error.message }, 'nginx did not start listening; killing it');
           master.kill();
         },
       );
@@ -161,6 +167,7 @@ export function nginxActors(options: NginxActorOptions) {
 
     // Stopped (its master crashed, the machine stopped), a reload writes, tests and signals nothing more.
     reload: fromPromise<PushedTables | null, ReloadInput>(async ({ input, signal }) => {
+      const began = performance.now();
       const staged = await folder.stage(input, signal);
       if (signal.aborted) throw new Error('the reload was abandoned');
       // Refused, nginx.conf still names what the master serves; the refused config's own files go.
@@ -190,12 +197,17 @@ export function nginxActors(options: NginxActorOptions) {
       // One line per reload, so that a reader (or the event-to-route benchmark) sees where the time goes.
       options.log.info(
         {
+          trigger: input.trigger ?? 'config',
+          ms: round(performance.now() - began),
           write_ms: round(staged.timings.writeMs),
           test_ms: round(staged.timings.testMs),
           confirm_ms: round(performance.now() - signalled),
         },
         'nginx reloaded',
       );
+      // As ingress-nginx at --v=2: what changed in nginx.conf.
+      if (options.log.isLevelEnabled('debug') && input.applied)
+        options.log.debug({ diff: unifiedDiff(input.applied.config, input.config) }, 'nginx.conf changed');
       return pushed;
     }),
 
@@ -204,7 +216,8 @@ export function nginxActors(options: NginxActorOptions) {
       if (!channel) throw new Error('no control channel to push the tables over');
       const started = performance.now();
       const tables = await pushTables(channel, input.tables as DynamicTables, input.pushed);
-      options.log.debug({ ms: round(performance.now() - started) }, 'tables pushed');
+      // Pushes are frequent (every endpoint change): debug, where reloads are info.
+      options.log.debug({ trigger: input.trigger ?? 'tables', ms: round(performance.now() - started) }, 'tables pushed');
       return tables;
     }),
 

@@ -10,6 +10,7 @@ import { servedIngresses } from '../kube/status.js';
 import { render, type NginxTemplate } from '../render/render.js';
 import { announceSecretsRead } from './watcher.js';
 import { DynamicSplit } from '../model/dynamic-tables.js';
+import { IgnoredIngresses } from '../model/ignored.js';
 
 /** SyncOptions are what a sync needs besides the actors it talks to. */
 export interface SyncOptions {
@@ -32,6 +33,8 @@ const round = (ms: number) => Math.round(ms * 10) / 10;
  */
 export function syncActors(options: SyncOptions) {
   let reported = new Set<string>();
+  // Ingresses of other classes: said once per change, not on every sync.
+  const ignored = new IgnoredIngresses();
   // Lends each build what the previous one worked out, so one changed Ingress costs little.
   const memo = new BuildMemo();
   // What nginx refused costs only the Ingresses it points at.
@@ -76,18 +79,34 @@ export function syncActors(options: SyncOptions) {
         build_ms: round(built - snapshotted),
         render_ms: round(rendered - built),
       };
-      const now = new Set(problems.map(formatProblem));
-      for (const line of now) if (!reported.has(line)) options.log.warn({ problem: line }, 'left out of nginx.conf');
-      reported = now;
+      for (const { ingress, why } of ignored.update(snapshot.ingresses, snapshot.ingressClasses, options.build)) {
+        if (why === null) options.log.info({ ingress }, 'Ingress served: its class is ours now');
+        else options.log.info({ ingress, reason: why }, 'Ingress ignored: it is not of our class');
+      }
+      // Each problem once, when it appears; its own words say what is ignored or left out.
+      const now = new Map(problems.map((problem) => [formatProblem(problem), problem]));
+      for (const [line, problem] of now) {
+        if (reported.has(line)) continue;
+        const object = problem.namespace ? `${problem.namespace}/${problem.name}` : problem.name;
+        options.log.warn({ kind: problem.kind, object, field: problem.field, problem: problem.message }, line);
+      }
+      reported = new Set(now.keys());
       const nginx = system.get('nginx');
       if (!nginx) throw new Error('the nginx actor is not running');
       quarantine.handedOver({ text, model, ingresses: snapshot.ingresses, secrets: snapshot.secrets });
-      nginx.send({ type: 'nginx.reload', config: text, files: model.certificates, tables: dynamic?.tables ?? null });
+      nginx.send({
+        type: 'nginx.reload',
+        config: text,
+        files: model.certificates,
+        tables: dynamic?.tables ?? null,
+        trigger: input.trigger,
+      });
       const durationMs = performance.now() - started;
       options.observeDuration(durationMs);
       options.log.info(
         {
           generation: input.generation,
+          trigger: input.trigger,
           servers: model.servers.length,
           problems: problems.length,
           ms: Math.round(durationMs),

@@ -11,7 +11,9 @@ import {
 } from 'xstate';
 import type { NginxMasterCommand, NginxMasterEvent, PushedTables } from '../../machines/events.js';
 import {
+  FATAL_RESTARTS,
   nginxProcessMachine,
+  RECENT_APPLIES,
   type DrainInput,
   type MasterInput,
   type NginxProcessEvent,
@@ -166,7 +168,7 @@ describe('nginxProcess', () => {
     t.clock.increment(1_000);
     await flush();
     expect(t.state()).toBe('alive.pushing');
-    expect(t.pushes[0]!.input).toEqual({ tables: tables('b1'), pushed: null });
+    expect(t.pushes[0]!.input).toEqual({ tables: tables('b1'), pushed: null, trigger: 'nginx restarted' });
     t.pushes[0]!.done.resolve();
     await flush();
     expect(t.actor.getSnapshot().context.pushed).toEqual(tables('b1'));
@@ -406,5 +408,105 @@ describe('nginxProcess', () => {
     const [stopped] = transition(nginxProcessMachine, restarting, { type: 'nginx.stop' });
     expect(stopped.status).toBe('done');
     expect(stopped.output).toEqual({ clean: true });
+  });
+});
+
+describe('the record of applies (recent), for the status page', () => {
+  const recent = (t: ReturnType<typeof start>) => t.actor.getSnapshot().context.recent;
+
+  it('records each reload with its trigger and verdict, newest last', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [], trigger: 'start' });
+    t.reloads[0]!.done.resolve();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'bad-2', files: [], trigger: 'Ingress default/app changed' });
+    await flush();
+    expect(recent(t).map(({ kind, trigger, ok, error }) => ({ kind, trigger, ok, error }))).toEqual([
+      { kind: 'reload', trigger: 'start', ok: true, error: undefined },
+      {
+        kind: 'reload',
+        trigger: 'Ingress default/app changed',
+        ok: false,
+        error: 'nginx: [emerg] unknown directive "bad"',
+      },
+    ]);
+    for (const record of recent(t)) {
+      expect(record.at).toBeGreaterThan(0);
+      expect(record.durationMs).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it('records a push with the trigger of the tables it sent; a skipped reload is no record', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b1'), trigger: 'start' });
+    t.reloads[0]!.done.resolve();
+    await flush();
+    t.send({
+      type: 'nginx.reload',
+      config: 'conf-1',
+      files: [],
+      tables: tables('b2'),
+      trigger: 'EndpointSlice shop/web-x7k2p changed',
+    });
+    await flush();
+    expect(t.pushes[0]!.input.trigger).toBe('EndpointSlice shop/web-x7k2p changed');
+    t.pushes[0]!.done.resolve();
+    await flush();
+    expect(recent(t).map(({ kind, trigger, ok }) => [kind, trigger, ok])).toEqual([
+      ['reload', 'start', true],
+      ['push', 'EndpointSlice shop/web-x7k2p changed', true],
+    ]);
+  });
+
+  it('gives a config that replaced a queued one both causes', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [], trigger: 'start' });
+    t.send({ type: 'nginx.reload', config: 'conf-2', files: [], trigger: 'template' });
+    t.send({ type: 'nginx.reload', config: 'conf-3', files: [], trigger: 'ConfigMap ingress/config changed' });
+    t.reloads[0]!.done.resolve();
+    await flush();
+    t.last(t.reloads).done.resolve();
+    await flush();
+    expect(recent(t).map((r) => r.trigger)).toEqual(['start', 'template; ConfigMap ingress/config changed']);
+  });
+
+  it(`keeps the last ${RECENT_APPLIES}`, async () => {
+    const t = start();
+    await flush();
+    for (let i = 1; i <= RECENT_APPLIES + 5; i++) {
+      t.send({ type: 'nginx.reload', config: `conf-${i}`, files: [], trigger: `change ${i}` });
+      await flush();
+      t.last(t.reloads).done.resolve();
+      await flush();
+    }
+    expect(recent(t)).toHaveLength(RECENT_APPLIES);
+    expect(recent(t)[0]!.trigger).toBe('change 6');
+    expect(recent(t)[RECENT_APPLIES - 1]!.trigger).toBe(`change ${RECENT_APPLIES + 5}`);
+  });
+});
+
+describe('a listen port taken while nginx was down', () => {
+  const portTaken = 'nginx cannot listen on 127.0.0.1:80: port 80 (--http-port) is in use by another process';
+
+  it(`restarts ${FATAL_RESTARTS} times, then gives up with the reason (exit 1), not forever`, async () => {
+    const t = start();
+    await flush();
+    expect(t.state()).toBe('alive.running');
+    // The master served, then died; another process has its port now, so every new master fails to bind.
+    t.masters[0]!.send({ type: 'nginx.exited', code: null, signal: 'SIGKILL' });
+    for (let restart = 1; restart <= FATAL_RESTARTS; restart++) {
+      t.last(t.drains).done.resolve();
+      await flush();
+      t.clock.increment(2_000);
+      await flush();
+      expect(t.masters).toHaveLength(restart + 1);
+      t.last(t.masters).send({ type: 'nginx.exited', code: 1, signal: null, fatal: portTaken });
+      await flush();
+    }
+    expect(t.state()).toBe('failed');
+    expect(t.actor.getSnapshot().output).toEqual({ clean: true, error: portTaken });
   });
 });

@@ -12,6 +12,7 @@ const WATCHERS = ['Ingress', 'Service', 'EndpointSlice'];
 
 interface Call {
   readonly generation: number;
+  readonly trigger: string;
   readonly at: number;
   readonly done: Deferred<void>;
   aborted: boolean;
@@ -26,7 +27,13 @@ function start(
   const clock = new SimulatedClock();
   const calls: Call[] = [];
   const runSync = fromPromise<RunSyncOutput, RunSyncInput>(({ input, signal }) => {
-    const call: Call = { generation: input.generation, at: clock.now(), done: deferred(), aborted: false };
+    const call: Call = {
+      generation: input.generation,
+      trigger: input.trigger,
+      at: clock.now(),
+      done: deferred(),
+      aborted: false,
+    };
     signal.addEventListener('abort', () => (call.aborted = true));
     calls.push(call);
     if (auto === 'resolve') call.done.resolve();
@@ -376,5 +383,54 @@ describe('syncQueue', () => {
 
     const [empty] = initialTransition(syncQueueMachine, { ...input, watchers: [] });
     expect(empty.value).toEqual({ pending: 'debouncing' });
+  });
+});
+
+describe('the trigger each sync is given (what caused it, for the logs and the record of applies)', () => {
+  it('is start for the first sync, then the first change and how many more came with it', async () => {
+    const { clock, calls, actor, syncAll, change } = start();
+    change(40);
+    syncAll();
+    await advance(clock, 200);
+    actor.send({ type: 'k8s.changed', kind: 'Ingress', key: 'default/app' });
+    await advance(clock, 2_000, 50);
+    // Quiet: the first change syncs alone at once; the rest come while it runs, one of them twice.
+    change(3);
+    actor.send({ type: 'k8s.changed', kind: 'Ingress', key: 'default/web-1' });
+    await advance(clock, 2_000, 50);
+    actor.send({ type: 'template.changed', template: {} });
+    await advance(clock, 2_000, 50);
+    actor.send({ type: 'sync.request', reason: 'nginx actor restarted' });
+    await advance(clock, 2_000, 50);
+    expect(calls.map((c) => c.trigger)).toEqual([
+      'start',
+      'Ingress default/app changed',
+      'Ingress default/web-0 changed',
+      'Ingress default/web-1 changed (1 more)',
+      'template',
+      'nginx actor restarted',
+    ]);
+  });
+
+  it('gives a failed sync\'s changes to the retry, and keeps start until a sync completed', async () => {
+    const { clock, calls, actor, syncAll, change } = start({ minSyncIntervalMs: 1_000 }, false);
+    syncAll();
+    await advance(clock, 200);
+    calls[0]!.done.reject(new Error('render failed'));
+    await advance(clock, 1_500, 50);
+    expect(calls.map((c) => c.trigger)).toEqual(['start', 'start']);
+    calls[1]!.done.resolve();
+    await advance(clock, 1_500, 50);
+    change(1);
+    await advance(clock, 1_500, 50);
+    calls[2]!.done.reject(new Error('render failed'));
+    actor.send({ type: 'k8s.changed', kind: 'Service', key: 'default/web' });
+    await advance(clock, 3_000, 50);
+    expect(calls.map((c) => c.trigger)).toEqual([
+      'start',
+      'start',
+      'Ingress default/web-0 changed',
+      'Ingress default/web-0 changed (1 more)',
+    ]);
   });
 });
