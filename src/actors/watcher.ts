@@ -112,11 +112,12 @@ export function watcherLogActions(log: Logger) {
           error,
           failures,
           retryInMs,
+          retryAt: new Date(Date.now() + retryInMs).toISOString(),
           ...(afterFirstSync && staleSince !== null ? { staleSince: new Date(staleSince).toISOString() } : {}),
         },
         afterFirstSync
           ? 'watch failed; serving what was last seen of this kind until it lists again'
-          : 'list-watch failed before its first sync',
+          : 'cannot list from the API server (before the first sync); retrying',
       ),
     reportRecovered: (_: unknown, { kind, staleSince }: { kind: string; staleSince: number | null }) =>
       log.info({ kind, ...(staleSince !== null ? { staleForMs: Date.now() - staleSince } : {}) }, 'watching again'),

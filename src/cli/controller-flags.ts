@@ -11,7 +11,7 @@ import { expandEnvRefs, INGRESS_NGINX_FLAGS } from './ingress-nginx-flags.js';
 export const CONTROLLER_USAGE =
   `Usage: ingress-actors controller [flags]
 
-  --kubeconfig FILE                 (in-cluster config when absent)
+  --kubeconfig FILE                 (else the files KUBECONFIG lists, else in-cluster)
   --ingress-class NAME              (nginx)          --controller-class NAME (k8s.io/ingress-nginx)
   --watch-ingress-without-class     --watch-namespace NS (all)
   --configmap ns/name               --default-ssl-certificate ns/name
