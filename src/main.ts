@@ -2,7 +2,7 @@
  * The one wiring module: the statecharts in machines/ get their effects from src/actors here,
  * and nowhere else. Everything below is plumbing; the behaviour lives in the machines.
  */
-import { CoordinationV1Api, CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, type KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
 import { createActor, enqueueActions, fromPromise, type Actor, type InspectionEvent } from 'xstate';
 import { nginxProcessMachine } from '../machines/nginxProcess.machine.js';
 import { resourceWatcherMachine } from '../machines/resourceWatcher.machine.js';
@@ -27,6 +27,7 @@ import { ControllerMetrics } from './http/metrics.js';
 import { httpActor, listenHealthz } from './http/server.js';
 import { startWebhook } from './http/webhook-listen.js';
 import { ClusterCache } from './kube/cache.js';
+import { loadKubeConfig } from './kube/kubeconfig.js';
 import type { InformerTimeouts } from './kube/informer.js';
 import { EventRecorder } from './kube/events.js';
 import { WATCHED_KINDS } from './kube/kinds.js';
@@ -64,10 +65,12 @@ export interface Controller {
   stop(): void;
 }
 
-function loadKubeConfig(path: string | null): KubeConfig {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else kc.loadFromCluster();
+/** kubeConfigFromEnv loads the API server's kubeconfig (flag, KUBECONFIG, in-cluster) and says which it used. */
+function kubeConfigFromEnv(flag: string | null, log: Logger, env: NodeJS.ProcessEnv): KubeConfig {
+  const { kc, source } = loadKubeConfig(flag, env);
+  const server = kc.getCurrentCluster()?.server ?? '';
+  if (source.from === 'KUBECONFIG') log.info({ kubeconfig: source.paths, server }, 'API server from KUBECONFIG');
+  else log.info({ kubeconfig: source.from === 'flag' ? source.path : 'in-cluster', server }, 'API server');
   return kc;
 }
 
@@ -126,10 +129,12 @@ export async function startController(
     kubeConfig?: KubeConfig;
     env?: NodeJS.ProcessEnv;
     watcherTimeouts?: Partial<InformerTimeouts>;
+    /** nginx's stdout, where the access log goes: 'inherit' for the CLI (src/nginx/stdout.ts); /dev/null when absent */
+    nginxStdout?: 'inherit' | 'ignore';
   } = {},
 ): Promise<Controller> {
   const binary = nginxBinary(config.nginxBinary ?? undefined);
-  const kc = options.kubeConfig ?? loadKubeConfig(config.kubeconfig);
+  const kc = options.kubeConfig ?? kubeConfigFromEnv(config.kubeconfig, log, options.env ?? process.env);
   const cache = new ClusterCache();
   // A refused folder throws UnsafePathError: the CLI prints it as one line, exit 2.
   await ensureConfigDir(config.configDir);
@@ -184,7 +189,8 @@ export async function startController(
         tellSyncQueue(args, { type: 'k8s.synced', kind });
       }),
       reportChanged: enqueueActions((args, { kind, key }) => tellSyncQueue(args, { type: 'k8s.changed', kind, key })),
-      ...watcherLogActions(log.child({ actor: 'watcher' })),
+      // Which API server it could not reach, in every failure's line.
+      ...watcherLogActions(log.child({ actor: 'watcher', server: kc.getCurrentCluster()?.server ?? '' })),
     },
   });
   const templateLog = log.child({ actor: 'template' });
@@ -213,6 +219,7 @@ export async function startController(
       httpPort: config.build.httpPort,
       httpsPort: config.build.httpsPort,
       folder,
+      stdout: options.nginxStdout ?? 'ignore',
       log: log.child({ actor: 'nginx' }),
       ...(stream ? { sockets: streamSockets(stream) } : {}),
       ...(control ? { control } : {}),

@@ -5,6 +5,7 @@ import { startController, type Controller } from '../main.js';
 import type { CommandIo } from './command.js';
 import { CONTROLLER_USAGE, parseControllerFlags } from './controller-flags.js';
 import { nginxBinary } from '../nginx/binary.js';
+import { nginxStdout } from '../nginx/stdout.js';
 import { versionText } from './version.js';
 
 /**
@@ -61,7 +62,12 @@ export async function superviseController(
       log.info({ url: inspector.url, ws: inspector.wsUrl }, 'Stately inspector: open this page in a browser');
     }
     if (signals.received) return 0;
-    const controller = await startController(config, log, inspector ? { inspect: inspector.inspect } : {});
+    // nginx's access log goes to this process's stdout: the pod's `kubectl logs`.
+    const nginxStdoutMode = nginxStdout(log);
+    const controller = await startController(config, log, {
+      nginxStdout: nginxStdoutMode,
+      ...(inspector ? { inspect: inspector.inspect } : {}),
+    });
     signals.onStop((signal) => {
       log.info({ signal }, 'shutting down');
       controller.stop();

@@ -210,11 +210,14 @@ const DEFAULT_GZIP_TYPES: readonly string[] = Object.freeze(
 /** ingress-nginx's brotli-types default. */
 const DEFAULT_BROTLI_TYPES: readonly string[] = Object.freeze(['application/xml+rss', ...DEFAULT_GZIP_TYPES]);
 
-/** The default log format of ingress-nginx (`log-format-upstream`), less its Lua-only variables. */
+/**
+ * The default log format of ingress-nginx (`log-format-upstream`, its `upstreaminfo`), as it is: nginx.conf defines
+ * its $proxy_upstream_name, $proxy_alternative_upstream_name and $req_id.
+ */
 export const DEFAULT_LOG_FORMAT =
   '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" ' +
-  '"$http_user_agent" $request_length $request_time [$proxy_upstream_name] $upstream_addr ' +
-  '$upstream_response_length $upstream_response_time $upstream_status $request_id';
+  '"$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] ' +
+  '$upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id';
 
 /** defaultGlobalConfig is ingress-nginx's defaults for the keys this controller reads. */
 export const defaultGlobalConfig: GlobalConfig = Object.freeze({
@@ -259,7 +262,11 @@ export const defaultGlobalConfig: GlobalConfig = Object.freeze({
   // ingress-nginx's default: every peer may name the client, once forwarded headers are trusted.
   proxyRealIpCidr: ['0.0.0.0/0'],
   logFormatUpstream: DEFAULT_LOG_FORMAT,
-  accessLogPath: 'logs/access.log',
+  logFormatEscapeJson: false,
+  logFormatEscapeNone: false,
+  // The pod's log, as ingress-nginx's /var/log/nginx/access.log (a link to it): nothing in the config folder grows.
+  accessLogPath: '/dev/stdout',
+  httpAccessLogPath: null,
   showServerTokens: false,
   keepAliveRequests: 1000,
   upstreamKeepaliveConnections: 320,
@@ -455,11 +462,30 @@ export const configKeys: readonly ConfigKey[] = [
       "ingress-nginx's $req_id and $proxy_alternative_upstream_name, always empty here): nginx refuses an unknown one",
   ),
   key(
+    'log-format-escape-json',
+    'logFormatEscapeJson',
+    checkBool,
+    'escape the access log\'s variables for JSON strings (`escape=json`), for a JSON log-format-upstream',
+  ),
+  key(
+    'log-format-escape-none',
+    'logFormatEscapeNone',
+    checkBool,
+    'escape nothing in the access log (`escape=none`); wins over log-format-escape-json',
+  ),
+  key(
     'access-log-path',
     'accessLogPath',
     checkAccessLogPath,
-    "access log: `/dev/stdout` (nginx's stdout, which the controller does not pass on: the log is lost), or a " +
-      'file right in `logs/` of the config folder',
+    "access log: `/dev/stdout` (the default: the controller's stdout, the pod's `kubectl logs`; " +
+      "`/var/log/nginx/access.log`, ingress-nginx's default and a link to it there, means the same), or a file " +
+      'right in `logs/` of the config folder, which nothing rotates',
+  ),
+  key(
+    'http-access-log-path',
+    'httpAccessLogPath',
+    checkAccessLogPath,
+    "the http block's access log instead of access-log-path (there is no stream access log here); the same places",
   ),
   key(
     'server-tokens',
@@ -567,6 +593,15 @@ export const configKeys: readonly ConfigKey[] = [
   {
     key: 'disable-access-log',
     doc: 'turn the access log off',
+    apply: (value, config) => {
+      const checked = checkBool(value);
+      if (checked.ok && checked.value) config.accessLogPath = null;
+      return checked;
+    },
+  },
+  {
+    key: 'disable-http-access-log',
+    doc: "turn the http block's access log off (the only one here)",
     apply: (value, config) => {
       const checked = checkBool(value);
       if (checked.ok && checked.value) config.accessLogPath = null;

@@ -68,8 +68,14 @@ export interface GlobalConfig {
   readonly gzipMinLength: number;
   readonly gzipTypes: readonly string[];
   readonly logFormatUpstream: string;
-  /** null when disable-access-log is set */
+  /** `log-format-escape-json`: log_format's `escape=json` (variables escaped for a JSON string) */
+  readonly logFormatEscapeJson: boolean;
+  /** `log-format-escape-none`: `escape=none`, which wins over escape-json as in ingress-nginx */
+  readonly logFormatEscapeNone: boolean;
+  /** null when disable-access-log (or disable-http-access-log) is set; `/dev/stdout` by default */
   readonly accessLogPath: string | null;
+  /** `http-access-log-path`: where the http block's access log goes instead of accessLogPath (null: accessLogPath) */
+  readonly httpAccessLogPath: string | null;
   /** worker_shutdown_timeout: how long old workers may keep connections open after a reload */
   readonly workerShutdownTimeout: string;
   /** server_tokens: the nginx version in the Server header and error pages (server-tokens) */

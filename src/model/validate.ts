@@ -325,6 +325,8 @@ export function checkFilePath(value: unknown): Checked<string> {
  */
 export function checkAccessLogPath(value: unknown): Checked<string> {
   if (value === '/dev/stdout') return ok(value);
+  // ingress-nginx's default, a link to /dev/stdout in its image: a ConfigMap that names it means the pod's log.
+  if (value === '/var/log/nginx/access.log') return ok('/dev/stdout');
   if (value === '/dev/stderr')
     return fail(
       '"/dev/stderr" cannot be opened by nginx here (its stderr is the controller\'s socket for the error log); ' +

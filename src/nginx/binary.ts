@@ -51,7 +51,7 @@ export async function testConfig(
 ): Promise<TestResult> {
   // stdout is not captured: nginx -t writes its verdict to stderr, and an access log on /dev/stdout must open as the
   // master's will (a capture pipe is a socket, which open() refuses).
-  const result = await execa(binary, ['-t', '-q', '-p', `${prefix}/`, '-c', conf], {
+  const result = await execa(binary, ['-t', '-q', '-e', 'stderr', '-p', `${prefix}/`, '-c', conf], {
     reject: false,
     stdout: 'ignore',
     all: true,

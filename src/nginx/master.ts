@@ -65,7 +65,10 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
 /**
  * spawnMaster starts `nginx -g 'daemon off;'` on a config folder, in a new session so that its
  * workers share its process group: when the master dies, the orphans can still be found and
- * stopped through the group. nginx's stderr (its error log) goes to the logger line by line.
+ * stopped through the group. nginx's stderr (its error log, `-e stderr` from the first line on, so
+ * no `logs/error.log` grows in the folder) goes to the logger line by line. `stdout` 'inherit'
+ * gives nginx the controller's stdout, where `access_log /dev/stdout` writes (the pod's log);
+ * 'ignore' gives it /dev/null (tests that run the controller in their own process).
  */
 export function spawnMaster(
   binary: string,
@@ -73,12 +76,13 @@ export function spawnMaster(
   conf: string,
   log: Logger,
   env: Readonly<Record<string, string>> = {},
+  stdout: 'inherit' | 'ignore' = 'ignore',
 ): Master {
-  const child: ResultPromise = execa(binary, ['-p', `${dir}/`, '-c', conf, '-g', 'daemon off;'], {
+  const child: ResultPromise = execa(binary, ['-e', 'stderr', '-p', `${dir}/`, '-c', conf, '-g', 'daemon off;'], {
     reject: false,
     env,
     detached: true,
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', stdout, 'pipe'],
     buffer: false,
   });
   if (child.pid === undefined) throw new Error(`cannot start ${binary}`);

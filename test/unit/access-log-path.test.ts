@@ -10,9 +10,13 @@ describe('access-log-path', () => {
     expect(checkAccessLogPath(path)).toEqual({ ok: true, value: path });
   });
 
+  it("reads ingress-nginx's default, a link to /dev/stdout in its image, as /dev/stdout", () => {
+    expect(checkAccessLogPath('/var/log/nginx/access.log')).toEqual({ ok: true, value: '/dev/stdout' });
+  });
+
   it.each([
     ['/etc/cron.d/evil', 'must be /dev/stdout or a file under logs/'],
-    ['/var/log/nginx/access.log', 'must be /dev/stdout or a file under logs/'],
+    ['/var/log/nginx/error.log', 'must be /dev/stdout or a file under logs/'],
     ['nginx.conf', 'must be /dev/stdout or a file under logs/'],
     ['logs', 'must be /dev/stdout or a file under logs/'],
     ['logs/./x.log', 'must be /dev/stdout or a file under logs/'],
