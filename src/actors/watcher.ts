@@ -22,8 +22,15 @@ export interface WatchScope {
   readonly streamConfigMaps?: readonly string[];
 }
 
-const describe = (error: unknown) =>
-  error instanceof Error ? error.message : typeof error === 'object' ? JSON.stringify(error) : String(error);
+/** describe says what went wrong with its causes (client-node's "fetch failed" hides "connect ECONNREFUSED …"). */
+const describe = (error: unknown): string => {
+  if (!(error instanceof Error)) return typeof error === 'object' ? JSON.stringify(error) : String(error);
+  const words = [error.message];
+  // A few levels at most: a cause chain is short, and a cycle must not hang the log.
+  for (let cause = error.cause, depth = 0; cause instanceof Error && depth < 4; cause = cause.cause, depth++)
+    if (!words.includes(cause.message)) words.push(cause.message);
+  return words.join(': ');
+};
 
 /**
  * watcherActors implements the watchers' `informer` effect. Each invocation runs a client-node
