@@ -122,10 +122,27 @@ const VALUES: Readonly<Record<string, readonly Value[]>> = {
     'logs/a.log',
     no('logs/a/b.log'),
     no('/dev/stderr'),
-    no('/var/log/nginx/access.log'),
+    // ingress-nginx's default, a link to its stdout: read as /dev/stdout
+    '/var/log/nginx/access.log',
     no(''),
   ],
+  // Taken, it wins over access-log-path: its refused values come in the rounds where access-log-path has values.
+  'http-access-log-path': [
+    no('logs/a/b.log'),
+    no('/dev/stderr'),
+    no(''),
+    no('/etc/cron.d/x'),
+    no('logs/../nginx.conf'),
+    no('syslog:server=127.0.0.1'),
+    no('logs'),
+    'logs/http.log',
+    '/dev/stdout',
+    '/var/log/nginx/access.log',
+  ],
+  'log-format-escape-json': BOOL,
+  'log-format-escape-none': BOOL,
   'disable-access-log': BOOL,
+  'disable-http-access-log': BOOL,
   'server-tokens': BOOL,
   'keep-alive-requests': ['1000', '100', '1', '0', '10000', no(''), no('-1')],
   'upstream-keepalive-connections': ['320', '0', '1', '32', '4096', no('4097'), no(''), no('-1')],
@@ -171,7 +188,8 @@ const VALUES: Readonly<Record<string, readonly Value[]>> = {
 const SWITCHES: readonly { readonly key: string; readonly on: string; readonly dependents: RegExp }[] = [
   { key: 'use-gzip', on: 'true', dependents: /^gzip-/ },
   { key: 'enable-brotli', on: 'true', dependents: /^brotli-/ },
-  { key: 'disable-access-log', on: 'false', dependents: /^access-log-path$/ },
+  { key: 'disable-access-log', on: 'false', dependents: /^(http-)?access-log-path$/ },
+  { key: 'disable-http-access-log', on: 'false', dependents: /^(http-)?access-log-path$/ },
 ];
 
 /** The header ConfigMaps add-headers and proxy-set-headers name. */
