@@ -253,9 +253,7 @@ export const nginxProcessMachine = setup({
     // later (nginx died, and another process bound its port meanwhile), it gets FATAL_RESTARTS restarts first: an
     // orphan of the dead master may still hold it for a moment.
     fatalStart: ({ context, event }) =>
-      event.type === 'nginx.exited' &&
-      !!event.fatal &&
-      (!context.everStarted || context.attempts >= FATAL_RESTARTS),
+      event.type === 'nginx.exited' && !!event.fatal && (!context.everStarted || context.attempts >= FATAL_RESTARTS),
     stopRequested: ({ context }) => context.stopRequested,
     // A failed push waits for pushRetry; any other difference is pushed at once.
     mayPush: ({ context }) =>

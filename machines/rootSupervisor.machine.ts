@@ -188,7 +188,10 @@ const supervisor = setup({
         // yet, a new status actor no sync.done to publish.
         if (id === 'syncQueue') enqueue.sendTo('syncQueue', { type: 'sync.resync' });
         if (id === 'nginx' || id === 'status')
-          enqueue.sendTo('syncQueue', { type: 'sync.request', reason: `${id === 'nginx' ? 'nginx' : 'status'} actor restarted` });
+          enqueue.sendTo('syncQueue', {
+            type: 'sync.request',
+            reason: `${id === 'nginx' ? 'nginx' : 'status'} actor restarted`,
+          });
         enqueue.raise({ type: 'restart.expired' }, { delay: 'restartPeriod' });
       }
     }),

@@ -217,7 +217,10 @@ export function nginxActors(options: NginxActorOptions) {
       const started = performance.now();
       const tables = await pushTables(channel, input.tables as DynamicTables, input.pushed);
       // Pushes are frequent (every endpoint change): debug, where reloads are info.
-      options.log.debug({ trigger: input.trigger ?? 'tables', ms: round(performance.now() - started) }, 'tables pushed');
+      options.log.debug(
+        { trigger: input.trigger ?? 'tables', ms: round(performance.now() - started) },
+        'tables pushed',
+      );
       return tables;
     }),
 

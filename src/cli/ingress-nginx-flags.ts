@@ -25,8 +25,14 @@ const KLOG = 'logs are JSON lines on stderr (see --log-level, --log-pretty)';
 
 /** INGRESS_NGINX_FLAGS are ingress-nginx's flags this controller accepts and ignores, by name. */
 export const INGRESS_NGINX_FLAGS: Readonly<Record<string, ForeignFlag>> = {
-  'apiserver-host': { kind: 'value', reason: 'the API server comes from --kubeconfig, KUBECONFIG or the in-cluster config' },
-  'certificate-authority': { kind: 'value', reason: 'the API server comes from --kubeconfig, KUBECONFIG or the in-cluster config' },
+  'apiserver-host': {
+    kind: 'value',
+    reason: 'the API server comes from --kubeconfig, KUBECONFIG or the in-cluster config',
+  },
+  'certificate-authority': {
+    kind: 'value',
+    reason: 'the API server comes from --kubeconfig, KUBECONFIG or the in-cluster config',
+  },
   'ingress-class-by-name': {
     kind: 'bool',
     reason: 'Ingresses are matched by their IngressClass controller, the ingress.class annotation or --ingress-class',

@@ -465,7 +465,7 @@ export const configKeys: readonly ConfigKey[] = [
     'log-format-escape-json',
     'logFormatEscapeJson',
     checkBool,
-    'escape the access log\'s variables for JSON strings (`escape=json`), for a JSON log-format-upstream',
+    "escape the access log's variables for JSON strings (`escape=json`), for a JSON log-format-upstream",
   ),
   key(
     'log-format-escape-none',
@@ -626,6 +626,19 @@ export const refusedConfigKeys: readonly { readonly key: string; readonly reason
       'of directives; other annotations have allow-list validators',
   },
   { key: 'custom-http-errors', reason: 'only the custom-http-errors annotation is supported' },
+  {
+    key: 'error-log-path',
+    reason: "nginx's error log always goes to the controller's stderr, the pod's log (see error-log-level)",
+  },
+  ...['stream-access-log-path', 'disable-stream-access-log', 'log-format-stream'].map((key) => ({
+    key,
+    reason: 'there is no stream access log (the http access log is access-log-path)',
+  })),
+  ...['enable-syslog', 'syslog-host', 'syslog-port'].map((key) => ({
+    key,
+    reason: "syslog is not implemented: the logs are the pod's stdout (access log) and stderr",
+  })),
+  { key: 'access-log-params', reason: "access_log's buffer and flush parameters are not implemented" },
   { key: 'whitelist-source-range', reason: 'only the allowlist-source-range annotation is supported' },
   { key: 'denylist-source-range', reason: 'only the denylist-source-range annotation is supported' },
   { key: 'enable-modsecurity', reason: 'ModSecurity is not part of nginx here' },

@@ -23,6 +23,10 @@ import { freePort, get, startBackend, type Backend } from '../support/net.js';
 
 const CLI = new URL('../../bin/ingress-actors', import.meta.url).pathname;
 
+/** until is waitFor that hands back what it waited for, found (never null or undefined). */
+const until = async <T>(what: string, check: () => T | Promise<T>, timeoutMs: number, pollMs = 20) =>
+  (await waitFor(what, check, timeoutMs, pollMs)) as NonNullable<T>;
+
 /** Running is a controller process with what it wrote so far, line by line. */
 interface Running {
   readonly child: ResultPromise;
@@ -180,7 +184,7 @@ describe('the controller with its API server in KUBECONFIG, at --v=2', () => {
     controller = run(['controller', '--v=2', '--configmap=ingress/config', ...portFlags(p, 'main')], {
       KUBECONFIG: kubeconfig,
     });
-    await waitFor(
+    await until(
       'the Ingress served',
       async () => (await request(p.http, 'app.logs.test').catch(() => null))?.backend === 'app',
       30_000,
@@ -202,7 +206,7 @@ describe('the controller with its API server in KUBECONFIG, at --v=2', () => {
     const before = controller.stdout.length;
     expect((await request(p.http, 'app.logs.test', '/ok')).status).toBe(200);
     expect((await request(p.http, 'nobody.logs.test', '/missing')).status).toBe(404);
-    const written = await waitFor(
+    const written = await until(
       'two access log lines',
       () => {
         const mine = controller.stdout.slice(before).filter((line) => / "GET \/(ok|missing) /.test(line));
@@ -216,7 +220,7 @@ describe('the controller with its API server in KUBECONFIG, at --v=2', () => {
       parsed.every((m) => m !== null),
       written.join('\n'),
     ).toBe(true);
-    const [ok, missing] = parsed as RegExpExecArray[];
+    const [ok, missing] = parsed as [RegExpExecArray, RegExpExecArray];
     // path, status, upstream, upstream address, its length, time, status, request id
     expect(ok.slice(1, 5)).toEqual(['/ok', '200', 'default_app_80', `127.0.0.1:${backend.port}`]);
     expect(ok[7]).toBe('200');
@@ -233,14 +237,14 @@ describe('the controller with its API server in KUBECONFIG, at --v=2', () => {
       ['apply', '-f', '-'],
       JSON.stringify(ingress('added', { 'added.logs.test': [{ path: '/', service: 'app' }] })),
     );
-    const reload = await waitFor(
+    const reload = await until(
       'the reload it caused',
       () => controller.logged('nginx reloaded').find((l) => l.trigger === 'Ingress default/added changed'),
       10_000,
       20,
     );
     expect(reload.ms).toEqual(expect.any(Number));
-    const diff = await waitFor(
+    const diff = await until(
       'its diff',
       () => controller.logged('nginx.conf changed').find((l) => String(l.diff).includes('added.logs.test')),
       10_000,
@@ -258,7 +262,7 @@ describe('the controller with its API server in KUBECONFIG, at --v=2', () => {
       ['apply', '-f', '-'],
       JSON.stringify(ingress('added', { 'added.logs.test': [{ path: '/v2', service: 'app' }] })),
     );
-    await waitFor(
+    await until(
       'that reload',
       () =>
         controller.logged('nginx reloaded').filter((l) => l.trigger === 'Ingress default/added changed').length >= 2,
@@ -298,7 +302,7 @@ describe('the controller with its API server in KUBECONFIG, at --v=2', () => {
         data: { 'log-format-escape-json': 'true', 'log-format-upstream': format },
       }),
     );
-    await waitFor(
+    await until(
       'the reload',
       () => controller.logged('nginx reloaded').find((l) => l.trigger === 'ConfigMap ingress/config changed'),
       10_000,
@@ -307,7 +311,7 @@ describe('the controller with its API server in KUBECONFIG, at --v=2', () => {
     const before = controller.stdout.length;
     // A quote and a backslash in the request: escape=json keeps the line JSON.
     await get({ host: 'app.logs.test', path: '/json', port: p.http, headers: { 'user-agent': 'logs-test "q" \\b' } });
-    const line = await waitFor(
+    const line = await until(
       'its line',
       () => controller.stdout.slice(before).find((l) => l.includes('/json')),
       10_000,
@@ -344,7 +348,7 @@ it('warns when it cannot reach the API server, with the error, the server and wh
   const p = await ports();
   const controller = run(['controller', ...portFlags(p, 'unreachable')], { KUBECONFIG: kubeconfig });
   try {
-    const warning = await waitFor(
+    const warning = await until(
       'the warning',
       () => controller.logged('cannot list from the API server (before the first sync); retrying').at(0),
       20_000,
@@ -387,7 +391,7 @@ it('says so when its stdout is a socket nginx cannot open, and still serves', as
     true,
   );
   try {
-    await waitFor(
+    await until(
       'the Ingress served',
       async () => (await request(p.http, 'app.logs.test').catch(() => null))?.backend === 'app',
       30_000,

@@ -412,7 +412,7 @@ describe('the trigger each sync is given (what caused it, for the logs and the r
     ]);
   });
 
-  it('gives a failed sync\'s changes to the retry, and keeps start until a sync completed', async () => {
+  it("gives a failed sync's changes to the retry, and keeps start until a sync completed", async () => {
     const { clock, calls, actor, syncAll, change } = start({ minSyncIntervalMs: 1_000 }, false);
     syncAll();
     await advance(clock, 200);
