@@ -1,3 +1,4 @@
+import { KubeconfigError } from '../kube/kubeconfig.js';
 import { createLogger, type Logger } from '../log.js';
 import type { Command } from './command.js';
 import { ManifestError } from '../manifests/load.js';
@@ -83,7 +84,12 @@ function failureLine(error: unknown): { line: string; code: 1 | 2 } | null {
     return { line: error.usage ? `${error.message}\n\n${error.usage}` : error.message, code: 2 };
   // A folder refused as not private is the operator's to fix, as a bad flag is.
   if (error instanceof UnsafePathError) return { line: error.message, code: 2 };
-  if (error instanceof ManifestError || error instanceof ListenError || error instanceof UnsupportedFlagError)
+  if (
+    error instanceof ManifestError ||
+    error instanceof ListenError ||
+    error instanceof UnsupportedFlagError ||
+    error instanceof KubeconfigError
+  )
     return { line: error.message, code: 1 };
   const system = systemErrorLine(error);
   return system === null ? null : { line: system, code: 1 };

@@ -3,6 +3,22 @@ import { delimiter } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { UsageError } from '../cli/flags.js';
 
+/** KubeconfigError is a kubeconfig file that cannot be read as one: the operator's to fix (exit 1, one line). */
+export class KubeconfigError extends Error {
+  override name = 'KubeconfigError';
+}
+
+/** loadFile loads one kubeconfig file; a missing file stays a system error (`path: no such file`), bad YAML names it. */
+function loadFile(kc: KubeConfig, path: string): void {
+  try {
+    kc.loadFromFile(path);
+  } catch (error) {
+    if (typeof (error as { code?: unknown }).code === 'string') throw error;
+    const why = ((error as Error).message ?? String(error)).split('\n')[0];
+    throw new KubeconfigError(`${path} is not a kubeconfig: ${why}`);
+  }
+}
+
 /** KubeconfigSource says where the controller's API server credentials came from, for the start's log line. */
 export type KubeconfigSource =
   | { readonly from: 'flag'; readonly path: string }
@@ -21,7 +37,7 @@ export function loadKubeConfig(
 ): { kc: KubeConfig; source: KubeconfigSource } {
   const kc = new KubeConfig();
   if (flag) {
-    kc.loadFromFile(flag);
+    loadFile(kc, flag);
     return { kc, source: { from: 'flag', path: flag } };
   }
   const listed = (env.KUBECONFIG ?? '').split(delimiter).filter((path) => path !== '');
@@ -46,7 +62,7 @@ export function loadKubeConfig(
 function mergeFirstWins(kc: KubeConfig, paths: readonly string[]): void {
   const files = paths.map((path) => {
     const one = new KubeConfig();
-    one.loadFromFile(path);
+    loadFile(one, path);
     return one;
   });
   const firstByName = <T extends { readonly name: string }>(lists: readonly (readonly T[])[]): T[] => {

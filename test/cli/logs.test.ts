@@ -57,6 +57,8 @@ function run(args: string[], env: Record<string, string> = {}, socketStdout = fa
   const child = execa(command, argv, {
     reject: false,
     stdin: 'ignore',
+    // A loaded machine may take a while to stop in order; execa's SIGKILL after 5 s would hide the exit code.
+    forceKillAfterDelay: 25_000,
     env: { PATH: `${process.env.PATH}:/usr/sbin`, ...env },
     extendEnv: false,
   });
@@ -167,10 +169,11 @@ const portFlags = (p: { http: number; https: number; healthz: number }, name: st
 const request = (port: number, host: string, path = '/') =>
   get({ host, path, port, headers: { 'user-agent': 'logs-test' } });
 
-/** stop sends SIGTERM and waits for the exit, with everything written. */
-async function stop(controller: Running): Promise<number | undefined> {
+/** stop sends SIGTERM and waits for the exit, with everything written: the exit code, or the signal that ended it. */
+async function stop(controller: Running): Promise<number | string | undefined> {
   controller.child.kill('SIGTERM');
-  return (await controller.child).exitCode;
+  const result = await controller.child;
+  return result.exitCode ?? result.signal;
 }
 
 describe('the controller with its API server in KUBECONFIG, at --v=2', () => {
@@ -184,10 +187,12 @@ describe('the controller with its API server in KUBECONFIG, at --v=2', () => {
     controller = run(['controller', '--v=2', '--configmap=ingress/config', ...portFlags(p, 'main')], {
       KUBECONFIG: kubeconfig,
     });
+    // Served by every worker: until the reload is confirmed, an old worker may still answer 404.
+    await until('the first reload', () => controller.logged('nginx reloaded').length > 0, 30_000, 100);
     await until(
       'the Ingress served',
       async () => (await request(p.http, 'app.logs.test').catch(() => null))?.backend === 'app',
-      30_000,
+      10_000,
       100,
     );
   }, 40_000);
@@ -220,7 +225,9 @@ describe('the controller with its API server in KUBECONFIG, at --v=2', () => {
       parsed.every((m) => m !== null),
       written.join('\n'),
     ).toBe(true);
-    const [ok, missing] = parsed as [RegExpExecArray, RegExpExecArray];
+    // Each line is written when its request ends, in whichever worker: not necessarily in the order sent.
+    const ok = parsed.find((m) => m?.[1] === '/ok')!;
+    const missing = parsed.find((m) => m?.[1] === '/missing')!;
     // path, status, upstream, upstream address, its length, time, status, request id
     expect(ok.slice(1, 5)).toEqual(['/ok', '200', 'default_app_80', `127.0.0.1:${backend.port}`]);
     expect(ok[7]).toBe('200');
@@ -258,14 +265,18 @@ describe('the controller with its API server in KUBECONFIG, at --v=2', () => {
   it('says once that an Ingress of another class is ignored, and each problem once in its own words', async () => {
     // Another sync or two (an Ingress changes) say nothing new of either.
     const kubectl = kubectlFor(join(dir, 'kubeconfig'), join(dir, 'kubectl-cache'));
+    const reloads = controller.logged('nginx reloaded').length;
     await kubectl.run(
       ['apply', '-f', '-'],
-      JSON.stringify(ingress('added', { 'added.logs.test': [{ path: '/v2', service: 'app' }] })),
+      JSON.stringify(ingress('another', { 'another.logs.test': [{ path: '/', service: 'app' }] })),
     );
     await until(
       'that reload',
       () =>
-        controller.logged('nginx reloaded').filter((l) => l.trigger === 'Ingress default/added changed').length >= 2,
+        controller
+          .logged('nginx reloaded')
+          .slice(reloads)
+          .some((l) => l.trigger === 'Ingress default/another changed'),
       10_000,
       20,
     );
@@ -403,3 +414,25 @@ it('says so when its stdout is a socket nginx cannot open, and still serves', as
     expect(await stop(controller)).toBe(0);
   }
 }, 40_000);
+
+it.each([
+  [
+    { KUBECONFIG: '/nonexistent/a:/nonexistent/b' },
+    'ingress-actors controller: KUBECONFIG names no file that exists (/nonexistent/a:/nonexistent/b): give ' +
+      '--kubeconfig, or fix or unset KUBECONFIG',
+    2,
+  ],
+  [
+    {},
+    'ingress-actors controller: no API server to watch: give --kubeconfig or set KUBECONFIG, or run in a pod ' +
+      '(KUBERNETES_SERVICE_HOST is unset)',
+    2,
+  ],
+  [{ KUBECONFIG: '/dev/null' }, 'ingress-actors controller: /dev/null is not a kubeconfig: expected a document', 1],
+])('says in one line what is wrong with where the API server comes from (%j)', async (env, line, code) => {
+  const p = await ports();
+  const controller = run(['controller', ...portFlags(p, 'no-api')], env);
+  const result = await controller.child;
+  expect(result.exitCode).toBe(code);
+  expect(controller.stderr.filter((l) => !l.startsWith('{'))[0]).toContain(line);
+});
