@@ -110,6 +110,50 @@ export function nginxActors(options: NginxActorOptions) {
     await folder.sweep(serving).catch(() => undefined);
     return error;
   };
+  // Writes, tests and swaps in a config, and signals nginx: the `reload` actor's work.
+  const reloadConfig = async (input: ReloadInput, signal: AbortSignal, began: number): Promise<PushedTables | null> => {
+    const staged = await folder.stage(input, signal);
+    if (signal.aborted) throw new Error('the reload was abandoned');
+    // Refused, nginx.conf still names what the master serves; the refused config's own files go.
+    if (!staged.ok) throw await sweptAfter(new ConfigRefusedError(staged.error), input.applied?.files);
+    // Old and new workers both find their backends while the reload runs; the exact tables follow.
+    let pushed: PushedTables | null = input.pushed;
+    const channel = options.control?.channel;
+    if (channel && input.tables) {
+      const union = tablesForReload(input.tables as DynamicTables, input.pushed as DynamicTables | null);
+      pushed = await pushTables(channel, union, input.pushed).catch((error: unknown) => {
+        options.log.warn({ err: (error as Error).message }, 'could not push the tables before the reload');
+        return input.pushed;
+      });
+    }
+    const signalled = performance.now();
+    try {
+      if (!current) throw new Error('no nginx master to reload');
+      // Confirmed, not assumed: a config nginx -t passed can still fail in the master (a port in use).
+      await current.reload(options.reloadTimeoutMs ?? 60_000);
+    } catch (error) {
+      // The master still serves the applied config's files (htpasswd files are read per request).
+      throw await sweptAfter(error, input.applied?.files);
+    }
+    // Now nginx serves only this config: the files only older ones named go with this reload.
+    const removed = await folder.sweep();
+    if (removed.length > 0) options.log.info({ removed }, 'removed files no config names any more');
+    // One line per reload, so that a reader (or the event-to-route benchmark) sees where the time goes.
+    options.log.info(
+      {
+        trigger: input.trigger ?? 'config',
+        ms: round(performance.now() - began),
+        write_ms: round(staged.timings.writeMs),
+        test_ms: round(staged.timings.testMs),
+        confirm_ms: round(performance.now() - signalled),
+      },
+      'nginx reloaded',
+    );
+    // As ingress-nginx at --v=2: what changed in nginx.conf.
+    if (options.log.isLevelEnabled('debug') && input.applied)
+      options.log.debug({ diff: unifiedDiff(input.applied.config, input.config) }, 'nginx.conf changed');
+    return pushed;
+  };
   return {
     master: fromCallback<NginxMasterCommand, MasterInput>(({ sendBack, receive, system }) => {
       let master: Master;
@@ -165,50 +209,25 @@ export function nginxActors(options: NginxActorOptions) {
       return () => watch?.unsubscribe();
     }),
 
-    // Stopped (its master crashed, the machine stopped), a reload writes, tests and signals nothing more.
+    // Stopped (its master crashed, the machine stopped), a reload writes, tests and signals nothing more. A failure
+    // is said with its trigger: the machine retries it or the quarantine judges it.
     reload: fromPromise<PushedTables | null, ReloadInput>(async ({ input, signal }) => {
       const began = performance.now();
-      const staged = await folder.stage(input, signal);
-      if (signal.aborted) throw new Error('the reload was abandoned');
-      // Refused, nginx.conf still names what the master serves; the refused config's own files go.
-      if (!staged.ok) throw await sweptAfter(new ConfigRefusedError(staged.error), input.applied?.files);
-      // Old and new workers both find their backends while the reload runs; the exact tables follow.
-      let pushed: PushedTables | null = input.pushed;
-      const channel = options.control?.channel;
-      if (channel && input.tables) {
-        const union = tablesForReload(input.tables as DynamicTables, input.pushed as DynamicTables | null);
-        pushed = await pushTables(channel, union, input.pushed).catch((error: unknown) => {
-          options.log.warn({ err: (error as Error).message }, 'could not push the tables before the reload');
-          return input.pushed;
-        });
-      }
-      const signalled = performance.now();
       try {
-        if (!current) throw new Error('no nginx master to reload');
-        // Confirmed, not assumed: a config nginx -t passed can still fail in the master (a port in use).
-        await current.reload(options.reloadTimeoutMs ?? 60_000);
+        return await reloadConfig(input, signal, began);
       } catch (error) {
-        // The master still serves the applied config's files (htpasswd files are read per request).
-        throw await sweptAfter(error, input.applied?.files);
+        // Stopped (its master crashed, the machine stopped): nothing failed that the operator must know of.
+        if (!signal.aborted)
+          options.log.warn(
+            {
+              trigger: input.trigger ?? 'config',
+              ms: round(performance.now() - began),
+              error: error instanceof Error ? error.message : String(error),
+            },
+            'nginx reload failed; the last good config stays',
+          );
+        throw error;
       }
-      // Now nginx serves only this config: the files only older ones named go with this reload.
-      const removed = await folder.sweep();
-      if (removed.length > 0) options.log.info({ removed }, 'removed files no config names any more');
-      // One line per reload, so that a reader (or the event-to-route benchmark) sees where the time goes.
-      options.log.info(
-        {
-          trigger: input.trigger ?? 'config',
-          ms: round(performance.now() - began),
-          write_ms: round(staged.timings.writeMs),
-          test_ms: round(staged.timings.testMs),
-          confirm_ms: round(performance.now() - signalled),
-        },
-        'nginx reloaded',
-      );
-      // As ingress-nginx at --v=2: what changed in nginx.conf.
-      if (options.log.isLevelEnabled('debug') && input.applied)
-        options.log.debug({ diff: unifiedDiff(input.applied.config, input.config) }, 'nginx.conf changed');
-      return pushed;
     }),
 
     push: fromPromise<PushedTables, PushInput>(async ({ input }) => {
