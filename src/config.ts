@@ -29,12 +29,27 @@ export interface ControllerConfig {
   readonly webhook: WebhookFlags | null;
 }
 
-/** WebhookFlags are where the admission webhook listens (all addresses when no host) and its PEM files. */
+/**
+ * WebhookFlags are where the admission webhook listens (all addresses when no host) and where its certificate comes
+ * from: PEM files (`--validating-webhook-certificate`, `--validating-webhook-key`), or a Secret the controller fills
+ * itself (`selfSigned`).
+ */
 export interface WebhookFlags {
   readonly host?: string;
   readonly port: number;
-  readonly certFile: string;
-  readonly keyFile: string;
+  readonly certFile?: string;
+  readonly keyFile?: string;
+  readonly selfSigned?: SelfSignedWebhookFlags;
+}
+
+/** SelfSignedWebhookFlags: the controller makes the webhook's certificate and keeps the caBundle pointing at it. */
+export interface SelfSignedWebhookFlags {
+  /** `--validating-webhook-secret ns/name`: the Secret (ca.crt, ca.key, tls.crt, tls.key) all replicas share */
+  readonly secret: { readonly namespace: string; readonly name: string };
+  /** `--validating-webhook-service ns/name`: the Service the API server calls; the certificate's DNS names */
+  readonly service: { readonly namespace: string; readonly name: string };
+  /** `--validating-webhook-configuration NAME`: whose webhooks calling that Service get the caBundle; null: none */
+  readonly configuration: string | null;
 }
 
 /** StatusFlags are the leader-election and Ingress-status flags, with ingress-nginx's names and defaults. */

@@ -26,6 +26,7 @@ import type { ActorLookup } from './http/health.js';
 import { ControllerMetrics } from './http/metrics.js';
 import { httpActor, listenHealthz } from './http/server.js';
 import { startWebhook } from './http/webhook-listen.js';
+import { startSelfSignedWebhook, type WebhookCertTimings } from './http/webhook-self-signed.js';
 import { ClusterCache } from './kube/cache.js';
 import type { InformerTimeouts } from './kube/informer.js';
 import { EventRecorder } from './kube/events.js';
@@ -126,6 +127,8 @@ export async function startController(
     kubeConfig?: KubeConfig;
     env?: NodeJS.ProcessEnv;
     watcherTimeouts?: Partial<InformerTimeouts>;
+    /** the self-made webhook certificate's rechecks, retries and renewal window (tests shorten them) */
+    webhookCertTimings?: Partial<WebhookCertTimings>;
   } = {},
 ): Promise<Controller> {
   const binary = nginxBinary(config.nginxBinary ?? undefined);
@@ -306,16 +309,25 @@ export async function startController(
   const healthzHost = config.healthzHost ?? undefined;
   const listening = await listenHealthz(config.healthzPort, healthzHost);
   // The admission webhook judges against the cache the watchers fill; bound here too, so a port in use exits 1.
-  const webhook = config.webhook
-    ? await startWebhook(config.webhook, {
-        cache,
-        options: { build, watchNamespace: config.watchNamespace },
-        log: log.child({ actor: 'webhook' }),
-      }).catch((error: unknown) => {
-        if (listening.listening) listening.close();
-        throw error;
+  // With a self-made certificate it binds once the certificate is there, and the rest serves meanwhile.
+  const webhookContext = {
+    cache,
+    options: { build, watchNamespace: config.watchNamespace },
+    log: log.child({ actor: 'webhook' }),
+  };
+  const webhook = config.webhook?.selfSigned
+    ? startSelfSignedWebhook(config.webhook, {
+        ...webhookContext,
+        kubeConfig: kc,
+        ...(options.webhookCertTimings ? { timings: options.webhookCertTimings } : {}),
+        ...(options.inspect ? { inspect: options.inspect } : {}),
       })
-    : null;
+    : config.webhook
+      ? await startWebhook(config.webhook, webhookContext).catch((error: unknown) => {
+          if (listening.listening) listening.close();
+          throw error;
+        })
+      : null;
   const http = httpActor({
     port: config.healthzPort,
     ...(healthzHost === undefined ? {} : { host: healthzHost }),
