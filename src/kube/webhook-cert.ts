@@ -91,7 +91,12 @@ export async function ensureWebhookSecret(options: WebhookCertOptions): Promise<
   try {
     const updated = await core.replaceNamespacedSecret({
       ...secret,
-      body: { ...body(options, next), metadata: { ...found.metadata, name: secret.name, namespace: secret.namespace } },
+      body: {
+        ...body(options, next),
+        // A Secret's type cannot change: an Opaque one of this name stays Opaque.
+        type: found.type ?? 'kubernetes.io/tls',
+        metadata: { ...found.metadata, name: secret.name, namespace: secret.namespace },
+      },
     });
     return { ...servable(updated, options, wanted()), action: 'renewed', why: verdict.why };
   } catch (error) {

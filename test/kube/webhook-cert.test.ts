@@ -227,6 +227,7 @@ describe('ensureWebhookSecret', () => {
     } as never);
     const fixed = await ensureWebhookSecret(replica('junk'));
     expect(fixed.action).toBe('renewed');
+    expect(stored('junk').type).toBe('Opaque'); // a Secret's type is immutable: kept
     expect(judgePair(stored('junk').data!, { dnsNames: [], renewBeforeMs: 0, now: Date.now() }).ok).toBe(true);
   });
 });
