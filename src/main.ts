@@ -41,6 +41,7 @@ import { ControlChannel, newControlToken } from './nginx/control.js';
 import { checkLua } from './nginx/lua.js';
 import { checkStream, streamSockets } from './nginx/stream.js';
 import { UsageError } from './cli/flags.js';
+import { releaseVersion } from './cli/version.js';
 import type { StreamSettings } from './model/nginx-model.js';
 import { findModules } from './nginx/modules.js';
 import { CONTROL_TOKEN_ENV } from './model/dynamic-tables.js';
@@ -316,6 +317,7 @@ export async function startController(
         throw error;
       })
     : null;
+  const startedAt = Date.now();
   const http = httpActor({
     port: config.healthzPort,
     ...(healthzHost === undefined ? {} : { host: healthzHost }),
@@ -324,6 +326,17 @@ export async function startController(
     log: log.child({ actor: 'http' }),
     watchers: input.watchers,
     root: () => root.getSnapshot(),
+    statusPage: {
+      mode: config.statusPage,
+      info: {
+        version: await releaseVersion(),
+        ingressClass: config.build.ingressClass,
+        controllerClass: config.build.controllerClass,
+        identity,
+        startedAt,
+      },
+      actorIds: childIds(input),
+    },
   });
 
   const root = createActor(
