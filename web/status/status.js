@@ -80,7 +80,7 @@ function renderProblems(problems) {
     'problems',
     problems,
     (p) => [
-      el('td', 'object', `${p.kind} ${p.namespace ? `${p.namespace}/` : ''}${p.name}`),
+      el('td', 'object nowrap', `${p.kind} ${p.namespace ? `${p.namespace}/` : ''}${p.name}`),
       el('td', 'field', p.field),
       el('td', 'message', p.message),
     ],
@@ -96,8 +96,8 @@ function renderRoutes(routes) {
     (r) => [
       el('td', 'host', r.host, r.tls ? el('span', 'badge', 'TLS') : null),
       el('td', 'path', r.path),
-      r.pathType,
-      text(r.ingress),
+      el('td', 'nowrap', r.pathType),
+      el('td', 'nowrap', text(r.ingress)),
       el(
         'td',
         'backend',
@@ -105,7 +105,7 @@ function renderRoutes(routes) {
         r.canary ? el('div', 'canary', `canary: ${r.canary.backend} (${r.canary.endpoints})`) : null,
       ),
       el('td', r.endpoints === 0 ? 'bad number' : 'number', text(r.endpoints)),
-      el('td', r.answer === 'proxy' ? null : 'warn', r.answer),
+      el('td', r.answer === 'proxy' ? 'nowrap' : 'nowrap warn', r.answer),
     ],
     'no Ingress routes yet',
   );
