@@ -11,10 +11,14 @@ import { request as httpRequest } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseManifests } from '../../src/manifests/load.js';
-import { CONTENT_SECURITY_POLICY } from '../../src/http/status-page.js';
+import { ControllerMetrics } from '../../src/http/metrics.js';
+import { createHttpServer } from '../../src/http/server.js';
+import { CONTENT_SECURITY_POLICY, type StatusPageMode } from '../../src/http/status-page.js';
 import type { StatusReport } from '../../src/http/status-report.js';
 import { WATCHED_KINDS } from '../../src/kube/kinds.js';
 import { PROJECT_ROOT } from '../../src/project-root.js';
@@ -127,6 +131,11 @@ describe('the status page in Chromium', () => {
     const actors = await rows('actors');
     expect(actors).toContainEqual(['nginx', 'alive.running']);
     expect(actors).toContainEqual(['watcher.Ingress', 'running.watching']);
+    const reloads = await page
+      .locator('#nginx div', { hasText: /^reloads/ })
+      .locator('dd')
+      .textContent();
+    expect(Number(reloads)).toBeGreaterThanOrEqual(1);
 
     // demo/bad-ingress.yaml (which the demo's webhook refuses; here nothing does), and a hostile annotation value.
     for (const bad of await manifests(join(PROJECT_ROOT, 'demo'), 'bad-ingress.yaml')) await cluster.apply(bad);
@@ -278,4 +287,40 @@ describe('/status.json and the page’s headers', () => {
       expect((await ask('/healthz')).status).toBe(200);
     },
   );
+});
+
+describe('--status-page on the server', () => {
+  const serve = async (mode: StatusPageMode) => {
+    const server = createHttpServer({
+      port: 0,
+      health: () => ({ ok: true, problems: [], warnings: [] }),
+      metrics: new ControllerMetrics({
+        controllerNamespace: '',
+        controllerClass: 'k8s.io/ingress-nginx',
+        controllerPod: 'test',
+        electionId: 'test',
+        lookup: () => undefined,
+        actorIds: [],
+      }),
+      log: pino({ level: 'silent' }),
+      statusPage: { mode, report: () => ({ schema: 1 }) as unknown as StatusReport },
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { server, port: (server.address() as AddressInfo).port };
+  };
+  it.each<[StatusPageMode, string, number]>([
+    ['off', 'localhost', 404],
+    ['loopback', 'ingress.example.com', 403],
+    ['all', 'ingress.example.com', 200],
+  ])('%s: a request for / with Host %s gets %i; /healthz is 200 whatever the mode', async (mode, host, status) => {
+    const { server, port } = await serve(mode);
+    try {
+      for (const path of ['/', '/status.json', '/status.js'])
+        expect([path, (await get({ host, path, port })).status]).toEqual([path, status]);
+      expect((await get({ host, path: '/healthz', port })).status).toBe(200);
+      expect((await get({ host, path: '/other', port })).status).toBe(404);
+    } finally {
+      server.close();
+    }
+  });
 });

@@ -187,6 +187,11 @@ function setConnection(ok, message) {
 }
 
 async function poll() {
+  // A tab in the background asks nothing; it catches up as soon as it is shown.
+  if (document.hidden) {
+    document.addEventListener('visibilitychange', poll, { once: true });
+    return;
+  }
   try {
     const response = await fetch('/status.json', { cache: 'no-store' });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
