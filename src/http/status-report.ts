@@ -20,6 +20,8 @@ export interface StatusReport {
   readonly controller: ControllerReport;
   /** every host and path served, by host then path; null before the first sync built a model */
   readonly routes: readonly RouteReport[] | null;
+  /** the TCP and UDP services and the ssl-passthrough hosts (nginx's stream block); null before the first sync */
+  readonly streams: readonly StreamReport[] | null;
   /** the certificate of every TLS host, and the default one; null before the first sync */
   readonly certificates: readonly CertificateReport[] | null;
   /** what the last sync left out and why, each naming its object and field; null before the first sync */
@@ -65,6 +67,18 @@ export interface RouteReport {
   readonly answer: string;
   /** the host has a certificate of its own */
   readonly tls: boolean;
+}
+
+/** StreamReport is one port of nginx's stream block: a TCP or UDP service, or an ssl-passthrough host. */
+export interface StreamReport {
+  readonly protocol: 'TCP' | 'UDP' | 'TLS passthrough';
+  /** the port nginx listens on (`address:port` when it listens on one address); the HTTPS port for passthrough */
+  readonly listen: string;
+  /** `namespace/configmap key` of a TCP or UDP service (`ingress/tcp-services 9000`); the host for passthrough */
+  readonly source: string;
+  /** `namespace/name` of the Service */
+  readonly service: string | null;
+  readonly endpoints: number | null;
 }
 
 /** CertificateReport is one TLS host's certificate. */
@@ -182,6 +196,7 @@ export function buildStatusReport(input: StatusInput): StatusReport {
       healthWarnings: input.health.warnings.map((w) => w.detailed),
     },
     routes: model ? routesOf(model) : null,
+    streams: model ? streamsOf(model) : null,
     certificates: model ? certificatesOf(model, nginx?.context?.tables, now) : null,
     problems: problems ? problems.map((p) => ({ ...pick(p), text: formatProblem(p) })) : null,
     nginx: nginxOf(nginx),
@@ -243,6 +258,34 @@ function routesOf(model: NginxModel): RouteReport[] {
   return [...routes.values()].sort((a, b) =>
     a.host === b.host ? (a.path < b.path ? -1 : a.path > b.path ? 1 : 0) : a.host < b.host ? -1 : 1,
   );
+}
+
+/** streamsOf lists the stream block's ports: TCP and UDP services in the ConfigMaps' order, then passthrough hosts. */
+function streamsOf(model: NginxModel): StreamReport[] {
+  const stream = model.stream;
+  if (!stream) return [];
+  const upstreams = new Map(stream.upstreams.map((u) => [u.name, u]));
+  // stream.ts matches a wildcard host by `~*` and its server's `~` regex: that regex names the host again.
+  const hosts = new Map(model.servers.map((server) => [`~*${server.serverName.slice(1)}`, server.host]));
+  const behind = (name: string) => {
+    const u = upstreams.get(name);
+    return { service: u?.service ?? null, endpoints: u ? u.endpoints.length : null };
+  };
+  return [
+    ...stream.services.map((s) => ({
+      protocol: s.udp ? ('UDP' as const) : ('TCP' as const),
+      listen: s.listen,
+      source: s.source,
+      ...behind(s.upstream),
+    })),
+    ...(stream.passthrough?.hosts ?? []).map((h) => ({
+      protocol: 'TLS passthrough' as const,
+      listen: stream.passthrough!.listen,
+      // A wildcard host is matched by its server's one-label regex: shown as the host it came from.
+      source: hosts.get(h.match) ?? h.match,
+      ...behind(h.upstream),
+    })),
+  ];
 }
 
 function answerOf(location: NginxModel['servers'][number]['locations'][number]): string {

@@ -127,6 +127,7 @@ describe('the status page in Chromium', () => {
     expect(certificates.find((r) => r[0] === 'secure.demo.local')?.[1]).toBe('default/secure-demo-tls');
     expect(Number(certificates.find((r) => r[0] === 'secure.demo.local')?.[3])).toBeGreaterThan(300);
     expect(await page.locator('#problems tbody').textContent()).toBe('none');
+    expect(await page.locator('#streams-section').isHidden()).toBe(true); // no TCP/UDP services, no passthrough
     expect(await page.locator('#controller').textContent()).toMatch(/versionv\d+\.\d+\.\d+/);
     const actors = await rows('actors');
     expect(actors).toContainEqual(['nginx', 'alive.running']);
@@ -212,6 +213,7 @@ describe('/status.json and the page’s headers', () => {
       'generatedAt',
       'controller',
       'routes',
+      'streams',
       'certificates',
       'problems',
       'nginx',

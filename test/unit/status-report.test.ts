@@ -7,13 +7,16 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { statusAccess, type StatusPageMode } from '../../src/http/status-page.js';
 import { buildStatusReport, type StatusInput } from '../../src/http/status-report.js';
 import type { ActorView, Health } from '../../src/http/health.js';
-import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
+import { join } from 'node:path';
+import { loadManifests } from '../../src/manifests/load.js';
+import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
 import { DynamicSplit } from '../../src/model/dynamic-tables.js';
 import type { NginxModel, Problem } from '../../src/model/nginx-model.js';
 import type { ConfigMap, Snapshot } from '../../src/model/snapshot.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
 
+const FIXTURES = new URL('../fixtures/', import.meta.url).pathname;
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const info = {
   version: '0.1.0',
@@ -119,7 +122,7 @@ describe('buildStatusReport', () => {
       healthProblems: [],
       healthWarnings: [],
     });
-    expect([report.routes, report.certificates, report.problems]).toEqual([null, null, null]);
+    expect([report.routes, report.streams, report.certificates, report.problems]).toEqual([null, null, null, null]);
     expect(report.actors).toEqual([
       { id: 'root', state: 'booting', status: 'active' },
       { id: 'http', state: 'absent', status: 'absent' },
@@ -205,6 +208,52 @@ describe('buildStatusReport', () => {
       },
     ]);
   });
+
+  it.each([
+    [
+      'stream-tcp-udp-services',
+      {
+        tcpServicesConfigMap: 'ingress/tcp-services',
+        udpServicesConfigMap: 'ingress/udp-services',
+        reservedPorts: [10254],
+      },
+      [
+        { protocol: 'TCP', listen: '9000', source: 'ingress/tcp-services 9000', service: 'default/echo', endpoints: 2 },
+        { protocol: 'TCP', listen: '9001', source: 'ingress/tcp-services 9001', service: 'default/echo', endpoints: 2 },
+        { protocol: 'TCP', listen: '9002', source: 'ingress/tcp-services 9002', service: 'default/echo', endpoints: 2 },
+        { protocol: 'UDP', listen: '5353', source: 'ingress/udp-services 5353', service: 'default/dns', endpoints: 1 },
+        { protocol: 'UDP', listen: '5354', source: 'ingress/udp-services 5354', service: 'default/dns', endpoints: 1 },
+      ],
+    ],
+    [
+      'ssl-passthrough-argocd',
+      { enableSslPassthrough: true, stream: { modules: [], socketDir: '/tmp' } },
+      [
+        {
+          protocol: 'TLS passthrough',
+          listen: '443',
+          source: 'argocd.example.com',
+          service: 'argocd/argocd-server',
+          endpoints: 1,
+        },
+        {
+          protocol: 'TLS passthrough',
+          listen: '443',
+          source: '*.apps.example.com',
+          service: 'default/web',
+          endpoints: 1,
+        },
+      ],
+    ],
+    ['configmap-log-format-upstream', {}, []],
+  ])(
+    'lists the stream block of the %s fixture: TCP and UDP services, passthrough hosts',
+    async (name, options, streams) => {
+      const snapshot = await loadManifests([join(FIXTURES, name, 'input.yaml')]);
+      const { model: m } = buildModel(snapshot, { ...defaultBuildOptions, ...options } as BuildOptions);
+      expect(buildStatusReport(input({ template: active('ready', { model: m }) })).streams).toEqual(streams);
+    },
+  );
 
   it('gives the problems with their object, field and one-line text, attacker strings as they are', () => {
     const report = buildStatusReport(input({ status: active({ follower: 'campaigning' }, { problems }) }));

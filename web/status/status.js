@@ -111,6 +111,24 @@ function renderRoutes(routes) {
   );
 }
 
+function renderStreams(streams) {
+  // Only with --tcp-services-configmap, --udp-services-configmap or --enable-ssl-passthrough.
+  document.getElementById('streams-section').hidden = !streams || streams.length === 0;
+  document.getElementById('streams-count').textContent = streams ? String(streams.length) : '';
+  fillRows(
+    'streams',
+    streams,
+    (s) => [
+      el('td', 'nowrap', s.protocol),
+      el('td', 'number', s.listen),
+      s.source,
+      el('td', 'backend', text(s.service)),
+      el('td', s.endpoints === 0 ? 'bad number' : 'number', text(s.endpoints)),
+    ],
+    'none',
+  );
+}
+
 function renderCertificates(certificates) {
   fillRows(
     'certificates',
@@ -175,6 +193,7 @@ function render(report) {
   renderController(report.controller);
   renderProblems(report.problems);
   renderRoutes(report.routes);
+  renderStreams(report.streams);
   renderCertificates(report.certificates);
   renderNginx(report.nginx);
   renderActors(report.actors, report.sync);
