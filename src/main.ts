@@ -129,6 +129,9 @@ export async function startController(
     watcherTimeouts?: Partial<InformerTimeouts>;
   } = {},
 ): Promise<Controller> {
+  const startedAt = Date.now();
+  // For the status page; read before any port is bound, so that nothing is left open if it fails.
+  const version = await releaseVersion();
   const binary = nginxBinary(config.nginxBinary ?? undefined);
   const kc = options.kubeConfig ?? loadKubeConfig(config.kubeconfig);
   const cache = new ClusterCache();
@@ -317,7 +320,6 @@ export async function startController(
         throw error;
       })
     : null;
-  const startedAt = Date.now();
   const http = httpActor({
     port: config.healthzPort,
     ...(healthzHost === undefined ? {} : { host: healthzHost }),
@@ -329,7 +331,7 @@ export async function startController(
     statusPage: {
       mode: config.statusPage,
       info: {
-        version: await releaseVersion(),
+        version,
         ingressClass: config.build.ingressClass,
         controllerClass: config.build.controllerClass,
         identity,
