@@ -184,7 +184,8 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
       });
       // The webhook listens now: from here on the API server asks it about every Ingress written.
       if (config.webhook) api?.registry.apply(webhookConfiguration(config.webhook.port, webhook.caPem));
-      out.write(hints(apiUrl, kubeconfig, httpPort, httpsPort, inspector?.url ?? null));
+      const statusPage = config.statusPage === 'off' ? null : `http://127.0.0.1:${config.healthzPort}/`;
+      out.write(hints(apiUrl, kubeconfig, httpPort, httpsPort, inspector?.url ?? null, statusPage));
     });
     if (code !== 0) err.write('ingress-actors demo: the controller did not stop cleanly\n');
     return code;
@@ -202,10 +203,12 @@ function hints(
   httpPort: number,
   httpsPort: number,
   inspector: string | null,
+  statusPage: string | null,
 ): string {
   const k = `kubectl --kubeconfig ${kubeconfig}`;
   return [
     `The demo cluster is up: API server ${apiUrl}, nginx on 127.0.0.1:${httpPort} (http) and :${httpsPort} (https).`,
+    ...(statusPage ? [`The status page: open ${statusPage}`] : []),
     ...(inspector ? [`The Stately inspector: open ${inspector}`] : []),
     'Try:',
     `  curl -H 'Host: hello.demo.local' http://127.0.0.1:${httpPort}/`,
