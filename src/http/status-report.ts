@@ -24,7 +24,7 @@ export interface StatusReport {
   readonly streams: readonly StreamReport[] | null;
   /** the certificate of every TLS host, and the default one; null before the first sync */
   readonly certificates: readonly CertificateReport[] | null;
-  /** what the last sync left out and why, each naming its object and field; null before the first sync */
+  /** what the last sync found wrong (a value ignored, paths denied, an object left out), each naming its object and field; null before the first sync */
   readonly problems: readonly ProblemReport[] | null;
   readonly nginx: NginxReport;
   readonly sync: SyncReport;
