@@ -1,3 +1,4 @@
+import type { StatusPageMode } from './http/status-page.js';
 import type { BuildOptions } from './model/build.js';
 
 /** ControllerConfig is everything `ingress-actors controller` was told, checked. */
@@ -8,6 +9,8 @@ export interface ControllerConfig {
   readonly healthzPort: number;
   /** `--healthz-host`: the address /healthz and /metrics listen on; null for all (the kubelet probes the pod IP) */
   readonly healthzHost: string | null;
+  /** `--status-page` (loopback): who may read the status page and /status.json on the healthz port; off: nobody */
+  readonly statusPage: StatusPageMode;
   /** syncs per second (ingress-nginx: 0.3) */
   readonly syncRateLimit: number;
   readonly nginxBinary: string | null;

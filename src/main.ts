@@ -42,6 +42,7 @@ import { ControlChannel, newControlToken } from './nginx/control.js';
 import { checkLua } from './nginx/lua.js';
 import { checkStream, streamSockets } from './nginx/stream.js';
 import { UsageError } from './cli/flags.js';
+import { releaseVersion } from './cli/version.js';
 import type { StreamSettings } from './model/nginx-model.js';
 import { findModules } from './nginx/modules.js';
 import { CONTROL_TOKEN_ENV } from './model/dynamic-tables.js';
@@ -131,6 +132,9 @@ export async function startController(
     webhookCertTimings?: Partial<WebhookCertTimings>;
   } = {},
 ): Promise<Controller> {
+  const startedAt = Date.now();
+  // For the status page; read before any port is bound, so that nothing is left open if it fails.
+  const version = await releaseVersion();
   const binary = nginxBinary(config.nginxBinary ?? undefined);
   const kc = options.kubeConfig ?? loadKubeConfig(config.kubeconfig);
   const cache = new ClusterCache();
@@ -336,6 +340,17 @@ export async function startController(
     log: log.child({ actor: 'http' }),
     watchers: input.watchers,
     root: () => root.getSnapshot(),
+    statusPage: {
+      mode: config.statusPage,
+      info: {
+        version,
+        ingressClass: config.build.ingressClass,
+        controllerClass: config.build.controllerClass,
+        identity,
+        startedAt,
+      },
+      actorIds: childIds(input),
+    },
   });
 
   const root = createActor(

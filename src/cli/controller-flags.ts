@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ControllerConfig, SelfSignedWebhookFlags } from '../config.js';
+import { STATUS_PAGE_MODES, type StatusPageMode } from '../http/status-page.js';
 import { defaultBuildOptions, type BuildOptions } from '../model/build.js';
 import { checkDnsLabel, checkIp, checkObjectName } from '../model/validate.js';
 import { DEFAULT_TEMPLATE } from '../render/load.js';
@@ -17,7 +18,7 @@ export const CONTROLLER_USAGE =
   --configmap ns/name               --default-ssl-certificate ns/name
   --default-backend-service ns/name (unknown hosts and unmatched paths; else a 404)
   --http-port N (80)                --https-port N (443)         --healthz-port N (10254)
-  --healthz-host IP (all addresses)
+  --healthz-host IP (all addresses)  --status-page loopback|all|off (loopback: the status page on the healthz port)
   --sync-rate-limit R (0.3)         --nginx-binary PATH (env NGINX_BINARY, else nginx)
   --template FILE
   --config-dir DIR                  (as root /var/lib/ingress-actors, else $TMPDIR/ingress-actors-UID; private to ` +
@@ -266,6 +267,7 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       'https-port': { type: 'string' },
       'healthz-port': { type: 'string' },
       'healthz-host': { type: 'string' },
+      'status-page': { type: 'string' },
       'sync-rate-limit': { type: 'string' },
       'nginx-binary': { type: 'string' },
       template: { type: 'string' },
@@ -346,6 +348,9 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
     ],
   };
   const healthzHost = values['healthz-host'];
+  const statusPage = values['status-page'] ?? 'loopback';
+  if (!(STATUS_PAGE_MODES as readonly string[]).includes(statusPage))
+    throw new UsageError(`--status-page must be loopback, all or off, not ${JSON.stringify(statusPage)}`);
   if (healthzHost !== undefined && !checkIp(healthzHost).ok)
     throw new UsageError(`--healthz-host must be an IP address, not ${JSON.stringify(healthzHost)}`);
   if (inspect || inspectPort !== null)
@@ -371,6 +376,7 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       build,
       healthzPort,
       healthzHost: healthzHost ?? null,
+      statusPage: statusPage as StatusPageMode,
       syncRateLimit: rate,
       nginxBinary: values['nginx-binary'] ?? null,
       dynamicBackends: boolFlag('dynamic-backends', values['dynamic-backends'], true),

@@ -195,7 +195,8 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
       });
       // From the caBundle on, the API server asks the webhook about every Ingress written.
       if (config.webhook) await caBundleSet(api!, controller.exitCode);
-      out.write(hints(apiUrl, kubeconfig, httpPort, httpsPort, inspector?.url ?? null));
+      const statusPage = config.statusPage === 'off' ? null : `http://127.0.0.1:${config.healthzPort}/`;
+      out.write(hints(apiUrl, kubeconfig, httpPort, httpsPort, inspector?.url ?? null, statusPage));
     });
     if (code !== 0) err.write('ingress-actors demo: the controller did not stop cleanly\n');
     return code;
@@ -213,10 +214,12 @@ function hints(
   httpPort: number,
   httpsPort: number,
   inspector: string | null,
+  statusPage: string | null,
 ): string {
   const k = `kubectl --kubeconfig ${kubeconfig}`;
   return [
     `The demo cluster is up: API server ${apiUrl}, nginx on 127.0.0.1:${httpPort} (http) and :${httpsPort} (https).`,
+    ...(statusPage ? [`The status page: open ${statusPage}`] : []),
     ...(inspector ? [`The Stately inspector: open ${inspector}`] : []),
     'Try:',
     `  curl -H 'Host: hello.demo.local' http://127.0.0.1:${httpPort}/`,

@@ -179,6 +179,11 @@ it('finding "demo": passes controller flags on (--inspect, --healthz-port, --log
     expect(printed).toContain('The Stately inspector: open http://127.0.0.1:8090/');
     expect((await get({ host: '127.0.0.1:8090', path: '/', port: 8090 })).body).toContain('stately.ai/inspect');
     expect((await get({ host: 'x', path: '/healthz', port: healthzPort })).status).toBe(200);
+    // The status page, on the healthz port, for the loopback client the demo's user is.
+    expect(printed).toContain(`The status page: open http://127.0.0.1:${healthzPort}/`);
+    const page = await get({ host: `127.0.0.1:${healthzPort}`, path: '/', port: healthzPort });
+    expect([page.status, page.headers['content-type']]).toEqual([200, 'text/html; charset=utf-8']);
+    expect(page.body).toContain('<script src="/status.js" defer></script>');
     expect(logged()).toContain(`"port":${healthzPort},"msg":"serving /healthz and /metrics"`);
 
     const apiPort = Number(/API server https:\/\/127\.0\.0\.1:(\d+)/.exec(printed)![1]);
