@@ -8,11 +8,16 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import type { V1NetworkPolicy } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { KUBECTL } from '../support/kube-api.js';
 import { DEPLOY, find, type Manifest } from './manifests.js';
+
+/** PolicyRule is one NetworkPolicy ingress rule as YAML writes it. */
+interface PolicyRule {
+  readonly from?: unknown;
+  readonly ports?: { port: number }[];
+}
 
 let dir: string;
 beforeAll(async () => {
@@ -57,8 +62,9 @@ ${generator}`,
 it('narrows the webhook port to the API server’s range and keeps the traffic ports open to all', async () => {
   const yaml = await overlay('10.0.0.10/32');
   const objects = parseAllDocuments(yaml).map((d) => d.toJS() as Manifest);
-  const policy = find<V1NetworkPolicy>(objects, 'NetworkPolicy', 'ingress-actors');
-  const rules = policy.spec!.ingress!;
+  // As YAML has it (client-node's type renames `from` to `_from`).
+  const policy = find<{ spec: { ingress: PolicyRule[] } }>(objects, 'NetworkPolicy', 'ingress-actors');
+  const rules = policy.spec.ingress;
   const webhook = rules.find((r) => r.ports?.some((p) => p.port === 8443));
   expect(webhook?.from).toEqual([{ ipBlock: { cidr: '10.0.0.10/32' } }]);
   const traffic = rules.find((r) => r.ports?.some((p) => p.port === 443));
