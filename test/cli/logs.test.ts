@@ -262,6 +262,14 @@ describe('the controller with its API server in KUBECONFIG, at --v=2', () => {
     expect(String(diff.diff)).toMatch(/^\+.*added\.logs\.test/m);
   });
 
+  it('hands the status page its reloads with their triggers, newest first (/status.json)', async () => {
+    const reply = await get({ host: 'localhost', path: '/status.json', port: p.healthz });
+    const recent = (JSON.parse(reply.body) as { nginx: { recent: Record<string, unknown>[] } }).nginx.recent;
+    const reloads = recent.filter((r) => r.kind === 'reload').map((r) => [r.trigger, r.ok]);
+    expect(reloads.slice(0, 1)).toEqual([['Ingress default/added changed', true]]);
+    expect(reloads.at(-1)).toEqual(['start', true]);
+  });
+
   it('says once that an Ingress of another class is ignored, and each problem once in its own words', async () => {
     // Another sync or two (an Ingress changes) say nothing new of either.
     const kubectl = kubectlFor(join(dir, 'kubeconfig'), join(dir, 'kubectl-cache'));
