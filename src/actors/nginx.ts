@@ -12,7 +12,7 @@ import {
 } from '../model/dynamic-tables.js';
 import type { Logger } from '../log.js';
 import { ConfigFolder, ConfigRefusedError } from '../nginx/apply.js';
-import { notRunnable } from '../nginx/binary.js';
+import { notRunnable, whyNotRunnable } from '../nginx/binary.js';
 import { drainOrphans } from '../nginx/drain.js';
 import { spawnMaster, type Master } from '../nginx/master.js';
 import { waitForPort } from '../nginx/probe.js';
@@ -162,7 +162,15 @@ export function nginxActors(options: NginxActorOptions) {
       try {
         master = spawnMaster(options.binary, options.dir, conf, options.log, options.control?.env, options.stdout);
       } catch (error) {
-        throw notRunnable(options.binary, (error as { code?: string }).code) ?? error;
+        // The spawn's own error (ENOENT, …) comes later, on the child: look for the binary to say which.
+        const code = (error as { code?: string }).code ?? whyNotRunnable(options.binary) ?? undefined;
+        const cause = notRunnable(options.binary, code);
+        if (!cause) throw error;
+        // Gone since the start (boot ran it): restarting will not bring it back, so the machine gives up after
+        // its restarts, with this as the controller's reason, rather than restarting forever without a word.
+        options.log.warn({ err: cause.message }, 'nginx cannot be run');
+        queueMicrotask(() => sendBack({ type: 'nginx.exited', code: null, signal: null, fatal: cause.message }));
+        return () => {};
       }
       current = master;
       let exited = false;

@@ -1,3 +1,5 @@
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { execa } from 'execa';
 
 /** nginxBinary is the nginx to run: the flag, else `NGINX_BINARY` (as the seed reads it), else `nginx` on the PATH. */
@@ -16,6 +18,24 @@ export interface TestResult {
  */
 export class NginxNotRunnableError extends Error {
   override name = 'NginxNotRunnableError';
+}
+
+/**
+ * whyNotRunnable looks for `binary` (a path, or a name on the PATH) as exec would: `ENOENT` when no such file,
+ * `EACCES` when none of them may be executed, null when one may.
+ */
+export function whyNotRunnable(binary: string, path = process.env.PATH ?? ''): 'ENOENT' | 'EACCES' | null {
+  const candidates = binary.includes('/') ? [binary] : path.split(delimiter).map((dir) => join(dir || '.', binary));
+  let found = false;
+  for (const file of candidates) {
+    try {
+      accessSync(file, constants.X_OK);
+      return null;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ENOENT') found = true;
+    }
+  }
+  return found ? 'EACCES' : 'ENOENT';
 }
 
 /**

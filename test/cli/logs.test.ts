@@ -9,7 +9,7 @@
  * Node parent's stdio pipes are sockets, which nginx cannot open as /dev/stdout (the controller says so and drops the
  * access log: checked last).
  */
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -444,3 +444,28 @@ it.each([
   expect(result.exitCode).toBe(code);
   expect(controller.stderr.filter((l) => !l.startsWith('{'))[0]).toContain(line);
 });
+
+it('exits 1 naming the binary when nginx died and its binary is gone, instead of restarting it forever', async () => {
+  const binary = join(dir, 'bin', 'nginx');
+  await mkdir(join(dir, 'bin'));
+  await copyFile('/usr/sbin/nginx', binary);
+  await chmod(binary, 0o755);
+  const p = await ports();
+  const controller = run([
+    'controller',
+    `--kubeconfig=${join(dir, 'kubeconfig')}`,
+    `--nginx-binary=${binary}`,
+    '--drain-timeout=1s',
+    ...portFlags(p, 'binary-gone'),
+  ]);
+  await until('the first reload', () => controller.logged('nginx reloaded').length > 0, 30_000, 100);
+  await rm(binary);
+  process.kill(Number(controller.logged('nginx master started')[0]!.nginxPid), 'SIGKILL');
+  const result = await controller.child;
+  expect(result.exitCode).toBe(1);
+  expect(controller.stderr.find((line) => line.startsWith('ingress-actors: '))).toBe(
+    `ingress-actors: nginx: nginx binary ${JSON.stringify(binary)} was not found (ENOENT): give its path with ` +
+      '--nginx-binary (or NGINX_BINARY), or put nginx on the PATH',
+  );
+  expect(controller.logged('nginx cannot be run')[0]).toMatchObject({ level: 40 });
+}, 60_000);
