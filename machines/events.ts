@@ -158,7 +158,10 @@ export interface NginxExitedEvent {
   readonly type: 'nginx.exited';
   readonly code: number | null;
   readonly signal: string | null;
-  /** why it exited, when the operator can fix it (a listen port another process holds, naming its flag) */
+  /**
+   * why it exited, when the operator can fix it (a listen port another process holds, naming its flag; a binary that
+   * cannot be run)
+   */
   readonly fatal?: string | null;
 }
 

@@ -136,7 +136,7 @@ export interface NginxProcessContext extends NginxProcessInput {
   readonly failed: NginxConfigSet | null;
   /** a master of this actor has started (served) at least once */
   readonly everStarted: boolean;
-  /** why the first master could not start, when the operator must fix it (a port in use): the actor gives up */
+  /** why a master could not start, when the operator must fix it (a port in use, the binary gone): the actor gives up */
   readonly startFailure: string | null;
   readonly reloadFailuresInRow: number;
   readonly stopRequested: boolean;
@@ -250,8 +250,8 @@ export const nginxProcessMachine = setup({
     hasFailedConfig: ({ context }) => context.failed !== null,
     hasPendingChange: ({ context }) => context.pending !== null && !sameConfigSet(context.pending, context.applied),
     // A port another process holds at the very first start will not pass by restarting: give up, saying which. Taken
-    // later (nginx died, and another process bound its port meanwhile), it gets FATAL_RESTARTS restarts first: an
-    // orphan of the dead master may still hold it for a moment.
+    // later (nginx died, and another process bound its port meanwhile), or the binary gone, it gets FATAL_RESTARTS
+    // restarts first: an orphan of the dead master may still hold the port for a moment.
     fatalStart: ({ context, event }) =>
       event.type === 'nginx.exited' && !!event.fatal && (!context.everStarted || context.attempts >= FATAL_RESTARTS),
     stopRequested: ({ context }) => context.stopRequested,
@@ -603,8 +603,8 @@ export const nginxProcessMachine = setup({
         'nginx.stop': { target: 'stopped', actions: 'markStopRequested' },
       },
     },
-    // A master could not start for a reason restarting will not cure (a listen port in use): at the first start, or
-    // FATAL_RESTARTS restarts in a row.
+    // A master could not start for a reason restarting will not cure (a listen port in use, the binary gone): at the
+    // first start, or FATAL_RESTARTS restarts in a row.
     failed: { type: 'final' },
     stopped: { type: 'final' },
   },
