@@ -1,0 +1,49 @@
+/**
+ * Ingresses of other classes are said once per change (src/model/ignored.ts): a sync that changes nothing of their
+ * class verdict says nothing, a new reason or an Ingress that becomes ours says so once.
+ */
+import { describe, expect, it } from 'vitest';
+import { IgnoredIngresses } from '../../src/model/ignored.js';
+import type { Ingress, IngressClass } from '../../src/model/snapshot.js';
+import { ingress, ingressClass } from '../support/manifests.js';
+
+const OPTIONS = { ingressClass: 'nginx', controllerClass: 'k8s.io/ingress-nginx', watchIngressWithoutClass: false };
+const ofClass = (name: string, className: string) =>
+  ({
+    ...ingress(name, { 'a.example.com': [{ path: '/', service: 'web' }] }),
+    spec: { ingressClassName: className },
+  }) as unknown as Ingress;
+const classes = [ingressClass()] as unknown as IngressClass[];
+
+describe('IgnoredIngresses', () => {
+  it('says each ignored Ingress once, again only when its verdict changes', () => {
+    const ignored = new IgnoredIngresses();
+    const first = [ofClass('ours', 'nginx'), ofClass('theirs', 'traefik')];
+    expect(ignored.update(first, classes, OPTIONS)).toEqual([
+      { ingress: 'default/theirs', why: 'spec.ingressClassName "traefik": IngressClass not found' },
+    ]);
+    // The same lists (nothing changed), and new lists with the same verdicts: nothing to say.
+    expect(ignored.update(first, classes, OPTIONS)).toEqual([]);
+    expect(ignored.update([...first], [...classes], OPTIONS)).toEqual([]);
+    // Its IngressClass appears, another controller's: a new reason.
+    const traefik = [...classes, ingressClass('traefik', 'traefik.io/ingress-controller')] as unknown as IngressClass[];
+    expect(ignored.update(first, traefik, OPTIONS)).toEqual([
+      {
+        ingress: 'default/theirs',
+        why: 'IngressClass "traefik" is another controller\'s ("traefik.io/ingress-controller", not "k8s.io/ingress-nginx")',
+      },
+    ]);
+    // It moves to our class: said once, as served.
+    expect(ignored.update([first[0]!, ofClass('theirs', 'nginx')], traefik, OPTIONS)).toEqual([
+      { ingress: 'default/theirs', why: null },
+    ]);
+  });
+
+  it('forgets a deleted Ingress quietly, and says it again if it comes back ignored', () => {
+    const ignored = new IgnoredIngresses();
+    const theirs = ofClass('theirs', 'other');
+    expect(ignored.update([theirs], classes, OPTIONS)).toHaveLength(1);
+    expect(ignored.update([], classes, OPTIONS)).toEqual([]);
+    expect(ignored.update([theirs], classes, OPTIONS)).toHaveLength(1);
+  });
+});
