@@ -40,6 +40,7 @@ import { nginxBinary } from './nginx/binary.js';
 import { ControlChannel, newControlToken } from './nginx/control.js';
 import { checkLua } from './nginx/lua.js';
 import { checkStream, streamSockets } from './nginx/stream.js';
+import { statusSocketIn } from './nginx/stub-status.js';
 import { UsageError } from './cli/flags.js';
 import { releaseVersion } from './cli/version.js';
 import type { StreamSettings } from './model/nginx-model.js';
@@ -139,8 +140,11 @@ export async function startController(
   await ensureConfigDir(config.configDir);
   const dynamic = await luaBalancer(binary, config, log);
   const stream = await streamModule(binary, config);
+  // stub_status for /metrics; a --config-dir too long for a unix socket leaves only the /proc figures of nginx.
+  const statusSocket = statusSocketIn(config.configDir);
   const build = {
     ...config.build,
+    ...(statusSocket ? { statusSocket } : {}),
     resolvers: await nameservers(),
     modules: await findModules(binary),
     ...(dynamic ? { dynamic } : {}),
@@ -208,6 +212,7 @@ export async function startController(
       build,
       log: log.child({ actor: 'syncQueue' }),
       observeDuration: (durationMs) => metrics.observeSync(durationMs),
+      observeModel: (snapshot, model) => metrics.model.observe(snapshot, model),
     }),
   });
   const nginx = nginxProcessMachine.provide({
@@ -218,7 +223,7 @@ export async function startController(
       httpsPort: config.build.httpsPort,
       folder,
       log: log.child({ actor: 'nginx' }),
-      ...(stream ? { sockets: streamSockets(stream) } : {}),
+      sockets: [...(stream ? streamSockets(stream) : []), ...(statusSocket ? [statusSocket] : [])],
       ...(control ? { control } : {}),
     }),
     actions: {
@@ -305,6 +310,8 @@ export async function startController(
     electionId: config.status.electionId,
     lookup,
     actorIds: ['root', ...childIds(input)],
+    statusSocket,
+    webhook: config.webhook !== null,
   });
   // Bound before any actor runs: a --healthz-port in use stops the start here (ListenError, exit 1).
   const healthzHost = config.healthzHost ?? undefined;
@@ -315,6 +322,7 @@ export async function startController(
         cache,
         options: { build, watchNamespace: config.watchNamespace },
         log: log.child({ actor: 'webhook' }),
+        ...(metrics.admission ? { observe: (review) => metrics.admission?.observe(review) } : {}),
       }).catch((error: unknown) => {
         if (listening.listening) listening.close();
         throw error;

@@ -8,6 +8,7 @@ import type { ClusterCache } from '../kube/cache.js';
 import type { Logger } from '../log.js';
 import { AdmissionJudge, type JudgeOptions } from '../model/admission.js';
 import type { Snapshot } from '../model/snapshot.js';
+import type { ReviewObservation } from './admission-metrics.js';
 import { listenOn } from './listen.js';
 import { createWebhookServer } from './webhook.js';
 
@@ -27,7 +28,13 @@ export interface RunningWebhook {
  */
 export async function startWebhook(
   flags: WebhookFlags,
-  context: { readonly cache: ClusterCache; readonly options: JudgeOptions; readonly log: Logger },
+  context: {
+    readonly cache: ClusterCache;
+    readonly options: JudgeOptions;
+    readonly log: Logger;
+    /** told of each judged review (/metrics) */
+    readonly observe?: (review: ReviewObservation) => void;
+  },
 ): Promise<RunningWebhook> {
   const { cache, options, log } = context;
   const judge = new AdmissionJudge();
@@ -37,6 +44,7 @@ export async function startWebhook(
     keyFile: flags.keyFile,
     log,
     judge: (operation, ingress) => judge.judge(cache.snapshot(), options, operation, ingress),
+    ...(context.observe ? { observe: context.observe } : {}),
   });
   await listenOn(server, {
     port: flags.port,

@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import type { AdmissionOperation, Verdict } from '../model/admission.js';
 import type { Ingress } from '../model/snapshot.js';
+import type { ReviewObservation } from './admission-metrics.js';
 
 /** WEBHOOK_PATH is where ingress-nginx's chart points its ValidatingWebhookConfiguration. */
 export const WEBHOOK_PATH = '/networking/v1/ingresses';
@@ -25,6 +26,8 @@ export interface WebhookOptions {
   readonly keyFile: string;
   readonly judge: Judge;
   readonly log: Logger;
+  /** told of each judged review (/metrics) */
+  readonly observe?: (review: ReviewObservation) => void;
 }
 
 /** Refused is a review that cannot be judged: the HTTP status and why. */
@@ -110,10 +113,20 @@ function handle(req: IncomingMessage, res: ServerResponse, options: WebhookOptio
   req.on('end', () => {
     if (size > MAX_BODY_BYTES) return;
     try {
+      const read = performance.now();
       const review = readReview(Buffer.concat(chunks).toString('utf8'));
       const started = performance.now();
       const verdict = options.judge(review.operation, review.object);
       const response = answer(review.uid, verdict);
+      const judged = performance.now();
+      options.observe?.({
+        namespace: review.namespace,
+        name: review.name,
+        allowed: verdict.allowed,
+        tested: verdict.tested,
+        testedSeconds: (judged - started) / 1000,
+        roundtripSeconds: (judged - read) / 1000,
+      });
       options.log.info(
         {
           ingress: `${review.namespace}/${review.name}`,
