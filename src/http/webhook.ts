@@ -119,9 +119,10 @@ function handle(req: IncomingMessage, res: ServerResponse, options: WebhookOptio
       const verdict = options.judge(review.operation, review.object);
       const response = answer(review.uid, verdict);
       const judged = performance.now();
+      // Named as ingress-nginx names its checks: by the object's metadata.
       options.observe?.({
-        namespace: review.namespace,
-        name: review.name,
+        namespace: review.object.metadata?.namespace || review.namespace,
+        name: review.object.metadata?.name || review.name,
         allowed: verdict.allowed,
         tested: verdict.tested,
         testedSeconds: (judged - started) / 1000,

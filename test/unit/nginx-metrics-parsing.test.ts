@@ -90,7 +90,7 @@ const statLine = (name: string, fields: Partial<Record<number, number | string>>
     381,
     ...Array.from({ length: 28 }, () => 0),
   ];
-  for (const [n, v] of Object.entries(fields)) values[Number(n) - 3] = v;
+  for (const [n, v] of Object.entries(fields)) if (v !== undefined) values[Number(n) - 3] = v;
   return `4242 (${name}) ${values.join(' ')}\n`;
 };
 
