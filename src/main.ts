@@ -24,6 +24,7 @@ import { watcherActors, watcherLogActions } from './actors/watcher.js';
 import type { ControllerConfig } from './config.js';
 import type { ActorLookup } from './http/health.js';
 import { ControllerMetrics } from './http/metrics.js';
+import type { ReviewObservation } from './http/admission-metrics.js';
 import { httpActor, listenHealthz } from './http/server.js';
 import { startWebhook } from './http/webhook-listen.js';
 import { startSelfSignedWebhook, type WebhookCertTimings } from './http/webhook-self-signed.js';
@@ -41,6 +42,7 @@ import { nginxBinary } from './nginx/binary.js';
 import { ControlChannel, newControlToken } from './nginx/control.js';
 import { checkLua } from './nginx/lua.js';
 import { checkStream, streamSockets } from './nginx/stream.js';
+import { statusSocketIn } from './nginx/stub-status.js';
 import { UsageError } from './cli/flags.js';
 import { releaseVersion } from './cli/version.js';
 import type { StreamSettings } from './model/nginx-model.js';
@@ -142,8 +144,11 @@ export async function startController(
   await ensureConfigDir(config.configDir);
   const dynamic = await luaBalancer(binary, config, log);
   const stream = await streamModule(binary, config);
+  // stub_status for /metrics; a --config-dir too long for a unix socket leaves only the /proc figures of nginx.
+  const statusSocket = statusSocketIn(config.configDir);
   const build = {
     ...config.build,
+    ...(statusSocket ? { statusSocket } : {}),
     resolvers: await nameservers(),
     modules: await findModules(binary),
     ...(dynamic ? { dynamic } : {}),
@@ -211,6 +216,7 @@ export async function startController(
       build,
       log: log.child({ actor: 'syncQueue' }),
       observeDuration: (durationMs) => metrics.observeSync(durationMs),
+      observeModel: (snapshot, model) => metrics.model.observe(snapshot, model),
     }),
   });
   const nginx = nginxProcessMachine.provide({
@@ -221,7 +227,7 @@ export async function startController(
       httpsPort: config.build.httpsPort,
       folder,
       log: log.child({ actor: 'nginx' }),
-      ...(stream ? { sockets: streamSockets(stream) } : {}),
+      sockets: [...(stream ? streamSockets(stream) : []), ...(statusSocket ? [statusSocket] : [])],
       ...(control ? { control } : {}),
     }),
     actions: {
@@ -308,6 +314,8 @@ export async function startController(
     electionId: config.status.electionId,
     lookup,
     actorIds: ['root', ...childIds(input)],
+    statusSocket,
+    webhook: config.webhook !== null,
   });
   // Bound before any actor runs: a --healthz-port in use stops the start here (ListenError, exit 1).
   const healthzHost = config.healthzHost ?? undefined;
@@ -318,6 +326,7 @@ export async function startController(
     cache,
     options: { build, watchNamespace: config.watchNamespace },
     log: log.child({ actor: 'webhook' }),
+    ...(metrics.admission ? { observe: (review: ReviewObservation) => metrics.admission?.observe(review) } : {}),
   };
   const webhook = config.webhook?.selfSigned
     ? startSelfSignedWebhook(config.webhook, {

@@ -529,6 +529,8 @@ export interface NginxModel {
   readonly stream: StreamModel | null;
   /** with ssl-passthrough, the unix socket the http servers' TLS listener moves to (PROXY protocol); else null */
   readonly httpsSocket: string | null;
+  /** the unix socket stub_status is served on (BuildOptions.statusSocket), or null */
+  readonly statusSocket: string | null;
   /**
    * where `ssl-redirect` sends plain HTTP, as ingress-nginx: the best host without its port, then the request URI
    * without one trailing slash (`$ia_redirect_uri`); with the --https-port when it is not 443
