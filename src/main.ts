@@ -24,6 +24,7 @@ import { watcherActors, watcherLogActions } from './actors/watcher.js';
 import type { ControllerConfig } from './config.js';
 import type { ActorLookup } from './http/health.js';
 import { ControllerMetrics } from './http/metrics.js';
+import { bucketsEnv, METRIC_BUCKETS_ENV, RequestMetrics } from './http/request-metrics.js';
 import { httpActor, listenHealthz } from './http/server.js';
 import { startWebhook } from './http/webhook-listen.js';
 import { ClusterCache } from './kube/cache.js';
@@ -133,7 +134,9 @@ export async function startController(
   const cache = new ClusterCache();
   // A refused folder throws UnsafePathError: the CLI prints it as one line, exit 2.
   await ensureConfigDir(config.configDir);
-  const dynamic = await luaBalancer(binary, config, log);
+  const lua = await luaBalancer(binary, config, log);
+  // Request metrics are counted by the Lua balancer's log phase: none in rendered mode or with --enable-metrics=false.
+  const dynamic = lua && { ...lua, requestMetrics: config.metrics.enabled };
   const stream = await streamModule(binary, config);
   const build = {
     ...config.build,
@@ -146,7 +149,7 @@ export async function startController(
   const token = newControlToken();
   const control = dynamic && {
     channel: new ControlChannel(dynamic.controlSocket, token),
-    env: { [CONTROL_TOKEN_ENV]: token },
+    env: { [CONTROL_TOKEN_ENV]: token, [METRIC_BUCKETS_ENV]: bucketsEnv(config.metrics.buckets) },
     socket: dynamic.controlSocket,
   };
 
@@ -302,6 +305,17 @@ export async function startController(
     lookup,
     actorIds: ['root', ...childIds(input)],
   });
+  const requestMetrics =
+    control && config.metrics.enabled
+      ? new RequestMetrics({
+          registry: metrics.registry,
+          flags: config.metrics,
+          drain: () => control.channel.drainMetrics(),
+          log: log.child({ actor: 'metrics' }),
+        })
+      : null;
+  if (!dynamic && config.metrics.enabled)
+    log.info('request metrics need the Lua balancer (--dynamic-backends): /metrics has the controller’s own only');
   // Bound before any actor runs: a --healthz-port in use stops the start here (ListenError, exit 1).
   const healthzHost = config.healthzHost ?? undefined;
   const listening = await listenHealthz(config.healthzPort, healthzHost);
@@ -333,6 +347,7 @@ export async function startController(
       // Metrics read the inspection stream; a caller's inspector (--inspect, tests) gets it too.
       inspect: (event) => {
         metrics.observe(event);
+        requestMetrics?.observe(event);
         options.inspect?.(event);
       },
     },
@@ -356,6 +371,8 @@ export async function startController(
     });
   });
   root.start();
+  requestMetrics?.start();
+  void outcome.then(() => requestMetrics?.stop());
   // The http actor closes the bound server when it stops; stopped before it ever ran (a stop or a
   // failure during boot), the controller closes it, or it would keep the process alive.
   void outcome.then(() => listening.listening && listening.close());
