@@ -56,6 +56,8 @@ export interface Controller {
   readonly cache: ClusterCache;
   /** the Prometheus registry behind /metrics */
   readonly metrics: ControllerMetrics;
+  /** the request metrics nginx counts, or null (rendered mode, --enable-metrics=false) */
+  readonly requestMetrics: RequestMetrics | null;
   /** this replica's identity in the leader Lease (POD_NAME, or host name and a random suffix) */
   readonly identity: string;
   readonly exitCode: Promise<0 | 1>;
@@ -383,5 +385,5 @@ export async function startController(
     return output.exitCode;
   });
   const reason = outcome.then((output) => output.reason);
-  return { root, cache, metrics, identity, exitCode, reason, stop: () => root.send({ type: 'stop' }) };
+  return { root, cache, metrics, requestMetrics, identity, exitCode, reason, stop: () => root.send({ type: 'stop' }) };
 }

@@ -295,6 +295,34 @@ describe('with the default flags', () => {
     expect(sent.buckets.find(([le]) => le === '1000')?.[1]).toBe(sent.count);
   });
 
+  it('has every request-level series and label the two ingress-nginx dashboards query', async () => {
+    const queries = JSON.parse(
+      await readFile(new URL('../fixtures/grafana-dashboard-queries.json', import.meta.url), 'utf8'),
+    ) as { dashboards: Record<string, Record<string, string[]>> };
+    const now = await scrapeOf(cluster);
+    const request =
+      /^nginx_ingress_controller_(requests|(request|response|connect|header)_duration_seconds|request_size|response_size|bytes_sent)(_bucket|_sum|_count)?$/;
+    // Prometheus adds these to the target's series; the series' own namespace becomes exported_namespace.
+    const fromPrometheus = new Set(['instance', 'kubernetes_pod_name', 'namespace']);
+    let checked = 0;
+    for (const [dashboard, metrics] of Object.entries(queries.dashboards)) {
+      for (const [series, labels] of Object.entries(metrics)) {
+        if (!request.test(series)) continue;
+        const lines = now.lines.filter((l) => l.name === series);
+        expect(lines.length, `${dashboard}: ${series}`).toBeGreaterThan(0);
+        for (const label of labels.filter((l) => !fromPrometheus.has(l))) {
+          const own = label === 'exported_namespace' ? 'namespace' : label;
+          expect(
+            lines.every((l) => own in l.labels),
+            `${dashboard}: ${series} {${label}}`,
+          ).toBe(true);
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+  });
+
   it('keeps its counters when nginx is killed and restarted', async () => {
     const counted = total(await settled(cluster));
     const pid = cluster.actor('nginx')?.context.pid as number;
