@@ -323,6 +323,16 @@ describe('with the default flags', () => {
     expect(checked).toBeGreaterThan(20);
   });
 
+  it('loses no count across a reload: the old workers hand over their last deltas as they exit', async () => {
+    const counted = total(await settled(cluster));
+    const reloads = Number(cluster.actor('nginx')?.context.reloadsOk ?? 0);
+    for (let i = 0; i < 7; i++) await send(cluster.httpPort, 'blog.example.com', '/');
+    await cluster.apply(ingress('extra', { 'extra.example.com': [{ path: '/', service: 'api' }] }));
+    await waitFor('the reload', () => Number(cluster.actor('nginx')?.context.reloadsOk ?? 0) > reloads, 10_000);
+    await waitFor('the old workers counted', async () => total(await scrapeOf(cluster)) >= counted + 7, 10_000);
+    expect(total(await settled(cluster))).toBe(counted + 7);
+  });
+
   it('keeps its counters when nginx is killed and restarted', async () => {
     const counted = total(await settled(cluster));
     const pid = cluster.actor('nginx')?.context.pid as number;
