@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { nginxBinary } from '../src/nginx/binary.js';
+import { LUA_FOLDER } from '../src/nginx/lua.js';
+import { modulesPath } from '../src/nginx/modules.js';
 import { startCluster, waitFor, type Cluster } from '../test/support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../test/support/manifests.js';
 import { freePort, get, waitForPort } from '../test/support/net.js';
@@ -56,9 +58,11 @@ http {
   };
 }
 
-function load(port: number): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) =>
-    autocannon(
+/** load runs autocannon through nginx on `port` for SECONDS; its result and its failed requests by error code. */
+async function load(port: number): Promise<{ result: autocannon.Result; codes: Map<string, number> }> {
+  const codes = new Map<string, number>();
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const run = autocannon(
       {
         url: `http://127.0.0.1:${port}/bench`,
         headers: { host: HOST },
@@ -66,8 +70,72 @@ function load(port: number): Promise<autocannon.Result> {
         duration: SECONDS,
       },
       (err, r) => (err ? reject(err) : resolve(r)),
+    );
+    run.on('reqError', (e: NodeJS.ErrnoException) =>
+      codes.set(e.code ?? e.message, (codes.get(e.code ?? e.message) ?? 0) + 1),
+    );
+  });
+  return { result, codes };
+}
+
+/**
+ * perCall times monitor.log() itself inside a real nginx worker (a content handler calling it 200,000 times with the
+ * request's variables, as the log phase would): the Lua side of the cost, without the machine's noise.
+ */
+async function perCall(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'ia-bench-monitor-'));
+  await mkdir(join(dir, 'tmp'));
+  const port = await freePort();
+  const conf = join(dir, 'nginx.conf');
+  const modules = await modulesPath(nginxBinary());
+  await writeFile(
+    conf,
+    `load_module ${modules}/ndk_http_module.so;
+load_module ${modules}/ngx_http_lua_module.so;
+worker_processes 1;
+pid nginx.pid;
+error_log error.log error;
+events { worker_connections 64; }
+http {
+    client_body_temp_path tmp; proxy_temp_path tmp; fastcgi_temp_path tmp; uwsgi_temp_path tmp; scgi_temp_path tmp;
+    access_log off;
+    lua_package_path "${LUA_FOLDER}/?.lua;;";
+    lua_shared_dict ia_metrics 1m;
+    init_by_lua_block { require("ingress_actors.monitor").configure(nil) }
+    server {
+        listen 127.0.0.1:${port};
+        set $ia_host "metrics.bench";
+        location / {
+            set $ia_route "0123456789abcdef";
+            content_by_lua_block {
+                local monitor, n = require("ingress_actors.monitor"), 200000
+                ngx.update_time()
+                local t0 = ngx.now()
+                for _ = 1, n do monitor.log() end
+                ngx.update_time()
+                ngx.say((ngx.now() - t0) / n * 1e6)
+            }
+        }
+    }
+}
+`,
+  );
+  await new Promise<void>((resolve, reject) =>
+    spawn(nginxBinary(), ['-p', dir, '-c', conf], { stdio: 'ignore' }).once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`nginx exited ${code}`)),
     ),
   );
+  await waitForPort(port);
+  const pid = Number((await readFile(join(dir, 'nginx.pid'), 'utf8')).trim());
+  try {
+    const runs: number[] = [];
+    for (let i = 0; i < 5; i++) runs.push(Number((await get({ host: 'x', path: '/', port })).body));
+    return runs.map((us) => us.toFixed(2)).join(' ');
+  } finally {
+    process.kill(pid, 'SIGQUIT');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -107,12 +175,14 @@ export async function runRequestMetrics(): Promise<void> {
     await scrapeCpu(on);
     const rates = { on: [] as number[], off: [] as number[] };
     const scrapes: { cpuMs: number; requests: number }[] = [];
+    const failures = { on: 0, off: 0, codes: new Map<string, number>() };
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
       for (const mode of order) {
-        const r = await load(mode === 'on' ? on.httpPort : off.httpPort);
+        const { result: r, codes } = await load(mode === 'on' ? on.httpPort : off.httpPort);
         rates[mode].push(r.requests.average);
-        if (r.errors + r.non2xx > 0) console.log(`bench request-metrics: ${mode} round ${round}: ${r.errors} errors`);
+        failures[mode] += r.errors + r.non2xx;
+        for (const [code, n] of codes) failures.codes.set(code, (failures.codes.get(code) ?? 0) + n);
         if (mode === 'on') {
           await new Promise((resolve) => setTimeout(resolve, 1_200)); // the workers' last second handed over
           scrapes.push(await scrapeCpu(on));
@@ -130,7 +200,9 @@ export async function runRequestMetrics(): Promise<void> {
         `${(mean(rates.on) / mean(rates.off)).toFixed(3)} (per round ${ratios.map((r) => r.toFixed(2)).join(' ')}; ` +
         `target >= 0.9); controller CPU at scrape ${cpu.toFixed(1)} ms for ${requests} requests = ` +
         `${((cpu / requests) * 1000).toFixed(3)} ms per 1,000 requests (${scrapes.length} scrapes, ` +
-        `${(cpu / scrapes.length).toFixed(2)} ms each)`,
+        `${(cpu / scrapes.length).toFixed(2)} ms each); failed requests on ${failures.on}, off ${failures.off} ` +
+        `(${[...failures.codes].map(([c, n]) => `${c}=${n}`).join(',')}); monitor.log() in a worker: ` +
+        `${await perCall()} us per call (5 runs)`,
     );
   } finally {
     await on.close();
