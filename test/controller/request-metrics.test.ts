@@ -8,7 +8,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { connect } from 'node:net';
+import { connect, createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
@@ -132,7 +132,7 @@ function histograms(m: Metrics, name: string, labels: Record<string, string> = {
 const families = (m: Metrics) => m.parsed.families.map((f) => f.name);
 
 /** the scene both clusters share: shop (default) with a header canary, blog (media) */
-function scene(ports: { api: number; canary: number; web: number }) {
+function scene(ports: { api: number; canary: number; web: number; dead: number }) {
   return [
     ingressClass(),
     ...serviceWithEndpoints('api', [{ ip: '127.0.0.2', port: ports.api }]),
@@ -150,20 +150,35 @@ function scene(ports: { api: number; canary: number; web: number }) {
       },
     ),
     ingress('blog', { 'blog.example.com': [{ path: '/', service: 'web' }] }, { namespace: 'media' }),
+    // one endpoint resets each connection: nginx retries on the other, and $upstream_*_time become lists
+    ...serviceWithEndpoints('flaky', [
+      { ip: '127.0.0.5', port: ports.dead },
+      { ip: '127.0.0.2', port: ports.api },
+    ]),
+    ingress('flaky', { 'flaky.example.com': [{ path: '/', service: 'flaky' }] }),
   ];
 }
 
 const pods: Server[] = [];
-let ports: { api: number; canary: number; web: number };
+let resetter: NetServer;
+/** connections the resetting endpoint took: each is a request nginx retried on the other peer */
+let resets = 0;
+let ports: { api: number; canary: number; web: number; dead: number };
 
 beforeAll(async () => {
-  ports = { api: await freePort(), canary: await freePort(), web: await freePort() };
+  ports = { api: await freePort(), canary: await freePort(), web: await freePort(), dead: await freePort() };
   pods.push(await startPod('127.0.0.2', ports.api, 'api'));
   pods.push(await startPod('127.0.0.3', ports.canary, 'canary'));
   pods.push(await startPod('127.0.0.4', ports.web, 'web'));
+  resetter = createNetServer((socket) => {
+    resets++;
+    socket.resetAndDestroy();
+  });
+  await new Promise<void>((resolve) => resetter.listen(ports.dead, '127.0.0.5', resolve));
 }, 30_000);
 
 afterAll(async () => {
+  await new Promise((resolve) => resetter?.close(resolve));
   for (const pod of pods) {
     pod.closeAllConnections();
     await new Promise((resolve) => pod.close(resolve));
@@ -321,6 +336,25 @@ describe('with the default flags', () => {
       }
     }
     expect(checked).toBeGreaterThan(20);
+  });
+
+  it('counts a request nginx retried on another peer, but leaves it out of the upstream histograms, as ingress-nginx', async () => {
+    const flaky = { ingress: 'flaky', host: 'flaky.example.com', status: '200', method: 'GET' };
+    const resetsBefore = resets;
+    for (let i = 0; i < 10; i++) expect((await send(cluster.httpPort, 'flaky.example.com', '/')).status).toBe(200);
+    const retried = resets - resetsBefore;
+    const now = await settled(cluster);
+    const count = (name: string) =>
+      histograms(now, P + name, flaky).reduce((sum, h) => sum + h.count, 0) -
+      histograms(before, P + name, flaky).reduce((sum, h) => sum + h.count, 0);
+    expect(delta(now, flaky)).toBe(10);
+    expect(count('request_duration_seconds')).toBe(10);
+    expect(count('bytes_sent')).toBe(10);
+    // Round robin over the two peers: requests that met the resetting peer first were retried ("0.000, 0.001" is not
+    // a number) and are in no upstream histogram; the others are in each.
+    expect(retried).toBeGreaterThan(0);
+    for (const name of ['connect_duration_seconds', 'header_duration_seconds', 'response_duration_seconds'])
+      expect(count(name), name).toBe(10 - retried);
   });
 
   it('loses no count across a reload: the old workers hand over their last deltas as they exit', async () => {
