@@ -170,16 +170,21 @@ function _M.init_worker()
   if not ok then ngx.log(ngx.ERR, "ingress-actors: no request metrics timer: ", err) end
 end
 
---- drain takes up to `max` list entries: their text, how many are left, and the requests dropped since the last drain.
+-- one answer's text at most (the controller asks again while entries are left)
+local DRAIN_BYTES = 4 * 1024 * 1024
+
+--- drain takes up to `max` list entries (and about DRAIN_BYTES): their text, how many are left, and the requests
+--- dropped since the last drain.
 function _M.drain(max)
   local dict = ngx.shared.ia_metrics
   if dict == nil then return "", 0, 0 end
-  local parts, n = {}, 0
-  while n < max do
+  local parts, n, size = {}, 0, 0
+  while n < max and size < DRAIN_BYTES do
     local v = dict:lpop(LIST)
     if v == nil then break end
     n = n + 1
     parts[n] = v
+    size = size + #v
   end
   local lost = dict:get(DROPPED) or 0
   if lost > 0 then dict:incr(DROPPED, -lost) end
