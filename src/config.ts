@@ -1,3 +1,4 @@
+import type { StatusPageMode } from './http/status-page.js';
 import type { BuildOptions } from './model/build.js';
 
 /** ControllerConfig is everything `ingress-actors controller` was told, checked. */
@@ -8,6 +9,8 @@ export interface ControllerConfig {
   readonly healthzPort: number;
   /** `--healthz-host`: the address /healthz and /metrics listen on; null for all (the kubelet probes the pod IP) */
   readonly healthzHost: string | null;
+  /** `--status-page` (loopback): who may read the status page and /status.json on the healthz port; off: nobody */
+  readonly statusPage: StatusPageMode;
   /** syncs per second (ingress-nginx: 0.3) */
   readonly syncRateLimit: number;
   readonly nginxBinary: string | null;
@@ -51,12 +54,27 @@ export interface MetricsFlags {
   readonly exclude: readonly string[];
 }
 
-/** WebhookFlags are where the admission webhook listens (all addresses when no host) and its PEM files. */
+/**
+ * WebhookFlags are where the admission webhook listens (all addresses when no host) and where its certificate comes
+ * from: PEM files (`--validating-webhook-certificate`, `--validating-webhook-key`), or a Secret the controller fills
+ * itself (`selfSigned`).
+ */
 export interface WebhookFlags {
   readonly host?: string;
   readonly port: number;
-  readonly certFile: string;
-  readonly keyFile: string;
+  readonly certFile?: string;
+  readonly keyFile?: string;
+  readonly selfSigned?: SelfSignedWebhookFlags;
+}
+
+/** SelfSignedWebhookFlags: the controller makes the webhook's certificate and keeps the caBundle pointing at it. */
+export interface SelfSignedWebhookFlags {
+  /** `--validating-webhook-secret ns/name`: the Secret (ca.crt, ca.key, tls.crt, tls.key) all replicas share */
+  readonly secret: { readonly namespace: string; readonly name: string };
+  /** `--validating-webhook-service ns/name`: the Service the API server calls; the certificate's DNS names */
+  readonly service: { readonly namespace: string; readonly name: string };
+  /** `--validating-webhook-configuration NAME`: whose webhooks calling that Service get the caBundle; null: none */
+  readonly configuration: string | null;
 }
 
 /** StatusFlags are the leader-election and Ingress-status flags, with ingress-nginx's names and defaults. */

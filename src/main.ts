@@ -27,6 +27,7 @@ import { ControllerMetrics } from './http/metrics.js';
 import { bucketsEnv, METRIC_BUCKETS_ENV, RequestMetrics } from './http/request-metrics.js';
 import { httpActor, listenHealthz } from './http/server.js';
 import { startWebhook } from './http/webhook-listen.js';
+import { startSelfSignedWebhook, type WebhookCertTimings } from './http/webhook-self-signed.js';
 import { ClusterCache } from './kube/cache.js';
 import type { InformerTimeouts } from './kube/informer.js';
 import { EventRecorder } from './kube/events.js';
@@ -42,6 +43,7 @@ import { ControlChannel, newControlToken } from './nginx/control.js';
 import { checkLua } from './nginx/lua.js';
 import { checkStream, streamSockets } from './nginx/stream.js';
 import { UsageError } from './cli/flags.js';
+import { releaseVersion } from './cli/version.js';
 import type { StreamSettings } from './model/nginx-model.js';
 import { findModules } from './nginx/modules.js';
 import { CONTROL_TOKEN_ENV } from './model/dynamic-tables.js';
@@ -129,8 +131,13 @@ export async function startController(
     kubeConfig?: KubeConfig;
     env?: NodeJS.ProcessEnv;
     watcherTimeouts?: Partial<InformerTimeouts>;
+    /** the self-made webhook certificate's rechecks, retries and renewal window (tests shorten them) */
+    webhookCertTimings?: Partial<WebhookCertTimings>;
   } = {},
 ): Promise<Controller> {
+  const startedAt = Date.now();
+  // For the status page; read before any port is bound, so that nothing is left open if it fails.
+  const version = await releaseVersion();
   const binary = nginxBinary(config.nginxBinary ?? undefined);
   const kc = options.kubeConfig ?? loadKubeConfig(config.kubeconfig);
   const cache = new ClusterCache();
@@ -322,16 +329,25 @@ export async function startController(
   const healthzHost = config.healthzHost ?? undefined;
   const listening = await listenHealthz(config.healthzPort, healthzHost);
   // The admission webhook judges against the cache the watchers fill; bound here too, so a port in use exits 1.
-  const webhook = config.webhook
-    ? await startWebhook(config.webhook, {
-        cache,
-        options: { build, watchNamespace: config.watchNamespace },
-        log: log.child({ actor: 'webhook' }),
-      }).catch((error: unknown) => {
-        if (listening.listening) listening.close();
-        throw error;
+  // With a self-made certificate it binds once the certificate is there, and the rest serves meanwhile.
+  const webhookContext = {
+    cache,
+    options: { build, watchNamespace: config.watchNamespace },
+    log: log.child({ actor: 'webhook' }),
+  };
+  const webhook = config.webhook?.selfSigned
+    ? startSelfSignedWebhook(config.webhook, {
+        ...webhookContext,
+        kubeConfig: kc,
+        ...(options.webhookCertTimings ? { timings: options.webhookCertTimings } : {}),
+        ...(options.inspect ? { inspect: options.inspect } : {}),
       })
-    : null;
+    : config.webhook
+      ? await startWebhook(config.webhook, webhookContext).catch((error: unknown) => {
+          if (listening.listening) listening.close();
+          throw error;
+        })
+      : null;
   const http = httpActor({
     port: config.healthzPort,
     ...(healthzHost === undefined ? {} : { host: healthzHost }),
@@ -340,6 +356,17 @@ export async function startController(
     log: log.child({ actor: 'http' }),
     watchers: input.watchers,
     root: () => root.getSnapshot(),
+    statusPage: {
+      mode: config.statusPage,
+      info: {
+        version,
+        ingressClass: config.build.ingressClass,
+        controllerClass: config.build.controllerClass,
+        identity,
+        startedAt,
+      },
+      actorIds: childIds(input),
+    },
   });
 
   const root = createActor(

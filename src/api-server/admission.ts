@@ -7,8 +7,10 @@
  * (`admission webhook "<name>" denied the request: <message>`, 400 unless the webhook says more);
  * a call that fails is an InternalError (500) under failurePolicy Fail (the default) and is
  * passed over under Ignore. Warnings go out as the request's `Warning` headers. DELETE and
- * CONNECT rules are not called, and `clientConfig.service` (no cluster network here) fails as a
- * call would.
+ * CONNECT rules are not called. `clientConfig.service` is reached through the server's ServiceNetwork
+ * when it routes that Service (a test's stand-in for the cluster network: the address is loopback,
+ * but the certificate is verified for `<name>.<namespace>.svc`, as kube-apiserver does); otherwise it
+ * fails as a call to an unreachable Service would.
  */
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:https';
@@ -32,10 +34,24 @@ export interface Attributes {
   readonly namespaceLabels?: Readonly<Record<string, string>>;
 }
 
+/**
+ * ServiceNetwork routes a webhook's `clientConfig.service` to where it listens here (host and port), or undefined
+ * when nothing serves that Service.
+ */
+export type ServiceNetwork = (service: {
+  readonly namespace: string;
+  readonly name: string;
+  readonly port: number;
+}) => { readonly host: string; readonly port: number } | undefined;
+
 /** The webhook fields of a ValidatingWebhookConfiguration that this server acts on. */
 interface Webhook {
   name?: string;
-  clientConfig?: { url?: string; caBundle?: string; service?: { namespace?: string; name?: string } };
+  clientConfig?: {
+    url?: string;
+    caBundle?: string;
+    service?: { namespace?: string; name?: string; port?: number; path?: string };
+  };
   rules?: Rule[];
   failurePolicy?: 'Fail' | 'Ignore';
   namespaceSelector?: LabelSelector;
@@ -135,6 +151,7 @@ export async function validate(
   configurations: readonly KubeObject[],
   a: Attributes,
   warnings: string[],
+  network?: ServiceNetwork,
 ): Promise<void> {
   if (EXEMPT.has(a.resource.kind)) return;
   const webhooks = configurations
@@ -147,7 +164,7 @@ export async function validate(
       if (a.dryRun && webhook.sideEffects !== 'None' && webhook.sideEffects !== 'NoneOnDryRun')
         return new ApiError(400, 'BadRequest', `admission webhook "${name}" does not support dry run`);
       try {
-        const answer = await call(webhook, a);
+        const answer = await call(webhook, a, network);
         warnings.push(...answer.warnings);
         return answer.allowed ? null : denial(name, answer.status);
       } catch (error) {
@@ -178,12 +195,10 @@ function denial(name: string, status: Answer['status']): ApiError {
 }
 
 /** call posts the AdmissionReview and checks the answer; CallFailed for anything that is not a verdict. */
-async function call(webhook: Webhook, a: Attributes): Promise<Answer> {
+async function call(webhook: Webhook, a: Attributes, network?: ServiceNetwork): Promise<Answer> {
   if (!(webhook.admissionReviewVersions ?? []).includes('v1'))
     throw new CallFailed('none of the admissionReviewVersions is v1, the one this server speaks');
-  const target = webhook.clientConfig?.url;
-  if (!target)
-    throw new CallFailed('failed to call webhook: clientConfig.service has no cluster network here; give a url');
+  const { target, servername } = targetOf(webhook, network);
   const seconds = Math.min(30, Math.max(1, webhook.timeoutSeconds ?? 10));
   const url = new URL(target);
   url.searchParams.set('timeout', `${seconds}s`);
@@ -211,10 +226,16 @@ async function call(webhook: Webhook, a: Attributes): Promise<Answer> {
       },
     },
   };
-  const post = `Post "${url.href}"`;
-  const text = await postJson(url, review, webhook.clientConfig?.caBundle, seconds * 1000).catch((error: Error) => {
-    throw new CallFailed(`failed to call webhook: ${post}: ${error.message}`);
-  });
+  // As kube-apiserver writes it: a Service by its DNS name.
+  const shown = servername
+    ? new URL(url.pathname + url.search, `https://${servername}:${webhook.clientConfig?.service?.port ?? 443}`)
+    : url;
+  const post = `Post "${shown.href}"`;
+  const text = await postJson(url, review, webhook.clientConfig?.caBundle, seconds * 1000, servername).catch(
+    (error: Error) => {
+      throw new CallFailed(`failed to call webhook: ${post}: ${error.message}`);
+    },
+  );
   let body: { apiVersion?: unknown; kind?: unknown; response?: Record<string, unknown> };
   try {
     body = JSON.parse(text);
@@ -230,8 +251,30 @@ async function call(webhook: Webhook, a: Attributes): Promise<Answer> {
   return { allowed: response.allowed, status: response.status as Answer['status'], warnings };
 }
 
+/** targetOf is the URL to call, and for a Service the name its certificate must be valid for. */
+function targetOf(webhook: Webhook, network?: ServiceNetwork): { target: string; servername?: string } {
+  const url = webhook.clientConfig?.url;
+  if (url) return { target: url };
+  const service = webhook.clientConfig?.service;
+  const ref = service?.namespace && service.name ? { namespace: service.namespace, name: service.name } : null;
+  const route = ref && network?.({ ...ref, port: service?.port ?? 443 });
+  if (!ref || !route)
+    throw new CallFailed('failed to call webhook: clientConfig.service has no cluster network here; give a url');
+  const host = route.host.includes(':') ? `[${route.host}]` : route.host;
+  return {
+    target: `https://${host}:${route.port}${service?.path ?? ''}`,
+    servername: `${ref.name}.${ref.namespace}.svc`,
+  };
+}
+
 /** postJson POSTs over HTTPS, verifying the server with `caBundle` (base64 PEM) when given, within `ms`. */
-function postJson(url: URL, body: unknown, caBundle: string | undefined, ms: number): Promise<string> {
+function postJson(
+  url: URL,
+  body: unknown,
+  caBundle: string | undefined,
+  ms: number,
+  servername?: string,
+): Promise<string> {
   if (url.protocol !== 'https:') return Promise.reject(new Error('webhook URLs must be https'));
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
@@ -245,6 +288,8 @@ function postJson(url: URL, body: unknown, caBundle: string | undefined, ms: num
           'content-length': Buffer.byteLength(payload),
         },
         ...(caBundle ? { ca: Buffer.from(caBundle, 'base64').toString('utf8') } : {}),
+        // A Service is called by its DNS name: SNI and the certificate check use it, whatever address it routes to.
+        ...(servername ? { servername } : {}),
         agent: false,
         signal: AbortSignal.timeout(ms),
       },

@@ -5,7 +5,7 @@
  * on the registry and answers as kube-apiserver does (201 on create, List kinds, Tables for kubectl).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { validate, type Operation } from './admission.js';
+import { validate, type Operation, type ServiceNetwork } from './admission.js';
 import { discoveryDocument } from './discovery.js';
 import { parseFieldValidation } from './fields.js';
 import { acceptsJson, flag, mediaType, readBody, sendError, sendJson, wantsTable } from './http.js';
@@ -105,6 +105,7 @@ export class Router {
   constructor(
     private readonly registry: Registry,
     private readonly watches: Watches,
+    private readonly network?: ServiceNetwork,
   ) {
     this.table = registry.resources;
   }
@@ -141,6 +142,7 @@ export class Router {
         ...(namespaceLabels ? { namespaceLabels } : {}),
       },
       options.warnings,
+      this.network,
     );
     return write(options);
   }

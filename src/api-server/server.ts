@@ -12,6 +12,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { stringify } from 'yaml';
 import { issueCertificate } from '../tls/issue.js';
+import type { ServiceNetwork } from './admission.js';
 import { sendError } from './http.js';
 import { Registry, type Manifest } from './registry.js';
 import { ResourceTable, type ResourceDef } from './resources.js';
@@ -41,6 +42,11 @@ export interface ApiServerOptions {
    * (resources.ts) so that `kubectl apply -f deploy/kubernetes/` works. Seeds may use them.
    */
   readonly extraKinds?: readonly ResourceDef[];
+  /**
+   * Where a ValidatingWebhookConfiguration's `clientConfig.service` is reached (the cluster network's stand-in);
+   * without it, or for a Service it does not route, such a webhook cannot be called.
+   */
+  readonly serviceNetwork?: ServiceNetwork;
   /** Called once per request after it is answered, e.g. to log `GET /api/v1/... 200`. */
   readonly onRequest?: (line: { method: string; url: string; status: number }) => void;
 }
@@ -156,7 +162,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     goneAs: options.goneAs ?? 'event',
   };
   const watches = new Watches(registry, watchSettings);
-  const router = new Router(registry, watches);
+  const router = new Router(registry, watches, options.serviceNetwork);
   const expected = `Bearer ${token}`;
   let fault: RequestFault | null = null;
   let faulted = 0;

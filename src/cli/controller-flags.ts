@@ -1,7 +1,8 @@
 import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ControllerConfig } from '../config.js';
+import type { ControllerConfig, SelfSignedWebhookFlags } from '../config.js';
+import { STATUS_PAGE_MODES, type StatusPageMode } from '../http/status-page.js';
 import { defaultBuildOptions, type BuildOptions } from '../model/build.js';
 import { checkDnsLabel, checkIp, checkObjectName } from '../model/validate.js';
 import { DEFAULT_TEMPLATE } from '../render/load.js';
@@ -18,7 +19,7 @@ export const CONTROLLER_USAGE =
   --configmap ns/name               --default-ssl-certificate ns/name
   --default-backend-service ns/name (unknown hosts and unmatched paths; else a 404)
   --http-port N (80)                --https-port N (443)         --healthz-port N (10254)
-  --healthz-host IP (all addresses)
+  --healthz-host IP (all addresses)  --status-page loopback|all|off (loopback: the status page on the healthz port)
   --sync-rate-limit R (0.3)         --nginx-binary PATH (env NGINX_BINARY, else nginx)
   --template FILE
   --config-dir DIR                  (as root /var/lib/ingress-actors, else $TMPDIR/ingress-actors-UID; private to ` +
@@ -31,6 +32,11 @@ export const CONTROLLER_USAGE =
   --election-id NAME (ingress-controller-leader)                 --election-ttl S (30)
   --validating-webhook [IP]:PORT    (the admission webhook, HTTPS; off when absent)
   --validating-webhook-certificate FILE   --validating-webhook-key FILE   (PEM; read again when they change)
+  --validating-webhook-secret ns/name     (instead of the files: the controller makes a CA and serving certificate
+                                           in this Secret, shared by all replicas, renewed 30 days before its end)
+  --validating-webhook-service ns/name    (with the Secret: the Service the API server calls, for the DNS names)
+  --validating-webhook-configuration NAME (with the Secret: the ValidatingWebhookConfiguration whose webhooks
+                                           calling that Service get the caBundle)
   --dynamic-backends=true|false (true: endpoints and certificates pushed to nginx's Lua balancer, no reload;
                                  false, or nginx without libnginx-mod-http-lua: rendered into nginx.conf)
   --tcp-services-configmap ns/name  --udp-services-configmap ns/name
@@ -138,12 +144,15 @@ function seconds(flag: string, value: string | undefined, fallback: number): num
  * webhookFlags reads `--validating-webhook` (Go's `[host]:port`: `:8443`, `127.0.0.1:8443`, `[::1]:8443`) and its
  * certificate and key, which it needs; null when the webhook is off.
  */
-function webhookFlags(
-  address: string | undefined,
-  certFile: string | undefined,
-  keyFile: string | undefined,
-): ControllerConfig['webhook'] {
-  if (address === undefined || address === '') return null;
+function webhookFlags(values: Readonly<Record<string, unknown>>): ControllerConfig['webhook'] {
+  const address = values['validating-webhook'] as string | undefined;
+  const certFile = values['validating-webhook-certificate'] as string | undefined;
+  const keyFile = values['validating-webhook-key'] as string | undefined;
+  const selfSigned = selfSignedFlags(values);
+  if (address === undefined || address === '') {
+    if (selfSigned) throw new UsageError('--validating-webhook-secret needs --validating-webhook');
+    return null;
+  }
   const at = address.lastIndexOf(':');
   if (at < 0) throw new UsageError(`--validating-webhook must be [IP]:PORT, not ${JSON.stringify(address)}`);
   const rawHost = address.slice(0, at);
@@ -151,9 +160,45 @@ function webhookFlags(
   if (host !== '' && !checkIp(host).ok)
     throw new UsageError(`--validating-webhook: ${JSON.stringify(rawHost)} is not an IP address`);
   const port = parsePort('--validating-webhook', address.slice(at + 1), 8443);
+  const where = { ...(host === '' ? {} : { host }), port };
+  if (selfSigned) {
+    if (certFile || keyFile)
+      throw new UsageError(
+        '--validating-webhook-secret and --validating-webhook-certificate/-key both name the certificate; give one',
+      );
+    return { ...where, selfSigned };
+  }
   if (!certFile || !keyFile)
-    throw new UsageError('--validating-webhook needs --validating-webhook-certificate and --validating-webhook-key');
-  return { ...(host === '' ? {} : { host }), port, certFile, keyFile };
+    throw new UsageError(
+      '--validating-webhook needs --validating-webhook-certificate and --validating-webhook-key, ' +
+        'or --validating-webhook-secret',
+    );
+  return { ...where, certFile, keyFile };
+}
+
+/** selfSignedFlags reads the Secret, Service and configuration of a self-made webhook certificate; null without. */
+function selfSignedFlags(values: Readonly<Record<string, unknown>>): SelfSignedWebhookFlags | null {
+  const secret = ref('--validating-webhook-secret', values['validating-webhook-secret'] as string | undefined);
+  const service = ref('--validating-webhook-service', values['validating-webhook-service'] as string | undefined);
+  const configuration = values['validating-webhook-configuration'] as string | undefined;
+  if (!secret) {
+    if (service || configuration !== undefined)
+      throw new UsageError(
+        '--validating-webhook-service and --validating-webhook-configuration go with --validating-webhook-secret',
+      );
+    return null;
+  }
+  if (!service)
+    throw new UsageError('--validating-webhook-secret needs --validating-webhook-service (the certificate’s names)');
+  if (configuration !== undefined && !checkObjectName(configuration).ok)
+    throw new UsageError(
+      `--validating-webhook-configuration must be a ValidatingWebhookConfiguration name, not ${JSON.stringify(configuration)}`,
+    );
+  const split = (r: string) => {
+    const [namespace, name] = r.split('/') as [string, string];
+    return { namespace, name };
+  };
+  return { secret: split(secret), service: split(service), configuration: configuration ?? null };
 }
 
 function electionId(value: string | undefined): string {
@@ -227,6 +272,7 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       'https-port': { type: 'string' },
       'healthz-port': { type: 'string' },
       'healthz-host': { type: 'string' },
+      'status-page': { type: 'string' },
       'sync-rate-limit': { type: 'string' },
       'nginx-binary': { type: 'string' },
       template: { type: 'string' },
@@ -250,6 +296,9 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       'validating-webhook': { type: 'string' },
       'validating-webhook-certificate': { type: 'string' },
       'validating-webhook-key': { type: 'string' },
+      'validating-webhook-secret': { type: 'string' },
+      'validating-webhook-service': { type: 'string' },
+      'validating-webhook-configuration': { type: 'string' },
       ...classFlags,
       // Go-style here (the Helm chart writes --watch-ingress-without-class=true); render keeps the plain switch.
       'watch-ingress-without-class': { type: 'string' },
@@ -283,11 +332,7 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
   const inspectPort =
     values['inspect-port'] === undefined ? null : parsePort('--inspect-port', values['inspect-port'], 8080);
   const inspect = values.inspect ?? false;
-  const webhook = webhookFlags(
-    values['validating-webhook'],
-    values['validating-webhook-certificate'],
-    values['validating-webhook-key'],
-  );
+  const webhook = webhookFlags(values);
   const webhookPort: Record<string, number> = webhook ? { '--validating-webhook': webhook.port } : {};
   const build: BuildOptions = {
     ingressClass: values['ingress-class'] ?? defaultBuildOptions.ingressClass,
@@ -309,6 +354,9 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
     ],
   };
   const healthzHost = values['healthz-host'];
+  const statusPage = values['status-page'] ?? 'loopback';
+  if (!(STATUS_PAGE_MODES as readonly string[]).includes(statusPage))
+    throw new UsageError(`--status-page must be loopback, all or off, not ${JSON.stringify(statusPage)}`);
   if (healthzHost !== undefined && !checkIp(healthzHost).ok)
     throw new UsageError(`--healthz-host must be an IP address, not ${JSON.stringify(healthzHost)}`);
   if (inspect || inspectPort !== null)
@@ -334,6 +382,7 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       build,
       healthzPort,
       healthzHost: healthzHost ?? null,
+      statusPage: statusPage as StatusPageMode,
       syncRateLimit: rate,
       nginxBinary: values['nginx-binary'] ?? null,
       dynamicBackends: boolFlag('dynamic-backends', values['dynamic-backends'], true),

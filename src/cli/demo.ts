@@ -11,8 +11,6 @@ import { StopSignals, superviseController } from './controller.js';
 import { parseControllerFlags } from './controller-flags.js';
 import { parsePort, UsageError } from './flags.js';
 import { nginxBinary } from '../nginx/binary.js';
-import { ensurePrivateDir, writePrivateFile } from '../nginx/private-files.js';
-import { issueCertificate } from '../tls/issue.js';
 import { WEBHOOK_PATH } from '../http/webhook.js';
 import { versionText } from './version.js';
 
@@ -30,9 +28,10 @@ controller) is passed on, but for the ones the demo sets itself (--kubeconfig, -
 PodDisruptionBudget, NetworkPolicy, cert-manager's Issuer and Certificate), so \`kubectl apply -f deploy/kubernetes/\`
 and \`kubectl apply -k deploy/kustomize/overlays/…\` work against it: they are
 stored, nothing runs them (its ConfigMap is the one the demo controller reads). The controller's admission
-webhook listens on 127.0.0.1:N (--webhook-port) with a certificate the demo makes (DIR/webhook/, private), and a
-ValidatingWebhookConfiguration makes the API server ask it: \`kubectl apply\` of a bad Ingress is refused with its
-message.`;
+webhook listens on 127.0.0.1:N (--webhook-port) with a certificate it makes itself, as deploy/'s overlays run it
+(--validating-webhook-secret: the Secret ingress-actors/ingress-actors-admission, the key only in memory), and
+sets the caBundle of the ValidatingWebhookConfiguration ingress-actors-admission, whose clientConfig.service the
+API server reaches on that port: \`kubectl apply\` of a bad Ingress is refused with its message.`;
 
 /** The demo's own flags; every other flag goes to the controller. */
 const DEMO_FLAGS = new Set(['manifests', 'http-port', 'https-port', 'webhook-port', 'dir']);
@@ -109,7 +108,6 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
   const webhookPort = parsePort('--webhook-port', own.get('webhook-port'), 8444);
   const dir = resolve(own.get('dir') ?? '.demo');
   await mkdir(dir, { recursive: true });
-  const webhook = await webhookFiles(join(dir, 'webhook'));
   const kubeconfig = join(dir, 'kubeconfig');
   const inspectPort = passed.some((a) => a === '--inspect-port' || a.startsWith('--inspect-port='))
     ? []
@@ -137,10 +135,12 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
     '127.0.0.1',
     '--validating-webhook',
     `127.0.0.1:${webhookPort}`,
-    '--validating-webhook-certificate',
-    webhook.certFile,
-    '--validating-webhook-key',
-    webhook.keyFile,
+    '--validating-webhook-secret',
+    `${WEBHOOK.namespace}/${WEBHOOK.name}`,
+    '--validating-webhook-service',
+    `${WEBHOOK.namespace}/${WEBHOOK.name}`,
+    '--validating-webhook-configuration',
+    WEBHOOK.name,
     ...(inspect ? inspectPort : []),
     ...passed,
   ]);
@@ -155,7 +155,18 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
   const backends: Server[] = [];
   let api: ApiServer | null = null;
   try {
-    api = await startApiServer({ seed, extraKinds: DEPLOY_RESOURCES });
+    const webhookAt = config.webhook?.port;
+    api = await startApiServer({
+      // The configuration is there from the start, without a caBundle: the controller sets it. Nothing writes an
+      // Ingress before (the status goes to /status, which its rules do not name), and the hints wait for it.
+      seed: config.webhook ? [...seed, webhookConfiguration()] : seed,
+      extraKinds: DEPLOY_RESOURCES,
+      // The cluster network's part: the webhook's Service is its port on loopback.
+      serviceNetwork: ({ namespace, name }) =>
+        namespace === WEBHOOK.namespace && name === WEBHOOK.name && webhookAt !== undefined
+          ? { host: '127.0.0.1', port: webhookAt }
+          : undefined,
+    });
     await api.writeKubeconfig(kubeconfig);
     const ports = new Set<number>();
     for (const slice of seed.filter((o) => o.kind === 'EndpointSlice') as EndpointSlice[]) {
@@ -182,9 +193,10 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
         }, 25);
         void controller.exitCode.then(() => clearInterval(timer));
       });
-      // The webhook listens now: from here on the API server asks it about every Ingress written.
-      if (config.webhook) api?.registry.apply(webhookConfiguration(config.webhook.port, webhook.caPem));
-      out.write(hints(apiUrl, kubeconfig, httpPort, httpsPort, inspector?.url ?? null));
+      // From the caBundle on, the API server asks the webhook about every Ingress written.
+      if (config.webhook) await caBundleSet(api!, controller.exitCode);
+      const statusPage = config.statusPage === 'off' ? null : `http://127.0.0.1:${config.healthzPort}/`;
+      out.write(hints(apiUrl, kubeconfig, httpPort, httpsPort, inspector?.url ?? null, statusPage));
     });
     if (code !== 0) err.write('ingress-actors demo: the controller did not stop cleanly\n');
     return code;
@@ -202,10 +214,12 @@ function hints(
   httpPort: number,
   httpsPort: number,
   inspector: string | null,
+  statusPage: string | null,
 ): string {
   const k = `kubectl --kubeconfig ${kubeconfig}`;
   return [
     `The demo cluster is up: API server ${apiUrl}, nginx on 127.0.0.1:${httpPort} (http) and :${httpsPort} (https).`,
+    ...(statusPage ? [`The status page: open ${statusPage}`] : []),
     ...(inspector ? [`The Stately inspector: open ${inspector}`] : []),
     'Try:',
     `  curl -H 'Host: hello.demo.local' http://127.0.0.1:${httpPort}/`,
@@ -220,27 +234,25 @@ function hints(
   ].join('\n');
 }
 
-/**
- * webhookFiles makes the admission webhook's certificate (for 127.0.0.1, signed by a CA made on the spot) and key in
- * a private folder (0700, the key 0600), anew on each start; the CA goes into the webhook configuration's caBundle.
- */
-async function webhookFiles(folder: string): Promise<{ certFile: string; keyFile: string; caPem: string }> {
-  await ensurePrivateDir(folder, { mode: 0o700 });
-  const ca = await issueCertificate({ commonName: 'ingress-actors-demo-webhook-ca', isCa: true });
-  const serving = await issueCertificate({
-    commonName: 'ingress-actors-webhook',
-    ipAddresses: ['127.0.0.1'],
-    issuer: ca,
+/** WEBHOOK names the webhook's Secret, Service and configuration, as deploy/'s components do. */
+const WEBHOOK = { namespace: 'ingress-actors', name: 'ingress-actors-admission' } as const;
+
+/** caBundleSet resolves once the controller has set the configuration's caBundle (or has stopped). */
+function caBundleSet(api: ApiServer, stopped: Promise<unknown>): Promise<void> {
+  const configs = api.resources.find('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations')!;
+  return new Promise<void>((ok) => {
+    const timer = setInterval(() => {
+      const vwc = api.registry.store.get(configs, undefined, WEBHOOK.name) as
+        | { webhooks?: { clientConfig?: { caBundle?: string } }[] }
+        | undefined;
+      if (vwc?.webhooks?.every((w) => w.clientConfig?.caBundle)) ok(clearInterval(timer));
+    }, 25);
+    void stopped.then(() => ok(clearInterval(timer)));
   });
-  const certFile = join(folder, 'tls.crt');
-  const keyFile = join(folder, 'tls.key');
-  await writePrivateFile(certFile, serving.certPem, { mode: 0o600 });
-  await writePrivateFile(keyFile, serving.keyPem, { mode: 0o600 });
-  return { certFile, keyFile, caPem: ca.certPem };
 }
 
-/** webhookConfiguration is ingress-nginx's chart's ValidatingWebhookConfiguration, pointed at the demo's webhook. */
-function webhookConfiguration(port: number, caPem: string): KubeObject {
+/** webhookConfiguration is ingress-nginx's chart's ValidatingWebhookConfiguration, calling the webhook's Service. */
+function webhookConfiguration(): KubeObject {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
@@ -248,10 +260,7 @@ function webhookConfiguration(port: number, caPem: string): KubeObject {
     webhooks: [
       {
         name: 'validate.nginx.ingress.kubernetes.io',
-        clientConfig: {
-          url: `https://127.0.0.1:${port}${WEBHOOK_PATH}`,
-          caBundle: Buffer.from(caPem).toString('base64'),
-        },
+        clientConfig: { service: { ...WEBHOOK, port: 443, path: WEBHOOK_PATH } },
         rules: [
           {
             operations: ['CREATE', 'UPDATE'],

@@ -8,6 +8,7 @@ import { rootSupervisorMachine } from '../../machines/rootSupervisor.machine.js'
 import { statusMachine } from '../../machines/status.machine.js';
 import { syncQueueMachine } from '../../machines/syncQueue.machine.js';
 import { templateMachine } from '../../machines/template.machine.js';
+import { webhookCertificateMachine } from '../../machines/webhookCertificate.machine.js';
 import { chartOf, toDot, toMermaid } from '../statecharts.js';
 import type { CommandIo } from './command.js';
 import { parseFlags, UsageError } from './flags.js';
@@ -20,6 +21,7 @@ export const MACHINES: Readonly<Record<string, AnyStateMachine>> = {
   template: templateMachine,
   resourceWatcher: resourceWatcherMachine,
   status: statusMachine,
+  webhookCertificate: webhookCertificateMachine,
 };
 
 /** STATECHARTS_USAGE is the command's --help text. */

@@ -1,6 +1,7 @@
 /**
  * The HTTP server on `--healthz-port`: `/healthz` (200 `ok`, or 500 with one reason per line;
- * then `warning:` lines; details only to loopback clients) and `/metrics` (Prometheus text). Anything else is 404. It
+ * then `warning:` lines; details only to loopback clients), `/metrics` (Prometheus text), and the status page
+ * (`/`, `/status.json` and its assets: src/http/status-page.ts) unless `--status-page=off`. Anything else is 404. It
  * runs as the root supervisor's
  * `http` child: a fromPromise that resolves when stopped and rejects when the server fails.
  */
@@ -11,6 +12,8 @@ import type { Logger } from '../log.js';
 import { listenOn } from './listen.js';
 import { checkHealth, healthText, isLoopbackAddress, type ActorLookup, type Health } from './health.js';
 import type { ControllerMetrics } from './metrics.js';
+import { serveStatusPage, STATUS_PATHS, type StatusPageMode } from './status-page.js';
+import { buildStatusReport, type ControllerInfo, type StatusReport } from './status-report.js';
 
 /** HttpServerOptions are the port and what the two endpoints read. */
 export interface HttpServerOptions {
@@ -20,6 +23,8 @@ export interface HttpServerOptions {
   readonly health: () => Health;
   readonly metrics: ControllerMetrics;
   readonly log: Logger;
+  /** the status page: who may see it, and the report; absent, its paths are 404 */
+  readonly statusPage?: { readonly mode: StatusPageMode; readonly report: () => StatusReport };
 }
 
 /** createHttpServer makes the (not yet listening) server for /healthz and /metrics. */
@@ -27,7 +32,7 @@ export function createHttpServer(options: HttpServerOptions): Server {
   return createServer(httpHandler(options));
 }
 
-/** httpHandler answers /healthz and /metrics. */
+/** httpHandler answers /healthz, /metrics and the status page. */
 function httpHandler(options: Omit<HttpServerOptions, 'port' | 'host'>): RequestListener {
   return (req, res) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
@@ -52,6 +57,10 @@ function httpHandler(options: Omit<HttpServerOptions, 'port' | 'host'>): Request
       );
       return;
     }
+    if (options.statusPage && STATUS_PATHS.has(path)) {
+      serveStatusPage(req, res, path, options.statusPage.mode, options.statusPage.report);
+      return;
+    }
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
   };
 }
@@ -73,13 +82,19 @@ export async function listenHealthz(port: number, host?: string): Promise<Server
   return server;
 }
 
-/** HttpActorOptions are HttpServerOptions without the health check, which the actor builds from its system. */
-export interface HttpActorOptions extends Omit<HttpServerOptions, 'health'> {
+/** HttpActorOptions are HttpServerOptions without what the actor builds from its system (health, the report). */
+export interface HttpActorOptions extends Omit<HttpServerOptions, 'health' | 'statusPage'> {
   readonly watchers: readonly string[];
   /** the root supervisor's snapshot (the system does not hold the root by a systemId of our choosing) */
   readonly root: () => { value: unknown; status: string } | undefined;
   /** the server listenHealthz bound at start: the first run serves on it, a restart listens anew */
   readonly listening?: Server;
+  /** the status page (`--status-page`), what it says about the controller, and the actors it lists after root */
+  readonly statusPage?: {
+    readonly mode: StatusPageMode;
+    readonly info: ControllerInfo;
+    readonly actorIds: readonly string[];
+  };
 }
 
 /**
@@ -94,7 +109,15 @@ export function httpActor(options: HttpActorOptions) {
   return fromPromise<void, void>(({ system, signal }) => {
     const lookup: ActorLookup = (id) =>
       id === 'root' ? options.root() : (system.get(id)?.getSnapshot() as ReturnType<ActorLookup>);
-    const handler = httpHandler({ ...options, health: () => checkHealth(lookup, options.watchers) });
+    const health = () => checkHealth(lookup, options.watchers);
+    const page = options.statusPage;
+    const statusPage = page && {
+      mode: page.mode,
+      report: () =>
+        buildStatusReport({ lookup, actorIds: page.actorIds, info: page.info, health: health(), now: Date.now() }),
+    };
+    const { statusPage: _, ...rest } = options;
+    const handler = httpHandler({ ...rest, health, ...(statusPage ? { statusPage } : {}) });
     const server = prebound ?? createServer();
     const bound = prebound !== undefined;
     prebound = undefined;

@@ -1,6 +1,7 @@
 /**
  * startWebhook runs the admission webhook beside the controller: bound at start (a port in use is a
- * ListenError naming `--validating-webhook`), judging against the ClusterCache's snapshot.
+ * ListenError naming `--validating-webhook`), judging against the ClusterCache's snapshot. With
+ * `--validating-webhook-secret` it is src/http/webhook-self-signed.ts that starts it, once it has a certificate.
  */
 import type { Server } from 'node:https';
 import type { WebhookFlags } from '../config.js';
@@ -9,41 +10,33 @@ import type { Logger } from '../log.js';
 import { AdmissionJudge, type JudgeOptions } from '../model/admission.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { listenOn } from './listen.js';
-import { createWebhookServer } from './webhook.js';
+import { createWebhookServer, type Judge, type KeySource } from './webhook.js';
 
 /** WARM_EVERY_MS: how often the judge's memo catches up with the cache while no review comes. */
 const WARM_EVERY_MS = 5_000;
 
 /** RunningWebhook is a listening webhook; close stops it and its warming. */
 export interface RunningWebhook {
-  readonly server: Server;
+  /** the HTTPS server; null while a self-made certificate is still awaited (nothing listens yet) */
+  readonly server: Server | null;
   close(): Promise<void>;
 }
 
+/** WebhookContext is what the webhook judges against, and where it logs. */
+export interface WebhookContext {
+  readonly cache: ClusterCache;
+  readonly options: JudgeOptions;
+  readonly log: Logger;
+}
+
 /**
- * startWebhook listens on the flags' address. The judge's memo is brought up to the cache's
- * snapshot every few seconds while it changes, so a review after a sync costs one candidate,
- * not the whole build (1.5 s at 10,000 Ingresses).
+ * warmJudge is the judge over the cache's snapshot, its memo brought up to the cache every few seconds while it
+ * changes, so a review after a sync costs one candidate, not the whole build (1.5 s at 10,000 Ingresses).
  */
-export async function startWebhook(
-  flags: WebhookFlags,
-  context: { readonly cache: ClusterCache; readonly options: JudgeOptions; readonly log: Logger },
-): Promise<RunningWebhook> {
-  const { cache, options, log } = context;
+export function warmJudge(context: WebhookContext): { judge: Judge; stop(): void } {
+  const { cache, options } = context;
   const judge = new AdmissionJudge();
   let warmed: Snapshot['ingresses'] | null = null;
-  const server = createWebhookServer({
-    certFile: flags.certFile,
-    keyFile: flags.keyFile,
-    log,
-    judge: (operation, ingress) => judge.judge(cache.snapshot(), options, operation, ingress),
-  });
-  await listenOn(server, {
-    port: flags.port,
-    ...(flags.host === undefined ? {} : { host: flags.host }),
-    flag: '--validating-webhook',
-  });
-  log.info({ host: flags.host ?? 'all addresses', port: flags.port }, 'admission webhook listening');
   const warm = setInterval(() => {
     const snapshot = cache.snapshot();
     if (snapshot.ingresses === warmed || snapshot.ingresses.length === 0) return;
@@ -52,12 +45,54 @@ export async function startWebhook(
   }, WARM_EVERY_MS);
   warm.unref();
   return {
+    judge: (operation, ingress) => judge.judge(cache.snapshot(), options, operation, ingress),
+    stop: () => clearInterval(warm),
+  };
+}
+
+/** listenWebhook binds a webhook server on the flags' address, naming `--validating-webhook` when it cannot. */
+export async function listenWebhook(server: Server, flags: WebhookFlags, log: Logger): Promise<void> {
+  await listenOn(server, {
+    port: flags.port,
+    ...(flags.host === undefined ? {} : { host: flags.host }),
+    flag: '--validating-webhook',
+  });
+  log.info({ host: flags.host ?? 'all addresses', port: flags.port }, 'admission webhook listening');
+}
+
+/** closeServer stops listening and ends the open connections. */
+export function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/** startWebhook listens on the flags' address with the certificate files (or `keys`), judging against the cache. */
+export async function startWebhook(
+  flags: WebhookFlags,
+  context: WebhookContext,
+  keys?: KeySource,
+): Promise<RunningWebhook> {
+  const warmed = warmJudge(context);
+  const server = createWebhookServer({
+    ...(flags.certFile === undefined ? {} : { certFile: flags.certFile }),
+    ...(flags.keyFile === undefined ? {} : { keyFile: flags.keyFile }),
+    ...(keys ? { keys } : {}),
+    log: context.log,
+    judge: warmed.judge,
+  });
+  try {
+    await listenWebhook(server, flags, context.log);
+  } catch (error) {
+    warmed.stop();
+    throw error;
+  }
+  return {
     server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        clearInterval(warm);
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: async () => {
+      warmed.stop();
+      await closeServer(server);
+    },
   };
 }

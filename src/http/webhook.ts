@@ -19,12 +19,44 @@ export const MAX_BODY_BYTES = 9 * 1024 * 1024;
 /** Judge answers for one candidate Ingress (the object after the operation). */
 export type Judge = (operation: AdmissionOperation, ingress: Ingress) => Verdict;
 
-/** WebhookOptions are the certificate and key files and who judges. */
+/** WebhookOptions are where the certificate and key come from (files, or a KeySource) and who judges. */
 export interface WebhookOptions {
-  readonly certFile: string;
-  readonly keyFile: string;
+  readonly certFile?: string;
+  readonly keyFile?: string;
+  /** instead of the files: a pair kept in memory (the self-made certificate, src/http/webhook-self-signed.ts) */
+  readonly keys?: KeySource;
   readonly judge: Judge;
   readonly log: Logger;
+}
+
+/** KeyPem is a certificate (chain) and its key, PEM. */
+export interface KeyPem {
+  readonly cert: Buffer | string;
+  readonly key: Buffer | string;
+}
+
+/** KeySource gives the server's pair when it changed since the last call (always the first time), else null. */
+export interface KeySource {
+  /** what the log names as the pair's origin */
+  readonly origin: string;
+  changed(): KeyPem | null;
+}
+
+/** MemoryKeys is a KeySource set in memory: the key is never written anywhere. */
+export class MemoryKeys implements KeySource {
+  private pending: KeyPem | null = null;
+  constructor(readonly origin: string) {}
+
+  /** set hands the server a new pair; it takes it before the next connection's handshake. */
+  set(pair: KeyPem): void {
+    this.pending = pair;
+  }
+
+  changed(): KeyPem | null {
+    const pair = this.pending;
+    this.pending = null;
+    return pair;
+  }
 }
 
 /** Refused is a review that cannot be judged: the HTTP status and why. */
@@ -38,12 +70,16 @@ class Refused extends Error {
 }
 
 /** KeyFiles reads the certificate and key, and reads them again when either file changed (a rotation). */
-class KeyFiles {
+class KeyFiles implements KeySource {
   private seen = '';
   constructor(
     private readonly certFile: string,
     private readonly keyFile: string,
   ) {}
+
+  get origin(): string {
+    return this.certFile;
+  }
 
   /** changed gives the pair when the files differ from the last read (always the first time), else null. */
   changed(): { cert: Buffer; key: Buffer } | null {
@@ -67,15 +103,17 @@ class KeyFiles {
  * without a restart; a pair that does not load keeps the last good one, with a warning.
  */
 export function createWebhookServer(options: WebhookOptions): Server {
-  const files = new KeyFiles(options.certFile, options.keyFile);
-  const server = createServer({ ...files.changed()!, minVersion: 'TLSv1.2' }, (req, res) => handle(req, res, options));
+  const files = options.keys ?? new KeyFiles(options.certFile ?? '', options.keyFile ?? '');
+  const first = files.changed();
+  if (!first) throw new Error(`the webhook has no certificate yet (${files.origin})`);
+  const server = createServer({ ...first, minVersion: 'TLSv1.2' }, (req, res) => handle(req, res, options));
   // Before the TLS server's own listener: the new context applies to this very connection.
   server.prependListener('connection', () => {
     try {
       const pair = files.changed();
       if (pair) {
         server.setSecureContext({ ...pair, minVersion: 'TLSv1.2' });
-        options.log.info({ cert: options.certFile }, 'webhook certificate reloaded');
+        options.log.info({ cert: files.origin }, 'webhook certificate reloaded');
       }
     } catch (error) {
       options.log.warn({ err: error }, 'webhook certificate or key unreadable; the last good pair stays');

@@ -1,22 +1,22 @@
 /**
- * The replace-ingress-nginx overlay's webhook, end to end: its rendered objects applied to the test
- * API server, the controller process (the real CLI) started with the rendered Deployment's args, and
- * `kubectl apply` of Ingresses meeting the overlay's ValidatingWebhookConfiguration. Two things a
- * cluster provides are stood in for: the Service routing (the webhook's clientConfig becomes a
- * loopback url with the same path) and cert-manager (a certificate issued here, its CA put in
- * caBundle as the CA injector would); the ports, kubeconfig and folders are the test's own.
+ * The replace-ingress-nginx overlay's webhook, end to end, with the certificate the controller makes itself: its
+ * rendered objects applied to the test API server as they are (the ValidatingWebhookConfiguration with no caBundle,
+ * calling the Service), the controller process (the real CLI) started with the rendered Deployment's args and no
+ * certificate file at all; it creates the Secret, patches the caBundle, and `kubectl apply` of Ingresses meets its
+ * webhook. The cluster network is stood in for by the API server's ServiceNetwork: the Service's address is the
+ * webhook's loopback port, and the certificate is verified for ingress-actors-admission.ingress-actors.svc as
+ * kube-apiserver does. The ports, kubeconfig and folders are the test's own.
  * The CLI runs from dist/ (`npm run build` first, as `npm test` does).
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { V1Deployment, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
+import type { V1Deployment, V1Secret, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import { execa } from 'execa';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { DEPLOY_RESOURCES } from '../../src/api-server/resources.js';
 import { type ApiServer, startApiServer } from '../../src/api-server/server.js';
-import { issueCertificate } from '../../src/tls/issue.js';
 import { waitFor } from '../support/cluster.js';
 import { KUBECTL, kubectlFor } from '../support/kube-api.js';
 import { freePort } from '../support/net.js';
@@ -29,9 +29,17 @@ const OVERLAY = join(DEPLOY, 'kustomize/overlays/replace-ingress-nginx');
 
 let api: ApiServer;
 let dir: string;
+/** where the webhook's Service is reached: the controller's webhook port, once the test knows it */
+let servicePort: number | undefined;
 
 beforeAll(async () => {
-  api = await startApiServer({ extraKinds: DEPLOY_RESOURCES });
+  api = await startApiServer({
+    extraKinds: DEPLOY_RESOURCES,
+    serviceNetwork: ({ namespace, name, port }) =>
+      namespace === 'ingress-actors' && name === 'ingress-actors-admission' && port === 443 && servicePort
+        ? { host: '127.0.0.1', port: servicePort }
+        : undefined,
+  });
   dir = await mkdtemp(join(tmpdir(), 'ia-kustomize-webhook-'));
   await api.writeKubeconfig(join(dir, 'kubeconfig'));
 });
@@ -47,7 +55,7 @@ function withFlag(args: readonly string[], name: string, value: string): string[
   return args.map((a, i) => (i === at ? `--${name}=${value}` : a));
 }
 
-it('the overlay’s webhook refuses a bad Ingress of class nginx and admits a good one and one of another class', async () => {
+it('the overlay’s webhook, with the certificate the controller made, refuses a bad Ingress of class nginx and admits a good one and one of another class', async () => {
   const yaml = execFileSync(KUBECTL, ['kustomize', OVERLAY], { encoding: 'utf8', timeout: 20_000 });
   const objects = parseAllDocuments(yaml).map((d) => d.toJS() as { kind: string; metadata: { name: string } });
   const [httpPort, httpsPort, healthzPort, webhookPort] = [
@@ -57,32 +65,13 @@ it('the overlay’s webhook refuses a bad Ingress of class nginx and admits a go
     await freePort(),
   ];
 
-  // cert-manager's part: a serving certificate in the mounted folder, its CA in caBundle.
   const container = controllerContainer(objects as never);
   const args = container.args ?? [];
-  const mountPath = container.volumeMounts!.find((v) => v.name === 'webhook-cert')!.mountPath;
-  const certDir = join(dir, 'webhook');
-  await mkdir(certDir, { mode: 0o700 });
-  const pair = await issueCertificate({ commonName: 'ingress-actors-admission', ipAddresses: ['127.0.0.1'] });
-  await writeFile(join(certDir, 'tls.crt'), pair.certPem);
-  await writeFile(join(certDir, 'tls.key'), pair.keyPem, { mode: 0o600 });
-
-  // The Service's part: the API server calls the webhook's path on loopback.
-  const applied = objects.map((o) => {
-    if (o.kind !== 'ValidatingWebhookConfiguration') return o;
-    const vwc = o as V1ValidatingWebhookConfiguration;
-    return {
-      ...vwc,
-      webhooks: vwc.webhooks!.map((w) => ({
-        ...w,
-        clientConfig: {
-          url: `https://127.0.0.1:${webhookPort}${w.clientConfig.service!.path}`,
-          caBundle: Buffer.from(pair.certPem).toString('base64'),
-        },
-      })),
-    };
-  });
-  await writeFile(join(dir, 'applied.yaml'), applied.map((o) => stringify(o)).join('---\n'));
+  servicePort = webhookPort;
+  // As rendered: no caBundle, the webhook called through its Service.
+  const rendered = find<V1ValidatingWebhookConfiguration>(objects as never, 'ValidatingWebhookConfiguration');
+  expect(rendered.webhooks!.every((w) => w.clientConfig.caBundle === undefined && w.clientConfig.service)).toBe(true);
+  await writeFile(join(dir, 'applied.yaml'), yaml);
   const kubectl = kubectlFor(join(dir, 'kubeconfig'), join(dir, 'cache'));
   await kubectl.run(['apply', '-f', join(dir, 'applied.yaml')]);
 
@@ -91,8 +80,8 @@ it('the overlay’s webhook refuses a bad Ingress of class nginx and admits a go
   run = withFlag(run, 'healthz-port', String(healthzPort));
   run = withFlag(run, 'config-dir', join(dir, 'nginx'));
   run = withFlag(run, 'validating-webhook', `127.0.0.1:${webhookPort}`);
-  for (const flag of ['validating-webhook-certificate', 'validating-webhook-key'])
-    run = withFlag(run, flag, flagValue(run, flag)!.replace(mountPath, certDir));
+  expect(flagValue(run, 'validating-webhook-certificate')).toBeUndefined();
+  expect(flagValue(run, 'validating-webhook-secret')).toBe('ingress-actors/ingress-actors-admission');
   expect(flagValue(run, 'ingress-class')).toBe('nginx');
   const namespace = find<V1Deployment>(objects as never, 'Deployment').metadata!.namespace!;
   const child = execa(CLI, [args[0]!, ...run, `--kubeconfig=${join(dir, 'kubeconfig')}`, '--healthz-host=127.0.0.1'], {
@@ -106,6 +95,22 @@ it('the overlay’s webhook refuses a bad Ingress of class nginx and admits a go
       30_000,
       100,
     );
+    // The controller made the Secret and set the caBundle to its CA.
+    const secret = async () =>
+      JSON.parse(
+        (await kubectl.run(['get', 'secret', '-n', 'ingress-actors', 'ingress-actors-admission', '-o', 'json'])).stdout,
+      ) as V1Secret;
+    const caBundle = async () =>
+      (
+        JSON.parse(
+          (await kubectl.run(['get', 'validatingwebhookconfiguration', 'ingress-actors-admission', '-o', 'json']))
+            .stdout,
+        ) as V1ValidatingWebhookConfiguration
+      ).webhooks![0]!.clientConfig.caBundle;
+    await waitFor('the caBundle set', async () => (await caBundle()) !== undefined, 20_000, 100);
+    const made = await secret();
+    expect(await caBundle()).toBe(made.data!['ca.crt']);
+    expect(made.type).toBe('kubernetes.io/tls');
     const ingressYaml = (name: string, className: string, annotations: Record<string, string> = {}) =>
       stringify({
         apiVersion: 'networking.k8s.io/v1',

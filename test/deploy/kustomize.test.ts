@@ -6,11 +6,14 @@
  * replace overlay's output against the test API server creates every object.
  */
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import type {
+  V1ClusterRole,
   V1Deployment,
+  V1Role,
   V1IngressClass,
   V1NetworkPolicy,
   V1Service,
@@ -33,11 +36,37 @@ import { unknownFields } from './strict-fields.js';
 
 const KUSTOMIZE = join(DEPLOY, 'kustomize');
 
-/** render runs the real `kubectl kustomize` on a folder of deploy/kustomize/. */
+/** render runs the real `kubectl kustomize` on a folder of deploy/kustomize/ (or any folder, absolute). */
 function render(folder: string): { yaml: string; objects: Manifest[] } {
-  const yaml = execFileSync(KUBECTL, ['kustomize', join(KUSTOMIZE, folder)], { encoding: 'utf8', timeout: 20_000 });
+  const yaml = execFileSync(KUBECTL, ['kustomize', resolve(KUSTOMIZE, folder)], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   const objects = parseAllDocuments(yaml).map((doc) => ({ file: folder, ...(doc.toJS() as object) }) as Manifest);
   return { yaml, objects };
+}
+
+/**
+ * certManagerOverlay writes, in a temporary folder, the overlay docs/operations.md describes for cert-manager: the
+ * replace overlay with the cert-manager component in place of webhook-self-signed (kustomize takes only relative
+ * paths to other folders).
+ */
+function certManagerOverlay(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'ia-kustomize-cm-'));
+  const up = relative(folder, KUSTOMIZE);
+  writeFileSync(
+    join(folder, 'kustomization.yaml'),
+    [
+      'apiVersion: kustomize.config.k8s.io/v1beta1',
+      'kind: Kustomization',
+      'resources:',
+      `  - ${up}/base`,
+      'components:',
+      `  - ${up}/components/webhook`,
+      `  - ${up}/components/cert-manager`,
+    ].join('\n'),
+  );
+  return folder;
 }
 
 const MODELS: Record<string, Record<string, unknown>> = {
@@ -96,7 +125,7 @@ describe.each(Object.entries(OVERLAYS))('deploy/kustomize/overlays/%s', (overlay
   if (!('config' in parsed)) throw new Error('help');
   const { config, ignored } = parsed;
 
-  it('renders the base, the webhook and its cert-manager certificate', () => {
+  it('renders the base, the webhook and the RBAC for its self-made certificate', () => {
     expect(objects.map((m) => `${m.kind}/${m.metadata.name}`).sort()).toEqual(
       [
         ...loadManifests()
@@ -106,8 +135,10 @@ describe.each(Object.entries(OVERLAYS))('deploy/kustomize/overlays/%s', (overlay
         'Service/ingress-actors-admission',
         'ValidatingWebhookConfiguration/ingress-actors-admission',
         'NetworkPolicy/ingress-actors',
-        'Issuer/ingress-actors-self-signed',
-        'Certificate/ingress-actors-admission',
+        'Role/ingress-actors-webhook',
+        'RoleBinding/ingress-actors-webhook',
+        'ClusterRole/ingress-actors-webhook',
+        'ClusterRoleBinding/ingress-actors-webhook',
       ].sort(),
     );
   });
@@ -136,19 +167,46 @@ describe.each(Object.entries(OVERLAYS))('deploy/kustomize/overlays/%s', (overlay
     expect(ingressClass.metadata?.annotations).toBeUndefined();
   });
 
-  it('the webhook: flags, port, Service, Secret, certificate and ValidatingWebhookConfiguration agree', () => {
+  it('the webhook: flags, port, Service, Secret, RBAC and ValidatingWebhookConfiguration agree', () => {
     const webhook = config.webhook;
-    if (!webhook) throw new Error('no --validating-webhook');
+    if (!webhook?.selfSigned) throw new Error('no --validating-webhook with --validating-webhook-secret');
     expect(webhook.host).toBeUndefined();
+    expect(webhook.certFile).toBeUndefined();
     const port = container.ports?.find((p) => p.name === 'webhook');
     expect(port?.containerPort).toBe(webhook.port);
-    const mount = container.volumeMounts?.find((v) => v.name === 'webhook-cert');
-    expect(mount?.readOnly).toBe(true);
-    expect(webhook.certFile).toBe(`${mount!.mountPath}/tls.crt`);
-    expect(webhook.keyFile).toBe(`${mount!.mountPath}/tls.key`);
-    const pod = find<V1Deployment>(objects, 'Deployment').spec!.template.spec!;
-    const secretName = pod.volumes?.find((v) => v.name === 'webhook-cert')?.secret?.secretName;
+    expect(container.volumeMounts?.find((v) => v.name === 'webhook-cert')).toBeUndefined();
+    const service = find<V1Service>(objects, 'Service', 'ingress-actors-admission');
+    const vwc = find<V1ValidatingWebhookConfiguration>(objects, 'ValidatingWebhookConfiguration');
+    expect(webhook.selfSigned).toEqual({
+      secret: { namespace: 'ingress-actors', name: 'ingress-actors-admission' },
+      service: { namespace: service.metadata!.namespace, name: service.metadata!.name },
+      configuration: vwc.metadata!.name,
+    });
+    expect(vwc.webhooks![0]!.clientConfig.service).toMatchObject(webhook.selfSigned.service);
+    // The RBAC names the same Secret and configuration.
+    const role = find<V1Role>(objects, 'Role', 'ingress-actors-webhook');
+    expect(role.metadata!.namespace).toBe(webhook.selfSigned.secret.namespace);
+    expect(role.rules).toEqual([
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: [webhook.selfSigned.secret.name],
+        verbs: ['get', 'update'],
+      },
+    ]);
+    expect(find<V1ClusterRole>(objects, 'ClusterRole', 'ingress-actors-webhook').rules).toEqual([
+      {
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['validatingwebhookconfigurations'],
+        resourceNames: [vwc.metadata!.name],
+        verbs: ['get', 'patch'],
+      },
+    ]);
+  });
 
+  it('the webhook’s Service, port and ValidatingWebhookConfiguration', () => {
+    const webhook = config.webhook!;
     const service = find<V1Service>(objects, 'Service', 'ingress-actors-admission');
     expect(service.spec?.ports).toEqual([{ name: 'https-webhook', port: 443, targetPort: 'webhook', protocol: 'TCP' }]);
     const podLabels = find<V1Deployment>(objects, 'Deployment').spec!.template.metadata!.labels!;
@@ -180,15 +238,7 @@ describe.each(Object.entries(OVERLAYS))('deploy/kustomize/overlays/%s', (overlay
       objectSelector: {},
     });
 
-    // cert-manager: the Certificate fills the mounted Secret, names the Service, and its CA is injected.
-    const certificate = find(objects, 'Certificate');
-    const spec = certificate.spec as { secretName: string; dnsNames: string[]; issuerRef: { name: string } };
-    expect(spec.secretName).toBe(secretName);
-    expect(spec.dnsNames).toContain(`${service.metadata!.name}.${service.metadata!.namespace}.svc`);
-    expect(spec.issuerRef.name).toBe(find(objects, 'Issuer').metadata.name);
-    expect(vwc.metadata?.annotations?.['cert-manager.io/inject-ca-from']).toBe(
-      `${certificate.metadata.namespace}/${certificate.metadata.name}`,
-    );
+    expect(container.ports?.find((p) => p.name === 'webhook')?.containerPort).toBe(webhook.port);
   });
 
   it('the NetworkPolicy selects the controller pods and admits the traffic, metrics and webhook ports', () => {
@@ -201,6 +251,46 @@ describe.each(Object.entries(OVERLAYS))('deploy/kustomize/overlays/%s', (overlay
     const allowed = policyObject.spec!.ingress!.flatMap((rule) => (rule.ports ?? []).map((p) => p.port));
     expect(allowed.sort()).toEqual(
       [config.build.httpPort, config.build.httpsPort, config.healthzPort, config.webhook!.port].sort(),
+    );
+  });
+});
+
+describe('the cert-manager component in place of webhook-self-signed', () => {
+  const folder = certManagerOverlay();
+  const { objects } = render(folder);
+  rmSync(folder, { recursive: true, force: true });
+  const container = controllerContainer(objects);
+  const parsed = parseControllerFlags((container.args ?? []).slice(1));
+  if (!('config' in parsed)) throw new Error('help');
+  const webhook = parsed.config.webhook;
+
+  it('renders the Issuer and Certificate, and no RBAC for a self-made certificate', () => {
+    const names = objects.map((m) => `${m.kind}/${m.metadata.name}`);
+    expect(names).toEqual(
+      expect.arrayContaining(['Issuer/ingress-actors-self-signed', 'Certificate/ingress-actors-admission']),
+    );
+    expect(names.filter((n) => n.endsWith('/ingress-actors-webhook'))).toEqual([]);
+    for (const m of objects.filter((o) => o.apiVersion === 'cert-manager.io/v1'))
+      expect(certManagerProblems(m), `${m.kind}/${m.metadata.name}`).toEqual([]);
+  });
+
+  it('the Certificate fills the mounted Secret, names the Service, and its CA is injected', () => {
+    expect(webhook?.selfSigned).toBeUndefined();
+    const mount = container.volumeMounts?.find((v) => v.name === 'webhook-cert');
+    expect(mount?.readOnly).toBe(true);
+    expect(webhook?.certFile).toBe(`${mount!.mountPath}/tls.crt`);
+    expect(webhook?.keyFile).toBe(`${mount!.mountPath}/tls.key`);
+    const pod = find<V1Deployment>(objects, 'Deployment').spec!.template.spec!;
+    const secretName = pod.volumes?.find((v) => v.name === 'webhook-cert')?.secret?.secretName;
+    const service = find<V1Service>(objects, 'Service', 'ingress-actors-admission');
+    const vwc = find<V1ValidatingWebhookConfiguration>(objects, 'ValidatingWebhookConfiguration');
+    const certificate = find(objects, 'Certificate');
+    const spec = certificate.spec as { secretName: string; dnsNames: string[]; issuerRef: { name: string } };
+    expect(spec.secretName).toBe(secretName);
+    expect(spec.dnsNames).toContain(`${service.metadata!.name}.${service.metadata!.namespace}.svc`);
+    expect(spec.issuerRef.name).toBe(find(objects, 'Issuer').metadata.name);
+    expect(vwc.metadata?.annotations?.['cert-manager.io/inject-ca-from']).toBe(
+      `${certificate.metadata.namespace}/${certificate.metadata.name}`,
     );
   });
 });
@@ -239,11 +329,10 @@ describe('kubectl apply of the replace-ingress-nginx overlay', () => {
       (await kubectl.run(['get', 'validatingwebhookconfiguration', 'ingress-actors-admission', '-o', 'yaml'])).stdout,
     ) as V1ValidatingWebhookConfiguration;
     expect(vwc.webhooks?.[0]?.clientConfig.service?.name).toBe('ingress-actors-admission');
-    const cert = JSON.parse(
-      (await kubectl.run(['get', 'certificate', 'ingress-actors-admission', '-n', 'ingress-actors', '-o', 'json']))
-        .stdout,
-    ) as Manifest;
-    expect((cert.spec as { secretName: string }).secretName).toBe('ingress-actors-admission');
+    const role = JSON.parse(
+      (await kubectl.run(['get', 'role', 'ingress-actors-webhook', '-n', 'ingress-actors', '-o', 'json'])).stdout,
+    ) as V1Role;
+    expect(role.rules?.[1]?.resourceNames).toEqual(['ingress-actors-admission']);
   });
 
   it('the ValidatingWebhookConfiguration matches an Ingress write, and failurePolicy Fail refuses it while the webhook cannot be called', async () => {

@@ -221,10 +221,19 @@ describe('deploy/Dockerfile', () => {
       );
       expect(dockerfile).toMatch(/^USER 101:101$/m);
       expect(dockerfile).toMatch(/^COPY templates \.\/templates$/m);
+      expect(dockerfile).toMatch(/^COPY web \.\/web$/m); // the status page's files, read at run time
       expect(dockerfile).toMatch(/NGINX_BINARY=\/usr\/sbin\/nginx/);
       expect(container.securityContext?.runAsUser).toBe(101);
       const ignore = await readFile(join(DEPLOY, 'Dockerfile.dockerignore'), 'utf8');
-      for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'machines/', 'src/', 'templates/'])
+      for (const path of [
+        'package.json',
+        'package-lock.json',
+        'tsconfig.json',
+        'machines/',
+        'src/',
+        'templates/',
+        'web/',
+      ])
         expect(ignore).toContain(`!${path}`);
     },
   );

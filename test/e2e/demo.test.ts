@@ -84,9 +84,23 @@ it('serves the examples, follows kubectl apply, refuses a bad Ingress, and stops
     'denied the request: default/slow: metadata.annotations.nginx.ingress.kubernetes.io/proxy-read-timeout: ',
   );
   expect((await kubectl('get', 'ingress', '-A')).stdout).not.toMatch(/hello-again|slow/);
-  // Its key stays private: the folder 0700, the key 0600.
-  expect((await stat(join(dir, 'webhook'))).mode & 0o777).toBe(0o700);
-  expect((await stat(join(dir, 'webhook', 'tls.key'))).mode & 0o777).toBe(0o600);
+  // The webhook's certificate is the controller's own, as deploy/ runs it: the Secret it made, its CA in the
+  // caBundle, and no key file anywhere in the demo's folder.
+  const secret = JSON.parse(
+    (await kubectl('get', 'secret', '-n', 'ingress-actors', 'ingress-actors-admission', '-o', 'json')).stdout,
+  ) as { type: string; data: Record<string, string> };
+  expect(secret.type).toBe('kubernetes.io/tls');
+  const caBundle = (
+    await kubectl(
+      'get',
+      'validatingwebhookconfiguration',
+      'ingress-actors-admission',
+      '-o',
+      'jsonpath={.webhooks[0].clientConfig.caBundle}',
+    )
+  ).stdout;
+  expect(caBundle).toBe(secret.data['ca.crt']);
+  await expect(stat(join(dir, 'webhook'))).rejects.toThrow(/ENOENT/);
 
   demo.kill('SIGINT');
   const result = await demo;
@@ -165,6 +179,11 @@ it('finding "demo": passes controller flags on (--inspect, --healthz-port, --log
     expect(printed).toContain('The Stately inspector: open http://127.0.0.1:8090/');
     expect((await get({ host: '127.0.0.1:8090', path: '/', port: 8090 })).body).toContain('stately.ai/inspect');
     expect((await get({ host: 'x', path: '/healthz', port: healthzPort })).status).toBe(200);
+    // The status page, on the healthz port, for the loopback client the demo's user is.
+    expect(printed).toContain(`The status page: open http://127.0.0.1:${healthzPort}/`);
+    const page = await get({ host: `127.0.0.1:${healthzPort}`, path: '/', port: healthzPort });
+    expect([page.status, page.headers['content-type']]).toEqual([200, 'text/html; charset=utf-8']);
+    expect(page.body).toContain('<script src="/status.js" defer></script>');
     expect(logged()).toContain(`"port":${healthzPort},"msg":"serving /healthz and /metrics"`);
 
     const apiPort = Number(/API server https:\/\/127\.0\.0\.1:(\d+)/.exec(printed)![1]);

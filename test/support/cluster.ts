@@ -4,6 +4,7 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { Writable } from 'node:stream';
 import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
@@ -12,6 +13,7 @@ import type { AnyActorRef } from 'xstate';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import type { ControllerConfig } from '../../src/config.js';
 import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import type { WebhookCertTimings } from '../../src/http/webhook-self-signed.js';
 import { startController, type Controller } from '../../src/main.js';
 import { freePort } from './net.js';
 
@@ -57,6 +59,10 @@ export const queueIdle = (value: unknown): boolean => typeof value === 'object' 
 export interface ClusterOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly onRequest?: (line: { method: string; url: string; status: number }) => void;
+  /** the controller's log lines go here (parsed JSON), not to stderr */
+  readonly logLines?: Record<string, unknown>[];
+  /** passed on to startController: the self-made webhook certificate's rechecks and retries */
+  readonly webhookCertTimings?: Partial<WebhookCertTimings>;
 }
 
 /** startCluster starts the API server seeded with `seed`, then the controller with `flags`. */
@@ -95,10 +101,22 @@ export async function startCluster(
   ]);
   if (!('config' in parsed)) throw new Error('unexpected --help');
   const config = parsed.config;
-  const log = pino({ level: logLevel }, pino.destination(2));
+  const lines = options.logLines;
+  const log = lines
+    ? pino(
+        { level: logLevel === 'silent' ? 'info' : logLevel },
+        new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            lines.push(JSON.parse(chunk.toString('utf8')));
+            done();
+          },
+        }),
+      )
+    : pino({ level: logLevel }, pino.destination(2));
   const visits = new Map<string, string[]>();
   const controller = await startController(config, log, {
     ...(options.env ? { env: options.env } : {}),
+    ...(options.webhookCertTimings ? { webhookCertTimings: options.webhookCertTimings } : {}),
     inspect: (event) => {
       if (event.type !== '@xstate.microstep' && event.type !== '@xstate.snapshot') return;
       const value = (event.snapshot as { value?: unknown }).value;

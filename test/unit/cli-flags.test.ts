@@ -47,6 +47,12 @@ describe('controller flags', () => {
     expect(config('--healthz-host', '127.0.0.1').healthzHost).toBe('127.0.0.1');
     expect(() => config('--healthz-host', 'localhost; rm')).toThrow('--healthz-host must be an IP address');
   });
+  it('--status-page is loopback, all or off (issue 18: the status page on the healthz port), loopback by default', () => {
+    expect(config().statusPage).toBe('loopback');
+    expect(config('--status-page', 'all').statusPage).toBe('all');
+    expect(config('--status-page=off').statusPage).toBe('off');
+    expect(() => config('--status-page', 'public')).toThrow('--status-page must be loopback, all or off, not "public"');
+  });
   it('finding "inspector port": two listeners on one port are refused, naming both flags', () => {
     expect(() => samePort({ '--inspect-port': 8080, '--http-port': 8080 })).toThrow(
       '--inspect-port and --http-port are both 8080',

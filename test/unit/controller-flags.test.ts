@@ -58,4 +58,36 @@ describe('--validating-webhook', () => {
     [['--validating-webhook=:99999', ...pem], /must be a port number/],
     [['--validating-webhook=:10254', ...pem], /--healthz-port and --validating-webhook are both 10254/],
   ])('%s is refused', (args, message) => expect(() => parseControllerFlags(args)).toThrow(message));
+
+  const own = [
+    '--validating-webhook-secret=ingress-actors/ingress-actors-admission',
+    '--validating-webhook-service=ingress-actors/admission',
+  ];
+
+  it('with --validating-webhook-secret makes its own certificate: no files, the Service’s names, the configuration', () => {
+    expect(
+      webhookOf(['--validating-webhook=:8443', ...own, '--validating-webhook-configuration=ingress-actors-admission']),
+    ).toEqual({
+      port: 8443,
+      selfSigned: {
+        secret: { namespace: 'ingress-actors', name: 'ingress-actors-admission' },
+        service: { namespace: 'ingress-actors', name: 'admission' },
+        configuration: 'ingress-actors-admission',
+      },
+    });
+    // Without a configuration the caBundle is someone else's to set.
+    expect(webhookOf(['--validating-webhook=:8443', ...own])?.selfSigned?.configuration).toBeNull();
+  });
+
+  it.each([
+    [[...own], /--validating-webhook-secret needs --validating-webhook$/],
+    [['--validating-webhook=:8443', ...own, ...pem], /both name the certificate; give one/],
+    [['--validating-webhook=:8443', own[0]!], /needs --validating-webhook-service/],
+    [['--validating-webhook=:8443', ...pem, own[1]!], /go with --validating-webhook-secret/],
+    [['--validating-webhook=:8443', '--validating-webhook-secret=admission', own[1]!], /must be namespace\/name/],
+    [
+      ['--validating-webhook=:8443', ...own, '--validating-webhook-configuration=Not_A_Name'],
+      /must be a ValidatingWebhookConfiguration name/,
+    ],
+  ])('%s is refused', (args, message) => expect(() => parseControllerFlags(args)).toThrow(message));
 });
