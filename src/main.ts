@@ -25,6 +25,7 @@ import type { ControllerConfig } from './config.js';
 import type { ActorLookup } from './http/health.js';
 import { ControllerMetrics } from './http/metrics.js';
 import type { ReviewObservation } from './http/admission-metrics.js';
+import { bucketsEnv, METRIC_BUCKETS_ENV, RequestMetrics } from './http/request-metrics.js';
 import { httpActor, listenHealthz } from './http/server.js';
 import { startWebhook } from './http/webhook-listen.js';
 import { startSelfSignedWebhook, type WebhookCertTimings } from './http/webhook-self-signed.js';
@@ -59,6 +60,8 @@ export interface Controller {
   readonly cache: ClusterCache;
   /** the Prometheus registry behind /metrics */
   readonly metrics: ControllerMetrics;
+  /** the request metrics nginx counts, or null (rendered mode, --enable-metrics=false) */
+  readonly requestMetrics: RequestMetrics | null;
   /** this replica's identity in the leader Lease (POD_NAME, or host name and a random suffix) */
   readonly identity: string;
   readonly exitCode: Promise<0 | 1>;
@@ -142,7 +145,9 @@ export async function startController(
   const cache = new ClusterCache();
   // A refused folder throws UnsafePathError: the CLI prints it as one line, exit 2.
   await ensureConfigDir(config.configDir);
-  const dynamic = await luaBalancer(binary, config, log);
+  const lua = await luaBalancer(binary, config, log);
+  // Request metrics are counted by the Lua balancer's log phase: none in rendered mode or with --enable-metrics=false.
+  const dynamic = lua && { ...lua, requestMetrics: config.metrics.enabled };
   const stream = await streamModule(binary, config);
   // stub_status for /metrics; a --config-dir too long for a unix socket leaves only the /proc figures of nginx.
   const statusSocket = statusSocketIn(config.configDir);
@@ -158,7 +163,7 @@ export async function startController(
   const token = newControlToken();
   const control = dynamic && {
     channel: new ControlChannel(dynamic.controlSocket, token),
-    env: { [CONTROL_TOKEN_ENV]: token },
+    env: { [CONTROL_TOKEN_ENV]: token, [METRIC_BUCKETS_ENV]: bucketsEnv(config.metrics.buckets) },
     socket: dynamic.controlSocket,
   };
 
@@ -317,6 +322,17 @@ export async function startController(
     statusSocket,
     webhook: config.webhook !== null,
   });
+  const requestMetrics =
+    control && config.metrics.enabled
+      ? new RequestMetrics({
+          registry: metrics.registry,
+          flags: config.metrics,
+          drain: () => control.channel.drainMetrics(),
+          log: log.child({ actor: 'metrics' }),
+        })
+      : null;
+  if (!dynamic && config.metrics.enabled)
+    log.info('request metrics need the Lua balancer (--dynamic-backends): /metrics has the controller’s own only');
   // Bound before any actor runs: a --healthz-port in use stops the start here (ListenError, exit 1).
   const healthzHost = config.healthzHost ?? undefined;
   const listening = await listenHealthz(config.healthzPort, healthzHost);
@@ -369,6 +385,7 @@ export async function startController(
       // Metrics read the inspection stream; a caller's inspector (--inspect, tests) gets it too.
       inspect: (event) => {
         metrics.observe(event);
+        requestMetrics?.observe(event);
         options.inspect?.(event);
       },
     },
@@ -392,6 +409,8 @@ export async function startController(
     });
   });
   root.start();
+  requestMetrics?.start();
+  void outcome.then(() => requestMetrics?.stop());
   // The http actor closes the bound server when it stops; stopped before it ever ran (a stop or a
   // failure during boot), the controller closes it, or it would keep the process alive.
   void outcome.then(() => listening.listening && listening.close());
@@ -402,5 +421,5 @@ export async function startController(
     return output.exitCode;
   });
   const reason = outcome.then((output) => output.reason);
-  return { root, cache, metrics, identity, exitCode, reason, stop: () => root.send({ type: 'stop' }) };
+  return { root, cache, metrics, requestMetrics, identity, exitCode, reason, stop: () => root.send({ type: 'stop' }) };
 }
