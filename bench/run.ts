@@ -5,6 +5,7 @@ import { runBadTenant } from './bad-tenant.js';
 import { runEndpointToTraffic, runRollingUpdates } from './endpoint-benches.js';
 import { runIncremental } from './incremental.js';
 import { runRegexPaths } from './regex-paths.js';
+import { runRequestMetrics } from './request-metrics.js';
 import { runScale } from './scale.js';
 import { runScaleCertificates } from './scale-certificates.js';
 
@@ -21,6 +22,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'rolling-updates': () => runRollingUpdates(),
   'endpoint-to-traffic': () => runEndpointToTraffic(),
   admission: () => runAdmission(),
+  'request-metrics': () => runRequestMetrics(),
 };
 
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(BENCHMARKS);

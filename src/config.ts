@@ -30,6 +30,28 @@ export interface ControllerConfig {
   readonly status: StatusFlags;
   /** `--validating-webhook` and its certificate and key: the admission webhook (src/http/webhook.ts); null when off */
   readonly webhook: WebhookFlags | null;
+  /** ingress-nginx's request-metric flags (src/cli/metrics-flags.ts) */
+  readonly metrics: MetricsFlags;
+}
+
+/** MetricsFlags say how requests are counted for /metrics (src/http/request-metrics.ts), with ingress-nginx's names. */
+export interface MetricsFlags {
+  /** `--enable-metrics` (true here): count requests (needs the Lua balancer, the default mode) */
+  readonly enabled: boolean;
+  /** `--metrics-per-host` (true): a `host` label */
+  readonly perHost: boolean;
+  /** `--metrics-per-undefined-host` (false): also count requests the catch-all server answered without an Ingress */
+  readonly perUndefinedHost: boolean;
+  /** `--report-status-classes` (false): `2xx` instead of `200` */
+  readonly statusClasses: boolean;
+  /** `--time-buckets`, `--length-buckets`, `--size-buckets` */
+  readonly buckets: {
+    readonly time: readonly number[];
+    readonly length: readonly number[];
+    readonly size: readonly number[];
+  };
+  /** `--exclude-socket-metrics`: request metrics not exported, without the `nginx_ingress_controller_` prefix */
+  readonly exclude: readonly string[];
 }
 
 /**

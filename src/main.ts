@@ -24,6 +24,8 @@ import { watcherActors, watcherLogActions } from './actors/watcher.js';
 import type { ControllerConfig } from './config.js';
 import type { ActorLookup } from './http/health.js';
 import { ControllerMetrics } from './http/metrics.js';
+import type { ReviewObservation } from './http/admission-metrics.js';
+import { bucketsEnv, METRIC_BUCKETS_ENV, RequestMetrics } from './http/request-metrics.js';
 import { httpActor, listenHealthz } from './http/server.js';
 import { startWebhook } from './http/webhook-listen.js';
 import { startSelfSignedWebhook, type WebhookCertTimings } from './http/webhook-self-signed.js';
@@ -42,6 +44,7 @@ import { nginxBinary } from './nginx/binary.js';
 import { ControlChannel, newControlToken } from './nginx/control.js';
 import { checkLua } from './nginx/lua.js';
 import { checkStream, streamSockets } from './nginx/stream.js';
+import { statusSocketIn } from './nginx/stub-status.js';
 import { UsageError } from './cli/flags.js';
 import { releaseVersion } from './cli/version.js';
 import type { StreamSettings } from './model/nginx-model.js';
@@ -58,6 +61,8 @@ export interface Controller {
   readonly cache: ClusterCache;
   /** the Prometheus registry behind /metrics */
   readonly metrics: ControllerMetrics;
+  /** the request metrics nginx counts, or null (rendered mode, --enable-metrics=false) */
+  readonly requestMetrics: RequestMetrics | null;
   /** this replica's identity in the leader Lease (POD_NAME, or host name and a random suffix) */
   readonly identity: string;
   readonly exitCode: Promise<0 | 1>;
@@ -145,10 +150,15 @@ export async function startController(
   const cache = new ClusterCache();
   // A refused folder throws UnsafePathError: the CLI prints it as one line, exit 2.
   await ensureConfigDir(config.configDir);
-  const dynamic = await luaBalancer(binary, config, log);
+  const lua = await luaBalancer(binary, config, log);
+  // Request metrics are counted by the Lua balancer's log phase: none in rendered mode or with --enable-metrics=false.
+  const dynamic = lua && { ...lua, requestMetrics: config.metrics.enabled };
   const stream = await streamModule(binary, config);
+  // stub_status for /metrics; a --config-dir too long for a unix socket leaves only the /proc figures of nginx.
+  const statusSocket = statusSocketIn(config.configDir);
   const build = {
     ...config.build,
+    ...(statusSocket ? { statusSocket } : {}),
     resolvers: await nameservers(),
     modules: await findModules(binary),
     ...(dynamic ? { dynamic } : {}),
@@ -158,7 +168,7 @@ export async function startController(
   const token = newControlToken();
   const control = dynamic && {
     channel: new ControlChannel(dynamic.controlSocket, token),
-    env: { [CONTROL_TOKEN_ENV]: token },
+    env: { [CONTROL_TOKEN_ENV]: token, [METRIC_BUCKETS_ENV]: bucketsEnv(config.metrics.buckets) },
     socket: dynamic.controlSocket,
   };
 
@@ -217,6 +227,7 @@ export async function startController(
       build,
       log: log.child({ actor: 'syncQueue' }),
       observeDuration: (durationMs) => metrics.observeSync(durationMs),
+      observeModel: (snapshot, model) => metrics.model.observe(snapshot, model),
     }),
   });
   const nginx = nginxProcessMachine.provide({
@@ -228,7 +239,7 @@ export async function startController(
       folder,
       stdout: options.nginxStdout ?? 'ignore',
       log: log.child({ actor: 'nginx' }),
-      ...(stream ? { sockets: streamSockets(stream) } : {}),
+      sockets: [...(stream ? streamSockets(stream) : []), ...(statusSocket ? [statusSocket] : [])],
       ...(control ? { control } : {}),
     }),
     actions: {
@@ -315,7 +326,20 @@ export async function startController(
     electionId: config.status.electionId,
     lookup,
     actorIds: ['root', ...childIds(input)],
+    statusSocket,
+    webhook: config.webhook !== null,
   });
+  const requestMetrics =
+    control && config.metrics.enabled
+      ? new RequestMetrics({
+          registry: metrics.registry,
+          flags: config.metrics,
+          drain: () => control.channel.drainMetrics(),
+          log: log.child({ actor: 'metrics' }),
+        })
+      : null;
+  if (!dynamic && config.metrics.enabled)
+    log.info('request metrics need the Lua balancer (--dynamic-backends): /metrics has the controller’s own only');
   // Bound before any actor runs: a --healthz-port in use stops the start here (ListenError, exit 1).
   const healthzHost = config.healthzHost ?? undefined;
   const listening = await listenHealthz(config.healthzPort, healthzHost);
@@ -325,6 +349,7 @@ export async function startController(
     cache,
     options: { build, watchNamespace: config.watchNamespace },
     log: log.child({ actor: 'webhook' }),
+    ...(metrics.admission ? { observe: (review: ReviewObservation) => metrics.admission?.observe(review) } : {}),
   };
   const webhook = config.webhook?.selfSigned
     ? startSelfSignedWebhook(config.webhook, {
@@ -367,6 +392,7 @@ export async function startController(
       // Metrics read the inspection stream; a caller's inspector (--inspect, tests) gets it too.
       inspect: (event) => {
         metrics.observe(event);
+        requestMetrics?.observe(event);
         options.inspect?.(event);
       },
     },
@@ -390,6 +416,8 @@ export async function startController(
     });
   });
   root.start();
+  requestMetrics?.start();
+  void outcome.then(() => requestMetrics?.stop());
   // The http actor closes the bound server when it stops; stopped before it ever ran (a stop or a
   // failure during boot), the controller closes it, or it would keep the process alive.
   void outcome.then(() => listening.listening && listening.close());
@@ -400,5 +428,5 @@ export async function startController(
     return output.exitCode;
   });
   const reason = outcome.then((output) => output.reason);
-  return { root, cache, metrics, identity, exitCode, reason, stop: () => root.send({ type: 'stop' }) };
+  return { root, cache, metrics, requestMetrics, identity, exitCode, reason, stop: () => root.send({ type: 'stop' }) };
 }

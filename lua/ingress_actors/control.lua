@@ -4,6 +4,7 @@
 local cjson = require("cjson.safe")
 local init = require("ingress_actors.init")
 local validate = require("ingress_actors.validate")
+local monitor = require("ingress_actors.monitor")
 
 local _M = {}
 
@@ -95,6 +96,21 @@ function _M.status()
     backends = dict:get("backends_version") or cjson.null,
     certificates = dict:get("certificates_version") or cjson.null,
   }), true)
+end
+
+-- entries one GET /metrics hands over at most; the controller asks again while `left` is not 0
+local DRAIN_MAX = 2000
+
+--- metrics handles GET /metrics: the request-metric deltas the workers handed over (lua/ingress_actors/monitor.lua),
+--- taken off the list, after one line `left <n> dropped <n>`.
+function _M.metrics()
+  if not allowed("GET") then return end
+  local text, left, dropped = monitor.drain(DRAIN_MAX)
+  ngx.status = 200
+  ngx.header["Content-Type"] = "text/plain"
+  ngx.header["Cache-Control"] = "no-store"
+  ngx.print("left ", left, " dropped ", dropped, "\n", text)
+  return ngx.exit(200)
 end
 
 return _M

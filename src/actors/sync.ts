@@ -11,6 +11,8 @@ import { render, type NginxTemplate } from '../render/render.js';
 import { announceSecretsRead } from './watcher.js';
 import { DynamicSplit } from '../model/dynamic-tables.js';
 import { IgnoredIngresses } from '../model/ignored.js';
+import type { NginxModel } from '../model/nginx-model.js';
+import type { Snapshot } from '../model/snapshot.js';
 
 /** SyncOptions are what a sync needs besides the actors it talks to. */
 export interface SyncOptions {
@@ -19,6 +21,8 @@ export interface SyncOptions {
   readonly log: Logger;
   /** how long each completed sync took, for /metrics */
   readonly observeDuration: (durationMs: number) => void;
+  /** each sync's snapshot and whole model (before the Lua balancer's tables are split off), for /metrics */
+  readonly observeModel?: (snapshot: Snapshot, model: NginxModel) => void;
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
@@ -103,6 +107,7 @@ export function syncActors(options: SyncOptions) {
       });
       const durationMs = performance.now() - started;
       options.observeDuration(durationMs);
+      options.observeModel?.(snapshot, result.model);
       options.log.info(
         {
           generation: input.generation,

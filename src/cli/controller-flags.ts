@@ -8,6 +8,7 @@ import { checkDnsLabel, checkIp, checkObjectName } from '../model/validate.js';
 import { DEFAULT_TEMPLATE } from '../render/load.js';
 import { classFlags, parseFlags, parsePort, UnsupportedFlagError, UsageError } from './flags.js';
 import { expandEnvRefs, INGRESS_NGINX_FLAGS } from './ingress-nginx-flags.js';
+import { METRICS_BOOLEAN_FLAGS, METRICS_FLAGS, parseMetricsFlags } from './metrics-flags.js';
 
 export const CONTROLLER_USAGE =
   `Usage: ingress-actors controller [flags]
@@ -41,6 +42,9 @@ export const CONTROLLER_USAGE =
   --tcp-services-configmap ns/name  --udp-services-configmap ns/name
                                     ("9000": "namespace/service:port[:PROXY[:PROXY]]", through nginx's stream module)
   --enable-ssl-passthrough          (the ssl-passthrough annotation: TLS routed by SNI to the backend undecrypted)
+  --enable-metrics=true|false (true: count requests for /metrics; needs --dynamic-backends)
+  --metrics-per-host=true|false (true)  --metrics-per-undefined-host (false)  --report-status-classes (false)
+  --time-buckets, --length-buckets, --size-buckets LIST   --exclude-socket-metrics NAMES   (ingress-nginx's)
   --version
 
 Every other flag of ingress-nginx's controller (and klog's) is accepted, with a warning naming why it is
@@ -73,6 +77,7 @@ const BOOLEAN_FLAGS = [
   'enable-ssl-passthrough',
   'watch-ingress-without-class',
   'version',
+  ...METRICS_BOOLEAN_FLAGS,
   ...FOREIGN.filter(([, f]) => f.kind === 'bool').map(([name]) => name),
 ];
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
@@ -298,6 +303,7 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       // Go-style here (the Helm chart writes --watch-ingress-without-class=true); render keeps the plain switch.
       'watch-ingress-without-class': { type: 'string' },
       version: { type: 'string' },
+      ...Object.fromEntries(METRICS_FLAGS.map((flag) => [flag, { type: 'string' as const }])),
       ...Object.fromEntries(FOREIGN.map(([flag]) => [flag, { type: 'string' as const }])),
       help: { type: 'boolean', short: 'h' },
     },
@@ -389,6 +395,7 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       inspect,
       inspectPort,
       webhook,
+      metrics: parseMetricsFlags(values),
       status: {
         publishService: ref('--publish-service', values['publish-service']) ?? null,
         publishStatusAddress: statusAddresses(values['publish-status-address']),

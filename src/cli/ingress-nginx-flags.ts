@@ -20,7 +20,7 @@ export interface ForeignFlag {
 
 const NO_PORT = 'this controller opens no such port';
 const NO_GEOIP = 'GeoIP2 databases are not used (no use-geoip2)';
-const METRICS = 'metrics are always served on --healthz-port at /metrics';
+const NATIVE = 'native histograms are not exported: request metrics have classic buckets (--time-buckets, …)';
 const KLOG = 'logs are JSON lines on stderr (see --log-level, --log-pretty)';
 
 /** INGRESS_NGINX_FLAGS are ingress-nginx's flags this controller accepts and ignores, by name. */
@@ -74,17 +74,9 @@ export const INGRESS_NGINX_FLAGS: Readonly<Record<string, ForeignFlag>> = {
     reason: 'annotation values are always validated (a bad value is a problem and an Event)',
   },
   'enable-ssl-chain-completion': { kind: 'bool', reason: 'certificate chains are served as the Secret holds them' },
-  'enable-metrics': { kind: 'bool', reason: METRICS },
-  'metrics-per-host': { kind: 'bool', reason: METRICS },
-  'metrics-per-undefined-host': { kind: 'bool', reason: METRICS },
-  'report-status-classes': { kind: 'bool', reason: METRICS },
-  'time-buckets': { kind: 'value', reason: METRICS },
-  'length-buckets': { kind: 'value', reason: METRICS },
-  'size-buckets': { kind: 'value', reason: METRICS },
-  'bucket-factor': { kind: 'value', reason: METRICS },
-  'max-buckets': { kind: 'value', reason: METRICS },
-  'exclude-socket-metrics': { kind: 'value', reason: METRICS },
-  'monitor-max-batch-size': { kind: 'value', reason: METRICS },
+  'bucket-factor': { kind: 'value', reason: NATIVE },
+  'max-buckets': { kind: 'value', reason: NATIVE },
+  'monitor-max-batch-size': { kind: 'value', reason: 'request metrics are summed in each nginx worker, not batched' },
   'ssl-passthrough-proxy-port': { kind: 'value', reason: NO_PORT },
   'default-server-port': { kind: 'value', reason: NO_PORT },
   'status-port': { kind: 'value', reason: `${NO_PORT}: the Lua tables come over a unix socket` },

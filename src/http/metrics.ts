@@ -7,7 +7,11 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { InspectionEvent } from 'xstate';
+import type { NginxConfigSet } from '../../machines/events.js';
+import { AdmissionMetrics } from './admission-metrics.js';
 import { stateLabel, type ActorLookup } from './health.js';
+import { ModelMetrics } from './model-metrics.js';
+import { registerNginxProcessMetrics } from './nginx-process-metrics.js';
 
 /** MetricsOptions name this controller (ingress-nginx's constant labels) and find its actors. */
 export interface MetricsOptions {
@@ -19,6 +23,10 @@ export interface MetricsOptions {
   /** every systemId to report in ingress_actors_actor_state, `root` included */
   readonly actorIds: readonly string[];
   readonly now?: () => number;
+  /** nginx's stub_status socket (src/nginx/stub-status.ts); without it only the /proc figures of nginx are there */
+  readonly statusSocket?: string | null;
+  /** `--validating-webhook` is on: the admission metrics are there */
+  readonly webhook?: boolean;
 }
 
 interface NginxCounts {
@@ -43,6 +51,10 @@ export class ControllerMetrics {
   private readonly lastReloadTime: Gauge;
   private readonly syncDuration: Histogram;
   private readonly now: () => number;
+  /** takes each sync's snapshot and model: certificates, orphaned Ingresses */
+  readonly model: ModelMetrics;
+  /** takes each judged admission review; null without the webhook */
+  readonly admission: AdmissionMetrics | null;
 
   constructor(readonly options: MetricsOptions) {
     this.now = options.now ?? Date.now;
@@ -79,6 +91,19 @@ export class ControllerMetrics {
       registers,
     });
     const lookup = options.lookup;
+    const isLeader = () => stateLabel(lookup('status')?.value).split('.')[0] === 'leader';
+    const nginx = () =>
+      lookup('nginx')?.context as { pid?: number | null; applied?: NginxConfigSet | null } | undefined;
+    registerNginxProcessMetrics(this.registry, {
+      masterPid: () => nginx()?.pid ?? null,
+      statusSocket: options.statusSocket ?? null,
+    });
+    this.model = new ModelMetrics(this.registry, {
+      controllerClass: options.controllerClass,
+      applied: () => nginx()?.applied ?? null,
+      isLeader,
+    });
+    this.admission = options.webhook ? new AdmissionMetrics(this.registry) : null;
     new Gauge({
       name: 'nginx_ingress_controller_leader_election_status',
       help: 'Gauge reporting status of the leader election, 0 indicates follower, 1 indicates leader',

@@ -9,6 +9,7 @@ import type { ClusterCache } from '../kube/cache.js';
 import type { Logger } from '../log.js';
 import { AdmissionJudge, type JudgeOptions } from '../model/admission.js';
 import type { Snapshot } from '../model/snapshot.js';
+import type { ReviewObservation } from './admission-metrics.js';
 import { listenOn } from './listen.js';
 import { createWebhookServer, type Judge, type KeySource } from './webhook.js';
 
@@ -27,6 +28,8 @@ export interface WebhookContext {
   readonly cache: ClusterCache;
   readonly options: JudgeOptions;
   readonly log: Logger;
+  /** told of each judged review (/metrics) */
+  readonly observe?: (review: ReviewObservation) => void;
 }
 
 /**
@@ -81,6 +84,7 @@ export async function startWebhook(
     ...(keys ? { keys } : {}),
     log: context.log,
     judge: warmed.judge,
+    ...(context.observe ? { observe: context.observe } : {}),
   });
   try {
     await listenWebhook(server, flags, context.log);

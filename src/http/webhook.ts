@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import type { AdmissionOperation, Verdict } from '../model/admission.js';
 import type { Ingress } from '../model/snapshot.js';
+import type { ReviewObservation } from './admission-metrics.js';
 
 /** WEBHOOK_PATH is where ingress-nginx's chart points its ValidatingWebhookConfiguration. */
 export const WEBHOOK_PATH = '/networking/v1/ingresses';
@@ -27,6 +28,8 @@ export interface WebhookOptions {
   readonly keys?: KeySource;
   readonly judge: Judge;
   readonly log: Logger;
+  /** told of each judged review (/metrics) */
+  readonly observe?: (review: ReviewObservation) => void;
 }
 
 /** KeyPem is a certificate (chain) and its key, PEM. */
@@ -148,10 +151,21 @@ function handle(req: IncomingMessage, res: ServerResponse, options: WebhookOptio
   req.on('end', () => {
     if (size > MAX_BODY_BYTES) return;
     try {
+      const read = performance.now();
       const review = readReview(Buffer.concat(chunks).toString('utf8'));
       const started = performance.now();
       const verdict = options.judge(review.operation, review.object);
       const response = answer(review.uid, verdict);
+      const judged = performance.now();
+      // Named as ingress-nginx names its checks: by the object's metadata.
+      options.observe?.({
+        namespace: review.object.metadata?.namespace || review.namespace,
+        name: review.object.metadata?.name || review.name,
+        allowed: verdict.allowed,
+        tested: verdict.tested,
+        testedSeconds: (judged - started) / 1000,
+        roundtripSeconds: (judged - read) / 1000,
+      });
       options.log.info(
         {
           ingress: `${review.namespace}/${review.name}`,

@@ -20,6 +20,12 @@ export interface Verdict {
   /** why it was denied: one `namespace/name: field: message` line per reason */
   readonly message: string;
   readonly warnings: readonly string[];
+  /**
+   * how many Ingresses the build that judged it held (the candidate among them); absent when it was allowed without a
+   * build (not ours, not a create or update): ingress-nginx's `admission_tested_ingresses`, and whether it counts as
+   * a check (`check_success`, `check_errors`)
+   */
+  readonly tested?: number;
 }
 
 /** JudgeOptions are the controller's build options and `--watch-namespace`. */
@@ -60,13 +66,14 @@ export class AdmissionJudge {
     const ingress = meta.creationTimestamp
       ? candidate
       : { ...candidate, metadata: { ...meta, creationTimestamp: NEWEST } };
-    const { problems } = buildModel(withCandidate(snapshot, ingress), options.build, this.memo);
+    const tested = withCandidate(snapshot, ingress);
+    const { problems } = buildModel(tested, options.build, this.memo);
     const namespace = meta.namespace ?? '';
     const name = meta.name ?? '';
     const own = problems.filter((p) => p.kind === 'Ingress' && p.namespace === namespace && p.name === name);
     const denials = own.filter((p) => !warningOnly(p)).map(denialOf);
     const warnings = own.filter(warningOnly).map(formatProblem);
-    return { allowed: denials.length === 0, message: denials.join('\n'), warnings };
+    return { allowed: denials.length === 0, message: denials.join('\n'), warnings, tested: tested.ingresses.length };
   }
 }
 

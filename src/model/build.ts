@@ -55,6 +55,11 @@ export interface BuildOptions extends ClassOptions, StreamOptions {
   readonly dynamic?: LuaSettings;
   /** the optional modules this nginx has (src/nginx/modules.ts): snippets may use what they give */
   readonly modules?: NginxModules;
+  /**
+   * absolute path of the unix socket nginx serves stub_status on for /metrics, in the private config folder (a path
+   * of the controller's choosing); none when absent
+   */
+  readonly statusSocket?: string;
 }
 
 /** defaultBuildOptions are ingress-nginx's flag defaults. */
@@ -275,6 +280,7 @@ function modelOf(
     clearServerHeader: extras.clearServerHeader,
     stream: null,
     httpsSocket: null,
+    statusSocket: options.statusSocket ?? null,
     config,
     hstsHeader: settings.hsts,
     // Only auth-url needs these: without it the file does not depend on the machine's nameservers.

@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import type { ExternalAuth, ExternalAuthSettings, Location, LocationInfo, PathType } from './nginx-model.js';
+import type {
+  ExternalAuth,
+  ExternalAuthSettings,
+  Location,
+  LocationInfo,
+  PathType,
+  RouteLabels,
+} from './nginx-model.js';
 import { compare } from './backends.js';
 
 /** LocationExtras are the Location fields annotations decide, copied into every location of a route. */
@@ -78,6 +85,16 @@ function externalAuthAt(
 ): ExternalAuth {
   const id = createHash('sha256').update(`${modifier} ${match}`).digest('hex').slice(0, 16);
   return { ...settings, location: `/_external-auth-${id}`, signinLocation: `@ia_signin_${id}`, hsts };
+}
+
+/** routeLabels are a route's request-metric labels, named by a hash of them and the Ingress path. */
+function routeLabels(info: LocationInfo, path: string): RouteLabels {
+  const { namespace, ingressName, serviceName } = info;
+  const id = createHash('sha256')
+    .update(JSON.stringify([namespace, ingressName, serviceName, path]))
+    .digest('hex')
+    .slice(0, 16);
+  return { id, namespace, ingressName, serviceName };
 }
 
 /** Route is one Ingress path on one host, after validation, before it becomes nginx locations. */
@@ -162,6 +179,7 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
       ingress: route.ingress,
       ...extras,
       info: extras.errorPages !== null || route.customDefaultBackend ? (route.info ?? null) : null,
+      route: route.info ? routeLabels(route.info, route.path) : null,
       customDefaultBackend: route.customDefaultBackend ?? false,
       externalAuth: extras.externalAuth && externalAuthAt(extras.externalAuth, modifier, match, host.hsts),
       appRoot: match === '/' || match === '^/' ? extras.appRoot : null,

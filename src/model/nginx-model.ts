@@ -287,6 +287,8 @@ export interface Location {
    * set where a location has error pages or answers from the default-backend annotation's Service, else null
    */
   readonly info: LocationInfo | null;
+  /** what request metrics label this location's requests with (ingress-nginx's labels); null when no Ingress routes it */
+  readonly route: RouteLabels | null;
   /**
    * the path's Service is missing, so the default-backend annotation's Service answers, told so as ingress-nginx
    * tells it (X-Code 503 and the others)
@@ -296,6 +298,18 @@ export interface Location {
   readonly errorPages: readonly ErrorLocation[] | null;
   /** configuration-snippet: allow-listed directives, each argument printed through `q` */
   readonly snippet: readonly SnippetDirective[] | null;
+}
+
+/**
+ * RouteLabels are an Ingress path's request-metric labels (its path is the location's `path`). nginx.conf names them
+ * by `id`, a hash of the four, so no Kubernetes string has to be spelled as an nginx `set` value (a regex path's `$`)
+ * and the counters nginx keeps per label set stay short.
+ */
+export interface RouteLabels {
+  readonly id: string;
+  readonly namespace: string;
+  readonly ingressName: string;
+  readonly serviceName: string;
 }
 
 /** LocationInfo names the Ingress and the Service port (as the Ingress wrote it) a location serves. */
@@ -429,6 +443,8 @@ export interface LuaSettings {
   readonly packagePath: string;
   /** absolute path of the control socket, in the config folder */
   readonly controlSocket: string;
+  /** count requests for /metrics (`--enable-metrics`): the log phase's monitor, its dict, the labels' variables */
+  readonly requestMetrics: boolean;
 }
 
 /**
@@ -535,6 +551,8 @@ export interface NginxModel {
   readonly stream: StreamModel | null;
   /** with ssl-passthrough, the unix socket the http servers' TLS listener moves to (PROXY protocol); else null */
   readonly httpsSocket: string | null;
+  /** the unix socket stub_status is served on (BuildOptions.statusSocket), or null */
+  readonly statusSocket: string | null;
   /**
    * where `ssl-redirect` sends plain HTTP, as ingress-nginx: the best host without its port, then the request URI
    * without one trailing slash (`$ia_redirect_uri`); with the --https-port when it is not 443

@@ -56,6 +56,16 @@ export class ControlChannel {
     return JSON.parse(body) as ControlStatus;
   }
 
+  /**
+   * drainMetrics takes the request-metric deltas nginx's workers handed over (lua/ingress_actors/monitor.lua): a first
+   * line `left N dropped N`, then a line per label set. What it returns is gone from nginx.
+   */
+  async drainMetrics(): Promise<string> {
+    const { status, body } = await this.send('GET', '/metrics');
+    if (status !== 200) throw refused('GET /metrics', status, body);
+    return body;
+  }
+
   private async push(path: string, table: BackendTable | CertificateTable): Promise<string> {
     const { status, body } = await this.send('POST', path, JSON.stringify(table));
     if (status !== 201) throw refused(`POST ${path}`, status, body);

@@ -43,7 +43,7 @@ export async function checkLua(binary: string, configDir: string): Promise<LuaCh
       ok: false,
       why: `${missing.join(' and ')} not found (Debian: apt-get install libnginx-mod-http-lua lua-cjson)`,
     };
-  const settings: LuaSettings = { modules, packagePath: `${LUA_FOLDER}/?.lua;;`, controlSocket };
+  const settings: LuaSettings = { modules, packagePath: `${LUA_FOLDER}/?.lua;;`, controlSocket, requestMetrics: false };
   const scratch = await mkdtemp(join(configDir, '.lua-check-'));
   try {
     const conf = join(scratch, 'nginx.conf');

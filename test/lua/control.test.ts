@@ -149,6 +149,9 @@ describe('a bad push', () => {
     const wrong = new ControlChannel(nginx.socketPath, newControlToken());
     await expect(wrong.pushBackends({ ...good(), version: 'stolen' })).rejects.toMatchObject({ status: 401 });
     await expect(wrong.status()).rejects.toMatchObject({ status: 401 });
+    await expect(wrong.drainMetrics()).rejects.toMatchObject({ status: 401 });
+    // the request metrics' drain answers the token only (nothing counted here: no Ingress server labels requests)
+    expect(await nginx.control.drainMetrics()).toBe('left 0 dropped 0\n');
     // one character short, and the token with something after it
     const near = new ControlChannel(nginx.socketPath, nginx.token.slice(0, -1));
     await expect(near.pushBackends({ ...good(), version: 'stolen' })).rejects.toMatchObject({ status: 401 });

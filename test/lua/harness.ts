@@ -64,6 +64,7 @@ http {
   lua_package_path "${LUA_DIR}/?.lua;;";
   lua_shared_dict ia_config 64m;
   lua_shared_dict ia_sticky 1m;
+  lua_shared_dict ia_metrics 1m;
   init_by_lua_block { require("ingress_actors.init").master() }
   rewrite_by_lua_block { require("ingress_actors.balancer").rewrite() }
   log_by_lua_block { require("ingress_actors.balancer").log() }
@@ -90,6 +91,7 @@ http {
     location = /backends { content_by_lua_block { require("ingress_actors.control").backends() } }
     location = /certificates { content_by_lua_block { require("ingress_actors.control").certificates() } }
     location = /status { content_by_lua_block { require("ingress_actors.control").status() } }
+    location = /metrics { content_by_lua_block { require("ingress_actors.control").metrics() } }
     location / { return 404; }
   }
   server {

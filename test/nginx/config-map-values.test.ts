@@ -219,6 +219,7 @@ beforeAll(async () => {
     modules: [join(dir, 'ndk_http_module.so'), join(dir, 'ngx_http_lua_module.so')],
     packagePath: `${LUA_FOLDER}/?.lua;;`,
     controlSocket: join(scratch, 'control.sock'),
+    requestMetrics: true,
   };
 });
 afterAll(() => rm(scratch, { recursive: true, force: true }));

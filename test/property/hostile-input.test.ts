@@ -255,7 +255,7 @@ function build(edit: { field: string; value: string }) {
 /** With the Lua balancer: nginx.conf names backends, and endpoints and host certificates go in the pushed tables. */
 const luaOptions = {
   ...options,
-  dynamic: { modules: [], packagePath: '/lua/?.lua;;', controlSocket: '/run/ia/control.sock' },
+  dynamic: { modules: [], packagePath: '/lua/?.lua;;', controlSocket: '/run/ia/control.sock', requestMetrics: true },
 };
 
 /** buildPushed is build() in Lua mode: the split model's nginx.conf and the tables pushed beside it. */

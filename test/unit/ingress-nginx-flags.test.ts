@@ -110,8 +110,12 @@ describe("ingress-nginx's flags", () => {
   });
 
   it('takes Go boolean flags bare, as pflag does', () => {
-    const { ignored } = config(parseControllerFlags(['--enable-metrics', '--profiling', '--disable-catch-all']));
-    expect(ignored.map((i) => i.flag)).toEqual(['--profiling', '--enable-metrics', '--disable-catch-all']);
+    const { ignored, config: c } = config(
+      parseControllerFlags(['--enable-metrics', '--profiling', '--disable-catch-all', '--metrics-per-undefined-host']),
+    );
+    expect(ignored.map((i) => i.flag)).toEqual(['--profiling', '--disable-catch-all']);
+    // the request-metric flags are read, not ignored
+    expect(c.metrics).toMatchObject({ enabled: true, perHost: true, perUndefinedHost: true });
   });
 
   it('refuses, with exit 1, a value it would have to ignore by serving more than asked', () => {
@@ -187,7 +191,7 @@ describe("the Helm chart's default arguments (charts/ingress-nginx/templates/_pa
   });
 
   it('with common values too: metrics and klog verbosity', () => {
-    const { ignored } = config(
+    const { ignored, config: c } = config(
       parseControllerFlags(
         [...CHART_DEFAULTS, '--enable-metrics=true', '--v=2'].filter((a) => a !== '--v=2'),
         {
@@ -195,7 +199,40 @@ describe("the Helm chart's default arguments (charts/ingress-nginx/templates/_pa
         },
       ),
     );
-    expect(ignored.map((i) => i.flag)).toContain('--enable-metrics');
+    expect(ignored.map((i) => i.flag)).not.toContain('--enable-metrics');
+    expect(c.metrics.enabled).toBe(true);
+  });
+
+  it('reads the request-metric flags as ingress-nginx does, and refuses what it refuses', () => {
+    const { config: c } = config(
+      parseControllerFlags([
+        '--enable-metrics=false',
+        '--metrics-per-host=false',
+        '--report-status-classes',
+        '--time-buckets=0.1,0.5,1',
+        '--length-buckets=100,1e3',
+        '--exclude-socket-metrics=nginx_ingress_controller_requests,bytes_sent',
+      ]),
+    );
+    expect(c.metrics).toEqual({
+      enabled: false,
+      perHost: false,
+      perUndefinedHost: false,
+      statusClasses: true,
+      buckets: {
+        time: [0.1, 0.5, 1],
+        length: [100, 1000],
+        size: [10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000],
+      },
+      exclude: ['requests', 'bytes_sent'],
+    });
+    // as ingress-nginx's flag parsing: undefined hosts need per-host metrics
+    expect(() => parseControllerFlags(['--metrics-per-host=false', '--metrics-per-undefined-host'])).toThrow(
+      /--metrics-per-undefined-host=true must be passed with --metrics-per-host=true/,
+    );
+    // Prometheus wants increasing finite bounds
+    for (const bad of ['1,0.5', '0.1,,1', 'x', '', '1,1', 'Infinity'])
+      expect(() => parseControllerFlags([`--time-buckets=${bad}`])).toThrow(UsageError);
   });
 });
 
