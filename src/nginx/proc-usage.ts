@@ -72,13 +72,11 @@ export interface ProcIo {
 
 /** parseIo reads /proc/<pid>/io; null when read_bytes or write_bytes is missing. */
 export function parseIo(text: string): ProcIo | null {
-  const value = (key: string) => {
-    const m = new RegExp(`^${key}: (\\d+)$`, 'm').exec(text);
-    return m ? Number(m[1]) : null;
-  };
-  const readBytes = value('read_bytes');
-  const writeBytes = value('write_bytes');
-  return readBytes === null || writeBytes === null ? null : { readBytes, writeBytes };
+  const readBytes = /^read_bytes: (\d+)$/m.exec(text);
+  const writeBytes = /^write_bytes: (\d+)$/m.exec(text);
+  return readBytes === null || writeBytes === null
+    ? null
+    : { readBytes: Number(readBytes[1]), writeBytes: Number(writeBytes[1]) };
 }
 
 /** parseBootTime reads `btime` (unix seconds) from /proc/stat; null when absent. */
