@@ -120,7 +120,8 @@ const notProvided = (name: string) => async (): Promise<never> => {
  * lost the race, so `leader: false`), `releaseLease` (→ whether it released one), `publishStatus`
  * (PublishStatusInput: write the addresses where they differ), `recordEvents` (RecordEventsInput:
  * Events for new problems), `checkPeers` (→ ShutdownCheck), `clearStatus` (PublishStatusInput); and the logging
- * actions `reportLeading`, `reportFollowing`, `reportShutdown`.
+ * actions `reportLeading`, `reportFollowing`, `reportShutdown`, `reportLeaseError` (a failed campaign whose error
+ * differs from the last one: said once, not at every retry).
  */
 export const statusMachine = setup({
   types: {
@@ -141,6 +142,7 @@ export const statusMachine = setup({
   actions: {
     reportLeading: () => {},
     reportFollowing: (_, _params: { reason: string }) => {},
+    reportLeaseError: (_, _params: { error: string; retryInMs: number }) => {},
     reportShutdown: (_, _params: ShutdownCheck) => {},
     countStatusPublish: assign({ statusPublishes: ({ context }) => context.statusPublishes + 1 }),
     countEventPublish: assign({ eventPublishes: ({ context }) => context.eventPublishes + 1 }),
@@ -235,7 +237,14 @@ export const statusMachine = setup({
             ],
             onError: {
               target: 'waiting',
-              actions: [{ type: 'recordError', params: ({ event }) => ({ error: event.error }) }, 'retryLater'],
+              actions: [
+                {
+                  type: 'reportLeaseError',
+                  params: ({ context, event }) => ({ error: describe(event.error), retryInMs: context.retryPeriodMs }),
+                },
+                { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+                'retryLater',
+              ],
             },
           },
         },

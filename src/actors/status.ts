@@ -6,9 +6,14 @@ import type {
   ShutdownCheck,
 } from '../../machines/status.machine.js';
 import type { EventRecorder } from '../kube/events.js';
-import type { LeaseElector } from '../kube/leader.js';
+import { describeApiError, type LeaseElector } from '../kube/leader.js';
 import type { StatusWriter } from '../kube/status.js';
 import type { Logger } from '../log.js';
+
+/** shortError rethrows an API error as `404 NotFound: <its message>`. */
+function shortError(error: unknown): never {
+  throw new Error(describeApiError(error), { cause: error });
+}
 
 /** StatusActorOptions are the adapters the status machine's effects run on. */
 export interface StatusActorOptions {
@@ -31,8 +36,9 @@ export function statusActors(options: StatusActorOptions) {
   const who = { lease: options.lease, identity: elector.identity };
   return {
     actors: {
-      acquireLease: fromPromise<LeaseResult, void>(() => elector.tryAcquireOrRenew()),
-      renewLease: fromPromise<LeaseResult, void>(() => elector.tryAcquireOrRenew()),
+      // A client-node error carries the whole response, headers and date included: keep its status and message.
+      acquireLease: fromPromise<LeaseResult, void>(() => elector.tryAcquireOrRenew().catch(shortError)),
+      renewLease: fromPromise<LeaseResult, void>(() => elector.tryAcquireOrRenew().catch(shortError)),
       releaseLease: fromPromise<boolean, void>(async () => {
         const released = await elector.release();
         if (released) log.info(who, 'released the leader Lease');
@@ -57,6 +63,14 @@ export function statusActors(options: StatusActorOptions) {
       reportLeading: () => log.info(who, 'became the leader'),
       reportFollowing: (_: unknown, { reason }: { reason: string }) =>
         log.warn({ ...who, reason }, 'no longer the leader'),
+      // Once per distinct error, not at every retry: the status actor's lastError is the one said before.
+      reportLeaseError: (
+        { context }: { context: { lastError: string | null } },
+        { error, retryInMs }: { error: string; retryInMs: number },
+      ) => {
+        if (context.lastError !== error)
+          log.warn({ ...who, error, retryInMs }, 'cannot take part in the leader election; trying again');
+      },
       reportShutdown: (_: unknown, check: ShutdownCheck) =>
         log.info(
           { ...who, ...check },

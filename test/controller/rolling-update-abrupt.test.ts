@@ -48,7 +48,8 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** retriedRequests counts the access log's requests to the upstream that nginx passed to more than one peer. */
 async function retriedRequests(): Promise<number> {
   const log = await readFile(join(cluster.dir, 'nginx', 'logs', 'access.log'), 'utf8');
-  const peers = new RegExp(`\\[${UPSTREAM}\\] ((?:\\S+, )*\\S+) `);
+  // upstreaminfo: … [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr …
+  const peers = new RegExp(`\\[${UPSTREAM}\\] \\[[^\\]]*\\] ((?:\\S+, )*\\S+) `);
   return log.split('\n').filter((line) => (peers.exec(line)?.[1] ?? '').includes(', ')).length;
 }
 

@@ -256,9 +256,22 @@ export async function startRollout(pods: Pods, name: string, host: string, repli
     await pods.start(podAddress(n), port);
     slice.seed(podAddress(n), 'ready');
   }
+  // The access log in a file (the default is the controller's stdout): the abrupt roll counts nginx's retries in it.
+  const settings = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { namespace: 'default', name: 'rollout-settings' },
+    data: { 'access-log-path': 'logs/access.log' },
+  };
   cluster = await startCluster(
-    [ingressClass(), service(name, port), slice.manifest(), ingress(name, { [host]: [{ path: '/', service: name }] })],
-    ['--sync-rate-limit', '0.3'],
+    [
+      ingressClass(),
+      settings,
+      service(name, port),
+      slice.manifest(),
+      ingress(name, { [host]: [{ path: '/', service: name }] }),
+    ],
+    ['--sync-rate-limit', '0.3', '--configmap', 'default/rollout-settings'],
   );
   const started = cluster;
   await waitFor('the tables pushed', () => pushedPeers(started, `default_${name}_80`).length === replicas, 15_000);

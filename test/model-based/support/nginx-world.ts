@@ -190,6 +190,8 @@ http {
 interface Faults {
   swallowExit: boolean;
   failDrain: boolean;
+  /** the next spawn fails as one restarting may cure (EAGAIN: no process slot); a binary gone is fatal instead */
+  failSpawn: boolean;
 }
 
 /** faultyMaster is the real `master` actor, able to fail (on `test.fail`) or to miss one exit report. */
@@ -197,6 +199,10 @@ function faultyMaster(real: ReturnType<typeof nginxActors>['master'], faults: Fa
   const callback = (real as unknown as { config: (args: object) => (() => void) | undefined }).config;
   // Typed as the real one: `test.fail` is the test's own command, sent from outside the machine.
   return fromCallback<NginxMasterCommand, MasterInput>((args) => {
+    if (faults.failSpawn) {
+      faults.failSpawn = false;
+      throw Object.assign(new Error('spawn nginx EAGAIN (injected)'), { code: 'EAGAIN' });
+    }
     let forward: ((command: NginxMasterCommand) => void) | undefined;
     let failed = false; // a failed actor reports nothing more
     const cleanup = callback({
@@ -225,7 +231,7 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
   const text = (config: string | null) => configText(config, port, backend.port);
   await writeConfigSet(conf, text(null), []);
   const log: RealStep[] = [];
-  const faults: Faults = { swallowExit: false, failDrain: false };
+  const faults: Faults = { swallowExit: false, failDrain: false, failSpawn: false };
   const folder = new ConfigFolder(gates.binary, conf);
   const real = nginxActors({
     binary: gates.binary,
@@ -256,7 +262,6 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
   const groups = new Set<number>(); // every master pid (= process group) this world started
   let inFlight: InFlight | null = null;
   const staleTests: number[] = []; // `nginx -t` runs whose reload was abandoned: never released
-  let removed = false;
 
   const ctx = () => actor.getSnapshot().context;
   const serves = async () => {
@@ -278,10 +283,9 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
 
   // Look ahead: what makes the next event happen must be in place before this step's action.
   const prepare = async ({ step, next }: StepContext) => {
-    if (next?.event.type === E.masterFailed.type && step.state.matches('alive.starting' as never)) {
-      await gates.remove(); // the spawn this step leads to fails: ENOENT
-      removed = true;
-    }
+    // the spawn this step leads to fails
+    if (next?.event.type === E.masterFailed.type && step.state.matches('alive.starting' as never))
+      faults.failSpawn = true;
     if (next?.event.type === E.killTimeout.type) faults.swallowExit = true;
     if (next?.event.type === E.drainFailed.type) faults.failDrain = true;
   };
@@ -323,10 +327,8 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
       const from = at.previous?.state;
       await prepare(at);
       if (event.type === 'xstate.init') return void actor.start();
-      if (event.type === E.masterFailed.type && removed) {
-        await gates.restore(); // the spawn already failed; the next one must work
-        removed = false;
-      } else if (event.type === E.masterFailed.type) {
+      // From alive.starting the spawn failed already (prepare); elsewhere the running master actor fails.
+      if (event.type === E.masterFailed.type && !from?.matches('alive.starting' as never)) {
         actor.getSnapshot().children.master?.send({ type: 'test.fail' }); // INJECTED
       }
       if (event.type === E.started.type) await gates.release('start');
