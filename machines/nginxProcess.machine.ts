@@ -311,9 +311,14 @@ export const nginxProcessMachine = setup({
     })),
     countSkipped: assign({ reloadsSkipped: ({ context }) => context.reloadsSkipped + 1 }),
     // Something queued but equal to what nginx serves needs no reload.
-    dropRedundantPending: assign({
-      pending: ({ context }) => (sameConfigSet(context.pending, context.applied) ? null : context.pending),
-    }),
+    // A queued config nginx already serves needs no reload; and as the latest wish, it makes an older refused one
+    // moot: no retry of that one, and no "last reload failed" left on /healthz after the bad value was reverted.
+    dropRedundantPending: assign(({ context }) =>
+      context.pending !== null && sameConfigSet(context.pending, context.applied)
+        ? { pending: null, failed: null, lastReloadError: null }
+        : {},
+    ),
+    forgetFailed: assign({ failed: null, lastReloadError: null }),
     takePending: assign(({ context }) => ({
       reloading: context.pending,
       pending: null,
@@ -488,6 +493,8 @@ export const nginxProcessMachine = setup({
                 guard: 'isApplied',
                 actions: [
                   'countSkipped',
+                  // what nginx serves is wanted again: a config refused since then is no longer to be retried
+                  'forgetFailed',
                   'keepTables',
                   { type: 'reportApplied', params: ({ context }) => ({ config: context.applied?.config ?? '' }) },
                 ],

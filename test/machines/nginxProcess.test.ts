@@ -220,6 +220,33 @@ describe('nginxProcess', () => {
     expect(t.actor.getSnapshot().context.reloadsSkipped).toBe(1);
   });
 
+  it('a reverted value makes the refused config moot: no retry of it, no failure left (sent while running or queued)', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [] });
+    t.reloads[0]!.done.resolve();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-bad', files: [] });
+    await flush();
+    expect(t.actor.getSnapshot().context).toMatchObject({ failed: { config: 'conf-bad' }, reloadsFailed: 1 });
+
+    // The operator reverts: the text nginx serves comes again.
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [] });
+    expect(t.actor.getSnapshot().context).toMatchObject({ failed: null, lastReloadError: null, reloadsSkipped: 1 });
+    await advance(t.clock, 120_000);
+    expect(t.reloads.map((r) => r.config)).toEqual(['conf-1', 'conf-bad']);
+    expect(t.state()).toBe('alive.running');
+
+    // The same, with the revert queued behind a reload nginx refuses.
+    t.send({ type: 'nginx.reload', config: 'conf-bad-2', files: [] });
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [] });
+    await flush();
+    expect(t.reloads.map((r) => r.config)).toEqual(['conf-1', 'conf-bad', 'conf-bad-2']);
+    expect(t.actor.getSnapshot().context).toMatchObject({ failed: null, lastReloadError: null, pending: null });
+    await advance(t.clock, 120_000);
+    expect(t.reloads).toHaveLength(3);
+  });
+
   it('queues configs sent during a reload and applies only the latest afterwards', async () => {
     const t = start();
     await flush();
