@@ -65,6 +65,23 @@ export function backoffDelayMs(
  * Effects to provide: `ensureCertificate` (fromPromise<CertificateServed>), `patchCaBundle`
  * (fromPromise<unknown, PatchCaBundleInput>), the actions `reportFailure` and `reportServed` (logs).
  */
+/** failedAt is a step's onError: count the failure, say it with the retry, and back off. */
+const failedAt = (step: 'certificate' | 'caBundle') =>
+  ({
+    target: 'backoff',
+    actions: [
+      { type: 'recordFailure', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) },
+      {
+        type: 'reportFailure',
+        params: ({ context, event }: { context: WebhookCertificateContext; event: { error: unknown } }) => ({
+          step,
+          error: describe(event.error),
+          retryInMs: backoffDelayMs(context),
+        }),
+      },
+    ],
+  }) as const;
+
 export const webhookCertificateMachine = setup({
   types: {
     context: {} as WebhookCertificateContext,
@@ -119,20 +136,7 @@ export const webhookCertificateMachine = setup({
             { type: 'reportServed', params: ({ event }) => event.output },
           ],
         },
-        onError: {
-          target: 'backoff',
-          actions: [
-            { type: 'recordFailure', params: ({ event }) => ({ error: event.error }) },
-            {
-              type: 'reportFailure',
-              params: ({ context, event }) => ({
-                step: 'certificate',
-                error: describe(event.error),
-                retryInMs: backoffDelayMs(context),
-              }),
-            },
-          ],
-        },
+        onError: failedAt('certificate'),
       },
     },
     patching: {
@@ -141,20 +145,7 @@ export const webhookCertificateMachine = setup({
         src: 'patchCaBundle',
         input: ({ context }) => ({ caPem: context.caPem ?? '' }),
         onDone: { target: 'serving', actions: 'clearFailures' },
-        onError: {
-          target: 'backoff',
-          actions: [
-            { type: 'recordFailure', params: ({ event }) => ({ error: event.error }) },
-            {
-              type: 'reportFailure',
-              params: ({ context, event }) => ({
-                step: 'caBundle',
-                error: describe(event.error),
-                retryInMs: backoffDelayMs(context),
-              }),
-            },
-          ],
-        },
+        onError: failedAt('caBundle'),
       },
     },
     serving: {

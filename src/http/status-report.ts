@@ -9,6 +9,7 @@
 import { X509Certificate } from 'node:crypto';
 import type { Certificate, NginxModel, Problem, Server } from '../model/nginx-model.js';
 import { formatProblem } from '../model/problems.js';
+import type { ApplyRecord } from '../../machines/nginxProcess.machine.js';
 import { stateLabel, type ActorLookup, type ActorView, type Health } from './health.js';
 
 /** StatusReport is the whole of `/status.json`. */
@@ -98,17 +99,8 @@ export interface ProblemReport extends Problem {
   readonly text: string;
 }
 
-/** ApplyRecord is one config applied to nginx: a reload, or a push of the Lua balancer's tables. */
-export interface ApplyRecord {
-  readonly kind: 'reload' | 'push';
-  /** what brought it: the change the sync queue saw, a retry, a restart */
-  readonly trigger: string;
-  /** when it started, ms since the epoch */
-  readonly at: number;
-  readonly durationMs: number;
-  readonly ok: boolean;
-  readonly error?: string;
-}
+/** ApplyRecord is one reload or push, as the nginx actor keeps the last of them (its `recent`). */
+export type { ApplyRecord };
 
 /** NginxReport is the nginx actor's counters and its last applies. */
 export interface NginxReport {
