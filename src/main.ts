@@ -37,7 +37,7 @@ import { WATCHED_KINDS } from './kube/kinds.js';
 import { defaultIdentity, electionTimings, LeaseElector } from './kube/leader.js';
 import { podInfoFromEnv, StatusWriter } from './kube/status.js';
 import type { Logger } from './log.js';
-import { buildModel } from './model/build.js';
+import { buildModel, type BuildOptions } from './model/build.js';
 import { emptySnapshot } from './model/snapshot.js';
 import { ConfigFolder, ConfigRefusedError } from './nginx/apply.js';
 import { nginxBinary } from './nginx/binary.js';
@@ -63,6 +63,8 @@ export interface Controller {
   readonly metrics: ControllerMetrics;
   /** the request metrics nginx counts, or null (rendered mode, --enable-metrics=false) */
   readonly requestMetrics: RequestMetrics | null;
+  /** what every sync builds the model with: the flags' options plus what the start found (Lua, modules, sockets) */
+  readonly build: BuildOptions;
   /** this replica's identity in the leader Lease (POD_NAME, or host name and a random suffix) */
   readonly identity: string;
   readonly exitCode: Promise<0 | 1>;
@@ -156,7 +158,7 @@ export async function startController(
   const stream = await streamModule(binary, config);
   // stub_status for /metrics; a --config-dir too long for a unix socket leaves only the /proc figures of nginx.
   const statusSocket = statusSocketIn(config.configDir);
-  const build = {
+  const build: BuildOptions = {
     ...config.build,
     ...(statusSocket ? { statusSocket } : {}),
     resolvers: await nameservers(),
@@ -428,5 +430,15 @@ export async function startController(
     return output.exitCode;
   });
   const reason = outcome.then((output) => output.reason);
-  return { root, cache, metrics, requestMetrics, identity, exitCode, reason, stop: () => root.send({ type: 'stop' }) };
+  return {
+    root,
+    cache,
+    metrics,
+    requestMetrics,
+    build,
+    identity,
+    exitCode,
+    reason,
+    stop: () => root.send({ type: 'stop' }),
+  };
 }

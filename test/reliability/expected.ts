@@ -6,9 +6,8 @@
 import type { ControllerConfig } from '../../src/config.js';
 import { findResourceByKind } from '../../src/api-server/resources.js';
 import type { ApiServer } from '../../src/api-server/server.js';
-import { buildModel } from '../../src/model/build.js';
+import { buildModel, type BuildOptions } from '../../src/model/build.js';
 import { DynamicSplit, type DynamicTables } from '../../src/model/dynamic-tables.js';
-import type { LuaSettings, NginxModules } from '../../src/model/nginx-model.js';
 import { emptySnapshot, type KubeObject, type Snapshot } from '../../src/model/snapshot.js';
 import { render, type NginxTemplate } from '../../src/render/render.js';
 
@@ -43,16 +42,16 @@ export function apiSnapshot(api: ApiServer, config: ControllerConfig): Snapshot 
 
 /**
  * expectedState is `render(buildModel(snapshot of the API server's objects))`, without the `excluded` Ingresses
- * (`namespace/name`); with the Lua balancer's `dynamic` settings, split as the controller splits it: nginx.conf
- * without endpoints and host certificates, and the tables it pushes.
+ * (`namespace/name`), built with the controller's own build options (what its start found: Lua, modules, sockets);
+ * with the Lua balancer, split as the controller splits it: nginx.conf without endpoints and host certificates, and
+ * the tables it pushes.
  */
 export function expectedState(
   api: ApiServer,
   config: ControllerConfig,
   template: NginxTemplate,
+  build: BuildOptions,
   excluded: ReadonlySet<string> = new Set(),
-  dynamic: LuaSettings | null = null,
-  modules: NginxModules = {},
 ): { config: string; tables: DynamicTables | null } {
   const snapshot = apiSnapshot(api, config);
   const kept =
@@ -62,8 +61,8 @@ export function expectedState(
           ...snapshot,
           ingresses: snapshot.ingresses.filter((i) => !excluded.has(`${i.metadata?.namespace}/${i.metadata?.name}`)),
         };
-  const { model } = buildModel(kept, { ...config.build, modules, ...(dynamic ? { dynamic } : {}) });
-  if (!dynamic) return { config: render(model, template), tables: null };
+  const { model } = buildModel(kept, build);
+  if (!build.dynamic) return { config: render(model, template), tables: null };
   const split = new DynamicSplit().split(model);
   return { config: render(split.model, template), tables: split.tables };
 }

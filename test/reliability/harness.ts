@@ -17,14 +17,10 @@ import { issueCertificate } from '../../src/tls/issue.js';
 import { queueIdle, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
-import { checkLua } from '../../src/nginx/lua.js';
-import { nginxBinary } from '../../src/nginx/binary.js';
-import type { LuaSettings, NginxModules } from '../../src/model/nginx-model.js';
 import type { DynamicTables } from '../../src/model/dynamic-tables.js';
 import { expectedState } from './expected.js';
 import type { knownBugs } from './known-bugs.js';
 import { profile } from './profile.js';
-import { findModules } from '../../src/nginx/modules.js';
 import { addRefusalHook } from '../support/refusal-hook.js';
 import { writeNginxWrapper } from './nginx-wrapper.js';
 import { mountTmpfs, type Tmpfs } from './tmpfs.js';
@@ -127,10 +123,6 @@ export class Harness {
     readonly tmpfs: Tmpfs | null,
     readonly templateFile: string,
     private readonly nginxFaultFile: string | null,
-    /** the Lua balancer's settings, null in rendered mode */
-    readonly dynamic: LuaSettings | null,
-    /** the optional nginx modules the controller found (headers-more is loaded whenever present) */
-    readonly modules: NginxModules = {},
   ) {}
 
   /** start brings up backends, the cluster (nginx serving the steady routes), and the request loop. */
@@ -182,27 +174,11 @@ export class Harness {
       flags.push('--nginx-binary', await writeNginxWrapper(scratch, nginxFaultFile));
     }
     const cluster = await startCluster(seed, [...flags, ...(options.flags ?? [])]);
-    // the settings the controller found, found the same way: the expected config is built with them
-    let dynamic: LuaSettings | null = null;
-    if (mode === 'lua') {
-      const check = await checkLua(nginxBinary(cluster.config.nginxBinary ?? undefined), cluster.config.configDir);
-      if (!check.ok) throw new Error(`lua mode, but the Lua balancer cannot run: ${check.why}`);
-      dynamic = check.settings;
-    }
-    const modules = await findModules(nginxBinary(cluster.config.nginxBinary ?? undefined));
+    // The expected config is built with the controller's own build options; lua mode must have found the balancer.
+    if (mode === 'lua' && !cluster.controller.build.dynamic)
+      throw new Error('lua mode, but the controller found no Lua balancer');
     const traffic = new Traffic(cluster.httpPort, STEADY);
-    const harness = new Harness(
-      options,
-      cluster,
-      traffic,
-      backends,
-      scratch,
-      tmpfs,
-      templateFile,
-      nginxFaultFile,
-      dynamic,
-      modules,
-    );
+    const harness = new Harness(options, cluster, traffic, backends, scratch, tmpfs, templateFile, nginxFaultFile);
     harness.skipped.push(...skipped);
     harness.template = await loadTemplate(templateFile);
     await waitFor(
@@ -234,9 +210,8 @@ export class Harness {
       this.cluster.api,
       this.cluster.config,
       this.template,
+      this.cluster.controller.build,
       this.excluded,
-      this.dynamic,
-      this.modules,
     );
   }
 
