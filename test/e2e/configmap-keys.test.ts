@@ -13,6 +13,7 @@ import { waitFor } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { startBackend, type Backend } from '../support/net.js';
 import { SCENE_MODES, startScene, type Scene } from './annotations-harness.js';
+import { nginxProcesses } from '../support/rollout.js';
 
 /** The header ConfigMaps, beside the controller's ingress/config (the namespace add-headers must use). */
 const HEADER_CONFIG_MAPS = [
@@ -127,6 +128,7 @@ describe.each(SCENE_MODES)('ConfigMap keys on the wire (%s)', (mode) => {
   it.runIf(mode === 'lua')(
     'add-headers: a change of the header ConfigMap reaches the answers (it is watched)',
     async () => {
+      const processes = nginxProcesses(scene.cluster!).length;
       await scene.cluster!.patch({
         apiVersion: 'v1',
         kind: 'ConfigMap',
@@ -138,6 +140,9 @@ describe.each(SCENE_MODES)('ConfigMap keys on the wire (%s)', (mode) => {
         async () => (await fetch(scene.httpPort, 'keys.test', '/')).headers['x-using-nginx-controller'] === 'changed',
         10_000,
       );
+      // The reload's old workers may still accept a connection, and close it after one answer: the tests after
+      // this one (keep-alive-requests) must meet the new workers only.
+      await waitFor('the old workers gone', async () => nginxProcesses(scene.cluster!).length <= processes, 10_000);
     },
   );
 
