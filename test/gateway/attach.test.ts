@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildGatewayRoutes, type GatewayInput, intersectHostnames } from '../../src/model/gateway/index.js';
-import { gateway, grant, input, listener, namespace, route, service } from './fixtures.js';
+import { gateway, grant, input, listener, namespace, route, rule, service } from './fixtures.js';
 
 const GROUP = 'gateway.networking.k8s.io';
 
@@ -74,10 +74,27 @@ describe('hostname intersection (listener ∩ route)', () => {
       httpRoutes: [route('r', { hostnames: ['*.a.example.com', 'b.example.com', 'other.net'] }), route('s')],
     });
     const hosts = buildGatewayRoutes(i).listeners[0]?.hosts;
+    // Each host lists its own routes first, then those of the broader names that cover it.
+    expect(hosts?.map((h) => [h.hostname, h.routes.map((r) => `${r.route.name}@${r.hostname}`)])).toEqual([
+      ['b.example.com', ['r@b.example.com', 's@*.example.com']],
+      ['*.a.example.com', ['r@*.a.example.com', 's@*.example.com']],
+      ['*.example.com', ['s@*.example.com']],
+    ]);
+  });
+
+  it('a more specific hostname comes first even against a higher-precedence match', () => {
+    // The spec orders by the route's matching hostname before the match rules: an Exact path of a
+    // route without hostnames comes after a prefix `/` of a route that names the host.
+    const i = input({
+      httpRoutes: [
+        route('any', { rules: [rule([{ path: { type: 'Exact', value: '/x' } }])] }),
+        route('named', { hostnames: ['a.com'], rules: [rule([{ path: { type: 'PathPrefix', value: '/' } }])] }),
+      ],
+    });
+    const hosts = buildGatewayRoutes(i).listeners[0]?.hosts;
     expect(hosts?.map((h) => [h.hostname, h.routes.map((r) => r.route.name)])).toEqual([
-      ['b.example.com', ['r']],
-      ['*.a.example.com', ['r']],
-      ['*.example.com', ['s']],
+      ['a.com', ['named', 'any']],
+      [null, ['any']],
     ]);
   });
 });

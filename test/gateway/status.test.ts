@@ -149,7 +149,13 @@ describe('HTTPRoute parents[] status', () => {
   });
 
   it('writes nothing for parents of another controller or of another kind', () => {
-    const routes = [route('r', { parentRefs: [{ name: 'theirs' }, { kind: 'Service', group: '', name: 'mesh' }] })];
+    // Even with a value we would refuse: another controller's route is not ours to complain about.
+    const routes = [
+      route('r', {
+        parentRefs: [{ name: 'theirs' }, { kind: 'Service', group: '', name: 'mesh' }],
+        rules: [rule([{ path: { type: 'Exact', value: '/$x' } }], { backendRefs: [{ name: 'gone', port: 1 }] })],
+      }),
+    ];
     const theirs = gateway(undefined, 'theirs', 'default', { gatewayClassName: 'other' });
     const result = buildGatewayRoutes(
       input({
@@ -159,6 +165,7 @@ describe('HTTPRoute parents[] status', () => {
       }),
     );
     expect(result.status.httpRoutes).toEqual([]);
+    expect(result.problems).toEqual([]);
     expect(result.status.gatewayClasses.map((c) => c.name)).toEqual(['ours']);
     expect(result.status.gateways.map((g) => g.name)).toEqual(['gw']);
   });

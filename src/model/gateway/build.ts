@@ -5,7 +5,7 @@
  */
 import type { Problem } from '../nginx-model.js';
 import type { KubeObject, Service } from '../snapshot.js';
-import { compareHostnames, intersectHostnames } from './hostnames.js';
+import { compareHostnames, coveringHostnames, intersectHostnames } from './hostnames.js';
 import { comparePrecedence } from './precedence.js';
 import { readGateway, readGatewayClass, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
 import { isGranted, selectorMatches } from './refs.js';
@@ -54,6 +54,8 @@ export type EffectiveBackend =
 /** EffectiveRoute is one match of one rule of one HTTPRoute, as a listener serves it. */
 export interface EffectiveRoute {
   readonly route: ObjectRef;
+  /** the effective hostname the route matched through (null: any host); below the host's own, broader ones follow */
+  readonly hostname: string | null;
   readonly ruleIndex: number;
   readonly matchIndex: number;
   readonly match: RouteMatch;
@@ -61,7 +63,10 @@ export interface EffectiveRoute {
   readonly backends: readonly EffectiveBackend[];
 }
 
-/** HostRoutes are the routes for one effective hostname (null: any host), highest precedence first. */
+/**
+ * HostRoutes are the routes a request for one effective hostname (null: any host) can match, highest
+ * precedence first: those through this very hostname, then those through broader ones that cover it.
+ */
 export interface HostRoutes {
   readonly hostname: string | null;
   readonly routes: readonly EffectiveRoute[];
@@ -321,8 +326,9 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   const routeStatus: GatewayStatus['httpRoutes'][number][] = [];
   for (const route of routes) {
     const gen = route.meta.generation;
+    const routeProblems: Problem[] = [];
     const fail = (field: string, message: string) =>
-      problems.push({ kind: 'HTTPRoute', namespace: route.meta.namespace, name: route.meta.name, field, message });
+      routeProblems.push({ kind: 'HTTPRoute', namespace: route.meta.namespace, name: route.meta.name, field, message });
     for (const i of route.invalid) fail(i.field, i.message);
     const backends = route.rules.map((rule, r) =>
       rule.backendRefs.map((ref, b) => {
@@ -411,6 +417,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
               list.push({
                 meta: route.meta,
                 route: { namespace: route.meta.namespace, name: route.meta.name },
+                hostname,
                 ruleIndex,
                 matchIndex,
                 match,
@@ -422,7 +429,10 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
         }
       }
     }
-    if (parents.length > 0) routeStatus.push({ namespace: route.meta.namespace, name: route.meta.name, parents });
+    // A route none of whose parents is ours is another controller's: no status, no problems.
+    if (parents.length === 0) continue;
+    routeStatus.push({ namespace: route.meta.namespace, name: route.meta.name, parents });
+    problems.push(...routeProblems);
   }
 
   const listeners: ListenerRoutes[] = [];
@@ -433,14 +443,15 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
     for (const s of list) {
       if (!s.accepted || s.conflicted || !s.resolved) continue;
       const byHost = served.get(s) ?? (new Map() as ByHost);
-      const hosts = [...byHost.entries()]
-        .sort(([a], [b]) => compareHostnames(a, b))
-        .map(([hostname, entries]) => ({
-          hostname,
-          routes: entries
-            .sort((a, b) => comparePrecedence({ ...a, route: a.meta }, { ...b, route: b.meta }))
-            .map(({ meta: _meta, ...rest }) => rest),
-        }));
+      for (const entries of byHost.values())
+        entries.sort((a, b) => comparePrecedence({ ...a, route: a.meta }, { ...b, route: b.meta }));
+      const names = [...byHost.keys()].sort(compareHostnames);
+      const hosts = names.map((hostname) => ({
+        hostname,
+        routes: coveringHostnames(hostname, names).flatMap((by) =>
+          (byHost.get(by) ?? []).map(({ meta: _meta, ...rest }) => rest),
+        ),
+      }));
       listeners.push({
         gateway: { namespace: gateway.meta.namespace, name: gateway.meta.name },
         listener: s.listener.name,

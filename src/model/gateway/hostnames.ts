@@ -47,3 +47,20 @@ export function compareHostnames(a: string | null, b: string | null): number {
   if (a.length !== b.length) return b.length - a.length;
   return a < b ? -1 : 1;
 }
+
+/** covers says whether a request for any name `host` (null: any host) stands for is also matched by `by`. */
+function covers(by: string | null, host: string | null): boolean {
+  if (by === null || by === host) return true;
+  if (host === null) return false;
+  return by.startsWith('*.') && wildcardCovers(by, host);
+}
+
+/**
+ * coveringHostnames lists the hostnames of `all` that match every request `host` matches (itself
+ * included), most specific first: the spec gives precedence to rules of routes with the more
+ * specific hostname and, past those, lets the less specific ones match (a route without hostnames
+ * still answers a path that the host's own routes do not).
+ */
+export function coveringHostnames(host: string | null, all: readonly (string | null)[]): (string | null)[] {
+  return all.filter((by) => covers(by, host)).sort(compareHostnames);
+}
