@@ -362,6 +362,19 @@ describe('Gateway and listener status', () => {
     ]);
     expect(gw?.listeners[0]?.supportedKinds).toEqual([{ group: GROUP, kind: 'HTTPRoute' }]);
   });
+
+  it('a route whose two parentRefs select one listener is attached and served once', () => {
+    const r = route('r', {
+      parentRefs: [
+        { name: 'gw', sectionName: 'http' },
+        { name: 'gw', port: 80 },
+      ],
+    });
+    const result = buildGatewayRoutes(input({ httpRoutes: [r] }));
+    expect(result.status.httpRoutes[0]?.parents).toHaveLength(2);
+    expect(result.status.gateways[0]?.listeners[0]?.attachedRoutes).toBe(1);
+    expect(result.listeners[0]?.hosts[0]?.routes).toHaveLength(1);
+  });
 });
 
 describe('GatewayClass status', () => {

@@ -342,6 +342,8 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
       }),
     );
     const firstUnresolved = backends.flat().find((b) => b.kind === 'unresolved');
+    // Two parentRefs may select one listener (by name and by port): it counts and serves the route once.
+    const attachedHere = new Set<ListenerState>();
     const parents: RouteParentStatus[] = [];
     for (const parentRef of route.parentRefs) {
       if (parentRef.group !== GATEWAY_GROUP || parentRef.kind !== 'Gateway') continue;
@@ -406,6 +408,8 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
       parents.push({ parentRef, controllerName: input.controllerName, conditions: [accepted, resolvedRefs] });
       if (accepted.status !== 'True') continue;
       for (const { s, hosts } of matching) {
+        if (attachedHere.has(s)) continue;
+        attachedHere.add(s);
         attached.set(s, (attached.get(s) ?? 0) + 1);
         const byHost = served.get(s) ?? (new Map() as ByHost);
         served.set(s, byHost);
