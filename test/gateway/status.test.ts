@@ -361,6 +361,23 @@ describe('Gateway and listener status', () => {
       ['b', 1],
     ]);
     expect(gw?.listeners[0]?.supportedKinds).toEqual([{ group: GROUP, kind: 'HTTPRoute' }]);
+    const udp = buildGatewayRoutes(input({ gateways: [gateway([listener('udp', { protocol: 'UDP' })])] }));
+    expect(udp.status.gateways[0]?.listeners[0]?.supportedKinds).toEqual([]);
+    const mixed = input({
+      gateways: [
+        gateway([listener('http', { allowedRoutes: { kinds: [{ kind: 'TCPRoute' }, { kind: 'HTTPRoute' }] } })]),
+      ],
+    });
+    const mixedResult = buildGatewayRoutes(mixed);
+    expect(mixedResult.status.gateways[0]?.listeners[0]?.supportedKinds).toEqual([{ group: GROUP, kind: 'HTTPRoute' }]);
+    // ResolvedRefs is False for the kind it cannot serve, yet HTTPRoutes are served.
+    expect(mixedResult.status.gateways[0]?.listeners[0]?.conditions.map((c) => `${c.type}=${c.status}`)).toEqual([
+      'Accepted=True',
+      'ResolvedRefs=False',
+      'Conflicted=False',
+      'Programmed=True',
+    ]);
+    expect(mixedResult.listeners.map((l) => l.listener)).toEqual(['http']);
   });
 
   it('a route whose two parentRefs select one listener is attached and served once', () => {

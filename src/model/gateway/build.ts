@@ -131,7 +131,8 @@ interface ListenerState {
   readonly listener: Listener;
   readonly accepted: boolean;
   readonly conflicted: boolean;
-  readonly resolved: boolean;
+  /** served: accepted, not conflicted, certificates resolved and at least one route kind supported */
+  readonly programmed: boolean;
   readonly supportedKinds: readonly RouteGroupKind[];
   readonly certificates: readonly ObjectRef[];
   readonly conditions: (gen: number) => Condition[];
@@ -190,11 +191,15 @@ function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] {
     }
     // Route kinds: HTTPRoute is the only kind served.
     const kinds = listener.allowedKinds ?? [HTTPROUTE_KIND];
-    const supportedKinds = kinds.filter((k) => k.group === GATEWAY_GROUP && k.kind === 'HTTPRoute').slice(0, 1);
+    const httpLike = listener.protocol === 'HTTP' || listener.protocol === 'HTTPS';
+    // A listener of a protocol we do not serve supports no kinds (the conformance suite expects []).
+    const supportedKinds = httpLike
+      ? kinds.filter((k) => k.group === GATEWAY_GROUP && k.kind === 'HTTPRoute').slice(0, 1)
+      : [];
     let resolved = true;
     let refReason = 'ResolvedRefs';
     let refMessage = 'all references resolved';
-    if (supportedKinds.length !== kinds.length) {
+    if (httpLike && supportedKinds.length !== kinds.length) {
       resolved = false;
       refReason = 'InvalidRouteKinds';
       refMessage = 'only HTTPRoute (gateway.networking.k8s.io) is supported';
@@ -233,12 +238,16 @@ function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] {
         } else certificates.push({ namespace, name: ref.name });
       }
     }
-    const programmed = accepted && conflict === undefined && resolved;
+    // Unsupported kinds beside HTTPRoute fail ResolvedRefs but leave HTTPRoute served; a missing certificate does not.
+    const certificatesOk =
+      listener.certificateRefs.length === certificates.length &&
+      (listener.protocol !== 'HTTPS' || certificates.length > 0);
+    const programmed = accepted && conflict === undefined && certificatesOk && supportedKinds.length > 0;
     return {
       listener,
       accepted,
       conflicted: conflict !== undefined,
-      resolved,
+      programmed,
       supportedKinds,
       certificates,
       conditions: (gen: number) => [
@@ -445,7 +454,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
     const gen = gateway.meta.generation;
     const list = states.get(key(gateway.meta)) ?? [];
     for (const s of list) {
-      if (!s.accepted || s.conflicted || !s.resolved) continue;
+      if (!s.programmed) continue;
       const byHost = served.get(s) ?? (new Map() as ByHost);
       for (const entries of byHost.values())
         entries.sort((a, b) => comparePrecedence({ ...a, route: a.meta }, { ...b, route: b.meta }));
@@ -467,7 +476,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
       });
     }
     const acceptedCount = list.filter((s) => s.accepted).length;
-    const programmed = list.some((s) => s.accepted && !s.conflicted && s.resolved);
+    const programmed = list.some((s) => s.programmed);
     const accepted =
       acceptedCount === list.length && list.length > 0
         ? cond('Accepted', true, 'Accepted', 'gateway is accepted', gen)
