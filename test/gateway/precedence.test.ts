@@ -108,3 +108,24 @@ describe('HTTPRoute precedence', () => {
     });
   });
 });
+
+describe('ported from the conformance suite (HTTPRouteMatchingAcrossRoutes)', () => {
+  it('orders the matches of two routes on shared hostnames', () => {
+    const part1 = route('matching-part1', {
+      hostnames: ['example.com', 'example.net'],
+      rules: [rule([prefix('/'), { headers: [{ name: 'version', value: 'one' }] }])],
+    });
+    const part2 = route('matching-part2', {
+      hostnames: ['example.com'],
+      rules: [rule([prefix('/v2'), { headers: [{ name: 'version', value: 'two' }] }])],
+    });
+    const hosts = buildGatewayRoutes(input({ httpRoutes: [part2, part1] })).listeners[0]?.hosts;
+    const order = (hostname: string) =>
+      hosts
+        ?.find((h) => h.hostname === hostname)
+        ?.routes.map((r) => `${r.route.name.slice(-5)}#${r.ruleIndex}.${r.matchIndex}`);
+    // `/v2` first; then the header matches on `/` (tied: part1 by name); then part1's bare `/`.
+    expect(order('example.com')).toEqual(['part2#0.0', 'part1#0.1', 'part2#0.1', 'part1#0.0']);
+    expect(order('example.net')).toEqual(['part1#0.1', 'part1#0.0']);
+  });
+});

@@ -380,6 +380,15 @@ describe('Gateway and listener status', () => {
     expect(mixedResult.listeners.map((l) => l.listener)).toEqual(['http']);
   });
 
+  it('a listener whose certificate is missing still counts attached routes, but is not served', () => {
+    const https = listener('https', { port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'gone' }] } });
+    const result = buildGatewayRoutes(input({ gateways: [gateway([https])], httpRoutes: [route('r')] }));
+    const l = result.status.gateways[0]?.listeners[0];
+    expect(l?.attachedRoutes).toBe(1);
+    expect(l?.conditions.find((c) => c.type === 'Programmed')?.status).toBe('False');
+    expect(result.listeners).toEqual([]);
+  });
+
   it('a route whose two parentRefs select one listener is attached and served once', () => {
     const r = route('r', {
       parentRefs: [
