@@ -416,3 +416,37 @@ describe('GatewayClass status', () => {
     ]);
   });
 });
+
+describe('problems name the object and field', () => {
+  it.each([
+    {
+      name: 'an unsupported protocol',
+      input: input({ gateways: [gateway([listener('http'), listener('tcp', { protocol: 'TCP', port: 9000 })])] }),
+      expected: { kind: 'Gateway', namespace: 'default', name: 'gw', field: 'spec.listeners[1].protocol' },
+    },
+    {
+      name: 'a missing certificate',
+      input: input({
+        gateways: [gateway([listener('https', { protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'x' }] } })])],
+      }),
+      expected: { kind: 'Gateway', namespace: 'default', name: 'gw', field: 'spec.listeners[0].tls.certificateRefs' },
+    },
+    {
+      name: 'a listener hostname',
+      input: input({ gateways: [gateway([listener('http', { hostname: 'a b' })])] }),
+      expected: { kind: 'Gateway', namespace: 'default', name: 'gw', field: 'spec.listeners[0].hostname' },
+    },
+    {
+      name: 'a route hostname',
+      input: input({ httpRoutes: [route('r', { hostnames: ['ok.com', 'bad;host'] })] }),
+      expected: { kind: 'HTTPRoute', namespace: 'default', name: 'r', field: 'spec.hostnames[1]' },
+    },
+    {
+      name: 'a missing backend',
+      input: input({ httpRoutes: [route('r', { rules: [{}, { backendRefs: [{ name: 'gone', port: 80 }] }] })] }),
+      expected: { kind: 'HTTPRoute', namespace: 'default', name: 'r', field: 'spec.rules[1].backendRefs[0]' },
+    },
+  ])('$name', ({ input: i, expected }) => {
+    expect(buildGatewayRoutes(i).problems).toEqual([expect.objectContaining(expected)]);
+  });
+});

@@ -156,7 +156,7 @@ function secretIsTls(secret: KubeObject): boolean {
 function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] {
   const firstProtocol = new Map<number, string>();
   const seenHost = new Set<string>();
-  return gateway.listeners.map((listener) => {
+  return gateway.listeners.map((listener, index) => {
     const fail = (field: string, message: string) =>
       ctx.problems.push({
         kind: 'Gateway',
@@ -177,7 +177,7 @@ function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] {
       accepted = false;
       acceptReason = 'UnsupportedProtocol';
       acceptMessage = `protocol ${JSON.stringify(listener.protocol)} is not supported (HTTP, HTTPS)`;
-      fail(`listener ${listener.name}.protocol`, acceptMessage);
+      fail(`spec.listeners[${index}].protocol`, acceptMessage);
     }
     // Conflicts: the first listener on a port fixes its protocol; a later one with the same hostname loses.
     let conflict: string | undefined;
@@ -234,7 +234,7 @@ function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] {
         if (why) {
           resolved = false;
           [refReason, refMessage] = why;
-          fail(`listener ${listener.name}.tls.certificateRefs`, why[1]);
+          fail(`spec.listeners[${index}].tls.certificateRefs`, why[1]);
         } else certificates.push({ namespace, name: ref.name });
       }
     }
