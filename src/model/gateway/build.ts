@@ -1,0 +1,360 @@
+/**
+ * buildGatewayRoutes: Gateway API objects → for each usable (Gateway, listener) the routes it serves,
+ * ordered by the spec's precedence, and the status every object should carry, all as data. Pure: the
+ * controller feeds it the caches and writes the status; nothing here does I/O or reads the clock.
+ */
+import type { Problem } from '../nginx-model.js';
+import type { KubeObject, Service } from '../snapshot.js';
+import { compareHostnames, coveringHostnames, intersectHostnames } from './hostnames.js';
+import { comparePrecedence } from './precedence.js';
+import { type Context, cond, judgeListeners, key, type ListenerState, namespaceAllowed } from './listeners.js';
+import { readGateway, readGatewayClass, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
+import { isGranted } from './refs.js';
+import type {
+  BackendRef,
+  Condition,
+  Gateway,
+  GatewayClass,
+  HTTPRoute,
+  ObjectRef,
+  ParentRef,
+  ReferenceGrant,
+  RouteFilter,
+  RouteGroupKind,
+  RouteMatch,
+} from './types.js';
+import { GATEWAY_GROUP } from './types.js';
+
+/** GatewayInput is everything the core reads; objects are untrusted (as the API server serves them). */
+export interface GatewayInput {
+  /** the GatewayClass controllerName this controller owns */
+  readonly controllerName: string;
+  readonly gatewayClasses: readonly unknown[];
+  readonly gateways: readonly unknown[];
+  readonly httpRoutes: readonly unknown[];
+  readonly referenceGrants: readonly unknown[];
+  readonly services: readonly Service[];
+  /** Secrets named by HTTPS listeners (only existence and the tls.crt/tls.key keys are checked here) */
+  readonly secrets: readonly KubeObject[];
+  /** Namespaces, for allowedRoutes `from: Selector` */
+  readonly namespaces: readonly KubeObject[];
+}
+
+/** EffectiveBackend is a weighted backend; an unresolved one keeps its weight share (answered 500 later). */
+export type EffectiveBackend =
+  | {
+      readonly kind: 'service';
+      readonly namespace: string;
+      readonly name: string;
+      readonly port: number;
+      readonly weight: number;
+    }
+  | { readonly kind: 'unresolved'; readonly weight: number; readonly reason: string };
+
+/** EffectiveRoute is one match of one rule of one HTTPRoute, as a listener serves it. */
+export interface EffectiveRoute {
+  readonly route: ObjectRef;
+  /** the effective hostname the route matched through (null: any host); below the host's own, broader ones follow */
+  readonly hostname: string | null;
+  readonly ruleIndex: number;
+  readonly matchIndex: number;
+  readonly match: RouteMatch;
+  readonly filters: readonly RouteFilter[];
+  readonly backends: readonly EffectiveBackend[];
+}
+
+/**
+ * HostRoutes are the routes a request for one effective hostname (null: any host) can match, highest
+ * precedence first: those through this very hostname, then those through broader ones that cover it.
+ */
+export interface HostRoutes {
+  readonly hostname: string | null;
+  readonly routes: readonly EffectiveRoute[];
+}
+
+/** ListenerRoutes is what one programmed listener serves; hosts are ordered most specific first. */
+export interface ListenerRoutes {
+  readonly gateway: ObjectRef;
+  readonly listener: string;
+  readonly port: number;
+  readonly protocol: 'HTTP' | 'HTTPS';
+  readonly hostname: string | undefined;
+  readonly certificates: readonly ObjectRef[];
+  readonly hosts: readonly HostRoutes[];
+}
+
+export interface ListenerStatus {
+  readonly name: string;
+  readonly supportedKinds: readonly RouteGroupKind[];
+  readonly attachedRoutes: number;
+  readonly conditions: readonly Condition[];
+}
+
+export interface RouteParentStatus {
+  readonly parentRef: ParentRef;
+  readonly controllerName: string;
+  readonly conditions: readonly Condition[];
+}
+
+/** GatewayStatus is the status of every object this controller owns, without lastTransitionTime. */
+export interface GatewayStatus {
+  readonly gatewayClasses: readonly { readonly name: string; readonly conditions: readonly Condition[] }[];
+  readonly gateways: readonly (ObjectRef & {
+    readonly conditions: readonly Condition[];
+    readonly listeners: readonly ListenerStatus[];
+  })[];
+  readonly httpRoutes: readonly (ObjectRef & { readonly parents: readonly RouteParentStatus[] })[];
+}
+
+export interface GatewayRoutes {
+  readonly listeners: readonly ListenerRoutes[];
+  readonly status: GatewayStatus;
+  readonly problems: readonly Problem[];
+}
+
+type ByHost = Map<string | null, (EffectiveRoute & { readonly meta: HTTPRoute['meta'] })[]>;
+
+/** resolveBackend checks one backendRef: kind, ReferenceGrant, Service and port. */
+function resolveBackend(route: HTTPRoute, ref: BackendRef, ctx: Context): EffectiveBackend & { reason?: string } {
+  const unresolved = (reason: string) => ({ kind: 'unresolved' as const, weight: ref.weight, reason });
+  if (ref.group !== '' || ref.kind !== 'Service') return unresolved('InvalidKind');
+  const granted = isGranted(ctx.grants, {
+    fromGroup: GATEWAY_GROUP,
+    fromKind: 'HTTPRoute',
+    fromNamespace: route.meta.namespace,
+    toGroup: '',
+    toKind: 'Service',
+    toNamespace: ref.namespace,
+    toName: ref.name,
+  });
+  if (!granted) return unresolved('RefNotPermitted');
+  const service = ctx.services.get(`${ref.namespace}/${ref.name}`);
+  const port = ref.port;
+  if (!service || port === undefined || !(service.spec?.ports ?? []).some((p) => p.port === port))
+    return unresolved('BackendNotFound');
+  return { kind: 'service', namespace: ref.namespace, name: ref.name, port, weight: ref.weight };
+}
+
+const REF_MESSAGES: Record<string, string> = {
+  InvalidKind: 'is not a core Service',
+  RefNotPermitted: 'is in another namespace and no ReferenceGrant allows it',
+  BackendNotFound: 'names a Service or port that does not exist',
+};
+
+/** buildGatewayRoutes turns Gateway API objects into served routes and status; see the module comment. */
+export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
+  const problems: Problem[] = [];
+  const classes = input.gatewayClasses
+    .map(readGatewayClass)
+    .filter((c): c is GatewayClass => c !== null && c.controllerName === input.controllerName);
+  const acceptedClasses = new Set(classes.filter((c) => !c.hasParameters).map((c) => c.meta.name));
+  const ctx: Context = {
+    grants: input.referenceGrants.map(readReferenceGrant).filter((g): g is ReferenceGrant => g !== null),
+    services: new Map(input.services.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name}`, s])),
+    secrets: new Map(input.secrets.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name}`, s])),
+    namespaceLabels: new Map(
+      input.namespaces.flatMap((n) => {
+        const meta = readMeta(n, false);
+        return meta ? [[meta.name, meta.labels] as const] : [];
+      }),
+    ),
+    problems,
+  };
+  const gateways = input.gateways
+    .map(readGateway)
+    .filter((g): g is Gateway => g !== null && acceptedClasses.has(g.gatewayClassName))
+    .sort((a, b) => (key(a.meta) < key(b.meta) ? -1 : 1));
+  const states = new Map(gateways.map((g) => [key(g.meta), judgeListeners(g, ctx)]));
+  const gatewayByKey = new Map(gateways.map((g) => [key(g.meta), g]));
+  const attached = new Map<ListenerState, number>();
+  // listener state → hostname → entries (each with its route's metadata, for the precedence order)
+  const served = new Map<ListenerState, ByHost>();
+
+  const routes = input.httpRoutes.map(readHTTPRoute).filter((r): r is HTTPRoute => r !== null);
+  const routeStatus: GatewayStatus['httpRoutes'][number][] = [];
+  for (const route of routes) {
+    const gen = route.meta.generation;
+    const routeProblems: Problem[] = [];
+    const fail = (field: string, message: string) =>
+      routeProblems.push({ kind: 'HTTPRoute', namespace: route.meta.namespace, name: route.meta.name, field, message });
+    for (const i of route.invalid) fail(i.field, i.message);
+    const backends = route.rules.map((rule, r) =>
+      rule.backendRefs.map((ref, b) => {
+        const resolved = resolveBackend(route, ref, ctx);
+        if (resolved.kind === 'unresolved')
+          fail(
+            `spec.rules[${r}].backendRefs[${b}]`,
+            `${ref.kind} ${ref.namespace}/${ref.name} ${REF_MESSAGES[resolved.reason]}`,
+          );
+        return resolved;
+      }),
+    );
+    const firstUnresolved = backends.flat().find((b) => b.kind === 'unresolved');
+    // Two parentRefs may select one listener (by name and by port): it counts and serves the route once.
+    const attachedHere = new Set<ListenerState>();
+    const parents: RouteParentStatus[] = [];
+    for (const parentRef of route.parentRefs) {
+      if (parentRef.group !== GATEWAY_GROUP || parentRef.kind !== 'Gateway') continue;
+      const gateway = gatewayByKey.get(key(parentRef));
+      if (!gateway) continue; // not ours (or not there): another controller's business
+      const listenerStates = states.get(key(gateway.meta)) ?? [];
+      const candidates = listenerStates.filter(
+        (s) =>
+          (parentRef.sectionName === undefined || s.listener.name === parentRef.sectionName) &&
+          (parentRef.port === undefined || s.listener.port === parentRef.port),
+      );
+      const usable = candidates.filter((s) => s.accepted && !s.conflicted);
+      const allowed = usable.filter(
+        (s) => s.supportedKinds.length > 0 && namespaceAllowed(s, gateway, route.meta.namespace, ctx),
+      );
+      const matching = allowed
+        .map((s) => ({ s, hosts: intersectHostnames(s.listener.hostname, route.hostnames) }))
+        .filter((x) => x.hosts.length > 0);
+      let accepted: Condition;
+      if (usable.length === 0)
+        accepted = cond(
+          'Accepted',
+          false,
+          'NoMatchingParent',
+          'no accepted listener matches sectionName and port',
+          gen,
+        );
+      else if (allowed.length === 0)
+        accepted = cond(
+          'Accepted',
+          false,
+          'NotAllowedByListeners',
+          'no listener allows this route (namespace or kind)',
+          gen,
+        );
+      else if (matching.length === 0)
+        accepted = cond(
+          'Accepted',
+          false,
+          'NoMatchingListenerHostname',
+          'no hostname in common with any listener',
+          gen,
+        );
+      else if (route.invalid.length > 0)
+        accepted = cond(
+          'Accepted',
+          false,
+          'UnsupportedValue',
+          route.invalid.map((i) => `${i.field}: ${i.message}`).join('; '),
+          gen,
+        );
+      else accepted = cond('Accepted', true, 'Accepted', 'route is accepted', gen);
+      const resolvedRefs = firstUnresolved
+        ? cond(
+            'ResolvedRefs',
+            false,
+            firstUnresolved.reason,
+            `a backendRef ${REF_MESSAGES[firstUnresolved.reason]}`,
+            gen,
+          )
+        : cond('ResolvedRefs', true, 'ResolvedRefs', 'all references resolved', gen);
+      parents.push({ parentRef, controllerName: input.controllerName, conditions: [accepted, resolvedRefs] });
+      if (accepted.status !== 'True') continue;
+      for (const { s, hosts } of matching) {
+        if (attachedHere.has(s)) continue;
+        attachedHere.add(s);
+        attached.set(s, (attached.get(s) ?? 0) + 1);
+        const byHost = served.get(s) ?? (new Map() as ByHost);
+        served.set(s, byHost);
+        for (const hostname of hosts) {
+          const list = byHost.get(hostname) ?? [];
+          byHost.set(hostname, list);
+          for (const [ruleIndex, rule] of route.rules.entries()) {
+            for (const [matchIndex, match] of rule.matches.entries()) {
+              list.push({
+                meta: route.meta,
+                route: { namespace: route.meta.namespace, name: route.meta.name },
+                hostname,
+                ruleIndex,
+                matchIndex,
+                match,
+                filters: rule.filters,
+                backends: backends[ruleIndex] ?? [],
+              });
+            }
+          }
+        }
+      }
+    }
+    // A route none of whose parents is ours is another controller's: no status, no problems.
+    if (parents.length === 0) continue;
+    routeStatus.push({ namespace: route.meta.namespace, name: route.meta.name, parents });
+    problems.push(...routeProblems);
+  }
+
+  const listeners: ListenerRoutes[] = [];
+  const gatewayStatus: GatewayStatus['gateways'][number][] = [];
+  for (const gateway of gateways) {
+    const gen = gateway.meta.generation;
+    const list = states.get(key(gateway.meta)) ?? [];
+    for (const s of list) {
+      if (!s.programmed) continue;
+      const byHost = served.get(s) ?? (new Map() as ByHost);
+      for (const entries of byHost.values())
+        entries.sort((a, b) => comparePrecedence({ ...a, route: a.meta }, { ...b, route: b.meta }));
+      const names = [...byHost.keys()].sort(compareHostnames);
+      const hosts = names.map((hostname) => ({
+        hostname,
+        routes: coveringHostnames(hostname, names).flatMap((by) =>
+          (byHost.get(by) ?? []).map(({ meta: _meta, ...rest }) => rest),
+        ),
+      }));
+      listeners.push({
+        gateway: { namespace: gateway.meta.namespace, name: gateway.meta.name },
+        listener: s.listener.name,
+        port: s.listener.port,
+        protocol: s.listener.protocol as 'HTTP' | 'HTTPS',
+        hostname: s.listener.hostname,
+        certificates: s.certificates,
+        hosts,
+      });
+    }
+    const acceptedCount = list.filter((s) => s.accepted).length;
+    const programmed = list.some((s) => s.programmed);
+    const accepted =
+      acceptedCount === list.length && list.length > 0
+        ? cond('Accepted', true, 'Accepted', 'gateway is accepted', gen)
+        : cond(
+            'Accepted',
+            acceptedCount > 0,
+            'ListenersNotValid',
+            `${list.length - acceptedCount} listener(s) are not valid`,
+            gen,
+          );
+    gatewayStatus.push({
+      namespace: gateway.meta.namespace,
+      name: gateway.meta.name,
+      conditions: [
+        accepted,
+        cond(
+          'Programmed',
+          programmed,
+          programmed ? 'Programmed' : 'Invalid',
+          programmed ? 'gateway is served' : 'no listener is served',
+          gen,
+        ),
+      ],
+      listeners: list.map((s) => ({
+        name: s.listener.name,
+        supportedKinds: s.supportedKinds,
+        attachedRoutes: attached.get(s) ?? 0,
+        conditions: s.conditions(gen),
+      })),
+    });
+  }
+
+  const gatewayClasses = classes.map((c) => ({
+    name: c.meta.name,
+    conditions: [
+      c.hasParameters
+        ? cond('Accepted', false, 'InvalidParameters', 'parametersRef is not supported', c.meta.generation)
+        : cond('Accepted', true, 'Accepted', `handled by ${input.controllerName}`, c.meta.generation),
+    ],
+  }));
+  return { listeners, status: { gatewayClasses, gateways: gatewayStatus, httpRoutes: routeStatus }, problems };
+}

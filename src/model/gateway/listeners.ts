@@ -1,0 +1,193 @@
+/**
+ * Listener verdicts: each listener of one of our Gateways judged on its own fields, its conflicts with
+ * the Gateway's other listeners, its route kinds and its certificate references. Pure.
+ */
+import type { KubeObject, Service } from '../snapshot.js';
+import type { Problem } from '../nginx-model.js';
+import { isGranted, selectorMatches } from './refs.js';
+import {
+  type Condition,
+  GATEWAY_GROUP,
+  type Gateway,
+  type Listener,
+  type ObjectRef,
+  type ReferenceGrant,
+  type RouteGroupKind,
+} from './types.js';
+
+/** HTTPROUTE_KIND is the one route kind served. */
+export const HTTPROUTE_KIND: RouteGroupKind = { group: GATEWAY_GROUP, kind: 'HTTPRoute' };
+
+/** cond builds a condition. */
+export const cond = (
+  type: string,
+  ok: boolean,
+  reason: string,
+  message: string,
+  observedGeneration: number,
+): Condition => ({
+  type,
+  status: ok ? 'True' : 'False',
+  reason,
+  message,
+  observedGeneration,
+});
+
+/** key is `namespace/name`. */
+export const key = (ref: ObjectRef) => `${ref.namespace}/${ref.name}`;
+
+/** ListenerState is a listener's verdict: its conditions and whether routes may attach / it is served. */
+export interface ListenerState {
+  readonly listener: Listener;
+  readonly accepted: boolean;
+  readonly conflicted: boolean;
+  /** served: accepted, not conflicted, certificates resolved and at least one route kind supported */
+  readonly programmed: boolean;
+  readonly supportedKinds: readonly RouteGroupKind[];
+  readonly certificates: readonly ObjectRef[];
+  readonly conditions: (gen: number) => Condition[];
+}
+
+/** Context is the lookups both listeners and routes need, and where problems go. */
+export interface Context {
+  readonly grants: readonly ReferenceGrant[];
+  readonly services: ReadonlyMap<string, Service>;
+  readonly secrets: ReadonlyMap<string, KubeObject>;
+  readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  readonly problems: Problem[];
+}
+
+function secretIsTls(secret: KubeObject): boolean {
+  const s = secret as { data?: Record<string, unknown>; stringData?: Record<string, unknown> };
+  const has = (k: string) => s.data?.[k] !== undefined || s.stringData?.[k] !== undefined;
+  return has('tls.crt') && has('tls.key');
+}
+
+/** judgeListeners gives each listener of a Gateway its verdict (validity, conflicts, refs). */
+export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] {
+  const firstProtocol = new Map<number, string>();
+  const seenHost = new Set<string>();
+  return gateway.listeners.map((listener, index) => {
+    const fail = (field: string, message: string) =>
+      ctx.problems.push({
+        kind: 'Gateway',
+        namespace: gateway.meta.namespace,
+        name: gateway.meta.name,
+        field,
+        message,
+      });
+    let accepted = true;
+    let acceptReason = 'Accepted';
+    let acceptMessage = 'listener is valid';
+    if (listener.invalid.length > 0) {
+      accepted = false;
+      acceptReason = 'UnsupportedValue';
+      acceptMessage = listener.invalid.map((i) => `${i.field}: ${i.message}`).join('; ');
+      for (const i of listener.invalid) fail(i.field, i.message);
+    } else if (listener.protocol !== 'HTTP' && listener.protocol !== 'HTTPS') {
+      accepted = false;
+      acceptReason = 'UnsupportedProtocol';
+      acceptMessage = `protocol ${JSON.stringify(listener.protocol)} is not supported (HTTP, HTTPS)`;
+      fail(`spec.listeners[${index}].protocol`, acceptMessage);
+    }
+    // Conflicts: the first listener on a port fixes its protocol; a later one with the same hostname loses.
+    let conflict: string | undefined;
+    if (accepted) {
+      const first = firstProtocol.get(listener.port);
+      const hostKey = `${listener.port}/${listener.hostname ?? ''}`;
+      if (first !== undefined && first !== listener.protocol) conflict = 'ProtocolConflict';
+      else if (seenHost.has(hostKey)) conflict = 'HostnameConflict';
+      if (first === undefined) firstProtocol.set(listener.port, listener.protocol);
+      if (conflict === undefined) seenHost.add(hostKey);
+    }
+    // Route kinds: HTTPRoute is the only kind served.
+    const kinds = listener.allowedKinds ?? [HTTPROUTE_KIND];
+    const httpLike = listener.protocol === 'HTTP' || listener.protocol === 'HTTPS';
+    // A listener of a protocol we do not serve supports no kinds (the conformance suite expects []).
+    const supportedKinds = httpLike
+      ? kinds.filter((k) => k.group === GATEWAY_GROUP && k.kind === 'HTTPRoute').slice(0, 1)
+      : [];
+    let resolved = true;
+    let refReason = 'ResolvedRefs';
+    let refMessage = 'all references resolved';
+    if (httpLike && supportedKinds.length !== kinds.length) {
+      resolved = false;
+      refReason = 'InvalidRouteKinds';
+      refMessage = 'only HTTPRoute (gateway.networking.k8s.io) is supported';
+    }
+    const certificates: ObjectRef[] = [];
+    if (accepted && listener.protocol === 'HTTPS') {
+      if (listener.certificateRefs.length === 0) {
+        resolved = false;
+        refReason = 'InvalidCertificateRef';
+        refMessage = 'an HTTPS listener needs tls.certificateRefs';
+      }
+      for (const ref of listener.certificateRefs) {
+        const namespace = ref.namespace || gateway.meta.namespace;
+        const secret = ctx.secrets.get(`${namespace}/${ref.name}`);
+        let why: [string, string] | undefined;
+        if (ref.group !== '' || ref.kind !== 'Secret')
+          why = ['InvalidCertificateRef', `${ref.kind} ${ref.name} is not a core Secret`];
+        else if (
+          !isGranted(ctx.grants, {
+            fromGroup: GATEWAY_GROUP,
+            fromKind: 'Gateway',
+            fromNamespace: gateway.meta.namespace,
+            toGroup: '',
+            toKind: 'Secret',
+            toNamespace: namespace,
+            toName: ref.name,
+          })
+        )
+          why = ['RefNotPermitted', `no ReferenceGrant in ${namespace} allows Secret ${ref.name}`];
+        else if (!secret || !secretIsTls(secret))
+          why = ['InvalidCertificateRef', `Secret ${namespace}/${ref.name} is missing or lacks tls.crt and tls.key`];
+        if (why) {
+          resolved = false;
+          [refReason, refMessage] = why;
+          fail(`spec.listeners[${index}].tls.certificateRefs`, why[1]);
+        } else certificates.push({ namespace, name: ref.name });
+      }
+    }
+    // Unsupported kinds beside HTTPRoute fail ResolvedRefs but leave HTTPRoute served; a missing certificate does not.
+    const certificatesOk =
+      listener.certificateRefs.length === certificates.length &&
+      (listener.protocol !== 'HTTPS' || certificates.length > 0);
+    const programmed = accepted && conflict === undefined && certificatesOk && supportedKinds.length > 0;
+    return {
+      listener,
+      accepted,
+      conflicted: conflict !== undefined,
+      programmed,
+      supportedKinds,
+      certificates,
+      conditions: (gen: number) => [
+        cond('Accepted', accepted, acceptReason, acceptMessage, gen),
+        cond('ResolvedRefs', resolved, refReason, refMessage, gen),
+        conflict === undefined
+          ? cond('Conflicted', false, 'NoConflicts', 'no conflicts', gen)
+          : cond('Conflicted', true, conflict, `another listener on port ${listener.port} comes first`, gen),
+        cond(
+          'Programmed',
+          programmed,
+          programmed ? 'Programmed' : 'Invalid',
+          programmed ? 'listener is served' : 'listener is not served',
+          gen,
+        ),
+      ],
+    };
+  });
+}
+
+/** namespaceAllowed applies a listener's allowedRoutes.namespaces to a route's namespace. */
+export function namespaceAllowed(
+  state: ListenerState,
+  gateway: Gateway,
+  routeNamespace: string,
+  ctx: Context,
+): boolean {
+  const from = state.listener.allowedNamespaces;
+  if (from.from === 'All') return true;
+  if (from.from === 'Same') return routeNamespace === gateway.meta.namespace;
+  return selectorMatches(from.selector, ctx.namespaceLabels.get(routeNamespace) ?? {});
+}

@@ -1,0 +1,43 @@
+/**
+ * The order of HTTPRoute matches within one listener and hostname, as the spec prescribes
+ * (httproute_types.go, HTTPRouteRule.Matches): exact path; longest prefix; method; most header
+ * matches; most query-param matches; then the oldest route, the route first by
+ * "{namespace}/{name}", and rule order. RegularExpression precedence is left to implementations:
+ * here regex paths come after Exact and before PathPrefix (longer pattern first), as nginx itself
+ * tries regex locations before plain prefixes, so a default `/` prefix does not hide them.
+ */
+import type { Meta, RouteMatch } from './types.js';
+
+/** Ranked is what the order needs of one match: the match, its route's metadata and its position. */
+export interface Ranked {
+  readonly match: RouteMatch;
+  readonly route: Meta;
+  readonly ruleIndex: number;
+  readonly matchIndex: number;
+}
+
+const PATH_RANK = { Exact: 0, RegularExpression: 1, PathPrefix: 2 } as const;
+
+/** comparePrecedence sorts the higher-precedence match first. */
+export function comparePrecedence(a: Ranked, b: Ranked): number {
+  const pa = a.match.path;
+  const pb = b.match.path;
+  if (pa.type !== pb.type) return PATH_RANK[pa.type] - PATH_RANK[pb.type];
+  if (pa.type !== 'Exact' && pa.value.length !== pb.value.length) return pb.value.length - pa.value.length;
+  const ma = a.match.method === undefined ? 1 : 0;
+  const mb = b.match.method === undefined ? 1 : 0;
+  if (ma !== mb) return ma - mb;
+  if (a.match.headers.length !== b.match.headers.length) return b.match.headers.length - a.match.headers.length;
+  if (a.match.queryParams.length !== b.match.queryParams.length)
+    return b.match.queryParams.length - a.match.queryParams.length;
+  if (a.route !== b.route) {
+    const ca = Number.isNaN(a.route.created) ? Number.POSITIVE_INFINITY : a.route.created;
+    const cb = Number.isNaN(b.route.created) ? Number.POSITIVE_INFINITY : b.route.created;
+    if (ca !== cb) return ca < cb ? -1 : 1;
+    const ka = `${a.route.namespace}/${a.route.name}`;
+    const kb = `${b.route.namespace}/${b.route.name}`;
+    if (ka !== kb) return ka < kb ? -1 : 1;
+  }
+  if (a.ruleIndex !== b.ruleIndex) return a.ruleIndex - b.ruleIndex;
+  return a.matchIndex - b.matchIndex;
+}

@@ -1,0 +1,401 @@
+/**
+ * Readers: untrusted objects from the API server → the typed shapes in types.ts. Every string that
+ * could reach nginx passes its field's validator; a value that fails is recorded as `field: message`
+ * and left out, never passed on. Shapes the CRD schema forbids are refused the same way, since the
+ * objects may come from a file or an API server without the CRD's validation.
+ */
+import { checkRegexPath, regexSubsetRefusal } from '../regex-path.js';
+import {
+  type Checked,
+  checkDnsLabel,
+  checkHeaderName,
+  checkHost,
+  checkObjectName,
+  checkPath,
+  checkPortNumber,
+  show,
+} from '../validate.js';
+import {
+  type AllowedNamespaces,
+  type BackendRef,
+  type CertificateRef,
+  GATEWAY_GROUP,
+  type Gateway,
+  type GatewayClass,
+  HTTP_METHODS,
+  type HeaderModifier,
+  type HTTPRoute,
+  type HttpMethod,
+  type LabelSelector,
+  type Listener,
+  type Meta,
+  type ParentRef,
+  type PathMatch,
+  type PathModifier,
+  type ReferenceGrant,
+  type RouteFilter,
+  type RouteGroupKind,
+  type RouteMatch,
+  type RouteRule,
+  type ValueMatch,
+} from './types.js';
+import { checkHeaderValue, checkLabelKey, checkLabelValue, checkQueryParamName } from './values.js';
+
+/** Invalid is one refused value: its field path and why. */
+export interface Invalid {
+  readonly field: string;
+  readonly message: string;
+}
+
+type Rec = Readonly<Record<string, unknown>>;
+
+const rec = (value: unknown): Rec =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Rec) : {};
+const list = (value: unknown): readonly unknown[] => (Array.isArray(value) ? value : []);
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+/** Collector gathers refused values while a reader walks an object. */
+class Collector {
+  readonly invalid: Invalid[] = [];
+  refuse(field: string, message: string): undefined {
+    this.invalid.push({ field, message });
+    return undefined;
+  }
+  check<T>(field: string, checked: Checked<T>): T | undefined {
+    return checked.ok ? checked.value : this.refuse(field, checked.message);
+  }
+  /** optional checks a field only when present. */
+  optional<T>(field: string, value: unknown, checker: (v: unknown) => Checked<T>): T | undefined {
+    return value === undefined || value === null ? undefined : this.check(field, checker(value));
+  }
+  oneOf<T extends string>(field: string, value: unknown, allowed: readonly T[], fallback: T): T | undefined {
+    if (value === undefined || value === null) return fallback;
+    if ((allowed as readonly unknown[]).includes(value)) return value as T;
+    return this.refuse(field, `${show(value)} is not one of ${allowed.join(', ')}`);
+  }
+}
+
+/** readMeta reads name, namespace, generation, creationTimestamp and labels; null when the name is missing. */
+export function readMeta(object: unknown, namespaced: boolean): Meta | null {
+  const meta = rec(rec(object).metadata);
+  const name = text(meta.name);
+  const namespace = namespaced ? (text(meta.namespace) ?? 'default') : '';
+  if (!name) return null;
+  const stamp = meta.creationTimestamp;
+  const created = stamp instanceof Date ? stamp.getTime() : typeof stamp === 'string' ? Date.parse(stamp) : Number.NaN;
+  const labels: Record<string, string> = {};
+  for (const [key, value] of Object.entries(rec(meta.labels))) if (typeof value === 'string') labels[key] = value;
+  const generation = typeof meta.generation === 'number' ? meta.generation : 0;
+  return { namespace, name, generation, created, labels };
+}
+
+/** readGatewayClass reads a GatewayClass; null without a name. */
+export function readGatewayClass(object: unknown): GatewayClass | null {
+  const meta = readMeta(object, false);
+  if (!meta) return null;
+  const spec = rec(rec(object).spec);
+  return { meta, controllerName: text(spec.controllerName) ?? '', hasParameters: spec.parametersRef != null };
+}
+
+function readSelector(c: Collector, field: string, value: unknown): LabelSelector {
+  const raw = rec(value);
+  const matchLabels: Record<string, string> = {};
+  for (const [key, v] of Object.entries(rec(raw.matchLabels))) {
+    const k = c.check(`${field}.matchLabels`, checkLabelKey(key));
+    const val = c.check(`${field}.matchLabels[${key}]`, checkLabelValue(v));
+    if (k !== undefined && val !== undefined) matchLabels[k] = val;
+  }
+  const matchExpressions: LabelSelector['matchExpressions'][number][] = [];
+  for (const [i, e] of list(raw.matchExpressions).entries()) {
+    const f = `${field}.matchExpressions[${i}]`;
+    const expr = rec(e);
+    const key = c.check(`${f}.key`, checkLabelKey(expr.key));
+    const operator = c.oneOf(`${f}.operator`, expr.operator, ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const, 'In');
+    const values = list(expr.values).map((v, j) => c.check(`${f}.values[${j}]`, checkLabelValue(v)));
+    if (key === undefined || operator === undefined || values.some((v) => v === undefined)) continue;
+    matchExpressions.push({ key, operator, values: values as string[] });
+  }
+  return { matchLabels, matchExpressions };
+}
+
+function readListener(raw: unknown, index: number): Listener | null {
+  const c = new Collector();
+  const l = rec(raw);
+  const field = `spec.listeners[${index}]`;
+  const name = c.check(`${field}.name`, checkDnsLabel(l.name)) ?? `#${index}`;
+  const hostname = c.optional(`${field}.hostname`, l.hostname, checkHost);
+  const port = c.check(`${field}.port`, checkPortNumber(l.port)) ?? 0;
+  const protocol = text(l.protocol) ?? '';
+  const tls = rec(l.tls);
+  const mode = tls.mode ?? 'Terminate';
+  if (protocol === 'HTTPS' && mode !== 'Terminate')
+    c.refuse(`${field}.tls.mode`, `${show(mode)} is not supported (only Terminate)`);
+  const certificateRefs: CertificateRef[] = [];
+  for (const [i, r] of list(tls.certificateRefs).entries()) {
+    const ref = rec(r);
+    const f = `${field}.tls.certificateRefs[${i}]`;
+    const refName = c.check(`${f}.name`, checkObjectName(ref.name));
+    const refNs = c.optional(`${f}.namespace`, ref.namespace, checkDnsLabel);
+    if (refName === undefined) continue;
+    certificateRefs.push({
+      group: text(ref.group) ?? '',
+      kind: text(ref.kind) ?? 'Secret',
+      name: refName,
+      namespace: refNs ?? '',
+    });
+  }
+  const allowed = rec(l.allowedRoutes);
+  const ns = rec(allowed.namespaces);
+  const from = c.oneOf(`${field}.allowedRoutes.namespaces.from`, ns.from, ['Same', 'All', 'Selector'] as const, 'Same');
+  let allowedNamespaces: AllowedNamespaces = { from: 'Same' };
+  if (from === 'All') allowedNamespaces = { from: 'All' };
+  if (from === 'Selector') {
+    if (ns.selector == null)
+      c.refuse(`${field}.allowedRoutes.namespaces.selector`, 'is required when from is Selector');
+    allowedNamespaces = {
+      from: 'Selector',
+      selector: readSelector(c, `${field}.allowedRoutes.namespaces.selector`, ns.selector),
+    };
+  }
+  const allowedKinds: RouteGroupKind[] | undefined =
+    allowed.kinds === undefined
+      ? undefined
+      : list(allowed.kinds).map((k) => ({ group: text(rec(k).group) ?? GATEWAY_GROUP, kind: text(rec(k).kind) ?? '' }));
+  return { name, hostname, port, protocol, certificateRefs, allowedNamespaces, allowedKinds, invalid: c.invalid };
+}
+
+/** readGateway reads a Gateway; invalid listener fields stay on the listener (its conditions report them). */
+export function readGateway(object: unknown): Gateway | null {
+  const meta = readMeta(object, true);
+  if (!meta) return null;
+  const spec = rec(rec(object).spec);
+  const listeners = list(spec.listeners)
+    .map((l, i) => readListener(l, i))
+    .filter((l): l is Listener => l !== null);
+  return { meta, gatewayClassName: text(spec.gatewayClassName) ?? '', listeners };
+}
+
+function readPath(c: Collector, field: string, raw: unknown): PathMatch | undefined {
+  if (raw === undefined || raw === null) return { type: 'PathPrefix', value: '/' };
+  const p = rec(raw);
+  const type = c.oneOf(`${field}.type`, p.type, ['Exact', 'PathPrefix', 'RegularExpression'] as const, 'PathPrefix');
+  const rawValue = p.value ?? '/';
+  if (type === undefined) return undefined;
+  const value = c.check(
+    `${field}.value`,
+    type === 'RegularExpression' ? checkRegexPath(rawValue) : checkPath(rawValue),
+  );
+  return value === undefined ? undefined : { type, value };
+}
+
+function checkRegexValue(value: unknown): Checked<string> {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 1024)
+    return { ok: false, message: 'must be a regex of 1 to 1024 characters' };
+  const refused = regexSubsetRefusal(value);
+  return refused === null ? { ok: true, value } : { ok: false, message: `${show(value)}: ${refused}` };
+}
+
+function readValueMatches(
+  c: Collector,
+  field: string,
+  raw: unknown,
+  checkName: (v: unknown) => Checked<string>,
+  foldCase: boolean,
+): ValueMatch[] {
+  const out: ValueMatch[] = [];
+  const seen = new Set<string>();
+  for (const [i, m] of list(raw).entries()) {
+    const f = `${field}[${i}]`;
+    const r = rec(m);
+    const type = c.oneOf(`${f}.type`, r.type, ['Exact', 'RegularExpression'] as const, 'Exact');
+    const name = c.check(`${f}.name`, checkName(r.name));
+    const value = c.check(
+      `${f}.value`,
+      type === 'RegularExpression' ? checkRegexValue(r.value) : checkHeaderValue(r.value),
+    );
+    if (type === undefined || name === undefined || value === undefined) continue;
+    // The spec: of matches with an equal name, the first wins and the rest are ignored.
+    const key = foldCase ? name.toLowerCase() : name;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ type, name, value });
+  }
+  return out;
+}
+
+function readMatch(c: Collector, field: string, raw: unknown): RouteMatch | undefined {
+  const m = rec(raw);
+  const path = readPath(c, `${field}.path`, m.path);
+  const headers = readValueMatches(c, `${field}.headers`, m.headers, checkHeaderName, true);
+  const queryParams = readValueMatches(c, `${field}.queryParams`, m.queryParams, checkQueryParamName, false);
+  const method =
+    m.method === undefined ? undefined : c.oneOf<HttpMethod>(`${field}.method`, m.method, HTTP_METHODS, 'GET');
+  if (path === undefined || (m.method !== undefined && method === undefined)) return undefined;
+  return { path, headers, queryParams, method };
+}
+
+function readHeaderModifier(c: Collector, field: string, raw: unknown): HeaderModifier {
+  const r = rec(raw);
+  const pairs = (key: 'set' | 'add') =>
+    list(r[key]).flatMap((p, i) => {
+      const name = c.check(`${field}.${key}[${i}].name`, checkHeaderName(rec(p).name));
+      const value = c.check(`${field}.${key}[${i}].value`, checkHeaderValue(rec(p).value));
+      return name === undefined || value === undefined ? [] : [{ name, value }];
+    });
+  const remove = list(r.remove).flatMap((n, i) => {
+    const name = c.check(`${field}.remove[${i}]`, checkHeaderName(n));
+    return name === undefined ? [] : [name];
+  });
+  return { set: pairs('set'), add: pairs('add'), remove };
+}
+
+function readPathModifier(c: Collector, field: string, raw: unknown, prefixMatch: boolean): PathModifier | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  const r = rec(raw);
+  const type = c.oneOf(`${field}.type`, r.type, ['ReplaceFullPath', 'ReplacePrefixMatch'] as const, 'ReplaceFullPath');
+  if (type === undefined) return undefined;
+  if (type === 'ReplacePrefixMatch' && !prefixMatch)
+    return c.refuse(`${field}.type`, 'ReplacePrefixMatch needs every match of the rule to be a PathPrefix match');
+  const value = c.check(
+    `${field}.${type === 'ReplaceFullPath' ? 'replaceFullPath' : 'replacePrefixMatch'}`,
+    checkPath(type === 'ReplaceFullPath' ? r.replaceFullPath : r.replacePrefixMatch),
+  );
+  return value === undefined ? undefined : { type, value };
+}
+
+const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
+
+function readFilter(c: Collector, field: string, raw: unknown, prefixMatch: boolean): RouteFilter | undefined {
+  const r = rec(raw);
+  switch (r.type) {
+    case 'RequestHeaderModifier':
+      return {
+        type: r.type,
+        modifier: readHeaderModifier(c, `${field}.requestHeaderModifier`, r.requestHeaderModifier),
+      };
+    case 'ResponseHeaderModifier':
+      return {
+        type: r.type,
+        modifier: readHeaderModifier(c, `${field}.responseHeaderModifier`, r.responseHeaderModifier),
+      };
+    case 'RequestRedirect': {
+      const f = `${field}.requestRedirect`;
+      const rr = rec(r.requestRedirect);
+      const scheme =
+        rr.scheme == null ? undefined : c.oneOf(`${f}.scheme`, rr.scheme, ['http', 'https'] as const, 'http');
+      const code = rr.statusCode ?? 302;
+      const statusCode = (REDIRECT_CODES as readonly unknown[]).includes(code)
+        ? (code as (typeof REDIRECT_CODES)[number])
+        : c.refuse(`${f}.statusCode`, `${show(code)} is not one of ${REDIRECT_CODES.join(', ')}`);
+      return {
+        type: 'RequestRedirect',
+        scheme,
+        hostname: c.optional(`${f}.hostname`, rr.hostname, checkPreciseHost),
+        path: readPathModifier(c, `${f}.path`, rr.path, prefixMatch),
+        port: c.optional(`${f}.port`, rr.port, checkPortNumber),
+        statusCode: statusCode ?? 302,
+      };
+    }
+    case 'URLRewrite': {
+      const f = `${field}.urlRewrite`;
+      const u = rec(r.urlRewrite);
+      return {
+        type: 'URLRewrite',
+        hostname: c.optional(`${f}.hostname`, u.hostname, checkPreciseHost),
+        path: readPathModifier(c, `${f}.path`, u.path, prefixMatch),
+      };
+    }
+    default:
+      return c.refuse(
+        `${field}.type`,
+        `${show(r.type)} is not a supported filter (RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite)`,
+      );
+  }
+}
+
+/** checkPreciseHost is checkHost without the wildcard, as a redirect or rewrite hostname is. */
+function checkPreciseHost(value: unknown): Checked<string> {
+  if (typeof value === 'string' && value.startsWith('*'))
+    return { ok: false, message: `${show(value)} may not be a wildcard` };
+  return checkHost(value);
+}
+
+function readBackendRef(c: Collector, field: string, raw: unknown, namespace: string): BackendRef | undefined {
+  const r = rec(raw);
+  const group = text(r.group) ?? '';
+  const kind = text(r.kind) ?? 'Service';
+  const name = c.check(`${field}.name`, checkObjectName(r.name));
+  const ns = c.optional(`${field}.namespace`, r.namespace, checkDnsLabel);
+  const port = c.optional(`${field}.port`, r.port, checkPortNumber);
+  if (group === '' && kind === 'Service' && r.port == null)
+    c.refuse(`${field}.port`, 'is required when the backend is a Service');
+  const weight = r.weight ?? 1;
+  if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 0 || weight > 1_000_000)
+    return c.refuse(`${field}.weight`, `${show(weight)} is not a weight (0-1000000)`);
+  if (r.filters !== undefined && list(r.filters).length > 0)
+    c.refuse(`${field}.filters`, 'per-backend filters are not supported');
+  if (name === undefined) return undefined;
+  return { group, kind, name, namespace: ns ?? namespace, port, weight };
+}
+
+function readRule(c: Collector, field: string, raw: unknown, namespace: string): RouteRule {
+  const r = rec(raw);
+  const rawMatches = r.matches === undefined ? [{}] : list(r.matches);
+  const matches = rawMatches.flatMap((m, i) => readMatch(c, `${field}.matches[${i}]`, m) ?? []);
+  const prefixMatch = matches.length > 0 && matches.every((m) => m.path.type === 'PathPrefix');
+  const filters = list(r.filters).flatMap((f, i) => readFilter(c, `${field}.filters[${i}]`, f, prefixMatch) ?? []);
+  const backendRefs = list(r.backendRefs).flatMap(
+    (b, i) => readBackendRef(c, `${field}.backendRefs[${i}]`, b, namespace) ?? [],
+  );
+  if (filters.some((f) => f.type === 'RequestRedirect') && filters.some((f) => f.type === 'URLRewrite'))
+    c.refuse(`${field}.filters`, 'RequestRedirect and URLRewrite cannot be used together');
+  return { matches, filters, backendRefs };
+}
+
+function readParentRef(c: Collector, field: string, raw: unknown, namespace: string): ParentRef | undefined {
+  const r = rec(raw);
+  const name = c.check(`${field}.name`, checkObjectName(r.name));
+  const ns = c.optional(`${field}.namespace`, r.namespace, checkDnsLabel);
+  const sectionName = c.optional(`${field}.sectionName`, r.sectionName, checkDnsLabel);
+  const port = c.optional(`${field}.port`, r.port, checkPortNumber);
+  if (name === undefined) return undefined;
+  return {
+    group: text(r.group) ?? GATEWAY_GROUP,
+    kind: text(r.kind) ?? 'Gateway',
+    namespace: ns ?? namespace,
+    name,
+    sectionName,
+    port,
+  };
+}
+
+/** readHTTPRoute reads an HTTPRoute; refused values are listed in `invalid`. Null without a name. */
+export function readHTTPRoute(object: unknown): HTTPRoute | null {
+  const meta = readMeta(object, true);
+  if (!meta) return null;
+  const c = new Collector();
+  const spec = rec(rec(object).spec);
+  const parentRefs = list(spec.parentRefs).flatMap(
+    (p, i) => readParentRef(c, `spec.parentRefs[${i}]`, p, meta.namespace) ?? [],
+  );
+  const hostnames = list(spec.hostnames).flatMap((h, i) => c.check(`spec.hostnames[${i}]`, checkHost(h)) ?? []);
+  const rules = list(spec.rules).map((r, i) => readRule(c, `spec.rules[${i}]`, r, meta.namespace));
+  return { meta, parentRefs, hostnames, rules, invalid: c.invalid };
+}
+
+/** readReferenceGrant reads a ReferenceGrant; entries it cannot read are dropped (they grant nothing). */
+export function readReferenceGrant(object: unknown): ReferenceGrant | null {
+  const meta = readMeta(object, true);
+  if (!meta) return null;
+  const spec = rec(rec(object).spec);
+  const from = list(spec.from).flatMap((f) => {
+    const r = rec(f);
+    const namespace = text(r.namespace);
+    return namespace === undefined ? [] : [{ group: text(r.group) ?? '', kind: text(r.kind) ?? '', namespace }];
+  });
+  const to = list(spec.to).map((t) => {
+    const r = rec(t);
+    return { group: text(r.group) ?? '', kind: text(r.kind) ?? '', name: text(r.name) };
+  });
+  return { meta, from, to };
+}

@@ -1,0 +1,174 @@
+/**
+ * The typed subset of gateway.networking.k8s.io/v1 (GatewayClass, Gateway, HTTPRoute) and v1beta1
+ * (ReferenceGrant) that the Gateway API core reads. read.ts fills these from untrusted objects;
+ * every string in them has passed its field's validator.
+ */
+
+/** GATEWAY_GROUP is the API group of every Gateway API kind. */
+export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+
+/** ObjectRef names one object: namespace ('' for cluster-scoped) and name. */
+export interface ObjectRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** Meta is what the core keeps of an object's metadata. */
+export interface Meta extends ObjectRef {
+  readonly generation: number;
+  /** milliseconds since the epoch; NaN when absent (sorts last) */
+  readonly created: number;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+export interface GatewayClass {
+  readonly meta: Meta;
+  readonly controllerName: string;
+  /** parametersRef is set (this controller supports none) */
+  readonly hasParameters: boolean;
+}
+
+export type ListenerProtocol = 'HTTP' | 'HTTPS';
+
+/** LabelSelector is matchLabels and matchExpressions, as metav1.LabelSelector. */
+export interface LabelSelector {
+  readonly matchLabels: Readonly<Record<string, string>>;
+  readonly matchExpressions: readonly {
+    readonly key: string;
+    readonly operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    readonly values: readonly string[];
+  }[];
+}
+
+export type AllowedNamespaces =
+  | { readonly from: 'Same' }
+  | { readonly from: 'All' }
+  | { readonly from: 'Selector'; readonly selector: LabelSelector };
+
+export interface RouteGroupKind {
+  readonly group: string;
+  readonly kind: string;
+}
+
+/** SecretRef is a listener's certificateRef, with group and kind as written (defaults filled). */
+export interface CertificateRef extends ObjectRef {
+  readonly group: string;
+  readonly kind: string;
+}
+
+export interface Listener {
+  readonly name: string;
+  /** undefined: any host */
+  readonly hostname: string | undefined;
+  readonly port: number;
+  /** as written; only HTTP and HTTPS are supported */
+  readonly protocol: string;
+  readonly certificateRefs: readonly CertificateRef[];
+  readonly allowedNamespaces: AllowedNamespaces;
+  /** undefined: the protocol's default (HTTPRoute) */
+  readonly allowedKinds: readonly RouteGroupKind[] | undefined;
+  /** problems that make this listener invalid (field: message) */
+  readonly invalid: readonly { readonly field: string; readonly message: string }[];
+}
+
+export interface Gateway {
+  readonly meta: Meta;
+  readonly gatewayClassName: string;
+  readonly listeners: readonly Listener[];
+}
+
+export interface ParentRef {
+  readonly group: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly sectionName: string | undefined;
+  readonly port: number | undefined;
+}
+
+export type PathMatch =
+  | { readonly type: 'Exact'; readonly value: string }
+  | { readonly type: 'PathPrefix'; readonly value: string }
+  | { readonly type: 'RegularExpression'; readonly value: string };
+
+export interface ValueMatch {
+  readonly type: 'Exact' | 'RegularExpression';
+  readonly name: string;
+  readonly value: string;
+}
+
+export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+
+export interface RouteMatch {
+  readonly path: PathMatch;
+  readonly headers: readonly ValueMatch[];
+  readonly queryParams: readonly ValueMatch[];
+  readonly method: HttpMethod | undefined;
+}
+
+export interface HeaderModifier {
+  readonly set: readonly { readonly name: string; readonly value: string }[];
+  readonly add: readonly { readonly name: string; readonly value: string }[];
+  readonly remove: readonly string[];
+}
+
+export type PathModifier =
+  | { readonly type: 'ReplaceFullPath'; readonly value: string }
+  | { readonly type: 'ReplacePrefixMatch'; readonly value: string };
+
+export type RouteFilter =
+  | { readonly type: 'RequestHeaderModifier'; readonly modifier: HeaderModifier }
+  | { readonly type: 'ResponseHeaderModifier'; readonly modifier: HeaderModifier }
+  | {
+      readonly type: 'RequestRedirect';
+      readonly scheme: 'http' | 'https' | undefined;
+      readonly hostname: string | undefined;
+      readonly path: PathModifier | undefined;
+      readonly port: number | undefined;
+      readonly statusCode: 301 | 302 | 303 | 307 | 308;
+    }
+  | {
+      readonly type: 'URLRewrite';
+      readonly hostname: string | undefined;
+      readonly path: PathModifier | undefined;
+    };
+
+export interface BackendRef {
+  readonly group: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly port: number | undefined;
+  readonly weight: number;
+}
+
+export interface RouteRule {
+  readonly matches: readonly RouteMatch[];
+  readonly filters: readonly RouteFilter[];
+  readonly backendRefs: readonly BackendRef[];
+}
+
+export interface HTTPRoute {
+  readonly meta: Meta;
+  readonly parentRefs: readonly ParentRef[];
+  readonly hostnames: readonly string[];
+  readonly rules: readonly RouteRule[];
+  /** field: message for each value refused; a route with any is not accepted (UnsupportedValue) */
+  readonly invalid: readonly { readonly field: string; readonly message: string }[];
+}
+
+export interface ReferenceGrant {
+  readonly meta: Meta;
+  readonly from: readonly { readonly group: string; readonly kind: string; readonly namespace: string }[];
+  readonly to: readonly { readonly group: string; readonly kind: string; readonly name: string | undefined }[];
+}
+
+/** Condition is a status condition as data; the status writer adds lastTransitionTime. */
+export interface Condition {
+  readonly type: string;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason: string;
+  readonly message: string;
+  readonly observedGeneration: number;
+}
