@@ -1,4 +1,5 @@
 /** Small builders for the manifests tests write, in the API's own shapes. */
+import type { ConfigMap, Snapshot } from '../../src/model/snapshot.js';
 
 export function ingressClass(name = 'nginx', controller = 'k8s.io/ingress-nginx') {
   return { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name }, spec: { controller } };
@@ -83,5 +84,18 @@ export function tlsSecret(name: string, certPem: string, keyPem: string, namespa
     type: 'kubernetes.io/tls',
     metadata: { name, namespace },
     data: { 'tls.crt': Buffer.from(certPem).toString('base64'), 'tls.key': Buffer.from(keyPem).toString('base64') },
+  };
+}
+
+/** snapshotOf sorts manifests by kind into the model's Snapshot (what the watchers would have listed). */
+export function snapshotOf(objects: { kind?: string }[]): Snapshot {
+  const of = <T>(kind: string) => objects.filter((o) => o.kind === kind) as T[];
+  return {
+    ingresses: of('Ingress'),
+    ingressClasses: of('IngressClass'),
+    services: of('Service'),
+    endpointSlices: of('EndpointSlice'),
+    secrets: of('Secret'),
+    configMaps: of<ConfigMap>('ConfigMap'),
   };
 }

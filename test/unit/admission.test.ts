@@ -1,23 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AdmissionJudge, warningOnly, type AdmissionOperation } from '../../src/model/admission.js';
 import { defaultBuildOptions } from '../../src/model/build.js';
-import type { ConfigMap, Ingress, Snapshot } from '../../src/model/snapshot.js';
+import type { Ingress } from '../../src/model/snapshot.js';
 import { issueCertificate } from '../../src/tls/issue.js';
-import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
+import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 
 const old = (i: Ingress, at: string): Ingress => ({ ...i, metadata: { ...i.metadata, creationTimestamp: at } });
-
-function snapshotOf(objects: { kind?: string }[]): Snapshot {
-  const of = <T>(kind: string) => objects.filter((o) => o.kind === kind) as T[];
-  return {
-    ingresses: of('Ingress'),
-    ingressClasses: of('IngressClass'),
-    services: of('Service'),
-    endpointSlices: of('EndpointSlice'),
-    secrets: of('Secret'),
-    configMaps: of<ConfigMap>('ConfigMap'),
-  };
-}
 
 const first = old(ingress('first', { 'a.example.com': [{ path: '/', service: 'app' }] }), '2024-01-01T00:00:00Z');
 const base = [ingressClass(), ...serviceWithEndpoints('app', [{ port: 8081 }]), first];

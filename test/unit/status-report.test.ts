@@ -12,9 +12,8 @@ import { loadManifests } from '../../src/manifests/load.js';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
 import { DynamicSplit } from '../../src/model/dynamic-tables.js';
 import type { NginxModel, Problem } from '../../src/model/nginx-model.js';
-import type { ConfigMap, Snapshot } from '../../src/model/snapshot.js';
 import { issueCertificate } from '../../src/tls/issue.js';
-import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
+import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 
 const FIXTURES = new URL('../fixtures/', import.meta.url).pathname;
 const NOW = Date.parse('2026-01-01T00:00:00Z');
@@ -27,18 +26,6 @@ const info = {
 };
 const healthy: Health = { ok: true, problems: [], warnings: [] };
 const ACTORS = ['http', 'watcher.Ingress', 'template', 'syncQueue', 'nginx', 'status'];
-
-function snapshotOf(objects: { kind?: string }[]): Snapshot {
-  const of = <T>(kind: string) => objects.filter((o) => o.kind === kind) as T[];
-  return {
-    ingresses: of('Ingress'),
-    ingressClasses: of('IngressClass'),
-    services: of('Service'),
-    endpointSlices: of('EndpointSlice'),
-    secrets: of('Secret'),
-    configMaps: of<ConfigMap>('ConfigMap'),
-  };
-}
 
 const input = (actors: Record<string, ActorView>, health: Health = healthy): StatusInput => ({
   lookup: (id) => actors[id],
