@@ -11,7 +11,7 @@ import { StopSignals, superviseController } from './controller.js';
 import { parseControllerFlags } from './controller-flags.js';
 import { parsePort, UsageError } from './flags.js';
 import { nginxBinary } from '../nginx/binary.js';
-import { WEBHOOK_PATH } from '../http/webhook.js';
+import { ingressWebhookConfiguration, WEBHOOK_PATH } from '../http/webhook.js';
 import { versionText } from './version.js';
 
 export const DEMO_USAGE =
@@ -253,27 +253,6 @@ function caBundleSet(api: ApiServer, stopped: Promise<unknown>): Promise<void> {
 
 /** webhookConfiguration is ingress-nginx's chart's ValidatingWebhookConfiguration, calling the webhook's Service. */
 function webhookConfiguration(): KubeObject {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingWebhookConfiguration',
-    metadata: { name: 'ingress-actors-admission' },
-    webhooks: [
-      {
-        name: 'validate.nginx.ingress.kubernetes.io',
-        clientConfig: { service: { ...WEBHOOK, port: 443, path: WEBHOOK_PATH } },
-        rules: [
-          {
-            operations: ['CREATE', 'UPDATE'],
-            apiGroups: ['networking.k8s.io'],
-            apiVersions: ['v1'],
-            resources: ['ingresses'],
-          },
-        ],
-        failurePolicy: 'Fail',
-        sideEffects: 'None',
-        admissionReviewVersions: ['v1'],
-        timeoutSeconds: 10,
-      },
-    ],
-  } as KubeObject;
+  const service = { ...WEBHOOK, port: 443, path: WEBHOOK_PATH };
+  return ingressWebhookConfiguration(WEBHOOK.name, { service }, { timeoutSeconds: 10 }) as KubeObject;
 }

@@ -14,6 +14,44 @@ import type { ReviewObservation } from './admission-metrics.js';
 
 /** WEBHOOK_PATH is where ingress-nginx's chart points its ValidatingWebhookConfiguration. */
 export const WEBHOOK_PATH = '/networking/v1/ingresses';
+/** WEBHOOK_NAME is the webhook's name in ingress-nginx's ValidatingWebhookConfiguration. */
+export const WEBHOOK_NAME = 'validate.nginx.ingress.kubernetes.io';
+
+/**
+ * ingressWebhookConfiguration is a ValidatingWebhookConfiguration as ingress-nginx's chart writes it (CREATE and
+ * UPDATE of networking.k8s.io/v1 ingresses, failurePolicy Fail, no side effects), calling `clientConfig`; `extra`
+ * sets or overrides fields of the webhook entry.
+ */
+export function ingressWebhookConfiguration(
+  name: string,
+  clientConfig: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name },
+    webhooks: [
+      {
+        name: WEBHOOK_NAME,
+        clientConfig,
+        rules: [
+          {
+            operations: ['CREATE', 'UPDATE'],
+            apiGroups: ['networking.k8s.io'],
+            apiVersions: ['v1'],
+            resources: ['ingresses'],
+          },
+        ],
+        failurePolicy: 'Fail',
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+        ...extra,
+      },
+    ],
+  };
+}
+
 /** MAX_BODY_BYTES: an object is at most 3 MB in the API; ingress-nginx takes three times that. */
 export const MAX_BODY_BYTES = 9 * 1024 * 1024;
 

@@ -23,6 +23,7 @@ import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { freePort } from '../support/net.js';
 import { ingress, ingressClass } from '../support/manifests.js';
 import { kubectlFor, type Kubectl } from '../support/kube-api.js';
+import { ingressWebhookConfiguration } from '../../src/http/webhook.js';
 
 const CONFIGS = RESOURCES.find((r) => r.kind === 'ValidatingWebhookConfiguration')!;
 const NAME = 'validate.nginx.ingress.kubernetes.io';
@@ -75,29 +76,7 @@ async function fake(answer: 'deny' | 'hang'): Promise<{ server: Server; url: str
 }
 
 function configuration(name: string, url: string, extra: Record<string, unknown> = {}) {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingWebhookConfiguration',
-    metadata: { name },
-    webhooks: [
-      {
-        name: NAME,
-        clientConfig: { url, caBundle: Buffer.from(ca.certPem).toString('base64') },
-        rules: [
-          {
-            operations: ['CREATE', 'UPDATE'],
-            apiGroups: ['networking.k8s.io'],
-            apiVersions: ['v1'],
-            resources: ['ingresses'],
-          },
-        ],
-        failurePolicy: 'Fail',
-        sideEffects: 'None',
-        admissionReviewVersions: ['v1'],
-        ...extra,
-      },
-    ],
-  };
+  return ingressWebhookConfiguration(name, { url, caBundle: Buffer.from(ca.certPem).toString('base64') }, extra);
 }
 
 const yaml = (...objects: object[]) => objects.map((o) => stringify(o)).join('---\n');
