@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CPU_BOUND_MS } from '../support/timeouts.js';
 import { supportedKeys } from '../../src/model/annotations/registry.js';
 import { ANNOTATION_PREFIX } from '../../src/model/annotations/types.js';
-import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
+import { buildModel } from '../../src/model/build.js';
 import { configKeys } from '../../src/model/config-map.js';
 import { ALLOWED_DIRECTIVES } from '../../src/model/snippet-policy.js';
 import { checkTlsPair } from '../../src/model/certificate.js';
@@ -20,7 +20,7 @@ import { checkHost, checkIp } from '../../src/model/validate.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { nginxBinary, testConfig } from '../../src/nginx/binary.js';
-import { findModules } from '../../src/nginx/modules.js';
+import { nginxTestBuildOptions } from '../support/nginx.js';
 import { readTemplateSources, DEFAULT_TEMPLATE } from '../../src/render/load.js';
 import { compileTemplate, render } from '../../src/render/render.js';
 import { issueCertificate } from '../../src/tls/issue.js';
@@ -35,12 +35,8 @@ const sources = await readTemplateSources(DEFAULT_TEMPLATE);
 const template = compileTemplate(sources);
 const allowed = templateDirectives([sources.main, ...Object.values(sources.partials)]);
 const options = {
-  ...defaultBuildOptions,
-  configMap: 'ingress/config',
-  httpPort: 8080,
-  httpsPort: 8443,
-  // add-headers needs headers-more, enable-brotli the brotli module: as the controller finds them
-  modules: await findModules(nginxBinary()),
+  // add-headers needs headers-more, enable-brotli the brotli module: nginxTestBuildOptions has them as found
+  ...(await nginxTestBuildOptions()),
   // The stream block too: TCP and UDP services from their ConfigMaps, and ssl-passthrough (nginx -t wants the
   // socket folder to exist).
   tcpServicesConfigMap: 'ingress/tcp',

@@ -11,13 +11,13 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CPU_BOUND_MS } from '../support/timeouts.js';
 import { ANNOTATION_PREFIX } from '../../src/model/annotations/types.js';
-import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
+import { buildModel } from '../../src/model/build.js';
 import type { NginxModel } from '../../src/model/nginx-model.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { ALLOWED_DIRECTIVES, REFUSED_REASONS, SAFE_VARIABLES } from '../../src/model/snippet-policy.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { nginxBinary, testConfig } from '../../src/nginx/binary.js';
-import { findModules } from '../../src/nginx/modules.js';
+import { nginxTestBuildOptions } from '../support/nginx.js';
 import { readTemplateSources, DEFAULT_TEMPLATE } from '../../src/render/load.js';
 import { compileTemplate, render } from '../../src/render/render.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
@@ -25,13 +25,7 @@ import { parseConf, type Directive } from '../support/nginx-conf.js';
 
 const template = compileTemplate(await readTemplateSources(DEFAULT_TEMPLATE));
 // With this nginx's optional modules, so that the headers-more directives are on the list and checked by nginx -t.
-const options = {
-  ...defaultBuildOptions,
-  configMap: 'ingress/config',
-  httpPort: 8080,
-  httpsPort: 8443,
-  modules: await findModules(nginxBinary()),
-};
+const options = await nginxTestBuildOptions();
 let scratch: string;
 beforeAll(async () => void (scratch = await mkdtemp(join(tmpdir(), 'ia-snippets-'))));
 afterAll(() => rm(scratch, { recursive: true, force: true }));

@@ -1,7 +1,9 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
+import { defaultBuildOptions } from '../../src/model/build.js';
 import { nginxBinary } from '../../src/nginx/binary.js';
+import { findModules } from '../../src/nginx/modules.js';
 import { waitForPort } from './net.js';
 
 /** RunningNginx is a real nginx master started by a test. */
@@ -52,5 +54,20 @@ export async function startNginx(dir: string, port: number): Promise<RunningNgin
       }
       await child;
     },
+  };
+}
+
+/**
+ * nginxTestBuildOptions are the build options the `nginx -t` property tests render with: the default ones, ports
+ * 8080/8443, the ConfigMap ingress/config, and this nginx's optional modules as the controller finds them (so the
+ * headers-more and brotli directives are checked too).
+ */
+export async function nginxTestBuildOptions() {
+  return {
+    ...defaultBuildOptions,
+    configMap: 'ingress/config',
+    httpPort: 8080,
+    httpsPort: 8443,
+    modules: await findModules(nginxBinary()),
   };
 }
