@@ -9,15 +9,14 @@
  * Node parent's stdio pipes are sockets, which nginx cannot open as /dev/stdout (the controller says so and drops the
  * access log: checked last).
  */
-import { chmod, copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubeconfigFor, startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { kubeconfigFor, type ApiServer } from '../../src/api-server/server.js';
 import { waitFor } from '../support/cluster.js';
-import { kubectlFor } from '../support/kube-api.js';
+import { kubectlFor, startTestApi, type TestApi } from '../support/kube-api.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { freePort, get, startBackend, type Backend } from '../support/net.js';
 
@@ -117,13 +116,14 @@ const UPSTREAMINFO = new RegExp(
     String.raw`\[([^\]]*)\] \[\] (\S+) (\S+) (\S+) (\S+) ([0-9a-f]{32})$`,
 );
 
+let testApi: TestApi;
 let api: ApiServer;
 let backend: Backend;
 let dir: string;
 
 beforeAll(async () => {
   backend = await startBackend('app');
-  api = await startApiServer({
+  testApi = await startTestApi('ia-logs-', {
     seed: [
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ingress' } },
       { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'ingress', name: 'config' }, data: {} },
@@ -148,14 +148,12 @@ beforeAll(async () => {
       ),
     ] as never,
   });
-  dir = await mkdtemp(join(tmpdir(), 'ia-logs-'));
-  await api.writeKubeconfig(join(dir, 'kubeconfig'));
+  ({ api, dir } = testApi);
 });
 
 afterAll(async () => {
-  await api?.close();
+  await testApi?.close();
   await backend?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 const ports = async () => ({ http: await freePort(), https: await freePort(), healthz: await freePort() });

@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import type {
@@ -28,9 +28,8 @@ import * as core from 'kubernetes-models/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { DEPLOY_RESOURCES } from '../../src/api-server/resources.js';
-import { type ApiServer, startApiServer } from '../../src/api-server/server.js';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
-import { KUBECTL, kubectlFor } from '../support/kube-api.js';
+import { KUBECTL, kubectlFor, startTestApi, type TestApi } from '../support/kube-api.js';
 import { controllerContainer, DEPLOY, find, loadManifests, type Manifest } from './manifests.js';
 import { unknownFields } from './strict-fields.js';
 
@@ -296,17 +295,13 @@ describe('the cert-manager component in place of webhook-self-signed', () => {
 });
 
 describe('kubectl apply of the replace-ingress-nginx overlay', () => {
-  let api: ApiServer;
+  let testApi: TestApi;
   let dir: string;
   beforeAll(async () => {
-    api = await startApiServer({ extraKinds: DEPLOY_RESOURCES });
-    dir = await mkdtemp(join(tmpdir(), 'ia-kustomize-'));
-    await api.writeKubeconfig(join(dir, 'kubeconfig'));
+    testApi = await startTestApi('ia-kustomize-', { extraKinds: DEPLOY_RESOURCES });
+    dir = testApi.dir;
   });
-  afterAll(async () => {
-    await api?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => testApi?.close());
 
   it('creates every object, and a second apply changes nothing (but the PDB’s selector)', async () => {
     const kubectl = kubectlFor(join(dir, 'kubeconfig'), join(dir, 'cache'));

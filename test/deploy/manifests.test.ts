@@ -5,8 +5,7 @@
  * image they assume; and `kubectl apply -f deploy/kubernetes/` against the test API server
  * creates every object.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type {
   V1ClusterRole,
@@ -25,10 +24,10 @@ import * as core from 'kubernetes-models/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import { DEPLOY_RESOURCES } from '../../src/api-server/resources.js';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import type { ApiServer } from '../../src/api-server/server.js';
 import { buildModel } from '../../src/model/build.js';
 import { emptySnapshot } from '../../src/model/snapshot.js';
-import { kubectlFor } from '../support/kube-api.js';
+import { kubectlFor, startTestApi, type TestApi } from '../support/kube-api.js';
 import { controllerContainer, DEPLOY, find, flagValue, loadManifests, MANIFESTS, type Manifest } from './manifests.js';
 import { unknownFields } from './strict-fields.js';
 
@@ -240,17 +239,14 @@ describe('deploy/Dockerfile', () => {
 });
 
 describe('kubectl apply -f deploy/kubernetes/', () => {
+  let testApi: TestApi;
   let api: ApiServer;
   let dir: string;
   beforeAll(async () => {
-    api = await startApiServer({ extraKinds: DEPLOY_RESOURCES });
-    dir = await mkdtemp(join(tmpdir(), 'ia-deploy-'));
-    await api.writeKubeconfig(join(dir, 'kubeconfig'));
+    testApi = await startTestApi('ia-deploy-', { extraKinds: DEPLOY_RESOURCES });
+    ({ api, dir } = testApi);
   });
-  afterAll(async () => {
-    await api?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => testApi?.close());
 
   it('serves every kind deploy/ holds: DEPLOY_RESOURCES are in discovery', async () => {
     const kubectl = kubectlFor(join(dir, 'kubeconfig'), join(dir, 'cache'));

@@ -4,8 +4,7 @@
  * one's state, and the events actors send one another; a client that connects late is brought
  * up to date; and the real CLI process serves the page and the relay with `--inspect`.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { pino } from 'pino';
@@ -14,7 +13,7 @@ import { WebSocket } from 'ws';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import { originAllowed, startInspector, type Inspector } from '../../src/inspect.js';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { startTestApi, type TestApi } from '../support/kube-api.js';
 import { WATCHED_KINDS } from '../../src/kube/kinds.js';
 import { startController, type Controller } from '../../src/main.js';
 import { queueIdle, waitFor } from '../support/cluster.js';
@@ -51,26 +50,24 @@ async function viewer(url: string): Promise<{ messages: Message[]; close(): void
 
 const HOST = 'inspect.example.com';
 const CLI = new URL('../../bin/ingress-actors', import.meta.url).pathname;
-let api: ApiServer;
+let testApi: TestApi;
 let backend: Backend;
 let dir: string;
 
 beforeAll(async () => {
   backend = await startBackend('app');
-  api = await startApiServer({
+  testApi = await startTestApi('ia-inspect-', {
     seed: [
       ingressClass(),
       ...serviceWithEndpoints('app', [{ port: backend.port }]),
       ingress('app', { [HOST]: [{ path: '/', service: 'app' }] }),
     ] as never,
   });
-  dir = await mkdtemp(join(tmpdir(), 'ia-inspect-'));
-  await api.writeKubeconfig(join(dir, 'kubeconfig'));
+  dir = testApi.dir;
 });
 afterAll(async () => {
-  await api?.close();
+  await testApi?.close();
   await backend?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 async function controllerFlags(name: string): Promise<{ argv: string[]; httpPort: number }> {

@@ -1,10 +1,14 @@
 /**
  * Helpers for tests that talk to the test API server through real clients: a kubectl runner
  * bound to one kubeconfig (with its own discovery cache), a bounded wait, the Status of a failed
- * client-node call, and a small Ingress.
+ * client-node call, a small Ingress, and the test API server with its kubeconfig in a folder of its own.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ApiException, type V1Ingress } from '@kubernetes/client-node';
 import { execa, type ResultPromise } from 'execa';
+import { type ApiServer, type ApiServerOptions, startApiServer } from '../../src/api-server/server.js';
 import { expect } from 'vitest';
 import { waitFor as pollUntil } from './wait.js';
 
@@ -77,6 +81,32 @@ export function testIngress(name: string, namespace: string, host: string): V1In
           },
         },
       ],
+    },
+  };
+}
+
+/** TestApi is a running test API server and a private folder (`dir`) that holds its `kubeconfig`. */
+export interface TestApi {
+  readonly api: ApiServer;
+  readonly dir: string;
+  readonly kubeconfig: string;
+  /** stops the server and removes the folder */
+  close(): Promise<void>;
+}
+
+/** startTestApi starts the test API server and writes its kubeconfig into a new folder named from `prefix`. */
+export async function startTestApi(prefix: string, options: ApiServerOptions = {}): Promise<TestApi> {
+  const api = await startApiServer(options);
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const kubeconfig = join(dir, 'kubeconfig');
+  await api.writeKubeconfig(kubeconfig);
+  return {
+    api,
+    dir,
+    kubeconfig,
+    close: async () => {
+      await api.close();
+      await rm(dir, { recursive: true, force: true });
     },
   };
 }
