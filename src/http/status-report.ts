@@ -6,8 +6,8 @@
  *
  * The shape is a contract for scripts: fields are added, never renamed or removed, while `schema` stays 1.
  */
-import { X509Certificate } from 'node:crypto';
 import type { Certificate, NginxModel, Problem, Server } from '../model/nginx-model.js';
+import { certificateFacts } from '../model/certificate-info.js';
 import { formatProblem } from '../model/problems.js';
 import type { ApplyRecord } from '../../machines/nginxProcess.machine.js';
 import { stateLabel, type ActorLookup, type ActorView, type Health } from './health.js';
@@ -346,17 +346,9 @@ const parsed = new Map<string, number | null>();
 export function notAfterOf(pem: string): number | null {
   const known = parsed.get(pem);
   if (known !== undefined) return known;
-  const begin = pem.indexOf('-----BEGIN CERTIFICATE-----');
-  const end = pem.indexOf('-----END CERTIFICATE-----', begin);
-  let value: number | null = null;
-  if (begin >= 0 && end > begin) {
-    try {
-      const ms = Date.parse(new X509Certificate(pem.slice(begin, end + 25)).validTo);
-      value = Number.isFinite(ms) ? ms : null;
-    } catch {
-      value = null; // the model checked it; an unreadable one is shown as unknown
-    }
-  }
+  // the model checked it; an unreadable one is shown as unknown
+  const facts = certificateFacts(pem);
+  const value = facts === null ? null : facts.expireTime * 1000;
   if (parsed.size >= 1000) parsed.clear();
   parsed.set(pem, value);
   return value;
