@@ -174,6 +174,30 @@ export class Harness {
       flags.push('--nginx-binary', await writeNginxWrapper(scratch, nginxFaultFile));
     }
     const cluster = await startCluster(seed, [...flags, ...(options.flags ?? [])]);
+    try {
+      return await Harness.settle(options, cluster, backends, scratch, tmpfs, templateFile, nginxFaultFile, skipped);
+    } catch (error) {
+      // No harness to close: stop what was started, or its nginx outlives the run, listening on its ports.
+      await cluster.close();
+      await Promise.all(backends.map((b) => b.close()));
+      await tmpfs?.unmount();
+      await rm(scratch, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /** settle makes the harness on a started cluster and waits until it serves the steady routes and converged. */
+  private static async settle(
+    options: HarnessOptions,
+    cluster: Cluster,
+    backends: Backend[],
+    scratch: string,
+    tmpfs: Tmpfs | null,
+    templateFile: string,
+    nginxFaultFile: string | null,
+    skipped: { kind: string; reason: string }[],
+  ): Promise<Harness> {
+    const mode = options.mode ?? 'lua';
     // The expected config is built with the controller's own build options; lua mode must have found the balancer.
     if (mode === 'lua' && !cluster.controller.build.dynamic)
       throw new Error('lua mode, but the controller found no Lua balancer');
