@@ -17,12 +17,18 @@ const show = (path: string) => git('show', `${tag}:${path}`);
 const constants = new Map<string, string>();
 const vars = new Map<string, string>();
 const sets = new Map<string, string[]>();
-for (const file of git('ls-tree', '--name-only', tag, 'pkg/features/').split('\n').filter((f) => f.endsWith('.go'))) {
+for (const file of git('ls-tree', '--name-only', tag, 'pkg/features/')
+  .split('\n')
+  .filter((f) => f.endsWith('.go'))) {
   const text = show(file);
   for (const m of text.matchAll(/^\s*(Support\w+)(?:\s+FeatureName)?\s*=\s*"([^"]+)"/gm)) constants.set(m[1]!, m[2]!);
-  for (const m of text.matchAll(/^\s*(?:var\s+)?(\w+)\s*=\s*Feature\{\s*Name:\s*(Support\w+)/gm)) vars.set(m[1]!, m[2]!);
+  for (const m of text.matchAll(/^\s*(?:var\s+)?(\w+)\s*=\s*Feature\{\s*Name:\s*(Support\w+)/gm))
+    vars.set(m[1]!, m[2]!);
   for (const m of text.matchAll(/^var (\w+Features) = sets\.New\(([^)]*)\)/gm))
-    sets.set(m[1]!, [...m[2]!.matchAll(/(\w+)/g)].map((v) => constants.get(vars.get(v[1]!) ?? '') ?? v[1]!));
+    sets.set(
+      m[1]!,
+      [...m[2]!.matchAll(/(\w+)/g)].map((v) => constants.get(vars.get(v[1]!) ?? '') ?? v[1]!),
+    );
 }
 const setOf = (...names: string[]) => new Set(names.flatMap((n) => sets.get(n) ?? []));
 const profiles = {
@@ -42,7 +48,9 @@ const profiles = {
 };
 
 const tests = [];
-for (const file of git('ls-tree', '--name-only', tag, 'conformance/tests/').split('\n').filter((f) => f.endsWith('.go'))) {
+for (const file of git('ls-tree', '--name-only', tag, 'conformance/tests/')
+  .split('\n')
+  .filter((f) => f.endsWith('.go'))) {
   const text = show(file);
   for (const m of text.matchAll(/(?:confsuite|suite)\.ConformanceTest\{([\s\S]*?)\n\tTest:/g)) {
     const body = m[1]!;

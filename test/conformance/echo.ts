@@ -1,0 +1,97 @@
+/**
+ * The conformance suite's pods: loopback HTTP servers that answer as gateway-api's echo-basic
+ * (conformance/echo-basic/echo-basic.go) does, since the expectations read its JSON: `path` (the request URI),
+ * `host`, `method`, `proto`, `headers` (name → values, names as sent), `namespace`, `pod`, `service`, and the
+ * response headers asked for in `X-Echo-Set-Header` ("name:value,name:value"); `/status/<code>` answers that code.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** EchoPod is one running echo server standing in for one pod. */
+export interface EchoPod {
+  readonly pod: string;
+  readonly namespace: string;
+  readonly ip: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** canonical writes a header name as Go's net/http does (textproto.CanonicalMIMEHeaderKey). */
+export function canonical(name: string): string {
+  return name.toLowerCase().replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+}
+
+function answer(pod: string, namespace: string, service: string, req: IncomingMessage, res: ServerResponse): void {
+  const uri = req.url ?? '/';
+  const status = /^\/status\/(\d\d\d)$/.exec(uri.split('?')[0]!.replaceAll('//', '/'));
+  if (uri.split('?')[0]!.replaceAll('//', '/').startsWith('/status/')) {
+    res.statusCode = status ? Number(status[1]) : 400;
+    res.end();
+    return;
+  }
+  // Go keeps each header line as its own value under the canonical name; node's headersDistinct does the same
+  const headers: Record<string, string[]> = {};
+  for (const [name, values] of Object.entries(req.headersDistinct)) {
+    if (name === 'host' || values === undefined) continue;
+    (headers[canonical(name)] ??= []).push(...values);
+  }
+  for (const list of req.headersDistinct['x-echo-set-header'] ?? []) {
+    for (const kv of list.split(',')) {
+      const trimmed = kv.trim();
+      if (trimmed === '') continue;
+      const at = trimmed.indexOf(':');
+      const name = at < 0 ? trimmed : trimmed.slice(0, at);
+      const value = at < 0 ? '' : trimmed.slice(at + 1);
+      const before = res.getHeader(name);
+      res.setHeader(name, before === undefined ? value : `${before},${value.trim()}`);
+    }
+  }
+  const body = JSON.stringify(
+    {
+      path: uri,
+      host: req.headers.host ?? '',
+      method: req.method,
+      proto: `HTTP/${req.httpVersion}`,
+      headers,
+      httpPort: String((req.socket.address() as AddressInfo).port),
+      namespace,
+      ingress: '',
+      service,
+      pod,
+    },
+    null,
+    1,
+  );
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.end(body);
+}
+
+/** startEchoPod listens on `ip`:`port` and answers as pod `pod` of `service` in `namespace`. */
+export async function startEchoPod(
+  ip: string,
+  port: number,
+  pod: string,
+  namespace: string,
+  service: string,
+): Promise<EchoPod> {
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => answer(pod, namespace, service, req, res));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, ip, () => resolve());
+  });
+  return {
+    pod,
+    namespace,
+    ip,
+    port,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

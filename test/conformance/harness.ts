@@ -1,0 +1,262 @@
+/**
+ * The Gateway API conformance harness: the test API server, the standard-channel CRDs and gateway-api's base
+ * infrastructure (conformance/base/manifests.yaml, as data) applied with kubectl, its Deployments replaced by echo
+ * pods on loopback addresses (127.0.0.2 …) and EndpointSlices pointing at them, the TLS Secrets the suite makes at
+ * setup issued here, and the real controller with the Gateway API on and its real nginx.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { parseAllDocuments, stringify } from 'yaml';
+import { parseControllerFlags } from '../../src/cli/controller-flags.js';
+import { startController, type Controller } from '../../src/main.js';
+import { issueCertificate } from '../../src/tls/issue.js';
+import { kubectlFor, startTestApi, type Kubectl, type TestApi } from '../support/kube-api.js';
+import { tlsSecret } from '../support/manifests.js';
+import { freePort } from '../support/net.js';
+import { startEchoPod, type EchoPod } from './echo.js';
+
+/** the GatewayClass the base and the tests' manifests name through {GATEWAY_CLASS_NAME} */
+export const GATEWAY_CLASS = 'ingress-actors';
+export const CONTROLLER_NAME = 'ingress-actors.io/gateway-controller';
+export const INFRA_NS = 'gateway-conformance-infra';
+export const APP_NS = 'gateway-conformance-app-backend';
+export const WEB_NS = 'gateway-conformance-web-backend';
+
+const MANIFESTS = new URL('./manifests/', import.meta.url);
+const CRDS = new URL('../../deploy/gateway-api/standard-install.yaml', import.meta.url);
+const GATEWAY_API_MIRROR = '/work/.mirror/kubernetes-sigs+gateway-api/repo';
+
+/** Harness is the running setup every conformance test uses. */
+export interface Harness {
+  readonly api: TestApi;
+  readonly kubectl: Kubectl;
+  readonly client: KubernetesObjectApi;
+  readonly controller: Controller;
+  readonly httpPort: number;
+  readonly httpsPort: number;
+  readonly pods: readonly EchoPod[];
+  /** the CA-less certificate of Secret tls-validity-checks-certificate, which HTTPS requests trust */
+  readonly infraCertPem: string;
+  /** a Gateway listener port → the port nginx listens on (80 → --http-port, 443 → --https-port) */
+  mapPort(port: number): number;
+  /** the text of a manifest of test/conformance/manifests with {GATEWAY_CLASS_NAME} filled in */
+  manifest(file: string): Promise<string>;
+  apply(file: string): Promise<void>;
+  remove(file: string): Promise<void>;
+  get(apiVersion: string, kind: string, namespace: string, name: string): Promise<KubernetesObject | null>;
+  close(): Promise<void>;
+}
+
+/**
+ * crdsFile is deploy/gateway-api/standard-install.yaml when vendored; before that, the standard channel's CRDs of
+ * the gateway-api mirror concatenated into a temporary file (or null: no CRDs to install).
+ */
+async function crdsFile(dir: string): Promise<string | null> {
+  if (process.env.GATEWAY_API_CRDS) return process.env.GATEWAY_API_CRDS;
+  if (existsSync(CRDS)) return CRDS.pathname;
+  if (!existsSync(GATEWAY_API_MIRROR)) return null;
+  const tag = JSON.parse(await readFile(new URL('./inventory.json', import.meta.url), 'utf8')).tag as string;
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', GATEWAY_API_MIRROR, ...args], { encoding: 'utf8', maxBuffer: 1 << 27 });
+  const files = git('ls-tree', '--name-only', tag, 'config/crd/standard/')
+    .split('\n')
+    .filter((f) => f.endsWith('.yaml') && !f.includes('_vap_'));
+  const file = join(dir, 'standard-install.yaml');
+  await writeFile(file, files.map((f) => git('show', `${tag}:${f}`)).join('\n---\n'));
+  return file;
+}
+
+/** fill puts our GatewayClass where gateway-api's manifests have their placeholder. */
+const fill = (text: string) => text.replaceAll('{GATEWAY_CLASS_NAME}', GATEWAY_CLASS);
+
+/** KIND_KEPT are the base's kinds applied as written; Deployments become echo pods, the rest (coredns) is left out. */
+const KIND_KEPT = new Set(['Namespace', 'Gateway', 'Service', 'ReferenceGrant']);
+
+interface Deployment {
+  metadata: { name: string; namespace: string };
+  spec: {
+    replicas?: number;
+    template: { metadata: { labels: Record<string, string> }; spec: { containers: { env?: { name: string }[] }[] } };
+  };
+}
+interface ServiceObject {
+  metadata: { name: string; namespace: string };
+  spec: { selector?: Record<string, string>; ports?: { name?: string; port: number; targetPort?: number | string }[] };
+}
+
+/** an echo-basic pod answers plain HTTP on its targetPort 3000; gRPC, TCP, TLS-only and h2c ports are not emulated */
+const HTTP_TARGET_PORT = 3000;
+const isHttpEcho = (d: Deployment) =>
+  d.spec.template.spec.containers.every((c) =>
+    (c.env ?? []).every(
+      (e) => !['GRPC_ECHO_SERVER', 'TCP_ECHO_SERVER', 'UDP_ECHO_SERVER', 'TLS_SERVER_CERT'].includes(e.name),
+    ),
+  ) && !d.metadata.name.startsWith('coredns');
+
+/** baseObjects reads the base as data: what is applied, and the echo pods (one per replica) with their slices. */
+async function baseObjects(): Promise<{ objects: object[]; deployments: Deployment[]; services: ServiceObject[] }> {
+  const docs = parseAllDocuments(fill(await readFile(new URL('base.yaml', MANIFESTS), 'utf8')))
+    .map((d) => d.toJSON() as { kind?: string } | null)
+    .filter((d): d is { kind: string } => d !== null && typeof d.kind === 'string');
+  return {
+    objects: docs.filter((d) => KIND_KEPT.has(d.kind)),
+    deployments: (docs.filter((d) => d.kind === 'Deployment') as unknown as Deployment[]).filter(isHttpEcho),
+    services: docs.filter((d) => d.kind === 'Service') as unknown as ServiceObject[],
+  };
+}
+
+/** podSuffix is a Deployment pod's suffix, as the ReplicaSet and the pod would add. */
+const podSuffix = (i: number) => `7f9c${i}-x${i}q2z`;
+
+/** startHarness sets everything up; the Gateways of the base are not waited for here (see basesProgrammed). */
+export async function startHarness(): Promise<Harness> {
+  const api = await startTestApi('ia-conformance-');
+  const kubectl = kubectlFor(api.kubeconfig, join(api.dir, 'cache'));
+  const pods: EchoPod[] = [];
+  let controller: Controller | undefined;
+  try {
+    const crds = await crdsFile(api.dir);
+    if (crds === null) throw new Error('no Gateway API CRDs: deploy/gateway-api/standard-install.yaml is missing');
+    await kubectl.run(['apply', '-f', crds]);
+
+    const base = await baseObjects();
+    const slices: object[] = [];
+    let ip = 2;
+    for (const d of base.deployments) {
+      const labels = d.spec.template.metadata.labels;
+      const mine: EchoPod[] = [];
+      for (let i = 0; i < (d.spec.replicas ?? 1); i++) {
+        const port = await freePort();
+        const pod = `${d.metadata.name}-${podSuffix(i)}`;
+        const service = base.services.find(
+          (s) =>
+            s.metadata.namespace === d.metadata.namespace &&
+            Object.entries(s.spec.selector ?? {}).every(([k, v]) => labels[k] === v),
+        );
+        mine.push(await startEchoPod(`127.0.0.${ip++}`, port, pod, d.metadata.namespace, service?.metadata.name ?? ''));
+      }
+      pods.push(...mine);
+      for (const s of base.services) {
+        if (s.metadata.namespace !== d.metadata.namespace || !s.spec.selector) continue;
+        if (!Object.entries(s.spec.selector).every(([k, v]) => labels[k] === v)) continue;
+        const ports = (s.spec.ports ?? []).filter((p) => (p.targetPort ?? p.port) === HTTP_TARGET_PORT);
+        // one slice per pod: a slice carries one port number for all its endpoints, and each pod has its own
+        for (const pod of mine) {
+          slices.push({
+            apiVersion: 'discovery.k8s.io/v1',
+            kind: 'EndpointSlice',
+            metadata: {
+              name: `${pod.pod}`,
+              namespace: s.metadata.namespace,
+              labels: { 'kubernetes.io/service-name': s.metadata.name },
+            },
+            addressType: 'IPv4',
+            ports: ports.map((p) => ({ name: p.name ?? '', port: pod.port, protocol: 'TCP' })),
+            endpoints: [
+              {
+                addresses: [pod.ip],
+                conditions: { ready: true },
+                targetRef: { kind: 'Pod', name: pod.pod, namespace: pod.namespace },
+              },
+            ],
+          });
+        }
+      }
+    }
+
+    // the Secrets conformance/utils/suite/suite.go makes at setup, issued here rather than copied
+    const infraCert = await issueCertificate({ commonName: '*', dnsNames: ['*', '*.org', '*.wildcard.org'] });
+    const webCert = await issueCertificate({ commonName: '*', dnsNames: ['*'] });
+    const gatewayClass = {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GatewayClass',
+      metadata: { name: GATEWAY_CLASS },
+      spec: { controllerName: CONTROLLER_NAME },
+    };
+    const namespaces = base.objects.filter((o) => (o as { kind: string }).kind === 'Namespace');
+    const rest = base.objects.filter((o) => (o as { kind: string }).kind !== 'Namespace');
+    const stream = (objects: object[]) => objects.map((o) => stringify(o)).join('---\n');
+    await kubectl.run(['apply', '-f', '-'], stream(namespaces));
+    // a CRD is served once it is Established; until then kubectl does not know the kind
+    await kubectl.run(['wait', '--for=condition=Established', '--timeout=20s', 'crd', '--all']);
+    await kubectl.run(
+      ['apply', '-f', '-'],
+      stream([
+        gatewayClass,
+        tlsSecret('tls-validity-checks-certificate', infraCert.certPem, infraCert.keyPem, INFRA_NS),
+        tlsSecret('certificate', webCert.certPem, webCert.keyPem, WEB_NS),
+        ...rest,
+        ...slices,
+      ]),
+    );
+
+    const [httpPort, httpsPort, healthzPort] = [await freePort(), await freePort(), await freePort()];
+    const parsed = parseControllerFlags([
+      '--kubeconfig',
+      api.kubeconfig,
+      '--http-port',
+      String(httpPort),
+      '--https-port',
+      String(httpsPort),
+      '--healthz-port',
+      String(healthzPort),
+      '--config-dir',
+      join(api.dir, 'nginx'),
+      '--publish-status-address',
+      '127.0.0.1',
+      '--sync-rate-limit',
+      '10',
+      '--shutdown-timeout',
+      '5',
+    ]);
+    if (!('config' in parsed)) throw new Error('unexpected --help');
+    const started = await startController(parsed.config, pino({ level: process.env.TEST_LOG ?? 'silent' }));
+    controller = started;
+
+    const kc = new KubeConfig();
+    kc.loadFromString(api.api.kubeconfigText);
+    const client = kc.makeApiClient(KubernetesObjectApi);
+    const manifest = async (file: string) => fill(await readFile(new URL(file, MANIFESTS), 'utf8'));
+    return {
+      api,
+      kubectl,
+      client,
+      controller: started,
+      httpPort,
+      httpsPort,
+      pods,
+      infraCertPem: infraCert.certPem,
+      mapPort: (port) => (port === 80 ? httpPort : port === 443 ? httpsPort : port),
+      manifest,
+      apply: async (file) => void (await kubectl.run(['apply', '-f', '-'], await manifest(file))),
+      remove: async (file) =>
+        void (await kubectl.run(['delete', '--ignore-not-found', '--wait=false', '-f', '-'], await manifest(file))),
+      get: async (apiVersion, kind, namespace, name) => {
+        try {
+          return await client.read({ apiVersion, kind, metadata: { name, ...(namespace ? { namespace } : {}) } });
+        } catch (error) {
+          if ((error as { code?: number }).code === 404) return null;
+          throw error;
+        }
+      },
+      close: async () => {
+        if (started.root.getSnapshot().status === 'active') started.stop();
+        await started.exitCode;
+        await Promise.all(pods.map((p) => p.close()));
+        await api.close();
+      },
+    };
+  } catch (error) {
+    if (controller) {
+      controller.stop();
+      await controller.exitCode;
+    }
+    await Promise.all(pods.map((p) => p.close()));
+    await api.close();
+    throw error;
+  }
+}

@@ -1,0 +1,243 @@
+/**
+ * Requests to a Gateway and the comparison of their answers, as gateway-api's conformance/utils/http does
+ * (ExpectedResponse, MakeRequest, CompareRoundTrip, AwaitConvergence): a request is repeated until its answer
+ * matches `threshold` times in a row within a time limit — the spec's eventual consistency, not a retry to hide a
+ * failure: one mismatch after a match starts the count again, and the time limit fails the test.
+ */
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+
+/** Request is what to send (Go: http.Request). */
+export interface Request {
+  readonly host?: string;
+  readonly method?: string;
+  readonly path: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly unfollowRedirect?: boolean;
+}
+
+/** ExpectedResponse is one case of a conformance test's table (Go: http.ExpectedResponse). */
+export interface ExpectedResponse {
+  readonly request: Request;
+  /** what must reach the backend; the request itself when absent */
+  readonly expectedRequest?: Partial<Request> & { readonly absentHeaders?: readonly string[] };
+  readonly redirectRequest?: {
+    readonly scheme?: string;
+    readonly host?: string;
+    readonly port?: string;
+    readonly path?: string;
+  };
+  readonly backendSetResponseHeaders?: Readonly<Record<string, string>>;
+  readonly response?: {
+    readonly statusCode?: number;
+    readonly statusCodes?: readonly number[];
+    readonly headers?: Readonly<Record<string, string>>;
+    readonly absentHeaders?: readonly string[];
+  };
+  /** the pod name's prefix (a Deployment's name) that must have answered */
+  readonly backend?: string;
+  readonly namespace?: string;
+  readonly testCaseName?: string;
+}
+
+/** Target is where a Gateway listener is reached: the address from its status and nginx's port for it. */
+export interface Target {
+  readonly address: string;
+  /** the listener's port as written (80, 443, 8080 …): the Host header leaves 80/443 out, as Go's client does */
+  readonly listenerPort: number;
+  readonly port: number;
+  readonly scheme: 'http' | 'https';
+  /** HTTPS: the certificate to trust */
+  readonly ca?: string;
+}
+
+interface Captured {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** send makes one request, never following a redirect. */
+export function send(target: Target, req: Request, extraHeaders: Record<string, string>): Promise<Captured> {
+  const defaultPort = target.scheme === 'http' ? 80 : 443;
+  const host =
+    req.host ?? (target.listenerPort === defaultPort ? target.address : `${target.address}:${target.listenerPort}`);
+  const headers = { ...extraHeaders, ...(req.headers ?? {}), host };
+  const options = {
+    host: target.address,
+    port: target.port,
+    method: req.method ?? 'GET',
+    path: req.path,
+    headers,
+    timeout: 10_000,
+    agent: false as const,
+  };
+  return new Promise((resolve, reject) => {
+    const done = (res: import('node:http').IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      );
+      res.on('error', reject);
+    };
+    const r =
+      target.scheme === 'https'
+        ? httpsRequest(
+            {
+              ...options,
+              servername: (req.host ?? target.address).replace(/:\d+$/, ''),
+              ...(target.ca ? { ca: target.ca } : {}),
+              // the suite's certificates are issued for wildcards (`*`), which node's host check does not take;
+              // the chain is checked against `ca` all the same
+              checkServerIdentity: () => undefined,
+            },
+            done,
+          )
+        : httpRequest(options, done);
+    r.on('timeout', () => r.destroy(new Error('request timed out')));
+    r.on('error', reject);
+    r.end();
+  });
+}
+
+interface EchoBody {
+  path: string;
+  host: string;
+  method: string;
+  headers: Record<string, string[]>;
+  namespace: string;
+  pod: string;
+}
+
+const REDIRECTS = new Set([300, 301, 302, 303, 304, 305, 307, 308]);
+
+/** compare is CompareRoundTrip: null when the answer matches, else why not. */
+export function compare(expected: ExpectedResponse, got: Captured): string | null {
+  const codes = [...(expected.response?.statusCodes ?? [])];
+  if (expected.response?.statusCode !== undefined && !codes.includes(expected.response.statusCode))
+    codes.push(expected.response.statusCode);
+  if (codes.length === 0) codes.push(200);
+  if (!codes.includes(got.status)) return `expected status code one of ${codes}, got ${got.status}`;
+  const headerOf = (name: string) => {
+    const v = got.headers[name.toLowerCase()];
+    return v === undefined ? undefined : Array.isArray(v) ? v.join(',') : String(v);
+  };
+  if (got.status === 200 || got.status === 204) {
+    let echo: EchoBody;
+    try {
+      echo = JSON.parse(got.body) as EchoBody;
+    } catch {
+      return `the answer is not an echo pod's JSON: ${got.body.slice(0, 200)}`;
+    }
+    // Go: the expected request replaces the request as a whole when given
+    const want: Partial<Request> = expected.expectedRequest ?? expected.request;
+    const method = expected.expectedRequest?.method ?? 'GET';
+    if (expected.expectedRequest?.host && expected.expectedRequest.host !== echo.host)
+      return `expected host ${expected.expectedRequest.host}, got ${echo.host}`;
+    if (want.path !== echo.path) return `expected path ${want.path}, got ${echo.path}`;
+    if (method !== echo.method) return `expected method ${method}, got ${echo.method}`;
+    if ((expected.namespace ?? '') !== echo.namespace)
+      return `expected namespace ${expected.namespace ?? ''}, got ${echo.namespace}`;
+    const seen = new Map(Object.entries(echo.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v.join(',')]));
+    for (const [name, value] of Object.entries(want.headers ?? {})) {
+      const actual = seen.get(name.toLowerCase());
+      if (actual === undefined) return `expected request header ${name} to be set`;
+      if (actual !== value) return `expected request header ${name} = ${value}, got ${actual}`;
+    }
+    for (const [name, value] of Object.entries(expected.response?.headers ?? {})) {
+      const actual = headerOf(name);
+      if (actual === undefined) return `expected response header ${name} to be set`;
+      if (actual !== value) return `expected response header ${name} = ${value}, got ${actual}`;
+    }
+    for (const name of expected.response?.absentHeaders ?? [])
+      if (headerOf(name) !== undefined) return `expected response header ${name} to be absent, got ${headerOf(name)}`;
+    for (const name of expected.expectedRequest?.absentHeaders ?? [])
+      if (seen.has(name.toLowerCase())) return `expected request header ${name} to be absent, got ${seen.get(name)}`;
+    if (!echo.pod.startsWith(expected.backend ?? '')) return `expected pod ${expected.backend}…, got ${echo.pod}`;
+  } else if (REDIRECTS.has(got.status) && expected.redirectRequest) {
+    const location = headerOf('location');
+    if (!location) return 'a redirect without Location';
+    const url = new URL(location, 'http://relative.invalid');
+    const scheme = url.protocol.replace(/:$/, '');
+    const want = expected.redirectRequest;
+    if ((want.host ?? url.hostname) !== url.hostname) return `expected redirect host ${want.host}, got ${url.hostname}`;
+    if (want.port === undefined || want.port === '') {
+      if (scheme === 'http' && url.port !== '' && url.port !== '80')
+        return `expected no redirect port (or 80) for http, got ${url.port}`;
+      if (scheme === 'https' && url.port !== '' && url.port !== '443')
+        return `expected no redirect port (or 443) for https, got ${url.port}`;
+    } else if (want.port !== url.port) return `expected redirect port ${want.port}, got ${url.port}`;
+    if ((want.scheme ?? 'http') !== scheme) return `expected redirect scheme ${want.scheme ?? 'http'}, got ${scheme}`;
+    const path = want.path ?? expected.request.path.split('?')[0];
+    if (path !== url.pathname) return `expected redirect path ${path}, got ${url.pathname}`;
+  }
+  return null;
+}
+
+/** Timing is the suite's convergence settings (Go: RequiredConsecutiveSuccesses, MaxTimeToConsistency). */
+export interface Timing {
+  readonly threshold: number;
+  readonly maxMs: number;
+  /** the pause after a failed attempt (Go: one second) */
+  readonly delayMs: number;
+}
+
+/** expectEventually sends `expected.request` until `threshold` answers in a row match it, or throws at maxMs. */
+export async function expectEventually(target: Target, expected: ExpectedResponse, timing: Timing): Promise<void> {
+  const setHeaders = Object.entries(expected.backendSetResponseHeaders ?? {})
+    .map(([k, v]) => `${k}:${v}`)
+    .join(',');
+  const started = Date.now();
+  let successes = 0;
+  let last = 'no attempt';
+  let attempts = 0;
+  while (Date.now() - started < timing.maxMs) {
+    attempts++;
+    try {
+      const got = await send(target, expected.request, { 'X-Echo-Set-Header': setHeaders });
+      const why = compare(expected, got);
+      if (why === null) {
+        if (++successes >= timing.threshold) return;
+        continue;
+      }
+      last = why;
+    } catch (error) {
+      last = `request failed: ${(error as Error).message}`;
+    }
+    successes = 0;
+    await new Promise((r) => setTimeout(r, timing.delayMs));
+  }
+  throw new Error(
+    `${caseName(expected)}: no consistent answer after ${attempts} attempts in ${timing.maxMs} ms; last: ${last}`,
+  );
+}
+
+/** expectFailure is MakeRequestAndExpectFailure: after the system settles, the request must not answer 200. */
+export async function expectFailure(target: Target, expected: ExpectedResponse, timing: Timing): Promise<void> {
+  const started = Date.now();
+  let successes = 0;
+  let last = 'no attempt';
+  while (Date.now() - started < timing.maxMs) {
+    try {
+      const got = await send(target, expected.request, { 'X-Echo-Set-Header': '' });
+      if (got.status === 200) throw new Error(`${caseName(expected)}: expected a failure, got 200`);
+      if (got.status !== 408 && got.status !== 504 && ++successes >= 5) return;
+      if (got.status !== 408 && got.status !== 504) continue;
+      last = `status ${got.status}`;
+    } catch (error) {
+      if ((error as Error).message.includes('expected a failure')) throw error;
+      last = (error as Error).message;
+    }
+    successes = 0;
+    await new Promise((r) => setTimeout(r, timing.delayMs));
+  }
+  throw new Error(`${caseName(expected)}: not settled within ${timing.maxMs} ms; last: ${last}`);
+}
+
+/** caseName is GetTestCaseName. */
+export function caseName(e: ExpectedResponse, i?: number): string {
+  if (e.testCaseName) return e.testCaseName;
+  const head = `${i ?? ''} request to '${e.request.host ?? ''}${e.request.path}'${e.request.headers ? ' with headers' : ''}`;
+  return e.backend ? `${head} should go to ${e.backend}` : `${head} should receive ${e.response?.statusCode ?? 200}`;
+}

@@ -1,0 +1,115 @@
+/**
+ * The ConformanceReport (gateway-api conformance/apis/v1, built as conformance/utils/suite/reports.go does): per
+ * profile, a test counts as extended when any of its features is not one of the profile's core features; a test
+ * whose features are not all supported is not counted at all (NOT_SUPPORTED in Go); skipped and failed tests are
+ * listed by name. Why a test was skipped has no field in the format: it goes in a comment above the report.
+ */
+import { stringify } from 'yaml';
+
+export interface InventoryTest {
+  readonly name: string;
+  readonly source: string;
+  readonly features: readonly string[];
+  readonly core: boolean;
+  readonly profiles: readonly string[];
+  readonly manifests: readonly string[];
+  readonly provisional: boolean;
+  readonly skip?: string;
+}
+export interface Inventory {
+  readonly tag: string;
+  readonly profiles: Readonly<
+    Record<string, { readonly core: readonly string[]; readonly extended: readonly string[] }>
+  >;
+  readonly tests: readonly InventoryTest[];
+}
+
+export type Outcome =
+  | { readonly result: 'passed' | 'failed' }
+  | { readonly result: 'skipped'; readonly reason: string };
+
+interface Status {
+  result: 'success' | 'partial' | 'failure';
+  statistics: { Passed: number; Skipped: number; Failed: number };
+  skippedTests?: string[];
+  failedTests?: string[];
+}
+
+/** conformanceReport builds the report's YAML text (with a comment saying why each skipped test was skipped). */
+export function conformanceReport(
+  inventory: Inventory,
+  outcomes: ReadonlyMap<string, Outcome>,
+  supportedExtended: ReadonlySet<string>,
+  meta: { version: string; date: Date; profiles: readonly string[] },
+): string {
+  const profiles = meta.profiles.map((name) => {
+    const profile = inventory.profiles[name]!;
+    const core = new Set(profile.core);
+    const supported = new Set([...profile.core, ...supportedExtended]);
+    const blank = (): Status => ({ result: 'success', statistics: { Passed: 0, Skipped: 0, Failed: 0 } });
+    const levels = { core: blank(), extended: undefined as Status | undefined };
+    for (const test of [...inventory.tests].sort((a, b) => a.name.localeCompare(b.name))) {
+      if (!test.profiles.includes(name) || !test.features.every((f) => supported.has(f))) continue;
+      const outcome = outcomes.get(test.name) ?? { result: 'skipped', reason: 'not run' };
+      const extended = test.features.some((f) => !core.has(f));
+      const level = extended ? (levels.extended ??= blank()) : levels.core;
+      if (outcome.result === 'passed') level.statistics.Passed++;
+      else if (outcome.result === 'failed') {
+        level.statistics.Failed++;
+        (level.failedTests ??= []).push(test.name);
+      } else {
+        level.statistics.Skipped++;
+        (level.skippedTests ??= []).push(test.name);
+      }
+    }
+    for (const level of [levels.core, levels.extended])
+      if (level)
+        level.result = level.statistics.Failed > 0 ? 'failure' : level.statistics.Skipped > 0 ? 'partial' : 'success';
+    const said = (s: Status) =>
+      s.result === 'success'
+        ? 'succeeded'
+        : s.result === 'partial'
+          ? `partially succeeded with ${s.statistics.Skipped} test skips`
+          : `failed with ${s.statistics.Failed} test failures`;
+    const summary = `Core tests ${said(levels.core)}${levels.extended ? `. Extended tests ${said(levels.extended)}` : ''}.`;
+    const extendedFeatures = profile.extended;
+    return {
+      name,
+      summary,
+      core: levels.core,
+      ...(levels.extended
+        ? {
+            extended: {
+              ...levels.extended,
+              supportedFeatures: extendedFeatures.filter((f) => supportedExtended.has(f)),
+              unsupportedFeatures: extendedFeatures.filter((f) => !supportedExtended.has(f)),
+            },
+          }
+        : {}),
+    };
+  });
+  const report = {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'ConformanceReport',
+    implementation: {
+      organization: 'ingress-actors',
+      project: 'ingress-actors',
+      url: 'https://github.com/ingress-actors/ingress-actors',
+      version: meta.version,
+      contact: ['https://github.com/ingress-actors/ingress-actors/issues'],
+    },
+    date: meta.date.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    gatewayAPIVersion: inventory.tag,
+    gatewayAPIChannel: 'standard',
+    mode: 'default',
+    profiles,
+  };
+  const skips = [...outcomes.entries()]
+    .filter((e): e is [string, Outcome & { result: 'skipped' }] => e[1].result === 'skipped')
+    .map(([name, o]) => `#   ${name}: ${o.reason}`);
+  const header = [
+    '# Written by test/conformance/conformance.test.ts (the Gateway API conformance tests ported to this suite).',
+    ...(skips.length > 0 ? ['# Skipped tests and why:', ...skips] : []),
+  ];
+  return `${header.join('\n')}\n${stringify(report)}`;
+}

@@ -1,0 +1,350 @@
+/**
+ * A conformance test as data: the steps its Go test takes (the waits of conformance/utils/kubernetes/helpers.go
+ * and the requests of conformance/utils/http), and the runner that takes them against the harness.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { CONTROLLER_NAME, type Harness } from './harness.js';
+import { caseName, expectEventually, expectFailure, type ExpectedResponse, type Target, type Timing } from './http.js';
+
+export interface NN {
+  readonly namespace: string;
+  readonly name: string;
+}
+/** Cond is an expected condition; an absent status or reason matches any (Go: findConditionInList). */
+export interface Cond {
+  readonly type: string;
+  readonly status?: 'True' | 'False' | 'Unknown';
+  readonly reason?: string;
+}
+export interface ParentStatus {
+  readonly parentRef: {
+    readonly group?: string;
+    readonly kind?: string;
+    readonly name: string;
+    readonly namespace?: string;
+    readonly sectionName?: string;
+  };
+  readonly controllerName?: string;
+  readonly conditions: readonly Cond[];
+}
+export interface ListenerStatus {
+  readonly name: string;
+  readonly supportedKinds: readonly { readonly group?: string; readonly kind: string }[];
+  readonly attachedRoutes: number;
+  readonly conditions: readonly Cond[];
+}
+
+export type Step =
+  /** GatewayAndHTTPRoutesMustBeAccepted: an address, each route Accepted by the Gateway (per listener), listeners ready */
+  | {
+      readonly kind: 'accepted';
+      readonly gateway: NN;
+      readonly listeners?: readonly string[];
+      readonly routes: readonly NN[];
+    }
+  /** HTTPRouteMustHaveCondition */
+  | { readonly kind: 'routeCondition'; readonly route: NN; readonly gateway: NN; readonly condition: Cond }
+  /** HTTPRouteMustHaveParents */
+  | {
+      readonly kind: 'routeParents';
+      readonly route: NN;
+      readonly parents: readonly ParentStatus[];
+      readonly namespaceRequired: boolean;
+    }
+  /** HTTPRouteMustHaveNoAcceptedParents */
+  | { readonly kind: 'routeNoAcceptedParents'; readonly route: NN }
+  /** GatewayStatusMustHaveListeners */
+  | { readonly kind: 'gatewayListeners'; readonly gateway: NN; readonly listeners: readonly ListenerStatus[] }
+  /** GatewayMustHaveCondition */
+  | { readonly kind: 'gatewayCondition'; readonly gateway: NN; readonly condition: Cond }
+  /** GatewayListenersMustHaveConditions (every listener, or the one named) */
+  | {
+      readonly kind: 'listenerConditions';
+      readonly gateway: NN;
+      readonly listener?: string;
+      readonly conditions: readonly Cond[];
+    }
+  /** MakeRequestAndExpectEventuallyConsistentResponse for each case, to the Gateway's address and listener */
+  | {
+      readonly kind: 'requests';
+      readonly gateway: NN;
+      readonly listener?: string;
+      readonly scheme?: 'http' | 'https';
+      readonly cases: readonly ExpectedResponse[];
+    }
+  /** MakeRequestAndExpectFailure */
+  | { readonly kind: 'failures'; readonly gateway: NN; readonly cases: readonly ExpectedResponse[] }
+  /** apply or delete one more manifest of test/conformance/manifests mid-test */
+  | { readonly kind: 'apply' | 'remove'; readonly manifest: string }
+  /** delete one object (kubectl delete RESOURCE NAME -n NAMESPACE) */
+  | { readonly kind: 'delete'; readonly resource: string; readonly namespace: string; readonly name: string };
+
+/** ConformanceCase is one Go conformance test transcribed: its name (the inventory's) and its steps. */
+export interface ConformanceCase {
+  readonly name: string;
+  readonly steps: readonly Step[];
+}
+
+/** Timeouts are the suite's waits, shorter than Go's defaults (60–180 s): a loopback cluster settles in seconds. */
+export interface Timeouts extends Timing {
+  readonly statusMs: number;
+  readonly pollMs: number;
+}
+
+const GW = 'gateway.networking.k8s.io/v1';
+
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  observedGeneration?: number;
+}
+type WithStatus = KubernetesObject & { status?: Record<string, unknown>; spec?: Record<string, unknown> };
+
+const matches = (c: Condition, want: Cond) =>
+  c.type === want.type && (!want.status || c.status === want.status) && (!want.reason || c.reason === want.reason);
+const conditionsMatch = (want: readonly Cond[], actual: readonly Condition[]) =>
+  want.every((w) => actual.some((c) => matches(c, w)));
+const stale = (obj: WithStatus, conditions: readonly Condition[]) =>
+  conditions.some((c) => c.observedGeneration !== obj.metadata?.generation);
+const show = (x: unknown) => JSON.stringify(x);
+
+/** poll checks until `check` gives null (done) or the time is up; it throws with the last reason. */
+async function poll(what: string, ms: number, every: number, check: () => Promise<string | null>): Promise<void> {
+  const started = Date.now();
+  let last = 'not checked';
+  while (Date.now() - started < ms) {
+    last = (await check()) ?? '';
+    if (last === '') return;
+    await new Promise((r) => setTimeout(r, every));
+  }
+  throw new Error(`${what}: not within ${ms} ms; last: ${last}`);
+}
+
+/** runSteps takes a case's steps in order. */
+export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts): Promise<void> {
+  const get = async (kind: string, nn: NN) => (await h.get(GW, kind, nn.namespace, nn.name)) as WithStatus | null;
+  const routeParentsOf = (route: WithStatus | null) =>
+    (route?.status?.parents ?? []) as {
+      parentRef: ParentStatus['parentRef'];
+      controllerName: string;
+      conditions: Condition[];
+    }[];
+
+  const gatewayTarget = async (gw: NN, listener: string | undefined, scheme: 'http' | 'https'): Promise<Target> => {
+    let target: Target | undefined;
+    await poll(`Gateway ${gw.namespace}/${gw.name} has an address`, t.statusMs, t.pollMs, async () => {
+      const g = await get('Gateway', gw);
+      if (!g) return 'no such Gateway';
+      if (stale(g, (g.status?.conditions ?? []) as Condition[])) return 'conditions not of the latest generation';
+      const listeners = (g.spec?.listeners ?? []) as { name: string; port: number }[];
+      const l = listeners.find((x) => x.name === listener) ?? listeners[0];
+      const address = ((g.status?.addresses ?? []) as { type?: string; value: string }[]).find((a) => a.type);
+      if (!l || !address) return `no address in ${show(g.status?.addresses)}`;
+      target = {
+        address: address.value,
+        listenerPort: l.port,
+        port: h.mapPort(l.port),
+        scheme,
+        ...(scheme === 'https' ? { ca: h.infraCertPem } : {}),
+      };
+      return null;
+    });
+    return target!;
+  };
+
+  const routeParents = async (route: NN, parents: readonly ParentStatus[], namespaceRequired: boolean) =>
+    poll(`HTTPRoute ${route.namespace}/${route.name} has parents ${show(parents)}`, t.statusMs, t.pollMs, async () => {
+      const r = await get('HTTPRoute', route);
+      const actual = routeParentsOf(r);
+      if (r && actual.some((p) => stale(r, p.conditions))) return 'parent conditions not of the latest generation';
+      for (const want of parents) {
+        const found = actual.some(
+          (a) =>
+            a.controllerName === (want.controllerName ?? CONTROLLER_NAME) &&
+            (a.parentRef.group ?? 'gateway.networking.k8s.io') ===
+              (want.parentRef.group ?? 'gateway.networking.k8s.io') &&
+            (a.parentRef.kind ?? 'Gateway') === (want.parentRef.kind ?? 'Gateway') &&
+            a.parentRef.name === want.parentRef.name &&
+            (a.parentRef.namespace === want.parentRef.namespace ||
+              (!namespaceRequired && a.parentRef.namespace === undefined)) &&
+            (a.parentRef.sectionName ?? '') === (want.parentRef.sectionName ?? '') &&
+            conditionsMatch(want.conditions, a.conditions),
+        );
+        if (!found) return `no parent like ${show(want)} in ${show(actual)}`;
+      }
+      return null;
+    });
+
+  const listenerConditions = (gw: NN, listener: string | undefined, conditions: readonly Cond[]) =>
+    poll(`Gateway ${gw.namespace}/${gw.name} listeners have ${show(conditions)}`, t.statusMs, t.pollMs, async () => {
+      const g = await get('Gateway', gw);
+      const listeners = (g?.status?.listeners ?? []) as { name: string; conditions?: Condition[] }[];
+      if (listeners.length === 0) return 'no listener status';
+      for (const l of listeners) {
+        if (listener && l.name !== listener) continue;
+        if (!conditionsMatch(conditions, l.conditions ?? [])) return `listener ${l.name}: ${show(l.conditions)}`;
+      }
+      return null;
+    });
+
+  for (const step of steps) {
+    switch (step.kind) {
+      case 'apply':
+        await h.apply(step.manifest);
+        break;
+      case 'remove':
+        await h.remove(step.manifest);
+        break;
+      case 'delete':
+        await h.kubectl.run(['delete', step.resource, step.name, '-n', step.namespace]);
+        break;
+      case 'accepted': {
+        await gatewayTarget(step.gateway, step.listeners?.[0], 'http');
+        const sections = step.listeners && step.listeners.length > 0 ? step.listeners : [undefined];
+        for (const route of step.routes)
+          await routeParents(
+            route,
+            sections.map((sectionName) => ({
+              parentRef: {
+                name: step.gateway.name,
+                namespace: step.gateway.namespace,
+                ...(sectionName ? { sectionName } : {}),
+              },
+              conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted' }],
+            })),
+            route.namespace !== step.gateway.namespace,
+          );
+        const ready: Cond[] = [
+          { type: 'ResolvedRefs', status: 'True' },
+          { type: 'Accepted', status: 'True' },
+          { type: 'Programmed', status: 'True' },
+        ];
+        await listenerConditions(step.gateway, undefined, ready);
+        break;
+      }
+      case 'routeCondition':
+        await poll(
+          `HTTPRoute ${step.route.namespace}/${step.route.name} has ${show(step.condition)} from ${step.gateway.name}`,
+          t.statusMs,
+          t.pollMs,
+          async () => {
+            const r = await get('HTTPRoute', step.route);
+            const parents = routeParentsOf(r);
+            if (r && parents.some((p) => stale(r, p.conditions)))
+              return 'parent conditions not of the latest generation';
+            const hit = parents.some(
+              (p) =>
+                p.parentRef.name === step.gateway.name &&
+                (p.parentRef.namespace === undefined || p.parentRef.namespace === step.gateway.namespace) &&
+                p.conditions.some((c) => matches(c, step.condition)),
+            );
+            return hit ? null : `parents: ${show(parents)}`;
+          },
+        );
+        break;
+      case 'routeParents':
+        await routeParents(step.route, step.parents, step.namespaceRequired);
+        break;
+      case 'routeNoAcceptedParents': {
+        let emptySeen = false;
+        await poll(
+          `HTTPRoute ${step.route.namespace}/${step.route.name} has no accepted parents`,
+          t.statusMs,
+          t.pollMs,
+          async () => {
+            const r = await get('HTTPRoute', step.route);
+            const parents = routeParentsOf(r);
+            if (parents.length === 0) {
+              // Go checks an empty list twice, a second apart, before it believes it
+              if (!emptySeen) {
+                emptySeen = true;
+                return 'empty once';
+              }
+              return null;
+            }
+            if (parents.length > 1) return `${parents.length} parents`;
+            if (r && stale(r, parents[0]!.conditions)) return 'not of the latest generation';
+            return conditionsMatch([{ type: 'Accepted', status: 'False' }], parents[0]!.conditions)
+              ? null
+              : `conditions ${show(parents[0]!.conditions)}`;
+          },
+        );
+        break;
+      }
+      case 'gatewayListeners':
+        await poll(
+          `Gateway ${step.gateway.namespace}/${step.gateway.name} listener status`,
+          t.statusMs,
+          t.pollMs,
+          async () => {
+            const g = await get('Gateway', step.gateway);
+            const actual = (g?.status?.listeners ?? []) as {
+              name: string;
+              supportedKinds?: { group?: string; kind: string }[];
+              attachedRoutes: number;
+              conditions?: Condition[];
+            }[];
+            if (actual.length !== step.listeners.length) return `${actual.length} listeners: ${show(actual)}`;
+            for (const want of step.listeners) {
+              const a = actual.find((x) => x.name === want.name);
+              if (!a) return `no status for listener ${want.name}`;
+              const kinds = a.supportedKinds ?? [];
+              if (want.supportedKinds.length === 0 && kinds.length !== 0)
+                return `supportedKinds ${show(kinds)}, want none`;
+              for (const k of want.supportedKinds)
+                if (
+                  !kinds.some(
+                    (x) =>
+                      (x.group ?? 'gateway.networking.k8s.io') === (k.group ?? 'gateway.networking.k8s.io') &&
+                      x.kind === k.kind,
+                  )
+                )
+                  return `listener ${a.name} lacks supported kind ${k.kind}`;
+              if (a.attachedRoutes !== want.attachedRoutes)
+                return `listener ${a.name} attachedRoutes ${a.attachedRoutes}, want ${want.attachedRoutes}`;
+              if (!conditionsMatch(want.conditions, a.conditions ?? []))
+                return `listener ${a.name}: ${show(a.conditions)}`;
+            }
+            return null;
+          },
+        );
+        break;
+      case 'gatewayCondition':
+        await poll(
+          `Gateway ${step.gateway.namespace}/${step.gateway.name} has ${show(step.condition)}`,
+          t.statusMs,
+          t.pollMs,
+          async () => {
+            const g = await get('Gateway', step.gateway);
+            const conditions = (g?.status?.conditions ?? []) as Condition[];
+            if (g && stale(g, conditions)) return 'not of the latest generation';
+            return conditionsMatch([step.condition], conditions) ? null : show(conditions);
+          },
+        );
+        break;
+      case 'listenerConditions':
+        await listenerConditions(step.gateway, step.listener, step.conditions);
+        break;
+      case 'requests': {
+        const target = await gatewayTarget(step.gateway, step.listener, step.scheme ?? 'http');
+        const failures: string[] = [];
+        // Go runs the cases as parallel subtests; here one after another, each to its own verdict
+        for (const [i, c] of step.cases.entries()) {
+          try {
+            await expectEventually(target, c, t);
+          } catch (error) {
+            failures.push(`${caseName(c, i)}: ${(error as Error).message}`);
+          }
+        }
+        if (failures.length > 0) throw new Error(failures.join('\n'));
+        break;
+      }
+      case 'failures': {
+        const target = await gatewayTarget(step.gateway, undefined, 'http');
+        for (const c of step.cases) await expectFailure(target, c, t);
+        break;
+      }
+    }
+  }
+}
