@@ -10,11 +10,15 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { CONTROLLER_NAME, GATEWAY_CLASS, INFRA_NS, startHarness, type Harness } from './harness.js';
 import { conformanceReport, type Inventory, type Outcome } from './report.js';
 import { runSteps, type ConformanceCase, type Timeouts } from './steps.js';
+import { gatewayCases } from './tests/gateway.js';
 import { hostCases } from './tests/httproute-hosts.js';
+import { invalidCases } from './tests/httproute-invalid.js';
 import { routingCases } from './tests/httproute-routing.js';
 
 const inventory = JSON.parse(await readFile(new URL('./inventory.json', import.meta.url), 'utf8')) as Inventory;
-const cases = new Map<string, ConformanceCase>([...routingCases, ...hostCases].map((c) => [c.name, c]));
+const cases = new Map<string, ConformanceCase>(
+  [...routingCases, ...hostCases, ...invalidCases, ...gatewayCases].map((c) => [c.name, c]),
+);
 /** the extended features this implementation claims (the report's supportedFeatures); none transcribed yet */
 const SUPPORTED_EXTENDED = new Set<string>();
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];

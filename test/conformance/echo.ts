@@ -13,6 +13,8 @@ export interface EchoPod {
   readonly namespace: string;
   readonly ip: string;
   readonly port: number;
+  /** the pod's labels (its Deployment's template labels), which Services select */
+  readonly labels: Readonly<Record<string, string>>;
   close(): Promise<void>;
 }
 
@@ -23,8 +25,10 @@ export function canonical(name: string): string {
 
 function answer(pod: string, namespace: string, service: string, req: IncomingMessage, res: ServerResponse): void {
   const uri = req.url ?? '/';
-  const status = /^\/status\/(\d\d\d)$/.exec(uri.split('?')[0]!.replaceAll('//', '/'));
-  if (uri.split('?')[0]!.replaceAll('//', '/').startsWith('/status/')) {
+  // echo-basic's mux sees the path with `//` folded; /status/<code> answers that code, other /status/… a 400
+  const routed = uri.split('?')[0]!.replaceAll('//', '/');
+  const status = /^\/status\/(\d\d\d)$/.exec(routed);
+  if (routed.startsWith('/status/')) {
     res.statusCode = status ? Number(status[1]) : 400;
     res.end();
     return;
@@ -74,6 +78,7 @@ export async function startEchoPod(
   pod: string,
   namespace: string,
   service: string,
+  labels: Readonly<Record<string, string>> = {},
 ): Promise<EchoPod> {
   const server: Server = createServer((req, res) => {
     req.resume();
@@ -88,6 +93,7 @@ export async function startEchoPod(
     namespace,
     ip,
     port,
+    labels,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

@@ -70,8 +70,9 @@ async function crdsFile(dir: string): Promise<string | null> {
   return file;
 }
 
-/** fill puts our GatewayClass where gateway-api's manifests have their placeholder. */
-const fill = (text: string) => text.replaceAll('{GATEWAY_CLASS_NAME}', GATEWAY_CLASS);
+/** fill puts our GatewayClass and controller name where gateway-api's manifests have their placeholders. */
+const fill = (text: string) =>
+  text.replaceAll('{GATEWAY_CLASS_NAME}', GATEWAY_CLASS).replaceAll('{GATEWAY_CONTROLLER_NAME}', CONTROLLER_NAME);
 
 /** KIND_KEPT are the base's kinds applied as written; Deployments become echo pods, the rest (coredns) is left out. */
 const KIND_KEPT = new Set(['Namespace', 'Gateway', 'Service', 'ReferenceGrant']);
@@ -83,7 +84,8 @@ interface Deployment {
     template: { metadata: { labels: Record<string, string> }; spec: { containers: { env?: { name: string }[] }[] } };
   };
 }
-interface ServiceObject {
+/** ServiceObject is the part of a Service the endpoint slices are made from. */
+export interface ServiceObject {
   metadata: { name: string; namespace: string };
   spec: { selector?: Record<string, string>; ports?: { name?: string; port: number; targetPort?: number | string }[] };
 }
@@ -109,6 +111,49 @@ async function baseObjects(): Promise<{ objects: object[]; deployments: Deployme
   };
 }
 
+/** selects says whether Service `s` selects a pod of `namespace` with `labels`. */
+const selects = (s: ServiceObject, namespace: string, labels: Readonly<Record<string, string>>) =>
+  s.metadata.namespace === namespace &&
+  s.spec.selector !== undefined &&
+  Object.keys(s.spec.selector).length > 0 &&
+  Object.entries(s.spec.selector).every(([k, v]) => labels[k] === v);
+
+/**
+ * endpointSlicesFor does the EndpointSlice controller's work for `services`: one IPv4 slice per Service with a
+ * selector, holding the echo pods it selects, with the Service's ports whose targetPort is the echo's HTTP port.
+ */
+export function endpointSlicesFor(services: readonly ServiceObject[], pods: readonly EchoPod[]): object[] {
+  const slices: object[] = [];
+  for (const s of services) {
+    const selected = pods.filter((p) => selects(s, p.namespace, p.labels));
+    if (selected.length === 0) continue;
+    const ports = (s.spec.ports ?? []).filter((p) => (p.targetPort ?? p.port) === HTTP_TARGET_PORT);
+    slices.push({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: {
+        name: `${s.metadata.name}-echo`,
+        namespace: s.metadata.namespace,
+        labels: { 'kubernetes.io/service-name': s.metadata.name },
+      },
+      addressType: 'IPv4',
+      ports: ports.map((p) => ({ name: p.name ?? '', port: selected[0]!.port, protocol: 'TCP' })),
+      endpoints: selected.map((pod) => ({
+        addresses: [pod.ip],
+        conditions: { ready: true, serving: true, terminating: false },
+        targetRef: { kind: 'Pod', name: pod.pod, namespace: pod.namespace },
+      })),
+    });
+  }
+  return slices;
+}
+
+/** servicesIn lists the Services of a manifest's text. */
+const servicesIn = (text: string) =>
+  parseAllDocuments(text)
+    .map((d) => d.toJSON() as { kind?: string } | null)
+    .filter((d) => d?.kind === 'Service') as unknown as ServiceObject[];
+
 /** podSuffix is a Deployment pod's suffix, as the ReplicaSet and the pod would add. */
 const podSuffix = (i: number) => `7f9c${i}-x${i}q2z`;
 
@@ -124,49 +169,27 @@ export async function startHarness(): Promise<Harness> {
     await kubectl.run(['apply', '-f', crds]);
 
     const base = await baseObjects();
-    const slices: object[] = [];
+    // every pod listens on one port, each on its own address, as pods do on their targetPort
+    const echoPort = await freePort();
     let ip = 2;
     for (const d of base.deployments) {
       const labels = d.spec.template.metadata.labels;
-      const mine: EchoPod[] = [];
+      const service = base.services.find((s) => selects(s, d.metadata.namespace, labels));
       for (let i = 0; i < (d.spec.replicas ?? 1); i++) {
-        const port = await freePort();
         const pod = `${d.metadata.name}-${podSuffix(i)}`;
-        const service = base.services.find(
-          (s) =>
-            s.metadata.namespace === d.metadata.namespace &&
-            Object.entries(s.spec.selector ?? {}).every(([k, v]) => labels[k] === v),
+        pods.push(
+          await startEchoPod(
+            `127.0.0.${ip++}`,
+            echoPort,
+            pod,
+            d.metadata.namespace,
+            service?.metadata.name ?? '',
+            labels,
+          ),
         );
-        mine.push(await startEchoPod(`127.0.0.${ip++}`, port, pod, d.metadata.namespace, service?.metadata.name ?? ''));
-      }
-      pods.push(...mine);
-      for (const s of base.services) {
-        if (s.metadata.namespace !== d.metadata.namespace || !s.spec.selector) continue;
-        if (!Object.entries(s.spec.selector).every(([k, v]) => labels[k] === v)) continue;
-        const ports = (s.spec.ports ?? []).filter((p) => (p.targetPort ?? p.port) === HTTP_TARGET_PORT);
-        // one slice per pod: a slice carries one port number for all its endpoints, and each pod has its own
-        for (const pod of mine) {
-          slices.push({
-            apiVersion: 'discovery.k8s.io/v1',
-            kind: 'EndpointSlice',
-            metadata: {
-              name: `${pod.pod}`,
-              namespace: s.metadata.namespace,
-              labels: { 'kubernetes.io/service-name': s.metadata.name },
-            },
-            addressType: 'IPv4',
-            ports: ports.map((p) => ({ name: p.name ?? '', port: pod.port, protocol: 'TCP' })),
-            endpoints: [
-              {
-                addresses: [pod.ip],
-                conditions: { ready: true },
-                targetRef: { kind: 'Pod', name: pod.pod, namespace: pod.namespace },
-              },
-            ],
-          });
-        }
       }
     }
+    const slices = endpointSlicesFor(base.services, pods);
 
     // the Secrets conformance/utils/suite/suite.go makes at setup, issued here rather than copied
     const infraCert = await issueCertificate({ commonName: '*', dnsNames: ['*', '*.org', '*.wildcard.org'] });
@@ -232,9 +255,19 @@ export async function startHarness(): Promise<Harness> {
       infraCertPem: infraCert.certPem,
       mapPort: (port) => (port === 80 ? httpPort : port === 443 ? httpsPort : port),
       manifest,
-      apply: async (file) => void (await kubectl.run(['apply', '-f', '-'], await manifest(file))),
-      remove: async (file) =>
-        void (await kubectl.run(['delete', '--ignore-not-found', '--wait=false', '-f', '-'], await manifest(file))),
+      // a test's Services with a selector get their slices as the EndpointSlice controller would make them
+      apply: async (file) => {
+        const text = await manifest(file);
+        await kubectl.run(['apply', '-f', '-'], text);
+        const slices = endpointSlicesFor(servicesIn(text), pods);
+        if (slices.length > 0) await kubectl.run(['apply', '-f', '-'], slices.map((o) => stringify(o)).join('---\n'));
+      },
+      remove: async (file) => {
+        const text = await manifest(file);
+        const slices = endpointSlicesFor(servicesIn(text), pods);
+        const all = slices.length > 0 ? `${text}\n---\n${slices.map((o) => stringify(o)).join('---\n')}` : text;
+        await kubectl.run(['delete', '--ignore-not-found', '--wait=false', '-f', '-'], all);
+      },
       get: async (apiVersion, kind, namespace, name) => {
         try {
           return await client.read({ apiVersion, kind, metadata: { name, ...(namespace ? { namespace } : {}) } });

@@ -4,7 +4,16 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { CONTROLLER_NAME, type Harness } from './harness.js';
-import { caseName, expectEventually, expectFailure, type ExpectedResponse, type Target, type Timing } from './http.js';
+import {
+  caseName,
+  compare,
+  expectEventually,
+  expectFailure,
+  send,
+  type ExpectedResponse,
+  type Target,
+  type Timing,
+} from './http.js';
 
 export interface NN {
   readonly namespace: string;
@@ -55,6 +64,8 @@ export type Step =
   | { readonly kind: 'routeNoAcceptedParents'; readonly route: NN }
   /** GatewayStatusMustHaveListeners */
   | { readonly kind: 'gatewayListeners'; readonly gateway: NN; readonly listeners: readonly ListenerStatus[] }
+  /** GatewayMustHaveZeroRoutes: no listener status, or one listener with no attached route */
+  | { readonly kind: 'gatewayZeroRoutes'; readonly gateway: NN }
   /** GatewayMustHaveCondition */
   | { readonly kind: 'gatewayCondition'; readonly gateway: NN; readonly condition: Cond }
   /** GatewayListenersMustHaveConditions (every listener, or the one named) */
@@ -76,6 +87,42 @@ export type Step =
   | { readonly kind: 'failures'; readonly gateway: NN; readonly cases: readonly ExpectedResponse[] }
   /** apply or delete one more manifest of test/conformance/manifests mid-test */
   | { readonly kind: 'apply' | 'remove'; readonly manifest: string }
+  /**
+   * setupEndpointSlices (httproute-service-types.go): the manual slices `<name>-ip4` get the pods of `deployment` as
+   * endpoints (IPv6 slices stay empty: the pods have no IPv6 address), at the pods' port
+   */
+  | {
+      readonly kind: 'podsIntoSlices';
+      readonly namespace: string;
+      readonly slices: readonly string[];
+      readonly deployment: string;
+    }
+  /** NamespacesMustBeReady: every Gateway of the namespace (but those annotated to be skipped) Accepted and Programmed */
+  | { readonly kind: 'namespaceReady'; readonly namespace: string }
+  /** GatewayMustHaveLatestConditions, GatewayClassMustHaveLatestConditions, HTTPRouteMustHaveLatestConditions */
+  | { readonly kind: 'latest'; readonly objectKind: 'Gateway' | 'GatewayClass' | 'HTTPRoute'; readonly object: NN }
+  /** GWCMustHaveAcceptedConditionAny */
+  | { readonly kind: 'gatewayClassAccepted'; readonly name: string }
+  /**
+   * a merge patch computed from the object as it is (client.MergeFrom in Go), after which its generation must
+   * have changed
+   */
+  | {
+      readonly kind: 'mutate';
+      readonly objectKind: 'Gateway' | 'GatewayClass' | 'HTTPRoute';
+      readonly object: NN;
+      readonly patch: (current: { spec?: Record<string, unknown> }) => object;
+    }
+  /**
+   * the HTTPRouteWeight check (conformance/utils/weight): 500 requests, 10 at a time, each backend's share within
+   * 0.05 of its weight; like the Go suite, the statistical test is tried up to 10 times
+   */
+  | {
+      readonly kind: 'weights';
+      readonly gateway: NN;
+      readonly expected: ExpectedResponse;
+      readonly weights: Readonly<Record<string, number>>;
+    }
   /** delete one object (kubectl delete RESOURCE NAME -n NAMESPACE) */
   | { readonly kind: 'delete'; readonly resource: string; readonly namespace: string; readonly name: string };
 
@@ -119,6 +166,55 @@ async function poll(what: string, ms: number, every: number, check: () => Promis
     await new Promise((r) => setTimeout(r, every));
   }
   throw new Error(`${what}: not within ${ms} ms; last: ${last}`);
+}
+
+/** backendOf is weight.go's extractBackendName: a pod name without its ReplicaSet and pod suffixes. */
+const backendOf = (pod: string) => {
+  const parts = pod.split('-');
+  return parts.length < 3 ? pod : parts.slice(0, -2).join('-');
+};
+
+/** weightedDistribution is one TestWeightedDistribution: '' when every share is within tolerance, else why not. */
+async function weightedDistribution(
+  target: Target,
+  expected: ExpectedResponse,
+  weights: Readonly<Record<string, number>>,
+): Promise<string> {
+  const total = 500;
+  const seen = new Map<string, number>();
+  let next = 0;
+  const errors: string[] = [];
+  const worker = async () => {
+    while (next < total) {
+      next++;
+      // AddEntropy: half of the requests carry a random X-Jitter header
+      const jitter: Record<string, string> =
+        Math.random() < 0.5 ? { 'X-Jitter': String(Math.floor(Math.random() * 10_000)) } : {};
+      try {
+        const got = await send(target, expected.request, { 'X-Echo-Set-Header': '', ...jitter });
+        const why = compare(expected, got);
+        if (why) throw new Error(why);
+        const backend = backendOf((JSON.parse(got.body) as { pod: string }).pod);
+        if (!(backend in weights)) throw new Error(`request was handled by an unexpected pod (backend ${backend})`);
+        seen.set(backend, (seen.get(backend) ?? 0) + 1);
+      } catch (error) {
+        errors.push((error as Error).message);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 10 }, worker));
+  if (errors.length > 0) return `error while sending requests: ${errors[0]}`;
+  const problems: string[] = [];
+  const active = Object.values(weights).filter((w) => w > 0).length;
+  if (seen.size !== active) problems.push(`expected ${active} backends to receive traffic, but got ${seen.size}`);
+  for (const [backend, want] of Object.entries(weights)) {
+    const got = (seen.get(backend) ?? 0) / total;
+    if (!seen.has(backend) && want !== 0)
+      problems.push(`expect traffic to hit backend ${backend} - but none was received`);
+    else if (Math.abs(got - want) > 0.05)
+      problems.push(`backend ${backend} weighted traffic of ${got} not within tolerance ${want} (+/-0.05)`);
+  }
+  return problems.sort().join('; ');
 }
 
 /** runSteps takes a case's steps in order. */
@@ -196,6 +292,110 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
       case 'remove':
         await h.remove(step.manifest);
         break;
+      case 'podsIntoSlices': {
+        const mine = h.pods.filter((p) => p.namespace === step.namespace && p.pod.startsWith(`${step.deployment}-`));
+        for (const name of step.slices) {
+          const slice = (await h.get('discovery.k8s.io/v1', 'EndpointSlice', step.namespace, `${name}-ip4`)) as {
+            ports?: { name?: string; protocol?: string }[];
+          } | null;
+          if (!slice) throw new Error(`no EndpointSlice ${name}-ip4`);
+          const patch = {
+            ports: (slice.ports ?? []).map((p) => ({ ...p, port: mine[0]!.port })),
+            endpoints: mine.map((p) => ({
+              addresses: [p.ip],
+              conditions: { ready: true, serving: true, terminating: false },
+              targetRef: { kind: 'Pod', name: p.pod, namespace: p.namespace },
+            })),
+          };
+          await h.kubectl.run([
+            'patch',
+            'endpointslice',
+            `${name}-ip4`,
+            '-n',
+            step.namespace,
+            '--type=merge',
+            '-p',
+            JSON.stringify(patch),
+          ]);
+        }
+        break;
+      }
+      case 'namespaceReady':
+        await poll(`namespace ${step.namespace} ready`, t.statusMs, t.pollMs, async () => {
+          const list = await h.client.list<WithStatus>(GW, 'Gateway', step.namespace);
+          for (const g of list.items) {
+            if (g.metadata?.annotations?.['gateway-api/skip-this-for-readiness'] === 'true') continue;
+            const conditions = (g.status?.conditions ?? []) as Condition[];
+            if (stale(g, conditions)) return `Gateway ${g.metadata?.name} conditions not of the latest generation`;
+            if (
+              !conditionsMatch(
+                [
+                  { type: 'Accepted', status: 'True' },
+                  { type: 'Programmed', status: 'True' },
+                ],
+                conditions,
+              )
+            )
+              return `Gateway ${g.metadata?.name}: ${show(conditions)}`;
+          }
+          return null;
+        });
+        break;
+      case 'latest':
+        await poll(
+          `${step.objectKind} ${step.object.name} conditions of the latest generation`,
+          t.statusMs,
+          t.pollMs,
+          async () => {
+            const o = await get(step.objectKind, step.object);
+            if (!o) return 'not found';
+            const conditions =
+              step.objectKind === 'HTTPRoute'
+                ? routeParentsOf(o).flatMap((p) => p.conditions)
+                : ((o.status?.conditions ?? []) as Condition[]);
+            return stale(o, conditions) ? show(conditions) : null;
+          },
+        );
+        break;
+      case 'gatewayClassAccepted':
+        await poll(`GatewayClass ${step.name} has an Accepted condition`, t.statusMs, t.pollMs, async () => {
+          const o = await get('GatewayClass', { namespace: '', name: step.name });
+          const conditions = (o?.status?.conditions ?? []) as Condition[];
+          if (!o || stale(o, conditions)) return `not of the latest generation: ${show(conditions)}`;
+          return conditionsMatch([{ type: 'Accepted' }], conditions) ? null : show(conditions);
+        });
+        break;
+      case 'mutate': {
+        const before = await get(step.objectKind, step.object);
+        if (!before) throw new Error(`${step.objectKind} ${step.object.name} not found`);
+        const resource = { Gateway: 'gateways', GatewayClass: 'gatewayclasses', HTTPRoute: 'httproutes' }[
+          step.objectKind
+        ];
+        await h.kubectl.run([
+          'patch',
+          `${resource}.gateway.networking.k8s.io`,
+          step.object.name,
+          ...(step.object.namespace ? ['-n', step.object.namespace] : []),
+          '--type=merge',
+          '-p',
+          JSON.stringify(step.patch(before as { spec?: Record<string, unknown> })),
+        ]);
+        const after = await get(step.objectKind, step.object);
+        if (after?.metadata?.generation === before.metadata?.generation)
+          throw new Error(`generation should change after an update (still ${before.metadata?.generation})`);
+        break;
+      }
+      case 'weights': {
+        const target = await gatewayTarget(step.gateway, undefined, 'http');
+        await expectEventually(target, step.expected, t);
+        let last = '';
+        for (let attempt = 0; attempt < 10; attempt++) {
+          last = await weightedDistribution(target, step.expected, step.weights);
+          if (last === '') break;
+        }
+        if (last !== '') throw new Error(`weighted distribution: ${last}`);
+        break;
+      }
       case 'delete':
         await h.kubectl.run(['delete', step.resource, step.name, '-n', step.namespace]);
         break;
@@ -307,6 +507,22 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
                 return `listener ${a.name}: ${show(a.conditions)}`;
             }
             return null;
+          },
+        );
+        break;
+      case 'gatewayZeroRoutes':
+        await poll(
+          `Gateway ${step.gateway.namespace}/${step.gateway.name} has no routes`,
+          t.statusMs,
+          t.pollMs,
+          async () => {
+            const g = await get('Gateway', step.gateway);
+            if (!g) return 'no such Gateway';
+            if (stale(g, (g.status?.conditions ?? []) as Condition[])) return 'not of the latest generation';
+            const listeners = (g.status?.listeners ?? []) as { attachedRoutes: number }[];
+            return listeners.length === 0 || (listeners.length === 1 && listeners[0]!.attachedRoutes === 0)
+              ? null
+              : show(listeners);
           },
         );
         break;
