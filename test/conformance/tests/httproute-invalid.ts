@@ -1,10 +1,10 @@
 /**
  * HTTPRoute tests of gateway-api v1.6.1 conformance/tests (Apache-2.0) about refused references and the rest of the
- * core HTTPRoute set, transcribed as data (httproute-invalid-*.go, -multiple-gateways.go, -omitted-backendrefs.go,
+ * core HTTPRoute set, transcribed as data (httproute-invalid-*.go, -partially-invalid-via-invalid-reference-grant.go, -multiple-gateways.go, -omitted-backendrefs.go,
  * -path-match-order.go, -redirect-host-and-status.go, -service-types.go, -https-listener.go).
  */
 import type { ConformanceCase, Cond, NN, Step } from '../steps.js';
-import { INFRA, routed, SAME_NS, status, to, V1, V2, V3, WEB } from './httproute-routing.js';
+import { APP, INFRA, routed, SAME_NS, status, to, V1, V2, V3, WEB } from './httproute-routing.js';
 
 const infra = (name: string): NN => ({ namespace: INFRA, name });
 const condition = (route: NN, gateway: NN, c: Cond): Step => ({ kind: 'routeCondition', route, gateway, condition: c });
@@ -64,6 +64,30 @@ export const invalidCases: ConformanceCase[] = [
             response: { statusCode: 500 },
             backend: 'web-backend',
             namespace: WEB,
+          },
+        ],
+      },
+    ],
+  },
+  {
+    name: 'HTTPRoutePartiallyInvalidViaInvalidReferenceGrant',
+    steps: [
+      { kind: 'accepted', gateway: SAME_NS, routes: [infra('invalid-reference-grant')] },
+      condition(infra('invalid-reference-grant'), SAME_NS, {
+        type: 'ResolvedRefs',
+        status: 'False',
+        reason: 'RefNotPermitted',
+      }),
+      answers500('/v2'),
+      {
+        kind: 'requests',
+        gateway: SAME_NS,
+        cases: [
+          {
+            request: { method: 'GET', path: '/' },
+            response: { statusCode: 200 },
+            backend: 'app-backend-v1',
+            namespace: APP,
           },
         ],
       },
