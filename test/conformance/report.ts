@@ -62,9 +62,15 @@ export function conformanceReport(
         (level.skippedTests ??= []).push(test.name);
       }
     }
-    for (const level of [levels.core, levels.extended])
-      if (level)
-        level.result = level.statistics.Failed > 0 ? 'failure' : level.statistics.Skipped > 0 ? 'partial' : 'success';
+    // the Go struct's field order: result, statistics, skippedTests, failedTests
+    const settle = (s: Status): Status => ({
+      result: s.statistics.Failed > 0 ? 'failure' : s.statistics.Skipped > 0 ? 'partial' : 'success',
+      statistics: s.statistics,
+      ...(s.skippedTests ? { skippedTests: s.skippedTests } : {}),
+      ...(s.failedTests ? { failedTests: s.failedTests } : {}),
+    });
+    levels.core = settle(levels.core);
+    if (levels.extended) levels.extended = settle(levels.extended);
     const said = (s: Status) =>
       s.result === 'success'
         ? 'succeeded'

@@ -1,0 +1,176 @@
+/**
+ * The conformance suite's own parts, without a controller: an echo pod answers as echo-basic does and the
+ * comparison (CompareRoundTrip) accepts what matches and names what does not; the report counts as reports.go does.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/net.js';
+import { startEchoPod, type EchoPod } from './echo.js';
+import { compare, send, type Target } from './http.js';
+import { conformanceReport, type Inventory } from './report.js';
+
+describe('an echo pod and CompareRoundTrip', () => {
+  let pod: EchoPod;
+  let target: Target;
+  beforeAll(async () => {
+    pod = await startEchoPod(
+      '127.0.0.2',
+      await freePort(),
+      'infra-backend-v1-abc12-xyz34',
+      'gateway-conformance-infra',
+      'infra-backend-v1',
+    );
+    target = { address: pod.ip, listenerPort: pod.port, port: pod.port, scheme: 'http' };
+  });
+  afterAll(() => pod.close());
+
+  it('echoes path, host, method, headers (each line a value), namespace and pod, and sets the asked response headers', async () => {
+    const got = await send(
+      target,
+      { host: 'example.com', path: '/a//b?x=1', headers: { Version: 'one' } },
+      {
+        'X-Echo-Set-Header': 'X-Foo:bar,X-Foo:baz',
+      },
+    );
+    const body = JSON.parse(got.body);
+    expect(body).toMatchObject({
+      path: '/a//b?x=1',
+      host: 'example.com',
+      method: 'GET',
+      namespace: 'gateway-conformance-infra',
+      pod: 'infra-backend-v1-abc12-xyz34',
+    });
+    expect(body.headers.Version).toEqual(['one']);
+    expect(got.headers['x-foo']).toBe('bar,baz');
+    expect((await send(target, { path: '/status/503' }, {})).status).toBe(503);
+  });
+
+  it('accepts a matching answer and says why another does not match', async () => {
+    const got = await send(target, { path: '/set', headers: { 'X-Header-Set': 'v' } }, {});
+    const base = { request: { path: '/set' }, backend: 'infra-backend-v1', namespace: 'gateway-conformance-infra' };
+    expect(compare(base, got)).toBeNull();
+    expect(compare({ ...base, expectedRequest: { path: '/set', headers: { 'x-header-set': 'v' } } }, got)).toBeNull();
+    expect(compare({ ...base, backend: 'infra-backend-v2' }, got)).toMatch(/expected pod infra-backend-v2/);
+    expect(compare({ ...base, namespace: 'gateway-conformance-web-backend' }, got)).toMatch(/expected namespace/);
+    expect(compare({ ...base, expectedRequest: { path: '/set', absentHeaders: ['X-Header-Set'] } }, got)).toMatch(
+      /to be absent/,
+    );
+    expect(compare({ ...base, response: { statusCode: 404 } }, got)).toMatch(
+      /expected status code one of 404, got 200/,
+    );
+  });
+
+  it('compares a redirect by its Location', () => {
+    const redirect = { status: 302, headers: { location: 'http://example.org/hostname-redirect' }, body: '' };
+    const expected = {
+      request: { path: '/hostname-redirect' },
+      response: { statusCode: 302 },
+      redirectRequest: { host: 'example.org' },
+    };
+    expect(compare(expected, redirect)).toBeNull();
+    expect(compare({ ...expected, redirectRequest: { host: 'example.net' } }, redirect)).toMatch(/redirect host/);
+    expect(
+      compare(expected, { ...redirect, headers: { location: 'http://example.org:8080/hostname-redirect' } }),
+    ).toMatch(/no redirect port/);
+  });
+});
+
+describe('the ConformanceReport', () => {
+  const inventory: Inventory = {
+    tag: 'v1.6.1',
+    profiles: {
+      'GATEWAY-HTTP': {
+        core: ['Gateway', 'HTTPRoute', 'ReferenceGrant'],
+        extended: ['HTTPRouteMethodMatching', 'HTTPRouteCORS'],
+      },
+    },
+    tests: [
+      {
+        name: 'A',
+        source: 'a.go',
+        features: ['Gateway', 'HTTPRoute'],
+        core: true,
+        profiles: ['GATEWAY-HTTP'],
+        manifests: [],
+        provisional: false,
+      },
+      {
+        name: 'B',
+        source: 'b.go',
+        features: ['Gateway', 'HTTPRoute'],
+        core: true,
+        profiles: ['GATEWAY-HTTP'],
+        manifests: [],
+        provisional: false,
+      },
+      {
+        name: 'C',
+        source: 'c.go',
+        features: ['Gateway'],
+        core: true,
+        profiles: ['GATEWAY-HTTP'],
+        manifests: [],
+        provisional: false,
+      },
+      {
+        name: 'M',
+        source: 'm.go',
+        features: ['Gateway', 'HTTPRoute', 'HTTPRouteMethodMatching'],
+        core: false,
+        profiles: ['GATEWAY-HTTP'],
+        manifests: [],
+        provisional: false,
+      },
+      {
+        name: 'X',
+        source: 'x.go',
+        features: ['Gateway', 'HTTPRouteCORS'],
+        core: false,
+        profiles: ['GATEWAY-HTTP'],
+        manifests: [],
+        provisional: false,
+      },
+    ],
+  };
+
+  it('counts core and extended, lists failed and skipped tests, and leaves out tests of unclaimed features', () => {
+    const text = conformanceReport(
+      inventory,
+      new Map([
+        ['A', { result: 'passed' as const }],
+        ['B', { result: 'failed' as const }],
+        ['C', { result: 'skipped' as const, reason: 'not transcribed' }],
+        ['M', { result: 'passed' as const }],
+        ['X', { result: 'skipped' as const, reason: 'extended features not claimed: HTTPRouteCORS' }],
+      ]),
+      new Set(['HTTPRouteMethodMatching']),
+      { version: '0.1.0', date: new Date('2026-12-05T01:00:00Z'), profiles: ['GATEWAY-HTTP'] },
+    );
+    expect(text).toContain('#   C: not transcribed');
+    expect(text).toContain(`apiVersion: gateway.networking.k8s.io/v1
+kind: ConformanceReport`);
+    expect(text).toContain(`  - name: GATEWAY-HTTP
+    summary: Core tests failed with 1 test failures. Extended tests succeeded.
+    core:
+      result: failure
+      statistics:
+        Passed: 1
+        Skipped: 1
+        Failed: 1
+      skippedTests:
+        - C
+      failedTests:
+        - B
+    extended:
+      result: success
+      statistics:
+        Passed: 1
+        Skipped: 0
+        Failed: 0
+      supportedFeatures:
+        - HTTPRouteMethodMatching
+      unsupportedFeatures:
+        - HTTPRouteCORS`);
+    expect(text).toContain('date: 2026-12-05T01:00:00Z');
+    expect(text).toContain('gatewayAPIVersion: v1.6.1');
+  });
+});
