@@ -11,16 +11,30 @@ import { CONTROLLER_NAME, GATEWAY_CLASS, INFRA_NS, startHarness, type Harness } 
 import { conformanceReport, type Inventory, type Outcome } from './report.js';
 import { runSteps, type ConformanceCase, type Timeouts } from './steps.js';
 import { gatewayCases } from './tests/gateway.js';
+import { extendedCases } from './tests/httproute-extended.js';
 import { hostCases } from './tests/httproute-hosts.js';
 import { invalidCases } from './tests/httproute-invalid.js';
 import { routingCases } from './tests/httproute-routing.js';
 
 const inventory = JSON.parse(await readFile(new URL('./inventory.json', import.meta.url), 'utf8')) as Inventory;
 const cases = new Map<string, ConformanceCase>(
-  [...routingCases, ...hostCases, ...invalidCases, ...gatewayCases].map((c) => [c.name, c]),
+  [...routingCases, ...hostCases, ...invalidCases, ...gatewayCases, ...extendedCases].map((c) => [c.name, c]),
 );
-/** the extended features this implementation claims (the report's supportedFeatures); none transcribed yet */
-const SUPPORTED_EXTENDED = new Set<string>();
+/**
+ * the extended features this implementation claims (the report's supportedFeatures): those issue 20's data path
+ * implements and whose tests are transcribed here; a test of any other extended feature is not run (Go:
+ * NOT_SUPPORTED) and not counted
+ */
+const SUPPORTED_EXTENDED = new Set<string>([
+  'HTTPRouteQueryParamMatching',
+  'HTTPRouteMethodMatching',
+  'HTTPRouteResponseHeaderModification',
+  'HTTPRoutePathRewrite',
+  'HTTPRouteHostRewrite',
+  'HTTPRoutePathRedirect',
+  'HTTPRoutePortRedirect',
+  'HTTPRouteSchemeRedirect',
+]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
 const REPORT = process.env.CONFORMANCE_REPORT ?? new URL('../../tmp/conformance-report.yaml', import.meta.url).pathname;
 
