@@ -5,7 +5,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { CONTROLLER_NAME, type Harness } from './harness.js';
 import {
-  caseName,
   compare,
   expectEventually,
   expectFailure,
@@ -544,15 +543,11 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
         break;
       case 'requests': {
         const target = await gatewayTarget(step.gateway, step.listener, step.scheme ?? 'http');
-        const failures: string[] = [];
-        // Go runs the cases as parallel subtests; here one after another, each to its own verdict
-        for (const [i, c] of step.cases.entries()) {
-          try {
-            await expectEventually(target, c, t);
-          } catch (error) {
-            failures.push(`${caseName(c, i)}: ${(error as Error).message}`);
-          }
-        }
+        // Go runs the cases as parallel subtests (t.Parallel), each to its own verdict
+        const verdicts = await Promise.allSettled(step.cases.map((c) => expectEventually(target, c, t)));
+        const failures = verdicts.flatMap((v, i) =>
+          v.status === 'rejected' ? [`#${i} ${(v.reason as Error).message}`] : [],
+        );
         if (failures.length > 0) throw new Error(failures.join('\n'));
         break;
       }
