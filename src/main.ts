@@ -33,7 +33,7 @@ import { ClusterCache } from './kube/cache.js';
 import { loadKubeConfig } from './kube/kubeconfig.js';
 import type { InformerTimeouts } from './kube/informer.js';
 import { EventRecorder } from './kube/events.js';
-import { WATCHED_KINDS } from './kube/kinds.js';
+import { watchedKinds } from './kube/kinds.js';
 import { defaultIdentity, electionTimings, LeaseElector } from './kube/leader.js';
 import { podInfoFromEnv, StatusWriter } from './kube/status.js';
 import type { Logger } from './log.js';
@@ -138,6 +138,8 @@ export async function startController(
     kubeConfig?: KubeConfig;
     env?: NodeJS.ProcessEnv;
     watcherTimeouts?: Partial<InformerTimeouts>;
+    /** how often a watcher lists a kind the API server does not serve again (30 s; tests shorten it) */
+    unservedRecheckMs?: number;
     /** nginx's stdout, where the access log goes: 'inherit' for the CLI (src/nginx/stdout.ts); /dev/null when absent */
     nginxStdout?: 'inherit' | 'ignore';
     /** the self-made webhook certificate's rechecks, retries and renewal window (tests shorten them) */
@@ -287,7 +289,8 @@ export async function startController(
   );
 
   const input: RootSupervisorInput = {
-    watchers: [...WATCHED_KINDS],
+    // The Gateway API's kinds only with --enable-gateway-api (their watchers wait `unserved` while no CRD is there).
+    watchers: watchedKinds(config.build.gateway !== undefined),
     restartIntensity: config.restartIntensity,
     restartPeriodMs: config.restartPeriodMs,
     shutdownTimeoutMs: config.shutdownTimeoutMs + 5_000,
@@ -309,7 +312,12 @@ export async function startController(
       // A reload that failed for a passing cause (a full disk, nginx -t unable to run) is retried.
       reloadRetryMs: 2_000,
     },
-    watcherOptions: { baseBackoffMs: 500, maxBackoffMs: 30_000, ...options.watcherTimeouts },
+    watcherOptions: {
+      baseBackoffMs: 500,
+      maxBackoffMs: 30_000,
+      ...options.watcherTimeouts,
+      ...(options.unservedRecheckMs === undefined ? {} : { unservedRecheckMs: options.unservedRecheckMs }),
+    },
     status: {
       ...electionTimings(config.status.electionTtlMs),
       updateStatus: config.status.updateStatus,
