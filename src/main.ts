@@ -2,7 +2,13 @@
  * The one wiring module: the statecharts in machines/ get their effects from src/actors here,
  * and nowhere else. Everything below is plumbing; the behaviour lives in the machines.
  */
-import { CoordinationV1Api, CoreV1Api, type KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  NetworkingV1Api,
+} from '@kubernetes/client-node';
 import { createActor, enqueueActions, fromPromise, type Actor, type InspectionEvent } from 'xstate';
 import { nginxProcessMachine } from '../machines/nginxProcess.machine.js';
 import { resourceWatcherMachine } from '../machines/resourceWatcher.machine.js';
@@ -36,6 +42,8 @@ import { EventRecorder } from './kube/events.js';
 import { watchedKinds } from './kube/kinds.js';
 import { defaultIdentity, electionTimings, LeaseElector } from './kube/leader.js';
 import { podInfoFromEnv, StatusWriter } from './kube/status.js';
+import { GatewayStatusWriter } from './kube/gateway-status.js';
+import { gatewayAddresses } from './model/gateway/status-merge.js';
 import type { Logger } from './log.js';
 import { buildModel, type BuildOptions } from './model/build.js';
 import { emptySnapshot } from './model/snapshot.js';
@@ -284,8 +292,25 @@ export async function startController(
     },
   });
   const recorder = new EventRecorder({ core, cache, log: statusLog, instance: identity });
+  // The Gateway API status (leader only, like Ingress status); its addresses are those Ingress status gets.
+  const gatewayWriter = config.build.gateway
+    ? new GatewayStatusWriter({
+        custom: kc.makeApiClient(CustomObjectsApi),
+        cache,
+        controllerName: config.build.gateway.controllerName,
+        addresses: async () => gatewayAddresses(await writer.addresses()),
+        log: statusLog,
+      })
+    : undefined;
   const status = statusMachine.provide(
-    statusActors({ elector, writer, recorder, lease: `${leaseNamespace}/${config.status.electionId}`, log: statusLog }),
+    statusActors({
+      elector,
+      writer,
+      recorder,
+      ...(gatewayWriter ? { gatewayWriter } : {}),
+      lease: `${leaseNamespace}/${config.status.electionId}`,
+      log: statusLog,
+    }),
   );
 
   const input: RootSupervisorInput = {

@@ -121,7 +121,12 @@ export function syncActors(options: SyncOptions) {
       );
       return {
         awaitingVerdict: quarantine.awaitingVerdict,
-        done: { model, problems, served: [...servedIngresses(model)].sort() },
+        done: {
+          model,
+          problems,
+          served: [...servedIngresses(model)].sort(),
+          gatewayStatus: result.gateway?.status ?? null,
+        },
         // Pushed certificates: a renewal of such a Secret need not wait for the reload rate token.
         pushedKeys: split ? read.certificatesOnly.map((key) => `Secret/${key}`) : [],
         // The stream block lists endpoints: its Services' EndpointSlices reload, so they wait for the rate token.
