@@ -5,6 +5,7 @@
  * change to subscribers. It knows nothing of HTTP or of API semantics; registry.ts has those.
  */
 import { apiVersionOf, storageOf, type ResourceDef } from './resources.js';
+import { applyDefaults } from './schema.js';
 
 /** ObjectMeta is the part of metadata the server reads or sets; the rest passes through. */
 export interface ObjectMeta {
@@ -36,10 +37,15 @@ export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 /**
  * inVersion is a stored object as `resource` serves it: a custom resource is kept in its CRD's
- * storage version and served in every version with only `apiVersion` changed (conversion None).
+ * storage version and served in every version with only `apiVersion` changed (conversion None),
+ * and its version's schema defaults are applied on the way out, as kube-apiserver does on reads
+ * (so a default added to a CRD shows on objects stored before it).
  */
 export function inVersion<T extends KubeObject | undefined>(resource: ResourceDef, object: T): T {
-  if (object && resource.crd) object.apiVersion = apiVersionOf(resource);
+  if (object && resource.crd) {
+    object.apiVersion = apiVersionOf(resource);
+    applyDefaults(object, resource.crd.schema);
+  }
   return object;
 }
 
