@@ -1,4 +1,5 @@
 import type { NginxModel, Problem } from '../src/model/nginx-model.js';
+import type { GatewayStatus } from '../src/model/gateway/build.js';
 
 /**
  * The events the actors send one another. A machine's own timers (`rate.ready`,
@@ -194,13 +195,16 @@ export interface StopEvent {
  * SyncDoneEvent is what the sync queue sends the status and template actors after each sync:
  * the model it handed nginx (the template actor test-renders new templates against it), the
  * problems found (the status actor's Events) and `namespace/name` of every Ingress served (the
- * status actor's addresses). Each receiver keeps the latest, so any number coalesce.
+ * status actor's addresses), and the Gateway API status the leader writes. Each receiver keeps the latest, so any
+ * number coalesce.
  */
 export interface SyncDoneEvent {
   readonly type: 'sync.done';
   readonly model: NginxModel;
   readonly problems: readonly Problem[];
   readonly served: readonly string[];
+  /** the Gateway API status the build worked out (the status actor writes it); null or absent when it is off */
+  readonly gatewayStatus?: GatewayStatus | null;
 }
 
 /**

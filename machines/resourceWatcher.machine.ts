@@ -1,4 +1,4 @@
-import { assign, fromCallback, setup, type EventObject } from 'xstate';
+import { assign, enqueueActions, fromCallback, setup, type EventObject } from 'xstate';
 
 /** ResourceWatcherInput configures one kind's watcher; durations in milliseconds. */
 export interface ResourceWatcherInput {
@@ -12,7 +12,12 @@ export interface ResourceWatcherInput {
   readonly requestTimeoutMs?: number;
   /** an open watch silent (not even a bookmark) for longer is reopened (the informer's default when unset) */
   readonly watchIdleTimeoutMs?: number;
+  /** how often a kind the API server does not serve (a CRD not installed) is listed again; 30 s when unset */
+  readonly unservedRecheckMs?: number;
 }
+
+/** UNSERVED_RECHECK_MS is how often an unserved kind is listed again unless the input says otherwise. */
+export const UNSERVED_RECHECK_MS = 30_000;
 
 /** InformerInput is what the `informer` actor gets each time it is (re)started. */
 export interface InformerInput {
@@ -45,6 +50,16 @@ export interface WatchFailedEvent {
 }
 
 /**
+ * WatchUnservedEvent: the informer's list found that the API server does not serve the kind (404: its CRD is not
+ * installed). `at` (epoch ms) comes from the effect side.
+ */
+export interface WatchUnservedEvent {
+  readonly type: 'watch.unserved';
+  readonly error: string;
+  readonly at: number;
+}
+
+/**
  * SecretsRelevantEvent: after each build, the Secrets (`namespace/name`) the model read, and the
  * namespaces in which every Secret counts (those of Ingresses the quarantine holds back, which
  * a renewed Secret of theirs lets back in). From then on only their changes are reported; the
@@ -66,6 +81,7 @@ export type ResourceWatcherEvent =
   | WatchSyncedEvent
   | WatchChangedEvent
   | WatchFailedEvent
+  | WatchUnservedEvent
   | SecretsRelevantEvent
   | WatcherStopEvent;
 
@@ -80,6 +96,8 @@ export interface ResourceWatcherContext extends ResourceWatcherInput {
   readonly changes: number;
   /** since when (epoch ms) this kind is not watched: the first failure in a row; null while watching */
   readonly staleSince: number | null;
+  /** since when (epoch ms) the API server does not serve this kind; null while it does (or before the first list) */
+  readonly unservedSince: number | null;
   /** the objects whose changes are reported (from `secrets.relevant`); null: all of them */
   readonly relevant: { readonly keys: ReadonlySet<string>; readonly namespaces: ReadonlySet<string> } | null;
 }
@@ -96,6 +114,13 @@ export interface WatchFailureReport {
   readonly staleSince: number | null;
 }
 
+/** UnservedReport is what `reportUnserved` gets: the kind, the API server's answer, and when it is listed again. */
+export interface UnservedReport {
+  readonly kind: string;
+  readonly error: string;
+  readonly recheckInMs: number;
+}
+
 /** backoffDelayMs is the wait before the next list: exponential per failure in a row, capped, jittered. */
 export function backoffDelayMs(
   context: Pick<ResourceWatcherContext, 'baseBackoffMs' | 'maxBackoffMs' | 'failures' | 'jitter'>,
@@ -105,17 +130,23 @@ export function backoffDelayMs(
   return Math.round(exponential * (0.5 + 0.5 * context.jitter));
 }
 
+const recheckMs = (context: Pick<ResourceWatcherInput, 'unservedRecheckMs'>) =>
+  context.unservedRecheckMs ?? UNSERVED_RECHECK_MS;
+
 /**
  * resourceWatcherMachine is one kind's list-watch: `listing` until the first list is in, then
  * `watching`; a failure goes to `backoff` (exponential, with jitter, capped) and back to
- * `listing`; `watcher.stop` → `stopped`; `secrets.relevant` narrows which changes are reported.
+ * `listing`; a kind the API server does not serve (`watch.unserved`: its CRD is not installed) goes to
+ * `unserved`, which counts as synced (an absent Gateway API must not hold the first sync back) and lists
+ * again every unservedRecheckMs; `watcher.stop` → `stopped`; `secrets.relevant` narrows which changes are reported.
  * The informer handles 410 Gone and dropped watches by itself (relist / resume); the machine
  * restarts it only when it gives up.
  *
  * Effects to provide: `informer` (fromCallback<EventObject, InformerInput>: starts the informer,
  * sends back `watch.synced`, `watch.changed`, `watch.failed`; stops it on cleanup), the actions
- * `reportSynced` and `reportChanged` (tell the sync queue `k8s.synced` / `k8s.changed`), and
- * `reportFailed` / `reportRecovered` (log a failure with its retry delay; log watching again).
+ * `reportSynced` and `reportChanged` (tell the sync queue `k8s.synced` / `k8s.changed`),
+ * `reportFailed` / `reportRecovered` (log a failure with its retry delay; log watching again), and
+ * `reportUnserved` / `reportServed` (log that the kind is not served, once; log that it is now).
  */
 export const resourceWatcherMachine = setup({
   types: {
@@ -133,9 +164,12 @@ export const resourceWatcherMachine = setup({
     reportChanged: (_, _params: { kind: string; key: string }) => {},
     reportFailed: (_, _params: WatchFailureReport) => {},
     reportRecovered: (_, _params: { kind: string; staleSince: number | null }) => {},
+    reportUnserved: (_, _params: UnservedReport) => {},
+    reportServed: (_, _params: { kind: string; unservedSince: number | null }) => {},
   },
   guards: {
     firstSync: ({ context }) => !context.reportedSynced,
+    wasUnserved: ({ context }) => context.unservedSince !== null,
     relevant: ({ context, event }) => {
       if (context.relevant === null || event.type !== 'watch.changed') return true;
       const slash = event.key.indexOf('/');
@@ -147,6 +181,7 @@ export const resourceWatcherMachine = setup({
   },
   delays: {
     backoff: ({ context }) => backoffDelayMs(context),
+    unservedRecheck: ({ context }) => recheckMs(context),
   },
 }).createMachine({
   id: 'resourceWatcher',
@@ -158,6 +193,7 @@ export const resourceWatcherMachine = setup({
     reportedSynced: false,
     changes: 0,
     staleSince: null,
+    unservedSince: null,
     relevant: null,
   }),
   initial: 'running',
@@ -188,6 +224,25 @@ export const resourceWatcherMachine = setup({
             assign({ changes: ({ context }) => context.changes + 1 }),
             { type: 'reportChanged', params: ({ context, event }) => ({ kind: context.kind, key: event.key }) },
           ],
+        },
+        // The first unserved list counts as the first sync; the kind is said to be unserved once, not at every recheck.
+        'watch.unserved': {
+          target: 'unserved',
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            if (context.unservedSince === null)
+              enqueue({
+                type: 'reportUnserved',
+                params: { kind: context.kind, error: event.error, recheckInMs: recheckMs(context) },
+              });
+            if (!context.reportedSynced) enqueue({ type: 'reportSynced', params: { kind: context.kind } });
+            enqueue.assign({
+              reportedSynced: true,
+              failures: 0,
+              staleSince: null,
+              lastError: event.error,
+              unservedSince: context.unservedSince ?? event.at,
+            });
+          }),
         },
         'watch.failed': {
           target: 'backoff',
@@ -224,6 +279,18 @@ export const resourceWatcherMachine = setup({
                   { type: 'reportSynced', params: ({ context }) => ({ kind: context.kind }) },
                 ],
               },
+              // The API server serves the kind now (its CRD was installed): its objects came as changes.
+              {
+                guard: 'wasUnserved',
+                target: 'watching',
+                actions: [
+                  {
+                    type: 'reportServed',
+                    params: ({ context }) => ({ kind: context.kind, unservedSince: context.unservedSince }),
+                  },
+                  assign({ failures: 0, staleSince: null, unservedSince: null, lastError: null }),
+                ],
+              },
               // Listing again only ever follows a failure: this is a recovery.
               {
                 target: 'watching',
@@ -243,6 +310,10 @@ export const resourceWatcherMachine = setup({
     },
     backoff: {
       after: { backoff: 'running' },
+    },
+    // Not a failure: nothing of this kind exists to serve. Listed again now and then, for the CRD may come.
+    unserved: {
+      after: { unservedRecheck: 'running' },
     },
     stopped: { type: 'final' },
   },

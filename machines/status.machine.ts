@@ -1,4 +1,5 @@
 import { assign, fromPromise, setup } from 'xstate';
+import type { GatewayStatus } from '../src/model/gateway/build.js';
 import type { Problem } from '../src/model/nginx-model.js';
 import type { StatusCommand } from './events.js';
 
@@ -48,6 +49,11 @@ export interface PublishStatusInput {
   readonly served: readonly string[] | null;
 }
 
+/** PublishGatewayStatusInput is what `publishGatewayStatus` gets: the last sync's Gateway API status, null before any. */
+export interface PublishGatewayStatusInput {
+  readonly status: GatewayStatus | null;
+}
+
 /** RecordEventsInput is what `recordEvents` gets: the problems of the last sync, null before any. */
 export interface RecordEventsInput {
   readonly problems: readonly Problem[] | null;
@@ -76,7 +82,9 @@ export interface StatusContext extends StatusInput {
   /** a change arrived while a publish ran: publish once more afterwards */
   readonly statusDirty: boolean;
   readonly eventsDirty: boolean;
+  readonly gatewayDirty: boolean;
   readonly statusPublishes: number;
+  readonly gatewayPublishes: number;
   readonly eventPublishes: number;
   readonly publishFailures: number;
   readonly wasLeader: boolean;
@@ -86,6 +94,8 @@ export interface StatusContext extends StatusInput {
   readonly served: readonly string[] | null;
   /** from the last `sync.done`: the problems Events are recorded for, null before the first */
   readonly problems: readonly Problem[] | null;
+  /** from the last `sync.done`: the Gateway API status to write, null before the first or with the Gateway API off */
+  readonly gatewayStatus: GatewayStatus | null;
 }
 
 function describe(error: unknown): string {
@@ -105,7 +115,8 @@ const notProvided = (name: string) => async (): Promise<never> => {
  * `lease` (`held` holds `holding` → `renewing` every retryPeriodMs; a successful renew re-enters
  * `held`, restarting its renewDeadlineMs timer; the timer firing, or a renew that finds the Lease
  * taken, → `follower`), `status` (`off` without --update-status; else `publishing` ⇄ `idle`, on
- * `sync.done` and every resyncPeriodMs), `events` (`recording` ⇄ `idle`, on `sync.done`). `status.stop`: a `waiting`
+ * `sync.done` and every resyncPeriodMs), `events` (`recording` ⇄ `idle`, on `sync.done`), `gateway`
+ * (`publishing` ⇄ `idle`: the Gateway API status, on `sync.done` and every resyncPeriodMs). `status.stop`: a `waiting`
  * follower → `stopped`; a `campaigning` one →
  * `stopping.releasing`, as its acquire may yet win; the leader → `stopping` (`checking`
  * whether another replica will take over → `clearing` the addresses if none will →
@@ -119,7 +130,8 @@ const notProvided = (name: string) => async (): Promise<never> => {
  * Effects to provide (each a fromPromise): `acquireLease`, `renewLease` (→ LeaseResult; 409 =
  * lost the race, so `leader: false`), `releaseLease` (→ whether it released one), `publishStatus`
  * (PublishStatusInput: write the addresses where they differ), `recordEvents` (RecordEventsInput:
- * Events for new problems), `checkPeers` (→ ShutdownCheck), `clearStatus` (PublishStatusInput); and the logging
+ * Events for new problems), `publishGatewayStatus` (PublishGatewayStatusInput: write the Gateway API status where it
+ * differs), `checkPeers` (→ ShutdownCheck), `clearStatus` (PublishStatusInput); and the logging
  * actions `reportLeading`, `reportFollowing`, `reportShutdown`, `reportLeaseError` (a failed campaign whose error
  * differs from the last one: said once, not at every retry).
  */
@@ -136,6 +148,7 @@ export const statusMachine = setup({
     releaseLease: fromPromise<boolean, void>(notProvided('releaseLease')),
     publishStatus: fromPromise<void, PublishStatusInput>(notProvided('publishStatus')),
     recordEvents: fromPromise<void, RecordEventsInput>(notProvided('recordEvents')),
+    publishGatewayStatus: fromPromise<void, PublishGatewayStatusInput>(notProvided('publishGatewayStatus')),
     checkPeers: fromPromise<ShutdownCheck, void>(notProvided('checkPeers')),
     clearStatus: fromPromise<void, PublishStatusInput>(notProvided('clearStatus')),
   },
@@ -146,6 +159,7 @@ export const statusMachine = setup({
     reportShutdown: (_, _params: ShutdownCheck) => {},
     countStatusPublish: assign({ statusPublishes: ({ context }) => context.statusPublishes + 1 }),
     countEventPublish: assign({ eventPublishes: ({ context }) => context.eventPublishes + 1 }),
+    countGatewayPublish: assign({ gatewayPublishes: ({ context }) => context.gatewayPublishes + 1 }),
     recordPublishFailure: assign(({ context }, params: { error: unknown }) => ({
       publishFailures: context.publishFailures + 1,
       lastError: describe(params.error),
@@ -170,8 +184,8 @@ export const statusMachine = setup({
     retryLater: assign(({ context }) => ({ retryInMs: context.retryPeriodMs })),
     keepSyncResult: assign(({ context, event }) =>
       event.type === 'sync.done'
-        ? { served: event.served, problems: event.problems }
-        : { served: context.served, problems: context.problems },
+        ? { served: event.served, problems: event.problems, gatewayStatus: event.gatewayStatus ?? null }
+        : { served: context.served, problems: context.problems, gatewayStatus: context.gatewayStatus },
     ),
   },
   guards: {
@@ -181,6 +195,7 @@ export const statusMachine = setup({
     clearOnShutdown: ({ context }) => context.updateStatus && context.updateStatusOnShutdown,
     statusDirty: ({ context }) => context.statusDirty,
     eventsDirty: ({ context }) => context.eventsDirty,
+    gatewayDirty: ({ context }) => context.gatewayDirty,
   },
   delays: {
     retryDelay: ({ context }) => context.retryInMs,
@@ -200,7 +215,9 @@ export const statusMachine = setup({
     lastError: null,
     statusDirty: false,
     eventsDirty: false,
+    gatewayDirty: false,
     statusPublishes: 0,
+    gatewayPublishes: 0,
     eventPublishes: 0,
     publishFailures: 0,
     wasLeader: false,
@@ -208,6 +225,7 @@ export const statusMachine = setup({
     released: false,
     served: null,
     problems: null,
+    gatewayStatus: null,
   }),
   initial: 'follower',
   // Kept in every state (a follower that becomes leader publishes the latest at once); the
@@ -374,6 +392,35 @@ export const statusMachine = setup({
             },
             failed: {
               after: { retryPeriod: { target: 'recording' } },
+            },
+          },
+        },
+        // The Gateway API status, whatever --update-status says (that flag is about Ingress addresses).
+        gateway: {
+          initial: 'publishing',
+          states: {
+            publishing: {
+              entry: assign({ gatewayDirty: false }),
+              on: { 'sync.done': { actions: ['keepSyncResult', assign({ gatewayDirty: true })] } },
+              invoke: {
+                src: 'publishGatewayStatus',
+                input: ({ context }) => ({ status: context.gatewayStatus }),
+                onDone: [
+                  { guard: 'gatewayDirty', target: 'publishing', reenter: true, actions: 'countGatewayPublish' },
+                  { target: 'idle', actions: 'countGatewayPublish' },
+                ],
+                onError: {
+                  target: 'failed',
+                  actions: { type: 'recordPublishFailure', params: ({ event }) => ({ error: event.error }) },
+                },
+              },
+            },
+            idle: {
+              on: { 'sync.done': { target: 'publishing', actions: 'keepSyncResult' } },
+              after: { resyncPeriod: { target: 'publishing' } },
+            },
+            failed: {
+              after: { retryPeriod: { target: 'publishing' } },
             },
           },
         },

@@ -2,7 +2,13 @@
  * The one wiring module: the statecharts in machines/ get their effects from src/actors here,
  * and nowhere else. Everything below is plumbing; the behaviour lives in the machines.
  */
-import { CoordinationV1Api, CoreV1Api, type KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  NetworkingV1Api,
+} from '@kubernetes/client-node';
 import { createActor, enqueueActions, fromPromise, type Actor, type InspectionEvent } from 'xstate';
 import { nginxProcessMachine } from '../machines/nginxProcess.machine.js';
 import { resourceWatcherMachine } from '../machines/resourceWatcher.machine.js';
@@ -33,9 +39,11 @@ import { ClusterCache } from './kube/cache.js';
 import { loadKubeConfig } from './kube/kubeconfig.js';
 import type { InformerTimeouts } from './kube/informer.js';
 import { EventRecorder } from './kube/events.js';
-import { WATCHED_KINDS } from './kube/kinds.js';
+import { watchedKinds } from './kube/kinds.js';
 import { defaultIdentity, electionTimings, LeaseElector } from './kube/leader.js';
 import { podInfoFromEnv, StatusWriter } from './kube/status.js';
+import { GatewayStatusWriter } from './kube/gateway-status.js';
+import { gatewayAddresses } from './model/gateway/status-merge.js';
 import type { Logger } from './log.js';
 import { buildModel, type BuildOptions } from './model/build.js';
 import { emptySnapshot } from './model/snapshot.js';
@@ -138,6 +146,8 @@ export async function startController(
     kubeConfig?: KubeConfig;
     env?: NodeJS.ProcessEnv;
     watcherTimeouts?: Partial<InformerTimeouts>;
+    /** how often a watcher lists a kind the API server does not serve again (30 s; tests shorten it) */
+    unservedRecheckMs?: number;
     /** nginx's stdout, where the access log goes: 'inherit' for the CLI (src/nginx/stdout.ts); /dev/null when absent */
     nginxStdout?: 'inherit' | 'ignore';
     /** the self-made webhook certificate's rechecks, retries and renewal window (tests shorten them) */
@@ -282,12 +292,30 @@ export async function startController(
     },
   });
   const recorder = new EventRecorder({ core, cache, log: statusLog, instance: identity });
+  // The Gateway API status (leader only, like Ingress status); its addresses are those Ingress status gets.
+  const gatewayWriter = config.build.gateway
+    ? new GatewayStatusWriter({
+        custom: kc.makeApiClient(CustomObjectsApi),
+        cache,
+        controllerName: config.build.gateway.controllerName,
+        addresses: async () => gatewayAddresses(await writer.addresses()),
+        log: statusLog,
+      })
+    : undefined;
   const status = statusMachine.provide(
-    statusActors({ elector, writer, recorder, lease: `${leaseNamespace}/${config.status.electionId}`, log: statusLog }),
+    statusActors({
+      elector,
+      writer,
+      recorder,
+      ...(gatewayWriter ? { gatewayWriter } : {}),
+      lease: `${leaseNamespace}/${config.status.electionId}`,
+      log: statusLog,
+    }),
   );
 
   const input: RootSupervisorInput = {
-    watchers: [...WATCHED_KINDS],
+    // The Gateway API's kinds only with --enable-gateway-api (their watchers wait `unserved` while no CRD is there).
+    watchers: watchedKinds(config.build.gateway !== undefined),
     restartIntensity: config.restartIntensity,
     restartPeriodMs: config.restartPeriodMs,
     shutdownTimeoutMs: config.shutdownTimeoutMs + 5_000,
@@ -309,7 +337,12 @@ export async function startController(
       // A reload that failed for a passing cause (a full disk, nginx -t unable to run) is retried.
       reloadRetryMs: 2_000,
     },
-    watcherOptions: { baseBackoffMs: 500, maxBackoffMs: 30_000, ...options.watcherTimeouts },
+    watcherOptions: {
+      baseBackoffMs: 500,
+      maxBackoffMs: 30_000,
+      ...options.watcherTimeouts,
+      ...(options.unservedRecheckMs === undefined ? {} : { unservedRecheckMs: options.unservedRecheckMs }),
+    },
     status: {
       ...electionTimings(config.status.electionTtlMs),
       updateStatus: config.status.updateStatus,

@@ -1,12 +1,14 @@
 import { fromPromise } from 'xstate';
 import type {
   LeaseResult,
+  PublishGatewayStatusInput,
   PublishStatusInput,
   RecordEventsInput,
   ShutdownCheck,
 } from '../../machines/status.machine.js';
 import type { EventRecorder } from '../kube/events.js';
 import { describeApiError, type LeaseElector } from '../kube/leader.js';
+import type { GatewayStatusWriter } from '../kube/gateway-status.js';
 import type { StatusWriter } from '../kube/status.js';
 import type { Logger } from '../log.js';
 
@@ -20,6 +22,8 @@ export interface StatusActorOptions {
   readonly elector: LeaseElector;
   readonly writer: StatusWriter;
   readonly recorder: EventRecorder;
+  /** the Gateway API status writer; absent: the Gateway API is off, nothing to write */
+  readonly gatewayWriter?: GatewayStatusWriter;
   /** `namespace/name` of the election Lease, for logs */
   readonly lease: string;
   readonly log: Logger;
@@ -27,12 +31,13 @@ export interface StatusActorOptions {
 
 /**
  * statusActors implements the status machine's effects: the Lease through LeaseElector, the
- * Ingress status through StatusWriter, Events through EventRecorder, and its logging actions.
+ * Ingress status through StatusWriter, Events through EventRecorder, the Gateway API status through
+ * GatewayStatusWriter, and its logging actions.
  * What they publish comes in their input, from the last `sync.done` the machine was sent.
  * Pass the result to `statusMachine.provide()`.
  */
 export function statusActors(options: StatusActorOptions) {
-  const { elector, writer, recorder, log } = options;
+  const { elector, writer, recorder, gatewayWriter, log } = options;
   const who = { lease: options.lease, identity: elector.identity };
   return {
     actors: {
@@ -52,6 +57,11 @@ export function statusActors(options: StatusActorOptions) {
         if (problems === null) return;
         const { created, counted, limited } = await recorder.record(problems);
         if (created + counted + limited > 0) log.info({ created, counted, limited }, 'Events for Ingress problems');
+      }),
+      publishGatewayStatus: fromPromise<void, PublishGatewayStatusInput>(async ({ input }) => {
+        if (!gatewayWriter) return;
+        const { written, unchanged, conflicts } = await gatewayWriter.publish(input.status);
+        if (written > 0) log.info({ written, unchanged, conflicts }, 'Gateway API status published');
       }),
       checkPeers: fromPromise<ShutdownCheck, void>(async () => writer.checkPeers()),
       clearStatus: fromPromise<void, PublishStatusInput>(async ({ input }) => {

@@ -74,7 +74,12 @@ export function syncActors(options: SyncOptions) {
       announceSecretsRead(system, options.cache, snapshot.secrets, read);
       const dynamic = split?.split(result.model) ?? null;
       const model = dynamic?.model ?? result.model;
-      const problems = leftOut.length > 0 ? [...result.problems, ...leftOut] : result.problems;
+      // The Gateway API's problems (a refused HTTPRoute field, say) are logged and shown like the Ingresses'.
+      const gatewayProblems = result.gateway?.problems ?? [];
+      const problems =
+        leftOut.length > 0 || gatewayProblems.length > 0
+          ? [...result.problems, ...gatewayProblems, ...leftOut]
+          : result.problems;
       const built = performance.now();
       const text = render(model, template);
       const rendered = performance.now();
@@ -121,7 +126,12 @@ export function syncActors(options: SyncOptions) {
       );
       return {
         awaitingVerdict: quarantine.awaitingVerdict,
-        done: { model, problems, served: [...servedIngresses(model)].sort() },
+        done: {
+          model,
+          problems,
+          served: [...servedIngresses(model)].sort(),
+          gatewayStatus: result.gateway?.status ?? null,
+        },
         // Pushed certificates: a renewal of such a Secret need not wait for the reload rate token.
         pushedKeys: split ? read.certificatesOnly.map((key) => `Secret/${key}`) : [],
         // The stream block lists endpoints: its Services' EndpointSlices reload, so they wait for the rate token.

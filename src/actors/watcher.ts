@@ -3,12 +3,13 @@ import { fromCallback, type EventObject } from 'xstate';
 import type {
   InformerInput,
   ResourceWatcherEvent,
+  UnservedReport,
   WatchFailureReport,
 } from '../../machines/resourceWatcher.machine.js';
 import type { Logger } from '../log.js';
 import type { ClusterCache } from '../kube/cache.js';
 import type { KubeObject } from '../model/snapshot.js';
-import { createInformer, DEFAULT_INFORMER_TIMEOUTS, type Informer } from '../kube/informer.js';
+import { createInformer, DEFAULT_INFORMER_TIMEOUTS, KindNotServedError, type Informer } from '../kube/informer.js';
 import type { WatchedKind } from '../kube/kinds.js';
 import { watcherId } from '../../machines/rootSupervisor.machine.js';
 
@@ -39,6 +40,8 @@ const describe = (error: unknown): string => {
  * still holds of that kind but the list no longer has is removed: nothing deleted while the
  * watcher was down survives. Every event updates the ClusterCache and goes to the machine as
  * `watch.changed`, which reports only the changes of objects the last build read (`secrets.relevant`).
+ * A kind the API server does not serve (a CRD not installed, or deleted) is `watch.unserved`, its
+ * cached objects removed first.
  */
 export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchScope, log: Logger) {
   const keyOf = (obj: KubernetesObject) =>
@@ -62,8 +65,17 @@ export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchS
         requestTimeoutMs: input.requestTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.requestTimeoutMs,
         watchIdleTimeoutMs: input.watchIdleTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.watchIdleTimeoutMs,
       };
-      const failed = (error: unknown) =>
-        tell({ type: 'watch.failed', error: describe(error), jitter: Math.random(), at: Date.now() });
+      const failed = (error: unknown) => {
+        if (!(error instanceof KindNotServedError))
+          return tell({ type: 'watch.failed', error: describe(error), jitter: Math.random(), at: Date.now() });
+        // The kind is gone from the API (its CRD deleted), or never was: nothing of it is left to serve.
+        if (!active) return;
+        for (const obj of cache.list<KubernetesObject>(kind)) {
+          cache.remove(kind, obj);
+          tell({ type: 'watch.changed', key: keyOf(obj) });
+        }
+        tell({ type: 'watch.unserved', error: error.message, at: Date.now() });
+      };
       const informers: Informer[] = onlys.map((only) =>
         createInformer(
           kc,
@@ -106,9 +118,10 @@ export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchS
 }
 
 /**
- * watcherLogActions implements the watchers' `reportFailed` and `reportRecovered`: every failure
- * at warn with its error and when the next try comes (after the first sync the controller goes
- * on serving what it last saw, which may be going stale), and the recovery at info.
+ * watcherLogActions implements the watchers' `reportFailed`, `reportRecovered`, `reportUnserved` and
+ * `reportServed`: every failure at warn with its error and when the next try comes (after the first
+ * sync the controller goes on serving what it last saw, which may be going stale), the recovery at
+ * info, and a kind the API server does not serve (or serves again) at info, once.
  */
 export function watcherLogActions(log: Logger) {
   return {
@@ -128,6 +141,17 @@ export function watcherLogActions(log: Logger) {
       ),
     reportRecovered: (_: unknown, { kind, staleSince }: { kind: string; staleSince: number | null }) =>
       log.info({ kind, ...(staleSince !== null ? { staleForMs: Date.now() - staleSince } : {}) }, 'watching again'),
+    reportUnserved: (_: unknown, { kind, error, recheckInMs }: UnservedReport) =>
+      log.info(
+        { kind, error, recheckInMs },
+        'the API server does not serve this kind (its CRD is not installed?); nothing of it is served, and it is ' +
+          'listed again now and then',
+      ),
+    reportServed: (_: unknown, { kind, unservedSince }: { kind: string; unservedSince: number | null }) =>
+      log.info(
+        { kind, ...(unservedSince !== null ? { unservedForMs: Date.now() - unservedSince } : {}) },
+        'the API server serves this kind now; watching it',
+      ),
   };
 }
 

@@ -42,6 +42,8 @@ export const CONTROLLER_USAGE =
   --tcp-services-configmap ns/name  --udp-services-configmap ns/name
                                     ("9000": "namespace/service:port[:PROXY[:PROXY]]", through nginx's stream module)
   --enable-ssl-passthrough          (the ssl-passthrough annotation: TLS routed by SNI to the backend undecrypted)
+  --enable-gateway-api=true|false (true: watch gateway.networking.k8s.io; kinds whose CRD is absent wait unserved)
+  --gateway-controller-name NAME (ingress-actors.io/gateway-controller: the GatewayClass controllerName that is ours)
   --enable-metrics=true|false (true: count requests for /metrics; needs --dynamic-backends)
   --metrics-per-host=true|false (true)  --metrics-per-undefined-host (false)  --report-status-classes (false)
   --time-buckets, --length-buckets, --size-buckets LIST   --exclude-socket-metrics NAMES   (ingress-nginx's)
@@ -75,6 +77,7 @@ const BOOLEAN_FLAGS = [
   'update-status-on-shutdown',
   'dynamic-backends',
   'enable-ssl-passthrough',
+  'enable-gateway-api',
   'watch-ingress-without-class',
   'version',
   ...METRICS_BOOLEAN_FLAGS,
@@ -201,6 +204,24 @@ function selfSignedFlags(values: Readonly<Record<string, unknown>>): SelfSignedW
   return { secret: split(secret), service: split(service), configuration: configuration ?? null };
 }
 
+/** DEFAULT_GATEWAY_CONTROLLER_NAME is `--gateway-controller-name`'s default. */
+export const DEFAULT_GATEWAY_CONTROLLER_NAME = 'ingress-actors.io/gateway-controller';
+
+// The Gateway API's GatewayController format: a domain-prefixed path (gateway-api's apis/v1/shared_types.go).
+const GATEWAY_CONTROLLER =
+  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
+
+/** gatewayOptions reads `--enable-gateway-api` and `--gateway-controller-name` into BuildOptions.gateway. */
+function gatewayOptions(values: Readonly<Record<string, unknown>>): Pick<BuildOptions, 'gateway'> {
+  const name = (values['gateway-controller-name'] as string | undefined) ?? DEFAULT_GATEWAY_CONTROLLER_NAME;
+  if (name.length > 253 || !GATEWAY_CONTROLLER.test(name))
+    throw new UsageError(
+      `--gateway-controller-name must be a domain-prefixed path (example.com/controller), not ${JSON.stringify(name)}`,
+    );
+  const enabled = boolFlag('enable-gateway-api', values['enable-gateway-api'] as string | undefined, true);
+  return enabled ? { gateway: { controllerName: name } } : {};
+}
+
 function electionId(value: string | undefined): string {
   if (value === undefined) return 'ingress-controller-leader';
   if (!checkObjectName(value).ok)
@@ -291,6 +312,8 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       'tcp-services-configmap': { type: 'string' },
       'udp-services-configmap': { type: 'string' },
       'enable-ssl-passthrough': { type: 'string' },
+      'enable-gateway-api': { type: 'string' },
+      'gateway-controller-name': { type: 'string' },
       'election-id': { type: 'string' },
       'election-ttl': { type: 'string' },
       'validating-webhook': { type: 'string' },
@@ -346,6 +369,7 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
     ...(tcpServices ? { tcpServicesConfigMap: tcpServices } : {}),
     ...(udpServices ? { udpServicesConfigMap: udpServices } : {}),
     enableSslPassthrough: boolFlag('enable-ssl-passthrough', values['enable-ssl-passthrough'], false),
+    ...gatewayOptions(values),
     // TCP and UDP services may not take the controller's own ports.
     reservedPorts: [
       healthzPort,

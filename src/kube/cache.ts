@@ -53,6 +53,12 @@ export class ClusterCache {
       endpointSlices: this.list('EndpointSlice'),
       secrets: this.list('Secret'),
       configMaps: this.list('ConfigMap'),
+      gatewayClasses: this.list('GatewayClass'),
+      gateways: this.list('Gateway'),
+      httpRoutes: this.list('HTTPRoute'),
+      grpcRoutes: this.list('GRPCRoute'),
+      referenceGrants: this.list('ReferenceGrant'),
+      namespaces: this.list('Namespace'),
     };
   }
 

@@ -10,6 +10,30 @@ import {
   type ResponseContext,
 } from '@kubernetes/client-node';
 import { KIND_INFO, apiPath, type WatchedKind } from './kinds.js';
+import { apiCode, describeApiError } from './leader.js';
+
+/**
+ * KindNotServedError: the API server does not serve the kind (its group/version answers 404, or its discovery does
+ * not list the kind): a CRD not installed. Not a failure to back off from, but a state to wait in.
+ */
+export class KindNotServedError extends Error {
+  constructor(
+    readonly kind: string,
+    detail: string,
+  ) {
+    super(`the API server does not serve ${kind} (${detail})`);
+    this.name = 'KindNotServedError';
+  }
+}
+
+/** notServed tells a list's "no such kind" (404 from discovery or the list, or a kind discovery lacks) from the rest. */
+function notServed(kind: string, apiVersion: string, error: unknown): KindNotServedError | null {
+  if (apiCode(error) === 404) return new KindNotServedError(kind, `${apiVersion}: ${describeApiError(error)}`);
+  // client-node's KubernetesObjectApi when the group/version is served but the kind is not in it.
+  if (error instanceof Error && error.message.startsWith('Unrecognized API version and kind'))
+    return new KindNotServedError(kind, `${apiVersion} does not list it`);
+  return null;
+}
 
 /** InformerEvents are what an informer reports: the first list is in, an object changed, it failed. */
 export interface InformerEvents {
@@ -130,7 +154,8 @@ class GuardedWatch {
  * createInformer wraps client-node's ListWatch for one kind. It relists by itself on 410 Gone
  * and resumes a dropped watch from the last resourceVersion; on any other error (a list or a
  * watch the API server did not answer in time included) it stops and reports, and the watcher
- * actor decides when to start it again.
+ * actor decides when to start it again. A kind the API server does not serve fails its list with
+ * a KindNotServedError.
  */
 export function createInformer(
   kc: KubeConfig,
@@ -185,7 +210,7 @@ export function createInformer(
     } catch (error) {
       if (timedOut)
         throw new Error(`list ${kind}: the API server did not answer within ${timeouts.requestTimeoutMs} ms`);
-      throw error;
+      throw notServed(kind, apiVersion, error) ?? error;
     } finally {
       clearTimeout(timer);
       if (listing === attempt) listing = null;

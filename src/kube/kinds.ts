@@ -1,4 +1,4 @@
-/** The kinds the controller watches, one watcher actor each. */
+/** The kinds the controller always watches, one watcher actor each. */
 export const WATCHED_KINDS = [
   'Ingress',
   'IngressClass',
@@ -9,8 +9,26 @@ export const WATCHED_KINDS = [
   'Node',
 ] as const;
 
-/** WatchedKind is one of WATCHED_KINDS. */
-export type WatchedKind = (typeof WATCHED_KINDS)[number];
+/**
+ * The Gateway API kinds (and Namespace, for allowedRoutes `from: Selector`), watched only with
+ * `--enable-gateway-api`; a kind whose CRD the API server does not serve is its watcher's `unserved` state.
+ */
+export const GATEWAY_KINDS = [
+  'GatewayClass',
+  'Gateway',
+  'HTTPRoute',
+  'GRPCRoute',
+  'ReferenceGrant',
+  'Namespace',
+] as const;
+
+/** WatchedKind is one of WATCHED_KINDS or GATEWAY_KINDS. */
+export type WatchedKind = (typeof WATCHED_KINDS)[number] | (typeof GATEWAY_KINDS)[number];
+
+/** watchedKinds lists the kinds to watch, the Gateway API's after the others when it is enabled. */
+export function watchedKinds(gatewayApi: boolean): WatchedKind[] {
+  return [...WATCHED_KINDS, ...(gatewayApi ? GATEWAY_KINDS : [])];
+}
 
 /** KindInfo is where a kind lives in the API. */
 export interface KindInfo {
@@ -19,6 +37,8 @@ export interface KindInfo {
   readonly plural: string;
   readonly namespaced: boolean;
 }
+
+const GATEWAY_API = 'gateway.networking.k8s.io';
 
 /** KIND_INFO maps each watched kind to its API group, version and plural. */
 export const KIND_INFO: Readonly<Record<WatchedKind, KindInfo>> = {
@@ -29,6 +49,12 @@ export const KIND_INFO: Readonly<Record<WatchedKind, KindInfo>> = {
   Secret: { group: '', version: 'v1', plural: 'secrets', namespaced: true },
   ConfigMap: { group: '', version: 'v1', plural: 'configmaps', namespaced: true },
   Node: { group: '', version: 'v1', plural: 'nodes', namespaced: false },
+  GatewayClass: { group: GATEWAY_API, version: 'v1', plural: 'gatewayclasses', namespaced: false },
+  Gateway: { group: GATEWAY_API, version: 'v1', plural: 'gateways', namespaced: true },
+  HTTPRoute: { group: GATEWAY_API, version: 'v1', plural: 'httproutes', namespaced: true },
+  GRPCRoute: { group: GATEWAY_API, version: 'v1', plural: 'grpcroutes', namespaced: true },
+  ReferenceGrant: { group: GATEWAY_API, version: 'v1beta1', plural: 'referencegrants', namespaced: true },
+  Namespace: { group: '', version: 'v1', plural: 'namespaces', namespaced: false },
 };
 
 /** apiPath is the collection URL of a kind, in one namespace or across all. */

@@ -32,6 +32,8 @@ import type {
 } from './nginx-model.js';
 import type { Ingress, IngressClass, Snapshot } from './snapshot.js';
 import { buildStream, type StreamOptions } from './stream.js';
+import { buildGatewayRoutes } from './gateway/build.js';
+import { gatewayInputOf } from './gateway/input.js';
 import { CertificateTable } from './tls.js';
 import { checkDnsLabel, checkIp, show } from './validate.js';
 /** BuildOptions are the controller flags buildModel depends on. */
@@ -60,6 +62,11 @@ export interface BuildOptions extends ClassOptions, StreamOptions {
    * of the controller's choosing); none when absent
    */
   readonly statusSocket?: string;
+  /**
+   * the Gateway API (`--enable-gateway-api`): GatewayClasses whose controllerName is `controllerName`
+   * (`--gateway-controller-name`) are ours; absent: the Gateway API is off
+   */
+  readonly gateway?: { readonly controllerName: string };
 }
 
 /** defaultBuildOptions are ingress-nginx's flag defaults. */
@@ -118,7 +125,9 @@ export function buildModel(
   const files = filesOf(memo, settings.certificates, http.files);
   const extras = globalExtras(settings.config, snapshot.configMaps, options.configMap, options.modules ?? {}, problems);
   const model = modelOf(options, settings, memo, { hosts, http, upstreams, files, extras });
-  return { model: withStream(model, snapshot, options, settings, plans, problems), problems };
+  const gatewayInput = gatewayInputOf(snapshot, options);
+  const gateway = gatewayInput === null ? null : buildGatewayRoutes(gatewayInput);
+  return { model: withStream(model, snapshot, options, settings, plans, problems), problems, gateway };
 }
 
 /**

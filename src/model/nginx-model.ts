@@ -4,6 +4,7 @@
  */
 
 import type { UriEscape } from './escape-uri.js';
+import type { GatewayRoutes } from './gateway/build.js';
 
 /** Problem is one thing wrong with one object: it names the object and the field. */
 export interface Problem {
@@ -596,4 +597,6 @@ export interface NginxModel {
 export interface BuildResult {
   readonly model: NginxModel;
   readonly problems: readonly Problem[];
+  /** the Gateway API's routes and status (buildGatewayRoutes), null when the Gateway API is off */
+  readonly gateway: GatewayRoutes | null;
 }

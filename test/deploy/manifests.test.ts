@@ -200,6 +200,9 @@ describe('deploy/kubernetes', () => {
       'create events',
       'create leases',
       'patch events',
+      'update gatewayclasses/status',
+      'update gateways/status',
+      'update httproutes/status',
       'update ingresses/status',
       'update leases',
     ]);

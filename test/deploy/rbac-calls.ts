@@ -3,6 +3,7 @@
  * one: what the RBAC tests compare deploy/'s Roles and ClusterRoles with.
  */
 import type { V1PolicyRule } from '@kubernetes/client-node';
+import type { ResourceTable } from '../../src/api-server/resources.js';
 import { parseTarget } from '../../src/api-server/router.js';
 
 /** Call is one API request as the authorizer sees it. */
@@ -18,10 +19,11 @@ export interface Call {
 
 /**
  * toCall maps a request to its authorization attributes; null for non-resource paths (discovery, /version, OpenAPI).
+ * `table` is what the server serves (its CRDs' kinds included); the built-in kinds when absent.
  */
-export function toCall(method: string, url: string): Call | null {
+export function toCall(method: string, url: string, table?: ResourceTable): Call | null {
   const u = new URL(url, 'https://localhost');
-  const target = parseTarget(u.pathname);
+  const target = parseTarget(u.pathname, table);
   if (!target) return null;
   const name =
     target.name ?? /(?:^|,)metadata\.name=([^,]+)/.exec(u.searchParams.get('fieldSelector') ?? '')?.[1] ?? null;

@@ -3,20 +3,23 @@
  * run one after the other against the test API server with the Deployment's own flags and
  * downward-API environment, through everything that calls the API: the watchers, acquiring,
  * renewing and releasing the Lease, writing and clearing the Ingress status, creating Events
- * and counting them up (also as a new leader that never saw them). Every request is recorded
+ * and counting them up (also as a new leader that never saw them), and the Gateway API (its standard-channel CRDs,
+ * a GatewayClass, Gateway and HTTPRoute of ours, whose status the leader writes). Every request is recorded
  * (the server's onRequest), mapped to API group, resource, verb, namespace and name, and then:
  * each is allowed by a rule, and each verb of each rule was used.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1ClusterRole, V1Ingress, V1Role } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import { findResourceByKind } from '../../src/api-server/resources.js';
 import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
 import { startController } from '../../src/main.js';
+import { PROJECT_ROOT } from '../../src/project-root.js';
 import { waitFor } from '../support/cluster.js';
 import { ingress, serviceWithEndpoints } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
@@ -49,6 +52,39 @@ const INGRESSES = findResourceByKind('networking.k8s.io/v1', 'Ingress')!;
 const SERVICES = findResourceByKind('v1', 'Service')!;
 const EVENTS = findResourceByKind('v1', 'Event')!;
 const LB_IP = '192.0.2.44';
+const GATEWAY_API = 'gateway.networking.k8s.io';
+/** The Gateway API objects of ours, whose status the leader writes; with the CRDs that serve them. */
+async function gatewayObjects(): Promise<object[]> {
+  const crds = parseAllDocuments(
+    await readFile(join(PROJECT_ROOT, 'deploy', 'gateway-api', 'standard-install.yaml'), 'utf8'),
+  )
+    .map((d) => d.toJS() as { kind?: string } | null)
+    .filter((o): o is object => o?.kind === 'CustomResourceDefinition');
+  return [
+    ...crds,
+    {
+      apiVersion: `${GATEWAY_API}/v1`,
+      kind: 'GatewayClass',
+      metadata: { name: 'ingress-actors' },
+      spec: { controllerName: 'ingress-actors.io/gateway-controller' },
+    },
+    {
+      apiVersion: `${GATEWAY_API}/v1`,
+      kind: 'Gateway',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { gatewayClassName: 'ingress-actors', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] },
+    },
+    {
+      apiVersion: `${GATEWAY_API}/v1`,
+      kind: 'HTTPRoute',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { parentRefs: [{ name: 'web' }], rules: [{ backendRefs: [{ name: 'web', port: 80 }] }] },
+    },
+  ];
+}
+/** statusWritten: the leader wrote the status of the Gateway API object of this plural (through its /status). */
+const statusWritten = (plural: string) =>
+  calls.some((c) => c.group === GATEWAY_API && c.resource === `${plural}/status` && c.verb === 'update');
 const calls: Call[] = [];
 let api: ApiServer;
 let dir: string;
@@ -115,9 +151,11 @@ beforeAll(async () => {
       ...serviceWithEndpoints('web', [{ port: 9 }]),
       app('web', 'web'),
       app('broken', 'missing'),
+      ...(await gatewayObjects()),
     ] as never,
     onRequest: ({ method, url }) => {
-      const call = toCall(method, url);
+      // The server's own table: the Gateway API's kinds come from its CRDs.
+      const call = toCall(method, url, api?.resources);
       if (call) calls.push(call);
     },
   });
@@ -141,6 +179,11 @@ beforeAll(async () => {
       15_000,
     );
     await waitFor('an Event', () => eventCount() === 1, 10_000);
+    await waitFor(
+      'the Gateway API status written',
+      () => ['gatewayclasses', 'gateways', 'httproutes'].every(statusWritten),
+      15_000,
+    );
     const patch = (service: string) =>
       api.registry.patch(INGRESSES, 'default', 'broken', 'application/merge-patch+json', backendOf(service));
     patch('web');
@@ -199,6 +242,10 @@ describe('deploy/kubernetes RBAC', () => {
       'get leases',
       'update leases',
       'update ingresses/status',
+      'list httproutes',
+      'watch referencegrants',
+      'watch namespaces',
+      'update gateways/status',
       'create events',
       'get events',
       'patch events',

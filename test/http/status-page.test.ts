@@ -20,7 +20,7 @@ import { ControllerMetrics } from '../../src/http/metrics.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { CONTENT_SECURITY_POLICY, type StatusPageMode } from '../../src/http/status-page.js';
 import type { StatusReport } from '../../src/http/status-report.js';
-import { WATCHED_KINDS } from '../../src/kube/kinds.js';
+import { watchedKinds } from '../../src/kube/kinds.js';
 import { PROJECT_ROOT } from '../../src/project-root.js';
 import { ingress } from '../support/manifests.js';
 import { get } from '../support/net.js';
@@ -132,6 +132,8 @@ describe('the status page in Chromium', () => {
     const actors = await rows('actors');
     expect(actors).toContainEqual(['nginx', 'alive.running']);
     expect(actors).toContainEqual(['watcher.Ingress', 'running.watching']);
+    // No Gateway API CRDs in this cluster: the watcher says so (and the controller serves its Ingresses all the same).
+    expect(actors).toContainEqual(['watcher.HTTPRoute', 'unserved']);
     const reloads = await page
       .locator('#nginx div', { hasText: /^reloads/ })
       .locator('dd')
@@ -233,7 +235,7 @@ describe('/status.json and the page’s headers', () => {
     expect(report.actors.map((a) => a.id)).toEqual([
       'root',
       'http',
-      ...WATCHED_KINDS.map((kind) => `watcher.${kind}`),
+      ...watchedKinds(true).map((kind) => `watcher.${kind}`),
       'template',
       'syncQueue',
       'nginx',

@@ -14,7 +14,11 @@ import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import { originAllowed, startInspector, type Inspector } from '../../src/inspect.js';
 import { startTestApi, type TestApi } from '../support/kube-api.js';
-import { WATCHED_KINDS } from '../../src/kube/kinds.js';
+import { GATEWAY_KINDS, WATCHED_KINDS, watchedKinds } from '../../src/kube/kinds.js';
+
+// --enable-gateway-api is on by default: the Gateway API's watchers run too, `unserved` without its CRDs.
+const ALL_KINDS = watchedKinds(true);
+const UNSERVED = GATEWAY_KINDS.filter((k) => k !== 'Namespace');
 import { startController, type Controller } from '../../src/main.js';
 import { queueIdle, waitFor } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
@@ -142,7 +146,7 @@ describe('the inspector relay, in process', () => {
     for (const sessionId of announced.keys()) expect(created.has(sessionId), sessionId).toBe(true);
     const expected = [
       'rootSupervisor',
-      ...WATCHED_KINDS.map((k) => `watcher.${k}`),
+      ...ALL_KINDS.map((k) => `watcher.${k}`),
       'template',
       'syncQueue',
       'nginx',
@@ -154,9 +158,7 @@ describe('the inspector relay, in process', () => {
     ];
     for (const name of expected) expect(names, name).toContain(name);
     // One list-watch per watcher (xstate names an invocation without id after its state).
-    expect([...created.values()].filter((id) => id.includes('resourceWatcher.running'))).toHaveLength(
-      WATCHED_KINDS.length,
-    );
+    expect([...created.values()].filter((id) => id.includes('resourceWatcher.running'))).toHaveLength(ALL_KINDS.length);
   });
 
   it("sends every machine's state as snapshots, and the events between actors", async () => {
@@ -170,7 +172,10 @@ describe('the inspector relay, in process', () => {
     );
     expect(lastValue('rootSupervisor')).toBe('running');
     expect(lastValue('template')).toBe('ready');
-    for (const kind of WATCHED_KINDS) expect(lastValue(`watcher.${kind}`), kind).toEqual({ running: 'watching' });
+    for (const kind of [...WATCHED_KINDS, 'Namespace'])
+      expect(lastValue(`watcher.${kind}`), kind).toEqual({ running: 'watching' });
+    // The Gateway API kinds have no CRD in this API server: their watchers show it.
+    for (const kind of UNSERVED) expect(lastValue(`watcher.${kind}`), kind).toBe('unserved');
     const received = (to: string, type: string, from?: string) =>
       early.messages.some(
         (m) =>
@@ -199,7 +204,7 @@ describe('the inspector relay, in process', () => {
     try {
       const live = [
         'rootSupervisor',
-        ...WATCHED_KINDS.map((k) => `watcher.${k}`),
+        ...ALL_KINDS.map((k) => `watcher.${k}`),
         'template',
         'syncQueue',
         'nginx',
@@ -217,7 +222,9 @@ describe('the inspector relay, in process', () => {
       );
       expect(state('nginx')).toEqual({ alive: 'running' });
       expect(queueIdle(state('syncQueue'))).toBe(true);
-      for (const kind of WATCHED_KINDS) expect(state(`watcher.${kind}`), kind).toEqual({ running: 'watching' });
+      for (const kind of [...WATCHED_KINDS, 'Namespace'])
+        expect(state(`watcher.${kind}`), kind).toEqual({ running: 'watching' });
+      for (const kind of UNSERVED) expect(state(`watcher.${kind}`), kind).toBe('unserved');
     } finally {
       late.close();
     }
@@ -351,7 +358,7 @@ describe('ingress-actors controller --inspect', () => {
       const names = () => new Set(client.messages.filter((m) => m.type === '@xstate.actor').map((m) => m.name));
       const expected = [
         'rootSupervisor',
-        ...WATCHED_KINDS.map((k) => `watcher.${k}`),
+        ...ALL_KINDS.map((k) => `watcher.${k}`),
         'template',
         'syncQueue',
         'nginx',

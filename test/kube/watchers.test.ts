@@ -13,6 +13,7 @@ import { watcherActors, watcherLogActions, type WatchScope } from '../../src/act
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/api-server/server.js';
 import { ClusterCache } from '../../src/kube/cache.js';
 import type { WatchedKind } from '../../src/kube/kinds.js';
+import { GATEWAY_RESOURCES } from '../support/gateway-kinds.js';
 import { ingress, serviceWithEndpoints } from '../support/manifests.js';
 import { waitFor } from '../support/cluster.js';
 
@@ -33,6 +34,7 @@ interface LogLine {
   retryInMs?: number;
   idleMs?: number;
   staleSince?: string;
+  recheckInMs?: number;
 }
 
 interface SetupOptions {
@@ -65,7 +67,9 @@ async function setup(seed: object[], kinds: WatchedKind[], scopeOrOptions: Parti
     },
   });
   const watchers = kinds.map((kind) =>
-    createActor(logic, { input: { kind, baseBackoffMs: 50, maxBackoffMs: 400, ...options.timeouts } }).start(),
+    createActor(logic, {
+      input: { kind, baseBackoffMs: 50, maxBackoffMs: 400, unservedRecheckMs: 100, ...options.timeouts },
+    }).start(),
   );
   open.push({ api, watchers });
   await waitFor('every watcher synced', () => kinds.every((k) => reports.includes(`synced ${k}`)), 10_000);
@@ -348,4 +352,82 @@ describe('watchers', () => {
       { numRuns: 8 },
     );
   }, 180_000);
+
+  it('a kind the API server does not serve (no CRD) is unserved: synced for the sync queue, said once, rechecked', async () => {
+    const kinds: WatchedKind[] = ['GatewayClass', 'Gateway', 'HTTPRoute', 'GRPCRoute', 'ReferenceGrant', 'Namespace'];
+    const w = await setup([ing('a')], ['Ingress', ...kinds]);
+    for (const [i, kind] of kinds.entries()) {
+      const expected = kind === 'Namespace' ? { running: 'watching' } : 'unserved';
+      await waitFor(`${kind} ${JSON.stringify(expected)}`, () => {
+        const value = w.watchers[i + 1]!.getSnapshot().value;
+        return JSON.stringify(value) === JSON.stringify(expected);
+      });
+    }
+    expect(w.reports.filter((r) => r.startsWith('synced')).sort()).toEqual(
+      ['Ingress', ...kinds].map((k) => `synced ${k}`).sort(),
+    );
+    // Rechecked every 100 ms here, still unserved: said once, not at every recheck, and no failure.
+    await new Promise((r) => setTimeout(r, 500));
+    const unserved = w.logs.filter((l) => l.msg.startsWith('the API server does not serve this kind'));
+    expect(unserved.map((l) => l.kind).sort()).toEqual([
+      'GRPCRoute',
+      'Gateway',
+      'GatewayClass',
+      'HTTPRoute',
+      'ReferenceGrant',
+    ]);
+    expect(unserved[0]!.recheckInMs).toBe(100);
+    expect(unserved[0]!.error).toMatch(/does not serve/);
+    expect(w.logs.filter((l) => l.level >= 40)).toEqual([]);
+    expect(w.watchers[3]!.getSnapshot().context.failures).toBe(0);
+  });
+
+  it('a kind served from the start (the Gateway API kinds as extra kinds) is listed and watched', async () => {
+    const route = {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { name: 'r', namespace: 'default' },
+      spec: { hostnames: ['r.example.com'] },
+    };
+    const w = await setup([route], ['HTTPRoute', 'GatewayClass', 'ReferenceGrant'], {
+      api: { extraKinds: GATEWAY_RESOURCES },
+    });
+    for (const watcher of w.watchers) expect(watcher.getSnapshot().value).toEqual({ running: 'watching' });
+    expect(w.cacheState('HTTPRoute').map((k) => k.split('@')[0])).toEqual(['default/r']);
+    await w.client.create({ ...route, metadata: { name: 'r2', namespace: 'default' } } as KubernetesObject);
+    await waitFor('the new route cached', () => w.reports.includes('changed HTTPRoute default/r2'));
+  });
+
+  it('a kind that stops being served (404) empties its cache and waits unserved; served again, it lists', async () => {
+    const w = await setup([ing('a'), ing('b')], ['Ingress']);
+    w.api.failRequests({ status: 404 });
+    w.api.dropWatches();
+    await waitFor('unserved', () => w.watchers[0]!.getSnapshot().value === 'unserved', 10_000);
+    expect(w.cacheState('Ingress')).toEqual([]);
+    expect(w.reports).toEqual(expect.arrayContaining(['changed Ingress default/a', 'changed Ingress default/b']));
+    expect(w.reports.filter((r) => r.startsWith('synced'))).toEqual(['synced Ingress']);
+    const before = w.reports.length;
+    w.api.failRequests(null);
+    await waitFor(
+      'watching again',
+      () => JSON.stringify(w.watchers[0]!.getSnapshot().value) === '{"running":"watching"}',
+      10_000,
+    );
+    expect(await w.ingressesAgree()).toBe(true);
+    expect(w.reports.slice(before).sort()).toEqual(['changed Ingress default/a', 'changed Ingress default/b']);
+    expect(
+      w.logs.some((l) => l.msg === 'the API server serves this kind now; watching it' && l.kind === 'Ingress'),
+    ).toBe(true);
+    expect(w.watchers[0]!.getSnapshot().context.unservedSince).toBeNull();
+  });
+
+  it('a 403 (RBAC) is a failure as before, not unserved', async () => {
+    const w = await setup([ing('a')], ['Ingress']);
+    w.api.failRequests({ status: 403 });
+    w.api.dropWatches();
+    await waitFor('backoff', () => w.watchers[0]!.getSnapshot().value === 'backoff', 10_000);
+    expect(w.watchers[0]!.getSnapshot().context.lastError).toMatch(/403|Forbidden/);
+    expect(w.cacheState('Ingress').map((k) => k.split('@')[0])).toEqual(['default/a']);
+    w.api.failRequests(null);
+  });
 });

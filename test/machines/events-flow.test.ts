@@ -22,6 +22,7 @@ import {
 import {
   statusMachine,
   type LeaseResult,
+  type PublishGatewayStatusInput,
   type PublishStatusInput,
   type RecordEventsInput,
   type ShutdownCheck,
@@ -76,6 +77,7 @@ function start() {
       renewLease: lease,
       publishStatus: fromPromise<void, PublishStatusInput>(async ({ input }) => void published.push(input)),
       recordEvents: fromPromise<void, RecordEventsInput>(async ({ input }) => void recorded.push(input)),
+      publishGatewayStatus: fromPromise<void, PublishGatewayStatusInput>(async () => {}),
       checkPeers: fromPromise<ShutdownCheck, void>(async () => ({ othersWillTakeOver: true, reason: 'test' })),
       releaseLease: fromPromise<boolean, void>(async () => true),
     },

@@ -27,12 +27,15 @@ function harness() {
       reportChanged: (_, { kind, key }) => void reported.push(`changed ${kind} ${key}`),
       reportFailed: (_, report) => void failures.push(report),
       reportRecovered: (_, { kind, staleSince }) => void reported.push(`recovered ${kind} stale since ${staleSince}`),
+      reportUnserved: (_, { kind, recheckInMs }) => void reported.push(`unserved ${kind} recheck ${recheckInMs}`),
+      reportServed: (_, { kind, unservedSince }) =>
+        void reported.push(`served ${kind} unserved since ${unservedSince}`),
     },
   });
   const clock = new SimulatedClock();
   const actor = createActor(machine, {
     clock,
-    input: { kind: 'Ingress', baseBackoffMs: 100, maxBackoffMs: 1000 },
+    input: { kind: 'Ingress', baseBackoffMs: 100, maxBackoffMs: 1000, unservedRecheckMs: 30_000 },
   }).start();
   return {
     actor,
@@ -155,4 +158,38 @@ describe('resourceWatcherMachine', () => {
       expect(h.reported.slice(-1)).toEqual(['changed Ingress default/unread']);
     },
   );
+
+  it('unserved (no CRD): synced once for the sync queue, said once, listed again every 30 s; served: watching', async () => {
+    const h = harness();
+    h.send({ type: 'watch.unserved', error: 'the API server does not serve Ingress', at: 5 });
+    expect(stateName(h.actor.getSnapshot().value)).toBe('unserved');
+    expect(h.reported).toEqual(['unserved Ingress recheck 30000', 'synced Ingress']);
+    expect(h.stops()).toBe(1);
+    await advance(h.clock, 29_999);
+    expect(stateName(h.actor.getSnapshot().value)).toBe('unserved');
+    await advance(h.clock, 1);
+    expect(stateName(h.actor.getSnapshot().value)).toBe('running.listing');
+    expect(h.starts).toHaveLength(2);
+    // Still unserved: nothing said again, no failure counted.
+    h.send({ type: 'watch.unserved', error: 'the API server does not serve Ingress', at: 30_005 });
+    expect(h.reported).toHaveLength(2);
+    expect(h.actor.getSnapshot().context).toMatchObject({ failures: 0, unservedSince: 5, staleSince: null });
+    await advance(h.clock, 30_000);
+    h.send({ type: 'watch.changed', key: 'default/a' });
+    h.send({ type: 'watch.synced' });
+    expect(stateName(h.actor.getSnapshot().value)).toBe('running.watching');
+    expect(h.reported.slice(2)).toEqual(['changed Ingress default/a', 'served Ingress unserved since 5']);
+    expect(h.actor.getSnapshot().context).toMatchObject({ unservedSince: null, lastError: null });
+    expect(h.failures).toEqual([]);
+  });
+
+  it('a watched kind that stops being served goes unserved without a second synced', () => {
+    const h = harness();
+    h.send({ type: 'watch.synced' });
+    h.send({ type: 'watch.unserved', error: 'gone', at: 7 });
+    expect(stateName(h.actor.getSnapshot().value)).toBe('unserved');
+    expect(h.reported).toEqual(['synced Ingress', 'unserved Ingress recheck 30000']);
+    h.actor.send({ type: 'watcher.stop' });
+    expect(h.actor.getSnapshot().status).toBe('done');
+  });
 });

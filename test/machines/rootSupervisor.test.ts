@@ -21,6 +21,7 @@ import {
 import {
   statusMachine,
   type LeaseResult,
+  type PublishGatewayStatusInput,
   type PublishStatusInput,
   type RecordEventsInput,
   type ShutdownCheck,
@@ -362,6 +363,7 @@ describe('rootSupervisor', () => {
           renewLease: fromPromise<LeaseResult, void>(async () => ({ leader: true, holder: 'me', expiresInMs: null })),
           publishStatus: fromPromise<void, PublishStatusInput>(async () => void events.push('publish')),
           recordEvents: fromPromise<void, RecordEventsInput>(async () => {}),
+          publishGatewayStatus: fromPromise<void, PublishGatewayStatusInput>(async () => {}),
           checkPeers: fromPromise<ShutdownCheck, void>(async () => ({ othersWillTakeOver: true, reason: 'test' })),
           releaseLease: fromPromise<boolean, void>(async () => (events.push('release'), await released, true)),
         },

@@ -24,31 +24,37 @@ import { ingress } from '../support/manifests.js';
 import { Coverage, pathsFor } from './graph.js';
 import { microstepRecorder, runPath, type RealStep, type StepContext, type World } from './runner.js';
 
-const INPUT: ResourceWatcherInput = { kind: 'Ingress', baseBackoffMs: 200, maxBackoffMs: 400 };
+const INPUT: ResourceWatcherInput = { kind: 'Ingress', baseBackoffMs: 200, maxBackoffMs: 400, unservedRecheckMs: 300 };
 const E = {
   synced: { type: 'watch.synced' },
   changed: { type: 'watch.changed', key: 'default/x' },
   failed: { type: 'watch.failed', error: 'connection refused', jitter: 0.5, at: 0 },
+  // the API server answers 404: the kind is not served (a CRD not installed)
+  unserved: { type: 'watch.unserved', error: 'the API server does not serve Ingress', at: 0 },
   stop: { type: 'watcher.stop' },
   // the sync's word on which objects matter: none of this namespace, so later creations are only cached
   relevant: { type: 'secrets.relevant', keys: [], namespaces: [] },
   backoff: { type: 'xstate.after.backoff.resourceWatcher.backoff' },
+  recheck: { type: 'xstate.after.unservedRecheck.resourceWatcher.unserved' },
 };
 
 /** events: what the world can make happen; a relist after a backoff is too quick to stop in. */
 function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   const c = snapshot.context as ResourceWatcherContext;
   if (snapshot.matches('running.listing' as never))
-    return c.reportedSynced || c.failures > 0 ? [E.synced, E.failed] : [E.synced, E.failed, E.stop];
+    return c.reportedSynced || c.failures > 0
+      ? [E.synced, E.failed, E.unserved]
+      : [E.synced, E.failed, E.unserved, E.stop];
   if (snapshot.matches('running.watching' as never))
     // a change then is only cached: no transition
     return c.relevant === null ? [E.changed, E.relevant, E.failed, E.stop] : [E.failed, E.stop];
   if (snapshot.matches('backoff' as never)) return [E.backoff, E.stop];
+  if (snapshot.matches('unserved' as never)) return [E.recheck, E.stop];
   return [];
 }
 const key = (s: AnyMachineSnapshot) => {
   const c = s.context as ResourceWatcherContext;
-  return [s.value, c.reportedSynced, c.failures > 0, c.relevant !== null];
+  return [s.value, c.reportedSynced, c.failures > 0, c.relevant !== null, c.unservedSince !== null];
 };
 
 let api: ApiServer;
@@ -93,9 +99,11 @@ async function watcherWorld(): Promise<World> {
     );
   };
   // Look ahead: before a step that starts a list, the API server must be down if the list is to
-  // fail, up if it is to work.
+  // fail, answer 404 if the kind is to be unserved, up if it is to work.
   const prepare = async ({ step, next }: StepContext) => {
     if (!step.state.matches('running.listing' as never)) return;
+    if (next?.event.type === E.unserved.type) api.failRequests({ status: 404 });
+    else api.failRequests(null);
     if (next?.event.type === E.failed.type && (await isListening(api.port))) await api.pause();
     if (next?.event.type !== E.failed.type && !(await isListening(api.port))) await api.resume();
   };
@@ -116,7 +124,9 @@ async function watcherWorld(): Promise<World> {
       else if (e.type === E.failed.type && at.previous!.state.matches('running.watching' as never)) await api.pause();
       else if (e.type === E.stop.type) actor.send({ type: 'watcher.stop' });
       else if (e.type === E.relevant.type) actor.send(E.relevant as never);
-      else if (e.type === E.backoff.type) clock.increment(INPUT.maxBackoffMs); // the longest a backoff can be
+      else if (e.type === E.backoff.type)
+        clock.increment(INPUT.maxBackoffMs); // the longest a backoff can be
+      else if (e.type === E.recheck.type) clock.increment(INPUT.unservedRecheckMs!);
     },
     async check({ step }, current) {
       const s = step.state;
@@ -129,7 +139,12 @@ async function watcherWorld(): Promise<World> {
         expect(reports.filter((r) => r.startsWith('changed'))).toHaveLength(c.changes);
       } else if (s.matches('backoff' as never) && current) {
         expect(await isListening(api.port)).toBe(false);
+      } else if (s.matches('unserved' as never) && current) {
+        // nothing of an unserved kind is kept; the sync queue heard of the first list once
+        expect(cache.list('Ingress')).toEqual([]);
+        expect(reports.filter((r) => r.startsWith('synced'))).toEqual(['synced Ingress']);
       } else if (s.matches('stopped' as never)) {
+        api.failRequests(null);
         if (!(await isListening(api.port))) await api.resume();
         const before = reports.length;
         await client.create(ing(`after-stop-${++created}`, namespace));
@@ -140,6 +155,7 @@ async function watcherWorld(): Promise<World> {
     },
     async close() {
       actor.stop();
+      api.failRequests(null);
       if (!(await isListening(api.port))) await api.resume();
     },
   };
@@ -165,6 +181,14 @@ const SCENARIOS = {
     E.changed,
   ],
   'no API server at start: back off until it answers, report synced once': [E.failed, E.backoff, E.synced, E.stop],
+  'a kind not served (no CRD): unserved, synced once, rechecked until it is served, then watched': [
+    E.unserved,
+    E.recheck,
+    E.unserved,
+    E.recheck,
+    E.synced,
+    E.changed,
+  ],
 };
 const { paths } = pathsFor(resourceWatcherMachine, {
   events,

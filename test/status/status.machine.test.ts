@@ -10,6 +10,7 @@ import type { SyncDoneEvent } from '../../machines/events.js';
 import {
   statusMachine,
   type LeaseResult,
+  type PublishGatewayStatusInput,
   type PublishStatusInput,
   type RecordEventsInput,
   type ShutdownCheck,
@@ -51,6 +52,7 @@ interface Script {
   /** what releaseLease answers: whether it gave up a Lease this replica held */
   released?: boolean;
   publish?: () => Promise<void>;
+  publishGateway?: () => Promise<void>;
   input?: Partial<StatusInput>;
 }
 
@@ -60,6 +62,7 @@ function start(script: Script = {}) {
   const published: PublishStatusInput[] = [];
   const recorded: RecordEventsInput[] = [];
   const clearedWith: PublishStatusInput[] = [];
+  const gateway: PublishGatewayStatusInput[] = [];
   const answers = [...(script.lease ?? [LEADER])];
   const lease = async (kind: string) => {
     calls.push(`${kind}@${clock.now()}`);
@@ -80,6 +83,11 @@ function start(script: Script = {}) {
       recordEvents: fromPromise<void, RecordEventsInput>(
         async ({ input }) => void (calls.push('events'), recorded.push(input)),
       ),
+      publishGatewayStatus: fromPromise<void, PublishGatewayStatusInput>(async ({ input }) => {
+        calls.push(`gateway@${clock.now()}`);
+        gateway.push(input);
+        await script.publishGateway?.();
+      }),
       checkPeers: fromPromise<ShutdownCheck, void>(
         async () => (calls.push('checkPeers'), script.peers ?? { othersWillTakeOver: false, reason: 'alone' }),
       ),
@@ -91,7 +99,7 @@ function start(script: Script = {}) {
   const actor = createActor(machine, { clock, input: { ...INPUT, ...script.input } }).start();
   const state = () => stateName(actor.getSnapshot().value);
   const of = (prefix: string) => calls.filter((c) => c.startsWith(prefix));
-  return { clock, actor, calls, state, of, published, recorded, clearedWith };
+  return { clock, actor, calls, state, of, published, recorded, clearedWith, gateway };
 }
 
 describe('statusMachine', () => {
@@ -304,6 +312,42 @@ describe('statusMachine', () => {
     };
     expect(json.id).toBe('status');
     expect(Object.keys(json.states)).toEqual(['follower', 'leader', 'stopping', 'stopped']);
-    expect(Object.keys(json.states.leader!.states!)).toEqual(['lease', 'status', 'events']);
+    expect(Object.keys(json.states.leader!.states!)).toEqual(['lease', 'status', 'events', 'gateway']);
+  });
+
+  it('the leader writes the Gateway API status of each sync.done (coalesced, retried, periodic); a follower never', async () => {
+    const status = (name: string) => ({
+      gatewayClasses: [{ name, conditions: [] }],
+      gateways: [],
+      httpRoutes: [],
+    });
+    const follower = start({ lease: [FOLLOWER(null)] });
+    await flush();
+    follower.actor.send({ ...syncDone([]), gatewayStatus: status('a') });
+    await advance(follower.clock, 1_000, 100);
+    expect(follower.of('gateway')).toEqual([]);
+
+    let fail = true;
+    const t = start({
+      publishGateway: async () => {
+        if (fail) throw new Error('500');
+      },
+    });
+    await flush();
+    expect(t.gateway).toEqual([{ status: null }]);
+    expect(stateName(t.actor.getSnapshot().value)).toContain('gateway.failed');
+    t.actor.send({ ...syncDone([]), gatewayStatus: status('b') });
+    fail = false;
+    await advance(t.clock, 400, 100);
+    expect(t.gateway.at(-1)).toEqual({ status: status('b') });
+    expect(stateName(t.actor.getSnapshot().value)).toContain('gateway.idle');
+    // --update-status=false is about Ingress addresses: the Gateway API status is written all the same.
+    const off = start({ input: { updateStatus: false } });
+    await flush();
+    off.actor.send({ ...syncDone([]), gatewayStatus: status('c') });
+    await flush();
+    expect(off.gateway.at(-1)).toEqual({ status: status('c') });
+    await advance(off.clock, 60_000, 1_000);
+    expect(off.of('gateway').length).toBeGreaterThanOrEqual(3);
   });
 });

@@ -13,6 +13,7 @@ import type { AnyActorRef } from 'xstate';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import type { ControllerConfig } from '../../src/config.js';
 import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import type { ResourceDef } from '../../src/api-server/resources.js';
 import type { WebhookCertTimings } from '../../src/http/webhook-self-signed.js';
 import { startController, type Controller } from '../../src/main.js';
 import { freePort } from './net.js';
@@ -63,6 +64,10 @@ export interface ClusterOptions {
   readonly logLines?: Record<string, unknown>[];
   /** passed on to startController: the self-made webhook certificate's rechecks and retries */
   readonly webhookCertTimings?: Partial<WebhookCertTimings>;
+  /** passed on to startController: how often a watcher lists an unserved kind again */
+  readonly unservedRecheckMs?: number;
+  /** passed on to startApiServer: kinds served beside its own (the Gateway API's, say) */
+  readonly extraKinds?: readonly ResourceDef[];
 }
 
 /** startCluster starts the API server seeded with `seed`, then the controller with `flags`. */
@@ -75,6 +80,7 @@ export async function startCluster(
   const api = await startApiServer({
     seed: seed as never,
     ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+    ...(options.extraKinds ? { extraKinds: options.extraKinds } : {}),
   });
   const dir = await mkdtemp(join(tmpdir(), 'ia-cluster-'));
   const kubeconfig = join(dir, 'kubeconfig');
@@ -117,6 +123,7 @@ export async function startCluster(
   const controller = await startController(config, log, {
     ...(options.env ? { env: options.env } : {}),
     ...(options.webhookCertTimings ? { webhookCertTimings: options.webhookCertTimings } : {}),
+    ...(options.unservedRecheckMs === undefined ? {} : { unservedRecheckMs: options.unservedRecheckMs }),
     inspect: (event) => {
       if (event.type !== '@xstate.microstep' && event.type !== '@xstate.snapshot') return;
       const value = (event.snapshot as { value?: unknown }).value;

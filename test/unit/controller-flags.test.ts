@@ -91,3 +91,34 @@ describe('--validating-webhook', () => {
     ],
   ])('%s is refused', (args, message) => expect(() => parseControllerFlags(args)).toThrow(message));
 });
+
+describe('--enable-gateway-api and --gateway-controller-name', () => {
+  const gatewayOf = (argv: string[]) => {
+    const parsed = parseControllerFlags(argv);
+    if (!('config' in parsed)) throw new Error('no config');
+    return parsed.config.build.gateway;
+  };
+
+  it.each([
+    [[], { controllerName: 'ingress-actors.io/gateway-controller' }],
+    [['--enable-gateway-api'], { controllerName: 'ingress-actors.io/gateway-controller' }],
+    [['--enable-gateway-api=false'], undefined],
+    [['--gateway-controller-name', 'example.com/gw'], { controllerName: 'example.com/gw' }],
+    [['--enable-gateway-api=false', '--gateway-controller-name=example.com/gw'], undefined],
+  ])('%j: BuildOptions.gateway is %j', (argv, expected) => expect(gatewayOf(argv)).toEqual(expected));
+
+  it.each([
+    ['--gateway-controller-name', 'no-slash'],
+    ['--gateway-controller-name', 'Example.com/gw'],
+    ['--gateway-controller-name', `${'a'.repeat(250)}.io/x`],
+    ['--enable-gateway-api=maybe'],
+  ])('%s %s is refused, naming the flag', (...argv) => {
+    expect(() => parseControllerFlags(argv)).toThrow(/--(gateway-controller-name|enable-gateway-api)/);
+  });
+
+  it('are listed in the usage text', async () => {
+    const { CONTROLLER_USAGE } = await import('../../src/cli/controller-flags.js');
+    expect(CONTROLLER_USAGE).toMatch(/--enable-gateway-api/);
+    expect(CONTROLLER_USAGE).toMatch(/--gateway-controller-name NAME/);
+  });
+});

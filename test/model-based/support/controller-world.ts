@@ -199,6 +199,8 @@ export async function startControllerWorld(
     `model-${serial}`,
     // The stand-in binary holds every `nginx -t`, the Lua check's too: this world is the supervisor's.
     '--dynamic-backends=false',
+    // The supervision is the same for any number of watchers: the seven of ROOT_INPUT, not the Gateway API's too.
+    '--enable-gateway-api=false',
   ]);
   if (!('config' in parsed)) throw new Error('unexpected --help');
   const config: ControllerConfig = parsed.config;
