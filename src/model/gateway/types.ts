@@ -132,7 +132,14 @@ export type RouteFilter =
       readonly type: 'URLRewrite';
       readonly hostname: string | undefined;
       readonly path: PathModifier | undefined;
-    };
+    }
+  | { readonly type: 'RequestMirror'; readonly backendRef: BackendRef };
+
+/** RouteTimeouts are a rule's `timeouts`, in milliseconds; undefined: not set; 0: no timeout (the spec's "0s"). */
+export interface RouteTimeouts {
+  readonly request: number | undefined;
+  readonly backendRequest: number | undefined;
+}
 
 export interface BackendRef {
   readonly group: string;
@@ -147,6 +154,7 @@ export interface RouteRule {
   readonly matches: readonly RouteMatch[];
   readonly filters: readonly RouteFilter[];
   readonly backendRefs: readonly BackendRef[];
+  readonly timeouts: RouteTimeouts;
 }
 
 export interface HTTPRoute {
