@@ -294,7 +294,7 @@ local function route(r)
   if p.type ~= "RegularExpression" and not path_value(p.value) then return "path value is not an absolute path" end
   if p.type == "RegularExpression" then
     if not text(p.value, 1024) then return "path regex is not 1..1024 characters" end
-    local _, err = ngx.re.find("", "^(?:" .. p.value .. ")$", "jo")
+    local _, _, err = ngx.re.find("", "^(?:" .. p.value .. ")$", "jo")
     if err then return "path regex does not compile" end
   end
   if r.method ~= nil and not METHOD_NAMES[r.method] then return "method " .. short(r.method) .. " is not an HTTP method" end
@@ -303,7 +303,7 @@ local function route(r)
   for _, list in ipairs({ r.headers, r.queryParams }) do
     for _, m in ipairs(list) do
       if m.type == "RegularExpression" then
-        local _, err = ngx.re.find("", "^(?:" .. m.value .. ")$", "jo")
+        local _, _, err = ngx.re.find("", "^(?:" .. m.value .. ")$", "jo")
         if err then return "regex of " .. short(m.name) .. " does not compile" end
       end
     end
