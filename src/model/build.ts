@@ -79,6 +79,9 @@ export const defaultBuildOptions: BuildOptions = Object.freeze({
 export { CATCH_ALL, BuildMemo };
 export { secretsRead, type SecretsRead } from './incremental/secrets-read.js';
 
+/** The Ingress default server is default_server on both ports (no Gateway catch-all there). */
+const NO_GATEWAY_DEFAULT = Object.freeze({ http: false, https: false });
+
 /** The maps of `$escaped_request_uri` without Lua: the same for every build. */
 const URI_ESCAPE = uriEscape();
 /** byAge orders Ingresses as ingress-nginx resolves conflicts: oldest first, then namespace/name. */
@@ -317,6 +320,7 @@ function modelOf(
   const config = fitted.enableBrotli === extras.config.enableBrotli ? fitted : { ...fitted, enableBrotli: false };
   return {
     gateway: null,
+    gatewayDefault: NO_GATEWAY_DEFAULT,
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,
     httpsRedirect: `https://$ia_redirect_host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$ia_redirect_uri`,

@@ -561,9 +561,6 @@ export interface GatewayServer {
 export interface GatewayModel {
   readonly servers: readonly GatewayServer[];
   readonly routes: RouteTable;
-  /** a Gateway serves the catch-all on the http / https port: the Ingress default server is not default_server there */
-  readonly defaultHttp: boolean;
-  readonly defaultHttps: boolean;
   /** the proxy-headers partial's context for the Gateway locations (Host as the router leaves it) */
   readonly proxyHeaders: { readonly host: string };
 }
@@ -571,6 +568,8 @@ export interface GatewayModel {
 export interface NginxModel {
   /** the Gateway API's servers (Lua only), or null */
   readonly gateway: GatewayModel | null;
+  /** a Gateway serves the catch-all on the http / https port: the Ingress default server is not default_server there */
+  readonly gatewayDefault: { readonly http: boolean; readonly https: boolean };
   readonly httpPort: number;
   readonly httpsPort: number;
   /** `address:port` for the listen directives when BuildOptions.listenAddress is set; null listens on all addresses */

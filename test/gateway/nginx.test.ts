@@ -202,11 +202,11 @@ describe('buildModel with the Gateway API', () => {
     const catchAll = [gatewayClass(), gateway([listener('http')]), route('r')];
     const mine = buildModel(snapshot([...web], catchAll), options);
     expect(mine.model.gateway?.servers.map((s) => [s.host, s.defaultServer])).toEqual([['_', true]]);
-    expect(mine.model.gateway?.defaultHttp).toBe(true);
+    expect(mine.model.gatewayDefault.http).toBe(true);
     const objects = [ingressClass(), ingress('any', { '': [{ path: '/', service: 'web' }] }), ...web];
     const theirs = buildModel(snapshot(objects, catchAll), options);
     expect(theirs.model.gateway?.servers).toEqual([]);
-    expect(theirs.model.gateway?.defaultHttp).toBe(false);
+    expect(theirs.model.gatewayDefault.http).toBe(false);
   });
 
   it('without the Lua balancer: no Gateway servers, and the GatewayClass is Accepted=False saying why', () => {

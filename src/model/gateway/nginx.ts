@@ -179,8 +179,6 @@ export function gatewayModel(
   const gateway: GatewayModel = {
     servers,
     routes: routeTableOf(routeServers),
-    defaultHttp,
-    defaultHttps,
     proxyHeaders: { host: '$ia_gw_host' },
   };
   const known = new Set(model.upstreams.map((u) => u.name));
@@ -195,6 +193,7 @@ export function gatewayModel(
     model: {
       ...model,
       gateway,
+      gatewayDefault: { http: defaultHttp, https: defaultHttps },
       upstreams,
       certificates: extra.length === 0 ? model.certificates : [...model.certificates, ...extra],
     },
