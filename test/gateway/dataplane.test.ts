@@ -39,7 +39,12 @@ async function startPod(name: string, ip: string): Promise<Pod> {
     pod.hits++;
     res.setHeader('content-type', 'application/json');
     res.setHeader('x-from-backend', 'yes');
-    res.end(JSON.stringify({ backend: name, method: req.method, path: req.url, headers: req.headers }));
+    // `/slow…` answers after 600 ms, for the route timeouts
+    const delay = req.url?.startsWith('/slow') ? 600 : 0;
+    setTimeout(
+      () => res.end(JSON.stringify({ backend: name, method: req.method, path: req.url, headers: req.headers })),
+      delay,
+    );
   });
   await new Promise<void>((done) => server.listen(0, ip, done));
   const pod: Pod = {
@@ -170,6 +175,18 @@ function routes() {
         { matches: [path('PathPrefix', '/none')] },
         { matches: [path('PathPrefix', '/missing')], backendRefs: [backend('nowhere')] },
         { matches: [path('PathPrefix', '/')], backendRefs: [backend('a', 3), backend('b', 1), backend('c', 0)] },
+      ],
+    }),
+    route('timeouts', {
+      hostnames: ['timeouts.test'],
+      rules: [
+        { matches: [path('PathPrefix', '/slow/request')], timeouts: { request: '200ms' }, backendRefs: [backend('a')] },
+        {
+          matches: [path('PathPrefix', '/slow/backend')],
+          timeouts: { request: '10s', backendRequest: '200ms' },
+          backendRefs: [backend('a')],
+        },
+        { matches: [path('PathPrefix', '/slow/long')], timeouts: { request: '5s' }, backendRefs: [backend('a')] },
       ],
     }),
     route('mixed', { hostnames: ['ingress.test', 'gw.test'], rules: [{ backendRefs: [backend('b')] }] }),
@@ -393,6 +410,12 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     expect(await backendOf('weights.test', '/zero')).toBe(500);
     expect(await backendOf('weights.test', '/none')).toBe(500);
     expect(await backendOf('weights.test', '/missing')).toBe(500);
+  });
+
+  it('times out a slow backend after the route’s request or backendRequest timeout (504)', async () => {
+    expect(await backendOf('timeouts.test', '/slow/request')).toBe(504);
+    expect(await backendOf('timeouts.test', '/slow/backend')).toBe(504);
+    expect(await backendOf('timeouts.test', '/slow/long')).toBe('a');
   });
 
   it('leaves a host an Ingress names to the Ingress, with a problem, and serves the route on its other host', async () => {
