@@ -353,7 +353,9 @@ describe('Gateway API routes through nginx and the Lua router', () => {
   });
 
   it('modifies request and response headers', async () => {
-    const r = await send('filters.test', '/headers', { headers: { 'x-set': 'client', 'x-add': 'one', 'x-remove': 'x' } });
+    const r = await send('filters.test', '/headers', {
+      headers: { 'x-set': 'client', 'x-add': 'one', 'x-remove': 'x' },
+    });
     expect(r.status).toBe(200);
     expect(r.echo.headers?.['x-set']).toBe('set');
     expect(r.echo.headers?.['x-add']).toBe('one,added');
@@ -421,7 +423,9 @@ describe('Gateway API routes through nginx and the Lua router', () => {
   it('leaves a host an Ingress names to the Ingress, with a problem, and serves the route on its other host', async () => {
     expect(await backendOf('ingress.test', '/')).toBe('legacy');
     expect(await backendOf('gw.test', '/')).toBe('b');
-    expect(problems).toContainEqual(expect.stringMatching(/^HTTPRoute mixed spec\.hostnames: host ingress\.test .*Ingress default\/legacy/));
+    expect(problems).toContainEqual(
+      expect.stringMatching(/^HTTPRoute mixed spec\.hostnames: host ingress\.test .*Ingress default\/legacy/),
+    );
     // the catch-all is the Gateway's: no Ingress has a rule without host
     expect(await backendOf('unknown.test', '/')).toBe(404);
   });
@@ -435,7 +439,10 @@ describe('Gateway API routes through nginx and the Lua router', () => {
 
   it('applies an HTTPRoute change by a push: nginx.conf is the same and the workers stay', async () => {
     const workers = () =>
-      execFileSync('pgrep', ['-P', String(nginx.process.pid)], { encoding: 'utf8' }).trim().split('\n').sort();
+      execFileSync('pgrep', ['-P', String(nginx.process.pid)], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .sort();
     const before = workers();
     expect(await backendOf('paths.test', '/prefix/exact')).toBe('a');
     const paths = objects.find((o) => o.kind === 'HTTPRoute' && (o.metadata as { name: string }).name === 'paths')!;

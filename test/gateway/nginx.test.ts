@@ -78,7 +78,13 @@ describe('RequestMirror', () => {
     {
       name: 'a Service elsewhere, granted',
       ref: { name: 'shadow', namespace: 'other', port: 80 },
-      grants: [grant('other', [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'default' }], [{ group: '', kind: 'Service' }])],
+      grants: [
+        grant(
+          'other',
+          [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'default' }],
+          [{ group: '', kind: 'Service' }],
+        ),
+      ],
       mirror: 'other/shadow',
     },
     {
@@ -88,7 +94,12 @@ describe('RequestMirror', () => {
       mirror: 'RefNotPermitted',
     },
     { name: 'a port the Service lacks', ref: { name: 'shadow', port: 81 }, grants: [], mirror: 'BackendNotFound' },
-    { name: 'not a Service', ref: { name: 'shadow', kind: 'Bucket', group: 'x.io', port: 80 }, grants: [], mirror: 'InvalidKind' },
+    {
+      name: 'not a Service',
+      ref: { name: 'shadow', kind: 'Bucket', group: 'x.io', port: 80 },
+      grants: [],
+      mirror: 'InvalidKind',
+    },
   ])('$name', ({ ref, grants, mirror }) => {
     const out = buildGatewayRoutes(
       input({
@@ -139,7 +150,12 @@ describe('buildModel with the Gateway API', () => {
     ]);
     expect(result.model.upstreams.map((u) => u.name)).toContain('default_web_80');
     const routes = result.model.gateway!.routes;
-    expect(routes.servers.map((s) => s.key)).toEqual(['80/app.test', '80/shared.test', '8081/app.test', '8081/shared.test']);
+    expect(routes.servers.map((s) => s.key)).toEqual([
+      '80/app.test',
+      '80/shared.test',
+      '8081/app.test',
+      '8081/shared.test',
+    ]);
     expect(routes.servers[0]?.routes).toEqual([
       {
         route: 'default/r#0',

@@ -165,7 +165,10 @@ describe('a bad push', () => {
     ['a header name with a colon', (r) => (r.headers = [{ type: 'Exact', name: 'x:y', value: 'a' }])],
     ['a filter unknown', (r) => (r.filters = [{ type: 'ExtensionRef' }])],
     ['a redirect status 200', (r) => (r.filters = [{ type: 'RequestRedirect', statusCode: 200 }])],
-    ['a redirect host with a slash', (r) => (r.filters = [{ type: 'RequestRedirect', statusCode: 302, hostname: 'a/b' }])],
+    [
+      'a redirect host with a slash',
+      (r) => (r.filters = [{ type: 'RequestRedirect', statusCode: 302, hostname: 'a/b' }]),
+    ],
     ['a weight below 0', (r) => (r.backends = [{ backend: 'x', weight: -1 }])],
     ['a backend name with a dollar', (r) => (r.backends = [{ backend: '$x', weight: 1 }])],
     ['a timeout as text', (r) => (r.timeouts = { request: '1s' })],

@@ -166,7 +166,8 @@ export function gatewayModel(
     servers.push({
       listen: listenOf(model, slot),
       ssl: slot.ssl,
-      proxyProtocol: model.config.useProxyProtocol || (slot.ssl && slot.port === model.httpsPort && !!model.httpsSocket),
+      proxyProtocol:
+        model.config.useProxyProtocol || (slot.ssl && slot.port === model.httpsPort && !!model.httpsSocket),
       defaultServer: slot.hostname === null,
       host,
       serverName: slot.hostname ?? '',

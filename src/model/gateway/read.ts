@@ -389,7 +389,12 @@ function readTimeouts(c: Collector, field: string, raw: unknown): RouteTimeouts 
   const request = c.optional(`${field}.request`, t.request, checkDuration);
   const backendRequest = c.optional(`${field}.backendRequest`, t.backendRequest, checkDuration);
   // "0s" disables a timeout; the spec wants backendRequest no longer than a set request timeout.
-  if (request !== undefined && request > 0 && backendRequest !== undefined && (backendRequest === 0 || backendRequest > request))
+  if (
+    request !== undefined &&
+    request > 0 &&
+    backendRequest !== undefined &&
+    (backendRequest === 0 || backendRequest > request)
+  )
     c.refuse(`${field}.backendRequest`, `${show(t.backendRequest)} is longer than request ${show(t.request)}`);
   return { request, backendRequest };
 }
