@@ -158,6 +158,7 @@ function _M.rewrite()
   if found == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
   local ctx = ngx.ctx
   ctx.ia_route = found
+  local mirrors = nil
   for _, f in ipairs(found.filters) do
     if f.type == "RequestRedirect" then
       return redirect(f, found, server, req.uri)
@@ -169,10 +170,16 @@ function _M.rewrite()
     elseif f.type == "URLRewrite" then
       if f.hostname then ngx.var.ia_gw_host = f.hostname end
       if f.path then ngx.req.set_uri(replaced(f.path, found, req.uri), false) end
-    elseif f.type == "RequestMirror" and f.backend then
-      ngx.var.ia_mirror = f.backend
-      ngx.var.ia_mirror_uri = ngx.var.request_uri
+    elseif f.type == "RequestMirror" then
+      -- slot n of nginx.conf's mirrors takes the n-th filter; "-" leaves a slot idle
+      mirrors = mirrors or {}
+      local on = f.backend ~= nil and (f.percent >= 100 or math.random() * 100 < f.percent)
+      mirrors[#mirrors + 1] = on and f.backend or "-"
     end
+  end
+  if mirrors then
+    ngx.var.ia_mirror = table.concat(mirrors, " ")
+    ngx.var.ia_mirror_uri = ngx.var.request_uri
   end
   local t = found.timeouts
   local ms = t.backendRequest
@@ -200,11 +207,19 @@ function _M.header_filter()
   end
 end
 
---- mirror (rewrite_by_lua of the internal mirror location) sends the copy to the mirror's backend,
---- or ends the subrequest at once when the route mirrors nothing; its answer is dropped by nginx.
-function _M.mirror()
-  local name = ngx.var.ia_mirror
-  if name == nil or name == "" then return ngx.exit(ngx.HTTP_NO_CONTENT) end
+--- mirror (rewrite_by_lua of the internal mirror location of slot `slot`) sends the copy to that
+--- mirror's backend, or ends the subrequest at once when the route mirrors nothing there; nginx
+--- drops its answer.
+function _M.mirror(slot)
+  local list = ngx.var.ia_mirror
+  if list == nil or list == "" then return ngx.exit(ngx.HTTP_NO_CONTENT) end
+  local name = nil
+  local i = 0
+  for entry in list:gmatch("%S+") do
+    i = i + 1
+    if i == slot then name = entry end
+  end
+  if name == nil or name == "-" then return ngx.exit(ngx.HTTP_NO_CONTENT) end
   local b = tables.backend(name)
   if b == nil or #b.endpoints == 0 then return ngx.exit(ngx.HTTP_NO_CONTENT) end
   ngx.ctx.ia_backend = b

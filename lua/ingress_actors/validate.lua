@@ -251,7 +251,7 @@ local FILTER_KEYS = {
   ResponseHeaderModifier = { type = true, set = true, add = true, remove = true },
   RequestRedirect = { type = true, scheme = true, hostname = true, port = true, path = true, statusCode = true },
   URLRewrite = { type = true, hostname = true, path = true },
-  RequestMirror = { type = true, backend = true },
+  RequestMirror = { type = true, backend = true, percent = true },
 }
 
 local function filter(f)
@@ -278,6 +278,7 @@ local function filter(f)
     return path_modifier(f.path)
   elseif f.type == "RequestMirror" then
     if f.backend ~= nil and not backend_name(f.backend) then return "backend " .. short(f.backend) .. " is not a name" end
+    if type(f.percent) ~= "number" or f.percent < 0 or f.percent > 100 then return "percent is not 0..100" end
   end
   return nil
 end
@@ -309,10 +310,14 @@ local function route(r)
     end
   end
   if not is_array(r.filters) then return "filters is not an array" end
+  local mirrors = 0
   for i, f in ipairs(r.filters) do
     local why2 = filter(f)
     if why2 then return "filter " .. i .. ": " .. why2 end
+    if f.type == "RequestMirror" then mirrors = mirrors + 1 end
   end
+  -- nginx.conf has this many mirror slots per Gateway location (src/model/gateway/read.ts MAX_MIRRORS)
+  if mirrors > 2 then return "more than 2 RequestMirror filters" end
   if not is_array(r.backends) then return "backends is not an array" end
   for i, b in ipairs(r.backends) do
     if type(b) ~= "table" or not only_keys(b, { backend = true, weight = true }) then return "backend " .. i .. ": not {backend, weight}" end

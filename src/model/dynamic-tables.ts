@@ -79,8 +79,11 @@ export type RouteFilterEntry =
       readonly statusCode: number;
     }
   | { readonly type: 'URLRewrite'; readonly hostname?: string; readonly path?: RoutePathModifier }
-  /** backend: the Backend's name, absent when the mirror's backendRef did not resolve (nothing is mirrored) */
-  | { readonly type: 'RequestMirror'; readonly backend?: string };
+  /**
+   * backend: the Backend's name, absent when the mirror's backendRef did not resolve (nothing is mirrored); percent:
+   * the share of requests mirrored (0-100). The n-th mirror of a rule goes through nginx.conf's n-th mirror slot.
+   */
+  | { readonly type: 'RequestMirror'; readonly backend?: string; readonly percent: number };
 
 /** RouteValueMatch is a header or query parameter match. */
 export interface RouteValueMatch {

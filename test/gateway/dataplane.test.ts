@@ -30,6 +30,8 @@ interface Pod {
   readonly ip: string;
   readonly port: number;
   hits: number;
+  /** the last request it got: path and headers */
+  last: { path?: string; headers: Record<string, unknown> } | null;
   close(): Promise<void>;
 }
 
@@ -37,6 +39,7 @@ interface Pod {
 async function startPod(name: string, ip: string): Promise<Pod> {
   const server: Server = createServer((req, res) => {
     pod.hits++;
+    pod.last = { path: req.url, headers: req.headers };
     res.setHeader('content-type', 'application/json');
     res.setHeader('x-from-backend', 'yes');
     // `/slow…` answers after 600 ms, for the route timeouts
@@ -52,6 +55,7 @@ async function startPod(name: string, ip: string): Promise<Pod> {
     ip,
     port: (server.address() as AddressInfo).port,
     hits: 0,
+    last: null,
     close: () =>
       new Promise((done) => {
         server.closeAllConnections();
@@ -163,7 +167,25 @@ function routes() {
         },
         {
           matches: [path('PathPrefix', '/mirror')],
-          filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'm', port: 80 } } }],
+          filters: [
+            { type: 'RequestMirror', requestMirror: { backendRef: { name: 'm', port: 80 } } },
+            { type: 'RequestMirror', requestMirror: { backendRef: { name: 'm2', port: 80 } } },
+            {
+              type: 'RequestHeaderModifier',
+              requestHeaderModifier: { set: [{ name: 'X-Mirrored', value: 'yes' }] },
+            },
+          ],
+          backendRefs: [backend('a')],
+        },
+        {
+          matches: [path('PathPrefix', '/never')],
+          filters: [
+            { type: 'RequestMirror', requestMirror: { backendRef: { name: 'm', port: 80 }, percent: 0 } },
+            {
+              type: 'RequestMirror',
+              requestMirror: { backendRef: { name: 'm2', port: 80 }, fraction: { numerator: 0 } },
+            },
+          ],
           backendRefs: [backend('a')],
         },
       ],
@@ -242,6 +264,7 @@ beforeAll(async () => {
   pods.b = await startPod('b', '127.0.0.3');
   pods.c = await startPod('c', '127.0.0.3');
   pods.m = await startPod('m', '127.0.0.4');
+  pods.m2 = await startPod('m2', '127.0.0.4');
   pods.legacy = await startPod('legacy', '127.0.0.2');
   dir = await mkdtemp(join(tmpdir(), 'ia-gw-'));
   await chmod(dir, 0o755);
@@ -272,6 +295,7 @@ beforeAll(async () => {
     ...svc('b', pods.b!),
     ...svc('c', pods.c!),
     ...svc('m', pods.m!),
+    ...svc('m2', pods.m2!),
     tlsSecret('gw-cert', cert.certPem, cert.keyPem),
     gatewayClass(),
     gateway([
@@ -385,16 +409,21 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     expect(full.echo.headers?.host).toBe('filters.test');
   });
 
-  it('mirrors a request to the mirror backend and answers from the route backend', async () => {
-    const before = pods.m!.hits;
-    const r = await send('filters.test', '/mirror/one');
+  it('mirrors a request to both mirror backends, with the modified headers, and answers from the route backend', async () => {
+    const [m, m2] = [pods.m!, pods.m2!];
+    const before = [m.hits, m2.hits];
+    const r = await send('filters.test', '/mirror/one?k=v');
     expect(r.echo.backend).toBe('a');
-    for (let i = 0; i < 100 && pods.m!.hits === before; i++) await new Promise((done) => setTimeout(done, 20));
-    expect(pods.m!.hits).toBe(before + 1);
-    // routes without the filter mirror nothing
+    expect(r.echo.headers?.['x-mirrored']).toBe('yes');
+    for (let i = 0; i < 100 && (m.hits === before[0] || m2.hits === before[1]); i++)
+      await new Promise((done) => setTimeout(done, 20));
+    expect([m.hits, m2.hits]).toEqual([before[0]! + 1, before[1]! + 1]);
+    expect(m.last).toMatchObject({ path: '/mirror/one?k=v', headers: { 'x-mirrored': 'yes', host: 'filters.test' } });
+    // percent 0, fraction 0/100, and routes without the filter mirror nothing
+    await send('filters.test', '/never');
     await send('filters.test', '/headers');
     await new Promise((done) => setTimeout(done, 200));
-    expect(pods.m!.hits).toBe(before + 1);
+    expect([m.hits, m2.hits]).toEqual([before[0]! + 1, before[1]! + 1]);
   });
 
   it('splits by weight (weight 0 never) and answers 500 for no weight or an unresolved backend', async () => {

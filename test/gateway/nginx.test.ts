@@ -108,16 +108,37 @@ describe('RequestMirror', () => {
         referenceGrants: grants,
       }),
     );
-    const served = out.listeners[0]?.hosts[0]?.routes[0]?.mirror;
+    const served = out.listeners[0]?.hosts[0]?.routes[0]?.mirrors[0];
     const got = served?.kind === 'service' ? `${served.namespace}/${served.name}` : served?.reason;
     expect(got).toBe(mirror);
     const resolvedRefs = out.status.httpRoutes[0]?.parents[0]?.conditions[1];
     expect(resolvedRefs?.status).toBe(mirror.includes('/') ? 'True' : 'False');
   });
 
-  it('refuses percent (every request is mirrored here)', () => {
-    const r = readHTTPRoute(mirrorRoute({ name: 'shadow', port: 80 }, { percent: 50 }));
-    expect(r?.invalid.map((i) => i.field)).toEqual(['spec.rules[0].filters[0].requestMirror']);
+  it.each([
+    { name: 'neither: every request', share: {}, percent: 100, invalid: [] },
+    { name: 'percent', share: { percent: 25 }, percent: 25, invalid: [] },
+    { name: 'fraction', share: { fraction: { numerator: 1, denominator: 4 } }, percent: 25, invalid: [] },
+    { name: 'fraction of 100 by default', share: { fraction: { numerator: 5 } }, percent: 5, invalid: [] },
+    { name: 'percent over 100', share: { percent: 101 }, percent: undefined, invalid: ['.percent'] },
+    { name: 'both', share: { percent: 1, fraction: { numerator: 1 } }, percent: undefined, invalid: [''] },
+    {
+      name: 'numerator over denominator',
+      share: { fraction: { numerator: 3, denominator: 2 } },
+      percent: undefined,
+      invalid: ['.fraction'],
+    },
+  ])('mirror share: $name', ({ share, percent, invalid }) => {
+    const r = readHTTPRoute(mirrorRoute({ name: 'shadow', port: 80 }, share));
+    expect(r?.invalid.map((i) => i.field)).toEqual(invalid.map((f) => `spec.rules[0].filters[0].requestMirror${f}`));
+    const filter = r?.rules[0]?.filters[0];
+    expect(filter?.type === 'RequestMirror' ? filter.percent : undefined).toBe(percent);
+  });
+
+  it('refuses a third RequestMirror (nginx.conf has two mirror slots)', () => {
+    const mirror = { type: 'RequestMirror', requestMirror: { backendRef: { name: 'shadow', port: 80 } } };
+    const r = readHTTPRoute(route('r', { rules: [{ filters: [mirror, mirror, mirror], backendRefs: [] }] }));
+    expect(r?.invalid.map((i) => i.message)).toEqual(['at most 2 RequestMirror filters are supported']);
   });
 
   it('refuses a Service backendRef without a port', () => {

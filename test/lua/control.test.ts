@@ -144,7 +144,7 @@ describe('a bad push', () => {
             filters: [
               { type: 'RequestHeaderModifier', set: [{ name: 'x-a', value: 'b' }], add: [], remove: ['x-c'] },
               { type: 'URLRewrite', hostname: 'b.example', path: { type: 'ReplacePrefixMatch', value: '/x' } },
-              { type: 'RequestMirror', backend: 'default_m_80' },
+              { type: 'RequestMirror', backend: 'default_m_80', percent: 50 },
             ],
             backends: [{ backend: 'default_web_80', weight: 1 }, { weight: 1 }],
             timeouts: { request: 1000 },

@@ -62,8 +62,8 @@ export interface EffectiveRoute {
   readonly match: RouteMatch;
   readonly filters: readonly RouteFilter[];
   readonly backends: readonly EffectiveBackend[];
-  /** the RequestMirror filter's backend, resolved as backendRefs are (null: no mirror) */
-  readonly mirror: EffectiveBackend | null;
+  /** the backends of the rule's RequestMirror filters, in filter order, resolved as backendRefs are */
+  readonly mirrors: readonly EffectiveBackend[];
   readonly timeouts: RouteTimeouts;
 }
 
@@ -193,19 +193,19 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
         return resolved;
       }),
     );
-    const mirrors = route.rules.map((rule, r) => {
-      const at = rule.filters.findIndex((f) => f.type === 'RequestMirror');
-      const filter = rule.filters[at];
-      if (filter?.type !== 'RequestMirror') return null;
-      const resolved = resolveBackend(route, filter.backendRef, ctx);
-      if (resolved.kind === 'unresolved')
-        fail(
-          `spec.rules[${r}].filters[${at}].requestMirror.backendRef`,
-          `${filter.backendRef.kind} ${filter.backendRef.namespace}/${filter.backendRef.name} ${REF_MESSAGES[resolved.reason]}`,
-        );
-      return resolved;
-    });
-    const firstUnresolved = [...backends.flat(), ...mirrors].find((b) => b?.kind === 'unresolved') as
+    const mirrors = route.rules.map((rule, r) =>
+      rule.filters.flatMap((filter, at) => {
+        if (filter.type !== 'RequestMirror') return [];
+        const resolved = resolveBackend(route, filter.backendRef, ctx);
+        if (resolved.kind === 'unresolved')
+          fail(
+            `spec.rules[${r}].filters[${at}].requestMirror.backendRef`,
+            `${filter.backendRef.kind} ${filter.backendRef.namespace}/${filter.backendRef.name} ${REF_MESSAGES[resolved.reason]}`,
+          );
+        return [resolved];
+      }),
+    );
+    const firstUnresolved = [...backends.flat(), ...mirrors.flat()].find((b) => b.kind === 'unresolved') as
       | (EffectiveBackend & { kind: 'unresolved' })
       | undefined;
     // Two parentRefs may select one listener (by name and by port): it counts and serves the route once.
@@ -293,7 +293,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
                 match,
                 filters: rule.filters,
                 backends: backends[ruleIndex] ?? [],
-                mirror: mirrors[ruleIndex] ?? null,
+                mirrors: mirrors[ruleIndex] ?? [],
                 timeouts: rule.timeouts,
               });
             }

@@ -157,7 +157,7 @@ export function gatewayModel(
   const routeServers: RouteServer[] = [];
   const certificates: Certificate[] = [];
   for (const [key, slot] of ordered) {
-    resolveAll(slot.routes.flatMap((r) => [...r.backends, r.mirror]));
+    resolveAll(slot.routes.flatMap((r) => [...r.backends, ...r.mirrors]));
     const host = slot.hostname ?? '_';
     const certificateFile = slot.ssl && slot.hostname !== null ? certificateOf(slot, input, problems) : null;
     if (certificateFile) certificates.push(certificateFile);
@@ -257,7 +257,7 @@ function dedupe(routes: readonly EffectiveRoute[]): EffectiveRoute[] {
 const withoutUndefined = <T extends object>(o: T): T =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
-function filterOf(f: RouteFilter, mirror: EffectiveBackend | null): RouteFilterEntry {
+function filterOf(f: RouteFilter, mirror: EffectiveBackend | undefined): RouteFilterEntry {
   switch (f.type) {
     case 'RequestHeaderModifier':
     case 'ResponseHeaderModifier':
@@ -274,8 +274,16 @@ function filterOf(f: RouteFilter, mirror: EffectiveBackend | null): RouteFilterE
     case 'URLRewrite':
       return withoutUndefined({ type: f.type, hostname: f.hostname, path: f.path });
     case 'RequestMirror':
-      return mirror?.kind === 'service' ? { type: f.type, backend: upstreamName(mirror) } : { type: f.type };
+      return mirror?.kind === 'service'
+        ? { type: f.type, backend: upstreamName(mirror), percent: f.percent }
+        : { type: f.type, percent: f.percent };
   }
+}
+
+/** filtersOf gives each RequestMirror its resolved backend (they are in filter order). */
+function filtersOf(r: EffectiveRoute): RouteFilterEntry[] {
+  let mirror = 0;
+  return r.filters.map((f) => filterOf(f, f.type === 'RequestMirror' ? r.mirrors[mirror++] : undefined));
 }
 
 function entryOf(r: EffectiveRoute): RouteEntry {
@@ -286,7 +294,7 @@ function entryOf(r: EffectiveRoute): RouteEntry {
     method: r.match.method,
     headers: values(r.match.headers),
     queryParams: values(r.match.queryParams),
-    filters: r.filters.map((f) => filterOf(f, r.mirror)),
+    filters: filtersOf(r),
     backends: r.backends.map((b) =>
       b.kind === 'service' ? { backend: upstreamName(b), weight: b.weight } : { weight: b.weight },
     ),

@@ -266,6 +266,35 @@ function readPathModifier(c: Collector, field: string, raw: unknown, prefixMatch
 
 const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
 
+/** MAX_MIRRORS is how many RequestMirror filters a rule may have: nginx.conf has one `mirror` per slot. */
+export const MAX_MIRRORS = 2;
+
+const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
+
+/** readMirrorShare reads `percent` (0-100) or `fraction` (numerator/denominator) as a percentage; 100 when neither. */
+function readMirrorShare(c: Collector, field: string, m: Rec): number | undefined {
+  if (m.percent != null && m.fraction != null) return c.refuse(field, 'percent and fraction cannot both be set');
+  if (m.percent != null) {
+    if (!isInt(m.percent) || m.percent < 0 || m.percent > 100)
+      return c.refuse(`${field}.percent`, `${show(m.percent)} is not 0-100`);
+    return m.percent;
+  }
+  if (m.fraction != null) {
+    const fr = rec(m.fraction);
+    const denominator = fr.denominator ?? 100;
+    if (
+      !isInt(fr.numerator) ||
+      !isInt(denominator) ||
+      fr.numerator < 0 ||
+      denominator < 1 ||
+      fr.numerator > denominator
+    )
+      return c.refuse(`${field}.fraction`, 'needs 0 <= numerator <= denominator, denominator >= 1');
+    return (fr.numerator / denominator) * 100;
+  }
+  return 100;
+}
+
 function readFilter(
   c: Collector,
   field: string,
@@ -306,10 +335,11 @@ function readFilter(
     case 'RequestMirror': {
       const f = `${field}.requestMirror`;
       const m = rec(r.requestMirror);
-      if (m.percent != null || m.fraction != null)
-        c.refuse(`${f}`, 'percent and fraction are not supported (every request is mirrored)');
+      const percent = readMirrorShare(c, f, m);
       const backendRef = readBackendRef(c, `${f}.backendRef`, { ...rec(m.backendRef), weight: 1 }, namespace);
-      return backendRef === undefined ? undefined : { type: 'RequestMirror', backendRef };
+      return backendRef === undefined || percent === undefined
+        ? undefined
+        : { type: 'RequestMirror', backendRef, percent };
     }
     case 'URLRewrite': {
       const f = `${field}.urlRewrite`;
@@ -366,8 +396,8 @@ function readRule(c: Collector, field: string, raw: unknown, namespace: string):
   );
   if (filters.some((f) => f.type === 'RequestRedirect') && filters.some((f) => f.type === 'URLRewrite'))
     c.refuse(`${field}.filters`, 'RequestRedirect and URLRewrite cannot be used together');
-  if (filters.filter((f) => f.type === 'RequestMirror').length > 1)
-    c.refuse(`${field}.filters`, 'at most one RequestMirror is supported');
+  if (filters.filter((f) => f.type === 'RequestMirror').length > MAX_MIRRORS)
+    c.refuse(`${field}.filters`, `at most ${MAX_MIRRORS} RequestMirror filters are supported`);
   return { matches, filters, backendRefs, timeouts: readTimeouts(c, `${field}.timeouts`, r.timeouts) };
 }
 

@@ -133,7 +133,8 @@ export type RouteFilter =
       readonly hostname: string | undefined;
       readonly path: PathModifier | undefined;
     }
-  | { readonly type: 'RequestMirror'; readonly backendRef: BackendRef };
+  /** percent: the share of requests mirrored, 0 to 100 (from `percent` or `fraction`; 100 when neither) */
+  | { readonly type: 'RequestMirror'; readonly backendRef: BackendRef; readonly percent: number };
 
 /** RouteTimeouts are a rule's `timeouts`, in milliseconds; undefined: not set; 0: no timeout (the spec's "0s"). */
 export interface RouteTimeouts {
