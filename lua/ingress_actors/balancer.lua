@@ -174,7 +174,7 @@ function _M.balance()
     ngx.log(ngx.ERR, "ingress-actors: could not set peer ", address, ":", p.port, " of ", b.name, ": ", err)
     return ngx.exit(ngx.ERROR)
   end
-  if ctx.ia_tries < #b.endpoints then
+  if ctx.ia_tries < #b.endpoints and not ctx.ia_no_retry then
     ngx_balancer.set_more_tries(1)
   end
 end

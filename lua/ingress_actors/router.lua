@@ -185,6 +185,8 @@ function _M.rewrite()
   local ms = t.backendRequest
   if t.request ~= nil and t.request > 0 and (ms == nil or ms == 0 or ms > t.request) then ms = t.request end
   if ms ~= nil and ms > 0 then ctx.ia_timeout = ms / 1000 end
+  -- a request timeout bounds the whole answer: no retry on another peer after a timed-out try
+  if t.request ~= nil and t.request > 0 then ctx.ia_no_retry = true end
   local name = pick(found.backends)
   if name == nil then
     return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR)

@@ -32,6 +32,7 @@ import type {
 } from './nginx-model.js';
 import type { Ingress, IngressClass, Snapshot } from './snapshot.js';
 import { buildGatewayRoutes, type GatewayRoutes } from './gateway/build.js';
+import type { Condition } from './gateway/types.js';
 import { gatewayInputOf, type GatewayOptions } from './gateway/input.js';
 import { gatewayModel } from './gateway/nginx.js';
 import { buildStream, type StreamOptions } from './stream.js';
@@ -153,24 +154,29 @@ function withGateway(
   return { model: done.model, gateway: done.routes };
 }
 
-/** withoutLua: the Gateway API needs the Lua balancer; every class of ours is Accepted=False, saying so. */
+const NO_LUA =
+  'the Gateway API needs the Lua balancer (--dynamic-backends; Debian: libnginx-mod-http-lua lua-cjson), which this ' +
+  'nginx does not have: no Gateway is served';
+
+/**
+ * withoutLua: the Gateway API needs the Lua balancer. Every class of ours is Accepted=False, and its Gateways and
+ * listeners Programmed=False, saying so.
+ */
 function withoutLua(routes: GatewayRoutes): GatewayRoutes {
+  const notProgrammed = (c: Condition): Condition =>
+    c.type === 'Programmed' ? { ...c, status: 'False', reason: 'Invalid', message: NO_LUA } : c;
   const gatewayClasses = routes.status.gatewayClasses.map((c) => ({
     ...c,
     conditions: c.conditions.map((k) =>
-      k.type === 'Accepted'
-        ? {
-            ...k,
-            status: 'False' as const,
-            reason: 'UnsupportedNginx',
-            message:
-              'the Gateway API needs the Lua balancer (--dynamic-backends; Debian: libnginx-mod-http-lua lua-cjson), ' +
-              'which this nginx does not have: no Gateway is served',
-          }
-        : k,
+      k.type === 'Accepted' ? { ...k, status: 'False' as const, reason: 'UnsupportedNginx', message: NO_LUA } : k,
     ),
   }));
-  return { listeners: [], status: { ...routes.status, gatewayClasses }, problems: routes.problems };
+  const gateways = routes.status.gateways.map((g) => ({
+    ...g,
+    conditions: g.conditions.map(notProgrammed),
+    listeners: g.listeners.map((l) => ({ ...l, conditions: l.conditions.map(notProgrammed) })),
+  }));
+  return { listeners: [], status: { ...routes.status, gatewayClasses, gateways }, problems: routes.problems };
 }
 
 /**

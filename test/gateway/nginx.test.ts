@@ -253,6 +253,11 @@ describe('buildModel with the Gateway API', () => {
     const accepted = result.gateway?.status.gatewayClasses[0]?.conditions[0];
     expect(accepted).toMatchObject({ status: 'False', reason: 'UnsupportedNginx' });
     expect(accepted?.message).toMatch(/Lua balancer/);
+    const [status] = result.gateway?.status.gateways ?? [];
+    expect(status?.conditions.find((c) => c.type === 'Programmed')).toMatchObject({ status: 'False' });
+    expect(
+      status?.listeners.every((l) => l.conditions.some((c) => c.type === 'Programmed' && c.status === 'False')),
+    ).toBe(true);
   });
 
   it('is pure: the same snapshot gives the same model and tables', () => {
