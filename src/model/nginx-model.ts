@@ -553,6 +553,11 @@ export interface GatewayServer {
   readonly key: string;
   /** the HTTPS listener's certificate, served from the pushed certificate table; null: the default one */
   readonly certificateFile: string | null;
+  /**
+   * an HTTPS catch-all's certificate: no SNI name selects it, so nginx.conf names its file (`ssl_certificate`);
+   * null otherwise
+   */
+  readonly fileCertificate: string | null;
   /** `namespace/name` of the Gateways with a listener here (a comment in nginx.conf) */
   readonly gateways: readonly string[];
 }

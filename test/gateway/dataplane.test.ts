@@ -212,6 +212,10 @@ function routes() {
       ],
     }),
     route('mixed', { hostnames: ['ingress.test', 'gw.test'], rules: [{ backendRefs: [backend('b')] }] }),
+    route('any-tls', {
+      parentRefs: [{ name: 'gw', sectionName: 'https-any' }],
+      rules: [{ backendRefs: [backend('b')] }],
+    }),
     route('secure', {
       hostnames: ['secure.test'],
       parentRefs: [{ name: 'gw', sectionName: 'https' }],
@@ -287,6 +291,7 @@ beforeAll(async () => {
   };
   const cert = await issueCertificate({ commonName: 'secure.test', dnsNames: ['secure.test'] });
   certPem = cert.certPem;
+  const anyCert = await issueCertificate({ commonName: 'any.test', dnsNames: ['any.test'] });
   objects = [
     ingressClass(),
     ingress('legacy', { 'ingress.test': [{ path: '/', service: 'legacy' }] }),
@@ -297,6 +302,7 @@ beforeAll(async () => {
     ...svc('m', pods.m!),
     ...svc('m2', pods.m2!),
     tlsSecret('gw-cert', cert.certPem, cert.keyPem),
+    tlsSecret('any-cert', anyCert.certPem, anyCert.keyPem),
     gatewayClass(),
     gateway([
       listener('http', { allowedRoutes: { namespaces: { from: 'All' } } }),
@@ -306,6 +312,7 @@ beforeAll(async () => {
         hostname: 'secure.test',
         tls: { certificateRefs: [{ name: 'gw-cert' }] },
       }),
+      listener('https-any', { port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'any-cert' }] } }),
     ]),
     ...routes(),
   ] as Record<string, unknown>[];
@@ -464,6 +471,14 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body).backend).toBe('c');
     expect(pushed?.certificates.certificates.map((c) => c.host)).toContain('secure.test');
+  });
+
+  it('serves an HTTPS listener without hostname to any name, with its certificate (named in nginx.conf)', async () => {
+    const r = await get({ host: 'whatever.test', path: '/', port: tlsPort, https: true });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body).backend).toBe('b');
+    expect(r.peerCertificate?.subject.CN).toBe('any.test');
+    expect(lastText).toMatch(/ssl_certificate "certificates\/default_any-cert\.pem";/);
   });
 
   it('applies an HTTPRoute change by a push: nginx.conf is the same and the workers stay', async () => {

@@ -159,8 +159,9 @@ export function gatewayModel(
   for (const [key, slot] of ordered) {
     resolveAll(slot.routes.flatMap((r) => [...r.backends, ...r.mirrors]));
     const host = slot.hostname ?? '_';
-    const certificateFile = slot.ssl && slot.hostname !== null ? certificateOf(slot, input, problems) : null;
+    const certificateFile = slot.ssl ? certificateOf(slot, input, problems) : null;
     if (certificateFile) certificates.push(certificateFile);
+    const pushed = slot.hostname !== null ? (certificateFile?.file ?? null) : null;
     if (slot.hostname === null && slot.port === model.httpPort) defaultHttp = true;
     if (slot.hostname === null && slot.port === model.httpsPort) defaultHttps = true;
     servers.push({
@@ -172,7 +173,8 @@ export function gatewayModel(
       host,
       serverName: slot.hostname ?? '',
       key,
-      certificateFile: certificateFile?.file ?? null,
+      certificateFile: pushed,
+      fileCertificate: slot.hostname === null ? (certificateFile?.file ?? null) : null,
       gateways: [...new Set(slot.listeners.map((l) => `${l.gateway.namespace}/${l.gateway.name}`))].sort(compare),
     });
     routeServers.push({ key, port: slot.listenerPort, routes: dedupe(slot.routes).map(entryOf) });
@@ -222,21 +224,24 @@ function certificateOf(slot: Slot, input: GatewayNginxInput, problems: Problem[]
   for (const listener of slot.listeners) {
     for (const ref of listener.certificates) {
       let failed = false;
-      const found = input.certificates.forHost(
-        ref.namespace,
-        ref.name,
-        slot.hostname!,
-        'spec.listeners.tls.certificateRefs',
-        (field, message) => {
-          failed = true;
-          problems.push({
-            kind: 'Gateway',
-            namespace: listener.gateway.namespace,
-            name: listener.gateway.name,
-            field: `spec.listeners[${listener.listener}].tls.certificateRefs`,
-            message: `${field}: ${message}`,
-          });
-        },
+      const report = (message: string) => {
+        failed = true;
+        problems.push({
+          kind: 'Gateway',
+          namespace: listener.gateway.namespace,
+          name: listener.gateway.name,
+          field: `spec.listeners[${listener.listener}].tls.certificateRefs`,
+          message,
+        });
+      };
+      if (slot.hostname === null) {
+        const found = input.certificates.anyHost(ref.namespace, ref.name);
+        if ('error' in found) report(`${found.error}; using the default certificate`);
+        else return found;
+        continue;
+      }
+      const found = input.certificates.forHost(ref.namespace, ref.name, slot.hostname, 'tls', (_field, message) =>
+        report(message),
       );
       if (!failed && found.file !== input.certificates.defaultCertificate.file) return found;
     }
