@@ -212,6 +212,11 @@ function routes() {
       ],
     }),
     route('mixed', { hostnames: ['ingress.test', 'gw.test'], rules: [{ backendRefs: [backend('b')] }] }),
+    route('catch', {
+      parentRefs: [{ name: 'gw', sectionName: 'http' }],
+      rules: [{ matches: [path('PathPrefix', '/catch-all')], backendRefs: [backend('b')] }],
+    }),
+    route('wild', { hostnames: ['*.wild.test'], rules: [{ backendRefs: [backend('c')] }] }),
     route('any-tls', {
       parentRefs: [{ name: 'gw', sectionName: 'https-any' }],
       rules: [{ backendRefs: [backend('b')] }],
@@ -456,14 +461,24 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     expect(await backendOf('timeouts.test', '/slow/long')).toBe('a');
   });
 
+  it('serves a wildcard hostname for any number of labels below it, not for the bare suffix', async () => {
+    expect(await backendOf('a.wild.test', '/')).toBe('c');
+    expect(await backendOf('a.b.wild.test', '/')).toBe('c');
+    expect(await backendOf('wild.test', '/')).toBe(404);
+  });
+
   it('leaves a host an Ingress names to the Ingress, with a problem, and serves the route on its other host', async () => {
     expect(await backendOf('ingress.test', '/')).toBe('legacy');
     expect(await backendOf('gw.test', '/')).toBe('b');
     expect(problems).toContainEqual(
       expect.stringMatching(/^HTTPRoute mixed spec\.hostnames: host ingress\.test .*Ingress default\/legacy/),
     );
-    // the catch-all is the Gateway's: no Ingress has a rule without host
+    // the catch-all is the Gateway's (no Ingress has a rule without host); the route without hostnames also
+    // serves under every other Gateway hostname, but not the Ingress's
+    expect(await backendOf('unknown.test', '/catch-all')).toBe('b');
     expect(await backendOf('unknown.test', '/')).toBe(404);
+    expect(await backendOf('paths.test', '/catch-all')).toBe('b');
+    expect(await backendOf('ingress.test', '/catch-all')).toBe('legacy');
   });
 
   it('serves an HTTPS listener with its certificateRef, pushed in the certificate table', async () => {
