@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { gatewayApiCrds } from '../api-server/gateway-api.js';
 import { DEPLOY_RESOURCES } from '../api-server/resources.js';
 import { startApiServer, type ApiServer } from '../api-server/server.js';
 import { parseManifests } from '../manifests/load.js';
@@ -91,16 +92,14 @@ async function readSeed(folder: string): Promise<KubeObject[]> {
   return objects;
 }
 
-/** The Gateway API's standard-channel CRDs, vendored: every demo cluster serves the Gateway kinds. */
-export const GATEWAY_API_CRDS = join(PROJECT_ROOT, 'deploy', 'gateway-api', 'standard-install.yaml');
-
 /**
- * readGatewaySeed is the Gateway API part of the seed: the vendored CRDs, then the manifests of
+ * readGatewaySeed is the Gateway API part of the seed: the vendored CRDs (every demo cluster serves the
+ * Gateway kinds), then the manifests of
  * the folder's gateway-api/ (examples/gateway-api/ by default), if it has one. They live in a folder of
  * their own so that the folder's top level stays the Ingress manifests `render --manifests` reads.
  */
 async function readGatewaySeed(folder: string): Promise<KubeObject[]> {
-  const crds = parseManifests(await readFile(GATEWAY_API_CRDS, 'utf8'), GATEWAY_API_CRDS);
+  const crds = gatewayApiCrds();
   const own = join(folder, 'gateway-api');
   const isFolder = await stat(own).then(
     (s) => s.isDirectory(),
