@@ -394,6 +394,10 @@ describe('a client-node informer on httproutes', () => {
     expect(discoveryDocument(`/apis/${GROUP}/v1`, '', test.api.resources)).toBeUndefined();
     const groups = await kubectl.run(['api-versions']);
     expect(groups.stdout).not.toContain(GROUP);
+    for (const path of [`/apis/${GROUP}`, `/apis/${GROUP}/v1`, `/apis/${GROUP}/v1/gateways`]) {
+      const raw = await kubectl.try(['get', '--raw', path]);
+      expect(raw.stderr).toContain('Error from server (NotFound)');
+    }
     // And it comes back when applied again, empty.
     await kubectl.run(['apply', '-f', STANDARD_INSTALL]);
     expect((await kubectl.run(['get', 'gateways,httproutes', '-A'])).stderr).toBe('No resources found');
