@@ -132,7 +132,8 @@ export function compare(expected: ExpectedResponse, got: Captured): string | nul
     }
     // Go: the expected request replaces the request as a whole when given
     const want: Partial<Request> = expected.expectedRequest ?? expected.request;
-    const method = expected.expectedRequest?.method ?? 'GET';
+    // Go: without an expected request the request itself is expected, its method included (GET when unset)
+    const method = want.method ?? 'GET';
     if (expected.expectedRequest?.host && expected.expectedRequest.host !== echo.host)
       return `expected host ${expected.expectedRequest.host}, got ${echo.host}`;
     if (want.path !== echo.path) return `expected path ${want.path}, got ${echo.path}`;

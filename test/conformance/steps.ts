@@ -256,14 +256,14 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
       for (const want of parents) {
         const found = actual.some(
           (a) =>
+            // parentsForRouteMatch: group and kind compared as written (absent only matches absent), the namespace
+            // unless it is absent and not required; the sectionName is not compared
             a.controllerName === (want.controllerName ?? CONTROLLER_NAME) &&
-            (a.parentRef.group ?? 'gateway.networking.k8s.io') ===
-              (want.parentRef.group ?? 'gateway.networking.k8s.io') &&
-            (a.parentRef.kind ?? 'Gateway') === (want.parentRef.kind ?? 'Gateway') &&
+            a.parentRef.group === want.parentRef.group &&
+            a.parentRef.kind === want.parentRef.kind &&
             a.parentRef.name === want.parentRef.name &&
             (a.parentRef.namespace === want.parentRef.namespace ||
               (!namespaceRequired && a.parentRef.namespace === undefined)) &&
-            (a.parentRef.sectionName ?? '') === (want.parentRef.sectionName ?? '') &&
             conditionsMatch(want.conditions, a.conditions),
         );
         if (!found) return `no parent like ${show(want)} in ${show(actual)}`;
@@ -406,6 +406,8 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
             route,
             sections.map((sectionName) => ({
               parentRef: {
+                group: 'gateway.networking.k8s.io',
+                kind: 'Gateway',
                 name: step.gateway.name,
                 namespace: step.gateway.namespace,
                 ...(sectionName ? { sectionName } : {}),
