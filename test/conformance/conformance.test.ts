@@ -34,6 +34,8 @@ const SUPPORTED_EXTENDED = new Set<string>([
   'HTTPRoutePathRedirect',
   'HTTPRoutePortRedirect',
   'HTTPRouteSchemeRedirect',
+  'HTTPRouteRequestTimeout',
+  'HTTPRouteBackendTimeout',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
 const REPORT = process.env.CONFORMANCE_REPORT ?? new URL('../../tmp/conformance-report.yaml', import.meta.url).pathname;

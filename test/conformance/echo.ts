@@ -2,7 +2,8 @@
  * The conformance suite's pods: loopback HTTP servers that answer as gateway-api's echo-basic
  * (conformance/echo-basic/echo-basic.go) does, since the expectations read its JSON: `path` (the request URI),
  * `host`, `method`, `proto`, `headers` (name → values, names as sent), `namespace`, `pod`, `service`, and the
- * response headers asked for in `X-Echo-Set-Header` ("name:value,name:value"); `/status/<code>` answers that code.
+ * response headers asked for in `X-Echo-Set-Header` ("name:value,name:value"); `/status/<code>` answers that code,
+ * and `?delay=1s` answers that much later.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,6 +34,34 @@ function answer(pod: string, namespace: string, service: string, req: IncomingMe
     res.end();
     return;
   }
+  // ?delay=<Go duration> answers after that long (echo-basic's delayResponse); a bad duration is a 500
+  const delay = new URL(uri, 'http://x').searchParams.get('delay');
+  if (delay) {
+    const ms = goDuration(delay);
+    if (ms === null) {
+      res.statusCode = 500;
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ message: `time: invalid duration "${delay}"` }));
+      return;
+    }
+    setTimeout(() => echo(pod, namespace, service, req, res), ms);
+    return;
+  }
+  echo(pod, namespace, service, req, res);
+}
+
+const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** goDuration reads a Go time.ParseDuration string ("1s", "1.5s", "300ms", "1m30s") in milliseconds, or null. */
+export function goDuration(text: string): number | null {
+  if (text === '0') return 0;
+  const parts = [...text.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) return null;
+  return parts.reduce((sum, p) => sum + Number(p[1]) * UNITS[p[2]!]!, 0);
+}
+
+function echo(pod: string, namespace: string, service: string, req: IncomingMessage, res: ServerResponse): void {
+  const uri = req.url ?? '/';
   // Go keeps each header line as its own value under the canonical name; node's headersDistinct does the same
   const headers: Record<string, string[]> = {};
   for (const [name, values] of Object.entries(req.headersDistinct)) {

@@ -1,7 +1,8 @@
 /**
  * Extended-feature HTTPRoute tests of gateway-api v1.6.1 conformance/tests (Apache-2.0), transcribed as data
  * (httproute-query-param-matching.go, -method-matching.go, -response-header-modifier.go, -rewrite-path.go,
- * -rewrite-host.go, -redirect-path.go, -redirect-port.go, -redirect-scheme.go).
+ * -rewrite-host.go, -redirect-path.go, -redirect-port.go, -redirect-scheme.go, -timeout-request.go,
+ * -timeout-backend-request.go).
  */
 import type { ExpectedResponse } from '../http.js';
 import type { ConformanceCase } from '../steps.js';
@@ -55,6 +56,23 @@ const redirect = (
 });
 
 export const extendedCases: ConformanceCase[] = [
+  ...(
+    [
+      ['HTTPRouteTimeoutRequest', 'request-timeout', 'request-timeout'],
+      ['HTTPRouteTimeoutBackendRequest', 'backend-request-timeout', 'backend-timeout'],
+    ] as const
+  ).map(([name, route, path]) =>
+    routed(
+      name,
+      SAME_NS,
+      [infra(route)],
+      [
+        { request: { path: `/${path}` }, response: { statusCode: 200 }, namespace: INFRA },
+        { request: { path: `/${path}?delay=1s` }, response: { statusCode: 504 }, namespace: INFRA },
+        { request: { path: `/disable-${path}?delay=1s` }, response: { statusCode: 200 }, namespace: INFRA },
+      ],
+    ),
+  ),
   routed(
     'HTTPRouteRewritePath',
     SAME_NS,
