@@ -36,6 +36,7 @@ const SUPPORTED_EXTENDED = new Set<string>([
   'HTTPRouteSchemeRedirect',
   'HTTPRouteRequestTimeout',
   'HTTPRouteBackendTimeout',
+  'HTTPRouteRequestMirror',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
 const REPORT = process.env.CONFORMANCE_REPORT ?? new URL('../../tmp/conformance-report.yaml', import.meta.url).pathname;

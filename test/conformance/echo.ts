@@ -16,6 +16,8 @@ export interface EchoPod {
   readonly port: number;
   /** the pod's labels (its Deployment's template labels), which Services select */
   readonly labels: Readonly<Record<string, string>>;
+  /** the request URIs it echoed, in order (its log: "Echoing back request made to <uri> …") */
+  readonly echoed: readonly string[];
   close(): Promise<void>;
 }
 
@@ -109,9 +111,13 @@ export async function startEchoPod(
   service: string,
   labels: Readonly<Record<string, string>> = {},
 ): Promise<EchoPod> {
+  const echoed: string[] = [];
   const server: Server = createServer((req, res) => {
     req.resume();
-    req.on('end', () => answer(pod, namespace, service, req, res));
+    req.on('end', () => {
+      echoed.push(req.url ?? '/');
+      answer(pod, namespace, service, req, res);
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -123,6 +129,7 @@ export async function startEchoPod(
     ip,
     port,
     labels,
+    echoed,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

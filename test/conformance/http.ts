@@ -38,6 +38,31 @@ export interface ExpectedResponse {
   readonly backend?: string;
   readonly namespace?: string;
   readonly testCaseName?: string;
+  /** the backends (Service name and namespace) that must also get the request, mirrored */
+  readonly mirroredTo?: readonly { readonly name: string; readonly namespace: string }[];
+}
+
+const REQUEST_ID = 'gateway-api-conformance-request-id';
+
+/** addQueryParam sets one query parameter of a path, the query re-encoded sorted as Go's url.Values.Encode does. */
+function addQueryParam(path: string, name: string, value: string): string {
+  const at = path.indexOf('?');
+  const query = new URLSearchParams(at < 0 ? '' : path.slice(at + 1));
+  query.set(name, value);
+  query.sort();
+  return `${at < 0 ? path : path.slice(0, at)}?${query}`;
+}
+
+/** withRequestId is AddRequestIDQueryParam: the request (and the expected request) get a unique query parameter. */
+export function withRequestId(e: ExpectedResponse, id: string): ExpectedResponse {
+  const path = addQueryParam(e.request.path, REQUEST_ID, id);
+  const expectedRequest = e.expectedRequest
+    ? {
+        ...e.expectedRequest,
+        path: e.expectedRequest.path ? addQueryParam(e.expectedRequest.path, REQUEST_ID, id) : path,
+      }
+    : undefined;
+  return { ...e, request: { ...e.request, path }, ...(expectedRequest ? { expectedRequest } : {}) };
 }
 
 /** Target is where a Gateway listener is reached: the address from its status and nginx's port for it. */

@@ -2,6 +2,7 @@
  * A conformance test as data: the steps its Go test takes (the waits of conformance/utils/kubernetes/helpers.go
  * and the requests of conformance/utils/http), and the runner that takes them against the harness.
  */
+import { randomUUID } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { CONTROLLER_NAME, type Harness } from './harness.js';
 import {
@@ -12,6 +13,7 @@ import {
   type ExpectedResponse,
   type Target,
   type Timing,
+  withRequestId,
 } from './http.js';
 
 export interface NN {
@@ -214,6 +216,21 @@ async function weightedDistribution(
       problems.push(`backend ${backend} weighted traffic of ${got} not within tolerance ${want} (+/-0.05)`);
   }
   return problems.sort().join('; ');
+}
+
+/**
+ * expectMirrored is the mirror tests' case: a request ID in the query, the answer as usual, and each mirror
+ * backend's pods must have logged the request within 10 s (ExpectMirroredRequest reads the echo pods' logs).
+ */
+async function expectMirrored(h: Harness, target: Target, c: ExpectedResponse, t: Timeouts): Promise<void> {
+  const e = withRequestId(c, randomUUID());
+  await expectEventually(target, e, t);
+  for (const mirror of c.mirroredTo ?? []) {
+    const pods = h.pods.filter((p) => p.namespace === mirror.namespace && p.pod.startsWith(`${mirror.name}-`));
+    await poll(`the request mirrored to ${mirror.namespace}/${mirror.name}`, 10_000, 250, async () =>
+      pods.some((p) => p.echoed.includes(e.request.path)) ? null : `not in the logs of ${pods.map((p) => p.pod)}`,
+    );
+  }
 }
 
 /** runSteps takes a case's steps in order. */
@@ -546,7 +563,9 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
       case 'requests': {
         const target = await gatewayTarget(step.gateway, step.listener, step.scheme ?? 'http');
         // Go runs the cases as parallel subtests (t.Parallel), each to its own verdict
-        const verdicts = await Promise.allSettled(step.cases.map((c) => expectEventually(target, c, t)));
+        const verdicts = await Promise.allSettled(
+          step.cases.map((c) => (c.mirroredTo ? expectMirrored(h, target, c, t) : expectEventually(target, c, t))),
+        );
         const failures = verdicts.flatMap((v, i) =>
           v.status === 'rejected' ? [`#${i} ${(v.reason as Error).message}`] : [],
         );

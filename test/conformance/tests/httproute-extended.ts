@@ -2,7 +2,7 @@
  * Extended-feature HTTPRoute tests of gateway-api v1.6.1 conformance/tests (Apache-2.0), transcribed as data
  * (httproute-query-param-matching.go, -method-matching.go, -response-header-modifier.go, -rewrite-path.go,
  * -rewrite-host.go, -redirect-path.go, -redirect-port.go, -redirect-scheme.go, -timeout-request.go,
- * -timeout-backend-request.go).
+ * -timeout-backend-request.go, -request-mirror.go).
  */
 import type { ExpectedResponse } from '../http.js';
 import type { ConformanceCase } from '../steps.js';
@@ -56,6 +56,38 @@ const redirect = (
 });
 
 export const extendedCases: ConformanceCase[] = [
+  routed(
+    'HTTPRouteRequestMirror',
+    SAME_NS,
+    [infra('request-mirror')],
+    [
+      {
+        request: { path: '/mirror' },
+        expectedRequest: { path: '/mirror' },
+        backend: V1,
+        mirroredTo: [{ name: V2, namespace: INFRA }],
+        namespace: INFRA,
+      },
+      {
+        request: {
+          path: '/mirror-and-modify-headers',
+          headers: { 'X-Header-Remove': 'remove-val', 'X-Header-Add-Append': 'append-val-1' },
+        },
+        expectedRequest: {
+          path: '/mirror-and-modify-headers',
+          headers: {
+            'X-Header-Add': 'header-val-1',
+            'X-Header-Add-Append': 'append-val-1,header-val-2',
+            'X-Header-Set': 'set-overwrites-values',
+          },
+          absentHeaders: ['X-Header-Remove'],
+        },
+        backend: V1,
+        mirroredTo: [{ name: V2, namespace: INFRA }],
+        namespace: INFRA,
+      },
+    ],
+  ),
   ...(
     [
       ['HTTPRouteTimeoutRequest', 'request-timeout', 'request-timeout'],
