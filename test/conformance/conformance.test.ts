@@ -37,6 +37,7 @@ const SUPPORTED_EXTENDED = new Set<string>([
   'HTTPRouteRequestTimeout',
   'HTTPRouteBackendTimeout',
   'HTTPRouteRequestMirror',
+  'HTTPRouteRequestMultipleMirrors',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
 const REPORT = process.env.CONFORMANCE_REPORT ?? new URL('../../tmp/conformance-report.yaml', import.meta.url).pathname;

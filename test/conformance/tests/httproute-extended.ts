@@ -2,7 +2,8 @@
  * Extended-feature HTTPRoute tests of gateway-api v1.6.1 conformance/tests (Apache-2.0), transcribed as data
  * (httproute-query-param-matching.go, -method-matching.go, -response-header-modifier.go, -rewrite-path.go,
  * -rewrite-host.go, -redirect-path.go, -redirect-port.go, -redirect-scheme.go, -timeout-request.go,
- * -timeout-backend-request.go, -request-mirror.go).
+ * -timeout-backend-request.go, -request-mirror.go,
+ * -request-multiple-mirrors.go).
  */
 import type { ExpectedResponse } from '../http.js';
 import type { ConformanceCase } from '../steps.js';
@@ -56,6 +57,44 @@ const redirect = (
 });
 
 export const extendedCases: ConformanceCase[] = [
+  routed(
+    'HTTPRouteRequestMultipleMirrors',
+    SAME_NS,
+    [infra('request-multiple-mirrors')],
+    [
+      {
+        request: { path: '/multi-mirror' },
+        expectedRequest: { path: '/multi-mirror' },
+        backend: V1,
+        mirroredTo: [
+          { name: V2, namespace: INFRA },
+          { name: V3, namespace: INFRA },
+        ],
+        namespace: INFRA,
+      },
+      {
+        request: {
+          path: '/multi-mirror-and-modify-request-headers',
+          headers: { 'X-Header-Remove': 'remove-val', 'X-Header-Add-Append': 'append-val-1' },
+        },
+        expectedRequest: {
+          path: '/multi-mirror-and-modify-request-headers',
+          headers: {
+            'X-Header-Add': 'header-val-1',
+            'X-Header-Add-Append': 'append-val-1,header-val-2',
+            'X-Header-Set': 'set-overwrites-values',
+          },
+          absentHeaders: ['X-Header-Remove'],
+        },
+        backend: V1,
+        mirroredTo: [
+          { name: V2, namespace: INFRA },
+          { name: V3, namespace: INFRA },
+        ],
+        namespace: INFRA,
+      },
+    ],
+  ),
   routed(
     'HTTPRouteRequestMirror',
     SAME_NS,
