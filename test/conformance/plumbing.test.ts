@@ -140,12 +140,13 @@ describe('the ConformanceReport', () => {
         ['B', { result: 'failed' as const }],
         ['C', { result: 'skipped' as const, reason: 'not transcribed' }],
         ['M', { result: 'passed' as const }],
-        ['X', { result: 'skipped' as const, reason: 'extended features not claimed: HTTPRouteCORS' }],
+        ['X', { result: 'notSupported' as const, reason: 'extended features not claimed: HTTPRouteCORS' }],
       ]),
       new Set(['HTTPRouteMethodMatching']),
       { version: '0.1.0', date: new Date('2026-12-05T01:00:00Z'), profiles: ['GATEWAY-HTTP'] },
     );
-    expect(text).toContain('#   C: not transcribed');
+    expect(text).toContain('# Skipped tests and why:\n#   C: not transcribed\n# Not run');
+    expect(text).toContain('#   X: extended features not claimed: HTTPRouteCORS');
     expect(text).toContain(`apiVersion: gateway.networking.k8s.io/v1
 kind: ConformanceReport`);
     expect(text).toContain(`  - name: GATEWAY-HTTP

@@ -24,9 +24,10 @@ export interface Inventory {
   readonly tests: readonly InventoryTest[];
 }
 
+/** Outcome is a test's result; `notSupported` (Go: NOT_SUPPORTED) is a test of a feature not claimed, not counted. */
 export type Outcome =
   | { readonly result: 'passed' | 'failed' }
-  | { readonly result: 'skipped'; readonly reason: string };
+  | { readonly result: 'skipped' | 'notSupported'; readonly reason: string };
 
 interface Status {
   result: 'success' | 'partial' | 'failure';
@@ -51,6 +52,7 @@ export function conformanceReport(
     for (const test of [...inventory.tests].sort((a, b) => a.name.localeCompare(b.name))) {
       if (!test.profiles.includes(name) || !test.features.every((f) => supported.has(f))) continue;
       const outcome = outcomes.get(test.name) ?? { result: 'skipped', reason: 'not run' };
+      if (outcome.result === 'notSupported') continue;
       const extended = test.features.some((f) => !core.has(f));
       const level = extended ? (levels.extended ??= blank()) : levels.core;
       if (outcome.result === 'passed') level.statistics.Passed++;
@@ -110,12 +112,15 @@ export function conformanceReport(
     mode: 'default',
     profiles,
   };
-  const skips = [...outcomes.entries()]
-    .filter((e): e is [string, Outcome & { result: 'skipped' }] => e[1].result === 'skipped')
-    .map(([name, o]) => `#   ${name}: ${o.reason}`);
+  const why = (result: 'skipped' | 'notSupported') =>
+    [...outcomes.entries()].flatMap(([name, o]) =>
+      o.result === result ? [`#   ${name}: ${(o as { reason: string }).reason}`] : [],
+    );
+  const [skipped, notSupported] = [why('skipped'), why('notSupported')];
   const header = [
     '# Written by test/conformance/conformance.test.ts (the Gateway API conformance tests ported to this suite).',
-    ...(skips.length > 0 ? ['# Skipped tests and why:', ...skips] : []),
+    ...(skipped.length > 0 ? ['# Skipped tests and why:', ...skipped] : []),
+    ...(notSupported.length > 0 ? ['# Not run (a feature not claimed; not counted, as in Go):', ...notSupported] : []),
   ];
   return `${header.join('\n')}\n${stringify(report)}`;
 }
