@@ -43,7 +43,7 @@ export interface CustomVersion {
   readonly schema: unknown;
   /** The version's additionalPrinterColumns (name, type, jsonPath, priority, …), as written. */
   readonly printerColumns: readonly PrinterColumn[];
-  /** `deprecationWarning`, sent as a Warning header on every request, or undefined. */
+  /** The version's `deprecationWarning` when it is deprecated (kept for discovery's sake; no header is sent yet). */
   readonly deprecationWarning?: string;
 }
 

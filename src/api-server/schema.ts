@@ -4,10 +4,12 @@
  * `default` values filled in (on writes and on reads), and validation of the cheap, linear rules:
  * type, nullable, required, enum, minLength/maxLength, minItems/maxItems,
  * minProperties/maxProperties, minimum/maximum, and `pattern` when the pattern lies in the
- * project's safe regex subset (src/model/regex-path.ts); a pattern outside it is skipped. Not
+ * project's safe regex subset (src/model/regex-path.ts), run by V8's linear-time engine (the `l`
+ * flag), so no value can make a pattern backtrack; a pattern outside the subset is skipped. Not
  * evaluated: CEL `x-kubernetes-validations`, `format`, `anyOf`/`oneOf`/`allOf`/`not`,
  * `uniqueItems`, list-type and map keys. Every walk visits each value once.
  */
+import { setFlagsFromString } from 'node:v8';
 import { MAX_REGEX_PATH, regexSubsetRefusal } from '../model/regex-path.js';
 import type { StatusCause } from './status.js';
 
@@ -134,10 +136,29 @@ export function applyDefaults(object: Obj, schema: unknown): void {
 /** Compiled `pattern`s; null for one outside the safe subset, which is skipped. */
 const PATTERNS = new Map<string, RegExp | null>();
 
+let linearEngine = false;
+
+/**
+ * linear compiles a pattern for V8's linear-time engine (automaton-based, no backtracking), which
+ * the `l` flag selects once --enable-experimental-regexp-engine is set; it only makes that flag
+ * available and changes no other RegExp. Null when the engine refuses the pattern.
+ */
+function linear(pattern: string): RegExp | null {
+  if (!linearEngine) {
+    setFlagsFromString('--enable-experimental-regexp-engine');
+    linearEngine = true;
+  }
+  try {
+    return new RegExp(pattern, 'l');
+  } catch {
+    return null;
+  }
+}
+
 function patternOf(pattern: string): RegExp | null {
   let compiled = PATTERNS.get(pattern);
   if (compiled === undefined) {
-    compiled = pattern.length <= MAX_REGEX_PATH && regexSubsetRefusal(pattern) === null ? new RegExp(pattern) : null;
+    compiled = pattern.length <= MAX_REGEX_PATH && regexSubsetRefusal(pattern) === null ? linear(pattern) : null;
     if (PATTERNS.size < 10_000) PATTERNS.set(pattern, compiled);
   }
   return compiled;

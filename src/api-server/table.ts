@@ -297,7 +297,7 @@ export function toTable(
         ? []
         : columns.map((c) => ({
             name: c.name,
-            type: c.type === 'date' ? 'string' : (c.type ?? 'string'),
+            type: c.type ?? 'string',
             format: c.format ?? '',
             description: c.description ?? `${c.name} of the ${resource.kind}`,
             priority: c.priority ?? 0,

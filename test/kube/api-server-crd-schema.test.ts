@@ -139,6 +139,13 @@ describe('validateCustom', () => {
     const schema = { type: 'object', properties: { v: { type: 'string', pattern: '^(?=a)b' } } };
     expect(validateCustom({ v: 'zzz' }, schema)).toEqual([]);
   });
+
+  it('runs patterns without backtracking: a nested repeat meets a long non-matching value', () => {
+    const schema = { type: 'object', properties: { v: { type: 'string', pattern: '^(a+)+$' } } };
+    // Backtracking would try 2^50000 ways; the linear engine reads the value once.
+    expect(validateCustom({ v: `${'a'.repeat(50_000)}!` }, schema).map((c) => c.reason)).toEqual(['FieldValueInvalid']);
+    expect(validateCustom({ v: 'aaa' }, schema)).toEqual([]);
+  });
 });
 
 describe('printer column JSONPath', () => {

@@ -15,12 +15,16 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { discoveryDocument } from '../../src/api-server/discovery.js';
+import { GATEWAY_API_INSTALL, gatewayApiCrds } from '../../src/api-server/gateway-api.js';
+import { startApiServer } from '../../src/api-server/server.js';
+import { parseManifests } from '../../src/manifests/load.js';
 import { patternChecked } from '../../src/api-server/schema.js';
 import { PROJECT_ROOT } from '../../src/project-root.js';
 import { failure, kubectlFor, startTestApi, waitFor, type Kubectl, type TestApi } from '../support/kube-api.js';
 
-const STANDARD_INSTALL = join(PROJECT_ROOT, 'deploy', 'gateway-api', 'standard-install.yaml');
+const STANDARD_INSTALL = GATEWAY_API_INSTALL;
 const GROUP = 'gateway.networking.k8s.io';
 
 let test: TestApi;
@@ -390,8 +394,38 @@ describe('a client-node informer on httproutes', () => {
     expect(discoveryDocument(`/apis/${GROUP}/v1`, '', test.api.resources)).toBeUndefined();
     const groups = await kubectl.run(['api-versions']);
     expect(groups.stdout).not.toContain(GROUP);
+    for (const path of [`/apis/${GROUP}`, `/apis/${GROUP}/v1`, `/apis/${GROUP}/v1/gateways`]) {
+      const raw = await kubectl.try(['get', '--raw', path]);
+      expect(raw.stderr).toContain('Error from server (NotFound)');
+    }
     // And it comes back when applied again, empty.
     await kubectl.run(['apply', '-f', STANDARD_INSTALL]);
     expect((await kubectl.run(['get', 'gateways,httproutes', '-A'])).stderr).toBe('No resources found');
+  });
+});
+
+describe('seeding', () => {
+  it('takes the vendored CRDs and examples/gateway-api/ as seeds (checked strictly), CRDs first whatever the order', async () => {
+    const file = join(PROJECT_ROOT, 'examples', 'gateway-api', 'gateway.yaml');
+    const examples = parseManifests(readFileSync(file, 'utf8'), file);
+    const server = await startApiServer({ seed: [...examples, ...gatewayApiCrds()] });
+    try {
+      const kinds = (group: string, plural: string) => server.resources.find(group, 'v1', plural)!;
+      const gateway = server.registry.get(kinds(GROUP, 'gateways'), 'default', 'demo');
+      expect(gateway.spec).toMatchObject({
+        gatewayClassName: 'ingress-actors',
+        listeners: [{ name: 'http', protocol: 'HTTP', port: 80, allowedRoutes: { namespaces: { from: 'Same' } } }],
+      });
+      const route = server.registry.get(kinds(GROUP, 'httproutes'), 'default', 'hello');
+      expect(route.spec).toMatchObject({
+        hostnames: ['gateway.demo.local'],
+        parentRefs: [{ name: 'demo', kind: 'Gateway' }],
+      });
+      expect(server.registry.get(kinds(GROUP, 'gatewayclasses'), undefined, 'ingress-actors').spec).toEqual({
+        controllerName: 'ingress-actors.io/gateway-controller',
+      });
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -1,16 +1,18 @@
 /**
- * gatewayInputOf: what buildGatewayRoutes reads, taken from a Snapshot. Pure; null when the Gateway API is
- * off (no `gateway` build option), so a build without it does no Gateway work at all.
+ * gatewayInputOf: the one place a build turns the Snapshot and the flags into the Gateway API core's input. Pure.
  */
-import type { BuildOptions } from '../build.js';
 import type { Snapshot } from '../snapshot.js';
 import type { GatewayInput } from './build.js';
 
-/** gatewayInputOf gives the Gateway API core's input for a snapshot, or null when the Gateway API is off. */
-export function gatewayInputOf(snapshot: Snapshot, options: Pick<BuildOptions, 'gateway'>): GatewayInput | null {
-  if (!options.gateway) return null;
+/** GatewayOptions are the flags the Gateway API needs (`--gateway-controller-name`). */
+export interface GatewayOptions {
+  readonly controllerName: string;
+}
+
+/** gatewayInputOf is the core's input from a Snapshot; absent Gateway API lists are empty. */
+export function gatewayInputOf(snapshot: Snapshot, options: { readonly gateway?: GatewayOptions }): GatewayInput {
   return {
-    controllerName: options.gateway.controllerName,
+    controllerName: options.gateway?.controllerName ?? '',
     gatewayClasses: snapshot.gatewayClasses ?? [],
     gateways: snapshot.gateways ?? [],
     httpRoutes: snapshot.httpRoutes ?? [],
