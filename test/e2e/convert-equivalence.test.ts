@@ -5,7 +5,8 @@
  * and the real controller and nginx; a table of requests records status, backend, the path and Host the backend saw,
  * X-Forwarded-Prefix and Location. Then the objects `convert` makes of the same manifests go to a fresh cluster with
  * the Gateway API on, and the same requests must get the same answers, but for the differences convert reports on
- * stderr (listed per request below, and checked to be reported).
+ * stderr (listed per request below, and checked to be reported) and the HTTPS redirect's port, which only differs
+ * because the test listens on other ports than 80 and 443.
  *
  * The Gateway half needs Gateway API serving (CRDs in the test API server, the watchers, the Lua router), which the
  * other issue-20 branches bring: until they are merged it is skipped by the GATEWAY_SERVING guard below.
@@ -51,7 +52,7 @@ interface Case {
   readonly https?: boolean;
   readonly headers?: Record<string, string>;
   readonly ingress: Partial<Answer>;
-  readonly gateway?: { readonly differs: Partial<Answer>; readonly reported: RegExp };
+  readonly gateway?: { readonly differs: Partial<Answer>; readonly reported?: RegExp };
 }
 
 const CASES: readonly Case[] = [
@@ -159,10 +160,7 @@ const CASES: readonly Case[] = [
     // ingress-nginx names --https-port in the redirect when it is not 443; Gateway API's redirect without a port
     // uses https's well-known one. Deployed on 80 and 443, as the Service maps them, both say the same.
     ingress: { status: 308, backend: null, location: 'https://secure.example.com:{https-port}/login' },
-    gateway: {
-      differs: { status: 301, location: 'https://secure.example.com/login' },
-      reported: /answers 308 .*answers 301/,
-    },
+    gateway: { differs: { location: 'https://secure.example.com/login' } },
   },
   {
     name: 'HTTPS on a TLS host',
@@ -297,11 +295,14 @@ describe('the converted objects, as the Gateway API core reads them', () => {
   it('report each difference the table expects, and every route is accepted with its backends resolved', () => {
     const converted = convertIngresses(snapshotOf(seed as { kind?: string }[]));
     const stderr = converted.unexpressed.map(unexpressedLine);
-    for (const c of CASES.filter((x) => x.gateway))
-      expect(
-        stderr.some((line) => c.gateway!.reported.test(line)),
-        `${c.name}: ${stderr.join('\n')}`,
-      ).toBe(true);
+    for (const c of CASES) {
+      const reported = c.gateway?.reported;
+      if (reported)
+        expect(
+          stderr.some((line) => reported.test(line)),
+          `${c.name}: ${stderr.join('\n')}`,
+        ).toBe(true);
+    }
     const of = (kind: string) => converted.objects.filter((o) => o.kind === kind);
     const built = buildGatewayRoutes({
       controllerName: defaultConvertOptions.controllerName,
@@ -342,9 +343,10 @@ describe.skipIf(!GATEWAY_SERVING)('the converted objects, served by the controll
     expect(before, 'the Ingress half ran first').toBeDefined();
     const answer = await ask(cluster, c);
     expect(answer).toEqual({ ...before, ...c.gateway?.differs });
-    if (c.gateway)
+    const reported = c.gateway?.reported;
+    if (reported)
       expect(
-        stderr.some((line) => c.gateway!.reported.test(line)),
+        stderr.some((line) => reported.test(line)),
         stderr.join('\n'),
       ).toBe(true);
   });

@@ -42,10 +42,16 @@ const unexpressible = (key: string, reason: string): ConvertRule => ({
   reason,
 });
 
-/** REDIRECT_308 says why an HTTPS redirect changes its code: the standard channel allows 301 and 302 only. */
-export const REDIRECT_308 =
-  'ingress-nginx answers 308 (http-redirect-code); the standard channel RequestRedirect allows only 301 and 302, so ' +
-  'the route answers 301 (a client may repeat a POST as a GET)';
+/**
+ * HTTPS_REDIRECT_CODE is ingress-nginx's code for its HTTPS redirect (http-redirect-code, 308). The standard channel
+ * RequestRedirect takes 308 since Gateway API v1.5 (Extended support; v1.2 to v1.4 took 301 and 302 only).
+ */
+export const HTTPS_REDIRECT_CODE = 308;
+
+/** REDIRECT_CODES_NOTE says which redirect codes the standard channel takes. */
+export const REDIRECT_CODES_NOTE =
+  'a standard-channel RequestRedirect takes 301, 302, 303, 307 and 308 (Gateway API v1.5 and later), not 300, 304, ' +
+  '305 or 306';
 
 /** TIMEOUT_DIFFERENCE says how timeouts.backendRequest differs from nginx's per-read and per-write timeouts. */
 export const TIMEOUT_DIFFERENCE =
@@ -66,33 +72,28 @@ const RULES: readonly ConvertRule[] = [
     'ingress-nginx matches regex paths case-insensitively (`~*`); a RegularExpression match is case-sensitive',
   ),
   converted('app-root', 'an Exact `/` rule with RequestRedirect ReplaceFullPath to the root, 302'),
-  approximated('ssl-redirect', 'the HTTP listener gets a RequestRedirect route to https (301)', REDIRECT_308),
-  approximated(
+  converted(
+    'ssl-redirect',
+    'on TLS hosts (its default), the HTTP listener gets a RequestRedirect route to https with 308, as ingress-nginx ' +
+      'answers (`http-redirect-code`)',
+  ),
+  converted(
     'force-ssl-redirect',
-    'the HTTP listener gets a RequestRedirect route to https (301), with or without TLS here',
-    REDIRECT_308,
+    'the HTTP listener gets a RequestRedirect route to https with 308, with or without TLS here',
   ),
   converted('preserve-trailing-slash', "the redirect keeps the path as it is (Gateway API's redirect never trims it)"),
   approximated(
     'permanent-redirect',
     'RequestRedirect with the URL split into scheme, hostname, port and ReplaceFullPath; 301',
-    'a URL with a query, or a code other than 301 and 302, is not a standard-channel RequestRedirect',
+    'a URL with a query is not a standard-channel RequestRedirect',
   ),
-  approximated(
-    'permanent-redirect-code',
-    'RequestRedirect statusCode (301, 302)',
-    'the standard channel allows 301 and 302 only; 300-308 others become 301',
-  ),
+  approximated('permanent-redirect-code', 'RequestRedirect statusCode', REDIRECT_CODES_NOTE),
   approximated(
     'temporal-redirect',
     'RequestRedirect as permanent-redirect, 302',
     'a URL with a query is not a standard-channel RequestRedirect',
   ),
-  approximated(
-    'temporal-redirect-code',
-    'RequestRedirect statusCode (301, 302)',
-    'the standard channel allows 301 and 302 only; 300-308 others become 302',
-  ),
+  approximated('temporal-redirect-code', 'RequestRedirect statusCode', REDIRECT_CODES_NOTE),
   approximated(
     'upstream-vhost',
     'URLRewrite hostname',

@@ -19,7 +19,7 @@ import {
   checkPortNumber,
   show,
 } from '../validate.js';
-import { REDIRECT_308, convertRule } from './annotations.js';
+import { HTTPS_REDIRECT_CODE, convertRule } from './annotations.js';
 import { isCanaryIngress, readSettings, type Redirect, type Settings } from './read-settings.js';
 
 /** ConvertOptions are convert's flags. */
@@ -364,6 +364,13 @@ class Converter {
           continue;
         }
         host = checked.value;
+        if (host.startsWith('*.') && !drafts.has(host))
+          this.report(
+            id.owner,
+            `${field}.host`,
+            `${show(host)}: an Ingress wildcard matches exactly one DNS label; a Gateway API wildcard hostname matches ` +
+              'one or more',
+          );
       }
       const draft = draftOf(host);
       for (const [j, p] of (rule.http?.paths ?? []).entries()) {
@@ -564,7 +571,6 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
       ...(routeNs === gwNamespace ? {} : { namespace: gwNamespace }),
       sectionName,
     });
-    const reported308 = new Set<string>();
     for (const d of classDrafts) {
       const id = d.ingress;
       const several = new Set(drafts.filter((x) => x.ingress === id).map((x) => x.host)).size > 1;
@@ -577,33 +583,20 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
         ...(section === undefined ? [] : [parentRef(section, id.namespace)]),
         ...(redirect ? [] : [parentRef('http', id.namespace)]),
       ];
-      if (parents.length > 0) routes.push(route(name, id.namespace, { parentRefs: parents, ...hostnames, rules }));
+      if (parents.length > 0) routes.push(...split(name, id.namespace, { parentRefs: parents, ...hostnames }, rules));
       if (redirect) {
+        const redirects = d.rules.map((r) => ({
+          matches: [r.match],
+          filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'https', statusCode: HTTPS_REDIRECT_CODE } }],
+        }));
         routes.push(
-          route(`${name}-https-redirect`, id.namespace, {
-            parentRefs: [parentRef('http', id.namespace)],
-            ...hostnames,
-            rules: d.rules.map((r) => ({
-              matches: [r.match],
-              filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'https', statusCode: 301 } }],
-            })),
-          }),
+          ...split(
+            `${name}-https-redirect`,
+            id.namespace,
+            { parentRefs: [parentRef('http', id.namespace)], ...hostnames },
+            redirects,
+          ),
         );
-        if (!reported308.has(id.owner)) {
-          reported308.add(id.owner);
-          const key = id.settings.forceSslRedirect
-            ? 'force-ssl-redirect'
-            : id.settings.sslRedirect
-              ? 'ssl-redirect'
-              : null;
-          c.report(
-            id.owner,
-            key ? `metadata.annotations.nginx.ingress.kubernetes.io/${key}` : 'spec.tls',
-            key
-              ? REDIRECT_308
-              : `ingress-nginx redirects HTTP to HTTPS for TLS hosts (ssl-redirect is on by default): ${REDIRECT_308}`,
-          );
-        }
       }
     }
 
@@ -672,6 +665,24 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
   const sort = (list: KubeObject[]) => list.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
   objects.push(...sort(gateways), ...sort(grants), ...sort(routes));
   return { objects, unexpressed: c.unexpressed };
+}
+
+/** MAX_RULES is the CRD's maxItems for an HTTPRoute's rules. */
+const MAX_RULES = 16;
+
+/**
+ * split makes one HTTPRoute of the rules, or several (`name`, `name-2`, …) when they are more than one route holds:
+ * precedence is the same across routes of one hostname, so the split changes nothing served.
+ */
+function split(name: string, namespace: string, spec: Json, rules: readonly Json[]): KubeObject[] {
+  const routes: KubeObject[] = [];
+  for (let i = 0; i < rules.length; i += MAX_RULES) {
+    const part = i === 0 ? name : `${name}-${i / MAX_RULES + 1}`;
+    routes.push(
+      route(checkObjectName(part).ok ? part : name, namespace, { ...spec, rules: rules.slice(i, i + MAX_RULES) }),
+    );
+  }
+  return routes;
 }
 
 function route(name: string, namespace: string, spec: Json): KubeObject {

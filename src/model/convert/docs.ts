@@ -1,5 +1,5 @@
 import { ANNOTATION_PREFIX } from '../annotations/types.js';
-import { convertRules, REDIRECT_308, TIMEOUT_DIFFERENCE } from './annotations.js';
+import { convertRules, TIMEOUT_DIFFERENCE } from './annotations.js';
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
@@ -36,7 +36,9 @@ export function convertDocs(): string {
     '  route without hostnames when the Ingress has no rules.',
     "- TLS hosts: the route attaches to the host's HTTPS listener; the HTTP listener gets a second route,",
     '  `<name>-https-redirect`, with the same matches and a RequestRedirect to https, unless ssl-redirect is "false".',
-    `  ${REDIRECT_308}.`,
+    '  It answers 308, as ingress-nginx does (`http-redirect-code`): the standard channel takes 308 since Gateway API',
+    '  v1.5 (the CRDs in deploy/gateway-api are v1.6); with v1.2 to v1.4 CRDs, which take 301 and 302 only, the API',
+    '  server refuses the redirect routes.',
     '- Canary Ingresses fold into the route of the Ingress they shadow (same IngressClass, host and path).',
     '- Not expressed, and not reported per Ingress: ingress-nginx also serves every host, and the rules without a host,',
     '  on its HTTPS port with the default certificate; the converted Gateway serves HTTPS only for the TLS hosts.',

@@ -30,13 +30,17 @@ import { convertRule, TIMEOUT_DIFFERENCE } from './annotations.js';
 /** Report records one thing convert could not express: the field (or annotation) and why. */
 export type Report = (field: string, reason: string) => void;
 
+/** REDIRECT_CODES are the codes a standard-channel RequestRedirect takes (Gateway API v1.5 and later). */
+const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
+type RedirectCode = (typeof REDIRECT_CODES)[number];
+
 /** Redirect is a RequestRedirect's fields, all validated. */
 export interface Redirect {
   readonly scheme?: 'http' | 'https';
   readonly hostname?: string;
   readonly port?: number;
   readonly path?: string;
-  readonly statusCode: 301 | 302;
+  readonly statusCode: RedirectCode;
 }
 
 /** Settings are what one Ingress's annotations ask for that Gateway API can say. */
@@ -122,7 +126,7 @@ function millis(duration: string): number {
 }
 
 /** readRedirectUrl splits a permanent or temporal redirect URL into RequestRedirect fields; null when it cannot. */
-function readRedirectUrl(url: string, code: 301 | 302, key: string, report: Report): Redirect | null {
+function readRedirectUrl(url: string, code: RedirectCode, key: string, report: Report): Redirect | null {
   const match = /^(https?):\/\/([^/?#]+)([^?#]*)(\?.*)?$/.exec(url);
   if (!match) return null;
   if (match[4] !== undefined) {
@@ -185,9 +189,10 @@ export function readSettings(
   const temporalCode = read('temporal-redirect-code', intIn(300, 308));
   const permanent = read('permanent-redirect', checkHttpUrl);
   const temporal = read('temporal-redirect', checkHttpUrl);
-  const codeOf = (key: string, code: number | undefined, fallback: 301 | 302): 301 | 302 => {
-    if (code === undefined || code === 301 || code === 302) return (code as 301 | 302 | undefined) ?? fallback;
-    report(full(key), `${code}: the standard channel allows 301 and 302 only; converted to ${fallback}`);
+  const codeOf = (key: string, code: number | undefined, fallback: RedirectCode): RedirectCode => {
+    if (code === undefined) return fallback;
+    if ((REDIRECT_CODES as readonly number[]).includes(code)) return code as RedirectCode;
+    report(full(key), `${code}: ${convertRule(key).reason}; converted to ${fallback}`);
     return fallback;
   };
   // As ingress-nginx: the temporal redirect wins when both are set.
