@@ -163,6 +163,13 @@ const CASES: readonly Case[] = [
     gateway: { differs: { location: 'https://secure.example.com/login' } },
   },
   {
+    name: 'ssl-redirect drops a trailing slash',
+    host: 'secure.example.com',
+    path: '/dir/',
+    ingress: { status: 308, backend: null, location: 'https://secure.example.com:{https-port}/dir' },
+    gateway: { differs: { location: 'https://secure.example.com/dir/' }, reported: /drops a trailing `\/`/ },
+  },
+  {
     name: 'HTTPS on a TLS host',
     host: 'secure.example.com',
     path: '/login',

@@ -48,6 +48,11 @@ const unexpressible = (key: string, reason: string): ConvertRule => ({
  */
 export const HTTPS_REDIRECT_CODE = 308;
 
+/** TRAILING_SLASH says how the HTTPS redirect differs unless preserve-trailing-slash is set. */
+export const TRAILING_SLASH =
+  'ingress-nginx drops a trailing `/` of the URI in its HTTPS redirect (preserve-trailing-slash is false by default); ' +
+  'a RequestRedirect keeps the path as it is';
+
 /** REDIRECT_CODES_NOTE says which redirect codes the standard channel takes. */
 export const REDIRECT_CODES_NOTE =
   'a standard-channel RequestRedirect takes 301, 302, 303, 307 and 308 (Gateway API v1.5 and later), not 300, 304, ' +
@@ -72,16 +77,18 @@ const RULES: readonly ConvertRule[] = [
     'ingress-nginx matches regex paths case-insensitively (`~*`); a RegularExpression match is case-sensitive',
   ),
   converted('app-root', 'an Exact `/` rule with RequestRedirect ReplaceFullPath to the root, 302'),
-  converted(
+  approximated(
     'ssl-redirect',
     'on TLS hosts (its default), the HTTP listener gets a RequestRedirect route to https with 308, as ingress-nginx ' +
       'answers (`http-redirect-code`)',
+    TRAILING_SLASH,
   ),
-  converted(
+  approximated(
     'force-ssl-redirect',
     'the HTTP listener gets a RequestRedirect route to https with 308, with or without TLS here',
+    TRAILING_SLASH,
   ),
-  converted('preserve-trailing-slash', "the redirect keeps the path as it is (Gateway API's redirect never trims it)"),
+  converted('preserve-trailing-slash', 'nothing: a RequestRedirect keeps the path as it is, trailing `/` included'),
   approximated(
     'permanent-redirect',
     'RequestRedirect with the URL split into scheme, hostname, port and ReplaceFullPath; 301',

@@ -19,7 +19,7 @@ import {
   checkPortNumber,
   show,
 } from '../validate.js';
-import { HTTPS_REDIRECT_CODE, convertRule } from './annotations.js';
+import { HTTPS_REDIRECT_CODE, TRAILING_SLASH, convertRule } from './annotations.js';
 import { isCanaryIngress, readSettings, type Redirect, type Settings } from './read-settings.js';
 
 /** ConvertOptions are convert's flags. */
@@ -571,6 +571,7 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
       ...(routeNs === gwNamespace ? {} : { namespace: gwNamespace }),
       sectionName,
     });
+    const trailingReported = new Set<string>();
     for (const d of classDrafts) {
       const id = d.ingress;
       const several = new Set(drafts.filter((x) => x.ingress === id).map((x) => x.host)).size > 1;
@@ -597,6 +598,19 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
             redirects,
           ),
         );
+        if (!id.settings.preserveTrailingSlash && !trailingReported.has(id.owner)) {
+          trailingReported.add(id.owner);
+          const key = id.settings.forceSslRedirect
+            ? 'force-ssl-redirect'
+            : id.settings.sslRedirect
+              ? 'ssl-redirect'
+              : null;
+          c.report(
+            id.owner,
+            key === null ? 'spec.tls' : `metadata.annotations.nginx.ingress.kubernetes.io/${key}`,
+            `${key === null ? 'the HTTPS redirect of a TLS host (ssl-redirect is on by default): ' : ''}${TRAILING_SLASH}`,
+          );
+        }
       }
     }
 

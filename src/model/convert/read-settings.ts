@@ -51,6 +51,7 @@ export interface Settings {
   /** null: unset (ingress-nginx's default: redirect TLS hosts) */
   readonly sslRedirect: boolean | null;
   readonly forceSslRedirect: boolean;
+  readonly preserveTrailingSlash: boolean;
   readonly redirect: Redirect | null;
   readonly vhost: string | null;
   readonly forwardedPrefix: string | null;
@@ -284,6 +285,7 @@ export function readSettings(
     appRoot: read('app-root', checkPath) ?? null,
     sslRedirect: bool('ssl-redirect'),
     forceSslRedirect: bool('force-ssl-redirect') ?? false,
+    preserveTrailingSlash: bool('preserve-trailing-slash') ?? false,
     redirect,
     vhost,
     forwardedPrefix: prefix ?? null,
