@@ -176,10 +176,32 @@ const CASES: readonly Case[] = [
     https: true,
     ingress: { status: 200, backend: 'stable', path: '/login' },
   },
+  {
+    name: 'canary-weight 100 takes every request',
+    host: 'weighted.example.com',
+    path: '/',
+    ingress: { status: 200, backend: 'next' },
+  },
+  {
+    name: 'defaultBackend answers the paths of its host no rule has',
+    host: 'docs.example.com',
+    path: '/elsewhere',
+    ingress: { status: 200, backend: 'stable', path: '/elsewhere' },
+  },
+  {
+    name: 'a rule beside defaultBackend',
+    host: 'docs.example.com',
+    path: '/guide/1',
+    ingress: { status: 200, backend: 'api' },
+  },
   { name: 'unknown host', host: 'nowhere.example.com', path: '/', ingress: { status: 404, backend: null } },
 ];
 
 const annotated = (annotations: Record<string, string>) => ({ annotations });
+const withDefaultBackend = (i: ReturnType<typeof ingress>, service: string) => ({
+  ...i,
+  spec: { ...i.spec, defaultBackend: { service: { name: service, port: { number: 80 } } } },
+});
 
 /** manifests are the Ingresses and what they name, for the backends' ports. */
 async function manifests(ports: Record<string, number>): Promise<object[]> {
@@ -204,6 +226,13 @@ async function manifests(ports: Record<string, number>): Promise<object[]> {
         'nginx.ingress.kubernetes.io/canary-by-header': 'X-Canary',
       }),
     ),
+    ingress('weighted', { 'weighted.example.com': [{ path: '/', service: 'stable' }] }),
+    ingress(
+      'weighted-canary',
+      { 'weighted.example.com': [{ path: '/', service: 'next' }] },
+      annotated({ 'nginx.ingress.kubernetes.io/canary': 'true', 'nginx.ingress.kubernetes.io/canary-weight': '100' }),
+    ),
+    withDefaultBackend(ingress('docs', { 'docs.example.com': [{ path: '/guide', service: 'api' }] }), 'stable'),
     ingress(
       'strip',
       { 'strip.example.com': [{ path: '/api(/|$)(.*)', pathType: 'ImplementationSpecific', service: 'api' }] },
