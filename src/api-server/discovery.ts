@@ -4,7 +4,15 @@
  * Accept header; answering `application/json` with the plain documents makes client-go fall back
  * to walking each group version, which is what a server without aggregation is allowed to do.
  */
-import { apiVersionOf, DEFAULT_TABLE, VERBS, type ResourceDef, type ResourceTable } from './resources.js';
+import { compareVersions } from './crd.js';
+import {
+  apiVersionOf,
+  DEFAULT_TABLE,
+  VERBS,
+  type GroupVersion,
+  type ResourceDef,
+  type ResourceTable,
+} from './resources.js';
 
 /** SERVER_VERSION is what /version reports; the gcloud kubectl dispatcher picks its binary by it. */
 export const SERVER_VERSION = {
@@ -44,9 +52,14 @@ function apiResources(resources: readonly ResourceDef[]): object[] {
   return out;
 }
 
-function groupDoc(group: string, version: string): object {
-  const gv = { groupVersion: `${group}/${version}`, version };
-  return { kind: 'APIGroup', apiVersion: 'v1', name: group, versions: [gv], preferredVersion: gv };
+/** groupDoc is a group's APIGroup: its versions in kube-apiserver's order, the first preferred. */
+function groupDoc(group: string, groupVersions: readonly GroupVersion[]): object {
+  const versions = groupVersions
+    .filter((g) => g.group === group)
+    .map((g) => g.version)
+    .sort(compareVersions)
+    .map((version) => ({ groupVersion: `${group}/${version}`, version }));
+  return { kind: 'APIGroup', apiVersion: 'v1', name: group, versions, preferredVersion: versions[0] };
 }
 
 /**
@@ -73,14 +86,16 @@ export function discoveryDocument(
   if (trimmed === '/api/v1')
     return { kind: 'APIResourceList', groupVersion: 'v1', resources: apiResources(table.coreResources()) };
   const groups = table.groupVersions();
-  if (trimmed === '/apis')
-    return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map((g) => groupDoc(g.group, g.version)) };
+  if (trimmed === '/apis') {
+    const names = [...new Set(groups.map((g) => g.group))];
+    return { kind: 'APIGroupList', apiVersion: 'v1', groups: names.map((name) => groupDoc(name, groups)) };
+  }
   const match = /^\/apis\/([^/]+)(?:\/([^/]+))?$/.exec(trimmed);
   if (!match) return undefined;
   const [, group, version] = match;
   const found = groups.find((g) => g.group === group && (version === undefined || g.version === version));
   if (!found) return undefined;
-  if (version === undefined) return groupDoc(found.group, found.version);
+  if (version === undefined) return groupDoc(found.group, groups);
   return {
     kind: 'APIResourceList',
     apiVersion: 'v1',

@@ -139,7 +139,14 @@ export function parseFieldValidation(value: string | null | undefined): FieldVal
 export function checkFields(kind: string, apiVersion: string, object: KubeObject, mode: FieldValidation): string[] {
   const shape = SHAPES[kind];
   if (!shape) return [];
-  const unknown = prune(object, shape, '');
+  return reportUnknown(kind, apiVersion, prune(object, shape, ''), mode);
+}
+
+/**
+ * reportUnknown turns the paths of pruned unknown fields into what `mode` asks for: nothing
+ * (`Ignore`), warnings (`Warn`), or the 400 of a strict decoder (`Strict`).
+ */
+export function reportUnknown(kind: string, apiVersion: string, unknown: string[], mode: FieldValidation): string[] {
   if (unknown.length === 0 || mode === 'Ignore') return [];
   const messages = unknown.map((path) => `unknown field "${path}"`);
   if (mode === 'Strict') {

@@ -68,8 +68,8 @@ function publish(table: ResourceTable): Published {
   return { index: { paths }, documents };
 }
 
-/** The documents of each table, made once: a table never changes. */
-const PUBLISHED = new WeakMap<ResourceTable, Published>();
+/** The documents of each table, made again when the table changed (a CRD came or went). */
+const PUBLISHED = new WeakMap<ResourceTable, Published & { readonly generation: number }>();
 
 /**
  * openApiDocument answers /openapi/v3 and /openapi/v3/<group-version> for a table's kinds; undefined elsewhere (v2 is
@@ -81,7 +81,8 @@ export function openApiDocument(path: string, table: ResourceTable = DEFAULT_TAB
   const trimmed = path.slice(0, end);
   if (trimmed !== '/openapi/v3' && !trimmed.startsWith('/openapi/v3/')) return undefined;
   let published = PUBLISHED.get(table);
-  if (!published) PUBLISHED.set(table, (published = publish(table)));
+  if (published?.generation !== table.generation)
+    PUBLISHED.set(table, (published = { ...publish(table), generation: table.generation }));
   if (trimmed === '/openapi/v3') return published.index;
   return published.documents.get(trimmed.slice('/openapi/v3/'.length));
 }

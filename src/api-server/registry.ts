@@ -5,9 +5,11 @@
  * strategy.ts. Synchronous, so tests can change state between two network events on purpose.
  */
 import { randomUUID } from 'node:crypto';
-import { checkFields, type FieldValidation } from './fields.js';
+import { CRD_CLEANUP_FINALIZER, establish } from './crd.js';
+import { checkFields, reportUnknown, type FieldValidation } from './fields.js';
 import { applyPatch, type PatchType } from './patch.js';
-import { apiVersionOf, DEFAULT_TABLE, RESOURCES, type ResourceDef, type ResourceTable } from './resources.js';
+import { apiVersionOf, RESOURCES, ResourceTable, type ResourceDef } from './resources.js';
+import { pruneUnknown } from './schema.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { alreadyExists, ApiError, badRequest, conflict, gone, invalid, notFound } from './status.js';
 import { Store, type KubeObject } from './store.js';
@@ -16,6 +18,7 @@ import {
   Allocator,
   allowsCreateOnUpdate,
   defaultObject,
+  isCrd,
   prepareForCreate,
   tracksGeneration,
   validate,
@@ -67,6 +70,7 @@ export interface DeleteResult {
 
 const NAMESPACES = RESOURCES.find((r) => r.kind === 'Namespace')!;
 const INGRESS_CLASSES = RESOURCES.find((r) => r.kind === 'IngressClass')!;
+const CRDS = RESOURCES.find(isCrd)!;
 
 /** The namespaces every cluster starts with. */
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
@@ -87,10 +91,13 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Everything outside metadata and status: what a generation counts changes of. */
-function specPart(object: KubeObject): string {
-  const { metadata: _m, status: _s, ...rest } = object;
-  return canonical(rest);
+/**
+ * Everything outside metadata and status: what a generation counts changes of. A custom resource
+ * without a status subresource counts its status too, as kube-apiserver does.
+ */
+function specPart(resource: ResourceDef, object: KubeObject): string {
+  const { metadata: _m, status, ...rest } = object;
+  return canonical(resource.crd && !resource.hasStatus ? { ...rest, status } : rest);
 }
 
 function encodeContinue(resourceVersion: number, after: string): string {
@@ -117,7 +124,7 @@ export interface RegistryOptions {
    * (default 500 ms): long enough that `kubectl delete -f` can still delete what a file lists after it.
    */
   namespaceDeletionDelayMs?: number;
-  /** What is served (default: RESOURCES only); the router and discovery read the same table. */
+  /** What is served (default: RESOURCES only, and the CRDs created); the router and discovery read the same table. */
   resources?: ResourceTable;
 }
 
@@ -129,7 +136,9 @@ export class Registry {
   private readonly context: StrategyContext;
   private readonly now: () => Date;
   private readonly namespaceDeletionDelayMs: number;
-  /** The kinds this registry serves: RESOURCES and the server's extra kinds. */
+  /** The store key of each CRD's objects, by CRD name: kept while the CRD exists, whatever its spec becomes. */
+  private readonly crdStorage = new Map<string, object>();
+  /** The kinds this registry serves: RESOURCES, the server's extra kinds, and each established CRD's versions. */
   readonly resources: ResourceTable;
 
   constructor(
@@ -138,7 +147,7 @@ export class Registry {
   ) {
     this.now = options.now ?? (() => new Date());
     this.namespaceDeletionDelayMs = options.namespaceDeletionDelayMs ?? 500;
-    this.resources = options.resources ?? DEFAULT_TABLE;
+    this.resources = options.resources ?? new ResourceTable();
     this.context = { ingressClasses: () => this.store.list(INGRESS_CLASSES), allocator: new Allocator() };
     for (const name of SYSTEM_NAMESPACES)
       this.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
@@ -222,8 +231,11 @@ export class Registry {
     const object = structuredClone(body) as KubeObject;
     if (typeof object.metadata !== 'object' || object.metadata === null) object.metadata = { name: '' };
     this.checkKind(resource, object);
+    const mode = options.fieldValidation ?? 'Warn';
     options.warnings?.push(
-      ...checkFields(resource.kind, apiVersionOf(resource), object, options.fieldValidation ?? 'Warn'),
+      ...(resource.crd
+        ? reportUnknown(resource.kind, apiVersionOf(resource), pruneUnknown(object, resource.crd.schema), mode)
+        : checkFields(resource.kind, apiVersionOf(resource), object, mode)),
     );
     const ns = this.scope(resource, namespace);
     if (ns !== undefined) {
@@ -269,7 +281,48 @@ export class Registry {
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.managedFields;
+    if (resource === CRDS) {
+      if (!(meta.finalizers ?? []).includes(CRD_CLEANUP_FINALIZER))
+        meta.finalizers = [...(meta.finalizers ?? []), CRD_CLEANUP_FINALIZER];
+      const served = this.establish(object);
+      if (options.dryRun) return object;
+      const stored = this.store.put(resource, object);
+      this.resources.replaceCustom(meta.name, served);
+      return stored;
+    }
     return options.dryRun ? object : this.store.put(resource, object);
+  }
+
+  /** establish sets a CRD's status and gives the definitions of its served versions (crd.ts). */
+  private establish(crd: KubeObject): ResourceDef[] {
+    const name = crd.metadata.name;
+    const storage = this.crdStorage.get(name) ?? {};
+    this.crdStorage.set(name, storage);
+    return establish(crd, this.resources, storage, timestamp(this.now()));
+  }
+
+  /**
+   * serveCustom serves a stored CRD's versions: the table changes (and the CRD's watches end) only
+   * when what is served changed, not for a new label or annotation.
+   */
+  private serveCustom(name: string, served: ResourceDef[]): void {
+    const key = (defs: readonly ResourceDef[]): string =>
+      JSON.stringify(defs.map((d) => ({ ...d, crd: { ...d.crd, storage: undefined } })));
+    if (key(this.resources.resources.filter((r) => r.crd?.name === name)) === key(served)) return;
+    this.resources.replaceCustom(name, served);
+  }
+
+  /** removeCustom deletes every object of a CRD, then stops serving it: a CRD's deletion. */
+  private removeCustom(name: string): void {
+    const served = this.resources.resources.filter((r) => r.crd?.name === name);
+    const any = served[0];
+    if (any) {
+      for (const object of this.store.list(any))
+        this.store.remove(any, object.metadata.namespace, object.metadata.name);
+      this.store.drop(any);
+    }
+    this.resources.replaceCustom(name, []);
+    this.crdStorage.delete(name);
   }
 
   /** update replaces an object: PUT, on the object or its /status. Throws 404, 409 Conflict, 422. */
@@ -306,6 +359,13 @@ export class Registry {
     patch: unknown,
     options: WriteOptions = {},
   ): KubeObject {
+    if (resource.crd && type === 'application/strategic-merge-patch+json')
+      throw new ApiError(
+        415,
+        'UnsupportedMediaType',
+        'the body of the request was in an unknown format - accepted media types include: ' +
+          'application/json-patch+json, application/merge-patch+json',
+      );
     const old = this.get(resource, namespace, name);
     const patched = applyPatch(type, old, patch, resource.kind) as KubeObject;
     if (typeof patched !== 'object' || patched === null || Array.isArray(patched))
@@ -348,8 +408,15 @@ export class Registry {
     meta.resourceVersion = old.metadata.resourceVersion;
     defaultObject(resource, next, this.context, old);
     this.validated(resource, next);
-    if (tracksGeneration(resource) && specPart(next) !== specPart(old))
+    if (tracksGeneration(resource) && specPart(resource, next) !== specPart(resource, old))
       meta.generation = (old.metadata.generation ?? 0) + 1;
+    if (resource === CRDS && !meta.deletionTimestamp) {
+      const served = this.establish(next);
+      if (options.dryRun || canonical(next) === canonical(old)) return canonical(next) === canonical(old) ? old : next;
+      const stored = this.store.put(resource, next);
+      this.serveCustom(meta.name, served);
+      return stored;
+    }
     // A write that changes nothing is not stored: no new resourceVersion, no watch event.
     if (options.dryRun || canonical(next) === canonical(old)) return canonical(next) === canonical(old) ? old : next;
     // The last finalizer of an object being deleted is gone: now it really goes.
@@ -382,9 +449,28 @@ export class Registry {
     if (options.dryRun)
       return { object: old, deleted: (old.metadata.finalizers ?? []).length === 0 && resource !== NAMESPACES };
     if (resource === NAMESPACES) return { object: this.terminate(old), deleted: false };
+    if (resource === CRDS) return { object: this.deleteCrd(old), deleted: false };
     if ((old.metadata.finalizers ?? []).length > 0)
       return { object: this.store.put(resource, this.markDeleted(old)), deleted: false };
     return { object: this.store.remove(resource, old.metadata.namespace, name) ?? old, deleted: true };
+  }
+
+  /**
+   * deleteCrd does at once what the CRD finalizer's controller does: the objects go (their watchers
+   * see DELETED), then the kind leaves discovery and the REST paths, then the CRD goes unless other
+   * finalizers keep it. Returns the CRD as marked for deletion, as kube-apiserver answers.
+   */
+  private deleteCrd(crd: KubeObject): KubeObject {
+    const marked = this.markDeleted(crd);
+    const name = crd.metadata.name;
+    this.removeCustom(name);
+    const rest = (marked.metadata.finalizers ?? []).filter((f) => f !== CRD_CLEANUP_FINALIZER);
+    if (rest.length > 0) {
+      marked.metadata.finalizers = rest;
+      return this.store.put(CRDS, marked);
+    }
+    this.store.remove(CRDS, undefined, name);
+    return marked;
   }
 
   private markDeleted(object: KubeObject): KubeObject {

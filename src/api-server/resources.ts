@@ -22,6 +22,44 @@ export interface ResourceDef {
   readonly categories: readonly string[];
   /** True when the resource has a /status subresource, whose writes only change `status`. */
   readonly hasStatus: boolean;
+  /** Set for a served version of a CustomResourceDefinition (crd.ts); built-in kinds have none. */
+  readonly crd?: CustomVersion;
+}
+
+/**
+ * CustomVersion is what a served version of a CustomResourceDefinition adds to its ResourceDef:
+ * the storage every version of the CRD shares (objects are kept once, in the storage version, and
+ * served in each version by changing only `apiVersion`, as conversion strategy None does), the
+ * version's schema and its printer columns.
+ */
+export interface CustomVersion {
+  /** The CRD's name (`<plural>.<group>`). */
+  readonly name: string;
+  /** The storage key all versions of the CRD share: the store keys objects by it. */
+  readonly storage: object;
+  /** The apiVersion objects are stored in (the CRD's storage version). */
+  readonly storageApiVersion: string;
+  /** The version's openAPIV3Schema (structural, as the CRD gives it); undefined accepts anything. */
+  readonly schema: unknown;
+  /** The version's additionalPrinterColumns (name, type, jsonPath, priority, …), as written. */
+  readonly printerColumns: readonly PrinterColumn[];
+  /** The version's `deprecationWarning` when it is deprecated (kept for discovery's sake; no header is sent yet). */
+  readonly deprecationWarning?: string;
+}
+
+/** PrinterColumn is one additionalPrinterColumns entry of a CRD version. */
+export interface PrinterColumn {
+  readonly name: string;
+  readonly type: string;
+  readonly format?: string;
+  readonly description?: string;
+  readonly priority?: number;
+  readonly jsonPath: string;
+}
+
+/** storageOf is the key the store keeps a resource's objects under: shared by all versions of a CRD. */
+export function storageOf(resource: ResourceDef): object {
+  return resource.crd?.storage ?? resource;
 }
 
 function def(
@@ -59,6 +97,25 @@ export const RESOURCES: readonly ResourceDef[] = [
   def('coordination.k8s.io', 'v1', 'Lease', 'leases', true),
   // Called on writes (admission.ts): how `kubectl apply` of a bad Ingress meets the controller's webhook.
   def('admissionregistration.k8s.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false),
+  // Stored, never evaluated (no CEL here): the Gateway API's standard-install.yaml brings one.
+  def('admissionregistration.k8s.io', 'v1', 'ValidatingAdmissionPolicy', 'validatingadmissionpolicies', false, {
+    hasStatus: true,
+    categories: ['api-extensions'],
+  }),
+  def(
+    'admissionregistration.k8s.io',
+    'v1',
+    'ValidatingAdmissionPolicyBinding',
+    'validatingadmissionpolicybindings',
+    false,
+    { categories: ['api-extensions'] },
+  ),
+  // Each CRD's served versions are added to a server's table while it exists (crd.ts).
+  def('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false, {
+    shortNames: ['crd', 'crds'],
+    hasStatus: true,
+    categories: ['api-extensions'],
+  }),
 ];
 
 /**
@@ -113,7 +170,10 @@ export interface GroupVersion {
  * resources up here (or in the arrays above), never build an equal copy.
  */
 export class ResourceTable {
-  readonly resources: readonly ResourceDef[];
+  private list: ResourceDef[];
+  private readonly removedListeners = new Set<(removed: readonly ResourceDef[]) => void>();
+  /** Counts changes (CRDs added or removed), so documents built from the table know when to rebuild. */
+  private changes = 0;
 
   constructor(extraKinds: readonly ResourceDef[] = []) {
     const resources = [...RESOURCES];
@@ -127,7 +187,34 @@ export class ResourceTable {
       if (clash) throw new Error(`${apiVersionOf(extra)} ${extra.plural} is already the resource of ${clash.kind}`);
       resources.push(extra);
     }
-    this.resources = resources;
+    this.list = resources;
+  }
+
+  /** resources is what is served now: RESOURCES, the extra kinds, then the served versions of each CRD. */
+  get resources(): readonly ResourceDef[] {
+    return this.list;
+  }
+
+  /** generation changes whenever the table does. */
+  get generation(): number {
+    return this.changes;
+  }
+
+  /**
+   * replaceCustom serves `added` instead of the versions of CRD `name` served so far (crd.ts calls it when a
+   * CRD is established, changed or deleted); listeners hear of the definitions no longer served.
+   */
+  replaceCustom(name: string, added: readonly ResourceDef[]): void {
+    const removed = this.list.filter((r) => r.crd?.name === name);
+    this.list = [...this.list.filter((r) => r.crd?.name !== name), ...added];
+    this.changes++;
+    if (removed.length > 0) for (const listener of [...this.removedListeners]) listener(removed);
+  }
+
+  /** onRemoved calls `listener` with the definitions a CRD change stopped serving (watches end then). */
+  onRemoved(listener: (removed: readonly ResourceDef[]) => void): () => void {
+    this.removedListeners.add(listener);
+    return () => this.removedListeners.delete(listener);
   }
 
   /** find looks a resource up by the group, version and plural of a request path. */
@@ -140,7 +227,7 @@ export class ResourceTable {
     return this.resources.find((r) => apiVersionOf(r) === apiVersion && r.kind === kind);
   }
 
-  /** groupVersions lists the named API groups (not the core group), each with its resources. */
+  /** groupVersions lists the named API groups' versions (not the core group), each with its resources. */
   groupVersions(): GroupVersion[] {
     const groups = new Map<string, GroupVersion & { resources: ResourceDef[] }>();
     for (const resource of this.resources) {

@@ -133,9 +133,16 @@ function listen(server: Server, port: number): Promise<number> {
   });
 }
 
-/** Seed order: namespaces before what lives in them, everything else as given. */
+const isCrdManifest = (o: Manifest): boolean =>
+  o.kind === 'CustomResourceDefinition' && o.apiVersion === 'apiextensions.k8s.io/v1';
+
+/** Seed order: namespaces before what lives in them, CRDs before their objects, everything else as given. */
 function seedOrder(seed: readonly Manifest[]): Manifest[] {
-  return [...seed.filter((o) => o.kind === 'Namespace'), ...seed.filter((o) => o.kind !== 'Namespace')];
+  return [
+    ...seed.filter((o) => o.kind === 'Namespace'),
+    ...seed.filter(isCrdManifest),
+    ...seed.filter((o) => o.kind !== 'Namespace' && !isCrdManifest(o)),
+  ];
 }
 
 /** startApiServer starts the server and resolves once it listens. */

@@ -4,7 +4,8 @@
  * events so a watch can resume from an older resourceVersion, compaction, and fan-out of each
  * change to subscribers. It knows nothing of HTTP or of API semantics; registry.ts has those.
  */
-import type { ResourceDef } from './resources.js';
+import { apiVersionOf, storageOf, type ResourceDef } from './resources.js';
+import { applyDefaults } from './schema.js';
 
 /** ObjectMeta is the part of metadata the server reads or sets; the rest passes through. */
 export interface ObjectMeta {
@@ -34,7 +35,25 @@ export interface KubeObject {
 /** EventType is the type of a stored change, as a watch reports it. */
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
-/** StoreEvent is one change: the object after it (before it, for DELETED, stamped with the new version). */
+/**
+ * inVersion is a stored object as `resource` serves it: a custom resource is kept in its CRD's
+ * storage version and served in every version with only `apiVersion` changed (conversion None),
+ * and its version's schema defaults are applied on the way out, as kube-apiserver does on reads
+ * (so a default added to a CRD shows on objects stored before it).
+ */
+export function inVersion<T extends KubeObject | undefined>(resource: ResourceDef, object: T): T {
+  if (object && resource.crd) {
+    object.apiVersion = apiVersionOf(resource);
+    applyDefaults(object, resource.crd.schema);
+  }
+  return object;
+}
+
+/**
+ * StoreEvent is one change: the object after it (before it, for DELETED, stamped with the new
+ * version). For a custom resource, `resource` is the version it was written through and `object`
+ * is in the storage version: watchers compare storageOf and convert with inVersion.
+ */
 export interface StoreEvent {
   readonly type: EventType;
   readonly resource: ResourceDef;
@@ -68,7 +87,8 @@ export class GoneError extends Error {
  */
 export class Store {
   private revision = 0;
-  private readonly objects = new Map<ResourceDef, Map<string, KubeObject>>();
+  /** Keyed by storageOf(resource): a ResourceDef, or the storage all versions of one CRD share. */
+  private readonly objects = new Map<object, Map<string, KubeObject>>();
   private readonly history: StoreEvent[] = [];
   /** Events newer than this are in `history`; a watch from an older version gets 410. */
   private oldest = 0;
@@ -87,10 +107,11 @@ export class Store {
   }
 
   private bucket(resource: ResourceDef): Map<string, KubeObject> {
-    let bucket = this.objects.get(resource);
+    const key = storageOf(resource);
+    let bucket = this.objects.get(key);
     if (!bucket) {
       bucket = new Map();
-      this.objects.set(resource, bucket);
+      this.objects.set(key, bucket);
     }
     return bucket;
   }
@@ -98,7 +119,12 @@ export class Store {
   /** get returns a copy of one object, or undefined. */
   get(resource: ResourceDef, namespace: string | undefined, name: string): KubeObject | undefined {
     const found = this.bucket(resource).get(objectKey(namespace, name));
-    return found ? structuredClone(found) : undefined;
+    return found ? inVersion(resource, structuredClone(found)) : undefined;
+  }
+
+  /** drop forgets a resource's storage without events (its CRD is gone and every object was removed). */
+  drop(resource: ResourceDef): void {
+    this.objects.delete(storageOf(resource));
   }
 
   /** list returns copies of a resource's objects, in one namespace or all, sorted by key. */
@@ -106,7 +132,7 @@ export class Store {
     const out: KubeObject[] = [];
     for (const [key, object] of [...this.bucket(resource).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       if (namespace && !key.startsWith(`${namespace}/`)) continue;
-      out.push(structuredClone(object));
+      out.push(inVersion(resource, structuredClone(object)));
     }
     return out;
   }
@@ -117,6 +143,7 @@ export class Store {
     const bucket = this.bucket(resource);
     const previous = bucket.get(key);
     const stored = structuredClone(object);
+    if (resource.crd) stored.apiVersion = resource.crd.storageApiVersion;
     stored.metadata.resourceVersion = String(++this.revision);
     bucket.set(key, stored);
     this.record(
@@ -124,7 +151,7 @@ export class Store {
         ? { type: 'MODIFIED', resource, object: stored, previous, resourceVersion: this.revision }
         : { type: 'ADDED', resource, object: stored, resourceVersion: this.revision },
     );
-    return structuredClone(stored);
+    return inVersion(resource, structuredClone(stored));
   }
 
   /** remove deletes an object; the DELETED event carries its last state under the deletion's version. */
@@ -137,7 +164,7 @@ export class Store {
     const object = structuredClone(previous);
     object.metadata.resourceVersion = String(++this.revision);
     this.record({ type: 'DELETED', resource, object, resourceVersion: this.revision });
-    return structuredClone(object);
+    return inVersion(resource, structuredClone(object));
   }
 
   private record(event: StoreEvent): void {

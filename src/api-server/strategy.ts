@@ -4,7 +4,9 @@
  * admission plugins a default cluster runs (DefaultIngressClass), and the validation rules
  * clients most often trip over. Only rules the real server has; never stricter than it.
  */
+import { validateCrd } from './crd.js';
 import type { ResourceDef } from './resources.js';
+import { applyDefaults, validateCustom } from './schema.js';
 import type { StatusCause } from './status.js';
 import type { KubeObject } from './store.js';
 
@@ -129,6 +131,11 @@ function defaultEndpointSlice(object: Obj): void {
 /** defaultObject applies the kind's defaults, on create and on every update, as decoding does. */
 export function defaultObject(resource: ResourceDef, object: KubeObject, ctx: StrategyContext, old?: KubeObject): void {
   const obj = object as Obj;
+  // A custom resource has its schema's defaults only, whatever its kind is called.
+  if (resource.crd) {
+    applyDefaults(obj, resource.crd.schema);
+    return;
+  }
   switch (resource.kind) {
     case 'Service':
       defaultService(obj, ctx, old as Obj | undefined);
@@ -153,7 +160,7 @@ export function defaultObject(resource: ResourceDef, object: KubeObject, ctx: St
  * gives a classless Ingress the default IngressClass (the newest one, when several claim it).
  */
 export function admitCreate(resource: ResourceDef, object: KubeObject, ctx: StrategyContext): void {
-  if (resource.kind !== 'Ingress') return;
+  if (resource.kind !== 'Ingress' || resource.crd) return;
   const spec = record(object as Obj, 'spec');
   if (typeof spec.ingressClassName === 'string') return;
   if (object.metadata.annotations?.[LEGACY_CLASS_ANNOTATION] !== undefined) return;
@@ -173,15 +180,23 @@ const STATUS_CLEARED_ON_CREATE = new Set(['Ingress', 'Service', 'Deployment', 'P
 
 /** prepareForCreate clears what clients may not set on create (status of kinds that have /status). */
 export function prepareForCreate(resource: ResourceDef, object: KubeObject): void {
-  if (STATUS_CLEARED_ON_CREATE.has(resource.kind)) delete (object as Obj).status;
+  // A custom resource with a status subresource drops a client-sent status, as CustomResourceDefinitions do too.
+  if (resource.crd ? resource.hasStatus : STATUS_CLEARED_ON_CREATE.has(resource.kind) || isCrd(resource))
+    delete (object as Obj).status;
 }
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
+/** isCrd says whether a resource is apiextensions.k8s.io's CustomResourceDefinition itself. */
+export function isCrd(resource: ResourceDef): boolean {
+  return resource.group === 'apiextensions.k8s.io' && resource.kind === 'CustomResourceDefinition';
+}
+
 function validateName(resource: ResourceDef, name: string): StatusCause[] {
   const field = 'metadata.name';
+  if (resource.crd) return validateSubdomain(name);
   if (resource.kind === 'Namespace' && (!DNS_LABEL.test(name) || name.length > 63)) {
     return [
       {
@@ -204,6 +219,11 @@ function validateName(resource: ResourceDef, name: string): StatusCause[] {
       },
     ];
   }
+  return validateSubdomain(name);
+}
+
+function validateSubdomain(name: string): StatusCause[] {
+  const field = 'metadata.name';
   if (!DNS_SUBDOMAIN.test(name) || name.length > 253) {
     return [
       {
@@ -257,16 +277,25 @@ function validateIngress(object: Obj): StatusCause[] {
 /** validate returns the reasons the server refuses an object (422 Invalid); empty means valid. */
 export function validate(resource: ResourceDef, object: KubeObject): StatusCause[] {
   const causes = validateName(resource, object.metadata.name);
-  if (resource.kind === 'Ingress') causes.push(...validateIngress(object as Obj));
+  if (resource.crd) causes.push(...validateCustom(object as Obj, resource.crd.schema));
+  else if (resource.kind === 'Ingress') causes.push(...validateIngress(object as Obj));
+  else if (isCrd(resource)) causes.push(...validateCrd(object));
   return causes;
 }
 
 /** Kinds whose registry strategy keeps metadata.generation (1 on create, +1 per spec change). */
-const GENERATION = new Set(['Ingress', 'IngressClass', 'EndpointSlice', 'Deployment', 'PodDisruptionBudget']);
+const GENERATION = new Set([
+  'Ingress',
+  'IngressClass',
+  'EndpointSlice',
+  'Deployment',
+  'PodDisruptionBudget',
+  'CustomResourceDefinition',
+]);
 
-/** tracksGeneration says whether the server maintains metadata.generation for a kind. */
+/** tracksGeneration says whether the server maintains metadata.generation for a kind (every custom resource). */
 export function tracksGeneration(resource: ResourceDef): boolean {
-  return GENERATION.has(resource.kind);
+  return resource.crd !== undefined || GENERATION.has(resource.kind);
 }
 
 /** Kinds whose PUT creates a missing object (AllowCreateOnUpdate in their registry strategy). */
@@ -274,7 +303,7 @@ const CREATE_ON_UPDATE = new Set(['Event', 'Lease', 'EndpointSlice']);
 
 /** allowsCreateOnUpdate says whether PUT of a missing object creates it instead of 404. */
 export function allowsCreateOnUpdate(resource: ResourceDef): boolean {
-  return CREATE_ON_UPDATE.has(resource.kind);
+  return !resource.crd && CREATE_ON_UPDATE.has(resource.kind);
 }
 
 /** Kinds whose DELETE answers with the deleted object instead of a Success Status. */
@@ -282,5 +311,5 @@ const RETURNS_DELETED = new Set(['Service']);
 
 /** returnsDeletedObject says what a successful immediate DELETE answers with. */
 export function returnsDeletedObject(resource: ResourceDef): boolean {
-  return RETURNS_DELETED.has(resource.kind);
+  return !resource.crd && RETURNS_DELETED.has(resource.kind);
 }

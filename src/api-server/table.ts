@@ -3,7 +3,8 @@
  * chooses. These follow kube-apiserver's printers (pkg/printers/internalversion) for the served
  * kinds, so `kubectl get ingress` shows CLASS, HOSTS, ADDRESS and PORTS as on a real cluster.
  */
-import type { ResourceDef } from './resources.js';
+import { evaluateJsonPath, parseJsonPath } from './jsonpath.js';
+import type { PrinterColumn, ResourceDef } from './resources.js';
 import type { KubeObject } from './store.js';
 
 type Obj = Record<string, unknown>;
@@ -33,6 +34,8 @@ interface Column {
   readonly cell: Cell;
   readonly priority?: number;
   readonly format?: string;
+  readonly type?: string;
+  readonly description?: string;
 }
 
 const get = (object: unknown, ...keys: string[]): unknown => {
@@ -225,7 +228,45 @@ const COLUMNS: Record<string, Column[]> = {
     AGE,
   ],
   Lease: [NAME, { name: 'Holder', cell: (o) => get(o, 'spec', 'holderIdentity') ?? '' }, AGE],
+  CustomResourceDefinition: [
+    NAME,
+    { name: 'Created At', cell: (o) => get(o, 'metadata', 'creationTimestamp') ?? '', format: 'date' },
+  ],
 };
+
+/** A printer column's cell: `date` as an age, a string (several values joined by spaces), or a plain value. */
+function printerCell(column: PrinterColumn): Cell {
+  const steps = parseJsonPath(column.jsonPath);
+  return (o, now) => {
+    const values = steps ? evaluateJsonPath(steps, o) : [];
+    if (values.length === 0) return null;
+    const text = values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(' ');
+    if (column.type === 'date') {
+      const time = Date.parse(String(values[0]));
+      return Number.isNaN(time) ? text : humanDuration(now.getTime() - time);
+    }
+    if (column.type === 'string') return text;
+    return values.length === 1 ? values[0] : text;
+  };
+}
+
+/** columnsOf gives a resource's columns: a CRD version's printer columns after Name (or Name and Age). */
+function columnsOf(resource: ResourceDef): readonly Column[] {
+  if (!resource.crd) return COLUMNS[resource.kind] ?? [NAME, AGE];
+  const printer = resource.crd.printerColumns;
+  if (printer.length === 0) return [NAME, AGE];
+  return [
+    NAME,
+    ...printer.map((c) => ({
+      name: c.name,
+      cell: printerCell(c),
+      priority: c.priority ?? 0,
+      format: c.format ?? '',
+      type: c.type,
+      ...(c.description ? { description: c.description } : {}),
+    })),
+  ];
+}
 
 /** RowObject chooses what each row carries: `includeObject=None|Object|PartialObjectMetadata`. */
 export type RowObject = 'None' | 'Object' | 'PartialObjectMetadata';
@@ -245,7 +286,7 @@ export function toTable(
   objects: KubeObject[],
   options: { include?: RowObject; headers?: boolean; now?: Date; metadata?: TableObject['metadata'] } = {},
 ): TableObject {
-  const columns = COLUMNS[resource.kind] ?? [NAME, AGE];
+  const columns = columnsOf(resource);
   const now = options.now ?? new Date();
   return {
     kind: 'Table',
@@ -256,9 +297,9 @@ export function toTable(
         ? []
         : columns.map((c) => ({
             name: c.name,
-            type: 'string',
+            type: c.type ?? 'string',
             format: c.format ?? '',
-            description: `${c.name} of the ${resource.kind}`,
+            description: c.description ?? `${c.name} of the ${resource.kind}`,
             priority: c.priority ?? 0,
           })),
     rows: objects.map((object) => ({

@@ -8,10 +8,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { flag, sendError } from './http.js';
 import type { Registry } from './registry.js';
-import { apiVersionOf, type ResourceDef } from './resources.js';
+import { apiVersionOf, storageOf, type ResourceDef } from './resources.js';
 import { parseFieldSelector, parseLabelSelector, type Selector } from './selectors.js';
 import { badRequest, gone } from './status.js';
-import { GoneError, type KubeObject, type StoreEvent } from './store.js';
+import { GoneError, inVersion, type KubeObject, type StoreEvent } from './store.js';
 import { toTable, type RowObject } from './table.js';
 
 /** WatchSettings tune watches server-wide; tests may change them while the server runs. */
@@ -35,6 +35,7 @@ export interface WatchRequest {
 
 interface OpenWatch {
   readonly res: ServerResponse;
+  readonly resource: ResourceDef;
   stop(): void;
 }
 
@@ -63,7 +64,16 @@ export class Watches {
   constructor(
     private readonly registry: Registry,
     readonly settings: WatchSettings,
-  ) {}
+  ) {
+    // A deleted CRD's watches end, as its handler goes away in kube-apiserver; clients then find it gone.
+    registry.resources.onRemoved((removed) => {
+      for (const watch of [...this.open]) {
+        if (!removed.includes(watch.resource)) continue;
+        watch.stop();
+        watch.res.end();
+      }
+    });
+  }
 
   /** count is the number of watch streams currently open. */
   get count(): number {
@@ -143,15 +153,16 @@ export class Watches {
       write({ type: 'BOOKMARK', object: { kind: resource.kind, apiVersion: apiVersionOf(resource), metadata } });
     };
     const deliver = (event: StoreEvent): void => {
-      if (event.resource !== resource) return;
-      const now = inScope(event.object);
+      if (storageOf(event.resource) !== storageOf(resource)) return;
+      const object = resource.crd ? inVersion(resource, structuredClone(event.object)) : event.object;
+      const now = inScope(object);
       if (event.type === 'MODIFIED') {
         const before = event.previous ? inScope(event.previous) : false;
-        if (now && before) send('MODIFIED', event.object);
-        else if (now) send('ADDED', event.object);
-        else if (before) send('DELETED', event.object);
+        if (now && before) send('MODIFIED', object);
+        else if (now) send('ADDED', object);
+        else if (before) send('DELETED', object);
       } else if (now) {
-        send(event.type, event.object);
+        send(event.type, object);
       }
     };
 
@@ -172,6 +183,7 @@ export class Watches {
     const timers: NodeJS.Timeout[] = [];
     const watch: OpenWatch = {
       res,
+      resource,
       stop: () => {
         unsubscribe();
         for (const timer of timers) clearTimeout(timer);

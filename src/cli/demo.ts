@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
-import { mkdir, readFile, readdir } from 'node:fs/promises';
+import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { gatewayApiCrds } from '../api-server/gateway-api.js';
 import { DEPLOY_RESOURCES } from '../api-server/resources.js';
 import { startApiServer, type ApiServer } from '../api-server/server.js';
 import { parseManifests } from '../manifests/load.js';
@@ -20,7 +21,8 @@ export const DEMO_USAGE =
                          [controller flags: --inspect, --inspect-port N (8090), --healthz-port N, ...]
 
 The embedded cluster: a local HTTPS Kubernetes API server seeded with the manifests (default
-examples/), a small HTTP backend for every loopback endpoint they name, and the controller
+examples/; then the Gateway API's standard-channel CRDs, deploy/gateway-api/, and DIR/gateway-api/'s
+manifests), a small HTTP backend for every loopback endpoint they name, and the controller
 with a real nginx, everything on 127.0.0.1 only. Writes DIR/kubeconfig (default .demo/) for
 kubectl. Ctrl-C (or SIGTERM) stops it all. Any controller flag (see: ingress-actors help
 controller) is passed on, but for the ones the demo sets itself (--kubeconfig, --config-dir,
@@ -90,6 +92,22 @@ async function readSeed(folder: string): Promise<KubeObject[]> {
   return objects;
 }
 
+/**
+ * readGatewaySeed is the Gateway API part of the seed: the vendored CRDs (every demo cluster serves the
+ * Gateway kinds), then the manifests of
+ * the folder's gateway-api/ (examples/gateway-api/ by default), if it has one. They live in a folder of
+ * their own so that the folder's top level stays the Ingress manifests `render --manifests` reads.
+ */
+async function readGatewaySeed(folder: string): Promise<KubeObject[]> {
+  const crds = gatewayApiCrds();
+  const own = join(folder, 'gateway-api');
+  const isFolder = await stat(own).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  return [...crds, ...(isFolder ? await readSeed(own) : [])];
+}
+
 /** demoControllerFlags parses the controller flags; a flag it does not know is shown with the demo's usage. */
 function demoControllerFlags(argv: string[]): ReturnType<typeof parseControllerFlags> {
   try {
@@ -148,7 +166,8 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
   if ('version' in parsed) return (out.write(await versionText(nginxBinary())), 0);
   // Loopback only: nginx too, not only the API server, backends, probes and inspector.
   const config = { ...parsed.config, build: { ...parsed.config.build, listenAddress: '127.0.0.1' } };
-  const seed = await readSeed(own.get('manifests') ?? join(PROJECT_ROOT, 'examples'));
+  const manifests = own.get('manifests') ?? join(PROJECT_ROOT, 'examples');
+  const seed = [...(await readSeed(manifests)), ...(await readGatewaySeed(manifests))];
 
   // From here on, whatever fails or stops, everything started is closed: nothing keeps the process alive.
   const signals = new StopSignals();
@@ -227,6 +246,7 @@ function hints(
     `  curl -k --resolve secure.demo.local:${httpsPort}:127.0.0.1 https://secure.demo.local:${httpsPort}/`,
     `  curl -i -H 'Host: secure.demo.local' http://127.0.0.1:${httpPort}/      (308 to https)`,
     `  ${k} get ingress,svc,endpointslices -A`,
+    `  ${k} get gatewayclasses,gateways,httproutes -A   (the Gateway API, examples/gateway-api/)`,
     `  ${k} apply -f demo/moved-api.yaml   (then: curl -H 'Host: api.demo.local' http://127.0.0.1:${httpPort}/v3/)`,
     `  ${k} apply -f demo/bad-ingress.yaml   (refused by the admission webhook, with its reasons)`,
     'Ctrl-C stops it.',

@@ -58,6 +58,11 @@ it('serves the examples, follows kubectl apply, refuses a bad Ingress, and stops
   const kubectl = (...args: string[]) =>
     execa('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), ...args], { cwd: ROOT });
   expect((await kubectl('get', 'ingress', '-A')).stdout).toMatch(/hello\s+nginx\s+hello\.demo\.local/);
+  // The Gateway API: the vendored CRDs and examples/gateway-api/ are in the cluster, defaulted by the CRD schemas.
+  expect((await kubectl('get', 'gateways', '-A')).stdout).toMatch(/default\s+demo\s+ingress-actors\s/);
+  const httpRoute = JSON.parse((await kubectl('get', 'httproute', 'hello', '-o', 'json')).stdout);
+  expect(httpRoute.spec.rules[0].backendRefs[0]).toMatchObject({ kind: 'Service', name: 'hello', weight: 1 });
+  expect(printed).toContain('get gatewayclasses,gateways,httproutes -A');
   await kubectl('apply', '--validate=false', '-f', 'demo/moved-api.yaml');
   await waitFor(
     'the moved path served',
