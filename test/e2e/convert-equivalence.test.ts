@@ -11,9 +11,8 @@
  * The Gateway half needs Gateway API serving (CRDs in the test API server, the watchers, the Lua router), which the
  * other issue-20 branches bring: until they are merged it is skipped by the GATEWAY_SERVING guard below.
  */
-import { readFile } from 'node:fs/promises';
-import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gatewayApiCrds } from '../../src/api-server/gateway-api.js';
 import { convertIngresses, defaultConvertOptions, unexpressedLine } from '../../src/model/convert/convert.js';
 import { buildGatewayRoutes } from '../../src/model/gateway/index.js';
 import type { KubeObject, Service } from '../../src/model/snapshot.js';
@@ -27,8 +26,6 @@ import { get, startBackend, type Backend, type Reply } from '../support/net.js';
  * merged (CRDs served by the test API server, the Gateway watchers, the Lua router).
  */
 const GATEWAY_SERVING = false;
-
-const CRDS = new URL('../../deploy/gateway-api/standard-install.yaml', import.meta.url);
 
 /** Answer is what the comparison looks at in a reply. */
 interface Answer {
@@ -364,12 +361,9 @@ describe.skipIf(!GATEWAY_SERVING)('the converted objects, served by the controll
   const stderr = converted.unexpressed.map(unexpressedLine);
 
   beforeAll(async () => {
-    const crds = parseAllDocuments(await readFile(CRDS, 'utf8'))
-      .map((d) => d.toJS() as object | null)
-      .filter((o): o is object => o !== null);
     // Everything but the Ingresses: the Services, slices and Secrets stay, the routes take the Ingresses' place.
     const rest = seed.filter((o) => !['Ingress', 'IngressClass'].includes((o as { kind: string }).kind));
-    cluster = await startCluster([...crds, ...rest, ...converted.objects]);
+    cluster = await startCluster([...gatewayApiCrds(), ...rest, ...converted.objects]);
     await waitFor('the first sync', () => (cluster.actor('nginx')?.context.reloadsOk as number) >= 1, 15_000);
   }, 30_000);
   afterAll(() => cluster?.close());
