@@ -1,6 +1,6 @@
 /**
  * The converted objects against the vendored standard-channel CRDs (deploy/gateway-api/standard-install.yaml, which
- * the CRD branch of issue 20 brings; skipped until it is there): each object checked against its kind's
+ * the test API server serves too; skipped if the file is missing): each object checked against its kind's
  * openAPIV3Schema (types, required fields, enums, patterns, lengths, bounds, item counts, and no field the schema
  * does not know, which the API server would prune). The CEL rules (x-kubernetes-validations) are not evaluated here.
  */
