@@ -7,12 +7,14 @@ import { readManifests } from './render.js';
 
 export const CONVERT_USAGE = `Usage: ingress-actors convert --manifests PATH... [--gateway-class-name NAME] [--no-gateway-class]
           [--gateway-name NAME] [--gateway-namespace NS] [--gateway-controller-name NAME]
+          [--controller-class NAME]
 
 Prints the Gateway API objects (standard channel) that the Ingresses in the YAML manifests (files or folders,
 multi-document; - reads stdin) become: a GatewayClass (unless --no-gateway-class), one Gateway per IngressClass in
 use, its HTTPRoutes and ReferenceGrants. On stderr, one line per annotation or Ingress feature the output does not
-express (or expresses with a difference), as "namespace/name: field: reason". Exit 0 when it converted, 1 when a
-manifest is missing or not valid YAML. The verdict on every annotation: docs/convert.md.`;
+express (or expresses with a difference), as "namespace/name: field: reason". An Ingress whose IngressClass, when
+the manifests hold it, is another controller's than --controller-class (k8s.io/ingress-nginx) is left out. Exit 0
+when it converted, 1 when a manifest is missing or not valid YAML. The verdict on every annotation: docs/convert.md.`;
 
 /** checked checks a name flag with its validator, as a UsageError. */
 function checked(flag: string, value: string | undefined, check: typeof checkObjectName): string | undefined {
@@ -41,6 +43,7 @@ export async function runConvert(
       'gateway-name': { type: 'string' },
       'gateway-namespace': { type: 'string' },
       'gateway-controller-name': { type: 'string' },
+      'controller-class': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     CONVERT_USAGE,
@@ -62,6 +65,7 @@ export async function runConvert(
       defaultConvertOptions.gatewayClassName,
     controllerName,
     emitGatewayClass: !values['no-gateway-class'],
+    controllerClass: values['controller-class'] ?? defaultConvertOptions.controllerClass,
     gatewayName:
       checked('--gateway-name', values['gateway-name'], checkObjectName) ?? defaultConvertOptions.gatewayName,
     ...(gatewayNamespace === undefined ? {} : { gatewayNamespace }),

@@ -34,6 +34,11 @@ export interface ConvertOptions {
   readonly gatewayName: string;
   /** `--gateway-namespace`; absent: the namespace all of its Ingresses share, else `default` */
   readonly gatewayNamespace?: string;
+  /**
+   * `--controller-class`: an Ingress whose IngressClass (when the manifests hold it) names another controller is
+   * left out, as ingress-nginx leaves it
+   */
+  readonly controllerClass: string;
 }
 
 /** defaultConvertOptions are convert's defaults. */
@@ -42,6 +47,7 @@ export const defaultConvertOptions: ConvertOptions = {
   controllerName: 'ingress-actors.io/gateway-controller',
   emitGatewayClass: true,
   gatewayName: 'ingress-actors',
+  controllerClass: 'k8s.io/ingress-nginx',
 };
 
 /** Unexpressed is one thing convert could not say in Gateway API terms, or said with a difference. */
@@ -145,7 +151,8 @@ class Converter {
     this.unexpressed.push({ ingress: owner, field, reason });
   }
 
-  identify(): Ident[] {
+  /** identify reads each Ingress (oldest first) that `ours` keeps: its name, class and settings. */
+  identify(ours: (className: string, owner: string) => boolean): Ident[] {
     const idents: Ident[] = [];
     const sorted = [...this.snapshot.ingresses].sort(
       (a, b) =>
@@ -165,6 +172,8 @@ class Converter {
         );
         continue;
       }
+      const className = classOf(ingress);
+      if (!ours(className, owner)) continue;
       const settings = readSettings(
         ingress,
         namespace.value,
@@ -176,7 +185,7 @@ class Converter {
         namespace: namespace.value,
         name: name.value,
         owner,
-        className: classOf(ingress),
+        className,
         settings,
       });
     }
@@ -524,7 +533,18 @@ function routeName(ingress: string, host: string, several: boolean): string {
  */
 export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = defaultConvertOptions): ConvertResult {
   const c = new Converter(snapshot);
-  const idents = c.identify();
+  const controllers = new Map(snapshot.ingressClasses.map((k) => [k.metadata?.name, k.spec?.controller]));
+  const idents = c.identify((className, owner) => {
+    const controller = controllers.get(className);
+    if (controller === undefined || controller === options.controllerClass) return true;
+    c.report(
+      owner,
+      'spec.ingressClassName',
+      `IngressClass ${show(className)} is another controller's (${show(controller)}, not ` +
+        `${show(options.controllerClass)}); Ingress left out`,
+    );
+    return false;
+  });
   const mains = idents.filter((id) => !isCanaryIngress(id.ingress));
   const drafts = mains.flatMap((id) => c.drafts(id));
   for (const id of idents.filter((i) => isCanaryIngress(i.ingress))) c.foldCanary(id, drafts);
