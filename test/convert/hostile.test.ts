@@ -2,12 +2,13 @@
  * Hostile strings in every field convert reads: it never throws, every object it prints reads back through the
  * Gateway API readers with no refused value (so the model would never have to refuse what convert copied), and no
  * string it prints holds a character the Ingress model's validators keep out of nginx (quotes, `$`, `;`, braces, `#`,
- * `\`, controls), but for RegularExpression paths, which passed the safe regex subset.
+ * `\`, controls), but for RegularExpression paths, which passed the safe regex subset; each line it reports is one
+ * line of printable text.
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { ANNOTATION_PREFIX } from '../../src/model/annotations/types.js';
-import { convertIngresses } from '../../src/model/convert/convert.js';
+import { convertIngresses, unexpressedLine } from '../../src/model/convert/convert.js';
 import { readGateway, readHTTPRoute, readReferenceGrant } from '../../src/model/gateway/index.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { CPU_BOUND_MS } from '../support/timeouts.js';
@@ -189,7 +190,9 @@ it(
             secrets: [],
             configMaps: [{ metadata: { name: 'headers', namespace: 'default' }, data: headers }],
           };
-          const { objects } = convertIngresses(snapshot);
+          const { objects, unexpressed } = convertIngresses(snapshot);
+          // Each report is one line of printable text, whatever the Ingress held.
+          for (const u of unexpressed) expect(unexpressedLine(u)).toMatch(/^[^\u0000-\u001f\u007f]*$/);
           for (const object of objects) {
             if (object.kind === 'Gateway')
               for (const l of readGateway(object)!.listeners) expect(l.invalid, JSON.stringify(object)).toEqual([]);

@@ -154,15 +154,18 @@ class Converter {
   /** identify reads each Ingress (oldest first) that `ours` keeps: its name, class and settings. */
   identify(ours: (className: string, owner: string) => boolean): Ident[] {
     const idents: Ident[] = [];
+    const key = (i: Ingress) => `${i.metadata?.namespace}/${i.metadata?.name}`;
     const sorted = [...this.snapshot.ingresses].sort(
-      (a, b) =>
-        created(a) - created(b) ||
-        `${a.metadata?.namespace}/${a.metadata?.name}`.localeCompare(`${b.metadata?.namespace}/${b.metadata?.name}`),
+      (a, b) => created(a) - created(b) || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0),
     );
     for (const ingress of sorted) {
-      const owner = `${ingress.metadata?.namespace ?? ''}/${ingress.metadata?.name ?? ''}`;
       const namespace = checkDnsLabel(ingress.metadata?.namespace);
       const name = checkObjectName(ingress.metadata?.name);
+      // A name that fails its check is quoted, so that it cannot make a line of its own on stderr.
+      const owner =
+        namespace.ok && name.ok
+          ? `${namespace.value}/${name.value}`
+          : `${show(ingress.metadata?.namespace ?? '')}/${show(ingress.metadata?.name ?? '')}`;
       if (!namespace.ok || !name.ok) {
         const bad = namespace.ok ? name : namespace;
         this.report(

@@ -171,7 +171,12 @@ export function readSettings(
       values.set(key.slice(ANNOTATION_PREFIX.length), value);
   const canary = isCanaryIngress(ingress);
   for (const [key, value] of [...values].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (!KNOWN.has(key)) report(full(key), 'is not an ingress-nginx annotation this controller knows; left out');
+    if (!KNOWN.has(key))
+      // Quoted unless plain: a key from a file may hold anything, a line break included.
+      report(
+        /^[a-z0-9-]{1,100}$/.test(key) ? full(key) : `metadata.annotations[${show(ANNOTATION_PREFIX + key)}]`,
+        'is not an ingress-nginx annotation this controller knows; left out',
+      );
     // A canary's other annotations are ignored by ingress-nginx too (its main Ingress's apply).
     else if (canary && !key.startsWith('canary')) continue;
     else if (!READ_HERE.has(key) && !asksNothing(key, value)) report(full(key), `${convertRule(key).reason}; left out`);
