@@ -122,13 +122,15 @@ export interface NginxConfigSet {
 }
 
 /**
- * PushedTables are what the Lua balancer reads instead of nginx.conf: the backends and the
- * certificates (src/nginx/dynamic-table.ts), each with the version nginx reports back. The
+ * PushedTables are what the Lua balancer reads instead of nginx.conf: the backends, the
+ * certificates and the Gateway API routes (src/model/dynamic-tables.ts), each with the version nginx reports back. The
  * machine compares versions only; the effects push the rest.
  */
 export interface PushedTables {
   readonly backends: { readonly version: string };
   readonly certificates: { readonly version: string };
+  /** the Gateway API routes (optional: a push from before them has none) */
+  readonly routes?: { readonly version: string };
 }
 
 /**

@@ -80,7 +80,11 @@ export function remember(recent: readonly ApplyRecord[], record: ApplyRecord): r
 export function sameTables(a: PushedTables | null, b: PushedTables | null): boolean {
   if (a === b) return true;
   if (!a || !b) return false;
-  return a.backends.version === b.backends.version && a.certificates.version === b.certificates.version;
+  return (
+    a.backends.version === b.backends.version &&
+    a.certificates.version === b.certificates.version &&
+    a.routes?.version === b.routes?.version
+  );
 }
 
 /** DrainInput tells the `drain` actor which process group died and how long its orphans may serve. */

@@ -160,6 +160,12 @@ function _M.balance()
   tried[i] = true
   ctx.ia_tries = ctx.ia_tries + 1
   ctx.ia_peer, ctx.ia_impl = i, impl
+  -- a Gateway route's timeouts (router.lua), in seconds for connect, send and read
+  local timeout = ctx.ia_timeout
+  if timeout ~= nil then
+    local ok, err = ngx_balancer.set_timeouts(timeout, timeout, timeout)
+    if not ok then ngx.log(ngx.WARN, "ingress-actors: could not set the timeouts of ", b.name, ": ", err) end
+  end
   local p = b.endpoints[i]
   local address = p.address
   if address:find(":", 1, true) then address = "[" .. address .. "]" end
@@ -168,7 +174,7 @@ function _M.balance()
     ngx.log(ngx.ERR, "ingress-actors: could not set peer ", address, ":", p.port, " of ", b.name, ": ", err)
     return ngx.exit(ngx.ERROR)
   end
-  if ctx.ia_tries < #b.endpoints then
+  if ctx.ia_tries < #b.endpoints and not ctx.ia_no_retry then
     ngx_balancer.set_more_tries(1)
   end
 end

@@ -73,7 +73,7 @@ local function push(kind, check)
     ngx.log(ngx.ERR, "ingress-actors: could not store the ", kind, " table: ", err)
     return refuse(507, "lua_shared_dict ia_config: " .. tostring(err))
   end
-  local n = #(t.backends or t.certificates)
+  local n = #(t.backends or t.certificates or t.servers)
   ngx.log(ngx.NOTICE, "ingress-actors: ", kind, " table ", t.version, " in force (", n, " entries)")
   return answer(201, cjson.encode({ version = t.version }), true)
 end
@@ -88,6 +88,11 @@ function _M.certificates()
   return push("certificates", validate.certificates)
 end
 
+--- routes handles POST /routes: a RouteTable (the Gateway API's routes, lua/ingress_actors/router.lua).
+function _M.routes()
+  return push("routes", validate.routes)
+end
+
 --- status handles GET /status: the versions nginx holds, null before the first push.
 function _M.status()
   if not allowed("GET") then return end
@@ -95,6 +100,7 @@ function _M.status()
   return answer(200, cjson.encode({
     backends = dict:get("backends_version") or cjson.null,
     certificates = dict:get("certificates_version") or cjson.null,
+    routes = dict:get("routes_version") or cjson.null,
   }), true)
 end
 

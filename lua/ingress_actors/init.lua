@@ -26,6 +26,7 @@ function _M.master()
   require("ingress_actors.balancer")
   require("ingress_actors.certificate")
   require("ingress_actors.control")
+  require("ingress_actors.router")
   -- request metrics' buckets (--time-buckets, --length-buckets, --size-buckets), laid out once for every worker
   require("ingress_actors.monitor").configure(os.getenv("INGRESS_ACTORS_METRIC_BUCKETS"))
 end

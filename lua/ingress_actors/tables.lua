@@ -11,6 +11,7 @@ local dict = ngx.shared.ia_config
 local cache = {
   backends = { version = nil, by_key = {} },
   certificates = { version = nil, by_key = {} },
+  routes = { version = nil, by_key = {} },
 }
 
 local function index(kind, list_field, key_field)
@@ -41,6 +42,11 @@ end
 --- certificate is the pushed ServedCertificate for exactly `host`, or nil.
 function _M.certificate(host)
   return index("certificates", "certificates", "host")[host]
+end
+
+--- route_server is the pushed RouteServer whose key is `key` (`<port>/<hostname or _>`), or nil.
+function _M.route_server(key)
+  return index("routes", "servers", "key")[key]
 end
 
 return _M

@@ -181,4 +181,184 @@ function _M.certificates(body)
   return t
 end
 
+-- Route tables: every string is data the router compares or copies into a header; the checks
+-- below keep them to the characters the controller's validators allow, so nothing else gets by.
+local PATH_TYPES = { Exact = true, PathPrefix = true, RegularExpression = true }
+local VALUE_TYPES = { Exact = true, RegularExpression = true }
+local MODIFIER_TYPES = { ReplaceFullPath = true, ReplacePrefixMatch = true }
+local METHOD_NAMES = { GET = true, HEAD = true, POST = true, PUT = true, DELETE = true, CONNECT = true,
+  OPTIONS = true, TRACE = true, PATCH = true }
+local REDIRECT_CODES = { [301] = true, [302] = true, [303] = true, [307] = true, [308] = true }
+
+-- text is a string of 1..max characters without control characters (0..max when empty_ok)
+local function text(v, max, empty_ok)
+  return type(v) == "string" and #v <= max and (empty_ok or #v >= 1) and not v:find("[%c]")
+end
+
+local function header_name(v)
+  return type(v) == "string" and #v >= 1 and #v <= 256 and v:find("^[%w!#%%&'*+.^_`|~%-]+$") ~= nil
+end
+
+local function hostname(v)
+  return type(v) == "string" and #v >= 1 and #v <= 253 and v:find("^[%w.%-]+$") ~= nil
+end
+
+local function path_value(v)
+  return text(v, 1024) and v:sub(1, 1) == "/"
+end
+
+local function int_in(v, lo, hi)
+  return type(v) == "number" and v == math.floor(v) and v >= lo and v <= hi
+end
+
+local function backend_name(v)
+  return type(v) == "string" and #v <= 255 and v:find("^[%w_.%-]+$") ~= nil
+end
+
+local function value_matches(list, what)
+  if not is_array(list) then return what .. " is not an array" end
+  for i, m in ipairs(list) do
+    if type(m) ~= "table" then return what .. " " .. i .. ": not an object" end
+    local ok, extra = only_keys(m, { type = true, name = true, value = true })
+    if not ok then return what .. " " .. i .. ": unknown field " .. short(extra) end
+    if not VALUE_TYPES[m.type] then return what .. " " .. i .. ": type " .. short(m.type) .. " is not Exact or RegularExpression" end
+    if not header_name(m.name) then return what .. " " .. i .. ": name " .. short(m.name) .. " is not a token" end
+    if not text(m.value, 4096, m.type == "Exact") then return what .. " " .. i .. ": value is not 0..4096 plain characters" end
+  end
+  return nil
+end
+
+local function pairs_list(list, what)
+  if not is_array(list) then return what .. " is not an array" end
+  for i, p in ipairs(list) do
+    if type(p) ~= "table" or not only_keys(p, { name = true, value = true }) then return what .. " " .. i .. ": not {name, value}" end
+    if not header_name(p.name) then return what .. " " .. i .. ": name " .. short(p.name) .. " is not a token" end
+    if not text(p.value, 4096, true) then return what .. " " .. i .. ": value is not 0..4096 plain characters" end
+  end
+  return nil
+end
+
+local function path_modifier(p)
+  if p == nil then return nil end
+  if type(p) ~= "table" or not only_keys(p, { type = true, value = true }) then return "path is not {type, value}" end
+  if not MODIFIER_TYPES[p.type] then return "path type " .. short(p.type) .. " is not ReplaceFullPath or ReplacePrefixMatch" end
+  if not path_value(p.value) then return "path value is not an absolute path" end
+  return nil
+end
+
+local FILTER_KEYS = {
+  RequestHeaderModifier = { type = true, set = true, add = true, remove = true },
+  ResponseHeaderModifier = { type = true, set = true, add = true, remove = true },
+  RequestRedirect = { type = true, scheme = true, hostname = true, port = true, path = true, statusCode = true },
+  URLRewrite = { type = true, hostname = true, path = true },
+  RequestMirror = { type = true, backend = true, percent = true },
+}
+
+local function filter(f)
+  if type(f) ~= "table" then return "not an object" end
+  local keys = FILTER_KEYS[f.type]
+  if not keys then return "type " .. short(f.type) .. " is not a supported filter" end
+  local ok, extra = only_keys(f, keys)
+  if not ok then return "unknown field " .. short(extra) end
+  if f.type == "RequestHeaderModifier" or f.type == "ResponseHeaderModifier" then
+    local why = pairs_list(f.set, "set") or pairs_list(f.add, "add")
+    if why then return why end
+    if not is_array(f.remove) then return "remove is not an array" end
+    for i, n in ipairs(f.remove) do
+      if not header_name(n) then return "remove " .. i .. ": " .. short(n) .. " is not a token" end
+    end
+  elseif f.type == "RequestRedirect" then
+    if f.scheme ~= nil and f.scheme ~= "http" and f.scheme ~= "https" then return "scheme is not http or https" end
+    if f.hostname ~= nil and not hostname(f.hostname) then return "hostname " .. short(f.hostname) .. " is not a host" end
+    if f.port ~= nil and not int_in(f.port, 1, 65535) then return "port is not 1..65535" end
+    if not REDIRECT_CODES[f.statusCode] then return "statusCode is not 301, 302, 303, 307 or 308" end
+    return path_modifier(f.path)
+  elseif f.type == "URLRewrite" then
+    if f.hostname ~= nil and not hostname(f.hostname) then return "hostname " .. short(f.hostname) .. " is not a host" end
+    return path_modifier(f.path)
+  elseif f.type == "RequestMirror" then
+    if f.backend ~= nil and not backend_name(f.backend) then return "backend " .. short(f.backend) .. " is not a name" end
+    if type(f.percent) ~= "number" or f.percent < 0 or f.percent > 100 then return "percent is not 0..100" end
+  end
+  return nil
+end
+
+local function route(r)
+  if type(r) ~= "table" then return "not an object" end
+  local ok, extra = only_keys(r, { route = true, path = true, method = true, headers = true, queryParams = true,
+    filters = true, backends = true, timeouts = true })
+  if not ok then return "unknown field " .. short(extra) end
+  if not text(r.route, 300) then return "route is not a name" end
+  local p = r.path
+  if type(p) ~= "table" or not only_keys(p, { type = true, value = true }) then return "path is not {type, value}" end
+  if not PATH_TYPES[p.type] then return "path type " .. short(p.type) .. " is not Exact, PathPrefix or RegularExpression" end
+  if p.type ~= "RegularExpression" and not path_value(p.value) then return "path value is not an absolute path" end
+  if p.type == "RegularExpression" then
+    if not text(p.value, 1024) then return "path regex is not 1..1024 characters" end
+    local _, _, err = ngx.re.find("", "^(?:" .. p.value .. ")$", "jo")
+    if err then return "path regex does not compile" end
+  end
+  if r.method ~= nil and not METHOD_NAMES[r.method] then return "method " .. short(r.method) .. " is not an HTTP method" end
+  local why = value_matches(r.headers, "header") or value_matches(r.queryParams, "queryParam")
+  if why then return why end
+  for _, list in ipairs({ r.headers, r.queryParams }) do
+    for _, m in ipairs(list) do
+      if m.type == "RegularExpression" then
+        local _, _, err = ngx.re.find("", "^(?:" .. m.value .. ")$", "jo")
+        if err then return "regex of " .. short(m.name) .. " does not compile" end
+      end
+    end
+  end
+  if not is_array(r.filters) then return "filters is not an array" end
+  local mirrors = 0
+  for i, f in ipairs(r.filters) do
+    local why2 = filter(f)
+    if why2 then return "filter " .. i .. ": " .. why2 end
+    if f.type == "RequestMirror" then mirrors = mirrors + 1 end
+  end
+  -- nginx.conf has this many mirror slots per Gateway location (src/model/gateway/read.ts MAX_MIRRORS)
+  if mirrors > 2 then return "more than 2 RequestMirror filters" end
+  if not is_array(r.backends) then return "backends is not an array" end
+  for i, b in ipairs(r.backends) do
+    if type(b) ~= "table" or not only_keys(b, { backend = true, weight = true }) then return "backend " .. i .. ": not {backend, weight}" end
+    if b.backend ~= nil and not backend_name(b.backend) then return "backend " .. i .. ": " .. short(b.backend) .. " is not a name" end
+    if not int_in(b.weight, 0, 1000000) then return "backend " .. i .. ": weight is not 0..1000000" end
+  end
+  local t = r.timeouts
+  if type(t) ~= "table" or not only_keys(t, { request = true, backendRequest = true }) then return "timeouts is not {request, backendRequest}" end
+  for _, k in ipairs({ "request", "backendRequest" }) do
+    if t[k] ~= nil and not int_in(t[k], 0, 400000000) then return "timeouts." .. k .. " is not milliseconds" end
+  end
+  return nil
+end
+
+--- routes decodes and checks a RouteTable; returns the table, or nil and a one-line reason.
+function _M.routes(body)
+  local t = cjson.decode(body)
+  if type(t) ~= "table" then return nil, "the body is not a JSON object" end
+  local ok, extra = only_keys(t, { version = true, servers = true })
+  if not ok then return nil, "unknown field " .. short(extra) end
+  if not _M.version(t.version) then return nil, "version is not 1..128 of [A-Za-z0-9_.:-]" end
+  if not is_array(t.servers) then return nil, "servers is not an array" end
+  local seen = {}
+  for i, s in ipairs(t.servers) do
+    if type(s) ~= "table" then return nil, "server " .. i .. ": not an object" end
+    local key = s.key
+    if type(key) ~= "string" or #key > 260 or not key:find("^%d+/[%w.%-%*_]+$") then
+      return nil, "server " .. i .. ": key " .. short(key) .. " is not <port>/<host>"
+    end
+    if seen[key] then return nil, "server " .. key .. ": named twice" end
+    seen[key] = true
+    local fine, extra2 = only_keys(s, { key = true, port = true, routes = true })
+    if not fine then return nil, "server " .. key .. ": unknown field " .. short(extra2) end
+    if not int_in(s.port, 1, 65535) then return nil, "server " .. key .. ": port is not 1..65535" end
+    if not is_array(s.routes) then return nil, "server " .. key .. ": routes is not an array" end
+    for j, r in ipairs(s.routes) do
+      local why = route(r)
+      if why then return nil, "server " .. key .. " route " .. j .. ": " .. why end
+    end
+  end
+  return t
+end
+
 return _M

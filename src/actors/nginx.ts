@@ -9,6 +9,7 @@ import {
   type BackendTable,
   type CertificateTable,
   type DynamicTables,
+  type RouteTable,
 } from '../model/dynamic-tables.js';
 import type { Logger } from '../log.js';
 import { ConfigFolder, ConfigRefusedError } from '../nginx/apply.js';
@@ -53,6 +54,7 @@ export function portInUse(emerg: string | null, ports: { httpPort: number; https
 export interface TablePusher {
   pushBackends(table: BackendTable): Promise<unknown>;
   pushCertificates(table: CertificateTable): Promise<unknown>;
+  pushRoutes(table: RouteTable): Promise<unknown>;
 }
 
 /** pushTables sends each table whose version differs from what nginx holds, backends first; resolves to `tables`. */
@@ -63,6 +65,8 @@ export async function pushTables(
 ): Promise<DynamicTables> {
   if (pushed?.backends.version !== tables.backends.version) await control.pushBackends(tables.backends);
   if (pushed?.certificates.version !== tables.certificates.version) await control.pushCertificates(tables.certificates);
+  // Routes last: a route names backends, which are then there.
+  if (pushed?.routes?.version !== tables.routes.version) await control.pushRoutes(tables.routes);
   return tables;
 }
 

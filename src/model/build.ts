@@ -31,6 +31,10 @@ import type {
   Server,
 } from './nginx-model.js';
 import type { Ingress, IngressClass, Snapshot } from './snapshot.js';
+import { buildGatewayRoutes, type GatewayRoutes } from './gateway/build.js';
+import type { Condition } from './gateway/types.js';
+import { gatewayInputOf, type GatewayOptions } from './gateway/input.js';
+import { gatewayModel } from './gateway/nginx.js';
 import { buildStream, type StreamOptions } from './stream.js';
 import { CertificateTable } from './tls.js';
 import { checkDnsLabel, checkIp, show } from './validate.js';
@@ -60,6 +64,8 @@ export interface BuildOptions extends ClassOptions, StreamOptions {
    * of the controller's choosing); none when absent
    */
   readonly statusSocket?: string;
+  /** the Gateway API (`--enable-gateway-api`, `--gateway-controller-name`); absent: off */
+  readonly gateway?: GatewayOptions;
 }
 
 /** defaultBuildOptions are ingress-nginx's flag defaults. */
@@ -73,6 +79,9 @@ export const defaultBuildOptions: BuildOptions = Object.freeze({
 
 export { CATCH_ALL, BuildMemo };
 export { secretsRead, type SecretsRead } from './incremental/secrets-read.js';
+
+/** The Ingress default server is default_server on both ports (no Gateway catch-all there). */
+const NO_GATEWAY_DEFAULT = Object.freeze({ http: false, https: false });
 
 /** The maps of `$escaped_request_uri` without Lua: the same for every build. */
 const URI_ESCAPE = uriEscape();
@@ -118,7 +127,56 @@ export function buildModel(
   const files = filesOf(memo, settings.certificates, http.files);
   const extras = globalExtras(settings.config, snapshot.configMaps, options.configMap, options.modules ?? {}, problems);
   const model = modelOf(options, settings, memo, { hosts, http, upstreams, files, extras });
-  return { model: withStream(model, snapshot, options, settings, plans, problems), problems };
+  const streamed = withStream(model, snapshot, options, settings, plans, problems);
+  return { ...withGateway(streamed, snapshot, options, settings, problems), problems };
+}
+
+/**
+ * withGateway runs the Gateway API core once per build (it is small, and made afresh) and, with the Lua balancer,
+ * adds its servers, backends and routes table to the model. Without Lua nothing is served, and each GatewayClass of
+ * ours says why.
+ */
+function withGateway(
+  model: NginxModel,
+  snapshot: Snapshot,
+  options: BuildOptions,
+  settings: Settings,
+  problems: Problem[],
+): { model: NginxModel; gateway: GatewayRoutes | null } {
+  if (!options.gateway) return { model, gateway: null };
+  const routes = buildGatewayRoutes(gatewayInputOf(snapshot, options));
+  problems.push(...routes.problems);
+  if (!options.dynamic) return { model, gateway: withoutLua(routes) };
+  const done = gatewayModel(
+    { model, routes, lookups: settings.changes.lookups, certificates: settings.certificates },
+    problems,
+  );
+  return { model: done.model, gateway: done.routes };
+}
+
+const NO_LUA =
+  'the Gateway API needs the Lua balancer (--dynamic-backends; Debian: libnginx-mod-http-lua lua-cjson), which this ' +
+  'nginx does not have: no Gateway is served';
+
+/**
+ * withoutLua: the Gateway API needs the Lua balancer. Every class of ours is Accepted=False, and its Gateways and
+ * listeners Programmed=False, saying so.
+ */
+function withoutLua(routes: GatewayRoutes): GatewayRoutes {
+  const notProgrammed = (c: Condition): Condition =>
+    c.type === 'Programmed' ? { ...c, status: 'False', reason: 'Invalid', message: NO_LUA } : c;
+  const gatewayClasses = routes.status.gatewayClasses.map((c) => ({
+    ...c,
+    conditions: c.conditions.map((k) =>
+      k.type === 'Accepted' ? { ...k, status: 'False' as const, reason: 'UnsupportedNginx', message: NO_LUA } : k,
+    ),
+  }));
+  const gateways = routes.status.gateways.map((g) => ({
+    ...g,
+    conditions: g.conditions.map(notProgrammed),
+    listeners: g.listeners.map((l) => ({ ...l, conditions: l.conditions.map(notProgrammed) })),
+  }));
+  return { listeners: [], status: { ...routes.status, gatewayClasses, gateways }, problems: routes.problems };
 }
 
 /**
@@ -267,6 +325,8 @@ function modelOf(
   const { defaultServer, named, config: fitted } = serversView(memo, hosts.servers(), settings.config);
   const config = fitted.enableBrotli === extras.config.enableBrotli ? fitted : { ...fitted, enableBrotli: false };
   return {
+    gateway: null,
+    gatewayDefault: NO_GATEWAY_DEFAULT,
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,
     httpsRedirect: `https://$ia_redirect_host${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}$ia_redirect_uri`,

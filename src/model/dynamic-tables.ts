@@ -53,10 +53,88 @@ export interface CertificateTable {
   readonly certificates: readonly ServedCertificate[];
 }
 
-/** DynamicTables are both, as one `nginx.reload` or push carries them. */
+/** RouteHeaderModifier is a RequestHeaderModifier or ResponseHeaderModifier filter's lists. */
+export interface RouteHeaderModifier {
+  readonly set: readonly { readonly name: string; readonly value: string }[];
+  readonly add: readonly { readonly name: string; readonly value: string }[];
+  readonly remove: readonly string[];
+}
+
+/** RoutePathModifier is a redirect's or rewrite's path change. */
+export interface RoutePathModifier {
+  readonly type: 'ReplaceFullPath' | 'ReplacePrefixMatch';
+  readonly value: string;
+}
+
+/** RouteFilterEntry is one filter of a rule, as lua/ingress_actors/router.lua applies it. */
+export type RouteFilterEntry =
+  | ({ readonly type: 'RequestHeaderModifier' } & RouteHeaderModifier)
+  | ({ readonly type: 'ResponseHeaderModifier' } & RouteHeaderModifier)
+  | {
+      readonly type: 'RequestRedirect';
+      readonly scheme?: 'http' | 'https';
+      readonly hostname?: string;
+      readonly port?: number;
+      readonly path?: RoutePathModifier;
+      readonly statusCode: number;
+    }
+  | { readonly type: 'URLRewrite'; readonly hostname?: string; readonly path?: RoutePathModifier }
+  /**
+   * backend: the Backend's name, absent when the mirror's backendRef did not resolve (nothing is mirrored); percent:
+   * the share of requests mirrored (0-100). The n-th mirror of a rule goes through nginx.conf's n-th mirror slot.
+   */
+  | { readonly type: 'RequestMirror'; readonly backend?: string; readonly percent: number };
+
+/** RouteValueMatch is a header or query parameter match. */
+export interface RouteValueMatch {
+  readonly type: 'Exact' | 'RegularExpression';
+  readonly name: string;
+  readonly value: string;
+}
+
+/** RouteEntry is one match of one HTTPRoute rule, in the order the router tries them. */
+export interface RouteEntry {
+  /** `namespace/name#rule` of the HTTPRoute, for logs */
+  readonly route: string;
+  readonly path: { readonly type: 'Exact' | 'PathPrefix' | 'RegularExpression'; readonly value: string };
+  readonly method?: string;
+  readonly headers: readonly RouteValueMatch[];
+  readonly queryParams: readonly RouteValueMatch[];
+  readonly filters: readonly RouteFilterEntry[];
+  /** weighted; a backend without `backend` is one that did not resolve: its share is answered 500 */
+  readonly backends: readonly { readonly backend?: string; readonly weight: number }[];
+  /** milliseconds; absent: not set; 0: no timeout */
+  readonly timeouts: { readonly request?: number; readonly backendRequest?: number };
+}
+
+/** RouteServer is one Gateway server of nginx.conf (one port and hostname) and the routes it tries. */
+export interface RouteServer {
+  /** what nginx.conf sets `$ia_gateway` to in that server: `<port>/<hostname or _>` */
+  readonly key: string;
+  /** the Gateway listener's port, the redirect port when a redirect names neither port nor scheme */
+  readonly port: number;
+  readonly routes: readonly RouteEntry[];
+}
+
+/** RouteTable is what `POST /routes` carries: the Gateway API routes, served by lua/ingress_actors/router.lua. */
+export interface RouteTable {
+  readonly version: string;
+  readonly servers: readonly RouteServer[];
+}
+
+/** An empty RouteTable, pushed when no Gateway route is served. */
+export const EMPTY_ROUTES: RouteTable = Object.freeze({ version: 'empty', servers: [] });
+
+/** routeTableOf gives the servers their version. */
+export function routeTableOf(servers: readonly RouteServer[]): RouteTable {
+  return servers.length === 0 ? EMPTY_ROUTES : { version: versionOf(servers), servers };
+}
+
+/** DynamicTables are all three, as one `nginx.reload` or push carries them. */
 export interface DynamicTables {
   readonly backends: BackendTable;
   readonly certificates: CertificateTable;
+  readonly routes: RouteTable;
 }
 
 /** CONTROL_SOCKET is the control channel's unix socket, relative to the config folder (private to the controller). */
@@ -80,6 +158,7 @@ export class DynamicSplit {
   private lastServers: readonly Server[] | null = null;
   private lastFiles: readonly Certificate[] | null = null;
   private lastCertificates: { table: CertificateTable; files: readonly Certificate[]; digest: string } | null = null;
+  private lastGateway: NginxModel['gateway'] = null;
 
   /** split gives the tables to push, and the model with only the files nginx.conf still names (and their digest). */
   split(model: NginxModel): { model: NginxModel; tables: DynamicTables } {
@@ -87,7 +166,7 @@ export class DynamicSplit {
     const certificates = this.certificatesOf(model);
     return {
       model: { ...model, certificates: certificates.files, filesDigest: certificates.digest },
-      tables: { backends, certificates: certificates.table },
+      tables: { backends, certificates: certificates.table, routes: model.gateway?.routes ?? EMPTY_ROUTES },
     };
   }
 
@@ -110,7 +189,12 @@ export class DynamicSplit {
     digest: string;
   } {
     const servers = [model.defaultServer, ...model.servers];
-    if (this.lastCertificates && model.servers === this.lastServers && model.certificates === this.lastFiles)
+    if (
+      this.lastCertificates &&
+      model.servers === this.lastServers &&
+      model.certificates === this.lastFiles &&
+      model.gateway === this.lastGateway
+    )
       return this.lastCertificates;
     const byFile = new Map(model.certificates.map((c) => [c.file, c]));
     const served = new Set<string>();
@@ -123,10 +207,21 @@ export class DynamicSplit {
       certificates.push({ host: server.host, cert: pem.slice(0, key).trimEnd(), key: pem.slice(key) });
       served.add(server.certificateFile);
     }
+    // A Gateway HTTPS listener's host, unless an Ingress TLS host of that name is in the table already.
+    const hosts = new Set(certificates.map((c) => c.host));
+    for (const server of model.gateway?.servers ?? []) {
+      const pem = server.certificateFile === null ? undefined : byFile.get(server.certificateFile)?.pem;
+      if (!pem || hosts.has(server.host)) continue;
+      const key = pem.lastIndexOf('-----BEGIN ');
+      certificates.push({ host: server.host, cert: pem.slice(0, key).trimEnd(), key: pem.slice(key) });
+      hosts.add(server.host);
+      served.add(server.certificateFile!);
+    }
     served.delete(model.defaultCertificateFile);
     const files = model.certificates.filter((c) => !served.has(c.file));
     this.lastServers = model.servers;
     this.lastFiles = model.certificates;
+    this.lastGateway = model.gateway;
     this.lastCertificates = {
       table: { version: versionOf(certificates), certificates },
       files,
@@ -160,6 +255,8 @@ function versionOf(value: unknown): string {
 export function tablesForReload(next: DynamicTables, previous: DynamicTables | null): DynamicTables {
   if (previous === null) return next;
   const names = new Set(next.backends.backends.map((b) => b.name));
+  const keys = new Set(next.routes.servers.map((s) => s.key));
+  const servers = [...next.routes.servers, ...(previous.routes?.servers ?? []).filter((s) => !keys.has(s.key))];
   const hosts = new Set(next.certificates.certificates.map((c) => c.host));
   const backends = [...next.backends.backends, ...previous.backends.backends.filter((b) => !names.has(b.name))];
   const certificates = [
@@ -175,5 +272,7 @@ export function tablesForReload(next: DynamicTables, previous: DynamicTables | n
       certificates.length === next.certificates.certificates.length
         ? next.certificates
         : { version: `u-${next.certificates.version}`, certificates },
+    routes:
+      servers.length === next.routes.servers.length ? next.routes : { version: `u-${next.routes.version}`, servers },
   };
 }

@@ -4,6 +4,8 @@
  */
 
 import type { UriEscape } from './escape-uri.js';
+import type { GatewayRoutes } from './gateway/build.js';
+import type { RouteTable } from './dynamic-tables.js';
 
 /** Problem is one thing wrong with one object: it names the object and the field. */
 export interface Problem {
@@ -532,7 +534,47 @@ export interface StreamModel {
 }
 
 /** NginxModel is everything render() needs: sorted, validated, free of raw Kubernetes strings. */
+/**
+ * GatewayServer is one nginx server for a (port, hostname) that Gateway listeners serve: one `location /` whose
+ * Lua router picks the route from the pushed `routes` table (src/model/gateway/nginx.ts).
+ */
+export interface GatewayServer {
+  /** the listen address: `8080`, `127.0.0.1:8080`, or `unix:/…` (ssl-passthrough's socket for the https port) */
+  readonly listen: string;
+  readonly ssl: boolean;
+  /** PROXY protocol on this listen (use-proxy-protocol, or the ssl-passthrough socket) */
+  readonly proxyProtocol: boolean;
+  /** the catch-all of a port: default_server there */
+  readonly defaultServer: boolean;
+  /** the effective hostname (`*.example.com` for a wildcard: any number of labels, as nginx's own), `_` for any */
+  readonly host: string;
+  readonly serverName: string;
+  /** `$ia_gateway`: the key of this server's routes in the pushed table */
+  readonly key: string;
+  /** the HTTPS listener's certificate, served from the pushed certificate table; null: the default one */
+  readonly certificateFile: string | null;
+  /**
+   * an HTTPS catch-all's certificate: no SNI name selects it, so nginx.conf names its file (`ssl_certificate`);
+   * null otherwise
+   */
+  readonly fileCertificate: string | null;
+  /** `namespace/name` of the Gateways with a listener here (a comment in nginx.conf) */
+  readonly gateways: readonly string[];
+}
+
+/** GatewayModel is what the Gateway API adds to nginx.conf: its servers, and the routes table pushed to Lua. */
+export interface GatewayModel {
+  readonly servers: readonly GatewayServer[];
+  readonly routes: RouteTable;
+  /** the proxy-headers partial's context for the Gateway locations (Host as the router leaves it) */
+  readonly proxyHeaders: { readonly host: string };
+}
+
 export interface NginxModel {
+  /** the Gateway API's servers (Lua only), or null */
+  readonly gateway: GatewayModel | null;
+  /** a Gateway serves the catch-all on the http / https port: the Ingress default server is not default_server there */
+  readonly gatewayDefault: { readonly http: boolean; readonly https: boolean };
   readonly httpPort: number;
   readonly httpsPort: number;
   /** `address:port` for the listen directives when BuildOptions.listenAddress is set; null listens on all addresses */
@@ -596,4 +638,6 @@ export interface NginxModel {
 export interface BuildResult {
   readonly model: NginxModel;
   readonly problems: readonly Problem[];
+  /** the Gateway API's routes and status (src/model/gateway/), or null when BuildOptions.gateway is absent */
+  readonly gateway: GatewayRoutes | null;
 }

@@ -104,6 +104,14 @@ export interface Snapshot {
   readonly endpointSlices: readonly EndpointSlice[];
   readonly secrets: readonly Secret[];
   readonly configMaps: readonly ConfigMap[];
+  /** Gateway API objects (gateway.networking.k8s.io), untrusted: src/model/gateway/read.ts checks them */
+  readonly gatewayClasses?: readonly KubeObject[];
+  readonly gateways?: readonly KubeObject[];
+  readonly httpRoutes?: readonly KubeObject[];
+  readonly grpcRoutes?: readonly KubeObject[];
+  readonly referenceGrants?: readonly KubeObject[];
+  /** Namespaces, for a listener's allowedRoutes `from: Selector` */
+  readonly namespaces?: readonly KubeObject[];
 }
 
 /** emptySnapshot is a Snapshot with nothing in it. */

@@ -69,6 +69,15 @@ export class CertificateTable {
     return found.certificate;
   }
 
+  /**
+   * anyHost is the certificate of Secret `namespace/name`, checked as forHost checks it but for no host (a Gateway
+   * HTTPS listener without hostname serves it to every name), or the reason it cannot be used.
+   */
+  anyHost(namespace: string, name: string): Certificate | { readonly error: string } {
+    const found = this.check(`${namespace}/${name}`);
+    return 'error' in found ? { error: found.error } : found.certificate;
+  }
+
   /** certificates lists every certificate file nginx.conf names, the default one first, given those the hosts use. */
   certificates(used: Iterable<Certificate>): Certificate[] {
     const named = [...used].filter((c) => c.file !== this.defaultCertificate.file);

@@ -1,11 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
-import { type BackendTable, type CertificateTable, CONTROL_TOKEN_HEADER } from '../model/dynamic-tables.js';
+import {
+  type BackendTable,
+  type CertificateTable,
+  CONTROL_TOKEN_HEADER,
+  type RouteTable,
+} from '../model/dynamic-tables.js';
 
 /** ControlStatus is what `GET /status` reports: the version of each table nginx holds, null before the first push. */
 export interface ControlStatus {
   readonly backends: string | null;
   readonly certificates: string | null;
+  readonly routes: string | null;
 }
 
 /**
@@ -49,6 +55,11 @@ export class ControlChannel {
     return this.push('/certificates', table);
   }
 
+  /** pushRoutes replaces nginx's Gateway API route table; resolves with the version nginx now holds. */
+  async pushRoutes(table: RouteTable): Promise<string> {
+    return this.push('/routes', table);
+  }
+
   /** status asks nginx which table versions it holds. */
   async status(): Promise<ControlStatus> {
     const { status, body } = await this.send('GET', '/status');
@@ -66,7 +77,7 @@ export class ControlChannel {
     return body;
   }
 
-  private async push(path: string, table: BackendTable | CertificateTable): Promise<string> {
+  private async push(path: string, table: BackendTable | CertificateTable | RouteTable): Promise<string> {
     const { status, body } = await this.send('POST', path, JSON.stringify(table));
     if (status !== 201) throw refused(`POST ${path}`, status, body);
     return (JSON.parse(body) as { version: string }).version;

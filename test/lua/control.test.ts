@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ControlChannel, ControlError, newControlToken } from '../../src/nginx/control.js';
-import type { BackendTable } from '../../src/model/dynamic-tables.js';
+import type { BackendTable, RouteTable } from '../../src/model/dynamic-tables.js';
 import { CONTROL_TOKEN_HEADER } from '../../src/model/dynamic-tables.js';
 import { call, type LuaNginx, type Pod, startLuaNginx, startPod } from './harness.js';
 
@@ -45,11 +45,13 @@ afterAll(async () => {
 
 describe('status', () => {
   test('reports null before any push, then each table’s version', async () => {
-    expect(await nginx.control.status()).toEqual({ backends: null, certificates: null });
+    expect(await nginx.control.status()).toEqual({ backends: null, certificates: null, routes: null });
     expect(await nginx.control.pushBackends(good())).toBe('good-1');
-    expect(await nginx.control.status()).toEqual({ backends: 'good-1', certificates: null });
+    expect(await nginx.control.status()).toEqual({ backends: 'good-1', certificates: null, routes: null });
     expect(await nginx.control.pushCertificates({ version: 'certs:1', certificates: [] })).toBe('certs:1');
-    expect(await nginx.control.status()).toEqual({ backends: 'good-1', certificates: 'certs:1' });
+    expect(await nginx.control.status()).toEqual({ backends: 'good-1', certificates: 'certs:1', routes: null });
+    expect(await nginx.control.pushRoutes({ version: 'routes:1', servers: [] })).toBe('routes:1');
+    expect(await nginx.control.status()).toEqual({ backends: 'good-1', certificates: 'certs:1', routes: 'routes:1' });
   });
 });
 
@@ -123,6 +125,70 @@ describe('a bad push', () => {
     if (accepted) await expect(pushed).resolves.toBe('forms');
     else await expect(pushed).rejects.toMatchObject({ status: 400 });
     await nginx.control.pushBackends(good());
+  });
+
+  /** goodRoutes is a route table with one server, one route using every field. */
+  const goodRoutes = (): RouteTable => ({
+    version: 'routes-good',
+    servers: [
+      {
+        key: '80/a.example',
+        port: 80,
+        routes: [
+          {
+            route: 'default/r#0',
+            path: { type: 'PathPrefix', value: '/' },
+            method: 'GET',
+            headers: [{ type: 'Exact', name: 'x-env', value: 'canary' }],
+            queryParams: [{ type: 'RegularExpression', name: 'v', value: '[0-9]+' }],
+            filters: [
+              { type: 'RequestHeaderModifier', set: [{ name: 'x-a', value: 'b' }], add: [], remove: ['x-c'] },
+              { type: 'URLRewrite', hostname: 'b.example', path: { type: 'ReplacePrefixMatch', value: '/x' } },
+              { type: 'RequestMirror', backend: 'default_m_80', percent: 50 },
+            ],
+            backends: [{ backend: 'default_web_80', weight: 1 }, { weight: 1 }],
+            timeouts: { request: 1000 },
+          },
+        ],
+      },
+    ],
+  });
+  type RouteMutation = [string, (route: Record<string, unknown>, server: Record<string, unknown>) => void];
+  const routeMutations: RouteMutation[] = [
+    ['a server key with a space', (_r, s) => (s.key = '80/a b')],
+    ['a server key with a brace', (_r, s) => (s.key = '80/a{')],
+    ['a path type unknown', (r) => (r.path = { type: 'Prefix', value: '/' })],
+    ['a relative path', (r) => (r.path = { type: 'Exact', value: 'x' })],
+    ['a path with a newline', (r) => (r.path = { type: 'Exact', value: '/a\n' })],
+    ['a regex that does not compile', (r) => (r.path = { type: 'RegularExpression', value: '(' })],
+    ['a method unknown', (r) => (r.method = 'BREW')],
+    ['a header name with a colon', (r) => (r.headers = [{ type: 'Exact', name: 'x:y', value: 'a' }])],
+    ['a filter unknown', (r) => (r.filters = [{ type: 'ExtensionRef' }])],
+    ['a redirect status 200', (r) => (r.filters = [{ type: 'RequestRedirect', statusCode: 200 }])],
+    [
+      'a redirect host with a slash',
+      (r) => (r.filters = [{ type: 'RequestRedirect', statusCode: 302, hostname: 'a/b' }]),
+    ],
+    ['a weight below 0', (r) => (r.backends = [{ backend: 'x', weight: -1 }])],
+    ['a backend name with a dollar', (r) => (r.backends = [{ backend: '$x', weight: 1 }])],
+    ['a timeout as text', (r) => (r.timeouts = { request: '1s' })],
+    ['an unknown route field', (r) => (r.extra = true)],
+  ];
+
+  test('a good route table is taken', async () => {
+    expect(await nginx.control.pushRoutes(goodRoutes())).toBe('routes-good');
+  });
+
+  test.each(routeMutations)('a route table with %s is refused with 400, the old one kept', async (what, mutate) => {
+    await nginx.control.pushRoutes(goodRoutes());
+    const table = structuredClone(goodRoutes()) as unknown as { version: string; servers: Record<string, unknown>[] };
+    table.version = 'routes-bad';
+    const server = table.servers[0]!;
+    mutate((server.routes as Record<string, unknown>[])[0]!, server);
+    const err = await nginx.control.pushRoutes(table as unknown as RouteTable).catch((e: unknown) => e);
+    expect(err, what).toBeInstanceOf(ControlError);
+    expect((err as ControlError).status).toBe(400);
+    expect((await nginx.control.status()).routes).toBe('routes-good');
   });
 
   test('the reason names the entry', async () => {

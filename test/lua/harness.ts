@@ -90,6 +90,7 @@ http {
     client_body_in_single_buffer on;
     location = /backends { content_by_lua_block { require("ingress_actors.control").backends() } }
     location = /certificates { content_by_lua_block { require("ingress_actors.control").certificates() } }
+    location = /routes { content_by_lua_block { require("ingress_actors.control").routes() } }
     location = /status { content_by_lua_block { require("ingress_actors.control").status() } }
     location = /metrics { content_by_lua_block { require("ingress_actors.control").metrics() } }
     location / { return 404; }

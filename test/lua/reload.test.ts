@@ -22,7 +22,11 @@ describe('a reload', () => {
     });
     await nginx.control.pushCertificates({ version: 'certs-before', certificates: [] });
     await nginx.reload();
-    expect(await nginx.control.status()).toEqual({ backends: 'before-reload', certificates: 'certs-before' });
+    expect(await nginx.control.status()).toEqual({
+      backends: 'before-reload',
+      certificates: 'certs-before',
+      routes: null,
+    });
     const { statuses, workers } = await tally(nginx, '/to/web/', 20);
     expect(statuses.get(200)).toBe(20);
     expect(workers.size).toBe(2);

@@ -15,7 +15,8 @@ import { buildModel } from '../../src/model/build.js';
 import { configKeys } from '../../src/model/config-map.js';
 import { ALLOWED_DIRECTIVES } from '../../src/model/snippet-policy.js';
 import { checkTlsPair } from '../../src/model/certificate.js';
-import { DynamicSplit } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit, type RouteTable } from '../../src/model/dynamic-tables.js';
+import { CONTROLLER, gateway, gatewayClass, listener, route } from '../gateway/fixtures.js';
 import { checkHost, checkIp } from '../../src/model/validate.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
@@ -80,6 +81,56 @@ beforeAll(async () => {
         data: { auth: Buffer.from('user:{PLAIN}pass\n').toString('base64') },
       },
     ],
+    gatewayClasses: [gatewayClass()],
+    gateways: [
+      gateway([
+        listener('http', { hostname: 'gw.example.com' }),
+        listener('https', {
+          port: 443,
+          protocol: 'HTTPS',
+          hostname: 'gws.example.com',
+          tls: { certificateRefs: [{ name: 'tls' }] },
+        }),
+      ]),
+    ],
+    httpRoutes: [
+      route('r', {
+        rules: [
+          {
+            matches: [
+              {
+                path: { type: 'PathPrefix', value: '/p' },
+                headers: [{ name: 'x-h', value: 'v' }],
+                queryParams: [{ type: 'RegularExpression', name: 'q', value: '[a-z]+' }],
+              },
+            ],
+            filters: [
+              { type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'x-s', value: 'v' }] } },
+              {
+                type: 'URLRewrite',
+                urlRewrite: { hostname: 'in.example.com', path: { type: 'ReplaceFullPath', replaceFullPath: '/f' } },
+              },
+              { type: 'RequestMirror', requestMirror: { backendRef: { name: 'web', port: 80 } } },
+            ],
+            backendRefs: [{ name: 'web', port: 80, weight: 2 }],
+          },
+          {
+            matches: [{ path: { type: 'RegularExpression', value: '/r[0-9]+' } }],
+            filters: [
+              {
+                type: 'RequestRedirect',
+                requestRedirect: {
+                  hostname: 'to.example.com',
+                  path: { type: 'ReplaceFullPath', replaceFullPath: '/t' },
+                },
+              },
+            ],
+          },
+        ],
+      }),
+    ],
+    referenceGrants: [],
+    namespaces: [],
     configMaps: [
       { metadata: { namespace: 'ingress', name: 'config' }, data: {} },
       { metadata: { namespace: 'ingress', name: 'tcp' }, data: { '9000': 'default/web:80:PROXY:PROXY' } },
@@ -232,6 +283,50 @@ const fields: Record<string, Edit> = {
     annotate(s, 0, { 'auth-type': 'basic', 'auth-secret': 'basic' }),
     set(s.secrets[1], ['data', 'auth'], Buffer.from(v).toString('base64'))
   ),
+  ...Object.fromEntries(
+    (
+      [
+        ['gateway listener hostname', ['gateways', 0, 'spec', 'listeners', 0, 'hostname']],
+        ['gateway certificateRef name', ['gateways', 0, 'spec', 'listeners', 1, 'tls', 'certificateRefs', 0, 'name']],
+        ['gateway name', ['gateways', 0, 'metadata', 'name']],
+        ['httproute hostname', ['httpRoutes', 0, 'spec', 'hostnames']],
+        ['httproute path', ['httpRoutes', 0, 'spec', 'rules', 0, 'matches', 0, 'path', 'value']],
+        ['httproute regex path', ['httpRoutes', 0, 'spec', 'rules', 1, 'matches', 0, 'path', 'value']],
+        ['httproute header name', ['httpRoutes', 0, 'spec', 'rules', 0, 'matches', 0, 'headers', 0, 'name']],
+        ['httproute header value', ['httpRoutes', 0, 'spec', 'rules', 0, 'matches', 0, 'headers', 0, 'value']],
+        ['httproute query regex', ['httpRoutes', 0, 'spec', 'rules', 0, 'matches', 0, 'queryParams', 0, 'value']],
+        ['httproute query name', ['httpRoutes', 0, 'spec', 'rules', 0, 'matches', 0, 'queryParams', 0, 'name']],
+        ['httproute method', ['httpRoutes', 0, 'spec', 'rules', 0, 'matches', 0, 'method']],
+        [
+          'httproute set header',
+          ['httpRoutes', 0, 'spec', 'rules', 0, 'filters', 0, 'requestHeaderModifier', 'set', 0, 'value'],
+        ],
+        ['httproute rewrite hostname', ['httpRoutes', 0, 'spec', 'rules', 0, 'filters', 1, 'urlRewrite', 'hostname']],
+        [
+          'httproute rewrite path',
+          ['httpRoutes', 0, 'spec', 'rules', 0, 'filters', 1, 'urlRewrite', 'path', 'replaceFullPath'],
+        ],
+        [
+          'httproute mirror backend',
+          ['httpRoutes', 0, 'spec', 'rules', 0, 'filters', 2, 'requestMirror', 'backendRef', 'name'],
+        ],
+        [
+          'httproute redirect hostname',
+          ['httpRoutes', 0, 'spec', 'rules', 1, 'filters', 0, 'requestRedirect', 'hostname'],
+        ],
+        ['httproute backend name', ['httpRoutes', 0, 'spec', 'rules', 0, 'backendRefs', 0, 'name']],
+        ['httproute timeout', ['httpRoutes', 0, 'spec', 'rules', 0, 'timeouts']],
+      ] as const
+    ).map(([name, path]) => [
+      name,
+      ((s, v) =>
+        set(
+          s,
+          [...path],
+          name === 'httproute hostname' ? [v] : name === 'httproute timeout' ? { request: v } : v,
+        )) as Edit,
+    ]),
+  ),
   'tcp services port': (s, v) => set(s.configMaps[1], ['data'], { [v]: 'default/web:80' }),
   'tcp services reference': (s, v) => set(s.configMaps[1], ['data'], { '9000': v }),
   'udp services reference': (s, v) => set(s.configMaps[2], ['data'], { '9053': v }),
@@ -252,7 +347,43 @@ function build(edit: { field: string; value: string }) {
 const luaOptions = {
   ...options,
   dynamic: { modules: [], packagePath: '/lua/?.lua;;', controlSocket: '/run/ia/control.sock', requestMetrics: true },
+  gateway: { controllerName: CONTROLLER },
 };
+
+/** Plain, what lua/ingress_actors/validate.lua takes for header values, paths and regexes: no control characters. */
+const PLAIN = /^[^\x00-\x1f\x7f]*$/;
+const TOKEN = /^[A-Za-z0-9!#%&'*+.^_`|~-]{1,256}$/;
+const HOSTNAME = /^[A-Za-z0-9.-]{1,253}$/;
+
+/** expectRouteTable checks what validate.routes checks, for the strings a Kubernetes object put there. */
+function expectRouteTable(routes: RouteTable): void {
+  for (const server of routes.servers) {
+    expect(server.key).toMatch(/^\d+\/[A-Za-z0-9.*_-]+$/);
+    for (const r of server.routes) {
+      expect(r.path.value).toMatch(PLAIN);
+      if (r.path.type !== 'RegularExpression') expect(r.path.value.startsWith('/')).toBe(true);
+      for (const m of [...r.headers, ...r.queryParams]) {
+        expect(m.name).toMatch(TOKEN);
+        expect(m.value).toMatch(PLAIN);
+      }
+      for (const f of r.filters) {
+        if (f.type === 'RequestHeaderModifier' || f.type === 'ResponseHeaderModifier') {
+          for (const h of [...f.set, ...f.add]) {
+            expect(h.name).toMatch(TOKEN);
+            expect(h.value).toMatch(PLAIN);
+          }
+          for (const n of f.remove) expect(n).toMatch(TOKEN);
+        }
+        if ((f.type === 'RequestRedirect' || f.type === 'URLRewrite') && f.hostname)
+          expect(f.hostname).toMatch(HOSTNAME);
+        if ((f.type === 'RequestRedirect' || f.type === 'URLRewrite') && f.path)
+          expect(f.path.value).toMatch(/^\/[^\x00-\x1f\x7f]*$/);
+        if (f.type === 'RequestMirror' && f.backend) expect(f.backend).toMatch(UPSTREAM_NAME);
+      }
+      for (const b of r.backends) if (b.backend) expect(b.backend).toMatch(UPSTREAM_NAME);
+    }
+  }
+}
 
 /** buildPushed is build() in Lua mode: the split model's nginx.conf and the tables pushed beside it. */
 function buildPushed(edit: { field: string; value: string }) {
@@ -286,6 +417,7 @@ describe('hostile input, with the Lua balancer', () => {
             expect(Number.isInteger(e.port) && e.port >= 1 && e.port <= 65535, String(e.port)).toBe(true);
           }
         }
+        expectRouteTable(tables.routes);
         for (const c of tables.certificates.certificates) {
           const host = checkHost(c.host.replace(/^\*\./, ''));
           expect(host.ok, c.host).toBe(true);
@@ -300,6 +432,8 @@ describe('hostile input, with the Lua balancer', () => {
     const { tables } = buildPushed({ field: 'endpoint address', value: '127.0.0.1' });
     expect(tables.backends.backends.flatMap((b) => b.endpoints.map((e) => e.address))).toContain('127.0.0.1');
     expect(tables.certificates.certificates.map((c) => c.host)).toEqual(['a.example.com']);
+    // the Gateway's servers are there too (the https listener's certificate does not cover gws.example.com: default)
+    expect(tables.routes.servers.map((s) => s.key)).toEqual(['8080/gw.example.com', '8443/gws.example.com']);
   });
 });
 

@@ -22,6 +22,7 @@ import type {
   RouteFilter,
   RouteGroupKind,
   RouteMatch,
+  RouteTimeouts,
 } from './types.js';
 import { GATEWAY_GROUP } from './types.js';
 
@@ -61,6 +62,9 @@ export interface EffectiveRoute {
   readonly match: RouteMatch;
   readonly filters: readonly RouteFilter[];
   readonly backends: readonly EffectiveBackend[];
+  /** the backends of the rule's RequestMirror filters, in filter order, resolved as backendRefs are */
+  readonly mirrors: readonly EffectiveBackend[];
+  readonly timeouts: RouteTimeouts;
 }
 
 /**
@@ -189,7 +193,21 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
         return resolved;
       }),
     );
-    const firstUnresolved = backends.flat().find((b) => b.kind === 'unresolved');
+    const mirrors = route.rules.map((rule, r) =>
+      rule.filters.flatMap((filter, at) => {
+        if (filter.type !== 'RequestMirror') return [];
+        const resolved = resolveBackend(route, filter.backendRef, ctx);
+        if (resolved.kind === 'unresolved')
+          fail(
+            `spec.rules[${r}].filters[${at}].requestMirror.backendRef`,
+            `${filter.backendRef.kind} ${filter.backendRef.namespace}/${filter.backendRef.name} ${REF_MESSAGES[resolved.reason]}`,
+          );
+        return [resolved];
+      }),
+    );
+    const firstUnresolved = [...backends.flat(), ...mirrors.flat()].find((b) => b.kind === 'unresolved') as
+      | (EffectiveBackend & { kind: 'unresolved' })
+      | undefined;
     // Two parentRefs may select one listener (by name and by port): it counts and serves the route once.
     const attachedHere = new Set<ListenerState>();
     const parents: RouteParentStatus[] = [];
@@ -275,6 +293,8 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
                 match,
                 filters: rule.filters,
                 backends: backends[ruleIndex] ?? [],
+                mirrors: mirrors[ruleIndex] ?? [],
+                timeouts: rule.timeouts,
               });
             }
           }

@@ -37,6 +37,7 @@ import {
   type RouteGroupKind,
   type RouteMatch,
   type RouteRule,
+  type RouteTimeouts,
   type ValueMatch,
 } from './types.js';
 import { checkHeaderValue, checkLabelKey, checkLabelValue, checkQueryParamName } from './values.js';
@@ -265,7 +266,42 @@ function readPathModifier(c: Collector, field: string, raw: unknown, prefixMatch
 
 const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
 
-function readFilter(c: Collector, field: string, raw: unknown, prefixMatch: boolean): RouteFilter | undefined {
+/** MAX_MIRRORS is how many RequestMirror filters a rule may have: nginx.conf has one `mirror` per slot. */
+export const MAX_MIRRORS = 2;
+
+const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
+
+/** readMirrorShare reads `percent` (0-100) or `fraction` (numerator/denominator) as a percentage; 100 when neither. */
+function readMirrorShare(c: Collector, field: string, m: Rec): number | undefined {
+  if (m.percent != null && m.fraction != null) return c.refuse(field, 'percent and fraction cannot both be set');
+  if (m.percent != null) {
+    if (!isInt(m.percent) || m.percent < 0 || m.percent > 100)
+      return c.refuse(`${field}.percent`, `${show(m.percent)} is not 0-100`);
+    return m.percent;
+  }
+  if (m.fraction != null) {
+    const fr = rec(m.fraction);
+    const denominator = fr.denominator ?? 100;
+    if (
+      !isInt(fr.numerator) ||
+      !isInt(denominator) ||
+      fr.numerator < 0 ||
+      denominator < 1 ||
+      fr.numerator > denominator
+    )
+      return c.refuse(`${field}.fraction`, 'needs 0 <= numerator <= denominator, denominator >= 1');
+    return (fr.numerator / denominator) * 100;
+  }
+  return 100;
+}
+
+function readFilter(
+  c: Collector,
+  field: string,
+  raw: unknown,
+  prefixMatch: boolean,
+  namespace: string,
+): RouteFilter | undefined {
   const r = rec(raw);
   switch (r.type) {
     case 'RequestHeaderModifier':
@@ -296,6 +332,15 @@ function readFilter(c: Collector, field: string, raw: unknown, prefixMatch: bool
         statusCode: statusCode ?? 302,
       };
     }
+    case 'RequestMirror': {
+      const f = `${field}.requestMirror`;
+      const m = rec(r.requestMirror);
+      const percent = readMirrorShare(c, f, m);
+      const backendRef = readBackendRef(c, `${f}.backendRef`, { ...rec(m.backendRef), weight: 1 }, namespace);
+      return backendRef === undefined || percent === undefined
+        ? undefined
+        : { type: 'RequestMirror', backendRef, percent };
+    }
     case 'URLRewrite': {
       const f = `${field}.urlRewrite`;
       const u = rec(r.urlRewrite);
@@ -308,7 +353,7 @@ function readFilter(c: Collector, field: string, raw: unknown, prefixMatch: bool
     default:
       return c.refuse(
         `${field}.type`,
-        `${show(r.type)} is not a supported filter (RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite)`,
+        `${show(r.type)} is not a supported filter (RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite, RequestMirror)`,
       );
   }
 }
@@ -343,13 +388,45 @@ function readRule(c: Collector, field: string, raw: unknown, namespace: string):
   const rawMatches = r.matches === undefined ? [{}] : list(r.matches);
   const matches = rawMatches.flatMap((m, i) => readMatch(c, `${field}.matches[${i}]`, m) ?? []);
   const prefixMatch = matches.length > 0 && matches.every((m) => m.path.type === 'PathPrefix');
-  const filters = list(r.filters).flatMap((f, i) => readFilter(c, `${field}.filters[${i}]`, f, prefixMatch) ?? []);
+  const filters = list(r.filters).flatMap(
+    (f, i) => readFilter(c, `${field}.filters[${i}]`, f, prefixMatch, namespace) ?? [],
+  );
   const backendRefs = list(r.backendRefs).flatMap(
     (b, i) => readBackendRef(c, `${field}.backendRefs[${i}]`, b, namespace) ?? [],
   );
   if (filters.some((f) => f.type === 'RequestRedirect') && filters.some((f) => f.type === 'URLRewrite'))
     c.refuse(`${field}.filters`, 'RequestRedirect and URLRewrite cannot be used together');
-  return { matches, filters, backendRefs };
+  if (filters.filter((f) => f.type === 'RequestMirror').length > MAX_MIRRORS)
+    c.refuse(`${field}.filters`, `at most ${MAX_MIRRORS} RequestMirror filters are supported`);
+  return { matches, filters, backendRefs, timeouts: readTimeouts(c, `${field}.timeouts`, r.timeouts) };
+}
+
+/** A Gateway API Duration: one to four `<number><unit>` parts, units h, m, s, ms (GEP-2257). */
+const DURATION = /^([0-9]{1,5}(h|m|s|ms)){1,4}$/;
+const UNIT_MS: Readonly<Record<string, number>> = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1 };
+
+/** checkDuration reads a Gateway API Duration into milliseconds. */
+export function checkDuration(value: unknown): Checked<number> {
+  if (typeof value !== 'string' || !DURATION.test(value))
+    return { ok: false, message: `${show(value)} is not a duration (like 10s, 500ms, 1m30s; units h, m, s, ms)` };
+  let ms = 0;
+  for (const [, amount, unit] of value.matchAll(/([0-9]+)(ms|h|m|s)/g)) ms += Number(amount) * UNIT_MS[unit!]!;
+  return { ok: true, value: ms };
+}
+
+function readTimeouts(c: Collector, field: string, raw: unknown): RouteTimeouts {
+  const t = rec(raw);
+  const request = c.optional(`${field}.request`, t.request, checkDuration);
+  const backendRequest = c.optional(`${field}.backendRequest`, t.backendRequest, checkDuration);
+  // "0s" disables a timeout; the spec wants backendRequest no longer than a set request timeout.
+  if (
+    request !== undefined &&
+    request > 0 &&
+    backendRequest !== undefined &&
+    (backendRequest === 0 || backendRequest > request)
+  )
+    c.refuse(`${field}.backendRequest`, `${show(t.backendRequest)} is longer than request ${show(t.request)}`);
+  return { request, backendRequest };
 }
 
 function readParentRef(c: Collector, field: string, raw: unknown, namespace: string): ParentRef | undefined {

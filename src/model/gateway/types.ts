@@ -132,7 +132,15 @@ export type RouteFilter =
       readonly type: 'URLRewrite';
       readonly hostname: string | undefined;
       readonly path: PathModifier | undefined;
-    };
+    }
+  /** percent: the share of requests mirrored, 0 to 100 (from `percent` or `fraction`; 100 when neither) */
+  | { readonly type: 'RequestMirror'; readonly backendRef: BackendRef; readonly percent: number };
+
+/** RouteTimeouts are a rule's `timeouts`, in milliseconds; undefined: not set; 0: no timeout (the spec's "0s"). */
+export interface RouteTimeouts {
+  readonly request: number | undefined;
+  readonly backendRequest: number | undefined;
+}
 
 export interface BackendRef {
   readonly group: string;
@@ -147,6 +155,7 @@ export interface RouteRule {
   readonly matches: readonly RouteMatch[];
   readonly filters: readonly RouteFilter[];
   readonly backendRefs: readonly BackendRef[];
+  readonly timeouts: RouteTimeouts;
 }
 
 export interface HTTPRoute {

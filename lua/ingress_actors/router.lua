@@ -1,0 +1,232 @@
+-- The Gateway API router (rewrite_by_lua of a Gateway server's `location /`): the server's routes
+-- come from the pushed `routes` table (validate.routes checked their shape) under the key nginx.conf
+-- sets in $ia_gateway; the first whose match fits the request wins, in the table's order (the
+-- controller ordered them by the spec's precedence). Its filters are applied here, a backend is
+-- drawn by weight into $proxy_upstream_name, and balancer.rewrite/balance do the rest. No route:
+-- 404; an unresolved backend's share, or no weight at all: 500.
+local tables = require("ingress_actors.tables")
+
+local _M = {}
+
+local re_find = ngx.re.find
+
+-- regex is true when `value` matches all of `pattern` (the controller's safe subset)
+local function regex(value, pattern)
+  local from = re_find(value, "^(?:" .. pattern .. ")$", "jo")
+  return from ~= nil
+end
+
+-- prefix_of is a PathPrefix value without its trailing slash ("/" stays "/")
+local function prefix_of(p)
+  if #p > 1 and p:sub(-1) == "/" then return p:sub(1, -2) end
+  return p
+end
+
+-- path_matches: Exact, PathPrefix on segment boundaries (/foo: /foo, /foo/, /foo/bar; not /foobar), regex
+local function path_matches(m, uri)
+  if m.type == "Exact" then return uri == m.value end
+  if m.type == "PathPrefix" then
+    local p = prefix_of(m.value)
+    if p == "/" then return true end
+    if uri:sub(1, #p) ~= p then return false end
+    local next_char = uri:sub(#p + 1, #p + 1)
+    return next_char == "" or next_char == "/"
+  end
+  return regex(uri, m.value)
+end
+
+local function value_matches(m, v)
+  if v == nil then return false end
+  if m.type == "Exact" then return v == m.value end
+  return regex(v, m.value)
+end
+
+-- header_value joins repeated headers with "," as one value
+local function header_value(headers, name)
+  local v = headers[name]
+  if type(v) == "table" then return table.concat(v, ",") end
+  return v
+end
+
+-- first_arg is a query parameter's first value ("" for a bare `?name`)
+local function first_arg(args, name)
+  local v = args[name]
+  if type(v) == "table" then v = v[1] end
+  if v == true then return "" end
+  return v
+end
+
+local function matches(r, req)
+  if not path_matches(r.path, req.uri) then return false end
+  if r.method ~= nil and r.method ~= req.method then return false end
+  if #r.headers > 0 then
+    req.headers = req.headers or ngx.req.get_headers(100)
+    for _, m in ipairs(r.headers) do
+      if not value_matches(m, header_value(req.headers, m.name:lower())) then return false end
+    end
+  end
+  if #r.queryParams > 0 then
+    req.args = req.args or ngx.req.get_uri_args(100)
+    for _, m in ipairs(r.queryParams) do
+      if not value_matches(m, first_arg(req.args, m.name)) then return false end
+    end
+  end
+  return true
+end
+
+-- replaced is the path after a ReplaceFullPath or ReplacePrefixMatch of the matched prefix
+local function replaced(mod, r, uri)
+  if mod.type == "ReplaceFullPath" then return mod.value end
+  local rest = uri:sub(#prefix_of(r.path.value) + 1)
+  if r.path.value == "/" then rest = uri end
+  local with = mod.value
+  if with:sub(-1) == "/" and rest:sub(1, 1) == "/" then with = with:sub(1, -2) end
+  local out = with .. rest
+  if out == "" then return "/" end
+  return out
+end
+
+local function modify_request_headers(f)
+  for _, h in ipairs(f.set) do ngx.req.set_header(h.name, h.value) end
+  for _, h in ipairs(f.add) do
+    local old = ngx.req.get_headers(100)[h.name:lower()]
+    if type(old) == "table" then old = table.concat(old, ",") end
+    ngx.req.set_header(h.name, old and (old .. "," .. h.value) or h.value)
+  end
+  for _, n in ipairs(f.remove) do ngx.req.clear_header(n) end
+end
+
+local DEFAULT_PORT = { http = 80, https = 443 }
+
+-- escape_path spells a decoded path for a Location header: what is not a path character becomes %XX
+local function escape_path(path)
+  return (path:gsub("[^%w%-._~/!$&'()*+,;=:@]", function(c) return string.format("%%%02X", c:byte()) end))
+end
+
+local function redirect(f, r, server, uri)
+  local scheme = f.scheme or ngx.var.scheme
+  local host = f.hostname or ngx.var.host
+  local port = f.port
+  if port == nil then
+    -- the spec: the scheme's well-known port when the redirect names a scheme, else the listener's
+    port = f.scheme and DEFAULT_PORT[f.scheme] or server.port
+  end
+  local path = f.path and replaced(f.path, r, uri) or uri
+  local location = scheme .. "://" .. host
+  if port ~= DEFAULT_PORT[scheme] then location = location .. ":" .. port end
+  -- the path is data from the table or nginx's decoded $uri: escape it back for the header
+  location = location .. escape_path(path)
+  local args = ngx.var.args
+  if args ~= nil and args ~= "" then location = location .. "?" .. args end
+  return ngx.redirect(location, f.statusCode)
+end
+
+-- pick draws a backend by weight: nil for an unresolved share or no weight at all
+local function pick(backends)
+  local total = 0
+  for _, b in ipairs(backends) do total = total + b.weight end
+  if total == 0 then return nil end
+  local n = math.random() * total
+  for _, b in ipairs(backends) do
+    if b.weight > 0 then
+      if n < b.weight then return b.backend end
+      n = n - b.weight
+    end
+  end
+  return nil
+end
+
+local seeded = false
+
+--- rewrite picks the route and applies its filters; it answers 404, 500 or a redirect itself.
+function _M.rewrite()
+  if ngx.is_subrequest then return end
+  if not seeded then
+    math.randomseed(ngx.now() * 1000 + ngx.worker.pid())
+    seeded = true
+  end
+  local server = tables.route_server(ngx.var.ia_gateway)
+  if server == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
+  local req = { uri = ngx.var.uri, method = ngx.req.get_method() }
+  local found = nil
+  for _, r in ipairs(server.routes) do
+    if matches(r, req) then
+      found = r
+      break
+    end
+  end
+  if found == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
+  local ctx = ngx.ctx
+  ctx.ia_route = found
+  local mirrors = nil
+  -- an HTTP/1.0 client may send no Host: the backend gets the server's name instead of none
+  if ngx.var.ia_gw_host == "" then ngx.var.ia_gw_host = ngx.var.host end
+  for _, f in ipairs(found.filters) do
+    if f.type == "RequestRedirect" then
+      return redirect(f, found, server, req.uri)
+    elseif f.type == "RequestHeaderModifier" then
+      modify_request_headers(f)
+    elseif f.type == "ResponseHeaderModifier" then
+      ctx.ia_response = ctx.ia_response or {}
+      table.insert(ctx.ia_response, f)
+    elseif f.type == "URLRewrite" then
+      if f.hostname then ngx.var.ia_gw_host = f.hostname end
+      if f.path then ngx.req.set_uri(replaced(f.path, found, req.uri), false) end
+    elseif f.type == "RequestMirror" then
+      -- slot n of nginx.conf's mirrors takes the n-th filter; "-" leaves a slot idle
+      mirrors = mirrors or {}
+      local on = f.backend ~= nil and (f.percent >= 100 or math.random() * 100 < f.percent)
+      mirrors[#mirrors + 1] = on and f.backend or "-"
+    end
+  end
+  if mirrors then
+    ngx.var.ia_mirror = table.concat(mirrors, " ")
+    ngx.var.ia_mirror_uri = ngx.var.request_uri
+  end
+  local t = found.timeouts
+  local ms = t.backendRequest
+  if t.request ~= nil and t.request > 0 and (ms == nil or ms == 0 or ms > t.request) then ms = t.request end
+  if ms ~= nil and ms > 0 then ctx.ia_timeout = ms / 1000 end
+  -- a request timeout bounds the whole answer: no retry on another peer after a timed-out try
+  if t.request ~= nil and t.request > 0 then ctx.ia_no_retry = true end
+  local name = pick(found.backends)
+  if name == nil then
+    return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR)
+  end
+  ngx.var.proxy_upstream_name = name
+end
+
+--- header_filter applies the route's ResponseHeaderModifier filters to the backend's answer.
+function _M.header_filter()
+  local mods = ngx.ctx.ia_response
+  if mods == nil then return end
+  for _, f in ipairs(mods) do
+    for _, h in ipairs(f.set) do ngx.header[h.name] = h.value end
+    for _, h in ipairs(f.add) do
+      local old = ngx.header[h.name]
+      if type(old) == "table" then old = table.concat(old, ",") end
+      ngx.header[h.name] = old and (old .. "," .. h.value) or h.value
+    end
+    for _, n in ipairs(f.remove) do ngx.header[n] = nil end
+  end
+end
+
+--- mirror (rewrite_by_lua of the internal mirror location of slot `slot`) sends the copy to that
+--- mirror's backend, or ends the subrequest at once when the route mirrors nothing there; nginx
+--- drops its answer.
+function _M.mirror(slot)
+  local list = ngx.var.ia_mirror
+  if list == nil or list == "" then return ngx.exit(ngx.HTTP_NO_CONTENT) end
+  local name = nil
+  local i = 0
+  for entry in list:gmatch("%S+") do
+    i = i + 1
+    if i == slot then name = entry end
+  end
+  if name == nil or name == "-" then return ngx.exit(ngx.HTTP_NO_CONTENT) end
+  local b = tables.backend(name)
+  if b == nil or #b.endpoints == 0 then return ngx.exit(ngx.HTTP_NO_CONTENT) end
+  ngx.ctx.ia_backend = b
+end
+
+return _M

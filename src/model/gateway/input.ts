@@ -1,0 +1,24 @@
+/**
+ * gatewayInputOf: the one place a build turns the Snapshot and the flags into the Gateway API core's input. Pure.
+ */
+import type { Snapshot } from '../snapshot.js';
+import type { GatewayInput } from './build.js';
+
+/** GatewayOptions are the flags the Gateway API needs (`--gateway-controller-name`). */
+export interface GatewayOptions {
+  readonly controllerName: string;
+}
+
+/** gatewayInputOf is the core's input from a Snapshot; absent Gateway API lists are empty. */
+export function gatewayInputOf(snapshot: Snapshot, options: { readonly gateway?: GatewayOptions }): GatewayInput {
+  return {
+    controllerName: options.gateway?.controllerName ?? '',
+    gatewayClasses: snapshot.gatewayClasses ?? [],
+    gateways: snapshot.gateways ?? [],
+    httpRoutes: snapshot.httpRoutes ?? [],
+    referenceGrants: snapshot.referenceGrants ?? [],
+    services: snapshot.services,
+    secrets: snapshot.secrets,
+    namespaces: snapshot.namespaces ?? [],
+  };
+}

@@ -1,0 +1,337 @@
+/**
+ * The Gateway API's data path: the listeners buildGatewayRoutes serves → nginx servers (one per port and effective
+ * hostname, each one `location /` asking lua/ingress_actors/router.lua), the Backends their routes name (the same
+ * `<namespace>_<service>_<port>` upstreams as Ingress), and the `routes` table pushed beside backends and
+ * certificates. So a route change is a push; only a new port or hostname changes nginx.conf. Pure.
+ *
+ * A hostname an Ingress names keeps going to the Ingress on the http and https ports (its traffic never moves when
+ * someone adds a route): the Gateway's server for it is not made, with a Problem on each HTTPRoute that loses it.
+ */
+import { BuiltUpstreams, compare, UpstreamTable } from '../backends.js';
+import {
+  type RouteEntry,
+  type RouteFilterEntry,
+  type RouteServer,
+  type RouteValueMatch,
+  routeTableOf,
+} from '../dynamic-tables.js';
+import { type Lookups, TrackedReads } from '../lookups.js';
+import type {
+  BalancedUpstream,
+  Certificate,
+  GatewayModel,
+  GatewayServer,
+  NginxModel,
+  Problem,
+  Upstream,
+} from '../nginx-model.js';
+import type { CertificateTable } from '../tls.js';
+import type {
+  EffectiveBackend,
+  EffectiveRoute,
+  GatewayRoutes,
+  GatewayStatus,
+  ListenerRoutes,
+  RouteParentStatus,
+} from './build.js';
+import { cond } from './listeners.js';
+import type { RouteFilter } from './types.js';
+
+/** GatewayNginxInput is what the data path needs beside the routes: the model so far and the build's lookups. */
+export interface GatewayNginxInput {
+  readonly model: NginxModel;
+  readonly routes: GatewayRoutes;
+  readonly lookups: Lookups;
+  readonly certificates: CertificateTable;
+}
+
+/** The upstream name of a Service port, as Ingress names it (src/model/backends.ts). */
+const upstreamName = (b: { namespace: string; name: string; port: number }) => `${b.namespace}_${b.name}_${b.port}`;
+
+/** Ingress is what the Ingress side holds on the http and https ports. */
+interface IngressHosts {
+  /** host → `namespace/name` of its Ingresses */
+  readonly hosts: ReadonlyMap<string, readonly string[]>;
+  /** the Ingresses with a rule without host, when any (then the catch-all stays theirs) */
+  readonly catchAll: readonly string[];
+}
+
+function ingressHosts(model: NginxModel): IngressHosts {
+  return {
+    hosts: new Map(model.servers.map((s) => [s.host, s.ingresses])),
+    catchAll: model.defaultServer.ingresses,
+  };
+}
+
+/** Slot gathers the listeners of one nginx server: (nginx listen port, hostname). */
+interface Slot {
+  readonly port: number;
+  readonly listenerPort: number;
+  readonly ssl: boolean;
+  readonly hostname: string | null;
+  readonly listeners: ListenerRoutes[];
+  readonly routes: EffectiveRoute[];
+}
+
+/**
+ * gatewayModel adds the Gateway servers and their backends to a finished model (with the Lua balancer only), and
+ * gives the status with the Ingress-vs-HTTPRoute rule applied. Problems go to `problems`.
+ */
+export function gatewayModel(
+  input: GatewayNginxInput,
+  problems: Problem[],
+): { model: NginxModel; routes: GatewayRoutes } {
+  const { model, routes } = input;
+  const ingress = ingressHosts(model);
+  const slots = new Map<string, Slot>();
+  const portProtocol = new Map<number, boolean>([
+    [model.httpPort, false],
+    [model.httpsPort, true],
+  ]);
+  // route key → hostnames it lost to an Ingress / kept
+  const lost = new Map<string, Set<string>>();
+  const kept = new Set<string>();
+  const routeKey = (r: EffectiveRoute) => `${r.route.namespace}/${r.route.name}`;
+  for (const listener of routes.listeners) {
+    const shared = listener.port === 80 || listener.port === 443;
+    const port = listener.port === 80 ? model.httpPort : listener.port === 443 ? model.httpsPort : listener.port;
+    const ssl = listener.protocol === 'HTTPS';
+    const fixed = portProtocol.get(port);
+    if (fixed !== undefined && fixed !== ssl) {
+      problems.push({
+        kind: 'Gateway',
+        namespace: listener.gateway.namespace,
+        name: listener.gateway.name,
+        field: `spec.listeners[${listener.listener}].protocol`,
+        message: `port ${listener.port} is served as ${fixed ? 'HTTPS' : 'HTTP'} by nginx; this listener is not served`,
+      });
+      continue;
+    }
+    portProtocol.set(port, ssl);
+    for (const host of listener.hosts) {
+      const name = host.hostname ?? '_';
+      const owners = shared ? (host.hostname === null ? ingress.catchAll : ingress.hosts.get(name)) : undefined;
+      if (owners !== undefined && owners.length > 0) {
+        for (const r of host.routes) {
+          if (r.hostname !== host.hostname) continue;
+          const set = lost.get(routeKey(r)) ?? new Set();
+          lost.set(routeKey(r), set);
+          if (!set.has(name)) {
+            set.add(name);
+            problems.push({
+              kind: 'HTTPRoute',
+              namespace: r.route.namespace,
+              name: r.route.name,
+              field: 'spec.hostnames',
+              message: `host ${name === '_' ? '(any)' : name} on port ${listener.port} is served by Ingress ${owners.join(', ')}; this route is not served for it`,
+            });
+          }
+        }
+        continue;
+      }
+      for (const r of host.routes) if (r.hostname === host.hostname) kept.add(routeKey(r));
+      const key = `${port}/${name}`;
+      const slot = slots.get(key) ?? {
+        port,
+        listenerPort: listener.port,
+        ssl,
+        hostname: host.hostname,
+        listeners: [],
+        routes: [],
+      };
+      slots.set(key, slot);
+      slot.listeners.push(listener);
+      slot.routes.push(...host.routes);
+    }
+  }
+  // Slots made from the same listeners twice (a port and hostname two Gateways share) serve each route once.
+  const ordered = [...slots.entries()].sort(([a, x], [b, y]) => x.port - y.port || compare(a, b));
+  const backends = new UpstreamTable(new TrackedReads(input.lookups), keepEmpty());
+  const resolveAll = (bs: readonly (EffectiveBackend | null)[]) => {
+    for (const b of bs)
+      if (b?.kind === 'service')
+        backends.resolve(b.namespace, { service: { name: b.name, port: { number: b.port } } }, 'backendRefs', () => {});
+  };
+  const servers: GatewayServer[] = [];
+  let [defaultHttp, defaultHttps] = [false, false];
+  const routeServers: RouteServer[] = [];
+  const certificates: Certificate[] = [];
+  for (const [key, slot] of ordered) {
+    resolveAll(slot.routes.flatMap((r) => [...r.backends, ...r.mirrors]));
+    const host = slot.hostname ?? '_';
+    const certificateFile = slot.ssl ? certificateOf(slot, input, problems) : null;
+    if (certificateFile) certificates.push(certificateFile);
+    const pushed = slot.hostname !== null ? (certificateFile?.file ?? null) : null;
+    if (slot.hostname === null && slot.port === model.httpPort) defaultHttp = true;
+    if (slot.hostname === null && slot.port === model.httpsPort) defaultHttps = true;
+    servers.push({
+      listen: listenOf(model, slot),
+      ssl: slot.ssl,
+      proxyProtocol:
+        model.config.useProxyProtocol || (slot.ssl && slot.port === model.httpsPort && !!model.httpsSocket),
+      defaultServer: slot.hostname === null,
+      host,
+      serverName: slot.hostname ?? '',
+      key,
+      certificateFile: pushed,
+      fileCertificate: slot.hostname === null ? (certificateFile?.file ?? null) : null,
+      gateways: [...new Set(slot.listeners.map((l) => `${l.gateway.namespace}/${l.gateway.name}`))].sort(compare),
+    });
+    routeServers.push({ key, port: slot.listenerPort, routes: dedupe(slot.routes).map(entryOf) });
+  }
+  const gateway: GatewayModel = {
+    servers,
+    routes: routeTableOf(routeServers),
+    proxyHeaders: { host: '$ia_gw_host' },
+  };
+  const known = new Set(model.upstreams.map((u) => u.name));
+  const added: BalancedUpstream[] = [...backends.used.values()]
+    .filter((u: Upstream) => !known.has(u.name))
+    .map((u) => ({ ...u, hashKey: null, leastConn: false }));
+  const upstreams =
+    added.length === 0 ? model.upstreams : [...model.upstreams, ...added].sort((a, b) => compare(a.name, b.name));
+  const files = new Set(model.certificates.map((c) => c.file));
+  const extra = certificates.filter((c) => !files.has(c.file) && files.add(c.file));
+  return {
+    model: {
+      ...model,
+      gateway,
+      gatewayDefault: { http: defaultHttp, https: defaultHttps },
+      upstreams,
+      certificates: extra.length === 0 ? model.certificates : [...model.certificates, ...extra],
+    },
+    routes: withLostHosts(routes, lost, kept),
+  };
+}
+
+/** keepEmpty: Gateway backends without endpoints are still Backends (the balancer answers 503 for them). */
+function keepEmpty(): BuiltUpstreams {
+  const built = new BuiltUpstreams();
+  built.keepEmpty = true;
+  return built;
+}
+
+/** listenOf spells a slot's listen address as the Ingress servers do on the shared ports. */
+function listenOf(model: NginxModel, slot: Slot): string {
+  if (slot.ssl && slot.port === model.httpsPort && model.httpsSocket) return `unix:${model.httpsSocket}`;
+  if (model.listen === null) return String(slot.port);
+  const host = model.listen.http.slice(0, model.listen.http.lastIndexOf(':'));
+  return `${host}:${slot.port}`;
+}
+
+/** certificateOf is the certificate of the first listener of the slot that names a usable one. */
+function certificateOf(slot: Slot, input: GatewayNginxInput, problems: Problem[]): Certificate | null {
+  for (const listener of slot.listeners) {
+    for (const ref of listener.certificates) {
+      let failed = false;
+      const report = (message: string) => {
+        failed = true;
+        problems.push({
+          kind: 'Gateway',
+          namespace: listener.gateway.namespace,
+          name: listener.gateway.name,
+          field: `spec.listeners[${listener.listener}].tls.certificateRefs`,
+          message,
+        });
+      };
+      if (slot.hostname === null) {
+        const found = input.certificates.anyHost(ref.namespace, ref.name);
+        if ('error' in found) report(`${found.error}; using the default certificate`);
+        else return found;
+        continue;
+      }
+      const found = input.certificates.forHost(ref.namespace, ref.name, slot.hostname, 'tls', (_field, message) =>
+        report(message),
+      );
+      if (!failed && found.file !== input.certificates.defaultCertificate.file) return found;
+    }
+  }
+  return null;
+}
+
+function dedupe(routes: readonly EffectiveRoute[]): EffectiveRoute[] {
+  const seen = new Set<string>();
+  return routes.filter((r) => {
+    const k = `${r.route.namespace}/${r.route.name}/${r.hostname}/${r.ruleIndex}/${r.matchIndex}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+const withoutUndefined = <T extends object>(o: T): T =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+
+function filterOf(f: RouteFilter, mirror: EffectiveBackend | undefined): RouteFilterEntry {
+  switch (f.type) {
+    case 'RequestHeaderModifier':
+    case 'ResponseHeaderModifier':
+      return { type: f.type, set: f.modifier.set, add: f.modifier.add, remove: f.modifier.remove };
+    case 'RequestRedirect':
+      return withoutUndefined({
+        type: f.type,
+        scheme: f.scheme,
+        hostname: f.hostname,
+        port: f.port,
+        path: f.path,
+        statusCode: f.statusCode,
+      });
+    case 'URLRewrite':
+      return withoutUndefined({ type: f.type, hostname: f.hostname, path: f.path });
+    case 'RequestMirror':
+      return mirror?.kind === 'service'
+        ? { type: f.type, backend: upstreamName(mirror), percent: f.percent }
+        : { type: f.type, percent: f.percent };
+  }
+}
+
+/** filtersOf gives each RequestMirror its resolved backend (they are in filter order). */
+function filtersOf(r: EffectiveRoute): RouteFilterEntry[] {
+  let mirror = 0;
+  return r.filters.map((f) => filterOf(f, f.type === 'RequestMirror' ? r.mirrors[mirror++] : undefined));
+}
+
+function entryOf(r: EffectiveRoute): RouteEntry {
+  const values = (list: readonly RouteValueMatch[]) => list.map(({ type, name, value }) => ({ type, name, value }));
+  return withoutUndefined({
+    route: `${r.route.namespace}/${r.route.name}#${r.ruleIndex}`,
+    path: r.match.path,
+    method: r.match.method,
+    headers: values(r.match.headers),
+    queryParams: values(r.match.queryParams),
+    filters: filtersOf(r),
+    backends: r.backends.map((b) =>
+      b.kind === 'service' ? { backend: upstreamName(b), weight: b.weight } : { weight: b.weight },
+    ),
+    timeouts: withoutUndefined({ request: r.timeouts.request, backendRequest: r.timeouts.backendRequest }),
+  });
+}
+
+/**
+ * withLostHosts marks a route's parents Accepted=False (NoMatchingListenerHostname) when every hostname it was served
+ * through went to Ingresses; a route that keeps any hostname stays accepted (its Problem names the hosts it lost).
+ */
+function withLostHosts(routes: GatewayRoutes, lost: Map<string, Set<string>>, kept: Set<string>): GatewayRoutes {
+  const gone = [...lost.keys()].filter((k) => !kept.has(k));
+  if (gone.length === 0) return routes;
+  const goneSet = new Set(gone);
+  const httpRoutes: GatewayStatus['httpRoutes'] = routes.status.httpRoutes.map((r) => {
+    if (!goneSet.has(`${r.namespace}/${r.name}`)) return r;
+    const parents: RouteParentStatus[] = r.parents.map((p) => ({
+      ...p,
+      conditions: p.conditions.map((c) =>
+        c.type === 'Accepted' && c.status === 'True'
+          ? cond(
+              'Accepted',
+              false,
+              'NoMatchingListenerHostname',
+              `every hostname is served by an Ingress (${[...(lost.get(`${r.namespace}/${r.name}`) ?? [])].join(', ')})`,
+              c.observedGeneration,
+            )
+          : c,
+      ),
+    }));
+    return { ...r, parents };
+  });
+  return { ...routes, status: { ...routes.status, httpRoutes } };
+}

@@ -1,0 +1,516 @@
+/**
+ * Gateway API routes through the real nginx and the Lua router: a Snapshot with GatewayClass, Gateway, HTTPRoutes,
+ * Services and EndpointSlices is built with the Lua balancer, rendered with the real template, and nginx gets the
+ * pushed tables as the controller pushes them. Pods are small HTTP servers on 127.0.0.2-4 that answer with their
+ * name, the path and the headers they got.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
+import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, DynamicSplit, type DynamicTables } from '../../src/model/dynamic-tables.js';
+import type { Snapshot } from '../../src/model/snapshot.js';
+import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
+import { writeConfigSet } from '../../src/nginx/files.js';
+import { LUA_FOLDER } from '../../src/nginx/lua.js';
+import { loadTemplate } from '../../src/render/load.js';
+import { render } from '../../src/render/render.js';
+import { issueCertificate } from '../../src/tls/issue.js';
+import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
+import { freePort, get, type Reply } from '../support/net.js';
+import { startNginx, type RunningNginx } from '../support/nginx.js';
+import { CONTROLLER, gateway, gatewayClass, listener, route } from './fixtures.js';
+
+interface Pod {
+  readonly name: string;
+  readonly ip: string;
+  readonly port: number;
+  hits: number;
+  /** the last request it got: path and headers */
+  last: { path?: string; headers: Record<string, unknown> } | null;
+  close(): Promise<void>;
+}
+
+/** startPod answers every request with JSON: its name, the method, the path with query, and the headers. */
+async function startPod(name: string, ip: string): Promise<Pod> {
+  const server: Server = createServer((req, res) => {
+    pod.hits++;
+    pod.last = { path: req.url, headers: req.headers };
+    res.setHeader('content-type', 'application/json');
+    res.setHeader('x-from-backend', 'yes');
+    // `/slow…` answers after 600 ms, for the route timeouts
+    const delay = req.url?.startsWith('/slow') ? 600 : 0;
+    setTimeout(
+      () => res.end(JSON.stringify({ backend: name, method: req.method, path: req.url, headers: req.headers })),
+      delay,
+    );
+  });
+  await new Promise<void>((done) => server.listen(0, ip, done));
+  const pod: Pod = {
+    name,
+    ip,
+    port: (server.address() as AddressInfo).port,
+    hits: 0,
+    last: null,
+    close: () =>
+      new Promise((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
+  };
+  return pod;
+}
+
+const pods: Record<string, Pod> = {};
+let dir: string;
+let nginx: RunningNginx;
+let control: ControlChannel;
+let options: BuildOptions;
+let split: DynamicSplit;
+let pushed: DynamicTables | null = null;
+let objects: Record<string, unknown>[];
+let certPem: string;
+const template = await loadTemplate();
+
+const svc = (name: string, pod: Pod) => serviceWithEndpoints(name, [{ ip: pod.ip, port: pod.port }]);
+const backend = (name: string, weight?: number) => ({ name, port: 80, ...(weight === undefined ? {} : { weight }) });
+const path = (type: string, value: string) => ({ path: { type, value } });
+
+function routes() {
+  return [
+    route('paths', {
+      hostnames: ['paths.test'],
+      rules: [
+        { matches: [path('PathPrefix', '/prefix')], backendRefs: [backend('b')] },
+        { matches: [path('Exact', '/prefix/exact')], backendRefs: [backend('a')] },
+        { matches: [path('RegularExpression', '/re/[0-9]+')], backendRefs: [backend('a')] },
+        { matches: [{ ...path('PathPrefix', '/m'), method: 'POST' }], backendRefs: [backend('b')] },
+        { matches: [path('PathPrefix', '/m')], backendRefs: [backend('a')] },
+        {
+          matches: [{ ...path('PathPrefix', '/h'), headers: [{ name: 'X-Env', value: 'canary' }] }],
+          backendRefs: [backend('b')],
+        },
+        {
+          matches: [
+            { ...path('PathPrefix', '/h'), headers: [{ type: 'RegularExpression', name: 'x-env', value: 'st[a-z]+' }] },
+          ],
+          backendRefs: [backend('c')],
+        },
+        { matches: [path('PathPrefix', '/h')], backendRefs: [backend('a')] },
+        {
+          matches: [{ ...path('PathPrefix', '/q'), queryParams: [{ name: 'v', value: '2' }] }],
+          backendRefs: [backend('b')],
+        },
+        { matches: [path('PathPrefix', '/q')], backendRefs: [backend('a')] },
+      ],
+    }),
+    route('filters', {
+      hostnames: ['filters.test'],
+      rules: [
+        {
+          matches: [path('PathPrefix', '/headers')],
+          filters: [
+            {
+              type: 'RequestHeaderModifier',
+              requestHeaderModifier: {
+                set: [{ name: 'X-Set', value: 'set' }],
+                add: [{ name: 'X-Add', value: 'added' }],
+                remove: ['X-Remove'],
+              },
+            },
+            {
+              type: 'ResponseHeaderModifier',
+              responseHeaderModifier: { set: [{ name: 'X-Resp', value: 'r' }], remove: ['X-From-Backend'] },
+            },
+          ],
+          backendRefs: [backend('a')],
+        },
+        {
+          matches: [path('PathPrefix', '/old')],
+          filters: [
+            {
+              type: 'RequestRedirect',
+              requestRedirect: {
+                scheme: 'https',
+                hostname: 'elsewhere.test',
+                path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/new' },
+                statusCode: 301,
+              },
+            },
+          ],
+        },
+        {
+          matches: [path('PathPrefix', '/port')],
+          filters: [{ type: 'RequestRedirect', requestRedirect: { port: 8081 } }],
+        },
+        {
+          matches: [path('PathPrefix', '/rewrite')],
+          filters: [
+            {
+              type: 'URLRewrite',
+              urlRewrite: {
+                hostname: 'rewritten.test',
+                path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/inner' },
+              },
+            },
+          ],
+          backendRefs: [backend('a')],
+        },
+        {
+          matches: [path('Exact', '/full')],
+          filters: [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplaceFullPath', replaceFullPath: '/x/y' } } }],
+          backendRefs: [backend('a')],
+        },
+        {
+          matches: [path('PathPrefix', '/mirror')],
+          filters: [
+            { type: 'RequestMirror', requestMirror: { backendRef: { name: 'm', port: 80 } } },
+            { type: 'RequestMirror', requestMirror: { backendRef: { name: 'm2', port: 80 } } },
+            {
+              type: 'RequestHeaderModifier',
+              requestHeaderModifier: { set: [{ name: 'X-Mirrored', value: 'yes' }] },
+            },
+          ],
+          backendRefs: [backend('a')],
+        },
+        {
+          matches: [path('PathPrefix', '/never')],
+          filters: [
+            { type: 'RequestMirror', requestMirror: { backendRef: { name: 'm', port: 80 }, percent: 0 } },
+            {
+              type: 'RequestMirror',
+              requestMirror: { backendRef: { name: 'm2', port: 80 }, fraction: { numerator: 0 } },
+            },
+          ],
+          backendRefs: [backend('a')],
+        },
+      ],
+    }),
+    route('weights', {
+      hostnames: ['weights.test'],
+      rules: [
+        { matches: [path('PathPrefix', '/zero')], backendRefs: [backend('a', 0), backend('b', 0)] },
+        { matches: [path('PathPrefix', '/none')] },
+        { matches: [path('PathPrefix', '/missing')], backendRefs: [backend('nowhere')] },
+        { matches: [path('PathPrefix', '/')], backendRefs: [backend('a', 3), backend('b', 1), backend('c', 0)] },
+      ],
+    }),
+    route('timeouts', {
+      hostnames: ['timeouts.test'],
+      rules: [
+        { matches: [path('PathPrefix', '/slow/request')], timeouts: { request: '200ms' }, backendRefs: [backend('a')] },
+        {
+          matches: [path('PathPrefix', '/slow/backend')],
+          timeouts: { request: '10s', backendRequest: '200ms' },
+          backendRefs: [backend('a')],
+        },
+        { matches: [path('PathPrefix', '/slow/long')], timeouts: { request: '5s' }, backendRefs: [backend('a')] },
+      ],
+    }),
+    route('mixed', { hostnames: ['ingress.test', 'gw.test'], rules: [{ backendRefs: [backend('b')] }] }),
+    route('catch', {
+      parentRefs: [{ name: 'gw', sectionName: 'http' }],
+      rules: [{ matches: [path('PathPrefix', '/catch-all')], backendRefs: [backend('b')] }],
+    }),
+    route('wild', { hostnames: ['*.wild.test'], rules: [{ backendRefs: [backend('c')] }] }),
+    route('any-tls', {
+      parentRefs: [{ name: 'gw', sectionName: 'https-any' }],
+      rules: [{ backendRefs: [backend('b')] }],
+    }),
+    route('secure', {
+      hostnames: ['secure.test'],
+      parentRefs: [{ name: 'gw', sectionName: 'https' }],
+      rules: [{ backendRefs: [backend('c')] }],
+    }),
+  ];
+}
+
+function snapshot(): Snapshot {
+  const base = snapshotOf(objects as { kind?: string }[]);
+  const of = (kind: string) => objects.filter((o) => o.kind === kind);
+  return {
+    ...base,
+    gatewayClasses: of('GatewayClass'),
+    gateways: of('Gateway'),
+    httpRoutes: of('HTTPRoute'),
+    referenceGrants: [],
+    namespaces: [{ kind: 'Namespace', metadata: { name: 'default' } }],
+  };
+}
+
+/** apply builds, renders and pushes as the controller does; it reports whether nginx.conf changed. */
+let lastText = '';
+async function apply(): Promise<{ changed: boolean; problems: string[]; tables: DynamicTables }> {
+  const result = buildModel(snapshot(), options);
+  const { model, tables } = split.split(result.model);
+  const text = render(model, template);
+  const changed = text !== lastText;
+  if (changed) {
+    await writeConfigSet(dir, text, model.certificates);
+    if (lastText !== '') throw new Error('this test does not reload');
+    lastText = text;
+  }
+  return { changed, problems: result.problems.map((p) => `${p.kind} ${p.name} ${p.field}: ${p.message}`), tables };
+}
+
+async function push(tables: DynamicTables): Promise<void> {
+  if (pushed?.backends.version !== tables.backends.version) await control.pushBackends(tables.backends);
+  if (pushed?.certificates.version !== tables.certificates.version) await control.pushCertificates(tables.certificates);
+  if (pushed?.routes.version !== tables.routes.version) await control.pushRoutes(tables.routes);
+  pushed = tables;
+}
+
+let port: number;
+let tlsPort: number;
+let problems: string[] = [];
+
+beforeAll(async () => {
+  pods.a = await startPod('a', '127.0.0.2');
+  pods.b = await startPod('b', '127.0.0.3');
+  pods.c = await startPod('c', '127.0.0.3');
+  pods.m = await startPod('m', '127.0.0.4');
+  pods.m2 = await startPod('m2', '127.0.0.4');
+  pods.legacy = await startPod('legacy', '127.0.0.2');
+  dir = await mkdtemp(join(tmpdir(), 'ia-gw-'));
+  await chmod(dir, 0o755);
+  [port, tlsPort] = [await freePort(), await freePort()];
+  const token = newControlToken();
+  process.env[CONTROL_TOKEN_ENV] = token;
+  const modules = '/usr/lib/nginx/modules';
+  options = {
+    ...defaultBuildOptions,
+    httpPort: port,
+    httpsPort: tlsPort,
+    listenAddress: '127.0.0.1',
+    dynamic: {
+      modules: [join(modules, 'ndk_http_module.so'), join(modules, 'ngx_http_lua_module.so')],
+      packagePath: `${LUA_FOLDER}/?.lua;;`,
+      controlSocket: join(dir, CONTROL_SOCKET),
+      requestMetrics: false,
+    },
+    gateway: { controllerName: CONTROLLER },
+  };
+  const cert = await issueCertificate({ commonName: 'secure.test', dnsNames: ['secure.test'] });
+  certPem = cert.certPem;
+  const anyCert = await issueCertificate({ commonName: 'any.test', dnsNames: ['any.test'] });
+  objects = [
+    ingressClass(),
+    ingress('legacy', { 'ingress.test': [{ path: '/', service: 'legacy' }] }),
+    ...svc('legacy', pods.legacy!),
+    ...svc('a', pods.a!),
+    ...svc('b', pods.b!),
+    ...svc('c', pods.c!),
+    ...svc('m', pods.m!),
+    ...svc('m2', pods.m2!),
+    tlsSecret('gw-cert', cert.certPem, cert.keyPem),
+    tlsSecret('any-cert', anyCert.certPem, anyCert.keyPem),
+    gatewayClass(),
+    gateway([
+      listener('http', { allowedRoutes: { namespaces: { from: 'All' } } }),
+      listener('https', {
+        port: 443,
+        protocol: 'HTTPS',
+        hostname: 'secure.test',
+        tls: { certificateRefs: [{ name: 'gw-cert' }] },
+      }),
+      listener('https-any', { port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'any-cert' }] } }),
+    ]),
+    ...routes(),
+  ] as Record<string, unknown>[];
+  split = new DynamicSplit();
+  const first = await apply();
+  problems = first.problems;
+  nginx = await startNginx(dir, port);
+  control = new ControlChannel(join(dir, CONTROL_SOCKET), token);
+  await push(first.tables);
+}, 60_000);
+
+afterAll(async () => {
+  await nginx?.stop();
+  await Promise.all(Object.values(pods).map((p) => p.close()));
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+interface Echo {
+  backend?: string;
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+}
+
+async function send(
+  host: string,
+  p: string,
+  extra: { method?: string; headers?: Record<string, string> } = {},
+): Promise<Reply & { echo: Echo }> {
+  const reply = await get({ host, path: p, port, ...extra });
+  let echo: Echo = {};
+  try {
+    echo = JSON.parse(reply.body) as Echo;
+  } catch {
+    /* not a pod's answer */
+  }
+  return { ...reply, echo };
+}
+
+const backendOf = async (host: string, p: string, extra = {}) => {
+  const r = await send(host, p, extra);
+  return r.status === 200 ? r.echo.backend : r.status;
+};
+
+describe('Gateway API routes through nginx and the Lua router', () => {
+  it('matches paths: Exact before PathPrefix, PathPrefix on segment boundaries, RegularExpression anchored', async () => {
+    expect(await backendOf('paths.test', '/prefix/exact')).toBe('a');
+    expect(await backendOf('paths.test', '/prefix/exact/more')).toBe('b');
+    expect(await backendOf('paths.test', '/prefix')).toBe('b');
+    expect(await backendOf('paths.test', '/prefix/')).toBe('b');
+    expect(await backendOf('paths.test', '/prefix/x')).toBe('b');
+    expect(await backendOf('paths.test', '/prefixx')).toBe(404);
+    expect(await backendOf('paths.test', '/re/42')).toBe('a');
+    expect(await backendOf('paths.test', '/re/42x')).toBe(404);
+    expect(await backendOf('paths.test', '/nothing')).toBe(404);
+  });
+
+  it('matches methods, headers (names in any case, Exact and RegularExpression) and query parameters', async () => {
+    expect(await backendOf('paths.test', '/m', { method: 'POST' })).toBe('b');
+    expect(await backendOf('paths.test', '/m')).toBe('a');
+    expect(await backendOf('paths.test', '/h', { headers: { 'x-env': 'canary' } })).toBe('b');
+    expect(await backendOf('paths.test', '/h', { headers: { 'X-ENV': 'stable' } })).toBe('c');
+    expect(await backendOf('paths.test', '/h', { headers: { 'x-env': 'stable1' } })).toBe('a');
+    expect(await backendOf('paths.test', '/h')).toBe('a');
+    expect(await backendOf('paths.test', '/q?v=2')).toBe('b');
+    expect(await backendOf('paths.test', '/q?v=2&v=3')).toBe('b');
+    expect(await backendOf('paths.test', '/q?v=3&v=2')).toBe('a');
+    expect(await backendOf('paths.test', '/q?V=2')).toBe('a');
+  });
+
+  it('modifies request and response headers', async () => {
+    const r = await send('filters.test', '/headers', {
+      headers: { 'x-set': 'client', 'x-add': 'one', 'x-remove': 'x' },
+    });
+    expect(r.status).toBe(200);
+    expect(r.echo.headers?.['x-set']).toBe('set');
+    expect(r.echo.headers?.['x-add']).toBe('one,added');
+    expect(r.echo.headers?.['x-remove']).toBeUndefined();
+    expect(r.echo.headers?.host).toBe('filters.test');
+    expect(r.headers['x-resp']).toBe('r');
+    expect(r.headers['x-from-backend']).toBeUndefined();
+    // another rule of the same route has no response filter: the backend's header passes
+    expect((await send('filters.test', '/rewrite')).headers['x-from-backend']).toBe('yes');
+  });
+
+  it('redirects: scheme, hostname, prefix path, status; a port alone keeps the scheme', async () => {
+    const r = await send('filters.test', '/old/page?x=1');
+    expect(r.status).toBe(301);
+    expect(r.headers.location).toBe('https://elsewhere.test/new/page?x=1');
+    const p = await send('filters.test', '/port/a');
+    expect(p.status).toBe(302);
+    expect(p.headers.location).toBe('http://filters.test:8081/port/a');
+  });
+
+  it('rewrites the Host header and the path, keeping the query string', async () => {
+    const r = await send('filters.test', '/rewrite/deep?q=1');
+    expect(r.echo.path).toBe('/inner/deep?q=1');
+    expect(r.echo.headers?.host).toBe('rewritten.test');
+    const full = await send('filters.test', '/full?k=v');
+    expect(full.echo.path).toBe('/x/y?k=v');
+    expect(full.echo.headers?.host).toBe('filters.test');
+  });
+
+  it('mirrors a request to both mirror backends, with the modified headers, and answers from the route backend', async () => {
+    const [m, m2] = [pods.m!, pods.m2!];
+    const before = [m.hits, m2.hits];
+    const r = await send('filters.test', '/mirror/one?k=v');
+    expect(r.echo.backend).toBe('a');
+    expect(r.echo.headers?.['x-mirrored']).toBe('yes');
+    for (let i = 0; i < 100 && (m.hits === before[0] || m2.hits === before[1]); i++)
+      await new Promise((done) => setTimeout(done, 20));
+    expect([m.hits, m2.hits]).toEqual([before[0]! + 1, before[1]! + 1]);
+    expect(m.last).toMatchObject({ path: '/mirror/one?k=v', headers: { 'x-mirrored': 'yes', host: 'filters.test' } });
+    // percent 0, fraction 0/100, and routes without the filter mirror nothing
+    await send('filters.test', '/never');
+    await send('filters.test', '/headers');
+    await new Promise((done) => setTimeout(done, 200));
+    expect([m.hits, m2.hits]).toEqual([before[0]! + 1, before[1]! + 1]);
+  });
+
+  it('splits by weight (weight 0 never) and answers 500 for no weight or an unresolved backend', async () => {
+    const counts: Record<string, number> = {};
+    const n = 400;
+    for (let i = 0; i < n; i++) {
+      const b = String(await backendOf('weights.test', `/w${i}`));
+      counts[b] = (counts[b] ?? 0) + 1;
+    }
+    // a: p = 3/4, sd = sqrt(400 * 3/4 * 1/4) ≈ 8.7; ±5 sd
+    expect(counts.a).toBeGreaterThan(300 - 44);
+    expect(counts.a).toBeLessThan(300 + 44);
+    expect((counts.a ?? 0) + (counts.b ?? 0)).toBe(n);
+    expect(counts.c).toBeUndefined();
+    expect(await backendOf('weights.test', '/zero')).toBe(500);
+    expect(await backendOf('weights.test', '/none')).toBe(500);
+    expect(await backendOf('weights.test', '/missing')).toBe(500);
+  });
+
+  it('times out a slow backend after the route’s request or backendRequest timeout (504)', async () => {
+    expect(await backendOf('timeouts.test', '/slow/request')).toBe(504);
+    expect(await backendOf('timeouts.test', '/slow/backend')).toBe(504);
+    expect(await backendOf('timeouts.test', '/slow/long')).toBe('a');
+  });
+
+  it('serves a wildcard hostname for any number of labels below it, not for the bare suffix', async () => {
+    expect(await backendOf('a.wild.test', '/')).toBe('c');
+    expect(await backendOf('a.b.wild.test', '/')).toBe('c');
+    expect(await backendOf('wild.test', '/')).toBe(404);
+  });
+
+  it('leaves a host an Ingress names to the Ingress, with a problem, and serves the route on its other host', async () => {
+    expect(await backendOf('ingress.test', '/')).toBe('legacy');
+    expect(await backendOf('gw.test', '/')).toBe('b');
+    expect(problems).toContainEqual(
+      expect.stringMatching(/^HTTPRoute mixed spec\.hostnames: host ingress\.test .*Ingress default\/legacy/),
+    );
+    // the catch-all is the Gateway's (no Ingress has a rule without host); the route without hostnames also
+    // serves under every other Gateway hostname, but not the Ingress's
+    expect(await backendOf('unknown.test', '/catch-all')).toBe('b');
+    expect(await backendOf('unknown.test', '/')).toBe(404);
+    expect(await backendOf('paths.test', '/catch-all')).toBe('b');
+    expect(await backendOf('ingress.test', '/catch-all')).toBe('legacy');
+  });
+
+  it('serves an HTTPS listener with its certificateRef, pushed in the certificate table', async () => {
+    const r = await get({ host: 'secure.test', path: '/', port: tlsPort, https: true, ca: certPem });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body).backend).toBe('c');
+    expect(pushed?.certificates.certificates.map((c) => c.host)).toContain('secure.test');
+  });
+
+  it('serves an HTTPS listener without hostname to any name, with its certificate (named in nginx.conf)', async () => {
+    const r = await get({ host: 'whatever.test', path: '/', port: tlsPort, https: true });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body).backend).toBe('b');
+    expect(r.peerCertificate?.subject.CN).toBe('any.test');
+    expect(lastText).toMatch(/ssl_certificate "certificates\/default_any-cert\.pem";/);
+  });
+
+  it('applies an HTTPRoute change by a push: nginx.conf is the same and the workers stay', async () => {
+    const workers = () =>
+      execFileSync('pgrep', ['-P', String(nginx.process.pid)], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .sort();
+    const before = workers();
+    expect(await backendOf('paths.test', '/prefix/exact')).toBe('a');
+    const paths = objects.find((o) => o.kind === 'HTTPRoute' && (o.metadata as { name: string }).name === 'paths')!;
+    const spec = paths.spec as { rules: { backendRefs: unknown[] }[] };
+    spec.rules[1]!.backendRefs = [backend('c')];
+    const next = await apply();
+    expect(next.changed).toBe(false);
+    await push(next.tables);
+    expect(await backendOf('paths.test', '/prefix/exact')).toBe('c');
+    expect(workers()).toEqual(before);
+  });
+});
