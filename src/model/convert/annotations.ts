@@ -60,8 +60,9 @@ export const REDIRECT_CODES_NOTE =
 
 /** TIMEOUT_DIFFERENCE says how timeouts.backendRequest differs from nginx's per-read and per-write timeouts. */
 export const TIMEOUT_DIFFERENCE =
-  'nginx bounds each read (or write) between two packets; timeouts.backendRequest bounds the whole exchange with the ' +
-  'backend, so a response that streams for longer is cut';
+  'nginx bounds each read (or write) between two packets; Gateway API defines timeouts.backendRequest as the whole ' +
+  'exchange with the backend, so an implementation that follows it cuts a response that streams for longer ' +
+  '(ingress-actors applies it per read and write, as nginx does)';
 
 /** The keys convert expresses, fully or nearly, and the notable ones it cannot. */
 const RULES: readonly ConvertRule[] = [
