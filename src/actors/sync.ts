@@ -74,12 +74,7 @@ export function syncActors(options: SyncOptions) {
       announceSecretsRead(system, options.cache, snapshot.secrets, read);
       const dynamic = split?.split(result.model) ?? null;
       const model = dynamic?.model ?? result.model;
-      // The Gateway API's problems (a refused HTTPRoute field, say) are logged and shown like the Ingresses'.
-      const gatewayProblems = result.gateway?.problems ?? [];
-      const problems =
-        leftOut.length > 0 || gatewayProblems.length > 0
-          ? [...result.problems, ...gatewayProblems, ...leftOut]
-          : result.problems;
+      const problems = leftOut.length > 0 ? [...result.problems, ...leftOut] : result.problems;
       const built = performance.now();
       const text = render(model, template);
       const rendered = performance.now();

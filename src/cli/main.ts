@@ -8,6 +8,7 @@ import { CONTROLLER_USAGE } from './controller-flags.js';
 import { UnsupportedFlagError, UsageError } from './flags.js';
 import { klogLevel } from './ingress-nginx-flags.js';
 import { runController } from './controller.js';
+import { CONVERT_USAGE, runConvert } from './convert.js';
 import { DEMO_USAGE, runDemo } from './demo.js';
 import { RENDER_USAGE, runRender } from './render.js';
 import { runStatecharts, STATECHARTS_USAGE } from './statecharts.js';
@@ -17,6 +18,7 @@ const USAGE = `Usage: ingress-actors <command> [flags]
 Commands:
   controller   run the Ingress controller (see: ingress-actors controller --help)
   render       print the nginx.conf that YAML manifests produce (see: ingress-actors render --help)
+  convert      turn Ingresses into Gateway API objects, listing what they cannot express (see: ingress-actors convert --help)
   demo         serve examples/ with a real nginx and loopback backends
   statecharts  write each machine's JSON definition and diagrams (see: ingress-actors statecharts --help)
 
@@ -61,6 +63,7 @@ function commandOf(argv: readonly string[]): { name: string | undefined; rest: s
 const COMMANDS: Record<string, { readonly run: Command; readonly usage: string }> = {
   controller: { run: runController, usage: CONTROLLER_USAGE },
   render: { run: runRender, usage: RENDER_USAGE },
+  convert: { run: runConvert, usage: CONVERT_USAGE },
   demo: { run: runDemo, usage: DEMO_USAGE },
   statecharts: { run: runStatecharts, usage: STATECHARTS_USAGE },
 };

@@ -30,7 +30,7 @@ The stream block (TCP and UDP services, ssl-passthrough) loads the stream module
 (Debian's path without one) and puts its unix sockets in --out DIR, else in --config-dir (the controller's default).`;
 
 /** readManifests loads the files and folders named, `-` being stdin (read once, wherever it stands). */
-async function readManifests(paths: readonly string[], stdin: NodeJS.ReadableStream): Promise<Snapshot> {
+export async function readManifests(paths: readonly string[], stdin: NodeJS.ReadableStream): Promise<Snapshot> {
   if (!paths.includes('-')) return loadManifests(paths);
   const piped = parseManifests(await readText(stdin), '<stdin>');
   const files = paths.filter((p) => p !== '-');

@@ -63,6 +63,9 @@ it('serves the examples, follows kubectl apply, refuses a bad Ingress, and stops
   const httpRoute = JSON.parse((await kubectl('get', 'httproute', 'hello', '-o', 'json')).stdout);
   expect(httpRoute.spec.rules[0].backendRefs[0]).toMatchObject({ kind: 'Service', name: 'hello', weight: 1 });
   expect(printed).toContain('get gatewayclasses,gateways,httproutes -A');
+  // The demo's controller is the Gateway's: its leader writes the status (kubectl wait reads it as an operator would).
+  await kubectl('wait', '--for=condition=Programmed', '--timeout=10s', 'gateway/demo');
+  await kubectl('wait', '--for=condition=Accepted', '--timeout=10s', 'gatewayclass/ingress-actors');
   await kubectl('apply', '--validate=false', '-f', 'demo/moved-api.yaml');
   await waitFor(
     'the moved path served',

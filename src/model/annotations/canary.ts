@@ -3,7 +3,8 @@ import { checkCookieName } from './affinity.js';
 import { intIn, read, readBool } from './read.js';
 import type { AnnotationGroup } from './types.js';
 
-function checkHeaderValue(value: string): Checked<string> {
+/** checkCanaryHeaderValue accepts a canary-by-header-value: letters, digits and `. _ ~ : / + = -`. */
+export function checkCanaryHeaderValue(value: string): Checked<string> {
   if (value.length <= 256 && /^[A-Za-z0-9._~:/+=-]{1,256}$/.test(value)) return { ok: true, value };
   return { ok: false, message: `${show(value)} may hold letters, digits and . _ ~ : / + = - only` };
 }
@@ -78,7 +79,7 @@ export const canaryGroup: AnnotationGroup<'canary'> = {
   parse(input) {
     const enabled = readBool(input, 'canary') ?? false;
     const header = read(input, 'canary-by-header', checkHeaderName);
-    const headerValue = read(input, 'canary-by-header-value', checkHeaderValue);
+    const headerValue = read(input, 'canary-by-header-value', checkCanaryHeaderValue);
     const cookie = read(input, 'canary-by-cookie', checkCookieName);
     const total = read(input, 'canary-weight-total', intIn(1, 1_000_000)) ?? 100;
     const weight = read(input, 'canary-weight', intIn(0, 1_000_000));

@@ -3,7 +3,7 @@ import { read } from './read.js';
 import type { AnnotationGroup } from './types.js';
 
 /** checkPrefix accepts a path prefix of plain characters, as a backend behind a rewrite wants to hear it. */
-function checkPrefix(value: string): Checked<string> {
+export function checkPrefix(value: string): Checked<string> {
   return value.length <= 256 && /^\/[A-Za-z0-9._~!&()*+,=:@/%-]{0,255}$/.test(value)
     ? { ok: true, value }
     : { ok: false, message: `${show(value)} is not a path of plain characters` };

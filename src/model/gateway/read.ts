@@ -410,7 +410,7 @@ export function checkDuration(value: unknown): Checked<number> {
   if (typeof value !== 'string' || !DURATION.test(value))
     return { ok: false, message: `${show(value)} is not a duration (like 10s, 500ms, 1m30s; units h, m, s, ms)` };
   let ms = 0;
-  for (const [, amount, unit] of value.matchAll(/([0-9]+)(ms|h|m|s)/g)) ms += Number(amount) * UNIT_MS[unit!]!;
+  for (const [, amount, unit] of value.matchAll(/([0-9]{1,5})(ms|h|m|s)/g)) ms += Number(amount) * UNIT_MS[unit!]!;
   return { ok: true, value: ms };
 }
 

@@ -1,0 +1,79 @@
+import { stringify } from 'yaml';
+import { convertIngresses, defaultConvertOptions, unexpressedLine } from '../model/convert/convert.js';
+import { checkDnsLabel, checkObjectName } from '../model/validate.js';
+import type { CommandIo } from './command.js';
+import { parseFlags, UsageError } from './flags.js';
+import { readManifests } from './render.js';
+
+export const CONVERT_USAGE = `Usage: ingress-actors convert --manifests PATH... [--gateway-class-name NAME] [--no-gateway-class]
+          [--gateway-name NAME] [--gateway-namespace NS] [--gateway-controller-name NAME]
+          [--controller-class NAME]
+
+Prints the Gateway API objects (standard channel) that the Ingresses in the YAML manifests (files or folders,
+multi-document; - reads stdin) become: a GatewayClass (unless --no-gateway-class), one Gateway per IngressClass in
+use, its HTTPRoutes and ReferenceGrants. On stderr, one line per annotation or Ingress feature the output does not
+express (or expresses with a difference), as "namespace/name: field: reason". An Ingress whose IngressClass, when
+the manifests hold it, is another controller's than --controller-class (k8s.io/ingress-nginx) is left out. Exit 0
+when it converted, 1 when a manifest is missing or not valid YAML. The verdict on every annotation: docs/convert.md.`;
+
+/** checked checks a name flag with its validator, as a UsageError. */
+function checked(flag: string, value: string | undefined, check: typeof checkObjectName): string | undefined {
+  if (value === undefined) return undefined;
+  const result = check(value);
+  if (!result.ok) throw new UsageError(`${flag}: ${result.message}`, CONVERT_USAGE);
+  return result.value;
+}
+
+/** toYaml prints objects as one multi-document YAML stream, without anchors (kubectl and people read it as written). */
+export function toYaml(objects: readonly object[]): string {
+  return objects.map((o) => stringify(o, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
+}
+
+/** runConvert is `ingress-actors convert`: Gateway API YAML on stdout, what it cannot express on stderr. */
+export async function runConvert(
+  argv: string[],
+  { out, err, log, stdin = process.stdin }: CommandIo & { stdin?: NodeJS.ReadableStream },
+): Promise<number> {
+  const { values, positionals } = parseFlags(
+    argv,
+    {
+      manifests: { type: 'string', multiple: true },
+      'gateway-class-name': { type: 'string' },
+      'no-gateway-class': { type: 'boolean' },
+      'gateway-name': { type: 'string' },
+      'gateway-namespace': { type: 'string' },
+      'gateway-controller-name': { type: 'string' },
+      'controller-class': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    CONVERT_USAGE,
+    true,
+  );
+  if (values.help) {
+    out.write(`${CONVERT_USAGE}\n`);
+    return 0;
+  }
+  const manifests = [...(values.manifests ?? []), ...positionals];
+  if (manifests.length === 0) throw new UsageError('convert needs --manifests PATH...', CONVERT_USAGE);
+  const controllerName = values['gateway-controller-name'] ?? defaultConvertOptions.controllerName;
+  if (!/^[a-z0-9.-]+\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/.test(controllerName) || controllerName.length > 253)
+    throw new UsageError(`--gateway-controller-name: ${JSON.stringify(controllerName)} is not a domain-prefixed path`);
+  const gatewayNamespace = checked('--gateway-namespace', values['gateway-namespace'], checkDnsLabel);
+  const options = {
+    gatewayClassName:
+      checked('--gateway-class-name', values['gateway-class-name'], checkObjectName) ??
+      defaultConvertOptions.gatewayClassName,
+    controllerName,
+    emitGatewayClass: !values['no-gateway-class'],
+    controllerClass: values['controller-class'] ?? defaultConvertOptions.controllerClass,
+    gatewayName:
+      checked('--gateway-name', values['gateway-name'], checkObjectName) ?? defaultConvertOptions.gatewayName,
+    ...(gatewayNamespace === undefined ? {} : { gatewayNamespace }),
+  };
+  const snapshot = await readManifests(manifests, stdin);
+  const { objects, unexpressed } = convertIngresses(snapshot, options);
+  log.debug({ objects: objects.length, unexpressed: unexpressed.length }, 'converted');
+  for (const u of unexpressed) err.write(`${unexpressedLine(u)}\n`);
+  out.write(toYaml(objects));
+  return 0;
+}

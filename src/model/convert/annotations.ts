@@ -1,0 +1,194 @@
+/**
+ * The verdict on every ingress-nginx annotation when `convert` turns Ingresses into Gateway API objects: what it
+ * becomes in the standard channel (GatewayClass, Gateway, HTTPRoute, ReferenceGrant), or why it cannot be said
+ * there. One table, so it reads as documentation: docs/convert.md is generated from it (src/model/convert/docs.ts).
+ */
+import { supportedKeys } from '../annotations/registry.js';
+import { refusedAnnotations } from '../annotations/refused.js';
+
+/**
+ * Verdict is what convert does with a key: `converted` (the same behaviour), `approximated` (converted, with a
+ * difference `convert` reports on stderr every time) or `unexpressible` (reported on stderr, left out).
+ */
+export type Verdict = 'converted' | 'approximated' | 'unexpressible';
+
+/** ConvertRule is one key's verdict: what it becomes, and the reason a report line gives. */
+export interface ConvertRule {
+  /** without the prefix: `rewrite-target` */
+  readonly key: string;
+  readonly verdict: Verdict;
+  /** what the key becomes in Gateway API terms (empty when unexpressible) */
+  readonly gateway: string;
+  /** why it differs or cannot be said: the text of its stderr line */
+  readonly reason: string;
+}
+
+const converted = (key: string, gateway: string, reason = ''): ConvertRule => ({
+  key,
+  verdict: 'converted',
+  gateway,
+  reason,
+});
+const approximated = (key: string, gateway: string, reason: string): ConvertRule => ({
+  key,
+  verdict: 'approximated',
+  gateway,
+  reason,
+});
+const unexpressible = (key: string, reason: string): ConvertRule => ({
+  key,
+  verdict: 'unexpressible',
+  gateway: '',
+  reason,
+});
+
+/**
+ * HTTPS_REDIRECT_CODE is ingress-nginx's code for its HTTPS redirect (http-redirect-code, 308). The standard channel
+ * RequestRedirect takes 308 since Gateway API v1.5 (Extended support; v1.2 to v1.4 took 301 and 302 only).
+ */
+export const HTTPS_REDIRECT_CODE = 308;
+
+/** TRAILING_SLASH says how the HTTPS redirect differs unless preserve-trailing-slash is set. */
+export const TRAILING_SLASH =
+  'ingress-nginx drops a trailing `/` of the URI in its HTTPS redirect (preserve-trailing-slash is false by default); ' +
+  'a RequestRedirect keeps the path as it is';
+
+/** REDIRECT_CODES_NOTE says which redirect codes the standard channel takes. */
+export const REDIRECT_CODES_NOTE =
+  'a standard-channel RequestRedirect takes 301, 302, 303, 307 and 308 (Gateway API v1.5 and later), not 300, 304, ' +
+  '305 or 306';
+
+/** TIMEOUT_DIFFERENCE says how timeouts.backendRequest differs from nginx's per-read and per-write timeouts. */
+export const TIMEOUT_DIFFERENCE =
+  'nginx bounds each read (or write) between two packets; Gateway API defines timeouts.backendRequest as the whole ' +
+  'exchange with the backend, so an implementation that follows it cuts a response that streams for longer ' +
+  '(ingress-actors applies it per read and write, as nginx does)';
+
+/** The keys convert expresses, fully or nearly, and the notable ones it cannot. */
+const RULES: readonly ConvertRule[] = [
+  approximated(
+    'rewrite-target',
+    'URLRewrite ReplaceFullPath (a target without captures) or ReplacePrefixMatch `/` (the path `P(/|$)(.*)` with ' +
+      'the target `/$2`)',
+    'only a target without captures, or `/$2` after a path `P(/|$)(.*)`, is a Gateway API path modifier',
+  ),
+  approximated(
+    'use-regex',
+    'ImplementationSpecific paths become RegularExpression matches (`.*` appended unless the regex ends in `$`)',
+    'ingress-nginx matches regex paths case-insensitively (`~*`); a RegularExpression match is case-sensitive',
+  ),
+  converted('app-root', 'an Exact `/` rule with RequestRedirect ReplaceFullPath to the root, 302'),
+  approximated(
+    'ssl-redirect',
+    'on TLS hosts (its default), the HTTP listener gets a RequestRedirect route to https with 308, as ingress-nginx ' +
+      'answers (`http-redirect-code`)',
+    TRAILING_SLASH,
+  ),
+  approximated(
+    'force-ssl-redirect',
+    'the HTTP listener gets a RequestRedirect route to https with 308, with or without TLS here',
+    TRAILING_SLASH,
+  ),
+  converted('preserve-trailing-slash', 'nothing: a RequestRedirect keeps the path as it is, trailing `/` included'),
+  approximated(
+    'permanent-redirect',
+    'RequestRedirect with the URL split into scheme, hostname, port and ReplaceFullPath; 301',
+    'a URL with a query is not a standard-channel RequestRedirect',
+  ),
+  approximated('permanent-redirect-code', 'RequestRedirect statusCode', REDIRECT_CODES_NOTE),
+  approximated(
+    'temporal-redirect',
+    'RequestRedirect as permanent-redirect, 302',
+    'a URL with a query is not a standard-channel RequestRedirect',
+  ),
+  approximated('temporal-redirect-code', 'RequestRedirect statusCode', REDIRECT_CODES_NOTE),
+  approximated(
+    'upstream-vhost',
+    'URLRewrite hostname',
+    'a URLRewrite hostname is a DNS name: an IP or a :port is not expressible',
+  ),
+  converted('x-forwarded-prefix', 'RequestHeaderModifier set X-Forwarded-Prefix'),
+  converted('canary', 'the canary Ingress folds into the rules of the Ingress it shadows'),
+  converted('canary-weight', 'weighted backendRefs on the main rule (main: total - weight, canary: weight)'),
+  converted('canary-weight-total', 'the sum of the two weights'),
+  converted(
+    'canary-by-header',
+    'a rule with the header match `always` (or the value) to the canary, and `never` to the main backend',
+  ),
+  converted('canary-by-header-value', 'the value of that header match'),
+  unexpressible('canary-by-cookie', 'HTTPRoute matches have no cookie match (a Cookie header match is not the same)'),
+  unexpressible('canary-by-header-pattern', 'a RegularExpression header match is implementation-specific'),
+  approximated('proxy-read-timeout', 'timeouts.backendRequest (the larger of the two)', TIMEOUT_DIFFERENCE),
+  approximated('proxy-send-timeout', 'timeouts.backendRequest (the larger of the two)', TIMEOUT_DIFFERENCE),
+  unexpressible('proxy-body-size', 'Gateway API has no request body limit'),
+  unexpressible(
+    'server-alias',
+    'ingress-actors does not serve it either; add the names to the spec.hostnames of the converted route',
+  ),
+  unexpressible('proxy-connect-timeout', 'Gateway API has no connect timeout'),
+  converted(
+    'custom-headers',
+    "ResponseHeaderModifier set from the ConfigMap's entries, when the ConfigMap is in the manifests",
+  ),
+  unexpressible(
+    'backend-protocol',
+    'HTTPS backends need BackendTLSPolicy and gRPC ones a GRPCRoute, neither made by convert (HTTP is the default ' +
+      'and needs nothing)',
+  ),
+  unexpressible('enable-cors', 'the CORS filter is not in the standard channel'),
+  unexpressible('mirror-target', 'RequestMirror mirrors to a backendRef, not to a URL'),
+  unexpressible('from-to-www-redirect', 'it needs a second hostname and a redirect route convert does not guess'),
+  unexpressible('default-backend', 'Gateway API has no per-route backend for failed or missing endpoints'),
+  unexpressible('custom-http-errors', 'Gateway API cannot replace the backend\u2019s error responses'),
+  unexpressible('ssl-passthrough', 'TLS passthrough needs a TLSRoute (experimental channel)'),
+  unexpressible('allowlist-source-range', 'Gateway API routes cannot match on the client address'),
+  unexpressible('denylist-source-range', 'Gateway API routes cannot match on the client address'),
+  unexpressible('whitelist-source-range', 'Gateway API routes cannot match on the client address'),
+  unexpressible('configuration-snippet', 'nginx directives have no Gateway API form'),
+  unexpressible('server-snippet', 'nginx directives have no Gateway API form'),
+  unexpressible('affinity', 'session persistence is not in the standard channel'),
+  unexpressible('load-balance', 'the balancing algorithm is implementation-specific'),
+  unexpressible('upstream-hash-by', 'the balancing algorithm is implementation-specific'),
+];
+
+/** Reasons by key prefix, for the keys the table does not name one by one. */
+const FAMILIES: readonly (readonly [string, string])[] = [
+  ['auth-tls-', 'client certificate authentication is not in the standard channel'],
+  ['auth-', 'authentication is not in the standard channel'],
+  ['cors-', 'the CORS filter is not in the standard channel'],
+  ['limit-', 'rate and connection limits are not in the standard channel'],
+  ['session-cookie-', 'session persistence is not in the standard channel'],
+  ['affinity-', 'session persistence is not in the standard channel'],
+  ['upstream-hash-by', 'the balancing algorithm is implementation-specific'],
+  ['proxy-', 'nginx proxy tuning has no Gateway API field'],
+  ['client-', 'request body limits have no Gateway API field'],
+  ['mirror-', 'RequestMirror mirrors to a backendRef, not to a URL'],
+  ['modsecurity', 'a web application firewall is not in Gateway API'],
+  ['enable-', 'an nginx feature switch with no Gateway API field'],
+  ['opentelemetry-', 'tracing is not in Gateway API'],
+  ['ssl-', 'TLS settings per route are not in the standard channel'],
+  ['fastcgi-', 'FastCGI backends are not in Gateway API'],
+];
+
+/** GENERIC is the reason of a key neither the table nor a family names. */
+const GENERIC = 'no Gateway API standard-channel field says this';
+
+const byKey = new Map(RULES.map((r) => [r.key, r]));
+
+/** convertRule is the verdict on one key (without the prefix); keys the table does not list are unexpressible. */
+export function convertRule(key: string): ConvertRule {
+  const rule = byKey.get(key);
+  if (rule) return rule;
+  const family = FAMILIES.find(([prefix]) => key.startsWith(prefix));
+  return unexpressible(key, family?.[1] ?? GENERIC);
+}
+
+/** convertRules is the verdict on every annotation this controller knows, supported or refused, sorted by key. */
+export function convertRules(): readonly ConvertRule[] {
+  const keys = new Set<string>([
+    ...supportedKeys.flatMap(({ key }) => [key.key, ...(key.aliases ?? [])]),
+    ...refusedAnnotations.map((r) => r.key),
+    ...RULES.map((r) => r.key),
+  ]);
+  return [...keys].sort().map(convertRule);
+}

@@ -1,0 +1,97 @@
+/**
+ * convert's table-driven suite: each folder in test/convert/cases is one case. input.yaml holds Ingresses (and the
+ * Services, ConfigMaps and Secrets they name); expected.yaml the Gateway API objects convert prints; expected.stderr
+ * the lines it reports. Every converted object also reads back through the Gateway API readers
+ * (src/model/gateway/read.ts) without an invalid value, and every route is Accepted by buildGatewayRoutes.
+ * UPDATE_CONVERT=1 rewrites the expected files (read the diff before committing it).
+ */
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { loadManifests } from '../../src/manifests/load.js';
+import { convertIngresses, unexpressedLine } from '../../src/model/convert/convert.js';
+import { buildGatewayRoutes, readGateway, readHTTPRoute, readReferenceGrant } from '../../src/model/gateway/index.js';
+import { toYaml } from '../../src/cli/convert.js';
+
+const CASES = new URL('./cases/', import.meta.url).pathname;
+const cases = (await readdir(CASES, { withFileTypes: true }))
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
+
+async function run(name: string) {
+  const snapshot = await loadManifests([join(CASES, name, 'input.yaml')]);
+  return { snapshot, result: convertIngresses(snapshot) };
+}
+
+describe('convert', () => {
+  it('has cases', () => expect(cases.length).toBeGreaterThanOrEqual(8));
+
+  describe.each(cases)('%s', (name) => {
+    it('prints the expected objects and reports the expected lines', async () => {
+      const { result } = await run(name);
+      const yaml = toYaml(result.objects);
+      const stderr = result.unexpressed.map((u) => `${unexpressedLine(u)}\n`).join('');
+      if (process.env.UPDATE_CONVERT) {
+        await writeFile(join(CASES, name, 'expected.yaml'), yaml);
+        await writeFile(join(CASES, name, 'expected.stderr'), stderr);
+      }
+      expect(yaml).toBe(await readFile(join(CASES, name, 'expected.yaml'), 'utf8'));
+      expect(stderr).toBe(await readFile(join(CASES, name, 'expected.stderr'), 'utf8'));
+      // The printed YAML parses back to the same objects.
+      const back = parseAllDocuments(yaml).map((d) => d.toJS());
+      expect(back).toEqual(JSON.parse(JSON.stringify(result.objects)));
+    });
+
+    it('gives objects the Gateway API readers accept whole', async () => {
+      const { result } = await run(name);
+      for (const object of result.objects) {
+        if (object.kind === 'Gateway') {
+          const gw = readGateway(object);
+          expect(gw).not.toBeNull();
+          for (const l of gw!.listeners) expect(l.invalid, `${object.metadata?.name} ${l.name}`).toEqual([]);
+        }
+        if (object.kind === 'HTTPRoute') expect(readHTTPRoute(object)?.invalid, object.metadata?.name).toEqual([]);
+        if (object.kind === 'ReferenceGrant') expect(readReferenceGrant(object)).not.toBeNull();
+      }
+    });
+
+    it('gives routes every parent accepts, with their backends resolved', async () => {
+      const { snapshot, result } = await run(name);
+      const of = (kind: string) => result.objects.filter((o) => o.kind === kind);
+      const namespaces = [
+        ...new Set(result.objects.map((o) => o.metadata?.namespace).filter((ns): ns is string => ns !== undefined)),
+      ].map((ns) => ({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: ns, labels: { 'kubernetes.io/metadata.name': ns } },
+      }));
+      const built = buildGatewayRoutes({
+        controllerName: 'ingress-actors.io/gateway-controller',
+        gatewayClasses: of('GatewayClass'),
+        gateways: of('Gateway'),
+        httpRoutes: of('HTTPRoute'),
+        referenceGrants: of('ReferenceGrant'),
+        services: snapshot.services,
+        secrets: snapshot.secrets,
+        namespaces,
+      });
+      for (const route of built.status.httpRoutes)
+        for (const parent of route.parents) {
+          const accepted = parent.conditions.find((c) => c.type === 'Accepted');
+          expect(accepted?.status, `${route.namespace}/${route.name} ${accepted?.message}`).toBe('True');
+          // Backends are resolved where the manifests hold the Service.
+          const resolved = parent.conditions.find((c) => c.type === 'ResolvedRefs');
+          if (snapshot.services.length > 0) expect(resolved?.status, `${route.name} ${resolved?.message}`).toBe('True');
+        }
+      for (const gw of built.status.gateways)
+        for (const l of gw.listeners)
+          for (const c of l.conditions.filter((x) => x.type === 'Accepted' || x.type === 'Conflicted'))
+            expect(c.status, `${gw.name} ${l.name} ${c.type} ${c.message}`).toBe(
+              c.type === 'Accepted' ? 'True' : 'False',
+            );
+      expect(built.status.httpRoutes.length).toBe(of('HTTPRoute').length);
+    });
+  });
+});
