@@ -128,7 +128,7 @@ function millis(duration: string): number {
 
 /** readRedirectUrl splits a permanent or temporal redirect URL into RequestRedirect fields; null when it cannot. */
 function readRedirectUrl(url: string, code: RedirectCode, key: string, report: Report): Redirect | null {
-  const match = /^(https?):\/\/([^/?#]+)([^?#]*)(\?.*)?$/.exec(url);
+  const match = /^(https?):\/\/([^/?#]+)(\/[^?#]*)?(\?.*)?$/.exec(url);
   if (!match) return null;
   if (match[4] !== undefined) {
     report(full(key), `${show(url)} has a query, which a RequestRedirect cannot set; left out`);
