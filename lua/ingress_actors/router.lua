@@ -56,7 +56,22 @@ local function first_arg(args, name)
   return v
 end
 
+-- is_grpc: a gRPC call has content-type application/grpc (or application/grpc+proto, …)
+local function is_grpc()
+  local ct = ngx.var.http_content_type
+  if ct == nil then return false end
+  local base = ct:sub(1, 16):lower()
+  if base ~= "application/grpc" then return false end
+  local next_char = ct:sub(17, 17)
+  return next_char == "" or next_char == "+" or next_char == ";"
+end
+
 local function matches(r, req)
+  -- a GRPCRoute's entry takes gRPC calls only: the rest of the host stays its HTTPRoutes'
+  if r.grpc then
+    if req.grpc == nil then req.grpc = is_grpc() end
+    if not req.grpc then return false end
+  end
   if not path_matches(r.path, req.uri) then return false end
   if r.method ~= nil and r.method ~= req.method then return false end
   if #r.headers > 0 then
@@ -148,10 +163,10 @@ function _M.rewrite()
   local server = tables.route_server(ngx.var.ia_gateway)
   if server == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
   local req = { uri = ngx.var.uri, method = ngx.req.get_method() }
-  local found = nil
-  for _, r in ipairs(server.routes) do
+  local found, index = nil, nil
+  for i, r in ipairs(server.routes) do
     if matches(r, req) then
-      found = r
+      found, index = r, i
       break
     end
   end
@@ -194,6 +209,26 @@ function _M.rewrite()
     return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR)
   end
   ngx.var.proxy_upstream_name = name
+  if found.grpc then
+    -- grpc_pass lives in the server's named location; ngx.ctx does not survive the jump, the route's index does
+    ngx.var.ia_gw_pick = index
+    return ngx.exec("@ia_grpc")
+  end
+end
+
+--- grpc (rewrite_by_lua of the named location @ia_grpc) takes back what the jump dropped: the picked
+--- route's ResponseHeaderModifier filters (its request headers and upstream name are already set).
+function _M.grpc()
+  local server = tables.route_server(ngx.var.ia_gateway)
+  local r = server and server.routes[tonumber(ngx.var.ia_gw_pick)]
+  -- a push between the two phases may have changed the table: then no response filters, as the new table says
+  if r == nil or not r.grpc then return end
+  for _, f in ipairs(r.filters) do
+    if f.type == "ResponseHeaderModifier" then
+      ngx.ctx.ia_response = ngx.ctx.ia_response or {}
+      table.insert(ngx.ctx.ia_response, f)
+    end
+  end
 end
 
 --- header_filter applies the route's ResponseHeaderModifier filters to the backend's answer.

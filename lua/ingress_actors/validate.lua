@@ -286,8 +286,9 @@ end
 local function route(r)
   if type(r) ~= "table" then return "not an object" end
   local ok, extra = only_keys(r, { route = true, path = true, method = true, headers = true, queryParams = true,
-    filters = true, backends = true, timeouts = true })
+    filters = true, backends = true, timeouts = true, grpc = true })
   if not ok then return "unknown field " .. short(extra) end
+  if r.grpc ~= nil and r.grpc ~= true then return "grpc is not true" end
   if not text(r.route, 300) then return "route is not a name" end
   local p = r.path
   if type(p) ~= "table" or not only_keys(p, { type = true, value = true }) then return "path is not {type, value}" end

@@ -98,6 +98,8 @@ export interface RouteEntry {
   readonly route: string;
   readonly path: { readonly type: 'Exact' | 'PathPrefix' | 'RegularExpression'; readonly value: string };
   readonly method?: string;
+  /** a GRPCRoute's: matches gRPC calls only (content-type application/grpc…), passed by grpc_pass */
+  readonly grpc?: true;
   readonly headers: readonly RouteValueMatch[];
   readonly queryParams: readonly RouteValueMatch[];
   readonly filters: readonly RouteFilterEntry[];

@@ -542,6 +542,11 @@ export interface GatewayServer {
   /** the listen address: `8080`, `127.0.0.1:8080`, or `unix:/…` (ssl-passthrough's socket for the https port) */
   readonly listen: string;
   readonly ssl: boolean;
+  /**
+   * h2c: HTTP/2 without TLS on this plaintext listen, when all it serves is GRPCRoutes (nginx 1.22 cannot serve
+   * HTTP/1.1 and h2c on one socket, so the choice is per listen socket)
+   */
+  readonly h2c: boolean;
   /** PROXY protocol on this listen (use-proxy-protocol, or the ssl-passthrough socket) */
   readonly proxyProtocol: boolean;
   /** the catch-all of a port: default_server there */

@@ -8,7 +8,7 @@ import type { KubeObject, Service } from '../snapshot.js';
 import { compareHostnames, coveringHostnames, intersectHostnames } from './hostnames.js';
 import { comparePrecedence } from './precedence.js';
 import { type Context, cond, judgeListeners, key, type ListenerState, namespaceAllowed } from './listeners.js';
-import { readGateway, readGatewayClass, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
+import { readGateway, readGatewayClass, readGRPCRoute, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
 import { isGranted } from './refs.js';
 import type {
   BackendRef,
@@ -33,6 +33,8 @@ export interface GatewayInput {
   readonly gatewayClasses: readonly unknown[];
   readonly gateways: readonly unknown[];
   readonly httpRoutes: readonly unknown[];
+  /** GRPCRoutes (absent: none) */
+  readonly grpcRoutes?: readonly unknown[];
   readonly referenceGrants: readonly unknown[];
   readonly services: readonly Service[];
   /** Secrets named by HTTPS listeners (only existence and the tls.crt/tls.key keys are checked here) */
@@ -52,9 +54,11 @@ export type EffectiveBackend =
     }
   | { readonly kind: 'unresolved'; readonly weight: number; readonly reason: string };
 
-/** EffectiveRoute is one match of one rule of one HTTPRoute, as a listener serves it. */
+/** EffectiveRoute is one match of one rule of one HTTPRoute or GRPCRoute, as a listener serves it. */
 export interface EffectiveRoute {
   readonly route: ObjectRef;
+  /** absent: an HTTPRoute's */
+  readonly kind?: 'GRPCRoute';
   /** the effective hostname the route matched through (null: any host); below the host's own, broader ones follow */
   readonly hostname: string | null;
   readonly ruleIndex: number;
@@ -107,8 +111,13 @@ export interface GatewayStatus {
     readonly conditions: readonly Condition[];
     readonly listeners: readonly ListenerStatus[];
   })[];
-  readonly httpRoutes: readonly (ObjectRef & { readonly parents: readonly RouteParentStatus[] })[];
+  readonly httpRoutes: readonly RouteStatus[];
+  /** absent: none (older producers of this shape) */
+  readonly grpcRoutes?: readonly RouteStatus[];
 }
+
+/** RouteStatus is one route's `status.parents` entries of this controller. */
+export type RouteStatus = ObjectRef & { readonly parents: readonly RouteParentStatus[] };
 
 export interface GatewayRoutes {
   readonly listeners: readonly ListenerRoutes[];
@@ -124,7 +133,7 @@ function resolveBackend(route: HTTPRoute, ref: BackendRef, ctx: Context): Effect
   if (ref.group !== '' || ref.kind !== 'Service') return unresolved('InvalidKind');
   const granted = isGranted(ctx.grants, {
     fromGroup: GATEWAY_GROUP,
-    fromKind: 'HTTPRoute',
+    fromKind: route.kind ?? 'HTTPRoute',
     fromNamespace: route.meta.namespace,
     toGroup: '',
     toKind: 'Service',
@@ -174,13 +183,17 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   // listener state → hostname → entries (each with its route's metadata, for the precedence order)
   const served = new Map<ListenerState, ByHost>();
 
-  const routes = input.httpRoutes.map(readHTTPRoute).filter((r): r is HTTPRoute => r !== null);
-  const routeStatus: GatewayStatus['httpRoutes'][number][] = [];
+  const routes = [...input.httpRoutes.map(readHTTPRoute), ...(input.grpcRoutes ?? []).map(readGRPCRoute)].filter(
+    (r): r is HTTPRoute => r !== null,
+  );
+  const routeStatus: RouteStatus[] = [];
+  const grpcStatus: RouteStatus[] = [];
   for (const route of routes) {
     const gen = route.meta.generation;
+    const kind = route.kind ?? 'HTTPRoute';
     const routeProblems: Problem[] = [];
     const fail = (field: string, message: string) =>
-      routeProblems.push({ kind: 'HTTPRoute', namespace: route.meta.namespace, name: route.meta.name, field, message });
+      routeProblems.push({ kind, namespace: route.meta.namespace, name: route.meta.name, field, message });
     for (const i of route.invalid) fail(i.field, i.message);
     const backends = route.rules.map((rule, r) =>
       rule.backendRefs.map((ref, b) => {
@@ -223,7 +236,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
       );
       const usable = candidates.filter((s) => s.accepted && !s.conflicted);
       const allowed = usable.filter(
-        (s) => s.supportedKinds.length > 0 && namespaceAllowed(s, gateway, route.meta.namespace, ctx),
+        (s) => s.supportedKinds.some((k) => k.kind === kind) && namespaceAllowed(s, gateway, route.meta.namespace, ctx),
       );
       const matching = allowed
         .map((s) => ({ s, hosts: intersectHostnames(s.listener.hostname, route.hostnames) }))
@@ -287,6 +300,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
               list.push({
                 meta: route.meta,
                 route: { namespace: route.meta.namespace, name: route.meta.name },
+                ...(route.kind === 'GRPCRoute' ? { kind: 'GRPCRoute' as const } : {}),
                 hostname,
                 ruleIndex,
                 matchIndex,
@@ -303,7 +317,11 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
     }
     // A route none of whose parents is ours is another controller's: no status, no problems.
     if (parents.length === 0) continue;
-    routeStatus.push({ namespace: route.meta.namespace, name: route.meta.name, parents });
+    (kind === 'GRPCRoute' ? grpcStatus : routeStatus).push({
+      namespace: route.meta.namespace,
+      name: route.meta.name,
+      parents,
+    });
     problems.push(...routeProblems);
   }
 
@@ -376,5 +394,9 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
         : cond('Accepted', true, 'Accepted', `handled by ${input.controllerName}`, c.meta.generation),
     ],
   }));
-  return { listeners, status: { gatewayClasses, gateways: gatewayStatus, httpRoutes: routeStatus }, problems };
+  return {
+    listeners,
+    status: { gatewayClasses, gateways: gatewayStatus, httpRoutes: routeStatus, grpcRoutes: grpcStatus },
+    problems,
+  };
 }

@@ -15,8 +15,11 @@ import {
   type RouteGroupKind,
 } from './types.js';
 
-/** HTTPROUTE_KIND is the one route kind served. */
+/** HTTPROUTE_KIND and GRPCROUTE_KIND are the route kinds served. */
 export const HTTPROUTE_KIND: RouteGroupKind = { group: GATEWAY_GROUP, kind: 'HTTPRoute' };
+export const GRPCROUTE_KIND: RouteGroupKind = { group: GATEWAY_GROUP, kind: 'GRPCRoute' };
+/** ROUTE_KINDS is an HTTP or HTTPS listener's default (the spec's, for an implementation that supports GRPCRoute). */
+const ROUTE_KINDS: readonly RouteGroupKind[] = [HTTPROUTE_KIND, GRPCROUTE_KIND];
 
 /** cond builds a condition. */
 export const cond = (
@@ -100,20 +103,20 @@ export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] 
       if (first === undefined) firstProtocol.set(listener.port, listener.protocol);
       if (conflict === undefined) seenHost.add(hostKey);
     }
-    // Route kinds: HTTPRoute is the only kind served.
-    const kinds = listener.allowedKinds ?? [HTTPROUTE_KIND];
+    // Route kinds: HTTPRoute and GRPCRoute are served.
+    const kinds = listener.allowedKinds ?? ROUTE_KINDS;
     const httpLike = listener.protocol === 'HTTP' || listener.protocol === 'HTTPS';
     // A listener of a protocol we do not serve supports no kinds (the conformance suite expects []).
     const supportedKinds = httpLike
-      ? kinds.filter((k) => k.group === GATEWAY_GROUP && k.kind === 'HTTPRoute').slice(0, 1)
+      ? ROUTE_KINDS.filter((r) => kinds.some((k) => k.group === r.group && k.kind === r.kind))
       : [];
     let resolved = true;
     let refReason = 'ResolvedRefs';
     let refMessage = 'all references resolved';
-    if (httpLike && supportedKinds.length !== kinds.length) {
+    if (httpLike && kinds.some((k) => !ROUTE_KINDS.some((r) => r.group === k.group && r.kind === k.kind))) {
       resolved = false;
       refReason = 'InvalidRouteKinds';
-      refMessage = 'only HTTPRoute (gateway.networking.k8s.io) is supported';
+      refMessage = 'only HTTPRoute and GRPCRoute (gateway.networking.k8s.io) are supported';
     }
     const certificates: ObjectRef[] = [];
     if (accepted && listener.protocol === 'HTTPS') {

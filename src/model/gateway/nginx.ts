@@ -30,9 +30,9 @@ import type {
   EffectiveBackend,
   EffectiveRoute,
   GatewayRoutes,
-  GatewayStatus,
   ListenerRoutes,
   RouteParentStatus,
+  RouteStatus,
 } from './build.js';
 import { cond } from './listeners.js';
 import type { RouteFilter } from './types.js';
@@ -91,7 +91,7 @@ export function gatewayModel(
   // route key → hostnames it lost to an Ingress / kept
   const lost = new Map<string, Set<string>>();
   const kept = new Set<string>();
-  const routeKey = (r: EffectiveRoute) => `${r.route.namespace}/${r.route.name}`;
+  const routeKey = (r: EffectiveRoute) => `${r.kind ?? 'HTTPRoute'}/${r.route.namespace}/${r.route.name}`;
   for (const listener of routes.listeners) {
     const shared = listener.port === 80 || listener.port === 443;
     const port = listener.port === 80 ? model.httpPort : listener.port === 443 ? model.httpsPort : listener.port;
@@ -144,6 +144,7 @@ export function gatewayModel(
       slot.routes.push(...host.routes);
     }
   }
+  const h2c = h2cSockets(model, slots, problems);
   // Slots made from the same listeners twice (a port and hostname two Gateways share) serve each route once.
   const ordered = [...slots.entries()].sort(([a, x], [b, y]) => x.port - y.port || compare(a, b));
   const backends = new UpstreamTable(new TrackedReads(input.lookups), keepEmpty());
@@ -167,6 +168,7 @@ export function gatewayModel(
     servers.push({
       listen: listenOf(model, slot),
       ssl: slot.ssl,
+      h2c: h2c.sockets.has(listenOf(model, slot)),
       proxyProtocol:
         model.config.useProxyProtocol || (slot.ssl && slot.port === model.httpsPort && !!model.httpsSocket),
       defaultServer: slot.hostname === null,
@@ -200,8 +202,86 @@ export function gatewayModel(
       upstreams,
       certificates: extra.length === 0 ? model.certificates : [...model.certificates, ...extra],
     },
-    routes: withLostHosts(routes, lost, kept),
+    routes: withLostHosts(routes, goneRoutes(lost, kept, h2c)),
   };
+}
+
+/** Gone is why a route is served nowhere after all, by route key (`kind/namespace/name`). */
+type Gone = Map<string, { readonly reason: string; readonly message: string }>;
+
+/**
+ * goneRoutes are the routes that lost every hostname to Ingresses (NoMatchingListenerHostname) or, GRPCRoutes,
+ * every socket to HTTP/1.1 (NotAllowedByListeners: no listener they attach to can carry gRPC).
+ */
+function goneRoutes(
+  lost: Map<string, Set<string>>,
+  kept: Set<string>,
+  h2c: { readonly refused: Set<string>; readonly served: Set<string> },
+): Gone {
+  const gone: Gone = new Map();
+  for (const [k, hosts] of lost)
+    if (!kept.has(k))
+      gone.set(k, {
+        reason: 'NoMatchingListenerHostname',
+        message: `every hostname is served by an Ingress (${[...hosts].join(', ')})`,
+      });
+  for (const k of h2c.refused)
+    if (!h2c.served.has(k) && !gone.has(k))
+      gone.set(k, { reason: 'NotAllowedByListeners', message: `its plaintext listener's port ${NOT_H2C}` });
+  return gone;
+}
+
+/** NOT_H2C is why a GRPCRoute is not served on a plaintext socket that also speaks HTTP/1.1. */
+const NOT_H2C =
+  'speaks HTTP/1.1 (an HTTPRoute or Ingress is served there), and nginx cannot serve gRPC without TLS (h2c) beside HTTP/1.1 on one socket: attach the GRPCRoute to an HTTPS listener or to a port where only GRPCRoutes are';
+
+/**
+ * h2cSockets decides, per plaintext listen socket, whether it speaks h2c: only when every route its Gateway
+ * servers serve is a GRPCRoute and no Ingress server listens there. Elsewhere the GRPCRoutes are taken out of the
+ * slots (they could not be reached) with a Problem; `refused` are the routes that lost a socket this way, `served`
+ * those still served on some slot.
+ */
+function h2cSockets(
+  model: NginxModel,
+  slots: Map<string, Slot>,
+  problems: Problem[],
+): { sockets: Set<string>; refused: Set<string>; served: Set<string> } {
+  const bySocket = new Map<string, Slot[]>();
+  for (const slot of slots.values()) {
+    if (slot.ssl) continue;
+    const listen = listenOf(model, slot);
+    bySocket.set(listen, [...(bySocket.get(listen) ?? []), slot]);
+  }
+  const ingressSocket = listenOf(model, { port: model.httpPort, ssl: false });
+  const sockets = new Set<string>();
+  const refused = new Set<string>();
+  const key = (r: EffectiveRoute) => `GRPCRoute/${r.route.namespace}/${r.route.name}`;
+  for (const [listen, list] of bySocket) {
+    const all = list.flatMap((s) => s.routes);
+    if (listen !== ingressSocket && all.length > 0 && all.every((r) => r.kind === 'GRPCRoute')) {
+      sockets.add(listen);
+      continue;
+    }
+    for (const slot of list) {
+      const grpc = slot.routes.filter((r) => r.kind === 'GRPCRoute');
+      if (grpc.length === 0) continue;
+      for (const r of grpc) {
+        if (refused.has(`${key(r)}@${listen}`)) continue;
+        refused.add(`${key(r)}@${listen}`);
+        problems.push({
+          kind: 'GRPCRoute',
+          namespace: r.route.namespace,
+          name: r.route.name,
+          field: 'spec.parentRefs',
+          message: `port ${slot.listenerPort} ${listen === ingressSocket ? 'is shared with Ingress and ' : ''}${NOT_H2C}`,
+        });
+      }
+      slot.routes.splice(0, slot.routes.length, ...slot.routes.filter((r) => r.kind !== 'GRPCRoute'));
+    }
+  }
+  const served = new Set<string>();
+  for (const slot of slots.values()) for (const r of slot.routes) if (r.kind === 'GRPCRoute') served.add(key(r));
+  return { sockets, refused: new Set([...refused].map((k) => k.slice(0, k.lastIndexOf('@')))), served };
 }
 
 /** keepEmpty: Gateway backends without endpoints are still Backends (the balancer answers 503 for them). */
@@ -212,7 +292,7 @@ function keepEmpty(): BuiltUpstreams {
 }
 
 /** listenOf spells a slot's listen address as the Ingress servers do on the shared ports. */
-function listenOf(model: NginxModel, slot: Slot): string {
+function listenOf(model: NginxModel, slot: Pick<Slot, 'port' | 'ssl'>): string {
   if (slot.ssl && slot.port === model.httpsPort && model.httpsSocket) return `unix:${model.httpsSocket}`;
   if (model.listen === null) return String(slot.port);
   const host = model.listen.http.slice(0, model.listen.http.lastIndexOf(':'));
@@ -296,6 +376,7 @@ function entryOf(r: EffectiveRoute): RouteEntry {
   return withoutUndefined({
     route: `${r.route.namespace}/${r.route.name}#${r.ruleIndex}`,
     path: r.match.path,
+    grpc: r.kind === 'GRPCRoute' ? true : undefined,
     method: r.match.method,
     headers: values(r.match.headers),
     queryParams: values(r.match.queryParams),
@@ -308,30 +389,32 @@ function entryOf(r: EffectiveRoute): RouteEntry {
 }
 
 /**
- * withLostHosts marks a route's parents Accepted=False (NoMatchingListenerHostname) when every hostname it was served
- * through went to Ingresses; a route that keeps any hostname stays accepted (its Problem names the hosts it lost).
+ * withLostHosts marks a route's parents Accepted=False when it is served nowhere after all (see goneRoutes); a
+ * route that keeps any hostname stays accepted (its Problem names the hosts it lost).
  */
-function withLostHosts(routes: GatewayRoutes, lost: Map<string, Set<string>>, kept: Set<string>): GatewayRoutes {
-  const gone = [...lost.keys()].filter((k) => !kept.has(k));
-  if (gone.length === 0) return routes;
-  const goneSet = new Set(gone);
-  const httpRoutes: GatewayStatus['httpRoutes'] = routes.status.httpRoutes.map((r) => {
-    if (!goneSet.has(`${r.namespace}/${r.name}`)) return r;
-    const parents: RouteParentStatus[] = r.parents.map((p) => ({
-      ...p,
-      conditions: p.conditions.map((c) =>
-        c.type === 'Accepted' && c.status === 'True'
-          ? cond(
-              'Accepted',
-              false,
-              'NoMatchingListenerHostname',
-              `every hostname is served by an Ingress (${[...(lost.get(`${r.namespace}/${r.name}`) ?? [])].join(', ')})`,
-              c.observedGeneration,
-            )
-          : c,
-      ),
-    }));
-    return { ...r, parents };
-  });
-  return { ...routes, status: { ...routes.status, httpRoutes } };
+function withLostHosts(routes: GatewayRoutes, gone: Gone): GatewayRoutes {
+  if (gone.size === 0) return routes;
+  const mark = (kind: string, list: readonly RouteStatus[]): RouteStatus[] =>
+    list.map((r) => {
+      const why = gone.get(`${kind}/${r.namespace}/${r.name}`);
+      if (why === undefined) return r;
+      const parents: RouteParentStatus[] = r.parents.map((p) => ({
+        ...p,
+        conditions: p.conditions.map((c) =>
+          c.type === 'Accepted' && c.status === 'True'
+            ? cond('Accepted', false, why.reason, why.message, c.observedGeneration)
+            : c,
+        ),
+      }));
+      return { ...r, parents };
+    });
+  const status = routes.status;
+  return {
+    ...routes,
+    status: {
+      ...status,
+      httpRoutes: mark('HTTPRoute', status.httpRoutes),
+      ...(status.grpcRoutes ? { grpcRoutes: mark('GRPCRoute', status.grpcRoutes) } : {}),
+    },
+  };
 }

@@ -5,8 +5,13 @@
  * "{namespace}/{name}", and rule order. RegularExpression precedence is left to implementations:
  * here regex paths come after Exact and before PathPrefix (longer pattern first), as nginx itself
  * tries regex locations before plain prefixes, so a default `/` prefix does not hide them.
+ *
+ * GRPCRoute matches (grpcroute_types.go, GRPCRouteRule.Matches) come before HTTPRoute ones on a hostname (they
+ * match only gRPC calls, so an HTTPRoute still gets all else) and rank among themselves by: Exact method match
+ * before RegularExpression (the spec leaves regex precedence to implementations), most characters in the service,
+ * most in the method, most header matches; then the same route and rule tie-breaks.
  */
-import type { Meta, RouteMatch } from './types.js';
+import type { GrpcMethodMatch, Meta, RouteMatch } from './types.js';
 
 /** Ranked is what the order needs of one match: the match, its route's metadata and its position. */
 export interface Ranked {
@@ -18,8 +23,25 @@ export interface Ranked {
 
 const PATH_RANK = { Exact: 0, RegularExpression: 1, PathPrefix: 2 } as const;
 
+/** compareGrpc ranks two GRPCRoute matches by the GRPCRoute criteria; 0 on a tie. */
+function compareGrpc(a: GrpcMethodMatch, b: GrpcMethodMatch, ha: number, hb: number): number {
+  if (a.type !== b.type) return a.type === 'Exact' ? -1 : 1;
+  const service = (b.service?.length ?? 0) - (a.service?.length ?? 0);
+  if (service !== 0) return service;
+  const method = (b.method?.length ?? 0) - (a.method?.length ?? 0);
+  if (method !== 0) return method;
+  return hb - ha;
+}
+
 /** comparePrecedence sorts the higher-precedence match first. */
 export function comparePrecedence(a: Ranked, b: Ranked): number {
+  const ga = a.match.grpc;
+  const gb = b.match.grpc;
+  if ((ga === undefined) !== (gb === undefined)) return ga ? -1 : 1;
+  if (ga && gb) {
+    const by = compareGrpc(ga, gb, a.match.headers.length, b.match.headers.length);
+    return by !== 0 ? by : compareRoutes(a, b);
+  }
   const pa = a.match.path;
   const pb = b.match.path;
   if (pa.type !== pb.type) return PATH_RANK[pa.type] - PATH_RANK[pb.type];
@@ -30,6 +52,11 @@ export function comparePrecedence(a: Ranked, b: Ranked): number {
   if (a.match.headers.length !== b.match.headers.length) return b.match.headers.length - a.match.headers.length;
   if (a.match.queryParams.length !== b.match.queryParams.length)
     return b.match.queryParams.length - a.match.queryParams.length;
+  return compareRoutes(a, b);
+}
+
+/** compareRoutes breaks ties: the oldest route, then by "{namespace}/{name}", then rule and match order. */
+function compareRoutes(a: Ranked, b: Ranked): number {
   if (a.route !== b.route) {
     const ca = Number.isNaN(a.route.created) ? Number.POSITIVE_INFINITY : a.route.created;
     const cb = Number.isNaN(b.route.created) ? Number.POSITIVE_INFINITY : b.route.created;

@@ -100,8 +100,20 @@ export interface ValueMatch {
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
+/**
+ * GrpcMethodMatch is a GRPCRoute match's `method` as written (validated); the reader turns it into the `path` of
+ * its RouteMatch (a gRPC call is a POST to `/<service>/<method>`) and keeps it for the GRPCRoute precedence.
+ */
+export interface GrpcMethodMatch {
+  readonly type: 'Exact' | 'RegularExpression';
+  readonly service: string | undefined;
+  readonly method: string | undefined;
+}
+
 export interface RouteMatch {
   readonly path: PathMatch;
+  /** set on the matches of a GRPCRoute (the path is derived from it) */
+  readonly grpc?: GrpcMethodMatch;
   readonly headers: readonly ValueMatch[];
   readonly queryParams: readonly ValueMatch[];
   readonly method: HttpMethod | undefined;
@@ -158,8 +170,13 @@ export interface RouteRule {
   readonly timeouts: RouteTimeouts;
 }
 
+/** RouteKind is the kind of a route: HTTPRoute, or GRPCRoute (read into the same shape). */
+export type RouteKind = 'HTTPRoute' | 'GRPCRoute';
+
 export interface HTTPRoute {
   readonly meta: Meta;
+  /** absent: HTTPRoute */
+  readonly kind?: RouteKind;
   readonly parentRefs: readonly ParentRef[];
   readonly hostnames: readonly string[];
   readonly rules: readonly RouteRule[];
