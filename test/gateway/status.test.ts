@@ -360,7 +360,11 @@ describe('Gateway and listener status', () => {
       ['a', 2],
       ['b', 1],
     ]);
-    expect(gw?.listeners[0]?.supportedKinds).toEqual([{ group: GROUP, kind: 'HTTPRoute' }]);
+    // an HTTP listener's default kinds: HTTPRoute and GRPCRoute, as the spec's default for GRPCRoute support
+    expect(gw?.listeners[0]?.supportedKinds).toEqual([
+      { group: GROUP, kind: 'HTTPRoute' },
+      { group: GROUP, kind: 'GRPCRoute' },
+    ]);
     const udp = buildGatewayRoutes(input({ gateways: [gateway([listener('udp', { protocol: 'UDP' })])] }));
     expect(udp.status.gateways[0]?.listeners[0]?.supportedKinds).toEqual([]);
     const mixed = input({

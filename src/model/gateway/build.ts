@@ -5,7 +5,7 @@
  */
 import type { Problem } from '../nginx-model.js';
 import type { KubeObject, Service } from '../snapshot.js';
-import { compareHostnames, coveringHostnames, intersectHostnames } from './hostnames.js';
+import { compareHostnames, coveringHostnames, intersectHostnames, intersectOne } from './hostnames.js';
 import { comparePrecedence } from './precedence.js';
 import { type Context, cond, judgeListeners, key, type ListenerState, namespaceAllowed } from './listeners.js';
 import { readGateway, readGatewayClass, readGRPCRoute, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
@@ -154,6 +154,104 @@ const REF_MESSAGES: Record<string, string> = {
   BackendNotFound: 'names a Service or port that does not exist',
 };
 
+/** Attachment is a route attached to one listener, through one or more of its parentRefs. */
+interface Attachment {
+  readonly route: HTTPRoute;
+  readonly s: ListenerState;
+  /** the effective hostnames (null: any) */
+  readonly hosts: readonly (string | null)[];
+  /** the route's parents status, and the entries of the parentRefs that select this listener */
+  readonly parents: RouteParentStatus[];
+  readonly parentIndexes: number[];
+  readonly backends: readonly (readonly EffectiveBackend[])[];
+  readonly mirrors: readonly (readonly EffectiveBackend[])[];
+  /** the route of the other kind it lost this listener to */
+  lostTo: HTTPRoute | null;
+}
+
+const overlaps = (a: string | null, b: string | null) => a === null || b === null || intersectOne(a, b) !== undefined;
+const routeName = (r: HTTPRoute) => `${r.kind ?? 'HTTPRoute'} ${r.meta.namespace}/${r.meta.name}`;
+
+/**
+ * resolveKindConflicts applies the spec's rule for an HTTPRoute and a GRPCRoute on one listener with hostnames in
+ * common: exactly one is accepted there, the oldest (then the first by "{namespace}/{name}"). A parentRef whose every
+ * listener went to the other kind gets Accepted=False. Returns the attachments that stand.
+ */
+function resolveKindConflicts(attachments: readonly Attachment[]): Attachment[] {
+  const byListener = new Map<ListenerState, Attachment[]>();
+  for (const at of attachments) byListener.set(at.s, [...(byListener.get(at.s) ?? []), at]);
+  const age = (r: HTTPRoute) => (Number.isNaN(r.meta.created) ? Number.POSITIVE_INFINITY : r.meta.created);
+  for (const list of byListener.values()) {
+    const kinds = new Set(list.map((at) => at.route.kind ?? 'HTTPRoute'));
+    if (kinds.size < 2) continue;
+    const ordered = [...list].sort(
+      (a, b) => age(a.route) - age(b.route) || (key(a.route.meta) < key(b.route.meta) ? -1 : 1),
+    );
+    const standing: Attachment[] = [];
+    for (const at of ordered) {
+      const rival = standing.find(
+        (o) =>
+          (o.route.kind ?? 'HTTPRoute') !== (at.route.kind ?? 'HTTPRoute') &&
+          o.hosts.some((h) => at.hosts.some((g) => overlaps(h, g))),
+      );
+      if (rival) at.lostTo = rival.route;
+      else standing.push(at);
+    }
+  }
+  for (const at of attachments) {
+    if (!at.lostTo) continue;
+    for (const i of at.parentIndexes) {
+      const stillServed = attachments.some((o) => o.parents === at.parents && !o.lostTo && o.parentIndexes.includes(i));
+      const parent = at.parents[i];
+      if (stillServed || !parent) continue;
+      at.parents[i] = {
+        ...parent,
+        conditions: parent.conditions.map((c) =>
+          c.type === 'Accepted'
+            ? cond(
+                'Accepted',
+                false,
+                'NotAllowedByListeners',
+                `${routeName(at.lostTo!)} is older and has hostnames in common on listener ${at.s.listener.name}: a listener takes one of HTTPRoute and GRPCRoute per hostname`,
+                c.observedGeneration,
+              )
+            : c,
+        ),
+      };
+    }
+  }
+  return attachments.filter((at) => !at.lostTo);
+}
+
+/** serve adds an attachment's rules to its listener's routes by hostname and counts it. */
+function serve(at: Attachment, served: Map<ListenerState, ByHost>, attached: Map<ListenerState, number>): void {
+  const { route, s } = at;
+  attached.set(s, (attached.get(s) ?? 0) + 1);
+  const byHost = served.get(s) ?? (new Map() as ByHost);
+  served.set(s, byHost);
+  for (const hostname of at.hosts) {
+    const list = byHost.get(hostname) ?? [];
+    byHost.set(hostname, list);
+    for (const [ruleIndex, rule] of route.rules.entries()) {
+      for (const [matchIndex, match] of rule.matches.entries()) {
+        list.push({
+          meta: route.meta,
+          route: { namespace: route.meta.namespace, name: route.meta.name },
+          ...(route.kind === 'GRPCRoute' ? { kind: 'GRPCRoute' as const } : {}),
+          hostname,
+          ruleIndex,
+          matchIndex,
+          match,
+          filters: rule.filters,
+          backends: at.backends[ruleIndex] ?? [],
+          mirrors: at.mirrors[ruleIndex] ?? [],
+          timeouts: rule.timeouts,
+        });
+      }
+    }
+  }
+}
+
 /** buildGatewayRoutes turns Gateway API objects into served routes and status; see the module comment. */
 export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   const problems: Problem[] = [];
@@ -188,6 +286,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   );
   const routeStatus: RouteStatus[] = [];
   const grpcStatus: RouteStatus[] = [];
+  const attachments: Attachment[] = [];
   for (const route of routes) {
     const gen = route.meta.generation;
     const kind = route.kind ?? 'HTTPRoute';
@@ -222,7 +321,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
       | (EffectiveBackend & { kind: 'unresolved' })
       | undefined;
     // Two parentRefs may select one listener (by name and by port): it counts and serves the route once.
-    const attachedHere = new Set<ListenerState>();
+    const attachedHere = new Map<ListenerState, Attachment>();
     const parents: RouteParentStatus[] = [];
     for (const parentRef of route.parentRefs) {
       if (parentRef.group !== GATEWAY_GROUP || parentRef.kind !== 'Gateway') continue;
@@ -286,33 +385,25 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
         : cond('ResolvedRefs', true, 'ResolvedRefs', 'all references resolved', gen);
       parents.push({ parentRef, controllerName: input.controllerName, conditions: [accepted, resolvedRefs] });
       if (accepted.status !== 'True') continue;
+      const parentIndex = parents.length - 1;
       for (const { s, hosts } of matching) {
-        if (attachedHere.has(s)) continue;
-        attachedHere.add(s);
-        attached.set(s, (attached.get(s) ?? 0) + 1);
-        const byHost = served.get(s) ?? (new Map() as ByHost);
-        served.set(s, byHost);
-        for (const hostname of hosts) {
-          const list = byHost.get(hostname) ?? [];
-          byHost.set(hostname, list);
-          for (const [ruleIndex, rule] of route.rules.entries()) {
-            for (const [matchIndex, match] of rule.matches.entries()) {
-              list.push({
-                meta: route.meta,
-                route: { namespace: route.meta.namespace, name: route.meta.name },
-                ...(route.kind === 'GRPCRoute' ? { kind: 'GRPCRoute' as const } : {}),
-                hostname,
-                ruleIndex,
-                matchIndex,
-                match,
-                filters: rule.filters,
-                backends: backends[ruleIndex] ?? [],
-                mirrors: mirrors[ruleIndex] ?? [],
-                timeouts: rule.timeouts,
-              });
-            }
-          }
+        const already = attachedHere.get(s);
+        if (already) {
+          already.parentIndexes.push(parentIndex);
+          continue;
         }
+        const at: Attachment = {
+          route,
+          s,
+          hosts,
+          parents,
+          parentIndexes: [parentIndex],
+          backends,
+          mirrors,
+          lostTo: null,
+        };
+        attachedHere.set(s, at);
+        attachments.push(at);
       }
     }
     // A route none of whose parents is ours is another controller's: no status, no problems.
@@ -324,6 +415,8 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
     });
     problems.push(...routeProblems);
   }
+
+  for (const at of resolveKindConflicts(attachments)) serve(at, served, attached);
 
   const listeners: ListenerRoutes[] = [];
   const gatewayStatus: GatewayStatus['gateways'][number][] = [];
