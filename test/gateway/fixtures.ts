@@ -60,6 +60,11 @@ export function route(name: string, o: RouteOptions = {}): Obj {
   };
 }
 
+/** grpcRoute is a GRPCRoute, as `route` builds an HTTPRoute (rules default to one rule to `web`). */
+export function grpcRoute(name: string, o: RouteOptions = {}): Obj {
+  return { ...route(name, o), kind: 'GRPCRoute' };
+}
+
 /** rule is one rule with the given matches and the default backend. */
 export function rule(matches: Obj[], extra: Obj = {}): Obj {
   return { matches, backendRefs: [{ name: 'web', port: 80 }], ...extra };
@@ -104,6 +109,7 @@ export function input(parts: Partial<Record<Exclude<keyof GatewayInput, 'control
     gatewayClasses: parts.gatewayClasses ?? [gatewayClass()],
     gateways: parts.gateways ?? [gateway()],
     httpRoutes: parts.httpRoutes ?? [],
+    grpcRoutes: parts.grpcRoutes ?? [],
     referenceGrants: parts.referenceGrants ?? [],
     services: (parts.services ?? [service('web')]) as GatewayInput['services'],
     secrets: parts.secrets ?? [],
