@@ -202,6 +202,7 @@ describe('deploy/kubernetes', () => {
       'patch events',
       'update gatewayclasses/status',
       'update gateways/status',
+      'update grpcroutes/status',
       'update httproutes/status',
       'update ingresses/status',
       'update leases',

@@ -20,13 +20,7 @@ import { LUA_FOLDER } from '../../src/nginx/lua.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
 import { issueCertificate } from '../../src/tls/issue.js';
-import {
-  callEcho,
-  GRPC_ECHO_SERVICE,
-  GrpcEchoClient,
-  type GrpcEchoPod,
-  startGrpcEcho,
-} from '../support/grpc-echo.js';
+import { callEcho, GRPC_ECHO_SERVICE, GrpcEchoClient, type GrpcEchoPod, startGrpcEcho } from '../support/grpc-echo.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { freePort, get } from '../support/net.js';
 import { type RunningNginx, startNginx } from '../support/nginx.js';

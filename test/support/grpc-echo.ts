@@ -47,8 +47,7 @@ export interface GrpcEchoPod {
 export async function startGrpcEcho(ip: string, context: PodContext): Promise<GrpcEchoPod> {
   const server = new grpc.Server();
   const echo =
-    (method: string) =>
-    (call: grpc.ServerUnaryCall<unknown, EchoResponse>, done: grpc.sendUnaryData<EchoResponse>) => {
+    (method: string) => (call: grpc.ServerUnaryCall<unknown, EchoResponse>, done: grpc.sendUnaryData<EchoResponse>) => {
       const headers = Object.entries(call.metadata.getMap()).map(([key, value]) => ({ key, value: String(value) }));
       // grpc-js keeps :authority out of the metadata; the call's host is what the client (nginx) sent
       const authority = call.getHost();
@@ -83,7 +82,11 @@ export type GrpcAnswer =
   | { readonly ok: false; readonly code: grpc.status; readonly details: string };
 
 /** callEcho makes one unary call of `path` (`/<service>/<method>`, any: the router sees the path) with `metadata`. */
-export function callEcho(client: grpc.Client, path: string, metadata: Record<string, string> = {}): Promise<GrpcAnswer> {
+export function callEcho(
+  client: grpc.Client,
+  path: string,
+  metadata: Record<string, string> = {},
+): Promise<GrpcAnswer> {
   const md = new grpc.Metadata();
   for (const [k, v] of Object.entries(metadata)) md.set(k, v);
   const echo = GrpcEchoClient.service.Echo!;
