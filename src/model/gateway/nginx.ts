@@ -252,7 +252,8 @@ function h2cSockets(
     const listen = listenOf(model, slot);
     bySocket.set(listen, [...(bySocket.get(listen) ?? []), slot]);
   }
-  const ingressSocket = listenOf(model, { port: model.httpPort, ssl: false });
+  // the Ingress servers' plaintext listen, spelled as server.hbs does (a Gateway slot on its own address differs)
+  const ingressSocket = model.listen?.http ?? String(model.httpPort);
   const sockets = new Set<string>();
   const refused = new Set<string>();
   const key = (r: EffectiveRoute) => `GRPCRoute/${r.route.namespace}/${r.route.name}`;
@@ -292,7 +293,7 @@ function keepEmpty(): BuiltUpstreams {
 }
 
 /** listenOf spells a slot's listen address as the Ingress servers do on the shared ports. */
-function listenOf(model: NginxModel, slot: Pick<Slot, 'port' | 'ssl'>): string {
+function listenOf(model: NginxModel, slot: Slot): string {
   if (slot.ssl && slot.port === model.httpsPort && model.httpsSocket) return `unix:${model.httpsSocket}`;
   if (model.listen === null) return String(slot.port);
   const host = model.listen.http.slice(0, model.listen.http.lastIndexOf(':'));
