@@ -139,6 +139,7 @@ describe('a bad push', () => {
             route: 'default/r#0',
             path: { type: 'PathPrefix', value: '/' },
             method: 'GET',
+            grpc: true,
             headers: [{ type: 'Exact', name: 'x-env', value: 'canary' }],
             queryParams: [{ type: 'RegularExpression', name: 'v', value: '[0-9]+' }],
             filters: [
@@ -173,6 +174,7 @@ describe('a bad push', () => {
     ['a backend name with a dollar', (r) => (r.backends = [{ backend: '$x', weight: 1 }])],
     ['a timeout as text', (r) => (r.timeouts = { request: '1s' })],
     ['an unknown route field', (r) => (r.extra = true)],
+    ['grpc that is not true', (r) => (r.grpc = 'yes')],
   ];
 
   test('a good route table is taken', async () => {
