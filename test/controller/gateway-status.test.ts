@@ -3,7 +3,8 @@
  * starts, serves its Ingresses, and the Gateway API watchers show `unserved`; once the standard-channel CRDs are
  * applied (kubectl) the watchers list, and GatewayClass, Gateway and HTTPRoute get the status buildGatewayRoutes
  * works out, with lastTransitionTime, observedGeneration and addresses, written only when it differs, keeping other
- * controllers' route entries and dropping ours from a route that no longer names our Gateway.
+ * controllers' route entries and dropping ours from a route that no longer names our Gateway; a GRPCRoute gets its
+ * parents[] too.
  */
 import { join } from 'node:path';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
@@ -274,5 +275,33 @@ describe('Gateway API, wired to the API server', () => {
       () => problems().some((p) => p.kind === 'HTTPRoute' && p.name === 'bad'),
       10_000,
     );
+  });
+
+  it('a GRPCRoute gets its parents[] status: on port 80, where Ingress speaks HTTP/1.1, not accepted (no h2c there)', async () => {
+    await cluster.apply({
+      apiVersion: `${GROUP}/v1`,
+      kind: 'GRPCRoute',
+      metadata: { name: 'rpc', namespace: 'default' },
+      spec: {
+        parentRefs: [{ name: 'web' }],
+        hostnames: ['rpc.example.com'],
+        rules: [
+          { matches: [{ method: { service: 'pkg.Echo', method: 'Say' } }], backendRefs: [{ name: 'web', port: 80 }] },
+        ],
+      },
+    });
+    await waitFor(
+      'the GRPCRoute status',
+      async () => (await read('grpcroutes', 'rpc', 'default')).status?.parents?.length === 1,
+      10_000,
+    );
+    const rpc = await read('grpcroutes', 'rpc', 'default');
+    expect(rpc.status?.parents?.[0]).toMatchObject({ controllerName: OURS, parentRef: { name: 'web' } });
+    expect(condition(rpc.status?.parents?.[0]?.conditions, 'Accepted')).toMatchObject({
+      status: 'False',
+      reason: 'NotAllowedByListeners',
+      observedGeneration: rpc.metadata.generation,
+    });
+    expect(condition(rpc.status?.parents?.[0]?.conditions, 'ResolvedRefs')?.status).toBe('True');
   });
 });
