@@ -2,7 +2,8 @@
  * The Gateway API conformance tests of gateway-api (the version in inventory.json), ported: each test's manifests
  * applied to the test API server, its waits and requests (tests/*.ts, transcribed from the Go tests) through the
  * real controller and nginx, then its manifests deleted. Writes the ConformanceReport to $CONFORMANCE_REPORT or
- * tmp/conformance-report.yaml. Tests not transcribed yet, and the GRPCRoute ones, are skipped with the reason.
+ * tmp/conformance-report.yaml. Tests not transcribed yet, and the GRPCRoute ones (inventory.json says why), are skipped
+ * with the reason.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -11,6 +12,7 @@ import { CONTROLLER_NAME, GATEWAY_CLASS, INFRA_NS, startHarness, type Harness } 
 import { conformanceReport, type Inventory, type Outcome } from './report.js';
 import { runSteps, type ConformanceCase, type Timeouts } from './steps.js';
 import { gatewayCases } from './tests/gateway.js';
+import { grpcCases } from './tests/grpcroute.js';
 import { extendedCases } from './tests/httproute-extended.js';
 import { hostCases } from './tests/httproute-hosts.js';
 import { invalidCases } from './tests/httproute-invalid.js';
@@ -18,7 +20,10 @@ import { routingCases } from './tests/httproute-routing.js';
 
 const inventory = JSON.parse(await readFile(new URL('./inventory.json', import.meta.url), 'utf8')) as Inventory;
 const cases = new Map<string, ConformanceCase>(
-  [...routingCases, ...hostCases, ...invalidCases, ...gatewayCases, ...extendedCases].map((c) => [c.name, c]),
+  [...routingCases, ...hostCases, ...invalidCases, ...gatewayCases, ...extendedCases, ...grpcCases].map((c) => [
+    c.name,
+    c,
+  ]),
 );
 /**
  * the extended features this implementation claims (the report's supportedFeatures): those issue 20's data path

@@ -17,6 +17,7 @@ import { issueCertificate } from '../../src/tls/issue.js';
 import { kubectlFor, startTestApi, type Kubectl, type TestApi } from '../support/kube-api.js';
 import { tlsSecret } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
+import { startGrpcEcho } from '../support/grpc-echo.js';
 import { startEchoPod, type EchoPod } from './echo.js';
 
 /** the GatewayClass the base and the tests' manifests name through {GATEWAY_CLASS_NAME} */
@@ -90,7 +91,10 @@ export interface ServiceObject {
   spec: { selector?: Record<string, string>; ports?: { name?: string; port: number; targetPort?: number | string }[] };
 }
 
-/** an echo-basic pod answers plain HTTP on its targetPort 3000; gRPC, TCP, TLS-only and h2c ports are not emulated */
+/**
+ * an echo-basic pod answers plain HTTP on its targetPort 3000, or gRPC (h2c) there with GRPC_ECHO_SERVER
+ * (test/support/grpc-echo.ts); TCP, TLS-only and h2c HTTP ports are not emulated
+ */
 const HTTP_TARGET_PORT = 3000;
 const isHttpEcho = (d: Deployment) =>
   d.spec.template.spec.containers.every((c) =>
@@ -99,6 +103,9 @@ const isHttpEcho = (d: Deployment) =>
     ),
   ) && !d.metadata.name.startsWith('coredns');
 
+const isGrpcEcho = (d: Deployment) =>
+  d.spec.template.spec.containers.some((c) => (c.env ?? []).some((e) => e.name === 'GRPC_ECHO_SERVER'));
+
 /** baseObjects reads the base as data: what is applied, and the echo pods (one per replica) with their slices. */
 async function baseObjects(): Promise<{ objects: object[]; deployments: Deployment[]; services: ServiceObject[] }> {
   const docs = parseAllDocuments(fill(await readFile(new URL('base.yaml', MANIFESTS), 'utf8')))
@@ -106,7 +113,9 @@ async function baseObjects(): Promise<{ objects: object[]; deployments: Deployme
     .filter((d): d is { kind: string } => d !== null && typeof d.kind === 'string');
   return {
     objects: docs.filter((d) => KIND_KEPT.has(d.kind)),
-    deployments: (docs.filter((d) => d.kind === 'Deployment') as unknown as Deployment[]).filter(isHttpEcho),
+    deployments: (docs.filter((d) => d.kind === 'Deployment') as unknown as Deployment[]).filter(
+      (d) => isHttpEcho(d) || isGrpcEcho(d),
+    ),
     services: docs.filter((d) => d.kind === 'Service') as unknown as ServiceObject[],
   };
 }
@@ -171,12 +180,20 @@ export async function startHarness(): Promise<Harness> {
     const base = await baseObjects();
     // every pod listens on one port, each on its own address, as pods do on their targetPort
     const echoPort = await freePort();
+    const grpcPort = await freePort();
     let ip = 2;
     for (const d of base.deployments) {
       const labels = d.spec.template.metadata.labels;
       const service = base.services.find((s) => selects(s, d.metadata.namespace, labels));
       for (let i = 0; i < (d.spec.replicas ?? 1); i++) {
         const pod = `${d.metadata.name}-${podSuffix(i)}`;
+        if (isGrpcEcho(d)) {
+          const address = `127.0.0.${ip++}`;
+          const context = { namespace: d.metadata.namespace, service_name: service?.metadata.name ?? '', pod };
+          const grpcPod = await startGrpcEcho(address, context, grpcPort);
+          pods.push({ ...grpcPod, pod, namespace: d.metadata.namespace, labels, echoed: [] });
+          continue;
+        }
         pods.push(
           await startEchoPod(
             `127.0.0.${ip++}`,

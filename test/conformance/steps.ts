@@ -4,6 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import * as grpc from '@grpc/grpc-js';
+import { callEcho, GRPC_ECHO_SERVICE, GrpcEchoClient } from '../support/grpc-echo.js';
 import { CONTROLLER_NAME, type Harness } from './harness.js';
 import {
   compare,
@@ -51,7 +53,11 @@ export type Step =
       readonly gateway: NN;
       readonly listeners?: readonly string[];
       readonly routes: readonly NN[];
+      /** the routes' kind (GatewayAndRoutesMustBeAccepted's route type); HTTPRoute when absent */
+      readonly routeKind?: 'HTTPRoute' | 'GRPCRoute';
     }
+  /** grpc.MakeRequestAndExpectEventuallyConsistentResponse for each case, to the Gateway's address (h2c) */
+  | { readonly kind: 'grpcRequests'; readonly gateway: NN; readonly cases: readonly GrpcExpected[] }
   /** HTTPRouteMustHaveCondition */
   | { readonly kind: 'routeCondition'; readonly route: NN; readonly gateway: NN; readonly condition: Cond }
   /** HTTPRouteMustHaveParents */
@@ -126,6 +132,19 @@ export type Step =
     }
   /** delete one object (kubectl delete RESOURCE NAME -n NAMESPACE) */
   | { readonly kind: 'delete'; readonly resource: string; readonly namespace: string; readonly name: string };
+
+/** GrpcExpected is conformance/utils/grpc's ExpectedResponse: one RPC of the echo and what must answer it. */
+export interface GrpcExpected {
+  readonly method: 'Echo' | 'EchoTwo' | 'EchoThree';
+  /** RequestMetadata: the :authority and outgoing metadata */
+  readonly authority?: string;
+  readonly metadata?: Readonly<Record<string, string>>;
+  /** the gRPC status code (OK when absent) */
+  readonly code?: grpc.status;
+  /** the pod name's prefix and its namespace, for an OK answer */
+  readonly backend?: string;
+  readonly namespace?: string;
+}
 
 /** ConformanceCase is one Go conformance test transcribed: its name (the inventory's) and its steps. */
 export interface ConformanceCase {
@@ -233,6 +252,49 @@ async function expectMirrored(h: Harness, target: Target, c: ExpectedResponse, t
   }
 }
 
+/** grpcVerdict is compareResponse of conformance/utils/grpc: null when the answer is the expected one. */
+async function grpcVerdict(client: grpc.Client, e: GrpcExpected): Promise<string | null> {
+  const got = await callEcho(client, `/${GRPC_ECHO_SERVICE}/${e.method}`, { ...(e.metadata ?? {}) });
+  const code = got.ok ? grpc.status.OK : got.code;
+  const want = e.code ?? grpc.status.OK;
+  if (code !== want)
+    return `status ${grpc.status[code]}, want ${grpc.status[want]}${got.ok ? '' : ` (${got.details})`}`;
+  if (!got.ok) return null;
+  const a = got.response.assertions;
+  if (a.fully_qualified_method !== `/${GRPC_ECHO_SERVICE}/${e.method}`) return `method ${a.fully_qualified_method}`;
+  if (e.namespace && a.context.namespace !== e.namespace) return `namespace ${a.context.namespace}`;
+  if (!a.context.pod.startsWith(e.backend ?? '')) return `pod ${a.context.pod}, want ${e.backend}`;
+  return null;
+}
+
+/** expectGrpcEventually calls until `threshold` answers in a row are the expected one, or throws at maxMs. */
+async function expectGrpcEventually(target: Target, e: GrpcExpected, timing: Timing): Promise<void> {
+  // Go's client: one connection (h2c, prior knowledge) with the case's :authority, else the address
+  const client = new GrpcEchoClient(`${target.address}:${target.port}`, grpc.credentials.createInsecure(), {
+    ...(e.authority ? { 'grpc.default_authority': e.authority } : {}),
+  });
+  try {
+    const started = Date.now();
+    let [successes, attempts, last] = [0, 0, 'no attempt'];
+    while (Date.now() - started < timing.maxMs) {
+      attempts++;
+      const why = await grpcVerdict(client, e);
+      if (why === null) {
+        if (++successes >= timing.threshold) return;
+        continue;
+      }
+      last = why;
+      successes = 0;
+      await new Promise((r) => setTimeout(r, timing.delayMs));
+    }
+    throw new Error(
+      `${e.authority ?? ''}/${e.method} ${show(e.metadata ?? {})}: no consistent answer after ${attempts} attempts; last: ${last}`,
+    );
+  } finally {
+    client.close();
+  }
+}
+
 /** runSteps takes a case's steps in order. */
 export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts): Promise<void> {
   const get = async (kind: string, nn: NN) => (await h.get(GW, kind, nn.namespace, nn.name)) as WithStatus | null;
@@ -265,28 +327,38 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
     return target!;
   };
 
-  const routeParents = async (route: NN, parents: readonly ParentStatus[], namespaceRequired: boolean) =>
-    poll(`HTTPRoute ${route.namespace}/${route.name} has parents ${show(parents)}`, t.statusMs, t.pollMs, async () => {
-      const r = await get('HTTPRoute', route);
-      const actual = routeParentsOf(r);
-      if (r && actual.some((p) => stale(r, p.conditions))) return 'parent conditions not of the latest generation';
-      for (const want of parents) {
-        const found = actual.some(
-          (a) =>
-            // parentsForRouteMatch: group and kind compared as written (absent only matches absent), the namespace
-            // unless it is absent and not required; the sectionName is not compared
-            a.controllerName === (want.controllerName ?? CONTROLLER_NAME) &&
-            a.parentRef.group === want.parentRef.group &&
-            a.parentRef.kind === want.parentRef.kind &&
-            a.parentRef.name === want.parentRef.name &&
-            (a.parentRef.namespace === want.parentRef.namespace ||
-              (!namespaceRequired && a.parentRef.namespace === undefined)) &&
-            conditionsMatch(want.conditions, a.conditions),
-        );
-        if (!found) return `no parent like ${show(want)} in ${show(actual)}`;
-      }
-      return null;
-    });
+  const routeParents = async (
+    route: NN,
+    parents: readonly ParentStatus[],
+    namespaceRequired: boolean,
+    routeKind: 'HTTPRoute' | 'GRPCRoute' = 'HTTPRoute',
+  ) =>
+    poll(
+      `${routeKind} ${route.namespace}/${route.name} has parents ${show(parents)}`,
+      t.statusMs,
+      t.pollMs,
+      async () => {
+        const r = await get(routeKind, route);
+        const actual = routeParentsOf(r);
+        if (r && actual.some((p) => stale(r, p.conditions))) return 'parent conditions not of the latest generation';
+        for (const want of parents) {
+          const found = actual.some(
+            (a) =>
+              // parentsForRouteMatch: group and kind compared as written (absent only matches absent), the namespace
+              // unless it is absent and not required; the sectionName is not compared
+              a.controllerName === (want.controllerName ?? CONTROLLER_NAME) &&
+              a.parentRef.group === want.parentRef.group &&
+              a.parentRef.kind === want.parentRef.kind &&
+              a.parentRef.name === want.parentRef.name &&
+              (a.parentRef.namespace === want.parentRef.namespace ||
+                (!namespaceRequired && a.parentRef.namespace === undefined)) &&
+              conditionsMatch(want.conditions, a.conditions),
+          );
+          if (!found) return `no parent like ${show(want)} in ${show(actual)}`;
+        }
+        return null;
+      },
+    );
 
   const listenerConditions = (gw: NN, listener: string | undefined, conditions: readonly Cond[]) =>
     poll(`Gateway ${gw.namespace}/${gw.name} listeners have ${show(conditions)}`, t.statusMs, t.pollMs, async () => {
@@ -432,6 +504,7 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
               conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted' }],
             })),
             route.namespace !== step.gateway.namespace,
+            step.routeKind,
           );
         const ready: Cond[] = [
           { type: 'ResolvedRefs', status: 'True' },
@@ -566,6 +639,15 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
         const verdicts = await Promise.allSettled(
           step.cases.map((c) => (c.mirroredTo ? expectMirrored(h, target, c, t) : expectEventually(target, c, t))),
         );
+        const failures = verdicts.flatMap((v, i) =>
+          v.status === 'rejected' ? [`#${i} ${(v.reason as Error).message}`] : [],
+        );
+        if (failures.length > 0) throw new Error(failures.join('\n'));
+        break;
+      }
+      case 'grpcRequests': {
+        const target = await gatewayTarget(step.gateway, undefined, 'http');
+        const verdicts = await Promise.allSettled(step.cases.map((c) => expectGrpcEventually(target, c, t)));
         const failures = verdicts.flatMap((v, i) =>
           v.status === 'rejected' ? [`#${i} ${(v.reason as Error).message}`] : [],
         );

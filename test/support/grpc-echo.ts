@@ -43,8 +43,8 @@ export interface GrpcEchoPod {
   close(): Promise<void>;
 }
 
-/** startGrpcEcho starts an echo on `ip` (a free port) that names itself by `context`. */
-export async function startGrpcEcho(ip: string, context: PodContext): Promise<GrpcEchoPod> {
+/** startGrpcEcho starts an echo on `ip` (`port`, or a free one) that names itself by `context`. */
+export async function startGrpcEcho(ip: string, context: PodContext, port = 0): Promise<GrpcEchoPod> {
   const server = new grpc.Server();
   const echo =
     (method: string) => (call: grpc.ServerUnaryCall<unknown, EchoResponse>, done: grpc.sendUnaryData<EchoResponse>) => {
@@ -61,14 +61,14 @@ export async function startGrpcEcho(ip: string, context: PodContext): Promise<Gr
       });
     };
   server.addService(GrpcEchoClient.service, { Echo: echo('Echo'), EchoTwo: echo('EchoTwo') });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${ip}:0`, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+  const bound = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${ip}:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) =>
       error ? reject(error) : resolve(bound),
     ),
   );
   return {
     ip,
-    port,
+    port: bound,
     close: () =>
       new Promise((done) => {
         server.tryShutdown(() => done());

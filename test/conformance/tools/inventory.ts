@@ -1,12 +1,19 @@
 /**
  * Writes test/conformance/inventory.json from a gateway-api checkout's conformance/tests and pkg/features (Apache-2.0):
- * every test whose ShortName starts with HTTPRoute, Gateway or GRPCRoute, its features, whether they are all core
+ * every test whose ShortName starts with HTTPRoute, Gateway or GRPC, its features, whether they are all core
  * features of a profile (GATEWAY-HTTP / GATEWAY-GRPC, per conformance/utils/suite/profiles.go), and which of those
  * two profiles it belongs to; and copies the tests' manifests and conformance/base/manifests.yaml to
  * test/conformance/manifests/, each under a header naming its source. Run: `npx tsx test/conformance/tools/inventory.ts <bare repo dir> <tag>`.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+
+/**
+ * why the GRPCRoute tests are skipped: their Gateways listen on port 80, which speaks h2c only on a socket where
+ * nothing but GRPCRoutes is served, so only on a Gateway's own address (--gateway-addresses); with that merged,
+ * drop this skip (the three core tests are transcribed in tests/grpcroute.ts)
+ */
+const GRPC_SKIP = 'GRPCRoute on port 80 is h2c only on a Gateway address of its own (--gateway-addresses)';
 
 const [repo, tag] = process.argv.slice(2);
 if (!repo || !tag) throw new Error('usage: inventory.ts <gateway-api git dir> <tag>');
@@ -55,7 +62,7 @@ for (const file of git('ls-tree', '--name-only', tag, 'conformance/tests/')
   for (const m of text.matchAll(/(?:confsuite|suite)\.ConformanceTest\{([\s\S]*?)\n\tTest:/g)) {
     const body = m[1]!;
     const name = /ShortName:\s*"(\w+)"/.exec(body)?.[1];
-    if (!name || !/^(HTTPRoute|Gateway|GRPCRoute)/.test(name)) continue;
+    if (!name || !/^(HTTPRoute|Gateway|GRPC)/.test(name)) continue;
     const featureBlock = /Features:\s*\[\]features\.FeatureName\{([^}]*)\}/.exec(body)?.[1] ?? '';
     const features = [...featureBlock.matchAll(/features\.(\w+)/g)].map((f) => constants.get(f[1]!) ?? f[1]!);
     const manifests = [...(/Manifests:\s*\[\]string\{([^}]*)\}/.exec(body)?.[1] ?? '').matchAll(/"([^"]+)"/g)].map(
@@ -73,7 +80,7 @@ for (const file of git('ls-tree', '--name-only', tag, 'conformance/tests/')
       profiles: inProfiles,
       manifests,
       provisional: /Provisional:\s*true/.test(body),
-      ...(features.includes('GRPCRoute') ? { skip: 'no gRPC echo backend in this harness yet' } : {}),
+      ...(features.includes('GRPCRoute') ? { skip: GRPC_SKIP } : {}),
     });
   }
 }
