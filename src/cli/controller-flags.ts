@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { ControllerConfig, SelfSignedWebhookFlags } from '../config.js';
 import { STATUS_PAGE_MODES, type StatusPageMode } from '../http/status-page.js';
 import { defaultBuildOptions, type BuildOptions } from '../model/build.js';
+import { isGatewayControllerName } from '../model/gateway/values.js';
 import { checkDnsLabel, checkIp, checkObjectName } from '../model/validate.js';
 import { DEFAULT_TEMPLATE } from '../render/load.js';
 import { classFlags, parseFlags, parsePort, UnsupportedFlagError, UsageError } from './flags.js';
@@ -207,14 +208,10 @@ function selfSignedFlags(values: Readonly<Record<string, unknown>>): SelfSignedW
 /** DEFAULT_GATEWAY_CONTROLLER_NAME is `--gateway-controller-name`'s default. */
 export const DEFAULT_GATEWAY_CONTROLLER_NAME = 'ingress-actors.io/gateway-controller';
 
-// The Gateway API's GatewayController format: a domain-prefixed path (gateway-api's apis/v1/shared_types.go).
-const GATEWAY_CONTROLLER =
-  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
-
 /** gatewayOptions reads `--enable-gateway-api` and `--gateway-controller-name` into BuildOptions.gateway. */
 function gatewayOptions(values: Readonly<Record<string, unknown>>): Pick<BuildOptions, 'gateway'> {
   const name = (values['gateway-controller-name'] as string | undefined) ?? DEFAULT_GATEWAY_CONTROLLER_NAME;
-  if (name.length > 253 || !GATEWAY_CONTROLLER.test(name))
+  if (!isGatewayControllerName(name))
     throw new UsageError(
       `--gateway-controller-name must be a domain-prefixed path (example.com/controller), not ${JSON.stringify(name)}`,
     );
