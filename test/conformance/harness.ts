@@ -19,6 +19,15 @@ import { tlsSecret } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
 import { startEchoPod, type EchoPod } from './echo.js';
 
+/**
+ * GATEWAY_POOL is --gateway-addresses: loopback addresses the echo pods do not use. USABLE_ADDRESS, its last, is
+ * the one GatewayStaticAddresses requests (dynamic assignment takes the first free ones); UNUSABLE_ADDRESS is not
+ * in the pool.
+ */
+export const GATEWAY_POOL = '127.0.0.200-127.0.0.250';
+export const USABLE_ADDRESS = '127.0.0.250';
+export const UNUSABLE_ADDRESS = '127.0.0.254';
+
 /** the GatewayClass the base and the tests' manifests name through {GATEWAY_CLASS_NAME} */
 export const GATEWAY_CLASS = 'ingress-actors';
 export const CONTROLLER_NAME = 'ingress-actors.io/gateway-controller';
@@ -231,6 +240,9 @@ export async function startHarness(): Promise<Harness> {
       join(api.dir, 'nginx'),
       '--publish-status-address',
       '127.0.0.1',
+      // each Gateway on its own loopback address (the echo pods have 127.0.0.2 …), as the suite expects
+      '--gateway-addresses',
+      GATEWAY_POOL,
       '--sync-rate-limit',
       '10',
       '--shutdown-timeout',
