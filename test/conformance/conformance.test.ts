@@ -38,6 +38,8 @@ const SUPPORTED_EXTENDED = new Set<string>([
   'HTTPRouteBackendTimeout',
   'HTTPRouteRequestMirror',
   'HTTPRouteRequestMultipleMirrors',
+  // --gateway-addresses: a Gateway's spec.addresses IPAddress naming a pool address gets it
+  'GatewayStaticAddresses',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
 const REPORT = process.env.CONFORMANCE_REPORT ?? new URL('../../tmp/conformance-report.yaml', import.meta.url).pathname;
