@@ -184,6 +184,11 @@ describe('nginx servers on the Gateways’ own addresses', () => {
     ]);
   });
 
+  it('without the Lua balancer: nothing served, so no Gateway shows a pool address', () => {
+    const result = buildModel(snapshot(objects, gateways), { ...options, dynamic: undefined });
+    expect(result.gateway?.status.gateways.map((g) => g.addresses)).toEqual([[], [], []]);
+  });
+
   it('without the pool: one shared address, the Ingress keeps its host, one catch-all for both Gateways', () => {
     const shared = buildModel(snapshot(objects, gateways), { ...options, gateway: { controllerName: CONTROLLER } });
     expect(shared.model.gateway?.servers.map((s) => `${s.listen} ${s.host}`)).toEqual([
