@@ -40,6 +40,8 @@ const SUPPORTED_EXTENDED = new Set<string>([
   'HTTPRouteRequestMultipleMirrors',
   // --gateway-addresses: a Gateway's spec.addresses IPAddress naming a pool address gets it
   'GatewayStaticAddresses',
+  // --gateway-addresses: an IPAddress entry without value gets any free pool address
+  'GatewayAddressEmpty',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
 const REPORT = process.env.CONFORMANCE_REPORT ?? new URL('../../tmp/conformance-report.yaml', import.meta.url).pathname;

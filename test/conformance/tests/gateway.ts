@@ -44,6 +44,15 @@ const withoutAddress =
 
 export const gatewayCases: ConformanceCase[] = [
   {
+    // gateway-optional-address-value.go: an IPAddress entry without value gets an address of the pool
+    name: 'GatewayOptionalAddressValue',
+    steps: [
+      { kind: 'namespaceReady', namespace: INFRA },
+      latest(infra('gateway-without-address-value')),
+      { kind: 'accepted', gateway: infra('gateway-without-address-value'), listeners: ['http'], routes: [] },
+    ],
+  },
+  {
     // gateway-static-addresses.go: the harness overlays USABLE_ADDRESS (in --gateway-addresses) and
     // UNUSABLE_ADDRESS (outside it) as the suite's UsableNetworkAddresses and UnusableNetworkAddresses
     name: 'GatewayStaticAddresses',
