@@ -199,3 +199,42 @@ describe('nginx servers on the Gateways’ own addresses', () => {
     expect(shared.gateway?.status.gateways.every((g) => g.addresses === undefined)).toBe(true);
   });
 });
+
+describe('listener isolation', () => {
+  const web = serviceWithEndpoints('web', [{ ip: '10.0.0.1', port: 8080 }]);
+  const l = (name: string, hostname?: string) => listener(name, hostname ? { hostname } : {});
+  // gateway-http-listener-isolation-with-hostname-intersection.yaml, shortened: every route names every host
+  const hosts = ['bar.com', 'bar.example.com', 'bar.foo.example.com', 'abc.foo.example.com'];
+  const r = (section: string) =>
+    route(section, {
+      parentRefs: [{ name: 'gw', namespace: 'default', sectionName: section }],
+      hostnames: hosts,
+      rules: [
+        { matches: [{ path: { type: 'PathPrefix', value: `/${section}` } }], backendRefs: [{ name: 'web', port: 80 }] },
+      ],
+    });
+  const objects = [
+    gatewayClass(),
+    gateway([l('empty'), l('wild', '*.example.com'), l('fwild', '*.foo.example.com'), l('abc', 'abc.foo.example.com')]),
+    r('empty'),
+    r('wild'),
+    r('fwild'),
+    r('abc'),
+  ];
+
+  it.each([
+    [{ controllerName: CONTROLLER }, ''],
+    [{ controllerName: CONTROLLER, addresses: ['127.0.0.200'] }, '127.0.0.200:'],
+  ])('each host is served by the most specific listener matching it only (%j)', (gateway, prefix) => {
+    const result = buildModel(snapshot([...web], objects), { ...options, gateway });
+    const served = Object.fromEntries(
+      result.model.gateway!.routes.servers.map((s) => [s.key, [...new Set(s.routes.map((x) => x.route))]]),
+    );
+    expect(served).toMatchObject({
+      [`${prefix}80/bar.com`]: ['default/empty#0'],
+      [`${prefix}80/bar.example.com`]: ['default/wild#0'],
+      [`${prefix}80/bar.foo.example.com`]: ['default/fwild#0'],
+      [`${prefix}80/abc.foo.example.com`]: ['default/abc#0'],
+    });
+  });
+});

@@ -71,8 +71,20 @@ interface Slot {
   readonly listenerPort: number;
   readonly ssl: boolean;
   readonly hostname: string | null;
+  /** the specificity of the listeners kept (listenerRank): only the most specific ones serve a slot */
+  rank: number;
   readonly listeners: ListenerRoutes[];
   readonly routes: EffectiveRoute[];
+}
+
+/**
+ * listenerRank orders listener hostnames by how specific they are for a name they all match: none (-1) below any
+ * wildcard (its label count: `*.foo.example.com` above `*.example.com`) below an exact name (1000; at most one of
+ * those matches a name).
+ */
+function listenerRank(hostname: string | undefined): number {
+  if (hostname === undefined) return -1;
+  return hostname.startsWith('*.') ? hostname.split('.').length - 1 : 1000;
 }
 
 /**
@@ -143,10 +155,20 @@ export function gatewayModel(
         listenerPort: listener.port,
         ssl,
         hostname: host.hostname,
+        rank: -2,
         listeners: [],
         routes: [],
       };
       slots.set(key, slot);
+      // Listener isolation: a request goes to the most specific listener whose hostname matches it, so a broader
+      // listener's routes (through a route hostname) give way here; listeners as specific as each other merge.
+      const rank = listenerRank(listener.hostname);
+      if (rank < slot.rank) continue;
+      if (rank > slot.rank) {
+        slot.rank = rank;
+        slot.listeners.length = 0;
+        slot.routes.length = 0;
+      }
       slot.listeners.push(listener);
       slot.routes.push(...host.routes);
     }
