@@ -9,6 +9,7 @@ import { compareHostnames, coveringHostnames, intersectHostnames, intersectOne }
 import { comparePrecedence } from './precedence.js';
 import { type Context, cond, judgeListeners, key, type ListenerState, namespaceAllowed } from './listeners.js';
 import { readGateway, readGatewayClass, readGRPCRoute, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
+import { type AddressVerdict, assignAddresses } from './addresses.js';
 import { isGranted } from './refs.js';
 import type {
   BackendRef,
@@ -41,6 +42,8 @@ export interface GatewayInput {
   readonly secrets: readonly KubeObject[];
   /** Namespaces, for allowedRoutes `from: Selector` */
   readonly namespaces: readonly KubeObject[];
+  /** `--gateway-addresses`: each accepted Gateway gets one (addresses.ts); absent: all share nginx's address */
+  readonly addresses?: readonly string[];
 }
 
 /** EffectiveBackend is a weighted backend; an unresolved one keeps its weight share (answered 500 later). */
@@ -89,6 +92,8 @@ export interface ListenerRoutes {
   readonly hostname: string | undefined;
   readonly certificates: readonly ObjectRef[];
   readonly hosts: readonly HostRoutes[];
+  /** the Gateway's own address from `--gateway-addresses`; absent: nginx's shared address */
+  readonly address?: string;
 }
 
 export interface ListenerStatus {
@@ -110,6 +115,8 @@ export interface GatewayStatus {
   readonly gateways: readonly (ObjectRef & {
     readonly conditions: readonly Condition[];
     readonly listeners: readonly ListenerStatus[];
+    /** `status.addresses` (IPAddress) from `--gateway-addresses`, [] when none is assigned; absent: the publish address */
+    readonly addresses?: readonly string[];
   })[];
   readonly httpRoutes: readonly RouteStatus[];
   /** absent: none (older producers of this shape) */
@@ -252,6 +259,27 @@ function serve(at: Attachment, served: Map<ListenerState, ByHost>, attached: Map
   }
 }
 
+/** programmedCondition is a Gateway's Programmed: served, or why not (its listeners first, then its address). */
+function programmedCondition(
+  programmed: boolean,
+  listenersProgrammed: boolean,
+  verdict: AddressVerdict | undefined,
+  gen: number,
+): Condition {
+  if (programmed) return cond('Programmed', true, 'Programmed', 'gateway is served', gen);
+  if (!listenersProgrammed || verdict === undefined || verdict.kind === 'assigned')
+    return cond('Programmed', false, 'Invalid', 'no listener is served', gen);
+  if (verdict.kind === 'unsupported') return cond('Programmed', false, 'Invalid', verdict.message, gen);
+  const reason = verdict.kind === 'unusable' ? 'AddressNotUsable' : 'AddressNotAssigned';
+  return cond('Programmed', false, reason, verdict.message, gen);
+}
+
+/** withoutAddress: a listener of a Gateway without an address is not served, whatever else holds. */
+const withoutAddress = (c: Condition, gen: number): Condition =>
+  c.type === 'Programmed' && c.status === 'True'
+    ? cond('Programmed', false, 'Pending', 'the Gateway has no address to be served on', gen)
+    : c;
+
 /** buildGatewayRoutes turns Gateway API objects into served routes and status; see the module comment. */
 export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   const problems: Problem[] = [];
@@ -276,6 +304,10 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
     .filter((g): g is Gateway => g !== null && acceptedClasses.has(g.gatewayClassName))
     .sort((a, b) => (key(a.meta) < key(b.meta) ? -1 : 1));
   const states = new Map(gateways.map((g) => [key(g.meta), judgeListeners(g, ctx)]));
+  const verdicts =
+    input.addresses === undefined
+      ? null
+      : assignAddresses(gateways, (g) => (states.get(key(g.meta)) ?? []).some((s) => s.accepted), input.addresses);
   const gatewayByKey = new Map(gateways.map((g) => [key(g.meta), g]));
   const attached = new Map<ListenerState, number>();
   // listener state → hostname → entries (each with its route's metadata, for the precedence order)
@@ -423,8 +455,12 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   for (const gateway of gateways) {
     const gen = gateway.meta.generation;
     const list = states.get(key(gateway.meta)) ?? [];
+    const verdict = verdicts?.get(key(gateway.meta));
+    // with the pool, a Gateway is served only on its own address
+    const address = verdict?.kind === 'assigned' ? verdict.address : undefined;
+    const hasAddress = verdicts === null || address !== undefined;
     for (const s of list) {
-      if (!s.programmed) continue;
+      if (!s.programmed || !hasAddress) continue;
       const byHost = served.get(s) ?? (new Map() as ByHost);
       for (const entries of byHost.values())
         entries.sort((a, b) => comparePrecedence({ ...a, route: a.meta }, { ...b, route: b.meta }));
@@ -443,39 +479,35 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
         hostname: s.listener.hostname,
         certificates: s.certificates,
         hosts,
+        ...(address === undefined ? {} : { address }),
       });
     }
     const acceptedCount = list.filter((s) => s.accepted).length;
-    const programmed = list.some((s) => s.programmed);
+    const listenersProgrammed = list.some((s) => s.programmed);
+    const programmed = listenersProgrammed && hasAddress;
     const accepted =
-      acceptedCount === list.length && list.length > 0
-        ? cond('Accepted', true, 'Accepted', 'gateway is accepted', gen)
-        : cond(
-            'Accepted',
-            acceptedCount > 0,
-            'ListenersNotValid',
-            `${list.length - acceptedCount} listener(s) are not valid`,
-            gen,
-          );
+      verdict?.kind === 'unsupported'
+        ? cond('Accepted', false, 'UnsupportedAddress', verdict.message, gen)
+        : acceptedCount === list.length && list.length > 0
+          ? cond('Accepted', true, 'Accepted', 'gateway is accepted', gen)
+          : cond(
+              'Accepted',
+              acceptedCount > 0,
+              'ListenersNotValid',
+              `${list.length - acceptedCount} listener(s) are not valid`,
+              gen,
+            );
     gatewayStatus.push({
       namespace: gateway.meta.namespace,
       name: gateway.meta.name,
-      conditions: [
-        accepted,
-        cond(
-          'Programmed',
-          programmed,
-          programmed ? 'Programmed' : 'Invalid',
-          programmed ? 'gateway is served' : 'no listener is served',
-          gen,
-        ),
-      ],
+      conditions: [accepted, programmedCondition(programmed, listenersProgrammed, verdict, gen)],
       listeners: list.map((s) => ({
         name: s.listener.name,
         supportedKinds: s.supportedKinds,
         attachedRoutes: attached.get(s) ?? 0,
-        conditions: s.conditions(gen),
+        conditions: hasAddress ? s.conditions(gen) : s.conditions(gen).map((c) => withoutAddress(c, gen)),
       })),
+      ...(verdicts === null ? {} : { addresses: address === undefined ? [] : [address] }),
     });
   }
 

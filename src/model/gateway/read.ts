@@ -10,6 +10,7 @@ import {
   checkDnsLabel,
   checkHeaderName,
   checkHost,
+  checkIp,
   checkObjectName,
   checkPath,
   checkPortNumber,
@@ -23,6 +24,7 @@ import {
   type GrpcMethodMatch,
   type Gateway,
   type GatewayClass,
+  type GatewaySpecAddress,
   HTTP_METHODS,
   type HeaderModifier,
   type HTTPRoute,
@@ -174,7 +176,23 @@ export function readGateway(object: unknown): Gateway | null {
   const listeners = list(spec.listeners)
     .map((l, i) => readListener(l, i))
     .filter((l): l is Listener => l !== null);
-  return { meta, gatewayClassName: text(spec.gatewayClassName) ?? '', listeners };
+  const addresses = list(spec.addresses).map(readSpecAddress);
+  const statusAddresses = list(rec(rec(object).status).addresses).flatMap((a) => {
+    const r = rec(a);
+    const ip = checkIp(r.value);
+    return (r.type ?? 'IPAddress') === 'IPAddress' && ip.ok ? [ip.value.address] : [];
+  });
+  return { meta, gatewayClassName: text(spec.gatewayClassName) ?? '', listeners, addresses, statusAddresses };
+}
+
+/** readSpecAddress reads one `spec.addresses` entry (type defaults to IPAddress, as the CRD says). */
+function readSpecAddress(raw: unknown): GatewaySpecAddress {
+  const r = rec(raw);
+  const type = r.type ?? 'IPAddress';
+  if (type !== 'IPAddress') return { type: 'unsupported', written: show(type) };
+  if (r.value === undefined || r.value === '') return { type: 'IPAddress', value: undefined };
+  const ip = checkIp(r.value);
+  return ip.ok ? { type: 'IPAddress', value: ip.value.address } : { type: 'unsupported', written: show(r.value) };
 }
 
 function readPath(c: Collector, field: string, raw: unknown): PathMatch | undefined {

@@ -8,13 +8,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 
-/**
- * why the GRPCRoute tests are skipped: their Gateways listen on port 80, which speaks h2c only on a socket where
- * nothing but GRPCRoutes is served, so only on a Gateway's own address (--gateway-addresses); with that merged,
- * drop this skip (the three core tests are transcribed in tests/grpcroute.ts)
- */
-const GRPC_SKIP = 'GRPCRoute on port 80 is h2c only on a Gateway address of its own (--gateway-addresses)';
-
 const [repo, tag] = process.argv.slice(2);
 if (!repo || !tag) throw new Error('usage: inventory.ts <gateway-api git dir> <tag>');
 const git = (...args: string[]) => execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
@@ -80,7 +73,6 @@ for (const file of git('ls-tree', '--name-only', tag, 'conformance/tests/')
       profiles: inProfiles,
       manifests,
       provisional: /Provisional:\s*true/.test(body),
-      ...(features.includes('GRPCRoute') ? { skip: GRPC_SKIP } : {}),
     });
   }
 }
