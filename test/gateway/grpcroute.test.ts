@@ -290,7 +290,7 @@ describe('the h2c rule: a plaintext socket speaks h2c only when all it serves is
     requestMetrics: false,
   };
   const options: BuildOptions = { ...defaultBuildOptions, dynamic: LUA, gateway: { controllerName: CONTROLLER } };
-  function build(gatewayObjects: Record<string, unknown>[]) {
+  function build(gatewayObjects: Record<string, unknown>[], addresses?: string[]) {
     const objects = [
       ingressClass(),
       ingress('legacy', { 'legacy.test': [{ path: '/', service: 'web' }] }),
@@ -306,7 +306,10 @@ describe('the h2c rule: a plaintext socket speaks h2c only when all it serves is
       referenceGrants: [],
       namespaces: [],
     };
-    return buildModel(snapshot, options);
+    return buildModel(
+      snapshot,
+      addresses ? { ...options, gateway: { controllerName: CONTROLLER, addresses } } : options,
+    );
   }
   const gw = gateway([listener('http'), listener('grpc', { port: 9000 }), listener('mixed', { port: 9001 })]);
   const at = (section: string) => [{ name: 'gw', sectionName: section }];
@@ -356,5 +359,27 @@ describe('the h2c rule: a plaintext socket speaks h2c only when all it serves is
     const entries =
       result.model.gateway?.routes.servers.flatMap((s) => s.routes.filter((r) => r.grpc).map(() => s.key)) ?? [];
     expect(entries.every((k) => h2c.some((p) => k.startsWith(`${p}/`)))).toBe(true);
+  });
+
+  it('with --gateway-addresses each Gateway port 80 is a socket of its own: h2c when it serves only GRPCRoutes', () => {
+    const grpcOnly = gateway([listener('http')], 'rpc');
+    const web = gateway([listener('http')], 'web');
+    const result = build(
+      [
+        gatewayClass(),
+        grpcOnly,
+        web,
+        grpcRoute('g', { parentRefs: [{ name: 'rpc' }], hostnames: ['g.test'] }),
+        route('h', { parentRefs: [{ name: 'web' }], hostnames: ['h.test'] }),
+      ],
+      ['10.0.0.1', '10.0.0.2'],
+    );
+    const servers = result.model.gateway?.servers ?? [];
+    const rpc = servers.filter((s) => s.gateways.includes('default/rpc'));
+    const webServers = servers.filter((s) => s.gateways.includes('default/web'));
+    expect(rpc.length).toBeGreaterThan(0);
+    expect(rpc.every((s) => s.h2c && s.listen === rpc[0]?.listen)).toBe(true);
+    expect(webServers.every((s) => !s.h2c)).toBe(true);
+    expect(result.problems.filter((p) => p.kind === 'GRPCRoute')).toEqual([]);
   });
 });
