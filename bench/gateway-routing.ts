@@ -1,0 +1,290 @@
+/**
+ * What the Gateway API data path costs per request (issue 20): the same backend (a stock nginx answering 200 itself)
+ * served through one controller-rendered nginx with the Lua balancer (a) by an Ingress, (b) by an HTTPRoute with one
+ * PathPrefix rule, (c) by an HTTPRoute host whose router walks 99 rules (a regex path that matches, then headers,
+ * Exact and RegularExpression, that do not) to reach the 100th, (d) by an HTTPRoute with a RequestHeaderModifier,
+ * (e) by an HTTPRoute with a RequestMirror at 0 % (its server has the two `mirror` directives, the mirror
+ * subrequests start and end at once). Beside it runs a second nginx with the same config whose `mirror` directives
+ * are stripped, for the plain route: the cost of the idle mirror slots in a server that has them. Each case gets the
+ * same fixed number of requests from autocannon per round, rounds interleaved (the order turns every round); the
+ * medians of requests/s, p50 and p99 are compared with the Ingress's.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { buildModel, defaultBuildOptions, type BuildOptions } from '../src/model/build.js';
+import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, DynamicSplit } from '../src/model/dynamic-tables.js';
+import type { Snapshot } from '../src/model/snapshot.js';
+import { ControlChannel, newControlToken } from '../src/nginx/control.js';
+import { writeConfigSet } from '../src/nginx/files.js';
+import { LUA_FOLDER } from '../src/nginx/lua.js';
+import { modulesPath } from '../src/nginx/modules.js';
+import { nginxBinary } from '../src/nginx/binary.js';
+import { loadTemplate } from '../src/render/load.js';
+import { render } from '../src/render/render.js';
+import { CONTROLLER, gateway, gatewayClass, listener, route } from '../test/gateway/fixtures.js';
+import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../test/support/manifests.js';
+import { freePort } from '../test/support/net.js';
+import { startNginx } from '../test/support/nginx.js';
+import { startStaticNginx } from './request-metrics.js';
+
+const AMOUNT = Number(process.env.BENCH_REQUESTS ?? 20_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const CONNECTIONS = 16;
+/** The rules the walk host's router tries before the one that matches (the spec allows 16 rules per route). */
+const WALKED = 99;
+const RULES_PER_ROUTE = 15;
+
+/** A case: the host it is served under, the request's path and headers. */
+interface Case {
+  readonly name: string;
+  readonly host: string;
+  readonly path: string;
+  readonly headers?: Record<string, string>;
+  /** served by the nginx whose mirror directives were stripped */
+  readonly stripped?: boolean;
+}
+
+const CASES: readonly Case[] = [
+  { name: 'ingress', host: 'ingress.bench', path: '/bench/x' },
+  { name: 'plain', host: 'plain.bench', path: '/bench/x' },
+  { name: 'walk100', host: 'walk.bench', path: '/bench/x', headers: { 'x-tenant': 'none', 'x-zone': 'nowhere' } },
+  { name: 'header-modifier', host: 'header.bench', path: '/bench/x', headers: { 'x-remove': 'me' } },
+  { name: 'mirror-idle', host: 'mirror.bench', path: '/bench/x' },
+  { name: 'plain-no-mirror-directives', host: 'plain.bench', path: '/bench/x', stripped: true },
+];
+
+const to = [{ name: 'bench', port: 80 }];
+
+/** walkRoutes are the walk host's routes: WALKED rules whose regex path fits but headers do not, then `/`. */
+function walkRoutes(): Record<string, unknown>[] {
+  const rules = Array.from({ length: WALKED }, (_, i) => {
+    const exact = { name: 'X-Tenant', value: `t${i}` };
+    const regex = { type: 'RegularExpression', name: 'X-Zone', value: `z${i}-[a-z]+` };
+    return {
+      matches: [
+        {
+          path: { type: 'RegularExpression', value: `/bench/[a-z]+(/item-${i})?` },
+          // half try the regex header first, so both kinds of header match are walked
+          headers: i % 2 === 0 ? [regex, exact] : [exact, regex],
+        },
+      ],
+      backendRefs: to,
+    };
+  });
+  const routes: Record<string, unknown>[] = [];
+  for (let i = 0; i < rules.length; i += RULES_PER_ROUTE)
+    routes.push(
+      route(`walk-${routes.length}`, { hostnames: ['walk.bench'], rules: rules.slice(i, i + RULES_PER_ROUTE) }),
+    );
+  routes.push(route('walk-last', { hostnames: ['walk.bench'], rules: [{ backendRefs: to }] }));
+  return routes;
+}
+
+function snapshot(backendPort: number): Snapshot {
+  const objects = [
+    ingressClass(),
+    ...serviceWithEndpoints('bench', [{ ip: '127.0.0.2', port: backendPort }]),
+    ingress('bench', { 'ingress.bench': [{ path: '/', service: 'bench' }] }),
+    {
+      kind: 'ConfigMap',
+      metadata: { namespace: 'ingress', name: 'config' },
+      data: { 'disable-access-log': 'true', 'worker-processes': '1' },
+    },
+    gatewayClass(),
+    gateway([listener('http')]),
+    route('plain', { hostnames: ['plain.bench'], rules: [{ backendRefs: to }] }),
+    ...walkRoutes(),
+    route('header', {
+      hostnames: ['header.bench'],
+      rules: [
+        {
+          filters: [
+            {
+              type: 'RequestHeaderModifier',
+              requestHeaderModifier: {
+                set: [{ name: 'X-Bench', value: 'set' }],
+                add: [{ name: 'X-Added', value: 'added' }],
+                remove: ['X-Remove'],
+              },
+            },
+          ],
+          backendRefs: to,
+        },
+      ],
+    }),
+    route('mirror', {
+      hostnames: ['mirror.bench'],
+      rules: [
+        {
+          filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'bench', port: 80 }, percent: 0 } }],
+          backendRefs: to,
+        },
+      ],
+    }),
+  ] as Record<string, unknown>[];
+  const of = (kind: string) => objects.filter((o) => o.kind === kind);
+  return {
+    ...snapshotOf(objects as { kind?: string }[]),
+    gatewayClasses: of('GatewayClass'),
+    gateways: of('Gateway'),
+    httpRoutes: of('HTTPRoute'),
+    referenceGrants: [],
+    namespaces: [{ kind: 'Namespace', metadata: { name: 'default' } }],
+  };
+}
+
+/** MIRROR_DIRECTIVE is one `mirror` line of a Gateway server (the internal locations may stay: nothing calls them). */
+const MIRROR_DIRECTIVE = /^\s*mirror \/_ia_gateway_mirror\/\d;\n/gm;
+
+interface Served {
+  readonly port: number;
+  /** mirror directives in the nginx.conf it runs */
+  readonly mirrors: number;
+  /** the position of the walk host's matching rule in its routes, and their count */
+  readonly walk: string;
+  close(): Promise<void>;
+}
+
+/** serve renders the bench config as the controller does, runs nginx on it and pushes the tables. */
+async function serve(backendPort: number, stripMirrors: boolean): Promise<Served> {
+  const dir = await mkdtemp(join(tmpdir(), `ia-bench-gw-${stripMirrors ? 'nomirror' : 'rendered'}-`));
+  const port = await freePort();
+  const modules = await modulesPath(nginxBinary());
+  const options: BuildOptions = {
+    ...defaultBuildOptions,
+    configMap: 'ingress/config',
+    httpPort: port,
+    httpsPort: await freePort(),
+    listenAddress: '127.0.0.1',
+    dynamic: {
+      modules: [join(modules, 'ndk_http_module.so'), join(modules, 'ngx_http_lua_module.so')],
+      packagePath: `${LUA_FOLDER}/?.lua;;`,
+      controlSocket: join(dir, CONTROL_SOCKET),
+      requestMetrics: false,
+    },
+    gateway: { controllerName: CONTROLLER },
+  };
+  const result = buildModel(snapshot(backendPort), options);
+  const refused = result.problems.filter((p) => p.kind === 'HTTPRoute' || p.kind === 'Ingress' || p.kind === 'Gateway');
+  if (refused.length > 0) throw new Error(`bench objects refused: ${JSON.stringify(refused)}`);
+  const { model, tables } = new DynamicSplit().split(result.model);
+  const rendered = render(model, await loadTemplate());
+  const text = stripMirrors ? rendered.replace(MIRROR_DIRECTIVE, '') : rendered;
+  await writeConfigSet(dir, text, model.certificates);
+  const token = newControlToken();
+  process.env[CONTROL_TOKEN_ENV] = token;
+  const nginx = await startNginx(dir, port);
+  const control = new ControlChannel(join(dir, CONTROL_SOCKET), token);
+  await control.pushBackends(tables.backends);
+  await control.pushCertificates(tables.certificates);
+  await control.pushRoutes(tables.routes);
+  const walk = tables.routes.servers.find((s) => s.key === `${port}/walk.bench`);
+  const last = walk?.routes.findIndex((r) => r.route.startsWith('default/walk-last')) ?? -1;
+  return {
+    port,
+    mirrors: text.match(MIRROR_DIRECTIVE)?.length ?? 0,
+    walk: `${last + 1} of ${walk?.routes.length ?? 0}`,
+    close: async () => {
+      await nginx.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+interface Figures {
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly failed: number;
+}
+
+/**
+ * load sends AMOUNT requests for a case through nginx on `port`: requests/s until the last answer, and latency
+ * percentiles from each answer's time as autocannon measures it (its own histogram keeps whole milliseconds, too
+ * coarse for answers under one).
+ */
+async function load(port: number, c: Case): Promise<Figures> {
+  const times: number[] = [];
+  const started = performance.now();
+  let ended = started;
+  const r = await new Promise<autocannon.Result>((resolve, reject) => {
+    const run = autocannon(
+      {
+        url: `http://127.0.0.1:${port}${c.path}`,
+        headers: { host: c.host, ...c.headers },
+        connections: CONNECTIONS,
+        amount: AMOUNT,
+        sampleInt: 100,
+      },
+      (err, result) => (err ? reject(err) : resolve(result)),
+    );
+    run.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => {
+      times.push(ms);
+      ended = performance.now();
+    });
+  });
+  // the wall time until the last answer (autocannon reports on its next sample tick)
+  const seconds = (ended - started) / 1000;
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? Number.NaN;
+  return { rps: r.requests.total / seconds, p50: at(0.5), p99: at(0.99), failed: r.errors + r.non2xx };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** runGatewayRouting prints each case's requests/s, p50 and p99 (medians of the rounds) and its ratio to the Ingress. */
+export async function runGatewayRouting(): Promise<void> {
+  const loadBefore = loadavg();
+  const backend = await startStaticNginx();
+  const rendered = await serve(backend.port, false);
+  const stripped = await serve(backend.port, true);
+  try {
+    const portOf = (c: Case) => (c.stripped ? stripped.port : rendered.port);
+    for (const c of CASES) {
+      const warm = await load(portOf(c), c); // JIT, connections, the regex cache
+      if (warm.failed > 0) throw new Error(`bench case ${c.name}: ${warm.failed} requests failed while warming`);
+    }
+    const runs = new Map<string, Figures[]>(CASES.map((c) => [c.name, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? CASES : [...CASES].reverse();
+      for (const c of order) runs.get(c.name)!.push(await load(portOf(c), c));
+    }
+    const summary = new Map(
+      [...runs].map(([name, fs]) => [
+        name,
+        {
+          rps: median(fs.map((f) => f.rps)),
+          p50: median(fs.map((f) => f.p50)),
+          p99: median(fs.map((f) => f.p99)),
+          failed: fs.reduce((a, f) => a + f.failed, 0),
+          perRound: fs.map((f) => f.rps),
+        },
+      ]),
+    );
+    const base = summary.get('ingress')!;
+    const lines = [...summary].map(
+      ([name, s]) =>
+        `  ${name}: ${s.rps.toFixed(0)} req/s (x${(s.rps / base.rps).toFixed(3)}), p50 ${s.p50.toFixed(3)} ms ` +
+        `(x${(s.p50 / base.p50).toFixed(2)}), p99 ${s.p99.toFixed(3)} ms (x${(s.p99 / base.p99).toFixed(2)}); ` +
+        `per-round req/s ${s.perRound.map((r) => r.toFixed(0)).join(' ')}; failed ${s.failed}`,
+    );
+    const plain = summary.get('plain')!;
+    const bare = summary.get('plain-no-mirror-directives')!;
+    console.log(
+      `bench gateway-routing: ${ROUNDS} rounds of ${AMOUNT} requests per case, ${CONNECTIONS} connections, ` +
+        `interleaved; one nginx worker; load average before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, ` +
+        `after ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}; mirror directives in the rendered nginx.conf: ${rendered.mirrors}; walk host's matching ` +
+        `rule: ${rendered.walk}\n${lines.join('\n')}\n  plain, rendered / mirror directives stripped: req/s ` +
+        `x${(plain.rps / bare.rps).toFixed(3)}, p50 x${(plain.p50 / bare.p50).toFixed(2)}, ` +
+        `p99 x${(plain.p99 / bare.p99).toFixed(2)} (ratios are Gateway / Ingress unless named)`,
+    );
+  } finally {
+    await rendered.close();
+    await stripped.close();
+    await backend.close();
+  }
+}
