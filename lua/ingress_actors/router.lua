@@ -139,7 +139,9 @@ end
 local seeded = false
 
 --- rewrite picks the route and applies its filters; it answers 404, 500 or a redirect itself.
-function _M.rewrite()
+--- `slots` is how many mirror slots nginx.conf gave the location (none while no route of the server
+--- mirrors; a route's first mirror reloads nginx, and until then its copies are not sent).
+function _M.rewrite(slots)
   if ngx.is_subrequest then return end
   if not seeded then
     math.randomseed(ngx.now() * 1000 + ngx.worker.pid())
@@ -172,7 +174,7 @@ function _M.rewrite()
     elseif f.type == "URLRewrite" then
       if f.hostname then ngx.var.ia_gw_host = f.hostname end
       if f.path then ngx.req.set_uri(replaced(f.path, found, req.uri), false) end
-    elseif f.type == "RequestMirror" then
+    elseif f.type == "RequestMirror" and slots ~= nil and slots > 0 then
       -- slot n of nginx.conf's mirrors takes the n-th filter; "-" leaves a slot idle
       mirrors = mirrors or {}
       local on = f.backend ~= nil and (f.percent >= 100 or math.random() * 100 < f.percent)

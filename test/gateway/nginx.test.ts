@@ -268,6 +268,36 @@ describe('buildModel with the Gateway API', () => {
     expect(b.gateway).toEqual(a.gateway);
   });
 
+  it('gives a server mirror slots only while one of its routes mirrors, as many as the most mirrors of a route', () => {
+    const mirror = { type: 'RequestMirror', requestMirror: { backendRef: { name: 'web', port: 80 } } };
+    const slotsOf = (filters: Record<string, unknown>[]) => {
+      const routes = [
+        gatewayClass(),
+        gateway([listener('http')]),
+        route('plain', { hostnames: ['plain.test'] }),
+        route('copied', {
+          hostnames: ['copied.test'],
+          rules: [
+            {
+              matches: [{ path: { type: 'PathPrefix', value: '/a' } }],
+              filters,
+              backendRefs: [{ name: 'web', port: 80 }],
+            },
+            { backendRefs: [{ name: 'web', port: 80 }] },
+          ],
+        }),
+      ];
+      const servers = buildModel(snapshot([...web], routes), options).model.gateway?.servers ?? [];
+      return Object.fromEntries(servers.map((s) => [s.host, s.mirrorSlots]));
+    };
+    expect(slotsOf([])).toEqual({ 'copied.test': [], 'plain.test': [] });
+    expect(slotsOf([mirror])).toEqual({ 'copied.test': [1], 'plain.test': [] });
+    expect(slotsOf([mirror, { ...mirror, requestMirror: { ...mirror.requestMirror, percent: 0 } }])).toEqual({
+      'copied.test': [1, 2],
+      'plain.test': [],
+    });
+  });
+
   it('a reload pushes the union of old and new route servers', () => {
     const before = new DynamicSplit().split(buildModel(snapshot([...web], gw), options).model).tables;
     const moved = [gatewayClass(), gateway([listener('http')]), route('r', { hostnames: ['new.test'] })];
