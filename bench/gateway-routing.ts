@@ -9,6 +9,8 @@
  * same fixed number of requests from autocannon per round, rounds interleaved (the order turns every round); the
  * medians of requests/s, p50 and p99 are compared with the Ingress's.
  */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,8 +31,8 @@ import { freePort } from '../test/support/net.js';
 import { startNginx } from '../test/support/nginx.js';
 import { startStaticNginx } from './request-metrics.js';
 
-const AMOUNT = Number(process.env.BENCH_REQUESTS ?? 20_000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const AMOUNT = Number(process.env.BENCH_REQUESTS ?? 10_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const CONNECTIONS = 16;
 /** The rules the walk host's router tries before the one that matches (the spec allows 16 rules per route). */
 const WALKED = 99;
@@ -140,6 +142,8 @@ const MIRROR_DIRECTIVE = /^\s*mirror \/_ia_gateway_mirror\/\d;\n/gm;
 
 interface Served {
   readonly port: number;
+  /** its one worker process */
+  readonly worker: number;
   /** mirror directives in the nginx.conf it runs */
   readonly mirrors: number;
   /** the position of the walk host's matching rule in its routes, and their count */
@@ -176,6 +180,10 @@ async function serve(backendPort: number, stripMirrors: boolean): Promise<Served
   const token = newControlToken();
   process.env[CONTROL_TOKEN_ENV] = token;
   const nginx = await startNginx(dir, port);
+  const workers = execFileSync('pgrep', ['-P', String(nginx.process.pid)], { encoding: 'utf8' })
+    .trim()
+    .split('\n');
+  if (workers.length !== 1) throw new Error(`expected one nginx worker, found ${workers.length}`);
   const control = new ControlChannel(join(dir, CONTROL_SOCKET), token);
   await control.pushBackends(tables.backends);
   await control.pushCertificates(tables.certificates);
@@ -184,6 +192,7 @@ async function serve(backendPort: number, stripMirrors: boolean): Promise<Served
   const last = walk?.routes.findIndex((r) => r.route.startsWith('default/walk-last')) ?? -1;
   return {
     port,
+    worker: Number(workers[0]),
     mirrors: text.match(MIRROR_DIRECTIVE)?.length ?? 0,
     walk: `${last + 1} of ${walk?.routes.length ?? 0}`,
     close: async () => {
@@ -197,16 +206,23 @@ interface Figures {
   readonly rps: number;
   readonly p50: number;
   readonly p99: number;
+  /** the nginx worker's CPU time per request, µs (/proc/PID/schedstat: on-CPU ns, whatever else runs) */
+  readonly cpu: number;
   readonly failed: number;
 }
+
+/** cpuNs is a process's time on a CPU so far, in ns (the first field of /proc/PID/schedstat). */
+const cpuNs = (pid: number) => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
 
 /**
  * load sends AMOUNT requests for a case through nginx on `port`: requests/s until the last answer, and latency
  * percentiles from each answer's time as autocannon measures it (its own histogram keeps whole milliseconds, too
  * coarse for answers under one).
  */
-async function load(port: number, c: Case): Promise<Figures> {
+async function load(served: Served, c: Case): Promise<Figures> {
+  const { port, worker } = served;
   const times: number[] = [];
+  const cpuBefore = cpuNs(worker);
   const started = performance.now();
   let ended = started;
   const r = await new Promise<autocannon.Result>((resolve, reject) => {
@@ -227,60 +243,58 @@ async function load(port: number, c: Case): Promise<Figures> {
   });
   // the wall time until the last answer (autocannon reports on its next sample tick)
   const seconds = (ended - started) / 1000;
+  const cpu = (cpuNs(worker) - cpuBefore) / 1000 / r.requests.total;
   times.sort((a, b) => a - b);
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? Number.NaN;
-  return { rps: r.requests.total / seconds, p50: at(0.5), p99: at(0.99), failed: r.errors + r.non2xx };
+  return { rps: r.requests.total / seconds, p50: at(0.5), p99: at(0.99), cpu, failed: r.errors + r.non2xx };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** runGatewayRouting prints each case's requests/s, p50 and p99 (medians of the rounds) and its ratio to the Ingress. */
+/** runGatewayRouting prints each case's requests/s, p50 and p99 (medians of the rounds) and its ratios to the Ingress. */
 export async function runGatewayRouting(): Promise<void> {
   const loadBefore = loadavg();
   const backend = await startStaticNginx();
   const rendered = await serve(backend.port, false);
   const stripped = await serve(backend.port, true);
   try {
-    const portOf = (c: Case) => (c.stripped ? stripped.port : rendered.port);
+    const nginxOf = (c: Case) => (c.stripped ? stripped : rendered);
     for (const c of CASES) {
-      const warm = await load(portOf(c), c); // JIT, connections, the regex cache
-      if (warm.failed > 0) throw new Error(`bench case ${c.name}: ${warm.failed} requests failed while warming`);
+      const warm = await load(nginxOf(c), c); // JIT, connections, the regex cache
+      // a case that does not reach the backend measures nothing
+      if (warm.failed > AMOUNT / 100) throw new Error(`bench case ${c.name}: ${warm.failed} requests failed`);
     }
     const runs = new Map<string, Figures[]>(CASES.map((c) => [c.name, []]));
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? CASES : [...CASES].reverse();
-      for (const c of order) runs.get(c.name)!.push(await load(portOf(c), c));
+      for (const c of order) runs.get(c.name)!.push(await load(nginxOf(c), c));
     }
-    const summary = new Map(
-      [...runs].map(([name, fs]) => [
-        name,
-        {
-          rps: median(fs.map((f) => f.rps)),
-          p50: median(fs.map((f) => f.p50)),
-          p99: median(fs.map((f) => f.p99)),
-          failed: fs.reduce((a, f) => a + f.failed, 0),
-          perRound: fs.map((f) => f.rps),
-        },
-      ]),
-    );
-    const base = summary.get('ingress')!;
-    const lines = [...summary].map(
-      ([name, s]) =>
-        `  ${name}: ${s.rps.toFixed(0)} req/s (x${(s.rps / base.rps).toFixed(3)}), p50 ${s.p50.toFixed(3)} ms ` +
-        `(x${(s.p50 / base.p50).toFixed(2)}), p99 ${s.p99.toFixed(3)} ms (x${(s.p99 / base.p99).toFixed(2)}); ` +
-        `per-round req/s ${s.perRound.map((r) => r.toFixed(0)).join(' ')}; failed ${s.failed}`,
-    );
-    const plain = summary.get('plain')!;
-    const bare = summary.get('plain-no-mirror-directives')!;
+    // each round's figures against the same round's reference: the machine's load moves both alike
+    const ratios = (name: string, ref: string, key: keyof Omit<Figures, 'failed'>) =>
+      runs.get(name)!.map((f, i) => f[key] / runs.get(ref)![i]![key]);
+    const line = (name: string, ref: string) => {
+      const fs = runs.get(name)!;
+      const rps = ratios(name, ref, 'rps');
+      return (
+        `  ${name}: ${median(fs.map((f) => f.rps)).toFixed(0)} req/s (x${median(rps).toFixed(3)}; per round ` +
+        `${rps.map((r) => r.toFixed(2)).join(' ')}), p50 ${median(fs.map((f) => f.p50)).toFixed(3)} ms ` +
+        `(x${median(ratios(name, ref, 'p50')).toFixed(2)}), p99 ${median(fs.map((f) => f.p99)).toFixed(3)} ms ` +
+        `(x${median(ratios(name, ref, 'p99')).toFixed(2)}), worker CPU ${median(fs.map((f) => f.cpu)).toFixed(1)} us ` +
+        `per request (x${median(ratios(name, ref, 'cpu')).toFixed(3)}); failed ${fs.reduce((a, f) => a + f.failed, 0)}`
+      );
+    };
     console.log(
       `bench gateway-routing: ${ROUNDS} rounds of ${AMOUNT} requests per case, ${CONNECTIONS} connections, ` +
         `interleaved; one nginx worker; load average before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, ` +
         `after ${loadavg()
           .map((l) => l.toFixed(2))
           .join(' ')}; mirror directives in the rendered nginx.conf: ${rendered.mirrors}; walk host's matching ` +
-        `rule: ${rendered.walk}\n${lines.join('\n')}\n  plain, rendered / mirror directives stripped: req/s ` +
-        `x${(plain.rps / bare.rps).toFixed(3)}, p50 x${(plain.p50 / bare.p50).toFixed(2)}, ` +
-        `p99 x${(plain.p99 / bare.p99).toFixed(2)} (ratios are Gateway / Ingress unless named)`,
+        `rule: ${rendered.walk}; medians of the rounds, ratios (x) the median of each round's case / Ingress\n` +
+        `${CASES.filter((c) => !c.stripped)
+          .map((c) => line(c.name, 'ingress'))
+          .join(
+            '\n',
+          )}\n  plain, rendered / mirror directives stripped:\n${line('plain', 'plain-no-mirror-directives')}`,
     );
   } finally {
     await rendered.close();
