@@ -23,7 +23,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = 16;
 
 /** startStaticNginx is the backend: a stock nginx on 127.0.0.2 answering `ok` itself, one worker. */
-async function startStaticNginx(): Promise<{ port: number; close(): Promise<void> }> {
+export async function startStaticNginx(): Promise<{ port: number; close(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'ia-bench-backend-'));
   await mkdir(join(dir, 'tmp'));
   const port = await freePort();

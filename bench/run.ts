@@ -3,6 +3,7 @@ import { runAdmission } from './admission.js';
 import { runBursts, runEventToRoute, runFootprint, runTrafficDuringReloads } from './cluster-benches.js';
 import { runBadTenant } from './bad-tenant.js';
 import { runEndpointToTraffic, runRollingUpdates } from './endpoint-benches.js';
+import { runGatewayRouting } from './gateway-routing.js';
 import { runIncremental } from './incremental.js';
 import { runRegexPaths } from './regex-paths.js';
 import { runRequestMetrics } from './request-metrics.js';
@@ -23,6 +24,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'endpoint-to-traffic': () => runEndpointToTraffic(),
   admission: () => runAdmission(),
   'request-metrics': () => runRequestMetrics(),
+  'gateway-routing': () => runGatewayRouting(),
 };
 
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(BENCHMARKS);

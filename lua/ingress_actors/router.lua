@@ -10,9 +10,10 @@ local _M = {}
 
 local re_find = ngx.re.find
 
--- regex is true when `value` matches all of `pattern` (the controller's safe subset)
-local function regex(value, pattern)
-  local from = re_find(value, "^(?:" .. pattern .. ")$", "jo")
+-- regex is true when `value` matches all of the anchored pattern (prepare spelled it from the
+-- controller's safe subset); "o" keeps the compiled regex in the worker's cache
+local function regex(value, anchored)
+  local from = re_find(value, anchored, "jo")
   return from ~= nil
 end
 
@@ -26,19 +27,19 @@ end
 local function path_matches(m, uri)
   if m.type == "Exact" then return uri == m.value end
   if m.type == "PathPrefix" then
-    local p = prefix_of(m.value)
+    local p = m.prefix
     if p == "/" then return true end
     if uri:sub(1, #p) ~= p then return false end
     local next_char = uri:sub(#p + 1, #p + 1)
     return next_char == "" or next_char == "/"
   end
-  return regex(uri, m.value)
+  return regex(uri, m.anchored)
 end
 
 local function value_matches(m, v)
   if v == nil then return false end
   if m.type == "Exact" then return v == m.value end
-  return regex(v, m.value)
+  return regex(v, m.anchored)
 end
 
 -- header_value joins repeated headers with "," as one value
@@ -66,6 +67,32 @@ local function is_grpc()
   return next_char == "" or next_char == "+" or next_char == ";"
 end
 
+local function anchored(pattern)
+  return "^(?:" .. pattern .. ")$"
+end
+
+-- prepare spells, once per decoded table (a worker decodes each pushed version once), what the
+-- matching would otherwise build again on every request: anchored regexes, PathPrefix values
+-- without their trailing slash, header names in lower case (as ngx.req.get_headers gives them)
+local function prepare(server)
+  for _, r in ipairs(server.routes) do
+    local p = r.path
+    if p.type == "PathPrefix" then
+      p.prefix = prefix_of(p.value)
+    elseif p.type == "RegularExpression" then
+      p.anchored = anchored(p.value)
+    end
+    for _, m in ipairs(r.headers) do
+      m.lname = m.name:lower()
+      if m.type == "RegularExpression" then m.anchored = anchored(m.value) end
+    end
+    for _, m in ipairs(r.queryParams) do
+      if m.type == "RegularExpression" then m.anchored = anchored(m.value) end
+    end
+  end
+  server.prepared = true
+end
+
 local function matches(r, req)
   -- a GRPCRoute's entry takes gRPC calls only: the rest of the host stays its HTTPRoutes'
   if r.grpc then
@@ -77,7 +104,7 @@ local function matches(r, req)
   if #r.headers > 0 then
     req.headers = req.headers or ngx.req.get_headers(100)
     for _, m in ipairs(r.headers) do
-      if not value_matches(m, header_value(req.headers, m.name:lower())) then return false end
+      if not value_matches(m, header_value(req.headers, m.lname)) then return false end
     end
   end
   if #r.queryParams > 0 then
@@ -92,7 +119,7 @@ end
 -- replaced is the path after a ReplaceFullPath or ReplacePrefixMatch of the matched prefix
 local function replaced(mod, r, uri)
   if mod.type == "ReplaceFullPath" then return mod.value end
-  local rest = uri:sub(#prefix_of(r.path.value) + 1)
+  local rest = uri:sub(#(r.path.prefix or prefix_of(r.path.value)) + 1)
   if r.path.value == "/" then rest = uri end
   local with = mod.value
   if with:sub(-1) == "/" and rest:sub(1, 1) == "/" then with = with:sub(1, -2) end
@@ -138,6 +165,10 @@ end
 
 -- pick draws a backend by weight: nil for an unresolved share or no weight at all
 local function pick(backends)
+  if #backends == 1 then
+    local b = backends[1]
+    return b.weight > 0 and b.backend or nil
+  end
   local total = 0
   for _, b in ipairs(backends) do total = total + b.weight end
   if total == 0 then return nil end
@@ -154,7 +185,9 @@ end
 local seeded = false
 
 --- rewrite picks the route and applies its filters; it answers 404, 500 or a redirect itself.
-function _M.rewrite()
+--- `slots` is how many mirror slots nginx.conf gave the location (none while no route of the server
+--- mirrors; a route's first mirror reloads nginx, and until then its copies are not sent).
+function _M.rewrite(slots)
   if ngx.is_subrequest then return end
   if not seeded then
     math.randomseed(ngx.now() * 1000 + ngx.worker.pid())
@@ -162,6 +195,7 @@ function _M.rewrite()
   end
   local server = tables.route_server(ngx.var.ia_gateway)
   if server == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
+  if not server.prepared then prepare(server) end
   local req = { uri = ngx.var.uri, method = ngx.req.get_method() }
   local found, index = nil, nil
   for i, r in ipairs(server.routes) do
@@ -187,7 +221,7 @@ function _M.rewrite()
     elseif f.type == "URLRewrite" then
       if f.hostname then ngx.var.ia_gw_host = f.hostname end
       if f.path then ngx.req.set_uri(replaced(f.path, found, req.uri), false) end
-    elseif f.type == "RequestMirror" then
+    elseif f.type == "RequestMirror" and slots ~= nil and slots > 0 then
       -- slot n of nginx.conf's mirrors takes the n-th filter; "-" leaves a slot idle
       mirrors = mirrors or {}
       local on = f.backend ~= nil and (f.percent >= 100 or math.random() * 100 < f.percent)

@@ -7,16 +7,17 @@ local _M = {}
 
 local dict = ngx.shared.ia_config
 
--- kind -> { version = string|nil, by_key = { [key] = entry } }
+-- kind -> { version = string|nil, by_key = { [key] = entry }, version_key = the dict key of its version }
 local cache = {
-  backends = { version = nil, by_key = {} },
-  certificates = { version = nil, by_key = {} },
-  routes = { version = nil, by_key = {} },
+  backends = { version = nil, by_key = {}, version_key = "backends_version" },
+  certificates = { version = nil, by_key = {}, version_key = "certificates_version" },
+  routes = { version = nil, by_key = {}, version_key = "routes_version" },
 }
 
 local function index(kind, list_field, key_field)
   local c = cache[kind]
-  local version = dict:get(kind .. "_version")
+  -- the key is spelled once, not joined on every lookup (every request looks up one or two tables)
+  local version = dict:get(c.version_key)
   if version == c.version then return c.by_key end
   local raw = dict:get(kind)
   local t = raw and cjson.decode(raw)

@@ -249,16 +249,30 @@ function versionOf(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 32);
 }
 
+/** mirrorSlotsNeeded is how many `mirror` slots a Gateway server's routes need (src/model/gateway/nginx.ts). */
+const mirrorSlotsNeeded = (s: RouteServer) =>
+  s.routes.reduce((n, r) => Math.max(n, r.filters.filter((f) => f.type === 'RequestMirror').length), 0);
+
 /**
  * tablesForReload are the tables pushed just before a reload is signalled: the new ones, plus the entries only
  * the old ones had, so that old workers (still serving the old config) and new workers both find theirs.
  * The version differs from the new tables', so the exact ones follow once the reload is confirmed.
+ * A Gateway server whose routes need more mirror slots than the running nginx.conf gave it keeps its old routes
+ * until then: its new ones take effect with the reload that brings their mirrors, not before without them.
  */
 export function tablesForReload(next: DynamicTables, previous: DynamicTables | null): DynamicTables {
   if (previous === null) return next;
   const names = new Set(next.backends.backends.map((b) => b.name));
   const keys = new Set(next.routes.servers.map((s) => s.key));
-  const servers = [...next.routes.servers, ...(previous.routes?.servers ?? []).filter((s) => !keys.has(s.key))];
+  const before = new Map((previous.routes?.servers ?? []).map((s) => [s.key, s]));
+  let held = false;
+  const kept = next.routes.servers.map((s) => {
+    const old = before.get(s.key);
+    if (old === undefined || mirrorSlotsNeeded(s) <= mirrorSlotsNeeded(old)) return s;
+    held = true;
+    return old;
+  });
+  const servers = [...kept, ...(previous.routes?.servers ?? []).filter((s) => !keys.has(s.key))];
   const hosts = new Set(next.certificates.certificates.map((c) => c.host));
   const backends = [...next.backends.backends, ...previous.backends.backends.filter((b) => !names.has(b.name))];
   const certificates = [
@@ -275,6 +289,8 @@ export function tablesForReload(next: DynamicTables, previous: DynamicTables | n
         ? next.certificates
         : { version: `u-${next.certificates.version}`, certificates },
     routes:
-      servers.length === next.routes.servers.length ? next.routes : { version: `u-${next.routes.version}`, servers },
+      servers.length === next.routes.servers.length && !held
+        ? next.routes
+        : { version: `u-${next.routes.version}`, servers },
   };
 }

@@ -565,6 +565,11 @@ export interface GatewayServer {
   readonly fileCertificate: string | null;
   /** `namespace/name` of the Gateways with a listener here (a comment in nginx.conf) */
   readonly gateways: readonly string[];
+  /**
+   * the mirror slots (`[1]`, `[1, 2]`) its routes need, as many as the route with the most RequestMirror filters
+   * has; `[]` when none mirrors, so its requests start no mirror subrequests
+   */
+  readonly mirrorSlots: readonly number[];
 }
 
 /** GatewayModel is what the Gateway API adds to nginx.conf: its servers, and the routes table pushed to Lua. */

@@ -12,7 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
-import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, DynamicSplit, type DynamicTables } from '../../src/model/dynamic-tables.js';
+import {
+  CONTROL_SOCKET,
+  CONTROL_TOKEN_ENV,
+  DynamicSplit,
+  type DynamicTables,
+  tablesForReload,
+} from '../../src/model/dynamic-tables.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
@@ -242,16 +248,19 @@ function snapshot(): Snapshot {
   };
 }
 
-/** apply builds, renders and pushes as the controller does; it reports whether nginx.conf changed. */
+/**
+ * apply builds and renders as the controller does, and writes nginx.conf when it changed (then the caller must
+ * reload, and says so with `reloads`); it reports whether nginx.conf changed.
+ */
 let lastText = '';
-async function apply(): Promise<{ changed: boolean; problems: string[]; tables: DynamicTables }> {
+async function apply(reloads = false): Promise<{ changed: boolean; problems: string[]; tables: DynamicTables }> {
   const result = buildModel(snapshot(), options);
   const { model, tables } = split.split(result.model);
   const text = render(model, template);
   const changed = text !== lastText;
   if (changed) {
     await writeConfigSet(dir, text, model.certificates);
-    if (lastText !== '') throw new Error('this test does not reload');
+    if (lastText !== '' && !reloads) throw new Error('this test does not reload');
     lastText = text;
   }
   return { changed, problems: result.problems.map((p) => `${p.kind} ${p.name} ${p.field}: ${p.message}`), tables };
@@ -263,6 +272,28 @@ async function push(tables: DynamicTables): Promise<void> {
   if (pushed?.routes.version !== tables.routes.version) await control.pushRoutes(tables.routes);
   pushed = tables;
 }
+
+const workers = () =>
+  execFileSync('pgrep', ['-P', String(nginx.process.pid)], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .sort();
+
+/** reload sends SIGHUP and waits until none of the old workers is left and new ones run. */
+async function reload(): Promise<void> {
+  const before = new Set(workers());
+  process.kill(nginx.process.pid!, 'SIGHUP');
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+    const now = workers();
+    if (now.length > 0 && now.every((w) => !before.has(w))) return;
+    await new Promise((done) => setTimeout(done, 25));
+  }
+  throw new Error('nginx did not finish reloading');
+}
+
+/** serverText is the rendered server block whose server_name is `host`. */
+const serverText = (host: string) =>
+  lastText.split(/\n {4}server \{\n/).find((block) => block.includes(`server_name "${host}";`)) ?? '';
 
 let port: number;
 let tlsPort: number;
@@ -497,11 +528,6 @@ describe('Gateway API routes through nginx and the Lua router', () => {
   });
 
   it('applies an HTTPRoute change by a push: nginx.conf is the same and the workers stay', async () => {
-    const workers = () =>
-      execFileSync('pgrep', ['-P', String(nginx.process.pid)], { encoding: 'utf8' })
-        .trim()
-        .split('\n')
-        .sort();
     const before = workers();
     expect(await backendOf('paths.test', '/prefix/exact')).toBe('a');
     const paths = objects.find((o) => o.kind === 'HTTPRoute' && (o.metadata as { name: string }).name === 'paths')!;
@@ -512,5 +538,32 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     await push(next.tables);
     expect(await backendOf('paths.test', '/prefix/exact')).toBe('c');
     expect(workers()).toEqual(before);
+  });
+
+  it('starts mirror subrequests only in servers where a route mirrors; a first mirror reloads, then copies', async () => {
+    const [m, m2] = [pods.m!, pods.m2!];
+    expect(serverText('filters.test')).toContain('mirror /_ia_gateway_mirror/2;');
+    expect(serverText('paths.test')).not.toMatch(/^\s*mirror |_ia_gateway_mirror|\$ia_mirror/m);
+    expect(serverText('paths.test')).toContain('require("ingress_actors.router").rewrite(0)');
+    const paths = objects.find((o) => o.kind === 'HTTPRoute' && (o.metadata as { name: string }).name === 'paths')!;
+    const spec = paths.spec as { rules: { filters?: unknown[]; backendRefs: unknown[] }[] };
+    spec.rules[0]!.filters = [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'm', port: 80 } } }];
+    spec.rules[0]!.backendRefs = [backend('a')];
+    const next = await apply(true);
+    expect(next.changed).toBe(true);
+    expect(serverText('paths.test')).toContain('mirror /_ia_gateway_mirror/1;');
+    expect(serverText('paths.test')).not.toContain('_ia_gateway_mirror/2');
+    // as the controller does: the tables go first, but a server that needs more mirror slots than the running
+    // nginx.conf has keeps its old routes until the reload (the new ones would run without their copies)
+    await push(tablesForReload(next.tables, pushed));
+    const hits = [m.hits, m2.hits];
+    expect(await backendOf('paths.test', '/prefix/early')).toBe('b');
+    await reload();
+    await push(next.tables);
+    expect(await backendOf('paths.test', '/prefix/copied?k=v')).toBe('a');
+    for (let i = 0; i < 100 && m.hits === hits[0]!; i++) await new Promise((done) => setTimeout(done, 20));
+    expect(m.last).toMatchObject({ path: '/prefix/copied?k=v', headers: { host: 'paths.test' } });
+    await new Promise((done) => setTimeout(done, 200));
+    expect([m.hits, m2.hits]).toEqual([hits[0]! + 1, hits[1]]);
   });
 });

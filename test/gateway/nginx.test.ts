@@ -268,6 +268,66 @@ describe('buildModel with the Gateway API', () => {
     expect(b.gateway).toEqual(a.gateway);
   });
 
+  it('gives a server mirror slots only while one of its routes mirrors, as many as the most mirrors of a route', () => {
+    const mirror = { type: 'RequestMirror', requestMirror: { backendRef: { name: 'web', port: 80 } } };
+    const slotsOf = (filters: Record<string, unknown>[]) => {
+      const routes = [
+        gatewayClass(),
+        gateway([listener('http')]),
+        route('plain', { hostnames: ['plain.test'] }),
+        route('copied', {
+          hostnames: ['copied.test'],
+          rules: [
+            {
+              matches: [{ path: { type: 'PathPrefix', value: '/a' } }],
+              filters,
+              backendRefs: [{ name: 'web', port: 80 }],
+            },
+            { backendRefs: [{ name: 'web', port: 80 }] },
+          ],
+        }),
+      ];
+      const servers = buildModel(snapshot([...web], routes), options).model.gateway?.servers ?? [];
+      return Object.fromEntries(servers.map((s) => [s.host, s.mirrorSlots]));
+    };
+    expect(slotsOf([])).toEqual({ 'copied.test': [], 'plain.test': [] });
+    expect(slotsOf([mirror])).toEqual({ 'copied.test': [1], 'plain.test': [] });
+    expect(slotsOf([mirror, { ...mirror, requestMirror: { ...mirror.requestMirror, percent: 0 } }])).toEqual({
+      'copied.test': [1, 2],
+      'plain.test': [],
+    });
+  });
+
+  it('a reload that gives a server mirror slots keeps its old routes in the tables pushed before it', () => {
+    const mirrored = (filters: Record<string, unknown>[]) => [
+      gatewayClass(),
+      gateway([listener('http')]),
+      route('r', { hostnames: ['app.test', 'shared.test'] }),
+      route('m', {
+        hostnames: ['app.test'],
+        rules: [
+          {
+            matches: [{ path: { type: 'PathPrefix', value: '/m' } }],
+            filters,
+            backendRefs: [{ name: 'web', port: 80 }],
+          },
+        ],
+      }),
+    ];
+    const tablesOf = (objects: Record<string, unknown>[]) =>
+      new DynamicSplit().split(buildModel(snapshot([...web], objects), options).model).tables;
+    const mirror = { type: 'RequestMirror', requestMirror: { backendRef: { name: 'web', port: 80 } } };
+    const before = tablesOf(mirrored([]));
+    const after = tablesOf(mirrored([mirror]));
+    const union = tablesForReload(after, before);
+    const server = (t: typeof before, key: string) => t.routes.servers.find((s) => s.key === key);
+    expect(server(union, '80/app.test')).toEqual(server(before, '80/app.test'));
+    expect(server(union, '80/shared.test')).toEqual(server(after, '80/shared.test'));
+    expect(union.routes.version).not.toBe(after.routes.version);
+    // losing a mirror needs no slot: the new routes go at once
+    expect(tablesForReload(before, after).routes).toBe(before.routes);
+  });
+
   it('a reload pushes the union of old and new route servers', () => {
     const before = new DynamicSplit().split(buildModel(snapshot([...web], gw), options).model).tables;
     const moved = [gatewayClass(), gateway([listener('http')]), route('r', { hostnames: ['new.test'] })];

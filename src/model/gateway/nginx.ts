@@ -195,6 +195,7 @@ export function gatewayModel(
   const certificates: Certificate[] = [];
   for (const [key, slot] of ordered) {
     resolveAll(slot.routes.flatMap((r) => [...r.backends, ...r.mirrors]));
+    const served = dedupe(slot.routes);
     const host = slot.hostname ?? '_';
     const certificateFile = slot.ssl ? certificateOf(slot, input, problems) : null;
     if (certificateFile) certificates.push(certificateFile);
@@ -215,8 +216,9 @@ export function gatewayModel(
       certificateFile: pushed,
       fileCertificate: slot.hostname === null ? (certificateFile?.file ?? null) : null,
       gateways: [...new Set(slot.listeners.map((l) => `${l.gateway.namespace}/${l.gateway.name}`))].sort(compare),
+      mirrorSlots: mirrorSlotsOf(served),
     });
-    routeServers.push({ key, port: slot.listenerPort, routes: dedupe(slot.routes).map(entryOf) });
+    routeServers.push({ key, port: slot.listenerPort, routes: served.map(entryOf) });
   }
   const gateway: GatewayModel = {
     servers,
@@ -367,6 +369,15 @@ function certificateOf(slot: Slot, input: GatewayNginxInput, problems: Problem[]
     }
   }
   return null;
+}
+
+/**
+ * mirrorSlotsOf: the slots the server's `mirror` directives need. An idle mirror still costs every request two
+ * subrequests, so a server gets them only while one of its routes mirrors (its first mirror reloads nginx).
+ */
+function mirrorSlotsOf(routes: readonly EffectiveRoute[]): number[] {
+  const most = routes.reduce((n, r) => Math.max(n, r.filters.filter((f) => f.type === 'RequestMirror').length), 0);
+  return Array.from({ length: most }, (_, i) => i + 1);
 }
 
 function dedupe(routes: readonly EffectiveRoute[]): EffectiveRoute[] {
