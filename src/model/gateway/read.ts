@@ -173,7 +173,13 @@ export function readGateway(object: unknown): Gateway | null {
   const listeners = list(spec.listeners)
     .map((l, i) => readListener(l, i))
     .filter((l): l is Listener => l !== null);
-  return { meta, gatewayClassName: text(spec.gatewayClassName) ?? '', listeners };
+  const ref = rec(rec(spec.infrastructure).parametersRef);
+  // Any parametersRef is refused (no kind is supported); the text is only shown, quoted, in status and problems.
+  const parametersRef =
+    rec(spec.infrastructure).parametersRef == null
+      ? undefined
+      : show(`${text(ref.group) ?? ''}/${text(ref.kind) ?? ''} ${text(ref.name) ?? ''}`);
+  return { meta, gatewayClassName: text(spec.gatewayClassName) ?? '', listeners, parametersRef };
 }
 
 function readPath(c: Collector, field: string, raw: unknown): PathMatch | undefined {

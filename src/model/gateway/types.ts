@@ -75,6 +75,8 @@ export interface Gateway {
   readonly meta: Meta;
   readonly gatewayClassName: string;
   readonly listeners: readonly Listener[];
+  /** `spec.infrastructure.parametersRef` as `group/kind name` (shown quoted), when set: this controller supports none */
+  readonly parametersRef: string | undefined;
 }
 
 export interface ParentRef {
