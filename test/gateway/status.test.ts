@@ -518,7 +518,7 @@ describe('GRPCRoute status (not served)', () => {
   ])('$name', ({ parentRefs, expected }) => {
     const status = buildGatewayRoutes({ ...input(), grpcRoutes: [grpc(parentRefs)] }).status.grpcRoutes;
     const parents = status?.find((r) => r.name === 'g')?.parents;
-    expect(parents?.map((p) => p.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`)).flat()).toEqual(expected);
+    expect(parents?.flatMap((p) => p.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`))).toEqual(expected);
     if (parents) expect(parents[0]?.controllerName).toBe(CONTROLLER);
   });
 
