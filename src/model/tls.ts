@@ -90,7 +90,7 @@ export class CertificateTable {
 
   /**
    * anyHost is the certificate of Secret `namespace/name`, checked as forHost checks it but for no host (a Gateway
-   * HTTPS listener without hostname serves it to every name), or the reason it cannot be used.
+   * HTTPS listener serves its certificateRefs for all its hostnames), or the reason it cannot be used.
    */
   anyHost(namespace: string, name: string): Certificate | { readonly error: string } {
     const found = this.check(`${namespace}/${name}`);
