@@ -1,7 +1,6 @@
 /**
- * The Gateway API status writer: the leader brings `status` of GatewayClasses, Gateways, HTTPRoutes and GRPCRoutes
- * (not served: their entries say so) in line with what the last build said (GatewayStatus), through the status
- * subresource. Each write is a PUT with the
+ * The Gateway API status writer: the leader brings `status` of GatewayClasses, Gateways and HTTPRoutes in line
+ * with what the last build said (GatewayStatus), through the status subresource. Each write is a PUT with the
  * resourceVersion the cache holds; a 409 is left to the next publish, which the newer object's watch event brings.
  * Only what differs is written.
  */
@@ -50,7 +49,7 @@ export class GatewayStatusWriter {
   constructor(private readonly options: GatewayStatusWriterOptions) {}
 
   /**
-   * publish writes the status of every GatewayClass and Gateway in `status`, and of every cached HTTPRoute and GRPCRoute whose
+   * publish writes the status of every GatewayClass and Gateway in `status`, and of every cached HTTPRoute whose
    * entries of ours differ (removing ours from a route that names no Gateway of ours any more). Null (no build
    * yet, or the Gateway API off) writes nothing.
    */
@@ -73,19 +72,14 @@ export class GatewayStatusWriter {
           wanted.push({ kind: 'Gateway', object, status: gatewayStatus(object.status, ours, addresses, now) });
       }
     }
-    for (const [kind, list] of [
-      ['HTTPRoute', status.httpRoutes],
-      ['GRPCRoute', status.grpcRoutes ?? []],
-    ] as const) {
-      const routes = new Map(list.map((r) => [`${r.namespace}/${r.name}`, r.parents]));
-      for (const object of cache.list<Obj>(kind)) {
-        const ours = routes.get(keyOf(object));
-        const namespace = object.metadata?.namespace ?? '';
-        const desired = routeStatus(object.status, namespace, controllerName, ours, now);
-        // A route with no entry of ours, then or now, is none of our business.
-        if (ours === undefined && sameJson(desired, object.status ?? { parents: [] })) continue;
-        wanted.push({ kind, object, status: desired });
-      }
+    const routes = new Map(status.httpRoutes.map((r) => [`${r.namespace}/${r.name}`, r.parents]));
+    for (const object of cache.list<Obj>('HTTPRoute')) {
+      const ours = routes.get(keyOf(object));
+      const namespace = object.metadata?.namespace ?? '';
+      const desired = routeStatus(object.status, namespace, controllerName, ours, now);
+      // A route with no entry of ours, then or now, is none of our business.
+      if (ours === undefined && sameJson(desired, object.status ?? { parents: [] })) continue;
+      wanted.push({ kind: 'HTTPRoute', object, status: desired });
     }
     let written = 0;
     let unchanged = 0;

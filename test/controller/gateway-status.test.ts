@@ -1,8 +1,8 @@
 /**
  * The Gateway API through the real test API server and the real controller: without the CRDs the controller
  * starts, serves its Ingresses, and the Gateway API watchers show `unserved`; once the standard-channel CRDs are
- * applied (kubectl) the watchers list, and GatewayClass, Gateway, HTTPRoute and GRPCRoute get the status
- * buildGatewayRoutes works out, with lastTransitionTime, observedGeneration and addresses, written only when it differs, keeping other
+ * applied (kubectl) the watchers list, and GatewayClass, Gateway and HTTPRoute get the status buildGatewayRoutes
+ * works out, with lastTransitionTime, observedGeneration and addresses, written only when it differs, keeping other
  * controllers' route entries and dropping ours from a route that no longer names our Gateway.
  */
 import { join } from 'node:path';
@@ -240,27 +240,6 @@ describe('Gateway API, wired to the API server', () => {
       10_000,
     );
     expect((await read('httproutes', 'hello', 'default')).status?.parents).toEqual([theirs]);
-  });
-
-  it('a GRPCRoute naming our Gateway: a parents[] entry Accepted=False/NotAllowedByListeners (it is not served)', async () => {
-    await cluster.apply({
-      apiVersion: `${GROUP}/v1`,
-      kind: 'GRPCRoute',
-      metadata: { name: 'rpc', namespace: 'default' },
-      spec: { parentRefs: [{ name: 'web' }], rules: [{ backendRefs: [{ name: 'web', port: 80 }] }] },
-    });
-    await waitFor(
-      'the GRPCRoute status',
-      async () => (await read('grpcroutes', 'rpc', 'default')).status?.parents?.length === 1,
-      10_000,
-    );
-    const rpc = await read('grpcroutes', 'rpc', 'default');
-    expect(rpc.status?.parents?.[0]).toMatchObject({ controllerName: OURS, parentRef: { name: 'web' } });
-    expect(condition(rpc.status?.parents?.[0]?.conditions, 'Accepted')).toMatchObject({
-      status: 'False',
-      reason: 'NotAllowedByListeners',
-      observedGeneration: rpc.metadata.generation,
-    });
   });
 
   it('a refused route value: Accepted=False/UnsupportedValue on the route, and a problem logged and shown', async () => {

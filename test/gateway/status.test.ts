@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { buildGatewayRoutes, type GatewayInput } from '../../src/model/gateway/index.js';
 import {
   CERTIFICATE,
-  CONTROLLER,
   gateway,
   gatewayClass,
   grant,
@@ -494,38 +493,6 @@ describe('Gateway and listener status', () => {
     expect(result.status.httpRoutes[0]?.parents).toHaveLength(2);
     expect(result.status.gateways[0]?.listeners[0]?.attachedRoutes).toBe(1);
     expect(result.listeners[0]?.hosts[0]?.routes).toHaveLength(1);
-  });
-});
-
-describe('GRPCRoute status (not served)', () => {
-  const grpc = (parentRefs: Record<string, unknown>[]) => ({
-    ...route('g', { parentRefs }),
-    kind: 'GRPCRoute',
-  });
-  it.each([
-    { name: 'a Gateway of ours', parentRefs: [{ name: 'gw' }], expected: ['Accepted=False/NotAllowedByListeners'] },
-    {
-      name: 'a listener by sectionName',
-      parentRefs: [{ name: 'gw', sectionName: 'http' }],
-      expected: ['Accepted=False/NotAllowedByListeners'],
-    },
-    {
-      name: 'a sectionName no listener has',
-      parentRefs: [{ name: 'gw', sectionName: 'nope' }],
-      expected: ['Accepted=False/NoMatchingParent'],
-    },
-    { name: 'another Gateway', parentRefs: [{ name: 'theirs' }], expected: undefined },
-  ])('$name', ({ parentRefs, expected }) => {
-    const status = buildGatewayRoutes({ ...input(), grpcRoutes: [grpc(parentRefs)] }).status.grpcRoutes;
-    const parents = status?.find((r) => r.name === 'g')?.parents;
-    expect(parents?.flatMap((p) => p.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`))).toEqual(expected);
-    if (parents) expect(parents[0]?.controllerName).toBe(CONTROLLER);
-  });
-
-  it('serves nothing of a GRPCRoute', () => {
-    const result = buildGatewayRoutes({ ...input(), grpcRoutes: [grpc([{ name: 'gw' }])] });
-    expect(result.listeners.map((l) => l.hosts)).toEqual([[]]);
-    expect(result.status.gateways[0]?.listeners[0]?.attachedRoutes).toBe(0);
   });
 });
 

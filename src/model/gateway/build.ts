@@ -9,7 +9,7 @@ import { checkTlsSecret } from '../tls.js';
 import { compareHostnames, coveringHostnames, intersectHostnames } from './hostnames.js';
 import { comparePrecedence } from './precedence.js';
 import { type Context, cond, judgeListeners, key, type ListenerState, namespaceAllowed } from './listeners.js';
-import { readGateway, readGatewayClass, readGRPCRoute, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
+import { readGateway, readGatewayClass, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
 import { isGranted } from './refs.js';
 import type {
   BackendRef,
@@ -34,8 +34,6 @@ export interface GatewayInput {
   readonly gatewayClasses: readonly unknown[];
   readonly gateways: readonly unknown[];
   readonly httpRoutes: readonly unknown[];
-  /** GRPCRoutes are not served: those naming our Gateways get `parents[]` entries saying so (absent: none) */
-  readonly grpcRoutes?: readonly unknown[];
   readonly referenceGrants: readonly unknown[];
   readonly services: readonly Service[];
   /** Secrets named by HTTPS listeners (only existence and the tls.crt/tls.key keys are checked here) */
@@ -117,8 +115,6 @@ export interface GatewayStatus {
     readonly listeners: readonly ListenerStatus[];
   })[];
   readonly httpRoutes: readonly (ObjectRef & { readonly parents: readonly RouteParentStatus[] })[];
-  /** GRPCRoutes naming our Gateways: never accepted (our listeners support HTTPRoute only); absent: none */
-  readonly grpcRoutes?: readonly (ObjectRef & { readonly parents: readonly RouteParentStatus[] })[];
 }
 
 export interface GatewayRoutes {
@@ -421,55 +417,5 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
         : cond('Accepted', true, 'Accepted', `handled by ${input.controllerName}`, c.meta.generation),
     ],
   }));
-  const grpcRoutes = grpcRouteStatus(input, gatewayByKey, states);
-  return {
-    listeners,
-    status: { gatewayClasses, gateways: gatewayStatus, httpRoutes: routeStatus, grpcRoutes },
-    problems,
-  };
-}
-
-/**
- * grpcRouteStatus: GRPCRoute is not served, so each parentRef naming a Gateway of ours is `Accepted=False`,
- * NotAllowedByListeners when a listener matches its sectionName and port (none supports GRPCRoute), else
- * NoMatchingParent. A route naming none of ours gets no entry.
- */
-function grpcRouteStatus(
-  input: GatewayInput,
-  gatewayByKey: ReadonlyMap<string, Gateway>,
-  states: ReadonlyMap<string, readonly ListenerState[]>,
-): NonNullable<GatewayStatus['grpcRoutes']> {
-  const out: NonNullable<GatewayStatus['grpcRoutes']>[number][] = [];
-  for (const route of (input.grpcRoutes ?? []).map(readGRPCRoute)) {
-    if (route === null) continue;
-    const parents: RouteParentStatus[] = [];
-    for (const parentRef of route.parentRefs) {
-      if (parentRef.group !== GATEWAY_GROUP || parentRef.kind !== 'Gateway') continue;
-      const gateway = gatewayByKey.get(key(parentRef));
-      if (!gateway) continue;
-      const matching = (states.get(key(gateway.meta)) ?? []).some(
-        (s) =>
-          (parentRef.sectionName === undefined || s.listener.name === parentRef.sectionName) &&
-          (parentRef.port === undefined || s.listener.port === parentRef.port),
-      );
-      const accepted = matching
-        ? cond(
-            'Accepted',
-            false,
-            'NotAllowedByListeners',
-            'GRPCRoute is not served: the listeners support HTTPRoute only',
-            route.meta.generation,
-          )
-        : cond(
-            'Accepted',
-            false,
-            'NoMatchingParent',
-            'no listener matches sectionName and port (and GRPCRoute is not served)',
-            route.meta.generation,
-          );
-      parents.push({ parentRef, controllerName: input.controllerName, conditions: [accepted] });
-    }
-    if (parents.length > 0) out.push({ namespace: route.meta.namespace, name: route.meta.name, parents });
-  }
-  return out;
+  return { listeners, status: { gatewayClasses, gateways: gatewayStatus, httpRoutes: routeStatus }, problems };
 }

@@ -16,7 +16,6 @@ export function gatewayInputOf(snapshot: Snapshot, options: { readonly gateway?:
     gatewayClasses: snapshot.gatewayClasses ?? [],
     gateways: snapshot.gateways ?? [],
     httpRoutes: snapshot.httpRoutes ?? [],
-    grpcRoutes: snapshot.grpcRoutes ?? [],
     referenceGrants: snapshot.referenceGrants ?? [],
     services: snapshot.services,
     secrets: snapshot.secrets,

@@ -466,20 +466,6 @@ export function readHTTPRoute(object: unknown): HTTPRoute | null {
   return { meta, parentRefs, hostnames, rules, invalid: c.invalid };
 }
 
-/**
- * readGRPCRoute reads what the core needs of a GRPCRoute, which is not served: its metadata and parentRefs (for
- * the `parents[]` entries that say so). Null without a name.
- */
-export function readGRPCRoute(object: unknown): { readonly meta: Meta; readonly parentRefs: ParentRef[] } | null {
-  const meta = readMeta(object, true);
-  if (!meta) return null;
-  const c = new Collector();
-  const parentRefs = list(rec(rec(object).spec).parentRefs).flatMap(
-    (p, i) => readParentRef(c, `spec.parentRefs[${i}]`, p, meta.namespace) ?? [],
-  );
-  return { meta, parentRefs };
-}
-
 /** readReferenceGrant reads a ReferenceGrant; entries it cannot read are dropped (they grant nothing). */
 export function readReferenceGrant(object: unknown): ReferenceGrant | null {
   const meta = readMeta(object, true);
