@@ -344,8 +344,10 @@ function _M.routes(body)
   for i, s in ipairs(t.servers) do
     if type(s) ~= "table" then return nil, "server " .. i .. ": not an object" end
     local key = s.key
-    if type(key) ~= "string" or #key > 260 or not key:find("^%d+/[%w.%-%*_]+$") then
-      return nil, "server " .. i .. ": key " .. short(key) .. " is not <port>/<host>"
+    -- <port>/<host>, or <address>:<port>/<host> for a Gateway on its own address (--gateway-addresses)
+    if type(key) ~= "string" or #key > 310
+      or not (key:find("^%d+/[%w.%-%*_]+$") or key:find("^[%x.:]+:%d+/[%w.%-%*_]+$")) then
+      return nil, "server " .. i .. ": key " .. short(key) .. " is not [<address>:]<port>/<host>"
     end
     if seen[key] then return nil, "server " .. key .. ": named twice" end
     seen[key] = true

@@ -13,25 +13,26 @@ type Shape = typeof ANY | { readonly [field: string]: Shape } | readonly [Shape]
 
 const ANY = 'any' as const;
 
-const META: Shape = Object.fromEntries(
-  [
-    'name',
-    'generateName',
-    'namespace',
-    'selfLink',
-    'uid',
-    'resourceVersion',
-    'generation',
-    'creationTimestamp',
-    'deletionTimestamp',
-    'deletionGracePeriodSeconds',
-    'labels',
-    'annotations',
-    'ownerReferences',
-    'finalizers',
-    'managedFields',
-  ].map((field) => [field, ANY]),
-);
+/** OBJECT_META_FIELDS are the fields of ObjectMeta: every object's `metadata` keeps these, whatever else it says. */
+export const OBJECT_META_FIELDS: readonly string[] = [
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
+];
+
+const META: Shape = Object.fromEntries(OBJECT_META_FIELDS.map((field) => [field, ANY]));
 
 const TOP = { apiVersion: ANY, kind: ANY, metadata: META } as const;
 

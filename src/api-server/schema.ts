@@ -11,6 +11,7 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { MAX_REGEX_PATH, regexSubsetRefusal } from '../model/regex-path.js';
+import { OBJECT_META_FIELDS } from './fields.js';
 import type { StatusCause } from './status.js';
 
 type Obj = Record<string, unknown>;
@@ -21,23 +22,7 @@ const isObj = (value: unknown): value is Obj => typeof value === 'object' && val
 const schemaAt = (value: unknown): Schema | undefined => (isObj(value) ? value : undefined);
 
 /** The fields of ObjectMeta: a custom resource's `metadata` keeps these, whatever its schema says. */
-const OBJECT_META = new Set([
-  'name',
-  'generateName',
-  'namespace',
-  'selfLink',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'labels',
-  'annotations',
-  'ownerReferences',
-  'finalizers',
-  'managedFields',
-]);
+const OBJECT_META = new Set(OBJECT_META_FIELDS);
 
 const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { ControllerConfig, SelfSignedWebhookFlags } from '../config.js';
 import { STATUS_PAGE_MODES, type StatusPageMode } from '../http/status-page.js';
 import { defaultBuildOptions, type BuildOptions } from '../model/build.js';
+import { isGatewayControllerName } from '../model/gateway/values.js';
 import { checkDnsLabel, checkIp, checkObjectName } from '../model/validate.js';
 import { DEFAULT_TEMPLATE } from '../render/load.js';
 import { classFlags, parseFlags, parsePort, UnsupportedFlagError, UsageError } from './flags.js';
@@ -44,6 +45,8 @@ export const CONTROLLER_USAGE =
   --enable-ssl-passthrough          (the ssl-passthrough annotation: TLS routed by SNI to the backend undecrypted)
   --enable-gateway-api=true|false (true: watch gateway.networking.k8s.io; kinds whose CRD is absent wait unserved)
   --gateway-controller-name NAME (ingress-actors.io/gateway-controller: the GatewayClass controllerName that is ours)
+  --gateway-addresses IP[,IP|,IPv4-IPv4] (each accepted Gateway gets its own address, nginx listens there for it;
+                                          absent: all Gateways share nginx's address and their routes merge)
   --enable-metrics=true|false (true: count requests for /metrics; needs --dynamic-backends)
   --metrics-per-host=true|false (true)  --metrics-per-undefined-host (false)  --report-status-classes (false)
   --time-buckets, --length-buckets, --size-buckets LIST   --exclude-socket-metrics NAMES   (ingress-nginx's)
@@ -207,19 +210,54 @@ function selfSignedFlags(values: Readonly<Record<string, unknown>>): SelfSignedW
 /** DEFAULT_GATEWAY_CONTROLLER_NAME is `--gateway-controller-name`'s default. */
 export const DEFAULT_GATEWAY_CONTROLLER_NAME = 'ingress-actors.io/gateway-controller';
 
-// The Gateway API's GatewayController format: a domain-prefixed path (gateway-api's apis/v1/shared_types.go).
-const GATEWAY_CONTROLLER =
-  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
-
 /** gatewayOptions reads `--enable-gateway-api` and `--gateway-controller-name` into BuildOptions.gateway. */
 function gatewayOptions(values: Readonly<Record<string, unknown>>): Pick<BuildOptions, 'gateway'> {
   const name = (values['gateway-controller-name'] as string | undefined) ?? DEFAULT_GATEWAY_CONTROLLER_NAME;
-  if (name.length > 253 || !GATEWAY_CONTROLLER.test(name))
+  if (!isGatewayControllerName(name))
     throw new UsageError(
       `--gateway-controller-name must be a domain-prefixed path (example.com/controller), not ${JSON.stringify(name)}`,
     );
   const enabled = boolFlag('enable-gateway-api', values['enable-gateway-api'] as string | undefined, true);
-  return enabled ? { gateway: { controllerName: name } } : {};
+  const addresses = gatewayAddressPool(values['gateway-addresses'] as string | undefined);
+  return enabled ? { gateway: { controllerName: name, ...(addresses ? { addresses } : {}) } } : {};
+}
+
+/** MAX_POOL bounds `--gateway-addresses` (a range expands to one entry per address). */
+const MAX_POOL = 4096;
+
+const ipv4Number = (ip: string) => ip.split('.').reduce((n, part) => n * 256 + Number(part), 0);
+const ipv4Text = (n: number) => [24, 16, 8, 0].map((shift) => Math.floor(n / 2 ** shift) % 256).join('.');
+
+/**
+ * gatewayAddressPool reads `--gateway-addresses`: IP addresses and IPv4 ranges (`127.0.0.10-127.0.0.20`), comma
+ * separated, each address once, in the order written (the order Gateways get them in).
+ */
+export function gatewayAddressPool(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const pool: string[] = [];
+  const add = (ip: string) => {
+    if (pool.includes(ip)) throw new UsageError(`--gateway-addresses: ${ip} is given twice`);
+    if (pool.length >= MAX_POOL) throw new UsageError(`--gateway-addresses: more than ${MAX_POOL} addresses`);
+    pool.push(ip);
+  };
+  for (const item of value.split(',').map((a) => a.trim())) {
+    const [from, to, ...rest] = item.split('-');
+    const first = checkIp(from);
+    if (!first.ok || rest.length > 0)
+      throw new UsageError(`--gateway-addresses: ${JSON.stringify(item)} is not an IP address or an IPv4 range`);
+    if (to === undefined) {
+      add(first.value.address);
+      continue;
+    }
+    const last = checkIp(to);
+    if (!last.ok || first.value.family !== 4 || last.value.family !== 4)
+      throw new UsageError(`--gateway-addresses: ${JSON.stringify(item)} is not a range of IPv4 addresses`);
+    const [a, b] = [ipv4Number(first.value.address), ipv4Number(last.value.address)];
+    if (b < a) throw new UsageError(`--gateway-addresses: the range ${JSON.stringify(item)} ends before it starts`);
+    if (b - a >= MAX_POOL) throw new UsageError(`--gateway-addresses: more than ${MAX_POOL} addresses`);
+    for (let n = a; n <= b; n++) add(ipv4Text(n));
+  }
+  return pool;
 }
 
 function electionId(value: string | undefined): string {
@@ -314,6 +352,7 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       'enable-ssl-passthrough': { type: 'string' },
       'enable-gateway-api': { type: 'string' },
       'gateway-controller-name': { type: 'string' },
+      'gateway-addresses': { type: 'string' },
       'election-id': { type: 'string' },
       'election-ttl': { type: 'string' },
       'validating-webhook': { type: 'string' },

@@ -1,5 +1,6 @@
 import { stringify } from 'yaml';
 import { convertIngresses, defaultConvertOptions, unexpressedLine } from '../model/convert/convert.js';
+import { isGatewayControllerName } from '../model/gateway/values.js';
 import { checkDnsLabel, checkObjectName } from '../model/validate.js';
 import type { CommandIo } from './command.js';
 import { parseFlags, UsageError } from './flags.js';
@@ -56,7 +57,7 @@ export async function runConvert(
   const manifests = [...(values.manifests ?? []), ...positionals];
   if (manifests.length === 0) throw new UsageError('convert needs --manifests PATH...', CONVERT_USAGE);
   const controllerName = values['gateway-controller-name'] ?? defaultConvertOptions.controllerName;
-  if (!/^[a-z0-9.-]+\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/.test(controllerName) || controllerName.length > 253)
+  if (!isGatewayControllerName(controllerName))
     throw new UsageError(`--gateway-controller-name: ${JSON.stringify(controllerName)} is not a domain-prefixed path`);
   const gatewayNamespace = checked('--gateway-namespace', values['gateway-namespace'], checkDnsLabel);
   const options = {

@@ -243,6 +243,7 @@ function hints(
     'Try:',
     `  curl -H 'Host: hello.demo.local' http://127.0.0.1:${httpPort}/`,
     `  curl -H 'Host: api.demo.local' http://127.0.0.1:${httpPort}/v2/users`,
+    `  curl -H 'Host: gateway.demo.local' http://127.0.0.1:${httpPort}/      (an HTTPRoute of the Gateway API)`,
     `  curl -k --resolve secure.demo.local:${httpsPort}:127.0.0.1 https://secure.demo.local:${httpsPort}/`,
     `  curl -i -H 'Host: secure.demo.local' http://127.0.0.1:${httpPort}/      (308 to https)`,
     `  ${k} get ingress,svc,endpointslices -A`,

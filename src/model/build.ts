@@ -180,6 +180,8 @@ function withoutLua(routes: GatewayRoutes): GatewayRoutes {
   }));
   const gateways = routes.status.gateways.map((g) => ({
     ...g,
+    // nothing is served, so no Gateway holds a pool address (--gateway-addresses)
+    ...(g.addresses === undefined ? {} : { addresses: [] }),
     conditions: g.conditions.map(notProgrammed),
     listeners: g.listeners.map((l) => ({ ...l, conditions: l.conditions.map(notProgrammed) })),
   }));

@@ -38,6 +38,12 @@ const SUPPORTED_EXTENDED = new Set<string>([
   'HTTPRouteBackendTimeout',
   'HTTPRouteRequestMirror',
   'HTTPRouteRequestMultipleMirrors',
+  // --gateway-addresses: a Gateway's spec.addresses IPAddress naming a pool address gets it
+  'GatewayStaticAddresses',
+  // --gateway-addresses: an IPAddress entry without value gets any free pool address
+  'GatewayAddressEmpty',
+  // a host's server serves only the most specific listener matching it (src/model/gateway/nginx.ts)
+  'GatewayHTTPListenerIsolation',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
 const REPORT = process.env.CONFORMANCE_REPORT ?? new URL('../../tmp/conformance-report.yaml', import.meta.url).pathname;

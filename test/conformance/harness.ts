@@ -19,6 +19,15 @@ import { tlsSecret } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
 import { startEchoPod, type EchoPod } from './echo.js';
 
+/**
+ * GATEWAY_POOL is --gateway-addresses: loopback addresses the echo pods do not use. USABLE_ADDRESS, its last, is
+ * the one GatewayStaticAddresses requests (dynamic assignment takes the first free ones); UNUSABLE_ADDRESS is not
+ * in the pool.
+ */
+export const GATEWAY_POOL = '127.0.0.200-127.0.0.250';
+export const USABLE_ADDRESS = '127.0.0.250';
+export const UNUSABLE_ADDRESS = '127.0.0.254';
+
 /** the GatewayClass the base and the tests' manifests name through {GATEWAY_CLASS_NAME} */
 export const GATEWAY_CLASS = 'ingress-actors';
 export const CONTROLLER_NAME = 'ingress-actors.io/gateway-controller';
@@ -73,6 +82,30 @@ async function crdsFile(dir: string): Promise<string | null> {
 /** fill puts our GatewayClass and controller name where gateway-api's manifests have their placeholders. */
 const fill = (text: string) =>
   text.replaceAll('{GATEWAY_CLASS_NAME}', GATEWAY_CLASS).replaceAll('{GATEWAY_CONTROLLER_NAME}', CONTROLLER_NAME);
+
+/**
+ * overlayAddresses does what conformance/utils/kubernetes/apply.go's prepareGateway does with a Gateway's
+ * `spec.addresses`: entries PLACEHOLDER_UNUSABLE_ADDRS and PLACEHOLDER_USABLE_ADDRS become the suite's unusable and
+ * usable addresses (UnusableNetworkAddresses, UsableNetworkAddresses), after the `test/fake-invalid-type` entries.
+ */
+export function overlayAddresses(text: string): string {
+  if (!text.includes('PLACEHOLDER_')) return text;
+  return parseAllDocuments(text)
+    .filter((d) => d.toJSON() !== null)
+    .map((d) => {
+      const o = d.toJSON() as { kind?: string; spec?: { addresses?: { type?: string; value?: string }[] } } | null;
+      const addresses = o?.spec?.addresses;
+      if (o?.kind !== 'Gateway' || !addresses) return stringify(o);
+      const has = (v: string) => addresses.some((a) => a.value === v);
+      o.spec!.addresses = [
+        ...addresses.filter((a) => a.type === 'test/fake-invalid-type'),
+        ...(has('PLACEHOLDER_UNUSABLE_ADDRS') ? [{ type: 'IPAddress', value: UNUSABLE_ADDRESS }] : []),
+        ...(has('PLACEHOLDER_USABLE_ADDRS') ? [{ type: 'IPAddress', value: USABLE_ADDRESS }] : []),
+      ];
+      return stringify(o);
+    })
+    .join('---\n');
+}
 
 /** KIND_KEPT are the base's kinds applied as written; Deployments become echo pods, the rest (coredns) is left out. */
 const KIND_KEPT = new Set(['Namespace', 'Gateway', 'Service', 'ReferenceGrant']);
@@ -173,6 +206,8 @@ export async function startHarness(): Promise<Harness> {
     const echoPort = await freePort();
     let ip = 2;
     for (const d of base.deployments) {
+      // the pods' addresses stay below the Gateways' pool (127.0.0.200 …)
+      if (ip >= 200) throw new Error('too many echo pods for 127.0.0.2-127.0.0.199');
       const labels = d.spec.template.metadata.labels;
       const service = base.services.find((s) => selects(s, d.metadata.namespace, labels));
       for (let i = 0; i < (d.spec.replicas ?? 1); i++) {
@@ -231,6 +266,9 @@ export async function startHarness(): Promise<Harness> {
       join(api.dir, 'nginx'),
       '--publish-status-address',
       '127.0.0.1',
+      // each Gateway on its own loopback address (the echo pods have 127.0.0.2 …), as the suite expects
+      '--gateway-addresses',
+      GATEWAY_POOL,
       '--sync-rate-limit',
       '10',
       '--shutdown-timeout',
@@ -257,7 +295,7 @@ export async function startHarness(): Promise<Harness> {
       manifest,
       // a test's Services with a selector get their slices as the EndpointSlice controller would make them
       apply: async (file) => {
-        const text = await manifest(file);
+        const text = overlayAddresses(await manifest(file));
         await kubectl.run(['apply', '-f', '-'], text);
         const slices = endpointSlicesFor(servicesIn(text), pods);
         if (slices.length > 0) await kubectl.run(['apply', '-f', '-'], slices.map((o) => stringify(o)).join('---\n'));

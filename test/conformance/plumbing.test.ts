@@ -2,9 +2,12 @@
  * The conformance suite's own parts, without a controller: an echo pod answers as echo-basic does and the
  * comparison (CompareRoundTrip) accepts what matches and names what does not; the report counts as reports.go does.
  */
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { freePort } from '../support/net.js';
 import { startEchoPod, type EchoPod } from './echo.js';
+import { overlayAddresses, UNUSABLE_ADDRESS, USABLE_ADDRESS } from './harness.js';
 import { compare, send, type Target } from './http.js';
 import { conformanceReport, type Inventory } from './report.js';
 
@@ -173,5 +176,23 @@ kind: ConformanceReport`);
         - HTTPRouteCORS`);
     expect(text).toContain('date: 2026-12-05T01:00:00Z');
     expect(text).toContain('gatewayAPIVersion: v1.6.1');
+  });
+});
+
+describe('the static-address overlay (apply.go prepareGateway)', () => {
+  it('replaces the placeholders with the unusable then the usable address, after the fake-type entry', async () => {
+    const text = await readFile(new URL('./manifests/gateway-static-addresses.yaml', import.meta.url), 'utf8');
+    const docs = parseAllDocuments(overlayAddresses(text)).map((d) => d.toJSON());
+    expect(docs).toHaveLength(1);
+    expect(docs[0].spec.addresses).toEqual([
+      { type: 'test/fake-invalid-type', value: 'fake address teehee!' },
+      { type: 'IPAddress', value: UNUSABLE_ADDRESS },
+      { type: 'IPAddress', value: USABLE_ADDRESS },
+    ]);
+    expect(docs[0].spec.listeners).toHaveLength(1);
+  });
+
+  it('leaves a manifest without placeholders as it is', () => {
+    expect(overlayAddresses('kind: Gateway\n')).toBe('kind: Gateway\n');
   });
 });

@@ -69,6 +69,12 @@ export type Step =
   | { readonly kind: 'gatewayZeroRoutes'; readonly gateway: NN }
   /** GatewayMustHaveCondition */
   | { readonly kind: 'gatewayCondition'; readonly gateway: NN; readonly condition: Cond }
+  /** status.addresses eventually exactly these (gateway-static-addresses.go: one address, the usable one, its type) */
+  | {
+      readonly kind: 'gatewayAddresses';
+      readonly gateway: NN;
+      readonly addresses: readonly { readonly type: string; readonly value: string }[];
+    }
   /** GatewayListenersMustHaveConditions (every listener, or the one named) */
   | {
       readonly kind: 'listenerConditions';
@@ -541,6 +547,21 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
             return listeners.length === 0 || (listeners.length === 1 && listeners[0]!.attachedRoutes === 0)
               ? null
               : show(listeners);
+          },
+        );
+        break;
+      case 'gatewayAddresses':
+        await poll(
+          `Gateway ${step.gateway.namespace}/${step.gateway.name} has status.addresses ${show(step.addresses)}`,
+          t.statusMs,
+          t.pollMs,
+          async () => {
+            const g = await get('Gateway', step.gateway);
+            const addresses = ((g?.status?.addresses ?? []) as { type?: string; value?: string }[]).map((a) => ({
+              type: a.type ?? 'IPAddress',
+              value: a.value,
+            }));
+            return JSON.stringify(addresses) === JSON.stringify(step.addresses) ? null : show(addresses);
           },
         );
         break;

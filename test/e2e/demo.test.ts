@@ -66,6 +66,16 @@ it('serves the examples, follows kubectl apply, refuses a bad Ingress, and stops
   // The demo's controller is the Gateway's: its leader writes the status (kubectl wait reads it as an operator would).
   await kubectl('wait', '--for=condition=Programmed', '--timeout=10s', 'gateway/demo');
   await kubectl('wait', '--for=condition=Accepted', '--timeout=10s', 'gatewayclass/ingress-actors');
+  // and the HTTPRoute answers, with the command the demo prints
+  expect(printed).toContain(`curl -H 'Host: gateway.demo.local' http://127.0.0.1:${httpPort}/`);
+  await waitFor(
+    'the HTTPRoute served',
+    async () =>
+      (await get({ host: 'gateway.demo.local', path: '/', port: httpPort })).body.includes(
+        'default/hello (backend on 127.0.0.1:8081) answered GET / for Host gateway.demo.local',
+      ),
+    5000,
+  );
   await kubectl('apply', '--validate=false', '-f', 'demo/moved-api.yaml');
   await waitFor(
     'the moved path served',

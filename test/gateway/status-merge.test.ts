@@ -95,6 +95,17 @@ describe('the objects’ status', () => {
     expect(gatewayStatus(current, ours, [], NOW)).not.toHaveProperty('addresses');
   });
 
+  it('a Gateway with its own pool address (--gateway-addresses): that one, not the publish address; none: none', () => {
+    const current = { addresses: [{ type: 'IPAddress', value: '127.0.0.1' }], conditions: [], listeners: [] };
+    const ours = { namespace: 'default', name: 'web', conditions: [], listeners: [] };
+    const publish = gatewayAddresses([{ ip: '127.0.0.1' }]);
+    expect(gatewayStatus(current, { ...ours, addresses: ['127.0.0.201'] }, publish, NOW).addresses).toEqual([
+      { type: 'IPAddress', value: '127.0.0.201' },
+    ]);
+    expect(gatewayStatus(current, { ...ours, addresses: [] }, publish, NOW)).not.toHaveProperty('addresses');
+    expect(gatewayStatus(current, ours, publish, NOW).addresses).toEqual(publish);
+  });
+
   const theirs = {
     parentRef: { name: 'elsewhere' },
     controllerName: 'example.com/other',

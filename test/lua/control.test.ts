@@ -157,6 +157,8 @@ describe('a bad push', () => {
   const routeMutations: RouteMutation[] = [
     ['a server key with a space', (_r, s) => (s.key = '80/a b')],
     ['a server key with a brace', (_r, s) => (s.key = '80/a{')],
+    ['a server key with an address of other characters', (_r, s) => (s.key = 'a;b:80/a.example')],
+    ['a server key with an address and no port', (_r, s) => (s.key = '127.0.0.2/a.example')],
     ['a path type unknown', (r) => (r.path = { type: 'Prefix', value: '/' })],
     ['a relative path', (r) => (r.path = { type: 'Exact', value: 'x' })],
     ['a path with a newline', (r) => (r.path = { type: 'Exact', value: '/a\n' })],
@@ -177,6 +179,14 @@ describe('a bad push', () => {
 
   test('a good route table is taken', async () => {
     expect(await nginx.control.pushRoutes(goodRoutes())).toBe('routes-good');
+  });
+
+  test('server keys with a Gateway address (--gateway-addresses), IPv4 or IPv6, are taken', async () => {
+    for (const key of ['127.0.0.200:80/a.example', '::1:8080/_', 'fd00::1:80/*.example']) {
+      const table = { ...goodRoutes(), version: 'routes-addressed' };
+      table.servers = [{ ...table.servers[0]!, key }];
+      expect(await nginx.control.pushRoutes(table), key).toBe('routes-addressed');
+    }
   });
 
   test.each(routeMutations)('a route table with %s is refused with 400, the old one kept', async (what, mutate) => {

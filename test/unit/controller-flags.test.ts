@@ -122,3 +122,49 @@ describe('--enable-gateway-api and --gateway-controller-name', () => {
     expect(CONTROLLER_USAGE).toMatch(/--gateway-controller-name NAME/);
   });
 });
+
+describe('--gateway-addresses', () => {
+  const poolOf = (value: string) => {
+    const parsed = parseControllerFlags(['--gateway-addresses', value]);
+    if (!('config' in parsed)) throw new Error('no config');
+    return parsed.config.build.gateway?.addresses;
+  };
+
+  it.each([
+    ['10.0.0.5', ['10.0.0.5']],
+    ['10.0.0.5, 10.0.0.1', ['10.0.0.5', '10.0.0.1']],
+    ['127.0.0.200-127.0.0.202', ['127.0.0.200', '127.0.0.201', '127.0.0.202']],
+    ['10.0.0.255-10.0.1.0', ['10.0.0.255', '10.0.1.0']],
+    ['fd00::1,FD00::2', ['fd00::1', 'fd00::2']],
+    ['10.0.0.1-10.0.0.1', ['10.0.0.1']],
+  ])('%s is the pool %j, in the order written', (value, expected) => expect(poolOf(value)).toEqual(expected));
+
+  it('absent: no pool (one shared address)', () => {
+    const parsed = parseControllerFlags([]);
+    if (!('config' in parsed)) throw new Error('no config');
+    expect(parsed.config.build.gateway).toEqual({ controllerName: 'ingress-actors.io/gateway-controller' });
+  });
+
+  it.each([
+    ['', /not an IP address/],
+    ['10.0.0.1,', /not an IP address/],
+    ['gw.example', /not an IP address/],
+    ['10.0.0.256', /not an IP address/],
+    ['10.0.0.0/24', /not an IP address/],
+    ['10.0.0.1-10.0.0.2-10.0.0.3', /not an IP address/],
+    ['10.0.0.9-10.0.0.1', /ends before it starts/],
+    ['fd00::1-fd00::9', /not a range of IPv4/],
+    ['10.0.0.1-x', /not a range of IPv4/],
+    ['10.0.0.1,10.0.0.1', /given twice/],
+    ['10.0.0.1-10.0.0.3,10.0.0.2', /given twice/],
+    ['10.0.0.0-10.0.255.255', /more than 4096/],
+  ])('%j is refused, naming the flag', (value, message) => {
+    expect(() => poolOf(value)).toThrow(/--gateway-addresses/);
+    expect(() => poolOf(value)).toThrow(message);
+  });
+
+  it('is listed in the usage text', async () => {
+    const { CONTROLLER_USAGE } = await import('../../src/cli/controller-flags.js');
+    expect(CONTROLLER_USAGE).toMatch(/--gateway-addresses IP/);
+  });
+});

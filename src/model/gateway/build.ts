@@ -10,6 +10,7 @@ import { compareHostnames, coveringHostnames, intersectHostnames } from './hostn
 import { comparePrecedence } from './precedence.js';
 import { type Context, cond, judgeListeners, key, type ListenerState, namespaceAllowed } from './listeners.js';
 import { readGateway, readGatewayClass, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
+import { type AddressVerdict, assignAddresses } from './addresses.js';
 import { isGranted } from './refs.js';
 import type {
   BackendRef,
@@ -46,6 +47,8 @@ export interface GatewayInput {
    * with the key strength OpenSSL serves (the Gateway API is served by the Lua balancer, which pushes certificates).
    */
   readonly certificateError?: (namespace: string, name: string) => string | null;
+  /** `--gateway-addresses`: each accepted Gateway gets one (addresses.ts); absent: all share nginx's address */
+  readonly addresses?: readonly string[];
 }
 
 /** EffectiveBackend is a weighted backend; an unresolved one keeps its weight share (answered 500 later). */
@@ -92,6 +95,8 @@ export interface ListenerRoutes {
   readonly hostname: string | undefined;
   readonly certificates: readonly ObjectRef[];
   readonly hosts: readonly HostRoutes[];
+  /** the Gateway's own address from `--gateway-addresses`; absent: nginx's shared address */
+  readonly address?: string;
 }
 
 export interface ListenerStatus {
@@ -113,6 +118,8 @@ export interface GatewayStatus {
   readonly gateways: readonly (ObjectRef & {
     readonly conditions: readonly Condition[];
     readonly listeners: readonly ListenerStatus[];
+    /** `status.addresses` (IPAddress) from `--gateway-addresses`, [] when none is assigned; absent: the publish address */
+    readonly addresses?: readonly string[];
   })[];
   readonly httpRoutes: readonly (ObjectRef & { readonly parents: readonly RouteParentStatus[] })[];
 }
@@ -163,6 +170,27 @@ const notProgrammed = (c: Condition): Condition =>
     ? { ...c, status: 'False', reason: 'Invalid', message: 'the Gateway is not accepted (InvalidParameters)' }
     : c;
 
+/** programmedCondition is a Gateway's Programmed: served, or why not (its listeners first, then its address). */
+function programmedCondition(
+  programmed: boolean,
+  listenersProgrammed: boolean,
+  verdict: AddressVerdict | undefined,
+  gen: number,
+): Condition {
+  if (programmed) return cond('Programmed', true, 'Programmed', 'gateway is served', gen);
+  if (!listenersProgrammed || verdict === undefined || verdict.kind === 'assigned')
+    return cond('Programmed', false, 'Invalid', 'no listener is served', gen);
+  if (verdict.kind === 'unsupported') return cond('Programmed', false, 'Invalid', verdict.message, gen);
+  const reason = verdict.kind === 'unusable' ? 'AddressNotUsable' : 'AddressNotAssigned';
+  return cond('Programmed', false, reason, verdict.message, gen);
+}
+
+/** withoutAddress: a listener of a Gateway without an address is not served, whatever else holds. */
+const withoutAddress = (c: Condition, gen: number): Condition =>
+  c.type === 'Programmed' && c.status === 'True'
+    ? cond('Programmed', false, 'Pending', 'the Gateway has no address to be served on', gen)
+    : c;
+
 /** buildGatewayRoutes turns Gateway API objects into served routes and status; see the module comment. */
 export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   const problems: Problem[] = [];
@@ -206,6 +234,14 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
         field: 'spec.infrastructure.parametersRef',
         message: parametersMessage(g),
       });
+  const verdicts =
+    input.addresses === undefined
+      ? null
+      : assignAddresses(
+          gateways,
+          (g) => g.parametersRef === undefined && (states.get(key(g.meta)) ?? []).some((s) => s.accepted),
+          input.addresses,
+        );
   const gatewayByKey = new Map(gateways.map((g) => [key(g.meta), g]));
   const attached = new Map<ListenerState, number>();
   // listener state → hostname → entries (each with its route's metadata, for the precedence order)
@@ -352,8 +388,12 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
     const gen = gateway.meta.generation;
     const list = states.get(key(gateway.meta)) ?? [];
     const refused = gateway.parametersRef !== undefined;
+    const verdict = verdicts?.get(key(gateway.meta));
+    // with the pool, a Gateway is served only on its own address
+    const address = verdict?.kind === 'assigned' ? verdict.address : undefined;
+    const hasAddress = verdicts === null || address !== undefined;
     for (const s of list) {
-      if (!s.programmed || refused) continue;
+      if (!s.programmed || refused || !hasAddress) continue;
       const byHost = served.get(s) ?? (new Map() as ByHost);
       for (const entries of byHost.values())
         entries.sort((a, b) => comparePrecedence({ ...a, route: a.meta }, { ...b, route: b.meta }));
@@ -372,40 +412,40 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
         hostname: s.listener.hostname,
         certificates: s.certificates,
         hosts,
+        ...(address === undefined ? {} : { address }),
       });
     }
     const acceptedCount = list.filter((s) => s.accepted).length;
-    const programmed = !refused && list.some((s) => s.programmed);
+    const listenersProgrammed = !refused && list.some((s) => s.programmed);
+    const programmed = listenersProgrammed && hasAddress;
     const accepted = refused
       ? cond('Accepted', false, 'InvalidParameters', parametersMessage(gateway), gen)
-      : acceptedCount === list.length && list.length > 0
-        ? cond('Accepted', true, 'Accepted', 'gateway is accepted', gen)
-        : cond(
-            'Accepted',
-            acceptedCount > 0,
-            'ListenersNotValid',
-            `${list.length - acceptedCount} listener(s) are not valid`,
-            gen,
-          );
+      : verdict?.kind === 'unsupported'
+        ? cond('Accepted', false, 'UnsupportedAddress', verdict.message, gen)
+        : acceptedCount === list.length && list.length > 0
+          ? cond('Accepted', true, 'Accepted', 'gateway is accepted', gen)
+          : cond(
+              'Accepted',
+              acceptedCount > 0,
+              'ListenersNotValid',
+              `${list.length - acceptedCount} listener(s) are not valid`,
+              gen,
+            );
     gatewayStatus.push({
       namespace: gateway.meta.namespace,
       name: gateway.meta.name,
-      conditions: [
-        accepted,
-        cond(
-          'Programmed',
-          programmed,
-          programmed ? 'Programmed' : 'Invalid',
-          programmed ? 'gateway is served' : 'no listener is served',
-          gen,
-        ),
-      ],
+      conditions: [accepted, programmedCondition(programmed, listenersProgrammed, verdict, gen)],
       listeners: list.map((s) => ({
         name: s.listener.name,
         supportedKinds: s.supportedKinds,
         attachedRoutes: attached.get(s) ?? 0,
-        conditions: refused ? s.conditions(gen).map(notProgrammed) : s.conditions(gen),
+        conditions: refused
+          ? s.conditions(gen).map(notProgrammed)
+          : hasAddress
+            ? s.conditions(gen)
+            : s.conditions(gen).map((c) => withoutAddress(c, gen)),
       })),
+      ...(verdicts === null ? {} : { addresses: address === undefined ? [] : [address] }),
     });
   }
 

@@ -4,9 +4,11 @@
 import type { Snapshot } from '../snapshot.js';
 import type { GatewayInput } from './build.js';
 
-/** GatewayOptions are the flags the Gateway API needs (`--gateway-controller-name`). */
+/** GatewayOptions are the flags the Gateway API needs (`--gateway-controller-name`, `--gateway-addresses`). */
 export interface GatewayOptions {
   readonly controllerName: string;
+  /** `--gateway-addresses`: the pool each accepted Gateway gets its own address from; absent: one shared address */
+  readonly addresses?: readonly string[];
 }
 
 /** gatewayInputOf is the core's input from a Snapshot; absent Gateway API lists are empty. */
@@ -20,5 +22,6 @@ export function gatewayInputOf(snapshot: Snapshot, options: { readonly gateway?:
     services: snapshot.services,
     secrets: snapshot.secrets,
     namespaces: snapshot.namespaces ?? [],
+    ...(options.gateway?.addresses === undefined ? {} : { addresses: options.gateway.addresses }),
   };
 }

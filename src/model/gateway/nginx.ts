@@ -63,14 +63,28 @@ function ingressHosts(model: NginxModel): IngressHosts {
   };
 }
 
-/** Slot gathers the listeners of one nginx server: (nginx listen port, hostname). */
+/** Slot gathers the listeners of one nginx server: (the Gateway's own address or none, nginx listen port, hostname). */
 interface Slot {
+  /** the Gateway's address from `--gateway-addresses`; null: nginx's shared address (the Ingress servers') */
+  readonly address: string | null;
   readonly port: number;
   readonly listenerPort: number;
   readonly ssl: boolean;
   readonly hostname: string | null;
+  /** the specificity of the listeners kept (listenerRank): only the most specific ones serve a slot */
+  rank: number;
   readonly listeners: ListenerRoutes[];
   readonly routes: EffectiveRoute[];
+}
+
+/**
+ * listenerRank orders listener hostnames by how specific they are for a name they all match: none (-1) below any
+ * wildcard (its label count: `*.foo.example.com` above `*.example.com`) below an exact name (1000; at most one of
+ * those matches a name).
+ */
+function listenerRank(hostname: string | undefined): number {
+  if (hostname === undefined) return -1;
+  return hostname.startsWith('*.') ? hostname.split('.').length - 1 : 1000;
 }
 
 /**
@@ -108,12 +122,16 @@ export function gatewayModel(
       continue;
     }
     portProtocol.set(port, ssl);
+    // ssl-passthrough hands all TLS of the https port to one unix socket: there the address is not known
+    const address = ssl && port === model.httpsPort && model.httpsSocket ? null : (listener.address ?? null);
     // An HTTPS listener without hostname answers every name with its certificate, even one no route serves (404):
     // its catch-all server exists with or without routes, or nginx's default certificate would answer those names.
     const catchAll = ssl && listener.hostname === undefined && !listener.hosts.some((h) => h.hostname === null);
     for (const host of catchAll ? [...listener.hosts, { hostname: null, routes: [] }] : listener.hosts) {
       const name = host.hostname ?? '_';
-      const owners = shared ? (host.hostname === null ? ingress.catchAll : ingress.hosts.get(name)) : undefined;
+      // On its own address a Gateway shares no host with the Ingress servers: nginx picks the most specific address.
+      const owners =
+        shared && address === null ? (host.hostname === null ? ingress.catchAll : ingress.hosts.get(name)) : undefined;
       if (owners !== undefined && owners.length > 0) {
         for (const r of host.routes) {
           if (r.hostname !== host.hostname) continue;
@@ -133,19 +151,37 @@ export function gatewayModel(
         continue;
       }
       for (const r of host.routes) if (r.hostname === host.hostname) kept.add(routeKey(r));
-      const key = `${port}/${name}`;
+      const key = address === null ? `${port}/${name}` : `${address}:${port}/${name}`;
       const slot = slots.get(key) ?? {
+        address,
         port,
         listenerPort: listener.port,
         ssl,
         hostname: host.hostname,
+        rank: -2,
         listeners: [],
         routes: [],
       };
       slots.set(key, slot);
+      // Listener isolation: a request goes to the most specific listener whose hostname matches it, so a broader
+      // listener's routes (through a route hostname) give way here; listeners as specific as each other merge.
+      const rank = listenerRank(listener.hostname);
+      if (rank < slot.rank) continue;
+      if (rank > slot.rank) {
+        slot.rank = rank;
+        slot.listeners.length = 0;
+        slot.routes.length = 0;
+      }
       slot.listeners.push(listener);
       slot.routes.push(...host.routes);
     }
+  }
+  // On its own address a Gateway's unknown hosts must not fall to one of its hostname servers (nginx's default is
+  // the first server of an address): each (address, port) without a catch-all gets one that answers 404.
+  for (const slot of [...slots.values()]) {
+    if (slot.address === null) continue;
+    const key = `${slot.address}:${slot.port}/_`;
+    if (!slots.has(key)) slots.set(key, { ...slot, hostname: null, listeners: [], routes: [] });
   }
   // Slots made from the same listeners twice (a port and hostname two Gateways share) serve each route once.
   const ordered = [...slots.entries()].sort(([a, x], [b, y]) => x.port - y.port || compare(a, b));
@@ -165,8 +201,9 @@ export function gatewayModel(
     const certificateFile = slot.ssl ? certificateOf(slot, input, problems) : null;
     if (certificateFile) certificates.push(certificateFile);
     const pushed = slot.hostname !== null ? (certificateFile?.file ?? null) : null;
-    if (slot.hostname === null && slot.port === model.httpPort) defaultHttp = true;
-    if (slot.hostname === null && slot.port === model.httpsPort) defaultHttps = true;
+    // a catch-all on its own address is default_server there only: the Ingress default server keeps the shared one
+    if (slot.hostname === null && slot.address === null && slot.port === model.httpPort) defaultHttp = true;
+    if (slot.hostname === null && slot.address === null && slot.port === model.httpsPort) defaultHttps = true;
     servers.push({
       listen: listenOf(model, slot),
       ssl: slot.ssl,
@@ -214,8 +251,10 @@ function keepEmpty(): BuiltUpstreams {
   return built;
 }
 
-/** listenOf spells a slot's listen address as the Ingress servers do on the shared ports. */
+/** listenOf spells a slot's listen address: its Gateway's own, else as the Ingress servers do on the shared ports. */
 function listenOf(model: NginxModel, slot: Slot): string {
+  if (slot.address !== null)
+    return slot.address.includes(':') ? `[${slot.address}]:${slot.port}` : `${slot.address}:${slot.port}`;
   if (slot.ssl && slot.port === model.httpsPort && model.httpsSocket) return `unix:${model.httpsSocket}`;
   if (model.listen === null) return String(slot.port);
   const host = model.listen.http.slice(0, model.listen.http.lastIndexOf(':'));

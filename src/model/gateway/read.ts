@@ -10,6 +10,7 @@ import {
   checkDnsLabel,
   checkHeaderName,
   checkHost,
+  checkIp,
   checkObjectName,
   checkPath,
   checkPortNumber,
@@ -22,6 +23,7 @@ import {
   GATEWAY_GROUP,
   type Gateway,
   type GatewayClass,
+  type GatewaySpecAddress,
   HTTP_METHODS,
   type HeaderModifier,
   type HTTPRoute,
@@ -179,7 +181,30 @@ export function readGateway(object: unknown): Gateway | null {
     rec(spec.infrastructure).parametersRef == null
       ? undefined
       : show(`${text(ref.group) ?? ''}/${text(ref.kind) ?? ''} ${text(ref.name) ?? ''}`);
-  return { meta, gatewayClassName: text(spec.gatewayClassName) ?? '', listeners, parametersRef };
+  const addresses = list(spec.addresses).map(readSpecAddress);
+  const statusAddresses = list(rec(rec(object).status).addresses).flatMap((a) => {
+    const r = rec(a);
+    const ip = checkIp(r.value);
+    return (r.type ?? 'IPAddress') === 'IPAddress' && ip.ok ? [ip.value.address] : [];
+  });
+  return {
+    meta,
+    gatewayClassName: text(spec.gatewayClassName) ?? '',
+    listeners,
+    addresses,
+    statusAddresses,
+    parametersRef,
+  };
+}
+
+/** readSpecAddress reads one `spec.addresses` entry (type defaults to IPAddress, as the CRD says). */
+function readSpecAddress(raw: unknown): GatewaySpecAddress {
+  const r = rec(raw);
+  const type = r.type ?? 'IPAddress';
+  if (type !== 'IPAddress') return { type: 'unsupported', written: show(type) };
+  if (r.value === undefined || r.value === '') return { type: 'IPAddress', value: undefined };
+  const ip = checkIp(r.value);
+  return ip.ok ? { type: 'IPAddress', value: ip.value.address } : { type: 'unsupported', written: show(r.value) };
 }
 
 function readPath(c: Collector, field: string, raw: unknown): PathMatch | undefined {

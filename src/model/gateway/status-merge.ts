@@ -71,7 +71,10 @@ function listenerStatus(current: unknown[], ours: ListenerStatus, now: string): 
   };
 }
 
-/** gatewayStatus is the status a Gateway should carry; no `addresses` when none are known. */
+/**
+ * gatewayStatus is the status a Gateway should carry: `addresses` its own (GatewayStatus addresses, from
+ * `--gateway-addresses`) when the build assigned them, else the publish addresses; none when none are known.
+ */
 export function gatewayStatus(
   current: unknown,
   ours: GatewayStatus['gateways'][number],
@@ -80,9 +83,12 @@ export function gatewayStatus(
 ): Json {
   const { addresses: _old, ...status } = isObject(current) ? current : {};
   const listeners = list(status.listeners);
+  // the Gateway's own address from --gateway-addresses (none: not served) replaces the publish address
+  const own = ours.addresses?.map((value): GatewayAddress => ({ type: 'IPAddress', value }));
+  const written = own ?? addresses;
   return {
     ...status,
-    ...(addresses.length > 0 ? { addresses: addresses.map((a) => ({ ...a })) } : {}),
+    ...(written.length > 0 ? { addresses: written.map((a) => ({ ...a })) } : {}),
     conditions: mergeConditions(status.conditions, ours.conditions, now),
     listeners: ours.listeners.map((l) => listenerStatus(listeners, l, now)),
   };

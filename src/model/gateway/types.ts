@@ -71,12 +71,24 @@ export interface Listener {
   readonly invalid: readonly { readonly field: string; readonly message: string }[];
 }
 
+/**
+ * GatewaySpecAddress is one entry of a Gateway's `spec.addresses`: an IPAddress with a checked IP (or no value: any
+ * address of the pool), or another type, kept only to be refused (its value is not kept: it never reaches nginx).
+ */
+export type GatewaySpecAddress =
+  | { readonly type: 'IPAddress'; readonly value: string | undefined }
+  | { readonly type: 'unsupported'; readonly written: string };
+
 export interface Gateway {
   readonly meta: Meta;
   readonly gatewayClassName: string;
   readonly listeners: readonly Listener[];
   /** `spec.infrastructure.parametersRef` as `group/kind name` (shown quoted), when set: this controller supports none */
   readonly parametersRef: string | undefined;
+  /** `spec.addresses`; an IPAddress whose value is not an IP address is `unsupported` */
+  readonly addresses: readonly GatewaySpecAddress[];
+  /** the IPAddress values its `status.addresses` holds now (checked): the pool keeps a Gateway's address stable */
+  readonly statusAddresses: readonly string[];
 }
 
 export interface ParentRef {

@@ -44,3 +44,12 @@ export function checkLabelKey(value: unknown): Checked<string> {
   const prefixOk = slash < 0 || (prefix.length <= 253 && /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(prefix));
   return nameOk && prefixOk ? { ok: true, value } : { ok: false, message: `${show(value)} is not a label key` };
 }
+
+// The Gateway API's GatewayController format: a domain-prefixed path (gateway-api's apis/v1/shared_types.go).
+const GATEWAY_CONTROLLER =
+  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
+
+/** isGatewayControllerName says whether `name` is a GatewayClass controllerName: a domain-prefixed path, ≤ 253. */
+export function isGatewayControllerName(name: string): boolean {
+  return name.length <= 253 && GATEWAY_CONTROLLER.test(name);
+}

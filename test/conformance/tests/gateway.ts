@@ -3,6 +3,7 @@
  * HTTPRoute ones (weight, observedGeneration), transcribed as data (gateway-*.go, gatewayclass-*.go,
  * httproute-weight.go, httproute-observed-generation-bump.go).
  */
+import { UNUSABLE_ADDRESS, USABLE_ADDRESS } from '../harness.js';
 import type { ConformanceCase, Cond, ListenerStatus, NN, Step } from '../steps.js';
 import { INFRA, SAME_NS, V1, V2, V3 } from './httproute-routing.js';
 
@@ -34,7 +35,42 @@ const programmedResolved: Cond[] = [
 const listenersOf = (current: { spec?: Record<string, unknown> }) =>
   (current.spec?.listeners ?? []) as { name: string }[];
 
+const STATIC = infra('gateway-static-addresses');
+const withoutAddress =
+  (value: string) =>
+  (current: { spec?: Record<string, unknown> }): object => ({
+    spec: { addresses: ((current.spec?.addresses ?? []) as { value?: string }[]).filter((a) => a.value !== value) },
+  });
+
 export const gatewayCases: ConformanceCase[] = [
+  {
+    // gateway-optional-address-value.go: an IPAddress entry without value gets an address of the pool
+    name: 'GatewayOptionalAddressValue',
+    steps: [
+      { kind: 'namespaceReady', namespace: INFRA },
+      latest(infra('gateway-without-address-value')),
+      { kind: 'accepted', gateway: infra('gateway-without-address-value'), listeners: ['http'], routes: [] },
+    ],
+  },
+  {
+    // gateway-static-addresses.go: the harness overlays USABLE_ADDRESS (in --gateway-addresses) and
+    // UNUSABLE_ADDRESS (outside it) as the suite's UsableNetworkAddresses and UnusableNetworkAddresses
+    name: 'GatewayStaticAddresses',
+    steps: [
+      latest(STATIC),
+      gatewayCondition(STATIC, { type: 'Accepted', status: 'False', reason: 'UnsupportedAddress' }),
+      { kind: 'mutate', objectKind: 'Gateway', object: STATIC, patch: withoutAddress('fake address teehee!') },
+      latest(STATIC),
+      gatewayCondition(STATIC, { type: 'Accepted', status: 'True', reason: 'Accepted' }),
+      gatewayCondition(STATIC, { type: 'Programmed', status: 'False', reason: 'AddressNotUsable' }),
+      { kind: 'mutate', objectKind: 'Gateway', object: STATIC, patch: withoutAddress(UNUSABLE_ADDRESS) },
+      latest(STATIC),
+      gatewayCondition(STATIC, { type: 'Accepted', status: 'True', reason: 'Accepted' }),
+      gatewayCondition(STATIC, { type: 'Programmed', status: 'True', reason: 'Programmed' }),
+      listeners(STATIC, [listener('http', 0, acceptedResolved)]),
+      { kind: 'gatewayAddresses', gateway: STATIC, addresses: [{ type: 'IPAddress', value: USABLE_ADDRESS }] },
+    ],
+  },
   {
     name: 'GatewayWithAttachedRoutes',
     steps: [

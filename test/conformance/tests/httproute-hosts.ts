@@ -47,7 +47,39 @@ const headerCase = (
   namespace: INFRA,
 });
 
+/** gateway-http-listener-isolation.go: each listener's path answers only for the hosts that listener takes */
+const ISOLATION_PATHS = [
+  '/empty-hostname',
+  '/wildcard-example-com',
+  '/wildcard-foo-example-com',
+  '/abc-foo-example-com',
+];
+const isolationCases: ExpectedResponse[] = [
+  'bar.com',
+  'bar.example.com',
+  'bar.foo.example.com',
+  'abc.foo.example.com',
+].flatMap((host, i) => ISOLATION_PATHS.map((path, j) => (i === j ? at(host, path, V1) : none(host, path))));
+const isolation = (gateway: string, suffix: string): ConformanceCase['steps'] => {
+  const routes = ['empty-hostname', 'wildcard-example-com', 'wildcard-foo-example-com', 'abc-foo-example-com'].map(
+    (n) => infra(`attaches-to-${n}${suffix}`),
+  );
+  return [
+    { kind: 'accepted', gateway: infra(gateway), routes },
+    ...routes.map((r) => resolved(r, infra(gateway))),
+    { kind: 'requests', gateway: infra(gateway), cases: isolationCases },
+  ];
+};
+
 export const hostCases: ConformanceCase[] = [
+  {
+    name: 'GatewayHTTPListenerIsolation',
+    steps: [
+      { kind: 'namespaceReady', namespace: INFRA },
+      ...isolation('http-listener-isolation', ''),
+      ...isolation('http-listener-isolation-with-hostname-intersection', '-with-hostname-intersection'),
+    ],
+  },
   {
     name: 'HTTPRouteHostnameIntersection',
     steps: [
