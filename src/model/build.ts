@@ -144,7 +144,14 @@ function withGateway(
   problems: Problem[],
 ): { model: NginxModel; gateway: GatewayRoutes | null } {
   if (!options.gateway) return { model, gateway: null };
-  const routes = buildGatewayRoutes(gatewayInputOf(snapshot, options));
+  const routes = buildGatewayRoutes({
+    ...gatewayInputOf(snapshot, options),
+    // the same verdict the Ingress TLS path gives each Secret, checked once per Secret object
+    certificateError: (namespace, name) => {
+      const found = settings.certificates.anyHost(namespace, name);
+      return 'error' in found ? found.error : null;
+    },
+  });
   problems.push(...routes.problems);
   if (!options.dynamic) return { model, gateway: withoutLua(routes) };
   const done = gatewayModel(

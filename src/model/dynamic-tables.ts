@@ -220,6 +220,9 @@ export class DynamicSplit {
       served.add(server.certificateFile!);
     }
     served.delete(model.defaultCertificateFile);
+    // a Gateway catch-all names its certificate in nginx.conf, even when another server pushes the same one
+    for (const server of model.gateway?.servers ?? [])
+      if (server.fileCertificate !== null) served.delete(server.fileCertificate);
     const files = model.certificates.filter((c) => !served.has(c.file));
     this.lastServers = model.servers;
     this.lastFiles = model.certificates;

@@ -21,6 +21,25 @@ function secretValue(secret: Secret, key: string): string | undefined {
 type Checked = { pair: TlsPair; certificate: Certificate } | { error: string };
 
 /**
+ * checkTlsSecret is the one judgement of a TLS Secret, for Ingress TLS and Gateway listeners alike: its type, and
+ * tls.crt and tls.key a PEM chain and the leaf's key (with `strongKeys`, one OpenSSL serves, see key-strength.ts).
+ * `key` is `namespace/name`. Pure: node:crypto only parses.
+ */
+export function checkTlsSecret(key: string, secret: Secret, strongKeys: boolean): Checked {
+  if (secret.type !== undefined && secret.type !== 'kubernetes.io/tls' && secret.type !== 'Opaque') {
+    return { error: `Secret ${key} is of type ${secret.type}, not kubernetes.io/tls` };
+  }
+  const cert = secretValue(secret, 'tls.crt');
+  const key_ = secretValue(secret, 'tls.key');
+  if (cert === undefined || key_ === undefined) return { error: `Secret ${key} has no valid tls.crt and tls.key` };
+  const pair = checkTlsPair(cert, key_, strongKeys);
+  if (!pair.ok) return { error: `Secret ${key}: ${pair.message}` };
+  const [namespace, name] = key.split('/');
+  const certificate = { id: key, file: `certificates/${namespace}_${name}.pem`, pem: pair.value.pem };
+  return { pair: pair.value, certificate };
+}
+
+/**
  * CheckedSecrets remembers each TLS Secret's verdict by the Secret object itself: parsing a
  * certificate is the dearest part of a build, and an unchanged Secret is the same object.
  */
@@ -71,7 +90,7 @@ export class CertificateTable {
 
   /**
    * anyHost is the certificate of Secret `namespace/name`, checked as forHost checks it but for no host (a Gateway
-   * HTTPS listener without hostname serves it to every name), or the reason it cannot be used.
+   * HTTPS listener serves its certificateRefs for all its hostnames), or the reason it cannot be used.
    */
   anyHost(namespace: string, name: string): Certificate | { readonly error: string } {
     const found = this.check(`${namespace}/${name}`);
@@ -114,21 +133,7 @@ export class CertificateTable {
     const secret = this.lookups.secrets.get(key);
     if (!secret) return { error: `Secret ${key} not found` };
     let verdict = this.verdicts.get(secret);
-    if (!verdict) this.verdicts.set(secret, (verdict = this.checkPair(key, secret)));
+    if (!verdict) this.verdicts.set(secret, (verdict = checkTlsSecret(key, secret, this.strongKeys)));
     return verdict;
-  }
-
-  private checkPair(key: string, secret: Secret): Checked {
-    if (secret.type !== undefined && secret.type !== 'kubernetes.io/tls' && secret.type !== 'Opaque') {
-      return { error: `Secret ${key} is of type ${secret.type}, not kubernetes.io/tls` };
-    }
-    const cert = secretValue(secret, 'tls.crt');
-    const key_ = secretValue(secret, 'tls.key');
-    if (cert === undefined || key_ === undefined) return { error: `Secret ${key} has no valid tls.crt and tls.key` };
-    const pair = checkTlsPair(cert, key_, this.strongKeys);
-    if (!pair.ok) return { error: `Secret ${key}: ${pair.message}` };
-    const [namespace, name] = key.split('/');
-    const certificate = { id: key, file: `certificates/${namespace}_${name}.pem`, pem: pair.value.pem };
-    return { pair: pair.value, certificate };
   }
 }

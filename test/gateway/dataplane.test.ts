@@ -227,6 +227,17 @@ function routes() {
       parentRefs: [{ name: 'gw', sectionName: 'https-any' }],
       rules: [{ backendRefs: [backend('b')] }],
     }),
+    // conformance HTTPRouteHTTPSListener: a hostname the catch-all listener's certificate does not name
+    route('any-named', {
+      hostnames: ['named-any.test'],
+      parentRefs: [{ name: 'gw', sectionName: 'https-any' }],
+      rules: [{ backendRefs: [backend('c')] }],
+    }),
+    route('only-named', {
+      hostnames: ['example.org'],
+      parentRefs: [{ name: 'gw2' }],
+      rules: [{ backendRefs: [backend('a')] }],
+    }),
     route('secure', {
       hostnames: ['secure.test'],
       parentRefs: [{ name: 'gw', sectionName: 'https' }],
@@ -297,6 +308,7 @@ const serverText = (host: string) =>
 
 let port: number;
 let tlsPort: number;
+let otherTlsPort: number;
 let problems: string[] = [];
 
 beforeAll(async () => {
@@ -308,7 +320,7 @@ beforeAll(async () => {
   pods.legacy = await startPod('legacy', '127.0.0.2');
   dir = await mkdtemp(join(tmpdir(), 'ia-gw-'));
   await chmod(dir, 0o755);
-  [port, tlsPort] = [await freePort(), await freePort()];
+  [port, tlsPort, otherTlsPort] = [await freePort(), await freePort(), await freePort()];
   const token = newControlToken();
   process.env[CONTROL_TOKEN_ENV] = token;
   const modules = '/usr/lib/nginx/modules';
@@ -350,6 +362,11 @@ beforeAll(async () => {
       }),
       listener('https-any', { port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'any-cert' }] } }),
     ]),
+    // an HTTPS listener without hostname whose only route names a hostname
+    gateway(
+      [listener('https', { port: otherTlsPort, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'any-cert' }] } })],
+      'gw2',
+    ),
     ...routes(),
   ] as Record<string, unknown>[];
   split = new DynamicSplit();
@@ -525,6 +542,25 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     expect(JSON.parse(r.body).backend).toBe('b');
     expect(r.peerCertificate?.subject.CN).toBe('any.test');
     expect(lastText).toMatch(/ssl_certificate "certificates\/default_any-cert\.pem";/);
+  });
+
+  it('serves a listener without hostname with its certificate under every route hostname, named or not', async () => {
+    // any-cert names any.test only: the listener's certificate is served all the same, not nginx's default one
+    const named = await get({ host: 'named-any.test', path: '/', port: tlsPort, https: true });
+    expect([named.status, named.backend, named.peerCertificate?.subject.CN]).toEqual([200, 'c', 'any.test']);
+    // the same Secret is pushed for named-any.test and still a file for the catch-all server
+    expect(pushed?.certificates.certificates.map((c) => c.host)).toContain('named-any.test');
+    expect(lastText).toMatch(/ssl_certificate "certificates\/default_any-cert\.pem";/);
+    expect(
+      (await get({ host: 'whatever.test', path: '/', port: tlsPort, https: true })).peerCertificate?.subject.CN,
+    ).toBe('any.test');
+  });
+
+  it('answers a name no route serves on an HTTPS listener without hostname: its certificate, then 404', async () => {
+    const named = await get({ host: 'example.org', path: '/', port: otherTlsPort, https: true });
+    expect([named.status, named.backend, named.peerCertificate?.subject.CN]).toEqual([200, 'a', 'any.test']);
+    const unknown = await get({ host: 'unknown-example.org', path: '/', port: otherTlsPort, https: true });
+    expect([unknown.status, unknown.peerCertificate?.subject.CN]).toEqual([404, 'any.test']);
   });
 
   it('applies an HTTPRoute change by a push: nginx.conf is the same and the workers stay', async () => {

@@ -1,5 +1,6 @@
 /** Small builders for Gateway API objects, as the API server would serve them. */
 import type { GatewayInput } from '../../src/model/gateway/index.js';
+import { issueCertificate } from '../../src/tls/issue.js';
 
 export const CONTROLLER = 'ingress-actors.io/gateway-controller';
 const GROUP = 'gateway.networking.k8s.io';
@@ -92,13 +93,25 @@ export function grant(namespace: string, from: Obj[], to: Obj[]): Obj {
   };
 }
 
-export function tlsSecret(name: string, namespace = 'default'): Obj {
+/** one real certificate and key for every fixture Secret (the core checks them as the Ingress TLS path does) */
+const PAIR = await issueCertificate({ commonName: 'gateway', dnsNames: ['*.example.com'] });
+/** a private key that matches no fixture certificate */
+export const OTHER_KEY = (await issueCertificate({ commonName: 'other' })).keyPem;
+export const CERTIFICATE = PAIR.certPem;
+const base64 = (text: string) => Buffer.from(text).toString('base64');
+
+/** tlsSecret is a kubernetes.io/tls Secret; `data` replaces its tls.crt and tls.key (base64 of text). */
+export function tlsSecret(
+  name: string,
+  namespace = 'default',
+  data: { crt: string; key: string } = { crt: PAIR.certPem, key: PAIR.keyPem },
+): Obj {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { name, namespace },
     type: 'kubernetes.io/tls',
-    data: { 'tls.crt': 'eA==', 'tls.key': 'eA==' },
+    data: { 'tls.crt': base64(data.crt), 'tls.key': base64(data.key) },
   };
 }
 

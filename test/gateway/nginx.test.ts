@@ -7,7 +7,8 @@ import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/mo
 import { DynamicSplit, tablesForReload } from '../../src/model/dynamic-tables.js';
 import { buildGatewayRoutes, checkDuration, readHTTPRoute } from '../../src/model/gateway/index.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
-import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
+import { issueCertificate } from '../../src/tls/issue.js';
+import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { CONTROLLER, gateway, gatewayClass, grant, input, listener, route, service } from './fixtures.js';
 
 const LUA = { modules: [], packagePath: '/lua/?.lua;;', controlSocket: '/run/ia/control.sock', requestMetrics: false };
@@ -144,6 +145,65 @@ describe('RequestMirror', () => {
   it('refuses a Service backendRef without a port', () => {
     const r = readHTTPRoute(mirrorRoute({ name: 'shadow' }));
     expect(r?.invalid.map((i) => i.field)).toEqual(['spec.rules[0].filters[0].requestMirror.backendRef.port']);
+  });
+});
+
+// issued for other.test only: a listener serves it for its hostnames all the same (the Gateway API's rule)
+const pair = await issueCertificate({ commonName: 'other.test', dnsNames: ['other.test'] });
+
+describe('HTTPS listeners: servers and certificates', () => {
+  const X = 'certificates/default_x.pem';
+  const https = (extra: Record<string, unknown> = {}) =>
+    listener('https', { port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'x' }] }, ...extra });
+  it.each([
+    {
+      name: 'no hostname, a route with one: the route host pushed, and a catch-all naming the file',
+      listeners: [https()],
+      routes: [route('r', { hostnames: ['example.org'] })],
+      servers: [`_ - ${X} default_server`, `example.org ${X} -`],
+    },
+    {
+      name: 'no hostname, no route: the catch-all alone (names no route serves get its certificate and 404)',
+      listeners: [https()],
+      routes: [],
+      servers: [`_ - ${X} default_server`],
+    },
+    {
+      name: 'no hostname, a route without hostname: the catch-all',
+      listeners: [https()],
+      routes: [route('r')],
+      servers: [`_ - ${X} default_server`],
+    },
+    {
+      name: 'a hostname the certificate does not name: pushed all the same',
+      listeners: [https({ hostname: 'second.test' })],
+      routes: [route('r')],
+      servers: [`second.test ${X} -`],
+    },
+    {
+      name: 'both, one Secret: pushed for the named host and still a file for the catch-all',
+      listeners: [https(), https({ name: 'named', hostname: 'second.test' })],
+      routes: [route('r', { hostnames: ['example.org'] }), route('s', { hostnames: ['second.test'] })],
+      servers: [`_ - ${X} default_server`, `example.org ${X} -`, `second.test ${X} -`],
+    },
+  ])('$name', ({ listeners, routes, servers }) => {
+    const objects = [
+      ...serviceWithEndpoints('web', [{ ip: '10.0.0.1', port: 8080 }]),
+      tlsSecret('x', pair.certPem, pair.keyPem),
+    ];
+    const result = buildModel(snapshot(objects, [gatewayClass(), gateway(listeners), ...routes]), options);
+    expect(result.problems).toEqual([]);
+    expect(
+      result.model.gateway?.servers.map(
+        (s) =>
+          `${s.host} ${s.certificateFile ?? '-'} ${s.fileCertificate ?? '-'}${s.defaultServer ? ' default_server' : ''}`,
+      ),
+    ).toEqual(servers);
+    const { model, tables } = new DynamicSplit().split(result.model);
+    const named = servers.filter((s) => !s.startsWith('_')).map((s) => s.split(' ')[0]);
+    expect(tables.certificates.certificates.map((c) => c.host)).toEqual(named);
+    // nginx.conf names the catch-all's file, so it stays among the files written
+    expect(model.certificates.map((c) => c.file).includes(X)).toBe(servers.some((s) => s.startsWith('_')));
   });
 });
 

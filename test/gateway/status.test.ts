@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { buildGatewayRoutes, type GatewayInput } from '../../src/model/gateway/index.js';
-import { gateway, gatewayClass, grant, input, listener, route, rule, service, tlsSecret } from './fixtures.js';
+import {
+  CERTIFICATE,
+  gateway,
+  gatewayClass,
+  grant,
+  input,
+  listener,
+  OTHER_KEY,
+  route,
+  rule,
+  service,
+  tlsSecret,
+} from './fixtures.js';
 
 const GROUP = 'gateway.networking.k8s.io';
 
@@ -199,6 +211,11 @@ function listenerConditions(i: GatewayInput, name: string): string[] {
 const https = (refs: Record<string, unknown>[]) =>
   listener('https', { port: 443, protocol: 'HTTPS', tls: { certificateRefs: refs } });
 
+/** a Gateway's `spec.infrastructure` naming parameters, as the conformance suite's GatewayInvalidParametersRef does */
+const PARAMETERS = {
+  infrastructure: { parametersRef: { group: 'invalid.io', kind: 'InvalidParameters', name: 'invalid' } },
+};
+
 const listenerRows: { name: string; input: GatewayInput; listener: string; expected: string[] }[] = [
   {
     name: 'a valid HTTP listener',
@@ -297,6 +314,60 @@ const listenerRows: { name: string; input: GatewayInput; listener: string; expec
     ],
   },
   {
+    // the conformance suite's malformed-certificate: base64 of "Hello world" as both certificate and key
+    name: 'InvalidCertificateRef: tls.crt and tls.key are not PEM',
+    input: input({
+      gateways: [gateway([https([{ name: 'c' }])])],
+      secrets: [tlsSecret('c', 'default', { crt: 'Hello world\n', key: 'Hello world\n' })],
+    }),
+    listener: 'https',
+    expected: [
+      'Accepted=True/Accepted',
+      'ResolvedRefs=False/InvalidCertificateRef',
+      'Conflicted=False/NoConflicts',
+      'Programmed=False/Invalid',
+    ],
+  },
+  {
+    name: 'InvalidCertificateRef: tls.key does not match the certificate',
+    input: input({
+      gateways: [gateway([https([{ name: 'c' }])])],
+      secrets: [tlsSecret('c', 'default', { crt: CERTIFICATE, key: OTHER_KEY })],
+    }),
+    listener: 'https',
+    expected: [
+      'Accepted=True/Accepted',
+      'ResolvedRefs=False/InvalidCertificateRef',
+      'Conflicted=False/NoConflicts',
+      'Programmed=False/Invalid',
+    ],
+  },
+  {
+    name: 'InvalidCertificateRef: a good Secret beside a malformed one',
+    input: input({
+      gateways: [gateway([https([{ name: 'c' }, { name: 'bad' }])])],
+      secrets: [tlsSecret('c'), tlsSecret('bad', 'default', { crt: CERTIFICATE, key: 'x' })],
+    }),
+    listener: 'https',
+    expected: [
+      'Accepted=True/Accepted',
+      'ResolvedRefs=False/InvalidCertificateRef',
+      'Conflicted=False/NoConflicts',
+      'Programmed=False/Invalid',
+    ],
+  },
+  {
+    name: 'InvalidParameters on the Gateway: its listeners are valid but not programmed',
+    input: input({ gateways: [gateway(undefined, 'gw', 'default', PARAMETERS)] }),
+    listener: 'http',
+    expected: [
+      'Accepted=True/Accepted',
+      'ResolvedRefs=True/ResolvedRefs',
+      'Conflicted=False/NoConflicts',
+      'Programmed=False/Invalid',
+    ],
+  },
+  {
     name: 'RefNotPermitted: a Secret in another namespace without a ReferenceGrant',
     input: input({
       gateways: [gateway([https([{ name: 'c', namespace: 'certs' }])])],
@@ -348,6 +419,28 @@ describe('Gateway and listener status', () => {
       'Accepted=False/ListenersNotValid/3',
       'Programmed=False/Invalid/3',
     ]);
+  });
+
+  it('a Gateway with spec.infrastructure.parametersRef is not accepted, not served, and its routes not attached', () => {
+    const result = buildGatewayRoutes(
+      input({ gateways: [gateway(undefined, 'gw', 'default', PARAMETERS)], httpRoutes: [route('r')] }),
+    );
+    const gw = result.status.gateways[0];
+    expect(gw?.conditions.map((c) => `${c.type}=${c.status}/${c.reason}/${c.observedGeneration}`)).toEqual([
+      'Accepted=False/InvalidParameters/3',
+      'Programmed=False/Invalid/3',
+    ]);
+    expect(gw?.conditions[0]?.message).toBe(
+      'spec.infrastructure.parametersRef names "invalid.io/InvalidParameters invalid": this controller supports no ' +
+        'parameters kind, so the Gateway is not accepted and none of its listeners is served',
+    );
+    expect(gw?.listeners[0]?.attachedRoutes).toBe(0);
+    expect(result.listeners).toEqual([]);
+    expect(result.status.httpRoutes[0]?.parents[0]?.conditions[0]).toMatchObject({
+      type: 'Accepted',
+      status: 'False',
+      reason: 'NoMatchingParent',
+    });
   });
 
   it('attachedRoutes counts accepted routes per listener', () => {
@@ -434,6 +527,25 @@ describe('problems name the object and field', () => {
         gateways: [gateway([listener('https', { protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'x' }] } })])],
       }),
       expected: { kind: 'Gateway', namespace: 'default', name: 'gw', field: 'spec.listeners[0].tls.certificateRefs' },
+    },
+    {
+      name: 'a malformed certificate',
+      input: input({
+        gateways: [gateway([https([{ name: 'c' }])])],
+        secrets: [tlsSecret('c', 'default', { crt: 'Hello world\n', key: 'Hello world\n' })],
+      }),
+      expected: {
+        kind: 'Gateway',
+        namespace: 'default',
+        name: 'gw',
+        field: 'spec.listeners[0].tls.certificateRefs',
+        message: 'Secret default/c: tls.crt is not a PEM certificate chain',
+      },
+    },
+    {
+      name: 'infrastructure parameters',
+      input: input({ gateways: [gateway(undefined, 'gw', 'default', PARAMETERS)] }),
+      expected: { kind: 'Gateway', namespace: 'default', name: 'gw', field: 'spec.infrastructure.parametersRef' },
     },
     {
       name: 'a listener hostname',

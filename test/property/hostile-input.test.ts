@@ -431,8 +431,9 @@ describe('hostile input, with the Lua balancer', () => {
   it('would notice a hostile endpoint in the table', () => {
     const { tables } = buildPushed({ field: 'endpoint address', value: '127.0.0.1' });
     expect(tables.backends.backends.flatMap((b) => b.endpoints.map((e) => e.address))).toContain('127.0.0.1');
-    expect(tables.certificates.certificates.map((c) => c.host)).toEqual(['a.example.com']);
-    // the Gateway's servers are there too (the https listener's certificate does not cover gws.example.com: default)
+    // the https listener's certificate is pushed for its hostname though its names do not cover it (the Gateway API's
+    // rule: a listener serves its certificateRefs), and the Gateway's servers are there too
+    expect(tables.certificates.certificates.map((c) => c.host)).toEqual(['a.example.com', 'gws.example.com']);
     expect(tables.routes.servers.map((s) => s.key)).toEqual(['8080/gw.example.com', '8443/gws.example.com']);
   });
 });

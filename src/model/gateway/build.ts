@@ -4,7 +4,8 @@
  * controller feeds it the caches and writes the status; nothing here does I/O or reads the clock.
  */
 import type { Problem } from '../nginx-model.js';
-import type { KubeObject, Service } from '../snapshot.js';
+import type { KubeObject, Secret, Service } from '../snapshot.js';
+import { checkTlsSecret } from '../tls.js';
 import { compareHostnames, coveringHostnames, intersectHostnames, intersectOne } from './hostnames.js';
 import { comparePrecedence } from './precedence.js';
 import { type Context, cond, judgeListeners, key, type ListenerState, namespaceAllowed } from './listeners.js';
@@ -42,6 +43,12 @@ export interface GatewayInput {
   readonly secrets: readonly KubeObject[];
   /** Namespaces, for allowedRoutes `from: Selector` */
   readonly namespaces: readonly KubeObject[];
+  /**
+   * why Secret `namespace/name` (one of `secrets`) cannot serve as a listener's certificate, or null when it can; a
+   * build passes its CertificateTable's verdicts (checked once per Secret). Absent: checkTlsSecret on `secrets`,
+   * with the key strength OpenSSL serves (the Gateway API is served by the Lua balancer, which pushes certificates).
+   */
+  readonly certificateError?: (namespace: string, name: string) => string | null;
   /** `--gateway-addresses`: each accepted Gateway gets one (addresses.ts); absent: all share nginx's address */
   readonly addresses?: readonly string[];
 }
@@ -259,6 +266,17 @@ function serve(at: Attachment, served: Map<ListenerState, ByHost>, attached: Map
   }
 }
 
+/** parametersMessage says why a Gateway with `spec.infrastructure.parametersRef` is not accepted. */
+const parametersMessage = (g: Gateway) =>
+  `spec.infrastructure.parametersRef names ${g.parametersRef}: this controller supports no parameters kind, ` +
+  'so the Gateway is not accepted and none of its listeners is served';
+
+/** notProgrammed turns a listener's Programmed condition False: its Gateway is not accepted. */
+const notProgrammed = (c: Condition): Condition =>
+  c.type === 'Programmed'
+    ? { ...c, status: 'False', reason: 'Invalid', message: 'the Gateway is not accepted (InvalidParameters)' }
+    : c;
+
 /** programmedCondition is a Gateway's Programmed: served, or why not (its listeners first, then its address). */
 function programmedCondition(
   programmed: boolean,
@@ -287,10 +305,19 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
     .map(readGatewayClass)
     .filter((c): c is GatewayClass => c !== null && c.controllerName === input.controllerName);
   const acceptedClasses = new Set(classes.filter((c) => !c.hasParameters).map((c) => c.meta.name));
+  const secrets = new Map(input.secrets.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name}`, s]));
   const ctx: Context = {
     grants: input.referenceGrants.map(readReferenceGrant).filter((g): g is ReferenceGrant => g !== null),
     services: new Map(input.services.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name}`, s])),
-    secrets: new Map(input.secrets.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name}`, s])),
+    secrets,
+    certificateError:
+      input.certificateError ??
+      ((namespace, name) => {
+        const key = `${namespace}/${name}`;
+        const secret = secrets.get(key);
+        const verdict = secret ? checkTlsSecret(key, secret as Secret, true) : { error: `Secret ${key} not found` };
+        return 'error' in verdict ? verdict.error : null;
+      }),
     namespaceLabels: new Map(
       input.namespaces.flatMap((n) => {
         const meta = readMeta(n, false);
@@ -304,10 +331,24 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
     .filter((g): g is Gateway => g !== null && acceptedClasses.has(g.gatewayClassName))
     .sort((a, b) => (key(a.meta) < key(b.meta) ? -1 : 1));
   const states = new Map(gateways.map((g) => [key(g.meta), judgeListeners(g, ctx)]));
+  // A Gateway with infrastructure parameters is not accepted: no parameters kind is supported, so nothing of it is served.
+  for (const g of gateways)
+    if (g.parametersRef !== undefined)
+      problems.push({
+        kind: 'Gateway',
+        namespace: g.meta.namespace,
+        name: g.meta.name,
+        field: 'spec.infrastructure.parametersRef',
+        message: parametersMessage(g),
+      });
   const verdicts =
     input.addresses === undefined
       ? null
-      : assignAddresses(gateways, (g) => (states.get(key(g.meta)) ?? []).some((s) => s.accepted), input.addresses);
+      : assignAddresses(
+          gateways,
+          (g) => g.parametersRef === undefined && (states.get(key(g.meta)) ?? []).some((s) => s.accepted),
+          input.addresses,
+        );
   const gatewayByKey = new Map(gateways.map((g) => [key(g.meta), g]));
   const attached = new Map<ListenerState, number>();
   // listener state → hostname → entries (each with its route's metadata, for the precedence order)
@@ -365,7 +406,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
           (parentRef.sectionName === undefined || s.listener.name === parentRef.sectionName) &&
           (parentRef.port === undefined || s.listener.port === parentRef.port),
       );
-      const usable = candidates.filter((s) => s.accepted && !s.conflicted);
+      const usable = gateway.parametersRef !== undefined ? [] : candidates.filter((s) => s.accepted && !s.conflicted);
       const allowed = usable.filter(
         (s) => s.supportedKinds.some((k) => k.kind === kind) && namespaceAllowed(s, gateway, route.meta.namespace, ctx),
       );
@@ -378,7 +419,9 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
           'Accepted',
           false,
           'NoMatchingParent',
-          'no accepted listener matches sectionName and port',
+          gateway.parametersRef !== undefined
+            ? 'the Gateway is not accepted (InvalidParameters)'
+            : 'no accepted listener matches sectionName and port',
           gen,
         );
       else if (allowed.length === 0)
@@ -455,12 +498,13 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   for (const gateway of gateways) {
     const gen = gateway.meta.generation;
     const list = states.get(key(gateway.meta)) ?? [];
+    const refused = gateway.parametersRef !== undefined;
     const verdict = verdicts?.get(key(gateway.meta));
     // with the pool, a Gateway is served only on its own address
     const address = verdict?.kind === 'assigned' ? verdict.address : undefined;
     const hasAddress = verdicts === null || address !== undefined;
     for (const s of list) {
-      if (!s.programmed || !hasAddress) continue;
+      if (!s.programmed || refused || !hasAddress) continue;
       const byHost = served.get(s) ?? (new Map() as ByHost);
       for (const entries of byHost.values())
         entries.sort((a, b) => comparePrecedence({ ...a, route: a.meta }, { ...b, route: b.meta }));
@@ -483,10 +527,11 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
       });
     }
     const acceptedCount = list.filter((s) => s.accepted).length;
-    const listenersProgrammed = list.some((s) => s.programmed);
+    const listenersProgrammed = !refused && list.some((s) => s.programmed);
     const programmed = listenersProgrammed && hasAddress;
-    const accepted =
-      verdict?.kind === 'unsupported'
+    const accepted = refused
+      ? cond('Accepted', false, 'InvalidParameters', parametersMessage(gateway), gen)
+      : verdict?.kind === 'unsupported'
         ? cond('Accepted', false, 'UnsupportedAddress', verdict.message, gen)
         : acceptedCount === list.length && list.length > 0
           ? cond('Accepted', true, 'Accepted', 'gateway is accepted', gen)
@@ -505,7 +550,11 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
         name: s.listener.name,
         supportedKinds: s.supportedKinds,
         attachedRoutes: attached.get(s) ?? 0,
-        conditions: hasAddress ? s.conditions(gen) : s.conditions(gen).map((c) => withoutAddress(c, gen)),
+        conditions: refused
+          ? s.conditions(gen).map(notProgrammed)
+          : hasAddress
+            ? s.conditions(gen)
+            : s.conditions(gen).map((c) => withoutAddress(c, gen)),
       })),
       ...(verdicts === null ? {} : { addresses: address === undefined ? [] : [address] }),
     });

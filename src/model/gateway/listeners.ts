@@ -57,13 +57,9 @@ export interface Context {
   readonly services: ReadonlyMap<string, Service>;
   readonly secrets: ReadonlyMap<string, KubeObject>;
   readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /** why Secret `namespace/name` (it exists) cannot serve as a certificate, or null when it can */
+  readonly certificateError: (namespace: string, name: string) => string | null;
   readonly problems: Problem[];
-}
-
-function secretIsTls(secret: KubeObject): boolean {
-  const s = secret as { data?: Record<string, unknown>; stringData?: Record<string, unknown> };
-  const has = (k: string) => s.data?.[k] !== undefined || s.stringData?.[k] !== undefined;
-  return has('tls.crt') && has('tls.key');
 }
 
 /** judgeListeners gives each listener of a Gateway its verdict (validity, conflicts, refs). */
@@ -143,8 +139,11 @@ export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] 
           })
         )
           why = ['RefNotPermitted', `no ReferenceGrant in ${namespace} allows Secret ${ref.name}`];
-        else if (!secret || !secretIsTls(secret))
-          why = ['InvalidCertificateRef', `Secret ${namespace}/${ref.name} is missing or lacks tls.crt and tls.key`];
+        else if (!secret) why = ['InvalidCertificateRef', `Secret ${namespace}/${ref.name} not found`];
+        else {
+          const error = ctx.certificateError(namespace, ref.name);
+          if (error !== null) why = ['InvalidCertificateRef', error];
+        }
         if (why) {
           resolved = false;
           [refReason, refMessage] = why;

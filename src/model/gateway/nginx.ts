@@ -124,7 +124,10 @@ export function gatewayModel(
     portProtocol.set(port, ssl);
     // ssl-passthrough hands all TLS of the https port to one unix socket: there the address is not known
     const address = ssl && port === model.httpsPort && model.httpsSocket ? null : (listener.address ?? null);
-    for (const host of listener.hosts) {
+    // An HTTPS listener without hostname answers every name with its certificate, even one no route serves (404):
+    // its catch-all server exists with or without routes, or nginx's default certificate would answer those names.
+    const catchAll = ssl && listener.hostname === undefined && !listener.hosts.some((h) => h.hostname === null);
+    for (const host of catchAll ? [...listener.hosts, { hostname: null, routes: [] }] : listener.hosts) {
       const name = host.hostname ?? '_';
       // On its own address a Gateway shares no host with the Ingress servers: nginx picks the most specific address.
       const owners =
@@ -341,31 +344,24 @@ function listenOf(model: NginxModel, slot: Slot): string {
   return `${host}:${slot.port}`;
 }
 
-/** certificateOf is the certificate of the first listener of the slot that names a usable one. */
+/**
+ * certificateOf is the certificate of the first listener of the slot that names a usable one. A listener serves its
+ * certificateRefs for all its hostnames, as the Gateway API says; unlike an Ingress TLS host it does not fall back
+ * to the default certificate when the certificate's names do not cover the hostname (by OpenSSL's rules, which
+ * refuse wildcards like `*` and `*.org` that the conformance suite's certificates use).
+ */
 function certificateOf(slot: Slot, input: GatewayNginxInput, problems: Problem[]): Certificate | null {
   for (const listener of slot.listeners) {
     for (const ref of listener.certificates) {
-      let failed = false;
-      const report = (message: string) => {
-        failed = true;
-        problems.push({
-          kind: 'Gateway',
-          namespace: listener.gateway.namespace,
-          name: listener.gateway.name,
-          field: `spec.listeners[${listener.listener}].tls.certificateRefs`,
-          message,
-        });
-      };
-      if (slot.hostname === null) {
-        const found = input.certificates.anyHost(ref.namespace, ref.name);
-        if ('error' in found) report(`${found.error}; using the default certificate`);
-        else return found;
-        continue;
-      }
-      const found = input.certificates.forHost(ref.namespace, ref.name, slot.hostname, 'tls', (_field, message) =>
-        report(message),
-      );
-      if (!failed && found.file !== input.certificates.defaultCertificate.file) return found;
+      const found = input.certificates.anyHost(ref.namespace, ref.name);
+      if (!('error' in found)) return found;
+      problems.push({
+        kind: 'Gateway',
+        namespace: listener.gateway.namespace,
+        name: listener.gateway.name,
+        field: `spec.listeners[${listener.listener}].tls.certificateRefs`,
+        message: `${found.error}; using the default certificate`,
+      });
     }
   }
   return null;

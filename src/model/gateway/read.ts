@@ -176,13 +176,26 @@ export function readGateway(object: unknown): Gateway | null {
   const listeners = list(spec.listeners)
     .map((l, i) => readListener(l, i))
     .filter((l): l is Listener => l !== null);
+  const ref = rec(rec(spec.infrastructure).parametersRef);
+  // Any parametersRef is refused (no kind is supported); the text is only shown, quoted, in status and problems.
+  const parametersRef =
+    rec(spec.infrastructure).parametersRef == null
+      ? undefined
+      : show(`${text(ref.group) ?? ''}/${text(ref.kind) ?? ''} ${text(ref.name) ?? ''}`);
   const addresses = list(spec.addresses).map(readSpecAddress);
   const statusAddresses = list(rec(rec(object).status).addresses).flatMap((a) => {
     const r = rec(a);
     const ip = checkIp(r.value);
     return (r.type ?? 'IPAddress') === 'IPAddress' && ip.ok ? [ip.value.address] : [];
   });
-  return { meta, gatewayClassName: text(spec.gatewayClassName) ?? '', listeners, addresses, statusAddresses };
+  return {
+    meta,
+    gatewayClassName: text(spec.gatewayClassName) ?? '',
+    listeners,
+    addresses,
+    statusAddresses,
+    parametersRef,
+  };
 }
 
 /** readSpecAddress reads one `spec.addresses` entry (type defaults to IPAddress, as the CRD says). */

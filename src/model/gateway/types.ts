@@ -83,6 +83,8 @@ export interface Gateway {
   readonly meta: Meta;
   readonly gatewayClassName: string;
   readonly listeners: readonly Listener[];
+  /** `spec.infrastructure.parametersRef` as `group/kind name` (shown quoted), when set: this controller supports none */
+  readonly parametersRef: string | undefined;
   /** `spec.addresses`; an IPAddress whose value is not an IP address is `unsupported` */
   readonly addresses: readonly GatewaySpecAddress[];
   /** the IPAddress values its `status.addresses` holds now (checked): the pool keeps a Gateway's address stable */
