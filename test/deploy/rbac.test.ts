@@ -4,7 +4,7 @@
  * downward-API environment, through everything that calls the API: the watchers, acquiring,
  * renewing and releasing the Lease, writing and clearing the Ingress status, creating Events
  * and counting them up (also as a new leader that never saw them), and the Gateway API (its standard-channel CRDs,
- * a GatewayClass, Gateway and HTTPRoute of ours, whose status the leader writes). Every request is recorded
+ * a GatewayClass, Gateway, HTTPRoute and GRPCRoute of ours, whose status the leader writes). Every request is recorded
  * (the server's onRequest), mapped to API group, resource, verb, namespace and name, and then:
  * each is allowed by a rule, and each verb of each rule was used.
  */
@@ -79,6 +79,17 @@ async function gatewayObjects(): Promise<object[]> {
       kind: 'HTTPRoute',
       metadata: { name: 'web', namespace: 'default' },
       spec: { parentRefs: [{ name: 'web' }], rules: [{ backendRefs: [{ name: 'web', port: 80 }] }] },
+    },
+    {
+      // on the Ingress port it is not served (no h2c there), and its status says so
+      apiVersion: `${GATEWAY_API}/v1`,
+      kind: 'GRPCRoute',
+      metadata: { name: 'echo', namespace: 'default' },
+      spec: {
+        parentRefs: [{ name: 'web' }],
+        hostnames: ['grpc.example.com'],
+        rules: [{ backendRefs: [{ name: 'web', port: 80 }] }],
+      },
     },
   ];
 }
@@ -181,7 +192,7 @@ beforeAll(async () => {
     await waitFor('an Event', () => eventCount() === 1, 10_000);
     await waitFor(
       'the Gateway API status written',
-      () => ['gatewayclasses', 'gateways', 'httproutes'].every(statusWritten),
+      () => ['gatewayclasses', 'gateways', 'httproutes', 'grpcroutes'].every(statusWritten),
       15_000,
     );
     const patch = (service: string) =>
