@@ -136,6 +136,14 @@ export type Step =
       readonly expected: ExpectedResponse;
       readonly weights: Readonly<Record<string, number>>;
     }
+  /** GRPCRouteWeight's check: the same statistics over Echo calls (h2c), after one answers OK */
+  | {
+      readonly kind: 'grpcWeights';
+      readonly gateway: NN;
+      /** the namespace of the pods that answer */
+      readonly namespace: string;
+      readonly weights: Readonly<Record<string, number>>;
+    }
   /** delete one object (kubectl delete RESOURCE NAME -n NAMESPACE) */
   | { readonly kind: 'delete'; readonly resource: string; readonly namespace: string; readonly name: string };
 
@@ -202,8 +210,7 @@ const backendOf = (pod: string) => {
 
 /** weightedDistribution is one TestWeightedDistribution: '' when every share is within tolerance, else why not. */
 async function weightedDistribution(
-  target: Target,
-  expected: ExpectedResponse,
+  sample: () => Promise<string>,
   weights: Readonly<Record<string, number>>,
 ): Promise<string> {
   const total = 500;
@@ -213,14 +220,8 @@ async function weightedDistribution(
   const worker = async () => {
     while (next < total) {
       next++;
-      // AddEntropy: half of the requests carry a random X-Jitter header
-      const jitter: Record<string, string> =
-        Math.random() < 0.5 ? { 'X-Jitter': String(Math.floor(Math.random() * 10_000)) } : {};
       try {
-        const got = await send(target, expected.request, { 'X-Echo-Set-Header': '', ...jitter });
-        const why = compare(expected, got);
-        if (why) throw new Error(why);
-        const backend = backendOf((JSON.parse(got.body) as { pod: string }).pod);
+        const backend = await sample();
         if (!(backend in weights)) throw new Error(`request was handled by an unexpected pod (backend ${backend})`);
         seen.set(backend, (seen.get(backend) ?? 0) + 1);
       } catch (error) {
@@ -241,6 +242,34 @@ async function weightedDistribution(
       problems.push(`backend ${backend} weighted traffic of ${got} not within tolerance ${want} (+/-0.05)`);
   }
   return problems.sort().join('; ');
+}
+
+/** httpSample is weight.go's HTTP sender: one request (AddEntropy: half carry a random X-Jitter), its pod's backend. */
+const httpSample = (target: Target, expected: ExpectedResponse) => async (): Promise<string> => {
+  const jitter: Record<string, string> =
+    Math.random() < 0.5 ? { 'X-Jitter': String(Math.floor(Math.random() * 10_000)) } : {};
+  const got = await send(target, expected.request, { 'X-Echo-Set-Header': '', ...jitter });
+  const why = compare(expected, got);
+  if (why) throw new Error(why);
+  return backendOf((JSON.parse(got.body) as { pod: string }).pod);
+};
+
+/** grpcSample is grpcroute-weight.go's sender: one Echo (AddEntropy: random metadata), OK, its pod's backend. */
+const grpcSample = (client: grpc.Client) => async (): Promise<string> => {
+  const jitter: Record<string, string> = Math.random() < 0.5 ? { 'x-jitter': String(Math.random()) } : {};
+  const got = await callEcho(client, `/${GRPC_ECHO_SERVICE}/Echo`, jitter);
+  if (!got.ok) throw new Error(`expected OK response, got ${grpc.status[got.code]}`);
+  return backendOf(got.response.assertions.context.pod);
+};
+
+/** distributionWithin runs the statistical test up to 10 times, as weight.MaxTestRetries, and throws the last why. */
+async function distributionWithin(sample: () => Promise<string>, weights: Readonly<Record<string, number>>) {
+  let last = '';
+  for (let attempt = 0; attempt < 10; attempt++) {
+    last = await weightedDistribution(sample, weights);
+    if (last === '') return;
+  }
+  throw new Error(`weighted distribution: ${last}`);
 }
 
 /**
@@ -482,12 +511,18 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
       case 'weights': {
         const target = await gatewayTarget(step.gateway, undefined, 'http');
         await expectEventually(target, step.expected, t);
-        let last = '';
-        for (let attempt = 0; attempt < 10; attempt++) {
-          last = await weightedDistribution(target, step.expected, step.weights);
-          if (last === '') break;
+        await distributionWithin(httpSample(target, step.expected), step.weights);
+        break;
+      }
+      case 'grpcWeights': {
+        const target = await gatewayTarget(step.gateway, undefined, 'http');
+        await expectGrpcEventually(target, { method: 'Echo', namespace: step.namespace }, t);
+        const client = new GrpcEchoClient(`${target.address}:${target.port}`, grpc.credentials.createInsecure());
+        try {
+          await distributionWithin(grpcSample(client), step.weights);
+        } finally {
+          client.close();
         }
-        if (last !== '') throw new Error(`weighted distribution: ${last}`);
         break;
       }
       case 'delete':

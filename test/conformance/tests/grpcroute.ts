@@ -1,7 +1,7 @@
 /**
  * GRPCRoute core tests of gateway-api v1.6.1 conformance/tests (Apache-2.0), transcribed as data: the Go test's waits
  * and its grpc.ExpectedResponse table, case for case (grpcroute-exact-method-matching.go, -header-matching.go,
- * -listener-hostname-matching.go). The calls are h2c to the Gateway's address, as the Go suite's client makes them.
+ * -listener-hostname-matching.go, grpcroute-weight.go). The calls are h2c to the Gateway's address, as the Go suite's client makes them.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { ConformanceCase, GrpcExpected, NN } from '../steps.js';
@@ -108,6 +108,13 @@ export const grpcCases: ConformanceCase[] = [
           unimplemented({ authority: 'no.matching.host' }),
         ],
       },
+    ],
+  },
+  {
+    name: 'GRPCRouteWeight',
+    steps: [
+      { kind: 'accepted', gateway: SAME_NS, routes: [infra('weighted-backends')], routeKind: 'GRPCRoute' },
+      { kind: 'grpcWeights', gateway: SAME_NS, namespace: INFRA, weights: { [V1]: 0.7, [V2]: 0.3, [V3]: 0.0 } },
     ],
   },
 ];
