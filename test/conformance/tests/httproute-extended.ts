@@ -213,6 +213,32 @@ export const extendedCases: ConformanceCase[] = [
       redirect('/full-path-and-status', 301, { path: '/replacement-full' }),
     ],
   ),
+  // httproute-303-redirect.go, -307-, -308- (provisional): the status code as given, the path kept; 303 answers a POST
+  routed(
+    'HTTPRoute303Redirect',
+    SAME_NS,
+    [infra('303-redirect')],
+    [
+      {
+        request: { path: '/see-other', method: 'POST', unfollowRedirect: true },
+        response: { statusCode: 303 },
+        redirectRequest: { path: '/see-other' },
+        namespace: INFRA,
+      },
+    ],
+  ),
+  routed(
+    'HTTPRoute307Redirect',
+    SAME_NS,
+    [infra('307-redirect')],
+    [redirect('/temporary', 307, { path: '/temporary' })],
+  ),
+  routed(
+    'HTTPRoute308Redirect',
+    SAME_NS,
+    [infra('308-redirect')],
+    [redirect('/permanent', 308, { path: '/permanent' })],
+  ),
   routed(
     'HTTPRouteRedirectPort',
     SAME_NS,
