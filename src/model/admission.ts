@@ -46,13 +46,28 @@ const NEWEST = '9999-12-31T23:59:59Z';
  */
 export class AdmissionJudge {
   private readonly memo = new BuildMemo();
+  private lastBuild: BuildOptions | null = null;
+  private lastIngressOnly: BuildOptions | null = null;
+
+  /**
+   * ingressOnly is `build` without the Gateway API: a verdict reads only the candidate Ingress's problems, which the
+   * Gateway API part never gives, so a review need not run it. One object per options, as the memo keys on identity.
+   */
+  private ingressOnly(build: BuildOptions): BuildOptions {
+    if (build !== this.lastBuild || this.lastIngressOnly === null) {
+      const { gateway: _gateway, ...rest } = build;
+      this.lastBuild = build;
+      this.lastIngressOnly = rest;
+    }
+    return this.lastIngressOnly;
+  }
 
   /**
    * warm builds `snapshot` into the memo, so that the first review after start, or after many
    * changes, costs one candidate and not a whole build.
    */
   warm(snapshot: Snapshot, options: JudgeOptions): void {
-    buildModel(snapshot, options.build, this.memo);
+    buildModel(snapshot, this.ingressOnly(options.build), this.memo);
   }
 
   /** judge decides on `candidate` (the object after the operation) against `snapshot`. */
@@ -67,7 +82,7 @@ export class AdmissionJudge {
       ? candidate
       : { ...candidate, metadata: { ...meta, creationTimestamp: NEWEST } };
     const tested = withCandidate(snapshot, ingress);
-    const { problems } = buildModel(tested, options.build, this.memo);
+    const { problems } = buildModel(tested, this.ingressOnly(options.build), this.memo);
     const namespace = meta.namespace ?? '';
     const name = meta.name ?? '';
     const own = problems.filter((p) => p.kind === 'Ingress' && p.namespace === namespace && p.name === name);
