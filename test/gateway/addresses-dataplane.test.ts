@@ -15,12 +15,11 @@ import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, DynamicSplit } from '../../src/model
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
-import { LUA_FOLDER } from '../../src/nginx/lua.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
-import { startNginx, type RunningNginx } from '../support/nginx.js';
+import { startNginx, type RunningNginx, luaSettingsIn } from '../support/nginx.js';
 import { CONTROLLER, gateway, gatewayClass, listener, route } from './fixtures.js';
 
 type Obj = Record<string, unknown>;
@@ -73,17 +72,11 @@ beforeAll(async () => {
   port = await freePort();
   const token = newControlToken();
   process.env[CONTROL_TOKEN_ENV] = token;
-  const modules = '/usr/lib/nginx/modules';
   const options: BuildOptions = {
     ...defaultBuildOptions,
     httpPort: port,
     httpsPort: await freePort(),
-    dynamic: {
-      modules: [join(modules, 'ndk_http_module.so'), join(modules, 'ngx_http_lua_module.so')],
-      packagePath: `${LUA_FOLDER}/?.lua;;`,
-      controlSocket: join(dir, CONTROL_SOCKET),
-      requestMetrics: false,
-    },
+    dynamic: await luaSettingsIn(dir),
     gateway: { controllerName: CONTROLLER, addresses: POOL },
   };
   const objects = [

@@ -22,13 +22,12 @@ import {
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
-import { LUA_FOLDER } from '../../src/nginx/lua.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { freePort, get, type Reply } from '../support/net.js';
-import { startNginx, type RunningNginx } from '../support/nginx.js';
+import { startNginx, type RunningNginx, luaSettingsIn } from '../support/nginx.js';
 import { CONTROLLER, gateway, gatewayClass, listener, route } from './fixtures.js';
 
 interface Pod {
@@ -323,18 +322,12 @@ beforeAll(async () => {
   [port, tlsPort, otherTlsPort] = [await freePort(), await freePort(), await freePort()];
   const token = newControlToken();
   process.env[CONTROL_TOKEN_ENV] = token;
-  const modules = '/usr/lib/nginx/modules';
   options = {
     ...defaultBuildOptions,
     httpPort: port,
     httpsPort: tlsPort,
     listenAddress: '127.0.0.1',
-    dynamic: {
-      modules: [join(modules, 'ndk_http_module.so'), join(modules, 'ngx_http_lua_module.so')],
-      packagePath: `${LUA_FOLDER}/?.lua;;`,
-      controlSocket: join(dir, CONTROL_SOCKET),
-      requestMetrics: false,
-    },
+    dynamic: await luaSettingsIn(dir),
     gateway: { controllerName: CONTROLLER },
   };
   const cert = await issueCertificate({ commonName: 'secure.test', dnsNames: ['secure.test'] });

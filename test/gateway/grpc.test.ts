@@ -16,14 +16,13 @@ import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, DynamicSplit } from '../../src/model
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
-import { LUA_FOLDER } from '../../src/nginx/lua.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { callEcho, GRPC_ECHO_SERVICE, GrpcEchoClient, type GrpcEchoPod, startGrpcEcho } from '../support/grpc-echo.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { freePort, get } from '../support/net.js';
-import { type RunningNginx, startNginx } from '../support/nginx.js';
+import { type RunningNginx, startNginx, luaSettingsIn } from '../support/nginx.js';
 import { CONTROLLER, gateway, gatewayClass, listener, route } from './fixtures.js';
 
 const GROUP = 'gateway.networking.k8s.io';
@@ -144,18 +143,12 @@ beforeAll(async () => {
   [port, tlsPort, h2cPort] = [await freePort(), await freePort(), await freePort()];
   const token = newControlToken();
   process.env[CONTROL_TOKEN_ENV] = token;
-  const modules = '/usr/lib/nginx/modules';
   const options: BuildOptions = {
     ...defaultBuildOptions,
     httpPort: port,
     httpsPort: tlsPort,
     listenAddress: '127.0.0.1',
-    dynamic: {
-      modules: [join(modules, 'ndk_http_module.so'), join(modules, 'ngx_http_lua_module.so')],
-      packagePath: `${LUA_FOLDER}/?.lua;;`,
-      controlSocket: join(dir, CONTROL_SOCKET),
-      requestMetrics: false,
-    },
+    dynamic: await luaSettingsIn(dir),
     gateway: { controllerName: CONTROLLER },
   };
   const cert = await issueCertificate({ commonName: 'grpc.test', dnsNames: ['grpc.test'] });

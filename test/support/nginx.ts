@@ -2,7 +2,9 @@ import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { defaultBuildOptions } from '../../src/model/build.js';
+import type { LuaSettings } from '../../src/model/nginx-model.js';
 import { nginxBinary } from '../../src/nginx/binary.js';
+import { checkLua } from '../../src/nginx/lua.js';
 import { findModules } from '../../src/nginx/modules.js';
 import { waitForPort } from './net.js';
 
@@ -70,4 +72,11 @@ export async function nginxTestBuildOptions() {
     httpsPort: 8443,
     modules: await findModules(nginxBinary()),
   };
+}
+
+/** luaSettingsIn is what the controller's checkLua gives for a config folder `dir`, or throws its reason. */
+export async function luaSettingsIn(dir: string): Promise<LuaSettings> {
+  const lua = await checkLua(nginxBinary(), dir);
+  if (!lua.ok) throw new Error(`the Lua balancer cannot run here: ${lua.why}`);
+  return lua.settings;
 }
