@@ -480,6 +480,14 @@ function readParentRef(c: Collector, field: string, raw: unknown, namespace: str
 
 /** readHTTPRoute reads an HTTPRoute; refused values are listed in `invalid`. Null without a name. */
 export function readHTTPRoute(object: unknown): HTTPRoute | null {
+  return readRoute(object, readRule);
+}
+
+/** readRoute reads what every route kind has (parentRefs, hostnames) and its rules with the kind's own reader. */
+function readRoute(
+  object: unknown,
+  readRuleOf: (c: Collector, field: string, raw: unknown, namespace: string) => RouteRule,
+): HTTPRoute | null {
   const meta = readMeta(object, true);
   if (!meta) return null;
   const c = new Collector();
@@ -488,7 +496,7 @@ export function readHTTPRoute(object: unknown): HTTPRoute | null {
     (p, i) => readParentRef(c, `spec.parentRefs[${i}]`, p, meta.namespace) ?? [],
   );
   const hostnames = list(spec.hostnames).flatMap((h, i) => c.check(`spec.hostnames[${i}]`, checkHost(h)) ?? []);
-  const rules = list(spec.rules).map((r, i) => readRule(c, `spec.rules[${i}]`, r, meta.namespace));
+  const rules = list(spec.rules).map((r, i) => readRuleOf(c, `spec.rules[${i}]`, r, meta.namespace));
   return { meta, parentRefs, hostnames, rules, invalid: c.invalid };
 }
 
@@ -583,18 +591,9 @@ function readGrpcRule(c: Collector, field: string, raw: unknown, namespace: stri
  * path match it is, kept beside it for the GRPCRoute precedence. Refused values are listed in `invalid`.
  */
 export function readGRPCRoute(object: unknown): HTTPRoute | null {
-  const meta = readMeta(object, true);
-  if (!meta) return null;
-  const c = new Collector();
-  const spec = rec(rec(object).spec);
-  const parentRefs = list(spec.parentRefs).flatMap(
-    (p, i) => readParentRef(c, `spec.parentRefs[${i}]`, p, meta.namespace) ?? [],
-  );
-  const hostnames = list(spec.hostnames).flatMap((h, i) => c.check(`spec.hostnames[${i}]`, checkHost(h)) ?? []);
-  const rawRules = list(spec.rules);
   // A GRPCRoute without rules routes nothing; as for an HTTPRoute, that is a route with no rules.
-  const rules = rawRules.map((r, i) => readGrpcRule(c, `spec.rules[${i}]`, r, meta.namespace));
-  return { meta, kind: 'GRPCRoute', parentRefs, hostnames, rules, invalid: c.invalid };
+  const route = readRoute(object, readGrpcRule);
+  return route && { ...route, kind: 'GRPCRoute' };
 }
 
 /** readReferenceGrant reads a ReferenceGrant; entries it cannot read are dropped (they grant nothing). */
