@@ -205,8 +205,7 @@ export class DynamicSplit {
       if (server.inheritsCertificate || server.certificateFile === null || server.isDefault) continue;
       const pem = byFile.get(server.certificateFile)?.pem;
       if (!pem) continue;
-      const key = pem.lastIndexOf('-----BEGIN ');
-      certificates.push({ host: server.host, cert: pem.slice(0, key).trimEnd(), key: pem.slice(key) });
+      certificates.push(servedCertificate(server.host, pem));
       served.add(server.certificateFile);
     }
     // A Gateway HTTPS listener's host, unless an Ingress TLS host of that name is in the table already.
@@ -214,8 +213,7 @@ export class DynamicSplit {
     for (const server of model.gateway?.servers ?? []) {
       const pem = server.certificateFile === null ? undefined : byFile.get(server.certificateFile)?.pem;
       if (!pem || hosts.has(server.host)) continue;
-      const key = pem.lastIndexOf('-----BEGIN ');
-      certificates.push({ host: server.host, cert: pem.slice(0, key).trimEnd(), key: pem.slice(key) });
+      certificates.push(servedCertificate(server.host, pem));
       hosts.add(server.host);
       served.add(server.certificateFile!);
     }
@@ -248,13 +246,20 @@ function peerOf(address: string): BackendPeer {
   return { address: host.startsWith('[') ? host.slice(1, -1) : host, port: Number(address.slice(colon + 1)) };
 }
 
+/** servedCertificate splits a certificate file's PEM (the chain, then the key last) into a table entry for `host`. */
+function servedCertificate(host: string, pem: string): ServedCertificate {
+  const key = pem.lastIndexOf('-----BEGIN ');
+  return { host, cert: pem.slice(0, key).trimEnd(), key: pem.slice(key) };
+}
+
 function versionOf(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 32);
 }
 
-/** mirrorSlotsNeeded is how many `mirror` slots a Gateway server's routes need (src/model/gateway/nginx.ts). */
-const mirrorSlotsNeeded = (s: RouteServer) =>
-  s.routes.reduce((n, r) => Math.max(n, r.filters.filter((f) => f.type === 'RequestMirror').length), 0);
+/** mostMirrors is how many `mirror` slots routes need: the most RequestMirror filters one of them has. */
+export function mostMirrors(routes: readonly { readonly filters: readonly { readonly type: string }[] }[]): number {
+  return routes.reduce((n, r) => Math.max(n, r.filters.filter((f) => f.type === 'RequestMirror').length), 0);
+}
 
 /**
  * tablesForReload are the tables pushed just before a reload is signalled: the new ones, plus the entries only
@@ -271,7 +276,7 @@ export function tablesForReload(next: DynamicTables, previous: DynamicTables | n
   let held = false;
   const kept = next.routes.servers.map((s) => {
     const old = before.get(s.key);
-    if (old === undefined || mirrorSlotsNeeded(s) <= mirrorSlotsNeeded(old)) return s;
+    if (old === undefined || mostMirrors(s.routes) <= mostMirrors(old.routes)) return s;
     held = true;
     return old;
   });

@@ -14,6 +14,7 @@ import {
   type RouteServer,
   type RouteValueMatch,
   routeTableOf,
+  mostMirrors,
 } from '../dynamic-tables.js';
 import { type Lookups, TrackedReads } from '../lookups.js';
 import type {
@@ -372,8 +373,7 @@ function certificateOf(slot: Slot, input: GatewayNginxInput, problems: Problem[]
  * subrequests, so a server gets them only while one of its routes mirrors (its first mirror reloads nginx).
  */
 function mirrorSlotsOf(routes: readonly EffectiveRoute[]): number[] {
-  const most = routes.reduce((n, r) => Math.max(n, r.filters.filter((f) => f.type === 'RequestMirror').length), 0);
-  return Array.from({ length: most }, (_, i) => i + 1);
+  return Array.from({ length: mostMirrors(routes) }, (_, i) => i + 1);
 }
 
 function dedupe(routes: readonly EffectiveRoute[]): EffectiveRoute[] {
