@@ -16,7 +16,7 @@ import { configKeys } from '../../src/model/config-map.js';
 import { ALLOWED_DIRECTIVES } from '../../src/model/snippet-policy.js';
 import { checkTlsPair } from '../../src/model/certificate.js';
 import { DynamicSplit, type RouteTable } from '../../src/model/dynamic-tables.js';
-import { CONTROLLER, gateway, gatewayClass, listener, route } from '../gateway/fixtures.js';
+import { CONTROLLER, gateway, gatewayClass, grpcRoute, listener, route } from '../gateway/fixtures.js';
 import { checkHost, checkIp } from '../../src/model/validate.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
@@ -91,7 +91,31 @@ beforeAll(async () => {
           hostname: 'gws.example.com',
           tls: { certificateRefs: [{ name: 'tls' }] },
         }),
+        // a GRPCRoute's listener: HTTPS (h2 by ALPN), as the Ingress port 80 takes no h2c
+        listener('grpc', {
+          port: 443,
+          protocol: 'HTTPS',
+          hostname: 'grpc.example.com',
+          tls: { certificateRefs: [{ name: 'tls' }] },
+        }),
       ]),
+    ],
+    grpcRoutes: [
+      grpcRoute('g', {
+        parentRefs: [{ name: 'gw', namespace: 'default', sectionName: 'grpc' }],
+        rules: [
+          {
+            matches: [{ method: { service: 'pkg.Svc', method: 'Do' }, headers: [{ name: 'x-g', value: 'v' }] }],
+            filters: [
+              {
+                type: 'ResponseHeaderModifier',
+                responseHeaderModifier: { add: [{ name: 'x-r', value: 'v' }], remove: ['x-z'] },
+              },
+            ],
+            backendRefs: [{ name: 'web', port: 80 }],
+          },
+        ],
+      }),
     ],
     httpRoutes: [
       route('r', {
@@ -316,6 +340,22 @@ const fields: Record<string, Edit> = {
         ],
         ['httproute backend name', ['httpRoutes', 0, 'spec', 'rules', 0, 'backendRefs', 0, 'name']],
         ['httproute timeout', ['httpRoutes', 0, 'spec', 'rules', 0, 'timeouts']],
+        ['grpcroute service', ['grpcRoutes', 0, 'spec', 'rules', 0, 'matches', 0, 'method', 'service']],
+        ['grpcroute method', ['grpcRoutes', 0, 'spec', 'rules', 0, 'matches', 0, 'method', 'method']],
+        ['grpcroute header name', ['grpcRoutes', 0, 'spec', 'rules', 0, 'matches', 0, 'headers', 0, 'name']],
+        ['grpcroute header value', ['grpcRoutes', 0, 'spec', 'rules', 0, 'matches', 0, 'headers', 0, 'value']],
+        [
+          'grpcroute response header name',
+          ['grpcRoutes', 0, 'spec', 'rules', 0, 'filters', 0, 'responseHeaderModifier', 'add', 0, 'name'],
+        ],
+        [
+          'grpcroute response header value',
+          ['grpcRoutes', 0, 'spec', 'rules', 0, 'filters', 0, 'responseHeaderModifier', 'add', 0, 'value'],
+        ],
+        [
+          'grpcroute removed header',
+          ['grpcRoutes', 0, 'spec', 'rules', 0, 'filters', 0, 'responseHeaderModifier', 'remove', 0],
+        ],
       ] as const
     ).map(([name, path]) => [
       name,
@@ -433,8 +473,19 @@ describe('hostile input, with the Lua balancer', () => {
     expect(tables.backends.backends.flatMap((b) => b.endpoints.map((e) => e.address))).toContain('127.0.0.1');
     // the https listener's certificate is pushed for its hostname though its names do not cover it (the Gateway API's
     // rule: a listener serves its certificateRefs), and the Gateway's servers are there too
-    expect(tables.certificates.certificates.map((c) => c.host)).toEqual(['a.example.com', 'gws.example.com']);
-    expect(tables.routes.servers.map((s) => s.key)).toEqual(['8080/gw.example.com', '8443/gws.example.com']);
+    expect(tables.certificates.certificates.map((c) => c.host)).toEqual([
+      'a.example.com',
+      'grpc.example.com',
+      'gws.example.com',
+    ]);
+    expect(tables.routes.servers.map((s) => s.key)).toEqual([
+      '8080/gw.example.com',
+      '8443/grpc.example.com',
+      '8443/gws.example.com',
+    ]);
+    // the GRPCRoute is served, so its fields reach the pushed table the property above checks
+    const grpc = tables.routes.servers.find((s) => s.key === '8443/grpc.example.com')?.routes ?? [];
+    expect(grpc.map((r) => [r.grpc, r.path.value, r.headers[0]?.name])).toEqual([[true, '/pkg.Svc/Do', 'x-g']]);
   });
 });
 
