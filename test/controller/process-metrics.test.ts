@@ -81,6 +81,9 @@ describe.each([
       [...flags, ...extra],
     );
     await waitFor('the pod served', async () => (await request()).body === 'pod', 15_000);
+    // New workers answer before the boot config's old ones have closed their listeners; until the reload is
+    // confirmed a request may still meet the boot config (no servers yet) and get its 404.
+    await waitFor('nginx settled', () => nginxSettled(cluster.actor('nginx')), 10_000);
   }, 30_000);
 
   afterAll(async () => {

@@ -115,6 +115,8 @@ beforeAll(async () => {
   await chmod(cluster.dir, 0o711);
   await waitFor('the first sync', () => (cluster.actor('nginx')?.context.reloadsOk as number) >= 1, 15_000);
   await waitFor('mtls.test served', async () => (await tls('mtls.test', clientOne)).status === 200, 10_000);
+  // Until the first reload is confirmed, a boot-config worker may still take a connection.
+  await waitFor('nginx settled', () => nginxSettled(cluster.actor('nginx')), 10_000);
 }, 60_000);
 
 afterAll(async () => {

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { liveGroupMembers } from '../../src/nginx/master.js';
-import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
 import { addRefusalHook, REFUSAL } from '../support/refusal-hook.js';
@@ -44,6 +44,8 @@ beforeAll(async () => {
     ['--template', join(templates, 'nginx.conf.hbs'), '--configmap', 'default/ingress-config'],
   );
   await waitFor('the app served', async () => (await request()).backend === 'app', 15_000);
+  // Until the first reload is confirmed, a boot-config worker may still take a connection.
+  await waitFor('nginx settled', () => nginxSettled(cluster.actor('nginx')), 10_000);
 }, 30_000);
 
 afterAll(async () => {

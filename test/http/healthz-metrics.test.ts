@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signalGroup } from '../../src/nginx/master.js';
-import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { addRefusalHook, REFUSAL } from '../support/refusal-hook.js';
 import { get, startBackend, type Backend } from '../support/net.js';
@@ -40,6 +40,8 @@ beforeAll(async () => {
     ['--configmap', 'default/ingress-config', '--template', join(templates, 'nginx.conf.hbs')],
   );
   await waitFor('the app served', async () => (await request()).backend === 'web', 15_000);
+  // Until the first reload is confirmed, a boot-config worker may still take a connection.
+  await waitFor('nginx settled', () => nginxSettled(cluster.actor('nginx')), 10_000);
 }, 30_000);
 
 afterAll(async () => {
