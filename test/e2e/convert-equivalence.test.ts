@@ -14,7 +14,7 @@ import { convertIngresses, defaultConvertOptions, unexpressedLine } from '../../
 import { buildGatewayRoutes } from '../../src/model/gateway/index.js';
 import type { KubeObject, Service } from '../../src/model/snapshot.js';
 import { issueCertificate } from '../../src/tls/issue.js';
-import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { get, startBackend, type Backend, type Reply } from '../support/net.js';
 
@@ -360,6 +360,8 @@ describe('the converted objects, served by the controller with the Gateway API',
     await waitFor('the first sync', () => (cluster.actor('nginx')?.context.reloadsOk as number) >= 1, 15_000);
     // The first sync may come before the Gateway watchers have listed: wait until the first route answers.
     await waitFor('the routes served', async () => (await ask(cluster, CASES[0]!)).status === 200, 15_000);
+    // New workers answer before the old ones have closed their listeners: wait for the reload to be confirmed.
+    await waitFor('nginx settled', () => nginxSettled(cluster.actor('nginx')), 10_000);
   }, 30_000);
   afterAll(() => cluster?.close());
 
