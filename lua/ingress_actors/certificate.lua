@@ -1,6 +1,8 @@
 -- ssl_certificate_by_lua: the certificate of the SNI host from the pushed table, exact host first,
--- then the wildcard for one more label; else nginx's default certificate stays. Parsed PEM is
--- cached per worker on the table entry, so a new table version drops it with the entry.
+-- then the wildcard for one more label (Ingress TLS hosts); or, in a Gateway HTTPS server, that
+-- server's own entry by its key, nothing else (nginx picked the server by SNI on its address and
+-- port). Else the server's certificate in nginx.conf stays. Parsed PEM is cached per worker on the
+-- table entry, so a new table version drops it with the entry.
 local ssl = require("ngx.ssl")
 local tables = require("ingress_actors.tables")
 
@@ -25,17 +27,22 @@ local function parsed(c)
   return c.parsed_cert, c.parsed_key
 end
 
---- serve sets the certificate for the handshake's server name, when the table has one.
-function _M.serve()
-  local name = ssl.server_name()
-  if name == nil or name == "" then return end
-  name = name:lower()
-  local c = lookup(name)
+--- serve sets the certificate for the handshake: a Gateway server's own (`server`, its key), or the
+--- SNI host's when no server key is given; when the table has none, nginx.conf's stays.
+function _M.serve(server)
+  local c
+  if server then
+    c = tables.server_certificate(server)
+  else
+    local name = ssl.server_name()
+    if name == nil or name == "" then return end
+    c = lookup(name:lower())
+  end
   if c == nil then return end
   local cert, key, err = parsed(c)
   if not cert then
     -- err comes from OpenSSL's parser: it names no key material
-    ngx.log(ngx.ERR, "ingress-actors: certificate for ", c.host, " unusable: ", err)
+    ngx.log(ngx.ERR, "ingress-actors: certificate for ", c.host or c.server, " unusable: ", err)
     return
   end
   local ok
@@ -43,7 +50,7 @@ function _M.serve()
   if ok then ok, err = ssl.set_cert(cert) end
   if ok then ok, err = ssl.set_priv_key(key) end
   if not ok then
-    ngx.log(ngx.ERR, "ingress-actors: could not set the certificate for ", c.host, ": ", err)
+    ngx.log(ngx.ERR, "ingress-actors: could not set the certificate for ", c.host or c.server, ": ", err)
     return ngx.exit(ngx.ERROR)
   end
 end

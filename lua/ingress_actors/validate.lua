@@ -148,6 +148,13 @@ function _M.backends(body)
   return t
 end
 
+-- server_key: a Gateway server's key, <port>/<host>, or <address>:<port>/<host> for a Gateway on its own
+-- address (--gateway-addresses)
+local function server_key(key)
+  return type(key) == "string" and #key <= 310
+    and (key:find("^%d+/[%w.%-%*_]+$") or key:find("^[%x.:]+:%d+/[%w.%-%*_]+$")) ~= nil
+end
+
 --- certificates decodes and checks a CertificateTable, parsing every PEM; nil and a reason when not.
 function _M.certificates(body)
   local ssl = require("ngx.ssl")
@@ -160,15 +167,26 @@ function _M.certificates(body)
   local seen = {}
   for i, c in ipairs(t.certificates) do
     if type(c) ~= "table" then return nil, "certificate " .. i .. ": not an object" end
-    local host = c.host
-    if type(host) ~= "string" or #host > 253 or host ~= host:lower()
-      or not (host:find("^[%w.%-]+$") or host:find("^%*%.[%w.%-]+$")) then
-      return nil, "certificate " .. i .. ": host " .. short(host) .. " is not a lowercase host or *.host"
+    local where
+    if c.server ~= nil then
+      if c.host ~= nil then return nil, "certificate " .. i .. ": has both host and server" end
+      if not server_key(c.server) then
+        return nil, "certificate " .. i .. ": server " .. short(c.server) .. " is not [<address>:]<port>/<host>"
+      end
+      where = "certificate of server " .. c.server .. ": "
+      if seen["server " .. c.server] then return nil, where .. "server named twice" end
+      seen["server " .. c.server] = true
+    else
+      local host = c.host
+      if type(host) ~= "string" or #host > 253 or host ~= host:lower()
+        or not (host:find("^[%w.%-]+$") or host:find("^%*%.[%w.%-]+$")) then
+        return nil, "certificate " .. i .. ": host " .. short(host) .. " is not a lowercase host or *.host"
+      end
+      where = "certificate " .. host .. ": "
+      if seen[host] then return nil, where .. "host named twice" end
+      seen[host] = true
     end
-    local where = "certificate " .. host .. ": "
-    if seen[host] then return nil, where .. "host named twice" end
-    seen[host] = true
-    local fine, extra2 = only_keys(c, { host = true, cert = true, key = true })
+    local fine, extra2 = only_keys(c, { host = true, server = true, cert = true, key = true })
     if not fine then return nil, where .. "unknown field " .. short(extra2) end
     -- never echo PEM content: reasons name the field only
     if type(c.cert) ~= "string" or c.cert:sub(1, 10) ~= "-----BEGIN" or not ssl.parse_pem_cert(c.cert) then
@@ -345,9 +363,7 @@ function _M.routes(body)
   for i, s in ipairs(t.servers) do
     if type(s) ~= "table" then return nil, "server " .. i .. ": not an object" end
     local key = s.key
-    -- <port>/<host>, or <address>:<port>/<host> for a Gateway on its own address (--gateway-addresses)
-    if type(key) ~= "string" or #key > 310
-      or not (key:find("^%d+/[%w.%-%*_]+$") or key:find("^[%x.:]+:%d+/[%w.%-%*_]+$")) then
+    if not server_key(key) then
       return nil, "server " .. i .. ": key " .. short(key) .. " is not [<address>:]<port>/<host>"
     end
     if seen[key] then return nil, "server " .. key .. ": named twice" end

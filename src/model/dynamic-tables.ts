@@ -39,13 +39,31 @@ export interface BackendTable {
   readonly backends: readonly Backend[];
 }
 
-/** ServedCertificate is a TLS host's certificate chain and key, PEM, served by `ssl_certificate_by_lua`. */
-export interface ServedCertificate {
-  /** the Ingress host: `a.example.com`, or `*.example.com` for exactly one more label */
-  readonly host: string;
+/**
+ * ServedCertificate is a certificate chain and key, PEM, served by `ssl_certificate_by_lua`: an Ingress TLS host's,
+ * found by the handshake's SNI, or a Gateway HTTPS server's, found by that server's key. A Gateway server asks for
+ * its own entry only (nginx has picked the server by SNI on its address and port), so a Gateway on its own address
+ * never serves another Gateway's or an Ingress's certificate for the same hostname.
+ */
+export type ServedCertificate = HostCertificate | ServerCertificate;
+
+interface PemPair {
   readonly cert: string;
   readonly key: string;
 }
+
+export interface HostCertificate extends PemPair {
+  /** the Ingress host: `a.example.com`, or `*.example.com` for exactly one more label */
+  readonly host: string;
+}
+
+export interface ServerCertificate extends PemPair {
+  /** the Gateway server's key, as in the routes table: `[<address>:]<port>/<hostname>` */
+  readonly server: string;
+}
+
+/** certificateId tells two entries apart: a host and a server key are two separate namespaces. */
+export const certificateId = (c: ServedCertificate): string => ('host' in c ? c.host : `server ${c.server}`);
 
 /** CertificateTable is what `POST /certificates` carries. */
 export interface CertificateTable {
@@ -205,16 +223,15 @@ export class DynamicSplit {
       if (server.inheritsCertificate || server.certificateFile === null || server.isDefault) continue;
       const pem = byFile.get(server.certificateFile)?.pem;
       if (!pem) continue;
-      certificates.push(servedCertificate(server.host, pem));
+      certificates.push({ host: server.host, ...pemPair(pem) });
       served.add(server.certificateFile);
     }
-    // A Gateway HTTPS listener's host, unless an Ingress TLS host of that name is in the table already.
-    const hosts = new Set(certificates.map((c) => c.host));
+    // Each Gateway HTTPS server with a hostname: its own entry, by its key (an Ingress TLS host of the same name, or
+    // another Gateway's server for it on another address or port, has an entry of its own).
     for (const server of model.gateway?.servers ?? []) {
       const pem = server.certificateFile === null ? undefined : byFile.get(server.certificateFile)?.pem;
-      if (!pem || hosts.has(server.host)) continue;
-      certificates.push(servedCertificate(server.host, pem));
-      hosts.add(server.host);
+      if (!pem) continue;
+      certificates.push({ server: server.key, ...pemPair(pem) });
       served.add(server.certificateFile!);
     }
     served.delete(model.defaultCertificateFile);
@@ -246,10 +263,10 @@ function peerOf(address: string): BackendPeer {
   return { address: host.startsWith('[') ? host.slice(1, -1) : host, port: Number(address.slice(colon + 1)) };
 }
 
-/** servedCertificate splits a certificate file's PEM (the chain, then the key last) into a table entry for `host`. */
-function servedCertificate(host: string, pem: string): ServedCertificate {
+/** pemPair splits a certificate file's PEM (the chain, then the key last) into a table entry's cert and key. */
+function pemPair(pem: string): PemPair {
   const key = pem.lastIndexOf('-----BEGIN ');
-  return { host, cert: pem.slice(0, key).trimEnd(), key: pem.slice(key) };
+  return { cert: pem.slice(0, key).trimEnd(), key: pem.slice(key) };
 }
 
 function versionOf(value: unknown): string {
@@ -281,11 +298,11 @@ export function tablesForReload(next: DynamicTables, previous: DynamicTables | n
     return old;
   });
   const servers = [...kept, ...(previous.routes?.servers ?? []).filter((s) => !keys.has(s.key))];
-  const hosts = new Set(next.certificates.certificates.map((c) => c.host));
+  const ids = new Set(next.certificates.certificates.map(certificateId));
   const backends = [...next.backends.backends, ...previous.backends.backends.filter((b) => !names.has(b.name))];
   const certificates = [
     ...next.certificates.certificates,
-    ...previous.certificates.certificates.filter((c) => !hosts.has(c.host)),
+    ...previous.certificates.certificates.filter((c) => !ids.has(certificateId(c))),
   ];
   return {
     backends:

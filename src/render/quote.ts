@@ -1,8 +1,9 @@
 /**
- * The one quoting helper. Every value the template prints goes through it, so even a value a
- * validator let through cannot end a directive, open a block or start a comment: it becomes one
- * double-quoted nginx token with `"` and `\` escaped. Control characters have no safe spelling
- * in nginx.conf, so they are refused outright (render fails instead of writing a broken file).
+ * The quoting helpers: `quote` for nginx.conf, `luaString` for the few values a `*_by_lua_block` takes as code.
+ * Every value the template prints goes through one of them, so even a value a validator let through cannot end a
+ * directive, open a block or start a comment. `quote` makes it one double-quoted nginx token with `"` and `\`
+ * escaped; control characters have no safe spelling in nginx.conf, so they are refused outright (render fails
+ * instead of writing a broken file).
  */
 
 /** RenderError is a value the template cannot print safely. */
@@ -18,4 +19,23 @@ export function quote(value: unknown, prefix = ''): string {
   if (/[\x00-\x1f\x7f]/.test(text))
     throw new RenderError(`refusing to quote a control character in ${JSON.stringify(text.slice(0, 40))}`);
   return `"${text.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+}
+
+/** LUA_PLAIN are the bytes a Lua string literal may carry as they are; every other byte is a `\ddd` escape. */
+const LUA_PLAIN = /^[A-Za-z0-9._:/*[\]-]$/;
+
+/**
+ * luaString spells a string as one double-quoted Lua literal for a `*_by_lua_block` (a Gateway server's key, say).
+ * Every byte outside a small plain set is escaped as `\ddd`, so no value can end the string, the block or the
+ * directive, whatever nginx's block parser or Lua make of the characters around it.
+ */
+export function luaString(value: unknown): string {
+  if (typeof value !== 'string')
+    throw new RenderError(`cannot spell a ${value === null ? 'null' : typeof value} in Lua`);
+  let out = '"';
+  for (const byte of Buffer.from(value, 'utf8')) {
+    const c = String.fromCharCode(byte);
+    out += byte < 0x80 && LUA_PLAIN.test(c) ? c : `\\${String(byte).padStart(3, '0')}`;
+  }
+  return `${out}"`;
 }

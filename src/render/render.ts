@@ -1,6 +1,6 @@
 import Handlebars from 'handlebars';
 import type { NginxModel } from '../model/nginx-model.js';
-import { quote } from './quote.js';
+import { luaString, quote } from './quote.js';
 
 /** TemplateSources is a main template and its partials, by name, as text. */
 export interface TemplateSources {
@@ -55,8 +55,8 @@ function rootSettings(model: NginxModel): string {
 }
 
 /**
- * compileTemplate compiles a template set in an environment of its own with one helper, `q`
- * (the quoting helper; `prefix=` prepends a constant). Strict mode makes a missing field an
+ * compileTemplate compiles a template set in an environment of its own with two helpers, `q`
+ * (the quoting helper; `prefix=` prepends a constant) and `lua` (a Lua string literal, for a `*_by_lua_block`). Strict mode makes a missing field an
  * error instead of an empty string; noEscape because quoting is q's job, not HTML escaping's.
  *
  * A partial called without parameters on an object (a server, an upstream) keeps its text for
@@ -69,6 +69,7 @@ export function compileTemplate(sources: TemplateSources): NginxTemplate {
   env.registerHelper('q', (value: unknown, options: Handlebars.HelperOptions) =>
     quote(value, typeof options.hash?.prefix === 'string' ? options.hash.prefix : ''),
   );
+  env.registerHelper('lua', (value: unknown) => luaString(value));
   parseOrThrow(env, 'main', sources.main);
   const reusable = reusablePartials(sources.partials);
   let kept = new WeakMap<object, Map<string, string>>();

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
 import {
+  certificateId,
   CONTROL_SOCKET,
   CONTROL_TOKEN_ENV,
   DynamicSplit,
@@ -526,7 +527,7 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     const r = await get({ host: 'secure.test', path: '/', port: tlsPort, https: true, ca: certPem });
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body).backend).toBe('c');
-    expect(pushed?.certificates.certificates.map((c) => c.host)).toContain('secure.test');
+    expect(pushed?.certificates.certificates.map(certificateId)).toContain(`server ${tlsPort}/secure.test`);
   });
 
   it('serves an HTTPS listener without hostname to any name, with its certificate (named in nginx.conf)', async () => {
@@ -542,7 +543,7 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     const named = await get({ host: 'named-any.test', path: '/', port: tlsPort, https: true });
     expect([named.status, named.backend, named.peerCertificate?.subject.CN]).toEqual([200, 'c', 'any.test']);
     // the same Secret is pushed for named-any.test and still a file for the catch-all server
-    expect(pushed?.certificates.certificates.map((c) => c.host)).toContain('named-any.test');
+    expect(pushed?.certificates.certificates.map(certificateId)).toContain(`server ${tlsPort}/named-any.test`);
     expect(lastText).toMatch(/ssl_certificate "certificates\/default_any-cert\.pem";/);
     expect(
       (await get({ host: 'whatever.test', path: '/', port: tlsPort, https: true })).peerCertificate?.subject.CN,

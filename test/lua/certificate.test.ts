@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ControlError } from '../../src/nginx/control.js';
 import type { ServedCertificate } from '../../src/model/dynamic-tables.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
-import { type LuaNginx, startLuaNginx } from './harness.js';
+import { call, LUA_LITERAL_PROBE, type LuaNginx, startLuaNginx } from './harness.js';
 
 let nginx: LuaNginx;
 let exact: KeyPair;
@@ -89,6 +89,24 @@ describe('a renewed certificate', () => {
   });
 });
 
+describe('a Gateway server’s entry', () => {
+  test('is pushed beside a host of the same name, each once; a server key named twice is refused', async () => {
+    const entry = { server: '443/app.example.com', cert: wildcard.certPem, key: wildcard.keyPem };
+    await push(served('app.example.com', exact), served('*.example.com', wildcard), entry);
+    // only a Gateway server asks by key (templates/partials/gateway-server.hbs): the SNI lookup keeps the host's
+    expect((await handshake('app.example.com')).subject.CN).toBe('app.example.com');
+    const err = await push(entry, entry).catch((e: unknown) => e);
+    expect((err as ControlError).reason).toContain('server named twice');
+    await push(served('app.example.com', exact), served('*.example.com', wildcard));
+  });
+});
+
+describe('a Lua string literal written by luaString', () => {
+  test('reads back as written, through nginx’s block parser and Lua', async () => {
+    expect((await call(nginx, '/lua-literal')).body).toBe(LUA_LITERAL_PROBE);
+  });
+});
+
 describe('a bad certificate push', () => {
   const bad: [string, () => ServedCertificate][] = [
     ['a key that is not PEM', () => ({ ...served('bad.example.com', exact), key: 'not a key' })],
@@ -103,6 +121,16 @@ describe('a bad certificate push', () => {
     ['an upper-case host', () => served('Bad.example.com', exact)],
     ['a host with a space', () => served('bad example.com', exact)],
     ['a wildcard in the middle', () => served('a.*.example.com', exact)],
+    // a Gateway server's entry: a key as the routes table's, and never beside a host
+    [
+      'a server key that is not [<address>:]<port>/<host>',
+      () => ({ server: '443/a b', cert: exact.certPem, key: exact.keyPem }),
+    ],
+    ['a server key with a quote', () => ({ server: '443/a"b', cert: exact.certPem, key: exact.keyPem })],
+    [
+      'both host and server',
+      () => ({ ...served('app.example.com', exact), server: '443/app.example.com' }) as unknown as ServedCertificate,
+    ],
   ];
 
   test.each(bad)('%s is refused and the old table serves', async (_what, entry) => {

@@ -11,11 +11,15 @@ import { join, resolve } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
 import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, type BackendPeer } from '../../src/model/dynamic-tables.js';
+import { luaString } from '../../src/render/quote.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { freePort, waitForPort } from '../support/net.js';
 
 const LUA_DIR = resolve(import.meta.dirname, '../../lua');
 const NGINX = process.env.NGINX_BINARY || '/usr/sbin/nginx';
+
+/** LUA_LITERAL_PROBE is written into a Lua block with luaString; `/lua-literal` prints what Lua read back. */
+export const LUA_LITERAL_PROBE = 'a"b\\c\'}{ ]]--[[ $x;\n\r\t\0 # é 💥 \\ddd\\065';
 
 /** LuaNginx is a running nginx with the Lua balancer and its control channel. */
 export interface LuaNginx {
@@ -116,6 +120,7 @@ http {
       proxy_pass http://upstream_balancer;
     }
     location = /self { return 200 "self\\n"; }
+    location = /lua-literal { content_by_lua_block { ngx.print(${luaString(LUA_LITERAL_PROBE)}) } }
     location / { return 404 "public 404\\n"; }
   }
 }

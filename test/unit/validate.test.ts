@@ -14,7 +14,7 @@ import {
   checkSslProtocols,
   checkWorkerProcesses,
 } from '../../src/model/validate.js';
-import { quote } from '../../src/render/quote.js';
+import { luaString, quote } from '../../src/render/quote.js';
 
 const accepts = (check: (v: unknown) => { ok: boolean }, values: unknown[]) =>
   it.each(values.map((v) => [v]))('accepts %j', (v) => expect(check(v).ok).toBe(true));
@@ -130,6 +130,21 @@ describe('ConfigMap value checks', () => {
     expect(checkLogFormat('$remote_addr "$request" ${status}').ok).toBe(true);
     expect(checkLogFormat('costs $5').ok).toBe(false);
     expect(checkLogFormat('a\nb').ok).toBe(false);
+  });
+});
+
+describe('luaString', () => {
+  it.each([
+    ['443/shop.example.com', '"443/shop.example.com"'],
+    ['127.0.0.201:8443/*.example.com', '"127.0.0.201:8443/*.example.com"'],
+    ['fd00::1:443/_', '"fd00::1:443/_"'],
+    ['a"b', '"a\\034b"'],
+    ['}) os.exit() --', '"\\125\\041\\032os.exit\\040\\041\\032--"'],
+    ['é', '"\\195\\169"'],
+  ])('spells %j as %s', (value, literal) => expect(luaString(value)).toBe(literal));
+
+  it('refuses what is not a string', () => {
+    expect(() => luaString(443)).toThrow(/cannot spell/);
   });
 });
 
