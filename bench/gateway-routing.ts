@@ -25,7 +25,7 @@ import { modulesPath } from '../src/nginx/modules.js';
 import { nginxBinary } from '../src/nginx/binary.js';
 import { loadTemplate } from '../src/render/load.js';
 import { render } from '../src/render/render.js';
-import { CONTROLLER, gateway, gatewayClass, listener, route } from '../test/gateway/fixtures.js';
+import { CONTROLLER, gateway, gatewayClass, listener, namespace, route } from '../test/gateway/fixtures.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../test/support/manifests.js';
 import { freePort } from '../test/support/net.js';
 import { startNginx } from '../test/support/nginx.js';
@@ -125,16 +125,9 @@ function snapshot(backendPort: number): Snapshot {
         },
       ],
     }),
+    namespace('default'),
   ] as Record<string, unknown>[];
-  const of = (kind: string) => objects.filter((o) => o.kind === kind);
-  return {
-    ...snapshotOf(objects as { kind?: string }[]),
-    gatewayClasses: of('GatewayClass'),
-    gateways: of('Gateway'),
-    httpRoutes: of('HTTPRoute'),
-    referenceGrants: [],
-    namespaces: [{ kind: 'Namespace', metadata: { name: 'default' } }],
-  };
+  return snapshotOf(objects);
 }
 
 /** MIRROR_DIRECTIVE is one `mirror` line of a Gateway server (the internal locations may stay: nothing calls them). */

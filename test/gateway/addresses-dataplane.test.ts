@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
 import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, DynamicSplit } from '../../src/model/dynamic-tables.js';
-import type { Snapshot } from '../../src/model/snapshot.js';
 import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { loadTemplate } from '../../src/render/load.js';
@@ -97,15 +96,7 @@ beforeAll(async () => {
     route('r3', { parentRefs: to('three'), rules: [{ backendRefs: [{ name: 'a', port: 80 }] }] }),
     route('r4', { parentRefs: to('four'), rules: [{ backendRefs: [{ name: 'b', port: 80 }] }] }),
   ];
-  const of = (kind: string) => gatewayObjects.filter((o) => o.kind === kind);
-  const snapshot: Snapshot = {
-    ...snapshotOf(objects as { kind?: string }[]),
-    gatewayClasses: of('GatewayClass'),
-    gateways: of('Gateway'),
-    httpRoutes: of('HTTPRoute'),
-    referenceGrants: [],
-    namespaces: [],
-  };
+  const snapshot = snapshotOf([...objects, ...gatewayObjects]);
   result = buildModel(snapshot, options);
   const { model, tables } = new DynamicSplit().split(result.model);
   await writeConfigSet(dir, render(model, await loadTemplate()), model.certificates);

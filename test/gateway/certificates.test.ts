@@ -22,7 +22,7 @@ import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
 import { luaSettingsIn, startNginx, type RunningNginx } from '../support/nginx.js';
-import { CONTROLLER, gateway, gatewayClass, listener, route } from './fixtures.js';
+import { CONTROLLER, gateway, gatewayClass, listener, namespace, route } from './fixtures.js';
 
 const [A, B] = ['127.0.0.201', '127.0.0.202'];
 const template = await loadTemplate();
@@ -51,17 +51,7 @@ function handshake(host: string, servername: string): Promise<string> {
   });
 }
 
-function snapshot(): Snapshot {
-  const of = (kind: string) => objects.filter((o) => o.kind === kind);
-  return {
-    ...snapshotOf(objects as { kind?: string }[]),
-    gatewayClasses: of('GatewayClass'),
-    gateways: of('Gateway'),
-    httpRoutes: of('HTTPRoute'),
-    referenceGrants: [],
-    namespaces: [{ kind: 'Namespace', metadata: { name: 'default' } }],
-  };
-}
+const snapshot = (): Snapshot => snapshotOf([...objects, namespace('default')]);
 
 /** apply builds, renders, writes nginx.conf (before nginx starts) and pushes the tables that changed. */
 async function apply(): Promise<{ confChanged: boolean; problems: string[] }> {

@@ -29,7 +29,7 @@ import { issueCertificate } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { freePort, get, type Reply } from '../support/net.js';
 import { startNginx, type RunningNginx, luaSettingsIn } from '../support/nginx.js';
-import { CONTROLLER, gateway, gatewayClass, listener, route } from './fixtures.js';
+import { CONTROLLER, gateway, gatewayClass, listener, namespace, route } from './fixtures.js';
 
 interface Pod {
   readonly name: string;
@@ -246,18 +246,7 @@ function routes() {
   ];
 }
 
-function snapshot(): Snapshot {
-  const base = snapshotOf(objects as { kind?: string }[]);
-  const of = (kind: string) => objects.filter((o) => o.kind === kind);
-  return {
-    ...base,
-    gatewayClasses: of('GatewayClass'),
-    gateways: of('Gateway'),
-    httpRoutes: of('HTTPRoute'),
-    referenceGrants: [],
-    namespaces: [{ kind: 'Namespace', metadata: { name: 'default' } }],
-  };
-}
+const snapshot = (): Snapshot => snapshotOf([...objects, namespace('default')]);
 
 /**
  * apply builds and renders as the controller does, and writes nginx.conf when it changed (then the caller must

@@ -23,7 +23,7 @@ import { callEcho, GRPC_ECHO_SERVICE, GrpcEchoClient, type GrpcEchoPod, startGrp
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { freePort, get } from '../support/net.js';
 import { type RunningNginx, startNginx, luaSettingsIn } from '../support/nginx.js';
-import { CONTROLLER, gateway, gatewayClass, listener, route } from './fixtures.js';
+import { CONTROLLER, gateway, gatewayClass, listener, namespace, route } from './fixtures.js';
 
 const GROUP = 'gateway.networking.k8s.io';
 const SVC = GRPC_ECHO_SERVICE;
@@ -120,18 +120,7 @@ function objects(webPort: number): Record<string, unknown>[] {
   ];
 }
 
-function snapshot(list: Record<string, unknown>[]): Snapshot {
-  const of = (kind: string) => list.filter((o) => o.kind === kind);
-  return {
-    ...snapshotOf(list as { kind?: string }[]),
-    gatewayClasses: of('GatewayClass'),
-    gateways: of('Gateway'),
-    httpRoutes: of('HTTPRoute'),
-    grpcRoutes: of('GRPCRoute'),
-    referenceGrants: [],
-    namespaces: [{ kind: 'Namespace', metadata: { name: 'default' } }],
-  };
-}
+const snapshot = (list: Record<string, unknown>[]): Snapshot => snapshotOf([...list, namespace('default')]);
 
 beforeAll(async () => {
   echo.one = await startGrpcEcho('127.0.0.2', { namespace: 'default', service_name: 'one', pod: 'one-pod' });

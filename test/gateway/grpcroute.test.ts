@@ -5,7 +5,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
 import { buildGatewayRoutes, readGRPCRoute } from '../../src/model/gateway/index.js';
-import type { Snapshot } from '../../src/model/snapshot.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
 import { CONTROLLER, gateway, gatewayClass, grant, grpcRoute, input, listener, route, service } from './fixtures.js';
 
@@ -296,16 +295,7 @@ describe('the h2c rule: a plaintext socket speaks h2c only when all it serves is
       ingress('legacy', { 'legacy.test': [{ path: '/', service: 'web' }] }),
       ...serviceWithEndpoints('web', [{ ip: '127.0.0.2', port: 8080 }]),
     ];
-    const of = (kind: string) => gatewayObjects.filter((o) => o.kind === kind);
-    const snapshot: Snapshot = {
-      ...snapshotOf(objects as { kind?: string }[]),
-      gatewayClasses: of('GatewayClass'),
-      gateways: of('Gateway'),
-      httpRoutes: of('HTTPRoute'),
-      grpcRoutes: of('GRPCRoute'),
-      referenceGrants: [],
-      namespaces: [],
-    };
+    const snapshot = snapshotOf([...objects, ...gatewayObjects]);
     return buildModel(
       snapshot,
       addresses ? { ...options, gateway: { controllerName: CONTROLLER, addresses } } : options,

@@ -14,17 +14,8 @@ import { CONTROLLER, gateway, gatewayClass, grant, input, listener, route, servi
 const LUA = { modules: [], packagePath: '/lua/?.lua;;', controlSocket: '/run/ia/control.sock', requestMetrics: false };
 const options: BuildOptions = { ...defaultBuildOptions, dynamic: LUA, gateway: { controllerName: CONTROLLER } };
 
-function snapshot(objects: Record<string, unknown>[], gatewayObjects: Record<string, unknown>[]): Snapshot {
-  const of = (kind: string) => gatewayObjects.filter((o) => o.kind === kind);
-  return {
-    ...snapshotOf(objects as { kind?: string }[]),
-    gatewayClasses: of('GatewayClass'),
-    gateways: of('Gateway'),
-    httpRoutes: of('HTTPRoute'),
-    referenceGrants: of('ReferenceGrant'),
-    namespaces: [],
-  };
-}
+const snapshot = (objects: Record<string, unknown>[], gatewayObjects: Record<string, unknown>[]): Snapshot =>
+  snapshotOf([...objects, ...gatewayObjects]);
 
 describe('reading timeouts', () => {
   it.each([

@@ -87,7 +87,10 @@ export function tlsSecret(name: string, certPem: string, keyPem: string, namespa
   };
 }
 
-/** snapshotOf sorts manifests by kind into the model's Snapshot (what the watchers would have listed). */
+/**
+ * snapshotOf sorts manifests by kind into the model's Snapshot (what the watchers would have listed), the Gateway
+ * API's kinds and Namespaces included.
+ */
 export function snapshotOf(objects: { kind?: string }[]): Snapshot {
   const of = <T>(kind: string) => objects.filter((o) => o.kind === kind) as T[];
   return {
@@ -97,5 +100,11 @@ export function snapshotOf(objects: { kind?: string }[]): Snapshot {
     endpointSlices: of('EndpointSlice'),
     secrets: of('Secret'),
     configMaps: of<ConfigMap>('ConfigMap'),
+    gatewayClasses: of('GatewayClass'),
+    gateways: of('Gateway'),
+    httpRoutes: of('HTTPRoute'),
+    grpcRoutes: of('GRPCRoute'),
+    referenceGrants: of('ReferenceGrant'),
+    namespaces: of('Namespace'),
   };
 }
