@@ -100,6 +100,8 @@ export interface RequestOptions {
   readonly https?: boolean;
   readonly method?: string;
   readonly headers?: Record<string, string>;
+  /** the request body, sent with its Content-Length */
+  readonly body?: string;
   readonly localAddress?: string;
   /** CA to trust for https; without it the certificate is not verified (it is still returned) */
   readonly ca?: string;
@@ -140,6 +142,6 @@ export function get(options: RequestOptions): Promise<Reply> {
     );
     req.setTimeout(10_000, () => req.destroy(new Error(`request to ${options.host}${options.path} timed out`)));
     req.on('error', reject);
-    req.end();
+    req.end(options.body);
   });
 }
