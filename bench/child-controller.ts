@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { startApiServer } from '../src/api-server/server.js';
 import { PROJECT_ROOT } from '../src/project-root.js';
 import { mergePatcher } from '../test/support/cluster.js';
-import { freePort } from '../test/support/net.js';
+import { testControllerFlags } from '../test/support/controller-flags.js';
 
 /** LogLine is one pino line of the controller: `time` is epoch milliseconds. */
 export interface LogLine {
@@ -37,27 +37,10 @@ export async function startChildController(seed: object[], flags: string[]): Pro
   const dir = await mkdtemp(join(tmpdir(), 'ia-bench-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await api.writeKubeconfig(kubeconfig);
-  const [httpPort, httpsPort, healthzPort] = [await freePort(), await freePort(), await freePort()];
+  const first = await testControllerFlags(kubeconfig, join(dir, 'nginx'));
   const child = spawn(
     join(PROJECT_ROOT, 'bin/ingress-actors'),
-    [
-      'controller',
-      '--kubeconfig',
-      kubeconfig,
-      '--http-port',
-      String(httpPort),
-      '--https-port',
-      String(httpsPort),
-      '--healthz-port',
-      String(healthzPort),
-      '--config-dir',
-      join(dir, 'nginx'),
-      '--drain-timeout',
-      '1',
-      '--shutdown-timeout',
-      '5',
-      ...flags,
-    ],
+    ['controller', ...first.flags, '--drain-timeout', '1', '--shutdown-timeout', '5', ...flags],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -77,7 +60,7 @@ export async function startChildController(seed: object[], flags: string[]): Pro
   const patcher = mergePatcher(api);
   return {
     pid: child.pid!,
-    httpPort,
+    httpPort: first.httpPort,
     logs,
     rawPatch: patcher.patch,
     close: async () => {

@@ -17,6 +17,7 @@ import { issueCertificate } from '../../src/tls/issue.js';
 import { kubectlFor, startTestApi, type Kubectl, type TestApi } from '../support/kube-api.js';
 import { tlsSecret } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
+import { testControllerFlags } from '../support/controller-flags.js';
 import { startGrpcEcho } from '../support/grpc-echo.js';
 import { startEchoPod, type EchoPod } from './echo.js';
 
@@ -269,18 +270,9 @@ export async function startHarness(): Promise<Harness> {
       ]),
     );
 
-    const [httpPort, httpsPort, healthzPort] = [await freePort(), await freePort(), await freePort()];
+    const { flags, httpPort, httpsPort } = await testControllerFlags(api.kubeconfig, join(api.dir, 'nginx'));
     const parsed = parseControllerFlags([
-      '--kubeconfig',
-      api.kubeconfig,
-      '--http-port',
-      String(httpPort),
-      '--https-port',
-      String(httpsPort),
-      '--healthz-port',
-      String(healthzPort),
-      '--config-dir',
-      join(api.dir, 'nginx'),
+      ...flags,
       '--publish-status-address',
       '127.0.0.1',
       // each Gateway on its own loopback address (the echo pods have 127.0.0.2 …), as the suite expects

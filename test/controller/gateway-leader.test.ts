@@ -16,7 +16,7 @@ import { PROJECT_ROOT } from '../../src/project-root.js';
 import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { kubectlFor } from '../support/kube-api.js';
 import { ingressClass } from '../support/manifests.js';
-import { freePort } from '../support/net.js';
+import { testControllerFlags } from '../support/controller-flags.js';
 
 const GROUP = 'gateway.networking.k8s.io';
 const STANDARD_INSTALL = join(PROJECT_ROOT, 'deploy', 'gateway-api', 'standard-install.yaml');
@@ -54,16 +54,7 @@ beforeAll(async () => {
   });
   secondDir = await mkdtemp(join(tmpdir(), 'ia-replica-b-'));
   const parsed = parseControllerFlags([
-    '--kubeconfig',
-    join(cluster.dir, 'kubeconfig'),
-    '--http-port',
-    String(await freePort()),
-    '--https-port',
-    String(await freePort()),
-    '--healthz-port',
-    String(await freePort()),
-    '--config-dir',
-    join(secondDir, 'nginx'),
+    ...(await testControllerFlags(join(cluster.dir, 'kubeconfig'), join(secondDir, 'nginx'))).flags,
     '--sync-rate-limit',
     '10',
     '--shutdown-timeout',

@@ -22,7 +22,7 @@ import { startController } from '../../src/main.js';
 import { PROJECT_ROOT } from '../../src/project-root.js';
 import { waitFor } from '../support/cluster.js';
 import { ingress, serviceWithEndpoints } from '../support/manifests.js';
-import { freePort } from '../support/net.js';
+import { testControllerFlags } from '../support/controller-flags.js';
 import { controllerContainer, find, loadManifests } from './manifests.js';
 import { allows, type Call, type Grant, toCall } from './rbac-calls.js';
 
@@ -103,16 +103,7 @@ let dir: string;
 async function runController(pod: string, body: () => Promise<void>): Promise<void> {
   const parsed = parseControllerFlags([
     ...deploymentFlags,
-    '--kubeconfig',
-    join(dir, 'kubeconfig'),
-    '--http-port',
-    String(await freePort()),
-    '--https-port',
-    String(await freePort()),
-    '--healthz-port',
-    String(await freePort()),
-    '--config-dir',
-    join(dir, pod),
+    ...(await testControllerFlags(join(dir, 'kubeconfig'), join(dir, pod))).flags,
     '--sync-rate-limit',
     '10',
   ]);

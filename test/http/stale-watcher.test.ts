@@ -15,7 +15,8 @@ import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
 import { startController, type Controller } from '../../src/main.js';
 import { waitFor } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
-import { freePort, get, startBackend, type Backend } from '../support/net.js';
+import { get, startBackend, type Backend } from '../support/net.js';
+import { testControllerFlags } from '../support/controller-flags.js';
 import { healthz, scrape } from './prometheus.js';
 
 let api: ApiServer;
@@ -37,23 +38,9 @@ beforeAll(async () => {
   });
   dir = await mkdtemp(join(tmpdir(), 'ia-stale-'));
   await api.writeKubeconfig(join(dir, 'kubeconfig'));
-  [healthzPort, httpPort] = [await freePort(), await freePort()];
-  const parsed = parseControllerFlags([
-    '--kubeconfig',
-    join(dir, 'kubeconfig'),
-    '--http-port',
-    String(httpPort),
-    '--https-port',
-    String(await freePort()),
-    '--healthz-port',
-    String(healthzPort),
-    '--config-dir',
-    join(dir, 'nginx'),
-    '--sync-rate-limit',
-    '10',
-    '--shutdown-timeout',
-    '5',
-  ]);
+  const first = await testControllerFlags(join(dir, 'kubeconfig'), join(dir, 'nginx'));
+  [healthzPort, httpPort] = [first.healthzPort, first.httpPort];
+  const parsed = parseControllerFlags([...first.flags, '--sync-rate-limit', '10', '--shutdown-timeout', '5']);
   if (!('config' in parsed)) throw new Error('unexpected --help');
   controller = await startController(parsed.config, pino({ level: 'silent' }), {
     watcherTimeouts: { requestTimeoutMs: 300, watchIdleTimeoutMs: 2_000 },

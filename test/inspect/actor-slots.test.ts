@@ -20,7 +20,8 @@ import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
 import { startController, type Controller } from '../../src/main.js';
 import { waitFor } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
-import { freePort, get, startBackend, type Backend } from '../support/net.js';
+import { get, startBackend, type Backend } from '../support/net.js';
+import { testControllerFlags } from '../support/controller-flags.js';
 
 interface Message {
   type: string;
@@ -66,18 +67,10 @@ beforeAll(async () => {
   await api.writeKubeconfig(join(dir, 'kubeconfig'));
   inspector = await startInspector({ port: 0 });
   early = await viewer(inspector.wsUrl);
-  httpPort = await freePort();
+  const first = await testControllerFlags(join(dir, 'kubeconfig'), join(dir, 'conf'));
+  httpPort = first.httpPort;
   const parsed = parseControllerFlags([
-    '--kubeconfig',
-    join(dir, 'kubeconfig'),
-    '--http-port',
-    String(httpPort),
-    '--https-port',
-    String(await freePort()),
-    '--healthz-port',
-    String(await freePort()),
-    '--config-dir',
-    join(dir, 'conf'),
+    ...first.flags,
     '--sync-rate-limit',
     '10',
     '--shutdown-timeout',

@@ -23,6 +23,7 @@ import { startController, type Controller } from '../../src/main.js';
 import { queueIdle, waitFor } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { freePort, get, startBackend, type Backend } from '../support/net.js';
+import { testControllerFlags } from '../support/controller-flags.js';
 
 /** Message is what the relay forwards: @statelyai/inspect's serialised inspection events. */
 interface Message {
@@ -75,23 +76,8 @@ afterAll(async () => {
 });
 
 async function controllerFlags(name: string): Promise<{ argv: string[]; httpPort: number }> {
-  const httpPort = await freePort();
-  const argv = [
-    '--kubeconfig',
-    join(dir, 'kubeconfig'),
-    '--http-port',
-    String(httpPort),
-    '--https-port',
-    String(await freePort()),
-    '--healthz-port',
-    String(await freePort()),
-    '--config-dir',
-    join(dir, name),
-    '--sync-rate-limit',
-    '10',
-    '--shutdown-timeout',
-    '5',
-  ];
+  const { flags, httpPort } = await testControllerFlags(join(dir, 'kubeconfig'), join(dir, name));
+  const argv = [...flags, '--sync-rate-limit', '10', '--shutdown-timeout', '5'];
   return { argv, httpPort };
 }
 

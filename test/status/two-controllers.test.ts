@@ -17,7 +17,7 @@ import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
 import { signalGroup } from '../../src/nginx/master.js';
 import { waitFor } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
-import { freePort } from '../support/net.js';
+import { testControllerFlags } from '../support/controller-flags.js';
 import { healthz, scrape } from '../http/prometheus.js';
 
 const CLI = new URL('../../bin/ingress-actors', import.meta.url).pathname;
@@ -61,21 +61,12 @@ interface Replica {
 
 async function startReplica(_api: ApiServer, kubeconfig: string, pod: string): Promise<Replica> {
   const dir = await mkdtemp(join(tmpdir(), `ia-${pod}-`));
-  const healthzPort = await freePort();
+  const { flags, healthzPort } = await testControllerFlags(kubeconfig, join(dir, 'nginx'));
   const child = execa(
     CLI,
     [
       'controller',
-      '--kubeconfig',
-      kubeconfig,
-      '--http-port',
-      String(await freePort()),
-      '--https-port',
-      String(await freePort()),
-      '--healthz-port',
-      String(healthzPort),
-      '--config-dir',
-      join(dir, 'nginx'),
+      ...flags,
       '--publish-status-address',
       ADDRESS,
       '--election-ttl',

@@ -16,7 +16,7 @@ import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
 import type { ResourceDef } from '../../src/api-server/resources.js';
 import type { WebhookCertTimings } from '../../src/http/webhook-self-signed.js';
 import { startController, type Controller } from '../../src/main.js';
-import { freePort } from './net.js';
+import { testControllerFlags } from './controller-flags.js';
 
 /** Cluster is a running API server and controller, with helpers to change and observe them. */
 export interface Cluster {
@@ -85,18 +85,9 @@ export async function startCluster(
   const dir = await mkdtemp(join(tmpdir(), 'ia-cluster-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await api.writeKubeconfig(kubeconfig);
-  const [httpPort, httpsPort, healthzPort] = [await freePort(), await freePort(), await freePort()];
+  const { flags: first, httpPort, httpsPort, healthzPort } = await testControllerFlags(kubeconfig, join(dir, 'nginx'));
   const parsed = parseControllerFlags([
-    '--kubeconfig',
-    kubeconfig,
-    '--http-port',
-    String(httpPort),
-    '--https-port',
-    String(httpsPort),
-    '--healthz-port',
-    String(healthzPort),
-    '--config-dir',
-    join(dir, 'nginx'),
+    ...first,
     '--sync-rate-limit',
     '10',
     '--drain-timeout',

@@ -37,7 +37,8 @@ import { liveGroupMembers, signalGroup } from '../../../src/nginx/master.js';
 import { isListening } from '../../../src/nginx/probe.js';
 import { PROJECT_ROOT } from '../../../src/project-root.js';
 import { waitFor } from '../../support/cluster.js';
-import { freePort, get } from '../../support/net.js';
+import { get } from '../../support/net.js';
+import { testControllerFlags } from '../../support/controller-flags.js';
 import type { Path } from '../graph.js';
 import { microstepRecorder, type RealStep, type StepContext, type World } from '../runner.js';
 import { gatedNginx, holdRequest, type HoldingBackend, type InFlight } from './processes.js';
@@ -169,18 +170,9 @@ export async function startControllerWorld(
   const template = join(templates, 'nginx.conf.hbs');
   const fifo = join(dir, 'template.fifo');
   const gates = await gatedNginx(dir, ['hold-test', 'hold-start', 'ignore-quit']);
-  const [httpPort, httpsPort, healthzPort] = [await freePort(), await freePort(), await freePort()];
+  const { flags, httpPort, healthzPort } = await testControllerFlags(kubeconfig, join(dir, 'conf'));
   const parsed = parseControllerFlags([
-    '--kubeconfig',
-    kubeconfig,
-    '--http-port',
-    String(httpPort),
-    '--https-port',
-    String(httpsPort),
-    '--healthz-port',
-    String(healthzPort),
-    '--config-dir',
-    join(dir, 'conf'),
+    ...flags,
     '--template',
     template,
     '--nginx-binary',
