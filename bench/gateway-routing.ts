@@ -18,6 +18,7 @@ import autocannon from 'autocannon';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../src/model/build.js';
 import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, DynamicSplit } from '../src/model/dynamic-tables.js';
 import type { Snapshot } from '../src/model/snapshot.js';
+import { pushTables } from '../src/actors/nginx.js';
 import { ControlChannel, newControlToken } from '../src/nginx/control.js';
 import { writeConfigSet } from '../src/nginx/files.js';
 import { LUA_FOLDER } from '../src/nginx/lua.js';
@@ -177,10 +178,7 @@ async function serve(backendPort: number, stripMirrors: boolean): Promise<Served
     .trim()
     .split('\n');
   if (workers.length !== 1) throw new Error(`expected one nginx worker, found ${workers.length}`);
-  const control = new ControlChannel(join(dir, CONTROL_SOCKET), token);
-  await control.pushBackends(tables.backends);
-  await control.pushCertificates(tables.certificates);
-  await control.pushRoutes(tables.routes);
+  await pushTables(new ControlChannel(join(dir, CONTROL_SOCKET), token), tables, null);
   const walk = tables.routes.servers.find((s) => s.key === `${port}/walk.bench`);
   const last = walk?.routes.findIndex((r) => r.route.startsWith('default/walk-last')) ?? -1;
   return {

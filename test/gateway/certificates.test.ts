@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
 import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, DynamicSplit, type DynamicTables } from '../../src/model/dynamic-tables.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
+import { pushTables } from '../../src/actors/nginx.js';
 import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { loadTemplate } from '../../src/render/load.js';
@@ -63,13 +64,7 @@ async function apply(): Promise<{ confChanged: boolean; problems: string[] }> {
     await writeConfigSet(dir, text, model.certificates);
     confText = text;
   }
-  if (control) {
-    if (pushed?.certificates.version !== tables.certificates.version)
-      await control.pushCertificates(tables.certificates);
-    if (pushed?.backends.version !== tables.backends.version) await control.pushBackends(tables.backends);
-    if (pushed?.routes.version !== tables.routes.version) await control.pushRoutes(tables.routes);
-  }
-  pushed = tables;
+  pushed = control ? await pushTables(control, tables, pushed) : tables;
   return { confChanged, problems: result.problems.map((p) => `${p.kind} ${p.name} ${p.field}: ${p.message}`) };
 }
 

@@ -21,6 +21,7 @@ import {
   tablesForReload,
 } from '../../src/model/dynamic-tables.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
+import { pushTables } from '../../src/actors/nginx.js';
 import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { loadTemplate } from '../../src/render/load.js';
@@ -269,11 +270,9 @@ async function apply(reloads = false): Promise<{ changed: boolean; problems: str
   return { changed, problems: result.problems.map((p) => `${p.kind} ${p.name} ${p.field}: ${p.message}`), tables };
 }
 
+/** push sends the tables that changed, as the nginx actor does. */
 async function push(tables: DynamicTables): Promise<void> {
-  if (pushed?.backends.version !== tables.backends.version) await control.pushBackends(tables.backends);
-  if (pushed?.certificates.version !== tables.certificates.version) await control.pushCertificates(tables.certificates);
-  if (pushed?.routes.version !== tables.routes.version) await control.pushRoutes(tables.routes);
-  pushed = tables;
+  pushed = await pushTables(control, tables, pushed);
 }
 
 const workers = () =>

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BuildOptions, buildModel, defaultBuildOptions } from '../../src/model/build.js';
 import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, DynamicSplit } from '../../src/model/dynamic-tables.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
+import { pushTables } from '../../src/actors/nginx.js';
 import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { loadTemplate } from '../../src/render/load.js';
@@ -147,10 +148,7 @@ beforeAll(async () => {
   const { model, tables } = new DynamicSplit().split(result.model);
   await writeConfigSet(dir, render(model, await loadTemplate()), model.certificates);
   nginx = await startNginx(dir, port);
-  const control = new ControlChannel(join(dir, CONTROL_SOCKET), token);
-  await control.pushBackends(tables.backends);
-  await control.pushCertificates(tables.certificates);
-  await control.pushRoutes(tables.routes);
+  await pushTables(new ControlChannel(join(dir, CONTROL_SOCKET), token), tables, null);
 }, 60_000);
 
 afterAll(async () => {
