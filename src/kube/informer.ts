@@ -154,7 +154,7 @@ class GuardedWatch {
  * createInformer wraps client-node's ListWatch for one kind. It relists by itself on 410 Gone
  * and resumes a dropped watch from the last resourceVersion; on any other error (a list or a
  * watch the API server did not answer in time included) it stops and reports, and the watcher
- * actor decides when to start it again. A kind the API server does not serve fails its list with
+ * actor decides when to start it again. A CRD kind the API server does not serve fails its list with
  * a KindNotServedError.
  */
 export function createInformer(
@@ -210,7 +210,7 @@ export function createInformer(
     } catch (error) {
       if (timedOut)
         throw new Error(`list ${kind}: the API server did not answer within ${timeouts.requestTimeoutMs} ms`);
-      throw notServed(kind, apiVersion, error) ?? error;
+      throw (info.crd && notServed(kind, apiVersion, error)) || error;
     } finally {
       clearTimeout(timer);
       if (listing === attempt) listing = null;

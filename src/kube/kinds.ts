@@ -36,6 +36,11 @@ export interface KindInfo {
   readonly version: string;
   readonly plural: string;
   readonly namespaced: boolean;
+  /**
+   * served only once its CRD is installed: a 404 on its list is the watcher's `unserved` state. A built-in kind's 404
+   * (a proxy or an aggregation layer in the way) is a failure like any other, retried with the cache kept.
+   */
+  readonly crd?: true;
 }
 
 const GATEWAY_API = 'gateway.networking.k8s.io';
@@ -49,11 +54,11 @@ export const KIND_INFO: Readonly<Record<WatchedKind, KindInfo>> = {
   Secret: { group: '', version: 'v1', plural: 'secrets', namespaced: true },
   ConfigMap: { group: '', version: 'v1', plural: 'configmaps', namespaced: true },
   Node: { group: '', version: 'v1', plural: 'nodes', namespaced: false },
-  GatewayClass: { group: GATEWAY_API, version: 'v1', plural: 'gatewayclasses', namespaced: false },
-  Gateway: { group: GATEWAY_API, version: 'v1', plural: 'gateways', namespaced: true },
-  HTTPRoute: { group: GATEWAY_API, version: 'v1', plural: 'httproutes', namespaced: true },
-  GRPCRoute: { group: GATEWAY_API, version: 'v1', plural: 'grpcroutes', namespaced: true },
-  ReferenceGrant: { group: GATEWAY_API, version: 'v1beta1', plural: 'referencegrants', namespaced: true },
+  GatewayClass: { group: GATEWAY_API, version: 'v1', plural: 'gatewayclasses', namespaced: false, crd: true },
+  Gateway: { group: GATEWAY_API, version: 'v1', plural: 'gateways', namespaced: true, crd: true },
+  HTTPRoute: { group: GATEWAY_API, version: 'v1', plural: 'httproutes', namespaced: true, crd: true },
+  GRPCRoute: { group: GATEWAY_API, version: 'v1', plural: 'grpcroutes', namespaced: true, crd: true },
+  ReferenceGrant: { group: GATEWAY_API, version: 'v1beta1', plural: 'referencegrants', namespaced: true, crd: true },
   Namespace: { group: '', version: 'v1', plural: 'namespaces', namespaced: false },
 };
 

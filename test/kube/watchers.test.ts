@@ -398,14 +398,21 @@ describe('watchers', () => {
     await waitFor('the new route cached', () => w.reports.includes('changed HTTPRoute default/r2'));
   });
 
-  it('a kind that stops being served (404) empties its cache and waits unserved; served again, it lists', async () => {
-    const w = await setup([ing('a'), ing('b')], ['Ingress']);
+  it('a CRD kind that stops being served (404) empties its cache and waits unserved; served again, it lists', async () => {
+    const route = (name: string) => ({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { name, namespace: 'default' },
+      spec: { hostnames: [`${name}.example.com`] },
+    });
+    const w = await setup([route('a'), route('b')], ['HTTPRoute'], { api: { extraKinds: GATEWAY_RESOURCES } });
+    const cached = () => w.cacheState('HTTPRoute').map((k) => k.split('@')[0]);
     w.api.failRequests({ status: 404 });
     w.api.dropWatches();
     await waitFor('unserved', () => w.watchers[0]!.getSnapshot().value === 'unserved', 10_000);
-    expect(w.cacheState('Ingress')).toEqual([]);
-    expect(w.reports).toEqual(expect.arrayContaining(['changed Ingress default/a', 'changed Ingress default/b']));
-    expect(w.reports.filter((r) => r.startsWith('synced'))).toEqual(['synced Ingress']);
+    expect(cached()).toEqual([]);
+    expect(w.reports).toEqual(expect.arrayContaining(['changed HTTPRoute default/a', 'changed HTTPRoute default/b']));
+    expect(w.reports.filter((r) => r.startsWith('synced'))).toEqual(['synced HTTPRoute']);
     const before = w.reports.length;
     w.api.failRequests(null);
     await waitFor(
@@ -413,12 +420,22 @@ describe('watchers', () => {
       () => JSON.stringify(w.watchers[0]!.getSnapshot().value) === '{"running":"watching"}',
       10_000,
     );
-    expect(await w.ingressesAgree()).toBe(true);
-    expect(w.reports.slice(before).sort()).toEqual(['changed Ingress default/a', 'changed Ingress default/b']);
+    expect(cached()).toEqual(['default/a', 'default/b']);
+    expect(w.reports.slice(before).sort()).toEqual(['changed HTTPRoute default/a', 'changed HTTPRoute default/b']);
     expect(
-      w.logs.some((l) => l.msg === 'the API server serves this kind now; watching it' && l.kind === 'Ingress'),
+      w.logs.some((l) => l.msg === 'the API server serves this kind now; watching it' && l.kind === 'HTTPRoute'),
     ).toBe(true);
     expect(w.watchers[0]!.getSnapshot().context.unservedSince).toBeNull();
+  });
+
+  it('a built-in kind’s 404 (a proxy in the way, say) is a failure, not unserved: its cache is kept', async () => {
+    const w = await setup([ing('a')], ['Ingress']);
+    w.api.failRequests({ status: 404 });
+    w.api.dropWatches();
+    await waitFor('backoff', () => w.watchers[0]!.getSnapshot().value === 'backoff', 10_000);
+    expect(w.watchers[0]!.getSnapshot().context.lastError).toMatch(/404|Not ?Found/i);
+    expect(w.cacheState('Ingress').map((k) => k.split('@')[0])).toEqual(['default/a']);
+    w.api.failRequests(null);
   });
 
   it('a 403 (RBAC) is a failure as before, not unserved', async () => {
