@@ -11,6 +11,7 @@
  */
 import { checkIp } from '../validate.js';
 import { key } from './listeners.js';
+import { byAge } from './precedence.js';
 import type { Gateway } from './types.js';
 
 /** AddressVerdict is what the pool gives one Gateway. */
@@ -23,25 +24,15 @@ export type AddressVerdict =
   /** Programmed=False, reason AddressNotAssigned: the pool has no free address left */
   | { readonly kind: 'exhausted'; readonly message: string };
 
-/** byAge orders Gateways oldest first (no creation time last), then by namespace/name. */
-export function byAge(a: Gateway, b: Gateway): number {
-  const [x, y] = [a.meta.created, b.meta.created];
-  if (x !== y && !(Number.isNaN(x) && Number.isNaN(y))) {
-    if (Number.isNaN(x)) return 1;
-    if (Number.isNaN(y)) return -1;
-    return x - y;
-  }
-  return key(a.meta) < key(b.meta) ? -1 : key(a.meta) > key(b.meta) ? 1 : 0;
-}
-
 /** normalizePool keeps the pool's IP addresses in their checked spelling, each once, in order. */
 export function normalizePool(pool: readonly string[]): string[] {
-  const out: string[] = [];
+  // a Set keeps the order of first insertion: linear in the pool (up to 4096 addresses), on every build
+  const out = new Set<string>();
   for (const a of pool) {
     const ip = checkIp(a);
-    if (ip.ok && !out.includes(ip.value.address)) out.push(ip.value.address);
+    if (ip.ok) out.add(ip.value.address);
   }
-  return out;
+  return [...out];
 }
 
 /**
@@ -56,7 +47,7 @@ export function assignAddresses(
   const pool = normalizePool(rawPool);
   const inPool = new Set(pool);
   const verdicts = new Map<string, AddressVerdict>();
-  const ordered = [...gateways].sort(byAge);
+  const ordered = [...gateways].sort((a, b) => byAge(a.meta, b.meta));
   const candidates: Gateway[] = [];
   for (const g of ordered) {
     const unsupported = g.addresses.flatMap((a) => (a.type === 'unsupported' ? [a.written] : []));

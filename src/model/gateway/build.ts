@@ -7,7 +7,7 @@ import type { Problem } from '../nginx-model.js';
 import type { KubeObject, Secret, Service } from '../snapshot.js';
 import { checkTlsSecret } from '../tls.js';
 import { compareHostnames, coveringHostnames, intersectHostnames, intersectOne } from './hostnames.js';
-import { comparePrecedence } from './precedence.js';
+import { byAge, comparePrecedence } from './precedence.js';
 import { type Context, cond, judgeListeners, key, type ListenerState, namespaceAllowed } from './listeners.js';
 import { readGateway, readGatewayClass, readGRPCRoute, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
 import { type AddressVerdict, assignAddresses } from './addresses.js';
@@ -193,14 +193,15 @@ const routeName = (r: HTTPRoute) => `${r.kind ?? 'HTTPRoute'} ${r.meta.namespace
  */
 function resolveKindConflicts(attachments: readonly Attachment[]): Attachment[] {
   const byListener = new Map<ListenerState, Attachment[]>();
-  for (const at of attachments) byListener.set(at.s, [...(byListener.get(at.s) ?? []), at]);
-  const age = (r: HTTPRoute) => (Number.isNaN(r.meta.created) ? Number.POSITIVE_INFINITY : r.meta.created);
+  for (const at of attachments) {
+    const list = byListener.get(at.s);
+    if (list) list.push(at);
+    else byListener.set(at.s, [at]);
+  }
   for (const list of byListener.values()) {
     const kinds = new Set(list.map((at) => at.route.kind ?? 'HTTPRoute'));
     if (kinds.size < 2) continue;
-    const ordered = [...list].sort(
-      (a, b) => age(a.route) - age(b.route) || (key(a.route.meta) < key(b.route.meta) ? -1 : 1),
-    );
+    const ordered = [...list].sort((a, b) => byAge(a.route.meta, b.route.meta));
     const standing: Attachment[] = [];
     for (const at of ordered) {
       const rival = standing.find(

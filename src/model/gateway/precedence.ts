@@ -55,16 +55,23 @@ export function comparePrecedence(a: Ranked, b: Ranked): number {
   return compareRoutes(a, b);
 }
 
+/**
+ * byAge is the spec's tie-break between objects: the oldest first (no creation time last), then by
+ * "{namespace}/{name}"; 0 for the same key.
+ */
+export function byAge(a: Meta, b: Meta): number {
+  const ca = Number.isNaN(a.created) ? Number.POSITIVE_INFINITY : a.created;
+  const cb = Number.isNaN(b.created) ? Number.POSITIVE_INFINITY : b.created;
+  if (ca !== cb) return ca < cb ? -1 : 1;
+  const ka = `${a.namespace}/${a.name}`;
+  const kb = `${b.namespace}/${b.name}`;
+  return ka === kb ? 0 : ka < kb ? -1 : 1;
+}
+
 /** compareRoutes breaks ties: the oldest route, then by "{namespace}/{name}", then rule and match order. */
 function compareRoutes(a: Ranked, b: Ranked): number {
-  if (a.route !== b.route) {
-    const ca = Number.isNaN(a.route.created) ? Number.POSITIVE_INFINITY : a.route.created;
-    const cb = Number.isNaN(b.route.created) ? Number.POSITIVE_INFINITY : b.route.created;
-    if (ca !== cb) return ca < cb ? -1 : 1;
-    const ka = `${a.route.namespace}/${a.route.name}`;
-    const kb = `${b.route.namespace}/${b.route.name}`;
-    if (ka !== kb) return ka < kb ? -1 : 1;
-  }
+  const aged = a.route === b.route ? 0 : byAge(a.route, b.route);
+  if (aged !== 0) return aged;
   if (a.ruleIndex !== b.ruleIndex) return a.ruleIndex - b.ruleIndex;
   return a.matchIndex - b.matchIndex;
 }
