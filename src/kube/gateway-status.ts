@@ -7,6 +7,7 @@
 import type { CustomObjectsApi, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log.js';
 import type { GatewayStatus } from '../model/gateway/build.js';
+import { objectKey } from '../model/snapshot.js';
 import {
   apiTime,
   type GatewayAddress,
@@ -41,8 +42,6 @@ export interface GatewayPublishResult {
 
 type Obj = KubernetesObject & { status?: unknown };
 
-const keyOf = (o: KubernetesObject) =>
-  o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : (o.metadata?.name ?? '');
 
 /** GatewayStatusWriter writes the Gateway API status the build worked out, where it differs. */
 export class GatewayStatusWriter {
@@ -58,14 +57,14 @@ export class GatewayStatusWriter {
     const { cache, controllerName } = this.options;
     const now = apiTime(this.options.now?.() ?? new Date());
     const wanted: { kind: WatchedKind; object: Obj; status: unknown }[] = [];
-    const classes = new Map(cache.list<Obj>('GatewayClass').map((c) => [keyOf(c), c]));
+    const classes = new Map(cache.list<Obj>('GatewayClass').map((c) => [objectKey(c), c]));
     for (const ours of status.gatewayClasses) {
       const object = classes.get(ours.name);
       if (object) wanted.push({ kind: 'GatewayClass', object, status: gatewayClassStatus(object.status, ours, now) });
     }
     if (status.gateways.length > 0) {
       const addresses = await this.options.addresses();
-      const gateways = new Map(cache.list<Obj>('Gateway').map((g) => [keyOf(g), g]));
+      const gateways = new Map(cache.list<Obj>('Gateway').map((g) => [objectKey(g), g]));
       for (const ours of status.gateways) {
         const object = gateways.get(`${ours.namespace}/${ours.name}`);
         if (object)
@@ -79,7 +78,7 @@ export class GatewayStatusWriter {
     for (const [kind, list] of byKind) {
       const routes = new Map(list.map((r) => [`${r.namespace}/${r.name}`, r.parents]));
       for (const object of cache.list<Obj>(kind)) {
-        const ours = routes.get(keyOf(object));
+        const ours = routes.get(objectKey(object));
         const namespace = object.metadata?.namespace ?? '';
         const desired = routeStatus(object.status, namespace, controllerName, ours, now);
         // A route with no entry of ours, then or now, is none of our business.
@@ -100,7 +99,7 @@ export class GatewayStatusWriter {
         if (await this.write(kind, object, desired)) written++;
       } catch (error) {
         if (apiCode(error) === 409) conflicts++;
-        else failures.push(`updating the status of ${kind} ${keyOf(object)}: ${describeApiError(error)}`);
+        else failures.push(`updating the status of ${kind} ${objectKey(object)}: ${describeApiError(error)}`);
       }
     }
     if (conflicts > 0)
@@ -124,7 +123,7 @@ export class GatewayStatusWriter {
       if (apiCode(error) === 404) return false;
       throw error;
     }
-    log.info({ kind, object: keyOf(object) }, 'Gateway API status updated');
+    log.info({ kind, object: objectKey(object) }, 'Gateway API status updated');
     return true;
   }
 }

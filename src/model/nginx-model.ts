@@ -533,7 +533,6 @@ export interface StreamModel {
   readonly passthrough: Passthrough | null;
 }
 
-/** NginxModel is everything render() needs: sorted, validated, free of raw Kubernetes strings. */
 /**
  * GatewayServer is one nginx server for a (port, hostname) that Gateway listeners serve: one `location /` whose
  * Lua router picks the route from the pushed `routes` table (src/model/gateway/nginx.ts).
@@ -580,6 +579,7 @@ export interface GatewayModel {
   readonly proxyHeaders: { readonly host: string };
 }
 
+/** NginxModel is everything render() needs: sorted, validated, free of raw Kubernetes strings. */
 export interface NginxModel {
   /** the Gateway API's servers (Lua only), or null */
   readonly gateway: GatewayModel | null;
