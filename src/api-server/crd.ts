@@ -5,6 +5,7 @@
  * and from then on each served version is a resource of the server's table (discovery, REST
  * paths, OpenAPI, watches, tables); deleting it deletes its objects, then its resources.
  */
+import { DNS_1035_LABEL, DNS_LABEL, DNS_SUBDOMAIN } from './names.js';
 import type { ResourceDef, ResourceTable, PrinterColumn } from './resources.js';
 import type { StatusCause } from './status.js';
 import type { KubeObject } from './store.js';
@@ -81,8 +82,6 @@ function versionsOf(crd: KubeObject): VersionSpec[] {
   });
 }
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const KIND = /^[A-Za-z][A-Za-z0-9]*$/;
 
 /** validateCrd gives the reasons kube-apiserver refuses a CRD (the common ones), empty when it takes it. */
@@ -117,7 +116,7 @@ export function validateCrd(crd: KubeObject): StatusCause[] {
   const versions = versionsOf(crd);
   if (versions.length === 0) required('spec.versions');
   versions.forEach((v, i) => {
-    if (!v.name || !DNS_LABEL.test(v.name)) bad(`spec.versions[${i}].name`, v.name, 'a DNS-1035 label');
+    if (!v.name || !DNS_1035_LABEL.test(v.name)) bad(`spec.versions[${i}].name`, v.name, 'a DNS-1035 label');
   });
   if (versions.length > 0 && versions.filter((v) => v.storage).length !== 1)
     bad('spec.versions', versions.length, 'must have exactly one version marked as storage version');

@@ -5,6 +5,7 @@
  * clients most often trip over. Only rules the real server has; never stricter than it.
  */
 import { validateCrd } from './crd.js';
+import { DNS_1035_LABEL, DNS_LABEL, DNS_SUBDOMAIN } from './names.js';
 import type { ResourceDef } from './resources.js';
 import { applyDefaults, validateCustom } from './schema.js';
 import type { StatusCause } from './status.js';
@@ -185,9 +186,6 @@ export function prepareForCreate(resource: ResourceDef, object: KubeObject): voi
     delete (object as Obj).status;
 }
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
 /** isCrd says whether a resource is apiextensions.k8s.io's CustomResourceDefinition itself. */
 export function isCrd(resource: ResourceDef): boolean {
