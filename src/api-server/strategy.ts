@@ -186,7 +186,6 @@ export function prepareForCreate(resource: ResourceDef, object: KubeObject): voi
     delete (object as Obj).status;
 }
 
-
 /** isCrd says whether a resource is apiextensions.k8s.io's CustomResourceDefinition itself. */
 export function isCrd(resource: ResourceDef): boolean {
   return resource.group === 'apiextensions.k8s.io' && resource.kind === 'CustomResourceDefinition';

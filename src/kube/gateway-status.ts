@@ -42,7 +42,6 @@ export interface GatewayPublishResult {
 
 type Obj = KubernetesObject & { status?: unknown };
 
-
 /** GatewayStatusWriter writes the Gateway API status the build worked out, where it differs. */
 export class GatewayStatusWriter {
   constructor(private readonly options: GatewayStatusWriterOptions) {}
