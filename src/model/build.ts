@@ -35,6 +35,7 @@ import { buildGatewayRoutes, type GatewayRoutes } from './gateway/build.js';
 import type { Condition } from './gateway/types.js';
 import { gatewayInputOf, type GatewayOptions } from './gateway/input.js';
 import { gatewayModel } from './gateway/nginx.js';
+import { reuseGateway } from './gateway/reuse.js';
 import { buildStream, type StreamOptions } from './stream.js';
 import { CertificateTable } from './tls.js';
 import { checkDnsLabel, checkIp, show } from './validate.js';
@@ -128,7 +129,7 @@ export function buildModel(
   const extras = globalExtras(settings.config, snapshot.configMaps, options.configMap, options.modules ?? {}, problems);
   const model = modelOf(options, settings, memo, { hosts, http, upstreams, files, extras });
   const streamed = withStream(model, snapshot, options, settings, plans, problems);
-  return { ...withGateway(streamed, snapshot, options, settings, problems), problems };
+  return { ...withGateway(streamed, snapshot, options, settings, memo, problems), problems };
 }
 
 /**
@@ -141,6 +142,7 @@ function withGateway(
   snapshot: Snapshot,
   options: BuildOptions,
   settings: Settings,
+  memo: BuildMemo,
   problems: Problem[],
 ): { model: NginxModel; gateway: GatewayRoutes | null } {
   if (!options.gateway) return { model, gateway: null };
@@ -158,7 +160,9 @@ function withGateway(
     { model, routes, lookups: settings.changes.lookups, certificates: settings.certificates },
     problems,
   );
-  return { model: done.model, gateway: done.routes };
+  const reused = reuseGateway(memo.gateway, done.model);
+  memo.gateway = { gateway: reused.gateway, certificates: reused.certificates };
+  return { model: reused, gateway: done.routes };
 }
 
 const NO_LUA =

@@ -11,6 +11,7 @@ import { readConfigMap } from '../config-map.js';
 import type { IngressPlan } from '../ingress-plan.js';
 import type { Route } from '../locations.js';
 import type { Lookups } from '../lookups.js';
+import type { LastGateway } from '../gateway/reuse.js';
 import type { BalancedUpstream, Certificate, GlobalConfig, Problem, Server } from '../nginx-model.js';
 import type { ConfigMap, Ingress, IngressClass } from '../snapshot.js';
 import type { CheckedSecrets } from '../tls.js';
@@ -43,6 +44,8 @@ export class BuildMemo {
   /** creation times, parsed once per Ingress object for the age order */
   readonly ages = new WeakMap<Ingress, number>();
   globals: Globals | null = null;
+  /** what the last build's Gateway API part gave (src/model/gateway/reuse.ts), handed back while it is the same */
+  gateway: LastGateway | null = null;
   /** the `/` of hosts no rule gives one, kept while the default backend is the same so their servers can be reused */
   fallback: Route | null = null;
   lookups: Lookups | undefined = undefined;
