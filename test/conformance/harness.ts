@@ -4,6 +4,7 @@
  * pods on loopback addresses (127.0.0.2 …) and EndpointSlices pointing at them, the TLS Secrets the suite makes at
  * setup issued here, and the real controller with the Gateway API on and its real nginx.
  */
+import { GATEWAY_API_INSTALL } from '../../src/api-server/gateway-api.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -38,7 +39,6 @@ export const APP_NS = 'gateway-conformance-app-backend';
 export const WEB_NS = 'gateway-conformance-web-backend';
 
 const MANIFESTS = new URL('./manifests/', import.meta.url);
-const CRDS = new URL('../../deploy/gateway-api/standard-install.yaml', import.meta.url);
 const GATEWAY_API_MIRROR = '/work/.mirror/kubernetes-sigs+gateway-api/repo';
 
 /** Harness is the running setup every conformance test uses. */
@@ -68,7 +68,7 @@ export interface Harness {
  */
 async function crdsFile(dir: string): Promise<string | null> {
   if (process.env.GATEWAY_API_CRDS) return process.env.GATEWAY_API_CRDS;
-  if (existsSync(CRDS)) return CRDS.pathname;
+  if (existsSync(GATEWAY_API_INSTALL)) return GATEWAY_API_INSTALL;
   if (!existsSync(GATEWAY_API_MIRROR)) return null;
   const tag = JSON.parse(await readFile(new URL('./inventory.json', import.meta.url), 'utf8')).tag as string;
   const git = (...args: string[]) =>

@@ -3,6 +3,7 @@
  * follower holds the same caches and builds the same status, but never writes (its status actor never publishes):
  * every status write the API server receives is one the leader logged.
  */
+import { GATEWAY_API_INSTALL } from '../../src/api-server/gateway-api.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,14 +13,12 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import { startController, type Controller } from '../../src/main.js';
-import { PROJECT_ROOT } from '../../src/project-root.js';
 import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { kubectlFor } from '../support/kube-api.js';
 import { ingressClass } from '../support/manifests.js';
 import { testControllerFlags } from '../support/controller-flags.js';
 
 const GROUP = 'gateway.networking.k8s.io';
-const STANDARD_INSTALL = join(PROJECT_ROOT, 'deploy', 'gateway-api', 'standard-install.yaml');
 const STATUS_UPDATED = 'Gateway API status updated';
 
 let cluster: Cluster;
@@ -78,7 +77,7 @@ afterAll(async () => {
 
 it('only the leader writes the Gateway API status; the follower writes nothing', async () => {
   const kubectl = kubectlFor(join(cluster.dir, 'kubeconfig'), join(cluster.dir, 'kube-cache'));
-  await kubectl.run(['apply', '-f', STANDARD_INSTALL]);
+  await kubectl.run(['apply', '-f', GATEWAY_API_INSTALL]);
   const watching = (c: { root: Controller['root'] }) =>
     JSON.stringify(c.root.system.get('watcher.HTTPRoute')?.getSnapshot().value) === '{"running":"watching"}';
   await waitFor('both replicas watch HTTPRoutes', () => watching(cluster.controller) && watching(second), 15_000);

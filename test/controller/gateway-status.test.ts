@@ -6,17 +6,16 @@
  * controllers' route entries and dropping ours from a route that no longer names our Gateway; a GRPCRoute gets its
  * parents[] too.
  */
+import { GATEWAY_API_INSTALL } from '../../src/api-server/gateway-api.js';
 import { join } from 'node:path';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_KINDS } from '../../src/kube/kinds.js';
-import { PROJECT_ROOT } from '../../src/project-root.js';
 import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { kubectlFor } from '../support/kube-api.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
 
-const STANDARD_INSTALL = join(PROJECT_ROOT, 'deploy', 'gateway-api', 'standard-install.yaml');
 const GROUP = 'gateway.networking.k8s.io';
 const OURS = 'ingress-actors.io/gateway-controller';
 
@@ -118,7 +117,7 @@ describe('Gateway API, wired to the API server', () => {
 
   it('once the CRDs are applied, the watchers list; the leader writes the status buildGatewayRoutes gives', async () => {
     const kubectl = kubectlFor(join(cluster.dir, 'kubeconfig'), join(cluster.dir, 'kube-cache'));
-    await kubectl.run(['apply', '-f', STANDARD_INSTALL]);
+    await kubectl.run(['apply', '-f', GATEWAY_API_INSTALL]);
     for (const kind of GATEWAY_KINDS)
       await waitFor(
         `${kind} watched`,

@@ -4,6 +4,7 @@
  * openAPIV3Schema (types, required fields, enums, patterns, lengths, bounds, item counts, and no field the schema
  * does not know, which the API server would prune). The CEL rules (x-kubernetes-validations) are not evaluated here.
  */
+import { GATEWAY_API_INSTALL } from '../../src/api-server/gateway-api.js';
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { loadManifests } from '../../src/manifests/load.js';
 import { convertIngresses } from '../../src/model/convert/convert.js';
 
-const CRDS = new URL('../../deploy/gateway-api/standard-install.yaml', import.meta.url).pathname;
+const CRDS = GATEWAY_API_INSTALL;
 const CASES = new URL('./cases/', import.meta.url).pathname;
 
 type Schema = {

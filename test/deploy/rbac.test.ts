@@ -8,18 +8,17 @@
  * (the server's onRequest), mapped to API group, resource, verb, namespace and name, and then:
  * each is allowed by a rule, and each verb of each rule was used.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { gatewayApiCrds } from '../../src/api-server/gateway-api.js';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1ClusterRole, V1Ingress, V1Role } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import { findResourceByKind } from '../../src/api-server/resources.js';
 import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
 import { startController } from '../../src/main.js';
-import { PROJECT_ROOT } from '../../src/project-root.js';
 import { waitFor } from '../support/cluster.js';
 import { ingress, serviceWithEndpoints } from '../support/manifests.js';
 import { testControllerFlags } from '../support/controller-flags.js';
@@ -55,11 +54,7 @@ const LB_IP = '192.0.2.44';
 const GATEWAY_API = 'gateway.networking.k8s.io';
 /** The Gateway API objects of ours, whose status the leader writes; with the CRDs that serve them. */
 async function gatewayObjects(): Promise<object[]> {
-  const crds = parseAllDocuments(
-    await readFile(join(PROJECT_ROOT, 'deploy', 'gateway-api', 'standard-install.yaml'), 'utf8'),
-  )
-    .map((d) => d.toJS() as { kind?: string } | null)
-    .filter((o): o is object => o?.kind === 'CustomResourceDefinition');
+  const crds = gatewayApiCrds().filter((o) => o.kind === 'CustomResourceDefinition');
   return [
     ...crds,
     {
