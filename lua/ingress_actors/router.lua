@@ -89,6 +89,17 @@ local function prepare(server)
     for _, m in ipairs(r.queryParams) do
       if m.type == "RegularExpression" then m.anchored = anchored(m.value) end
     end
+    -- the ResponseHeaderModifier filters header_filter applies, or nil: those before a RequestRedirect
+    -- only, as the redirect answers at once (rewrite never gets to the filters after it)
+    local response = nil
+    for _, f in ipairs(r.filters) do
+      if f.type == "RequestRedirect" then break end
+      if f.type == "ResponseHeaderModifier" then
+        response = response or {}
+        response[#response + 1] = f
+      end
+    end
+    r.response = response
   end
   server.prepared = true
 end
@@ -207,6 +218,8 @@ function _M.rewrite(slots)
   if found == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
   local ctx = ngx.ctx
   ctx.ia_route = found
+  -- header_filter reads it only: the route's own list serves every request
+  ctx.ia_response = found.response
   local mirrors = nil
   -- an HTTP/1.0 client may send no Host: the backend gets the server's name instead of none
   if ngx.var.ia_gw_host == "" then ngx.var.ia_gw_host = ngx.var.host end
@@ -215,9 +228,6 @@ function _M.rewrite(slots)
       return redirect(f, found, server, req.uri)
     elseif f.type == "RequestHeaderModifier" then
       modify_request_headers(f)
-    elseif f.type == "ResponseHeaderModifier" then
-      ctx.ia_response = ctx.ia_response or {}
-      table.insert(ctx.ia_response, f)
     elseif f.type == "URLRewrite" then
       if f.hostname then ngx.var.ia_gw_host = f.hostname end
       if f.path then ngx.req.set_uri(replaced(f.path, found, req.uri), false) end
@@ -257,12 +267,9 @@ function _M.grpc()
   local r = server and server.routes[tonumber(ngx.var.ia_gw_pick)]
   -- a push between the two phases may have changed the table: then no response filters, as the new table says
   if r == nil or not r.grpc then return end
-  for _, f in ipairs(r.filters) do
-    if f.type == "ResponseHeaderModifier" then
-      ngx.ctx.ia_response = ngx.ctx.ia_response or {}
-      table.insert(ngx.ctx.ia_response, f)
-    end
-  end
+  -- a table pushed between the two phases may not be prepared yet
+  if not server.prepared then prepare(server) end
+  ngx.ctx.ia_response = r.response
 end
 
 --- header_filter applies the route's ResponseHeaderModifier filters to the backend's answer.
