@@ -100,6 +100,17 @@ local function prepare(server)
       end
     end
     r.response = response
+    -- the balancer's timeout in seconds (the smaller of request and backendRequest), or nil; a request
+    -- timeout bounds the whole answer: no retry on another peer after a timed-out try
+    local t = r.timeouts
+    local ms = t.backendRequest
+    local request = t.request ~= nil and t.request > 0
+    if request and (ms == nil or ms == 0 or ms > t.request) then ms = t.request end
+    r.timeout_s = (ms ~= nil and ms > 0) and ms / 1000 or nil
+    r.no_retry = request or nil
+    local total = 0
+    for _, b in ipairs(r.backends) do total = total + b.weight end
+    r.total_weight = total
   end
   server.prepared = true
 end
@@ -174,14 +185,14 @@ local function redirect(f, r, server, uri)
   return ngx.redirect(location, f.statusCode)
 end
 
--- pick draws a backend by weight: nil for an unresolved share or no weight at all
-local function pick(backends)
+-- pick draws a route's backend by weight: nil for an unresolved share or no weight at all
+local function pick(r)
+  local backends = r.backends
   if #backends == 1 then
     local b = backends[1]
     return b.weight > 0 and b.backend or nil
   end
-  local total = 0
-  for _, b in ipairs(backends) do total = total + b.weight end
+  local total = r.total_weight
   if total == 0 then return nil end
   local n = math.random() * total
   for _, b in ipairs(backends) do
@@ -242,13 +253,8 @@ function _M.rewrite(slots)
     ngx.var.ia_mirror = table.concat(mirrors, " ")
     ngx.var.ia_mirror_uri = ngx.var.request_uri
   end
-  local t = found.timeouts
-  local ms = t.backendRequest
-  if t.request ~= nil and t.request > 0 and (ms == nil or ms == 0 or ms > t.request) then ms = t.request end
-  if ms ~= nil and ms > 0 then ctx.ia_timeout = ms / 1000 end
-  -- a request timeout bounds the whole answer: no retry on another peer after a timed-out try
-  if t.request ~= nil and t.request > 0 then ctx.ia_no_retry = true end
-  local name = pick(found.backends)
+  ctx.ia_timeout, ctx.ia_no_retry = found.timeout_s, found.no_retry
+  local name = pick(found)
   if name == nil then
     return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR)
   end
