@@ -89,6 +89,11 @@ local function prepare(server)
     for _, m in ipairs(r.queryParams) do
       if m.type == "RegularExpression" then m.anchored = anchored(m.value) end
     end
+    for _, f in ipairs(r.filters) do
+      if f.type == "RequestHeaderModifier" then
+        for _, h in ipairs(f.add) do h.lname = h.name:lower() end
+      end
+    end
     -- the ResponseHeaderModifier filters header_filter applies, or nil: those before a RequestRedirect
     -- only, as the redirect answers at once (rewrite never gets to the filters after it)
     local response = nil
@@ -152,10 +157,15 @@ end
 
 local function modify_request_headers(f)
   for _, h in ipairs(f.set) do ngx.req.set_header(h.name, h.value) end
-  for _, h in ipairs(f.add) do
-    local old = ngx.req.get_headers(100)[h.name:lower()]
-    if type(old) == "table" then old = table.concat(old, ",") end
-    ngx.req.set_header(h.name, old and (old .. "," .. h.value) or h.value)
+  if #f.add > 0 then
+    -- read once, after the sets; each add writes its result back, so a later add of the same name extends it
+    local headers = ngx.req.get_headers(100)
+    for _, h in ipairs(f.add) do
+      local old = header_value(headers, h.lname)
+      local value = old and (old .. "," .. h.value) or h.value
+      ngx.req.set_header(h.name, value)
+      headers[h.lname] = value
+    end
   end
   for _, n in ipairs(f.remove) do ngx.req.clear_header(n) end
 end
@@ -285,8 +295,7 @@ function _M.header_filter()
   for _, f in ipairs(mods) do
     for _, h in ipairs(f.set) do ngx.header[h.name] = h.value end
     for _, h in ipairs(f.add) do
-      local old = ngx.header[h.name]
-      if type(old) == "table" then old = table.concat(old, ",") end
+      local old = header_value(ngx.header, h.name)
       ngx.header[h.name] = old and (old .. "," .. h.value) or h.value
     end
     for _, n in ipairs(f.remove) do ngx.header[n] = nil end
