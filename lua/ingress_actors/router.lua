@@ -238,7 +238,6 @@ function _M.rewrite(slots)
   end
   if found == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
   local ctx = ngx.ctx
-  ctx.ia_route = found
   -- header_filter reads it only: the route's own list serves every request
   ctx.ia_response = found.response
   local mirrors = nil
