@@ -89,6 +89,33 @@ local function prepare(server)
     for _, m in ipairs(r.queryParams) do
       if m.type == "RegularExpression" then m.anchored = anchored(m.value) end
     end
+    for _, f in ipairs(r.filters) do
+      if f.type == "RequestHeaderModifier" then
+        for _, h in ipairs(f.add) do h.lname = h.name:lower() end
+      end
+    end
+    -- the ResponseHeaderModifier filters header_filter applies, or nil: those before a RequestRedirect
+    -- only, as the redirect answers at once (rewrite never gets to the filters after it)
+    local response = nil
+    for _, f in ipairs(r.filters) do
+      if f.type == "RequestRedirect" then break end
+      if f.type == "ResponseHeaderModifier" then
+        response = response or {}
+        response[#response + 1] = f
+      end
+    end
+    r.response = response
+    -- the balancer's timeout in seconds (the smaller of request and backendRequest), or nil; a request
+    -- timeout bounds the whole answer: no retry on another peer after a timed-out try
+    local t = r.timeouts
+    local ms = t.backendRequest
+    local request = t.request ~= nil and t.request > 0
+    if request and (ms == nil or ms == 0 or ms > t.request) then ms = t.request end
+    r.timeout_s = (ms ~= nil and ms > 0) and ms / 1000 or nil
+    r.no_retry = request or nil
+    local total = 0
+    for _, b in ipairs(r.backends) do total = total + b.weight end
+    r.total_weight = total
   end
   server.prepared = true
 end
@@ -130,10 +157,15 @@ end
 
 local function modify_request_headers(f)
   for _, h in ipairs(f.set) do ngx.req.set_header(h.name, h.value) end
-  for _, h in ipairs(f.add) do
-    local old = ngx.req.get_headers(100)[h.name:lower()]
-    if type(old) == "table" then old = table.concat(old, ",") end
-    ngx.req.set_header(h.name, old and (old .. "," .. h.value) or h.value)
+  if #f.add > 0 then
+    -- read once, after the sets; each add writes its result back, so a later add of the same name extends it
+    local headers = ngx.req.get_headers(100)
+    for _, h in ipairs(f.add) do
+      local old = header_value(headers, h.lname)
+      local value = old and (old .. "," .. h.value) or h.value
+      ngx.req.set_header(h.name, value)
+      headers[h.lname] = value
+    end
   end
   for _, n in ipairs(f.remove) do ngx.req.clear_header(n) end
 end
@@ -163,14 +195,14 @@ local function redirect(f, r, server, uri)
   return ngx.redirect(location, f.statusCode)
 end
 
--- pick draws a backend by weight: nil for an unresolved share or no weight at all
-local function pick(backends)
+-- pick draws a route's backend by weight: nil for an unresolved share or no weight at all
+local function pick(r)
+  local backends = r.backends
   if #backends == 1 then
     local b = backends[1]
     return b.weight > 0 and b.backend or nil
   end
-  local total = 0
-  for _, b in ipairs(backends) do total = total + b.weight end
+  local total = r.total_weight
   if total == 0 then return nil end
   local n = math.random() * total
   for _, b in ipairs(backends) do
@@ -206,7 +238,8 @@ function _M.rewrite(slots)
   end
   if found == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
   local ctx = ngx.ctx
-  ctx.ia_route = found
+  -- header_filter reads it only: the route's own list serves every request
+  ctx.ia_response = found.response
   local mirrors = nil
   -- an HTTP/1.0 client may send no Host: the backend gets the server's name instead of none
   if ngx.var.ia_gw_host == "" then ngx.var.ia_gw_host = ngx.var.host end
@@ -215,9 +248,6 @@ function _M.rewrite(slots)
       return redirect(f, found, server, req.uri)
     elseif f.type == "RequestHeaderModifier" then
       modify_request_headers(f)
-    elseif f.type == "ResponseHeaderModifier" then
-      ctx.ia_response = ctx.ia_response or {}
-      table.insert(ctx.ia_response, f)
     elseif f.type == "URLRewrite" then
       if f.hostname then ngx.var.ia_gw_host = f.hostname end
       if f.path then ngx.req.set_uri(replaced(f.path, found, req.uri), false) end
@@ -232,13 +262,8 @@ function _M.rewrite(slots)
     ngx.var.ia_mirror = table.concat(mirrors, " ")
     ngx.var.ia_mirror_uri = ngx.var.request_uri
   end
-  local t = found.timeouts
-  local ms = t.backendRequest
-  if t.request ~= nil and t.request > 0 and (ms == nil or ms == 0 or ms > t.request) then ms = t.request end
-  if ms ~= nil and ms > 0 then ctx.ia_timeout = ms / 1000 end
-  -- a request timeout bounds the whole answer: no retry on another peer after a timed-out try
-  if t.request ~= nil and t.request > 0 then ctx.ia_no_retry = true end
-  local name = pick(found.backends)
+  ctx.ia_timeout, ctx.ia_no_retry = found.timeout_s, found.no_retry
+  local name = pick(found)
   if name == nil then
     return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR)
   end
@@ -257,12 +282,9 @@ function _M.grpc()
   local r = server and server.routes[tonumber(ngx.var.ia_gw_pick)]
   -- a push between the two phases may have changed the table: then no response filters, as the new table says
   if r == nil or not r.grpc then return end
-  for _, f in ipairs(r.filters) do
-    if f.type == "ResponseHeaderModifier" then
-      ngx.ctx.ia_response = ngx.ctx.ia_response or {}
-      table.insert(ngx.ctx.ia_response, f)
-    end
-  end
+  -- a table pushed between the two phases may not be prepared yet
+  if not server.prepared then prepare(server) end
+  ngx.ctx.ia_response = r.response
 end
 
 --- header_filter applies the route's ResponseHeaderModifier filters to the backend's answer.
@@ -272,8 +294,7 @@ function _M.header_filter()
   for _, f in ipairs(mods) do
     for _, h in ipairs(f.set) do ngx.header[h.name] = h.value end
     for _, h in ipairs(f.add) do
-      local old = ngx.header[h.name]
-      if type(old) == "table" then old = table.concat(old, ",") end
+      local old = header_value(ngx.header, h.name)
       ngx.header[h.name] = old and (old .. "," .. h.value) or h.value
     end
     for _, n in ipairs(f.remove) do ngx.header[n] = nil end

@@ -90,6 +90,26 @@ function _M.hash_key(k)
   return true
 end
 
+local function int_in(v, lo, hi)
+  return type(v) == "number" and v == math.floor(v) and v >= lo and v <= hi
+end
+
+local function backend_name(v)
+  return type(v) == "string" and #v <= 255 and v:find("^[%w_.%-]+$") ~= nil
+end
+
+-- envelope decodes a pushed table and checks what every table has: only {version, <list>}, the
+-- version, and the list an array; returns the table, or nil and a one-line reason
+local function envelope(body, list)
+  local t = cjson.decode(body)
+  if type(t) ~= "table" then return nil, "the body is not a JSON object" end
+  local ok, extra = only_keys(t, { version = true, [list] = true })
+  if not ok then return nil, "unknown field " .. short(extra) end
+  if not _M.version(t.version) then return nil, "version is not 1..128 of [A-Za-z0-9_.:-]" end
+  if not is_array(t[list]) then return nil, list .. " is not an array" end
+  return t
+end
+
 local function peer(e)
   if type(e) ~= "table" then return "not an object" end
   local ok, extra = only_keys(e, { address = true, port = true })
@@ -98,7 +118,7 @@ local function peer(e)
   if type(a) ~= "string" or not (_M.ipv4(a) or _M.ipv6(a)) then
     return "address " .. short(a) .. " is not an IPv4 or IPv6 address"
   end
-  if type(p) ~= "number" or p ~= math.floor(p) or p < 1 or p > 65535 then
+  if not int_in(p, 1, 65535) then
     return "port " .. short(p) .. " is not 1..65535"
   end
   return nil
@@ -128,22 +148,18 @@ end
 
 --- backends decodes and checks a BackendTable; returns the table, or nil and a one-line reason.
 function _M.backends(body)
-  local t = cjson.decode(body)
-  if type(t) ~= "table" then return nil, "the body is not a JSON object" end
-  local ok, extra = only_keys(t, { version = true, backends = true })
-  if not ok then return nil, "unknown field " .. short(extra) end
-  if not _M.version(t.version) then return nil, "version is not 1..128 of [A-Za-z0-9_.:-]" end
-  if not is_array(t.backends) then return nil, "backends is not an array" end
+  local t, why = envelope(body, "backends")
+  if t == nil then return nil, why end
   local seen = {}
   for i, b in ipairs(t.backends) do
     local name = type(b) == "table" and b.name or nil
-    if type(name) ~= "string" or #name > 255 or not name:find("^[%w_.%-]+$") then
+    if not backend_name(name) then
       return nil, "backend " .. i .. ": name " .. short(name) .. " is not 1..255 of [A-Za-z0-9_.-]"
     end
     if seen[name] then return nil, "backend " .. name .. ": named twice" end
     seen[name] = true
-    local why = backend(b)
-    if why then return nil, "backend " .. name .. ": " .. why end
+    local why2 = backend(b)
+    if why2 then return nil, "backend " .. name .. ": " .. why2 end
   end
   return t
 end
@@ -158,12 +174,8 @@ end
 --- certificates decodes and checks a CertificateTable, parsing every PEM; nil and a reason when not.
 function _M.certificates(body)
   local ssl = require("ngx.ssl")
-  local t = cjson.decode(body)
-  if type(t) ~= "table" then return nil, "the body is not a JSON object" end
-  local ok, extra = only_keys(t, { version = true, certificates = true })
-  if not ok then return nil, "unknown field " .. short(extra) end
-  if not _M.version(t.version) then return nil, "version is not 1..128 of [A-Za-z0-9_.:-]" end
-  if not is_array(t.certificates) then return nil, "certificates is not an array" end
+  local t, why = envelope(body, "certificates")
+  if t == nil then return nil, why end
   local seen = {}
   for i, c in ipairs(t.certificates) do
     if type(c) ~= "table" then return nil, "certificate " .. i .. ": not an object" end
@@ -223,14 +235,6 @@ end
 
 local function path_value(v)
   return text(v, 1024) and v:sub(1, 1) == "/"
-end
-
-local function int_in(v, lo, hi)
-  return type(v) == "number" and v == math.floor(v) and v >= lo and v <= hi
-end
-
-local function backend_name(v)
-  return type(v) == "string" and #v <= 255 and v:find("^[%w_.%-]+$") ~= nil
 end
 
 local function value_matches(list, what)
@@ -353,12 +357,8 @@ end
 
 --- routes decodes and checks a RouteTable; returns the table, or nil and a one-line reason.
 function _M.routes(body)
-  local t = cjson.decode(body)
-  if type(t) ~= "table" then return nil, "the body is not a JSON object" end
-  local ok, extra = only_keys(t, { version = true, servers = true })
-  if not ok then return nil, "unknown field " .. short(extra) end
-  if not _M.version(t.version) then return nil, "version is not 1..128 of [A-Za-z0-9_.:-]" end
-  if not is_array(t.servers) then return nil, "servers is not an array" end
+  local t, why = envelope(body, "servers")
+  if t == nil then return nil, why end
   local seen = {}
   for i, s in ipairs(t.servers) do
     if type(s) ~= "table" then return nil, "server " .. i .. ": not an object" end

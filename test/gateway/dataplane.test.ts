@@ -140,6 +140,33 @@ function routes() {
           backendRefs: [backend('a')],
         },
         {
+          // an add extends what a set or an earlier add of the same name left
+          matches: [path('PathPrefix', '/adds')],
+          filters: [
+            {
+              type: 'RequestHeaderModifier',
+              requestHeaderModifier: {
+                set: [{ name: 'X-Both', value: 's' }],
+                add: [
+                  { name: 'X-Both', value: '1' },
+                  { name: 'X-Twice', value: '1' },
+                  { name: 'x-twice', value: '2' },
+                ],
+              },
+            },
+            {
+              type: 'ResponseHeaderModifier',
+              responseHeaderModifier: {
+                add: [
+                  { name: 'X-Resp-Twice', value: '1' },
+                  { name: 'X-Resp-Twice', value: '2' },
+                ],
+              },
+            },
+          ],
+          backendRefs: [backend('a')],
+        },
+        {
           matches: [path('PathPrefix', '/old')],
           filters: [
             {
@@ -435,6 +462,11 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     expect(r.headers['x-from-backend']).toBeUndefined();
     // another rule of the same route has no response filter: the backend's header passes
     expect((await send('filters.test', '/rewrite')).headers['x-from-backend']).toBe('yes');
+    const adds = await send('filters.test', '/adds', { headers: { 'x-both': 'client', 'x-twice': 'c' } });
+    expect(adds.echo.headers?.['x-both']).toBe('s,1');
+    expect(adds.echo.headers?.['x-twice']).toBe('c,1,2');
+    expect(adds.headers['x-resp-twice']).toBe('1,2');
+    expect((await send('filters.test', '/adds')).echo.headers?.['x-twice']).toBe('1,2');
   });
 
   it('redirects: scheme, hostname, prefix path, status; a port alone keeps the scheme', async () => {
