@@ -44,7 +44,8 @@ export interface GatewayInput {
   /** Namespaces, for allowedRoutes `from: Selector` */
   readonly namespaces: readonly KubeObject[];
   /**
-   * why Secret `namespace/name` (one of `secrets`) cannot serve as a listener's certificate, or null when it can; a
+   * why Secret `namespace/name` cannot serve as a listener's certificate (`Secret … not found` among the reasons), or
+   * null when it can; a
    * build passes its CertificateTable's verdicts (checked once per Secret). Absent: checkTlsSecret on `secrets`,
    * with the key strength OpenSSL serves (the Gateway API is served by the Lua balancer, which pushes certificates).
    */
@@ -299,6 +300,20 @@ const withoutAddress = (c: Condition, gen: number): Condition =>
     ? cond('Programmed', false, 'Pending', 'the Gateway has no address to be served on', gen)
     : c;
 
+/**
+ * certificateErrorOf judges a Secret as the Ingress TLS path does, for callers without the build's CertificateTable
+ * (convert, the core's own tests); the controller passes the build's verdicts instead.
+ */
+function certificateErrorOf(secrets: readonly KubeObject[]): (namespace: string, name: string) => string | null {
+  const byKey = new Map(secrets.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name}`, s]));
+  return (namespace, name) => {
+    const key = `${namespace}/${name}`;
+    const secret = byKey.get(key);
+    const verdict = secret ? checkTlsSecret(key, secret as Secret, true) : { error: `Secret ${key} not found` };
+    return 'error' in verdict ? verdict.error : null;
+  };
+}
+
 /** buildGatewayRoutes turns Gateway API objects into served routes and status; see the module comment. */
 export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   const problems: Problem[] = [];
@@ -306,19 +321,10 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
     .map(readGatewayClass)
     .filter((c): c is GatewayClass => c !== null && c.controllerName === input.controllerName);
   const acceptedClasses = new Set(classes.filter((c) => !c.hasParameters).map((c) => c.meta.name));
-  const secrets = new Map(input.secrets.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name}`, s]));
   const ctx: Context = {
     grants: input.referenceGrants.map(readReferenceGrant).filter((g): g is ReferenceGrant => g !== null),
     services: new Map(input.services.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name}`, s])),
-    secrets,
-    certificateError:
-      input.certificateError ??
-      ((namespace, name) => {
-        const key = `${namespace}/${name}`;
-        const secret = secrets.get(key);
-        const verdict = secret ? checkTlsSecret(key, secret as Secret, true) : { error: `Secret ${key} not found` };
-        return 'error' in verdict ? verdict.error : null;
-      }),
+    certificateError: input.certificateError ?? certificateErrorOf(input.secrets),
     namespaceLabels: new Map(
       input.namespaces.flatMap((n) => {
         const meta = readMeta(n, false);

@@ -2,7 +2,7 @@
  * Listener verdicts: each listener of one of our Gateways judged on its own fields, its conflicts with
  * the Gateway's other listeners, its route kinds and its certificate references. Pure.
  */
-import type { KubeObject, Service } from '../snapshot.js';
+import type { Service } from '../snapshot.js';
 import type { Problem } from '../nginx-model.js';
 import { isGranted, selectorMatches } from './refs.js';
 import {
@@ -55,9 +55,8 @@ export interface ListenerState {
 export interface Context {
   readonly grants: readonly ReferenceGrant[];
   readonly services: ReadonlyMap<string, Service>;
-  readonly secrets: ReadonlyMap<string, KubeObject>;
   readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
-  /** why Secret `namespace/name` (it exists) cannot serve as a certificate, or null when it can */
+  /** why Secret `namespace/name` cannot serve as a certificate (`Secret … not found` included), or null when it can */
   readonly certificateError: (namespace: string, name: string) => string | null;
   readonly problems: Problem[];
 }
@@ -123,7 +122,6 @@ export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] 
       }
       for (const ref of listener.certificateRefs) {
         const namespace = ref.namespace || gateway.meta.namespace;
-        const secret = ctx.secrets.get(`${namespace}/${ref.name}`);
         let why: [string, string] | undefined;
         if (ref.group !== '' || ref.kind !== 'Secret')
           why = ['InvalidCertificateRef', `${ref.kind} ${ref.name} is not a core Secret`];
@@ -139,7 +137,6 @@ export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] 
           })
         )
           why = ['RefNotPermitted', `no ReferenceGrant in ${namespace} allows Secret ${ref.name}`];
-        else if (!secret) why = ['InvalidCertificateRef', `Secret ${namespace}/${ref.name} not found`];
         else {
           const error = ctx.certificateError(namespace, ref.name);
           if (error !== null) why = ['InvalidCertificateRef', error];
