@@ -8,7 +8,7 @@ import { checkPrefix } from '../annotations/forwarded-prefix.js';
 import { intIn } from '../annotations/read.js';
 import { checkRewriteTarget } from '../annotations/rewrite.js';
 import { ANNOTATION_PREFIX } from '../annotations/types.js';
-import { supportedKeys } from '../annotations/registry.js';
+import { isCanary, supportedKeys } from '../annotations/registry.js';
 import { refusedAnnotations } from '../annotations/refused.js';
 import { checkHeaderValue } from '../gateway/values.js';
 import type { ConfigMap, Ingress } from '../snapshot.js';
@@ -103,12 +103,9 @@ function asksNothing(key: string, value: string): boolean {
   return value === 'false' && (key.startsWith('enable-') || key === 'ssl-passthrough' || key === 'service-upstream');
 }
 
-/** isCanary says whether an Ingress is a canary; a value that is not a boolean counts as one, as the model reads it. */
+/** isCanaryIngress says whether an Ingress is a canary, as the model reads its `canary` annotation. */
 export function isCanaryIngress(ingress: Ingress): boolean {
-  const value = ingress.metadata?.annotations?.[`${ANNOTATION_PREFIX}canary`];
-  if (value === undefined || value === '') return false;
-  const checked = checkBool(value);
-  return !checked.ok || checked.value;
+  return isCanary(ingress.metadata?.annotations?.[`${ANNOTATION_PREFIX}canary`]);
 }
 
 /** toDuration turns a validated nginx time (`60s`, `2m`, `1d`) into a Gateway API Duration, or null when too long. */
