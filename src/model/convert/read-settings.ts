@@ -10,6 +10,7 @@ import { checkRewriteTarget } from '../annotations/rewrite.js';
 import { ANNOTATION_PREFIX } from '../annotations/types.js';
 import { isCanary, supportedKeys } from '../annotations/registry.js';
 import { refusedAnnotations } from '../annotations/refused.js';
+import { checkDuration } from '../gateway/read.js';
 import { checkHeaderValue } from '../gateway/values.js';
 import type { ConfigMap, Ingress } from '../snapshot.js';
 import {
@@ -108,19 +109,21 @@ export function isCanaryIngress(ingress: Ingress): boolean {
   return isCanary(ingress.metadata?.annotations?.[`${ANNOTATION_PREFIX}canary`]);
 }
 
-/** toDuration turns a validated nginx time (`60s`, `2m`, `1d`) into a Gateway API Duration, or null when too long. */
+/**
+ * toDuration turns an nginx time checkSeconds passed (it gives only `\d+(ms|s|m|h|d)`: `60s`, `2m`, `1d`) into a
+ * Gateway API Duration, or null when too long.
+ */
 function toDuration(time: string): string | null {
-  const match = /^(\d+)(ms|s|m|h|d)$/.exec(time);
-  if (!match) return null;
+  const match = /^(\d+)(ms|s|m|h|d)$/.exec(time)!;
   const n = Number(match[1]);
   const [value, unit] = match[2] === 'd' ? [n * 24, 'h'] : [n, match[2]];
   return value <= 99_999 ? `${value}${unit}` : null;
 }
 
-/** seconds is a Duration in milliseconds, to pick the larger of two. */
+/** millis is a Duration toDuration made (so one checkDuration passes) in milliseconds, to pick the larger of two. */
 function millis(duration: string): number {
-  const [, n, unit] = /^(\d+)(ms|s|m|h)$/.exec(duration) ?? ['', '0', 'ms'];
-  return Number(n) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
+  const checked = checkDuration(duration);
+  return checked.ok ? checked.value : 0;
 }
 
 /** readRedirectUrl splits a permanent or temporal redirect URL into RequestRedirect fields; null when it cannot. */
