@@ -6,6 +6,9 @@
  * string copied has passed the validator the Ingress model uses for its field.
  */
 import { createHash } from 'node:crypto';
+import { compare } from '../backends.js';
+import { defaultBuildOptions } from '../build.js';
+import { GATEWAY_GROUP } from '../gateway/types.js';
 import { normalisePath } from '../locations.js';
 import { checkRegexPath } from '../regex-path.js';
 import { LEGACY_CLASS_ANNOTATION } from '../ingress-class.js';
@@ -48,7 +51,7 @@ export const defaultConvertOptions: ConvertOptions = {
   controllerName: 'ingress-actors.io/gateway-controller',
   emitGatewayClass: true,
   gatewayName: 'ingress-actors',
-  controllerClass: 'k8s.io/ingress-nginx',
+  controllerClass: defaultBuildOptions.controllerClass,
 };
 
 /** Unexpressed is one thing convert could not say in Gateway API terms, or said with a difference. */
@@ -71,7 +74,6 @@ export function unexpressedLine(u: Unexpressed): string {
   return `${u.ingress}: ${u.field}: ${u.reason}`;
 }
 
-const GROUP = 'gateway.networking.k8s.io';
 /** BACKEND_LEFT_OUT ends the report of a backend that could not be converted. */
 const BACKEND_LEFT_OUT = 'backend left out (the rule answers 500, where ingress-nginx answered 503)';
 const CATCH_ALL = '';
@@ -156,9 +158,7 @@ class Converter {
   identify(ours: (className: string, owner: string) => boolean): Ident[] {
     const idents: Ident[] = [];
     const key = (i: Ingress) => `${i.metadata?.namespace}/${i.metadata?.name}`;
-    const sorted = [...this.snapshot.ingresses].sort(
-      (a, b) => created(a) - created(b) || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0),
-    );
+    const sorted = [...this.snapshot.ingresses].sort((a, b) => created(a) - created(b) || compare(key(a), key(b)));
     for (const ingress of sorted) {
       const namespace = checkDnsLabel(ingress.metadata?.namespace);
       const name = checkObjectName(ingress.metadata?.name);
@@ -697,7 +697,7 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
       });
     }
     gateways.push({
-      apiVersion: `${GROUP}/v1`,
+      apiVersion: `${GATEWAY_GROUP}/v1`,
       kind: 'Gateway',
       metadata: { name: gwName, namespace: gwNamespace },
       spec: { gatewayClassName: options.gatewayClassName, listeners },
@@ -708,13 +708,13 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
     for (const t of tls.values())
       if (t.namespace !== gwNamespace)
         foreign.set(t.namespace, (foreign.get(t.namespace) ?? new Set()).add(t.secretName));
-    for (const [ns, secrets] of [...foreign].sort(([a], [b]) => (a < b ? -1 : 1)))
+    for (const [ns, secrets] of [...foreign].sort(([a], [b]) => compare(a, b)))
       grants.push({
-        apiVersion: `${GROUP}/v1beta1`,
+        apiVersion: `${GATEWAY_GROUP}/v1beta1`,
         kind: 'ReferenceGrant',
         metadata: { name: objectName(gwName, 'certificates'), namespace: ns },
         spec: {
-          from: [{ group: GROUP, kind: 'Gateway', namespace: gwNamespace }],
+          from: [{ group: GATEWAY_GROUP, kind: 'Gateway', namespace: gwNamespace }],
           to: [...secrets].sort().map((name) => ({ group: '', kind: 'Secret', name })),
         },
       } as KubeObject);
@@ -722,13 +722,13 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
 
   if (options.emitGatewayClass && classes.length > 0)
     objects.push({
-      apiVersion: `${GROUP}/v1`,
+      apiVersion: `${GATEWAY_GROUP}/v1`,
       kind: 'GatewayClass',
       metadata: { name: options.gatewayClassName },
       spec: { controllerName: options.controllerName },
     } as KubeObject);
   const key = (o: KubeObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
-  const sort = (list: KubeObject[]) => list.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  const sort = (list: KubeObject[]) => list.sort((a, b) => compare(key(a), key(b)));
   objects.push(...sort(gateways), ...sort(grants), ...sort(routes));
   return { objects, unexpressed: c.unexpressed };
 }
@@ -750,5 +750,5 @@ function split(name: string, namespace: string, spec: Json, rules: readonly Json
 }
 
 function route(name: string, namespace: string, spec: Json): KubeObject {
-  return { apiVersion: `${GROUP}/v1`, kind: 'HTTPRoute', metadata: { name, namespace }, spec } as KubeObject;
+  return { apiVersion: `${GATEWAY_GROUP}/v1`, kind: 'HTTPRoute', metadata: { name, namespace }, spec } as KubeObject;
 }

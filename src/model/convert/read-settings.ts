@@ -10,7 +10,8 @@ import { checkRewriteTarget } from '../annotations/rewrite.js';
 import { ANNOTATION_PREFIX } from '../annotations/types.js';
 import { isCanary, supportedKeys } from '../annotations/registry.js';
 import { refusedAnnotations } from '../annotations/refused.js';
-import { checkDuration } from '../gateway/read.js';
+import { compare } from '../backends.js';
+import { checkDuration, REDIRECT_CODES } from '../gateway/read.js';
 import { checkHeaderValue } from '../gateway/values.js';
 import type { ConfigMap, Ingress } from '../snapshot.js';
 import {
@@ -31,8 +32,6 @@ import { convertRule, TIMEOUT_DIFFERENCE } from './annotations.js';
 /** Report records one thing convert could not express: the field (or annotation) and why. */
 export type Report = (field: string, reason: string) => void;
 
-/** REDIRECT_CODES are the codes a standard-channel RequestRedirect takes (Gateway API v1.5 and later). */
-const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
 type RedirectCode = (typeof REDIRECT_CODES)[number];
 
 /** Redirect is a RequestRedirect's fields, all validated. */
@@ -170,7 +169,7 @@ export function readSettings(
     if (key.startsWith(ANNOTATION_PREFIX) && typeof value === 'string')
       values.set(key.slice(ANNOTATION_PREFIX.length), value);
   const canary = isCanaryIngress(ingress);
-  for (const [key, value] of [...values].sort(([a], [b]) => (a < b ? -1 : 1))) {
+  for (const [key, value] of [...values].sort(([a], [b]) => compare(a, b))) {
     if (!KNOWN.has(key))
       // Quoted unless plain: a key from a file may hold anything, a line break included.
       report(
@@ -253,7 +252,7 @@ export function readSettings(
     const map = configMap(headersRef.ns, headersRef.name);
     if (!map)
       report(full('custom-headers'), `ConfigMap ${headersRef.ns}/${headersRef.name} is not in the manifests; left out`);
-    for (const [name, value] of Object.entries(map?.data ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    for (const [name, value] of Object.entries(map?.data ?? {}).sort(([a], [b]) => compare(a, b))) {
       const n = checkHeaderName(name);
       const v = checkHeaderValue(value);
       if (n.ok && v.ok) responseHeaders.push({ name: n.value, value: v.value });
