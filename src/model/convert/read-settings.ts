@@ -241,10 +241,11 @@ export function readSettings(
 
   const responseHeaders: { name: string; value: string }[] = [];
   const headersRef = read('custom-headers', (v) => {
-    const [ns, name] = v.includes('/') ? v.split('/', 2) : [namespace, v];
-    const okNs = checkDnsLabel(ns);
-    const okName = checkObjectName(name);
-    return okNs.ok && okName.ok
+    // `name` or `namespace/name`, as secretRef (annotations/auth.ts) reads one: `a/b/c` is refused, not read as `a/b`.
+    const [first, second, ...rest] = v.split('/');
+    const okNs = checkDnsLabel(second === undefined ? namespace : first);
+    const okName = checkObjectName(second ?? first);
+    return rest.length === 0 && okNs.ok && okName.ok
       ? { ok: true as const, value: { ns: okNs.value, name: okName.value } }
       : { ok: false as const, message: `${show(v)} is not a ConfigMap reference (namespace/name)` };
   });
