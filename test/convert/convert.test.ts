@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadManifests } from '../../src/manifests/load.js';
-import { convertIngresses, unexpressedLine } from '../../src/model/convert/convert.js';
+import { convertIngresses, objectName, unexpressedLine } from '../../src/model/convert/convert.js';
 import { buildGatewayRoutes, readGateway, readHTTPRoute, readReferenceGrant } from '../../src/model/gateway/index.js';
 import { toYaml } from '../../src/cli/convert.js';
+import { checkObjectName } from '../../src/model/validate.js';
 
 const CASES = new URL('./cases/', import.meta.url).pathname;
 const cases = (await readdir(CASES, { withFileTypes: true }))
@@ -42,6 +43,14 @@ describe('convert', () => {
       // The printed YAML parses back to the same objects.
       const back = parseAllDocuments(yaml).map((d) => d.toJS());
       expect(back).toEqual(JSON.parse(JSON.stringify(result.objects)));
+    });
+
+    it('gives every object a valid name of its own (kubectl apply keeps one object per kind, namespace and name)', async () => {
+      const { result } = await run(name);
+      const keys = result.objects.map((o) => `${o.kind} ${o.metadata?.namespace ?? ''}/${o.metadata?.name}`);
+      expect(new Set(keys).size, keys.join('\n')).toBe(keys.length);
+      for (const o of result.objects)
+        expect(checkObjectName(o.metadata?.name), `${o.kind} ${o.metadata?.name}`).toMatchObject({ ok: true });
     });
 
     it('gives objects the Gateway API readers accept whole', async () => {
@@ -93,5 +102,26 @@ describe('convert', () => {
             );
       expect(built.status.httpRoutes.length).toBe(of('HTTPRoute').length);
     });
+  });
+});
+
+describe('objectName', () => {
+  const long = 'a'.repeat(60);
+  it.each([
+    ['a name that fits stays as it is', 'web', 'example.com', 'web-example.com'],
+    ['an empty suffix adds nothing', 'web', '', 'web'],
+    ['a label too long: the base is shortened before a hash', long, 'bcdef', 'a{48}-[0-9a-f]{8}-bcdef'],
+    ['a suffix too long to fit beside any base: the whole is shortened', 'web', long, 'web-a{50}-[0-9a-f]{8}'],
+    ['longer than 253 in all', `${long}.`.repeat(4) + long, 'b', '(a{60}\\.){3}a{52}-[0-9a-f]{8}-b'],
+  ])('%s', (_, base, suffix, expected) => {
+    const name = objectName(base, suffix);
+    expect(name).toMatch(new RegExp(`^${expected}$`));
+    expect(checkObjectName(name).ok).toBe(true);
+  });
+
+  it('tells apart names that share their start, and gives the same name every time', () => {
+    expect(objectName(long, 'x.example.com')).not.toBe(objectName(long, 'y.example.com'));
+    expect(objectName(`${long}-1`, 'b')).not.toBe(objectName(`${long}-2`, 'b'));
+    expect(objectName(long, 'b')).toBe(objectName(long, 'b'));
   });
 });

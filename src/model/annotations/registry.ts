@@ -121,7 +121,7 @@ export function outcomeOf(rule: OnInvalid, entry: boolean): Outcome {
  * isCanary says whether an Ingress's `canary` value makes it a canary; a value that is not a
  * boolean counts as one, so a typo never turns a canary into a second main Ingress.
  */
-function isCanary(value: string | undefined): boolean {
+export function isCanary(value: string | undefined): boolean {
   if (value === undefined || value === '') return false;
   const checked = checkBool(value);
   return !checked.ok || checked.value;

@@ -54,7 +54,7 @@ export const TRAILING_SLASH =
   'a RequestRedirect keeps the path as it is';
 
 /** REDIRECT_CODES_NOTE says which redirect codes the standard channel takes. */
-export const REDIRECT_CODES_NOTE =
+const REDIRECT_CODES_NOTE =
   'a standard-channel RequestRedirect takes 301, 302, 303, 307 and 308 (Gateway API v1.5 and later), not 300, 304, ' +
   '305 or 306';
 

@@ -5,6 +5,10 @@
  * HTTP listener where ingress-nginx redirects to HTTPS), canary Ingresses folded into the routes they shadow. Every
  * string copied has passed the validator the Ingress model uses for its field.
  */
+import { createHash } from 'node:crypto';
+import { compare } from '../backends.js';
+import { defaultBuildOptions } from '../build.js';
+import { GATEWAY_GROUP } from '../gateway/types.js';
 import { normalisePath } from '../locations.js';
 import { checkRegexPath } from '../regex-path.js';
 import { LEGACY_CLASS_ANNOTATION } from '../ingress-class.js';
@@ -47,7 +51,7 @@ export const defaultConvertOptions: ConvertOptions = {
   controllerName: 'ingress-actors.io/gateway-controller',
   emitGatewayClass: true,
   gatewayName: 'ingress-actors',
-  controllerClass: 'k8s.io/ingress-nginx',
+  controllerClass: defaultBuildOptions.controllerClass,
 };
 
 /** Unexpressed is one thing convert could not say in Gateway API terms, or said with a difference. */
@@ -70,7 +74,6 @@ export function unexpressedLine(u: Unexpressed): string {
   return `${u.ingress}: ${u.field}: ${u.reason}`;
 }
 
-const GROUP = 'gateway.networking.k8s.io';
 /** BACKEND_LEFT_OUT ends the report of a backend that could not be converted. */
 const BACKEND_LEFT_OUT = 'backend left out (the rule answers 500, where ingress-nginx answered 503)';
 const CATCH_ALL = '';
@@ -155,9 +158,7 @@ class Converter {
   identify(ours: (className: string, owner: string) => boolean): Ident[] {
     const idents: Ident[] = [];
     const key = (i: Ingress) => `${i.metadata?.namespace}/${i.metadata?.name}`;
-    const sorted = [...this.snapshot.ingresses].sort(
-      (a, b) => created(a) - created(b) || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0),
-    );
+    const sorted = [...this.snapshot.ingresses].sort((a, b) => created(a) - created(b) || compare(key(a), key(b)));
     for (const ingress of sorted) {
       const namespace = checkDnsLabel(ingress.metadata?.namespace);
       const name = checkObjectName(ingress.metadata?.name);
@@ -523,11 +524,38 @@ function listenerName(host: string, index: number): string {
   return name.length <= 63 ? name : `https-${index}`;
 }
 
+/** HASH_LENGTH is how many hex digits of sha256 tell apart names shortened to fit. */
+const HASH_LENGTH = 8;
+
+/**
+ * objectName is `base-suffix` (`base` alone when suffix is empty) when that is a valid object name. When it is not
+ * (a label longer than 63, or the whole longer than 253), the base is shortened and the first hex digits of the full
+ * name's sha256 go between it and the suffix, so that names too long to join stay valid, distinct and the same from
+ * run to run. Should the suffix not fit even so, the whole name is shortened before the hash.
+ */
+export function objectName(base: string, suffix = ''): string {
+  const full = suffix === '' ? base : `${base}-${suffix}`;
+  if (checkObjectName(full).ok) return full;
+  const hash = createHash('sha256').update(full).digest('hex').slice(0, HASH_LENGTH);
+  // A name starts and ends with a letter or digit, and so does each of its labels.
+  const head = (s: string, n: number) => s.slice(0, n).replace(/[-.]+$/, '');
+  const join = (...parts: string[]) => parts.filter((p) => p !== '').join('-');
+  // At most 253 + 253 tries of a name of at most 253 + 253 + 9 characters: bounded, whatever the input.
+  for (let keep = Math.min(base.length, 253); keep >= 0; keep--) {
+    const name = join(head(base, keep), hash, suffix);
+    if (checkObjectName(name).ok) return name;
+  }
+  for (let keep = Math.min(full.length, 253); keep >= 0; keep--) {
+    const name = join(head(full, keep), hash);
+    if (checkObjectName(name).ok) return name;
+  }
+  return hash;
+}
+
 /** routeName names an Ingress's route for one host. */
 function routeName(ingress: string, host: string, several: boolean): string {
   if (!several) return ingress;
-  const name = `${ingress}-${host === CATCH_ALL ? 'catch-all' : host.replace('*', 'wildcard')}`;
-  return checkObjectName(name).ok ? name : ingress;
+  return objectName(ingress, host === CATCH_ALL ? 'catch-all' : host.replace('*', 'wildcard'));
 }
 
 /**
@@ -562,7 +590,8 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
     const classDrafts = drafts.filter((d) => d.ingress.className === className);
     const namespaces = [...new Set(members.map((m) => m.namespace))].sort();
     const gwNamespace = options.gatewayNamespace ?? (namespaces.length === 1 ? namespaces[0]! : 'default');
-    const gwName = classes.length === 1 ? options.gatewayName : `${options.gatewayName}-${className || 'no-class'}`;
+    const gwName =
+      classes.length === 1 ? options.gatewayName : objectName(options.gatewayName, className || 'no-class');
 
     // TLS hosts: the oldest Ingress to name a host gives its certificate, as ingress-nginx settles it.
     const tls = new Map<string, Tls>();
@@ -615,7 +644,7 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
         }));
         routes.push(
           ...split(
-            `${name}-https-redirect`,
+            objectName(name, 'https-redirect'),
             id.namespace,
             { parentRefs: [parentRef('http', id.namespace)], ...hostnames },
             redirects,
@@ -668,7 +697,7 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
       });
     }
     gateways.push({
-      apiVersion: `${GROUP}/v1`,
+      apiVersion: `${GATEWAY_GROUP}/v1`,
       kind: 'Gateway',
       metadata: { name: gwName, namespace: gwNamespace },
       spec: { gatewayClassName: options.gatewayClassName, listeners },
@@ -679,13 +708,13 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
     for (const t of tls.values())
       if (t.namespace !== gwNamespace)
         foreign.set(t.namespace, (foreign.get(t.namespace) ?? new Set()).add(t.secretName));
-    for (const [ns, secrets] of [...foreign].sort(([a], [b]) => (a < b ? -1 : 1)))
+    for (const [ns, secrets] of [...foreign].sort(([a], [b]) => compare(a, b)))
       grants.push({
-        apiVersion: `${GROUP}/v1beta1`,
+        apiVersion: `${GATEWAY_GROUP}/v1beta1`,
         kind: 'ReferenceGrant',
-        metadata: { name: `${gwName}-certificates`, namespace: ns },
+        metadata: { name: objectName(gwName, 'certificates'), namespace: ns },
         spec: {
-          from: [{ group: GROUP, kind: 'Gateway', namespace: gwNamespace }],
+          from: [{ group: GATEWAY_GROUP, kind: 'Gateway', namespace: gwNamespace }],
           to: [...secrets].sort().map((name) => ({ group: '', kind: 'Secret', name })),
         },
       } as KubeObject);
@@ -693,13 +722,13 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
 
   if (options.emitGatewayClass && classes.length > 0)
     objects.push({
-      apiVersion: `${GROUP}/v1`,
+      apiVersion: `${GATEWAY_GROUP}/v1`,
       kind: 'GatewayClass',
       metadata: { name: options.gatewayClassName },
       spec: { controllerName: options.controllerName },
     } as KubeObject);
   const key = (o: KubeObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
-  const sort = (list: KubeObject[]) => list.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  const sort = (list: KubeObject[]) => list.sort((a, b) => compare(key(a), key(b)));
   objects.push(...sort(gateways), ...sort(grants), ...sort(routes));
   return { objects, unexpressed: c.unexpressed };
 }
@@ -714,14 +743,12 @@ const MAX_RULES = 16;
 function split(name: string, namespace: string, spec: Json, rules: readonly Json[]): KubeObject[] {
   const routes: KubeObject[] = [];
   for (let i = 0; i < rules.length; i += MAX_RULES) {
-    const part = i === 0 ? name : `${name}-${i / MAX_RULES + 1}`;
-    routes.push(
-      route(checkObjectName(part).ok ? part : name, namespace, { ...spec, rules: rules.slice(i, i + MAX_RULES) }),
-    );
+    const part = i === 0 ? name : objectName(name, String(i / MAX_RULES + 1));
+    routes.push(route(part, namespace, { ...spec, rules: rules.slice(i, i + MAX_RULES) }));
   }
   return routes;
 }
 
 function route(name: string, namespace: string, spec: Json): KubeObject {
-  return { apiVersion: `${GROUP}/v1`, kind: 'HTTPRoute', metadata: { name, namespace }, spec } as KubeObject;
+  return { apiVersion: `${GATEWAY_GROUP}/v1`, kind: 'HTTPRoute', metadata: { name, namespace }, spec } as KubeObject;
 }

@@ -8,8 +8,10 @@ import { checkPrefix } from '../annotations/forwarded-prefix.js';
 import { intIn } from '../annotations/read.js';
 import { checkRewriteTarget } from '../annotations/rewrite.js';
 import { ANNOTATION_PREFIX } from '../annotations/types.js';
-import { supportedKeys } from '../annotations/registry.js';
+import { isCanary, supportedKeys } from '../annotations/registry.js';
 import { refusedAnnotations } from '../annotations/refused.js';
+import { compare } from '../backends.js';
+import { checkDuration, REDIRECT_CODES } from '../gateway/read.js';
 import { checkHeaderValue } from '../gateway/values.js';
 import type { ConfigMap, Ingress } from '../snapshot.js';
 import {
@@ -30,8 +32,6 @@ import { convertRule, TIMEOUT_DIFFERENCE } from './annotations.js';
 /** Report records one thing convert could not express: the field (or annotation) and why. */
 export type Report = (field: string, reason: string) => void;
 
-/** REDIRECT_CODES are the codes a standard-channel RequestRedirect takes (Gateway API v1.5 and later). */
-const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
 type RedirectCode = (typeof REDIRECT_CODES)[number];
 
 /** Redirect is a RequestRedirect's fields, all validated. */
@@ -103,27 +103,26 @@ function asksNothing(key: string, value: string): boolean {
   return value === 'false' && (key.startsWith('enable-') || key === 'ssl-passthrough' || key === 'service-upstream');
 }
 
-/** isCanary says whether an Ingress is a canary; a value that is not a boolean counts as one, as the model reads it. */
+/** isCanaryIngress says whether an Ingress is a canary, as the model reads its `canary` annotation. */
 export function isCanaryIngress(ingress: Ingress): boolean {
-  const value = ingress.metadata?.annotations?.[`${ANNOTATION_PREFIX}canary`];
-  if (value === undefined || value === '') return false;
-  const checked = checkBool(value);
-  return !checked.ok || checked.value;
+  return isCanary(ingress.metadata?.annotations?.[`${ANNOTATION_PREFIX}canary`]);
 }
 
-/** toDuration turns a validated nginx time (`60s`, `2m`, `1d`) into a Gateway API Duration, or null when too long. */
+/**
+ * toDuration turns an nginx time checkSeconds passed (it gives only `\d+(ms|s|m|h|d)`: `60s`, `2m`, `1d`) into a
+ * Gateway API Duration, or null when too long.
+ */
 function toDuration(time: string): string | null {
-  const match = /^(\d+)(ms|s|m|h|d)$/.exec(time);
-  if (!match) return null;
+  const match = /^(\d+)(ms|s|m|h|d)$/.exec(time)!;
   const n = Number(match[1]);
   const [value, unit] = match[2] === 'd' ? [n * 24, 'h'] : [n, match[2]];
   return value <= 99_999 ? `${value}${unit}` : null;
 }
 
-/** seconds is a Duration in milliseconds, to pick the larger of two. */
+/** millis is a Duration toDuration made (so one checkDuration passes) in milliseconds, to pick the larger of two. */
 function millis(duration: string): number {
-  const [, n, unit] = /^(\d+)(ms|s|m|h)$/.exec(duration) ?? ['', '0', 'ms'];
-  return Number(n) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
+  const checked = checkDuration(duration);
+  return checked.ok ? checked.value : 0;
 }
 
 /** readRedirectUrl splits a permanent or temporal redirect URL into RequestRedirect fields; null when it cannot. */
@@ -170,7 +169,7 @@ export function readSettings(
     if (key.startsWith(ANNOTATION_PREFIX) && typeof value === 'string')
       values.set(key.slice(ANNOTATION_PREFIX.length), value);
   const canary = isCanaryIngress(ingress);
-  for (const [key, value] of [...values].sort(([a], [b]) => (a < b ? -1 : 1))) {
+  for (const [key, value] of [...values].sort(([a], [b]) => compare(a, b))) {
     if (!KNOWN.has(key))
       // Quoted unless plain: a key from a file may hold anything, a line break included.
       report(
@@ -242,10 +241,11 @@ export function readSettings(
 
   const responseHeaders: { name: string; value: string }[] = [];
   const headersRef = read('custom-headers', (v) => {
-    const [ns, name] = v.includes('/') ? v.split('/', 2) : [namespace, v];
-    const okNs = checkDnsLabel(ns);
-    const okName = checkObjectName(name);
-    return okNs.ok && okName.ok
+    // `name` or `namespace/name`, as secretRef (annotations/auth.ts) reads one: `a/b/c` is refused, not read as `a/b`.
+    const [first, second, ...rest] = v.split('/');
+    const okNs = checkDnsLabel(second === undefined ? namespace : first);
+    const okName = checkObjectName(second ?? first);
+    return rest.length === 0 && okNs.ok && okName.ok
       ? { ok: true as const, value: { ns: okNs.value, name: okName.value } }
       : { ok: false as const, message: `${show(v)} is not a ConfigMap reference (namespace/name)` };
   });
@@ -253,7 +253,7 @@ export function readSettings(
     const map = configMap(headersRef.ns, headersRef.name);
     if (!map)
       report(full('custom-headers'), `ConfigMap ${headersRef.ns}/${headersRef.name} is not in the manifests; left out`);
-    for (const [name, value] of Object.entries(map?.data ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    for (const [name, value] of Object.entries(map?.data ?? {}).sort(([a], [b]) => compare(a, b))) {
       const n = checkHeaderName(name);
       const v = checkHeaderValue(value);
       if (n.ok && v.ok) responseHeaders.push({ name: n.value, value: v.value });

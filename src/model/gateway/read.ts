@@ -296,7 +296,8 @@ function readPathModifier(c: Collector, field: string, raw: unknown, prefixMatch
   return value === undefined ? undefined : { type, value };
 }
 
-const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
+/** REDIRECT_CODES are the status codes a standard-channel RequestRedirect takes (Gateway API v1.5 and later). */
+export const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
 
 /** MAX_MIRRORS is how many RequestMirror filters a rule may have: nginx.conf has one `mirror` per slot. */
 export const MAX_MIRRORS = 2;
