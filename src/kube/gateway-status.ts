@@ -62,7 +62,8 @@ export class GatewayStatusWriter {
       if (object) wanted.push({ kind: 'GatewayClass', object, status: gatewayClassStatus(object.status, ours, now) });
     }
     if (status.gateways.length > 0) {
-      const addresses = await this.options.addresses();
+      // the publish addresses (maybe an API read) only for Gateways without one of --gateway-addresses
+      const addresses = status.gateways.some((g) => g.addresses === undefined) ? await this.options.addresses() : [];
       const gateways = new Map(cache.list<Obj>('Gateway').map((g) => [objectKey(g), g]));
       for (const ours of status.gateways) {
         const object = gateways.get(`${ours.namespace}/${ours.name}`);
