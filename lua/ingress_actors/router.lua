@@ -241,8 +241,6 @@ function _M.rewrite(slots)
   -- header_filter reads it only: the route's own list serves every request
   ctx.ia_response = found.response
   local mirrors = nil
-  -- an HTTP/1.0 client may send no Host: the backend gets the server's name instead of none
-  if ngx.var.ia_gw_host == "" then ngx.var.ia_gw_host = ngx.var.host end
   for _, f in ipairs(found.filters) do
     if f.type == "RequestRedirect" then
       return redirect(f, found, server, req.uri)
