@@ -374,32 +374,26 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
     const fail = (field: string, message: string) =>
       routeProblems.push({ kind, namespace: route.meta.namespace, name: route.meta.name, field, message });
     for (const i of route.invalid) fail(i.field, i.message);
+    // each reference resolved once, a problem on its field when it does not
+    const resolve = (ref: BackendRef, field: string) => {
+      const resolved = resolveBackend(route, ref, ctx);
+      if (resolved.kind === 'unresolved')
+        fail(field, `${ref.kind} ${ref.namespace}/${ref.name} ${REF_MESSAGES[resolved.reason]}`);
+      return resolved;
+    };
     const backends = route.rules.map((rule, r) =>
-      rule.backendRefs.map((ref, b) => {
-        const resolved = resolveBackend(route, ref, ctx);
-        if (resolved.kind === 'unresolved')
-          fail(
-            `spec.rules[${r}].backendRefs[${b}]`,
-            `${ref.kind} ${ref.namespace}/${ref.name} ${REF_MESSAGES[resolved.reason]}`,
-          );
-        return resolved;
-      }),
+      rule.backendRefs.map((ref, b) => resolve(ref, `spec.rules[${r}].backendRefs[${b}]`)),
     );
     const mirrors = route.rules.map((rule, r) =>
-      rule.filters.flatMap((filter, at) => {
-        if (filter.type !== 'RequestMirror') return [];
-        const resolved = resolveBackend(route, filter.backendRef, ctx);
-        if (resolved.kind === 'unresolved')
-          fail(
-            `spec.rules[${r}].filters[${at}].requestMirror.backendRef`,
-            `${filter.backendRef.kind} ${filter.backendRef.namespace}/${filter.backendRef.name} ${REF_MESSAGES[resolved.reason]}`,
-          );
-        return [resolved];
-      }),
+      rule.filters.flatMap((filter, at) =>
+        filter.type === 'RequestMirror'
+          ? [resolve(filter.backendRef, `spec.rules[${r}].filters[${at}].requestMirror.backendRef`)]
+          : [],
+      ),
     );
-    const firstUnresolved = [...backends.flat(), ...mirrors.flat()].find((b) => b.kind === 'unresolved') as
-      | (EffectiveBackend & { kind: 'unresolved' })
-      | undefined;
+    const firstUnresolved = [...backends.flat(), ...mirrors.flat()].find(
+      (b): b is EffectiveBackend & { kind: 'unresolved'; reason: string } => b.kind === 'unresolved',
+    );
     // Two parentRefs may select one listener (by name and by port): it counts and serves the route once.
     const attachedHere = new Map<ListenerState, Attachment>();
     const parents: RouteParentStatus[] = [];
