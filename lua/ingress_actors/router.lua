@@ -17,9 +17,10 @@ local function regex(value, anchored)
   return from ~= nil
 end
 
--- prefix_of is a PathPrefix value without its trailing slash ("/" stays "/")
+-- prefix_of is a PathPrefix value without its trailing slash ("/" becomes "": every path starts with it, and
+-- the character after it is always "/")
 local function prefix_of(p)
-  if #p > 1 and p:sub(-1) == "/" then return p:sub(1, -2) end
+  if p:sub(-1) == "/" then return p:sub(1, -2) end
   return p
 end
 
@@ -28,7 +29,6 @@ local function path_matches(m, uri)
   if m.type == "Exact" then return uri == m.value end
   if m.type == "PathPrefix" then
     local p = m.prefix
-    if p == "/" then return true end
     if uri:sub(1, #p) ~= p then return false end
     local next_char = uri:sub(#p + 1, #p + 1)
     return next_char == "" or next_char == "/"
@@ -146,8 +146,8 @@ end
 -- replaced is the path after a ReplaceFullPath or ReplacePrefixMatch of the matched prefix
 local function replaced(mod, r, uri)
   if mod.type == "ReplaceFullPath" then return mod.value end
-  local rest = uri:sub(#(r.path.prefix or prefix_of(r.path.value)) + 1)
-  if r.path.value == "/" then rest = uri end
+  -- prepare spelled the prefix (ReplacePrefixMatch comes with a PathPrefix match only)
+  local rest = uri:sub(#r.path.prefix + 1)
   local with = mod.value
   if with:sub(-1) == "/" and rest:sub(1, 1) == "/" then with = with:sub(1, -2) end
   local out = with .. rest
