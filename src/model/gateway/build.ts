@@ -148,7 +148,7 @@ function resolveBackend(route: HTTPRoute, ref: BackendRef, ctx: Context): Effect
   if (ref.group !== '' || ref.kind !== 'Service') return unresolved('InvalidKind');
   const granted = isGranted(ctx.grants, {
     fromGroup: GATEWAY_GROUP,
-    fromKind: route.kind ?? 'HTTPRoute',
+    fromKind: route.kind,
     fromNamespace: route.meta.namespace,
     toGroup: '',
     toKind: 'Service',
@@ -185,7 +185,7 @@ interface Attachment {
 }
 
 const overlaps = (a: string | null, b: string | null) => a === null || b === null || intersectOne(a, b) !== undefined;
-const routeName = (r: HTTPRoute) => `${r.kind ?? 'HTTPRoute'} ${r.meta.namespace}/${r.meta.name}`;
+const routeName = (r: HTTPRoute) => `${r.kind} ${r.meta.namespace}/${r.meta.name}`;
 
 /**
  * resolveKindConflicts applies the spec's rule for an HTTPRoute and a GRPCRoute on one listener with hostnames in
@@ -200,15 +200,13 @@ function resolveKindConflicts(attachments: readonly Attachment[]): Attachment[] 
     else byListener.set(at.s, [at]);
   }
   for (const list of byListener.values()) {
-    const kinds = new Set(list.map((at) => at.route.kind ?? 'HTTPRoute'));
+    const kinds = new Set(list.map((at) => at.route.kind));
     if (kinds.size < 2) continue;
     const ordered = [...list].sort((a, b) => byAge(a.route.meta, b.route.meta));
     const standing: Attachment[] = [];
     for (const at of ordered) {
       const rival = standing.find(
-        (o) =>
-          (o.route.kind ?? 'HTTPRoute') !== (at.route.kind ?? 'HTTPRoute') &&
-          o.hosts.some((h) => at.hosts.some((g) => overlaps(h, g))),
+        (o) => o.route.kind !== at.route.kind && o.hosts.some((h) => at.hosts.some((g) => overlaps(h, g))),
       );
       if (rival) at.lostTo = rival.route;
       else standing.push(at);
@@ -369,7 +367,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   const attachments: Attachment[] = [];
   for (const route of routes) {
     const gen = route.meta.generation;
-    const kind = route.kind ?? 'HTTPRoute';
+    const kind = route.kind;
     const routeProblems: Problem[] = [];
     const fail = (field: string, message: string) =>
       routeProblems.push({ kind, namespace: route.meta.namespace, name: route.meta.name, field, message });

@@ -38,6 +38,7 @@ import {
   type ReferenceGrant,
   type RouteFilter,
   type RouteGroupKind,
+  type RouteKind,
   type RouteMatch,
   type RouteRule,
   type RouteTimeouts,
@@ -481,12 +482,13 @@ function readParentRef(c: Collector, field: string, raw: unknown, namespace: str
 
 /** readHTTPRoute reads an HTTPRoute; refused values are listed in `invalid`. Null without a name. */
 export function readHTTPRoute(object: unknown): HTTPRoute | null {
-  return readRoute(object, readRule);
+  return readRoute(object, 'HTTPRoute', readRule);
 }
 
 /** readRoute reads what every route kind has (parentRefs, hostnames) and its rules with the kind's own reader. */
 function readRoute(
   object: unknown,
+  kind: RouteKind,
   readRuleOf: (c: Collector, field: string, raw: unknown, namespace: string) => RouteRule,
 ): HTTPRoute | null {
   const meta = readMeta(object, true);
@@ -498,7 +500,7 @@ function readRoute(
   );
   const hostnames = list(spec.hostnames).flatMap((h, i) => c.check(`spec.hostnames[${i}]`, checkHost(h)) ?? []);
   const rules = list(spec.rules).map((r, i) => readRuleOf(c, `spec.rules[${i}]`, r, meta.namespace));
-  return { meta, parentRefs, hostnames, rules, invalid: c.invalid };
+  return { meta, kind, parentRefs, hostnames, rules, invalid: c.invalid };
 }
 
 /** gRPC names as the GRPCRoute CRD allows them: a service is a dotted proto name, a method an identifier. */
@@ -593,8 +595,7 @@ function readGrpcRule(c: Collector, field: string, raw: unknown, namespace: stri
  */
 export function readGRPCRoute(object: unknown): HTTPRoute | null {
   // A GRPCRoute without rules routes nothing; as for an HTTPRoute, that is a route with no rules.
-  const route = readRoute(object, readGrpcRule);
-  return route && { ...route, kind: 'GRPCRoute' };
+  return readRoute(object, 'GRPCRoute', readGrpcRule);
 }
 
 /** readReferenceGrant reads a ReferenceGrant; entries it cannot read are dropped (they grant nothing). */

@@ -189,8 +189,7 @@ export type RouteKind = 'HTTPRoute' | 'GRPCRoute';
 
 export interface HTTPRoute {
   readonly meta: Meta;
-  /** absent: HTTPRoute */
-  readonly kind?: RouteKind;
+  readonly kind: RouteKind;
   readonly parentRefs: readonly ParentRef[];
   readonly hostnames: readonly string[];
   readonly rules: readonly RouteRule[];
