@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { CRD_CLEANUP_FINALIZER, establish } from './crd.js';
 import { checkFields, reportUnknown, type FieldValidation } from './fields.js';
 import { applyPatch, type PatchType } from './patch.js';
-import { apiVersionOf, RESOURCES, ResourceTable, type ResourceDef } from './resources.js';
+import { apiVersionOf, builtinKind, RESOURCES, ResourceTable, type ResourceDef } from './resources.js';
 import { pruneUnknown } from './schema.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { alreadyExists, ApiError, badRequest, conflict, gone, invalid, notFound } from './status.js';
@@ -169,7 +169,7 @@ export class Registry {
   /** list returns the matching objects, paged by `limit`/`continue`, and the list's resourceVersion. */
   list(resource: ResourceDef, options: ListOptions = {}): ListResult {
     const labels = parseLabelSelector(options.labelSelector);
-    const fields = parseFieldSelector(options.fieldSelector, resource.kind);
+    const fields = parseFieldSelector(options.fieldSelector, builtinKind(resource));
     const current = this.store.resourceVersion;
     const requested = options.resourceVersion ? Number(options.resourceVersion) : undefined;
     if (options.resourceVersion && !Number.isInteger(requested))
@@ -235,7 +235,7 @@ export class Registry {
     options.warnings?.push(
       ...(resource.crd
         ? reportUnknown(resource.kind, apiVersionOf(resource), pruneUnknown(object, resource.crd.schema), mode)
-        : checkFields(resource.kind, apiVersionOf(resource), object, mode)),
+        : checkFields(resource, object, mode)),
     );
     const ns = this.scope(resource, namespace);
     if (ns !== undefined) {

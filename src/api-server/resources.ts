@@ -57,6 +57,15 @@ export interface PrinterColumn {
   readonly jsonPath: string;
 }
 
+/**
+ * builtinKind is the kind to look up in a per-kind table of built-in behaviour (field selectors,
+ * defaults, printer columns, …): undefined for a custom resource, whatever its kind is called, so
+ * a CRD whose kind is `Secret` in its own group never gets what the core Secret has.
+ */
+export function builtinKind(resource: ResourceDef): string | undefined {
+  return resource.crd ? undefined : resource.kind;
+}
+
 /** storageOf is the key the store keeps a resource's objects under: shared by all versions of a CRD. */
 export function storageOf(resource: ResourceDef): object {
   return resource.crd?.storage ?? resource;
