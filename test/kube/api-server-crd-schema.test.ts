@@ -81,6 +81,13 @@ describe('pruneUnknown', () => {
       },
     });
   });
+
+  it("keeps the root's undeclared fields when its additionalProperties is true, as at any depth", () => {
+    const schema = { type: 'object', additionalProperties: true, properties: { spec: { type: 'object' } } };
+    const object = { apiVersion: 'x.io/v1', kind: 'Thing', metadata: { name: 'a', bogus: 1 }, spec: {}, top: 1 };
+    expect(pruneUnknown(object, schema)).toEqual(['metadata.bogus']);
+    expect(object).toEqual({ apiVersion: 'x.io/v1', kind: 'Thing', metadata: { name: 'a' }, spec: {}, top: 1 });
+  });
 });
 
 describe('applyDefaults', () => {
@@ -133,6 +140,23 @@ describe('validateCustom', () => {
     ]);
     expect(causes({ size: 1, mode: null })).toEqual([
       'FieldValueTypeInvalid spec.mode: Invalid value: "null": spec.mode in body must be of type string: "null"',
+    ]);
+  });
+
+  it("checks the root's required list against the whole object: apiVersion and kind may be required", () => {
+    const schema = {
+      type: 'object',
+      required: ['apiVersion', 'kind', 'spec'],
+      properties: { spec: { type: 'object' } },
+    };
+    const object = { apiVersion: 'x.io/v1', kind: 'Thing', metadata: { name: 'a' } };
+    expect(validateCustom({ ...object, spec: {} }, schema)).toEqual([]);
+    expect(validateCustom(object, schema)).toEqual([
+      { reason: 'FieldValueRequired', field: 'spec', message: 'Required value' },
+    ]);
+    expect(validateCustom({ metadata: { name: 'a' }, spec: {} }, schema).map((c) => c.field)).toEqual([
+      'apiVersion',
+      'kind',
     ]);
   });
 
