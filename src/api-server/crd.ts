@@ -178,10 +178,9 @@ function condition(
 
 /**
  * establish sets a CRD's status as the naming and establishing controllers would, and returns the
- * definitions of its served versions when its names are accepted (none otherwise). `storage` is the
- * key every version of this CRD shares in the store (the same for the CRD's whole life).
+ * definitions of its served versions when its names are accepted (none otherwise).
  */
-export function establish(crd: KubeObject, table: ResourceTable, storage: object, now: string): ResourceDef[] {
+export function establish(crd: KubeObject, table: ResourceTable, now: string): ResourceDef[] {
   const spec = (crd.spec ?? {}) as Obj;
   const status = isObj(crd.status) ? crd.status : {};
   const names = namesOf(crd);
@@ -242,7 +241,6 @@ export function establish(crd: KubeObject, table: ResourceTable, storage: object
       hasStatus: v.status,
       crd: {
         name: crd.metadata.name,
-        storage,
         storageApiVersion: `${group}/${storageVersion}`,
         schema: v.schema,
         printerColumns: v.printerColumns,

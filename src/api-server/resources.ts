@@ -28,15 +28,13 @@ export interface ResourceDef {
 
 /**
  * CustomVersion is what a served version of a CustomResourceDefinition adds to its ResourceDef:
- * the storage every version of the CRD shares (objects are kept once, in the storage version, and
- * served in each version by changing only `apiVersion`, as conversion strategy None does), the
- * version's schema and its printer columns.
+ * the CRD's name, which keys the storage every version of the CRD shares (objects are kept once,
+ * in the storage version, and served in each version by changing only `apiVersion`, as conversion
+ * strategy None does), the version's schema and its printer columns.
  */
 export interface CustomVersion {
-  /** The CRD's name (`<plural>.<group>`). */
+  /** The CRD's name (`<plural>.<group>`): also the store's key for the objects of all its versions. */
   readonly name: string;
-  /** The storage key all versions of the CRD share: the store keys objects by it. */
-  readonly storage: object;
   /** The apiVersion objects are stored in (the CRD's storage version). */
   readonly storageApiVersion: string;
   /** The version's openAPIV3Schema (structural, as the CRD gives it); undefined accepts anything. */
@@ -66,9 +64,12 @@ export function builtinKind(resource: ResourceDef): string | undefined {
   return resource.crd ? undefined : resource.kind;
 }
 
-/** storageOf is the key the store keeps a resource's objects under: shared by all versions of a CRD. */
-export function storageOf(resource: ResourceDef): object {
-  return resource.crd?.storage ?? resource;
+/**
+ * storageOf is the key the store keeps a resource's objects under: a built-in resource's own
+ * definition, or the CRD's name, which all its versions share (a string, so never a definition).
+ */
+export function storageOf(resource: ResourceDef): object | string {
+  return resource.crd?.name ?? resource;
 }
 
 function def(
