@@ -250,11 +250,22 @@ function printerCell(column: PrinterColumn): Cell {
   };
 }
 
+/** A CRD version's columns, built (JSONPaths parsed) once per definition: not for every table or watch event. */
+const CUSTOM_COLUMNS = new WeakMap<ResourceDef, readonly Column[]>();
+
 /** columnsOf gives a resource's columns: a CRD version's printer columns after Name (or Name and Age). */
 function columnsOf(resource: ResourceDef): readonly Column[] {
   const kind = builtinKind(resource);
   if (kind !== undefined) return COLUMNS[kind] ?? [NAME, AGE];
-  const printer = resource.crd?.printerColumns ?? [];
+  let columns = CUSTOM_COLUMNS.get(resource);
+  if (!columns) {
+    columns = customColumns(resource.crd?.printerColumns ?? []);
+    CUSTOM_COLUMNS.set(resource, columns);
+  }
+  return columns;
+}
+
+function customColumns(printer: readonly PrinterColumn[]): readonly Column[] {
   if (printer.length === 0) return [NAME, AGE];
   return [
     NAME,
