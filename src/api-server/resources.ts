@@ -41,8 +41,6 @@ export interface CustomVersion {
   readonly schema: unknown;
   /** The version's additionalPrinterColumns (name, type, jsonPath, priority, …), as written. */
   readonly printerColumns: readonly PrinterColumn[];
-  /** The version's `deprecationWarning` when it is deprecated (kept for discovery's sake; no header is sent yet). */
-  readonly deprecationWarning?: string;
 }
 
 /** PrinterColumn is one additionalPrinterColumns entry of a CRD version. */
