@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { request } from 'node:https';
 import { ApiError } from './status.js';
 import type { KubeObject } from './store.js';
-import type { ResourceDef } from './resources.js';
+import { builtinKind, type ResourceDef } from './resources.js';
 
 /** Operation is what a write is to admission. */
 export type Operation = 'CREATE' | 'UPDATE';
@@ -76,7 +76,7 @@ export interface LabelSelector {
 }
 
 /** The kinds whose writes never go through webhooks, as in kube-apiserver: a webhook must not lock itself in. */
-const EXEMPT = new Set(['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']);
+const EXEMPT = new Set<string | undefined>(['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']);
 
 const anyOf = (list: readonly string[] | undefined, value: string) =>
   (list ?? []).some((item) => item === '*' || item === value);
@@ -153,7 +153,7 @@ export async function validate(
   warnings: string[],
   network?: ServiceNetwork,
 ): Promise<void> {
-  if (EXEMPT.has(a.resource.kind)) return;
+  if (EXEMPT.has(builtinKind(a.resource))) return;
   const webhooks = configurations
     .flatMap((c) => ((c as { webhooks?: Webhook[] }).webhooks ?? []) as Webhook[])
     .filter((w) => matches(w, a));

@@ -21,7 +21,7 @@ const strings = (value: unknown): string[] =>
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 
 /** CrdNames are a CRD's `spec.names` (and, once accepted, its `status.acceptedNames`). */
-export interface CrdNames {
+interface CrdNames {
   readonly plural: string;
   readonly singular: string;
   readonly kind: string;
@@ -31,7 +31,7 @@ export interface CrdNames {
 }
 
 /** namesOf reads `spec.names`, filling singular and listKind as kube-apiserver's defaulting does. */
-export function namesOf(crd: KubeObject): CrdNames {
+function namesOf(crd: KubeObject): CrdNames {
   const spec = isObj(crd.spec) ? crd.spec : {};
   const names = isObj(spec.names) ? spec.names : {};
   const kind = str(names.kind);
@@ -52,7 +52,6 @@ interface VersionSpec {
   readonly status: boolean;
   readonly schema: unknown;
   readonly printerColumns: PrinterColumn[];
-  readonly deprecationWarning?: string;
 }
 
 function versionsOf(crd: KubeObject): VersionSpec[] {
@@ -60,7 +59,6 @@ function versionsOf(crd: KubeObject): VersionSpec[] {
   const versions = Array.isArray(spec.versions) ? spec.versions.filter(isObj) : [];
   return versions.map((v) => {
     const columns = Array.isArray(v.additionalPrinterColumns) ? v.additionalPrinterColumns.filter(isObj) : [];
-    const deprecation = v.deprecated === true ? str(v.deprecationWarning) : '';
     return {
       name: str(v.name),
       served: v.served === true,
@@ -75,9 +73,6 @@ function versionsOf(crd: KubeObject): VersionSpec[] {
         priority: typeof c.priority === 'number' ? c.priority : 0,
         jsonPath: str(c.jsonPath),
       })),
-      ...(v.deprecated === true
-        ? { deprecationWarning: deprecation || `${str(spec.group)}/${str(v.name)} ${namesOf(crd).kind} is deprecated` }
-        : {}),
     };
   });
 }
@@ -178,10 +173,9 @@ function condition(
 
 /**
  * establish sets a CRD's status as the naming and establishing controllers would, and returns the
- * definitions of its served versions when its names are accepted (none otherwise). `storage` is the
- * key every version of this CRD shares in the store (the same for the CRD's whole life).
+ * definitions of its served versions when its names are accepted (none otherwise).
  */
-export function establish(crd: KubeObject, table: ResourceTable, storage: object, now: string): ResourceDef[] {
+export function establish(crd: KubeObject, table: ResourceTable, now: string): ResourceDef[] {
   const spec = (crd.spec ?? {}) as Obj;
   const status = isObj(crd.status) ? crd.status : {};
   const names = namesOf(crd);
@@ -242,11 +236,9 @@ export function establish(crd: KubeObject, table: ResourceTable, storage: object
       hasStatus: v.status,
       crd: {
         name: crd.metadata.name,
-        storage,
         storageApiVersion: `${group}/${storageVersion}`,
         schema: v.schema,
         printerColumns: v.printerColumns,
-        ...(v.deprecationWarning ? { deprecationWarning: v.deprecationWarning } : {}),
       },
     }));
 }

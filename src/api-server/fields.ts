@@ -5,6 +5,7 @@
  * cover the top level and metadata of every served kind (DEPLOY_RESOURCES too), and IngressClass
  * and Ingress in full; where a schema says `ANY`, everything is accepted, so this is never stricter than the real one.
  */
+import { apiVersionOf, builtinKind, type ResourceDef } from './resources.js';
 import { badRequest } from './status.js';
 import type { KubeObject } from './store.js';
 
@@ -137,10 +138,11 @@ export function parseFieldValidation(value: string | null | undefined): FieldVal
  * checkFields drops unknown fields from `object` (in place) according to `mode`: returns the
  * warnings to send (`Warn`), or throws the 400 a strict decoder gives (`Strict`).
  */
-export function checkFields(kind: string, apiVersion: string, object: KubeObject, mode: FieldValidation): string[] {
-  const shape = SHAPES[kind];
+export function checkFields(resource: ResourceDef, object: KubeObject, mode: FieldValidation): string[] {
+  const kind = builtinKind(resource);
+  const shape = kind === undefined ? undefined : SHAPES[kind];
   if (!shape) return [];
-  return reportUnknown(kind, apiVersion, prune(object, shape, ''), mode);
+  return reportUnknown(resource.kind, apiVersionOf(resource), prune(object, shape, ''), mode);
 }
 
 /**

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { CRD_CLEANUP_FINALIZER, establish } from './crd.js';
 import { checkFields, reportUnknown, type FieldValidation } from './fields.js';
 import { applyPatch, type PatchType } from './patch.js';
-import { apiVersionOf, RESOURCES, ResourceTable, type ResourceDef } from './resources.js';
+import { apiVersionOf, builtinKind, RESOURCES, ResourceTable, type ResourceDef } from './resources.js';
 import { pruneUnknown } from './schema.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { alreadyExists, ApiError, badRequest, conflict, gone, invalid, notFound } from './status.js';
@@ -136,8 +136,6 @@ export class Registry {
   private readonly context: StrategyContext;
   private readonly now: () => Date;
   private readonly namespaceDeletionDelayMs: number;
-  /** The store key of each CRD's objects, by CRD name: kept while the CRD exists, whatever its spec becomes. */
-  private readonly crdStorage = new Map<string, object>();
   /** The kinds this registry serves: RESOURCES, the server's extra kinds, and each established CRD's versions. */
   readonly resources: ResourceTable;
 
@@ -169,7 +167,7 @@ export class Registry {
   /** list returns the matching objects, paged by `limit`/`continue`, and the list's resourceVersion. */
   list(resource: ResourceDef, options: ListOptions = {}): ListResult {
     const labels = parseLabelSelector(options.labelSelector);
-    const fields = parseFieldSelector(options.fieldSelector, resource.kind);
+    const fields = parseFieldSelector(options.fieldSelector, builtinKind(resource));
     const current = this.store.resourceVersion;
     const requested = options.resourceVersion ? Number(options.resourceVersion) : undefined;
     if (options.resourceVersion && !Number.isInteger(requested))
@@ -235,7 +233,7 @@ export class Registry {
     options.warnings?.push(
       ...(resource.crd
         ? reportUnknown(resource.kind, apiVersionOf(resource), pruneUnknown(object, resource.crd.schema), mode)
-        : checkFields(resource.kind, apiVersionOf(resource), object, mode)),
+        : checkFields(resource, object, mode)),
     );
     const ns = this.scope(resource, namespace);
     if (ns !== undefined) {
@@ -281,24 +279,21 @@ export class Registry {
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.managedFields;
+    let served: ResourceDef[] | undefined;
     if (resource === CRDS) {
       if (!(meta.finalizers ?? []).includes(CRD_CLEANUP_FINALIZER))
         meta.finalizers = [...(meta.finalizers ?? []), CRD_CLEANUP_FINALIZER];
-      const served = this.establish(object);
-      if (options.dryRun) return object;
-      const stored = this.store.put(resource, object);
-      this.resources.replaceCustom(meta.name, served);
-      return stored;
+      served = this.establish(object);
     }
-    return options.dryRun ? object : this.store.put(resource, object);
+    if (options.dryRun) return object;
+    const stored = this.store.put(resource, object);
+    if (served) this.resources.replaceCustom(meta.name, served);
+    return stored;
   }
 
   /** establish sets a CRD's status and gives the definitions of its served versions (crd.ts). */
   private establish(crd: KubeObject): ResourceDef[] {
-    const name = crd.metadata.name;
-    const storage = this.crdStorage.get(name) ?? {};
-    this.crdStorage.set(name, storage);
-    return establish(crd, this.resources, storage, timestamp(this.now()));
+    return establish(crd, this.resources, timestamp(this.now()));
   }
 
   /**
@@ -306,8 +301,7 @@ export class Registry {
    * when what is served changed, not for a new label or annotation.
    */
   private serveCustom(name: string, served: ResourceDef[]): void {
-    const key = (defs: readonly ResourceDef[]): string =>
-      JSON.stringify(defs.map((d) => ({ ...d, crd: { ...d.crd, storage: undefined } })));
+    const key = (defs: readonly ResourceDef[]): string => JSON.stringify(defs);
     if (key(this.resources.resources.filter((r) => r.crd?.name === name)) === key(served)) return;
     this.resources.replaceCustom(name, served);
   }
@@ -322,7 +316,6 @@ export class Registry {
       this.store.drop(any);
     }
     this.resources.replaceCustom(name, []);
-    this.crdStorage.delete(name);
   }
 
   /** update replaces an object: PUT, on the object or its /status. Throws 404, 409 Conflict, 422. */
@@ -410,20 +403,17 @@ export class Registry {
     this.validated(resource, next);
     if (tracksGeneration(resource) && specPart(resource, next) !== specPart(resource, old))
       meta.generation = (old.metadata.generation ?? 0) + 1;
-    if (resource === CRDS && !meta.deletionTimestamp) {
-      const served = this.establish(next);
-      if (options.dryRun || canonical(next) === canonical(old)) return canonical(next) === canonical(old) ? old : next;
-      const stored = this.store.put(resource, next);
-      this.serveCustom(meta.name, served);
-      return stored;
-    }
+    const served = resource === CRDS && !meta.deletionTimestamp ? this.establish(next) : undefined;
     // A write that changes nothing is not stored: no new resourceVersion, no watch event.
-    if (options.dryRun || canonical(next) === canonical(old)) return canonical(next) === canonical(old) ? old : next;
+    if (canonical(next) === canonical(old)) return old;
+    if (options.dryRun) return next;
     // The last finalizer of an object being deleted is gone: now it really goes.
     if (meta.deletionTimestamp && (meta.finalizers ?? []).length === 0) {
       return this.store.remove(resource, meta.namespace, meta.name) ?? old;
     }
-    return this.store.put(resource, next);
+    const stored = this.store.put(resource, next);
+    if (served) this.serveCustom(meta.name, served);
+    return stored;
   }
 
   /** delete removes an object, or marks it with a deletionTimestamp while it has finalizers. */

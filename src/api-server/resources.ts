@@ -28,23 +28,19 @@ export interface ResourceDef {
 
 /**
  * CustomVersion is what a served version of a CustomResourceDefinition adds to its ResourceDef:
- * the storage every version of the CRD shares (objects are kept once, in the storage version, and
- * served in each version by changing only `apiVersion`, as conversion strategy None does), the
- * version's schema and its printer columns.
+ * the CRD's name, which keys the storage every version of the CRD shares (objects are kept once,
+ * in the storage version, and served in each version by changing only `apiVersion`, as conversion
+ * strategy None does), the version's schema and its printer columns.
  */
 export interface CustomVersion {
-  /** The CRD's name (`<plural>.<group>`). */
+  /** The CRD's name (`<plural>.<group>`): also the store's key for the objects of all its versions. */
   readonly name: string;
-  /** The storage key all versions of the CRD share: the store keys objects by it. */
-  readonly storage: object;
   /** The apiVersion objects are stored in (the CRD's storage version). */
   readonly storageApiVersion: string;
   /** The version's openAPIV3Schema (structural, as the CRD gives it); undefined accepts anything. */
   readonly schema: unknown;
   /** The version's additionalPrinterColumns (name, type, jsonPath, priority, …), as written. */
   readonly printerColumns: readonly PrinterColumn[];
-  /** The version's `deprecationWarning` when it is deprecated (kept for discovery's sake; no header is sent yet). */
-  readonly deprecationWarning?: string;
 }
 
 /** PrinterColumn is one additionalPrinterColumns entry of a CRD version. */
@@ -57,9 +53,21 @@ export interface PrinterColumn {
   readonly jsonPath: string;
 }
 
-/** storageOf is the key the store keeps a resource's objects under: shared by all versions of a CRD. */
-export function storageOf(resource: ResourceDef): object {
-  return resource.crd?.storage ?? resource;
+/**
+ * builtinKind is the kind to look up in a per-kind table of built-in behaviour (field selectors,
+ * defaults, printer columns, …): undefined for a custom resource, whatever its kind is called, so
+ * a CRD whose kind is `Secret` in its own group never gets what the core Secret has.
+ */
+export function builtinKind(resource: ResourceDef): string | undefined {
+  return resource.crd ? undefined : resource.kind;
+}
+
+/**
+ * storageOf is the key the store keeps a resource's objects under: a built-in resource's own
+ * definition, or the CRD's name, which all its versions share (a string, so never a definition).
+ */
+export function storageOf(resource: ResourceDef): object | string {
+  return resource.crd?.name ?? resource;
 }
 
 function def(

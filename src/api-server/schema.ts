@@ -41,7 +41,8 @@ function pruneMeta(object: Obj, path: string, unknown: string[]): void {
   }
 }
 
-function pruneValue(value: unknown, schema: Schema | undefined, path: string, unknown: string[]): void {
+/** pruneValue prunes `value` under `schema`; `root` is the object itself, which is embedded like an embedded resource. */
+function pruneValue(value: unknown, schema: Schema | undefined, path: string, unknown: string[], root = false): void {
   if (!schema) return;
   if (Array.isArray(value)) {
     const items = schemaAt(schema.items);
@@ -53,7 +54,7 @@ function pruneValue(value: unknown, schema: Schema | undefined, path: string, un
   if (!isObj(value)) return;
   const properties = schemaAt(schema.properties) ?? {};
   const additional = schemaAt(schema.additionalProperties);
-  const embedded = schema['x-kubernetes-embedded-resource'] === true;
+  const embedded = root || schema['x-kubernetes-embedded-resource'] === true;
   if (embedded) pruneMeta(value, path, unknown);
   for (const key of Object.keys(value)) {
     if (embedded && (key === 'apiVersion' || key === 'kind' || key === 'metadata')) continue;
@@ -73,18 +74,8 @@ function pruneValue(value: unknown, schema: Schema | undefined, path: string, un
 export function pruneUnknown(object: Obj, schema: unknown): string[] {
   const root = schemaAt(schema);
   const unknown: string[] = [];
-  pruneMeta(object, '', unknown);
-  if (!root) return unknown;
-  const properties = schemaAt(root.properties) ?? {};
-  for (const key of Object.keys(object)) {
-    if (key === 'apiVersion' || key === 'kind' || key === 'metadata') continue;
-    const inner = schemaAt(properties[key]) ?? schemaAt(root.additionalProperties);
-    if (inner) pruneValue(object[key], inner, key, unknown);
-    else if (!preserves(root)) {
-      unknown.push(key);
-      delete object[key];
-    }
-  }
+  if (root) pruneValue(object, root, '', unknown, true);
+  else pruneMeta(object, '', unknown);
   return unknown;
 }
 
@@ -302,7 +293,8 @@ function validateObject(value: Obj, schema: Schema, path: string, causes: Status
 /**
  * validateCustom checks a custom resource against its schema; each cause names the field as
  * kube-apiserver does (`spec.listeners[0].protocol`). apiVersion, kind and metadata are checked
- * elsewhere (metadata as for every kind).
+ * elsewhere (metadata as for every kind), but the root's `required` is checked against the whole
+ * object: a schema may require `apiVersion` or `kind`, which every object has.
  */
 export function validateCustom(object: Obj, schema: unknown): StatusCause[] {
   const root = schemaAt(schema);
@@ -312,7 +304,7 @@ export function validateCustom(object: Obj, schema: unknown): StatusCause[] {
   const properties = schemaAt(root.properties) ?? {};
   if (Array.isArray(root.required))
     for (const name of root.required)
-      if (typeof name === 'string' && name !== 'metadata' && rest[name] === undefined)
+      if (typeof name === 'string' && object[name] === undefined)
         causes.push({ reason: 'FieldValueRequired', field: name, message: 'Required value' });
   for (const [key, inner] of Object.entries(rest))
     validateValue(inner, schemaAt(properties[key]) ?? schemaAt(root.additionalProperties), key, causes);

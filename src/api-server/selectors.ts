@@ -122,10 +122,13 @@ const KIND_FIELDS: Record<string, Record<string, FieldGetter>> = {
 // The value's leading blanks are trimmed after the match: `\s*(.*)` would be quadratic (both take blanks).
 const FIELD_REQUIREMENT = /^([A-Za-z0-9_.]+)\s*(==|=|!=)(.*)$/;
 
-/** parseFieldSelector compiles a `fieldSelector` for `kind`; an unknown field is a 400. */
-export function parseFieldSelector(text: string | null | undefined, kind: string): Selector {
+/**
+ * parseFieldSelector compiles a `fieldSelector` for a built-in `kind` (undefined for a custom
+ * resource, which has metadata.name/namespace only); an unknown field is a 400.
+ */
+export function parseFieldSelector(text: string | null | undefined, kind: string | undefined): Selector {
   if (!text || text.trim() === '') return () => true;
-  const fields = { ...META_FIELDS, ...(KIND_FIELDS[kind] ?? {}) };
+  const fields = { ...META_FIELDS, ...((kind && KIND_FIELDS[kind]) ?? {}) };
   const tests = text.split(',').map((part) => {
     const m = FIELD_REQUIREMENT.exec(part.trim());
     if (!m) throw badRequest(`invalid selector: '${text}'; can't understand '${part}'`);

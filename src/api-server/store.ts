@@ -87,8 +87,8 @@ export class GoneError extends Error {
  */
 export class Store {
   private revision = 0;
-  /** Keyed by storageOf(resource): a ResourceDef, or the storage all versions of one CRD share. */
-  private readonly objects = new Map<object, Map<string, KubeObject>>();
+  /** Keyed by storageOf(resource): a ResourceDef, or the name of a CRD, whose versions all share it. */
+  private readonly objects = new Map<object | string, Map<string, KubeObject>>();
   private readonly history: StoreEvent[] = [];
   /** Events newer than this are in `history`; a watch from an older version gets 410. */
   private oldest = 0;

@@ -6,7 +6,7 @@
  */
 import { validateCrd } from './crd.js';
 import { DNS_1035_LABEL, DNS_LABEL, DNS_SUBDOMAIN } from './names.js';
-import type { ResourceDef } from './resources.js';
+import { builtinKind, type ResourceDef } from './resources.js';
 import { applyDefaults, validateCustom } from './schema.js';
 import type { StatusCause } from './status.js';
 import type { KubeObject } from './store.js';
@@ -137,7 +137,7 @@ export function defaultObject(resource: ResourceDef, object: KubeObject, ctx: St
     applyDefaults(obj, resource.crd.schema);
     return;
   }
-  switch (resource.kind) {
+  switch (builtinKind(resource)) {
     case 'Service':
       defaultService(obj, ctx, old as Obj | undefined);
       return;
@@ -161,7 +161,7 @@ export function defaultObject(resource: ResourceDef, object: KubeObject, ctx: St
  * gives a classless Ingress the default IngressClass (the newest one, when several claim it).
  */
 export function admitCreate(resource: ResourceDef, object: KubeObject, ctx: StrategyContext): void {
-  if (resource.kind !== 'Ingress' || resource.crd) return;
+  if (builtinKind(resource) !== 'Ingress') return;
   const spec = record(object as Obj, 'spec');
   if (typeof spec.ingressClassName === 'string') return;
   if (object.metadata.annotations?.[LEGACY_CLASS_ANNOTATION] !== undefined) return;
@@ -177,12 +177,18 @@ export function admitCreate(resource: ResourceDef, object: KubeObject, ctx: Stra
 }
 
 /** Kinds whose create strategy drops a client-sent status. */
-const STATUS_CLEARED_ON_CREATE = new Set(['Ingress', 'Service', 'Deployment', 'PodDisruptionBudget']);
+const STATUS_CLEARED_ON_CREATE = new Set<string | undefined>([
+  'Ingress',
+  'Service',
+  'Deployment',
+  'PodDisruptionBudget',
+  'CustomResourceDefinition',
+]);
 
 /** prepareForCreate clears what clients may not set on create (status of kinds that have /status). */
 export function prepareForCreate(resource: ResourceDef, object: KubeObject): void {
-  // A custom resource with a status subresource drops a client-sent status, as CustomResourceDefinitions do too.
-  if (resource.crd ? resource.hasStatus : STATUS_CLEARED_ON_CREATE.has(resource.kind) || isCrd(resource))
+  // A custom resource drops a client-sent status when it has a status subresource.
+  if (resource.crd ? resource.hasStatus : STATUS_CLEARED_ON_CREATE.has(builtinKind(resource)))
     delete (object as Obj).status;
 }
 
@@ -193,8 +199,8 @@ export function isCrd(resource: ResourceDef): boolean {
 
 function validateName(resource: ResourceDef, name: string): StatusCause[] {
   const field = 'metadata.name';
-  if (resource.crd) return validateSubdomain(name);
-  if (resource.kind === 'Namespace' && (!DNS_LABEL.test(name) || name.length > 63)) {
+  const kind = builtinKind(resource);
+  if (kind === 'Namespace' && (!DNS_LABEL.test(name) || name.length > 63)) {
     return [
       {
         reason: 'FieldValueInvalid',
@@ -205,7 +211,7 @@ function validateName(resource: ResourceDef, name: string): StatusCause[] {
       },
     ];
   }
-  if (resource.kind === 'Service' && (!DNS_1035_LABEL.test(name) || name.length > 63)) {
+  if (kind === 'Service' && (!DNS_1035_LABEL.test(name) || name.length > 63)) {
     return [
       {
         reason: 'FieldValueInvalid',
@@ -275,13 +281,13 @@ function validateIngress(object: Obj): StatusCause[] {
 export function validate(resource: ResourceDef, object: KubeObject): StatusCause[] {
   const causes = validateName(resource, object.metadata.name);
   if (resource.crd) causes.push(...validateCustom(object as Obj, resource.crd.schema));
-  else if (resource.kind === 'Ingress') causes.push(...validateIngress(object as Obj));
+  else if (builtinKind(resource) === 'Ingress') causes.push(...validateIngress(object as Obj));
   else if (isCrd(resource)) causes.push(...validateCrd(object));
   return causes;
 }
 
 /** Kinds whose registry strategy keeps metadata.generation (1 on create, +1 per spec change). */
-const GENERATION = new Set([
+const GENERATION = new Set<string | undefined>([
   'Ingress',
   'IngressClass',
   'EndpointSlice',
@@ -292,21 +298,21 @@ const GENERATION = new Set([
 
 /** tracksGeneration says whether the server maintains metadata.generation for a kind (every custom resource). */
 export function tracksGeneration(resource: ResourceDef): boolean {
-  return resource.crd !== undefined || GENERATION.has(resource.kind);
+  return resource.crd !== undefined || GENERATION.has(builtinKind(resource));
 }
 
 /** Kinds whose PUT creates a missing object (AllowCreateOnUpdate in their registry strategy). */
-const CREATE_ON_UPDATE = new Set(['Event', 'Lease', 'EndpointSlice']);
+const CREATE_ON_UPDATE = new Set<string | undefined>(['Event', 'Lease', 'EndpointSlice']);
 
 /** allowsCreateOnUpdate says whether PUT of a missing object creates it instead of 404. */
 export function allowsCreateOnUpdate(resource: ResourceDef): boolean {
-  return !resource.crd && CREATE_ON_UPDATE.has(resource.kind);
+  return CREATE_ON_UPDATE.has(builtinKind(resource));
 }
 
 /** Kinds whose DELETE answers with the deleted object instead of a Success Status. */
-const RETURNS_DELETED = new Set(['Service']);
+const RETURNS_DELETED = new Set<string | undefined>(['Service']);
 
 /** returnsDeletedObject says what a successful immediate DELETE answers with. */
 export function returnsDeletedObject(resource: ResourceDef): boolean {
-  return !resource.crd && RETURNS_DELETED.has(resource.kind);
+  return RETURNS_DELETED.has(builtinKind(resource));
 }

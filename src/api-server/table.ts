@@ -4,7 +4,7 @@
  * kinds, so `kubectl get ingress` shows CLASS, HOSTS, ADDRESS and PORTS as on a real cluster.
  */
 import { evaluateJsonPath, parseJsonPath } from './jsonpath.js';
-import type { PrinterColumn, ResourceDef } from './resources.js';
+import { builtinKind, type PrinterColumn, type ResourceDef } from './resources.js';
 import type { KubeObject } from './store.js';
 
 type Obj = Record<string, unknown>;
@@ -250,10 +250,22 @@ function printerCell(column: PrinterColumn): Cell {
   };
 }
 
+/** A CRD version's columns, built (JSONPaths parsed) once per definition: not for every table or watch event. */
+const CUSTOM_COLUMNS = new WeakMap<ResourceDef, readonly Column[]>();
+
 /** columnsOf gives a resource's columns: a CRD version's printer columns after Name (or Name and Age). */
 function columnsOf(resource: ResourceDef): readonly Column[] {
-  if (!resource.crd) return COLUMNS[resource.kind] ?? [NAME, AGE];
-  const printer = resource.crd.printerColumns;
+  const kind = builtinKind(resource);
+  if (kind !== undefined) return COLUMNS[kind] ?? [NAME, AGE];
+  let columns = CUSTOM_COLUMNS.get(resource);
+  if (!columns) {
+    columns = customColumns(resource.crd?.printerColumns ?? []);
+    CUSTOM_COLUMNS.set(resource, columns);
+  }
+  return columns;
+}
+
+function customColumns(printer: readonly PrinterColumn[]): readonly Column[] {
   if (printer.length === 0) return [NAME, AGE];
   return [
     NAME,

@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { flag, sendError } from './http.js';
 import type { Registry } from './registry.js';
-import { apiVersionOf, storageOf, type ResourceDef } from './resources.js';
+import { apiVersionOf, builtinKind, storageOf, type ResourceDef } from './resources.js';
 import { parseFieldSelector, parseLabelSelector, type Selector } from './selectors.js';
 import { badRequest, gone } from './status.js';
 import { GoneError, inVersion, type KubeObject, type StoreEvent } from './store.js';
@@ -100,7 +100,7 @@ export class Watches {
     const { resource, namespace, query } = request;
     const store = this.registry.store;
     const labels = parseLabelSelector(query.get('labelSelector'));
-    const fields = parseFieldSelector(query.get('fieldSelector'), resource.kind);
+    const fields = parseFieldSelector(query.get('fieldSelector'), builtinKind(resource));
     const inScope: Selector = (o) => (!namespace || o.metadata.namespace === namespace) && labels(o) && fields(o);
     const rvParam = query.get('resourceVersion') ?? '';
     const from = rvParam === '' || rvParam === '0' ? undefined : Number(rvParam);

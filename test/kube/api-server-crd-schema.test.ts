@@ -9,6 +9,7 @@ import { Registry } from '../../src/api-server/registry.js';
 import { RESOURCES } from '../../src/api-server/resources.js';
 import { applyDefaults, pruneUnknown, validateCustom } from '../../src/api-server/schema.js';
 import { ApiError } from '../../src/api-server/status.js';
+import { toTable } from '../../src/api-server/table.js';
 
 const SCHEMA = {
   type: 'object',
@@ -80,6 +81,13 @@ describe('pruneUnknown', () => {
       },
     });
   });
+
+  it("keeps the root's undeclared fields when its additionalProperties is true, as at any depth", () => {
+    const schema = { type: 'object', additionalProperties: true, properties: { spec: { type: 'object' } } };
+    const object = { apiVersion: 'x.io/v1', kind: 'Thing', metadata: { name: 'a', bogus: 1 }, spec: {}, top: 1 };
+    expect(pruneUnknown(object, schema)).toEqual(['metadata.bogus']);
+    expect(object).toEqual({ apiVersion: 'x.io/v1', kind: 'Thing', metadata: { name: 'a' }, spec: {}, top: 1 });
+  });
 });
 
 describe('applyDefaults', () => {
@@ -132,6 +140,23 @@ describe('validateCustom', () => {
     ]);
     expect(causes({ size: 1, mode: null })).toEqual([
       'FieldValueTypeInvalid spec.mode: Invalid value: "null": spec.mode in body must be of type string: "null"',
+    ]);
+  });
+
+  it("checks the root's required list against the whole object: apiVersion and kind may be required", () => {
+    const schema = {
+      type: 'object',
+      required: ['apiVersion', 'kind', 'spec'],
+      properties: { spec: { type: 'object' } },
+    };
+    const object = { apiVersion: 'x.io/v1', kind: 'Thing', metadata: { name: 'a' } };
+    expect(validateCustom({ ...object, spec: {} }, schema)).toEqual([]);
+    expect(validateCustom(object, schema)).toEqual([
+      { reason: 'FieldValueRequired', field: 'spec', message: 'Required value' },
+    ]);
+    expect(validateCustom({ metadata: { name: 'a' }, spec: {} }, schema).map((c) => c.field)).toEqual([
+      'apiVersion',
+      'kind',
     ]);
   });
 
@@ -243,6 +268,33 @@ describe('CRDs in a Registry', () => {
     );
     expect(registry.resources.find('example.io', 'v1', 'widgets2')).toBeUndefined();
     expect(registry.resources.find('example.io', 'v1', 'widgets')).toBeDefined();
+  });
+
+  it("gives a custom kind named like a built-in one (Secret) none of the built-in kind's field selectors or columns", () => {
+    const registry = new Registry();
+    registry.apply({
+      ...crd({}, { plural: 'secrets', singular: 'secret', kind: 'Secret' }),
+      metadata: { name: 'secrets.example.io' },
+    });
+    const secrets = registry.resources.find('example.io', 'v1', 'secrets')!;
+    expect(secrets.kind).toBe('Secret');
+    registry.apply({
+      apiVersion: 'example.io/v1',
+      kind: 'Secret',
+      metadata: { name: 's', namespace: 'default' },
+      type: 'Opaque',
+    } as never);
+    const named = registry.list(secrets, { namespace: 'default', fieldSelector: 'metadata.name=s' });
+    expect(named.items.map((o) => o.metadata.name)).toEqual(['s']);
+    expect(registry.list(secrets, { fieldSelector: 'metadata.namespace=default' }).items).toHaveLength(1);
+    const byType = thrown(() => registry.list(secrets, { fieldSelector: 'type=Opaque' }));
+    expect(byType.code).toBe(400);
+    expect(byType.message).toBe('field label not supported: type');
+    // The core Secret still has it.
+    const core = RESOURCES.find((r) => r.kind === 'Secret' && r.group === '')!;
+    expect(registry.list(core, { fieldSelector: 'type=Opaque' }).items).toEqual([]);
+    const table = toTable(secrets, registry.list(secrets).items, { now: new Date() });
+    expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Age']);
   });
 
   it('deletes custom objects with their namespace, and keeps each server table its own', async () => {
