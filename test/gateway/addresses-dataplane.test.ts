@@ -4,22 +4,19 @@
  * address while a Gateway serves the same name on its own; a Gateway with only named listeners answers 404 for other
  * names on its address.
  */
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
-import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, DynamicSplit } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit } from '../../src/model/dynamic-tables.js';
 import { pushTables } from '../../src/actors/nginx.js';
-import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
-import { startNginx, type RunningNginx, luaSettingsIn } from '../support/nginx.js';
+import { luaFolder, startNginx, type RunningNginx } from '../support/nginx.js';
 import { CONTROLLER, gateway, gatewayClass, listener, route } from './fixtures.js';
 
 type Obj = Record<string, unknown>;
@@ -67,16 +64,14 @@ beforeAll(async () => {
     await startPod('legacy', '127.0.0.4'),
   ];
   pods.push(a, b, legacy);
-  dir = await mkdtemp(join(tmpdir(), 'ia-gw-addr-'));
-  await chmod(dir, 0o755);
+  const folder = await luaFolder('ia-gw-addr-');
+  dir = folder.dir;
   port = await freePort();
-  const token = newControlToken();
-  process.env[CONTROL_TOKEN_ENV] = token;
   const options: BuildOptions = {
     ...defaultBuildOptions,
     httpPort: port,
     httpsPort: await freePort(),
-    dynamic: await luaSettingsIn(dir),
+    dynamic: folder.dynamic,
     gateway: { controllerName: CONTROLLER, addresses: POOL },
   };
   const objects = [
@@ -102,7 +97,7 @@ beforeAll(async () => {
   const { model, tables } = new DynamicSplit().split(result.model);
   await writeConfigSet(dir, render(model, await loadTemplate()), model.certificates);
   nginx = await startNginx(dir, port);
-  await pushTables(new ControlChannel(join(dir, CONTROL_SOCKET), token), tables, null);
+  await pushTables(folder.control, tables, null);
 }, 60_000);
 
 afterAll(async () => {

@@ -4,25 +4,24 @@
  * Ingress's or another Gateway's. Built and rendered as the controller does, through the real nginx and the pushed
  * certificate table.
  */
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:tls';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
-import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, DynamicSplit, type DynamicTables } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit, type DynamicTables } from '../../src/model/dynamic-tables.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { pushTables } from '../../src/actors/nginx.js';
-import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
+import type { ControlChannel } from '../../src/nginx/control.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
-import { luaSettingsIn, startNginx, type RunningNginx } from '../support/nginx.js';
+import { luaFolder, startNginx, type RunningNginx } from '../support/nginx.js';
 import { CONTROLLER, gateway, gatewayClass, listener, namespace, route } from './fixtures.js';
 
 const [A, B] = ['127.0.0.201', '127.0.0.202'];
@@ -76,18 +75,16 @@ beforeAll(async () => {
   await new Promise<void>((done) => pod.listen(0, '127.0.0.2', done));
   for (const name of ['gw-a', 'gw-b', 'ingress', 'deep', 'gw-a-renewed'])
     pairs[name] = await issueCertificate({ commonName: name, dnsNames: ['shared.test'] });
-  dir = await mkdtemp(join(tmpdir(), 'ia-gw-certs-'));
-  await chmod(dir, 0o755);
+  const folder = await luaFolder('ia-gw-certs-');
+  dir = folder.dir;
   const port = await freePort();
   tlsPort = await freePort();
-  const token = newControlToken();
-  process.env[CONTROL_TOKEN_ENV] = token;
   options = {
     ...defaultBuildOptions,
     httpPort: port,
     httpsPort: tlsPort,
     listenAddress: '127.0.0.1',
-    dynamic: await luaSettingsIn(dir),
+    dynamic: folder.dynamic,
     gateway: { controllerName: CONTROLLER, addresses: [A, B] },
   };
   objects = [
@@ -115,7 +112,7 @@ beforeAll(async () => {
   const first = await apply();
   expect(first.problems).toEqual([]);
   nginx = await startNginx(dir, port);
-  control = new ControlChannel(join(dir, CONTROL_SOCKET), token);
+  control = folder.control;
   pushed = null;
   await apply();
 }, 60_000);

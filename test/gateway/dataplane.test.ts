@@ -5,31 +5,22 @@
  * name, the path and the headers they got.
  */
 import { execFileSync } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
-import {
-  certificateId,
-  CONTROL_SOCKET,
-  CONTROL_TOKEN_ENV,
-  DynamicSplit,
-  type DynamicTables,
-  tablesForReload,
-} from '../../src/model/dynamic-tables.js';
+import { certificateId, DynamicSplit, type DynamicTables, tablesForReload } from '../../src/model/dynamic-tables.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { pushTables } from '../../src/actors/nginx.js';
-import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
+import type { ControlChannel } from '../../src/nginx/control.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { freePort, get, type Reply } from '../support/net.js';
-import { startNginx, type RunningNginx, luaSettingsIn } from '../support/nginx.js';
+import { luaFolder, startNginx, type RunningNginx } from '../support/nginx.js';
 import { CONTROLLER, gateway, gatewayClass, listener, namespace, route } from './fixtures.js';
 
 interface Pod {
@@ -336,17 +327,15 @@ beforeAll(async () => {
   pods.m = await startPod('m', '127.0.0.4');
   pods.m2 = await startPod('m2', '127.0.0.4');
   pods.legacy = await startPod('legacy', '127.0.0.2');
-  dir = await mkdtemp(join(tmpdir(), 'ia-gw-'));
-  await chmod(dir, 0o755);
+  const folder = await luaFolder('ia-gw-');
+  dir = folder.dir;
   [port, tlsPort, otherTlsPort] = [await freePort(), await freePort(), await freePort()];
-  const token = newControlToken();
-  process.env[CONTROL_TOKEN_ENV] = token;
   options = {
     ...defaultBuildOptions,
     httpPort: port,
     httpsPort: tlsPort,
     listenAddress: '127.0.0.1',
-    dynamic: await luaSettingsIn(dir),
+    dynamic: folder.dynamic,
     gateway: { controllerName: CONTROLLER },
   };
   const cert = await issueCertificate({ commonName: 'secure.test', dnsNames: ['secure.test'] });
@@ -385,7 +374,7 @@ beforeAll(async () => {
   const first = await apply();
   problems = first.problems;
   nginx = await startNginx(dir, port);
-  control = new ControlChannel(join(dir, CONTROL_SOCKET), token);
+  control = folder.control;
   await push(first.tables);
 }, 60_000);
 

@@ -5,17 +5,14 @@
  * accepted). Calls are made with @grpc/grpc-js, as a gRPC client would.
  */
 import * as grpc from '@grpc/grpc-js';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BuildOptions, buildModel, defaultBuildOptions } from '../../src/model/build.js';
-import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, DynamicSplit } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit } from '../../src/model/dynamic-tables.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { pushTables } from '../../src/actors/nginx.js';
-import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
@@ -23,7 +20,7 @@ import { issueCertificate } from '../../src/tls/issue.js';
 import { callEcho, GRPC_ECHO_SERVICE, GrpcEchoClient, type GrpcEchoPod, startGrpcEcho } from '../support/grpc-echo.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { freePort, get } from '../support/net.js';
-import { type RunningNginx, startNginx, luaSettingsIn } from '../support/nginx.js';
+import { luaFolder, type RunningNginx, startNginx } from '../support/nginx.js';
 import { CONTROLLER, gateway, gatewayClass, listener, namespace, route } from './fixtures.js';
 
 const GROUP = 'gateway.networking.k8s.io';
@@ -128,17 +125,15 @@ beforeAll(async () => {
   echo.two = await startGrpcEcho('127.0.0.3', { namespace: 'default', service_name: 'two', pod: 'two-pod' });
   web = createServer((_req, res) => res.end('web'));
   await new Promise<void>((done) => web.listen(0, '127.0.0.2', done));
-  dir = await mkdtemp(join(tmpdir(), 'ia-grpc-'));
-  await chmod(dir, 0o755);
+  const folder = await luaFolder('ia-grpc-');
+  dir = folder.dir;
   [port, tlsPort, h2cPort] = [await freePort(), await freePort(), await freePort()];
-  const token = newControlToken();
-  process.env[CONTROL_TOKEN_ENV] = token;
   const options: BuildOptions = {
     ...defaultBuildOptions,
     httpPort: port,
     httpsPort: tlsPort,
     listenAddress: '127.0.0.1',
-    dynamic: await luaSettingsIn(dir),
+    dynamic: folder.dynamic,
     gateway: { controllerName: CONTROLLER },
   };
   const cert = await issueCertificate({ commonName: 'grpc.test', dnsNames: ['grpc.test'] });
@@ -148,7 +143,7 @@ beforeAll(async () => {
   const { model, tables } = new DynamicSplit().split(result.model);
   await writeConfigSet(dir, render(model, await loadTemplate()), model.certificates);
   nginx = await startNginx(dir, port);
-  await pushTables(new ControlChannel(join(dir, CONTROL_SOCKET), token), tables, null);
+  await pushTables(folder.control, tables, null);
 }, 60_000);
 
 afterAll(async () => {

@@ -1,8 +1,11 @@
-import { access } from 'node:fs/promises';
+import { access, chmod, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { defaultBuildOptions } from '../../src/model/build.js';
+import { CONTROL_SOCKET, CONTROL_TOKEN_ENV } from '../../src/model/dynamic-tables.js';
 import type { LuaSettings } from '../../src/model/nginx-model.js';
+import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
 import { nginxBinary } from '../../src/nginx/binary.js';
 import { checkLua } from '../../src/nginx/lua.js';
 import { findModules } from '../../src/nginx/modules.js';
@@ -79,4 +82,23 @@ export async function luaSettingsIn(dir: string): Promise<LuaSettings> {
   const lua = await checkLua(nginxBinary(), dir);
   if (!lua.ok) throw new Error(`the Lua balancer cannot run here: ${lua.why}`);
   return lua.settings;
+}
+
+/** LuaFolder is a config folder for a test nginx with the Lua balancer, its Lua settings and its control channel. */
+export interface LuaFolder {
+  readonly dir: string;
+  readonly dynamic: LuaSettings;
+  readonly control: ControlChannel;
+}
+
+/**
+ * luaFolder makes a fresh config folder the workers (nobody) can read, puts a fresh control token in the environment
+ * the nginx started next inherits, and gives the Lua settings checkLua finds there and the channel to push tables on.
+ */
+export async function luaFolder(prefix: string): Promise<LuaFolder> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  await chmod(dir, 0o755);
+  const token = newControlToken();
+  process.env[CONTROL_TOKEN_ENV] = token;
+  return { dir, dynamic: await luaSettingsIn(dir), control: new ControlChannel(join(dir, CONTROL_SOCKET), token) };
 }
