@@ -538,7 +538,12 @@ export function objectName(base: string, suffix = ''): string {
   if (checkObjectName(full).ok) return full;
   const hash = createHash('sha256').update(full).digest('hex').slice(0, HASH_LENGTH);
   // A name starts and ends with a letter or digit, and so does each of its labels.
-  const head = (s: string, n: number) => s.slice(0, n).replace(/[-.]+$/, '');
+  const head = (s: string, n: number) => {
+    // trimmed by a loop, not /[-.]+$/ (a regex whose every start position scans the run again: quadratic)
+    let end = Math.min(n, s.length);
+    while (end > 0 && (s[end - 1] === '-' || s[end - 1] === '.')) end--;
+    return s.slice(0, end);
+  };
   const join = (...parts: string[]) => parts.filter((p) => p !== '').join('-');
   // At most 253 + 253 tries of a name of at most 253 + 253 + 9 characters: bounded, whatever the input.
   for (let keep = Math.min(base.length, 253); keep >= 0; keep--) {
