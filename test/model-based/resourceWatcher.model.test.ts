@@ -1,7 +1,8 @@
 /**
  * Model-based test of the resource watcher against the test API server: paths from the machine
  * definition (xstate/graph), each run on a real watcher actor with the controller's own informer
- * effect (client-node list-watch over HTTPS). Events are real: the first list, an Ingress created
+ * effect (client-node list-watch over HTTPS). The kind watched is HTTPRoute, a CRD kind (only those can be
+ * unserved), served as the Gateway API's CRDs serve it. Events are real: the first list, a route created
  * through the API, the API server going away (pause) and coming back (resume), `watcher.stop`;
  * the backoff timer runs on a SimulatedClock the world advances once the API server is as the
  * next step needs it.
@@ -20,17 +21,22 @@ import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
 import { ClusterCache } from '../../src/kube/cache.js';
 import { isListening } from '../../src/nginx/probe.js';
 import { waitFor } from '../support/cluster.js';
-import { ingress } from '../support/manifests.js';
+import { GATEWAY_RESOURCES } from '../support/gateway-kinds.js';
 import { Coverage, pathsFor } from './graph.js';
 import { microstepRecorder, runPath, type RealStep, type StepContext, type World } from './runner.js';
 
-const INPUT: ResourceWatcherInput = { kind: 'Ingress', baseBackoffMs: 200, maxBackoffMs: 400, unservedRecheckMs: 300 };
+const INPUT: ResourceWatcherInput = {
+  kind: 'HTTPRoute',
+  baseBackoffMs: 200,
+  maxBackoffMs: 400,
+  unservedRecheckMs: 300,
+};
 const E = {
   synced: { type: 'watch.synced' },
   changed: { type: 'watch.changed', key: 'default/x' },
   failed: { type: 'watch.failed', error: 'connection refused', jitter: 0.5, at: 0 },
   // the API server answers 404: the kind is not served (a CRD not installed)
-  unserved: { type: 'watch.unserved', error: 'the API server does not serve Ingress', at: 0 },
+  unserved: { type: 'watch.unserved', error: 'the API server does not serve HTTPRoute', at: 0 },
   stop: { type: 'watcher.stop' },
   // the sync's word on which objects matter: none of this namespace, so later creations are only cached
   relevant: { type: 'secrets.relevant', keys: [], namespaces: [] },
@@ -62,8 +68,14 @@ let client: KubernetesObjectApi;
 let kc: KubeConfig;
 let created = 0;
 let worlds = 0;
+const ROUTE_API = 'gateway.networking.k8s.io/v1';
 const ing = (name: string, namespace: string) =>
-  ingress(name, { [`${name}.example.com`]: [{ path: '/', service: 'web' }] }, { namespace }) as KubernetesObject;
+  ({
+    apiVersion: ROUTE_API,
+    kind: 'HTTPRoute',
+    metadata: { name, namespace },
+    spec: { hostnames: [`${name}.example.com`] },
+  }) as KubernetesObject;
 
 /** watcherWorld watches a namespace of its own, so one path's objects are no other path's first list. */
 async function watcherWorld(): Promise<World> {
@@ -85,14 +97,12 @@ async function watcherWorld(): Promise<World> {
   const actor = createActor(logic, { input: INPUT, inspect: microstepRecorder(log), clock });
   const initial = actor.getSnapshot();
   const inCache = async () => {
-    const server = (await client.list('networking.k8s.io/v1', 'Ingress', namespace)).items
-      .map((o) => o.metadata?.name)
-      .sort();
+    const server = (await client.list(ROUTE_API, 'HTTPRoute', namespace)).items.map((o) => o.metadata?.name).sort();
     return (
       JSON.stringify(server) ===
       JSON.stringify(
         cache
-          .list('Ingress')
+          .list('HTTPRoute')
           .map((o) => o.metadata?.name)
           .sort(),
       )
@@ -133,7 +143,7 @@ async function watcherWorld(): Promise<World> {
       if (s.matches('running.watching' as never)) {
         await waitFor('the cache to equal the server', inCache, 5000);
         // once, on the first list only
-        expect(reports.filter((r) => r.startsWith('synced'))).toEqual(['synced Ingress']);
+        expect(reports.filter((r) => r.startsWith('synced'))).toEqual(['synced HTTPRoute']);
         // After secrets.relevant named nothing here, nothing more is reported however much the cache holds.
         const c = actor.getSnapshot().context as ResourceWatcherContext;
         expect(reports.filter((r) => r.startsWith('changed'))).toHaveLength(c.changes);
@@ -141,8 +151,8 @@ async function watcherWorld(): Promise<World> {
         expect(await isListening(api.port)).toBe(false);
       } else if (s.matches('unserved' as never) && current) {
         // nothing of an unserved kind is kept; the sync queue heard of the first list once
-        expect(cache.list('Ingress')).toEqual([]);
-        expect(reports.filter((r) => r.startsWith('synced'))).toEqual(['synced Ingress']);
+        expect(cache.list('HTTPRoute')).toEqual([]);
+        expect(reports.filter((r) => r.startsWith('synced'))).toEqual(['synced HTTPRoute']);
       } else if (s.matches('stopped' as never)) {
         api.failRequests(null);
         if (!(await isListening(api.port))) await api.resume();
@@ -201,7 +211,7 @@ const coverage = new Coverage(resourceWatcherMachine);
 for (const path of paths) coverage.addModelPath(path);
 
 beforeAll(async () => {
-  api = await startApiServer({ seed: [ing('elsewhere', 'default')] as never });
+  api = await startApiServer({ seed: [ing('elsewhere', 'default')] as never, extraKinds: GATEWAY_RESOURCES });
   kc = new KubeConfig();
   kc.loadFromString(api.kubeconfigText);
   client = kc.makeApiClient(KubernetesObjectApi);
