@@ -15,6 +15,7 @@ import type { HostContext } from './host-rules.js';
 import type { HostTable } from './incremental/host-table.js';
 import { BuildMemo, forgetAllUnlessSameSettings, globalsFor, type DefaultTarget } from './incremental/memo.js';
 import { changesSince, reusedOrNewPlans, secretsToResettle, type Changes } from './incremental/reuse.js';
+import { byAge } from './ingress-age.js';
 import { isOurs, type ClassOptions } from './ingress-class.js';
 import { CATCH_ALL, firstPort, type IngressPlan } from './ingress-plan.js';
 import { DEFAULT_PROXY_HOST, type Route } from './locations.js';
@@ -86,14 +87,6 @@ const NO_GATEWAY_DEFAULT = Object.freeze({ http: false, https: false });
 
 /** The maps of `$escaped_request_uri` without Lua: the same for every build. */
 const URI_ESCAPE = uriEscape();
-/** byAge orders Ingresses as ingress-nginx resolves conflicts: oldest first, then namespace/name. */
-function byAge(a: Ingress, b: Ingress, age: (i: Ingress) => number): number {
-  return (
-    age(a) - age(b) ||
-    compare(a.metadata?.namespace ?? '', b.metadata?.namespace ?? '') ||
-    compare(a.metadata?.name ?? '', b.metadata?.name ?? '')
-  );
-}
 
 function hstsHeader(config: GlobalConfig): string | null {
   if (!config.hsts) return null;

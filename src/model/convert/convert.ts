@@ -11,6 +11,7 @@ import { defaultBuildOptions } from '../build.js';
 import { GATEWAY_GROUP } from '../gateway/types.js';
 import { normalisePath } from '../locations.js';
 import { checkRegexPath } from '../regex-path.js';
+import { byAge } from '../ingress-age.js';
 import { LEGACY_CLASS_ANNOTATION } from '../ingress-class.js';
 import type { ConfigMap, Ingress, IngressBackend, KubeObject, Service, Snapshot } from '../snapshot.js';
 import {
@@ -117,12 +118,6 @@ interface Tls {
   readonly secretName: string;
 }
 
-const created = (i: Ingress) => {
-  const stamp = i.metadata?.creationTimestamp;
-  const t = stamp instanceof Date ? stamp.getTime() : typeof stamp === 'string' ? Date.parse(stamp) : Number.NaN;
-  return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
-};
-
 /** classOf is the IngressClass an Ingress names, by field or legacy annotation; '' for none. */
 function classOf(ingress: Ingress): string {
   const name = ingress.spec?.ingressClassName ?? ingress.metadata?.annotations?.[LEGACY_CLASS_ANNOTATION] ?? '';
@@ -157,8 +152,8 @@ class Converter {
   /** identify reads each Ingress (oldest first) that `ours` keeps: its name, class and settings. */
   identify(ours: (className: string, owner: string) => boolean): Ident[] {
     const idents: Ident[] = [];
-    const key = (i: Ingress) => `${i.metadata?.namespace}/${i.metadata?.name}`;
-    const sorted = [...this.snapshot.ingresses].sort((a, b) => created(a) - created(b) || compare(key(a), key(b)));
+    // The controller's own order, so that where the oldest Ingress wins (a TLS host's certificate) both agree.
+    const sorted = [...this.snapshot.ingresses].sort((a, b) => byAge(a, b));
     for (const ingress of sorted) {
       const namespace = checkDnsLabel(ingress.metadata?.namespace);
       const name = checkObjectName(ingress.metadata?.name);
