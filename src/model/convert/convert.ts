@@ -191,16 +191,18 @@ class Converter {
     return idents;
   }
 
+  /**
+   * resource says whether a backend names a resource instead of a Service, reporting it: its caller leaves the rule
+   * out, as the model does (src/model/ingress-plan.ts).
+   */
+  resource(id: Ident, backend: IngressBackend | undefined, field: string): boolean {
+    if (!backend?.resource) return false;
+    this.report(id.owner, `${field}.resource`, 'not a Service: left out, as ingress-nginx leaves it');
+    return true;
+  }
+
   /** backend resolves an Ingress backend to a Service name and port number; null (reported) when it cannot. */
   backend(id: Ident, backend: IngressBackend | undefined, field: string): Backend | null {
-    if (backend?.resource) {
-      this.report(
-        id.owner,
-        `${field}.resource`,
-        'a resource backend is not a Service; ingress-nginx leaves it out too',
-      );
-      return null;
-    }
     const name = checkDnsLabel(backend?.service?.name);
     if (!name.ok) {
       this.report(id.owner, `${field}.service.name`, `${name.message}; ${BACKEND_LEFT_OUT}`);
@@ -383,10 +385,7 @@ class Converter {
       const draft = draftOf(host);
       for (const [j, p] of (rule.http?.paths ?? []).entries()) {
         const pf = `${field}.http.paths[${j}]`;
-        if (p.backend?.resource) {
-          this.report(id.owner, `${pf}.backend.resource`, 'not a Service: left out, as ingress-nginx leaves it');
-          continue;
-        }
+        if (this.resource(id, p.backend, `${pf}.backend`)) continue;
         const base = this.pathRule(id, p.path, p.pathType, pf);
         if (!base) continue;
         const backend = id.settings.redirect ? null : this.backend(id, p.backend, `${pf}.backend`);
@@ -410,7 +409,8 @@ class Converter {
           });
       }
     }
-    if (spec.defaultBackend) {
+    // A resource default backend is left out whole, as the model leaves it (no `/` rule that would answer 500).
+    if (spec.defaultBackend && !this.resource(id, spec.defaultBackend, 'spec.defaultBackend')) {
       // As ingress-nginx: the `/` of this Ingress's hosts (where no path of its own is `/`), or the catch-all's.
       const hosts = (spec.rules ?? []).length === 0 ? [CATCH_ALL] : [...drafts.keys()];
       const backend = id.settings.redirect ? null : this.backend(id, spec.defaultBackend, 'spec.defaultBackend');
@@ -459,6 +459,7 @@ class Converter {
           this.report(id.owner, pf, 'no main Ingress serves this host and path with a backend; canary path left out');
           continue;
         }
+        if (this.resource(id, p.backend, `${pf}.backend`)) continue;
         const backend = this.backend(id, p.backend, `${pf}.backend`);
         if (!backend) continue;
         const mains = main.backends.map((b) => ({ ...b }));
