@@ -433,6 +433,8 @@ class Converter {
   /** foldCanary adds a canary Ingress's backends to the rules of the drafts it shadows. */
   foldCanary(id: Ident, drafts: readonly Draft[]): void {
     const canary = id.settings.canary!;
+    // Reported already, value by value (read-settings.ts).
+    if (canary.leftOut) return;
     if (canary.header === null && canary.weight === null) {
       this.report(
         id.owner,
