@@ -5,7 +5,7 @@
  * Each step is a function below, in that order; what a step can reuse from the last build is
  * decided in src/model/incremental/.
  */
-import { type BuiltUpstreams, UpstreamTable, compare, type Report } from './backends.js';
+import { type BuiltUpstreams, UpstreamTable, type Report } from './backends.js';
 import { balancedUpstreams } from './annotations/apply.js';
 import { filesDigest } from './files-digest.js';
 import { globalExtras } from './global-extras.js';
