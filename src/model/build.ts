@@ -5,7 +5,7 @@
  * Each step is a function below, in that order; what a step can reuse from the last build is
  * decided in src/model/incremental/.
  */
-import { type BuiltUpstreams, UpstreamTable, compare, type Report } from './backends.js';
+import { type BuiltUpstreams, UpstreamTable, type Report } from './backends.js';
 import { balancedUpstreams } from './annotations/apply.js';
 import { filesDigest } from './files-digest.js';
 import { globalExtras } from './global-extras.js';
@@ -15,6 +15,7 @@ import type { HostContext } from './host-rules.js';
 import type { HostTable } from './incremental/host-table.js';
 import { BuildMemo, forgetAllUnlessSameSettings, globalsFor, type DefaultTarget } from './incremental/memo.js';
 import { changesSince, reusedOrNewPlans, secretsToResettle, type Changes } from './incremental/reuse.js';
+import { byAge } from './ingress-age.js';
 import { isOurs, type ClassOptions } from './ingress-class.js';
 import { CATCH_ALL, firstPort, type IngressPlan } from './ingress-plan.js';
 import { DEFAULT_PROXY_HOST, type Route } from './locations.js';
@@ -86,14 +87,6 @@ const NO_GATEWAY_DEFAULT = Object.freeze({ http: false, https: false });
 
 /** The maps of `$escaped_request_uri` without Lua: the same for every build. */
 const URI_ESCAPE = uriEscape();
-/** byAge orders Ingresses as ingress-nginx resolves conflicts: oldest first, then namespace/name. */
-function byAge(a: Ingress, b: Ingress, age: (i: Ingress) => number): number {
-  return (
-    age(a) - age(b) ||
-    compare(a.metadata?.namespace ?? '', b.metadata?.namespace ?? '') ||
-    compare(a.metadata?.name ?? '', b.metadata?.name ?? '')
-  );
-}
 
 function hstsHeader(config: GlobalConfig): string | null {
   if (!config.hsts) return null;

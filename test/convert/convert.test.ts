@@ -14,6 +14,9 @@ import { convertIngresses, objectName, unexpressedLine } from '../../src/model/c
 import { buildGatewayRoutes, readGateway, readHTTPRoute, readReferenceGrant } from '../../src/model/gateway/index.js';
 import { toYaml } from '../../src/cli/convert.js';
 import { checkObjectName } from '../../src/model/validate.js';
+import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
+import { issueCertificate } from '../../src/tls/issue.js';
+import { ingressClass, tlsSecret } from '../support/manifests.js';
 
 const CASES = new URL('./cases/', import.meta.url).pathname;
 const cases = (await readdir(CASES, { withFileTypes: true }))
@@ -102,6 +105,47 @@ describe('convert', () => {
             );
       expect(built.status.httpRoutes.length).toBe(of('HTTPRoute').length);
     });
+  });
+});
+
+describe('agrees with the controller (the model) on', () => {
+  it('which Ingress gives a TLS host its certificate (case tls-age-order)', async () => {
+    const { snapshot, result } = await run('tls-age-order');
+    const leaf = await issueCertificate({ commonName: 'example.com', dnsNames: ['*.example.com'] });
+    // Every Secret the Ingresses name, so that the model serves each host the one it settles on.
+    const secrets = snapshot.ingresses.flatMap((i) =>
+      (i.spec?.tls ?? []).map((t) => tlsSecret(t.secretName!, leaf.certPem, leaf.keyPem, i.metadata!.namespace)),
+    );
+    const { model } = buildModel(
+      { ...snapshot, ingressClasses: [ingressClass()], secrets } as never,
+      defaultBuildOptions,
+    );
+    const served = (host: string) => {
+      const file = model.servers.find((s) => s.host === host)?.certificateFile;
+      return model.certificates.find((c) => c.file === file)?.id;
+    };
+    const gateway = result.objects.find((o) => o.kind === 'Gateway') as unknown as {
+      metadata: { namespace: string };
+      spec: { listeners: { hostname?: string; tls?: { certificateRefs: { name: string; namespace?: string }[] } }[] };
+    };
+    const hosts = gateway.spec.listeners.filter((l) => l.tls);
+    expect(hosts.map((l) => l.hostname).sort()).toEqual(['shared.example.com', 'stamp.example.com']);
+    for (const l of hosts) {
+      const ref = l.tls!.certificateRefs[0]!;
+      expect(`${ref.namespace ?? gateway.metadata.namespace}/${ref.name}`, l.hostname).toBe(served(l.hostname!));
+    }
+  });
+
+  it('which canary Ingresses are left out (case canary-invalid)', async () => {
+    const { snapshot, result } = await run('canary-invalid');
+    const { problems } = buildModel({ ...snapshot, ingressClasses: [ingressClass()] }, defaultBuildOptions);
+    const leftOut = (owner: string) =>
+      problems.some((p) => `${p.namespace}/${p.name}` === owner && p.message.endsWith('canary Ingress left out'));
+    const reported = (owner: string) =>
+      result.unexpressed.some((u) => u.ingress === owner && u.reason.endsWith('canary Ingress left out'));
+    for (const owner of ['default/heavy', 'default/typo', 'default/fine'])
+      expect(reported(owner), owner).toBe(leftOut(owner));
+    expect(reported('default/heavy') && reported('default/typo') && !reported('default/fine')).toBe(true);
   });
 });
 

@@ -26,7 +26,7 @@ beforeAll(async () => {
   test = await startTestApi('ia-convert-apply-');
   kubectl = kubectlFor(test.kubeconfig, join(test.dir, 'kube-cache'));
   await kubectl.run(['apply', '-f', GATEWAY_API_INSTALL]);
-  const namespaces = ['shop', 'blog', 'team-a'];
+  const namespaces = ['shop', 'blog', 'team-a', 'a', 'a-b'];
   for (const ns of namespaces) await kubectl.run(['create', 'namespace', ns]);
 }, 60_000);
 afterAll(() => test?.close());

@@ -11,6 +11,7 @@ import { defaultBuildOptions } from '../build.js';
 import { GATEWAY_GROUP } from '../gateway/types.js';
 import { normalisePath } from '../locations.js';
 import { checkRegexPath } from '../regex-path.js';
+import { byAge } from '../ingress-age.js';
 import { LEGACY_CLASS_ANNOTATION } from '../ingress-class.js';
 import type { ConfigMap, Ingress, IngressBackend, KubeObject, Service, Snapshot } from '../snapshot.js';
 import {
@@ -117,12 +118,6 @@ interface Tls {
   readonly secretName: string;
 }
 
-const created = (i: Ingress) => {
-  const stamp = i.metadata?.creationTimestamp;
-  const t = stamp instanceof Date ? stamp.getTime() : typeof stamp === 'string' ? Date.parse(stamp) : Number.NaN;
-  return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
-};
-
 /** classOf is the IngressClass an Ingress names, by field or legacy annotation; '' for none. */
 function classOf(ingress: Ingress): string {
   const name = ingress.spec?.ingressClassName ?? ingress.metadata?.annotations?.[LEGACY_CLASS_ANNOTATION] ?? '';
@@ -157,8 +152,8 @@ class Converter {
   /** identify reads each Ingress (oldest first) that `ours` keeps: its name, class and settings. */
   identify(ours: (className: string, owner: string) => boolean): Ident[] {
     const idents: Ident[] = [];
-    const key = (i: Ingress) => `${i.metadata?.namespace}/${i.metadata?.name}`;
-    const sorted = [...this.snapshot.ingresses].sort((a, b) => created(a) - created(b) || compare(key(a), key(b)));
+    // The controller's own order, so that where the oldest Ingress wins (a TLS host's certificate) both agree.
+    const sorted = [...this.snapshot.ingresses].sort((a, b) => byAge(a, b));
     for (const ingress of sorted) {
       const namespace = checkDnsLabel(ingress.metadata?.namespace);
       const name = checkObjectName(ingress.metadata?.name);
@@ -196,16 +191,18 @@ class Converter {
     return idents;
   }
 
+  /**
+   * resource says whether a backend names a resource instead of a Service, reporting it: its caller leaves the rule
+   * out, as the model does (src/model/ingress-plan.ts).
+   */
+  resource(id: Ident, backend: IngressBackend | undefined, field: string): boolean {
+    if (!backend?.resource) return false;
+    this.report(id.owner, `${field}.resource`, 'not a Service: left out, as ingress-nginx leaves it');
+    return true;
+  }
+
   /** backend resolves an Ingress backend to a Service name and port number; null (reported) when it cannot. */
   backend(id: Ident, backend: IngressBackend | undefined, field: string): Backend | null {
-    if (backend?.resource) {
-      this.report(
-        id.owner,
-        `${field}.resource`,
-        'a resource backend is not a Service; ingress-nginx leaves it out too',
-      );
-      return null;
-    }
     const name = checkDnsLabel(backend?.service?.name);
     if (!name.ok) {
       this.report(id.owner, `${field}.service.name`, `${name.message}; ${BACKEND_LEFT_OUT}`);
@@ -388,10 +385,7 @@ class Converter {
       const draft = draftOf(host);
       for (const [j, p] of (rule.http?.paths ?? []).entries()) {
         const pf = `${field}.http.paths[${j}]`;
-        if (p.backend?.resource) {
-          this.report(id.owner, `${pf}.backend.resource`, 'not a Service: left out, as ingress-nginx leaves it');
-          continue;
-        }
+        if (this.resource(id, p.backend, `${pf}.backend`)) continue;
         const base = this.pathRule(id, p.path, p.pathType, pf);
         if (!base) continue;
         const backend = id.settings.redirect ? null : this.backend(id, p.backend, `${pf}.backend`);
@@ -415,7 +409,8 @@ class Converter {
           });
       }
     }
-    if (spec.defaultBackend) {
+    // A resource default backend is left out whole, as the model leaves it (no `/` rule that would answer 500).
+    if (spec.defaultBackend && !this.resource(id, spec.defaultBackend, 'spec.defaultBackend')) {
       // As ingress-nginx: the `/` of this Ingress's hosts (where no path of its own is `/`), or the catch-all's.
       const hosts = (spec.rules ?? []).length === 0 ? [CATCH_ALL] : [...drafts.keys()];
       const backend = id.settings.redirect ? null : this.backend(id, spec.defaultBackend, 'spec.defaultBackend');
@@ -438,6 +433,8 @@ class Converter {
   /** foldCanary adds a canary Ingress's backends to the rules of the drafts it shadows. */
   foldCanary(id: Ident, drafts: readonly Draft[]): void {
     const canary = id.settings.canary!;
+    // Reported already, value by value (read-settings.ts).
+    if (canary.leftOut) return;
     if (canary.header === null && canary.weight === null) {
       this.report(
         id.owner,
@@ -464,6 +461,7 @@ class Converter {
           this.report(id.owner, pf, 'no main Ingress serves this host and path with a backend; canary path left out');
           continue;
         }
+        if (this.resource(id, p.backend, `${pf}.backend`)) continue;
         const backend = this.backend(id, p.backend, `${pf}.backend`);
         if (!backend) continue;
         const mains = main.backends.map((b) => ({ ...b }));

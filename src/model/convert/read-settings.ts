@@ -59,6 +59,8 @@ export interface Settings {
   /** Gateway API Duration for timeouts.backendRequest */
   readonly timeout: string | null;
   readonly canary: {
+    /** a canary annotation (or any other) has an invalid value: the model leaves the whole canary out */
+    readonly leftOut: boolean;
     readonly header: string | null;
     readonly headerValue: string | null;
     readonly weight: number | null;
@@ -180,12 +182,19 @@ export function readSettings(
     else if (canary && !key.startsWith('canary')) continue;
     else if (!READ_HERE.has(key) && !asksNothing(key, value)) report(full(key), `${convertRule(key).reason}; left out`);
   }
+  // As the model (annotations/registry.ts, outcome `canary`): a canary with any invalid value is left out whole, so
+  // that it takes no traffic the controller would not send it.
+  let canaryLeftOut = false;
+  const invalid = (key: string, message: string) => {
+    if (canary) canaryLeftOut = true;
+    report(full(key), `${message}; ${canary ? 'canary Ingress left out' : 'left out'}`);
+  };
   const read = <T>(key: string, check: (value: string) => Checked<T>): T | undefined => {
     const value = values.get(key);
     if (value === undefined || value === '') return undefined;
     const checked = check(value);
     if (checked.ok) return checked.value;
-    report(full(key), `${checked.message}; left out`);
+    invalid(key, checked.message);
     return undefined;
   };
   const bool = (key: string) => read(key, checkBool) ?? null;
@@ -267,10 +276,12 @@ export function readSettings(
 
   let canarySettings: Settings['canary'] = null;
   if (canary) {
+    // A `canary` value that is not a boolean still makes a canary (isCanary), one the model leaves out.
+    read('canary', checkBool);
     const total = read('canary-weight-total', intIn(1, 1_000_000)) ?? 100;
     let weight = read('canary-weight', intIn(0, 1_000_000)) ?? null;
     if (weight !== null && weight > total) {
-      report(full('canary-weight'), `${weight} is above canary-weight-total ${total}; left out`);
+      invalid('canary-weight', `${weight} is above canary-weight-total ${total}`);
       weight = null;
     }
     const header = read('canary-by-header', checkHeaderName) ?? null;
@@ -278,7 +289,7 @@ export function readSettings(
       const checked = checkCanaryHeaderValue(v);
       return checked.ok ? checkHeaderValue(checked.value) : checked;
     });
-    canarySettings = { header, headerValue: headerValue ?? null, weight, total };
+    canarySettings = { leftOut: false, header, headerValue: headerValue ?? null, weight, total };
   } else {
     for (const key of ['canary-by-header', 'canary-by-header-value', 'canary-weight', 'canary-weight-total'])
       if (values.has(key)) report(full(key), 'has no effect without canary: "true"; left out');
@@ -296,6 +307,6 @@ export function readSettings(
     forwardedPrefix: prefix ?? null,
     responseHeaders,
     timeout,
-    canary: canarySettings,
+    canary: canarySettings && { ...canarySettings, leftOut: canaryLeftOut },
   };
 }

@@ -8,6 +8,7 @@ import { BuiltUpstreams, type Resolved } from '../backends.js';
 import type { KeptUpstreams } from '../annotations/apply.js';
 import type { BuildOptions } from '../build.js';
 import { readConfigMap } from '../config-map.js';
+import { creationMillis } from '../ingress-age.js';
 import type { IngressPlan } from '../ingress-plan.js';
 import type { Route } from '../locations.js';
 import type { Lookups } from '../lookups.js';
@@ -86,15 +87,9 @@ export class BuildMemo {
   /** age is an Ingress's creation time in milliseconds (0 when unknown), parsed once per object. */
   age(ingress: Ingress): number {
     let ms = this.ages.get(ingress);
-    if (ms === undefined) this.ages.set(ingress, (ms = millis(ingress.metadata?.creationTimestamp)));
+    if (ms === undefined) this.ages.set(ingress, (ms = creationMillis(ingress)));
     return ms;
   }
-}
-
-function millis(t: string | Date | undefined): number {
-  if (t === undefined) return 0;
-  const ms = t instanceof Date ? t.getTime() : Date.parse(t);
-  return Number.isNaN(ms) ? 0 : ms;
 }
 
 /**
