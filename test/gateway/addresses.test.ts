@@ -82,6 +82,31 @@ describe('assigning pool addresses', () => {
       want: { s: '10.0.0.2', t: 'Programmed=AddressNotUsable' },
     },
     {
+      name: 'a newer Gateway naming the address an older one holds (status) gets AddressNotUsable; the holder keeps it',
+      gateways: [gw('victim', 1, { status: ['10.0.0.1'] }), gw('thief', 2, { spec: [ip('10.0.0.1')] })],
+      want: { victim: '10.0.0.1', thief: 'Programmed=AddressNotUsable' },
+    },
+    {
+      name: 'the holder keeps it whichever order the Gateways come in, and the claimant still gets nothing else',
+      gateways: [gw('thief', 2, { spec: [ip('10.0.0.1')] }), gw('b', 3), gw('victim', 1, { status: ['10.0.0.1'] })],
+      want: { victim: '10.0.0.1', thief: 'Programmed=AddressNotUsable', b: '10.0.0.2' },
+    },
+    {
+      name: 'a holder keeps its address against an older spec claim too (it was free when it got it)',
+      gateways: [gw('s', 1, { spec: [ip('10.0.0.2')] }), gw('h', 2, { status: ['10.0.0.2'] })],
+      want: { s: 'Programmed=AddressNotUsable', h: '10.0.0.2' },
+    },
+    {
+      name: 'a holder whose spec now names another address moves to it, freeing the old one',
+      gateways: [gw('h', 1, { spec: [ip('10.0.0.3')], status: ['10.0.0.1'] }), gw('b', 2)],
+      want: { h: '10.0.0.3', b: '10.0.0.1' },
+    },
+    {
+      name: 'two Gateways whose status shows one address: the oldest keeps it',
+      gateways: [gw('new', 2, { status: ['10.0.0.1'] }), gw('old', 1, { status: ['10.0.0.1'] })],
+      want: { old: '10.0.0.1', new: '10.0.0.2' },
+    },
+    {
       name: 'a usable and an unusable address: AddressNotUsable (one address per Gateway)',
       gateways: [gw('s', 1, { spec: [ip('192.0.2.1'), ip('10.0.0.3')] })],
       want: { s: 'Programmed=AddressNotUsable' },
