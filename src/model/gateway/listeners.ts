@@ -4,6 +4,7 @@
  */
 import type { Service } from '../snapshot.js';
 import type { Problem } from '../nginx-model.js';
+import { byAge } from './precedence.js';
 import { isGranted, selectorMatches } from './refs.js';
 import {
   type Condition,
@@ -176,6 +177,60 @@ export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] 
       ],
     };
   });
+}
+
+/**
+ * conflictAcrossGateways: listeners of different Gateways on one address, port and hostname (both without one
+ * included) would be one nginx server, their routes merged: a tenant's `/` would get every request the other
+ * tenant's routes leave, cookies and all. The oldest Gateway's listener keeps it (then by namespace/name); a newer
+ * Gateway's is `Conflicted=True/HostnameConflict` and not programmed, so no route attaches to it. Listeners of one
+ * Gateway were judged by judgeListeners; other hostnames keep the spec's precedence (the most specific listener).
+ * `socketOf` spells where nginx serves a Gateway's listener (its address and nginx's port), or is undefined for a
+ * Gateway that is not served (no address, not accepted): it holds nothing.
+ */
+export function conflictAcrossGateways(
+  gateways: readonly Gateway[],
+  states: Map<string, ListenerState[]>,
+  socketOf: (g: Gateway) => ((l: Listener) => string) | undefined,
+): void {
+  const owner = new Map<string, Gateway>();
+  for (const g of [...gateways].sort((a, b) => byAge(a.meta, b.meta))) {
+    const socket = socketOf(g);
+    const list = states.get(key(g.meta));
+    if (socket === undefined || list === undefined) continue;
+    states.set(
+      key(g.meta),
+      list.map((s) => {
+        if (!s.accepted || s.conflicted) return s;
+        const slot = `${socket(s.listener)}|${s.listener.hostname ?? ''}`;
+        const first = owner.get(slot);
+        if (first === undefined) {
+          owner.set(slot, g);
+          return s;
+        }
+        // another namespace's Gateway is not named: a tenant learns no other tenant's objects from its status
+        const by =
+          first.meta.namespace === g.meta.namespace ? `Gateway ${key(first.meta)}` : 'a Gateway of another namespace';
+        const host = s.listener.hostname === undefined ? 'no hostname' : `hostname ${s.listener.hostname}`;
+        const message = `${by} is older and has a listener on port ${s.listener.port} with ${host} on the same address: it keeps it`;
+        return {
+          ...s,
+          conflicted: true,
+          programmed: false,
+          conditions: (gen: number) =>
+            s
+              .conditions(gen)
+              .map((c) =>
+                c.type === 'Conflicted'
+                  ? cond('Conflicted', true, 'HostnameConflict', message, gen)
+                  : c.type === 'Programmed'
+                    ? cond('Programmed', false, 'Invalid', 'listener is not served', gen)
+                    : c,
+              ),
+        };
+      }),
+    );
+  }
 }
 
 /** namespaceAllowed applies a listener's allowedRoutes.namespaces to a route's namespace. */
