@@ -138,6 +138,22 @@ describe('assigning pool addresses', () => {
       expect(summary(c.gateways, c.pool === null ? null : POOL)).toEqual(c.want);
     });
 
+  it('AddressNotUsable names the holder only when it is in the claimant’s namespace', () => {
+    const holder = { ...gw('victim', 1, { status: ['10.0.0.1'] }) };
+    const elsewhere = { ...holder, metadata: { ...(holder.metadata as Obj), namespace: 'other' } };
+    const message = (victim: Obj) =>
+      buildGatewayRoutes({
+        ...input({ gateways: [victim, gw('thief', 2, { spec: [ip('10.0.0.1')] })] }),
+        addresses: POOL,
+      })
+        .status.gateways.find((g) => g.name === 'thief')
+        ?.conditions.find((c) => c.type === 'Programmed')?.message;
+    expect(message(holder)).toBe('spec.addresses: 10.0.0.1 is in use by Gateway default/victim, which keeps it');
+    expect(message(elsewhere)).toBe(
+      'spec.addresses: 10.0.0.1 is in use by a Gateway of another namespace, which keeps it',
+    );
+  });
+
   it('a Gateway without an address serves nothing, and its listeners are not Programmed', () => {
     const result = buildGatewayRoutes({ ...input({ gateways: [gw('a', 1), gw('b', 2)] }), addresses: ['10.0.0.9'] });
     expect(result.listeners.map((l) => [l.gateway.name, l.address])).toEqual([['a', '10.0.0.9']]);

@@ -486,7 +486,12 @@ describe('listeners of different Gateways on one address, port and hostname', ()
   it('a route attached only to a Conflicted listener is not accepted; the Gateway is not Programmed', () => {
     const { result } = summary([...tenant('victim', 1, [shared]), ...tenant('thief', 2, [shared])]);
     const thief = result.gateway?.status.httpRoutes.find((r) => r.namespace === 'thief');
-    expect(thief?.parents[0]?.conditions[0]).toMatchObject({ type: 'Accepted', status: 'False' });
+    expect(thief?.parents[0]?.conditions[0]).toMatchObject({
+      type: 'Accepted',
+      status: 'False',
+      reason: 'NoMatchingParent',
+      message: 'every listener matching sectionName and port is Conflicted (see the Gateway’s listener status)',
+    });
     const gw = result.gateway?.status.gateways.find((g) => g.namespace === 'thief');
     expect(gw?.conditions.find((c) => c.type === 'Programmed')?.status).toBe('False');
     expect(gw?.listeners[0]?.attachedRoutes).toBe(0);

@@ -448,7 +448,9 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
           'NoMatchingParent',
           gateway.parametersRef !== undefined
             ? 'the Gateway is not accepted (InvalidParameters)'
-            : 'no accepted listener matches sectionName and port',
+            : candidates.some((s) => s.accepted && s.conflicted)
+              ? 'every listener matching sectionName and port is Conflicted (see the Gateway’s listener status)'
+              : 'no accepted listener matches sectionName and port',
           gen,
         );
       else if (allowed.length === 0)
