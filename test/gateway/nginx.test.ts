@@ -477,6 +477,24 @@ describe('listeners of different Gateways on one address, port and hostname', ()
       servers: ['80/shared.test: b/r'],
       conflicted: [],
     },
+    {
+      name: 'another protocol on a port an older Gateway serves: ProtocolConflict, whatever the names',
+      objects: [
+        ...tenant('z-victim', 1, [{ ...shared, port: 8443, protocol: 'HTTPS', tls: { certificateRefs: [] } }]),
+        ...tenant('a-thief', 2, [{ ...shared, port: 8443 }]),
+      ],
+      servers: [],
+      conflicted: ['a-thief/gw/http ProtocolConflict Programmed=False'],
+    },
+    {
+      name: 'HTTPS on nginx’s http port: ProtocolConflict (nginx serves it as HTTP)',
+      objects: [
+        ...tenant('a', 1, [{ ...shared, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'x' }] } }]),
+        ...tenant('b', 2, [listener('http', { hostname: 'b.test' })]),
+      ],
+      servers: ['80/b.test: b/r'],
+      conflicted: ['a/gw/http ProtocolConflict Programmed=False'],
+    },
   ])('$name', ({ objects, servers, conflicted, http }) => {
     const got = summary(objects, http ? { ...options, httpPort: http } : options);
     expect(got.servers).toEqual(servers);

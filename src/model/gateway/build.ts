@@ -16,6 +16,7 @@ import {
   key,
   type ListenerState,
   namespaceAllowed,
+  type Socket,
 } from './listeners.js';
 import { readGateway, readGatewayClass, readGRPCRoute, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
 import { type AddressVerdict, assignAddresses } from './addresses.js';
@@ -368,20 +369,31 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
           (g) => g.parametersRef === undefined && (states.get(key(g.meta)) ?? []).some((s) => s.accepted),
           input.addresses,
         );
-  // Listeners of different Gateways on one address, port and hostname: the oldest keeps it (the others Conflicted).
+  // Listeners of different Gateways on one socket: the oldest keeps its protocol and hostname (the others Conflicted).
   const ports = input.ports ?? { http: 80, https: 443, sharedHttps: false };
-  const socketOf = (address: string | undefined) => (l: Listener) => {
-    const port = l.port === 80 ? ports.http : l.port === 443 ? ports.https : l.port;
-    // under ssl-passthrough, HTTPS on the https port is one unix socket whatever the Gateway's address (nginx.ts)
-    const shared = ports.sharedHttps && l.protocol === 'HTTPS' && port === ports.https;
-    return `${shared ? '' : (address ?? '')}|${port}`;
-  };
-  conflictAcrossGateways(gateways, states, (g) => {
-    if (g.parametersRef !== undefined) return undefined;
-    if (verdicts === null) return socketOf(undefined);
-    const verdict = verdicts.get(key(g.meta));
-    return verdict?.kind === 'assigned' ? socketOf(verdict.address) : undefined;
-  });
+  const socketOf =
+    (address: string | undefined) =>
+    (l: Listener): Socket => {
+      const port = l.port === 80 ? ports.http : l.port === 443 ? ports.https : l.port;
+      // under ssl-passthrough, HTTPS on the https port is one unix socket whatever the Gateway's address (nginx.ts)
+      const shared = ports.sharedHttps && l.protocol === 'HTTPS' && port === ports.https;
+      return { address: shared ? '' : (address ?? ''), port };
+    };
+  conflictAcrossGateways(
+    gateways,
+    states,
+    (g) => {
+      if (g.parametersRef !== undefined) return undefined;
+      if (verdicts === null) return socketOf(undefined);
+      const verdict = verdicts.get(key(g.meta));
+      return verdict?.kind === 'assigned' ? socketOf(verdict.address) : undefined;
+    },
+    // nginx serves its http and https ports so (nginx.ts drops a listener of the other protocol there)
+    new Map([
+      [ports.http, 'HTTP'],
+      [ports.https, 'HTTPS'],
+    ]),
+  );
   const gatewayByKey = new Map(gateways.map((g) => [key(g.meta), g]));
   const attached = new Map<ListenerState, number>();
   // listener state → hostname → entries (each with its route's metadata, for the precedence order)
