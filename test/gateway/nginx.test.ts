@@ -457,6 +457,13 @@ describe('listeners of different Gateways on one address, port and hostname', ()
       conflicted: ['b/gw/http HostnameConflict Programmed=False'],
     },
     {
+      name: 'two listeners of one Gateway that --http-port 8080 makes one server: the second is Conflicted',
+      objects: [...tenant('a', 1, [shared, { ...shared, name: 'alt', port: 8080 }])],
+      http: 8080,
+      servers: ['8080/shared.test: a/r'],
+      conflicted: ['a/gw/alt HostnameConflict Programmed=False'],
+    },
+    {
       name: 'other hostnames or other ports: no conflict',
       objects: [
         ...tenant('a', 1, [shared]),
@@ -516,7 +523,7 @@ describe('listeners of different Gateways on one address, port and hostname', ()
     // the other tenant's Gateway is not named to this one
     const conflicted = gw?.listeners[0]?.conditions.find((c) => c.type === 'Conflicted');
     expect(conflicted?.message).toBe(
-      'a Gateway of another namespace is older and has a listener on port 80 with hostname shared.test on the same address: it keeps it',
+      'a Gateway of another namespace, which is older, has a listener on port 80 with hostname shared.test on the same address, and keeps it',
     );
   });
 

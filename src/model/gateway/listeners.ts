@@ -213,8 +213,13 @@ export function conflictAcrossGateways(
     const list = states.get(key(g.meta));
     if (socketFor === undefined || list === undefined) continue;
     // another namespace's Gateway is not named: a tenant learns no other tenant's objects from its status
-    const named = (other: Gateway) =>
-      other.meta.namespace === g.meta.namespace ? `Gateway ${key(other.meta)}` : 'a Gateway of another namespace';
+    // the same Gateway only through nginx's port (80 → --http-port): judgeListeners compared the listeners' ports
+    const who = (other: Gateway) =>
+      other === g
+        ? 'another listener of this Gateway'
+        : other.meta.namespace === g.meta.namespace
+          ? `Gateway ${key(other.meta)}, which is older,`
+          : 'a Gateway of another namespace, which is older,';
     const conflicted = (s: ListenerState, reason: string, message: string): ListenerState => ({
       ...s,
       conflicted: true,
@@ -235,13 +240,7 @@ export function conflictAcrossGateways(
       const socket = socketFor(s.listener);
       const port = protocols.get(socket.port);
       if (port !== undefined && port.protocol !== s.listener.protocol) {
-        // the same Gateway only through nginx's port (80 → --http-port): judgeListeners saw different ports
-        const by =
-          port.by === null
-            ? 'nginx'
-            : port.by === g
-              ? 'another listener of this Gateway'
-              : `${named(port.by)}, which is older,`;
+        const by = port.by === null ? 'nginx' : who(port.by);
         return conflicted(s, 'ProtocolConflict', `${by} serves port ${s.listener.port} as ${port.protocol}`);
       }
       if (port === undefined) protocols.set(socket.port, { protocol: s.listener.protocol, by: g });
@@ -255,7 +254,7 @@ export function conflictAcrossGateways(
       return conflicted(
         s,
         'HostnameConflict',
-        `${named(first)} is older and has a listener on port ${s.listener.port} with ${host} on the same address: it keeps it`,
+        `${who(first)} has a listener on port ${s.listener.port} with ${host} on the same address, and keeps it`,
       );
     });
     states.set(key(g.meta), judged);
