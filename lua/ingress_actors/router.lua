@@ -177,9 +177,34 @@ local function escape_path(path)
   return (path:gsub("[^%w%-._~/!$&'()*+,;=:@]", function(c) return string.format("%%%02X", c:byte()) end))
 end
 
+-- a name as a Location host, or nil: DNS letters, digits, dots and dashes only (a TLS server name is the client's)
+local function plain_name(name)
+  if name == nil or name == "" or #name > 253 or not name:find("^[%w][%w.-]*$") then return nil end
+  return name:lower()
+end
+
+-- redirect_host is the host a Location names when the filter names none: the one the client asked for (the
+-- request line's or Host), else its TLS server name, else the listener's exact hostname (the server's key ends
+-- with it), else the address the client connected to, as nginx's own redirects do. nil: none (a unix socket
+-- without PROXY protocol). $host alone would be the server_name: "" for a catch-all, `*.…` for a wildcard.
+local function redirect_host(key)
+  local given = ngx.var.http_host
+  if (given ~= nil and given ~= "") or (ngx.var.request or ""):find("^%S+%s+%a[%w+.-]*://") then
+    return ngx.var.host
+  end
+  local name = plain_name(ngx.var.ssl_server_name) or plain_name(key:match("/([^/]+)$"))
+  if name ~= nil then return name end
+  local addr = ngx.var.proxy_protocol_server_addr
+  if addr == nil or addr == "" then addr = ngx.var.server_addr end
+  if addr == nil or addr == "" or addr:find("^unix:") then return nil end
+  return addr:find(":", 1, true) and ("[" .. addr .. "]") or addr
+end
+
 local function redirect(f, r, server, uri)
   local scheme = f.scheme or ngx.var.scheme
-  local host = f.hostname or ngx.var.host
+  local host = f.hostname or redirect_host(ngx.var.ia_gateway)
+  -- no host to name (HTTP/1.0 without Host on a socket without an address): refused, as nginx refuses HTTP/1.1
+  if host == nil then return ngx.exit(ngx.HTTP_BAD_REQUEST) end
   local port = f.port
   if port == nil then
     -- the spec: the scheme's well-known port when the redirect names a scheme, else the listener's

@@ -141,6 +141,7 @@ function withGateway(
   if (!options.gateway) return { model, gateway: null };
   const routes = buildGatewayRoutes({
     ...gatewayInputOf(snapshot, options),
+    ports: { http: options.httpPort, https: options.httpsPort, sharedHttps: model.httpsSocket !== null },
     // the same verdict the Ingress TLS path gives each Secret, checked once per Secret object
     certificateError: (namespace, name) => {
       const found = settings.certificates.anyHost(namespace, name);

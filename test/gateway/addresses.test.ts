@@ -82,6 +82,31 @@ describe('assigning pool addresses', () => {
       want: { s: '10.0.0.2', t: 'Programmed=AddressNotUsable' },
     },
     {
+      name: 'a newer Gateway naming the address an older one holds (status) gets AddressNotUsable; the holder keeps it',
+      gateways: [gw('victim', 1, { status: ['10.0.0.1'] }), gw('thief', 2, { spec: [ip('10.0.0.1')] })],
+      want: { victim: '10.0.0.1', thief: 'Programmed=AddressNotUsable' },
+    },
+    {
+      name: 'the holder keeps it whichever order the Gateways come in, and the claimant still gets nothing else',
+      gateways: [gw('thief', 2, { spec: [ip('10.0.0.1')] }), gw('b', 3), gw('victim', 1, { status: ['10.0.0.1'] })],
+      want: { victim: '10.0.0.1', thief: 'Programmed=AddressNotUsable', b: '10.0.0.2' },
+    },
+    {
+      name: 'a holder keeps its address against an older spec claim too (it was free when it got it)',
+      gateways: [gw('s', 1, { spec: [ip('10.0.0.2')] }), gw('h', 2, { status: ['10.0.0.2'] })],
+      want: { s: 'Programmed=AddressNotUsable', h: '10.0.0.2' },
+    },
+    {
+      name: 'a holder whose spec now names another address moves to it, freeing the old one',
+      gateways: [gw('h', 1, { spec: [ip('10.0.0.3')], status: ['10.0.0.1'] }), gw('b', 2)],
+      want: { h: '10.0.0.3', b: '10.0.0.1' },
+    },
+    {
+      name: 'two Gateways whose status shows one address: the oldest keeps it',
+      gateways: [gw('new', 2, { status: ['10.0.0.1'] }), gw('old', 1, { status: ['10.0.0.1'] })],
+      want: { old: '10.0.0.1', new: '10.0.0.2' },
+    },
+    {
       name: 'a usable and an unusable address: AddressNotUsable (one address per Gateway)',
       gateways: [gw('s', 1, { spec: [ip('192.0.2.1'), ip('10.0.0.3')] })],
       want: { s: 'Programmed=AddressNotUsable' },
@@ -112,6 +137,22 @@ describe('assigning pool addresses', () => {
     it(c.name, () => {
       expect(summary(c.gateways, c.pool === null ? null : POOL)).toEqual(c.want);
     });
+
+  it('AddressNotUsable names the holder only when it is in the claimant’s namespace', () => {
+    const holder = { ...gw('victim', 1, { status: ['10.0.0.1'] }) };
+    const elsewhere = { ...holder, metadata: { ...(holder.metadata as Obj), namespace: 'other' } };
+    const message = (victim: Obj) =>
+      buildGatewayRoutes({
+        ...input({ gateways: [victim, gw('thief', 2, { spec: [ip('10.0.0.1')] })] }),
+        addresses: POOL,
+      })
+        .status.gateways.find((g) => g.name === 'thief')
+        ?.conditions.find((c) => c.type === 'Programmed')?.message;
+    expect(message(holder)).toBe('spec.addresses: 10.0.0.1 is in use by Gateway default/victim, which keeps it');
+    expect(message(elsewhere)).toBe(
+      'spec.addresses: 10.0.0.1 is in use by a Gateway of another namespace, which keeps it',
+    );
+  });
 
   it('a Gateway without an address serves nothing, and its listeners are not Programmed', () => {
     const result = buildGatewayRoutes({ ...input({ gateways: [gw('a', 1), gw('b', 2)] }), addresses: ['10.0.0.9'] });

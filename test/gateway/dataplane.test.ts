@@ -7,7 +7,8 @@
 import { execFileSync } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
 import { certificateId, DynamicSplit, type DynamicTables, tablesForReload } from '../../src/model/dynamic-tables.js';
@@ -244,6 +245,25 @@ function routes() {
       parentRefs: [{ name: 'gw', sectionName: 'http' }],
       rules: [{ matches: [path('PathPrefix', '/catch-all')], backendRefs: [backend('b')] }],
     }),
+    // a redirect on catch-all routes: the Location's host when the request names none (HTTP/1.0 without Host)
+    route('catch-redirect', {
+      parentRefs: [{ name: 'gw', sectionName: 'http' }],
+      rules: [
+        {
+          matches: [path('PathPrefix', '/r')],
+          filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'https', statusCode: 301 } }],
+        },
+      ],
+    }),
+    route('tls-redirect', {
+      parentRefs: [{ name: 'gw', sectionName: 'https-any' }],
+      rules: [
+        {
+          matches: [path('PathPrefix', '/r')],
+          filters: [{ type: 'RequestRedirect', requestRedirect: { port: 8443 } }],
+        },
+      ],
+    }),
     route('wild', { hostnames: ['*.wild.test'], rules: [{ backendRefs: [backend('c')] }] }),
     route('any-tls', {
       parentRefs: [{ name: 'gw', sectionName: 'https-any' }],
@@ -407,6 +427,34 @@ async function send(
   return { ...reply, echo };
 }
 
+/**
+ * raw sends `request` as written to nginx on 127.0.0.1:`to` (over TLS when `servername` is given, null: TLS without
+ * SNI) and reads until nginx closes: the status and the Location.
+ */
+function raw(to: number, request: string, servername?: string | null): Promise<{ status: number; location?: string }> {
+  return new Promise((resolve, reject) => {
+    const socket =
+      servername === undefined
+        ? connect({ host: '127.0.0.1', port: to })
+        : tlsConnect({
+            host: '127.0.0.1',
+            port: to,
+            rejectUnauthorized: false,
+            ...(servername === null ? {} : { servername }),
+          });
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on(servername === undefined ? 'connect' : 'secureConnect', () => socket.write(request));
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const status = Number(/^HTTP\/1\.\d (\d{3})/.exec(text)?.[1] ?? 0);
+      const location = /^location: (.*)$/im.exec(text)?.[1]?.trim();
+      resolve(location === undefined ? { status } : { status, location });
+    });
+  });
+}
+
 const backendOf = async (host: string, p: string, extra = {}) => {
   const r = await send(host, p, extra);
   return r.status === 200 ? r.echo.backend : r.status;
@@ -465,6 +513,23 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     const p = await send('filters.test', '/port/a');
     expect(p.status).toBe(302);
     expect(p.headers.location).toBe('http://filters.test:8081/port/a');
+  });
+
+  it('redirects a request that names no host (HTTP/1.0) to the host it reached: TLS name, else the address', async () => {
+    // the catch-all's server_name is "": $host alone made `https:///r/x`
+    const bare = await raw(port, 'GET /r/x?q=1 HTTP/1.0\r\n\r\n');
+    expect([bare.status, bare.location]).toEqual([301, 'https://127.0.0.1/r/x?q=1']);
+    // a Host, or a request line with one, is still the client's
+    const named = await raw(port, 'GET /r/x HTTP/1.0\r\nHost: asked.test\r\n\r\n');
+    expect(named.location).toBe('https://asked.test/r/x');
+    const absolute = await raw(port, 'GET http://line.test/r/x HTTP/1.0\r\n\r\n');
+    expect(absolute.location).toBe('https://line.test/r/x');
+    // over TLS the server name the client sent (here no server has it: the listener without hostname answers)
+    const tls = await raw(tlsPort, 'GET /r/y HTTP/1.0\r\n\r\n', 'Sni.Example.test');
+    expect([tls.status, tls.location]).toEqual([302, 'https://sni.example.test:8443/r/y']);
+    // and without one either, its address
+    const bareTls = await raw(tlsPort, 'GET /r/y HTTP/1.0\r\n\r\n', null);
+    expect(bareTls.location).toBe('https://127.0.0.1:8443/r/y');
   });
 
   it('rewrites the Host header and the path, keeping the query string', async () => {

@@ -392,3 +392,150 @@ describe('buildModel with the Gateway API', () => {
     expect(union.routes.version).not.toBe(after.routes.version);
   });
 });
+
+describe('listeners of different Gateways on one address, port and hostname', () => {
+  type Obj = Record<string, unknown>;
+  /** tenant is Gateway `<ns>/gw` created at minute `minute` with `listeners`, and its route `<ns>/r` to its own web */
+  const tenant = (ns: string, minute: number, listeners: Obj[], hostnames?: string[], extra: Obj = {}): Obj[] => {
+    const g = gateway(listeners, 'gw', ns, extra);
+    const created = `2026-01-01T00:${String(minute).padStart(2, '0')}:00Z`;
+    return [
+      { ...g, metadata: { ...(g.metadata as Obj), creationTimestamp: created } },
+      route('r', { namespace: ns, parentRefs: [{ name: 'gw', namespace: ns }], ...(hostnames ? { hostnames } : {}) }),
+    ];
+  };
+  const shared = listener('http', { hostname: 'shared.test' });
+  /** summary: each server key with the routes it serves, and each listener that is Conflicted (with its reason) */
+  const summary = (objects: Obj[], o: BuildOptions = options) => {
+    const result = buildModel(snapshot([], [gatewayClass(), ...objects]), o);
+    const servers = (result.model.gateway?.routes.servers ?? []).map(
+      (s) => `${s.key}: ${[...new Set(s.routes.map((r) => r.route.split('#')[0]))].join(' ')}`,
+    );
+    const conflicted = (result.gateway?.status.gateways ?? []).flatMap((g) =>
+      g.listeners.flatMap((l) => {
+        const c = l.conditions.find((x) => x.type === 'Conflicted' && x.status === 'True');
+        const p = l.conditions.find((x) => x.type === 'Programmed');
+        return c ? [`${g.namespace}/${g.name}/${l.name} ${c.reason} Programmed=${p?.status}`] : [];
+      }),
+    );
+    return { servers, conflicted, result };
+  };
+
+  it.each([
+    {
+      name: 'the same hostname on port 80: the older Gateway keeps it, the newer listener is Conflicted',
+      objects: [...tenant('victim', 1, [shared]), ...tenant('thief', 2, [shared])],
+      servers: ['80/shared.test: victim/r'],
+      conflicted: ['thief/gw/http HostnameConflict Programmed=False'],
+    },
+    {
+      name: 'age decides, not the names',
+      objects: [...tenant('victim', 2, [shared]), ...tenant('thief', 1, [shared])],
+      servers: ['80/shared.test: thief/r'],
+      conflicted: ['victim/gw/http HostnameConflict Programmed=False'],
+    },
+    {
+      name: 'both without hostname: the older keeps the catch-all',
+      objects: [...tenant('a', 1, [listener('http')]), ...tenant('b', 2, [listener('http')])],
+      servers: ['80/_: a/r'],
+      conflicted: ['b/gw/http HostnameConflict Programmed=False'],
+    },
+    {
+      name: 'the same wildcard: the older keeps it',
+      objects: [
+        ...tenant('a', 1, [listener('http', { hostname: '*.shared.test' })]),
+        ...tenant('b', 2, [listener('http', { hostname: '*.shared.test' })]),
+      ],
+      servers: ['80/*.shared.test: a/r'],
+      conflicted: ['b/gw/http HostnameConflict Programmed=False'],
+    },
+    {
+      name: 'port 8080 written out is nginx’s port for 80 with --http-port 8080: the same server, a conflict',
+      objects: [...tenant('a', 1, [shared]), ...tenant('b', 2, [{ ...shared, port: 8080 }])],
+      http: 8080,
+      servers: ['8080/shared.test: a/r'],
+      conflicted: ['b/gw/http HostnameConflict Programmed=False'],
+    },
+    {
+      name: 'two listeners of one Gateway that --http-port 8080 makes one server: the second is Conflicted',
+      objects: [...tenant('a', 1, [shared, { ...shared, name: 'alt', port: 8080 }])],
+      http: 8080,
+      servers: ['8080/shared.test: a/r'],
+      conflicted: ['a/gw/alt HostnameConflict Programmed=False'],
+    },
+    {
+      name: 'other hostnames or other ports: no conflict',
+      objects: [
+        ...tenant('a', 1, [shared]),
+        ...tenant('b', 2, [listener('http', { hostname: 'other.test' }), { ...shared, name: 'alt', port: 8081 }]),
+      ],
+      servers: ['80/other.test: b/r', '80/shared.test: a/r', '8081/shared.test: b/r'],
+      conflicted: [],
+    },
+    {
+      name: 'a broader listener of a newer Gateway gives way to the exact one (the spec’s precedence), no conflict',
+      objects: [...tenant('victim', 1, [shared]), ...tenant('thief', 2, [listener('http')], ['shared.test'])],
+      servers: ['80/shared.test: victim/r'],
+      conflicted: [],
+    },
+    {
+      name: 'and so does a broader listener of an older one',
+      objects: [...tenant('a', 1, [listener('http')], ['shared.test']), ...tenant('b', 2, [shared])],
+      servers: ['80/shared.test: b/r'],
+      conflicted: [],
+    },
+    {
+      name: 'another protocol on a port an older Gateway serves: ProtocolConflict, whatever the names',
+      objects: [
+        ...tenant('z-victim', 1, [{ ...shared, port: 8443, protocol: 'HTTPS', tls: { certificateRefs: [] } }]),
+        ...tenant('a-thief', 2, [{ ...shared, port: 8443 }]),
+      ],
+      servers: [],
+      conflicted: ['a-thief/gw/http ProtocolConflict Programmed=False'],
+    },
+    {
+      name: 'HTTPS on nginx’s http port: ProtocolConflict (nginx serves it as HTTP)',
+      objects: [
+        ...tenant('a', 1, [{ ...shared, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'x' }] } }]),
+        ...tenant('b', 2, [listener('http', { hostname: 'b.test' })]),
+      ],
+      servers: ['80/b.test: b/r'],
+      conflicted: ['a/gw/http ProtocolConflict Programmed=False'],
+    },
+  ])('$name', ({ objects, servers, conflicted, http }) => {
+    const got = summary(objects, http ? { ...options, httpPort: http } : options);
+    expect(got.servers).toEqual(servers);
+    expect(got.conflicted).toEqual(conflicted);
+  });
+
+  it('a route attached only to a Conflicted listener is not accepted; the Gateway is not Programmed', () => {
+    const { result } = summary([...tenant('victim', 1, [shared]), ...tenant('thief', 2, [shared])]);
+    const thief = result.gateway?.status.httpRoutes.find((r) => r.namespace === 'thief');
+    expect(thief?.parents[0]?.conditions[0]).toMatchObject({
+      type: 'Accepted',
+      status: 'False',
+      reason: 'NoMatchingParent',
+      message: 'every listener matching sectionName and port is Conflicted (see the Gateway’s listener status)',
+    });
+    const gw = result.gateway?.status.gateways.find((g) => g.namespace === 'thief');
+    expect(gw?.conditions.find((c) => c.type === 'Programmed')?.status).toBe('False');
+    expect(gw?.listeners[0]?.attachedRoutes).toBe(0);
+    // the other tenant's Gateway is not named to this one
+    const conflicted = gw?.listeners[0]?.conditions.find((c) => c.type === 'Conflicted');
+    expect(conflicted?.message).toBe(
+      'a Gateway of another namespace, which is older, has a listener on port 80 with hostname shared.test on the same address, and keeps it',
+    );
+  });
+
+  it('on their own addresses (--gateway-addresses) the same hostname is no conflict', () => {
+    const pool = { ...options, gateway: { controllerName: CONTROLLER, addresses: ['10.0.0.1', '10.0.0.2'] } };
+    const got = summary([...tenant('a', 1, [shared]), ...tenant('b', 2, [shared])], pool);
+    expect(got.servers).toEqual([
+      '10.0.0.1:80/_: ',
+      '10.0.0.1:80/shared.test: a/r',
+      '10.0.0.2:80/_: ',
+      '10.0.0.2:80/shared.test: b/r',
+    ]);
+    expect(got.conflicted).toEqual([]);
+  });
+});

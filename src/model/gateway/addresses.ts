@@ -3,10 +3,13 @@
  * nginx listens on `address:port` for its servers, so two Gateways with the same port and hostname stay apart.
  * Pure: the same Gateways and pool always give the same addresses.
  *
- * Order, so that a new Gateway never takes an address another one has:
- * 1. a Gateway whose `spec.addresses` names a pool address gets it when no older Gateway holds it (static);
- * 2. a Gateway whose `status.addresses` already holds a free pool address keeps it (so deleting an older Gateway
- *    moves nobody);
+ * An address belongs to the Gateway that holds it: a new Gateway never takes an address another one has, even by
+ * naming it in `spec.addresses` (it would answer the holder's hostnames). Order:
+ * 1. a Gateway whose `status.addresses` already holds a pool address keeps it, when its spec names that address or
+ *    none (oldest first, should two hold one), so neither a newer claimant nor a restart moves it, and deleting an
+ *    older Gateway moves nobody;
+ * 2. a Gateway whose `spec.addresses` names a pool address gets it when no Gateway holds it and no older one named it
+ *    first (static);
  * 3. the others, oldest first (then namespace/name), get the first free address no Gateway names in its spec.
  */
 import { checkIp } from '../validate.js';
@@ -64,13 +67,26 @@ export function assignAddresses(
     g.addresses.flatMap((a) => (a.type === 'IPAddress' && a.value !== undefined ? [a.value] : []));
   // addresses some Gateway names in its spec: dynamic assignment leaves them to it
   const reserved = new Set(candidates.flatMap(named).filter((a) => inPool.has(a)));
-  const holder = new Map<string, string>();
+  /** address → the Gateway that has it */
+  const holder = new Map<string, Gateway>();
   const assign = (g: Gateway, address: string) => {
-    holder.set(address, key(g.meta));
+    holder.set(address, g);
     verdicts.set(key(g.meta), { kind: 'assigned', address });
   };
-  const rest: Gateway[] = [];
+  // 1. holders: the address its status shows, when its spec still asks for that one or for any
+  const holds = (g: Gateway) => {
+    if (g.addresses.length > 1) return undefined;
+    const wanted = named(g)[0];
+    return g.statusAddresses.find((a) => inPool.has(a) && !holder.has(a) && (wanted === undefined || wanted === a));
+  };
+  const unheld: Gateway[] = [];
   for (const g of candidates) {
+    const held = holds(g);
+    if (held === undefined) unheld.push(g);
+    else assign(g, held);
+  }
+  const rest: Gateway[] = [];
+  for (const g of unheld) {
     const wanted = named(g);
     if (g.addresses.length > 1) {
       verdicts.set(key(g.meta), {
@@ -89,19 +105,14 @@ export function assignAddresses(
       else if (taken !== undefined)
         verdicts.set(key(g.meta), {
           kind: 'unusable',
-          message: `spec.addresses: ${address} is in use by Gateway ${taken}`,
+          // another namespace's Gateway is not named: a tenant learns no other tenant's objects from its status
+          message: `spec.addresses: ${address} is in use by ${taken.meta.namespace === g.meta.namespace ? `Gateway ${key(taken.meta)}` : 'a Gateway of another namespace'}, which keeps it`,
         });
       else assign(g, address);
     }
   }
   const free = (a: string) => inPool.has(a) && !reserved.has(a) && !holder.has(a);
-  const fresh: Gateway[] = [];
   for (const g of rest) {
-    const kept = g.statusAddresses.find(free);
-    if (kept === undefined) fresh.push(g);
-    else assign(g, kept);
-  }
-  for (const g of fresh) {
     const address = pool.find(free);
     if (address === undefined)
       verdicts.set(key(g.meta), {

@@ -8,7 +8,16 @@ import type { KubeObject, Secret, Service } from '../snapshot.js';
 import { checkTlsSecret } from '../tls.js';
 import { compareHostnames, coveringHostnames, intersectHostnames, intersectOne } from './hostnames.js';
 import { byAge, comparePrecedence } from './precedence.js';
-import { type Context, cond, judgeListeners, key, type ListenerState, namespaceAllowed } from './listeners.js';
+import {
+  type Context,
+  cond,
+  conflictAcrossGateways,
+  judgeListeners,
+  key,
+  type ListenerState,
+  namespaceAllowed,
+  type Socket,
+} from './listeners.js';
 import { readGateway, readGatewayClass, readGRPCRoute, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
 import { type AddressVerdict, assignAddresses } from './addresses.js';
 import { isGranted } from './refs.js';
@@ -18,6 +27,7 @@ import type {
   Gateway,
   GatewayClass,
   HTTPRoute,
+  Listener,
   ObjectRef,
   ParentRef,
   ReferenceGrant,
@@ -52,6 +62,11 @@ export interface GatewayInput {
   readonly certificateError?: (namespace: string, name: string) => string | null;
   /** `--gateway-addresses`: each accepted Gateway gets one (addresses.ts); absent: all share nginx's address */
   readonly addresses?: readonly string[];
+  /**
+   * nginx's ports for listener ports 80 and 443 (`--http-port`, `--https-port`), and whether HTTPS on the https port
+   * is one shared unix socket (ssl-passthrough); absent: 80 and 443, not shared
+   */
+  readonly ports?: { readonly http: number; readonly https: number; readonly sharedHttps: boolean };
 }
 
 /** EffectiveBackend is a weighted backend; an unresolved one keeps its weight share (answered 500 later). */
@@ -354,6 +369,31 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
           (g) => g.parametersRef === undefined && (states.get(key(g.meta)) ?? []).some((s) => s.accepted),
           input.addresses,
         );
+  // Listeners of different Gateways on one socket: the oldest keeps its protocol and hostname (the others Conflicted).
+  const ports = input.ports ?? { http: 80, https: 443, sharedHttps: false };
+  const socketOf =
+    (address: string | undefined) =>
+    (l: Listener): Socket => {
+      const port = l.port === 80 ? ports.http : l.port === 443 ? ports.https : l.port;
+      // under ssl-passthrough, HTTPS on the https port is one unix socket whatever the Gateway's address (nginx.ts)
+      const shared = ports.sharedHttps && l.protocol === 'HTTPS' && port === ports.https;
+      return { address: shared ? '' : (address ?? ''), port };
+    };
+  conflictAcrossGateways(
+    gateways,
+    states,
+    (g) => {
+      if (g.parametersRef !== undefined) return undefined;
+      if (verdicts === null) return socketOf(undefined);
+      const verdict = verdicts.get(key(g.meta));
+      return verdict?.kind === 'assigned' ? socketOf(verdict.address) : undefined;
+    },
+    // nginx serves its http and https ports so (nginx.ts drops a listener of the other protocol there)
+    new Map([
+      [ports.http, 'HTTP'],
+      [ports.https, 'HTTPS'],
+    ]),
+  );
   const gatewayByKey = new Map(gateways.map((g) => [key(g.meta), g]));
   const attached = new Map<ListenerState, number>();
   // listener state → hostname → entries (each with its route's metadata, for the precedence order)
@@ -420,7 +460,9 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
           'NoMatchingParent',
           gateway.parametersRef !== undefined
             ? 'the Gateway is not accepted (InvalidParameters)'
-            : 'no accepted listener matches sectionName and port',
+            : candidates.some((s) => s.accepted && s.conflicted)
+              ? 'every listener matching sectionName and port is Conflicted (see the Gateway’s listener status)'
+              : 'no accepted listener matches sectionName and port',
           gen,
         );
       else if (allowed.length === 0)

@@ -4,6 +4,7 @@
  */
 import type { Service } from '../snapshot.js';
 import type { Problem } from '../nginx-model.js';
+import { byAge } from './precedence.js';
 import { isGranted, selectorMatches } from './refs.js';
 import {
   type Condition,
@@ -176,6 +177,88 @@ export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] 
       ],
     };
   });
+}
+
+/** Socket is where nginx serves a listener: the Gateway's address ('' for nginx's shared one) and nginx's port. */
+export interface Socket {
+  readonly address: string;
+  readonly port: number;
+}
+
+/**
+ * conflictAcrossGateways judges listeners of different Gateways against each other, the oldest Gateway first (then
+ * by namespace/name), so a newer Gateway never changes what an older one serves:
+ * - a port's protocol is fixed by nginx (`fixed`: the http and https ports) or by the oldest Gateway's listener on it
+ *   (nginx serves a port as HTTP or HTTPS, whatever the address); a newer Gateway's listener of the other protocol is
+ *   `Conflicted=True/ProtocolConflict` (before, the first Gateway by name won and the other's listener vanished);
+ * - listeners on one socket and hostname (both without one included) would be one nginx server, their routes merged:
+ *   a tenant's `/` would get every request the other tenant's routes leave, cookies and all. The oldest keeps it; a
+ *   newer Gateway's is `Conflicted=True/HostnameConflict`.
+ * Either way not programmed, so no route attaches to it. Listeners of one Gateway were judged by judgeListeners;
+ * other hostnames keep the spec's precedence (the most specific listener). `socketOf` is undefined for a Gateway that
+ * is not served (no address, not accepted): it holds nothing.
+ */
+export function conflictAcrossGateways(
+  gateways: readonly Gateway[],
+  states: Map<string, ListenerState[]>,
+  socketOf: (g: Gateway) => ((l: Listener) => Socket) | undefined,
+  fixed: ReadonlyMap<number, string>,
+): void {
+  const owner = new Map<string, Gateway>();
+  const protocols = new Map<number, { readonly protocol: string; readonly by: Gateway | null }>(
+    [...fixed].map(([port, protocol]) => [port, { protocol, by: null }]),
+  );
+  for (const g of [...gateways].sort((a, b) => byAge(a.meta, b.meta))) {
+    const socketFor = socketOf(g);
+    const list = states.get(key(g.meta));
+    if (socketFor === undefined || list === undefined) continue;
+    // another namespace's Gateway is not named: a tenant learns no other tenant's objects from its status
+    // the same Gateway only through nginx's port (80 → --http-port): judgeListeners compared the listeners' ports
+    const who = (other: Gateway) =>
+      other === g
+        ? 'another listener of this Gateway'
+        : other.meta.namespace === g.meta.namespace
+          ? `Gateway ${key(other.meta)}, which is older,`
+          : 'a Gateway of another namespace, which is older,';
+    const conflicted = (s: ListenerState, reason: string, message: string): ListenerState => ({
+      ...s,
+      conflicted: true,
+      programmed: false,
+      conditions: (gen: number) =>
+        s
+          .conditions(gen)
+          .map((c) =>
+            c.type === 'Conflicted'
+              ? cond('Conflicted', true, reason, message, gen)
+              : c.type === 'Programmed'
+                ? cond('Programmed', false, 'Invalid', 'listener is not served', gen)
+                : c,
+          ),
+    });
+    const judged = list.map((s) => {
+      if (!s.accepted || s.conflicted) return s;
+      const socket = socketFor(s.listener);
+      const port = protocols.get(socket.port);
+      if (port !== undefined && port.protocol !== s.listener.protocol) {
+        const by = port.by === null ? 'nginx' : who(port.by);
+        return conflicted(s, 'ProtocolConflict', `${by} serves port ${s.listener.port} as ${port.protocol}`);
+      }
+      if (port === undefined) protocols.set(socket.port, { protocol: s.listener.protocol, by: g });
+      const slot = `${socket.address}|${socket.port}|${s.listener.hostname ?? ''}`;
+      const first = owner.get(slot);
+      if (first === undefined) {
+        owner.set(slot, g);
+        return s;
+      }
+      const host = s.listener.hostname === undefined ? 'no hostname' : `hostname ${s.listener.hostname}`;
+      return conflicted(
+        s,
+        'HostnameConflict',
+        `${who(first)} has a listener on port ${s.listener.port} with ${host} on the same address, and keeps it`,
+      );
+    });
+    states.set(key(g.meta), judged);
+  }
 }
 
 /** namespaceAllowed applies a listener's allowedRoutes.namespaces to a route's namespace. */

@@ -165,7 +165,8 @@ export function gatewayModel(
       };
       slots.set(key, slot);
       // Listener isolation: a request goes to the most specific listener whose hostname matches it, so a broader
-      // listener's routes (through a route hostname) give way here; listeners as specific as each other merge.
+      // listener's routes (through a route hostname) give way here. Listeners as specific as each other have the
+      // same hostname: buildGatewayRoutes left only one of them programmed (the oldest Gateway's).
       const rank = listenerRank(listener.hostname);
       if (rank < slot.rank) continue;
       if (rank > slot.rank) {
