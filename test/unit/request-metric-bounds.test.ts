@@ -186,7 +186,12 @@ describe('RequestMetrics', () => {
 
   it("gives a good tenant's new Ingress its series when others have filled the shared pool", async () => {
     const { metrics, requests } = setUp({ maxSeries: 40, perIngress: 30, perNamespace: 100, reserved: 5 });
-    const floods = [1, 2, 3].map((i) => ({ host: `f${i}.example`, id: `f${i}`, namespace: 'tenant-a', ingress: `f${i}` }));
+    const floods = [1, 2, 3].map((i) => ({
+      host: `f${i}.example`,
+      id: `f${i}`,
+      namespace: 'tenant-a',
+      ingress: `f${i}`,
+    }));
     requests.setModel(modelOf(floods));
     for (const f of floods)
       requests.add(drained([...STATUS_CODES].slice(0, 60).map((status) => ({ ...f, status, method: 'GET' }))));
@@ -195,9 +200,9 @@ describe('RequestMetrics', () => {
     requests.setModel(modelOf([...floods, good]));
     requests.add(drained([{ ...good, status: '200', method: 'GET', n: 7 }]));
     const text = await metrics.render();
-    expect(value(text, 'nginx_ingress_controller_requests{status="200",method="GET",path="/",namespace="tenant-b"')).toBe(
-      7,
-    );
+    expect(
+      value(text, 'nginx_ingress_controller_requests{status="200",method="GET",path="/",namespace="tenant-b"'),
+    ).toBe(7);
     // the flood's Ingresses deleted: their series go, and their room is the others' again
     requests.setModel(modelOf([good]));
     expect(requests.size).toBe(1);
