@@ -42,10 +42,12 @@ export const METHODS: ReadonlySet<string> = new Set([
 /**
  * statusLabel is a status's label value: the code itself when registered, else its class (`299` → `2xx`, `999` →
  * `9xx`, so `status=~"5.."` and ingress-nginx's dashboards' `status!~"[4-5].*"` still read it right), else `other`.
+ * It maps its own values to themselves, so nginx's already mapped statuses pass unchanged.
  */
 export function statusLabel(status: string): string {
   if (STATUS_CODES.has(status)) return status;
-  return /^[1-9][0-9][0-9]$/.test(status) ? `${status[0]}xx` : OTHER_STATUS;
+  // a class is what monitor.lua sends for an unregistered code: it stays itself
+  return /^[1-9](?:[0-9][0-9]|xx)$/.test(status) ? `${status[0]}xx` : OTHER_STATUS;
 }
 
 /** statusClass is a status label's class for `--report-status-classes` (`404` → `4xx`; `other` stays). */
