@@ -354,7 +354,8 @@ export class RequestMetrics {
     let parts: string[] = [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`];
     let size = 0;
     for (const s of all) {
-      size += histogram < 0 ? this.countText(parts, name, s, tail) : this.histogramText(parts, name, histogram, s, tail);
+      size +=
+        histogram < 0 ? this.countText(parts, name, s, tail) : this.histogramText(parts, name, histogram, s, tail);
       if (size >= SLICE_CHARS) {
         yield `${parts.join('\n')}\n`;
         parts = [];

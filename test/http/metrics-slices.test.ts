@@ -71,6 +71,7 @@ beforeAll(async () => {
     requests.add(`${lines.join('\n')}\n`);
   }
   server = createHttpServer({
+    port: 0,
     health: () => ({ ok: true, problems: [], warnings: [] }),
     metrics,
     log,
