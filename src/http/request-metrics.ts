@@ -163,7 +163,7 @@ export class RequestMetrics {
     });
     this.dropped = new Counter({
       name: 'ingress_actors_request_metrics_dropped_total',
-      help: 'Requests left out of the request metrics: deltas nginx could not keep, or a label set over its limit',
+      help: 'Requests left out of the request metrics: deltas nginx could not keep (a worker over 10,000 label sets in a second, or the list full)',
       registers: [registry],
     });
     const limits = this.budget.limits;

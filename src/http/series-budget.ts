@@ -22,7 +22,7 @@ export const DEFAULT_SERIES_LIMITS: SeriesLimits = {
   total: 10_000,
   perIngress: 500,
   perNamespace: 2_000,
-  reserved: 20,
+  reserved: 10,
 };
 
 /** Refusal says which limit kept a series out. */
