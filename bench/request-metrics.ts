@@ -139,8 +139,9 @@ http {
 }
 
 /**
- * scrapeCpu scrapes the controller in-process as /metrics does (its sliced text), with no load running: its CPU ms (user + system) and the
- * requests the scrape's drain brought (the 10 s drains in between bring others, which this leaves out of both).
+ * scrapeCpu scrapes the controller in-process as /metrics does (its sliced text), with no load running: its CPU ms
+ * (user + system) and the requests the scrape's drain brought (the 10 s drains in between bring others, which this
+ * leaves out of both).
  */
 async function scrapeCpu(cluster: Cluster): Promise<{ cpuMs: number; requests: number }> {
   const drained = cluster.controller.requestMetrics?.drained ?? 0;
