@@ -139,13 +139,14 @@ http {
 }
 
 /**
- * scrapeCpu scrapes the controller's registry in-process, with no load running: its CPU ms (user + system) and the
- * requests the scrape's drain brought (the 10 s drains in between bring others, which this leaves out of both).
+ * scrapeCpu scrapes the controller in-process as /metrics does (its sliced text), with no load running: its CPU ms
+ * (user + system) and the requests the scrape's drain brought (the 10 s drains in between bring others, which this
+ * leaves out of both).
  */
 async function scrapeCpu(cluster: Cluster): Promise<{ cpuMs: number; requests: number }> {
   const drained = cluster.controller.requestMetrics?.drained ?? 0;
   const before = process.cpuUsage();
-  await cluster.controller.metrics.registry.metrics();
+  await cluster.controller.metrics.render();
   const used = process.cpuUsage(before);
   return {
     cpuMs: (used.user + used.system) / 1000,

@@ -5,6 +5,7 @@ import { runBadTenant } from './bad-tenant.js';
 import { runEndpointToTraffic, runRollingUpdates } from './endpoint-benches.js';
 import { runGatewayRouting } from './gateway-routing.js';
 import { runIncremental } from './incremental.js';
+import { runMetricsScrape } from './metrics-scrape.js';
 import { runRegexPaths } from './regex-paths.js';
 import { runRequestMetrics } from './request-metrics.js';
 import { runScale } from './scale.js';
@@ -24,6 +25,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'endpoint-to-traffic': () => runEndpointToTraffic(),
   admission: () => runAdmission(),
   'request-metrics': () => runRequestMetrics(),
+  'metrics-scrape': () => runMetricsScrape(),
   'gateway-routing': () => runGatewayRouting(),
 };
 

@@ -7,7 +7,8 @@
 --
 -- Label values are never the client's: the host is the server's Ingress host ($ia_host, set per server), the
 -- route ($ia_route) a hash of namespace, Ingress, Service and Ingress path set per location, the method one of the
--- standard ones or OTHER, the status nginx's own.
+-- standard ones or OTHER, the status nginx's own when it is a registered HTTP status code (or one of nginx's own),
+-- else its class (a backend's 299 or 999 becomes 2xx or 9xx): a backend cannot add label values at will.
 local tonumber, pairs, concat = tonumber, pairs, table.concat
 
 local _M = {}
@@ -24,6 +25,30 @@ local METHODS = {
   GET = true, HEAD = true, POST = true, PUT = true, DELETE = true,
   CONNECT = true, OPTIONS = true, TRACE = true, PATCH = true,
 }
+
+-- STATUSES: the IANA-registered status codes, 418, and nginx's own (444, 494-497, 499); src/http/request-labels.ts
+-- keeps the same list (test/unit/request-metric-bounds.test.ts compares them)
+local STATUSES = {}
+for code in ([[
+  100 101 102 103
+  200 201 202 203 204 205 206 207 208 226
+  300 301 302 303 304 305 307 308
+  400 401 402 403 404 405 406 407 408 409 410 411 412 413 414 415 416 417 418 421 422 423 424 425 426 428 429 431 451
+  444 494 495 496 497 499
+  500 501 502 503 504 505 506 507 508 510 511
+]]):gmatch("%d+") do STATUSES[code] = code end
+-- any other code counts as its class; what is not a three-digit code from 100 up (nginx's "000") as "other"
+local CLASSES = {
+  ["1"] = "1xx", ["2"] = "2xx", ["3"] = "3xx", ["4"] = "4xx", ["5"] = "5xx",
+  ["6"] = "6xx", ["7"] = "7xx", ["8"] = "8xx", ["9"] = "9xx",
+}
+
+local function status_label(status)
+  local known = STATUSES[status]
+  if known then return known end
+  if status == nil or #status ~= 3 then return "other" end
+  return CLASSES[status:sub(1, 1)] or "other"
+end
 
 -- ingress-nginx's default buckets: prometheus.DefBuckets, LinearBuckets(10, 10, 10), ExponentialBuckets(10, 10, 7)
 local DEFAULT_BUCKETS = {
@@ -100,7 +125,7 @@ function _M.log()
   if alternative ~= nil and alternative ~= "" and alternative == var.proxy_upstream_name then canary = "1" end
   local route = var.ia_route
   if route == nil or route == "" then route = "-" end
-  local key = host .. " " .. route .. " " .. var.status .. " " .. method .. " " .. canary
+  local key = host .. " " .. route .. " " .. status_label(var.status) .. " " .. method .. " " .. canary
   local row = pending[key]
   if row == nil then
     if npending >= MAX_SETS then

@@ -12,6 +12,7 @@ import { AdmissionMetrics } from './admission-metrics.js';
 import { stateLabel, type ActorLookup } from './health.js';
 import { ModelMetrics } from './model-metrics.js';
 import { registerNginxProcessMetrics } from './nginx-process-metrics.js';
+import { formatLabels, isStreamed } from './streamed-metric.js';
 
 /** MetricsOptions name this controller (ingress-nginx's constant labels) and find its actors. */
 export interface MetricsOptions {
@@ -56,14 +57,19 @@ export class ControllerMetrics {
   /** takes each judged admission review; null without the webhook */
   readonly admission: AdmissionMetrics | null;
 
+  /** ingress-nginx's const labels as the text format spells them, for the streamed metrics */
+  private readonly defaults: string;
+
   constructor(readonly options: MetricsOptions) {
     this.now = options.now ?? Date.now;
     const registers = [this.registry];
-    this.registry.setDefaultLabels({
+    const defaults = {
       controller_namespace: options.controllerNamespace,
       controller_class: options.controllerClass,
       controller_pod: options.controllerPod,
-    });
+    };
+    this.registry.setDefaultLabels(defaults);
+    this.defaults = formatLabels(defaults);
     this.success = new Counter({
       name: 'nginx_ingress_controller_success',
       help: 'Cumulative number of Ingress controller reload operations',
@@ -168,6 +174,25 @@ export class ControllerMetrics {
         }
       },
     });
+  }
+
+  /**
+   * text yields /metrics' Prometheus text in slices: the registry's small families at once, then each streamed
+   * family (the request metrics, whose size grows with their series) a slice at a time, so a large scrape leaves the
+   * event loop free between slices and never holds all of its text.
+   */
+  async *text(): AsyncGenerator<string> {
+    const metrics = this.registry.getMetricsAsArray();
+    const plain = metrics.filter((m) => !isStreamed(m)).map((m) => this.registry.getSingleMetricAsString(m.name));
+    yield `${(await Promise.all(plain)).join('\n')}\n`;
+    for (const metric of metrics) if (isStreamed(metric)) yield* metric.stream(this.defaults);
+  }
+
+  /** render is text() as one string (tests, benchmarks). */
+  async render(): Promise<string> {
+    let all = '';
+    for await (const slice of this.text()) all += slice;
+    return all;
   }
 
   /** observeSync records one sync's duration. */

@@ -8,12 +8,18 @@
  *
  * nginx counts by `host route status method canary`; the route is a hash the model gives each Ingress path
  * (RouteLabels), resolved here from the last models into namespace, ingress, service, path and the canary's upstream.
+ * Label values come from bounded sets (request-labels.ts), and each Ingress has a budget of series (series-budget.ts):
+ * what is over it is counted per Ingress in `ingress_actors_request_metrics_overflow_total`. /metrics renders the
+ * series a slice at a time (StreamedMetric), so a scrape never holds the event loop for long.
  */
 import { Counter, type Registry } from 'prom-client';
 import type { InspectionEvent } from 'xstate';
 import type { MetricsFlags } from '../config.js';
 import type { Logger } from '../log.js';
 import type { NginxModel } from '../model/nginx-model.js';
+import { methodLabel, statusClass, statusLabel } from './request-labels.js';
+import { DEFAULT_SERIES_LIMITS, SeriesBudget, type SeriesLimits } from './series-budget.js';
+import { escapeLabel, nextTurn, SLICE_CHARS, type StreamedMetric } from './streamed-metric.js';
 
 /** METRIC_BUCKETS_ENV carries the bucket bounds to nginx's master (init_by_lua reads it), as `time;length;size`. */
 export const METRIC_BUCKETS_ENV = 'INGRESS_ACTORS_METRIC_BUCKETS';
@@ -57,8 +63,8 @@ const HISTOGRAMS: readonly { readonly name: string; readonly help: string; reado
 ];
 
 const PREFIX = 'nginx_ingress_controller_';
-/** label sets kept at most; past it new ones are dropped (and counted), so a bad config cannot eat memory */
-export const MAX_SERIES = 10_000;
+/** MAX_SERIES is the shared pool of label sets (DEFAULT_SERIES_LIMITS.total; per Ingress, see series-budget.ts) */
+export const MAX_SERIES = DEFAULT_SERIES_LIMITS.total;
 /** drains of one scrape at most (each takes up to 2,000 worker-seconds of deltas) */
 const MAX_ROUNDS = 20;
 const DRAIN_EVERY_MS = 10_000;
@@ -91,8 +97,16 @@ export function routesOf(model: NginxModel): Map<string, RouteInfo> {
   return routes;
 }
 
+/** ownerOf is the budget's owner of a route's series: its Ingress, or '' for requests no Ingress took. */
+const ownerOf = (route: RouteInfo | undefined) => (route ? `${route.namespace}/${route.ingress}` : '');
+
 interface Series {
   readonly labels: Readonly<Record<string, string>>;
+  /** the labels as the text format spells them, `k="v",…` */
+  readonly text: string;
+  readonly owner: string;
+  readonly namespace: string;
+  readonly ingress: string;
   readonly values: Float64Array;
 }
 
@@ -103,26 +117,36 @@ export interface RequestMetricsOptions {
   /** one GET /metrics of the control channel (ControlChannel.drainMetrics) */
   readonly drain: () => Promise<string>;
   readonly log: Logger;
+  /** the shared pool of series (DEFAULT_SERIES_LIMITS.total) */
   readonly maxSeries?: number;
+  /** the other limits of series-budget.ts */
+  readonly limits?: Partial<Omit<SeriesLimits, 'total'>>;
 }
 
 /** RequestMetrics keeps the request totals and serves them as prom-client metrics of the registry. */
 export class RequestMetrics {
   private routes = new Map<string, RouteInfo>();
   private currentRoutes = 0;
+  /** the Ingresses (`namespace/name`) of the last model; null before the first */
+  private owners: ReadonlySet<string> | null = null;
   private lastModel: NginxModel | null = null;
   private readonly series = new Map<string, Series>();
+  private readonly budget: SeriesBudget;
   private readonly layout: { offset: number; bounds: readonly number[] }[] = [];
   private readonly slots: number;
   private readonly dropped: Counter;
-  private readonly maxSeries: number;
+  private readonly overflow: Counter<'namespace' | 'ingress'>;
   private inFlight: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private warned = false;
   private drainedRequests = 0;
 
   constructor(private readonly options: RequestMetricsOptions) {
-    this.maxSeries = options.maxSeries ?? MAX_SERIES;
+    this.budget = new SeriesBudget({
+      ...DEFAULT_SERIES_LIMITS,
+      ...options.limits,
+      total: options.maxSeries ?? MAX_SERIES,
+    });
     let slot = 1;
     for (const h of HISTOGRAMS) {
       const bounds = options.flags.buckets[h.set];
@@ -139,7 +163,16 @@ export class RequestMetrics {
     });
     this.dropped = new Counter({
       name: 'ingress_actors_request_metrics_dropped_total',
-      help: `Requests left out of the request metrics: over ${this.maxSeries} label sets, or deltas nginx could not keep`,
+      help: 'Requests left out of the request metrics: deltas nginx could not keep (a worker over 10,000 label sets in a second, or the list full)',
+      registers: [registry],
+    });
+    const limits = this.budget.limits;
+    this.overflow = new Counter({
+      name: 'ingress_actors_request_metrics_overflow_total',
+      help:
+        `Requests of label sets left out of the request metrics because their Ingress had ${limits.perIngress} ` +
+        `series, its namespace ${limits.perNamespace}, or all ${limits.total} (beyond ${limits.reserved} each), by Ingress`,
+      labelNames: ['namespace', 'ingress'],
       registers: [registry],
     });
   }
@@ -147,6 +180,11 @@ export class RequestMetrics {
   /** drained is how many requests the drains brought so far (benchmarks divide a scrape's CPU by it) */
   get drained(): number {
     return this.drainedRequests;
+  }
+
+  /** size is how many series (label sets) are kept. */
+  get size(): number {
+    return this.series.size;
   }
 
   /** start drains every 10 s, so nginx's list stays short when nothing scrapes. */
@@ -167,13 +205,33 @@ export class RequestMetrics {
     if (done.type === 'sync.done' && done.model && done.model !== this.lastModel) this.setModel(done.model);
   }
 
-  /** setModel adds a model's routes; those of older models stay while their old workers may still report. */
+  /**
+   * setModel adds a model's routes; those of older models stay while their old workers may still report. The series
+   * of Ingresses the model no longer has go (as ingress-nginx removes them), and their budget with them.
+   */
   setModel(model: NginxModel): void {
     this.lastModel = model;
     const current = routesOf(model);
     if (this.routes.size > 2 * this.currentRoutes + 1_000) this.routes = new Map();
     for (const [key, info] of current) this.routes.set(key, info);
     this.currentRoutes = current.size;
+    const owners = new Set([...current.values()].map((route) => ownerOf(route)));
+    const gone = this.owners && [...this.owners].some((owner) => !owners.has(owner));
+    this.owners = owners;
+    if (gone) this.evict();
+  }
+
+  /** evict drops the series (and the overflow count) of every Ingress the last model does not have. */
+  private evict(): void {
+    const released = new Set<string>();
+    for (const [key, series] of this.series) {
+      if (series.owner === '' || this.owners?.has(series.owner)) continue;
+      this.series.delete(key);
+      if (released.has(series.owner)) continue;
+      released.add(series.owner);
+      this.budget.release(series.owner, series.namespace);
+      this.overflow.remove({ namespace: series.namespace, ingress: series.ingress });
+    }
   }
 
   /** refresh drains what nginx holds (one drain at a time; a scrape during a drain waits for it). */
@@ -221,9 +279,14 @@ export class RequestMetrics {
     const flags = this.options.flags;
     // As ingress-nginx: per host, a request no Ingress host took is counted only with --metrics-per-undefined-host.
     if (flags.perHost && !flags.perUndefinedHost && host === '_' && !route) return;
+    const owner = ownerOf(route);
+    // An old worker's last requests for an Ingress that is gone: its series went with it.
+    if (owner !== '' && this.owners && !this.owners.has(owner)) return;
+    // Bounded sets whatever the text says (monitor.lua maps them already).
+    const bounded = statusLabel(status);
     const labels: Record<string, string> = {
-      status: flags.statusClasses ? `${status[0]}xx` : status,
-      method,
+      status: flags.statusClasses ? statusClass(bounded) : bounded,
+      method: methodLabel(method),
       path: route?.path ?? '',
       namespace: route?.namespace ?? '',
       ingress: route?.ingress ?? '',
@@ -235,14 +298,20 @@ export class RequestMetrics {
     let series = this.series.get(seriesKey);
     const deltas = line.slice(tab + 1).split(',');
     if (!series) {
-      if (this.series.size >= this.maxSeries) {
+      const namespace = route?.namespace ?? '';
+      const refused = this.budget.admit(owner, namespace);
+      if (refused) {
         const requests = deltas.find((d) => d.startsWith('0:'));
-        this.dropped.inc(requests ? Number(requests.slice(2)) || 0 : 0);
-        if (!this.warned) this.options.log.warn({ limit: this.maxSeries }, 'request metrics: too many label sets');
+        this.overflow.inc({ namespace, ingress: route?.ingress ?? '' }, requests ? Number(requests.slice(2)) || 0 : 0);
+        if (!this.warned)
+          this.options.log.warn({ limits: this.budget.limits, refused, owner }, 'request metrics: too many label sets');
         this.warned = true;
         return;
       }
-      series = { labels, values: new Float64Array(this.slots) };
+      const text = Object.entries(labels)
+        .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
+        .join(',');
+      series = { labels, text, owner, namespace, ingress: route?.ingress ?? '', values: new Float64Array(this.slots) };
       this.series.set(seriesKey, series);
     }
     for (const delta of deltas) {
@@ -256,14 +325,76 @@ export class RequestMetrics {
     }
   }
 
-  /** metric is a prom-client metric object whose values are read from the totals after a drain. */
+  /**
+   * metric is a prom-client metric object whose values are read from the totals after a drain; as a StreamedMetric
+   * it also gives its text a slice at a time (ControllerMetrics.text()).
+   */
   private metric(short: string, help: string, type: 'counter' | 'histogram', histogram: number) {
     const name = PREFIX + short;
     const get = async () => {
       await this.refresh();
       return { name, help, type, aggregator: 'sum', values: histogram < 0 ? this.counts() : this.buckets(histogram) };
     };
-    return { name, help, type, aggregator: 'sum', get, reset: () => {} };
+    const stream = (defaults: string) => this.stream(name, help, type, histogram, defaults);
+    const metric = { name, help, type, aggregator: 'sum', get, reset: () => {}, stream };
+    return metric satisfies StreamedMetric;
+  }
+
+  private async *stream(
+    name: string,
+    help: string,
+    type: string,
+    histogram: number,
+    defaults: string,
+  ): AsyncGenerator<string> {
+    await this.refresh();
+    // the series as they are now: a drain while the slices are written moves values, never this list
+    const all = [...this.series.values()];
+    const tail = defaults === '' ? '}' : `,${defaults}}`;
+    let parts: string[] = [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`];
+    let size = 0;
+    for (const s of all) {
+      size +=
+        histogram < 0 ? this.countText(parts, name, s, tail) : this.histogramText(parts, name, histogram, s, tail);
+      if (size >= SLICE_CHARS) {
+        yield `${parts.join('\n')}\n`;
+        parts = [];
+        size = 0;
+        await nextTurn();
+      }
+    }
+    if (parts.length > 0) yield `${parts.join('\n')}\n`;
+  }
+
+  /** countText adds a series' request count; returns the characters added. */
+  private countText(parts: string[], name: string, s: Series, tail: string): number {
+    const line = `${name}{${s.text}${tail} ${s.values[0]!}`;
+    parts.push(line);
+    return line.length;
+  }
+
+  /** histogramText adds a series' buckets, sum and count of one histogram; returns the characters added. */
+  private histogramText(parts: string[], name: string, histogram: number, s: Series, tail: string): number {
+    const { offset, bounds } = this.layout[histogram]!;
+    const v = s.values;
+    let count = 0;
+    for (let i = 0; i <= bounds.length; i++) count += v[offset + i]!;
+    // As ingress-nginx's vectors: a label set that never observed this histogram (no upstream) has no series.
+    if (count === 0) return 0;
+    let size = 0;
+    const push = (line: string) => {
+      parts.push(line);
+      size += line.length;
+    };
+    let cumulative = 0;
+    for (let i = 0; i < bounds.length; i++) {
+      cumulative += v[offset + i]!;
+      push(`${name}_bucket{${s.text},le="${bounds[i]!}"${tail} ${cumulative}`);
+    }
+    push(`${name}_bucket{${s.text},le="+Inf"${tail} ${count}`);
+    push(`${name}_sum{${s.text}${tail} ${v[offset + bounds.length + 1]!}`);
+    push(`${name}_count{${s.text}${tail} ${count}`);
+    return size;
   }
 
   private counts() {

@@ -5,7 +5,7 @@
  * runs as the root supervisor's
  * `http` child: a fromPromise that resolves when stopped and rejects when the server fails.
  */
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fromPromise } from 'xstate';
 import type { Logger } from '../log.js';
@@ -51,10 +51,7 @@ function httpHandler(options: Omit<HttpServerOptions, 'port' | 'host'>): Request
       return;
     }
     if (path === '/metrics') {
-      options.metrics.registry.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': options.metrics.registry.contentType }).end(text),
-        (error: Error) => res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`${error.message}\n`),
-      );
+      void writeMetrics(res, options.metrics);
       return;
     }
     if (options.statusPage && STATUS_PATHS.has(path)) {
@@ -63,6 +60,41 @@ function httpHandler(options: Omit<HttpServerOptions, 'port' | 'host'>): Request
     }
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
   };
+}
+
+/**
+ * writeMetrics writes /metrics a slice at a time, waiting for the client to take each (so a slow reader holds one
+ * slice, not the whole text) and letting /healthz be answered in between.
+ */
+async function writeMetrics(res: ServerResponse, metrics: ControllerMetrics): Promise<void> {
+  const slices = metrics.text();
+  let started = false;
+  try {
+    for await (const slice of slices) {
+      if (!started) res.writeHead(200, { 'content-type': metrics.registry.contentType });
+      started = true;
+      if (res.destroyed) return;
+      if (!res.write(slice)) await drained(res);
+    }
+    if (!started) res.writeHead(200, { 'content-type': metrics.registry.contentType });
+    res.end();
+  } catch (error) {
+    if (started) res.destroy(error as Error);
+    else res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`${(error as Error).message}\n`);
+  }
+}
+
+/** drained resolves when the response takes more, or is closed. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 /**
