@@ -1,4 +1,4 @@
-import { assign, fromCallback, fromPromise, sendTo, setup } from 'xstate';
+import { assign, enqueueActions, fromCallback, fromPromise, sendTo, setup } from 'xstate';
 import type {
   NginxConfigSet,
   NginxMasterCommand,
@@ -535,7 +535,12 @@ export const nginxProcessMachine = setup({
           },
         },
         running: {
-          entry: 'dropRedundantPending',
+          // A queued config nginx already serves is nginx's verdict on it too (applied), for a sync that waits for one.
+          entry: enqueueActions(({ context, enqueue }) => {
+            if (context.pending !== null && sameConfigSet(context.pending, context.applied))
+              enqueue({ type: 'reportApplied', params: { config: context.pending.config } });
+            enqueue('dropRedundantPending');
+          }),
           always: [
             { guard: 'hasPendingChange', target: 'reloading' },
             { guard: 'mayPush', target: 'pushing' },

@@ -83,7 +83,16 @@ function start(options: { quit?: QuitBehaviour; autoStart?: boolean } = {}) {
     drains.push(d);
     return d.done.promise;
   });
-  const actor = createActor(nginxProcessMachine.provide({ actors: { master, reload, drain, push } }), {
+  // nginx's verdicts as the wiring hears them (src/main.ts tells the sync queue).
+  const verdicts: string[] = [];
+  const logic = nginxProcessMachine.provide({
+    actors: { master, reload, drain, push },
+    actions: {
+      reportApplied: (_, { config }) => void verdicts.push(`applied ${config}`),
+      reportRefused: (_, { config }) => void verdicts.push(`refused ${config}`),
+    },
+  });
+  const actor = createActor(logic, {
     clock,
     input: INPUT,
     inspect: (ev) => {
@@ -95,7 +104,7 @@ function start(options: { quit?: QuitBehaviour; autoStart?: boolean } = {}) {
   const state = () => stateName(actor.getSnapshot().value);
   const send = (event: NginxProcessEvent) => actor.send(event);
   const last = <T>(list: T[]): T => list[list.length - 1]!;
-  return { clock, actor, masters, reloads, drains, pushes, trail, state, send, last };
+  return { clock, actor, masters, reloads, drains, pushes, trail, verdicts, state, send, last };
 }
 
 const tables = (backends: string, certificates = 'c1'): PushedTables => ({
@@ -367,6 +376,26 @@ describe('nginxProcess', () => {
     expect(t.actor.getSnapshot().context).toMatchObject({ failed: null, lastReloadError: null, pending: null });
     await advance(t.clock, 120_000);
     expect(t.reloads).toHaveLength(3);
+  });
+
+  it('issue 28 §4: a revert to the served config, queued behind a refused reload, is a verdict too: applied, no failure left', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [] });
+    t.reloads[0]!.done.resolve();
+    await flush();
+    // A bad ConfigMap value, and its revert while nginx -t still judges the bad one.
+    t.send({ type: 'nginx.reload', config: 'conf-bad-slow', files: [] });
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [] });
+    await flush();
+    expect(t.verdicts).toEqual(['applied conf-1', 'refused conf-bad-slow', 'applied conf-1']);
+    expect(t.actor.getSnapshot().context).toMatchObject({ lastReloadError: null, failed: null, pending: null });
+    // The revert sent while running, as before: skipped, and said applied.
+    t.send({ type: 'nginx.reload', config: 'conf-bad-2', files: [] });
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [] });
+    expect(t.verdicts.slice(3)).toEqual(['refused conf-bad-2', 'applied conf-1']);
+    expect(t.actor.getSnapshot().context.lastReloadError).toBeNull();
   });
 
   it('queues configs sent during a reload and applies only the latest afterwards', async () => {
