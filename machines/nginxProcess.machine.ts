@@ -371,6 +371,12 @@ export const nginxProcessMachine = setup({
         ? { pending: null, failed: null, lastReloadError: null }
         : {},
     ),
+    // A queued config nginx already serves is nginx's verdict on it too (applied), for a sync that waits for one.
+    reportPendingApplied: enqueueActions(({ context, enqueue }) => {
+      if (context.pending !== null && sameConfigSet(context.pending, context.applied))
+        // reportApplied is one of these actions, which setup cannot type while it defines them
+        enqueue({ type: 'reportApplied', params: { config: context.pending.config } } as never);
+    }),
     forgetFailed: assign({ failed: null, lastReloadError: null }),
     takePending: assign(({ context }) => ({
       reloading: context.pending,
@@ -535,12 +541,7 @@ export const nginxProcessMachine = setup({
           },
         },
         running: {
-          // A queued config nginx already serves is nginx's verdict on it too (applied), for a sync that waits for one.
-          entry: enqueueActions(({ context, enqueue }) => {
-            if (context.pending !== null && sameConfigSet(context.pending, context.applied))
-              enqueue({ type: 'reportApplied', params: { config: context.pending.config } });
-            enqueue('dropRedundantPending');
-          }),
+          entry: ['reportPendingApplied', 'dropRedundantPending'],
           always: [
             { guard: 'hasPendingChange', target: 'reloading' },
             { guard: 'mayPush', target: 'pushing' },
