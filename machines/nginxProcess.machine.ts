@@ -174,6 +174,8 @@ export interface NginxProcessContext extends NginxProcessInput {
    * once a push succeeded, nginx holds the latest tables by any way (a reload's push), or a new master started.
    */
   readonly failedTables: PushedTables | null;
+  /** the tables the running push carries (the latest when it started) */
+  readonly pushingTables: PushedTables | null;
   /** stopping had to kill something (the master after its timeout, or orphans mid-drain) */
   readonly killed: boolean;
   /** what caused the tables to differ from what nginx holds: the trigger of the next push */
@@ -341,7 +343,7 @@ export const nginxProcessMachine = setup({
           : (event.trigger ?? null),
       };
     }),
-    markApplyStart: assign({ applyStartedAt: () => Date.now() }),
+    markPushStart: assign({ applyStartedAt: () => Date.now(), pushingTables: ({ context }) => context.tables }),
     recordPushed: assign(({ context }, params: { pushed: PushedTables | undefined }) => ({
       // What the push resolved to: the tables it was given (a model run without effects has no output).
       pushed: params.pushed ?? context.tables,
@@ -355,7 +357,8 @@ export const nginxProcessMachine = setup({
     // Refused, timed out, or the channel unreachable: these tables wait for pushRetry, newer ones are pushed at once.
     recordPushFailed: assign(({ context }, params: { error: unknown }) => ({
       pushed: heldAfter(params.error, context.pushed),
-      failedTables: context.tables,
+      // the tables this push carried: newer ones that came meanwhile are pushed at once
+      failedTables: context.pushingTables,
       pushesFailed: context.pushesFailed + 1,
       pushFailuresInRow: context.pushFailuresInRow + 1,
       lastPushError: describe(params.error),
@@ -468,6 +471,7 @@ export const nginxProcessMachine = setup({
     pushFailuresInRow: 0,
     lastPushError: null,
     failedTables: null,
+    pushingTables: null,
     killed: false,
     tablesTrigger: null,
     applyStartedAt: null,
@@ -568,7 +572,7 @@ export const nginxProcessMachine = setup({
         },
         // Only the Lua balancer's tables changed: sent over the control channel, no reload.
         pushing: {
-          entry: 'markApplyStart',
+          entry: 'markPushStart',
           invoke: {
             id: 'push',
             src: 'push',

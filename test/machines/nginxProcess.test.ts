@@ -272,6 +272,18 @@ describe('nginxProcess', () => {
       expect(healthOf(t)).toEqual({ ok: true, problems: [], warnings: [] });
     });
 
+    it('tables that came while a push failed were never tried: pushed at once', async () => {
+      const t = start();
+      await running(t);
+      t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b2') });
+      t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b3') });
+      t.pushes[0]!.done.reject(refused());
+      await flush();
+      expect(t.actor.getSnapshot().context.failedTables).toEqual(tables('b2'));
+      expect(t.state()).toBe('alive.pushing');
+      expect(t.pushes[1]!.input.tables).toEqual(tables('b3'));
+    });
+
     it('a push that failed part-way: what nginx took is what the retry starts from', async () => {
       const t = start();
       await running(t);
