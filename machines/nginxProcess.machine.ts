@@ -1,4 +1,4 @@
-import { assign, fromCallback, fromPromise, sendTo, setup } from 'xstate';
+import { assign, enqueueActions, fromCallback, fromPromise, sendTo, setup } from 'xstate';
 import type {
   NginxConfigSet,
   NginxMasterCommand,
@@ -22,6 +22,8 @@ export interface NginxProcessInput {
   readonly stableAfterMs: number;
   /** first retry of a failed reload (doubled per failure in a row, at most 60 s); 5 s when unset */
   readonly reloadRetryMs?: number;
+  /** first retry of a failed push (doubled per failure in a row, at most 10 s); 250 ms when unset */
+  readonly pushRetryMs?: number;
 }
 
 /** MasterInput is what each `master` invocation gets: how many restarts preceded it. */
@@ -74,6 +76,21 @@ export const RECENT_APPLIES = 20;
 export function remember(recent: readonly ApplyRecord[], record: ApplyRecord): readonly ApplyRecord[] {
   const kept = recent.length >= RECENT_APPLIES ? recent.slice(recent.length - RECENT_APPLIES + 1) : recent;
   return [...kept, record];
+}
+
+/**
+ * PushFailure is what a failed `push` may say about the tables nginx holds after it: a push sends its tables one by
+ * one, so nginx may hold some of the new ones (`held`; null when it holds no complete set). Without it, nginx is taken
+ * to hold what it held before.
+ */
+export interface PushFailure {
+  readonly held?: PushedTables | null;
+}
+
+/** heldAfter is what nginx holds after a push failed with `error`, given what it held before. */
+function heldAfter(error: unknown, before: PushedTables | null): PushedTables | null {
+  const held = (error as PushFailure | null | undefined)?.held;
+  return held === undefined ? before : held;
 }
 
 /** sameTables says whether two pushes carry the same versions of both tables. */
@@ -152,6 +169,13 @@ export interface NginxProcessContext extends NginxProcessInput {
   readonly pushesFailed: number;
   readonly pushFailuresInRow: number;
   readonly lastPushError: string | null;
+  /**
+   * the tables whose push failed last: they wait for pushRetry (backoff); any other tables are pushed at once. Null
+   * once a push succeeded, nginx holds the latest tables by any way (a reload's push), or a new master started.
+   */
+  readonly failedTables: PushedTables | null;
+  /** the tables the running push carries (the latest when it started) */
+  readonly pushingTables: PushedTables | null;
   /** stopping had to kill something (the master after its timeout, or orphans mid-drain) */
   readonly killed: boolean;
   /** what caused the tables to differ from what nginx holds: the trigger of the next push */
@@ -173,6 +197,19 @@ const setOf = (event: NginxReloadEvent): NginxConfigSet =>
   event.trigger === undefined
     ? { config: event.config, files: event.files }
     : { config: event.config, files: event.files, trigger: event.trigger };
+
+/**
+ * pushSettled clears a push failure that no longer stands: once nginx holds the latest tables (a reload's push took
+ * them, or the tables came back to what nginx holds), nothing is left to retry, and no failure is left for /healthz.
+ */
+function pushSettled(
+  tables: PushedTables | null,
+  pushed: PushedTables | null,
+): Partial<Pick<NginxProcessContext, 'pushFailuresInRow' | 'lastPushError' | 'failedTables'>> {
+  return tables !== null && !sameTables(tables, pushed)
+    ? {}
+    : { pushFailuresInRow: 0, lastPushError: null, failedTables: null };
+}
 
 /** record is the ApplyRecord of the reload or push that just ended. */
 function record(
@@ -218,6 +255,12 @@ function describe(error: unknown): string {
  * while nginx is down) is kept, latest wins, and applied once `running`. A config whose reload
  * was cut short by a crash is applied again after the restart.
  *
+ * Pushes: tables that differ from what nginx holds (`pushed`) are pushed from `running` (`pushing`). A failed push
+ * (refused, timed out, the channel unreachable) never blocks the next: its tables (`failedTables`) are retried after
+ * pushRetry (doubling per failure in a row), newer tables are pushed at once, and the failure is forgotten as soon as
+ * nginx holds the latest tables by any way (a push, a reload's push, tables changed back). A master that died
+ * mid-push leaves `pushed` null, and the next master gets its tables as soon as it runs.
+ *
  * Effects to provide: `master` (fromCallback<NginxMasterCommand, MasterInput>: spawn
  * `nginx -g 'daemon off;'` in a process group of its own, send `nginx.started` {pid} and
  * `nginx.exited` {code, signal}; on `nginx.quit` SIGQUIT the master, on `nginx.kill` SIGKILL the
@@ -259,9 +302,11 @@ export const nginxProcessMachine = setup({
     fatalStart: ({ context, event }) =>
       event.type === 'nginx.exited' && !!event.fatal && (!context.everStarted || context.attempts >= FATAL_RESTARTS),
     stopRequested: ({ context }) => context.stopRequested,
-    // A failed push waits for pushRetry; any other difference is pushed at once.
+    // The tables whose push failed wait for pushRetry; any other difference (newer tables) is pushed at once.
     mayPush: ({ context }) =>
-      context.tables !== null && !sameTables(context.tables, context.pushed) && context.pushFailuresInRow === 0,
+      context.tables !== null &&
+      !sameTables(context.tables, context.pushed) &&
+      !sameTables(context.tables, context.failedTables),
     pushRetryDue: ({ context }) => context.tables !== null && !sameTables(context.tables, context.pushed),
   },
   delays: {
@@ -270,7 +315,8 @@ export const nginxProcessMachine = setup({
     reloadRetry: ({ context }) =>
       Math.min((context.reloadRetryMs ?? 5000) * 2 ** Math.max(0, context.reloadFailuresInRow - 1), 60_000),
     restartBackoff: ({ context }) => Math.min(context.backoffBaseMs * 2 ** context.attempts, context.backoffMaxMs),
-    pushRetry: ({ context }) => Math.min(250 * 2 ** Math.max(0, context.pushFailuresInRow - 1), 10_000),
+    pushRetry: ({ context }) =>
+      Math.min((context.pushRetryMs ?? 250) * 2 ** Math.max(0, context.pushFailuresInRow - 1), 10_000),
   },
   actions: {
     // The latest config wins; it carries the causes of the one it replaces, which nginx never got.
@@ -290,23 +336,29 @@ export const nginxProcessMachine = setup({
       // Tables nginx does not hold yet keep the cause of what they change.
       const waiting = !sameTables(context.tables, context.pushed);
       return {
+        ...pushSettled(tables, context.pushed),
         tables,
         tablesTrigger: waiting
           ? (combineTriggers(context.tablesTrigger ?? undefined, event.trigger) ?? null)
           : (event.trigger ?? null),
       };
     }),
-    markApplyStart: assign({ applyStartedAt: () => Date.now() }),
+    markPushStart: assign({ applyStartedAt: () => Date.now(), pushingTables: ({ context }) => context.tables }),
     recordPushed: assign(({ context }, params: { pushed: PushedTables | undefined }) => ({
       // What the push resolved to: the tables it was given (a model run without effects has no output).
       pushed: params.pushed ?? context.tables,
       pushesOk: context.pushesOk + 1,
       pushFailuresInRow: 0,
       lastPushError: null,
+      failedTables: null,
       recent: record(context, 'push', context.tablesTrigger),
       applyStartedAt: null,
     })),
+    // Refused, timed out, or the channel unreachable: these tables wait for pushRetry, newer ones are pushed at once.
     recordPushFailed: assign(({ context }, params: { error: unknown }) => ({
+      pushed: heldAfter(params.error, context.pushed),
+      // the tables this push carried: newer ones that came meanwhile are pushed at once
+      failedTables: context.pushingTables,
       pushesFailed: context.pushesFailed + 1,
       pushFailuresInRow: context.pushFailuresInRow + 1,
       lastPushError: describe(params.error),
@@ -322,6 +374,12 @@ export const nginxProcessMachine = setup({
         ? { pending: null, failed: null, lastReloadError: null }
         : {},
     ),
+    // A queued config nginx already serves is nginx's verdict on it too (applied), for a sync that waits for one.
+    reportPendingApplied: enqueueActions(({ context, enqueue }) => {
+      if (context.pending !== null && sameConfigSet(context.pending, context.applied))
+        // reportApplied is one of these actions, which setup cannot type while it defines them
+        enqueue({ type: 'reportApplied', params: { config: context.pending.config } } as never);
+    }),
     forgetFailed: assign({ failed: null, lastReloadError: null }),
     takePending: assign(({ context }) => ({
       reloading: context.pending,
@@ -331,6 +389,7 @@ export const nginxProcessMachine = setup({
     })),
     retryFailed: assign(({ context }) => ({ pending: context.pending ?? context.failed, failed: null })),
     recordReloadOk: assign(({ context }, params: { pushed: PushedTables | null }) => ({
+      ...pushSettled(context.tables, params.pushed ?? context.pushed),
       pushed: params.pushed ?? context.pushed,
       applied: context.reloading,
       reloading: null,
@@ -359,8 +418,9 @@ export const nginxProcessMachine = setup({
     recordExit: assign(({ context }, params: { code: number | null; signal: string | null; error: string | null }) => ({
       lastExit: { pid: context.pid, ...params },
       pid: null,
-      // A new master starts with empty tables.
+      // A new master starts with empty tables, and gets them at once (the failure counted on stays for the backoff).
       pushed: null,
+      failedTables: null,
       tablesTrigger: 'nginx restarted',
       // A reload cut short is applied again to the next master, unless something newer is queued.
       pending: context.pending ?? context.reloading,
@@ -386,6 +446,7 @@ export const nginxProcessMachine = setup({
     backoffMaxMs: input.backoffMaxMs,
     stableAfterMs: input.stableAfterMs,
     ...(input.reloadRetryMs === undefined ? {} : { reloadRetryMs: input.reloadRetryMs }),
+    ...(input.pushRetryMs === undefined ? {} : { pushRetryMs: input.pushRetryMs }),
     pid: null,
     restarts: 0,
     attempts: 0,
@@ -409,6 +470,8 @@ export const nginxProcessMachine = setup({
     pushesFailed: 0,
     pushFailuresInRow: 0,
     lastPushError: null,
+    failedTables: null,
+    pushingTables: null,
     killed: false,
     tablesTrigger: null,
     applyStartedAt: null,
@@ -482,7 +545,7 @@ export const nginxProcessMachine = setup({
           },
         },
         running: {
-          entry: 'dropRedundantPending',
+          entry: ['reportPendingApplied', 'dropRedundantPending'],
           always: [
             { guard: 'hasPendingChange', target: 'reloading' },
             { guard: 'mayPush', target: 'pushing' },
@@ -509,7 +572,7 @@ export const nginxProcessMachine = setup({
         },
         // Only the Lua balancer's tables changed: sent over the control channel, no reload.
         pushing: {
-          entry: 'markApplyStart',
+          entry: 'markPushStart',
           invoke: {
             id: 'push',
             src: 'push',

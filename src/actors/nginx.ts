@@ -3,7 +3,13 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fromCallback, fromPromise, type AnyActorRef } from 'xstate';
 import type { NginxConfigSet, NginxMasterCommand, PushedTables } from '../../machines/events.js';
-import type { DrainInput, MasterInput, PushInput, ReloadInput } from '../../machines/nginxProcess.machine.js';
+import type {
+  DrainInput,
+  MasterInput,
+  PushFailure,
+  PushInput,
+  ReloadInput,
+} from '../../machines/nginxProcess.machine.js';
 import {
   tablesForReload,
   type BackendTable,
@@ -57,16 +63,37 @@ export interface TablePusher {
   pushRoutes(table: RouteTable): Promise<unknown>;
 }
 
-/** pushTables sends each table whose version differs from what nginx holds, backends first; resolves to `tables`. */
+/**
+ * pushTables sends each table whose version differs from what nginx holds, backends first; resolves to `tables`.
+ * When one fails, the error carries what nginx holds now (`held`, the machine's PushFailure): the tables sent before
+ * it, and for the one that failed, the old table if nginx answered (it refuses a table whole) or a version nothing
+ * equals if no answer came (it may have taken it), so that the machine pushes it again. Null when nginx held none.
+ */
 export async function pushTables(
   control: TablePusher,
   tables: DynamicTables,
   pushed: PushedTables | null,
 ): Promise<DynamicTables> {
-  if (pushed?.backends.version !== tables.backends.version) await control.pushBackends(tables.backends);
-  if (pushed?.certificates.version !== tables.certificates.version) await control.pushCertificates(tables.certificates);
+  const before = pushed as DynamicTables | null;
+  let held: DynamicTables | null = before;
+  const send = async <K extends 'backends' | 'certificates' | 'routes'>(
+    key: K,
+    push: (table: DynamicTables[K]) => Promise<unknown>,
+  ) => {
+    if (before?.[key]?.version === tables[key].version) return;
+    try {
+      await push(tables[key]);
+      if (held) held = { ...held, [key]: tables[key] };
+    } catch (error) {
+      const answered = Number((error as { status?: unknown }).status ?? 0) > 0;
+      if (held && !answered) held = { ...held, [key]: { ...tables[key], version: `unknown:${tables[key].version}` } };
+      throw Object.assign(error instanceof Error ? error : new Error(String(error)), { held });
+    }
+  };
+  await send('backends', (t) => control.pushBackends(t));
+  await send('certificates', (t) => control.pushCertificates(t));
   // Routes last: a route names backends, which are then there.
-  if (pushed?.routes?.version !== tables.routes.version) await control.pushRoutes(tables.routes);
+  await send('routes', (t) => control.pushRoutes(t));
   return tables;
 }
 
@@ -127,7 +154,8 @@ export function nginxActors(options: NginxActorOptions) {
       const union = tablesForReload(input.tables as DynamicTables, input.pushed as DynamicTables | null);
       pushed = await pushTables(channel, union, input.pushed).catch((error: unknown) => {
         options.log.warn({ err: (error as Error).message }, 'could not push the tables before the reload');
-        return input.pushed;
+        // What nginx holds now: the machine pushes the rest once the reload is confirmed.
+        return (error as PushFailure).held ?? input.pushed;
       });
     }
     const signalled = performance.now();

@@ -4,6 +4,8 @@
  * A reload nginx refused afterwards leaves it serving the last good config: that is a warning in
  * the detail (and `nginx_ingress_controller_config_last_reload_successful` 0), not a failure,
  * or one tenant's bad Ingress would take every replica out of the load balancer at once.
+ * So is a push of the Lua tables that failed while nginx holds earlier ones; only a master that holds
+ * no tables at all since it (re)started fails it.
  * A watcher failing after its first sync is a warning too (the API server is away; nginx serves
  * what was last seen). Computed from the actors' snapshots at request time.
  */
@@ -86,17 +88,28 @@ export function reloadState(nginx: ActorView | undefined): ReloadState {
 }
 
 /**
- * tablesState is the Lua balancer's side of health: a master that holds no tables yet (a fresh start, a
- * restart) serves only 503s, and a table nginx refused leaves it routing to peers that moved; null when
- * nginx holds what it should (or backends are rendered into nginx.conf).
+ * tablesState is the Lua balancer's side of health. A master that holds no tables since it started (a fresh start, a
+ * restart) serves only 503s: a problem. A push that failed while nginx holds earlier tables leaves it serving those
+ * (one tenant's refused entry must not take the replica out of its Service): a warning, retried. Null when nginx
+ * holds what it should (or backends are rendered into nginx.conf).
  */
-function tablesState(context: Readonly<Record<string, unknown>>): HealthItem | null {
-  if (context.tables === null || context.tables === undefined) return null;
+function tablesState(context: Readonly<Record<string, unknown>>): { problem?: HealthItem; warning?: HealthItem } {
+  if (context.tables === null || context.tables === undefined) return {};
   const error = typeof context.lastPushError === 'string' ? oneLine(context.lastPushError) : null;
-  if (context.pushed === null) return item('nginx has no backend table yet; pushing it', error);
-  if (error !== null && Number(context.pushFailuresInRow ?? 0) > 0)
-    return item('pushing the backend table to nginx failed; retrying', error);
-  return null;
+  const failing = error !== null && Number(context.pushFailuresInRow ?? 0) > 0;
+  if (context.pushed === null) {
+    const pid = typeof context.pid === 'number' ? ` (pid ${context.pid})` : '';
+    const why = `no table pushed since this nginx master${pid} started${failing ? `; the last push failed: ${error}` : ''}`;
+    return { problem: item('nginx has no backend table yet; pushing it', why) };
+  }
+  if (failing)
+    return {
+      warning: {
+        summary: 'the last push of the tables to nginx failed; nginx serves the tables it took before; retrying',
+        detailed: `the last push of the tables failed: ${error} (nginx serves the tables it took before; retrying)`,
+      },
+    };
+  return {};
 }
 
 /** checkHealth runs the checks over the actors' snapshots; `watchers` are the watched kinds. */
@@ -158,7 +171,8 @@ export function checkHealth(lookup: ActorLookup, watchers: readonly string[]): H
         detailed: `${failed} (nginx serves the last good config)`,
       });
     const tables = tablesState(nginx.context);
-    if (tables) problems.push(tables);
+    if (tables.problem) problems.push(tables.problem);
+    if (tables.warning) warnings.push(tables.warning);
   }
   return { ok: problems.length === 0, problems, warnings };
 }

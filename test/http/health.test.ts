@@ -99,6 +99,37 @@ describe('finding 2: /healthz stays 200 while nginx serves the last good config'
       [],
     ],
     [
+      'issue 27: a push nginx refused while it holds the earlier tables: ok, with a warning (retried)',
+      {
+        nginx: nginx(running, {
+          reloadsOk: 1,
+          tables: TABLES,
+          pushed: { ...TABLES, backends: { version: 'b0' } },
+          pushFailuresInRow: 2,
+          lastPushError: 'POST /routes: nginx answered 400: route 3: label too long',
+        }),
+      },
+      true,
+      [],
+      ['the last push of the tables to nginx failed; nginx serves the tables it took before; retrying'],
+    ],
+    [
+      'issue 27: a push that failed on a restarted master, which holds no table yet: 500',
+      {
+        nginx: nginx(running, {
+          reloadsOk: 1,
+          pid: 4242,
+          tables: TABLES,
+          pushed: null,
+          pushFailuresInRow: 1,
+          lastPushError: 'POST /backends: no answer within 5000 ms',
+        }),
+      },
+      false,
+      ['nginx has no backend table yet; pushing it'],
+      [],
+    ],
+    [
       'a watcher not synced: 500',
       { nginx: nginx(running, { reloadsOk: 1 }), 'watcher.Service': watcher(false, { running: 'listing' }) },
       false,
@@ -143,6 +174,42 @@ describe('finding 2: /healthz stays 200 while nginx serves the last good config'
     expect(healthText(health, true)).toBe(
       'ok\nwarning: the last reload failed: nginx: [emerg] unknown "no_such_variable" variable nginx: configuration ' +
         'file /tmp/ia/nginx.conf test failed (nginx serves the last good config)\n',
+    );
+  });
+});
+
+describe('issue 27: /healthz says why the tables fail it, or why they only warn', () => {
+  it('names the restarted master that holds no table and the last push error; a refused push on earlier tables is a warning', () => {
+    const noTables = world({
+      nginx: nginx(running, {
+        reloadsOk: 1,
+        pid: 4242,
+        tables: TABLES,
+        pushed: null,
+        pushFailuresInRow: 1,
+        lastPushError: 'POST /backends: no answer within 5000 ms',
+      }),
+    });
+    expect(healthText(noTables, true)).toBe(
+      'nginx has no backend table yet; pushing it (no table pushed since this nginx master (pid 4242) started; ' +
+        'the last push failed: POST /backends: no answer within 5000 ms)\n',
+    );
+    const refused = world({
+      nginx: nginx(running, {
+        reloadsOk: 1,
+        tables: TABLES,
+        pushed: { ...TABLES, certificates: { version: 'c0' } },
+        pushFailuresInRow: 1,
+        lastPushError: 'POST /certificates: nginx answered 400: certificate 2: bad key',
+      }),
+    });
+    expect(healthText(refused, true)).toBe(
+      'ok\nwarning: the last push of the tables failed: POST /certificates: nginx answered 400: certificate 2: bad ' +
+        'key (nginx serves the tables it took before; retrying)\n',
+    );
+    // The short reason for remote clients names no object.
+    expect(healthText(refused, false)).toBe(
+      'ok\nwarning: the last push of the tables to nginx failed; nginx serves the tables it took before; retrying\n',
     );
   });
 });

@@ -21,6 +21,7 @@ import {
   type PushInput,
   type ReloadInput,
 } from '../../machines/nginxProcess.machine.js';
+import { checkHealth, type ActorView } from '../../src/http/health.js';
 import { advance, deferred, flush, stateName, type Deferred } from './harness.js';
 
 const INPUT: NginxProcessInput = {
@@ -82,7 +83,16 @@ function start(options: { quit?: QuitBehaviour; autoStart?: boolean } = {}) {
     drains.push(d);
     return d.done.promise;
   });
-  const actor = createActor(nginxProcessMachine.provide({ actors: { master, reload, drain, push } }), {
+  // nginx's verdicts as the wiring hears them (src/main.ts tells the sync queue).
+  const verdicts: string[] = [];
+  const logic = nginxProcessMachine.provide({
+    actors: { master, reload, drain, push },
+    actions: {
+      reportApplied: (_, { config }) => void verdicts.push(`applied ${config}`),
+      reportRefused: (_, { config }) => void verdicts.push(`refused ${config}`),
+    },
+  });
+  const actor = createActor(logic, {
     clock,
     input: INPUT,
     inspect: (ev) => {
@@ -94,7 +104,7 @@ function start(options: { quit?: QuitBehaviour; autoStart?: boolean } = {}) {
   const state = () => stateName(actor.getSnapshot().value);
   const send = (event: NginxProcessEvent) => actor.send(event);
   const last = <T>(list: T[]): T => list[list.length - 1]!;
-  return { clock, actor, masters, reloads, drains, pushes, trail, state, send, last };
+  return { clock, actor, masters, reloads, drains, pushes, trail, verdicts, state, send, last };
 }
 
 const tables = (backends: string, certificates = 'c1'): PushedTables => ({
@@ -175,6 +185,139 @@ describe('nginxProcess', () => {
     expect(t.reloads).toHaveLength(1);
   });
 
+  // issue 27: a failed push must end where the next change is pushed, and /healthz must not stay 500 for it.
+  describe('issue 27: a failed push never wedges the pushes', () => {
+    const healthOf = (t: ReturnType<typeof start>) =>
+      checkHealth(
+        (id) =>
+          id === 'nginx'
+            ? (t.actor.getSnapshot() as unknown as ActorView)
+            : id === 'root'
+              ? { value: 'running', status: 'active' }
+              : undefined,
+        [],
+      );
+    const refused = () =>
+      Object.assign(new Error('POST /routes: nginx answered 400: route 1: too long'), { status: 400 });
+    const running = async (t: ReturnType<typeof start>, backends = 'b1') => {
+      await flush();
+      t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables(backends) });
+      t.reloads[0]!.done.resolve();
+      await flush();
+    };
+
+    it('a refused push, then a reload whose push took the latest tables: no failure left, the next change pushed at once', async () => {
+      const t = start();
+      await running(t);
+      t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b2') });
+      t.pushes[0]!.done.reject(refused());
+      await flush();
+      // nginx refused b2 and holds b1: ready, with a warning.
+      expect(healthOf(t)).toMatchObject({ ok: true, warnings: [{ summary: expect.stringContaining('push') }] });
+      // The bad object goes with an nginx.conf change: the reload pushes b3 first, and nginx takes it.
+      t.send({ type: 'nginx.reload', config: 'conf-2', files: [], tables: tables('b3') });
+      t.reloads[1]!.done.resolve();
+      await flush();
+      expect(t.actor.getSnapshot().context).toMatchObject({
+        pushed: tables('b3'),
+        pushFailuresInRow: 0,
+        lastPushError: null,
+        failedTables: null,
+      });
+      expect(healthOf(t)).toEqual({ ok: true, problems: [], warnings: [] });
+      // An EndpointSlice moved: pushed at once, not after a retry that never comes (main: stayed in running).
+      t.send({ type: 'nginx.reload', config: 'conf-2', files: [], tables: tables('b4') });
+      expect(t.state()).toBe('alive.pushing');
+      expect(t.last(t.pushes).input).toEqual({ tables: tables('b4'), pushed: tables('b3') });
+    });
+
+    it('tables changed back to what nginx holds leave nothing to retry; the next change is pushed at once', async () => {
+      const t = start();
+      await running(t);
+      t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b2') });
+      t.pushes[0]!.done.reject(refused());
+      await flush();
+      t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b1') });
+      expect(t.actor.getSnapshot().context).toMatchObject({ pushFailuresInRow: 0, lastPushError: null });
+      await advance(t.clock, 20_000, 50);
+      expect(t.pushes).toHaveLength(1);
+      t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b5') });
+      expect(t.state()).toBe('alive.pushing');
+    });
+
+    it('newer tables are pushed at once; the failed ones are retried with a doubling delay until nginx takes them', async () => {
+      const t = start();
+      await running(t);
+      t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b2') });
+      t.pushes[0]!.done.reject(new Error('POST /backends: no answer within 5000 ms'));
+      await flush();
+      expect(t.actor.getSnapshot().context.failedTables).toEqual(tables('b2'));
+      t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b3') });
+      expect(t.state()).toBe('alive.pushing');
+      t.pushes[1]!.done.reject(refused());
+      await flush();
+      // Second failure in a row: 500 ms, then 1 s; no further change is needed for the tables to converge.
+      await advance(t.clock, 499);
+      expect(t.state()).toBe('alive.running');
+      await advance(t.clock, 1);
+      expect(t.state()).toBe('alive.pushing');
+      t.pushes[2]!.done.reject(refused());
+      await advance(t.clock, 999);
+      expect(t.pushes).toHaveLength(3);
+      await advance(t.clock, 1);
+      expect(t.pushes[3]!.input.tables).toEqual(tables('b3'));
+      t.pushes[3]!.done.resolve();
+      await flush();
+      expect(t.actor.getSnapshot().context).toMatchObject({ pushed: tables('b3'), pushFailuresInRow: 0 });
+      expect(healthOf(t)).toEqual({ ok: true, problems: [], warnings: [] });
+    });
+
+    it('tables that came while a push failed were never tried: pushed at once', async () => {
+      const t = start();
+      await running(t);
+      t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b2') });
+      t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b3') });
+      t.pushes[0]!.done.reject(refused());
+      await flush();
+      expect(t.actor.getSnapshot().context.failedTables).toEqual(tables('b2'));
+      expect(t.state()).toBe('alive.pushing');
+      expect(t.pushes[1]!.input.tables).toEqual(tables('b3'));
+    });
+
+    it('a push that failed part-way: what nginx took is what the retry starts from', async () => {
+      const t = start();
+      await running(t);
+      t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b2', 'c2') });
+      const held = tables('b2', 'unknown:c2');
+      t.pushes[0]!.done.reject(Object.assign(new Error('POST /certificates: socket hang up'), { held }));
+      await flush();
+      expect(t.actor.getSnapshot().context.pushed).toEqual(held);
+      await advance(t.clock, 250);
+      expect(t.pushes[1]!.input).toEqual({ tables: tables('b2', 'c2'), pushed: held });
+    });
+
+    it('a master that died mid-push, after a failed push: the next master gets the tables as soon as it runs; 500 until then', async () => {
+      const t = start();
+      await running(t);
+      t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b2') });
+      t.pushes[0]!.done.reject(refused());
+      await advance(t.clock, 250);
+      expect(t.state()).toBe('alive.pushing');
+      t.masters[0]!.send({ type: 'nginx.exited', code: null, signal: 'SIGKILL' });
+      t.drains[0]!.done.resolve();
+      await advance(t.clock, 100);
+      expect(t.state()).toBe('alive.pushing'); // at once, not after a retry delay
+      expect(healthOf(t)).toMatchObject({
+        ok: false,
+        problems: [{ summary: 'nginx has no backend table yet; pushing it' }],
+      });
+      t.last(t.pushes).done.resolve();
+      await flush();
+      expect(t.actor.getSnapshot().context).toMatchObject({ pushed: tables('b2'), pushFailuresInRow: 0 });
+      expect(healthOf(t).ok).toBe(true);
+    });
+  });
+
   it('pushes nothing when backends are rendered into nginx.conf (no tables)', async () => {
     const t = start();
     await flush();
@@ -245,6 +388,26 @@ describe('nginxProcess', () => {
     expect(t.actor.getSnapshot().context).toMatchObject({ failed: null, lastReloadError: null, pending: null });
     await advance(t.clock, 120_000);
     expect(t.reloads).toHaveLength(3);
+  });
+
+  it('issue 28 §4: a revert to the served config, queued behind a refused reload, is a verdict too: applied, no failure left', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [] });
+    t.reloads[0]!.done.resolve();
+    await flush();
+    // A bad ConfigMap value, and its revert while nginx -t still judges the bad one.
+    t.send({ type: 'nginx.reload', config: 'conf-bad-slow', files: [] });
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [] });
+    await flush();
+    expect(t.verdicts).toEqual(['applied conf-1', 'refused conf-bad-slow', 'applied conf-1']);
+    expect(t.actor.getSnapshot().context).toMatchObject({ lastReloadError: null, failed: null, pending: null });
+    // The revert sent while running, as before: skipped, and said applied.
+    t.send({ type: 'nginx.reload', config: 'conf-bad-2', files: [] });
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [] });
+    expect(t.verdicts.slice(3)).toEqual(['refused conf-bad-2', 'applied conf-1']);
+    expect(t.actor.getSnapshot().context.lastReloadError).toBeNull();
   });
 
   it('queues configs sent during a reload and applies only the latest afterwards', async () => {

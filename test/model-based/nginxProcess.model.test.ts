@@ -9,7 +9,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nginxProcessMachine } from '../../machines/nginxProcess.machine.js';
 import { Coverage, pathsFor } from './graph.js';
 import { runPath } from './runner.js';
-import { E, INJECTED, NGINX_INPUT, nginxEvents, nginxKey, startNginxWorld } from './support/nginx-world.js';
+import {
+  E,
+  INJECTED,
+  NGINX_INPUT,
+  nginxEvents,
+  nginxKey,
+  startNginxWorld,
+  symbolicTables as T,
+} from './support/nginx-world.js';
 import { startHoldingBackend, type HoldingBackend } from './support/processes.js';
 
 const SCENARIOS = {
@@ -59,6 +67,65 @@ const SCENARIOS = {
     E.reloadFailed,
     E.retry,
     E.reloadDone,
+    E.stop,
+    E.exited,
+  ],
+  // Issue 27: every way a push fails ends where the next change is pushed, and the tables nginx holds converge.
+  'a push nginx refuses (413), the object deleted with a reload that succeeds, then new tables: pushed at once': [
+    E.started,
+    E.reload('conf-1'),
+    E.reloadDone,
+    E.tablesOnly('conf-1', 't1'),
+    E.pushDone,
+    E.tablesOnly('conf-1', 'big'),
+    E.pushRefused(T('t1')),
+    E.reloadWith('conf-2', 't1'),
+    E.reloadDone,
+    E.tablesOnly('conf-2', 't2'),
+    E.pushDone,
+    E.stop,
+    E.exited,
+  ],
+  'a push nginx does not answer in time is retried until nginx takes it, first and later tables alike': [
+    E.started,
+    E.reload('conf-1'),
+    E.reloadDone,
+    E.tablesOnly('conf-1', 't1'),
+    E.pushTimedOut(null, 't1'),
+    E.pushRetry,
+    E.pushDone,
+    E.tablesOnly('conf-1', 't2'),
+    E.pushTimedOut(T('t1'), 't2'),
+    E.pushRetry,
+    E.pushDone,
+    E.stop,
+    E.exited,
+  ],
+  'a control socket that is not there fails the push; newer tables are pushed at once': [
+    E.started,
+    E.reload('conf-1'),
+    E.reloadDone,
+    E.tablesOnly('conf-1', 't1'),
+    E.pushUnreachable(null, 't1'),
+    E.tablesOnly('conf-1', 't2'),
+    E.pushDone,
+    E.stop,
+    E.exited,
+  ],
+  'a master killed while it retries a failed push: the next master gets the tables as soon as it runs': [
+    E.started,
+    E.reload('conf-1'),
+    E.reloadDone,
+    E.tablesOnly('conf-1', 't1'),
+    E.pushDone,
+    E.tablesOnly('conf-1', 't2'),
+    E.pushTimedOut(T('t1'), 't2'),
+    E.pushRetry,
+    E.exited,
+    E.drainDone,
+    E.backoff,
+    E.started,
+    E.pushDone,
     E.stop,
     E.exited,
   ],

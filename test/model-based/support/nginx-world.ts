@@ -7,10 +7,14 @@
  * the HTTP port held by another listener when the first master binds it (nginx's own `[emerg]
  * bind()` ends it: `failed`).
  *
+ * The tables go over the real control channel to nginx's Lua control server (the controller's `push` and the
+ * reload's push): nginx takes them, refuses one over its body size (413), answers none in time (a Lua hook holds the
+ * request while a file exists), or cannot be reached (its socket moved away); a master killed mid-push too.
+ *
  * Three transitions have no real cause with these effects, so a fault is injected at the actor
  * boundary (INJECTED below); everything else the actor sees comes from real processes.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,9 +36,12 @@ import {
   type MasterInput,
   type NginxProcessContext,
   type NginxProcessInput,
-  type PushInput,
 } from '../../../machines/nginxProcess.machine.js';
 import { nginxActors } from '../../../src/actors/nginx.js';
+import { CONTROL_TOKEN_ENV, type DynamicTables } from '../../../src/model/dynamic-tables.js';
+import type { LuaSettings } from '../../../src/model/nginx-model.js';
+import { ControlChannel, newControlToken } from '../../../src/nginx/control.js';
+import { luaSettingsIn } from '../../support/nginx.js';
 import { ConfigFolder } from '../../../src/nginx/apply.js';
 import { liveGroupMembers, signalGroup } from '../../../src/nginx/master.js';
 import { isListening } from '../../../src/nginx/probe.js';
@@ -54,7 +61,50 @@ export const NGINX_INPUT: NginxProcessInput = {
   stableAfterMs: 1000,
   // Later than any step a path takes after a failed reload, except the retry it waits for.
   reloadRetryMs: 2500,
+  // The same for a failed push.
+  pushRetryMs: 2500,
 };
+
+/** PUSH_TIMEOUT_MS is how long the world's control channel waits for nginx's answer to a push. */
+const PUSH_TIMEOUT_MS = 1000;
+/** CONTROL_BODY_LIMIT is the world's control server's client_max_body_size: the `big` tables are over it. */
+const CONTROL_BODY_LIMIT = 4096;
+
+/**
+ * Tables are symbols too: `t1`, `t2` (one backend; an endpoint change between them) and `big` (a tenant's objects
+ * that make the backend table larger than nginx takes: it answers 413). Only the backends' version differs.
+ */
+export const symbolicTables = (symbol: string): PushedTables => ({
+  backends: { version: symbol },
+  certificates: { version: 'c0' },
+  routes: { version: 'r0' },
+});
+
+/** realTables are the tables a symbol stands for, as the controller would push them. */
+function realTables(symbol: string, port: number): DynamicTables {
+  const backend = (name: string) => ({
+    name,
+    balance: 'round_robin' as const,
+    hashKey: null,
+    endpoints: [{ address: '127.0.0.1', port: symbol === 't2' ? port + 1 : port }],
+  });
+  const count = symbol === 'big' ? 100 : 1;
+  return {
+    backends: {
+      version: symbol,
+      backends: Array.from({ length: count }, (_, i) => backend(i === 0 ? 'default_app_80' : `tenant_big_${i}_80`)),
+    },
+    certificates: { version: 'c0', certificates: [] },
+    routes: { version: 'r0', servers: [] },
+  };
+}
+
+/**
+ * heldWithoutAnswer is what nginx holds, as src/actors/nginx.ts's pushTables says, after a push of the tables
+ * `symbol` got no answer for the backends (the table that differs): unknown, or none at all when it held none.
+ */
+const heldWithoutAnswer = (pushed: PushedTables | null, symbol: string) =>
+  pushed === null ? null : { ...pushed, backends: { version: `unknown:${symbol}` } };
 
 const id = (path: string) => `nginxProcess.${path}`;
 const after = (delay: string, state: string) => `xstate.after.${delay}.${id(state)}`;
@@ -78,22 +128,49 @@ export const E = {
   backoff: { type: after('restartBackoff', 'restarting') },
   retry: { type: after('reloadRetry', 'alive.running') },
   // The same nginx.conf with other tables: a push over the control channel, no reload.
-  tablesOnly: (config: string) => ({ type: 'nginx.reload', config, files: [], tables: TABLES }),
+  tablesOnly: (config: string, tables = 't1') => ({
+    type: 'nginx.reload',
+    config,
+    files: [],
+    tables: symbolicTables(tables),
+  }),
+  // Another nginx.conf and tables: the reload pushes them (their union with what nginx holds) before it signals.
+  reloadWith: (config: string, tables: string) => ({
+    type: 'nginx.reload',
+    config,
+    files: [],
+    tables: symbolicTables(tables),
+  }),
   pushDone: { type: 'xstate.done.actor.push' },
-  pushFailed: { type: 'xstate.error.actor.push', error: 'nginx answered 400' },
+  // nginx answered 413 (the `big` tables): it holds what it held.
+  pushRefused: (pushed: PushedTables | null) => ({
+    type: 'xstate.error.actor.push',
+    error: { message: 'nginx answered 413', held: pushed },
+  }),
+  // No answer within PUSH_TIMEOUT_MS (the Lua hook holds the request): nginx may have taken the backends or not.
+  pushTimedOut: (pushed: PushedTables | null, symbol: string) => ({
+    type: 'xstate.error.actor.push',
+    error: { message: 'no answer', held: heldWithoutAnswer(pushed, symbol) },
+  }),
+  // The control socket is not there (ENOENT): counted as no answer too.
+  pushUnreachable: (pushed: PushedTables | null, symbol: string) => ({
+    type: 'xstate.error.actor.push',
+    error: { message: 'unreachable', held: heldWithoutAnswer(pushed, symbol) },
+  }),
   pushRetry: { type: after('pushRetry', 'alive.running') },
-} satisfies Record<string, AnyEventObject | ((c: string) => AnyEventObject)>;
+} satisfies Record<string, AnyEventObject | ((...args: never[]) => AnyEventObject)>;
 
-const TABLES = { backends: { version: 'b1' }, certificates: { version: 'c1' } };
+/** PushVerdict is how the world makes nginx answer a push: take it, time out, or be unreachable. */
+type PushVerdict = 'timeout' | 'unreachable';
+const verdictOf = (event: AnyEventObject): PushVerdict | null => {
+  const message = (event as { error?: { message?: string } }).error?.message;
+  return message === 'no answer' ? 'timeout' : message === 'unreachable' ? 'unreachable' : null;
+};
 
 /**
- * INJECTED are the transitions only an injected fault produces here, and why no real action can. The push
- * answers are the control channel's: this world's nginx runs without the Lua balancer (test/lua runs the
- * channel through real nginx, test/controller the whole path), so the `push` actor's verdict is given here.
+ * INJECTED are the transitions only an injected fault produces here, and why no real action can.
  */
 export const INJECTED: Readonly<Record<string, string>> = {
-  [`${id('alive.pushing')} | xstate.done.actor.push #0`]: 'the control channel answers (test/lua)',
-  [`${id('alive.pushing')} | xstate.error.actor.push #0`]: 'the control channel refuses (test/lua)',
   [`${id('alive')} | xstate.error.actor.master #0`]: 'the master actor can fail only at spawn, never while stopping',
   [`${id('alive.stopping.killing')} | ${E.killTimeout.type} #0`]:
     'SIGKILL of the group is always reported as the master exit',
@@ -115,9 +192,11 @@ export function nginxEvents(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     return [E.started, E.exited, E.stop, E.masterFailed, ...(c.everStarted ? [] : [E.exitedPortInUse])];
   if (m('alive.running')) {
     const retry = cfg(c.failed) ? [E.retry] : []; // a failed config is tried again after reloadRetryMs
-    // One tables-only change per path at most, so the graph stays small.
+    // One tables-only change per path at most, so the graph stays small (the scenarios change them more).
     const tables = c.applied && c.tables === null && !cfg(c.failed) ? [E.tablesOnly(c.applied.config)] : [];
-    const pushRetry = c.tables !== null && c.pushFailuresInRow > 0 && c.pushed === null ? [E.pushRetry] : [];
+    // A failed push is tried again after pushRetryMs, while nginx lacks the tables.
+    const lacking = c.tables !== null && c.tables.backends.version !== c.pushed?.backends.version;
+    const pushRetry = lacking && c.pushFailuresInRow > 0 ? [E.pushRetry] : [];
     return [
       E.reload(other(cfg(c.applied))),
       ...(c.applied ? [E.reload(c.applied.config)] : []),
@@ -129,7 +208,17 @@ export function nginxEvents(snapshot: AnyMachineSnapshot): AnyEventObject[] {
       ...retry,
     ];
   }
-  if (m('alive.pushing')) return [E.pushDone, E.pushFailed];
+  // nginx refuses the `big` tables whatever happens; any other it takes, unless it does not answer in time or
+  // cannot be reached. The master may die mid-push.
+  if (m('alive.pushing'))
+    return c.tables?.backends.version === 'big'
+      ? [E.pushRefused(c.pushed), E.exited]
+      : [
+          E.pushDone,
+          E.pushTimedOut(c.pushed, c.tables!.backends.version),
+          E.pushUnreachable(c.pushed, c.tables!.backends.version),
+          E.exited,
+        ];
   if (m('alive.reloading')) return [E.reloadDone, E.reloadFailed, E.exited, E.stop, ...queue];
   // Stopped before it served, nginx has nothing to finish: it quits at once.
   if (m('alive.stopping.quitting'))
@@ -156,21 +245,53 @@ export function nginxKey(snapshot: AnyMachineSnapshot): unknown {
     c.pid === null,
     c.lastExit?.pid === null,
     c.everStarted,
-    c.tables !== null,
-    c.pushed !== null,
+    c.tables?.backends.version ?? null,
+    c.pushed?.backends.version ?? null,
+    c.failedTables !== null,
     c.pushFailuresInRow > 0,
   ];
 }
 
 const MARK = (config: string | null) => `served ${config ?? 'boot'}`;
 
-function configText(config: string | null, port: number, backend: number): string {
+/** WorldLua is what the world's nginx.conf needs for the control server: the Lua settings and the hold file. */
+interface WorldLua {
+  readonly settings: LuaSettings;
+  /** while this file exists, the control server holds a push of the backends (unanswered) */
+  readonly holdFile: string;
+}
+
+function configText(config: string | null, port: number, backend: number, lua: WorldLua): string {
+  const q = JSON.stringify;
   return `# ${config ?? 'boot'}
+${lua.settings.modules.map((m) => `load_module ${q(m)};`).join('\n')}
+env ${CONTROL_TOKEN_ENV};
 worker_processes 1;
 pid nginx.pid;
 error_log stderr notice;
 events { worker_connections 64; }
 http {
+    lua_package_path ${q(lua.settings.packagePath)};
+    lua_shared_dict ia_config 8m;
+    lua_shared_dict ia_sticky 1m;
+    init_by_lua_block { require("ingress_actors.init").master() }
+    server {
+        listen ${q(`unix:${lua.settings.controlSocket}`)};
+        access_log off;
+        client_max_body_size ${CONTROL_BODY_LIMIT};
+        client_body_buffer_size ${CONTROL_BODY_LIMIT};
+        client_body_in_single_buffer on;
+        location = /backends {
+            access_by_lua_block {
+                local f = io.open(${q(lua.holdFile)})
+                while f do f:close(); ngx.sleep(0.05); f = io.open(${q(lua.holdFile)}) end
+            }
+            content_by_lua_block { require("ingress_actors.control").backends() }
+        }
+        location = /certificates { content_by_lua_block { require("ingress_actors.control").certificates() } }
+        location = /routes { content_by_lua_block { require("ingress_actors.control").routes() } }
+        location = /status { content_by_lua_block { require("ingress_actors.control").status() } }
+    }
     client_body_temp_path tmp/client-body;
     proxy_temp_path tmp/proxy;
     fastcgi_temp_path tmp/fastcgi;
@@ -228,7 +349,14 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
   const conf = join(dir, 'conf');
   const gates: GatedNginx = await gatedNginx(dir, ['hold-start', 'hold-test']);
   const port = await freePort();
-  const text = (config: string | null) => configText(config, port, backend.port);
+  await writeConfigSet(conf, '', []);
+  // The workers (nobody) look for the hold file in it.
+  await chmod(dir, 0o755);
+  await chmod(conf, 0o755);
+  const lua: WorldLua = { settings: await luaSettingsIn(conf), holdFile: join(conf, 'hold-push') };
+  const token = newControlToken();
+  const channel = new ControlChannel(lua.settings.controlSocket, token, PUSH_TIMEOUT_MS);
+  const text = (config: string | null) => configText(config, port, backend.port, lua);
   await writeConfigSet(conf, text(null), []);
   const log: RealStep[] = [];
   const faults: Faults = { swallowExit: false, failDrain: false, failSpawn: false };
@@ -240,22 +368,15 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
     folder,
     log: pino({ level: 'silent' }),
     startTimeoutMs: 15_000,
+    control: { channel, env: { [CONTROL_TOKEN_ENV]: token }, socket: lua.settings.controlSocket },
   });
   let squatter: Server | null = null; // another process's listener on the HTTP port
   const drain = fromPromise<void, DrainInput>(async (args) => {
     await (real.drain as unknown as { config: (a: typeof args) => Promise<void> }).config(args);
     if (faults.failDrain) throw ((faults.failDrain = false), new Error('the drain failed (injected)'));
   });
-  // INJECTED: the control channel's verdict on a push, given by the step that names it.
-  let pushVerdict: { resolve: () => void; reject: (e: Error) => void } | null = null;
-  const push = fromPromise<PushedTables, PushInput>(
-    ({ input }) =>
-      new Promise<PushedTables>((resolve, reject) => {
-        pushVerdict = { resolve: () => resolve(input.tables), reject };
-      }),
-  );
   const logic = nginxProcessMachine.provide({
-    actors: { master: faultyMaster(real.master, faults), reload: real.reload, drain, push },
+    actors: { master: faultyMaster(real.master, faults), reload: real.reload, drain, push: real.push },
   });
   const actor: Actor<typeof logic> = createActor(logic, { input: NGINX_INPUT, inspect: microstepRecorder(log) });
   const initial = actor.getSnapshot();
@@ -282,10 +403,20 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
   const freshTests = async () => (await gates.waiting('test')).filter((pid) => !staleTests.includes(pid));
 
   // Look ahead: what makes the next event happen must be in place before this step's action.
+  const awaySocket = `${lua.settings.controlSocket}.away`;
+  const holdPushes = (on: boolean) => (on ? writeFile(lua.holdFile, '') : rm(lua.holdFile, { force: true }));
+  const pushOver = () =>
+    waitFor('the push to end', async () => !actor.getSnapshot().matches('alive.pushing' as never), 5000);
   const prepare = async ({ step, next }: StepContext) => {
     // the spawn this step leads to fails
     if (next?.event.type === E.masterFailed.type && step.state.matches('alive.starting' as never))
       faults.failSpawn = true;
+    // The push this step starts gets no answer (held until the channel gives up, or the master dies), or finds no
+    // socket: set up before the step's action, which starts it.
+    if (next && step.state.matches('alive.pushing' as never)) {
+      if (verdictOf(next.event) === 'timeout' || next.event.type === E.exited.type) await holdPushes(true);
+      if (verdictOf(next.event) === 'unreachable') await rename(lua.settings.controlSocket, awaySocket);
+    }
     if (next?.event.type === E.killTimeout.type) faults.swallowExit = true;
     if (next?.event.type === E.drainFailed.type) faults.failDrain = true;
   };
@@ -315,8 +446,11 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
         exitPid: c.lastExit === null ? 'none' : c.lastExit.pid === null ? 'null' : 'pid',
         everStarted: c.everStarted,
         startFailure: c.startFailure !== null,
-        tables: c.tables !== null,
-        pushed: c.pushed !== null,
+        tables: c.tables?.backends.version ?? null,
+        pushed: c.pushed?.backends.version ?? null,
+        failedTables: c.failedTables?.backends.version ?? null,
+        pushFailuresInRow: c.pushFailuresInRow,
+        lastPushError: c.lastPushError !== null,
         pushesOk: c.pushesOk,
         pushesFailed: c.pushesFailed,
       };
@@ -348,6 +482,7 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
         await holdOne(); // the orphaned worker keeps it, so draining lasts until released
         staleTests.push(...(await gates.waiting('test')));
         process.kill(ctx().pid!, 'SIGKILL');
+        await holdPushes(false); // a push held in the orphan ends
       }
       if (event.type === E.stop.type) {
         if (from?.matches('alive.running' as never) || from?.matches('alive.reloading' as never)) await holdOne();
@@ -357,15 +492,13 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
       if (event.type === 'nginx.reload') {
         const tables = (event as unknown as { tables?: PushedTables }).tables;
         const config = text((event as unknown as { config: string }).config);
-        actor.send({ type: 'nginx.reload', config, files: [], ...(tables ? { tables } : {}) });
+        const real = tables ? { tables: realTables(tables.backends.version, backend.port) } : {};
+        actor.send({ type: 'nginx.reload', config, files: [], ...real });
       }
-      if (event.type === E.pushDone.type || event.type === E.pushFailed.type) {
-        await waitFor('the push to be under way', async () => pushVerdict !== null, 3000);
-        const verdict = pushVerdict!;
-        pushVerdict = null;
-        if (event.type === E.pushDone.type) verdict.resolve();
-        else verdict.reject(new Error('nginx answered 400 (injected)'));
-      }
+      // A push held or sent nowhere: once the channel gave up, nginx answers again and the socket is back.
+      if (verdictOf(event) === 'timeout') await pushOver().finally(() => holdPushes(false));
+      if (verdictOf(event) === 'unreachable')
+        await pushOver().finally(() => rename(awaySocket, lua.settings.controlSocket));
       if (event.type === E.reloadDone.type || event.type === E.reloadFailed.type) {
         const tests = await waitFor<number[] | false>(
           'the nginx -t of this reload',
@@ -388,6 +521,10 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
       if (model.matches('alive.running' as never)) {
         await waitFor(`nginx serving ${MARK(cfg(c.applied))}`, () => servesSteadily(MARK(cfg(c.applied))), 3000);
         expect(alive(ctx().pid!)).toBe(true);
+        // nginx itself holds the tables the machine says it holds (unless a push got no answer: then unknown).
+        const held = c.pushed?.backends.version;
+        if (current && held !== undefined && !held.startsWith('unknown:'))
+          expect((await channel.status()).backends).toBe(held);
       } else if (model.matches('alive.reloading' as never) && current) {
         await waitFor('the nginx -t of the reload, held', async () => (await freshTests()).length === 1, 3000);
         // The config under test is not in yet: nginx settles on the applied one. Configs alternate
@@ -446,6 +583,7 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
 
     async close() {
       if (actor.getSnapshot().status === 'active') actor.stop();
+      await holdPushes(false);
       backend.release();
       await rememberMasters().catch(() => undefined);
       for (const pid of groups) signalGroup(pid, 'SIGKILL');
