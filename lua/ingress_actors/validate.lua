@@ -1,12 +1,16 @@
--- The shape checks of pushed tables. The controller validated every string already; this is the
+-- The shape checks of pushed tables, against the bounds and sets of schema.lua (generated from the model's
+-- src/model/table-schema.ts, which checks every entry against the same before pushing). This is the
 -- second line: a table that is not exactly the contract's shape is refused whole, so nothing a
 -- Kubernetes object carried can become something else than data here.
 local cjson = require("cjson.safe")
+-- the bounds and closed sets, generated from src/model/table-schema.ts: the model checks entries against the same
+local schema = require("ingress_actors.schema")
+local L = schema.limits
 
 local _M = {}
 
 local null = cjson.null
-local METHODS = { round_robin = true, ewma = true, chash = true, sticky = true }
+local METHODS = schema.balance
 
 local function is_array(t)
   if type(t) ~= "table" then return false end
@@ -34,7 +38,7 @@ end
 
 --- version checks a table's version string.
 function _M.version(v)
-  return type(v) == "string" and #v >= 1 and #v <= 128 and v:find("^[%w_.:%-]+$") ~= nil
+  return type(v) == "string" and #v >= 1 and #v <= L.version and v:find("^[%w_.:%-]+$") ~= nil
 end
 
 --- ipv4 is true for a dotted quad whose octets are 0..255.
@@ -83,7 +87,7 @@ end
 
 --- hash_key checks a chash key: `$name` variables and the literals [%w_.:/-] only.
 function _M.hash_key(k)
-  if type(k) ~= "string" or #k < 1 or #k > 255 then return false end
+  if type(k) ~= "string" or #k < 1 or #k > L.hashKey then return false end
   if k:find("[^%w_.:/%$%-]") then return false end
   -- every "$" starts a variable name
   if k:find("%$[^%w_]") or k:sub(-1) == "$" then return false end
@@ -95,7 +99,7 @@ local function int_in(v, lo, hi)
 end
 
 local function backend_name(v)
-  return type(v) == "string" and #v <= 255 and v:find("^[%w_.%-]+$") ~= nil
+  return type(v) == "string" and #v <= L.backendName and v:find("^[%w_.%-]+$") ~= nil
 end
 
 -- envelope decodes a pushed table and checks what every table has: only {version, <list>}, the
@@ -105,7 +109,7 @@ local function envelope(body, list)
   if type(t) ~= "table" then return nil, "the body is not a JSON object" end
   local ok, extra = only_keys(t, { version = true, [list] = true })
   if not ok then return nil, "unknown field " .. short(extra) end
-  if not _M.version(t.version) then return nil, "version is not 1..128 of [A-Za-z0-9_.:-]" end
+  if not _M.version(t.version) then return nil, "version is not 1.." .. L.version .. " of [A-Za-z0-9_.:-]" end
   if not is_array(t[list]) then return nil, list .. " is not an array" end
   return t
 end
@@ -154,7 +158,7 @@ function _M.backends(body)
   for i, b in ipairs(t.backends) do
     local name = type(b) == "table" and b.name or nil
     if not backend_name(name) then
-      return nil, "backend " .. i .. ": name " .. short(name) .. " is not 1..255 of [A-Za-z0-9_.-]"
+      return nil, "backend " .. i .. ": name " .. short(name) .. " is not 1.." .. L.backendName .. " of [A-Za-z0-9_.-]"
     end
     if seen[name] then return nil, "backend " .. name .. ": named twice" end
     seen[name] = true
@@ -167,7 +171,7 @@ end
 -- server_key: a Gateway server's key, <port>/<host>, or <address>:<port>/<host> for a Gateway on its own
 -- address (--gateway-addresses)
 local function server_key(key)
-  return type(key) == "string" and #key <= 310
+  return type(key) == "string" and #key <= L.serverKey
     and (key:find("^%d+/[%w.%-%*_]+$") or key:find("^[%x.:]+:%d+/[%w.%-%*_]+$")) ~= nil
 end
 
@@ -190,7 +194,7 @@ function _M.certificates(body)
       seen["server " .. c.server] = true
     else
       local host = c.host
-      if type(host) ~= "string" or #host > 253 or host ~= host:lower()
+      if type(host) ~= "string" or #host > L.host or host ~= host:lower()
         or not (host:find("^[%w.%-]+$") or host:find("^%*%.[%w.%-]+$")) then
         return nil, "certificate " .. i .. ": host " .. short(host) .. " is not a lowercase host or *.host"
       end
@@ -213,12 +217,11 @@ end
 
 -- Route tables: every string is data the router compares or copies into a header; the checks
 -- below keep them to the characters the controller's validators allow, so nothing else gets by.
-local PATH_TYPES = { Exact = true, PathPrefix = true, RegularExpression = true }
-local VALUE_TYPES = { Exact = true, RegularExpression = true }
-local MODIFIER_TYPES = { ReplaceFullPath = true, ReplacePrefixMatch = true }
-local METHOD_NAMES = { GET = true, HEAD = true, POST = true, PUT = true, DELETE = true, CONNECT = true,
-  OPTIONS = true, TRACE = true, PATCH = true }
-local REDIRECT_CODES = { [301] = true, [302] = true, [303] = true, [307] = true, [308] = true }
+local PATH_TYPES = schema.pathTypes
+local VALUE_TYPES = schema.valueTypes
+local MODIFIER_TYPES = schema.modifierTypes
+local METHOD_NAMES = schema.methods
+local REDIRECT_CODES = schema.redirectCodes
 
 -- text is a string of 1..max characters without control characters (0..max when empty_ok)
 local function text(v, max, empty_ok)
@@ -226,15 +229,15 @@ local function text(v, max, empty_ok)
 end
 
 local function header_name(v)
-  return type(v) == "string" and #v >= 1 and #v <= 256 and v:find("^[%w!#%%&'*+.^_`|~%-]+$") ~= nil
+  return type(v) == "string" and #v >= 1 and #v <= L.headerName and v:find("^[%w!#%%&'*+.^_`|~%-]+$") ~= nil
 end
 
 local function hostname(v)
-  return type(v) == "string" and #v >= 1 and #v <= 253 and v:find("^[%w.%-]+$") ~= nil
+  return type(v) == "string" and #v >= 1 and #v <= L.host and v:find("^[%w.%-]+$") ~= nil
 end
 
 local function path_value(v)
-  return text(v, 1024) and v:sub(1, 1) == "/"
+  return text(v, L.path) and v:sub(1, 1) == "/"
 end
 
 local function value_matches(list, what)
@@ -245,7 +248,7 @@ local function value_matches(list, what)
     if not ok then return what .. " " .. i .. ": unknown field " .. short(extra) end
     if not VALUE_TYPES[m.type] then return what .. " " .. i .. ": type " .. short(m.type) .. " is not Exact or RegularExpression" end
     if not header_name(m.name) then return what .. " " .. i .. ": name " .. short(m.name) .. " is not a token" end
-    if not text(m.value, 4096, m.type == "Exact") then return what .. " " .. i .. ": value is not 0..4096 plain characters" end
+    if not text(m.value, L.value, m.type == "Exact") then return what .. " " .. i .. ": value is not 0.." .. L.value .. " plain characters" end
   end
   return nil
 end
@@ -255,7 +258,7 @@ local function pairs_list(list, what)
   for i, p in ipairs(list) do
     if type(p) ~= "table" or not only_keys(p, { name = true, value = true }) then return what .. " " .. i .. ": not {name, value}" end
     if not header_name(p.name) then return what .. " " .. i .. ": name " .. short(p.name) .. " is not a token" end
-    if not text(p.value, 4096, true) then return what .. " " .. i .. ": value is not 0..4096 plain characters" end
+    if not text(p.value, L.value, true) then return what .. " " .. i .. ": value is not 0.." .. L.value .. " plain characters" end
   end
   return nil
 end
@@ -311,13 +314,13 @@ local function route(r)
     filters = true, backends = true, timeouts = true, grpc = true })
   if not ok then return "unknown field " .. short(extra) end
   if r.grpc ~= nil and r.grpc ~= true then return "grpc is not true" end
-  if not text(r.route, 300) then return "route is not a name" end
+  if not text(r.route, L.routeLabel) then return "route is not a name" end
   local p = r.path
   if type(p) ~= "table" or not only_keys(p, { type = true, value = true }) then return "path is not {type, value}" end
   if not PATH_TYPES[p.type] then return "path type " .. short(p.type) .. " is not Exact, PathPrefix or RegularExpression" end
   if p.type ~= "RegularExpression" and not path_value(p.value) then return "path value is not an absolute path" end
   if p.type == "RegularExpression" then
-    if not text(p.value, 1024) then return "path regex is not 1..1024 characters" end
+    if not text(p.value, L.path) then return "path regex is not 1.." .. L.path .. " characters" end
     local _, _, err = ngx.re.find("", "^(?:" .. p.value .. ")$", "jo")
     if err then return "path regex does not compile" end
   end
@@ -339,18 +342,18 @@ local function route(r)
     if why2 then return "filter " .. i .. ": " .. why2 end
     if f.type == "RequestMirror" then mirrors = mirrors + 1 end
   end
-  -- nginx.conf has this many mirror slots per Gateway location (src/model/gateway/read.ts MAX_MIRRORS)
-  if mirrors > 2 then return "more than 2 RequestMirror filters" end
+  -- nginx.conf has this many mirror slots per Gateway location
+  if mirrors > L.mirrors then return "more than " .. L.mirrors .. " RequestMirror filters" end
   if not is_array(r.backends) then return "backends is not an array" end
   for i, b in ipairs(r.backends) do
     if type(b) ~= "table" or not only_keys(b, { backend = true, weight = true }) then return "backend " .. i .. ": not {backend, weight}" end
     if b.backend ~= nil and not backend_name(b.backend) then return "backend " .. i .. ": " .. short(b.backend) .. " is not a name" end
-    if not int_in(b.weight, 0, 1000000) then return "backend " .. i .. ": weight is not 0..1000000" end
+    if not int_in(b.weight, 0, L.weight) then return "backend " .. i .. ": weight is not 0.." .. L.weight end
   end
   local t = r.timeouts
   if type(t) ~= "table" or not only_keys(t, { request = true, backendRequest = true }) then return "timeouts is not {request, backendRequest}" end
   for _, k in ipairs({ "request", "backendRequest" }) do
-    if t[k] ~= nil and not int_in(t[k], 0, 400000000) then return "timeouts." .. k .. " is not milliseconds" end
+    if t[k] ~= nil and not int_in(t[k], 0, L.timeoutMs) then return "timeouts." .. k .. " is not milliseconds" end
   end
   return nil
 end
