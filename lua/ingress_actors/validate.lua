@@ -1,7 +1,7 @@
 -- The shape checks of pushed tables, against the bounds and sets of schema.lua (generated from the model's
 -- src/model/table-schema.ts, which checks every entry against the same before pushing). This is the
--- second line: a table that is not exactly the contract's shape is refused whole, so nothing a
--- Kubernetes object carried can become something else than data here.
+-- second line: an entry that is not exactly the contract's shape is refused (alone: see isolate), so
+-- nothing a Kubernetes object carried can become something else than data here.
 local cjson = require("cjson.safe")
 -- the bounds and closed sets, generated from src/model/table-schema.ts: the model checks entries against the same
 local schema = require("ingress_actors.schema")
@@ -35,6 +35,9 @@ local function short(s)
   if #s > 64 then s = s:sub(1, 64) .. "..." end
   return (s:gsub("[^%w_.:/%-%*%$ ]", "?"))
 end
+
+--- short is a value as a reason or a log line may name it.
+_M.short = short
 
 --- version checks a table's version string.
 function _M.version(v)
@@ -150,22 +153,76 @@ local function backend(b)
   return nil
 end
 
---- backends decodes and checks a BackendTable; returns the table, or nil and a one-line reason.
-function _M.backends(body)
+-- Entry isolation: a table is applied entry by entry. An entry that fails its check is refused alone (its key and
+-- reason go back to the controller, which holds the objects that made it); in its place the entry of the same key
+-- from the table in force stays (`previous()`, decoded only when something was refused), or none. Only what cannot
+-- be read entry by entry (not JSON, not {version, <list>}) refuses the whole table.
+
+-- the refused entries one answer names at most (the controller never sends an entry it knows nginx refuses: these
+-- are what only nginx can judge, such as a key its OpenSSL cannot read)
+local MAX_REFUSED = 1000
+
+-- refusal is one refused entry as the answer names it
+-- (a key that passed its check as is, for the controller to find its objects by; it goes out as JSON data only)
+local function refusal(refused, tbl, key, reason)
+  if #refused >= MAX_REFUSED then return end
+  refused[#refused + 1] = { table = tbl, key = #key <= 640 and key or short(key), reason = reason }
+end
+
+-- by_key indexes the previous table's list by key_of(entry), a field's name or a function
+local function by_key(previous, list, key_of)
+  local index = {}
+  local entries = type(previous) == "table" and previous[list]
+  if type(entries) ~= "table" then return index end
+  for _, e in ipairs(entries) do
+    if type(e) == "table" then
+      local k
+      if type(key_of) == "function" then k = key_of(e) else k = e[key_of] end
+      if k ~= nil then index[k] = e end
+    end
+  end
+  return index
+end
+
+-- isolate checks each entry of t[list] with check(entry, i) -> key, reason|nil: a refused one is replaced by the
+-- previous table's entry of that key (keyed by key_of), if any; a key given twice is refused the second time
+local function isolate(t, tbl, list, check, previous, key_of)
+  local kept, refused, seen, before = {}, {}, {}, nil
+  for i, e in ipairs(t[list]) do
+    local key, why = check(e, i)
+    if why == nil and seen[key] then why = "named twice" end
+    if why == nil then
+      kept[#kept + 1] = e
+      seen[key] = true
+    else
+      refusal(refused, tbl, key, why)
+      before = before or by_key(previous(), list, key_of)
+      local old = not seen[key] and before[key]
+      if old then
+        kept[#kept + 1] = old
+        seen[key] = true
+      end
+    end
+  end
+  t[list] = kept
+  return t, refused
+end
+
+local function backend_entry(b, i)
+  local name = type(b) == "table" and b.name or nil
+  if not backend_name(name) then
+    return "#" .. i, "name " .. short(name) .. " is not 1.." .. L.backendName .. " of [A-Za-z0-9_.-]"
+  end
+  return name, backend(b)
+end
+
+--- backends decodes and checks a BackendTable; returns the table (refused entries left out, or their previous
+--- value kept) and the refused entries, or nil and a one-line reason when the body is no table at all.
+--- `previous` gives the table in force (decoded), asked only when an entry is refused.
+function _M.backends(body, previous)
   local t, why = envelope(body, "backends")
   if t == nil then return nil, why end
-  local seen = {}
-  for i, b in ipairs(t.backends) do
-    local name = type(b) == "table" and b.name or nil
-    if not backend_name(name) then
-      return nil, "backend " .. i .. ": name " .. short(name) .. " is not 1.." .. L.backendName .. " of [A-Za-z0-9_.-]"
-    end
-    if seen[name] then return nil, "backend " .. name .. ": named twice" end
-    seen[name] = true
-    local why2 = backend(b)
-    if why2 then return nil, "backend " .. name .. ": " .. why2 end
-  end
-  return t
+  return isolate(t, "backends", "backends", backend_entry, previous, "name")
 end
 
 -- server_key: a Gateway server's key, <port>/<host>, or <address>:<port>/<host> for a Gateway on its own
@@ -175,44 +232,45 @@ local function server_key(key)
     and (key:find("^%d+/[%w.%-%*_]+$") or key:find("^[%x.:]+:%d+/[%w.%-%*_]+$")) ~= nil
 end
 
---- certificates decodes and checks a CertificateTable, parsing every PEM; nil and a reason when not.
-function _M.certificates(body)
+-- a host and a Gateway server key are two separate namespaces
+local function certificate_id(c)
+  if c.server ~= nil then return "server " .. tostring(c.server) end
+  return c.host
+end
+
+local function certificate_entry(c, i)
   local ssl = require("ngx.ssl")
+  if type(c) ~= "table" then return "#" .. i, "not an object" end
+  local key
+  if c.server ~= nil then
+    if not server_key(c.server) then return "#" .. i, "server " .. short(c.server) .. " is not [<address>:]<port>/<host>" end
+    key = "server " .. c.server
+    if c.host ~= nil then return key, "has both host and server" end
+  else
+    local host = c.host
+    if type(host) ~= "string" or #host > L.host or host ~= host:lower()
+      or not (host:find("^[%w.%-]+$") or host:find("^%*%.[%w.%-]+$")) then
+      return "#" .. i, "host " .. short(host) .. " is not a lowercase host or *.host"
+    end
+    key = host
+  end
+  local fine, extra = only_keys(c, { host = true, server = true, cert = true, key = true })
+  if not fine then return key, "unknown field " .. short(extra) end
+  -- never echo PEM content: reasons name the field only
+  if type(c.cert) ~= "string" or #c.cert > L.pem or c.cert:sub(1, 10) ~= "-----BEGIN" or not ssl.parse_pem_cert(c.cert) then
+    return key, "cert is not a PEM certificate chain"
+  end
+  if type(c.key) ~= "string" or #c.key > L.pem or c.key:sub(1, 10) ~= "-----BEGIN" or not ssl.parse_pem_priv_key(c.key) then
+    return key, "key is not a PEM private key nginx's OpenSSL reads"
+  end
+  return key, nil
+end
+
+--- certificates decodes and checks a CertificateTable entry by entry, parsing every PEM (as backends).
+function _M.certificates(body, previous)
   local t, why = envelope(body, "certificates")
   if t == nil then return nil, why end
-  local seen = {}
-  for i, c in ipairs(t.certificates) do
-    if type(c) ~= "table" then return nil, "certificate " .. i .. ": not an object" end
-    local where
-    if c.server ~= nil then
-      if c.host ~= nil then return nil, "certificate " .. i .. ": has both host and server" end
-      if not server_key(c.server) then
-        return nil, "certificate " .. i .. ": server " .. short(c.server) .. " is not [<address>:]<port>/<host>"
-      end
-      where = "certificate of server " .. c.server .. ": "
-      if seen["server " .. c.server] then return nil, where .. "server named twice" end
-      seen["server " .. c.server] = true
-    else
-      local host = c.host
-      if type(host) ~= "string" or #host > L.host or host ~= host:lower()
-        or not (host:find("^[%w.%-]+$") or host:find("^%*%.[%w.%-]+$")) then
-        return nil, "certificate " .. i .. ": host " .. short(host) .. " is not a lowercase host or *.host"
-      end
-      where = "certificate " .. host .. ": "
-      if seen[host] then return nil, where .. "host named twice" end
-      seen[host] = true
-    end
-    local fine, extra2 = only_keys(c, { host = true, server = true, cert = true, key = true })
-    if not fine then return nil, where .. "unknown field " .. short(extra2) end
-    -- never echo PEM content: reasons name the field only
-    if type(c.cert) ~= "string" or c.cert:sub(1, 10) ~= "-----BEGIN" or not ssl.parse_pem_cert(c.cert) then
-      return nil, where .. "cert is not a PEM certificate chain"
-    end
-    if type(c.key) ~= "string" or c.key:sub(1, 10) ~= "-----BEGIN" or not ssl.parse_pem_priv_key(c.key) then
-      return nil, where .. "key is not a PEM private key"
-    end
-  end
-  return t
+  return isolate(t, "certificates", "certificates", certificate_entry, previous, certificate_id)
 end
 
 -- Route tables: every string is data the router compares or copies into a header; the checks
@@ -358,29 +416,66 @@ local function route(r)
   return nil
 end
 
---- routes decodes and checks a RouteTable; returns the table, or nil and a one-line reason.
-function _M.routes(body)
-  local t, why = envelope(body, "servers")
-  if t == nil then return nil, why end
-  local seen = {}
-  for i, s in ipairs(t.servers) do
-    if type(s) ~= "table" then return nil, "server " .. i .. ": not an object" end
-    local key = s.key
-    if not server_key(key) then
-      return nil, "server " .. i .. ": key " .. short(key) .. " is not [<address>:]<port>/<host>"
-    end
-    if seen[key] then return nil, "server " .. key .. ": named twice" end
-    seen[key] = true
-    local fine, extra2 = only_keys(s, { key = true, port = true, routes = true })
-    if not fine then return nil, "server " .. key .. ": unknown field " .. short(extra2) end
-    if not int_in(s.port, 1, 65535) then return nil, "server " .. key .. ": port is not 1..65535" end
-    if not is_array(s.routes) then return nil, "server " .. key .. ": routes is not an array" end
-    for j, r in ipairs(s.routes) do
-      local why = route(r)
-      if why then return nil, "server " .. key .. " route " .. j .. ": " .. why end
+-- label is a route entry's rule label, or its place when it has none to trust
+local function label_of(r, j)
+  if type(r) == "table" and text(r.route, L.routeLabel) then return r.route end
+  return "#" .. j
+end
+
+-- kept_routes are a server's routes with the rules in `bad` (label -> true) replaced by the previous server's
+-- entries of that rule, in the place of the rule's first entry (none when the previous server had none)
+local function kept_routes(routes, bad, old)
+  local kept, placed = {}, {}
+  for j, r in ipairs(routes) do
+    local label = label_of(r, j)
+    if not bad[label] then
+      kept[#kept + 1] = r
+    elseif not placed[label] then
+      placed[label] = true
+      if type(old) == "table" and type(old.routes) == "table" then
+        for _, o in ipairs(old.routes) do
+          if type(o) == "table" and o.route == label then kept[#kept + 1] = o end
+        end
+      end
     end
   end
-  return t
+  return kept
+end
+
+--- routes decodes and checks a RouteTable entry by entry (as backends): a server whose own fields fail is refused
+--- whole; within a server, the entries of one rule (its label `namespace/name#rule`) stand or fall together.
+function _M.routes(body, previous)
+  local t, why = envelope(body, "servers")
+  if t == nil then return nil, why end
+  local in_servers, before = {}, nil
+  local function server_entry(s, i)
+    if type(s) ~= "table" then return "#" .. i, "not an object" end
+    local key = s.key
+    if not server_key(key) then return "#" .. i, "key " .. short(key) .. " is not [<address>:]<port>/<host>" end
+    local fine, extra = only_keys(s, { key = true, port = true, routes = true })
+    if not fine then return key, "unknown field " .. short(extra) end
+    if not int_in(s.port, 1, 65535) then return key, "port is not 1..65535" end
+    if not is_array(s.routes) then return key, "routes is not an array" end
+    local bad = nil
+    for j, r in ipairs(s.routes) do
+      local why2 = route(r)
+      local label = label_of(r, j)
+      if why2 and not (bad and bad[label]) then
+        bad = bad or {}
+        bad[label] = true
+        refusal(in_servers, "routes", key .. " " .. label, "route " .. j .. ": " .. why2)
+      end
+    end
+    if bad then
+      before = before or by_key(previous(), "servers", "key")
+      s.routes = kept_routes(s.routes, bad, before[key])
+    end
+    return key, nil
+  end
+  local refused
+  t, refused = isolate(t, "routes", "servers", server_entry, previous, "key")
+  for _, r in ipairs(in_servers) do refused[#refused + 1] = r end
+  return t, refused
 end
 
 return _M

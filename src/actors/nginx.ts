@@ -2,7 +2,13 @@ import { rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fromCallback, fromPromise, type AnyActorRef } from 'xstate';
-import type { NginxConfigSet, NginxMasterCommand, PushedTables } from '../../machines/events.js';
+import type {
+  NginxConfigSet,
+  NginxMasterCommand,
+  PushedTables,
+  PushResult,
+  RefusedEntry,
+} from '../../machines/events.js';
 import type { DrainInput, MasterInput, PushInput, ReloadInput } from '../../machines/nginxProcess.machine.js';
 import {
   tablesForReload,
@@ -50,24 +56,34 @@ export function portInUse(emerg: string | null, ports: { httpPort: number; https
   );
 }
 
-/** TablePusher sends the Lua balancer's tables over the control channel (src/nginx/control.ts's ControlChannel). */
+/**
+ * TablePusher sends the Lua balancer's tables over the control channel (src/nginx/control.ts's ControlChannel); each
+ * push answers with the entries nginx refused (it applied the rest).
+ */
 export interface TablePusher {
-  pushBackends(table: BackendTable): Promise<unknown>;
-  pushCertificates(table: CertificateTable): Promise<unknown>;
-  pushRoutes(table: RouteTable): Promise<unknown>;
+  pushBackends(table: BackendTable): Promise<{ readonly refused: readonly RefusedEntry[] }>;
+  pushCertificates(table: CertificateTable): Promise<{ readonly refused: readonly RefusedEntry[] }>;
+  pushRoutes(table: RouteTable): Promise<{ readonly refused: readonly RefusedEntry[] }>;
 }
 
-/** pushTables sends each table whose version differs from what nginx holds, backends first; resolves to `tables`. */
+/**
+ * pushTables sends each table whose version differs from what nginx holds, backends first; resolves to `tables`
+ * (nginx holds every version sent, refused entries or not) and the entries nginx refused.
+ */
 export async function pushTables(
   control: TablePusher,
   tables: DynamicTables,
   pushed: PushedTables | null,
-): Promise<DynamicTables> {
-  if (pushed?.backends.version !== tables.backends.version) await control.pushBackends(tables.backends);
-  if (pushed?.certificates.version !== tables.certificates.version) await control.pushCertificates(tables.certificates);
+): Promise<PushResult> {
+  const refused: RefusedEntry[] = [];
+  if (pushed?.backends.version !== tables.backends.version)
+    refused.push(...(await control.pushBackends(tables.backends)).refused);
+  if (pushed?.certificates.version !== tables.certificates.version)
+    refused.push(...(await control.pushCertificates(tables.certificates)).refused);
   // Routes last: a route names backends, which are then there.
-  if (pushed?.routes?.version !== tables.routes.version) await control.pushRoutes(tables.routes);
-  return tables;
+  if (pushed?.routes?.version !== tables.routes.version)
+    refused.push(...(await control.pushRoutes(tables.routes)).refused);
+  return { pushed: tables, refused };
 }
 
 /** NginxActorOptions are what the nginx-process effects need: the binary, the config folder, the port to probe. */
@@ -125,10 +141,14 @@ export function nginxActors(options: NginxActorOptions) {
     const channel = options.control?.channel;
     if (channel && input.tables) {
       const union = tablesForReload(input.tables as DynamicTables, input.pushed as DynamicTables | null);
-      pushed = await pushTables(channel, union, input.pushed).catch((error: unknown) => {
-        options.log.warn({ err: (error as Error).message }, 'could not push the tables before the reload');
-        return input.pushed;
-      });
+      // The exact tables follow the reload: their push reports what nginx refuses.
+      pushed = await pushTables(channel, union, input.pushed).then(
+        (result) => result.pushed,
+        (error: unknown) => {
+          options.log.warn({ err: (error as Error).message }, 'could not push the tables before the reload');
+          return input.pushed;
+        },
+      );
     }
     const signalled = performance.now();
     try {
@@ -242,17 +262,23 @@ export function nginxActors(options: NginxActorOptions) {
       }
     }),
 
-    push: fromPromise<PushedTables, PushInput>(async ({ input }) => {
+    push: fromPromise<PushResult, PushInput>(async ({ input }) => {
       const channel = options.control?.channel;
       if (!channel) throw new Error('no control channel to push the tables over');
       const started = performance.now();
-      const tables = await pushTables(channel, input.tables as DynamicTables, input.pushed);
+      const result = await pushTables(channel, input.tables as DynamicTables, input.pushed);
       // Pushes are frequent (every endpoint change): debug, where reloads are info.
       options.log.debug(
         { trigger: input.trigger ?? 'tables', ms: round(performance.now() - started) },
         'tables pushed',
       );
-      return tables;
+      // Names and reasons only: a refused certificate's key material never leaves nginx.
+      if (result.refused.length > 0)
+        options.log.warn(
+          { refused: result.refused.slice(0, 20), count: result.refused.length },
+          'nginx refused table entries; it applied the rest',
+        );
+      return result;
     }),
 
     drain: fromPromise<void, DrainInput>(async ({ input, signal }) => {

@@ -63,7 +63,7 @@ async function apply(): Promise<{ confChanged: boolean; problems: string[] }> {
     await writeConfigSet(dir, text, model.certificates);
     confText = text;
   }
-  pushed = control ? await pushTables(control, tables, pushed) : tables;
+  pushed = control ? ((await pushTables(control, tables, pushed)).pushed as DynamicTables) : tables;
   return { confChanged, problems: result.problems.map((p) => `${p.kind} ${p.name} ${p.field}: ${p.message}`) };
 }
 

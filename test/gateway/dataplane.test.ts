@@ -290,7 +290,7 @@ async function apply(reloads = false): Promise<{ changed: boolean; problems: str
 
 /** push sends the tables that changed, as the nginx actor does. */
 async function push(tables: DynamicTables): Promise<void> {
-  pushed = await pushTables(control, tables, pushed);
+  pushed = (await pushTables(control, tables, pushed)).pushed as DynamicTables;
 }
 
 const workers = () =>

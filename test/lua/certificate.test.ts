@@ -1,6 +1,5 @@
 import { connect, type PeerCertificate } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ControlError } from '../../src/nginx/control.js';
 import type { ServedCertificate } from '../../src/model/dynamic-tables.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { call, LUA_LITERAL_PROBE, type LuaNginx, startLuaNginx } from './harness.js';
@@ -28,7 +27,7 @@ function handshake(servername: string | null): Promise<PeerCertificate> {
 const served = (host: string, pair: KeyPair): ServedCertificate => ({ host, cert: pair.certPem, key: pair.keyPem });
 
 async function push(...certificates: ServedCertificate[]): Promise<string> {
-  return nginx.control.pushCertificates({ version: `c${++version}`, certificates });
+  return (await nginx.control.pushCertificates({ version: `c${++version}`, certificates })).version;
 }
 
 beforeAll(async () => {
@@ -95,8 +94,10 @@ describe('a Gateway server’s entry', () => {
     await push(served('app.example.com', exact), served('*.example.com', wildcard), entry);
     // only a Gateway server asks by key (templates/partials/gateway-server.hbs): the SNI lookup keeps the host's
     expect((await handshake('app.example.com')).subject.CN).toBe('app.example.com');
-    const err = await push(entry, entry).catch((e: unknown) => e);
-    expect((err as ControlError).reason).toContain('server named twice');
+    const answer = await nginx.control.pushCertificates({ version: 'twice', certificates: [entry, entry] });
+    expect(answer.refused).toEqual([
+      { table: 'certificates', key: 'server 443/app.example.com', reason: 'named twice' },
+    ]);
     await push(served('app.example.com', exact), served('*.example.com', wildcard));
   });
 });
@@ -133,14 +134,30 @@ describe('a bad certificate push', () => {
     ],
   ];
 
-  test.each(bad)('%s is refused and the old table serves', async (_what, entry) => {
-    const err = await push(entry()).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ControlError);
-    expect((err as ControlError).status).toBe(400);
+  test.each(bad)('%s is refused alone: every other entry is served', async (_what, entry) => {
+    const answer = await nginx.control.pushCertificates({
+      version: `c${++version}`,
+      certificates: [served('app.example.com', exact), served('*.example.com', wildcard), entry()],
+    });
+    expect(answer.refused).toHaveLength(1);
+    const [refused] = answer.refused;
+    expect(refused!.table).toBe('certificates');
     // never an echo of key material
-    expect((err as ControlError).reason).not.toContain('BEGIN');
-    expect((err as ControlError).reason).not.toContain(exact.keyPem.split('\n')[1]!.slice(0, 20));
+    expect(refused!.reason).not.toContain('BEGIN');
+    expect(refused!.reason).not.toContain(exact.keyPem.split('\n')[1]!.slice(0, 20));
     expect((await handshake('app.example.com')).subject.CN).toBe('app.example.com');
+    expect((await handshake('bad.example.com')).subject.CN).toBe('*.example.com');
+  });
+
+  test('a refused certificate keeps its previous value', async () => {
+    await push(served('app.example.com', exact), served('*.example.com', wildcard));
+    const broken = { ...served('app.example.com', wildcard), key: 'not a key' };
+    const answer = await nginx.control.pushCertificates({ version: `c${++version}`, certificates: [broken] });
+    expect(answer.refused).toEqual([expect.objectContaining({ key: 'app.example.com' })]);
+    expect((await handshake('app.example.com')).subject.CN).toBe('app.example.com');
+    // the wildcard was not in that table: it is gone
+    expect((await handshake('other.example.com')).subject.CN).toBe('default.invalid');
+    await push(served('app.example.com', exact), served('*.example.com', wildcard));
   });
 
   test('the error log holds no key material', async () => {

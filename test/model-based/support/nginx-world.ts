@@ -25,7 +25,7 @@ import {
   type AnyMachineSnapshot,
   type EventObject,
 } from 'xstate';
-import type { NginxMasterCommand, PushedTables } from '../../../machines/events.js';
+import type { NginxMasterCommand, PushedTables, PushResult } from '../../../machines/events.js';
 import {
   nginxProcessMachine,
   type DrainInput,
@@ -248,10 +248,10 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
   });
   // INJECTED: the control channel's verdict on a push, given by the step that names it.
   let pushVerdict: { resolve: () => void; reject: (e: Error) => void } | null = null;
-  const push = fromPromise<PushedTables, PushInput>(
+  const push = fromPromise<PushResult, PushInput>(
     ({ input }) =>
-      new Promise<PushedTables>((resolve, reject) => {
-        pushVerdict = { resolve: () => resolve(input.tables), reject };
+      new Promise<PushResult>((resolve, reject) => {
+        pushVerdict = { resolve: () => resolve({ pushed: input.tables, refused: [] }), reject };
       }),
   );
   const logic = nginxProcessMachine.provide({
