@@ -14,7 +14,7 @@ return {
     weight = 1000000,
     timeoutMs = 400000000,
     mirrors = 2,
-    secret = 317,
+    secret = 322,
     pem = 1048576,
   },
   balance = { round_robin = true, ewma = true, chash = true, sticky = true },

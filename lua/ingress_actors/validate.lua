@@ -232,45 +232,56 @@ local function server_key(key)
     and (key:find("^%d+/[%w.%-%*_]+$") or key:find("^[%x.:]+:%d+/[%w.%-%*_]+$")) ~= nil
 end
 
--- a host and a Gateway server key are two separate namespaces
-local function certificate_id(c)
-  if c.server ~= nil then return "server " .. tostring(c.server) end
-  return c.host
+local function host_name(host)
+  return type(host) == "string" and #host <= L.host and host == host:lower()
+    and (host:find("^[%w.%-]+$") or host:find("^%*%.[%w.%-]+$")) ~= nil
 end
 
-local function certificate_entry(c, i)
+local function secret_name(v)
+  return type(v) == "string" and #v <= L.secret
+    and (v:find("^[a-z0-9.%-]+/[a-z0-9.%-]+$") or v:find("^[a-z0-9.%-]+/[a-z0-9.%-]+#%d%d?%d?%d?$")) ~= nil
+end
+
+-- names checks an entry's hosts or servers: an array of names `ok` takes, none served by an earlier entry
+local function names(list, what, ok, claimed)
+  if not is_array(list) then return what .. " is not an array" end
+  for i, n in ipairs(list) do
+    if not ok(n) then return what .. " " .. i .. ": " .. short(n) .. " is not a name" end
+    if claimed[what .. " " .. n] then return what .. " " .. n .. " is served by another certificate" end
+  end
+  return nil
+end
+
+-- certificate_entry checks a Secret's entry: its name, the hosts and Gateway server keys served with it, and its PEM,
+-- which nginx's OpenSSL must read (never echoed: reasons name the field only)
+local function certificate_entry(c, i, claimed)
   local ssl = require("ngx.ssl")
   if type(c) ~= "table" then return "#" .. i, "not an object" end
-  local key
-  if c.server ~= nil then
-    if not server_key(c.server) then return "#" .. i, "server " .. short(c.server) .. " is not [<address>:]<port>/<host>" end
-    key = "server " .. c.server
-    if c.host ~= nil then return key, "has both host and server" end
-  else
-    local host = c.host
-    if type(host) ~= "string" or #host > L.host or host ~= host:lower()
-      or not (host:find("^[%w.%-]+$") or host:find("^%*%.[%w.%-]+$")) then
-      return "#" .. i, "host " .. short(host) .. " is not a lowercase host or *.host"
-    end
-    key = host
-  end
-  local fine, extra = only_keys(c, { host = true, server = true, cert = true, key = true })
+  if not secret_name(c.secret) then return "#" .. i, "secret " .. short(c.secret) .. " is not <namespace>/<name>" end
+  local key = c.secret
+  local fine, extra = only_keys(c, { secret = true, cert = true, key = true, hosts = true, servers = true })
   if not fine then return key, "unknown field " .. short(extra) end
-  -- never echo PEM content: reasons name the field only
+  local why = names(c.hosts, "host", host_name, claimed) or names(c.servers, "server", server_key, claimed)
+  if why then return key, why end
   if type(c.cert) ~= "string" or #c.cert > L.pem or c.cert:sub(1, 10) ~= "-----BEGIN" or not ssl.parse_pem_cert(c.cert) then
     return key, "cert is not a PEM certificate chain"
   end
   if type(c.key) ~= "string" or #c.key > L.pem or c.key:sub(1, 10) ~= "-----BEGIN" or not ssl.parse_pem_priv_key(c.key) then
     return key, "key is not a PEM private key nginx's OpenSSL reads"
   end
+  for _, h in ipairs(c.hosts) do claimed["host " .. h] = true end
+  for _, k in ipairs(c.servers) do claimed["server " .. k] = true end
   return key, nil
 end
 
---- certificates decodes and checks a CertificateTable entry by entry, parsing every PEM (as backends).
+--- certificates decodes and checks a CertificateTable entry by entry (as backends): one entry per Secret, each PEM
+--- parsed once however many hosts and servers it serves; a host or server key is served by one entry only.
 function _M.certificates(body, previous)
   local t, why = envelope(body, "certificates")
   if t == nil then return nil, why end
-  return isolate(t, "certificates", "certificates", certificate_entry, previous, certificate_id)
+  local claimed = {}
+  return isolate(t, "certificates", "certificates", function(c, i) return certificate_entry(c, i, claimed) end,
+    previous, "secret")
 end
 
 -- Route tables: every string is data the router compares or copies into a header; the checks

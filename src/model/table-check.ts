@@ -13,7 +13,7 @@ const HOST = /^(?:\*\.)?[A-Za-z0-9.-]+$/;
 const NAME = /^[A-Za-z0-9_.-]+$/;
 const HASH_KEY = /^[A-Za-z0-9_.:/$-]+$/;
 const SERVER_KEY = /^(?:[0-9A-Fa-f.:]+:)?[0-9]+\/[A-Za-z0-9.*_-]+$/;
-const SECRET = /^[a-z0-9.-]+\/[a-z0-9.-]+$/;
+const SECRET = /^[a-z0-9.-]+\/[a-z0-9.-]+(?:#[0-9]{1,4})?$/;
 
 const text = (v: string, max: number, emptyOk = false) =>
   v.length <= max && (emptyOk || v.length >= 1) && !CONTROL.test(v);
@@ -53,7 +53,7 @@ export function serverKeyProblem(key: string): string | null {
   return SERVER_KEY.test(key) ? null : 'the server key is not [<address>:]<port>/<host>';
 }
 
-/** secretProblem: a certificate entry's key, the Secret's `<namespace>/<name>`, and its PEM sizes. */
+/** certificateProblem: a certificate entry's key, the Secret's `<namespace>/<name>`, and its PEM sizes. */
 export function certificateProblem(secret: string, cert: string, key: string): string | null {
   if (secret.length > L.secret || !SECRET.test(secret)) return `the Secret's name is not 1..${L.secret} of a name`;
   if (cert.length > L.pem || key.length > L.pem) return `the certificate or key is over ${L.pem} bytes of PEM`;

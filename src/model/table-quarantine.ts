@@ -217,11 +217,8 @@ function namingIngresses(secret: string, model: NginxModel): Owner[] {
   return [...new Set(keys)].sort().map((key) => ({ kind: 'Ingress' as const, key, field: 'spec.tls' }));
 }
 
-/** certificateSecret is the Secret (`namespace/name`) of a certificate entry's key: a host, or `server <key>`. */
+/** certificateSecret is the Secret (`namespace/name`) of a certificate entry's key: the Secret's (`#<n>` after it). */
 function certificateSecret(key: string, model: NginxModel): string | null {
-  const file = key.startsWith('server ')
-    ? model.gateway?.servers.find((s) => s.key === key.slice('server '.length))?.certificateFile
-    : model.servers.find((s) => s.host === key && !s.isDefault)?.certificateFile;
-  const id = model.certificates.find((c) => c.file === file)?.id;
-  return id === undefined || id === 'default' ? null : id;
+  const id = key.replace(/#[0-9]{1,4}$/, '');
+  return model.certificates.some((c) => c.id === id) && id !== 'default' ? id : null;
 }

@@ -45,8 +45,8 @@ export const TABLE_LIMITS = {
   timeoutMs: 400_000_000,
   /** RequestMirror filters of one route: nginx.conf has this many mirror slots per Gateway location */
   mirrors: 2,
-  /** a certificate entry's key: a Secret's `<namespace>/<name>` */
-  secret: NAMESPACE + 1 + NAME,
+  /** a certificate entry's key: a Secret's `<namespace>/<name>` (`#<n>` after it, should one Secret make two files) */
+  secret: NAMESPACE + 1 + NAME + 5,
   /**
    * a certificate chain's or a key's PEM: a Secret holds at most 1 MiB (the API server's limit), so this is what
    * one Secret can add to the certificate table, once, whatever number of hosts name it

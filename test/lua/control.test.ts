@@ -290,11 +290,11 @@ describe('a bad push', () => {
   test('a bad certificate entry is refused alone', async () => {
     const answer = await nginx.control.pushCertificates({
       version: 'certs-mixed',
-      certificates: [{ host: 'a.example', cert: 'not PEM', key: 'not PEM' }],
+      certificates: [{ secret: 'default/a', cert: 'not PEM', key: 'not PEM', hosts: ['a.example'], servers: [] }],
     });
     expect(answer).toEqual({
       version: 'certs-mixed',
-      refused: [{ table: 'certificates', key: 'a.example', reason: 'cert is not a PEM certificate chain' }],
+      refused: [{ table: 'certificates', key: 'default/a', reason: 'cert is not a PEM certificate chain' }],
     });
   });
 
