@@ -141,9 +141,10 @@ export function nginxActors(options: NginxActorOptions) {
     const channel = options.control?.channel;
     if (channel && input.tables) {
       const union = tablesForReload(input.tables as DynamicTables, input.pushed as DynamicTables | null);
-      // The exact tables follow the reload: their push reports what nginx refuses.
+      // Entries nginx refused here are pushed again after the reload (as if this push had not been), so that the
+      // push actor reports them: the reload's verdict carries no refused entries.
       pushed = await pushTables(channel, union, input.pushed).then(
-        (result) => result.pushed,
+        (result) => (result.refused.length > 0 ? input.pushed : result.pushed),
         (error: unknown) => {
           options.log.warn({ err: (error as Error).message }, 'could not push the tables before the reload');
           return input.pushed;

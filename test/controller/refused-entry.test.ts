@@ -119,6 +119,27 @@ describe('a certificate nginx refuses to read', () => {
     expect(await healthz()).toBe(200);
   }, 40_000);
 
+  it('also when it comes with a reload: a new tenant’s Ingress and Secret at once', async () => {
+    const late = TENANTS;
+    const backend = await startBackend(ns(late));
+    backends.push(backend);
+    const bad = await mlDsaCertificate(host(late));
+    await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns(late) } });
+    for (const object of serviceWithEndpoints('web', [{ port: backend.port }], ns(late))) await cluster.apply(object);
+    await cluster.apply(tlsSecret('site-tls', bad.certPem, bad.keyPem, ns(late)));
+    // a new server in nginx.conf: its certificate goes out with the reload's push
+    await cluster.apply(tenantIngress(late));
+    await waitFor(
+      'a Warning Event on the new tenant’s Ingress naming nginx’s refusal',
+      async () => (await eventsOf(late)).some((m) => m.includes('nginx refused the certificates entry')),
+      15_000,
+      100,
+    );
+    await waitFor('the new tenant served', async () => (await servedCertificate(late)).ours, 10_000, 50);
+    expect((await servedCertificate(late)).fingerprint).not.toBe(new X509Certificate(bad.certPem).fingerprint256);
+    expect(await healthz()).toBe(200);
+  }, 40_000);
+
   it('is let go when the Secret changes', async () => {
     const fixed = await secretFor(BAD);
     await cluster.apply(fixed.object);
