@@ -6,8 +6,15 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
-import type { Backend, RouteEntry, RouteTable } from '../../src/model/dynamic-tables.js';
-import { backendProblem, routeEntryProblem, serverKeyProblem } from '../../src/model/table-check.js';
+import type { Backend, RouteEntry, RouteTable, ServedCertificate } from '../../src/model/dynamic-tables.js';
+import {
+  backendProblem,
+  certificateProblem,
+  hostProblem,
+  routeEntryProblem,
+  serverKeyProblem,
+} from '../../src/model/table-check.js';
+import { issueCertificate } from '../../src/tls/issue.js';
 import { TABLE_LIMITS as L } from '../../src/model/table-schema.js';
 import { ControlError } from '../../src/nginx/control.js';
 import { serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
@@ -128,10 +135,20 @@ interface Bound {
   readonly max: number;
   /** the least legal size, where the generator starts */
   readonly min: number;
-  readonly table: 'routes' | 'backends';
-  readonly at: (n: number, fill: string) => RouteEntry | Backend | { key: string };
+  readonly table: 'routes' | 'backends' | 'certificates';
+  readonly at: (n: number, fill: string) => RouteEntry | Backend | { key: string } | ServedCertificate;
 }
 
+/** PAIR is a real certificate and key for the certificate entries (nginx parses them). */
+const PAIR = await issueCertificate({ commonName: 'bounds.test' });
+const certificateOf = (o: Partial<ServedCertificate>): ServedCertificate => ({
+  secret: 'ns/name',
+  cert: PAIR.certPem,
+  key: PAIR.keyPem,
+  hosts: ['a.test'],
+  servers: [],
+  ...o,
+});
 const chars = (n: number, fill: string) => fill.repeat(Math.ceil(n / fill.length)).slice(0, n);
 const bounds: Bound[] = [
   {
@@ -243,11 +260,32 @@ const bounds: Bound[] = [
       endpoints: [],
     }),
   },
+  {
+    name: 'certificate secret',
+    min: 4,
+    max: L.secret,
+    table: 'certificates',
+    at: (n, f) => certificateOf({ secret: `ns/${chars(n - 3, f.replace(/[^a-z0-9.-]/g, 'a'))}` }),
+  },
+  {
+    name: 'certificate host',
+    min: 1,
+    max: L.host,
+    table: 'certificates',
+    at: (n, f) => certificateOf({ hosts: [chars(n, f)] }),
+  },
 ];
 
 /** bothSides is the model's verdict and nginx's on one entry: null when taken, else the reason. */
 async function bothSides(bound: Bound, n: number, fill: string): Promise<[string | null, string | null]> {
   const made = bound.at(n, fill);
+  if (bound.table === 'certificates') {
+    const c = made as ServedCertificate;
+    const model =
+      certificateProblem(c.secret, c.cert, c.key) ?? c.hosts.map(hostProblem).find((p) => p !== null) ?? null;
+    const table = { version: `c${++version}`, certificates: [c] };
+    return [model, await refusal(() => nginx.control.pushCertificates(table))];
+  }
   if (bound.table === 'backends') {
     const backend = made as Backend;
     const table = { version: `b${++version}`, backends: [backend] };
