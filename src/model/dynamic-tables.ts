@@ -252,6 +252,7 @@ export class DynamicSplit {
       // Secrets are one file each; should two files come from one (the default certificate's), both keep a key
       const secret = keys.has(entry.secret) ? `${entry.secret}#${keys.size}` : entry.secret;
       keys.add(secret);
+      // never for a Secret the API server stores (at most 1 MiB): nginx would refuse it, so it is not sent
       if (certificateProblem(secret, entry.pem.cert, entry.pem.key) !== null) continue;
       certificates.push({ secret, ...entry.pem, hosts: entry.hosts, servers: entry.servers });
       served.add(file);
