@@ -89,6 +89,15 @@ export interface NginxRefusedEvent {
   readonly output: string;
 }
 
+/**
+ * NginxEntriesRefusedEvent tells the sync queue that nginx refused entries of a pushed table (and applied the rest):
+ * the next sync holds the objects that made them, as it holds an Ingress `nginx -t` refused.
+ */
+export interface NginxEntriesRefusedEvent {
+  readonly type: 'nginx.entriesRefused';
+  readonly entries: readonly RefusedEntry[];
+}
+
 /** SyncQueueCommand is every event the sync queue accepts from other actors. */
 export type SyncQueueCommand =
   | K8sSyncedEvent
@@ -98,7 +107,8 @@ export type SyncQueueCommand =
   | SyncResyncEvent
   | SyncStopEvent
   | NginxAppliedEvent
-  | NginxRefusedEvent;
+  | NginxRefusedEvent
+  | NginxEntriesRefusedEvent;
 
 // ── nginx process ──
 
@@ -132,6 +142,26 @@ export interface PushedTables {
   readonly certificates: { readonly version: string };
   /** the Gateway API routes (optional: a push from before them has none) */
   readonly routes?: { readonly version: string };
+}
+
+/**
+ * RefusedEntry is one table entry nginx refused while it applied the rest (lua/ingress_actors/validate.lua): the
+ * table, the entry's key there (a backend's name, a certificate's host or `server <key>`, a route rule's `<server key>
+ * <namespace>/<name>#<rule>`) and nginx's one-line reason. The entry keeps its previous value, or stays absent.
+ */
+export interface RefusedEntry {
+  readonly table: 'backends' | 'certificates' | 'routes';
+  readonly key: string;
+  readonly reason: string;
+}
+
+/**
+ * PushResult is what a push ended with: the tables nginx now holds (every version moved forward, refused entries or
+ * not) and the entries it refused, for the sync queue to blame on their objects.
+ */
+export interface PushResult {
+  readonly pushed: PushedTables;
+  readonly refused: readonly RefusedEntry[];
 }
 
 /**

@@ -6,6 +6,8 @@ import type {
   NginxReloadEvent,
   NginxStopEvent,
   PushedTables,
+  PushResult,
+  RefusedEntry,
 } from './events.js';
 import { combineTriggers } from '../src/model/trigger.js';
 
@@ -245,7 +247,8 @@ function describe(error: unknown): string {
  * stopping killed a master or interrupted a drain (whose cleanup kills the orphans).
  *
  * Verdicts: `reportApplied` {config} once nginx serves a config (reloaded, or already serving
- * it), `reportRefused` {config, error} when its reload failed; the wiring tells the sync queue.
+ * it), `reportRefused` {config, error} when its reload failed, `reportEntriesRefused` {entries} after every push (the
+ * table entries nginx refused while it applied the rest, often none); the wiring tells the sync queue.
  *
  * Record: `recent` holds the last RECENT_APPLIES reloads and pushes (ApplyRecord: kind, trigger, start, duration,
  * verdict), newest last, for the status page; the trigger comes with each `nginx.reload` (the sync's cause), a config
@@ -285,7 +288,7 @@ export const nginxProcessMachine = setup({
     reload: fromPromise<PushedTables | null, ReloadInput>(async () => {
       throw new Error('actor "reload" not provided');
     }),
-    push: fromPromise<PushedTables, PushInput>(async () => {
+    push: fromPromise<PushResult, PushInput>(async () => {
       throw new Error('actor "push" not provided');
     }),
     drain: fromPromise<void, DrainInput>(async () => {
@@ -434,6 +437,8 @@ export const nginxProcessMachine = setup({
     // nginx's verdicts, for whoever hands it configs (the sync queue): provided by the wiring.
     reportApplied: (_, _params: { config: string }) => {},
     reportRefused: (_, _params: { config: string; error: unknown }) => {},
+    // entries of a pushed table nginx refused (it applied the rest): the wiring tells the sync queue
+    reportEntriesRefused: (_, _params: { entries: readonly RefusedEntry[] }) => {},
     quitMaster: sendTo('master', { type: 'nginx.quit' }),
     killMaster: sendTo('master', { type: 'nginx.kill' }),
   },
@@ -581,9 +586,17 @@ export const nginxProcessMachine = setup({
               pushed: context.pushed,
               ...(context.tablesTrigger === null ? {} : { trigger: context.tablesTrigger }),
             }),
+            // The push succeeded even when nginx refused entries (it applied the rest, and holds the new versions):
+            // those go to the sync queue, which holds the objects that made them.
             onDone: {
               target: 'running',
-              actions: { type: 'recordPushed', params: ({ event }) => ({ pushed: event.output }) },
+              actions: [
+                { type: 'recordPushed', params: ({ event }) => ({ pushed: event.output?.pushed }) },
+                {
+                  type: 'reportEntriesRefused',
+                  params: ({ event }) => ({ entries: event.output?.refused ?? [] }),
+                },
+              ],
             },
             onError: {
               target: 'running',

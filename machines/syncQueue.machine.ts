@@ -1,6 +1,6 @@
 import { assign, enqueueActions, fromPromise, raise, setup } from 'xstate';
 import { addChange, type ChangeList, mergeChanges, NO_CHANGES, summarizeTrigger } from '../src/model/trigger.js';
-import type { SyncDoneEvent, SyncQueueCommand, TemplateWantedEvent } from './events.js';
+import type { RefusedEntry, SyncDoneEvent, SyncQueueCommand, TemplateWantedEvent } from './events.js';
 
 /** SyncQueueInput configures the sync queue; every duration is in milliseconds. */
 export interface SyncQueueInput {
@@ -35,6 +35,8 @@ export interface RunSyncInput {
   readonly refused: { readonly config: string; readonly output: string } | null;
   /** the template of the last `template.changed` (compiled; opaque here), null before any */
   readonly template: unknown;
+  /** the table entries nginx refused in pushes since the previous sync started (`nginx.entriesRefused`) */
+  readonly entriesRefused: readonly RefusedEntry[];
   /** what caused this sync, for the logs and the nginx actor's record of applies (`Ingress default/app changed`) */
   readonly trigger: string;
 }
@@ -104,6 +106,10 @@ export interface SyncQueueContext extends SyncQueueInput {
   readonly refused: RunSyncInput['refused'];
   /** the refusal the running sync was given */
   readonly refusedForSync: RunSyncInput['refused'];
+  /** table entries nginx refused, not yet seen by a sync (at most MAX_ENTRIES_REFUSED) */
+  readonly entriesRefused: readonly RefusedEntry[];
+  /** the entries the running sync was given */
+  readonly entriesRefusedForSync: readonly RefusedEntry[];
   /** the last sync waits for nginx's verdict on its config: either verdict brings the next sync */
   readonly awaitingVerdict: boolean;
   /** the template of the last `template.changed`, handed to every sync; null before any */
@@ -111,6 +117,9 @@ export interface SyncQueueContext extends SyncQueueInput {
 }
 
 const RATE_TIMER = 'rate';
+
+/** MAX_ENTRIES_REFUSED bounds the refused table entries kept for the next sync (nginx names at most 1,000 a push). */
+const MAX_ENTRIES_REFUSED = 1000;
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -213,6 +222,8 @@ const syncQueue = setup({
       // This sync takes the refusal; one that comes while it runs waits for the next.
       refusedForSync: context.refused,
       refused: null,
+      entriesRefusedForSync: context.entriesRefused,
+      entriesRefused: [],
       changedForSync: context.changed,
       changed: NO_CHANGES,
     })),
@@ -222,6 +233,12 @@ const syncQueue = setup({
     recordRefused: assign({
       refused: ({ context, event }) =>
         event.type === 'nginx.refused' ? { config: event.config, output: event.output } : context.refused,
+    }),
+    recordEntriesRefused: assign({
+      entriesRefused: ({ context, event }) =>
+        event.type === 'nginx.entriesRefused'
+          ? [...context.entriesRefused, ...event.entries].slice(0, MAX_ENTRIES_REFUSED)
+          : context.entriesRefused,
     }),
     recordOutput: assign(({ event }) => {
       const output = (event as { output?: RunSyncOutput }).output;
@@ -254,6 +271,9 @@ const syncQueue = setup({
       reloadable: true,
       changed: mergeChanges(context.changedForSync, context.changed),
       changedForSync: NO_CHANGES,
+      // nor are the refused entries judged: the retry takes them
+      entriesRefused: [...context.entriesRefusedForSync, ...context.entriesRefused].slice(0, MAX_ENTRIES_REFUSED),
+      entriesRefusedForSync: [],
     })),
   },
 });
@@ -316,6 +336,8 @@ export const syncQueueMachine = syncQueue.createMachine({
     applied: null,
     refused: null,
     refusedForSync: null,
+    entriesRefused: [],
+    entriesRefusedForSync: [],
     awaitingVerdict: false,
     template: null,
   }),
@@ -335,6 +357,7 @@ export const syncQueueMachine = syncQueue.createMachine({
       { actions: 'recordApplied' },
     ],
     'nginx.refused': { actions: ['recordRefused', 'requestSync'] },
+    'nginx.entriesRefused': { actions: ['recordEntriesRefused', 'requestSync'] },
   },
   states: {
     waitingForSync: {
@@ -410,6 +433,7 @@ export const syncQueueMachine = syncQueue.createMachine({
           generation: context.generation,
           applied: context.applied,
           refused: context.refusedForSync,
+          entriesRefused: context.entriesRefusedForSync,
           template: context.template,
           // Until one completes, a sync covers every object listed: it is the start, whatever the list brought.
           trigger:

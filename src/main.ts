@@ -263,6 +263,10 @@ export async function startController(
           error instanceof ConfigRefusedError ? { type: 'nginx.refused', config, output: error.output } : null,
         ),
       ),
+      // A refused table entry costs the objects that made it: the next sync holds them (src/model/table-quarantine.ts).
+      reportEntriesRefused: enqueueActions((args, { entries }) =>
+        tellSyncQueue(args, entries.length > 0 ? { type: 'nginx.entriesRefused', entries } : null),
+      ),
     },
   });
 

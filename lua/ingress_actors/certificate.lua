@@ -2,7 +2,7 @@
 -- then the wildcard for one more label (Ingress TLS hosts); or, in a Gateway HTTPS server, that
 -- server's own entry by its key, nothing else (nginx picked the server by SNI on its address and
 -- port). Else the server's certificate in nginx.conf stays. Parsed PEM is cached per worker on the
--- table entry, so a new table version drops it with the entry.
+-- table entry (a Secret's, whatever number of hosts share it), so a new table version drops it with the entry.
 local ssl = require("ngx.ssl")
 local tables = require("ingress_actors.tables")
 
@@ -42,7 +42,7 @@ function _M.serve(server)
   local cert, key, err = parsed(c)
   if not cert then
     -- err comes from OpenSSL's parser: it names no key material
-    ngx.log(ngx.ERR, "ingress-actors: certificate for ", c.host or c.server, " unusable: ", err)
+    ngx.log(ngx.ERR, "ingress-actors: certificate for ", c.secret, " unusable: ", err)
     return
   end
   local ok
@@ -50,7 +50,7 @@ function _M.serve(server)
   if ok then ok, err = ssl.set_cert(cert) end
   if ok then ok, err = ssl.set_priv_key(key) end
   if not ok then
-    ngx.log(ngx.ERR, "ingress-actors: could not set the certificate for ", c.host or c.server, ": ", err)
+    ngx.log(ngx.ERR, "ingress-actors: could not set the certificate for ", c.secret, ": ", err)
     return ngx.exit(ngx.ERROR)
   end
 end

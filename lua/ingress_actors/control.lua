@@ -1,6 +1,6 @@
 -- The control channel's handlers (content_by_lua on the private unix socket): the controller
--- pushes tables here instead of reloading. A push is checked whole before it replaces anything,
--- so a refused push leaves the previous table serving.
+-- pushes tables here instead of reloading. A push is checked entry by entry: a refused entry keeps
+-- its previous value (or stays absent) and is named in the answer; every other entry is applied.
 local cjson = require("cjson.safe")
 local init = require("ingress_actors.init")
 local validate = require("ingress_actors.validate")
@@ -50,7 +50,9 @@ local function allowed(method)
 end
 
 -- push stores a checked table: the raw JSON first, then its version, so a worker that sees the
--- new version reads the new table (or a newer one; it decodes again when versions differ).
+-- new version reads the new table (or a newer one; it decodes again when versions differ). Entries
+-- that fail their check are refused alone (validate.lua): the rest is stored, under the new version,
+-- and the answer names the refused ones.
 local function push(kind, check)
   if not allowed("POST") then return end
   ngx.req.read_body()
@@ -60,22 +62,39 @@ local function push(kind, check)
     if ngx.req.get_body_file() ~= nil then return refuse(413, "the body is over the in-memory buffer") end
     return refuse(400, "the body is empty")
   end
-  local t, why = check(body)
-  if not t then
-    ngx.log(ngx.WARN, "ingress-actors: refused a ", kind, " push: ", why)
-    return refuse(400, why)
-  end
   local dict = ngx.shared.ia_config
+  -- the table in force, decoded only when an entry is refused and its previous value is wanted
+  local previous
+  local function in_force()
+    if previous == nil then previous = cjson.decode(dict:get(kind) or "null") or false end
+    return previous
+  end
+  local t, refused = check(body, in_force)
+  if not t then
+    ngx.log(ngx.WARN, "ingress-actors: refused a ", kind, " push: ", refused)
+    return refuse(400, refused)
+  end
+  for _, r in ipairs(refused) do
+    ngx.log(ngx.WARN, "ingress-actors: refused the ", kind, " entry ", validate.short(r.key), ": ", r.reason)
+  end
+  local stored = body
+  if #refused > 0 then
+    stored = cjson.encode(t)
+    if stored == nil then return refuse(500, "could not encode the " .. kind .. " table") end
+  end
   -- safe_set never evicts the other table to make room
-  local ok, err = dict:safe_set(kind, body)
+  local ok, err = dict:safe_set(kind, stored)
   if ok then ok, err = dict:safe_set(kind .. "_version", t.version) end
   if not ok then
     ngx.log(ngx.ERR, "ingress-actors: could not store the ", kind, " table: ", err)
     return refuse(507, "lua_shared_dict ia_config: " .. tostring(err))
   end
   local n = #(t.backends or t.certificates or t.servers)
-  ngx.log(ngx.NOTICE, "ingress-actors: ", kind, " table ", t.version, " in force (", n, " entries)")
-  return answer(201, cjson.encode({ version = t.version }), true)
+  ngx.log(ngx.NOTICE, "ingress-actors: ", kind, " table ", t.version, " in force (", n, " entries, ", #refused,
+    " refused)")
+  -- `refused` goes out as an array even when empty (cjson would write {})
+  local answer_body = cjson.encode({ version = t.version, refused = #refused > 0 and refused or "[]" })
+  return answer(201, (answer_body:gsub('"refused":"%[%]"', '"refused":[]')), true)
 end
 
 --- backends handles POST /backends: a BackendTable.

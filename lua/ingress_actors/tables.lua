@@ -7,12 +7,13 @@ local _M = {}
 
 local dict = ngx.shared.ia_config
 
--- view -> { table = the dict key of the raw JSON, list = its list field, key = the entry field it is indexed by,
---   version = string|nil, by_key = { [key] = entry } }; two views may index one table by different fields
+-- view -> { table = the dict key of the raw JSON, list = its list field, key = the entry field it is indexed by (or
+--   keys = the field listing them: a certificate serves several hosts), version = string|nil,
+--   by_key = { [key] = entry } }; two views may index one table by different fields
 local cache = {
   backends = { table = "backends", list = "backends", key = "name", by_key = {} },
-  certificates = { table = "certificates", list = "certificates", key = "host", by_key = {} },
-  server_certificates = { table = "certificates", list = "certificates", key = "server", by_key = {} },
+  certificates = { table = "certificates", list = "certificates", keys = "hosts", by_key = {} },
+  server_certificates = { table = "certificates", list = "certificates", keys = "servers", by_key = {} },
   routes = { table = "routes", list = "servers", key = "key", by_key = {} },
 }
 -- the dict key of each table's version, spelled once, not joined on every lookup
@@ -45,8 +46,14 @@ local function index(view)
   if list == nil then return c.by_key end
   local by_key = {}
   for _, entry in ipairs(list) do
-    local k = entry[c.key]
-    if k ~= nil then by_key[k] = entry end
+    if c.keys then
+      local keys = entry[c.keys]
+      if type(keys) == "table" then
+        for _, k in ipairs(keys) do by_key[k] = entry end
+      end
+    elseif entry[c.key] ~= nil then
+      by_key[entry[c.key]] = entry
+    end
   end
   c.by_key = by_key
   return by_key
@@ -57,12 +64,12 @@ function _M.backend(name)
   return index("backends")[name]
 end
 
---- certificate is the pushed ServedCertificate for exactly `host` (an Ingress TLS host), or nil.
+--- certificate is the pushed ServedCertificate (a Secret's) serving exactly `host` (an Ingress TLS host), or nil.
 function _M.certificate(host)
   return index("certificates")[host]
 end
 
---- server_certificate is the pushed ServedCertificate of the Gateway server keyed `key`, or nil.
+--- server_certificate is the pushed ServedCertificate serving the Gateway server keyed `key`, or nil.
 function _M.server_certificate(key)
   return index("server_certificates")[key]
 end

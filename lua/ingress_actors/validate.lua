@@ -1,12 +1,16 @@
--- The shape checks of pushed tables. The controller validated every string already; this is the
--- second line: a table that is not exactly the contract's shape is refused whole, so nothing a
--- Kubernetes object carried can become something else than data here.
+-- The shape checks of pushed tables, against the bounds and sets of schema.lua (generated from the model's
+-- src/model/table-schema.ts, which checks every entry against the same before pushing). This is the
+-- second line: an entry that is not exactly the contract's shape is refused (alone: see isolate), so
+-- nothing a Kubernetes object carried can become something else than data here.
 local cjson = require("cjson.safe")
+-- the bounds and closed sets, generated from src/model/table-schema.ts: the model checks entries against the same
+local schema = require("ingress_actors.schema")
+local L = schema.limits
 
 local _M = {}
 
 local null = cjson.null
-local METHODS = { round_robin = true, ewma = true, chash = true, sticky = true }
+local METHODS = schema.balance
 
 local function is_array(t)
   if type(t) ~= "table" then return false end
@@ -32,9 +36,12 @@ local function short(s)
   return (s:gsub("[^%w_.:/%-%*%$ ]", "?"))
 end
 
+--- short is a value as a reason or a log line may name it.
+_M.short = short
+
 --- version checks a table's version string.
 function _M.version(v)
-  return type(v) == "string" and #v >= 1 and #v <= 128 and v:find("^[%w_.:%-]+$") ~= nil
+  return type(v) == "string" and #v >= 1 and #v <= L.version and v:find("^[%w_.:%-]+$") ~= nil
 end
 
 --- ipv4 is true for a dotted quad whose octets are 0..255.
@@ -83,7 +90,7 @@ end
 
 --- hash_key checks a chash key: `$name` variables and the literals [%w_.:/-] only.
 function _M.hash_key(k)
-  if type(k) ~= "string" or #k < 1 or #k > 255 then return false end
+  if type(k) ~= "string" or #k < 1 or #k > L.hashKey then return false end
   if k:find("[^%w_.:/%$%-]") then return false end
   -- every "$" starts a variable name
   if k:find("%$[^%w_]") or k:sub(-1) == "$" then return false end
@@ -95,7 +102,7 @@ local function int_in(v, lo, hi)
 end
 
 local function backend_name(v)
-  return type(v) == "string" and #v <= 255 and v:find("^[%w_.%-]+$") ~= nil
+  return type(v) == "string" and #v <= L.backendName and v:find("^[%w_.%-]+$") ~= nil
 end
 
 -- envelope decodes a pushed table and checks what every table has: only {version, <list>}, the
@@ -105,7 +112,7 @@ local function envelope(body, list)
   if type(t) ~= "table" then return nil, "the body is not a JSON object" end
   local ok, extra = only_keys(t, { version = true, [list] = true })
   if not ok then return nil, "unknown field " .. short(extra) end
-  if not _M.version(t.version) then return nil, "version is not 1..128 of [A-Za-z0-9_.:-]" end
+  if not _M.version(t.version) then return nil, "version is not 1.." .. L.version .. " of [A-Za-z0-9_.:-]" end
   if not is_array(t[list]) then return nil, list .. " is not an array" end
   return t
 end
@@ -146,79 +153,144 @@ local function backend(b)
   return nil
 end
 
---- backends decodes and checks a BackendTable; returns the table, or nil and a one-line reason.
-function _M.backends(body)
+-- Entry isolation: a table is applied entry by entry. An entry that fails its check is refused alone (its key and
+-- reason go back to the controller, which holds the objects that made it); in its place the entry of the same key
+-- from the table in force stays (`previous()`, decoded only when something was refused), or none. Only what cannot
+-- be read entry by entry (not JSON, not {version, <list>}) refuses the whole table.
+
+-- the refused entries one answer names at most (the controller never sends an entry it knows nginx refuses: these
+-- are what only nginx can judge, such as a key its OpenSSL cannot read)
+local MAX_REFUSED = 1000
+
+-- refusal is one refused entry as the answer names it
+-- (a key that passed its check as is, for the controller to find its objects by; it goes out as JSON data only)
+local function refusal(refused, tbl, key, reason)
+  if #refused >= MAX_REFUSED then return end
+  refused[#refused + 1] = { table = tbl, key = #key <= 640 and key or short(key), reason = reason }
+end
+
+-- by_key indexes the previous table's list by key_of(entry), a field's name or a function
+local function by_key(previous, list, key_of)
+  local index = {}
+  local entries = type(previous) == "table" and previous[list]
+  if type(entries) ~= "table" then return index end
+  for _, e in ipairs(entries) do
+    if type(e) == "table" then
+      local k
+      if type(key_of) == "function" then k = key_of(e) else k = e[key_of] end
+      if k ~= nil then index[k] = e end
+    end
+  end
+  return index
+end
+
+-- isolate checks each entry of t[list] with check(entry, i) -> key, reason|nil: a refused one is replaced by the
+-- previous table's entry of that key (keyed by key_of), if any; a key given twice is refused the second time
+local function isolate(t, tbl, list, check, previous, key_of)
+  local kept, refused, seen, before = {}, {}, {}, nil
+  for i, e in ipairs(t[list]) do
+    local key, why = check(e, i)
+    if why == nil and seen[key] then why = "named twice" end
+    if why == nil then
+      kept[#kept + 1] = e
+      seen[key] = true
+    else
+      refusal(refused, tbl, key, why)
+      before = before or by_key(previous(), list, key_of)
+      local old = not seen[key] and before[key]
+      if old then
+        kept[#kept + 1] = old
+        seen[key] = true
+      end
+    end
+  end
+  t[list] = kept
+  return t, refused
+end
+
+local function backend_entry(b, i)
+  local name = type(b) == "table" and b.name or nil
+  if not backend_name(name) then
+    return "#" .. i, "name " .. short(name) .. " is not 1.." .. L.backendName .. " of [A-Za-z0-9_.-]"
+  end
+  return name, backend(b)
+end
+
+--- backends decodes and checks a BackendTable; returns the table (refused entries left out, or their previous
+--- value kept) and the refused entries, or nil and a one-line reason when the body is no table at all.
+--- `previous` gives the table in force (decoded), asked only when an entry is refused.
+function _M.backends(body, previous)
   local t, why = envelope(body, "backends")
   if t == nil then return nil, why end
-  local seen = {}
-  for i, b in ipairs(t.backends) do
-    local name = type(b) == "table" and b.name or nil
-    if not backend_name(name) then
-      return nil, "backend " .. i .. ": name " .. short(name) .. " is not 1..255 of [A-Za-z0-9_.-]"
-    end
-    if seen[name] then return nil, "backend " .. name .. ": named twice" end
-    seen[name] = true
-    local why2 = backend(b)
-    if why2 then return nil, "backend " .. name .. ": " .. why2 end
-  end
-  return t
+  return isolate(t, "backends", "backends", backend_entry, previous, "name")
 end
 
 -- server_key: a Gateway server's key, <port>/<host>, or <address>:<port>/<host> for a Gateway on its own
 -- address (--gateway-addresses)
 local function server_key(key)
-  return type(key) == "string" and #key <= 310
+  return type(key) == "string" and #key <= L.serverKey
     and (key:find("^%d+/[%w.%-%*_]+$") or key:find("^[%x.:]+:%d+/[%w.%-%*_]+$")) ~= nil
 end
 
---- certificates decodes and checks a CertificateTable, parsing every PEM; nil and a reason when not.
-function _M.certificates(body)
+local function host_name(host)
+  return type(host) == "string" and #host <= L.host and host == host:lower()
+    and (host:find("^[%w.%-]+$") or host:find("^%*%.[%w.%-]+$")) ~= nil
+end
+
+local function secret_name(v)
+  return type(v) == "string" and #v <= L.secret
+    and (v:find("^[a-z0-9.%-]+/[a-z0-9.%-]+$") or v:find("^[a-z0-9.%-]+/[a-z0-9.%-]+#%d%d?%d?%d?$")) ~= nil
+end
+
+-- names checks an entry's hosts or servers: an array of names `ok` takes, none served by an earlier entry
+local function names(list, what, ok, claimed)
+  if not is_array(list) then return what .. " is not an array" end
+  for i, n in ipairs(list) do
+    if not ok(n) then return what .. " " .. i .. ": " .. short(n) .. " is not a name" end
+    if claimed[what .. " " .. n] then return what .. " " .. n .. " is served by another certificate" end
+  end
+  return nil
+end
+
+-- certificate_entry checks a Secret's entry: its name, the hosts and Gateway server keys served with it, and its PEM,
+-- which nginx's OpenSSL must read (never echoed: reasons name the field only)
+local function certificate_entry(c, i, claimed)
   local ssl = require("ngx.ssl")
+  if type(c) ~= "table" then return "#" .. i, "not an object" end
+  if not secret_name(c.secret) then return "#" .. i, "secret " .. short(c.secret) .. " is not <namespace>/<name>" end
+  local key = c.secret
+  local fine, extra = only_keys(c, { secret = true, cert = true, key = true, hosts = true, servers = true })
+  if not fine then return key, "unknown field " .. short(extra) end
+  local why = names(c.hosts, "host", host_name, claimed) or names(c.servers, "server", server_key, claimed)
+  if why then return key, why end
+  if type(c.cert) ~= "string" or #c.cert > L.pem or c.cert:sub(1, 10) ~= "-----BEGIN" or not ssl.parse_pem_cert(c.cert) then
+    return key, "cert is not a PEM certificate chain"
+  end
+  if type(c.key) ~= "string" or #c.key > L.pem or c.key:sub(1, 10) ~= "-----BEGIN" or not ssl.parse_pem_priv_key(c.key) then
+    return key, "key is not a PEM private key nginx's OpenSSL reads"
+  end
+  for _, h in ipairs(c.hosts) do claimed["host " .. h] = true end
+  for _, k in ipairs(c.servers) do claimed["server " .. k] = true end
+  return key, nil
+end
+
+--- certificates decodes and checks a CertificateTable entry by entry (as backends): one entry per Secret, each PEM
+--- parsed once however many hosts and servers it serves; a host or server key is served by one entry only.
+function _M.certificates(body, previous)
   local t, why = envelope(body, "certificates")
   if t == nil then return nil, why end
-  local seen = {}
-  for i, c in ipairs(t.certificates) do
-    if type(c) ~= "table" then return nil, "certificate " .. i .. ": not an object" end
-    local where
-    if c.server ~= nil then
-      if c.host ~= nil then return nil, "certificate " .. i .. ": has both host and server" end
-      if not server_key(c.server) then
-        return nil, "certificate " .. i .. ": server " .. short(c.server) .. " is not [<address>:]<port>/<host>"
-      end
-      where = "certificate of server " .. c.server .. ": "
-      if seen["server " .. c.server] then return nil, where .. "server named twice" end
-      seen["server " .. c.server] = true
-    else
-      local host = c.host
-      if type(host) ~= "string" or #host > 253 or host ~= host:lower()
-        or not (host:find("^[%w.%-]+$") or host:find("^%*%.[%w.%-]+$")) then
-        return nil, "certificate " .. i .. ": host " .. short(host) .. " is not a lowercase host or *.host"
-      end
-      where = "certificate " .. host .. ": "
-      if seen[host] then return nil, where .. "host named twice" end
-      seen[host] = true
-    end
-    local fine, extra2 = only_keys(c, { host = true, server = true, cert = true, key = true })
-    if not fine then return nil, where .. "unknown field " .. short(extra2) end
-    -- never echo PEM content: reasons name the field only
-    if type(c.cert) ~= "string" or c.cert:sub(1, 10) ~= "-----BEGIN" or not ssl.parse_pem_cert(c.cert) then
-      return nil, where .. "cert is not a PEM certificate chain"
-    end
-    if type(c.key) ~= "string" or c.key:sub(1, 10) ~= "-----BEGIN" or not ssl.parse_pem_priv_key(c.key) then
-      return nil, where .. "key is not a PEM private key"
-    end
-  end
-  return t
+  local claimed = {}
+  return isolate(t, "certificates", "certificates", function(c, i) return certificate_entry(c, i, claimed) end,
+    previous, "secret")
 end
 
 -- Route tables: every string is data the router compares or copies into a header; the checks
 -- below keep them to the characters the controller's validators allow, so nothing else gets by.
-local PATH_TYPES = { Exact = true, PathPrefix = true, RegularExpression = true }
-local VALUE_TYPES = { Exact = true, RegularExpression = true }
-local MODIFIER_TYPES = { ReplaceFullPath = true, ReplacePrefixMatch = true }
-local METHOD_NAMES = { GET = true, HEAD = true, POST = true, PUT = true, DELETE = true, CONNECT = true,
-  OPTIONS = true, TRACE = true, PATCH = true }
-local REDIRECT_CODES = { [301] = true, [302] = true, [303] = true, [307] = true, [308] = true }
+local PATH_TYPES = schema.pathTypes
+local VALUE_TYPES = schema.valueTypes
+local MODIFIER_TYPES = schema.modifierTypes
+local METHOD_NAMES = schema.methods
+local REDIRECT_CODES = schema.redirectCodes
 
 -- text is a string of 1..max characters without control characters (0..max when empty_ok)
 local function text(v, max, empty_ok)
@@ -226,15 +298,15 @@ local function text(v, max, empty_ok)
 end
 
 local function header_name(v)
-  return type(v) == "string" and #v >= 1 and #v <= 256 and v:find("^[%w!#%%&'*+.^_`|~%-]+$") ~= nil
+  return type(v) == "string" and #v >= 1 and #v <= L.headerName and v:find("^[%w!#%%&'*+.^_`|~%-]+$") ~= nil
 end
 
 local function hostname(v)
-  return type(v) == "string" and #v >= 1 and #v <= 253 and v:find("^[%w.%-]+$") ~= nil
+  return type(v) == "string" and #v >= 1 and #v <= L.host and v:find("^[%w.%-]+$") ~= nil
 end
 
 local function path_value(v)
-  return text(v, 1024) and v:sub(1, 1) == "/"
+  return text(v, L.path) and v:sub(1, 1) == "/"
 end
 
 local function value_matches(list, what)
@@ -245,7 +317,7 @@ local function value_matches(list, what)
     if not ok then return what .. " " .. i .. ": unknown field " .. short(extra) end
     if not VALUE_TYPES[m.type] then return what .. " " .. i .. ": type " .. short(m.type) .. " is not Exact or RegularExpression" end
     if not header_name(m.name) then return what .. " " .. i .. ": name " .. short(m.name) .. " is not a token" end
-    if not text(m.value, 4096, m.type == "Exact") then return what .. " " .. i .. ": value is not 0..4096 plain characters" end
+    if not text(m.value, L.value, m.type == "Exact") then return what .. " " .. i .. ": value is not 0.." .. L.value .. " plain characters" end
   end
   return nil
 end
@@ -255,7 +327,7 @@ local function pairs_list(list, what)
   for i, p in ipairs(list) do
     if type(p) ~= "table" or not only_keys(p, { name = true, value = true }) then return what .. " " .. i .. ": not {name, value}" end
     if not header_name(p.name) then return what .. " " .. i .. ": name " .. short(p.name) .. " is not a token" end
-    if not text(p.value, 4096, true) then return what .. " " .. i .. ": value is not 0..4096 plain characters" end
+    if not text(p.value, L.value, true) then return what .. " " .. i .. ": value is not 0.." .. L.value .. " plain characters" end
   end
   return nil
 end
@@ -311,13 +383,13 @@ local function route(r)
     filters = true, backends = true, timeouts = true, grpc = true })
   if not ok then return "unknown field " .. short(extra) end
   if r.grpc ~= nil and r.grpc ~= true then return "grpc is not true" end
-  if not text(r.route, 300) then return "route is not a name" end
+  if not text(r.route, L.routeLabel) then return "route is not a name" end
   local p = r.path
   if type(p) ~= "table" or not only_keys(p, { type = true, value = true }) then return "path is not {type, value}" end
   if not PATH_TYPES[p.type] then return "path type " .. short(p.type) .. " is not Exact, PathPrefix or RegularExpression" end
   if p.type ~= "RegularExpression" and not path_value(p.value) then return "path value is not an absolute path" end
   if p.type == "RegularExpression" then
-    if not text(p.value, 1024) then return "path regex is not 1..1024 characters" end
+    if not text(p.value, L.path) then return "path regex is not 1.." .. L.path .. " characters" end
     local _, _, err = ngx.re.find("", "^(?:" .. p.value .. ")$", "jo")
     if err then return "path regex does not compile" end
   end
@@ -339,45 +411,82 @@ local function route(r)
     if why2 then return "filter " .. i .. ": " .. why2 end
     if f.type == "RequestMirror" then mirrors = mirrors + 1 end
   end
-  -- nginx.conf has this many mirror slots per Gateway location (src/model/gateway/read.ts MAX_MIRRORS)
-  if mirrors > 2 then return "more than 2 RequestMirror filters" end
+  -- nginx.conf has this many mirror slots per Gateway location
+  if mirrors > L.mirrors then return "more than " .. L.mirrors .. " RequestMirror filters" end
   if not is_array(r.backends) then return "backends is not an array" end
   for i, b in ipairs(r.backends) do
     if type(b) ~= "table" or not only_keys(b, { backend = true, weight = true }) then return "backend " .. i .. ": not {backend, weight}" end
     if b.backend ~= nil and not backend_name(b.backend) then return "backend " .. i .. ": " .. short(b.backend) .. " is not a name" end
-    if not int_in(b.weight, 0, 1000000) then return "backend " .. i .. ": weight is not 0..1000000" end
+    if not int_in(b.weight, 0, L.weight) then return "backend " .. i .. ": weight is not 0.." .. L.weight end
   end
   local t = r.timeouts
   if type(t) ~= "table" or not only_keys(t, { request = true, backendRequest = true }) then return "timeouts is not {request, backendRequest}" end
   for _, k in ipairs({ "request", "backendRequest" }) do
-    if t[k] ~= nil and not int_in(t[k], 0, 400000000) then return "timeouts." .. k .. " is not milliseconds" end
+    if t[k] ~= nil and not int_in(t[k], 0, L.timeoutMs) then return "timeouts." .. k .. " is not milliseconds" end
   end
   return nil
 end
 
---- routes decodes and checks a RouteTable; returns the table, or nil and a one-line reason.
-function _M.routes(body)
-  local t, why = envelope(body, "servers")
-  if t == nil then return nil, why end
-  local seen = {}
-  for i, s in ipairs(t.servers) do
-    if type(s) ~= "table" then return nil, "server " .. i .. ": not an object" end
-    local key = s.key
-    if not server_key(key) then
-      return nil, "server " .. i .. ": key " .. short(key) .. " is not [<address>:]<port>/<host>"
-    end
-    if seen[key] then return nil, "server " .. key .. ": named twice" end
-    seen[key] = true
-    local fine, extra2 = only_keys(s, { key = true, port = true, routes = true })
-    if not fine then return nil, "server " .. key .. ": unknown field " .. short(extra2) end
-    if not int_in(s.port, 1, 65535) then return nil, "server " .. key .. ": port is not 1..65535" end
-    if not is_array(s.routes) then return nil, "server " .. key .. ": routes is not an array" end
-    for j, r in ipairs(s.routes) do
-      local why = route(r)
-      if why then return nil, "server " .. key .. " route " .. j .. ": " .. why end
+-- label is a route entry's rule label, or its place when it has none to trust
+local function label_of(r, j)
+  if type(r) == "table" and text(r.route, L.routeLabel) then return r.route end
+  return "#" .. j
+end
+
+-- kept_routes are a server's routes with the rules in `bad` (label -> true) replaced by the previous server's
+-- entries of that rule, in the place of the rule's first entry (none when the previous server had none)
+local function kept_routes(routes, bad, old)
+  local kept, placed = {}, {}
+  for j, r in ipairs(routes) do
+    local label = label_of(r, j)
+    if not bad[label] then
+      kept[#kept + 1] = r
+    elseif not placed[label] then
+      placed[label] = true
+      if type(old) == "table" and type(old.routes) == "table" then
+        for _, o in ipairs(old.routes) do
+          if type(o) == "table" and o.route == label then kept[#kept + 1] = o end
+        end
+      end
     end
   end
-  return t
+  return kept
+end
+
+--- routes decodes and checks a RouteTable entry by entry (as backends): a server whose own fields fail is refused
+--- whole; within a server, the entries of one rule (its label `namespace/name#rule`) stand or fall together.
+function _M.routes(body, previous)
+  local t, why = envelope(body, "servers")
+  if t == nil then return nil, why end
+  local in_servers, before = {}, nil
+  local function server_entry(s, i)
+    if type(s) ~= "table" then return "#" .. i, "not an object" end
+    local key = s.key
+    if not server_key(key) then return "#" .. i, "key " .. short(key) .. " is not [<address>:]<port>/<host>" end
+    local fine, extra = only_keys(s, { key = true, port = true, routes = true })
+    if not fine then return key, "unknown field " .. short(extra) end
+    if not int_in(s.port, 1, 65535) then return key, "port is not 1..65535" end
+    if not is_array(s.routes) then return key, "routes is not an array" end
+    local bad = nil
+    for j, r in ipairs(s.routes) do
+      local why2 = route(r)
+      local label = label_of(r, j)
+      if why2 and not (bad and bad[label]) then
+        bad = bad or {}
+        bad[label] = true
+        refusal(in_servers, "routes", key .. " " .. label, "route " .. j .. ": " .. why2)
+      end
+    end
+    if bad then
+      before = before or by_key(previous(), "servers", "key")
+      s.routes = kept_routes(s.routes, bad, before[key])
+    end
+    return key, nil
+  end
+  local refused
+  t, refused = isolate(t, "routes", "servers", server_entry, previous, "key")
+  for _, r in ipairs(in_servers) do refused[#refused + 1] = r end
+  return t, refused
 end
 
 return _M

@@ -2,7 +2,13 @@ import { rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fromCallback, fromPromise, type AnyActorRef } from 'xstate';
-import type { NginxConfigSet, NginxMasterCommand, PushedTables } from '../../machines/events.js';
+import type {
+  NginxConfigSet,
+  NginxMasterCommand,
+  PushedTables,
+  PushResult,
+  RefusedEntry,
+} from '../../machines/events.js';
 import type {
   DrainInput,
   MasterInput,
@@ -56,33 +62,38 @@ export function portInUse(emerg: string | null, ports: { httpPort: number; https
   );
 }
 
-/** TablePusher sends the Lua balancer's tables over the control channel (src/nginx/control.ts's ControlChannel). */
+/**
+ * TablePusher sends the Lua balancer's tables over the control channel (src/nginx/control.ts's ControlChannel); each
+ * push answers with the entries nginx refused (it applied the rest).
+ */
 export interface TablePusher {
-  pushBackends(table: BackendTable): Promise<unknown>;
-  pushCertificates(table: CertificateTable): Promise<unknown>;
-  pushRoutes(table: RouteTable): Promise<unknown>;
+  pushBackends(table: BackendTable): Promise<{ readonly refused: readonly RefusedEntry[] }>;
+  pushCertificates(table: CertificateTable): Promise<{ readonly refused: readonly RefusedEntry[] }>;
+  pushRoutes(table: RouteTable): Promise<{ readonly refused: readonly RefusedEntry[] }>;
 }
 
 /**
- * pushTables sends each table whose version differs from what nginx holds, backends first; resolves to `tables`.
- * When one fails, the error carries what nginx holds now (`held`, the machine's PushFailure): the tables sent before
- * it, and for the one that failed, the old table if nginx answered (it refuses a table whole) or a version nothing
- * equals if no answer came (it may have taken it), so that the machine pushes it again. Null when nginx held none.
+ * pushTables sends each table whose version differs from what nginx holds, backends first; resolves to `tables`
+ * (nginx holds every version sent, refused entries or not) and the entries nginx refused. When a push fails, the
+ * error carries what nginx holds now (`held`, the machine's PushFailure): the tables sent before it, and for the one
+ * that failed, the old table if nginx answered (it refuses such a body whole) or a version nothing equals if no
+ * answer came (it may have taken it), so that the machine pushes it again. Null when nginx held none.
  */
 export async function pushTables(
   control: TablePusher,
   tables: DynamicTables,
   pushed: PushedTables | null,
-): Promise<DynamicTables> {
+): Promise<PushResult> {
   const before = pushed as DynamicTables | null;
   let held: DynamicTables | null = before;
+  const refused: RefusedEntry[] = [];
   const send = async <K extends 'backends' | 'certificates' | 'routes'>(
     key: K,
-    push: (table: DynamicTables[K]) => Promise<unknown>,
+    push: (table: DynamicTables[K]) => Promise<{ readonly refused: readonly RefusedEntry[] }>,
   ) => {
     if (before?.[key]?.version === tables[key].version) return;
     try {
-      await push(tables[key]);
+      refused.push(...(await push(tables[key])).refused);
       if (held) held = { ...held, [key]: tables[key] };
     } catch (error) {
       const answered = Number((error as { status?: unknown }).status ?? 0) > 0;
@@ -94,7 +105,7 @@ export async function pushTables(
   await send('certificates', (t) => control.pushCertificates(t));
   // Routes last: a route names backends, which are then there.
   await send('routes', (t) => control.pushRoutes(t));
-  return tables;
+  return { pushed: tables, refused };
 }
 
 /** NginxActorOptions are what the nginx-process effects need: the binary, the config folder, the port to probe. */
@@ -152,11 +163,16 @@ export function nginxActors(options: NginxActorOptions) {
     const channel = options.control?.channel;
     if (channel && input.tables) {
       const union = tablesForReload(input.tables as DynamicTables, input.pushed as DynamicTables | null);
-      pushed = await pushTables(channel, union, input.pushed).catch((error: unknown) => {
-        options.log.warn({ err: (error as Error).message }, 'could not push the tables before the reload');
-        // What nginx holds now: the machine pushes the rest once the reload is confirmed.
-        return (error as PushFailure).held ?? input.pushed;
-      });
+      // Entries nginx refused here are pushed again after the reload (as if this push had not been), so that the
+      // push actor reports them: the reload's verdict carries no refused entries.
+      pushed = await pushTables(channel, union, input.pushed).then(
+        (result) => (result.refused.length > 0 ? input.pushed : result.pushed),
+        (error: unknown) => {
+          options.log.warn({ err: (error as Error).message }, 'could not push the tables before the reload');
+          // What nginx holds now: the machine pushes the rest once the reload is confirmed.
+          return (error as PushFailure).held ?? input.pushed;
+        },
+      );
     }
     const signalled = performance.now();
     try {
@@ -270,17 +286,23 @@ export function nginxActors(options: NginxActorOptions) {
       }
     }),
 
-    push: fromPromise<PushedTables, PushInput>(async ({ input }) => {
+    push: fromPromise<PushResult, PushInput>(async ({ input }) => {
       const channel = options.control?.channel;
       if (!channel) throw new Error('no control channel to push the tables over');
       const started = performance.now();
-      const tables = await pushTables(channel, input.tables as DynamicTables, input.pushed);
+      const result = await pushTables(channel, input.tables as DynamicTables, input.pushed);
       // Pushes are frequent (every endpoint change): debug, where reloads are info.
       options.log.debug(
         { trigger: input.trigger ?? 'tables', ms: round(performance.now() - started) },
         'tables pushed',
       );
-      return tables;
+      // Names and reasons only: a refused certificate's key material never leaves nginx.
+      if (result.refused.length > 0)
+        options.log.warn(
+          { refused: result.refused.slice(0, 20), count: result.refused.length },
+          'nginx refused table entries; it applied the rest',
+        );
+      return result;
     }),
 
     drain: fromPromise<void, DrainInput>(async ({ input, signal }) => {

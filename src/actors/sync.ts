@@ -4,7 +4,9 @@ import { formatProblem } from '../model/problems.js';
 import type { Logger } from '../log.js';
 import type { ClusterCache } from '../kube/cache.js';
 import { BuildMemo, buildModel, secretsRead, type BuildOptions } from '../model/build.js';
+import type { BuildResult } from '../model/nginx-model.js';
 import { Quarantine } from '../model/quarantine.js';
+import { type Built, TableQuarantine } from '../model/table-quarantine.js';
 import { blame } from '../render/blame.js';
 import { servedIngresses } from '../kube/status.js';
 import { render, type NginxTemplate } from '../render/render.js';
@@ -45,6 +47,9 @@ export function syncActors(options: SyncOptions) {
   const quarantine = new Quarantine((output, handed) => blame(output, handed.text, handed.model));
   // With the Lua balancer, endpoints and host certificates go to nginx as tables, not as nginx.conf text.
   const split = options.build.dynamic ? new DynamicSplit() : null;
+  // A table entry nginx refused costs the objects that made it; `lastBuilt` is what the last tables came from.
+  const tableQuarantine = new TableQuarantine();
+  let lastBuilt: Built | null = null;
   return {
     runSync: fromPromise<RunSyncOutput, RunSyncInput>(async ({ input, system }) => {
       const started = performance.now();
@@ -60,7 +65,14 @@ export function syncActors(options: SyncOptions) {
         );
         quarantine.unblamed = null;
       }
-      const { snapshot, problems: leftOut } = quarantine.prepare(options.cache.snapshot());
+      const heldTables = tableQuarantine.heldKeys().join(' ');
+      tableQuarantine.judge(input.entriesRefused ?? [], lastBuilt);
+      const prepared = quarantine.prepare(options.cache.snapshot());
+      const pushHeld = tableQuarantine.prepare(prepared.snapshot);
+      const snapshot = pushHeld.snapshot;
+      const leftOut = [...prepared.problems, ...pushHeld.problems];
+      if (tableQuarantine.heldKeys().join(' ') !== heldTables)
+        options.log.warn({ held: tableQuarantine.heldKeys() }, 'objects whose table entries nginx refused are held');
       if (quarantine.heldKeys().join(' ') !== heldBefore || quarantine.awaitingVerdict) {
         options.log.warn(
           { held: quarantine.heldKeys(), awaitingVerdict: quarantine.awaitingVerdict },
@@ -68,9 +80,11 @@ export function syncActors(options: SyncOptions) {
         );
       }
       const snapshotted = performance.now();
-      const result = buildModel(snapshot, options.build, memo);
+      const whole = buildModel(snapshot, options.build, memo);
+      const result = withHeldRoutes(whole, tableQuarantine);
+      lastBuilt = { model: result.model, snapshot };
       // The Secret watcher reports only the changes of Secrets this build read.
-      const read = secretsRead(memo, options.build, quarantine.heldKeys());
+      const read = secretsRead(memo, options.build, [...quarantine.heldKeys(), ...tableQuarantine.heldSecrets()]);
       announceSecretsRead(system, options.cache, snapshot.secrets, read);
       const dynamic = split?.split(result.model) ?? null;
       const model = dynamic?.model ?? result.model;
@@ -135,5 +149,18 @@ export function syncActors(options: SyncOptions) {
         renderedPrefixes: split ? [...new Set(model.stream?.upstreams.map((u) => `EndpointSlice/${u.service}`))] : [],
       };
     }),
+  };
+}
+
+/** withHeldRoutes leaves the held routes' entries out of the pushed routes, their status saying why. */
+function withHeldRoutes(result: BuildResult, held: TableQuarantine): BuildResult {
+  const gateway = result.model.gateway;
+  if (!gateway) return result;
+  const { table, status } = held.routes(gateway.routes, result.gateway?.status ?? null);
+  if (table === gateway.routes) return result;
+  return {
+    ...result,
+    model: { ...result.model, gateway: { ...gateway, routes: table } },
+    gateway: result.gateway && status ? { ...result.gateway, status } : result.gateway,
   };
 }

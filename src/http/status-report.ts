@@ -319,8 +319,11 @@ function pushedCertificates(tables: unknown): Map<string, string> {
   const list = (tables as { certificates?: { certificates?: unknown } } | null | undefined)?.certificates?.certificates;
   const byHost = new Map<string, string>();
   if (!Array.isArray(list)) return byHost;
-  for (const entry of list as { host?: unknown; cert?: unknown }[])
-    if (typeof entry?.host === 'string' && typeof entry.cert === 'string') byHost.set(entry.host, entry.cert);
+  // one entry per Secret, with the hosts it serves
+  for (const entry of list as { hosts?: unknown; cert?: unknown }[]) {
+    if (typeof entry?.cert !== 'string' || !Array.isArray(entry.hosts)) continue;
+    for (const host of entry.hosts) if (typeof host === 'string') byHost.set(host, entry.cert);
+  }
   return byHost;
 }
 

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { AFFINITY_KEY_PREFIX } from './annotations/http-extras.js';
 import { filesDigest } from './files-digest.js';
 import type { BalancedUpstream, Certificate, NginxModel, Server } from './nginx-model.js';
+import { certificateProblem } from './table-check.js';
 
 /**
  * BalanceMethod is how the balancer picks a peer: ingress-nginx's load-balance values, chash for upstream-hash-by,
@@ -40,30 +41,38 @@ export interface BackendTable {
 }
 
 /**
- * ServedCertificate is a certificate chain and key, PEM, served by `ssl_certificate_by_lua`: an Ingress TLS host's,
- * found by the handshake's SNI, or a Gateway HTTPS server's, found by that server's key. A Gateway server asks for
- * its own entry only (nginx has picked the server by SNI on its address and port), so a Gateway on its own address
- * never serves another Gateway's or an Ingress's certificate for the same hostname.
+ * ServedCertificate is a Secret's certificate chain and key, PEM, once, and what is served with it by
+ * `ssl_certificate_by_lua`: Ingress TLS hosts, found by the handshake's SNI, and Gateway HTTPS servers, found by
+ * the server's key. A Gateway server asks for its own key only (nginx has picked the server by SNI on its address and
+ * port), so a Gateway on its own address never serves another Gateway's or an Ingress's certificate for the same
+ * hostname. One entry per Secret: a table's size does not grow with how many hosts share a certificate.
  */
-export type ServedCertificate = HostCertificate | ServerCertificate;
+export interface ServedCertificate {
+  /** the Secret's `namespace/name` (the entry's key; nginx names it when it refuses the entry) */
+  readonly secret: string;
+  readonly cert: string;
+  readonly key: string;
+  /** Ingress hosts: `a.example.com`, or `*.example.com` for exactly one more label */
+  readonly hosts: readonly string[];
+  /** Gateway servers' keys, as in the routes table: `[<address>:]<port>/<hostname>` */
+  readonly servers: readonly string[];
+}
 
 interface PemPair {
   readonly cert: string;
   readonly key: string;
 }
 
-export interface HostCertificate extends PemPair {
-  /** the Ingress host: `a.example.com`, or `*.example.com` for exactly one more label */
-  readonly host: string;
+/**
+ * servedNames are what a certificate table serves: every host, then every Gateway server as `server <key>` (a host and
+ * a server key are two separate namespaces).
+ */
+export function servedNames(table: CertificateTable): string[] {
+  return [
+    ...table.certificates.flatMap((c) => c.hosts),
+    ...table.certificates.flatMap((c) => c.servers.map((key) => `server ${key}`)),
+  ];
 }
-
-export interface ServerCertificate extends PemPair {
-  /** the Gateway server's key, as in the routes table: `[<address>:]<port>/<hostname>` */
-  readonly server: string;
-}
-
-/** certificateId tells two entries apart: a host and a server key are two separate namespaces. */
-export const certificateId = (c: ServedCertificate): string => ('host' in c ? c.host : `server ${c.server}`);
 
 /** CertificateTable is what `POST /certificates` carries. */
 export interface CertificateTable {
@@ -217,22 +226,36 @@ export class DynamicSplit {
     )
       return this.lastCertificates;
     const byFile = new Map(model.certificates.map((c) => [c.file, c]));
-    const served = new Set<string>();
-    const certificates: ServedCertificate[] = [];
+    // one entry per certificate file (a Secret's), naming every host and server served with it
+    const entries = new Map<string, { secret: string; pem: PemPair; hosts: string[]; servers: string[] }>();
+    const entryOf = (file: string | null) => {
+      const certificate = file === null ? undefined : byFile.get(file);
+      if (!certificate?.pem || file === null) return null;
+      let entry = entries.get(file);
+      if (!entry) {
+        entry = { secret: certificate.id, pem: pemPair(certificate.pem), hosts: [], servers: [] };
+        entries.set(file, entry);
+      }
+      return entry;
+    };
     for (const server of servers) {
       if (server.inheritsCertificate || server.certificateFile === null || server.isDefault) continue;
-      const pem = byFile.get(server.certificateFile)?.pem;
-      if (!pem) continue;
-      certificates.push({ host: server.host, ...pemPair(pem) });
-      served.add(server.certificateFile);
+      entryOf(server.certificateFile)?.hosts.push(server.host);
     }
-    // Each Gateway HTTPS server with a hostname: its own entry, by its key (an Ingress TLS host of the same name, or
-    // another Gateway's server for it on another address or port, has an entry of its own).
-    for (const server of model.gateway?.servers ?? []) {
-      const pem = server.certificateFile === null ? undefined : byFile.get(server.certificateFile)?.pem;
-      if (!pem) continue;
-      certificates.push({ server: server.key, ...pemPair(pem) });
-      served.add(server.certificateFile!);
+    // Each Gateway HTTPS server with a hostname: by its key (an Ingress TLS host of the same name, or another Gateway's
+    // server for it on another address or port, is served by its own).
+    for (const server of model.gateway?.servers ?? []) entryOf(server.certificateFile)?.servers.push(server.key);
+    const certificates: ServedCertificate[] = [];
+    const served = new Set<string>();
+    const keys = new Set<string>();
+    for (const [file, entry] of entries) {
+      // Secrets are one file each; should two files come from one (the default certificate's), both keep a key
+      const secret = keys.has(entry.secret) ? `${entry.secret}#${keys.size}` : entry.secret;
+      keys.add(secret);
+      // never for a Secret the API server stores (at most 1 MiB): nginx would refuse it, so it is not sent
+      if (certificateProblem(secret, entry.pem.cert, entry.pem.key) !== null) continue;
+      certificates.push({ secret, ...entry.pem, hosts: entry.hosts, servers: entry.servers });
+      served.add(file);
     }
     served.delete(model.defaultCertificateFile);
     // a Gateway catch-all names its certificate in nginx.conf, even when another server pushes the same one
@@ -298,11 +321,20 @@ export function tablesForReload(next: DynamicTables, previous: DynamicTables | n
     return old;
   });
   const servers = [...kept, ...(previous.routes?.servers ?? []).filter((s) => !keys.has(s.key))];
-  const ids = new Set(next.certificates.certificates.map(certificateId));
+  // an old Secret's entry stays for the old workers, with what no new entry serves (each host and key once)
+  const secrets = new Set(next.certificates.certificates.map((c) => c.secret));
+  const taken = new Set(servedNames(next.certificates));
   const backends = [...next.backends.backends, ...previous.backends.backends.filter((b) => !names.has(b.name))];
   const certificates = [
     ...next.certificates.certificates,
-    ...previous.certificates.certificates.filter((c) => !ids.has(certificateId(c))),
+    ...previous.certificates.certificates
+      .filter((c) => !secrets.has(c.secret))
+      .map((c) => ({
+        ...c,
+        hosts: c.hosts.filter((h) => !taken.has(h)),
+        servers: c.servers.filter((k) => !taken.has(`server ${k}`)),
+      }))
+      .filter((c) => c.hosts.length > 0 || c.servers.length > 0),
   ];
   return {
     backends:

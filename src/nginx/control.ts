@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { RefusedEntry } from '../../machines/events.js';
 import { request } from 'node:http';
 import {
   type BackendTable,
@@ -29,6 +30,14 @@ export class ControlError extends Error {
   }
 }
 
+export type { RefusedEntry };
+
+/** PushAnswer is what a push resolves to: the version nginx now holds, and the entries it refused. */
+export interface PushAnswer {
+  readonly version: string;
+  readonly refused: readonly RefusedEntry[];
+}
+
 /** newControlToken makes a per-start control token: 32 random bytes as 64 hex characters. */
 export function newControlToken(): string {
   return randomBytes(32).toString('hex');
@@ -45,18 +54,18 @@ export class ControlChannel {
     private readonly timeoutMs = DEFAULT_TIMEOUT_MS,
   ) {}
 
-  /** pushBackends replaces nginx's backend table; resolves with the version nginx now holds. */
-  async pushBackends(table: BackendTable): Promise<string> {
+  /** pushBackends replaces nginx's backend table, entry by entry: what it holds now and what it refused. */
+  async pushBackends(table: BackendTable): Promise<PushAnswer> {
     return this.push('/backends', table);
   }
 
-  /** pushCertificates replaces nginx's certificate table; resolves with the version nginx now holds. */
-  async pushCertificates(table: CertificateTable): Promise<string> {
+  /** pushCertificates replaces nginx's certificate table, entry by entry: what it holds now and what it refused. */
+  async pushCertificates(table: CertificateTable): Promise<PushAnswer> {
     return this.push('/certificates', table);
   }
 
-  /** pushRoutes replaces nginx's Gateway API route table; resolves with the version nginx now holds. */
-  async pushRoutes(table: RouteTable): Promise<string> {
+  /** pushRoutes replaces nginx's Gateway API route table, entry by entry: what it holds now and what it refused. */
+  async pushRoutes(table: RouteTable): Promise<PushAnswer> {
     return this.push('/routes', table);
   }
 
@@ -77,10 +86,12 @@ export class ControlChannel {
     return body;
   }
 
-  private async push(path: string, table: BackendTable | CertificateTable | RouteTable): Promise<string> {
+  private async push(path: string, table: BackendTable | CertificateTable | RouteTable): Promise<PushAnswer> {
     const { status, body } = await this.send('POST', path, JSON.stringify(table));
     if (status !== 201) throw refused(`POST ${path}`, status, body);
-    return (JSON.parse(body) as { version: string }).version;
+    const answer = JSON.parse(body) as { version: string; refused?: unknown };
+    const entries = Array.isArray(answer.refused) ? (answer.refused as RefusedEntry[]) : [];
+    return { version: answer.version, refused: entries };
   }
 
   /** send makes one request; the body is a string so Content-Length is known and nginx buffers it in memory. */

@@ -11,7 +11,7 @@ import { connect } from 'node:tls';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
-import { DynamicSplit, type DynamicTables } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit, type DynamicTables, servedNames } from '../../src/model/dynamic-tables.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { pushTables } from '../../src/actors/nginx.js';
 import type { ControlChannel } from '../../src/nginx/control.js';
@@ -63,7 +63,7 @@ async function apply(): Promise<{ confChanged: boolean; problems: string[] }> {
     await writeConfigSet(dir, text, model.certificates);
     confText = text;
   }
-  pushed = control ? await pushTables(control, tables, pushed) : tables;
+  pushed = control ? ((await pushTables(control, tables, pushed)).pushed as DynamicTables) : tables;
   return { confChanged, problems: result.problems.map((p) => `${p.kind} ${p.name} ${p.field}: ${p.message}`) };
 }
 
@@ -131,7 +131,7 @@ describe('one hostname, an Ingress and two Gateways on their own addresses', () 
   });
 
   it('pushes the Gateways’ entries by server key, beside the Ingress host', () => {
-    const ids = pushed?.certificates.certificates.map((c) => ('host' in c ? c.host : c.server));
+    const ids = servedNames(pushed!.certificates).map((n) => n.replace(/^server /, ''));
     expect(ids).toEqual([
       'shared.test',
       `${A}:${tlsPort}/*.deep.test`,

@@ -11,7 +11,7 @@ import { type AddressInfo, connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
-import { certificateId, DynamicSplit, type DynamicTables, tablesForReload } from '../../src/model/dynamic-tables.js';
+import { servedNames, DynamicSplit, type DynamicTables, tablesForReload } from '../../src/model/dynamic-tables.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { pushTables } from '../../src/actors/nginx.js';
 import type { ControlChannel } from '../../src/nginx/control.js';
@@ -310,7 +310,7 @@ async function apply(reloads = false): Promise<{ changed: boolean; problems: str
 
 /** push sends the tables that changed, as the nginx actor does. */
 async function push(tables: DynamicTables): Promise<void> {
-  pushed = await pushTables(control, tables, pushed);
+  pushed = (await pushTables(control, tables, pushed)).pushed as DynamicTables;
 }
 
 const workers = () =>
@@ -620,7 +620,7 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     const r = await get({ host: 'secure.test', path: '/', port: tlsPort, https: true, ca: certPem });
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body).backend).toBe('c');
-    expect(pushed?.certificates.certificates.map(certificateId)).toContain(`server ${tlsPort}/secure.test`);
+    expect(servedNames(pushed!.certificates)).toContain(`server ${tlsPort}/secure.test`);
   });
 
   it('serves an HTTPS listener without hostname to any name, with its certificate (named in nginx.conf)', async () => {
@@ -636,7 +636,7 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     const named = await get({ host: 'named-any.test', path: '/', port: tlsPort, https: true });
     expect([named.status, named.backend, named.peerCertificate?.subject.CN]).toEqual([200, 'c', 'any.test']);
     // the same Secret is pushed for named-any.test and still a file for the catch-all server
-    expect(pushed?.certificates.certificates.map(certificateId)).toContain(`server ${tlsPort}/named-any.test`);
+    expect(servedNames(pushed!.certificates)).toContain(`server ${tlsPort}/named-any.test`);
     expect(lastText).toMatch(/ssl_certificate "certificates\/default_any-cert\.pem";/);
     expect(
       (await get({ host: 'whatever.test', path: '/', port: tlsPort, https: true })).peerCertificate?.subject.CN,

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
-import { certificateId, DynamicSplit, tablesForReload } from '../../src/model/dynamic-tables.js';
+import { servedNames, DynamicSplit, tablesForReload } from '../../src/model/dynamic-tables.js';
 import { buildGatewayRoutes, checkDuration, readHTTPRoute } from '../../src/model/gateway/index.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { issueCertificate } from '../../src/tls/issue.js';
@@ -194,7 +194,7 @@ describe('HTTPS listeners: servers and certificates', () => {
     const named = servers.filter((s) => !s.startsWith('_')).map((s) => s.split(' ')[0]);
     // pushed by each named server's key, not by hostname
     const keys = new Map(result.model.gateway?.servers.map((s) => [s.host, s.key]));
-    expect(tables.certificates.certificates.map(certificateId)).toEqual(named.map((h) => `server ${keys.get(h!)}`));
+    expect(servedNames(tables.certificates)).toEqual(named.map((h) => `server ${keys.get(h!)}`));
     // nginx.conf names the catch-all's file, so it stays among the files written
     expect(model.certificates.map((c) => c.file).includes(X)).toBe(servers.some((s) => s.startsWith('_')));
   });

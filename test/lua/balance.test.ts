@@ -22,7 +22,7 @@ afterAll(async () => {
 const peers = (...names: string[]): BackendPeer[] => names.map((n) => pods.find((p) => p.name === n)!.peer);
 
 async function push(...backends: Backend[]): Promise<string> {
-  return nginx.control.pushBackends({ version: `v${++version}`, backends });
+  return (await nginx.control.pushBackends({ version: `v${++version}`, backends })).version;
 }
 
 const rr = (name: string, endpoints: BackendPeer[]): Backend => ({

@@ -1,8 +1,10 @@
 import { connect, type PeerCertificate } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ControlError } from '../../src/nginx/control.js';
 import type { ServedCertificate } from '../../src/model/dynamic-tables.js';
+import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
+import { DynamicSplit } from '../../src/model/dynamic-tables.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
+import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { call, LUA_LITERAL_PROBE, type LuaNginx, startLuaNginx } from './harness.js';
 
 let nginx: LuaNginx;
@@ -25,10 +27,17 @@ function handshake(servername: string | null): Promise<PeerCertificate> {
   });
 }
 
-const served = (host: string, pair: KeyPair): ServedCertificate => ({ host, cert: pair.certPem, key: pair.keyPem });
+/** served is a Secret's entry serving `host` (the Secret named after the host). */
+const served = (host: string, pair: KeyPair): ServedCertificate => ({
+  secret: `default/${host.toLowerCase().replace(/[^a-z0-9.-]/g, 'x')}`,
+  cert: pair.certPem,
+  key: pair.keyPem,
+  hosts: [host],
+  servers: [],
+});
 
 async function push(...certificates: ServedCertificate[]): Promise<string> {
-  return nginx.control.pushCertificates({ version: `c${++version}`, certificates });
+  return (await nginx.control.pushCertificates({ version: `c${++version}`, certificates })).version;
 }
 
 beforeAll(async () => {
@@ -90,13 +99,68 @@ describe('a renewed certificate', () => {
 });
 
 describe('a Gateway server’s entry', () => {
-  test('is pushed beside a host of the same name, each once; a server key named twice is refused', async () => {
-    const entry = { server: '443/app.example.com', cert: wildcard.certPem, key: wildcard.keyPem };
+  test('is pushed beside a host of the same name, each once; a server key served twice is refused', async () => {
+    const entry = {
+      secret: 'default/gw',
+      cert: wildcard.certPem,
+      key: wildcard.keyPem,
+      hosts: [],
+      servers: ['443/app.example.com'],
+    };
     await push(served('app.example.com', exact), served('*.example.com', wildcard), entry);
     // only a Gateway server asks by key (templates/partials/gateway-server.hbs): the SNI lookup keeps the host's
     expect((await handshake('app.example.com')).subject.CN).toBe('app.example.com');
-    const err = await push(entry, entry).catch((e: unknown) => e);
-    expect((err as ControlError).reason).toContain('server named twice');
+    const answer = await nginx.control.pushCertificates({
+      version: 'twice',
+      certificates: [entry, { ...entry, secret: 'default/other' }],
+    });
+    expect(answer.refused).toEqual([
+      {
+        table: 'certificates',
+        key: 'default/other',
+        reason: 'server 443/app.example.com is served by another certificate',
+      },
+    ]);
+    await push(served('app.example.com', exact), served('*.example.com', wildcard));
+  });
+});
+
+describe('certificates once per Secret', () => {
+  const HOSTS = 128;
+  const LUA = {
+    modules: [],
+    packagePath: '/lua/?.lua;;',
+    controlSocket: '/run/ia/control.sock',
+    requestMetrics: false,
+  };
+
+  test(`one Secret of about 60 KB named by ${HOSTS} TLS hosts pushes a table of about one certificate`, async () => {
+    const shared = await issueCertificate({ commonName: '*.shared.test', dnsNames: ['*.shared.test'] });
+    // a long chain: the leaf, then 100 copies of another certificate (about 60 KB: clients take at most 100 KB)
+    const filler = (await issueCertificate({ commonName: 'filler' })).certPem;
+    const chain = shared.certPem + filler.repeat(100);
+    const hosts = Array.from({ length: HOSTS }, (_, i) => `h${i}.shared.test`);
+    const snapshot = snapshotOf([
+      ingressClass(),
+      ...serviceWithEndpoints('web', [{ ip: '127.0.0.2', port: 8080 }]),
+      tlsSecret('shared-tls', chain, shared.keyPem),
+      ingress('many', Object.fromEntries(hosts.map((h) => [h, [{ path: '/', service: 'web' }]])), {
+        tls: [{ hosts, secretName: 'shared-tls' }],
+      }),
+    ]);
+    const result = buildModel(snapshot, { ...defaultBuildOptions, dynamic: LUA });
+    expect(result.problems).toEqual([]);
+    const { certificates } = new DynamicSplit().split(result.model).tables;
+    const size = JSON.stringify(certificates).length;
+    const pem = chain.length + shared.keyPem.length;
+    // once, not once per host: the hosts add their names only
+    expect(certificates.certificates).toHaveLength(1);
+    expect(certificates.certificates[0]!.hosts).toHaveLength(HOSTS);
+    expect(size).toBeLessThan(pem * 1.05 + HOSTS * 32);
+    // nginx takes it through a 4 MiB control channel (once per host it would have been 7 MB) and serves every host
+    expect((await nginx.control.pushCertificates(certificates)).refused).toEqual([]);
+    for (const host of [hosts[0]!, hosts[63]!, hosts[HOSTS - 1]!])
+      expect((await handshake(host)).subject.CN).toBe('*.shared.test');
     await push(served('app.example.com', exact), served('*.example.com', wildcard));
   });
 });
@@ -121,26 +185,48 @@ describe('a bad certificate push', () => {
     ['an upper-case host', () => served('Bad.example.com', exact)],
     ['a host with a space', () => served('bad example.com', exact)],
     ['a wildcard in the middle', () => served('a.*.example.com', exact)],
-    // a Gateway server's entry: a key as the routes table's, and never beside a host
+    // a Gateway server's entry: a key as the routes table's
     [
       'a server key that is not [<address>:]<port>/<host>',
-      () => ({ server: '443/a b', cert: exact.certPem, key: exact.keyPem }),
+      () => ({ ...served('bad.example.com', exact), servers: ['443/a b'] }),
     ],
-    ['a server key with a quote', () => ({ server: '443/a"b', cert: exact.certPem, key: exact.keyPem })],
+    ['a server key with a quote', () => ({ ...served('bad.example.com', exact), servers: ['443/a"b'] })],
+    ['a secret that is not <namespace>/<name>', () => ({ ...served('bad.example.com', exact), secret: 'a b' })],
     [
-      'both host and server',
-      () => ({ ...served('app.example.com', exact), server: '443/app.example.com' }) as unknown as ServedCertificate,
+      'hosts that are not an array',
+      () => ({ ...served('bad.example.com', exact), hosts: 'bad.example.com' }) as unknown as ServedCertificate,
     ],
+    [
+      'an unknown field',
+      () => ({ ...served('bad.example.com', exact), host: 'bad.example.com' }) as unknown as ServedCertificate,
+    ],
+    ['a host another entry serves', () => ({ ...served('app.example.com', exact), secret: 'default/thief' })],
   ];
 
-  test.each(bad)('%s is refused and the old table serves', async (_what, entry) => {
-    const err = await push(entry()).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ControlError);
-    expect((err as ControlError).status).toBe(400);
+  test.each(bad)('%s is refused alone: every other entry is served', async (_what, entry) => {
+    const answer = await nginx.control.pushCertificates({
+      version: `c${++version}`,
+      certificates: [served('app.example.com', exact), served('*.example.com', wildcard), entry()],
+    });
+    expect(answer.refused).toHaveLength(1);
+    const [refused] = answer.refused;
+    expect(refused!.table).toBe('certificates');
     // never an echo of key material
-    expect((err as ControlError).reason).not.toContain('BEGIN');
-    expect((err as ControlError).reason).not.toContain(exact.keyPem.split('\n')[1]!.slice(0, 20));
+    expect(refused!.reason).not.toContain('BEGIN');
+    expect(refused!.reason).not.toContain(exact.keyPem.split('\n')[1]!.slice(0, 20));
     expect((await handshake('app.example.com')).subject.CN).toBe('app.example.com');
+    expect((await handshake('bad.example.com')).subject.CN).toBe('*.example.com');
+  });
+
+  test('a refused certificate keeps its previous value', async () => {
+    await push(served('app.example.com', exact), served('*.example.com', wildcard));
+    const broken = { ...served('app.example.com', wildcard), key: 'not a key' };
+    const answer = await nginx.control.pushCertificates({ version: `c${++version}`, certificates: [broken] });
+    expect(answer.refused).toEqual([expect.objectContaining({ key: 'default/app.example.com' })]);
+    expect((await handshake('app.example.com')).subject.CN).toBe('app.example.com');
+    // the wildcard was not in that table: it is gone
+    expect((await handshake('other.example.com')).subject.CN).toBe('default.invalid');
+    await push(served('app.example.com', exact), served('*.example.com', wildcard));
   });
 
   test('the error log holds no key material', async () => {

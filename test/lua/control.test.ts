@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ControlChannel, ControlError, newControlToken } from '../../src/nginx/control.js';
-import type { BackendTable, RouteTable } from '../../src/model/dynamic-tables.js';
+import type { BackendTable, RouteEntry, RouteTable } from '../../src/model/dynamic-tables.js';
 import { CONTROL_TOKEN_HEADER } from '../../src/model/dynamic-tables.js';
 import { call, type LuaNginx, type Pod, startLuaNginx, startPod } from './harness.js';
 
@@ -46,11 +46,14 @@ afterAll(async () => {
 describe('status', () => {
   test('reports null before any push, then each table’s version', async () => {
     expect(await nginx.control.status()).toEqual({ backends: null, certificates: null, routes: null });
-    expect(await nginx.control.pushBackends(good())).toBe('good-1');
+    expect(await nginx.control.pushBackends(good())).toEqual({ version: 'good-1', refused: [] });
     expect(await nginx.control.status()).toEqual({ backends: 'good-1', certificates: null, routes: null });
-    expect(await nginx.control.pushCertificates({ version: 'certs:1', certificates: [] })).toBe('certs:1');
+    expect(await nginx.control.pushCertificates({ version: 'certs:1', certificates: [] })).toEqual({
+      version: 'certs:1',
+      refused: [],
+    });
     expect(await nginx.control.status()).toEqual({ backends: 'good-1', certificates: 'certs:1', routes: null });
-    expect(await nginx.control.pushRoutes({ version: 'routes:1', servers: [] })).toBe('routes:1');
+    expect((await nginx.control.pushRoutes({ version: 'routes:1', servers: [] })).version).toBe('routes:1');
     expect(await nginx.control.status()).toEqual({ backends: 'good-1', certificates: 'certs:1', routes: 'routes:1' });
   });
 });
@@ -70,35 +73,93 @@ describe('a bad push', () => {
     ['port 70000', (_t, _b, e) => (e.port = 70000)],
     ['a fractional port', (_t, _b, e) => (e.port = 80.5)],
     ['a port as a string', (_t, _b, e) => (e.port = '80')],
-    ['a name with a space', (_t, b) => (b.name = 'we b')],
-    ['a name with a newline', (_t, b) => (b.name = 'web\n')],
-    ['an empty name', (_t, b) => (b.name = '')],
     ['a hashKey with {', (_t, b) => ((b.balance = 'chash'), (b.hashKey = '${request_uri}'))],
     ['a hashKey with a space', (_t, b) => ((b.balance = 'chash'), (b.hashKey = '$a $b'))],
     ['a chash without hashKey', (_t, b) => (b.balance = 'chash')],
     ['a sticky without hashKey', (_t, b) => (b.balance = 'sticky')],
     ['an unknown balance', (_t, b) => (b.balance = 'least_conn')],
     ['an unknown field', (_t, b) => (b.extra = 1)],
+  ];
+  // a name nginx cannot key by: refused, and nothing of that name changes
+  const unnamed: Mutation[] = [
+    ['a name with a space', (_t, b) => (b.name = 'we b')],
+    ['a name with a newline', (_t, b) => (b.name = 'web\n')],
+    ['an empty name', (_t, b) => (b.name = '')],
+  ];
+  // what cannot be read entry by entry refuses the table
+  const whole: Mutation[] = [
     ['a version with a slash', (t) => (t.version = 'a/b')],
     ['a version too long', (t) => (t.version = 'v'.repeat(129))],
     ['backends not an array', (t) => (t.backends = { web: 1 })],
-    ['a name twice', (t, b) => (t.backends = [b, { ...b }])],
   ];
-
-  test.each(mutations)('%s is refused with 400 and the old table serves', async (what, mutate) => {
-    await nginx.control.pushBackends(good());
+  const mutated = (mutate: Mutation[1]) => {
     const table = structuredClone(good()) as unknown as Record<string, unknown>;
     const backend = (table.backends as Record<string, unknown>[])[0]!;
     const endpoint = (backend.endpoints as Record<string, unknown>[])[0]!;
     table.version = 'bad-1';
-    backend.name = 'web';
     mutate(table, backend, endpoint);
-    // "web" keeps its pod: the refused table would have pointed it elsewhere or nowhere
-    const err = await nginx.control.pushBackends(table as unknown as BackendTable).catch((e: unknown) => e);
+    return table as unknown as BackendTable;
+  };
+
+  test.each(mutations)('%s: the entry is refused alone, named, and keeps its old value', async (what, mutate) => {
+    await nginx.control.pushBackends(good());
+    // "web" keeps its pod: the refused entry would have pointed it elsewhere or nowhere
+    const answer = await nginx.control.pushBackends(mutated(mutate));
+    expect(answer.version, what).toBe('bad-1');
+    expect(answer.refused).toHaveLength(1);
+    expect(answer.refused[0]).toMatchObject({ table: 'backends', key: 'web' });
+    expect(answer.refused[0]!.reason).not.toContain('\n');
+    expect(answer.refused[0]!.reason.length).toBeGreaterThan(0);
+    // the version moved on: the controller's next push is compared with it
+    expect((await nginx.control.status()).backends).toBe('bad-1');
+    expect((await call(nginx, '/to/web/')).backend).toBe('a');
+  });
+
+  test.each(unnamed)('%s: refused by its place in the table', async (_what, mutate) => {
+    await nginx.control.pushBackends(good());
+    const answer = await nginx.control.pushBackends(mutated(mutate));
+    expect(answer.refused).toEqual([expect.objectContaining({ table: 'backends', key: '#1' })]);
+    expect((await call(nginx, '/to/web/')).backend).toBe('a');
+  });
+
+  test('a name twice: the second is refused', async () => {
+    const table = good();
+    const answer = await nginx.control.pushBackends({
+      version: 'twice',
+      backends: [table.backends[0]!, { ...table.backends[0]!, endpoints: [] }],
+    });
+    expect(answer.refused).toEqual([{ table: 'backends', key: 'web', reason: 'named twice' }]);
+    expect((await call(nginx, '/to/web/')).backend).toBe('a');
+  });
+
+  test('a refused entry costs only itself: every other entry is applied', async () => {
+    await nginx.control.pushBackends(good());
+    const answer = await nginx.control.pushBackends({
+      version: 'mixed',
+      backends: [
+        { name: 'api', balance: 'round_robin', hashKey: null, endpoints: [pod.peer] },
+        { name: 'new', balance: 'least_conn' as 'ewma', hashKey: null, endpoints: [pod.peer] },
+        { name: 'web', balance: 'round_robin', hashKey: null, endpoints: [{ address: 'x', port: 1 }] },
+      ],
+    });
+    expect(answer.refused.map((r) => r.key)).toEqual(['new', 'web']);
+    expect(answer.refused[1]!.reason).toMatch(/^endpoint 1: address x /);
+    expect((await call(nginx, '/to/api/')).backend).toBe('a');
+    // refused and new: absent; refused with an old value: the old value
+    expect((await call(nginx, '/to/new/')).status).toBe(503);
+    expect((await call(nginx, '/to/web/')).backend).toBe('a');
+    // and the next good push replaces what was kept
+    expect((await nginx.control.pushBackends({ version: 'after', backends: [] })).refused).toEqual([]);
+    expect((await call(nginx, '/to/web/')).status).toBe(503);
+    await nginx.control.pushBackends(good());
+  });
+
+  test.each(whole)('%s is refused with 400 and the old table serves', async (what, mutate) => {
+    await nginx.control.pushBackends(good());
+    const err = await nginx.control.pushBackends(mutated(mutate)).catch((e: unknown) => e);
     expect(err, what).toBeInstanceOf(ControlError);
     expect((err as ControlError).status).toBe(400);
     expect((err as ControlError).reason).not.toContain('\n');
-    expect((err as ControlError).reason.length).toBeGreaterThan(0);
     expect((await nginx.control.status()).backends).toBe('good-1');
     expect((await call(nginx, '/to/web/')).backend).toBe('a');
   });
@@ -122,8 +183,7 @@ describe('a bad push', () => {
       version: 'forms',
       backends: [{ ...table.backends[0]!, name: 'forms', endpoints: [{ address, port: 80 }] }],
     });
-    if (accepted) await expect(pushed).resolves.toBe('forms');
-    else await expect(pushed).rejects.toMatchObject({ status: 400 });
+    expect((await pushed).refused.length === 0).toBe(accepted);
     await nginx.control.pushBackends(good());
   });
 
@@ -180,38 +240,62 @@ describe('a bad push', () => {
   ];
 
   test('a good route table is taken', async () => {
-    expect(await nginx.control.pushRoutes(goodRoutes())).toBe('routes-good');
+    expect(await nginx.control.pushRoutes(goodRoutes())).toEqual({ version: 'routes-good', refused: [] });
   });
 
   test('server keys with a Gateway address (--gateway-addresses), IPv4 or IPv6, are taken', async () => {
     for (const key of ['127.0.0.200:80/a.example', '::1:8080/_', 'fd00::1:80/*.example']) {
       const table = { ...goodRoutes(), version: 'routes-addressed' };
       table.servers = [{ ...table.servers[0]!, key }];
-      expect(await nginx.control.pushRoutes(table), key).toBe('routes-addressed');
+      expect(await nginx.control.pushRoutes(table), key).toEqual({ version: 'routes-addressed', refused: [] });
     }
   });
 
-  test.each(routeMutations)('a route table with %s is refused with 400, the old one kept', async (what, mutate) => {
+  test.each(routeMutations)('a route table with %s: that entry is refused, its old one kept', async (what, mutate) => {
     await nginx.control.pushRoutes(goodRoutes());
     const table = structuredClone(goodRoutes()) as unknown as { version: string; servers: Record<string, unknown>[] };
     table.version = 'routes-bad';
     const server = table.servers[0]!;
+    // a second rule beside it, which is applied whatever the first one's fate
+    const other = { ...structuredClone(goodRoutes().servers[0]!.routes[0]!), route: 'default/other#0' };
+    server.routes = [...(server.routes as unknown[]), other];
     mutate((server.routes as Record<string, unknown>[])[0]!, server);
-    const err = await nginx.control.pushRoutes(table as unknown as RouteTable).catch((e: unknown) => e);
-    expect(err, what).toBeInstanceOf(ControlError);
-    expect((err as ControlError).status).toBe(400);
-    expect((await nginx.control.status()).routes).toBe('routes-good');
+    const answer = await nginx.control.pushRoutes(table as unknown as RouteTable);
+    expect(answer.version, what).toBe('routes-bad');
+    expect(answer.refused, what).toHaveLength(1);
+    expect(answer.refused[0]!.table).toBe('routes');
+    // a server key nginx cannot read refuses the server; else the rule `<server key> <label>`
+    expect(answer.refused[0]!.key).toMatch(/^(#1|80\/a\.example default\/r#0)$/);
+    expect((await nginx.control.status()).routes).toBe('routes-bad');
   });
 
-  test('the reason names the entry', async () => {
-    const table = good();
-    const err = await nginx.control
-      .pushBackends({
-        ...table,
-        backends: [{ ...table.backends[0]!, name: 'api', endpoints: [{ address: 'x', port: 1 }] }],
-      })
-      .catch((e: unknown) => e as ControlError);
-    expect((err as ControlError).reason).toMatch(/^backend api: endpoint 1: address x /);
+  test('a route rule refused keeps its old entries in its place; the rule beside it is applied', async () => {
+    await nginx.control.pushRoutes(goodRoutes());
+    const base = goodRoutes().servers[0]!;
+    const bad = { ...base.routes[0]!, method: 'BREW' } as unknown as RouteEntry;
+    const other = { ...base.routes[0]!, route: 'default/other#0' };
+    const answer = await nginx.control.pushRoutes({
+      version: 'routes-mixed',
+      servers: [
+        { ...base, routes: [bad, other] },
+        { ...base, key: '80/b.example', routes: [bad] },
+      ],
+    });
+    expect(answer.refused).toEqual([
+      expect.objectContaining({ key: '80/a.example default/r#0' }),
+      expect.objectContaining({ key: '80/b.example default/r#0' }),
+    ]);
+  });
+
+  test('a bad certificate entry is refused alone', async () => {
+    const answer = await nginx.control.pushCertificates({
+      version: 'certs-mixed',
+      certificates: [{ secret: 'default/a', cert: 'not PEM', key: 'not PEM', hosts: ['a.example'], servers: [] }],
+    });
+    expect(answer).toEqual({
+      version: 'certs-mixed',
+      refused: [{ table: 'certificates', key: 'default/a', reason: 'cert is not a PEM certificate chain' }],
+    });
   });
 
   test('bad JSON and an empty body are refused', async () => {
@@ -258,7 +342,7 @@ describe('a bad push', () => {
     // and just under the buffer is fine
     expect((await raw(nginx.socketPath, 'POST', '/backends', headers, padded(900 * 1024))).status).toBe(201);
     expect((await nginx.control.status()).backends).toBe('big');
-    expect(await nginx.control.pushBackends(good())).toBe('good-1');
+    expect((await nginx.control.pushBackends(good())).version).toBe('good-1');
   });
 
   test('the wrong method is 405', async () => {

@@ -36,7 +36,7 @@ describe('a reload', () => {
         version: 'after-reload',
         backends: [{ name: 'web', balance: 'ewma', hashKey: null, endpoints: [pod.peer] }],
       }),
-    ).toBe('after-reload');
+    ).toEqual({ version: 'after-reload', refused: [] });
     expect((await call(nginx, '/to/web/')).backend).toBe('a');
   });
 });

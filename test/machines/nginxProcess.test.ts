@@ -9,7 +9,7 @@ import {
   transition,
   type EventObject,
 } from 'xstate';
-import type { NginxMasterCommand, NginxMasterEvent, PushedTables } from '../../machines/events.js';
+import type { NginxMasterCommand, NginxMasterEvent, PushedTables, PushResult } from '../../machines/events.js';
 import {
   FATAL_RESTARTS,
   nginxProcessMachine,
@@ -72,10 +72,10 @@ function start(options: { quit?: QuitBehaviour; autoStart?: boolean } = {}) {
     // The reload pushes the tables before it signals, as the real one does.
     return r.done.promise.then(() => input.tables);
   });
-  const push = fromPromise<PushedTables, PushInput>(({ input }) => {
+  const push = fromPromise<PushResult, PushInput>(({ input }) => {
     const p = { input, done: deferred() };
     pushes.push(p);
-    return p.done.promise.then(() => input.tables);
+    return p.done.promise.then(() => ({ pushed: input.tables, refused: [] }));
   });
   const drain = fromPromise<void, DrainInput>(({ input, signal }) => {
     const d = { input, done: deferred(), aborted: false };

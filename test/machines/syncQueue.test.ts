@@ -13,6 +13,7 @@ const WATCHERS = ['Ingress', 'Service', 'EndpointSlice'];
 interface Call {
   readonly generation: number;
   readonly trigger: string;
+  readonly entriesRefused: RunSyncInput['entriesRefused'];
   readonly at: number;
   readonly done: Deferred<void>;
   aborted: boolean;
@@ -30,6 +31,7 @@ function start(
     const call: Call = {
       generation: input.generation,
       trigger: input.trigger,
+      entriesRefused: input.entriesRefused,
       at: clock.now(),
       done: deferred(),
       aborted: false,
@@ -58,6 +60,22 @@ function start(
 }
 
 describe('syncQueue', () => {
+  it('hands the table entries nginx refused to the next sync, at once, and to that sync only', async () => {
+    const { clock, calls, actor, syncAll } = start();
+    syncAll();
+    await advance(clock, 200);
+    expect(calls).toHaveLength(1);
+    const entries = [{ table: 'certificates' as const, key: 't2.example', reason: 'key is not a PEM private key' }];
+    actor.send({ type: 'nginx.entriesRefused', entries });
+    await advance(clock, 10);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.entriesRefused).toEqual(entries);
+    actor.send({ type: 'sync.request' });
+    await advance(clock, 2_000, 10);
+    expect(calls).toHaveLength(3);
+    expect(calls[2]!.entriesRefused).toEqual([]);
+  });
+
   it('does not sync before every watcher has synced', async () => {
     const { clock, calls, actor, change } = start();
     change(3);

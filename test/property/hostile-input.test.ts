@@ -15,7 +15,7 @@ import { buildModel } from '../../src/model/build.js';
 import { configKeys } from '../../src/model/config-map.js';
 import { ALLOWED_DIRECTIVES } from '../../src/model/snippet-policy.js';
 import { checkTlsPair } from '../../src/model/certificate.js';
-import { certificateId, DynamicSplit, type RouteTable } from '../../src/model/dynamic-tables.js';
+import { servedNames, DynamicSplit, type RouteTable } from '../../src/model/dynamic-tables.js';
 import { CONTROLLER, gateway, gatewayClass, grpcRoute, listener, route } from '../gateway/fixtures.js';
 import { checkHost, checkIp } from '../../src/model/validate.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
@@ -459,9 +459,9 @@ describe('hostile input, with the Lua balancer', () => {
         }
         expectRouteTable(tables.routes);
         for (const c of tables.certificates.certificates) {
-          // an Ingress TLS host, or a Gateway server by the key its routes table entry has
-          if ('server' in c) expect(tables.routes.servers.map((s) => s.key)).toContain(c.server);
-          else expect(checkHost(c.host.replace(/^\*\./, '')).ok, c.host).toBe(true);
+          // Ingress TLS hosts, and Gateway servers by the key their routes table entries have
+          for (const server of c.servers) expect(tables.routes.servers.map((s) => s.key)).toContain(server);
+          for (const host of c.hosts) expect(checkHost(host.replace(/^\*\./, '')).ok, host).toBe(true);
           expect(checkTlsPair(c.cert, c.key, true).ok).toBe(true);
         }
       }),
@@ -474,7 +474,7 @@ describe('hostile input, with the Lua balancer', () => {
     expect(tables.backends.backends.flatMap((b) => b.endpoints.map((e) => e.address))).toContain('127.0.0.1');
     // the https listener's certificate is pushed for its hostname though its names do not cover it (the Gateway API's
     // rule: a listener serves its certificateRefs), and the Gateway's servers are there too
-    expect(tables.certificates.certificates.map(certificateId)).toEqual([
+    expect(servedNames(tables.certificates)).toEqual([
       'a.example.com',
       'server 8443/grpc.example.com',
       'server 8443/gws.example.com',

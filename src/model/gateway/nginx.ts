@@ -7,6 +7,7 @@
  * A hostname an Ingress names keeps going to the Ingress on the http and https ports (its traffic never moves when
  * someone adds a route): the Gateway's server for it is not made, with a Problem on each HTTPRoute that loses it.
  */
+import { routeEntryProblem } from '../table-check.js';
 import { BuiltUpstreams, compare, UpstreamTable } from '../backends.js';
 import {
   type RouteEntry,
@@ -223,7 +224,7 @@ export function gatewayModel(
       gateways: [...new Set(slot.listeners.map((l) => `${l.gateway.namespace}/${l.gateway.name}`))].sort(compare),
       mirrorSlots: mirrorSlotsOf(served),
     });
-    routeServers.push({ key, port: slot.listenerPort, routes: served.map(entryOf) });
+    routeServers.push({ key, port: slot.listenerPort, routes: pushableEntries(served, problems) });
   }
   const gateway: GatewayModel = {
     servers,
@@ -417,6 +418,26 @@ function filterOf(f: RouteFilter, mirror: EffectiveBackend | undefined): RouteFi
 function filtersOf(r: EffectiveRoute): RouteFilterEntry[] {
   let mirror = 0;
   return r.filters.map((f) => filterOf(f, f.type === 'RequestMirror' ? r.mirrors[mirror++] : undefined));
+}
+
+/**
+ * pushableEntries are the routes' entries nginx's Lua takes (src/model/table-check.ts): one a legal object still makes
+ * too long for it is left out, with a problem on its match.
+ */
+function pushableEntries(routes: readonly EffectiveRoute[], problems: Problem[]): RouteEntry[] {
+  return routes.flatMap((r) => {
+    const entry = entryOf(r);
+    const why = routeEntryProblem(entry);
+    if (why === null) return [entry];
+    problems.push({
+      kind: r.kind ?? 'HTTPRoute',
+      namespace: r.route.namespace,
+      name: r.route.name,
+      field: `spec.rules[${r.ruleIndex}].matches[${r.matchIndex}]`,
+      message: `${why}; this match is not served`,
+    });
+    return [];
+  });
 }
 
 function entryOf(r: EffectiveRoute): RouteEntry {

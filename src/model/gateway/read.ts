@@ -4,6 +4,7 @@
  * and left out, never passed on. Shapes the CRD schema forbids are refused the same way, since the
  * objects may come from a file or an API server without the CRD's validation.
  */
+import { TABLE_LIMITS } from '../table-schema.js';
 import { checkRegexPath, regexSubsetRefusal } from '../regex-path.js';
 import {
   type Checked,
@@ -301,7 +302,7 @@ function readPathModifier(c: Collector, field: string, raw: unknown, prefixMatch
 export const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
 
 /** MAX_MIRRORS is how many RequestMirror filters a rule may have: nginx.conf has one `mirror` per slot. */
-export const MAX_MIRRORS = 2;
+export const MAX_MIRRORS = TABLE_LIMITS.mirrors;
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 
