@@ -128,7 +128,7 @@ async function weakKeyRefused(weakPem: string, path: string): Promise<void> {
   );
   const events = await badTenantEvents();
   expect(events.join('\n')).toContain(
-    `spec.tls[0].secretName: Secret ${ns(BAD)}/site-tls: tls.key is a 1024-bit RSA key, which OpenSSL refuses`,
+    `spec.tls[0].secretName: Secret ${ns(BAD)}/site-tls: data.tls.key is a 1024-bit RSA key, which nginx's OpenSSL does not serve`,
   );
   const reply = await get({ host: host(BAD), path, port: cluster.httpsPort, https: true });
   expect(reply.backend).toBe(ns(BAD));
