@@ -4,7 +4,7 @@
  * 200 in time; each review is answered with its verdict or, past the bound on reviews in flight, at once with 429 and
  * Retry-After; a review larger than the API server sends is 413; and a plain review afterwards is judged against the
  * live cache. The judge runs on a worker thread compiled by `npm run build` (this test needs it). Timings, CPU and
- * memory are bench/admission.ts's (`npm run bench -- admission-flood`).
+ * memory are bench/admission-flood.ts's (`npm run bench -- admission-flood`).
  */
 import { get as httpGet } from 'node:http';
 import { request } from 'node:https';
