@@ -1,5 +1,6 @@
 /** `npm run bench [-- NAME…]` runs the named benchmarks (all by default). Benchmarks print; they never fail CI. */
 import { runAdmission } from './admission.js';
+import { runAdmissionFlood } from './admission-flood.js';
 import { runBursts, runEventToRoute, runFootprint, runTrafficDuringReloads } from './cluster-benches.js';
 import { runBadTenant } from './bad-tenant.js';
 import { runEndpointToTraffic, runRollingUpdates } from './endpoint-benches.js';
@@ -24,6 +25,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'rolling-updates': () => runRollingUpdates(),
   'endpoint-to-traffic': () => runEndpointToTraffic(),
   admission: () => runAdmission(),
+  'admission-flood': () => runAdmissionFlood(),
   'request-metrics': () => runRequestMetrics(),
   'metrics-scrape': () => runMetricsScrape(),
   'gateway-routing': () => runGatewayRouting(),

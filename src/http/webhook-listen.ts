@@ -11,10 +11,8 @@ import { AdmissionJudge, type JudgeOptions } from '../model/admission.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { ReviewObservation } from './admission-metrics.js';
 import { listenOn } from './listen.js';
-import { createWebhookServer, type Judge, type KeySource } from './webhook.js';
-
-/** WARM_EVERY_MS: how often the judge's memo catches up with the cache while no review comes. */
-const WARM_EVERY_MS = 5_000;
+import { createWebhookServer, type Judge, type KeySource, type ReviewJudge } from './webhook.js';
+import { judgeWorkerFile, WARM_EVERY_MS, WorkerJudge } from './worker-judge.js';
 
 /** RunningWebhook is a listening webhook; close stops it and its warming. */
 export interface RunningWebhook {
@@ -33,11 +31,18 @@ export interface WebhookContext {
 }
 
 /**
- * warmJudge is the judge over the cache's snapshot, its memo brought up to the cache every few seconds while it
- * changes, so a review after a sync costs one candidate, not the whole build (1.5 s at 10,000 Ingresses).
+ * webhookJudge is the judge of the controller's webhook: a WorkerJudge over the cache's snapshot, off the event loop.
+ * Running from src/ with no `npm run build` (some tests) there is no compiled worker: then the judge runs on the event
+ * loop, its memo warmed every few seconds, with a warning.
  */
-export function warmJudge(context: WebhookContext): { judge: Judge; stop(): void } {
-  const { cache, options } = context;
+export function webhookJudge(context: WebhookContext): { judge: ReviewJudge | Judge; stop(): Promise<void> } {
+  const { cache, options, log } = context;
+  const file = judgeWorkerFile();
+  if (file) {
+    const worker = new WorkerJudge(file, () => cache.snapshot(), options, log);
+    return { judge: worker, stop: () => worker.close() };
+  }
+  log.warn("the admission judge's worker is not built (npm run build): reviews are judged on the event loop");
   const judge = new AdmissionJudge();
   let warmed: Snapshot['ingresses'] | null = null;
   const warm = setInterval(() => {
@@ -49,7 +54,7 @@ export function warmJudge(context: WebhookContext): { judge: Judge; stop(): void
   warm.unref();
   return {
     judge: (operation, ingress) => judge.judge(cache.snapshot(), options, operation, ingress),
-    stop: () => clearInterval(warm),
+    stop: async () => clearInterval(warm),
   };
 }
 
@@ -77,7 +82,7 @@ export async function startWebhook(
   context: WebhookContext,
   keys?: KeySource,
 ): Promise<RunningWebhook> {
-  const warmed = warmJudge(context);
+  const warmed = webhookJudge(context);
   const server = createWebhookServer({
     ...(flags.certFile === undefined ? {} : { certFile: flags.certFile }),
     ...(flags.keyFile === undefined ? {} : { keyFile: flags.keyFile }),
@@ -89,14 +94,14 @@ export async function startWebhook(
   try {
     await listenWebhook(server, flags, context.log);
   } catch (error) {
-    warmed.stop();
+    await warmed.stop();
     throw error;
   }
   return {
     server,
     close: async () => {
-      warmed.stop();
       await closeServer(server);
+      await warmed.stop();
     },
   };
 }

@@ -52,11 +52,50 @@ export function ingressWebhookConfiguration(
   };
 }
 
-/** MAX_BODY_BYTES: an object is at most 3 MB in the API; ingress-nginx takes three times that. */
-export const MAX_BODY_BYTES = 9 * 1024 * 1024;
+/**
+ * API_OBJECT_BYTES: the API server decodes no write request body over 3 MiB (k8s.io/apiserver's MaxRequestBodyBytes:
+ * etcd's 1.5 MiB request limit, doubled for JSON's overhead over protobuf), so no Ingress it admits or stores is larger.
+ */
+const API_OBJECT_BYTES = 3 * 1024 * 1024;
+
+/**
+ * MAX_BODY_BYTES is the largest AdmissionReview read (7 MiB): the largest the API server sends for an Ingress is an
+ * UPDATE's, with the object and the stored oldObject (each at most API_OBJECT_BYTES), plus 1 MiB for the rest
+ * (userInfo, options). A larger body (ingress-nginx read 9 MiB, which took seconds to judge) is 413.
+ */
+export const MAX_BODY_BYTES = 2 * API_OBJECT_BYTES + 1024 * 1024;
+
+/**
+ * MAX_REVIEWS_IN_FLIGHT bounds the reviews being read, waiting or judged at once (one judged at a time, the rest held
+ * as bytes): a review past it is answered 429 at once, before its body is read, with Retry-After, which the API
+ * server's client retries within the webhook's timeoutSeconds and then treats per failurePolicy.
+ */
+export const MAX_REVIEWS_IN_FLIGHT = 4;
 
 /** Judge answers for one candidate Ingress (the object after the operation). */
 export type Judge = (operation: AdmissionOperation, ingress: Ingress) => Verdict;
+
+/** ReviewHead is what the answer, the log and the metrics need of a review: everything but its object. */
+export interface ReviewHead {
+  readonly uid: string;
+  readonly operation: AdmissionOperation;
+  /** request.namespace and request.name */
+  readonly namespace: string;
+  readonly name: string;
+  /** the object's own metadata.namespace and metadata.name, as ingress-nginx names its checks */
+  readonly objectNamespace: string;
+  readonly objectName: string;
+}
+
+/** Judged is one review body judged: the verdict, or the HTTP status and why it could not be judged. */
+export type Judged =
+  | { readonly ok: true; readonly review: ReviewHead; readonly verdict: Verdict; readonly testedSeconds: number }
+  | { readonly ok: false; readonly status: number; readonly message: string; readonly error?: string };
+
+/** ReviewJudge judges whole review bodies, unparsed (src/http/worker-judge.ts does so off the event loop). */
+export interface ReviewJudge {
+  review(body: Uint8Array): Promise<Judged>;
+}
 
 /** WebhookOptions are where the certificate and key come from (files, or a KeySource) and who judges. */
 export interface WebhookOptions {
@@ -64,7 +103,10 @@ export interface WebhookOptions {
   readonly keyFile?: string;
   /** instead of the files: a pair kept in memory (the self-made certificate, src/http/webhook-self-signed.ts) */
   readonly keys?: KeySource;
-  readonly judge: Judge;
+  /** a Judge runs on the event loop (tests, benchmarks); the controller gives a ReviewJudge with a worker */
+  readonly judge: Judge | ReviewJudge;
+  /** MAX_REVIEWS_IN_FLIGHT unless set */
+  readonly maxInFlight?: number;
   readonly log: Logger;
   /** told of each judged review (/metrics) */
   readonly observe?: (review: ReviewObservation) => void;
@@ -101,7 +143,7 @@ export class MemoryKeys implements KeySource {
 }
 
 /** Refused is a review that cannot be judged: the HTTP status and why. */
-class Refused extends Error {
+export class Refused extends Error {
   constructor(
     readonly status: number,
     message: string,
@@ -147,7 +189,11 @@ export function createWebhookServer(options: WebhookOptions): Server {
   const files = options.keys ?? new KeyFiles(options.certFile ?? '', options.keyFile ?? '');
   const first = files.changed();
   if (!first) throw new Error(`the webhook has no certificate yet (${files.origin})`);
-  const server = createServer({ ...first, minVersion: 'TLSv1.2' }, (req, res) => handle(req, res, options));
+  const reviews = typeof options.judge === 'function' ? inProcess(options.judge) : options.judge;
+  const gate = { inFlight: 0, limit: options.maxInFlight ?? MAX_REVIEWS_IN_FLIGHT };
+  const server = createServer({ ...first, minVersion: 'TLSv1.2' }, (req, res) =>
+    handle(req, res, { ...options, reviews, gate }),
+  );
   // Before the TLS server's own listener: the new context applies to this very connection.
   server.prependListener('connection', () => {
     try {
@@ -165,7 +211,13 @@ export function createWebhookServer(options: WebhookOptions): Server {
   return server;
 }
 
-function handle(req: IncomingMessage, res: ServerResponse, options: WebhookOptions): void {
+/** Handling is what each request is handled with: the options, the judge of bodies and the in-flight count. */
+interface Handling extends WebhookOptions {
+  readonly reviews: ReviewJudge;
+  readonly gate: { inFlight: number; readonly limit: number };
+}
+
+function handle(req: IncomingMessage, res: ServerResponse, options: Handling): void {
   const path = new URL(req.url ?? '/', 'https://localhost').pathname;
   const refuse = (error: Refused, headers: Record<string, string> = {}) => {
     if (res.headersSent) return;
@@ -177,53 +229,160 @@ function handle(req: IncomingMessage, res: ServerResponse, options: WebhookOptio
     refuse(early, early.status === 405 ? { allow: 'POST' } : {});
     return;
   }
+  const { gate } = options;
+  if (gate.inFlight >= gate.limit) {
+    // Its body is discarded as it comes (nothing kept, nothing parsed), then answered: a client still uploading would
+    // get a reset instead of the answer.
+    req.resume();
+    req.once('end', () =>
+      refuse(new Refused(429, `${gate.limit} reviews are being read or judged already; retry`), { 'retry-after': '1' }),
+    );
+    req.on('error', () => res.destroy());
+    return;
+  }
+  gate.inFlight++;
+  let held = true;
+  let judging = false;
+  const release = () => {
+    if (held) gate.inFlight--;
+    held = false;
+  };
+  // An upload that ends early frees its place; one being judged holds it until the judge is done with it.
+  res.once('close', () => {
+    if (!judging) release();
+  });
   const chunks: Buffer[] = [];
   let size = 0;
   req.on('data', (chunk: Buffer) => {
     size += chunk.length;
     // Past the limit nothing more is kept; the answer closes the connection, which ends the upload.
     if (size > MAX_BODY_BYTES)
-      refuse(new Refused(413, `the review is over ${MAX_BODY_BYTES} bytes`), { connection: 'close' });
+      refuse(new Refused(413, `the review is over ${MAX_BODY_BYTES} bytes, more than the API server sends`), {
+        connection: 'close',
+      });
     else chunks.push(chunk);
   });
   req.on('end', () => {
     if (size > MAX_BODY_BYTES) return;
-    try {
-      const read = performance.now();
-      const review = readReview(Buffer.concat(chunks).toString('utf8'));
-      const started = performance.now();
-      const verdict = options.judge(review.operation, review.object);
-      const response = answer(review.uid, verdict);
-      const judged = performance.now();
-      // Named as ingress-nginx names its checks: by the object's metadata.
-      options.observe?.({
-        namespace: review.object.metadata?.namespace || review.namespace,
-        name: review.object.metadata?.name || review.name,
-        allowed: verdict.allowed,
-        tested: verdict.tested,
-        testedSeconds: (judged - started) / 1000,
-        roundtripSeconds: (judged - read) / 1000,
-      });
-      options.log.info(
-        {
-          ingress: `${review.namespace}/${review.name}`,
-          operation: review.operation,
-          allowed: verdict.allowed,
-          ms: Math.round((performance.now() - started) * 10) / 10,
-          ...(verdict.allowed ? {} : { reason: verdict.message }),
-        },
-        'admission review',
-      );
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(response));
-    } catch (error) {
-      if (error instanceof Refused) refuse(error);
-      else {
+    judging = true;
+    const read = performance.now();
+    options.reviews
+      .review(Buffer.concat(chunks, size))
+      .then((judged) => respond(res, judged, read, options, refuse))
+      .catch((error: unknown) => {
         options.log.error({ err: error }, 'admission review failed');
         refuse(new Refused(500, 'the review could not be judged'));
-      }
-    }
+      })
+      .finally(release);
   });
   req.on('error', () => res.destroy());
+}
+
+/** respond writes a judged review's answer (or its refusal), logs it and tells the metrics. */
+function respond(
+  res: ServerResponse,
+  judged: Judged,
+  read: number,
+  options: Handling,
+  refuse: (error: Refused) => void,
+): void {
+  if (!judged.ok) {
+    if (judged.error) options.log.error({ err: judged.error }, 'admission review failed');
+    refuse(new Refused(judged.status, judged.message));
+    return;
+  }
+  const { review, verdict } = judged;
+  // Named as ingress-nginx names its checks: by the object's metadata.
+  options.observe?.({
+    namespace: review.objectNamespace || review.namespace,
+    name: review.objectName || review.name,
+    allowed: verdict.allowed,
+    tested: verdict.tested,
+    testedSeconds: judged.testedSeconds,
+    roundtripSeconds: (performance.now() - read) / 1000,
+  });
+  options.log.info(
+    {
+      ingress: `${review.namespace}/${review.name}`,
+      operation: review.operation,
+      allowed: verdict.allowed,
+      ms: Math.round(judged.testedSeconds * 10_000) / 10,
+      ...(verdict.allowed ? {} : { reason: verdict.message }),
+    },
+    'admission review',
+  );
+  if (!res.headersSent)
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer(review.uid, verdict)));
+}
+
+/**
+ * judgeReview is one review body judged: parsed, checked as an AdmissionReview for an Ingress, and judged by `judge`;
+ * what cannot be judged is a refusal (400; 500 when the judge threw, with its error for the log). Synchronous: the
+ * in-process judge and the worker's (src/http/judge-worker.ts) both run it.
+ */
+export function judgeReview(body: Uint8Array, judge: Judge): Judged {
+  try {
+    const review = readReview(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+    const started = performance.now();
+    const verdict = bounded(judge(review.operation, review.object));
+    const testedSeconds = (performance.now() - started) / 1000;
+    const meta = review.object.metadata ?? {};
+    const head: ReviewHead = {
+      uid: review.uid,
+      operation: review.operation,
+      namespace: review.namespace,
+      name: review.name,
+      objectNamespace: meta.namespace ?? '',
+      objectName: meta.name ?? '',
+    };
+    return { ok: true, review: head, verdict, testedSeconds };
+  } catch (error) {
+    if (error instanceof Refused) return { ok: false, status: error.status, message: error.message };
+    return { ok: false, status: 500, message: 'the review could not be judged', error: String(error) };
+  }
+}
+
+/**
+ * WARNINGS_CHARS: the API server passes on at most 4096 characters of warnings per request (from all webhooks; the
+ * rest are dropped, Kubernetes' "Dynamic Admission Control"), so an answer carries no more.
+ */
+export const WARNINGS_CHARS = 4096;
+
+/** DENIAL_CHARS bounds a denial's message: its first reasons, whole lines, then how many more there are. */
+export const DENIAL_CHARS = 16 * 1024;
+
+/** firstLines keeps the items of `items` while their total length stays within `chars`, and how many were left out. */
+function firstLines(items: readonly string[], chars: number): { kept: string[]; left: number } {
+  const kept: string[] = [];
+  let total = 0;
+  for (const item of items) {
+    if (total + item.length > chars) break;
+    kept.push(item);
+    total += item.length + 1;
+  }
+  // the first one, however long, is there (cut)
+  if (kept.length === 0 && items.length > 0) kept.push(items[0]!.slice(0, chars));
+  return { kept, left: items.length - kept.length };
+}
+
+/**
+ * bounded is a verdict whose warnings and denial message fit what the API server passes on: an Ingress with 25,000
+ * faulty paths has 25,000 problems, whose full text would cost more to send and write than to find.
+ */
+export function bounded(verdict: Verdict): Verdict {
+  const warnings = firstLines(verdict.warnings, WARNINGS_CHARS);
+  const reasons = firstLines(verdict.message === '' ? [] : verdict.message.split('\n'), DENIAL_CHARS);
+  if (warnings.left === 0 && reasons.left === 0) return verdict;
+  return {
+    ...verdict,
+    warnings: warnings.left === 0 ? warnings.kept : [...warnings.kept, `and ${warnings.left} more warnings`],
+    message: reasons.left === 0 ? verdict.message : [...reasons.kept, `and ${reasons.left} more reasons`].join('\n'),
+  };
+}
+
+/** inProcess judges each body on the event loop, as it comes: for tests and benchmarks of the judge itself. */
+export function inProcess(judge: Judge): ReviewJudge {
+  return { review: async (body) => judgeReview(body, judge) };
 }
 
 /** refusedAtOnce is what the path, method and content type alone refuse, before the body is read; null: read it. */

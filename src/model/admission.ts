@@ -118,8 +118,10 @@ const DEPENDENCY =
 
 /**
  * warningOnly says whether a problem of the candidate is admitted with a warning: a Service or
- * Secret it names missing (or without endpoints), anything about its TLS certificates
- * (ingress-nginx never checks them on admission; the default certificate serves), and annotations
+ * Secret it names missing (or without endpoints), anything about its TLS certificates, a key nginx's OpenSSL does
+ * not serve included (ingress-nginx never checks them on admission; the default certificate serves the host; the
+ * Secret is another object, which may be filled or fixed later, as cert-manager does, and no webhook sees it change,
+ * so denying the Ingress would block its unrelated edits without keeping the key out), and annotations
  * understood but ignored (unknown keys, notes, keys ignored by design), a resource backend (left out when
  * serving, as ingress-nginx leaves it). Everything else denies:
  * invalid values, hosts and paths, refused or disabled snippets, annotations above the risk

@@ -3,7 +3,7 @@
  * and does no I/O, so buildModel stays pure. Messages never quote the Secret's data.
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { tooWeak, WEAK_KEY_RULE } from './key-strength.js';
+import { notServed, SERVED_KEY_RULE, tooWeak, WEAK_KEY_RULE } from './key-strength.js';
 import type { Checked } from './validate.js';
 
 const CERT_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----/g;
@@ -18,7 +18,8 @@ export interface TlsPair {
 
 /**
  * checkTlsPair accepts PEM text whose blocks are only certificates and one key that matches the leaf; with
- * `strongKeys`, only keys OpenSSL serves at its default security level (see key-strength.ts).
+ * `strongKeys`, only a key nginx's OpenSSL serves and issuers it loads (key-strength.ts). A refusal names the Secret's
+ * field (`data.tls.key`) and the key's type, never its data.
  */
 export function checkTlsPair(certPem: string, keyPem: string, strongKeys = false): Checked<TlsPair> {
   const chain = certPem.match(CERT_BLOCK) ?? [];
@@ -34,12 +35,12 @@ export function checkTlsPair(certPem: string, keyPem: string, strongKeys = false
       return { ok: false, message: 'tls.key does not match the certificate in tls.crt' };
     }
     if (strongKeys) {
-      const weak = tooWeak(privateKey);
-      if (weak) return { ok: false, message: `tls.key is ${weak}, ${WEAK_KEY_RULE}` };
+      const refused = notServed(privateKey);
+      if (refused) return { ok: false, message: `data.tls.key is ${refused}, ${SERVED_KEY_RULE}` };
       for (const [i, issuer] of issuers.entries()) {
         const weakIssuer = tooWeak(issuer.publicKey);
         if (weakIssuer)
-          return { ok: false, message: `tls.crt's certificate ${i + 2} has ${weakIssuer}, ${WEAK_KEY_RULE}` };
+          return { ok: false, message: `data.tls.crt's certificate ${i + 2} has ${weakIssuer}, ${WEAK_KEY_RULE}` };
       }
     }
     return { ok: true, value: { pem: `${chain.join('\n')}\n${key}`, leaf } };

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
-import { weakCertificate } from '../support/weak-certificate.js';
+import { mlDsaCertificate, weakCertificate } from '../support/weak-certificate.js';
 
 const TENANTS = 10;
 const BAD = TENANTS - 1;
@@ -82,6 +82,10 @@ const HOSTILE: Record<string, () => Promise<object[]>> = {
     await weakCertificate(host(BAD)).then((pair) => tlsSecret('site-tls', pair.certPem, pair.keyPem, ns(BAD))),
     tenantIngress(BAD, { tls: true }),
   ],
+  "a certificate nginx's OpenSSL cannot read (ML-DSA-44, which Node 24 reads)": async () => [
+    await mlDsaCertificate(host(BAD)).then((pair) => tlsSecret('site-tls', pair.certPem, pair.keyPem, ns(BAD))),
+    tenantIngress(BAD, { tls: true }),
+  ],
   'regex path /api/[\\w-.]+': async () => [
     tenantIngress(BAD, { annotations: REGEX, path: '/api/[\\w-.]+', pathType: 'ImplementationSpecific' }),
   ],
@@ -109,6 +113,9 @@ const HOSTILE: Record<string, () => Promise<object[]>> = {
 };
 
 const WEAK = 'a certificate OpenSSL refuses to load (1024-bit RSA)';
+const ML_DSA = "a certificate nginx's OpenSSL cannot read (ML-DSA-44, which Node 24 reads)";
+/** the refused key each certificate case's problem names */
+const REFUSED_KEY: Record<string, string> = { [WEAK]: 'a 1024-bit RSA key', [ML_DSA]: 'an ML-DSA-44 key' };
 /** The annotation values nginx would refuse: each is ignored (its default applies) and the Ingress served. */
 const IGNORED_VALUES: ReadonlySet<string> = new Set(Object.keys(HOSTILE).filter((name) => /^[a-z-]+: /.test(name)));
 
@@ -116,19 +123,20 @@ const IGNORED_VALUES: ReadonlySet<string> = new Set(Object.keys(HOSTILE).filter(
 const FLAGS: Record<'rendered' | 'lua', string[]> = { rendered: ['--dynamic-backends=false'], lua: [] };
 
 /**
- * weakKeyRefused checks the Lua mode's answer to the 1024-bit key: a validator's problem naming the Secret and
- * field, and the host served over HTTPS with the default certificate, never the refused one.
+ * weakKeyRefused checks the Lua mode's answer to a key nginx's OpenSSL does not serve (`refused` names it): a
+ * validator's problem naming the Secret and field, and the host served over HTTPS with the default certificate, never
+ * the refused one.
  */
-async function weakKeyRefused(weakPem: string, path: string): Promise<void> {
+async function weakKeyRefused(weakPem: string, path: string, refused: string): Promise<void> {
   await waitFor(
     'the key refused by a validator',
-    async () => (await badTenantEvents()).some((m) => m.includes('tls.key is a 1024-bit RSA key')),
+    async () => (await badTenantEvents()).some((m) => m.includes(`tls.key is ${refused}`)),
     10_000,
     100,
   );
   const events = await badTenantEvents();
   expect(events.join('\n')).toContain(
-    `spec.tls[0].secretName: Secret ${ns(BAD)}/site-tls: tls.key is a 1024-bit RSA key, which OpenSSL refuses`,
+    `spec.tls[0].secretName: Secret ${ns(BAD)}/site-tls: data.tls.key is ${refused}, which nginx's OpenSSL does not serve`,
   );
   const reply = await get({ host: host(BAD), path, port: cluster.httpsPort, https: true });
   expect(reply.backend).toBe(ns(BAD));
@@ -174,10 +182,12 @@ describe.each(['rendered', 'lua'] as const)('with certificates and endpoints %s'
       const objects = await HOSTILE[name]!();
       for (const object of objects) await cluster.apply(object);
       await goodTenantsMove();
-      if (mode === 'lua' && name === WEAK) {
+      const refused = REFUSED_KEY[name];
+      if (mode === 'lua' && refused) {
         await weakKeyRefused(
           Buffer.from((objects[0] as { data: { 'tls.crt': string } }).data['tls.crt'], 'base64').toString(),
           badPath,
+          refused,
         );
       } else {
         // The bad Ingress is not served as written (a bad annotation value is ignored: served with its default, the

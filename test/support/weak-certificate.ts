@@ -6,7 +6,7 @@
  */
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
-import { webcrypto } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, webcrypto } from 'node:crypto';
 
 const RSA = {
   name: 'RSASSA-PKCS1-v1_5',
@@ -39,4 +39,28 @@ export async function weakCertificate(host: string): Promise<{ certPem: string; 
     certPem: `${cert.toString('pem')}\n`,
     keyPem: pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)),
   };
+}
+
+/**
+ * mlDsaCertificate is `{ certPem, keyPem }` for `host` with an ML-DSA-44 key (made by Node 24's OpenSSL 3.5), signed
+ * by a throwaway ECDSA issuer: Node reads it, nginx's OpenSSL 3.0 cannot (`nginx -t` fails on the key).
+ */
+export async function mlDsaCertificate(host: string): Promise<{ certPem: string; keyPem: string }> {
+  x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+  const key = generateKeyPairSync('ml-dsa-44').privateKey;
+  const algorithm = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
+  const issuer = (await webcrypto.subtle.generateKey(algorithm, false, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const notBefore = new Date(Date.now() - 60_000);
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: '02',
+    subject: `CN=${host}`,
+    issuer: 'CN=ml-dsa issuer',
+    notBefore,
+    notAfter: new Date(notBefore.getTime() + 30 * 86_400_000),
+    signingAlgorithm: algorithm,
+    publicKey: new Uint8Array(createPublicKey(key).export({ type: 'spki', format: 'der' })),
+    signingKey: issuer.privateKey,
+    extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: host }])],
+  });
+  return { certPem: `${cert.toString('pem')}\n`, keyPem: key.export({ type: 'pkcs8', format: 'pem' }).toString() };
 }
