@@ -9,7 +9,14 @@
  */
 import { HttpExtras } from './annotations/http-extras.js';
 import { compare } from './backends.js';
-import { CATCH_ALL, type Identified, type IngressPlan, type OwnedRoute, type Step, type TlsStep } from './ingress-plan.js';
+import {
+  CATCH_ALL,
+  type Identified,
+  type IngressPlan,
+  type OwnedRoute,
+  type Step,
+  type TlsStep,
+} from './ingress-plan.js';
 import { toLocations, type Route } from './locations.js';
 import { sameItems } from './lookups.js';
 import type {
