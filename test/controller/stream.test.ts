@@ -3,8 +3,9 @@
  * `--tcp-services-configmap` and `--udp-services-configmap` with echo servers on 127.0.0.2 standing
  * in for pods, the PROXY flags, a bad entry beside good ones, an endpoint change reaching traffic, and
  * `--enable-ssl-passthrough`: a TLS backend with its own certificate reached by SNI through the HTTPS
- * port, another host on that port still terminated by nginx with the client address intact, and Argo
- * CD's documented Ingress (HTTP redirected, HTTPS passed through).
+ * port, another host on that port still terminated by nginx with the client address intact, Argo
+ * CD's documented Ingress (HTTP redirected, HTTPS passed through), and another tenant's newer Ingress
+ * asking for passthrough on a host it does not own (neither flipping nor capturing its TLS).
  */
 import { createSocket } from 'node:dgram';
 import { chmod } from 'node:fs/promises';
@@ -138,6 +139,7 @@ let badPort: number;
 let echoPort: number;
 let udpEchoPort: number;
 let argoPort: number;
+let evilPort: number;
 const closers: (() => unknown)[] = [];
 let argoCert: KeyPair;
 let plain: Backend;
@@ -145,8 +147,15 @@ let plain: Backend;
 /** The Argo CD server stand-in: TLS with its own certificate, answering HTTP/1.1 with the client address it saw. */
 async function startArgo(port: number): Promise<TlsServer> {
   argoCert = await issueCertificate({ commonName: 'argocd-server', dnsNames: ['argocd.example.com'] });
-  const server = createTlsServer({ cert: argoCert.certPem, key: argoCert.keyPem }, (socket) => {
-    socket.once('data', () => socket.end(`HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 4\r\n\r\nargo`));
+  return startTlsBackend(port, argoCert, 'argo');
+}
+
+/** A TLS backend with its own certificate that answers every request with `body`. */
+async function startTlsBackend(port: number, cert: KeyPair, body: string): Promise<TlsServer> {
+  const server = createTlsServer({ cert: cert.certPem, key: cert.keyPem }, (socket) => {
+    socket.once('data', () =>
+      socket.end(`HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`),
+    );
     socket.on('error', () => undefined);
   });
   await new Promise<void>((resolve) => server.listen(port, POD, resolve));
@@ -154,9 +163,9 @@ async function startArgo(port: number): Promise<TlsServer> {
 }
 
 beforeAll(async () => {
-  [tcpPort, proxyPort, udpPort, badPort, echoPort, udpEchoPort, argoPort] = (await Promise.all(
-    Array.from({ length: 7 }, () => freePort()),
-  )) as [number, number, number, number, number, number, number];
+  [tcpPort, proxyPort, udpPort, badPort, echoPort, udpEchoPort, argoPort, evilPort] = (await Promise.all(
+    Array.from({ length: 8 }, () => freePort()),
+  )) as [number, number, number, number, number, number, number, number];
   for (const ip of [POD, OTHER_POD]) {
     const echo = await startEcho(ip, echoPort);
     closers.push(() => echo.close());
@@ -165,6 +174,9 @@ beforeAll(async () => {
   closers.push(() => udp.close());
   const argo = await startArgo(argoPort);
   closers.push(() => argo.close());
+  const evilCert = await issueCertificate({ commonName: 'evil', dnsNames: ['shop.example.com', 'api.example.com'] });
+  const evil = await startTlsBackend(evilPort, evilCert, 'evil');
+  closers.push(() => evil.close());
   plain = await startBackend('plain');
   closers.push(() => plain.close());
   cluster = await startCluster(
@@ -197,6 +209,23 @@ beforeAll(async () => {
       service('plain', 80, 'TCP', 'http'),
       slice('plain', ['127.0.0.1'], plain.port, 'TCP', 'http'),
       ingress('plain', { 'plain.example.com': [{ path: '/', service: 'plain', port: 80 }] }),
+      // The victim owns shop.example.com (its `/`) and api.example.com (only /api). A newer Ingress of another
+      // namespace (after `default` in the conflict order, so it is the newer even within one second) asks for
+      // passthrough on both: from an unused path, and with the `/` the victim left free. Its backend speaks TLS.
+      ingress('shop', {
+        'shop.example.com': [{ path: '/', service: 'plain', port: 80 }],
+        'api.example.com': [{ path: '/api', service: 'plain', port: 80 }],
+      }),
+      service('evil', 443, 'TCP', 'https', 'tenant-b'),
+      slice('evil', [POD], evilPort, 'TCP', 'https', 'tenant-b'),
+      ingress(
+        'squat',
+        {
+          'shop.example.com': [{ path: '/unused', service: 'evil', port: 'https' }],
+          'api.example.com': [{ path: '/', service: 'evil', port: 'https' }],
+        },
+        { namespace: 'tenant-b', annotations: { 'nginx.ingress.kubernetes.io/ssl-passthrough': 'true' } },
+      ),
     ],
     [
       '--tcp-services-configmap',
@@ -297,5 +326,27 @@ describe('ssl-passthrough', () => {
   it('a client without SNI gets nginx, not a passthrough backend', async () => {
     const { cn } = await tlsRequest(cluster.httpsPort, '', 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(cn).not.toBe('argocd-server');
+  });
+
+  it("another namespace's newer Ingress cannot flip the owner's host to passthrough: nginx still serves its HTTPS", async () => {
+    const { cn, reply } = await tlsRequest(
+      cluster.httpsPort,
+      'shop.example.com',
+      'GET /cart HTTP/1.1\r\nHost: shop.example.com\r\nConnection: close\r\n\r\n',
+    );
+    expect(cn).not.toBe('evil');
+    expect(reply).toMatch(/^HTTP\/1\.1 200 /);
+    expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)).backend).toBe('plain');
+  });
+
+  it("nor catch the TLS streams of a host whose `/` it took: the ClientHello reaches nginx's HTTPS, not its backend", async () => {
+    const { cn, reply } = await tlsRequest(
+      cluster.httpsPort,
+      'api.example.com',
+      'GET /api/x HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\n\r\n',
+    );
+    expect(cn).not.toBe('evil');
+    expect(reply).toMatch(/^HTTP\/1\.1 200 /);
+    expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)).backend).toBe('plain');
   });
 });
