@@ -12,6 +12,7 @@ import { chmod } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, connect as tlsConnect, type Server as TlsServer } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findResourceByKind } from '../../src/api-server/resources.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass } from '../support/manifests.js';
@@ -238,8 +239,13 @@ beforeAll(async () => {
   // nginx's workers (nobody, as root) connect to the passthrough sockets in the config folder: the test's temporary
   // parent folder is 0700, where the controller's default (/var/lib/ingress-actors) sits in a folder anyone may pass.
   await chmod(cluster.dir, 0o711);
-  await waitFor('the TCP service to answer', async () => (await talk(tcpPort, ['hi\n'], 30).catch(() => '')) !== '');
-}, 30_000);
+  // nginx may start well after the controller (a loaded machine): wait for it, not a fixed 10 s
+  await waitFor(
+    'the TCP service to answer',
+    async () => (await talk(tcpPort, ['hi\n'], 30).catch(() => '')) !== '',
+    45_000,
+  );
+}, 60_000);
 
 afterAll(async () => {
   await cluster?.close();
@@ -348,5 +354,21 @@ describe('ssl-passthrough', () => {
     expect(cn).not.toBe('evil');
     expect(reply).toMatch(/^HTTP\/1\.1 200 /);
     expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)).backend).toBe('plain');
+  });
+
+  it('the newer Ingress gets a Warning Event naming the owner of each host', async () => {
+    const events = () =>
+      (
+        cluster.api.registry.list(findResourceByKind('v1', 'Event')!, { namespace: 'tenant-b' }).items as {
+          type?: string;
+          message?: string;
+          involvedObject?: { name?: string };
+        }[]
+      ).filter((e) => e.involvedObject?.name === 'squat');
+    await waitFor('an Event on the squatting Ingress', () => events().length > 0, 10_000, 100);
+    const [event] = events();
+    expect(event!.type).toBe('Warning');
+    for (const host of ['shop.example.com', 'api.example.com'])
+      expect(event!.message).toContain(`host "${host}" belongs to Ingress default/shop`);
   });
 });
