@@ -1,13 +1,22 @@
 /**
  * The host rules: how one host is settled from the Ingress plans that touch it. Conflicts
- * between Ingresses (who owns a path, a host's default backend, server-snippet, client
- * certificate check, canary or TLS) only ever arise within one host; the oldest plan to claim a
- * thing keeps it, and the others get a note (their problem). Pure: plans in, a server and notes
- * out. Which hosts to settle, and what they add up to, is src/model/incremental/host-table.ts.
+ * between Ingresses (who owns a path, a host's default backend, canary or TLS) only ever arise
+ * within one host; the oldest plan to claim a thing keeps it, and the others get a note (their
+ * problem). Server-level settings (server-snippet, the client certificate check, ssl-passthrough)
+ * change how every Ingress on the host is served, so they come from the host's owner alone (hostOwner),
+ * never from a newer Ingress, another tenant's included. Pure: plans in, a server and notes out. Which
+ * hosts to settle, and what they add up to, is src/model/incremental/host-table.ts.
  */
 import { HttpExtras } from './annotations/http-extras.js';
 import { compare } from './backends.js';
-import { CATCH_ALL, type IngressPlan, type OwnedRoute, type Step, type TlsStep } from './ingress-plan.js';
+import {
+  CATCH_ALL,
+  type Identified,
+  type IngressPlan,
+  type OwnedRoute,
+  type Step,
+  type TlsStep,
+} from './ingress-plan.js';
 import { toLocations, type Route } from './locations.js';
 import { sameItems } from './lookups.js';
 import type {
@@ -53,7 +62,25 @@ export interface HostResult {
   readonly certificate: Certificate | null;
 }
 
-/** resolveHost settles one host: the oldest plan to claim a path, fallback, snippet, canary or TLS keeps it. */
+/**
+ * hostOwner is the Ingress that owns a host: the oldest (in `stepPlans`' conflict order) that names it, a canary
+ * excepted (it rides on its main Ingress). Every server-level setting of the host is the owner's alone.
+ */
+export function hostOwner(host: string, stepPlans: readonly IngressPlan[]): Identified | null {
+  for (const plan of stepPlans)
+    if (plan.identified && !plan.identified.annotations.canary && plan.stepsByHost.has(host)) return plan.identified;
+  return null;
+}
+
+/** notOwnerMessage tells a newer Ingress that a server-level setting of a host is not its to make. */
+export function notOwnerMessage(host: string, owner: string, setting: string, outcome: string): string {
+  return (
+    `host ${show(host)} belongs to Ingress ${owner} (the oldest Ingress naming it), which alone decides its ` +
+    `server-level settings; ${setting} ${outcome}`
+  );
+}
+
+/** resolveHost settles one host: the oldest plan to claim a path, fallback, canary or TLS keeps it; the owner sets the rest. */
 export function resolveHost(
   host: string,
   stepPlans: readonly IngressPlan[],
@@ -69,8 +96,10 @@ export function resolveHost(
   };
   const routes = new Map<string, OwnedRoute>();
   let fallback: Route | null = null;
-  let snippet: { directives: readonly SnippetDirective[]; owner: string } | null = null;
-  let clientAuth: { settings: ClientAuth; owner: string; secretId: string } | null = null;
+  const owner = hostOwner(host, stepPlans);
+  const ownerName = owner?.owner ?? null;
+  let snippet: readonly SnippetDirective[] | null = null;
+  let clientAuth: { settings: ClientAuth; secretId: string } | null = null;
   const canaryClaims: { note: ReturnType<typeof noter>; step: Extract<Step, { kind: 'canary' }> }[] = [];
   for (const plan of stepPlans) {
     const note = noter(plan);
@@ -95,22 +124,22 @@ export function resolveHost(
             `the default backend is already set by Ingress ${fallback.ingress}; ignored`,
           );
       } else if (step.kind === 'snippet') {
-        if (snippet === null) snippet = { directives: step.directives, owner: plan.identified!.owner };
+        if (plan.identified === owner) snippet = step.directives;
         else
           note(
             step,
             'metadata.annotations.nginx.ingress.kubernetes.io/server-snippet',
-            `host ${show(host)} already has the server-snippet of Ingress ${snippet.owner}; ignored there`,
+            notOwnerMessage(host, ownerName!, 'server-snippet', 'ignored there'),
           );
       } else if (step.kind === 'clientAuth') {
-        if (clientAuth === null)
-          clientAuth = { settings: step.clientAuth, owner: plan.identified!.owner, secretId: step.secretId };
-        else if (!sameClientAuth(clientAuth.settings, step.clientAuth)) {
+        if (plan.identified === owner) clientAuth = { settings: step.clientAuth, secretId: step.secretId };
+        else if (!clientAuth || !sameClientAuth(clientAuth.settings, step.clientAuth)) {
+          // The Ingress's own locations still demand a verified certificate (verify on): they fail closed (403).
+          const applies = clientAuth ? `its check (Secret ${clientAuth.secretId}) applies here` : 'it checks none';
           note(
             step,
             'metadata.annotations.nginx.ingress.kubernetes.io/auth-tls-secret',
-            `host ${show(host)} already has the client certificate check of Ingress ${clientAuth.owner} (Secret ` +
-              `${clientAuth.secretId}); that one applies here`,
+            notOwnerMessage(host, ownerName!, 'auth-tls', `ignored there: ${applies}`),
           );
         }
       }
@@ -144,12 +173,13 @@ export function resolveHost(
   const list: Route[] = [...routes.values()];
   if (!list.some((r) => r.pathType === 'Prefix' && r.path === '/')) list.push(fallback ?? ctx.fallback);
   const tlsFile = tls?.certificate.file ?? null;
-  const snippetLines = snippet?.directives ?? null;
+  const snippetLines = snippet;
   const defaultFile = ctx.certificates.defaultCertificate.file;
   const clientAuthSettings = clientAuth?.settings ?? null;
   const same =
     previous &&
     previous.tlsFile === tlsFile &&
+    previous.server.owner === ownerName &&
     previous.snippet === snippetLines &&
     previous.clientAuth === clientAuthSettings &&
     sameItems(previous.routes, list);
@@ -157,6 +187,7 @@ export function resolveHost(
     ? previous.server
     : makeServer(
         host,
+        ownerName,
         list,
         tlsFile,
         defaultFile,
@@ -235,6 +266,7 @@ function serverNameFor(host: string): string {
 
 function makeServer(
   host: string,
+  owner: string | null,
   routes: readonly Route[],
   /** the host's own certificate (TLS), which may be the default one when its Secret is unusable */
   tlsFile: string | null,
@@ -257,6 +289,7 @@ function makeServer(
     host,
     serverName: serverNameFor(host),
     isDefault: host === CATCH_ALL,
+    owner,
     certificateFile,
     inheritsCertificate: certificateFile === defaultFile,
     ingresses: [...new Set(routes.flatMap((r) => (r.ingress ? [r.ingress] : [])))].sort(compare),

@@ -377,6 +377,11 @@ export interface Server {
   /** the server_name nginx matches; a wildcard is a one-label regex, as Ingress v1 means it */
   readonly serverName: string;
   readonly isDefault: boolean;
+  /**
+   * `namespace/name` of the host's owner (src/model/host-rules.ts hostOwner): the oldest Ingress naming the host,
+   * whose server-level settings alone apply; null when only a canary or the fallback names it
+   */
+  readonly owner: string | null;
   readonly certificateFile: string | null;
   /** the certificate is the default one, which the server inherits from the http level */
   readonly inheritsCertificate: boolean;
@@ -388,7 +393,7 @@ export interface Server {
   /** server-snippet: allow-listed directives, each argument printed through `q` */
   readonly snippet: readonly SnippetDirective[] | null;
   readonly errorLocations: readonly ErrorLocation[];
-  /** auth-tls of the oldest Ingress on the host that sets it */
+  /** auth-tls of the host's owner */
   readonly clientAuth: ClientAuth | null;
 }
 

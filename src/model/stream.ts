@@ -6,6 +6,7 @@
  * an entry that fails is reported naming the ConfigMap and its key, and the others are served.
  */
 import { BuiltUpstreams, compare, UpstreamTable } from './backends.js';
+import { notOwnerMessage } from './host-rules.js';
 import type { IngressPlan } from './ingress-plan.js';
 import { type Lookups, TrackedReads } from './lookups.js';
 import type {
@@ -251,8 +252,11 @@ function resolve(
 }
 
 /**
- * passthroughHosts maps each host of the passthrough Ingresses to the upstream of its `/` path (whichever Ingress won
- * it), as ingress-nginx does; a host without one, or the catch-all, is reported and left to nginx's TLS.
+ * passthroughHosts maps each host whose owner (the oldest Ingress naming it, src/model/host-rules.ts hostOwner) asks
+ * for ssl-passthrough to the upstream of the owner's own `/` path. ingress-nginx lets any Ingress naming a host flip it
+ * (and its `/` take the host's TLS); here a newer Ingress, another namespace's included, can neither flip the host nor
+ * catch its streams: its request is reported naming the owner. A host without an owner's `/`, or the catch-all, is
+ * reported and left to nginx's TLS.
  */
 function passthroughHosts(
   plans: readonly IngressPlan[],
@@ -262,23 +266,51 @@ function passthroughHosts(
 ): PassthroughHost[] {
   const servers = new Map(input.servers.map((s) => [s.host, s]));
   const http = new Map(input.upstreams.map((u) => [u.name, u]));
+  const passthroughOwners = new Set(plans.map((plan) => plan.identified!.owner));
   const hosts = new Map<string, PassthroughHost>();
   for (const plan of plans) {
-    const { namespace, name, ingress } = plan.identified!;
+    const { namespace, name, ingress, owner } = plan.identified!;
     const report = (field: string, message: string) =>
       problems.push({ kind: 'Ingress', namespace, name, field, message: `ssl-passthrough: ${message}` });
+    const refused = new Set<string>();
     for (const [i, rule] of (ingress.spec?.rules ?? []).entries()) {
       const host = rule.host ?? '';
       const server = servers.get(host);
-      if (hosts.has(host) || !server) continue;
+      if (hosts.has(host) || refused.has(host) || !server) continue;
       if (server.isDefault || host === '') {
         report(`spec.rules[${i}].host`, 'needs a host (TLS clients name it in SNI); ignored for this rule');
+        continue;
+      }
+      if (server.owner !== owner) {
+        refused.add(host);
+        // An owner that asks for it too decides the same: nothing to report.
+        if (server.owner === null || !passthroughOwners.has(server.owner))
+          problems.push({
+            kind: 'Ingress',
+            namespace,
+            name,
+            field: `metadata.annotations.${ANNOTATION_PREFIX}ssl-passthrough`,
+            message: notOwnerMessage(
+              host,
+              server.owner ?? '(none)',
+              'ssl-passthrough',
+              'ignored: nginx terminates its TLS',
+            ),
+          });
         continue;
       }
       const root = server.locations.find((l) => l.path === '/' && l.pathType !== 'Exact' && l.upstream !== null);
       const upstream = root?.upstream ? http.get(root.upstream) : undefined;
       if (!upstream) {
         report(`spec.rules[${i}]`, `host ${host} has no backend for the path /; nginx terminates its TLS`);
+        continue;
+      }
+      // Only the owner's own `/`: another Ingress's `/` on the host must not receive the owner's TLS streams.
+      if (root!.ingress !== owner) {
+        report(
+          `spec.rules[${i}]`,
+          `the path / of host ${host} is served by Ingress ${root!.ingress}, not this one; nginx terminates its TLS`,
+        );
         continue;
       }
       if (upstream.endpoints.length === 0) {

@@ -3,14 +3,16 @@
  * `--tcp-services-configmap` and `--udp-services-configmap` with echo servers on 127.0.0.2 standing
  * in for pods, the PROXY flags, a bad entry beside good ones, an endpoint change reaching traffic, and
  * `--enable-ssl-passthrough`: a TLS backend with its own certificate reached by SNI through the HTTPS
- * port, another host on that port still terminated by nginx with the client address intact, and Argo
- * CD's documented Ingress (HTTP redirected, HTTPS passed through).
+ * port, another host on that port still terminated by nginx with the client address intact, Argo
+ * CD's documented Ingress (HTTP redirected, HTTPS passed through), and another tenant's newer Ingress
+ * asking for passthrough on a host it does not own (neither flipping nor capturing its TLS).
  */
 import { createSocket } from 'node:dgram';
 import { chmod } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, connect as tlsConnect, type Server as TlsServer } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findResourceByKind } from '../../src/api-server/resources.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass } from '../support/manifests.js';
@@ -138,6 +140,7 @@ let badPort: number;
 let echoPort: number;
 let udpEchoPort: number;
 let argoPort: number;
+let evilPort: number;
 const closers: (() => unknown)[] = [];
 let argoCert: KeyPair;
 let plain: Backend;
@@ -145,8 +148,15 @@ let plain: Backend;
 /** The Argo CD server stand-in: TLS with its own certificate, answering HTTP/1.1 with the client address it saw. */
 async function startArgo(port: number): Promise<TlsServer> {
   argoCert = await issueCertificate({ commonName: 'argocd-server', dnsNames: ['argocd.example.com'] });
-  const server = createTlsServer({ cert: argoCert.certPem, key: argoCert.keyPem }, (socket) => {
-    socket.once('data', () => socket.end(`HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 4\r\n\r\nargo`));
+  return startTlsBackend(port, argoCert, 'argo');
+}
+
+/** A TLS backend with its own certificate that answers every request with `body`. */
+async function startTlsBackend(port: number, cert: KeyPair, body: string): Promise<TlsServer> {
+  const server = createTlsServer({ cert: cert.certPem, key: cert.keyPem }, (socket) => {
+    socket.once('data', () =>
+      socket.end(`HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`),
+    );
     socket.on('error', () => undefined);
   });
   await new Promise<void>((resolve) => server.listen(port, POD, resolve));
@@ -154,9 +164,9 @@ async function startArgo(port: number): Promise<TlsServer> {
 }
 
 beforeAll(async () => {
-  [tcpPort, proxyPort, udpPort, badPort, echoPort, udpEchoPort, argoPort] = (await Promise.all(
-    Array.from({ length: 7 }, () => freePort()),
-  )) as [number, number, number, number, number, number, number];
+  [tcpPort, proxyPort, udpPort, badPort, echoPort, udpEchoPort, argoPort, evilPort] = (await Promise.all(
+    Array.from({ length: 8 }, () => freePort()),
+  )) as [number, number, number, number, number, number, number, number];
   for (const ip of [POD, OTHER_POD]) {
     const echo = await startEcho(ip, echoPort);
     closers.push(() => echo.close());
@@ -165,6 +175,9 @@ beforeAll(async () => {
   closers.push(() => udp.close());
   const argo = await startArgo(argoPort);
   closers.push(() => argo.close());
+  const evilCert = await issueCertificate({ commonName: 'evil', dnsNames: ['shop.example.com', 'api.example.com'] });
+  const evil = await startTlsBackend(evilPort, evilCert, 'evil');
+  closers.push(() => evil.close());
   plain = await startBackend('plain');
   closers.push(() => plain.close());
   cluster = await startCluster(
@@ -197,6 +210,23 @@ beforeAll(async () => {
       service('plain', 80, 'TCP', 'http'),
       slice('plain', ['127.0.0.1'], plain.port, 'TCP', 'http'),
       ingress('plain', { 'plain.example.com': [{ path: '/', service: 'plain', port: 80 }] }),
+      // The victim owns shop.example.com (its `/`) and api.example.com (only /api). A newer Ingress of another
+      // namespace (after `default` in the conflict order, so it is the newer even within one second) asks for
+      // passthrough on both: from an unused path, and with the `/` the victim left free. Its backend speaks TLS.
+      ingress('shop', {
+        'shop.example.com': [{ path: '/', service: 'plain', port: 80 }],
+        'api.example.com': [{ path: '/api', service: 'plain', port: 80 }],
+      }),
+      service('evil', 443, 'TCP', 'https', 'tenant-b'),
+      slice('evil', [POD], evilPort, 'TCP', 'https', 'tenant-b'),
+      ingress(
+        'squat',
+        {
+          'shop.example.com': [{ path: '/unused', service: 'evil', port: 'https' }],
+          'api.example.com': [{ path: '/', service: 'evil', port: 'https' }],
+        },
+        { namespace: 'tenant-b', annotations: { 'nginx.ingress.kubernetes.io/ssl-passthrough': 'true' } },
+      ),
     ],
     [
       '--tcp-services-configmap',
@@ -209,8 +239,13 @@ beforeAll(async () => {
   // nginx's workers (nobody, as root) connect to the passthrough sockets in the config folder: the test's temporary
   // parent folder is 0700, where the controller's default (/var/lib/ingress-actors) sits in a folder anyone may pass.
   await chmod(cluster.dir, 0o711);
-  await waitFor('the TCP service to answer', async () => (await talk(tcpPort, ['hi\n'], 30).catch(() => '')) !== '');
-}, 30_000);
+  // nginx may start well after the controller (a loaded machine): wait for it, not a fixed 10 s
+  await waitFor(
+    'the TCP service to answer',
+    async () => (await talk(tcpPort, ['hi\n'], 30).catch(() => '')) !== '',
+    45_000,
+  );
+}, 60_000);
 
 afterAll(async () => {
   await cluster?.close();
@@ -297,5 +332,43 @@ describe('ssl-passthrough', () => {
   it('a client without SNI gets nginx, not a passthrough backend', async () => {
     const { cn } = await tlsRequest(cluster.httpsPort, '', 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(cn).not.toBe('argocd-server');
+  });
+
+  it("another namespace's newer Ingress cannot flip the owner's host to passthrough: nginx still serves its HTTPS", async () => {
+    const { cn, reply } = await tlsRequest(
+      cluster.httpsPort,
+      'shop.example.com',
+      'GET /cart HTTP/1.1\r\nHost: shop.example.com\r\nConnection: close\r\n\r\n',
+    );
+    expect(cn).not.toBe('evil');
+    expect(reply).toMatch(/^HTTP\/1\.1 200 /);
+    expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)).backend).toBe('plain');
+  });
+
+  it("nor catch the TLS streams of a host whose `/` it took: the ClientHello reaches nginx's HTTPS, not its backend", async () => {
+    const { cn, reply } = await tlsRequest(
+      cluster.httpsPort,
+      'api.example.com',
+      'GET /api/x HTTP/1.1\r\nHost: api.example.com\r\nConnection: close\r\n\r\n',
+    );
+    expect(cn).not.toBe('evil');
+    expect(reply).toMatch(/^HTTP\/1\.1 200 /);
+    expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)).backend).toBe('plain');
+  });
+
+  it('the newer Ingress gets a Warning Event naming the owner of each host', async () => {
+    const events = () =>
+      (
+        cluster.api.registry.list(findResourceByKind('v1', 'Event')!, { namespace: 'tenant-b' }).items as {
+          type?: string;
+          message?: string;
+          involvedObject?: { name?: string };
+        }[]
+      ).filter((e) => e.involvedObject?.name === 'squat');
+    await waitFor('an Event on the squatting Ingress', () => events().length > 0, 10_000, 100);
+    const [event] = events();
+    expect(event!.type).toBe('Warning');
+    for (const host of ['shop.example.com', 'api.example.com'])
+      expect(event!.message).toContain(`host "${host}" belongs to Ingress default/shop`);
   });
 });
