@@ -1,17 +1,57 @@
 /**
- * A pushed table entry nginx refuses costs its tenant only (issue 27). Three tenants serve HTTPS with certificates
- * pushed to the Lua balancer; tenant 2's Secret gets an ML-DSA key, which the controller's checks pass (Node's
- * OpenSSL reads it) but nginx's OpenSSL cannot. nginx refuses that one certificate entry and applies the rest: the
- * other tenants' certificate renewals are still served, /healthz stays 200, tenant 2's Ingress gets a Warning Event
- * naming nginx's refusal and its host the default certificate, until the Secret changes.
+ * A pushed table entry nginx refuses costs its tenant only (issue 27). The controller and nginx check entries against
+ * one schema, and the model refuses the keys nginx's OpenSSL cannot serve, so a refusal by nginx needs the two sides
+ * to differ: here nginx's side is stricter, as during a rollout where nginx's Lua is a version apart from the
+ * controller (a copied template puts a schema.lua with a certificate bound of 8 KiB before the project's Lua). Three
+ * tenants serve HTTPS with certificates pushed to the Lua balancer; tenant 2's Secret gets a certificate chain longer
+ * than that. nginx refuses that one certificate entry and applies the rest: the other tenants' certificate renewals
+ * are still served, /healthz stays 200, tenant 2's Ingress gets a Warning Event naming nginx's refusal and its host
+ * the default certificate, until the Secret changes.
  */
 import { X509Certificate } from 'node:crypto';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LUA_FOLDER } from '../../src/nginx/lua.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
-import { mlDsaCertificate } from '../support/ml-dsa-certificate.js';
 import { get, startBackend, type Backend } from '../support/net.js';
+
+/** STRICTER_PEM is nginx's side's bound on a certificate chain here; the controller's is 1 MiB. */
+const STRICTER_PEM = 8192;
+
+/** stricterNginx writes a template whose nginx finds a schema.lua with STRICTER_PEM before the project's Lua. */
+async function stricterNginx(dir: string): Promise<string> {
+  const templates = join(dir, 'templates');
+  await cp(new URL('../../templates/', import.meta.url).pathname, templates, { recursive: true });
+  const lua = join(dir, 'lua', 'ingress_actors');
+  await mkdir(lua, { recursive: true });
+  const schema = await readFile(join(LUA_FOLDER, 'ingress_actors', 'schema.lua'), 'utf8');
+  const stricter = schema.replace(/^(\s*pem = )\d+,$/m, `$1${STRICTER_PEM},`);
+  if (stricter === schema) throw new Error('schema.lua has no pem bound to make stricter');
+  await writeFile(join(lua, 'schema.lua'), stricter);
+  const file = join(templates, 'nginx.conf.hbs');
+  const text = await readFile(file, 'utf8');
+  const hooked = text.replace(
+    'lua_package_path {{q packagePath}};',
+    `lua_package_path "${dir}/lua/?.lua;{{packagePath}}";`,
+  );
+  if (hooked === text) throw new Error('the template has no lua_package_path to hook');
+  await writeFile(file, hooked);
+  return file;
+}
+
+/** longChain is a valid certificate for `host` whose chain is longer than STRICTER_PEM (a CA repeated after it). */
+async function longChain(host: string): Promise<{ certPem: string; keyPem: string }> {
+  const ca = await issueCertificate({ commonName: 'padding CA', isCa: true });
+  const leaf = await issueCertificate({ commonName: host, dnsNames: [host] });
+  return {
+    certPem: leaf.certPem + ca.certPem.repeat(Math.ceil(STRICTER_PEM / ca.certPem.length) + 1),
+    keyPem: leaf.keyPem,
+  };
+}
 
 const TENANTS = 3;
 const BAD = 2;
@@ -19,6 +59,7 @@ const ns = (i: number) => `tenant-${i}`;
 const host = (i: number) => `t${i}.example`;
 
 let cluster: Cluster;
+let scratch: string;
 const backends: Backend[] = [];
 
 const tenantIngress = (i: number) =>
@@ -53,7 +94,7 @@ async function eventsOf(i: number): Promise<string[]> {
   return list.items.filter((e) => e.involvedObject?.name === 'site').map((e) => e.message ?? '');
 }
 
-describe('a certificate nginx refuses to read', () => {
+describe('a certificate nginx refuses (its side stricter than the controller)', () => {
   const fingerprints: string[] = [];
 
   beforeAll(async () => {
@@ -70,7 +111,8 @@ describe('a certificate nginx refuses to read', () => {
         tenantIngress(i),
       );
     }
-    cluster = await startCluster(seed, []);
+    scratch = await mkdtemp(join(tmpdir(), 'ia-stricter-'));
+    cluster = await startCluster(seed, ['--template', await stricterNginx(scratch)]);
     await waitFor(
       'every tenant served over HTTPS with its certificate',
       async () => {
@@ -88,10 +130,11 @@ describe('a certificate nginx refuses to read', () => {
   afterAll(async () => {
     await cluster?.close();
     await Promise.all(backends.map((b) => b.close()));
+    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
   it('costs its tenant only: the others’ renewals are served and /healthz stays 200', async () => {
-    const bad = await mlDsaCertificate(host(BAD));
+    const bad = await longChain(host(BAD));
     await cluster.apply(tlsSecret('site-tls', bad.certPem, bad.keyPem, ns(BAD)));
     // tenant 0 renews its certificate after: a frozen certificate table would never serve it
     const renewed = await secretFor(0);
@@ -123,7 +166,7 @@ describe('a certificate nginx refuses to read', () => {
     const late = TENANTS;
     const backend = await startBackend(ns(late));
     backends.push(backend);
-    const bad = await mlDsaCertificate(host(late));
+    const bad = await longChain(host(late));
     await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns(late) } });
     for (const object of serviceWithEndpoints('web', [{ port: backend.port }], ns(late))) await cluster.apply(object);
     await cluster.apply(tlsSecret('site-tls', bad.certPem, bad.keyPem, ns(late)));

@@ -23,7 +23,7 @@ import { AdmissionJudge } from '../../src/model/admission.js';
 import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
 import { checkTlsPair } from '../../src/model/certificate.js';
 import { defaultGlobalConfig } from '../../src/model/config-map.js';
-import { certificateId, DynamicSplit } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit, servedNames } from '../../src/model/dynamic-tables.js';
 import { MIN_CURVE_BITS, MIN_MODULUS_BITS, notServed, tooWeak } from '../../src/model/key-strength.js';
 import { nginxBinary } from '../../src/nginx/binary.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
@@ -339,7 +339,7 @@ describe('a TLS Secret whose key nginx does not serve', () => {
     expect(refused().length).toBeGreaterThanOrEqual(8);
     const { model, problems } = buildModel(snapshot(), luaBuild);
     const { tables } = new DynamicSplit().split(model);
-    const pushed = new Set(tables.certificates.certificates.map(certificateId));
+    const pushed = new Set(servedNames(tables.certificates));
     expect(pushed.has('good.keys.test')).toBe(true);
     expect(model.servers.find((s) => s.host === 'good.keys.test')?.inheritsCertificate).toBe(false);
     for (const s of refused()) {
