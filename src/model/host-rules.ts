@@ -20,6 +20,7 @@ import type {
   SnippetDirective,
 } from './nginx-model.js';
 import type { CertificateTable } from './tls.js';
+import { IngressRegexBudget, regexBudgetMessage } from './regex-budget.js';
 import { show } from './validate.js';
 
 /** HostContext is what working out a host needs besides the plans that touch it. */
@@ -72,6 +73,7 @@ export function resolveHost(
   let snippet: { directives: readonly SnippetDirective[]; owner: string } | null = null;
   let clientAuth: { settings: ClientAuth; owner: string; secretId: string } | null = null;
   const canaryClaims: { note: ReturnType<typeof noter>; step: Extract<Step, { kind: 'canary' }> }[] = [];
+  const regexes = new IngressRegexBudget();
   for (const plan of stepPlans) {
     const note = noter(plan);
     for (const step of plan.stepsByHost.get(host) ?? []) {
@@ -84,7 +86,10 @@ export function resolveHost(
             `host ${show(host)} path ${show(step.route.path)} (${step.route.pathType}) is already served by Ingress ` +
               `${taken.owner}; path left out`,
           );
-        else routes.set(step.key, step.route);
+        else if (!regexes.admits(step.route)) {
+          const { weight, used } = regexes;
+          note(step, `${step.field}.path`, regexBudgetMessage(host, `path ${show(step.route.path)}`, weight, used));
+        } else routes.set(step.key, step.route);
       } else if (step.kind === 'canary') canaryClaims.push({ note, step });
       else if (step.kind === 'fallback') {
         if (fallback === null) fallback = step.route;

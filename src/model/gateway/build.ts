@@ -12,6 +12,7 @@ import { type Context, cond, judgeListeners, key, type ListenerState, namespaceA
 import { readGateway, readGatewayClass, readGRPCRoute, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
 import { type AddressVerdict, assignAddresses } from './addresses.js';
 import { isGranted } from './refs.js';
+import { withinRegexBudget } from './regex-bound.js';
 import type {
   BackendRef,
   Condition,
@@ -493,6 +494,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   for (const at of resolveKindConflicts(attachments)) serve(at, served, attached);
 
   const listeners: ListenerRoutes[] = [];
+  const reportedRegexes = new Set<string>();
   const gatewayStatus: GatewayStatus['gateways'][number][] = [];
   for (const gateway of gateways) {
     const gen = gateway.meta.generation;
@@ -510,9 +512,12 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
       const names = [...byHost.keys()].sort(compareHostnames);
       const hosts = names.map((hostname) => ({
         hostname,
-        routes: coveringHostnames(hostname, names).flatMap((by) =>
-          (byHost.get(by) ?? []).map(({ meta: _meta, ...rest }) => rest),
-        ),
+        routes: withinRegexBudget(
+          hostname,
+          coveringHostnames(hostname, names).flatMap((by) => byHost.get(by) ?? []),
+          problems,
+          reportedRegexes,
+        ).map(({ meta: _meta, ...rest }) => rest),
       }));
       listeners.push({
         gateway: { namespace: gateway.meta.namespace, name: gateway.meta.name },
