@@ -114,6 +114,15 @@ describe('issue 27: the regex budget of a Gateway host', () => {
         message: expect.stringContaining(`at most ${MAX_REGEX_WEIGHT_PER_HOST}`),
       }),
     ]);
+    // the route is served in part: the spec's PartiallyInvalid, beside Accepted
+    const parent = built.status.httpRoutes.find((r) => r.name === 'a-new')!.parents[0]!;
+    expect(parent.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`)).toEqual([
+      'Accepted=True/Accepted',
+      'ResolvedRefs=True/ResolvedRefs',
+      'PartiallyInvalid=True/UnsupportedValue',
+    ]);
+    expect(parent.conditions[2]!.message).toContain('spec.rules[0].matches[0]: host "a.example" already tries');
+    expect(built.status.httpRoutes.find((r) => r.name === 'z-old')!.parents[0]!.conditions).toHaveLength(2);
   });
 
   it("refuses the issue's 128 catastrophic header regexes at reading: the route is not accepted, nothing is served", () => {

@@ -12,7 +12,7 @@ import { type Context, cond, judgeListeners, key, type ListenerState, namespaceA
 import { readGateway, readGatewayClass, readGRPCRoute, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
 import { type AddressVerdict, assignAddresses } from './addresses.js';
 import { isGranted } from './refs.js';
-import { withinRegexBudget } from './regex-bound.js';
+import { partiallyInvalid, withinRegexBudget } from './regex-bound.js';
 import type {
   BackendRef,
   Condition,
@@ -494,7 +494,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   for (const at of resolveKindConflicts(attachments)) serve(at, served, attached);
 
   const listeners: ListenerRoutes[] = [];
-  const reportedRegexes = new Set<string>();
+  const reportedRegexes = new Map<string, string>();
   const gatewayStatus: GatewayStatus['gateways'][number][] = [];
   for (const gateway of gateways) {
     const gen = gateway.meta.generation;
@@ -574,7 +574,12 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   }));
   return {
     listeners,
-    status: { gatewayClasses, gateways: gatewayStatus, httpRoutes: routeStatus, grpcRoutes: grpcStatus },
+    status: {
+      gatewayClasses,
+      gateways: gatewayStatus,
+      httpRoutes: partiallyInvalid('HTTPRoute', routeStatus, reportedRegexes),
+      grpcRoutes: partiallyInvalid('GRPCRoute', grpcStatus, reportedRegexes),
+    },
     problems,
   };
 }

@@ -2,9 +2,12 @@
  * The per-host regex budget of the Gateway router (src/model/regex-budget.ts says why and how much): the router
  * tries a host's routes in turn, each with its path, header and query regexes, so one request can cost the sum of
  * them all. Walking a host's route matches oldest route first, a match whose regexes would take the host over
- * the budget is left out of that host, with a problem on its route; the others, and the rest of that route, stay.
+ * the budget is left out of that host, with a problem on its route and `PartiallyInvalid=True/UnsupportedValue` on
+ * the route's parents (the spec's condition for a route served in part); the others, and the rest of it, stay.
  */
 import type { Problem } from '../nginx-model.js';
+import type { RouteStatus } from './build.js';
+import { cond } from './listeners.js';
 import { regexBudgetMessage, RegexBudget } from '../regex-budget.js';
 import { regexWeight } from '../regex-path.js';
 import { byAge } from './precedence.js';
@@ -35,7 +38,7 @@ export function withinRegexBudget<E extends Entry>(
   hostname: string | null,
   entries: readonly E[],
   problems: Problem[],
-  reported: Set<string>,
+  reported: Map<string, string>,
 ): E[] {
   if (!entries.some((e) => matchRegexes(e.match).length > 0)) return [...entries];
   const budget = new RegexBudget();
@@ -53,15 +56,38 @@ export function withinRegexBudget<E extends Entry>(
     const kind = entry.kind ?? 'HTTPRoute';
     const key = `${kind}/${namespace}/${name}/${field}/${hostname}`;
     if (reported.has(key)) continue;
-    reported.add(key);
     const host = hostname ?? '*';
-    problems.push({
-      kind,
-      namespace,
-      name,
-      field,
-      message: regexBudgetMessage(host, `this match's ${regexes.length} regex(es)`, weight, budget.used),
-    });
+    const message = regexBudgetMessage(host, `this match's ${regexes.length} regex(es)`, weight, budget.used);
+    reported.set(key, `${field}: ${message}`);
+    problems.push({ kind, namespace, name, field, message });
   }
   return left.size === 0 ? [...entries] : entries.filter((e) => !left.has(e));
+}
+
+/**
+ * partiallyInvalid adds `PartiallyInvalid=True/UnsupportedValue` to every parent of each route `reported` (from
+ * withinRegexBudget) names, with what was left out.
+ */
+export function partiallyInvalid(
+  kind: 'HTTPRoute' | 'GRPCRoute',
+  statuses: readonly RouteStatus[],
+  reported: ReadonlyMap<string, string>,
+): RouteStatus[] {
+  if (reported.size === 0) return [...statuses];
+  return statuses.map((status) => {
+    const prefix = `${kind}/${status.namespace}/${status.name}/`;
+    const messages = [...reported].filter(([key]) => key.startsWith(prefix)).map(([, message]) => message);
+    if (messages.length === 0) return status;
+    const message = [...new Set(messages)].join('; ');
+    return {
+      ...status,
+      parents: status.parents.map((p) => ({
+        ...p,
+        conditions: [
+          ...p.conditions,
+          cond('PartiallyInvalid', true, 'UnsupportedValue', message, p.conditions[0]?.observedGeneration ?? 0),
+        ],
+      })),
+    };
+  });
 }
