@@ -121,10 +121,10 @@ describe('issue 27: what the subset accepts, recheck does not find vulnerable', 
         const verdict = checkSync(source, anchoring === 'both' ? '' : 'i', { checker: 'automaton', timeout: 5_000 });
         expect(verdict.status, `${source}: ${verdict.complexity?.type}`).not.toBe('vulnerable');
       }),
-      { numRuns: 300, seed: 27 },
+      { numRuns: 200, seed: 27 },
     );
-    expect(accepted).toBeGreaterThan(50); // the property says something
-  });
+    expect(accepted).toBeGreaterThan(40); // the property says something
+  }, 120_000);
 
   it('recheck agrees that what the subset refuses here is vulnerable (the oracle can tell)', () => {
     for (const source of ['^(?:(a|aa)+)$', '^/(a+)+b', '^(?:/(.*)/(.*))$', '^/.*.*x'])
