@@ -359,6 +359,17 @@ function parsed(value: string): RegexNode | string {
  * A refused pattern weighs nothing (it never reaches nginx).
  */
 export function regexWeight(value: string, anchoring: RegexAnchoring = 'start'): number {
-  const found = analyze(value, anchoring);
-  return typeof found === 'string' ? 0 : found.weight + 1;
+  const key = `${anchoring} ${value}`;
+  let weight = WEIGHTS.get(key);
+  if (weight === undefined) {
+    const found = analyze(value, anchoring);
+    weight = typeof found === 'string' ? 0 : found.weight + 1;
+    // every build settles its changed hosts again: remember the weights, boundedly (a full table starts over)
+    if (WEIGHTS.size >= MAX_REMEMBERED_WEIGHTS) WEIGHTS.clear();
+    WEIGHTS.set(key, weight);
+  }
+  return weight;
 }
+
+const MAX_REMEMBERED_WEIGHTS = 10_000;
+const WEIGHTS = new Map<string, number>();
