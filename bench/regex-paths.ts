@@ -1,9 +1,9 @@
 /**
  * Regex paths cost CPU on every request (issue 14, finding 8): nginx tries each regex location of
  * the host in turn with PCRE2. This runs the config the controller renders for a use-regex
- * Ingress whose paths include a pathological one the validator still accepts (`/(a|aa)+$`: a repeated
- * alternation of overlapping branches, which backtracks exponentially on a run of `a` that does not
- * end the URI; PCRE2's auto-possessification and required-character checks cannot cut it short), twice, side by side:
+ * Ingress whose paths include the costliest kind the validator accepts (`/.*x(?:0)?$`: a run to the end,
+ * then a step back per character looking for `x`; linear since issue 27 refused `/(a|aa)+$`, which backtracked
+ * exponentially here; bench/regex-host.ts fills a whole host with such paths), twice, side by side:
  * as rendered (`pcre_jit on`) and with `pcre_jit off`. Each serves the same URIs through autocannon:
  * a plain one, a ReDoS-style one aimed at the nested quantifiers, and a long URI (4 KB).
  * The locations have no endpoints, so nginx answers 503 itself and the figure is nginx's own.
@@ -23,12 +23,12 @@ import { ingress, ingressClass } from '../test/support/manifests.js';
 import { freePort, waitForPort } from '../test/support/net.js';
 
 const HOST = 'regex.bench';
-/** The paths of the bench Ingress; the last is the pathological one (checkRegexPath accepts it). */
-const PATHS = ['/api/v[0-9]+/items/[a-z0-9-]+', '/static/[^/]+\\.(css|js|png)$', '/(a|aa)+$'];
-/** The request URIs: one every regex location reads quickly, one the nested quantifiers choke on, and a long one. */
+/** The paths of the bench Ingress; the last is the costliest kind checkRegexPath accepts. */
+const PATHS = ['/api/v[0-9]+/items/[a-z0-9-]+', '/static/[^/]+\\.(css|js|png)$', '/.*x(?:0)?$'];
+/** The request URIs: one every regex location reads quickly, one that runs the last path to the end and back, and a long one. */
 const URIS: Record<string, string> = {
   plain: '/api/v2/items/abc-123',
-  redos: `/${'a'.repeat(24)}!`,
+  redos: `/x0${'a'.repeat(24)}!`,
   long: `/${'a'.repeat(4096)}!`,
 };
 const SECONDS = 2;

@@ -8,6 +8,7 @@ import { runGatewayRouting } from './gateway-routing.js';
 import { runIncremental } from './incremental.js';
 import { runMetricsScrape } from './metrics-scrape.js';
 import { runRegexPaths } from './regex-paths.js';
+import { runRegexHost } from './regex-host.js';
 import { runRequestMetrics } from './request-metrics.js';
 import { runScale } from './scale.js';
 import { runScaleCertificates } from './scale-certificates.js';
@@ -22,6 +23,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   footprint: () => runFootprint(),
   'bad-tenant': () => runBadTenant(),
   'regex-paths': () => runRegexPaths(),
+  'regex-host': () => runRegexHost(),
   'rolling-updates': () => runRollingUpdates(),
   'endpoint-to-traffic': () => runEndpointToTraffic(),
   admission: () => runAdmission(),

@@ -10,7 +10,7 @@
  * `uniqueItems`, list-type and map keys. Every walk visits each value once.
  */
 import { setFlagsFromString } from 'node:v8';
-import { MAX_REGEX_PATH, regexSubsetRefusal } from '../model/regex-path.js';
+import { MAX_REGEX_PATH, regexSyntaxRefusal } from '../model/regex-path.js';
 import { OBJECT_META_FIELDS } from './fields.js';
 import type { StatusCause } from './status.js';
 
@@ -134,7 +134,7 @@ function linear(pattern: string): RegExp | null {
 function patternOf(pattern: string): RegExp | null {
   let compiled = PATTERNS.get(pattern);
   if (compiled === undefined) {
-    compiled = pattern.length <= MAX_REGEX_PATH && regexSubsetRefusal(pattern) === null ? linear(pattern) : null;
+    compiled = pattern.length <= MAX_REGEX_PATH && regexSyntaxRefusal(pattern) === null ? linear(pattern) : null;
     if (PATTERNS.size < 10_000) PATTERNS.set(pattern, compiled);
   }
   return compiled;

@@ -29,6 +29,7 @@ import type {
   SnippetDirective,
 } from './nginx-model.js';
 import type { CertificateTable } from './tls.js';
+import { IngressRegexBudget, regexBudgetMessage } from './regex-budget.js';
 import { show } from './validate.js';
 
 /** HostContext is what working out a host needs besides the plans that touch it. */
@@ -101,6 +102,7 @@ export function resolveHost(
   let snippet: readonly SnippetDirective[] | null = null;
   let clientAuth: { settings: ClientAuth; secretId: string } | null = null;
   const canaryClaims: { note: ReturnType<typeof noter>; step: Extract<Step, { kind: 'canary' }> }[] = [];
+  const regexes = new IngressRegexBudget();
   for (const plan of stepPlans) {
     const note = noter(plan);
     for (const step of plan.stepsByHost.get(host) ?? []) {
@@ -113,7 +115,10 @@ export function resolveHost(
             `host ${show(host)} path ${show(step.route.path)} (${step.route.pathType}) is already served by Ingress ` +
               `${taken.owner}; path left out`,
           );
-        else routes.set(step.key, step.route);
+        else if (!regexes.admits(step.route)) {
+          const { weight, used } = regexes;
+          note(step, `${step.field}.path`, regexBudgetMessage(host, `path ${show(step.route.path)}`, weight, used));
+        } else routes.set(step.key, step.route);
       } else if (step.kind === 'canary') canaryClaims.push({ note, step });
       else if (step.kind === 'fallback') {
         if (fallback === null) fallback = step.route;

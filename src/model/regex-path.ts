@@ -19,6 +19,21 @@
  * most MAX_REPEAT (PCRE2 copies a repeated group once per count); the estimated compiled size at
  * most MAX_COMPILED_SIZE bytes, half of the 64 KiB PCRE2 (link size 2, as Debian builds it) takes.
  */
+import {
+  ALL,
+  Ambiguous,
+  bitsOf,
+  type Bits,
+  complement,
+  DIGIT,
+  DOT,
+  type RegexCost,
+  type RegexNode,
+  regexCost,
+  SPACE,
+  union,
+  WORD,
+} from './regex-cost.js';
 import { show, type Checked } from './validate.js';
 
 /** MAX_REGEX_PATH is the longest regex path accepted, checked before anything else reads it. */
@@ -47,7 +62,19 @@ interface Piece {
   readonly single: boolean;
   /** the largest product of repeat counts inside */
   readonly counts: number;
+  /** what the cost check reads */
+  readonly node: RegexNode;
 }
+
+const ESCAPE_SETS: Readonly<Record<string, Bits>> = {
+  d: DIGIT,
+  w: WORD,
+  s: SPACE,
+  D: complement(DIGIT),
+  W: complement(WORD),
+  S: complement(SPACE),
+};
+const code = (c: string) => c.charCodeAt(c.length - 1);
 
 class Parser {
   private at = 0;
@@ -70,11 +97,14 @@ class Parser {
   private alternation(depth: number): Piece {
     let size = 0;
     let counts = 1;
+    const branches: RegexNode[] = [];
     for (;;) {
       const branch = this.sequence(depth);
       size += branch.size;
       counts = Math.max(counts, branch.counts);
-      if (this.peek() !== '|') return { size, single: false, counts };
+      branches.push(branch.node);
+      if (this.peek() !== '|')
+        return { size, single: false, counts, node: branches.length === 1 ? branches[0]! : { t: 'alt', branches } };
       this.at++;
       size += SIZE.alt;
     }
@@ -83,14 +113,16 @@ class Parser {
   private sequence(depth: number): Piece {
     let size = 0;
     let counts = 1;
+    const items: RegexNode[] = [];
     for (;;) {
       const c = this.peek();
-      if (c === undefined || c === '|' || c === ')') return { size, single: false, counts };
+      if (c === undefined || c === '|' || c === ')') return { size, single: false, counts, node: { t: 'seq', items } };
       const atom = this.atom(depth);
       const piece = atom.repeatable ? this.quantified(atom.piece) : atom.piece;
       if (!atom.repeatable && this.isQuantifier()) this.refuse(`a quantifier after ${atom.name}, which cannot repeat`);
       size += piece.size;
       counts = Math.max(counts, piece.counts);
+      items.push(piece.node);
       if (size > MAX_COMPILED_SIZE)
         this.refuse(`a pattern larger than PCRE2 compiles comfortably (over ${MAX_COMPILED_SIZE} bytes estimated)`);
     }
@@ -103,30 +135,38 @@ class Parser {
 
   private atom(depth: number): { piece: Piece; repeatable: boolean; name: string } {
     const c = this.peek()!;
-    const single = (size: number): Piece => ({ size, single: true, counts: 1 });
+    const at = this.at;
+    const single = (size: number, node: RegexNode): Piece => ({ size, single: true, counts: 1, node });
+    const set = (bits: Bits): RegexNode => ({ t: 'set', bits, at });
     if (LITERAL.test(c)) {
       this.at++;
-      return { piece: single(SIZE.char), repeatable: true, name: 'a literal' };
+      return { piece: single(SIZE.char, set(bitsOf([code(c)]))), repeatable: true, name: 'a literal' };
     }
     if (c === '.') {
       this.at++;
-      return { piece: single(SIZE.single), repeatable: true, name: "'.'" };
+      return { piece: single(SIZE.single, set(DOT)), repeatable: true, name: "'.'" };
     }
     if (c === '^' || c === '$') {
       this.at++;
-      return { piece: single(SIZE.single), repeatable: false, name: `'${c}'` };
+      return { piece: single(SIZE.single, { t: 'assert', kind: c }), repeatable: false, name: `'${c}'` };
     }
     if (c === '\\') {
       const e = this.peek(1);
       if (e === undefined) this.refuse('a trailing \\');
       this.at += 2;
-      if (CLASS_ESCAPES.test(e)) return { piece: single(SIZE.single), repeatable: true, name: `\\${e}` };
-      if (e === 'b' || e === 'B') return { piece: single(SIZE.single), repeatable: false, name: `\\${e}` };
-      if (ESCAPABLE.test(e)) return { piece: single(SIZE.char), repeatable: true, name: `\\${e}` };
+      if (CLASS_ESCAPES.test(e))
+        return { piece: single(SIZE.single, set(ESCAPE_SETS[e]!)), repeatable: true, name: `\\${e}` };
+      if (e === 'b' || e === 'B')
+        return { piece: single(SIZE.single, { t: 'assert', kind: 'b' }), repeatable: false, name: `\\${e}` };
+      if (ESCAPABLE.test(e))
+        return { piece: single(SIZE.char, set(bitsOf([code(e)]))), repeatable: true, name: `\\${e}` };
       this.at -= 2;
       this.refuse(`the escape \\${e} (only \\d \\w \\s \\D \\W \\S \\b \\B and escaped symbols)`);
     }
-    if (c === '[') return { piece: single(this.characterClass()), repeatable: true, name: 'a class' };
+    if (c === '[') {
+      const bits = this.characterClass();
+      return { piece: single(SIZE.class, set(bits)), repeatable: true, name: 'a class' };
+    }
     if (c === '(') {
       if (depth >= MAX_DEPTH) this.refuse(`groups nested deeper than ${MAX_DEPTH}`);
       this.at++;
@@ -138,7 +178,7 @@ class Parser {
       if (this.peek() !== ')') this.refuse(`a '(' without its ')'`);
       this.at++;
       return {
-        piece: { size: inner.size + SIZE.group, single: false, counts: inner.counts },
+        piece: { size: inner.size + SIZE.group, single: false, counts: inner.counts, node: inner.node },
         repeatable: true,
         name: 'a group',
       };
@@ -149,10 +189,12 @@ class Parser {
     this.refuse(`the character ${show(c)}`);
   }
 
-  /** characterClass reads `[…]` and gives its compiled size. */
-  private characterClass(): number {
+  /** characterClass reads `[…]` and gives the bytes it matches. */
+  private characterClass(): Bits {
     this.at++;
-    if (this.peek() === '^') this.at++;
+    const negated = this.peek() === '^';
+    if (negated) this.at++;
+    let bits = bitsOf([]);
     const start = this.at;
     // PCRE2 reads `[.` … `.]`, `[:` … `:]` and `[=` … `=]` as POSIX elements (and refuses most of them).
     const opener = this.peek();
@@ -169,6 +211,7 @@ class Parser {
         const e = this.peek(1);
         if (e !== undefined && CLASS_ESCAPES.test(e)) {
           this.at += 2;
+          bits = union(bits, ESCAPE_SETS[e]!);
           return null;
         }
         if (e !== undefined && (ESCAPABLE.test(e) || e === '^')) {
@@ -194,13 +237,16 @@ class Parser {
         if (hi === null) this.refuse("a range to a class escape (PCRE2 refuses it, JavaScript reads a literal '-')");
         if (hi === '-') this.refuse(`a range ending in '-'`);
         if (hi.slice(-1) < lo.slice(-1)) this.refuse(`the range ${lo}-${hi}, out of order`);
+        bits = union(bits, bitsOf(Array.from({ length: code(hi) - code(lo) + 1 }, (_, i) => code(lo) + i)));
       } else if (lo === '-' && !first && this.peek() !== ']') {
         this.refuse(`a '-' in the middle of a class (escape it, or put it first or last)`);
+      } else if (lo !== null) {
+        bits = union(bits, bitsOf([code(lo)]));
       }
     }
     if (this.at === start) this.refuse(`an empty class (PCRE2 reads '[]' as the start of a class holding ']')`);
     this.at++;
-    return SIZE.class;
+    return negated ? complement(bits) : bits.map((w, i) => w & ALL[i]!);
   }
 
   /** quantified reads the quantifier after an atom, if any, and gives the repeated piece. */
@@ -233,7 +279,7 @@ class Parser {
     if (counts > MAX_REPEAT) this.refuse(`nested repeats of ${counts} in all (at most ${MAX_REPEAT})`);
     // PCRE2 repeats one opcode with a count, and copies a group once per count.
     const size = atom.single ? atom.size + SIZE.repeat : atom.size * count + SIZE.repeat;
-    return { size, single: false, counts };
+    return { size, single: false, counts, node: { t: 'rep', body: atom.node, min: lower, max: upper } };
   }
 
   private bound(): number {
@@ -246,29 +292,84 @@ class Parser {
 }
 
 /**
- * checkRegexPath accepts an Ingress path used as a regular expression (use-regex, rewrite-target)
- * when it starts with `/` and lies in the subset above, which PCRE2 and JavaScript read alike and
- * PCRE2 compiles; anything else is refused with what was refused and where.
+ * RegexAnchoring is how nginx runs a pattern: `start` as `^…` (an Ingress path's `location ~*`, a `rewrite`),
+ * `both` as `^(?:…)$` (the Gateway router's ngx.re). A final `.*` costs nothing in the first (see regex-cost.ts).
  */
-export function checkRegexPath(value: unknown): Checked<string> {
+export type RegexAnchoring = 'start' | 'both';
+
+/**
+ * checkRegexPath accepts an Ingress path used as a regular expression (use-regex, rewrite-target), or a
+ * Gateway RegularExpression path, when it starts with `/` and lies in the subset above, which PCRE2 and
+ * JavaScript read alike, PCRE2 compiles and runs in linear time; anything else is refused with what was
+ * refused and where.
+ */
+export function checkRegexPath(value: unknown, anchoring: RegexAnchoring = 'start'): Checked<string> {
   if (typeof value !== 'string' || !value.startsWith('/'))
     return { ok: false, message: `${show(value)} must be a regex starting with '/'` };
   if (value.length > MAX_REGEX_PATH) return { ok: false, message: `is longer than ${MAX_REGEX_PATH} characters` };
-  const refused = regexSubsetRefusal(value);
+  const refused = regexSubsetRefusal(value, anchoring);
   return refused === null ? { ok: true, value } : { ok: false, message: `${show(value)}: ${refused}` };
+}
+
+/** analyze parses a pattern and runs the cost check: its cost, or why it is refused. */
+function analyze(value: string, anchoring: RegexAnchoring): RegexCost | string {
+  const node = parsed(value);
+  if (typeof node === 'string') return node;
+  try {
+    return regexCost(node, anchoring === 'both');
+  } catch (error) {
+    if (error instanceof Ambiguous)
+      return `${error.message}: refused, as nginx's backtracking could take far more than linear time on some input`;
+    throw error;
+  }
 }
 
 /**
  * regexSubsetRefusal says why a regular expression (of at most MAX_REGEX_PATH characters, the
  * caller checks) lies outside the subset above, or null when it lies inside: for patterns that
- * need not be paths (a snippet's `rewrite`).
+ * need not be paths (a header match, a snippet's `rewrite`).
  */
-export function regexSubsetRefusal(value: string): string | null {
+export function regexSubsetRefusal(value: string, anchoring: RegexAnchoring = 'start'): string | null {
+  const found = analyze(value, anchoring);
+  return typeof found === 'string' ? found : null;
+}
+
+/**
+ * regexSyntaxRefusal is regexSubsetRefusal without the cost check: for patterns no backtracking engine runs (the
+ * test API server's schema patterns, which V8's linear engine runs).
+ */
+export function regexSyntaxRefusal(value: string): string | null {
+  const node = parsed(value);
+  return typeof node === 'string' ? node : null;
+}
+
+/** parsed reads a pattern of the subset's syntax, or says why it is not. */
+function parsed(value: string): RegexNode | string {
   try {
-    new Parser(value).parse();
+    return new Parser(value).parse().node;
   } catch (error) {
     if (error instanceof Refused) return `${error.message} is not in the regex subset nginx is sure to read as written`;
     throw error;
   }
-  return null;
 }
+
+/**
+ * regexWeight is the request-time weight of an accepted pattern (regex-cost.ts: the states that can be
+ * visited at every subject position), plus one for trying it at all: what the per-host bound adds up.
+ * A refused pattern weighs nothing (it never reaches nginx).
+ */
+export function regexWeight(value: string, anchoring: RegexAnchoring = 'start'): number {
+  const key = `${anchoring} ${value}`;
+  let weight = WEIGHTS.get(key);
+  if (weight === undefined) {
+    const found = analyze(value, anchoring);
+    weight = typeof found === 'string' ? 0 : found.weight + 1;
+    // every build settles its changed hosts again: remember the weights, boundedly (a full table starts over)
+    if (WEIGHTS.size >= MAX_REMEMBERED_WEIGHTS) WEIGHTS.clear();
+    WEIGHTS.set(key, weight);
+  }
+  return weight;
+}
+
+const MAX_REMEMBERED_WEIGHTS = 10_000;
+const WEIGHTS = new Map<string, number>();

@@ -130,8 +130,10 @@ const PREFIX_IDIOM = /^(\/.*?)\/?\(\/\|\$\)\(\.\*\)$/;
 /** regexMatch turns an nginx regex path (anchored at the start only) into an anchored RegularExpression value. */
 function regexValue(path: string): string | null {
   if (path.includes('|')) return null;
-  const value = /(^|[^\\])\$$/.test(path) ? path : `${path}.*`;
-  return checkRegexPath(value).ok ? value : null;
+  // A final `$`, `.*` or `.+` (or `(.*)`, `(.+)`) already reads to the end; another `.*` would make two ways to
+  // split the rest, which the router's linear-time subset refuses.
+  const value = /(^|[^\\])(\$|\.[*+]|\(\.[*+]\))$/.test(path) ? path : `${path}.*`;
+  return checkRegexPath(value, 'both').ok ? value : null;
 }
 
 /** converter holds what one run reads and reports. */

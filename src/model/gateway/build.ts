@@ -21,6 +21,7 @@ import {
 import { readGateway, readGatewayClass, readGRPCRoute, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
 import { type AddressVerdict, assignAddresses } from './addresses.js';
 import { isGranted } from './refs.js';
+import { partiallyInvalid, withinRegexBudget } from './regex-bound.js';
 import type {
   BackendRef,
   Condition,
@@ -535,6 +536,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   for (const at of resolveKindConflicts(attachments)) serve(at, served, attached);
 
   const listeners: ListenerRoutes[] = [];
+  const reportedRegexes = new Map<string, string>();
   const gatewayStatus: GatewayStatus['gateways'][number][] = [];
   for (const gateway of gateways) {
     const gen = gateway.meta.generation;
@@ -552,9 +554,12 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
       const names = [...byHost.keys()].sort(compareHostnames);
       const hosts = names.map((hostname) => ({
         hostname,
-        routes: coveringHostnames(hostname, names).flatMap((by) =>
-          (byHost.get(by) ?? []).map(({ meta: _meta, ...rest }) => rest),
-        ),
+        routes: withinRegexBudget(
+          hostname,
+          coveringHostnames(hostname, names).flatMap((by) => byHost.get(by) ?? []),
+          problems,
+          reportedRegexes,
+        ).map(({ meta: _meta, ...rest }) => rest),
       }));
       listeners.push({
         gateway: { namespace: gateway.meta.namespace, name: gateway.meta.name },
@@ -611,7 +616,12 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   }));
   return {
     listeners,
-    status: { gatewayClasses, gateways: gatewayStatus, httpRoutes: routeStatus, grpcRoutes: grpcStatus },
+    status: {
+      gatewayClasses,
+      gateways: gatewayStatus,
+      httpRoutes: partiallyInvalid('HTTPRoute', routeStatus, reportedRegexes),
+      grpcRoutes: partiallyInvalid('GRPCRoute', grpcStatus, reportedRegexes),
+    },
     problems,
   };
 }

@@ -218,7 +218,7 @@ function readPath(c: Collector, field: string, raw: unknown): PathMatch | undefi
   if (type === undefined) return undefined;
   const value = c.check(
     `${field}.value`,
-    type === 'RegularExpression' ? checkRegexPath(rawValue) : checkPath(rawValue),
+    type === 'RegularExpression' ? checkRegexPath(rawValue, 'both') : checkPath(rawValue),
   );
   return value === undefined ? undefined : { type, value };
 }
@@ -226,7 +226,8 @@ function readPath(c: Collector, field: string, raw: unknown): PathMatch | undefi
 function checkRegexValue(value: unknown): Checked<string> {
   if (typeof value !== 'string' || value.length === 0 || value.length > 1024)
     return { ok: false, message: 'must be a regex of 1 to 1024 characters' };
-  const refused = regexSubsetRefusal(value);
+  // the router runs it as ^(?:…)$ (lua/ingress_actors/router.lua)
+  const refused = regexSubsetRefusal(value, 'both');
   return refused === null ? { ok: true, value } : { ok: false, message: `${show(value)}: ${refused}` };
 }
 
@@ -561,7 +562,7 @@ function readGrpcMatch(c: Collector, field: string, raw: unknown): RouteMatch | 
     grpc = { type, service, method };
   }
   const path = grpcPath(grpc);
-  if (path.type === 'RegularExpression' && c.check(`${field}.method`, checkRegexPath(path.value)) === undefined)
+  if (path.type === 'RegularExpression' && c.check(`${field}.method`, checkRegexPath(path.value, 'both')) === undefined)
     return undefined;
   return { path, grpc, headers, queryParams: [], method: undefined };
 }
