@@ -129,19 +129,23 @@ interface PushCase {
   readonly event: boolean;
 }
 
-/** longHost is a legal host name of exactly 253 characters: the pushed tables' bound for a host. */
-const longHost = (name: string) => {
-  const tail = `.${name}.example.com`;
+/** longName is a legal DNS subdomain of exactly 253 characters ending in `tail`: labels of `fill`, 63 at most. */
+const longName = (fill: string, tail: string) => {
   const labels: string[] = [];
   let length = tail.length;
   while (length < 253) {
-    const label = 'h'.repeat(Math.min(63, 253 - length - 1));
+    // a label, its dot, and never a last gap of one character (a label with no room for its dot)
+    const room = 253 - length - 1;
+    const label = fill.repeat(Math.min(63, room === 64 ? 62 : room));
     labels.push(label);
     length += label.length + 1;
   }
-  return `${labels.join('.')}${tail}`;
+  return `${labels.join('.')}.${tail}`;
 };
-const LONG_SECRET = (name: string) => `${name}-${'s'.repeat(253 - name.length - 1)}`;
+/** longHost is a legal host name of 253 characters: the pushed tables' bound for a host. */
+const longHost = (name: string) => longName('h', `${name}.example.com`);
+/** LONG_SECRET is a legal Secret name of 253 characters (labels of 63 at most, as the model's names are). */
+const LONG_SECRET = (name: string) => longName('s', name);
 const SHARED_HOSTS = 120;
 const sharedHost = (name: string, i: number) => `h${i}.${name}.example.com`;
 const REGEX_PATHS = 64;
@@ -169,7 +173,10 @@ const PUSH_PATH: Record<string, PushCase> = {
         const table = nginxCertificates();
         return table !== undefined && servedNames(table).includes(longHost(name));
       });
-      expect((await get({ host: longHost(name), path: '/', port: h.cluster.httpPort })).backend).toBe('a');
+      // served over HTTPS with its own certificate (HTTP redirects a TLS host)
+      const reply = await get({ host: longHost(name), path: '/', port: h.cluster.httpsPort, https: true });
+      expect(reply.backend).toBe('a');
+      expect(reply.peerCertificate?.subjectaltname).toBe(`DNS:${longHost(name)}`);
     },
     event: false,
   },
