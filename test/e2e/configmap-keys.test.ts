@@ -193,6 +193,31 @@ describe.each(SCENE_MODES)('ConfigMap keys on the wire (%s)', (mode) => {
     await sequential(scene, 'keys.test', 6);
     expect(backend.connections - before).toBe(0);
   });
+
+  // Last: it changes add-headers for good. The watcher opens a watch for a header ConfigMap named later, elsewhere.
+  it.runIf(mode === 'lua')(
+    'add-headers: naming a ConfigMap in yet another namespace at run time serves it, and follows its changes',
+    async () => {
+      const late = (value: string) => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { namespace: 'elsewhere', name: 'late-headers' },
+        data: { 'X-Late': value },
+      });
+      await scene.cluster!.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'elsewhere' } });
+      await scene.cluster!.apply(late('yes'));
+      await scene.cluster!.patch({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { namespace: 'ingress', name: 'config' },
+        data: { 'add-headers': 'elsewhere/late-headers' },
+      });
+      const header = async () => (await fetch(scene.httpPort, 'keys.test', '/')).headers['x-late'];
+      await waitFor('the late header served', async () => (await header()) === 'yes', 10_000);
+      await scene.cluster!.patch(late('changed'));
+      await waitFor('its change served', async () => (await header()) === 'changed', 10_000);
+    },
+  );
 });
 
 describe.each(SCENE_MODES)('ConfigMap keys off (%s)', (mode) => {
