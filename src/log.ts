@@ -1,4 +1,5 @@
 import { pino, type Logger, type LevelWithSilent } from 'pino';
+import pretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -6,8 +7,16 @@ export type { Logger };
 export const LOG_LEVELS: readonly LevelWithSilent[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 /**
+ * prettyLogs decides the log format: what a flag asks (`--log-pretty`, `--log-json`), else readable lines when
+ * stderr is a terminal (someone reads them) and JSON lines otherwise (a pod's log, a pipe, a file: machines read them).
+ */
+export function prettyLogs(options: { asked: 'pretty' | 'json' | null; stderrIsTTY: boolean | undefined }): boolean {
+  return options.asked === null ? options.stderrIsTTY === true : options.asked === 'pretty';
+}
+
+/**
  * createLogger makes the root pino logger: JSON lines on stderr (stdout belongs to commands such
- * as `render`), or pretty lines when asked and pino-pretty is installed. Each actor or module
+ * as `render`), or readable lines when `pretty` (see prettyLogs). Each actor or module
  * takes a child: `logger.child({ actor: 'nginx' })`. Keys that could hold secrets are redacted.
  */
 export function createLogger(options: { level?: string; pretty?: boolean } = {}): Logger {
@@ -19,7 +28,9 @@ export function createLogger(options: { level?: string; pretty?: boolean } = {})
     censor: '[redacted]',
   };
   if (options.pretty) {
-    return pino({ level, redact, transport: { target: 'pino-pretty', options: { destination: 2 } } });
+    // Written in this thread, synchronously (no transport worker): the last lines before an exit are not lost.
+    const lines = { singleLine: true, ignore: 'pid,hostname,command', translateTime: 'HH:MM:ss' };
+    return pino({ level, redact }, pretty({ ...lines, destination: 2, sync: true }));
   }
   return pino({ level, redact }, pino.destination(2));
 }

@@ -8,7 +8,8 @@ import type {
 } from '../../machines/resourceWatcher.machine.js';
 import type { Logger } from '../log.js';
 import type { ClusterCache } from '../kube/cache.js';
-import type { KubeObject } from '../model/snapshot.js';
+import type { ConfigMap, KubeObject } from '../model/snapshot.js';
+import { headerConfigMapsNamed } from '../model/global-extras.js';
 import { createInformer, DEFAULT_INFORMER_TIMEOUTS, KindNotServedError, type Informer } from '../kube/informer.js';
 import type { WatchedKind } from '../kube/kinds.js';
 import { watcherId } from '../../machines/rootSupervisor.machine.js';
@@ -53,14 +54,13 @@ export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchS
       let active = true;
       const seen = new Set<string>();
       const tell = (event: ResourceWatcherEvent) => active && sendBack(event);
-      // ConfigMaps: every one in the namespace of --configmap (where add-headers and proxy-set-headers name theirs),
-      // and each services ConfigMap elsewhere by name; one ListWatch for each.
+      // ConfigMaps: every one in the namespace of --configmap, each services ConfigMap elsewhere by name, and each
+      // header ConfigMap the --configmap names elsewhere (add-headers, proxy-set-headers), followed as it changes.
       const configNamespace = scope.configMap?.split('/')[0] ?? null;
       const elsewhere = (scope.streamConfigMaps ?? []).filter((c) => c.split('/')[0] !== configNamespace);
       const targets = [...(configNamespace ? [configNamespace] : []), ...new Set(elsewhere)];
       const onlys: (string | undefined)[] =
         kind !== 'ConfigMap' ? [undefined] : targets.length > 0 ? targets : ['kube-system/ingress-actors-no-configmap'];
-      let unsynced = onlys.length;
       const timeouts = {
         requestTimeoutMs: input.requestTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.requestTimeoutMs,
         watchIdleTimeoutMs: input.watchIdleTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.watchIdleTimeoutMs,
@@ -76,42 +76,85 @@ export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchS
         }
         tell({ type: 'watch.unserved', error: error.message, at: Date.now() });
       };
-      const informers: Informer[] = onlys.map((only) =>
+      // The first sync waits for every list open before it: the scope's, and header ConfigMaps named by then.
+      const listing = new Set<string>();
+      let firstSynced = false;
+      const listed = (source: string) => {
+        listing.delete(source);
+        // Whatever the cache holds that no list had is gone, once every list is in.
+        if (!active || firstSynced || listing.size > 0) return;
+        firstSynced = true;
+        for (const obj of cache.list<KubernetesObject>(kind)) {
+          if (seen.has(keyOf(obj))) continue;
+          cache.remove(kind, obj);
+          tell({ type: 'watch.changed', key: keyOf(obj) });
+        }
+        tell({ type: 'watch.synced' });
+      };
+      const changed = (type: 'add' | 'update' | 'delete', obj: KubernetesObject) => {
+        if (!active) return;
+        const key = keyOf(obj);
+        if (type === 'delete') seen.delete(key);
+        else seen.add(key);
+        const moved = type === 'delete' ? cache.remove(kind, obj) : cache.upsert(kind, obj);
+        log.debug({ kind, key, type }, 'watch event');
+        if (kind === 'ConfigMap' && key === scope.configMap)
+          follow(type === 'delete' ? [] : headerConfigMapsNamed((obj as ConfigMap).data ?? {}, targets));
+        if (moved) tell({ type: 'watch.changed', key });
+      };
+      const open = (source: string, only: string | undefined, onError: (error: unknown) => void) =>
         createInformer(
           kc,
           kind,
           { namespace: scope.namespace, ...(only ? { only } : {}) },
           {
-            onSynced: () => {
-              // Whatever the cache holds that no list had is gone, once every list is in.
-              if (!active || --unsynced > 0) return;
-              for (const obj of cache.list<KubernetesObject>(kind)) {
-                if (seen.has(keyOf(obj))) continue;
-                cache.remove(kind, obj);
-                tell({ type: 'watch.changed', key: keyOf(obj) });
-              }
-              tell({ type: 'watch.synced' });
-            },
-            onChange: (type, obj) => {
-              if (!active) return;
-              const key = keyOf(obj);
-              if (type === 'delete') seen.delete(key);
-              else seen.add(key);
-              const changed = type === 'delete' ? cache.remove(kind, obj) : cache.upsert(kind, obj);
-              log.debug({ kind, key, type }, 'watch event');
-              if (changed) tell({ type: 'watch.changed', key });
-            },
-            onError: failed,
+            onSynced: () => listed(source),
+            onChange: changed,
+            onError,
             onIdle: (idleMs) =>
               active && log.info({ kind, idleMs }, 'the watch received nothing, not even a bookmark; reopening it'),
           },
           timeouts,
-        ),
-      );
+        );
+      // A header ConfigMap elsewhere: a list or watch refused there (RBAC: a Role in its namespace is needed) is
+      // logged and retried on its own; the build says the ConfigMap is missing meanwhile, nothing else stops.
+      const followed = new Map<string, { informer: Informer; retry?: NodeJS.Timeout }>();
+      const follow = (refs: readonly string[]) => {
+        for (const [ref, entry] of followed) {
+          if (refs.includes(ref)) continue;
+          followed.delete(ref);
+          clearTimeout(entry.retry);
+          void entry.informer.stop();
+          const gone = cache.list<KubernetesObject>(kind).find((o) => keyOf(o) === ref);
+          if (gone && cache.remove(kind, gone)) tell({ type: 'watch.changed', key: ref });
+          seen.delete(ref);
+          listed(`ref:${ref}`);
+        }
+        for (const ref of refs) {
+          if (followed.has(ref)) continue;
+          if (!firstSynced) listing.add(`ref:${ref}`);
+          const refused = (error: unknown) => {
+            if (!active || followed.get(ref) !== entry) return;
+            log.warn({ kind, configMap: ref, error: describe(error) }, 'cannot watch a header ConfigMap; retrying');
+            // Not the first sync's to wait for: it goes on, the ConfigMap missing, until this list is in.
+            listed(`ref:${ref}`);
+            clearTimeout(entry.retry);
+            entry.retry = setTimeout(() => void entry.informer.start().catch(refused), 10_000);
+          };
+          const entry: { informer: Informer; retry?: NodeJS.Timeout } = { informer: open(`ref:${ref}`, ref, refused) };
+          followed.set(ref, entry);
+          void entry.informer.start().catch(refused);
+        }
+      };
+      const informers: Informer[] = onlys.map((only, i) => {
+        listing.add(`scope:${i}`);
+        return open(`scope:${i}`, only, failed);
+      });
       for (const informer of informers) informer.start().catch(failed);
       return () => {
         active = false;
         for (const informer of informers) void informer.stop();
+        for (const { informer, retry } of followed.values()) clearTimeout(retry), void informer.stop();
       };
     }),
   };

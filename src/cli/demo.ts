@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { gatewayApiCrds } from '../api-server/gateway-api.js';
@@ -22,7 +23,8 @@ export const DEMO_USAGE =
 
 The embedded cluster: a local HTTPS Kubernetes API server seeded with the manifests (default
 examples/; then the Gateway API's standard-channel CRDs, deploy/gateway-api/, and DIR/gateway-api/'s
-manifests), a small HTTP backend for every loopback endpoint they name, and the controller
+manifests), a small HTTP backend for every loopback endpoint they name (on a free port when
+its own is taken: the demo prints where), and the controller
 with a real nginx, everything on 127.0.0.1 only. Writes DIR/kubeconfig (default .demo/) for
 kubectl. Ctrl-C (or SIGTERM) stops it all. Any controller flag (see: ingress-actors help
 controller) is passed on, but for the ones the demo sets itself (--kubeconfig, --config-dir,
@@ -69,19 +71,66 @@ export function splitDemoFlags(argv: readonly string[]): {
   return { own, help, controller };
 }
 
-function startBackend(service: string, port: number): Promise<Server> {
+/** listenBackend listens on 127.0.0.1:port (0: one the kernel picks) with the demo's echoing backend. */
+function listenBackend(service: string, port: number): Promise<Server> {
   const server = createServer((req, res) => {
+    const { port: at } = server.address() as AddressInfo;
     res.setHeader('content-type', 'text/plain');
-    res.end(
-      `${service} (backend on 127.0.0.1:${port}) answered ${req.method} ${req.url} for Host ${req.headers.host}\n`,
-    );
+    res.end(`${service} (backend on 127.0.0.1:${at}) answered ${req.method} ${req.url} for Host ${req.headers.host}\n`);
   });
   return new Promise((ok, fail) => {
-    server.once('error', (error) =>
-      fail(new UsageError(`cannot start the backend for ${service} on 127.0.0.1:${port}: ${error.message}`)),
-    );
+    server.once('error', fail);
     server.listen(port, '127.0.0.1', () => ok(server));
   });
+}
+
+/**
+ * startBackend starts the backend of a loopback endpoint on the port its EndpointSlice names or, when that port is
+ * taken (8081-8084 are common ports; a second demo holds them), on a free one the kernel picks.
+ */
+async function startBackend(service: string, port: number): Promise<Server> {
+  try {
+    return await listenBackend(service, port);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE')
+      throw new UsageError(`cannot start the backend for ${service} on 127.0.0.1:${port}: ${(error as Error).message}`);
+    return listenBackend(service, 0);
+  }
+}
+
+/**
+ * startBackends starts a backend for every port of every EndpointSlice with a loopback endpoint, and returns the seed
+ * with those slices' ports set to where their backends listen (a port taken moves), and one line per backend.
+ */
+async function startBackends(
+  seed: readonly KubeObject[],
+  backends: Server[],
+): Promise<{ seed: KubeObject[]; lines: string[] }> {
+  const moved = new Map<number, number>();
+  const lines: string[] = [];
+  for (const slice of seed.filter((o) => o.kind === 'EndpointSlice') as EndpointSlice[]) {
+    const service =
+      `${slice.metadata?.namespace ?? 'default'}/` + `${slice.metadata?.labels?.['kubernetes.io/service-name']}`;
+    const onLoopback = (slice.endpoints ?? []).some((e) => e.addresses?.includes('127.0.0.1'));
+    for (const port of slice.ports ?? []) {
+      if (!port.port || !onLoopback || moved.has(port.port)) continue;
+      const backend = await startBackend(service, port.port);
+      backends.push(backend);
+      const at = (backend.address() as AddressInfo).port;
+      moved.set(port.port, at);
+      lines.push(`${service} on 127.0.0.1:${at}${at === port.port ? '' : ` (${port.port} is taken)`}`);
+    }
+  }
+  const rewritten = seed.map((object) => {
+    const slice = object as EndpointSlice;
+    if (object.kind !== 'EndpointSlice' || !(slice.endpoints ?? []).some((e) => e.addresses?.includes('127.0.0.1')))
+      return object;
+    const ports = (slice.ports ?? []).map((p) =>
+      p.port && moved.has(p.port) ? { ...p, port: moved.get(p.port)! } : p,
+    );
+    return { ...slice, ports } as KubeObject;
+  });
+  return { seed: rewritten, lines };
 }
 
 async function readSeed(folder: string): Promise<KubeObject[]> {
@@ -167,13 +216,17 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
   // Loopback only: nginx too, not only the API server, backends, probes and inspector.
   const config = { ...parsed.config, build: { ...parsed.config.build, listenAddress: '127.0.0.1' } };
   const manifests = own.get('manifests') ?? join(PROJECT_ROOT, 'examples');
-  const seed = [...(await readSeed(manifests)), ...(await readGatewaySeed(manifests))];
+  const loaded = [...(await readSeed(manifests)), ...(await readGatewaySeed(manifests))];
 
   // From here on, whatever fails or stops, everything started is closed: nothing keeps the process alive.
   const signals = new StopSignals();
   const backends: Server[] = [];
   let api: ApiServer | null = null;
   try {
+    // The backends first: a port taken moves, and the seeded EndpointSlices say where.
+    const started = await startBackends(loaded, backends);
+    const seed = started.seed;
+    if (signals.received) return 0;
     const webhookAt = config.webhook?.port;
     api = await startApiServer({
       // The configuration is there from the start, without a caBundle: the controller sets it. Nothing writes an
@@ -187,18 +240,6 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
           : undefined,
     });
     await api.writeKubeconfig(kubeconfig);
-    const ports = new Set<number>();
-    for (const slice of seed.filter((o) => o.kind === 'EndpointSlice') as EndpointSlice[]) {
-      const service =
-        `${slice.metadata?.namespace ?? 'default'}/` + `${slice.metadata?.labels?.['kubernetes.io/service-name']}`;
-      for (const port of slice.ports ?? []) {
-        const onLoopback = (slice.endpoints ?? []).some((e) => e.addresses?.includes('127.0.0.1'));
-        if (port.port && onLoopback && !ports.has(port.port)) {
-          ports.add(port.port);
-          backends.push(await startBackend(service, port.port));
-        }
-      }
-    }
     if (signals.received) return 0;
     const apiUrl = api.url;
     const code = await superviseController(config, log, signals, err, async (controller, inspector) => {
@@ -215,7 +256,7 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
       // From the caBundle on, the API server asks the webhook about every Ingress written.
       if (config.webhook) await caBundleSet(api!, controller.exitCode);
       const statusPage = config.statusPage === 'off' ? null : `http://127.0.0.1:${config.healthzPort}/`;
-      out.write(hints(apiUrl, kubeconfig, httpPort, httpsPort, inspector?.url ?? null, statusPage));
+      out.write(hints(apiUrl, kubeconfig, httpPort, httpsPort, inspector?.url ?? null, statusPage, started.lines));
     });
     if (code !== 0) err.write('ingress-actors demo: the controller did not stop cleanly\n');
     return code;
@@ -234,10 +275,12 @@ function hints(
   httpsPort: number,
   inspector: string | null,
   statusPage: string | null,
+  backends: readonly string[],
 ): string {
   const k = `kubectl --kubeconfig ${kubeconfig}`;
   return [
     `The demo cluster is up: API server ${apiUrl}, nginx on 127.0.0.1:${httpPort} (http) and :${httpsPort} (https).`,
+    ...(backends.length > 0 ? [`The backends: ${backends.join(', ')}.`] : []),
     ...(statusPage ? [`The status page: open ${statusPage}`] : []),
     ...(inspector ? [`The Stately inspector: open ${inspector}`] : []),
     'Try:',

@@ -21,7 +21,7 @@ export interface ForeignFlag {
 const NO_PORT = 'this controller opens no such port';
 const NO_GEOIP = 'GeoIP2 databases are not used (no use-geoip2)';
 const NATIVE = 'native histograms are not exported: request metrics have classic buckets (--time-buckets, …)';
-const KLOG = 'logs are JSON lines on stderr (see --log-level, --log-pretty)';
+const KLOG = 'logs are JSON lines on stderr, readable lines on a terminal (see --log-level, --log-pretty, --log-json)';
 
 /** INGRESS_NGINX_FLAGS are ingress-nginx's flags this controller accepts and ignores, by name. */
 export const INGRESS_NGINX_FLAGS: Readonly<Record<string, ForeignFlag>> = {

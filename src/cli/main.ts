@@ -1,5 +1,5 @@
 import { KubeconfigError } from '../kube/kubeconfig.js';
-import { createLogger, type Logger } from '../log.js';
+import { createLogger, prettyLogs, type Logger } from '../log.js';
 import type { Command } from './command.js';
 import { ManifestError } from '../manifests/load.js';
 import { ListenError } from '../http/listen.js';
@@ -22,22 +22,24 @@ Commands:
   demo         serve examples/ with a real nginx and loopback backends
   statecharts  write each machine's JSON definition and diagrams (see: ingress-actors statecharts --help)
 
-Global flags: --log-level trace|debug|info|warn|error|fatal|silent (info), --log-pretty
+Global flags: --log-level trace|debug|info|warn|error|fatal|silent (info), --log-pretty | --log-json
+  (logs are readable lines when stderr is a terminal, JSON lines otherwise)
 Run a command with --help, or \`ingress-actors help <command>\`, for its flags.`;
 
 /**
  * takeLogFlags removes the global logging flags from argv, wherever they stand; klog's `--v`/`-v` (ingress-nginx's
  * verbosity) sets the level when --log-level does not.
  */
-function takeLogFlags(argv: string[]): { rest: string[]; level: string; pretty: boolean } {
+function takeLogFlags(argv: string[]): { rest: string[]; level: string; format: 'pretty' | 'json' | null } {
   const rest: string[] = [];
   let level: string | null = null;
   let verbosity: string | null = null;
-  let pretty = false;
+  let format: 'pretty' | 'json' | null = null;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const klog = /^--?v(=(.*))?$/.exec(arg);
-    if (arg === '--log-pretty') pretty = true;
+    if (arg === '--log-pretty') format = 'pretty';
+    else if (arg === '--log-json') format = 'json';
     else if (arg === '--log-level') level = argv[++i] ?? '';
     else if (arg.startsWith('--log-level=')) level = arg.slice('--log-level='.length);
     else if (klog) {
@@ -46,7 +48,7 @@ function takeLogFlags(argv: string[]): { rest: string[]; level: string; pretty: 
       if (verbosity === null) throw new Error(`--v must be a klog verbosity (a number), not ${JSON.stringify(value)}`);
     } else rest.push(arg);
   }
-  return { rest, level: level ?? verbosity ?? 'info', pretty };
+  return { rest, level: level ?? verbosity ?? 'info', format };
 }
 
 /**
@@ -104,7 +106,10 @@ export async function main(argv: string[]): Promise<number> {
   let log: Logger;
   try {
     flags = takeLogFlags(argv);
-    log = createLogger({ level: flags.level, pretty: flags.pretty });
+    log = createLogger({
+      level: flags.level,
+      pretty: prettyLogs({ asked: flags.format, stderrIsTTY: process.stderr.isTTY }),
+    });
   } catch (error) {
     process.stderr.write(`ingress-actors: ${(error as Error).message}\n`);
     return 2;

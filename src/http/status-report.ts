@@ -10,7 +10,11 @@ import type { Certificate, NginxModel, Problem, Server } from '../model/nginx-mo
 import { certificateFacts } from '../model/certificate-info.js';
 import { formatProblem } from '../model/problems.js';
 import type { ApplyRecord } from '../../machines/nginxProcess.machine.js';
+import type { GatewayStatus } from '../model/gateway/build.js';
 import { stateLabel, type ActorLookup, type ActorView, type Health } from './health.js';
+import { gatewayRoutesOf, type GatewayRouteReport } from './status-gateway.js';
+
+export type { GatewayParentReport, GatewayRouteReport } from './status-gateway.js';
 
 /** StatusReport is the whole of `/status.json`. */
 export interface StatusReport {
@@ -21,6 +25,8 @@ export interface StatusReport {
   readonly controller: ControllerReport;
   /** every host and path served, by host then path; null before the first sync built a model */
   readonly routes: readonly RouteReport[] | null;
+  /** the Gateway API's HTTPRoutes and GRPCRoutes, their hostnames and parents' status; null before the first sync */
+  readonly gatewayRoutes: readonly GatewayRouteReport[] | null;
   /** the TCP and UDP services and the ssl-passthrough hosts (nginx's stream block); null before the first sync */
   readonly streams: readonly StreamReport[] | null;
   /** the certificate of every TLS host, and the default one; null before the first sync */
@@ -188,6 +194,9 @@ export function buildStatusReport(input: StatusInput): StatusReport {
       healthWarnings: input.health.warnings.map((w) => w.detailed),
     },
     routes: model ? routesOf(model) : null,
+    gatewayRoutes: model
+      ? gatewayRoutesOf((status?.context?.gatewayStatus ?? null) as GatewayStatus | null, model)
+      : null,
     streams: model ? streamsOf(model) : null,
     certificates: model ? certificatesOf(model, nginx?.context?.tables, now) : null,
     problems: problems ? problems.map((p) => ({ ...pick(p), text: formatProblem(p) })) : null,

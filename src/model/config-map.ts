@@ -563,7 +563,7 @@ export const configKeys: readonly ConfigKey[] = [
     'add-headers',
     'addHeaders',
     checkConfigMapRef,
-    'namespace/name of a ConfigMap (in the namespace of --configmap) whose data are response headers for every ' +
+    'namespace/name of a ConfigMap (any namespace: the controller watches it by name) whose data are response headers for every ' +
       "answer (`more_set_headers`; needs Debian's libnginx-mod-http-headers-more-filter); names of letters, digits " +
       "and '-', values of printable ASCII with the snippets' variables only; a bad entry is left out with a problem",
   ),
@@ -571,7 +571,7 @@ export const configKeys: readonly ConfigKey[] = [
     'proxy-set-headers',
     'proxySetHeaders',
     checkConfigMapRef,
-    'namespace/name of a ConfigMap (in the namespace of --configmap) whose data are request headers for the ' +
+    'namespace/name of a ConfigMap (any namespace: the controller watches it by name) whose data are request headers for the ' +
       'backends (`proxy_set_header`), checked as add-headers; a header the controller sets itself (Host, ' +
       'X-Forwarded-*, …) is left out with a problem',
   ),

@@ -7,7 +7,7 @@
 import type { GlobalConfig, Header, NginxModules, Problem } from './nginx-model.js';
 import type { ConfigMap } from './snapshot.js';
 import { checkValue, CONTROLLER_PROXY_HEADERS } from './snippet-policy.js';
-import { checkHeaderName, show } from './validate.js';
+import { checkDnsLabel, checkHeaderName, show } from './validate.js';
 import { OPTIONAL_MODULES } from './optional-modules.js';
 
 /** GlobalExtras are what the template needs beyond GlobalConfig. */
@@ -23,9 +23,27 @@ export interface GlobalExtras {
   readonly clearServerHeader: boolean;
 }
 
+/** HEADER_CONFIGMAP_KEYS are the keys of the controller ConfigMap that name another ConfigMap, in any namespace. */
+const HEADER_CONFIGMAP_KEYS = ['add-headers', 'proxy-set-headers'] as const;
+
 /**
- * globalExtras settles the modules and reads the header ConfigMaps. `controllerConfigMap` is `ns/name` of
- * --configmap: the header ConfigMaps must be in its namespace, the only one whose ConfigMaps the controller watches.
+ * headerConfigMapsNamed is `ns/name` of each header ConfigMap the controller ConfigMap's `data` names (well-formed
+ * names only) that `watched` (namespaces, or `ns/name`s, already watched) does not cover: the ConfigMap watcher
+ * follows each by name, as ingress-nginx reads them from any namespace.
+ */
+export function headerConfigMapsNamed(data: Readonly<Record<string, string>>, watched: readonly string[]): string[] {
+  const refs = new Set<string>();
+  for (const key of HEADER_CONFIGMAP_KEYS) {
+    const [namespace, name, ...rest] = (data[key] ?? '').split('/');
+    if (rest.length > 0 || !checkDnsLabel(namespace).ok || !checkDnsLabel(name).ok) continue;
+    if (!watched.includes(namespace!) && !watched.includes(`${namespace}/${name}`)) refs.add(`${namespace}/${name}`);
+  }
+  return [...refs].sort();
+}
+
+/**
+ * globalExtras settles the modules and reads the header ConfigMaps (in any namespace: the ConfigMap watcher follows
+ * those --configmap names). `controllerConfigMap` is `ns/name` of --configmap, where problems of its keys go.
  */
 export function globalExtras(
   config: GlobalConfig,
@@ -52,7 +70,7 @@ export function globalExtras(
     }
   }
   const read = (key: 'add-headers' | 'proxy-set-headers', ref: string | null) =>
-    ref === null ? [] : headersOf(key, ref, configMaps, namespace, at, problems);
+    ref === null ? [] : headersOf(key, ref, configMaps, at, problems);
   let addHeaders = read('add-headers', config.addHeaders).map((h) => `${h.name}: ${h.value}`);
   if (addHeaders.length > 0) {
     if (!modules.headersMore) {
@@ -87,15 +105,10 @@ function headersOf(
   key: string,
   ref: string,
   configMaps: readonly ConfigMap[],
-  namespace: string,
   at: (field: string, message: string) => void,
   problems: Problem[],
 ): Header[] {
   const [refNamespace = '', refName = ''] = ref.split('/');
-  if (refNamespace !== namespace) {
-    at(key, `${show(ref)} is not in the namespace of --configmap (${namespace}), the only one watched; ignored`);
-    return [];
-  }
   const found = configMaps.find((c) => c.metadata?.namespace === refNamespace && c.metadata?.name === refName);
   if (!found) {
     at(key, `the ConfigMap ${ref} does not exist; no header is set until it does`);

@@ -528,7 +528,8 @@ export interface SnippetPolicyOptions {
 
 /**
  * checkSnippetDirectives reads a snippet and checks every directive against the allow-list for
- * `context`, returning the directives to render, or the first problem, naming the directive.
+ * `context`, returning the directives to render, or the first problem, naming the directive. An empty or
+ * comment-only snippet is no directive at all, so nothing to refuse: ingress-nginx serves its locations too.
  */
 export function checkSnippetDirectives(
   source: string,
@@ -537,7 +538,6 @@ export function checkSnippetDirectives(
 ): Checked<SnippetDirective[]> {
   const statements = parseNginxStatements(source);
   if (!statements.ok) return statements;
-  if (statements.value.length === 0) return { ok: false, message: 'holds no directive' };
   const out: SnippetDirective[] = [];
   const seen = new Set<string>();
   for (const { name, args } of statements.value) {

@@ -15,18 +15,22 @@ import { startBackend, type Backend } from '../support/net.js';
 import { SCENE_MODES, startScene, type Scene } from './annotations-harness.js';
 import { nginxProcesses } from '../support/rollout.js';
 
-/** The header ConfigMaps, beside the controller's ingress/config (the namespace add-headers must use). */
+/**
+ * The header ConfigMaps, each in a namespace other than the controller's ingress/config: ingress-nginx reads them from
+ * any namespace (its e2e "Add a custom header" puts them in the test's), so the watcher follows what add-headers and
+ * proxy-set-headers name.
+ */
 const HEADER_CONFIG_MAPS = [
   {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { namespace: 'ingress', name: 'custom-headers' },
+    metadata: { namespace: 'default', name: 'custom-headers' },
     data: { 'X-Using-Nginx-Controller': 'true', 'X-Served-For': '$host' },
   },
   {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { namespace: 'ingress', name: 'proxy-headers' },
+    metadata: { namespace: 'tenant', name: 'proxy-headers' },
     data: { 'X-Different-Name': 'true', 'X-Client': '$remote_addr', 'X-Request-Start': 't=${msec}' },
   },
 ];
@@ -85,8 +89,8 @@ describe.each(SCENE_MODES)('ConfigMap keys on the wire (%s)', (mode) => {
           // one worker: one pool of backend connections, so reuse is countable
           'worker-processes': '1',
           'server-tokens': 'true',
-          'add-headers': 'ingress/custom-headers',
-          'proxy-set-headers': 'ingress/proxy-headers',
+          'add-headers': 'default/custom-headers',
+          'proxy-set-headers': 'tenant/proxy-headers',
           'keep-alive-requests': '2',
           'upstream-keepalive-connections': '8',
           'use-gzip': 'true',
@@ -132,7 +136,7 @@ describe.each(SCENE_MODES)('ConfigMap keys on the wire (%s)', (mode) => {
       await scene.cluster!.patch({
         apiVersion: 'v1',
         kind: 'ConfigMap',
-        metadata: { namespace: 'ingress', name: 'custom-headers' },
+        metadata: { namespace: 'default', name: 'custom-headers' },
         data: { 'X-Using-Nginx-Controller': 'changed' },
       });
       await waitFor(
@@ -189,6 +193,31 @@ describe.each(SCENE_MODES)('ConfigMap keys on the wire (%s)', (mode) => {
     await sequential(scene, 'keys.test', 6);
     expect(backend.connections - before).toBe(0);
   });
+
+  // Last: it changes add-headers for good. The watcher opens a watch for a header ConfigMap named later, elsewhere.
+  it.runIf(mode === 'lua')(
+    'add-headers: naming a ConfigMap in yet another namespace at run time serves it, and follows its changes',
+    async () => {
+      const late = (value: string) => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { namespace: 'elsewhere', name: 'late-headers' },
+        data: { 'X-Late': value },
+      });
+      await scene.cluster!.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'elsewhere' } });
+      await scene.cluster!.apply(late('yes'));
+      await scene.cluster!.patch({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { namespace: 'ingress', name: 'config' },
+        data: { 'add-headers': 'elsewhere/late-headers' },
+      });
+      const header = async () => (await fetch(scene.httpPort, 'keys.test', '/')).headers['x-late'];
+      await waitFor('the late header served', async () => (await header()) === 'yes', 10_000);
+      await scene.cluster!.patch(late('changed'));
+      await waitFor('its change served', async () => (await header()) === 'changed', 10_000);
+    },
+  );
 });
 
 describe.each(SCENE_MODES)('ConfigMap keys off (%s)', (mode) => {

@@ -40,6 +40,12 @@ describe.each(SCENE_MODES)('%s', (mode) => {
           { 'wide.test': [{ path: '/', service: 'app' }] },
           { annotations: ann({ 'server-snippet': 'more_set_headers "X-Host-Wide: 1";' }) },
         ),
+        // ingress-nginx's e2e "should allow an ingress if there is a default blocklist config in place"
+        ingress(
+          'comment-only',
+          { 'comment.test': [{ path: '/', service: 'app' }] },
+          { annotations: ann({ 'configuration-snippet': '\n# bla_by_lua' }) },
+        ),
       ],
       { configMap: SNIPPETS, mode },
     );
@@ -76,5 +82,10 @@ describe.each(SCENE_MODES)('%s', (mode) => {
     const reply = await scene.http('wide.test', '/');
     expect(reply.headers['x-host-wide']).toBe('1');
     expect(reply.headers['content-type']).toBe('application/json');
+  });
+
+  it('serves an Ingress whose configuration-snippet is only a comment (ingress-nginx does; no 503)', async () => {
+    const reply = await scene.http('comment.test', '/');
+    expect([reply.status, reply.backend]).toEqual([200, 'app']);
   });
 });

@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gatewayApiCrds } from '../../src/api-server/gateway-api.js';
 import { parseManifests } from '../../src/manifests/load.js';
 import { ControllerMetrics } from '../../src/http/metrics.js';
 import { createHttpServer } from '../../src/http/server.js';
@@ -200,6 +201,52 @@ describe('the status page in Chromium', () => {
   }, 120_000);
 });
 
+describe('the status page with the Gateway API (the demo’s cluster)', () => {
+  let gateway: Cluster;
+  afterAll(async () => await gateway?.close());
+
+  it('lists the demo’s HTTPRoute beside the Ingress routes: kind, name, hostnames, its parent’s status', async () => {
+    gateway = await startCluster(
+      [
+        ...(await manifests(join(PROJECT_ROOT, 'examples'))),
+        ...gatewayApiCrds(),
+        ...(await manifests(join(PROJECT_ROOT, 'examples', 'gateway-api'))),
+      ],
+      ['--configmap', 'ingress-actors/ingress-actors'],
+    );
+    await waitFor('the first sync', () => (gateway.actor('nginx')?.context.reloadsOk as number) >= 1, 20_000);
+    const tab = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+    try {
+      const errors: string[] = [];
+      tab.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+      await tab.goto(`http://127.0.0.1:${gateway.healthzPort}/`);
+      await tab.locator('#gateway-routes tbody', { hasText: 'default/hello' }).waitFor({ timeout: 20_000 });
+      await tab.locator('#gateway-routes tbody', { hasText: 'gateway.demo.local' }).waitFor({ timeout: 10_000 });
+      const cells = await tab
+        .locator('#gateway-routes tbody tr')
+        .evaluateAll((trs) =>
+          trs.map((tr) =>
+            Array.from(tr.querySelectorAll('td'), (td: { textContent: string | null }) => td.textContent),
+          ),
+        );
+      expect(cells).toEqual([['HTTPRoute', 'default/hello', 'gateway.demo.local', 'default/demo', 'True', 'True']]);
+      expect(await tab.locator('#gateway-routes-section').isHidden()).toBe(false);
+      expect(await tab.locator('#gateway-routes-count').textContent()).toBe('1');
+      // The Ingress routes are still there, beside.
+      await tab.locator('#routes tbody', { hasText: 'hello.demo.local' }).waitFor({ timeout: 10_000 });
+      expect(errors).toEqual([]);
+    } finally {
+      await tab.close();
+    }
+  }, 90_000);
+
+  it('hides the section where no Gateway API route is', async () => {
+    await page.goto(`http://127.0.0.1:${cluster.healthzPort}/`);
+    await page.locator('#routes tbody', { hasText: 'hello.demo.local' }).waitFor({ timeout: 10_000 });
+    expect(await page.locator('#gateway-routes-section').isHidden()).toBe(true);
+  });
+});
+
 describe('/status.json and the page’s headers', () => {
   it('gives the report for scripts, under the strict CSP, nosniff and no-store', async () => {
     const reply = await get({
@@ -215,6 +262,7 @@ describe('/status.json and the page’s headers', () => {
       'generatedAt',
       'controller',
       'routes',
+      'gatewayRoutes',
       'streams',
       'certificates',
       'problems',

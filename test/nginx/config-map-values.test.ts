@@ -164,7 +164,15 @@ const VALUES: Readonly<Record<string, readonly Value[]>> = {
     no(''),
     no('text/css;'),
   ],
-  'add-headers': ['ingress/custom-headers', 'ingress/empty-headers', no('other/custom-headers'), no('nope'), no('')],
+  // Any namespace, as ingress-nginx: the watcher follows the header ConfigMaps by name.
+  'add-headers': [
+    'ingress/custom-headers',
+    'ingress/empty-headers',
+    'other/custom-headers',
+    no('other/missing'),
+    no('nope'),
+    no(''),
+  ],
   'proxy-set-headers': ['ingress/proxy-headers', 'ingress/empty-headers', no('ingress/missing'), no('a/b/c'), no('')],
   'server-snippet': [
     'add_header X-Frame-Options SAMEORIGIN;',
@@ -173,14 +181,14 @@ const VALUES: Readonly<Record<string, readonly Value[]>> = {
     'more_set_headers "X-More: y";',
     no('location /x { return 200; }'),
     no('add_header Set-Cookie a=b;'),
-    no(''),
+    '', // no directive: nothing to refuse
   ],
   'http-snippet': [
     'add_header X-Frame-Options SAMEORIGIN;',
     'add_header X-Http-Level "yes" always;',
     no('server { listen 81; }'),
     no('include /etc/passwd;'),
-    no(''),
+    '',
   ],
 };
 

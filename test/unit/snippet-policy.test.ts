@@ -145,8 +145,13 @@ describe('checkSnippetDirectives', () => {
     ['content_by_lua_block x;', 'location', 'the directive content_by_lua_block is not allowed'],
     ['set $proxy_upstream_name x;', 'location', 'the directive set is not allowed'],
     ['alias /etc/;', 'location', 'the directive alias is not allowed'],
-    ['', 'location', 'holds no directive'],
   ])('refuses %j in a %s snippet', (text, context, message) => expect(check(text, context)).toContain(message));
+
+  it('accepts an empty or comment-only snippet as no directive (ingress-nginx serves its locations)', () => {
+    for (const text of ['', '   \n', '\n  # bla_by_lua', '# a; b;\n# c'])
+      for (const context of ['location', 'server'] as const)
+        expect(checkSnippetDirectives(text, context)).toEqual({ ok: true, value: [] });
+  });
 
   it('refuses a directive an annotation beside it also renders (nginx would refuse the duplicate)', () => {
     const checked = checkSnippetDirectives('client_max_body_size 1m;', 'location', {

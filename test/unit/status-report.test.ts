@@ -6,6 +6,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { statusAccess, type StatusPageMode } from '../../src/http/status-page.js';
 import { buildStatusReport, type StatusInput } from '../../src/http/status-report.js';
+import { gatewayRoutesOf } from '../../src/http/status-gateway.js';
+import type { GatewayStatus } from '../../src/model/gateway/build.js';
 import type { ActorView, Health } from '../../src/http/health.js';
 import { join } from 'node:path';
 import { loadManifests } from '../../src/manifests/load.js';
@@ -342,4 +344,85 @@ describe('statusAccess: who may read the status page', () => {
   ])('%s: a client at %s asking for Host %s: %s', (mode, address, host, verdict) =>
     expect(statusAccess(mode, address, host)).toBe(verdict),
   );
+});
+
+describe('gatewayRoutesOf (the Gateway API routes of the report)', () => {
+  const parentRef = (name: string, sectionName?: string) => ({
+    group: 'gateway.networking.k8s.io',
+    kind: 'Gateway',
+    namespace: 'default',
+    name,
+    sectionName,
+    port: undefined,
+  });
+  const condition = (type: string, status: 'True' | 'False', reason: string) => ({
+    type,
+    status,
+    reason,
+    message: '',
+    observedGeneration: 1,
+  });
+  const status: GatewayStatus = {
+    gatewayClasses: [],
+    gateways: [],
+    httpRoutes: [
+      {
+        namespace: 'default',
+        name: 'web',
+        parents: [
+          {
+            parentRef: parentRef('edge', 'https'),
+            controllerName: 'x',
+            conditions: [
+              condition('Accepted', 'True', 'Accepted'),
+              condition('ResolvedRefs', 'False', 'BackendNotFound'),
+            ],
+          },
+        ],
+      },
+      { namespace: 'default', name: 'orphan', parents: [] },
+    ],
+    grpcRoutes: [{ namespace: 'apps', name: 'rpc', parents: [] }],
+  };
+  const entry = (route: string, grpc = false) => ({
+    route,
+    path: { type: 'PathPrefix' as const, value: '/' },
+    ...(grpc ? { grpc: true as const } : {}),
+    headers: [],
+    queryParams: [],
+    filters: [],
+    backends: [],
+    timeouts: {},
+  });
+  const withTable = {
+    gateway: {
+      servers: [],
+      proxyHeaders: { host: '$host' },
+      routes: {
+        version: 'v',
+        servers: [
+          { key: '80/b.example.com', port: 80, routes: [entry('default/web#0'), entry('default/web#1')] },
+          { key: '443/a.example.com', port: 443, routes: [entry('default/web#0')] },
+          { key: '80/_', port: 80, routes: [entry('apps/rpc#0', true)] },
+        ],
+      },
+    },
+  } as unknown as NginxModel;
+
+  it('lists each route by kind and name, with the hostnames nginx serves it on and its parents’ conditions', () => {
+    expect(gatewayRoutesOf(status, withTable)).toEqual([
+      { kind: 'GRPCRoute', route: 'apps/rpc', hostnames: ['*'], parents: [] },
+      { kind: 'HTTPRoute', route: 'default/orphan', hostnames: [], parents: [] },
+      {
+        kind: 'HTTPRoute',
+        route: 'default/web',
+        hostnames: ['a.example.com', 'b.example.com'],
+        parents: [{ parent: 'default/edge/https', accepted: 'True', resolvedRefs: 'False (BackendNotFound)' }],
+      },
+    ]);
+  });
+
+  it('is null before the status actor has a Gateway status (or without the Gateway API)', () => {
+    expect(gatewayRoutesOf(null, withTable)).toBeNull();
+  });
 });

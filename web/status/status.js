@@ -111,6 +111,30 @@ function renderRoutes(routes) {
   );
 }
 
+function renderGatewayRoutes(routes) {
+  // Only when the Gateway API has routes for this controller.
+  document.getElementById('gateway-routes-section').hidden = !routes || routes.length === 0;
+  document.getElementById('gateway-routes-count').textContent = routes ? String(routes.length) : '';
+  const condition = (value) => el('td', value === 'True' ? 'nowrap good' : 'nowrap bad', text(value));
+  // One row per parent (a route without parents still gets one).
+  const rows = (routes ?? []).flatMap((r) =>
+    (r.parents.length > 0 ? r.parents : [null]).map((p) => ({ route: r, parent: p })),
+  );
+  fillRows(
+    'gateway-routes',
+    routes === null ? null : rows,
+    ({ route, parent }) => [
+      el('td', 'nowrap', route.kind),
+      el('td', 'nowrap', route.route),
+      el('td', 'host', route.hostnames.length > 0 ? route.hostnames.join(' ') : '—'),
+      el('td', 'nowrap', parent ? parent.parent : '—'),
+      parent ? condition(parent.accepted) : '—',
+      parent ? condition(parent.resolvedRefs) : '—',
+    ],
+    'none',
+  );
+}
+
 function renderStreams(streams) {
   // Only with --tcp-services-configmap, --udp-services-configmap or --enable-ssl-passthrough.
   document.getElementById('streams-section').hidden = !streams || streams.length === 0;
@@ -193,6 +217,7 @@ function render(report) {
   renderController(report.controller);
   renderProblems(report.problems);
   renderRoutes(report.routes);
+  renderGatewayRoutes(report.gatewayRoutes ?? null);
   renderStreams(report.streams);
   renderCertificates(report.certificates);
   renderNginx(report.nginx);
