@@ -79,10 +79,14 @@ describe('convert', () => {
         kind: 'Namespace',
         metadata: { name: ns, labels: { 'kubernetes.io/metadata.name': ns } },
       }));
+      // A Gateway per IngressClass, as each ingress-nginx class had a controller and an address of its own: with
+      // one controller, each its own address (`--gateway-addresses`), else the newer one's listeners conflict.
+      const gateways = of('Gateway');
       const built = buildGatewayRoutes({
         controllerName: 'ingress-actors.io/gateway-controller',
+        ...(gateways.length > 1 ? { addresses: gateways.map((_, i) => `127.0.0.${200 + i}`) } : {}),
         gatewayClasses: of('GatewayClass'),
-        gateways: of('Gateway'),
+        gateways,
         httpRoutes: of('HTTPRoute'),
         referenceGrants: of('ReferenceGrant'),
         services: snapshot.services,

@@ -46,6 +46,11 @@ const E = {
   doneAwaiting: { type: 'xstate.done.actor.runSync', output: { awaitingVerdict: true } },
   applied: { type: 'nginx.applied', config: 'c' },
   refused: { type: 'nginx.refused', config: 'c', output: 'nginx: [emerg] x' },
+  // a pushed entry nginx refused: the next sync holds its objects
+  entriesRefused: {
+    type: 'nginx.entriesRefused',
+    entries: [{ table: 'certificates', key: 'tenant/site-tls', reason: 'cert is not a PEM certificate chain' }],
+  },
   failed: { type: 'xstate.error.actor.runSync', error: 'build failed' },
 };
 
@@ -62,6 +67,7 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     E.stop,
     E.applied,
     E.refused,
+    E.entriesRefused,
   ];
   const unsynced = INPUT.watchers.filter((k) => !c.synced.includes(k));
   list.push(...unsynced.map(E.synced));
@@ -76,7 +82,16 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
 
 const key = (s: AnyMachineSnapshot) => {
   const c = s.context as SyncQueueContext;
-  return [s.value, [...c.synced].sort(), c.dirty, c.reloadable, c.tokenReady, c.awaitingVerdict, c.refused !== null];
+  return [
+    s.value,
+    [...c.synced].sort(),
+    c.dirty,
+    c.reloadable,
+    c.tokenReady,
+    c.awaitingVerdict,
+    c.refused !== null,
+    c.entriesRefused.length > 0,
+  ];
 };
 
 /** SteppingClock is a SimulatedClock whose pending timers can be listed and fired one at a time. */
