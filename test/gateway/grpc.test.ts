@@ -91,12 +91,15 @@ function objects(webPort: number): Record<string, unknown>[] {
         },
       ],
     }),
-    // RegularExpression on the h2c port only: after every Exact match there
+    // RegularExpression on the h2c port only: after every Exact match there (`[^/]*`, not `.*`: a `.*` in each
+    // part could take the `/` between them, two ways to match one path, which the linear-time subset refuses)
     grpcRoute('regex', {
       parentRefs: [{ name: 'gw', sectionName: 'h2c' }],
       rules: [
         {
-          matches: [method({ type: 'RegularExpression', service: '.*[.]Grpc[A-Z][a-z]+', method: 'Echo[A-Z].*' })],
+          matches: [
+            method({ type: 'RegularExpression', service: '[^/]*[.]Grpc[A-Z][a-z]+', method: 'Echo[A-Z][^/]*' }),
+          ],
           backendRefs: backend('two'),
         },
       ],
