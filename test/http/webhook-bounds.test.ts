@@ -4,7 +4,6 @@
  * carries no more warnings or denial reasons than the API server passes on.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,10 +16,10 @@ import {
   judgeReview,
   type ReviewJudge,
   WARNINGS_CHARS,
-  WEBHOOK_PATH,
 } from '../../src/http/webhook.js';
 import { createLogger } from '../../src/log.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
+import { admissionReview, postAdmission } from '../support/admission-review.js';
 import { ingress } from '../support/manifests.js';
 
 let dir: string;
@@ -36,45 +35,8 @@ afterAll(async () => {
 });
 
 const review = (uid: string) =>
-  JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' },
-      operation: 'CREATE',
-      object: ingress(uid, { 'a.example.com': [{ path: '/', service: 'app' }] }),
-    },
-  });
-
-function post(port: number, body: string): Promise<{ status: number; retryAfter?: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: WEBHOOK_PATH,
-        method: 'POST',
-        ca: pair.certPem,
-        agent: false,
-        headers: { 'content-type': 'application/json' },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            ...(res.headers['retry-after'] ? { retryAfter: res.headers['retry-after'] } : {}),
-            body: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+  admissionReview(ingress(uid, { 'a.example.com': [{ path: '/', service: 'app' }] }), uid);
+const post = (port: number, body: string) => postAdmission(port, pair.certPem, body);
 
 describe('reviews in flight', () => {
   it('past the bound: 429 with Retry-After at once; the held ones are judged when the judge is free', async () => {
