@@ -7,7 +7,7 @@
  * memory are bench/admission-flood.ts's (`npm run bench -- admission-flood`).
  */
 import { get as httpGet } from 'node:http';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,8 +15,8 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MAX_BODY_BYTES, MAX_REVIEWS_IN_FLIGHT, WARNINGS_CHARS } from '../../src/http/webhook.js';
 import { judgeWorkerFile } from '../../src/http/worker-judge.js';
-import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
-import { postAdmission, postReview } from '../support/admission-review.js';
+import type { KeyPair } from '../../src/tls/issue.js';
+import { postAdmission, postReview, writeServingCertificate } from '../support/admission-review.js';
 import { startCluster, waitFor } from '../support/cluster.js';
 import { ingress, ingressClass } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
@@ -27,9 +27,7 @@ let pair: KeyPair;
 beforeAll(async () => {
   if (!judgeWorkerFile()) throw new Error("the judge's worker is not compiled: run npm run build first");
   dir = await mkdtemp(join(tmpdir(), 'controller-webhook-flood-'));
-  pair = await issueCertificate({ commonName: 'webhook', ipAddresses: ['127.0.0.1'] });
-  await writeFile(join(dir, 'tls.crt'), pair.certPem);
-  await writeFile(join(dir, 'tls.key'), pair.keyPem, { mode: 0o600 });
+  pair = await writeServingCertificate(dir);
 });
 
 afterAll(async () => {

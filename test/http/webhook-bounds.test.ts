@@ -3,7 +3,7 @@
  * Retry-After at once, while the judge still holds the others (a judge the test releases: no timing), and an answer
  * carries no more warnings or denial reasons than the API server passes on.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,17 +18,15 @@ import {
   WARNINGS_CHARS,
 } from '../../src/http/webhook.js';
 import { createLogger } from '../../src/log.js';
-import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
-import { admissionReview, postAdmission } from '../support/admission-review.js';
+import type { KeyPair } from '../../src/tls/issue.js';
+import { admissionReview, postAdmission, writeServingCertificate } from '../support/admission-review.js';
 import { ingress } from '../support/manifests.js';
 
 let dir: string;
 let pair: KeyPair;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'webhook-bounds-'));
-  pair = await issueCertificate({ commonName: 'webhook', ipAddresses: ['127.0.0.1'] });
-  await writeFile(join(dir, 'tls.crt'), pair.certPem);
-  await writeFile(join(dir, 'tls.key'), pair.keyPem, { mode: 0o600 });
+  pair = await writeServingCertificate(dir);
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });

@@ -2,8 +2,11 @@
  * admission-review builds `admission.k8s.io/v1` AdmissionReviews (a CREATE of an Ingress) and posts them to a webhook
  * over HTTPS, trusting `ca`, as the API server does: what the controller's webhook tests send and read.
  */
+import { writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
+import { join } from 'node:path';
 import { WEBHOOK_PATH } from '../../src/http/webhook.js';
+import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 
 /** ReviewResponse is the part of an AdmissionReview's response the tests check. */
 export interface ReviewResponse {
@@ -18,6 +21,14 @@ export interface Posted {
   readonly status: number;
   readonly retryAfter?: string;
   readonly body: string;
+}
+
+/** writeServingCertificate issues a webhook certificate for 127.0.0.1 and writes it to `dir` as tls.crt and tls.key. */
+export async function writeServingCertificate(dir: string): Promise<KeyPair> {
+  const pair = await issueCertificate({ commonName: 'webhook', ipAddresses: ['127.0.0.1'] });
+  await writeFile(join(dir, 'tls.crt'), pair.certPem);
+  await writeFile(join(dir, 'tls.key'), pair.keyPem, { mode: 0o600 });
+  return pair;
 }
 
 /** admissionReview is the JSON of an AdmissionReview asking about a CREATE of `object`. */
