@@ -16,7 +16,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MAX_BODY_BYTES, MAX_REVIEWS_IN_FLIGHT, WARNINGS_CHARS } from '../../src/http/webhook.js';
 import { judgeWorkerFile } from '../../src/http/worker-judge.js';
 import type { KeyPair } from '../../src/tls/issue.js';
-import { postAdmission, postReview, writeServingCertificate } from '../support/admission-review.js';
+import { postAdmission, postReview, webhookFlags, writeServingCertificate } from '../support/admission-review.js';
 import { startCluster, waitFor } from '../support/cluster.js';
 import { ingress, ingressClass } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
@@ -76,17 +76,7 @@ interface Flooded {
 it('keeps /healthz answering within its probe timeout while the webhook is flooded with large reviews', async () => {
   const port = await freePort();
   const first = ingress('first', { 'a.example.com': [{ path: '/', service: 'app' }] });
-  const cluster = await startCluster(
-    [ingressClass(), first],
-    [
-      '--validating-webhook',
-      `127.0.0.1:${port}`,
-      '--validating-webhook-certificate',
-      join(dir, 'tls.crt'),
-      '--validating-webhook-key',
-      join(dir, 'tls.key'),
-    ],
-  );
+  const cluster = await startCluster([ingressClass(), first], webhookFlags(port, dir));
   try {
     await waitFor('the first Ingress cached', () => cluster.controller.cache.snapshot().ingresses.length === 1, 10_000);
     await waitFor('/healthz 200', async () => (await probe(cluster.healthzPort)).status === 200, 30_000, 100);

@@ -15,21 +15,14 @@ import { createLogger } from '../../src/log.js';
 import { startController } from '../../src/main.js';
 import type { Ingress } from '../../src/model/snapshot.js';
 import type { KeyPair } from '../../src/tls/issue.js';
-import { postReview, writeServingCertificate } from '../support/admission-review.js';
+import { postReview, webhookFlags, writeServingCertificate } from '../support/admission-review.js';
 import { startCluster, waitFor } from '../support/cluster.js';
 import { ingress, ingressClass } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
 
 let dir: string;
 let pair: KeyPair;
-const flags = (port: number) => [
-  '--validating-webhook',
-  `127.0.0.1:${port}`,
-  '--validating-webhook-certificate',
-  join(dir, 'tls.crt'),
-  '--validating-webhook-key',
-  join(dir, 'tls.key'),
-];
+const flags = (port: number) => webhookFlags(port, dir);
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'controller-webhook-'));

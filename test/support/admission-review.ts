@@ -31,6 +31,16 @@ export async function writeServingCertificate(dir: string): Promise<KeyPair> {
   return pair;
 }
 
+/** webhookFlags are the controller's flags serving the webhook on 127.0.0.1:`port` with writeServingCertificate's files. */
+export const webhookFlags = (port: number, dir: string): string[] => [
+  '--validating-webhook',
+  `127.0.0.1:${port}`,
+  '--validating-webhook-certificate',
+  join(dir, 'tls.crt'),
+  '--validating-webhook-key',
+  join(dir, 'tls.key'),
+];
+
 /** admissionReview is the JSON of an AdmissionReview asking about a CREATE of `object`. */
 export function admissionReview(object: object, uid = 'u-1'): string {
   return JSON.stringify({
