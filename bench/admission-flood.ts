@@ -7,7 +7,7 @@
  * CPU time, the peak RSS over the start, and the answers by status; then the ratios. Needs `npm run build` (the
  * worker is compiled; `npm run bench -- admission-flood` builds first).
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,6 +21,7 @@ import { AdmissionJudge } from '../src/model/admission.js';
 import { defaultBuildOptions } from '../src/model/build.js';
 import { PROJECT_ROOT } from '../src/project-root.js';
 import { issueCertificate } from '../src/tls/issue.js';
+import { writeServingCertificate } from '../test/support/admission-review.js';
 import { generateCluster } from './fixtures.js';
 
 const CONNECTIONS = 8;
@@ -139,9 +140,7 @@ export async function runAdmissionFlood(n = 1_000): Promise<void> {
   const file = judgeWorkerFile();
   if (!file) throw new Error("the judge's worker is not compiled: npm run build");
   const dir = await mkdtemp(join(tmpdir(), 'bench-admission-flood-'));
-  const pair = await issueCertificate({ commonName: 'webhook', ipAddresses: ['127.0.0.1'] });
-  await writeFile(join(dir, 'tls.crt'), pair.certPem);
-  await writeFile(join(dir, 'tls.key'), pair.keyPem, { mode: 0o600 });
+  await writeServingCertificate(dir);
   const files = { dir, ca: join(dir, 'tls.crt') };
   const wildcard = await issueCertificate({ commonName: '*.bench.local', dnsNames: ['*.bench.local'] });
   const snapshot = generateCluster(n, wildcard);

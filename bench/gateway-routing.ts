@@ -145,12 +145,10 @@ interface Served {
   close(): Promise<void>;
 }
 
-/** serve renders the bench config as the controller does, runs nginx on it and pushes the tables. */
-async function serve(backendPort: number, stripMirrors: boolean): Promise<Served> {
-  const dir = await mkdtemp(join(tmpdir(), `ia-bench-gw-${stripMirrors ? 'nomirror' : 'rendered'}-`));
-  const port = await freePort();
+/** dynamicOptions are the controller's build options for Lua-routed Ingresses and Gateways on `port`, run in `dir`. */
+export async function dynamicOptions(dir: string, port: number): Promise<BuildOptions> {
   const modules = await modulesPath(nginxBinary());
-  const options: BuildOptions = {
+  return {
     ...defaultBuildOptions,
     configMap: 'ingress/config',
     httpPort: port,
@@ -164,13 +162,22 @@ async function serve(backendPort: number, stripMirrors: boolean): Promise<Served
     },
     gateway: { controllerName: CONTROLLER },
   };
-  const result = buildModel(snapshot(backendPort), options);
-  const refused = result.problems.filter((p) => p.kind === 'HTTPRoute' || p.kind === 'Ingress' || p.kind === 'Gateway');
-  if (refused.length > 0) throw new Error(`bench objects refused: ${JSON.stringify(refused)}`);
-  const { model, tables } = new DynamicSplit().split(result.model);
-  const rendered = render(model, await loadTemplate());
-  const text = stripMirrors ? rendered.replace(MIRROR_DIRECTIVE, '') : rendered;
-  await writeConfigSet(dir, text, model.certificates);
+}
+
+type Split = ReturnType<DynamicSplit['split']>;
+
+/**
+ * startDynamic writes `text` (rendered with dynamicOptions(dir, port)) to `dir`, runs nginx on it with its one worker
+ * and pushes `tables` as the controller does; close stops nginx and removes `dir`.
+ */
+export async function startDynamic(
+  dir: string,
+  port: number,
+  text: string,
+  certificates: Split['model']['certificates'],
+  tables: Split['tables'],
+): Promise<{ readonly worker: number; close(): Promise<void> }> {
+  await writeConfigSet(dir, text, certificates);
   const token = newControlToken();
   process.env[CONTROL_TOKEN_ENV] = token;
   const nginx = await startNginx(dir, port);
@@ -179,17 +186,35 @@ async function serve(backendPort: number, stripMirrors: boolean): Promise<Served
     .split('\n');
   if (workers.length !== 1) throw new Error(`expected one nginx worker, found ${workers.length}`);
   await pushTables(new ControlChannel(join(dir, CONTROL_SOCKET), token), tables, null);
-  const walk = tables.routes.servers.find((s) => s.key === `${port}/walk.bench`);
-  const last = walk?.routes.findIndex((r) => r.route.startsWith('default/walk-last')) ?? -1;
   return {
-    port,
     worker: Number(workers[0]),
-    mirrors: text.match(MIRROR_DIRECTIVE)?.length ?? 0,
-    walk: `${last + 1} of ${walk?.routes.length ?? 0}`,
     close: async () => {
       await nginx.stop();
       await rm(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** serve renders the bench config as the controller does, runs nginx on it and pushes the tables. */
+async function serve(backendPort: number, stripMirrors: boolean): Promise<Served> {
+  const dir = await mkdtemp(join(tmpdir(), `ia-bench-gw-${stripMirrors ? 'nomirror' : 'rendered'}-`));
+  const port = await freePort();
+  const options = await dynamicOptions(dir, port);
+  const result = buildModel(snapshot(backendPort), options);
+  const refused = result.problems.filter((p) => p.kind === 'HTTPRoute' || p.kind === 'Ingress' || p.kind === 'Gateway');
+  if (refused.length > 0) throw new Error(`bench objects refused: ${JSON.stringify(refused)}`);
+  const { model, tables } = new DynamicSplit().split(result.model);
+  const rendered = render(model, await loadTemplate());
+  const text = stripMirrors ? rendered.replace(MIRROR_DIRECTIVE, '') : rendered;
+  const nginx = await startDynamic(dir, port, text, model.certificates, tables);
+  const walk = tables.routes.servers.find((s) => s.key === `${port}/walk.bench`);
+  const last = walk?.routes.findIndex((r) => r.route.startsWith('default/walk-last')) ?? -1;
+  return {
+    port,
+    worker: nginx.worker,
+    mirrors: text.match(MIRROR_DIRECTIVE)?.length ?? 0,
+    walk: `${last + 1} of ${walk?.routes.length ?? 0}`,
+    close: nginx.close,
   };
 }
 
@@ -203,7 +228,7 @@ interface Figures {
 }
 
 /** cpuNs is a process's time on a CPU so far, in ns (the first field of /proc/PID/schedstat). */
-const cpuNs = (pid: number) => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+export const cpuNs = (pid: number) => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
 
 /**
  * load sends AMOUNT requests for a case through nginx on `port`: requests/s until the last answer, and latency

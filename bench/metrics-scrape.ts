@@ -9,31 +9,12 @@
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { MetricsFlags } from '../src/config.js';
-import { createLogger } from '../src/log.js';
-import type { NginxModel } from '../src/model/nginx-model.js';
-import { ControllerMetrics } from '../src/http/metrics.js';
-import { STATUS_CODES } from '../src/http/request-labels.js';
-import { RequestMetrics } from '../src/http/request-metrics.js';
 import { createHttpServer } from '../src/http/server.js';
+import { createLogger } from '../src/log.js';
+import { fillToCap, setUpRequestMetrics } from '../test/support/request-metrics.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const INGRESSES = 8;
-const FLAGS: MetricsFlags = {
-  enabled: true,
-  perHost: true,
-  perUndefinedHost: false,
-  statusClasses: false,
-  buckets: {
-    time: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    length: [10, 20, 30, 40, 50, 60, 70, 80, 90, 100],
-    size: [10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000],
-  },
-  exclude: [],
-};
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH', 'OTHER'];
-/** one request observed in every histogram (slots as monitor.lua lays them out with the default buckets) */
-const DELTAS = '0:1,1:1,13:0.001,14:1,26:0.001,27:1,39:0.001,40:1,52:0.001,53:1,64:5,65:1,76:5,77:1,85:5';
 
 /** PROBER asks /healthz every 50 ms on a new connection until its stdin closes; prints the latencies (ms) as JSON */
 const PROBER = `
@@ -83,31 +64,8 @@ const listen = async (server: Server) => {
 /** runMetricsScrape prints /healthz's worst and p99 latency during a large scrape, sliced and whole, and their ratio. */
 export async function runMetricsScrape(): Promise<void> {
   const log = createLogger({ level: 'silent' });
-  const metrics = new ControllerMetrics({
-    controllerNamespace: 'ingress-nginx',
-    controllerClass: 'k8s.io/ingress-nginx',
-    controllerPod: 'pod-1',
-    electionId: 'leader',
-    lookup: () => undefined,
-    actorIds: [],
-  });
-  const requests = new RequestMetrics({
-    registry: metrics.registry,
-    flags: FLAGS,
-    drain: async () => 'left 0 dropped 0\n',
-    log,
-  });
-  const servers = Array.from({ length: INGRESSES }, (_, i) => ({
-    host: `app${i}.example.com`,
-    locations: [{ path: '/', route: { id: `r${i}`, namespace: `t${i}`, ingressName: `app${i}`, serviceName: 'web' } }],
-  }));
-  requests.setModel({ defaultServer: { host: '_', locations: [] }, servers } as unknown as NginxModel);
-  for (let i = 0; i < INGRESSES; i++) {
-    const lines = ['left 0 dropped 0'];
-    for (const status of STATUS_CODES)
-      for (const method of METHODS) lines.push(`app${i}.example.com r${i} ${status} ${method} 0\t${DELTAS}`);
-    requests.add(`${lines.join('\n')}\n`);
-  }
+  const { metrics, requests } = setUpRequestMetrics({ log });
+  fillToCap(requests, INGRESSES);
   const sliced = createHttpServer({ port: 0, health: () => ({ ok: true, problems: [], warnings: [] }), metrics, log });
   // the former /metrics: the registry's whole text, then the answer
   const whole = createServer((req, res) => {

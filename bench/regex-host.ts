@@ -13,29 +13,21 @@
  * the match by a quick scan. The figure is the nginx worker's CPU time per request (/proc/PID/schedstat), for
  * each family and subject, beside the plain requests' in the same run; the worst is printed last.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { request, Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pushTables } from '../src/actors/nginx.js';
-import { buildModel, defaultBuildOptions, type BuildOptions } from '../src/model/build.js';
-import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, DynamicSplit } from '../src/model/dynamic-tables.js';
+import { buildModel } from '../src/model/build.js';
+import { DynamicSplit } from '../src/model/dynamic-tables.js';
 import { MAX_REGEX_WEIGHT_PER_HOST } from '../src/model/regex-budget.js';
 import { type RegexAnchoring, regexSubsetRefusal, regexWeight } from '../src/model/regex-path.js';
 import type { Snapshot } from '../src/model/snapshot.js';
-import { nginxBinary } from '../src/nginx/binary.js';
-import { ControlChannel, newControlToken } from '../src/nginx/control.js';
-import { writeConfigSet } from '../src/nginx/files.js';
-import { LUA_FOLDER } from '../src/nginx/lua.js';
-import { modulesPath } from '../src/nginx/modules.js';
 import { loadTemplate } from '../src/render/load.js';
 import { render } from '../src/render/render.js';
-import { CONTROLLER, gateway, gatewayClass, listener, namespace, route } from '../test/gateway/fixtures.js';
+import { gateway, gatewayClass, listener, namespace, route } from '../test/gateway/fixtures.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../test/support/manifests.js';
 import { freePort } from '../test/support/net.js';
-import { startNginx } from '../test/support/nginx.js';
+import { cpuNs, dynamicOptions, startDynamic } from './gateway-routing.js';
 import { startStaticNginx } from './request-metrics.js';
 
 const LENGTH = 7_000;
@@ -135,21 +127,7 @@ interface Served {
 async function serve(backendPort: number, family: (i: number) => string): Promise<Served & { counts: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'ia-bench-regex-host-'));
   const port = await freePort();
-  const modules = await modulesPath(nginxBinary());
-  const options: BuildOptions = {
-    ...defaultBuildOptions,
-    configMap: 'ingress/config',
-    httpPort: port,
-    httpsPort: await freePort(),
-    listenAddress: '127.0.0.1',
-    dynamic: {
-      modules: [join(modules, 'ndk_http_module.so'), join(modules, 'ngx_http_lua_module.so')],
-      packagePath: `${LUA_FOLDER}/?.lua;;`,
-      controlSocket: join(dir, CONTROL_SOCKET),
-      requestMetrics: false,
-    },
-    gateway: { controllerName: CONTROLLER },
-  };
+  const options = await dynamicOptions(dir, port);
   const built = snapshot(backendPort, family);
   const result = buildModel(built.snapshot, options);
   // every hostile regex must be served: a left-out one would measure less than the budget allows
@@ -157,28 +135,14 @@ async function serve(backendPort: number, family: (i: number) => string): Promis
   const { model, tables } = new DynamicSplit().split(result.model);
   const text = render(model, await loadTemplate());
   if (!text.includes('pcre_jit on;')) throw new Error('the template no longer turns pcre_jit on');
-  await writeConfigSet(dir, text, model.certificates);
-  const token = newControlToken();
-  process.env[CONTROL_TOKEN_ENV] = token;
-  const nginx = await startNginx(dir, port);
-  const workers = execFileSync('pgrep', ['-P', String(nginx.process.pid)], { encoding: 'utf8' })
-    .trim()
-    .split('\n');
-  if (workers.length !== 1) throw new Error(`expected one nginx worker, found ${workers.length}`);
-  await pushTables(new ControlChannel(join(dir, CONTROL_SOCKET), token), tables, null);
+  const nginx = await startDynamic(dir, port, text, model.certificates, tables);
   return {
     port,
-    worker: Number(workers[0]),
+    worker: nginx.worker,
     counts: built.counts,
-    close: async () => {
-      await nginx.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
+    close: nginx.close,
   };
 }
-
-/** cpuNs is a process's time on a CPU so far, in ns (the first field of /proc/PID/schedstat). */
-const cpuNs = (pid: number) => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
 
 interface Ask {
   readonly host: string;

@@ -7,17 +7,16 @@
  * memory are bench/admission-flood.ts's (`npm run bench -- admission-flood`).
  */
 import { get as httpGet } from 'node:http';
-import { request } from 'node:https';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { MAX_BODY_BYTES, MAX_REVIEWS_IN_FLIGHT, WARNINGS_CHARS, WEBHOOK_PATH } from '../../src/http/webhook.js';
+import { MAX_BODY_BYTES, MAX_REVIEWS_IN_FLIGHT, WARNINGS_CHARS } from '../../src/http/webhook.js';
 import { judgeWorkerFile } from '../../src/http/worker-judge.js';
-import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
-import { postReview } from '../support/admission-review.js';
+import type { KeyPair } from '../../src/tls/issue.js';
+import { postAdmission, postReview, webhookFlags, writeServingCertificate } from '../support/admission-review.js';
 import { startCluster, waitFor } from '../support/cluster.js';
 import { ingress, ingressClass } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
@@ -28,44 +27,12 @@ let pair: KeyPair;
 beforeAll(async () => {
   if (!judgeWorkerFile()) throw new Error("the judge's worker is not compiled: run npm run build first");
   dir = await mkdtemp(join(tmpdir(), 'controller-webhook-flood-'));
-  pair = await issueCertificate({ commonName: 'webhook', ipAddresses: ['127.0.0.1'] });
-  await writeFile(join(dir, 'tls.crt'), pair.certPem);
-  await writeFile(join(dir, 'tls.key'), pair.keyPem, { mode: 0o600 });
+  pair = await writeServingCertificate(dir);
 });
 
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
-
-interface Posted {
-  readonly status: number;
-  readonly body: string;
-}
-
-/** post sends one body to the webhook on a connection of its own. */
-function post(port: number, body: string | Buffer): Promise<Posted> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: WEBHOOK_PATH,
-        method: 'POST',
-        ca: pair.certPem,
-        agent: false,
-        headers: { 'content-type': 'application/json' },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      },
-    );
-    // The webhook may answer (429, 413) and close before the whole upload is sent: the answer is what counts.
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 interface Probe {
   readonly status: number | 'timeout' | 'error';
@@ -109,24 +76,14 @@ interface Flooded {
 it('keeps /healthz answering within its probe timeout while the webhook is flooded with large reviews', async () => {
   const port = await freePort();
   const first = ingress('first', { 'a.example.com': [{ path: '/', service: 'app' }] });
-  const cluster = await startCluster(
-    [ingressClass(), first],
-    [
-      '--validating-webhook',
-      `127.0.0.1:${port}`,
-      '--validating-webhook-certificate',
-      join(dir, 'tls.crt'),
-      '--validating-webhook-key',
-      join(dir, 'tls.key'),
-    ],
-  );
+  const cluster = await startCluster([ingressClass(), first], webhookFlags(port, dir));
   try {
     await waitFor('the first Ingress cached', () => cluster.controller.cache.snapshot().ingresses.length === 1, 10_000);
     await waitFor('/healthz 200', async () => (await probe(cluster.healthzPort)).status === 200, 30_000, 100);
 
     // more than 9 MB is more than the API server sends: refused before it is judged
     expect(9 * 1000 * 1000).toBeGreaterThan(MAX_BODY_BYTES);
-    const oversize = await post(port, Buffer.alloc(9 * 1000 * 1000, 0x20));
+    const oversize = await postAdmission(port, pair.certPem, Buffer.alloc(9 * 1000 * 1000, 0x20));
     expect(oversize.status).toBe(413);
     expect(oversize.body).toContain('more than the API server sends');
 

@@ -14,28 +14,19 @@ import { ListenError } from '../../src/http/listen.js';
 import { createLogger } from '../../src/log.js';
 import { startController } from '../../src/main.js';
 import type { Ingress } from '../../src/model/snapshot.js';
-import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
-import { postReview } from '../support/admission-review.js';
+import type { KeyPair } from '../../src/tls/issue.js';
+import { postReview, webhookFlags, writeServingCertificate } from '../support/admission-review.js';
 import { startCluster, waitFor } from '../support/cluster.js';
 import { ingress, ingressClass } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
 
 let dir: string;
 let pair: KeyPair;
-const flags = (port: number) => [
-  '--validating-webhook',
-  `127.0.0.1:${port}`,
-  '--validating-webhook-certificate',
-  join(dir, 'tls.crt'),
-  '--validating-webhook-key',
-  join(dir, 'tls.key'),
-];
+const flags = (port: number) => webhookFlags(port, dir);
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'controller-webhook-'));
-  pair = await issueCertificate({ commonName: 'webhook', ipAddresses: ['127.0.0.1'] });
-  await writeFile(join(dir, 'tls.crt'), pair.certPem);
-  await writeFile(join(dir, 'tls.key'), pair.keyPem, { mode: 0o600 });
+  pair = await writeServingCertificate(dir);
 });
 
 afterAll(async () => {

@@ -1,4 +1,5 @@
 /** Small builders for Gateway API objects, as the API server would serve them. */
+import { type BuildOptions, defaultBuildOptions } from '../../src/model/build.js';
 import type { GatewayInput } from '../../src/model/gateway/index.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 
@@ -6,6 +7,13 @@ export const CONTROLLER = 'ingress-actors.io/gateway-controller';
 const GROUP = 'gateway.networking.k8s.io';
 
 type Obj = Record<string, unknown>;
+
+/** GATEWAY_OPTIONS build Ingresses and Gateway routes for the Lua router (a build only: no nginx reads the paths). */
+export const GATEWAY_OPTIONS: BuildOptions = {
+  ...defaultBuildOptions,
+  dynamic: { modules: [], packagePath: '/lua/?.lua;;', controlSocket: '/run/ia/control.sock', requestMetrics: false },
+  gateway: { controllerName: CONTROLLER },
+};
 
 export function gatewayClass(name = 'ours', controllerName = CONTROLLER, spec: Obj = {}): Obj {
   return {

@@ -3,10 +3,21 @@
  * kinds, ReferenceGrants from GRPCRoute, one kind per listener and hostname, and the h2c rule of the data path.
  */
 import { describe, expect, it } from 'vitest';
-import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
+import { buildModel } from '../../src/model/build.js';
 import { buildGatewayRoutes, readGRPCRoute } from '../../src/model/gateway/index.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
-import { CONTROLLER, gateway, gatewayClass, grant, grpcRoute, input, listener, route, service } from './fixtures.js';
+import {
+  CONTROLLER,
+  GATEWAY_OPTIONS,
+  gateway,
+  gatewayClass,
+  grant,
+  grpcRoute,
+  input,
+  listener,
+  route,
+  service,
+} from './fixtures.js';
 
 const SVC = 'pkg.Echo';
 const OLD = '2026-01-01T00:00:00Z';
@@ -282,13 +293,7 @@ describe('GRPCRoute status', () => {
 });
 
 describe('the h2c rule: a plaintext socket speaks h2c only when all it serves is GRPCRoutes', () => {
-  const LUA = {
-    modules: [],
-    packagePath: '/lua/?.lua;;',
-    controlSocket: '/run/ia/control.sock',
-    requestMetrics: false,
-  };
-  const options: BuildOptions = { ...defaultBuildOptions, dynamic: LUA, gateway: { controllerName: CONTROLLER } };
+  const options = GATEWAY_OPTIONS;
   function build(gatewayObjects: Record<string, unknown>[], addresses?: string[]) {
     const objects = [
       ingressClass(),

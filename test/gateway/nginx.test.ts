@@ -3,16 +3,25 @@
  * servers, the routes table, the Ingress-vs-HTTPRoute host rule, and the GatewayClass without Lua.
  */
 import { describe, expect, it } from 'vitest';
-import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
+import { type BuildOptions, buildModel } from '../../src/model/build.js';
 import { servedNames, DynamicSplit, tablesForReload } from '../../src/model/dynamic-tables.js';
 import { buildGatewayRoutes, checkDuration, readHTTPRoute } from '../../src/model/gateway/index.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
-import { CONTROLLER, gateway, gatewayClass, grant, input, listener, route, service } from './fixtures.js';
+import {
+  CONTROLLER,
+  GATEWAY_OPTIONS,
+  gateway,
+  gatewayClass,
+  grant,
+  input,
+  listener,
+  route,
+  service,
+} from './fixtures.js';
 
-const LUA = { modules: [], packagePath: '/lua/?.lua;;', controlSocket: '/run/ia/control.sock', requestMetrics: false };
-const options: BuildOptions = { ...defaultBuildOptions, dynamic: LUA, gateway: { controllerName: CONTROLLER } };
+const options = GATEWAY_OPTIONS;
 
 const snapshot = (objects: Record<string, unknown>[], gatewayObjects: Record<string, unknown>[]): Snapshot =>
   snapshotOf([...objects, ...gatewayObjects]);

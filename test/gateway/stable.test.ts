@@ -4,15 +4,14 @@
  * does not re-split and re-hash every certificate.
  */
 import { describe, expect, it } from 'vitest';
-import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
+import { buildModel } from '../../src/model/build.js';
 import { DynamicSplit } from '../../src/model/dynamic-tables.js';
 import { BuildMemo } from '../../src/model/incremental/memo.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
-import { CONTROLLER, gateway, gatewayClass, listener, namespace, route } from './fixtures.js';
+import { GATEWAY_OPTIONS, gateway, gatewayClass, listener, namespace, route } from './fixtures.js';
 
-const LUA = { modules: [], packagePath: '/lua/?.lua;;', controlSocket: '/run/ia/control.sock', requestMetrics: false };
-const options: BuildOptions = { ...defaultBuildOptions, dynamic: LUA, gateway: { controllerName: CONTROLLER } };
+const options = GATEWAY_OPTIONS;
 
 describe('an unchanged build with the Gateway API on', async () => {
   const pair = await issueCertificate({ commonName: 'a.example.com', dnsNames: ['a.example.com', 'gw.example.com'] });

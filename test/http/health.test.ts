@@ -20,6 +20,15 @@ const nginx = (value: unknown, context: Record<string, unknown>): ActorView => (
 });
 const running = { alive: 'running' };
 const TABLES = { backends: { version: 'b1' }, certificates: { version: 'c1' } };
+/** a restarted master (pid 4242) that holds no table yet: the push to it failed */
+const NO_TABLE_YET = nginx(running, {
+  reloadsOk: 1,
+  pid: 4242,
+  tables: TABLES,
+  pushed: null,
+  pushFailuresInRow: 1,
+  lastPushError: 'POST /backends: no answer within 5000 ms',
+});
 
 function world(actors: Record<string, ActorView | undefined>) {
   const all: Record<string, ActorView | undefined> = {
@@ -116,14 +125,7 @@ describe('finding 2: /healthz stays 200 while nginx serves the last good config'
     [
       'issue 27: a push that failed on a restarted master, which holds no table yet: 500',
       {
-        nginx: nginx(running, {
-          reloadsOk: 1,
-          pid: 4242,
-          tables: TABLES,
-          pushed: null,
-          pushFailuresInRow: 1,
-          lastPushError: 'POST /backends: no answer within 5000 ms',
-        }),
+        nginx: NO_TABLE_YET,
       },
       false,
       ['nginx has no backend table yet; pushing it'],
@@ -181,14 +183,7 @@ describe('finding 2: /healthz stays 200 while nginx serves the last good config'
 describe('issue 27: /healthz says why the tables fail it, or why they only warn', () => {
   it('names the restarted master that holds no table and the last push error; a refused push on earlier tables is a warning', () => {
     const noTables = world({
-      nginx: nginx(running, {
-        reloadsOk: 1,
-        pid: 4242,
-        tables: TABLES,
-        pushed: null,
-        pushFailuresInRow: 1,
-        lastPushError: 'POST /backends: no answer within 5000 ms',
-      }),
+      nginx: NO_TABLE_YET,
     });
     expect(healthText(noTables, true)).toBe(
       'nginx has no backend table yet; pushing it (no table pushed since this nginx master (pid 4242) started; ' +

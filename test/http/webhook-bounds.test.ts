@@ -3,8 +3,7 @@
  * Retry-After at once, while the judge still holds the others (a judge the test releases: no timing), and an answer
  * carries no more warnings or denial reasons than the API server passes on.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:https';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,64 +16,25 @@ import {
   judgeReview,
   type ReviewJudge,
   WARNINGS_CHARS,
-  WEBHOOK_PATH,
 } from '../../src/http/webhook.js';
 import { createLogger } from '../../src/log.js';
-import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
+import type { KeyPair } from '../../src/tls/issue.js';
+import { admissionReview, postAdmission, writeServingCertificate } from '../support/admission-review.js';
 import { ingress } from '../support/manifests.js';
 
 let dir: string;
 let pair: KeyPair;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'webhook-bounds-'));
-  pair = await issueCertificate({ commonName: 'webhook', ipAddresses: ['127.0.0.1'] });
-  await writeFile(join(dir, 'tls.crt'), pair.certPem);
-  await writeFile(join(dir, 'tls.key'), pair.keyPem, { mode: 0o600 });
+  pair = await writeServingCertificate(dir);
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
 const review = (uid: string) =>
-  JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' },
-      operation: 'CREATE',
-      object: ingress(uid, { 'a.example.com': [{ path: '/', service: 'app' }] }),
-    },
-  });
-
-function post(port: number, body: string): Promise<{ status: number; retryAfter?: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: WEBHOOK_PATH,
-        method: 'POST',
-        ca: pair.certPem,
-        agent: false,
-        headers: { 'content-type': 'application/json' },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            ...(res.headers['retry-after'] ? { retryAfter: res.headers['retry-after'] } : {}),
-            body: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+  admissionReview(ingress(uid, { 'a.example.com': [{ path: '/', service: 'app' }] }), uid);
+const post = (port: number, body: string) => postAdmission(port, pair.certPem, body);
 
 describe('reviews in flight', () => {
   it('past the bound: 429 with Retry-After at once; the held ones are judged when the judge is free', async () => {

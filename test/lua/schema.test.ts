@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
+import { buildModel } from '../../src/model/build.js';
 import type { Backend, RouteEntry, RouteTable, ServedCertificate } from '../../src/model/dynamic-tables.js';
 import {
   backendProblem,
@@ -18,7 +18,7 @@ import { issueCertificate } from '../../src/tls/issue.js';
 import { TABLE_LIMITS as L } from '../../src/model/table-schema.js';
 import { ControlError } from '../../src/nginx/control.js';
 import { serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
-import { CONTROLLER, gateway, gatewayClass, grpcRoute, listener, route } from '../gateway/fixtures.js';
+import { GATEWAY_OPTIONS, gateway, gatewayClass, grpcRoute, listener, route } from '../gateway/fixtures.js';
 import { type LuaNginx, startLuaNginx } from './harness.js';
 
 let nginx: LuaNginx;
@@ -60,13 +60,7 @@ const baseEntry = (): RouteEntry => ({
 });
 
 describe('what the model builds from legal objects at the CRDs’ bounds', () => {
-  const LUA = {
-    modules: [],
-    packagePath: '/lua/?.lua;;',
-    controlSocket: '/run/ia/control.sock',
-    requestMetrics: false,
-  };
-  const options: BuildOptions = { ...defaultBuildOptions, dynamic: LUA, gateway: { controllerName: CONTROLLER } };
+  const options = GATEWAY_OPTIONS;
   // a namespace of 63 characters and a route name of 253: the longest `namespace/name#rule` legal names make
   const NS = 'n'.repeat(63);
   const NAME = `${'r'.repeat(61)}.${'r'.repeat(63)}.${'r'.repeat(63)}.${'r'.repeat(63)}`;

@@ -2,7 +2,9 @@
  * webhook-flooder posts large AdmissionReviews to a webhook from parallel connections, as a flooding client would,
  * in a process of its own (so the flood's own JSON and TLS work never runs on the controller's event loop), and
  * prints one JSON line: each review's uid, status, Retry-After and body. Run by Node itself (type stripping):
- * `node test/support/webhook-flooder.ts PORT CA_FILE CONNECTIONS ROUNDS PATHS`.
+ * `node test/support/webhook-flooder.ts PORT CA_FILE CONNECTIONS ROUNDS PATHS`. So it imports node: modules only:
+ * admission-review.ts (the same review and post) names src/ modules by their compiled .js names, which Node's type
+ * stripping cannot load.
  */
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';

@@ -11,20 +11,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { createRequire } from 'node:module';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-
-process.env.RECHECK_SYNC_BACKEND = 'pure';
-/** The part of recheck's API used here (its own types come with the package). */
-interface Recheck {
-  checkSync(
-    source: string,
-    flags: string,
-    params?: Record<string, unknown>,
-  ): { readonly status: 'safe' | 'vulnerable' | 'unknown' };
-}
-const { checkSync } = createRequire(import.meta.url)('recheck') as Recheck;
+import { checkSync } from '../support/recheck.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 

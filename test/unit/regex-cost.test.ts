@@ -4,20 +4,10 @@
  * ingress-nginx users write. Table-driven, then a property against recheck, an independent ReDoS checker: no
  * pattern the subset accepts is one recheck finds vulnerable.
  */
-import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkRegexPath, type RegexAnchoring, regexSubsetRefusal, regexWeight } from '../../src/model/regex-path.js';
-
-process.env.RECHECK_SYNC_BACKEND = 'pure';
-interface Recheck {
-  checkSync(
-    source: string,
-    flags: string,
-    params?: Record<string, unknown>,
-  ): { readonly status: 'safe' | 'vulnerable' | 'unknown'; readonly complexity?: { readonly type: string } };
-}
-const { checkSync } = createRequire(import.meta.url)('recheck') as Recheck;
+import { checkSync } from '../support/recheck.js';
 
 describe('issue 27: regexes that backtrack more than linearly are refused', () => {
   it.each([

@@ -6,27 +6,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import type { MetricsFlags } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
 import type { NginxModel } from '../../src/model/nginx-model.js';
-import { ControllerMetrics } from '../../src/http/metrics.js';
 import { METHODS, methodLabel, STATUS_CODES, statusClass, statusLabel } from '../../src/http/request-labels.js';
-import { RequestMetrics } from '../../src/http/request-metrics.js';
 import { SeriesBudget } from '../../src/http/series-budget.js';
-
-const FLAGS: MetricsFlags = {
-  enabled: true,
-  perHost: true,
-  perUndefinedHost: false,
-  statusClasses: false,
-  buckets: {
-    time: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    length: [10, 20, 30, 40, 50, 60, 70, 80, 90, 100],
-    size: [10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000],
-  },
-  exclude: [],
-};
-const log = createLogger({ level: 'silent' });
+import { setUpRequestMetrics } from '../support/request-metrics.js';
 
 /** every three-character status nginx could log, and a few it cannot */
 const ALL_STATUSES = [...Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0')), '', '1000', 'abc'];
@@ -127,24 +110,8 @@ const drained = (lines: { host: string; id: string; status: string; method: stri
   `left 0 dropped 0\n${lines.map((l) => `${l.host} ${l.id} ${l.status} ${l.method} 0\t0:${l.n ?? 1},2:${l.n ?? 1},13:0.001`).join('\n')}\n`;
 
 function setUp(limits?: { maxSeries?: number; perIngress?: number; perNamespace?: number; reserved?: number }) {
-  const metrics = new ControllerMetrics({
-    controllerNamespace: 'ingress-nginx',
-    controllerClass: 'k8s.io/ingress-nginx',
-    controllerPod: 'pod-1',
-    electionId: 'leader',
-    lookup: () => undefined,
-    actorIds: [],
-  });
   const { maxSeries, ...rest } = limits ?? {};
-  const requests = new RequestMetrics({
-    registry: metrics.registry,
-    flags: FLAGS,
-    drain: async () => 'left 0 dropped 0\n',
-    log,
-    ...(maxSeries === undefined ? {} : { maxSeries }),
-    limits: rest,
-  });
-  return { metrics, requests };
+  return setUpRequestMetrics({ ...(maxSeries === undefined ? {} : { maxSeries }), limits: rest });
 }
 
 /** sampleLines are the text's sample lines, sorted (the families' order and blank lines aside) */
