@@ -4,8 +4,8 @@ import { supportedKeys } from '../../src/model/annotations/registry.js';
 import { refusedAnnotations } from '../../src/model/annotations/refused.js';
 import { configKeys } from '../../src/model/config-map.js';
 import { annotationDocs, configMapDocs } from '../../src/model/docs.js';
-import { convertRules } from '../../src/model/convert/annotations.js';
-import { convertDocs } from '../../src/model/convert/docs.js';
+import { convertRules } from '../../src/convert/annotations.js';
+import { convertDocs } from '../../src/convert/docs.js';
 
 const FILE = new URL('../../docs/configmap.md', import.meta.url);
 const ANNOTATIONS = new URL('../../docs/annotations.md', import.meta.url);
