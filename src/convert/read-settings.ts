@@ -11,7 +11,7 @@ import { ANNOTATION_PREFIX } from '../model/annotations/types.js';
 import { isCanary, supportedKeys } from '../model/annotations/registry.js';
 import { refusedAnnotations } from '../model/annotations/refused.js';
 import { compare } from '../model/backends.js';
-import { checkDuration, REDIRECT_CODES } from '../model/gateway/read.js';
+import { checkDuration, REDIRECT_CODES } from '../model/gateway/read-rule.js';
 import { checkHeaderValue } from '../model/gateway/values.js';
 import type { ConfigMap, Ingress } from '../model/snapshot.js';
 import {
