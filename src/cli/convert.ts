@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { convertIngresses, defaultConvertOptions, unexpressedLine } from '../model/convert/convert.js';
+import { convertIngresses, defaultConvertOptions, unexpressedLine } from '../convert/convert.js';
 import { isGatewayControllerName } from '../model/gateway/values.js';
 import { checkDnsLabel, checkObjectName } from '../model/validate.js';
 import type { CommandIo } from './command.js';

@@ -10,7 +10,7 @@ import { balancedUpstreams } from './annotations/apply.js';
 import { filesDigest } from './files-digest.js';
 import { globalExtras } from './global-extras.js';
 import { uriEscape } from './escape-uri.js';
-import { fitServerNameHash } from './config-map.js';
+import { fitServerNameHash } from './config-map/hash-sizing.js';
 import type { HostContext } from './host-rules.js';
 import type { HostTable } from './incremental/host-table.js';
 import { BuildMemo, forgetAllUnlessSameSettings, globalsFor, type DefaultTarget } from './incremental/memo.js';

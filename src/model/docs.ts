@@ -2,7 +2,9 @@ import { supportedKeys } from './annotations/registry.js';
 import { refusedAnnotations } from './annotations/refused.js';
 import { OPTIONAL_MODULES } from './optional-modules.js';
 import { ANNOTATION_PREFIX, type OnInvalid } from './annotations/types.js';
-import { configKeys, defaultGlobalConfig, refusedConfigKeys } from './config-map.js';
+import { defaultGlobalConfig } from './config-map/defaults.js';
+import { refusedConfigKeys } from './config-map/refused.js';
+import { configKeys } from './config-map/registry.js';
 import { ALLOWED_DIRECTIVES, REFUSED_REASONS, SAFE_VARIABLES, SAFE_VARIABLE_PREFIXES } from './snippet-policy.js';
 
 function showDefault(value: unknown): string {
@@ -21,7 +23,7 @@ export function configMapDocs(): string {
   return [
     '# ConfigMap keys',
     '',
-    'Generated from `src/model/config-map.ts` (`npm run docs`); a test fails when this file is stale.',
+    'Generated from `src/model/config-map/` (`npm run docs`); a test fails when this file is stale.',
     "Keys and defaults are ingress-nginx's. A bad value is reported as a problem naming the key, and",
     'the default stays; an unknown key is reported and ignored.',
     '',
@@ -114,7 +116,7 @@ export function annotationDocs(): string {
   return [
     '# Compatibility with ingress-nginx',
     '',
-    'Generated from `src/model/annotations/registry.ts` and `src/model/config-map.ts` (`npm run docs`);',
+    'Generated from `src/model/annotations/registry.ts` and `src/model/config-map/` (`npm run docs`);',
     'a test fails when this file is stale.',
     '',
     '## Annotations',

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadManifests } from '../../src/manifests/load.js';
-import { convertIngresses } from '../../src/model/convert/convert.js';
+import { convertIngresses } from '../../src/convert/convert.js';
 
 const CRDS = GATEWAY_API_INSTALL;
 const CASES = new URL('./cases/', import.meta.url).pathname;

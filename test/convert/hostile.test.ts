@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { ANNOTATION_PREFIX } from '../../src/model/annotations/types.js';
-import { convertIngresses, unexpressedLine } from '../../src/model/convert/convert.js';
+import { convertIngresses, unexpressedLine } from '../../src/convert/convert.js';
 import { readGateway, readHTTPRoute, readReferenceGrant } from '../../src/model/gateway/index.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { CPU_BOUND_MS } from '../support/timeouts.js';

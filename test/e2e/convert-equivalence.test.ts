@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayApiCrds } from '../../src/api-server/gateway-api.js';
-import { convertIngresses, defaultConvertOptions, unexpressedLine } from '../../src/model/convert/convert.js';
+import { convertIngresses, defaultConvertOptions, unexpressedLine } from '../../src/convert/convert.js';
 import { buildGatewayRoutes } from '../../src/model/gateway/index.js';
 import type { KubeObject, Service } from '../../src/model/snapshot.js';
 import { issueCertificate } from '../../src/tls/issue.js';

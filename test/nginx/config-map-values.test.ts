@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
-import { configKeys } from '../../src/model/config-map.js';
+import { configKeys } from '../../src/model/config-map/registry.js';
 import { LOG_VARIABLES } from '../../src/model/validate.js';
 import type { LuaSettings, NginxModules } from '../../src/model/nginx-model.js';
 import type { Snapshot } from '../../src/model/snapshot.js';

@@ -12,7 +12,7 @@ import { CPU_BOUND_MS } from '../support/timeouts.js';
 import { supportedKeys } from '../../src/model/annotations/registry.js';
 import { ANNOTATION_PREFIX } from '../../src/model/annotations/types.js';
 import { buildModel } from '../../src/model/build.js';
-import { configKeys } from '../../src/model/config-map.js';
+import { configKeys } from '../../src/model/config-map/registry.js';
 import { ALLOWED_DIRECTIVES } from '../../src/model/snippet-policy.js';
 import { checkTlsPair } from '../../src/model/certificate.js';
 import { servedNames, DynamicSplit, type RouteTable } from '../../src/model/dynamic-tables.js';

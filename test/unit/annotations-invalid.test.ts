@@ -7,7 +7,7 @@ import { readList } from '../../src/model/annotations/read.js';
 import { outcomeOf, parseAnnotations, supportedKeys } from '../../src/model/annotations/registry.js';
 import { refusedAnnotations } from '../../src/model/annotations/refused.js';
 import type { AnnotationInput } from '../../src/model/annotations/types.js';
-import { defaultGlobalConfig } from '../../src/model/config-map.js';
+import { defaultGlobalConfig } from '../../src/model/config-map/defaults.js';
 import type { GlobalConfig, Problem } from '../../src/model/nginx-model.js';
 import type { Ingress } from '../../src/model/snapshot.js';
 

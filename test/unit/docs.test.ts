@@ -2,10 +2,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { expect, it } from 'vitest';
 import { supportedKeys } from '../../src/model/annotations/registry.js';
 import { refusedAnnotations } from '../../src/model/annotations/refused.js';
-import { configKeys } from '../../src/model/config-map.js';
+import { configKeys } from '../../src/model/config-map/registry.js';
 import { annotationDocs, configMapDocs } from '../../src/model/docs.js';
-import { convertRules } from '../../src/model/convert/annotations.js';
-import { convertDocs } from '../../src/model/convert/docs.js';
+import { convertRules } from '../../src/convert/annotations.js';
+import { convertDocs } from '../../src/convert/docs.js';
 
 const FILE = new URL('../../docs/configmap.md', import.meta.url);
 const ANNOTATIONS = new URL('../../docs/annotations.md', import.meta.url);

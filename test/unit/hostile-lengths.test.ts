@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { supportedKeys } from '../../src/model/annotations/registry.js';
 import { ANNOTATION_PREFIX } from '../../src/model/annotations/types.js';
 import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
-import { configKeys } from '../../src/model/config-map.js';
+import { configKeys } from '../../src/model/config-map/registry.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 

@@ -22,7 +22,7 @@ import { createLogger } from '../../src/log.js';
 import { AdmissionJudge } from '../../src/model/admission.js';
 import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
 import { checkTlsPair } from '../../src/model/certificate.js';
-import { defaultGlobalConfig } from '../../src/model/config-map.js';
+import { defaultGlobalConfig } from '../../src/model/config-map/defaults.js';
 import { DynamicSplit, servedNames } from '../../src/model/dynamic-tables.js';
 import { MIN_CURVE_BITS, MIN_MODULUS_BITS, notServed, tooWeak } from '../../src/model/key-strength.js';
 import { nginxBinary } from '../../src/nginx/binary.js';

@@ -77,7 +77,9 @@ export const loadBalanceGroup: AnnotationGroup<'balance'> = {
       scope: 'location',
       onInvalid: 'ignore',
       support: 'partial',
-      doc: '`round_robin`, or `ewma` served as least_conn (no Lua here)',
+      doc:
+        '`round_robin`, or `ewma`: EWMA in the Lua balancer, least_conn without it (--dynamic-backends=false, or ' +
+        'nginx without Lua)',
     },
     {
       key: 'upstream-hash-by',

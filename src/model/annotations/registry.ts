@@ -2,7 +2,7 @@
  * The annotation registry: every module, what it declares and the one entry point buildModel
  * calls. The compatibility table (docs/annotations.md) is generated from these lists.
  */
-import { RISK_LEVELS } from '../config-map.js';
+import { RISK_LEVELS } from '../config-map/validators.js';
 import type { GlobalConfig, NginxModules, Problem } from '../nginx-model.js';
 import type { Ingress, Secret } from '../snapshot.js';
 import { affinityGroup } from './affinity.js';

@@ -5,5 +5,7 @@ export { gatewayModel } from './nginx.js';
 export { compareHostnames, intersectHostnames } from './hostnames.js';
 export { comparePrecedence, type Ranked } from './precedence.js';
 export * from './read.js';
+export type { Invalid } from './read-fields.js';
+export { checkDuration, MAX_MIRRORS, REDIRECT_CODES } from './read-rule.js';
 export { isGranted, selectorMatches } from './refs.js';
 export * from './types.js';

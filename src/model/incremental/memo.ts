@@ -7,7 +7,7 @@
 import { BuiltUpstreams, type Resolved } from '../backends.js';
 import type { KeptUpstreams } from '../annotations/apply.js';
 import type { BuildOptions } from '../build.js';
-import { readConfigMap } from '../config-map.js';
+import { readConfigMap } from '../config-map/read.js';
 import { creationMillis } from '../ingress-age.js';
 import type { IngressPlan } from '../ingress-plan.js';
 import type { Route } from '../locations.js';

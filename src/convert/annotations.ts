@@ -1,10 +1,10 @@
 /**
  * The verdict on every ingress-nginx annotation when `convert` turns Ingresses into Gateway API objects: what it
  * becomes in the standard channel (GatewayClass, Gateway, HTTPRoute, ReferenceGrant), or why it cannot be said
- * there. One table, so it reads as documentation: docs/convert.md is generated from it (src/model/convert/docs.ts).
+ * there. One table, so it reads as documentation: docs/convert.md is generated from it (src/convert/docs.ts).
  */
-import { supportedKeys } from '../annotations/registry.js';
-import { refusedAnnotations } from '../annotations/refused.js';
+import { supportedKeys } from '../model/annotations/registry.js';
+import { refusedAnnotations } from '../model/annotations/refused.js';
 
 /**
  * Verdict is what convert does with a key: `converted` (the same behaviour), `approximated` (converted, with a

@@ -1,4 +1,4 @@
-import { ANNOTATION_PREFIX } from '../annotations/types.js';
+import { ANNOTATION_PREFIX } from '../model/annotations/types.js';
 import { convertRules, TIMEOUT_DIFFERENCE } from './annotations.js';
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
@@ -11,7 +11,7 @@ export function convertDocs(): string {
   return [
     '# `ingress-actors convert`: Ingress to Gateway API',
     '',
-    'Generated from `src/model/convert/annotations.ts` (`npm run docs`); a test fails when this file is stale.',
+    'Generated from `src/convert/annotations.ts` (`npm run docs`); a test fails when this file is stale.',
     '',
     '`ingress-actors convert --manifests PATH…` reads Ingresses (files, folders, `-` for stdin, as `render` does) and',
     'prints Gateway API objects of the standard channel on stdout: a GatewayClass (`--gateway-class-name`, default',

@@ -3,17 +3,17 @@
  * the model refuses is reported and left out, never copied), plus the Gateway API's own checks where its field is
  * narrower (a URLRewrite hostname is a DNS name, a header value has no `$`).
  */
-import { checkCanaryHeaderValue } from '../annotations/canary.js';
-import { checkPrefix } from '../annotations/forwarded-prefix.js';
-import { intIn } from '../annotations/read.js';
-import { checkRewriteTarget } from '../annotations/rewrite.js';
-import { ANNOTATION_PREFIX } from '../annotations/types.js';
-import { isCanary, supportedKeys } from '../annotations/registry.js';
-import { refusedAnnotations } from '../annotations/refused.js';
-import { compare } from '../backends.js';
-import { checkDuration, REDIRECT_CODES } from '../gateway/read.js';
-import { checkHeaderValue } from '../gateway/values.js';
-import type { ConfigMap, Ingress } from '../snapshot.js';
+import { checkCanaryHeaderValue } from '../model/annotations/canary.js';
+import { checkPrefix } from '../model/annotations/forwarded-prefix.js';
+import { intIn } from '../model/annotations/read.js';
+import { checkRewriteTarget } from '../model/annotations/rewrite.js';
+import { ANNOTATION_PREFIX } from '../model/annotations/types.js';
+import { isCanary, supportedKeys } from '../model/annotations/registry.js';
+import { refusedAnnotations } from '../model/annotations/refused.js';
+import { compare } from '../model/backends.js';
+import { checkDuration, REDIRECT_CODES } from '../model/gateway/read-rule.js';
+import { checkHeaderValue } from '../model/gateway/values.js';
+import type { ConfigMap, Ingress } from '../model/snapshot.js';
 import {
   type Checked,
   checkBool,
@@ -26,7 +26,7 @@ import {
   checkSeconds,
   checkDnsLabel,
   show,
-} from '../validate.js';
+} from '../model/validate.js';
 import { convertRule, TIMEOUT_DIFFERENCE } from './annotations.js';
 
 /** Report records one thing convert could not express: the field (or annotation) and why. */

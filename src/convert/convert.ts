@@ -1,0 +1,127 @@
+/**
+ * convert: Ingresses (with ingress-nginx annotations) → Gateway API objects of the standard channel. Pure: a
+ * Snapshot in, objects and the list of what could not be expressed out. One Gateway per IngressClass in use (an HTTP
+ * listener on 80, an HTTPS listener on 443 per TLS host), one HTTPRoute per Ingress and host (and one more on the
+ * HTTP listener where ingress-nginx redirects to HTTPS), canary Ingresses folded into the routes they shadow. Every
+ * string copied has passed the validator the Ingress model uses for its field.
+ *
+ * The steps: read-ingress.ts identifies the Ingresses and drafts their rules per host (path-rule.ts, filters.ts),
+ * canary.ts folds the canaries in, gateway.ts makes each class's Gateway and ReferenceGrants, http-routes.ts its
+ * HTTPRoutes.
+ */
+import { compare } from '../model/backends.js';
+import { defaultBuildOptions } from '../model/build.js';
+import { GATEWAY_GROUP } from '../model/gateway/types.js';
+import type { KubeObject, Snapshot } from '../model/snapshot.js';
+import { show } from '../model/validate.js';
+import { foldCanary } from './canary.js';
+import type { Report } from './draft.js';
+import { classGateway, gatewayObject, referenceGrants } from './gateway.js';
+import { classRoutes } from './http-routes.js';
+import { objectName } from './object-name.js';
+import { IngressReader } from './read-ingress.js';
+import { isCanaryIngress } from './read-settings.js';
+
+/** ConvertOptions are convert's flags. */
+export interface ConvertOptions {
+  /** `--gateway-class-name` */
+  readonly gatewayClassName: string;
+  /** the GatewayClass's spec.controllerName */
+  readonly controllerName: string;
+  /** print the GatewayClass (`--no-gateway-class` leaves it out) */
+  readonly emitGatewayClass: boolean;
+  /** `--gateway-name`: the Gateway's name, or its prefix when several IngressClasses are in use */
+  readonly gatewayName: string;
+  /** `--gateway-namespace`; absent: the namespace all of its Ingresses share, else `default` */
+  readonly gatewayNamespace?: string;
+  /**
+   * `--controller-class`: an Ingress whose IngressClass (when the manifests hold it) names another controller is
+   * left out, as ingress-nginx leaves it
+   */
+  readonly controllerClass: string;
+}
+
+/** defaultConvertOptions are convert's defaults. */
+export const defaultConvertOptions: ConvertOptions = {
+  gatewayClassName: 'ingress-actors',
+  controllerName: 'ingress-actors.io/gateway-controller',
+  emitGatewayClass: true,
+  gatewayName: 'ingress-actors',
+  controllerClass: defaultBuildOptions.controllerClass,
+};
+
+/** Unexpressed is one thing convert could not say in Gateway API terms, or said with a difference. */
+export interface Unexpressed {
+  /** `namespace/name` of the Ingress */
+  readonly ingress: string;
+  /** the annotation (`metadata.annotations.…`) or Ingress field */
+  readonly field: string;
+  readonly reason: string;
+}
+
+/** ConvertResult is the objects to apply and what they do not express. */
+export interface ConvertResult {
+  readonly objects: readonly KubeObject[];
+  readonly unexpressed: readonly Unexpressed[];
+}
+
+/** unexpressedLine is one stderr line: `namespace/name: field: reason`, as render's problems read. */
+export function unexpressedLine(u: Unexpressed): string {
+  return `${u.ingress}: ${u.field}: ${u.reason}`;
+}
+
+/**
+ * convertIngresses turns the snapshot's Ingresses into a GatewayClass, a Gateway per IngressClass in use, HTTPRoutes
+ * and ReferenceGrants, and lists what they cannot express.
+ */
+export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = defaultConvertOptions): ConvertResult {
+  const unexpressed: Unexpressed[] = [];
+  const report: Report = (ingress, field, reason) => unexpressed.push({ ingress, field, reason });
+  const reader = new IngressReader(snapshot, report);
+  const controllers = new Map(snapshot.ingressClasses.map((k) => [k.metadata?.name, k.spec?.controller]));
+  const idents = reader.identify((className, owner) => {
+    const controller = controllers.get(className);
+    if (controller === undefined || controller === options.controllerClass) return true;
+    report(
+      owner,
+      'spec.ingressClassName',
+      `IngressClass ${show(className)} is another controller's (${show(controller)}, not ` +
+        `${show(options.controllerClass)}); Ingress left out`,
+    );
+    return false;
+  });
+  const mains = idents.filter((id) => !isCanaryIngress(id.ingress));
+  const drafts = mains.flatMap((id) => reader.drafts(id));
+  for (const id of idents.filter((i) => isCanaryIngress(i.ingress))) foldCanary(reader, id, drafts);
+
+  const classes = [...new Set(mains.map((m) => m.className))].sort();
+  const objects: KubeObject[] = [];
+  const grants: KubeObject[] = [];
+  const routes: KubeObject[] = [];
+  const gateways: KubeObject[] = [];
+  for (const className of classes) {
+    const members = mains.filter((m) => m.className === className);
+    const classDrafts = drafts.filter((d) => d.ingress.className === className);
+    const namespaces = [...new Set(members.map((m) => m.namespace))].sort();
+    const gwNamespace = options.gatewayNamespace ?? (namespaces.length === 1 ? namespaces[0]! : 'default');
+    const gwName =
+      classes.length === 1 ? options.gatewayName : objectName(options.gatewayName, className || 'no-class');
+    const gw = classGateway(gwName, gwNamespace, members, report);
+    routes.push(...classRoutes(gw, classDrafts, drafts, report));
+    const routeNamespaces = [...new Set(classDrafts.map((d) => d.ingress.namespace))].sort();
+    gateways.push(gatewayObject(gw, options.gatewayClassName, routeNamespaces));
+    grants.push(...referenceGrants(gw));
+  }
+
+  if (options.emitGatewayClass && classes.length > 0)
+    objects.push({
+      apiVersion: `${GATEWAY_GROUP}/v1`,
+      kind: 'GatewayClass',
+      metadata: { name: options.gatewayClassName },
+      spec: { controllerName: options.controllerName },
+    } as KubeObject);
+  const key = (o: KubeObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
+  const sort = (list: KubeObject[]) => list.sort((a, b) => compare(key(a), key(b)));
+  objects.push(...sort(gateways), ...sort(grants), ...sort(routes));
+  return { objects, unexpressed };
+}
