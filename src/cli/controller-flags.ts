@@ -7,7 +7,8 @@ import { defaultBuildOptions, type BuildOptions } from '../model/build.js';
 import { isGatewayControllerName } from '../model/gateway/values.js';
 import { checkDnsLabel, checkIp, checkObjectName } from '../model/validate.js';
 import { DEFAULT_TEMPLATE } from '../render/load.js';
-import { classFlags, parseFlags, parsePort, UnsupportedFlagError, UsageError } from './flags.js';
+import { classFlags, parseFlags, parsePort, UnsupportedFlagError } from './flags.js';
+import { UsageError } from '../usage-error.js';
 import { expandEnvRefs, INGRESS_NGINX_FLAGS } from './ingress-nginx-flags.js';
 import { METRICS_BOOLEAN_FLAGS, METRICS_FLAGS, parseMetricsFlags } from './metrics-flags.js';
 

@@ -11,7 +11,8 @@ import { nameservers } from '../nginx/resolvers.js';
 import { checkStream } from '../nginx/stream.js';
 import { defaultConfigDir } from './controller-flags.js';
 import type { CommandIo } from './command.js';
-import { classFlags, parseFlags, parsePort, UsageError } from './flags.js';
+import { classFlags, parseFlags, parsePort } from './flags.js';
+import { UsageError } from '../usage-error.js';
 import { renderReport } from './render-report.js';
 
 export const RENDER_USAGE = `Usage: ingress-actors render --manifests PATH... [--configmap ns/name] [--out DIR]

@@ -5,7 +5,7 @@
 
 import type { UriEscape } from './escape-uri.js';
 import type { GatewayRoutes } from './gateway/build.js';
-import type { RouteTable } from './dynamic-tables.js';
+import type { RouteTable } from './pushed-tables.js';
 
 /** Problem is one thing wrong with one object: it names the object and the field. */
 export interface Problem {

@@ -1,6 +1,6 @@
 import { connect, type PeerCertificate } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { ServedCertificate } from '../../src/model/dynamic-tables.js';
+import type { ServedCertificate } from '../../src/model/pushed-tables.js';
 import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
 import { DynamicSplit } from '../../src/model/dynamic-tables.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';

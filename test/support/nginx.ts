@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { defaultBuildOptions } from '../../src/model/build.js';
-import { CONTROL_SOCKET, CONTROL_TOKEN_ENV } from '../../src/model/dynamic-tables.js';
+import { CONTROL_SOCKET, CONTROL_TOKEN_ENV } from '../../src/nginx/control.js';
 import type { LuaSettings } from '../../src/model/nginx-model.js';
 import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
 import { nginxBinary } from '../../src/nginx/binary.js';

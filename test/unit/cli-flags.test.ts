@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseControllerFlags, samePort } from '../../src/cli/controller-flags.js';
 import { splitDemoFlags } from '../../src/cli/demo.js';
-import { parseFlags, UsageError } from '../../src/cli/flags.js';
+import { parseFlags } from '../../src/cli/flags.js';
+import { UsageError } from '../../src/usage-error.js';
 import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
 import { isOurs, whyNotOurs } from '../../src/model/ingress-class.js';
 import { emptySnapshot, type Ingress, type IngressClass } from '../../src/model/snapshot.js';

@@ -9,14 +9,8 @@
  */
 import { routeEntryProblem } from '../table-check.js';
 import { BuiltUpstreams, compare, UpstreamTable } from '../backends.js';
-import {
-  type RouteEntry,
-  type RouteFilterEntry,
-  type RouteServer,
-  type RouteValueMatch,
-  routeTableOf,
-  mostMirrors,
-} from '../dynamic-tables.js';
+import type { RouteEntry, RouteFilterEntry, RouteServer, RouteValueMatch } from '../pushed-tables.js';
+import { routeTableOf, mostMirrors } from '../dynamic-tables.js';
 import { type Lookups, TrackedReads } from '../lookups.js';
 import type {
   BalancedUpstream,

@@ -38,7 +38,8 @@ import {
   type NginxProcessInput,
 } from '../../../machines/nginxProcess.machine.js';
 import { nginxActors } from '../../../src/actors/nginx.js';
-import { CONTROL_TOKEN_ENV, type DynamicTables } from '../../../src/model/dynamic-tables.js';
+import { CONTROL_TOKEN_ENV } from '../../../src/nginx/control.js';
+import type { DynamicTables } from '../../../src/model/pushed-tables.js';
 import type { LuaSettings } from '../../../src/model/nginx-model.js';
 import { ControlChannel, newControlToken } from '../../../src/nginx/control.js';
 import { luaSettingsIn } from '../../support/nginx.js';
