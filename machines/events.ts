@@ -1,5 +1,5 @@
 import type { NginxModel, Problem } from '../src/model/nginx-model.js';
-import type { GatewayStatus } from '../src/model/gateway/build.js';
+import type { GatewayStatus } from '../src/model/gateway/routes.js';
 
 /**
  * The events the actors send one another. A machine's own timers (`rate.ready`,

@@ -1,5 +1,6 @@
 import { text as readText } from 'node:stream/consumers';
-import { buildModel, defaultBuildOptions, type BuildOptions } from '../model/build.js';
+import { buildModel } from '../model/build.js';
+import { defaultBuildOptions, type BuildOptions } from '../model/build-types.js';
 import { loadManifests, parseManifests, toSnapshot } from '../manifests/load.js';
 import type { KubeObject, Snapshot } from '../model/snapshot.js';
 import { writeConfigSet } from '../nginx/files.js';

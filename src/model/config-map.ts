@@ -1,5 +1,6 @@
 import { getCiphers } from 'node:tls';
-import type { GlobalConfig, NginxModules, Problem, RiskLevel } from './nginx-model.js';
+import type { GlobalConfig, Problem, RiskLevel } from './nginx-model.js';
+import type { NginxModules } from './machine-settings.js';
 import { regexSubsetRefusal } from './regex-path.js';
 import { checkSnippetDirectives, type SnippetContext } from './snippet-policy.js';
 import type { ConfigMap } from './snapshot.js';

@@ -17,9 +17,9 @@ import type {
   Server,
   StreamModel,
   StreamService,
-  StreamSettings,
   StreamUpstream,
 } from './nginx-model.js';
+import type { StreamSettings } from './machine-settings.js';
 import type { ConfigMap, Snapshot } from './snapshot.js';
 import { checkDnsLabel, checkPortName, checkPortNumber, show } from './validate.js';
 import { ANNOTATION_PREFIX } from './annotations/types.js';

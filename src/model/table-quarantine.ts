@@ -13,7 +13,7 @@
 import type { RefusedEntry } from '../../machines/events.js';
 import { routeTableOf } from './dynamic-tables.js';
 import type { RouteTable } from './pushed-tables.js';
-import type { GatewayStatus, RouteStatus } from './gateway/build.js';
+import type { GatewayStatus, RouteStatus } from './gateway/routes.js';
 import { cond } from './gateway/listeners.js';
 import type { NginxModel, Problem } from './nginx-model.js';
 import type { KubeObject, Snapshot } from './snapshot.js';

@@ -14,7 +14,8 @@ import { convertIngresses, objectName, unexpressedLine } from '../../src/model/c
 import { buildGatewayRoutes, readGateway, readHTTPRoute, readReferenceGrant } from '../../src/model/gateway/index.js';
 import { toYaml } from '../../src/cli/convert.js';
 import { checkObjectName } from '../../src/model/validate.js';
-import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
+import { buildModel } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingressClass, tlsSecret } from '../support/manifests.js';
 

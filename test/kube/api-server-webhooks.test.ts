@@ -17,7 +17,7 @@ import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.
 import { createWebhookServer, WEBHOOK_PATH } from '../../src/http/webhook.js';
 import { createLogger } from '../../src/log.js';
 import { AdmissionJudge } from '../../src/model/admission.js';
-import { defaultBuildOptions } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { freePort } from '../support/net.js';

@@ -28,7 +28,7 @@ import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.
 import { startSelfSignedWebhook, type SelfSignedWebhook } from '../../src/http/webhook-self-signed.js';
 import { ClusterCache } from '../../src/kube/cache.js';
 import { ensureWebhookSecret, patchCaBundle, type WebhookCertOptions } from '../../src/kube/webhook-cert.js';
-import { defaultBuildOptions } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
 import { dnsNamesOf, judgePair, newPairData, RENEW_BEFORE_MS, serviceDnsNames } from '../../src/tls/webhook-pair.js';
 import { kubectlFor, waitFor, type Kubectl } from '../support/kube-api.js';
 import { freePort } from '../support/net.js';

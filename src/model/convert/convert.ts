@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { compare } from '../backends.js';
-import { defaultBuildOptions } from '../build.js';
+import { defaultBuildOptions } from '../build-types.js';
 import { GATEWAY_GROUP } from '../gateway/types.js';
 import { normalisePath } from '../locations.js';
 import { checkRegexPath } from '../regex-path.js';

@@ -1,5 +1,6 @@
 /** The Gateway API core: typed readers, hostname intersection, precedence, routes and status. */
 export * from './build.js';
+export * from './routes.js';
 export { gatewayInputOf, type GatewayOptions } from './input.js';
 export { gatewayModel } from './nginx.js';
 export { compareHostnames, intersectHostnames } from './hostnames.js';
