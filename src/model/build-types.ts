@@ -1,14 +1,44 @@
 /**
- * buildModel's options (the controller flags it depends on, with ingress-nginx's defaults) and its answer. Apart
- * from the builder (src/model/build.ts), so that what the builder delegates to (src/model/incremental/) and the
- * model's readers can name them without importing the builder.
+ * buildModel's options (the controller flags it depends on, its parts for the class filter, the stream block and the
+ * Gateway API, and ingress-nginx's defaults) and its answer (types, and the defaults). A leaf apart from the builder
+ * (src/model/build.ts) and the steps it calls, so that they and the model's readers name these without importing it.
  */
-import type { GatewayOptions } from './gateway/input.js';
 import type { GatewayRoutes } from './gateway/routes.js';
-import type { ClassOptions } from './ingress-class.js';
-import type { LuaSettings, NginxModules } from './machine-settings.js';
+import type { LuaSettings, NginxModules, StreamSettings } from './machine-settings.js';
 import type { NginxModel, Problem } from './nginx-model.js';
-import type { StreamOptions } from './stream.js';
+
+/** ClassOptions are the flags that decide which Ingresses are this controller's. */
+export interface ClassOptions {
+  /** `--ingress-class` */
+  readonly ingressClass: string;
+  /** `--controller-class` */
+  readonly controllerClass: string;
+  /** `--watch-ingress-without-class` */
+  readonly watchIngressWithoutClass: boolean;
+}
+
+/** StreamOptions are the flags the stream block depends on (a part of BuildOptions). */
+export interface StreamOptions {
+  /** `--tcp-services-configmap ns/name` */
+  readonly tcpServicesConfigMap?: string;
+  /** `--udp-services-configmap ns/name` */
+  readonly udpServicesConfigMap?: string;
+  /** `--enable-ssl-passthrough` */
+  readonly enableSslPassthrough?: boolean;
+  /** the module paths and the socket folder (DEFAULT_STREAM_SETTINGS when absent) */
+  readonly stream?: StreamSettings;
+  /** the controller's own ports besides HTTP and HTTPS (healthz, inspector): no TCP or UDP service may take them */
+  readonly reservedPorts?: readonly number[];
+  readonly httpPort: number;
+  readonly httpsPort: number;
+}
+
+/** GatewayOptions are the flags the Gateway API needs (`--gateway-controller-name`, `--gateway-addresses`). */
+export interface GatewayOptions {
+  readonly controllerName: string;
+  /** `--gateway-addresses`: the pool each accepted Gateway gets its own address from; absent: one shared address */
+  readonly addresses?: readonly string[];
+}
 
 /** BuildOptions are the controller flags buildModel depends on. */
 export interface BuildOptions extends ClassOptions, StreamOptions {
