@@ -134,7 +134,7 @@ export interface NginxConfigSet {
 
 /**
  * PushedTables are what the Lua balancer reads instead of nginx.conf: the backends, the
- * certificates and the Gateway API routes (src/model/dynamic-tables.ts), each with the version nginx reports back. The
+ * certificates and the Gateway API routes (src/model/pushed-tables.ts), each with the version nginx reports back. The
  * machine compares versions only; the effects push the rest.
  */
 export interface PushedTables {
