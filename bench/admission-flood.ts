@@ -18,7 +18,7 @@ import { createWebhookServer, type Judge, type ReviewJudge } from '../src/http/w
 import { judgeWorkerFile, WorkerJudge } from '../src/http/worker-judge.js';
 import { createLogger } from '../src/log.js';
 import { AdmissionJudge } from '../src/model/admission.js';
-import { defaultBuildOptions } from '../src/model/build.js';
+import { defaultBuildOptions } from '../src/model/build-types.js';
 import { PROJECT_ROOT } from '../src/project-root.js';
 import { issueCertificate } from '../src/tls/issue.js';
 import { writeServingCertificate } from '../test/support/admission-review.js';

@@ -14,7 +14,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BuildMemo, buildModel, defaultBuildOptions } from '../src/model/build.js';
+import { BuildMemo, buildModel } from '../src/model/build.js';
+import { defaultBuildOptions } from '../src/model/build-types.js';
 import { Quarantine, type Blamer, type Verdicts } from '../src/model/quarantine.js';
 import type { Ingress, Secret, Snapshot } from '../src/model/snapshot.js';
 import { nginxBinary, testConfig } from '../src/nginx/binary.js';

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { startApiServer } from '../src/api-server/server.js';
+import { startApiServer } from '../src/dev/api-server/server.js';
 import { PROJECT_ROOT } from '../src/project-root.js';
 import { mergePatcher } from '../test/support/cluster.js';
 import { testControllerFlags } from '../test/support/controller-flags.js';

@@ -1,4 +1,5 @@
-import { buildModel, defaultBuildOptions } from '../src/model/build.js';
+import { buildModel } from '../src/model/build.js';
+import { defaultBuildOptions } from '../src/model/build-types.js';
 import { emptySnapshot, type Snapshot } from '../src/model/snapshot.js';
 import { compileTemplate, render, type NginxTemplate } from '../src/render/render.js';
 import type { KeyPair } from '../src/tls/issue.js';

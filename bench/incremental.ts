@@ -3,7 +3,8 @@
  * changes; the time from the API write to the new config handed to the nginx actor, against a
  * full build + render of the same objects (a fresh build: no memo, a newly compiled template).
  */
-import { buildModel, defaultBuildOptions } from '../src/model/build.js';
+import { buildModel } from '../src/model/build.js';
+import { defaultBuildOptions } from '../src/model/build-types.js';
 import { loadTemplate } from '../src/render/load.js';
 import { render } from '../src/render/render.js';
 import { issueCertificate } from '../src/tls/issue.js';

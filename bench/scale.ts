@@ -6,7 +6,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildModel, defaultBuildOptions } from '../src/model/build.js';
+import { buildModel } from '../src/model/build.js';
+import { defaultBuildOptions } from '../src/model/build-types.js';
 import { nginxBinary, testConfig } from '../src/nginx/binary.js';
 import { writeConfigSet } from '../src/nginx/files.js';
 import { loadTemplate } from '../src/render/load.js';

@@ -1,5 +1,5 @@
 import type { NginxModel, Problem } from '../src/model/nginx-model.js';
-import type { GatewayStatus } from '../src/model/gateway/build.js';
+import type { GatewayStatus } from '../src/model/gateway/routes.js';
 
 /**
  * The events the actors send one another. A machine's own timers (`rate.ready`,
@@ -134,7 +134,7 @@ export interface NginxConfigSet {
 
 /**
  * PushedTables are what the Lua balancer reads instead of nginx.conf: the backends, the
- * certificates and the Gateway API routes (src/model/dynamic-tables.ts), each with the version nginx reports back. The
+ * certificates and the Gateway API routes (src/model/pushed-tables.ts), each with the version nginx reports back. The
  * machine compares versions only; the effects push the rest.
  */
 export interface PushedTables {

@@ -1,5 +1,5 @@
 import { assign, fromPromise, setup } from 'xstate';
-import type { GatewayStatus } from '../src/model/gateway/build.js';
+import type { GatewayStatus } from '../src/model/gateway/routes.js';
 import type { Problem } from '../src/model/nginx-model.js';
 import type { StatusCommand } from './events.js';
 

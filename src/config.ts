@@ -1,5 +1,5 @@
 import type { StatusPageMode } from './http/status-page.js';
-import type { BuildOptions } from './model/build.js';
+import type { BuildOptions } from './model/build-types.js';
 
 /** ControllerConfig is everything `ingress-actors controller` was told, checked. */
 export interface ControllerConfig {

@@ -16,20 +16,15 @@ import type {
   PushInput,
   ReloadInput,
 } from '../../machines/nginxProcess.machine.js';
-import {
-  tablesForReload,
-  type BackendTable,
-  type CertificateTable,
-  type DynamicTables,
-  type RouteTable,
-} from '../model/dynamic-tables.js';
+import { tablesForReload } from '../model/dynamic-tables.js';
+import type { BackendTable, CertificateTable, DynamicTables, RouteTable } from '../model/pushed-tables.js';
 import type { Logger } from '../log.js';
 import { ConfigFolder, ConfigRefusedError } from '../nginx/apply.js';
 import { notRunnable, whyNotRunnable } from '../nginx/binary.js';
 import { drainOrphans } from '../nginx/drain.js';
 import { spawnMaster, type Master } from '../nginx/master.js';
 import { waitForPort } from '../nginx/probe.js';
-import { unifiedDiff } from '../model/text-diff.js';
+import { unifiedDiff } from '../nginx/text-diff.js';
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
 

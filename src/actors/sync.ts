@@ -3,8 +3,9 @@ import type { RunSyncInput, RunSyncOutput } from '../../machines/syncQueue.machi
 import { formatProblem } from '../model/problems.js';
 import type { Logger } from '../log.js';
 import type { ClusterCache } from '../kube/cache.js';
-import { BuildMemo, buildModel, secretsRead, type BuildOptions } from '../model/build.js';
-import type { BuildResult } from '../model/nginx-model.js';
+import { BuildMemo, buildModel, secretsRead } from '../model/build.js';
+import type { BuildOptions } from '../model/build-types.js';
+import type { BuildResult } from '../model/build-types.js';
 import { Quarantine } from '../model/quarantine.js';
 import { type Built, TableQuarantine } from '../model/table-quarantine.js';
 import { blame } from '../render/blame.js';

@@ -3,11 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ControllerConfig, SelfSignedWebhookFlags } from '../config.js';
 import { STATUS_PAGE_MODES, type StatusPageMode } from '../http/status-page.js';
-import { defaultBuildOptions, type BuildOptions } from '../model/build.js';
+import { defaultBuildOptions, type BuildOptions } from '../model/build-types.js';
 import { isGatewayControllerName } from '../model/gateway/values.js';
 import { checkDnsLabel, checkIp, checkObjectName } from '../model/validate.js';
 import { DEFAULT_TEMPLATE } from '../render/load.js';
-import { classFlags, parseFlags, parsePort, UnsupportedFlagError, UsageError } from './flags.js';
+import { classFlags, parseFlags, parsePort, UnsupportedFlagError } from './flags.js';
+import { UsageError } from '../usage-error.js';
 import { expandEnvRefs, INGRESS_NGINX_FLAGS } from './ingress-nginx-flags.js';
 import { METRICS_BOOLEAN_FLAGS, METRICS_FLAGS, parseMetricsFlags } from './metrics-flags.js';
 

@@ -3,7 +3,8 @@ import { convertIngresses, defaultConvertOptions, unexpressedLine } from '../con
 import { isGatewayControllerName } from '../model/gateway/values.js';
 import { checkDnsLabel, checkObjectName } from '../model/validate.js';
 import type { CommandIo } from './command.js';
-import { parseFlags, UsageError } from './flags.js';
+import { parseFlags } from './flags.js';
+import { UsageError } from '../usage-error.js';
 import { readManifests } from './render.js';
 
 export const CONVERT_USAGE = `Usage: ingress-actors convert --manifests PATH... [--gateway-class-name NAME] [--no-gateway-class]

@@ -1,18 +1,5 @@
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
-
-/**
- * UsageError is a command line that does not parse; the CLI prints it and exits 2. With `usage`,
- * the command's usage follows the message (a flag it does not know, a flag without its value).
- */
-export class UsageError extends Error {
-  override name = 'UsageError';
-  constructor(
-    message: string,
-    readonly usage?: string,
-  ) {
-    super(message);
-  }
-}
+import { UsageError } from '../usage-error.js';
 
 /**
  * UnsupportedFlagError is a flag this controller knows from ingress-nginx but cannot honour as given: the CLI prints

@@ -4,7 +4,7 @@
  * and `--exclude-socket-metrics`, read into MetricsFlags.
  */
 import type { MetricsFlags } from '../config.js';
-import { UsageError } from './flags.js';
+import { UsageError } from '../usage-error.js';
 
 /** DEFAULT_BUCKETS are ingress-nginx's: prometheus.DefBuckets, LinearBuckets(10, 10, 10), ExponentialBuckets(10, 10, 7). */
 export const DEFAULT_BUCKETS: MetricsFlags['buckets'] = {

@@ -4,7 +4,7 @@
  * EndpointSlice folded into one line (`helm template` output has none, so every path would
  * otherwise print its own 503 warning).
  */
-import type { BuildOptions } from '../model/build.js';
+import type { BuildOptions } from '../model/build-types.js';
 import { whyNotOurs } from '../model/ingress-class.js';
 import type { Problem } from '../model/nginx-model.js';
 import { formatProblem } from '../model/problems.js';

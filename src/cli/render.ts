@@ -1,5 +1,6 @@
 import { text as readText } from 'node:stream/consumers';
-import { buildModel, defaultBuildOptions, type BuildOptions } from '../model/build.js';
+import { buildModel } from '../model/build.js';
+import { defaultBuildOptions, type BuildOptions } from '../model/build-types.js';
 import { loadManifests, parseManifests, toSnapshot } from '../manifests/load.js';
 import type { KubeObject, Snapshot } from '../model/snapshot.js';
 import { writeConfigSet } from '../nginx/files.js';
@@ -11,7 +12,8 @@ import { nameservers } from '../nginx/resolvers.js';
 import { checkStream } from '../nginx/stream.js';
 import { defaultConfigDir } from './controller-flags.js';
 import type { CommandIo } from './command.js';
-import { classFlags, parseFlags, parsePort, UsageError } from './flags.js';
+import { classFlags, parseFlags, parsePort } from './flags.js';
+import { UsageError } from '../usage-error.js';
 import { renderReport } from './render-report.js';
 
 export const RENDER_USAGE = `Usage: ingress-actors render --manifests PATH... [--configmap ns/name] [--out DIR]

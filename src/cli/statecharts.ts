@@ -11,7 +11,8 @@ import { templateMachine } from '../../machines/template.machine.js';
 import { webhookCertificateMachine } from '../../machines/webhookCertificate.machine.js';
 import { chartOf, toDot, toMermaid } from '../statecharts.js';
 import type { CommandIo } from './command.js';
-import { parseFlags, UsageError } from './flags.js';
+import { parseFlags } from './flags.js';
+import { UsageError } from '../usage-error.js';
 
 /** MACHINES are the statecharts the command draws, by file name: the definitions the controller runs. */
 export const MACHINES: Readonly<Record<string, AnyStateMachine>> = {

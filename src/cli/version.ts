@@ -1,15 +1,7 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { execa } from 'execa';
-import { PROJECT_ROOT } from '../project-root.js';
+import { releaseVersion } from '../version.js';
 
 const RULE = '-'.repeat(79);
-
-/** releaseVersion is the release, package.json's version (`0.1.0`), as `--version` and the status page show it. */
-export async function releaseVersion(): Promise<string> {
-  const { version } = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string };
-  return version;
-}
 
 /**
  * versionText is `--version`'s answer, laid out as ingress-nginx's (release, then the nginx it runs), so scripts that

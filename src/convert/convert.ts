@@ -10,7 +10,7 @@
  * HTTPRoutes.
  */
 import { compare } from '../model/backends.js';
-import { defaultBuildOptions } from '../model/build.js';
+import { defaultBuildOptions } from '../model/build-types.js';
 import { GATEWAY_GROUP } from '../model/gateway/types.js';
 import type { KubeObject, Snapshot } from '../model/snapshot.js';
 import { show } from '../model/validate.js';

@@ -3,7 +3,7 @@
  * actor's last `gatewayStatus`), the hostnames nginx serves each on (from the pushed routes table of the template
  * actor's model), and each parent's Accepted and ResolvedRefs. Pure: reads what the actors hold.
  */
-import type { GatewayStatus, RouteStatus } from '../model/gateway/build.js';
+import type { GatewayStatus, RouteStatus } from '../model/gateway/routes.js';
 import type { Condition } from '../model/gateway/types.js';
 import type { NginxModel } from '../model/nginx-model.js';
 

@@ -6,7 +6,7 @@
  */
 import type { CustomObjectsApi, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log.js';
-import type { GatewayStatus } from '../model/gateway/build.js';
+import type { GatewayStatus } from '../model/gateway/routes.js';
 import { objectKey } from '../model/snapshot.js';
 import {
   apiTime,

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { UsageError } from '../cli/flags.js';
+import { UsageError } from '../usage-error.js';
 
 /** KubeconfigError is a kubeconfig file that cannot be read as one: the operator's to fix (exit 1, one line). */
 export class KubeconfigError extends Error {

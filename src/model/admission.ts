@@ -5,7 +5,8 @@
  * CVE-2025-1974 came from an admission check that ran `nginx -t` on a config made from webhook
  * input).
  */
-import { BuildMemo, buildModel, type BuildOptions } from './build.js';
+import { BuildMemo, buildModel } from './build.js';
+import type { BuildOptions } from './build-types.js';
 import { isOurs } from './ingress-class.js';
 import type { Problem } from './nginx-model.js';
 import { formatProblem } from './problems.js';

@@ -16,68 +16,23 @@ import type { HostTable } from './incremental/host-table.js';
 import { BuildMemo, forgetAllUnlessSameSettings, globalsFor, type DefaultTarget } from './incremental/memo.js';
 import { changesSince, reusedOrNewPlans, secretsToResettle, type Changes } from './incremental/reuse.js';
 import { byAge } from './ingress-age.js';
-import { isOurs, type ClassOptions } from './ingress-class.js';
+import { isOurs } from './ingress-class.js';
 import { CATCH_ALL, firstPort, type IngressPlan } from './ingress-plan.js';
 import { DEFAULT_PROXY_HOST, type Route } from './locations.js';
 import { Lookups, sameItems, TrackedReads } from './lookups.js';
-import type {
-  BalancedUpstream,
-  BuildResult,
-  Certificate,
-  GlobalConfig,
-  LuaSettings,
-  NginxModules,
-  NginxModel,
-  Problem,
-  Server,
-} from './nginx-model.js';
+import type { BalancedUpstream, Certificate, GlobalConfig, NginxModel, Problem, Server } from './nginx-model.js';
+import type { NginxModules } from './machine-settings.js';
+import { defaultBuildOptions, type BuildOptions, type BuildResult } from './build-types.js';
 import type { Ingress, IngressClass, Snapshot } from './snapshot.js';
-import { buildGatewayRoutes, type GatewayRoutes } from './gateway/build.js';
+import { buildGatewayRoutes } from './gateway/build.js';
+import type { GatewayRoutes } from './gateway/routes.js';
 import type { Condition } from './gateway/types.js';
-import { gatewayInputOf, type GatewayOptions } from './gateway/input.js';
+import { gatewayInputOf } from './gateway/input.js';
 import { gatewayModel } from './gateway/nginx.js';
 import { reuseGateway } from './gateway/reuse.js';
-import { buildStream, type StreamOptions } from './stream.js';
+import { buildStream } from './stream.js';
 import { CertificateTable } from './tls.js';
 import { checkDnsLabel, checkIp, show } from './validate.js';
-/** BuildOptions are the controller flags buildModel depends on. */
-export interface BuildOptions extends ClassOptions, StreamOptions {
-  /** `--configmap ns/name` */
-  readonly configMap?: string;
-  /** `--default-ssl-certificate ns/name` */
-  readonly defaultSslCertificate?: string;
-  /** `--default-backend-service ns/name`: unknown hosts and unmatched paths go there instead of a 404 */
-  readonly defaultBackendService?: string;
-  readonly httpPort: number;
-  readonly httpsPort: number;
-  /** the one IP nginx listens on (the demo's 127.0.0.1); all addresses when absent, as ingress-nginx */
-  readonly listenAddress?: string;
-  /** nameservers nginx asks for names it looks up at run time (auth-url): IP addresses, from /etc/resolv.conf */
-  readonly resolvers?: readonly string[];
-  /**
-   * the Lua balancer (`--dynamic-backends`, on when nginx has the module): backends without endpoints still
-   * proxy, and nginx.conf names no endpoint and no host certificate. A memo serves one value of it.
-   */
-  readonly dynamic?: LuaSettings;
-  /** the optional modules this nginx has (src/nginx/modules.ts): snippets may use what they give */
-  readonly modules?: NginxModules;
-  /**
-   * absolute path of the unix socket nginx serves stub_status on for /metrics, in the private config folder (a path
-   * of the controller's choosing); none when absent
-   */
-  readonly statusSocket?: string;
-  /** the Gateway API (`--enable-gateway-api`, `--gateway-controller-name`); absent: off */
-  readonly gateway?: GatewayOptions;
-}
-
-/** defaultBuildOptions are ingress-nginx's flag defaults. */
-export const defaultBuildOptions: BuildOptions = Object.freeze({
-  ingressClass: 'nginx',
-  controllerClass: 'k8s.io/ingress-nginx',
-  watchIngressWithoutClass: false,
-  httpPort: 80,
-  httpsPort: 443,
-});
 
 export { CATCH_ALL, BuildMemo };
 export { secretsRead, type SecretsRead } from './incremental/secrets-read.js';

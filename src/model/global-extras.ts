@@ -4,7 +4,8 @@
  * name. Pure: the module paths come from BuildOptions (src/nginx/modules.ts, at start), the ConfigMaps from the
  * snapshot.
  */
-import type { GlobalConfig, Header, NginxModules, Problem } from './nginx-model.js';
+import type { GlobalConfig, Header, Problem } from './nginx-model.js';
+import type { NginxModules } from './machine-settings.js';
 import type { ConfigMap } from './snapshot.js';
 import { checkValue, CONTROLLER_PROXY_HEADERS } from './snippet-policy.js';
 import { checkDnsLabel, checkHeaderName, show } from './validate.js';

@@ -1,4 +1,5 @@
-import { type ClassOptions, whyNotOurs } from './ingress-class.js';
+import type { ClassOptions } from './build-types.js';
+import { whyNotOurs } from './ingress-class.js';
 import type { Ingress, IngressClass } from './snapshot.js';
 
 /** ClassVerdictChange is an Ingress whose class verdict changed: `why` it is left to others, or null once it is ours. */

@@ -1,18 +1,9 @@
+import type { ClassOptions } from './build-types.js';
 import type { Ingress, IngressClass } from './snapshot.js';
 import { show } from './validate.js';
 
 /** The legacy class annotation, still honoured as ingress-nginx does. */
 export const LEGACY_CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
-
-/** ClassOptions are the flags that decide which Ingresses are this controller's. */
-export interface ClassOptions {
-  /** `--ingress-class` */
-  readonly ingressClass: string;
-  /** `--controller-class` */
-  readonly controllerClass: string;
-  /** `--watch-ingress-without-class` */
-  readonly watchIngressWithoutClass: boolean;
-}
 
 /**
  * isOurs says whether this controller serves the Ingress: `spec.ingressClassName` naming an

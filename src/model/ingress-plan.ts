@@ -13,15 +13,8 @@ import type { IngressAnnotations } from './annotations/types.js';
 import { UpstreamTable, compare, type BuiltUpstreams, type Report, type Resolved } from './backends.js';
 import { normalisePath, type Route } from './locations.js';
 import { TrackedReads, type Lookups } from './lookups.js';
-import type {
-  ClientAuth,
-  GlobalConfig,
-  LocationInfo,
-  NginxModules,
-  PathType,
-  Problem,
-  SnippetDirective,
-} from './nginx-model.js';
+import type { ClientAuth, GlobalConfig, LocationInfo, PathType, Problem, SnippetDirective } from './nginx-model.js';
+import type { NginxModules } from './machine-settings.js';
 import type { Ingress, IngressBackend } from './snapshot.js';
 import { checkRegexPath } from './regex-path.js';
 import {

@@ -4,8 +4,8 @@
  */
 
 import type { UriEscape } from './escape-uri.js';
-import type { GatewayRoutes } from './gateway/build.js';
-import type { RouteTable } from './dynamic-tables.js';
+import type { GatewayModel } from './gateway/model.js';
+import type { LuaSettings } from './machine-settings.js';
 
 /** Problem is one thing wrong with one object: it names the object and the field. */
 export interface Problem {
@@ -438,43 +438,6 @@ export interface LimitZone {
   readonly rate: string | null;
 }
 
-/**
- * LuaSettings switch nginx.conf to the Lua balancer: backends and certificates come from tables the
- * controller pushes over the control socket, so endpoint changes and renewed certificates need no reload.
- * Paths of the controller's own choosing (flags, its install folder), not Kubernetes strings.
- */
-export interface LuaSettings {
-  /** load_module paths, ndk first */
-  readonly modules: readonly string[];
-  /** lua_package_path: the project's lua/ folder, then nginx's default path */
-  readonly packagePath: string;
-  /** absolute path of the control socket, in the config folder */
-  readonly controlSocket: string;
-  /** count requests for /metrics (`--enable-metrics`): the log phase's monitor, its dict, the labels' variables */
-  readonly requestMetrics: boolean;
-}
-
-/**
- * NginxModules are the optional dynamic modules this nginx can load, each a load_module path (Debian packages them
- * apart: libnginx-mod-http-headers-more-filter gives headersMore). Found by the controller, never from Kubernetes.
- */
-export interface NginxModules {
-  /** ngx_http_headers_more_filter_module: the more_set_headers family snippets and add-headers use */
-  readonly headersMore?: string;
-  /** ngx_http_brotli_filter_module (libnginx-mod-http-brotli-filter): enable-brotli, loaded only while it is on */
-  readonly brotli?: string;
-}
-
-/**
- * StreamSettings are what the stream block needs from the machine: the stream module's `load_module` paths (empty
- * when nginx has it built in) and the folder of the internal unix sockets (the private config folder). Paths of the
- * controller's own choosing, not Kubernetes strings.
- */
-export interface StreamSettings {
-  readonly modules: readonly string[];
-  readonly socketDir: string;
-}
-
 /** StreamUpstream is a stream upstream: a TCP or UDP Service port's ready endpoints, or a passthrough host's backend. */
 export interface StreamUpstream {
   readonly name: string;
@@ -536,52 +499,6 @@ export interface StreamModel {
   readonly upstreams: readonly StreamUpstream[];
   readonly services: readonly StreamService[];
   readonly passthrough: Passthrough | null;
-}
-
-/**
- * GatewayServer is one nginx server for a (port, hostname) that Gateway listeners serve: one `location /` whose
- * Lua router picks the route from the pushed `routes` table (src/model/gateway/nginx.ts).
- */
-export interface GatewayServer {
-  /** the listen address: `8080`, `127.0.0.1:8080`, or `unix:/…` (ssl-passthrough's socket for the https port) */
-  readonly listen: string;
-  readonly ssl: boolean;
-  /**
-   * h2c: HTTP/2 without TLS on this plaintext listen, when all it serves is GRPCRoutes (nginx 1.22 cannot serve
-   * HTTP/1.1 and h2c on one socket, so the choice is per listen socket)
-   */
-  readonly h2c: boolean;
-  /** PROXY protocol on this listen (use-proxy-protocol, or the ssl-passthrough socket) */
-  readonly proxyProtocol: boolean;
-  /** the catch-all of a port: default_server there */
-  readonly defaultServer: boolean;
-  /** the effective hostname (`*.example.com` for a wildcard: any number of labels, as nginx's own), `_` for any */
-  readonly host: string;
-  readonly serverName: string;
-  /** `$ia_gateway`: the key of this server's routes in the pushed table */
-  readonly key: string;
-  /** the HTTPS listener's certificate, served from the pushed certificate table; null: the default one */
-  readonly certificateFile: string | null;
-  /**
-   * an HTTPS catch-all's certificate: no SNI name selects it, so nginx.conf names its file (`ssl_certificate`);
-   * null otherwise
-   */
-  readonly fileCertificate: string | null;
-  /** `namespace/name` of the Gateways with a listener here (a comment in nginx.conf) */
-  readonly gateways: readonly string[];
-  /**
-   * the mirror slots (`[1]`, `[1, 2]`) its routes need, as many as the route with the most RequestMirror filters
-   * has; `[]` when none mirrors, so its requests start no mirror subrequests
-   */
-  readonly mirrorSlots: readonly number[];
-}
-
-/** GatewayModel is what the Gateway API adds to nginx.conf: its servers, and the routes table pushed to Lua. */
-export interface GatewayModel {
-  readonly servers: readonly GatewayServer[];
-  readonly routes: RouteTable;
-  /** the proxy-headers partial's context for the Gateway locations (Host as the router leaves it) */
-  readonly proxyHeaders: { readonly host: string };
 }
 
 /** NginxModel is everything render() needs: sorted, validated, free of raw Kubernetes strings. */
@@ -647,12 +564,4 @@ export interface NginxModel {
   readonly certificates: readonly Certificate[];
   /** a digest of those files' contents, printed in nginx.conf so that a renewed file means a reload */
   readonly filesDigest: string;
-}
-
-/** BuildResult is buildModel's answer: the model and what was left out of it and why. */
-export interface BuildResult {
-  readonly model: NginxModel;
-  readonly problems: readonly Problem[];
-  /** the Gateway API's routes and status (src/model/gateway/), or null when BuildOptions.gateway is absent */
-  readonly gateway: GatewayRoutes | null;
 }

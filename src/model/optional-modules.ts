@@ -2,7 +2,7 @@
  * OPTIONAL_MODULES are the nginx modules Debian packages apart, by feature: the file under nginx's modules path
  * (src/nginx/modules.ts looks for it) and the package that installs it (named in the problem when it is missing).
  */
-import type { NginxModules } from './nginx-model.js';
+import type { NginxModules } from './machine-settings.js';
 
 export const OPTIONAL_MODULES: Readonly<
   Record<keyof NginxModules, { readonly file: string; readonly debian: string }>

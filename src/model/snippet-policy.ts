@@ -9,7 +9,8 @@
  */
 import { parseNginxStatements, variablesIn } from './nginx-tokens.js';
 import { regexSubsetRefusal } from './regex-path.js';
-import type { NginxModules, SnippetDirective } from './nginx-model.js';
+import type { NginxModules } from './machine-settings.js';
+import type { SnippetDirective } from './nginx-model.js';
 import { checkCidr, checkHeaderName, type Checked } from './validate.js';
 import { OPTIONAL_MODULES } from './optional-modules.js';
 

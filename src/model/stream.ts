@@ -17,9 +17,10 @@ import type {
   Server,
   StreamModel,
   StreamService,
-  StreamSettings,
   StreamUpstream,
 } from './nginx-model.js';
+import type { StreamOptions } from './build-types.js';
+import type { StreamSettings } from './machine-settings.js';
 import type { ConfigMap, Snapshot } from './snapshot.js';
 import { checkDnsLabel, checkPortName, checkPortNumber, show } from './validate.js';
 import { ANNOTATION_PREFIX } from './annotations/types.js';
@@ -33,22 +34,6 @@ export const DEFAULT_STREAM_SETTINGS: StreamSettings = Object.freeze({
 /** HTTPS_SOCKET and RELAY_SOCKET are the internal unix sockets of ssl-passthrough, in the config folder. */
 export const HTTPS_SOCKET = 'https.sock';
 export const RELAY_SOCKET = 'passthrough.sock';
-
-/** StreamOptions are the flags the stream block depends on (a part of BuildOptions). */
-export interface StreamOptions {
-  /** `--tcp-services-configmap ns/name` */
-  readonly tcpServicesConfigMap?: string;
-  /** `--udp-services-configmap ns/name` */
-  readonly udpServicesConfigMap?: string;
-  /** `--enable-ssl-passthrough` */
-  readonly enableSslPassthrough?: boolean;
-  /** the module paths and the socket folder (DEFAULT_STREAM_SETTINGS when absent) */
-  readonly stream?: StreamSettings;
-  /** the controller's own ports besides HTTP and HTTPS (healthz, inspector): no TCP or UDP service may take them */
-  readonly reservedPorts?: readonly number[];
-  readonly httpPort: number;
-  readonly httpsPort: number;
-}
 
 /** What the stream block is made from besides the options: the snapshot and the finished http model's parts. */
 export interface StreamInput {

@@ -3,7 +3,7 @@
  * (both from src/model/table-schema.ts), so an entry the model keeps is one nginx accepts. Each check says why an
  * entry is not pushable, or null.
  */
-import type { Backend, RouteEntry, RouteFilterEntry, RouteValueMatch } from './dynamic-tables.js';
+import type { Backend, RouteEntry, RouteFilterEntry, RouteValueMatch } from './pushed-tables.js';
 import { TABLE_LIMITS as L, TABLE_SHAPES as S } from './table-schema.js';
 
 // Lua's %c: ASCII control characters

@@ -11,8 +11,9 @@
  * Pure bookkeeping: refused entries, the model they came from and snapshots in; a snapshot, problems and routes out.
  */
 import type { RefusedEntry } from '../../machines/events.js';
-import { routeTableOf, type RouteTable } from './dynamic-tables.js';
-import type { GatewayStatus, RouteStatus } from './gateway/build.js';
+import { routeTableOf } from './dynamic-tables.js';
+import type { RouteTable } from './pushed-tables.js';
+import type { GatewayStatus, RouteStatus } from './gateway/routes.js';
 import { cond } from './gateway/listeners.js';
 import type { NginxModel, Problem } from './nginx-model.js';
 import type { KubeObject, Snapshot } from './snapshot.js';

@@ -1,5 +1,5 @@
 /**
- * The one definition of the pushed tables' bounds and shapes (src/model/dynamic-tables.ts), for both sides: the
+ * The one definition of the pushed tables' bounds and shapes (src/model/pushed-tables.ts), for both sides: the
  * model checks every entry against it before pushing (an entry over a bound is left out with a problem on its
  * object), and lua/ingress_actors/schema.lua, generated from it (`luaSchema`, kept equal by
  * test/unit/table-schema.test.ts), is what validate.lua checks the same entries against. So the two cannot drift:

@@ -1,12 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { RefusedEntry } from '../../machines/events.js';
 import { request } from 'node:http';
-import {
-  type BackendTable,
-  type CertificateTable,
-  CONTROL_TOKEN_HEADER,
-  type RouteTable,
-} from '../model/dynamic-tables.js';
+import type { BackendTable, CertificateTable, RouteTable } from '../model/pushed-tables.js';
+
+/** CONTROL_SOCKET is the control channel's unix socket, relative to the config folder (private to the controller). */
+export const CONTROL_SOCKET = 'control.sock';
+
+/** CONTROL_TOKEN_ENV is the environment variable the nginx master gets the per-start token in (never on disk). */
+export const CONTROL_TOKEN_ENV = 'INGRESS_ACTORS_CONTROL_TOKEN';
+
+/** CONTROL_TOKEN_HEADER carries the token on every control request. */
+export const CONTROL_TOKEN_HEADER = 'x-ingress-actors-token';
 
 /** ControlStatus is what `GET /status` reports: the version of each table nginx holds, null before the first push. */
 export interface ControlStatus {

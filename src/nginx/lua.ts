@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { LuaSettings } from '../model/nginx-model.js';
-import { CONTROL_SOCKET } from '../model/dynamic-tables.js';
+import type { LuaSettings } from '../model/machine-settings.js';
+import { CONTROL_SOCKET } from './control.js';
 import { PROJECT_ROOT } from '../project-root.js';
 import { testConfig } from './binary.js';
 import { modulesPath } from './modules.js';

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import type { NginxModules } from '../model/nginx-model.js';
+import type { NginxModules } from '../model/machine-settings.js';
 import { OPTIONAL_MODULES } from '../model/optional-modules.js';
 
 /** modulesPath is nginx's `--modules-path` from `nginx -V` (Debian's /usr/lib/nginx/modules when it says none). */

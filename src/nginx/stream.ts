@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
-import type { StreamSettings } from '../model/nginx-model.js';
+import type { StreamSettings } from '../model/machine-settings.js';
 import { DEFAULT_STREAM_SETTINGS, HTTPS_SOCKET, RELAY_SOCKET } from '../model/stream.js';
 import { modulesPath } from './modules.js';
 

@@ -14,7 +14,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubeconfigFor, type ApiServer } from '../../src/api-server/server.js';
+import { kubeconfigFor, type ApiServer } from '../../src/dev/api-server/server.js';
 import { waitFor } from '../support/cluster.js';
 import { kubectlFor, startTestApi, type TestApi } from '../support/kube-api.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';

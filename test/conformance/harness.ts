@@ -4,7 +4,7 @@
  * pods on loopback addresses (127.0.0.2 …) and EndpointSlices pointing at them, the TLS Secrets the suite makes at
  * setup issued here, and the real controller with the Gateway API on and its real nginx.
  */
-import { GATEWAY_API_INSTALL } from '../../src/api-server/gateway-api.js';
+import { GATEWAY_API_INSTALL } from '../../src/dev/api-server/gateway-api.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';

@@ -4,7 +4,7 @@
  * Event that names all three, with how to fix the first two; its good route is still served.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { findResourceByKind } from '../../src/api-server/resources.js';
+import { findResourceByKind } from '../../src/dev/api-server/resources.js';
 import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';

@@ -3,7 +3,7 @@
  * follower holds the same caches and builds the same status, but never writes (its status actor never publishes):
  * every status write the API server receives is one the leader logged.
  */
-import { GATEWAY_API_INSTALL } from '../../src/api-server/gateway-api.js';
+import { GATEWAY_API_INSTALL } from '../../src/dev/api-server/gateway-api.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

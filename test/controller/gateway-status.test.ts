@@ -6,7 +6,7 @@
  * controllers' route entries and dropping ours from a route that no longer names our Gateway; a GRPCRoute gets its
  * parents[] too.
  */
-import { GATEWAY_API_INSTALL } from '../../src/api-server/gateway-api.js';
+import { GATEWAY_API_INSTALL } from '../../src/dev/api-server/gateway-api.js';
 import { join } from 'node:path';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

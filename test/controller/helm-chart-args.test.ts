@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { postReview } from '../support/admission-review.js';
 import { waitFor } from '../support/cluster.js';

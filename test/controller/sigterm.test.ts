@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, expect, it } from 'vitest';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
 import { liveGroupMembers } from '../../src/nginx/master.js';
 import { isListening } from '../../src/nginx/probe.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';

@@ -12,7 +12,7 @@ import { chmod } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, connect as tlsConnect, type Server as TlsServer } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findResourceByKind } from '../../src/api-server/resources.js';
+import { findResourceByKind } from '../../src/dev/api-server/resources.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass } from '../support/manifests.js';

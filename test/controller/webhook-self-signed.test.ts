@@ -10,7 +10,7 @@ import { connect as tcpConnect } from 'node:net';
 import { connect } from 'node:tls';
 import type { V1Secret, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import { expect, it } from 'vitest';
-import { RESOURCES } from '../../src/api-server/resources.js';
+import { RESOURCES } from '../../src/dev/api-server/resources.js';
 import { startCluster, waitFor } from '../support/cluster.js';
 import { ingress, ingressClass } from '../support/manifests.js';
 import { freePort, get } from '../support/net.js';

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { kubeconfigFor } from '../../src/api-server/server.js';
+import { kubeconfigFor } from '../../src/dev/api-server/server.js';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import { ListenError } from '../../src/http/listen.js';
 import { createLogger } from '../../src/log.js';

@@ -15,7 +15,8 @@ import { objectName } from '../../src/convert/object-name.js';
 import { buildGatewayRoutes, readGateway, readHTTPRoute, readReferenceGrant } from '../../src/model/gateway/index.js';
 import { toYaml } from '../../src/cli/convert.js';
 import { checkObjectName } from '../../src/model/validate.js';
-import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
+import { buildModel } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingressClass, tlsSecret } from '../support/manifests.js';
 

@@ -4,7 +4,7 @@
  * openAPIV3Schema (types, required fields, enums, patterns, lengths, bounds, item counts, and no field the schema
  * does not know, which the API server would prune). The CEL rules (x-kubernetes-validations) are not evaluated here.
  */
-import { GATEWAY_API_INSTALL } from '../../src/api-server/gateway-api.js';
+import { GATEWAY_API_INSTALL } from '../../src/dev/api-server/gateway-api.js';
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { GATEWAY_API_INSTALL } from '../../src/api-server/gateway-api.js';
+import { GATEWAY_API_INSTALL } from '../../src/dev/api-server/gateway-api.js';
 import { kubectlFor, startTestApi, type Kubectl, type TestApi } from '../support/kube-api.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;

@@ -15,8 +15,8 @@ import type { V1Deployment, V1Secret, V1ValidatingWebhookConfiguration } from '@
 import { execa } from 'execa';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { DEPLOY_RESOURCES } from '../../src/api-server/resources.js';
-import { type ApiServer, startApiServer } from '../../src/api-server/server.js';
+import { DEPLOY_RESOURCES } from '../../src/dev/api-server/resources.js';
+import { type ApiServer, startApiServer } from '../../src/dev/api-server/server.js';
 import { waitFor } from '../support/cluster.js';
 import { KUBECTL, kubectlFor } from '../support/kube-api.js';
 import { freePort } from '../support/net.js';

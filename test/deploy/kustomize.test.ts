@@ -27,7 +27,7 @@ import * as rbac from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import * as core from 'kubernetes-models/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { DEPLOY_RESOURCES } from '../../src/api-server/resources.js';
+import { DEPLOY_RESOURCES } from '../../src/dev/api-server/resources.js';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import { KUBECTL, kubectlFor, startTestApi, type TestApi } from '../support/kube-api.js';
 import { controllerContainer, DEPLOY, find, loadManifests, type Manifest } from './manifests.js';

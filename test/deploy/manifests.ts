@@ -1,7 +1,7 @@
 /**
  * Reading deploy/: every YAML document of deploy/kubernetes/ (in kubectl's order), the
  * Deployment's container and its flags. (The kinds the test API server must serve to take
- * `kubectl apply -f deploy/kubernetes/` are its DEPLOY_RESOURCES, src/api-server/resources.ts.)
+ * `kubectl apply -f deploy/kubernetes/` are its DEPLOY_RESOURCES, src/dev/api-server/resources.ts.)
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

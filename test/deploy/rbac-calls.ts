@@ -3,8 +3,8 @@
  * one: what the RBAC tests compare deploy/'s Roles and ClusterRoles with.
  */
 import type { V1PolicyRule } from '@kubernetes/client-node';
-import type { ResourceTable } from '../../src/api-server/resources.js';
-import { parseTarget } from '../../src/api-server/router.js';
+import type { ResourceTable } from '../../src/dev/api-server/resources.js';
+import { parseTarget } from '../../src/dev/api-server/router.js';
 
 /** Call is one API request as the authorizer sees it. */
 export interface Call {

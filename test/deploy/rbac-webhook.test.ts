@@ -15,8 +15,8 @@ import type { V1ClusterRole, V1Role, V1Secret, V1ValidatingWebhookConfiguration 
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { findResourceByKind } from '../../src/api-server/resources.js';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { findResourceByKind } from '../../src/dev/api-server/resources.js';
+import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import { startController } from '../../src/main.js';
 import { newPairData, serviceDnsNames } from '../../src/tls/webhook-pair.js';

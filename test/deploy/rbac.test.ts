@@ -8,7 +8,7 @@
  * (the server's onRequest), mapped to API group, resource, verb, namespace and name, and then:
  * each is allowed by a rule, and each verb of each rule was used.
  */
-import { gatewayApiCrds } from '../../src/api-server/gateway-api.js';
+import { gatewayApiCrds } from '../../src/dev/api-server/gateway-api.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,8 +16,8 @@ import type { V1ClusterRole, V1Ingress, V1Role } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
-import { findResourceByKind } from '../../src/api-server/resources.js';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { findResourceByKind } from '../../src/dev/api-server/resources.js';
+import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
 import { startController } from '../../src/main.js';
 import { waitFor } from '../support/cluster.js';
 import { ingress, serviceWithEndpoints } from '../support/manifests.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;

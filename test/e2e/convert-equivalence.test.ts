@@ -9,7 +9,7 @@
  * because the test listens on other ports than 80 and 443.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gatewayApiCrds } from '../../src/api-server/gateway-api.js';
+import { gatewayApiCrds } from '../../src/dev/api-server/gateway-api.js';
 import { convertIngresses, defaultConvertOptions, unexpressedLine } from '../../src/convert/convert.js';
 import { buildGatewayRoutes } from '../../src/model/gateway/index.js';
 import type { KubeObject, Service } from '../../src/model/snapshot.js';

@@ -5,7 +5,7 @@
  * keeps away from a slow endpoint. Through the real controller.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Backend as TableBackend } from '../../src/model/dynamic-tables.js';
+import type { Backend as TableBackend } from '../../src/model/pushed-tables.js';
 import { waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { startBackend, type Backend } from '../support/net.js';

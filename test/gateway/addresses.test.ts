@@ -3,7 +3,8 @@
  * none is left or a requested one cannot be used, and the nginx servers each Gateway gets on its own address.
  */
 import { describe, expect, it } from 'vitest';
-import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
+import { buildModel } from '../../src/model/build.js';
+import { defaultBuildOptions, type BuildOptions } from '../../src/model/build-types.js';
 import { buildGatewayRoutes, type GatewayInput } from '../../src/model/gateway/index.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';

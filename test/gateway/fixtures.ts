@@ -1,5 +1,5 @@
 /** Small builders for Gateway API objects, as the API server would serve them. */
-import { type BuildOptions, defaultBuildOptions } from '../../src/model/build.js';
+import { type BuildOptions, defaultBuildOptions } from '../../src/model/build-types.js';
 import type { GatewayInput } from '../../src/model/gateway/index.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 

@@ -3,7 +3,8 @@
  * servers, the routes table, the Ingress-vs-HTTPRoute host rule, and the GatewayClass without Lua.
  */
 import { describe, expect, it } from 'vitest';
-import { type BuildOptions, buildModel } from '../../src/model/build.js';
+import type { BuildOptions } from '../../src/model/build-types.js';
+import { buildModel } from '../../src/model/build.js';
 import { servedNames, DynamicSplit, tablesForReload } from '../../src/model/dynamic-tables.js';
 import { buildGatewayRoutes, checkDuration, readHTTPRoute } from '../../src/model/gateway/index.js';
 import type { Snapshot } from '../../src/model/snapshot.js';

@@ -4,7 +4,7 @@
  * ours dropped when the route names no Gateway of ours; addresses typed.
  */
 import { describe, expect, it } from 'vitest';
-import type { RouteParentStatus } from '../../src/model/gateway/build.js';
+import type { RouteParentStatus } from '../../src/model/gateway/routes.js';
 import {
   apiTime,
   gatewayAddresses,

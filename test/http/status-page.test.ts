@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gatewayApiCrds } from '../../src/api-server/gateway-api.js';
+import { gatewayApiCrds } from '../../src/dev/api-server/gateway-api.js';
 import { parseManifests } from '../../src/manifests/load.js';
 import { ControllerMetrics } from '../../src/http/metrics.js';
 import { createHttpServer } from '../../src/http/server.js';

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookServer, MAX_BODY_BYTES, WEBHOOK_PATH } from '../../src/http/webhook.js';
 import { createLogger } from '../../src/log.js';
 import { AdmissionJudge } from '../../src/model/admission.js';
-import { defaultBuildOptions } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
 import type { Ingress, Snapshot } from '../../src/model/snapshot.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';

@@ -16,7 +16,7 @@ import { WebSocket } from 'ws';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import { startInspector, type Inspector } from '../../src/inspect.js';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
 import { startController, type Controller } from '../../src/main.js';
 import { waitFor } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';

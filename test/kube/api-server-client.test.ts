@@ -18,8 +18,8 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RESOURCES } from '../../src/api-server/resources.js';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { RESOURCES } from '../../src/dev/api-server/resources.js';
+import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
 import { failure, testIngress as ingress, waitFor } from '../support/kube-api.js';
 
 const INGRESSES = RESOURCES.find((r) => r.kind === 'Ingress')!;

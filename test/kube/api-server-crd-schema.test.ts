@@ -1,15 +1,15 @@
 /**
- * The structural-schema steps of the test API server's CRDs (src/api-server/schema.ts) and the
+ * The structural-schema steps of the test API server's CRDs (src/dev/api-server/schema.ts) and the
  * printer columns' JSONPath (jsonpath.ts), case by case, then through a Registry: defaults on
  * read, a CRD whose names are taken, a CRD refused, and the namespace of custom objects.
  */
 import { describe, expect, it } from 'vitest';
-import { evaluateJsonPath, parseJsonPath } from '../../src/api-server/jsonpath.js';
-import { Registry } from '../../src/api-server/registry.js';
-import { RESOURCES } from '../../src/api-server/resources.js';
-import { applyDefaults, pruneUnknown, validateCustom } from '../../src/api-server/schema.js';
-import { ApiError } from '../../src/api-server/status.js';
-import { toTable } from '../../src/api-server/table.js';
+import { evaluateJsonPath, parseJsonPath } from '../../src/dev/api-server/jsonpath.js';
+import { Registry } from '../../src/dev/api-server/registry.js';
+import { RESOURCES } from '../../src/dev/api-server/resources.js';
+import { applyDefaults, pruneUnknown, validateCustom } from '../../src/dev/api-server/schema.js';
+import { ApiError } from '../../src/dev/api-server/status.js';
+import { toTable } from '../../src/dev/api-server/table.js';
 
 const SCHEMA = {
   type: 'object',

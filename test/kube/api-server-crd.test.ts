@@ -16,11 +16,11 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { discoveryDocument } from '../../src/api-server/discovery.js';
-import { GATEWAY_API_INSTALL, gatewayApiCrds } from '../../src/api-server/gateway-api.js';
-import { startApiServer } from '../../src/api-server/server.js';
+import { discoveryDocument } from '../../src/dev/api-server/discovery.js';
+import { GATEWAY_API_INSTALL, gatewayApiCrds } from '../../src/dev/api-server/gateway-api.js';
+import { startApiServer } from '../../src/dev/api-server/server.js';
 import { parseManifests } from '../../src/manifests/load.js';
-import { patternChecked } from '../../src/api-server/schema.js';
+import { patternChecked } from '../../src/dev/api-server/schema.js';
 import { PROJECT_ROOT } from '../../src/project-root.js';
 import { failure, kubectlFor, startTestApi, waitFor, type Kubectl, type TestApi } from '../support/kube-api.js';
 

@@ -5,17 +5,17 @@
  * (kubectl itself against DEPLOY_RESOURCES: test/deploy/manifests.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
-import { discoveryDocument } from '../../src/api-server/discovery.js';
-import { openApiDocument } from '../../src/api-server/openapi.js';
+import { discoveryDocument } from '../../src/dev/api-server/discovery.js';
+import { openApiDocument } from '../../src/dev/api-server/openapi.js';
 import {
   DEFAULT_TABLE,
   DEPLOY_RESOURCES,
   RESOURCES,
   ResourceTable,
   type ResourceDef,
-} from '../../src/api-server/resources.js';
-import { parseTarget } from '../../src/api-server/router.js';
-import { startApiServer } from '../../src/api-server/server.js';
+} from '../../src/dev/api-server/resources.js';
+import { parseTarget } from '../../src/dev/api-server/router.js';
+import { startApiServer } from '../../src/dev/api-server/server.js';
 
 type ResourceList = { resources: { name: string; kind: string; namespaced: boolean; shortNames?: string[] }[] };
 type GroupList = { groups: { name: string; preferredVersion: { groupVersion: string } }[] };

@@ -5,7 +5,7 @@
  */
 import { KubeConfig, KubernetesObjectApi, Watch } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
 import { failure, testIngress } from '../support/kube-api.js';
 
 let server: ApiServer | undefined;

@@ -6,8 +6,8 @@
  */
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { afterEach, expect, it } from 'vitest';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
-import { watchLine } from '../../src/api-server/watch.js';
+import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
+import { watchLine } from '../../src/dev/api-server/watch.js';
 import { testIngress } from '../support/kube-api.js';
 
 let server: ApiServer | undefined;

@@ -10,7 +10,7 @@ import { createActor, type Actor } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resourceWatcherMachine } from '../../machines/resourceWatcher.machine.js';
 import { watcherActors, watcherLogActions, type WatchScope } from '../../src/actors/watcher.js';
-import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/api-server/server.js';
+import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/dev/api-server/server.js';
 import { ClusterCache } from '../../src/kube/cache.js';
 import type { WatchedKind } from '../../src/kube/kinds.js';
 import { GATEWAY_RESOURCES } from '../support/gateway-kinds.js';

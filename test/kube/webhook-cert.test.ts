@@ -23,12 +23,12 @@ import {
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { RESOURCES } from '../../src/api-server/resources.js';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { RESOURCES } from '../../src/dev/api-server/resources.js';
+import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
 import { startSelfSignedWebhook, type SelfSignedWebhook } from '../../src/http/webhook-self-signed.js';
 import { ClusterCache } from '../../src/kube/cache.js';
 import { ensureWebhookSecret, patchCaBundle, type WebhookCertOptions } from '../../src/kube/webhook-cert.js';
-import { defaultBuildOptions } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
 import { dnsNamesOf, judgePair, newPairData, RENEW_BEFORE_MS, serviceDnsNames } from '../../src/tls/webhook-pair.js';
 import { kubectlFor, waitFor, type Kubectl } from '../support/kube-api.js';
 import { freePort } from '../support/net.js';

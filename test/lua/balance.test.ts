@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Backend, BackendPeer } from '../../src/model/dynamic-tables.js';
+import type { Backend, BackendPeer } from '../../src/model/pushed-tables.js';
 import { call, type LuaNginx, type Pod, refusedPeer, startLuaNginx, startPod, tally } from './harness.js';
 
 let nginx: LuaNginx;

@@ -1,7 +1,8 @@
 import { connect, type PeerCertificate } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { ServedCertificate } from '../../src/model/dynamic-tables.js';
-import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
+import type { ServedCertificate } from '../../src/model/pushed-tables.js';
+import { buildModel } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
 import { DynamicSplit } from '../../src/model/dynamic-tables.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';

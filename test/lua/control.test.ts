@@ -1,8 +1,8 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ControlChannel, ControlError, newControlToken } from '../../src/nginx/control.js';
-import type { BackendTable, RouteEntry, RouteTable } from '../../src/model/dynamic-tables.js';
-import { CONTROL_TOKEN_HEADER } from '../../src/model/dynamic-tables.js';
+import type { BackendTable, RouteEntry, RouteTable } from '../../src/model/pushed-tables.js';
+import { CONTROL_TOKEN_HEADER } from '../../src/nginx/control.js';
 import { call, type LuaNginx, type Pod, startLuaNginx, startPod } from './harness.js';
 
 let nginx: LuaNginx;

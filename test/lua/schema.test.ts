@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildModel } from '../../src/model/build.js';
-import type { Backend, RouteEntry, RouteTable, ServedCertificate } from '../../src/model/dynamic-tables.js';
+import type { Backend, RouteEntry, RouteTable, ServedCertificate } from '../../src/model/pushed-tables.js';
 import {
   backendProblem,
   certificateProblem,

@@ -17,7 +17,7 @@ import {
   type ResourceWatcherInput,
 } from '../../machines/resourceWatcher.machine.js';
 import { watcherActors } from '../../src/actors/watcher.js';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
 import { ClusterCache } from '../../src/kube/cache.js';
 import { isListening } from '../../src/nginx/probe.js';
 import { waitFor } from '../support/cluster.js';

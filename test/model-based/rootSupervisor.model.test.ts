@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnyEventObject } from 'xstate';
 import { rootSupervisorMachine } from '../../machines/rootSupervisor.machine.js';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { Coverage, pathsFor } from './graph.js';
 import { runPath } from './runner.js';

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { AdmissionJudge, type AdmissionOperation } from '../../src/model/admission.js';
-import { defaultBuildOptions } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
 import type { Ingress, Snapshot } from '../../src/model/snapshot.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 

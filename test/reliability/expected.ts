@@ -4,10 +4,12 @@
  * buildModel and render the controller uses, with the template it should be using.
  */
 import type { ControllerConfig } from '../../src/config.js';
-import { findResourceByKind } from '../../src/api-server/resources.js';
-import type { ApiServer } from '../../src/api-server/server.js';
-import { buildModel, type BuildOptions } from '../../src/model/build.js';
-import { DynamicSplit, type DynamicTables } from '../../src/model/dynamic-tables.js';
+import { findResourceByKind } from '../../src/dev/api-server/resources.js';
+import type { ApiServer } from '../../src/dev/api-server/server.js';
+import { buildModel } from '../../src/model/build.js';
+import type { BuildOptions } from '../../src/model/build-types.js';
+import { DynamicSplit } from '../../src/model/dynamic-tables.js';
+import type { DynamicTables } from '../../src/model/pushed-tables.js';
 import { emptySnapshot, type KubeObject, type Snapshot } from '../../src/model/snapshot.js';
 import { render, type NginxTemplate } from '../../src/render/render.js';
 

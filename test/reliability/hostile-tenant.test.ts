@@ -21,7 +21,8 @@
 import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { servedNames, type CertificateTable } from '../../src/model/dynamic-tables.js';
+import { servedNames } from '../../src/model/dynamic-tables.js';
+import type { CertificateTable } from '../../src/model/pushed-tables.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { waitFor } from '../support/cluster.js';
 import { ingress, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';

@@ -7,8 +7,8 @@
 import { CoreV1Api, KubeConfig, type CoreV1Event, type KubernetesObject } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findResourceByKind } from '../../src/api-server/resources.js';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { findResourceByKind } from '../../src/dev/api-server/resources.js';
+import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
 import { ClusterCache } from '../../src/kube/cache.js';
 import { EventRecorder, eventName, reasonFor, reportFor, scrubMessage } from '../../src/kube/events.js';
 import type { Problem } from '../../src/model/nginx-model.js';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import type { StatusFlags } from '../../src/config.js';
-import { findResourceByKind } from '../../src/api-server/resources.js';
+import { findResourceByKind } from '../../src/dev/api-server/resources.js';
 import { startCluster, waitFor } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 

@@ -8,7 +8,7 @@ import { CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActor, fromPromise, waitFor } from 'xstate';
 import { statusMachine, type LeaseResult } from '../../machines/status.machine.js';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
 import { electionTimings, LeaseElector } from '../../src/kube/leader.js';
 
 let api: ApiServer;

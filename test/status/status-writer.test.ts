@@ -14,8 +14,8 @@ import {
 } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findResourceByKind } from '../../src/api-server/resources.js';
-import { startApiServer, type ApiServer } from '../../src/api-server/server.js';
+import { findResourceByKind } from '../../src/dev/api-server/resources.js';
+import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
 import { ClusterCache } from '../../src/kube/cache.js';
 import { WATCHED_KINDS, type WatchedKind } from '../../src/kube/kinds.js';
 import { StatusWriter, type AddressSource, type PodInfo } from '../../src/kube/status.js';

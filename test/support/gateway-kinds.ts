@@ -3,7 +3,7 @@
  * (without applying the CRDs): GatewayClass, Gateway, HTTPRoute, GRPCRoute (v1) and ReferenceGrant (v1beta1),
  * with the status subresource where the CRDs have one.
  */
-import type { ResourceDef } from '../../src/api-server/resources.js';
+import type { ResourceDef } from '../../src/dev/api-server/resources.js';
 
 const GROUP = 'gateway.networking.k8s.io';
 

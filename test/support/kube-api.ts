@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiException, type V1Ingress } from '@kubernetes/client-node';
 import { execa, type ResultPromise } from 'execa';
-import { type ApiServer, type ApiServerOptions, startApiServer } from '../../src/api-server/server.js';
+import { type ApiServer, type ApiServerOptions, startApiServer } from '../../src/dev/api-server/server.js';
 import { expect } from 'vitest';
 import { waitFor as pollUntil } from './wait.js';
 

@@ -1,4 +1,5 @@
-import type { BuildResult, Location, NginxModel } from '../../src/model/nginx-model.js';
+import type { BuildResult } from '../../src/model/build-types.js';
+import type { Location, NginxModel } from '../../src/model/nginx-model.js';
 import { formatProblem } from '../../src/model/problems.js';
 
 /**

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AdmissionJudge, warningOnly, type AdmissionOperation } from '../../src/model/admission.js';
-import { defaultBuildOptions } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
 import type { Ingress } from '../../src/model/snapshot.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';

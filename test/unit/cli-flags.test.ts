@@ -2,8 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseControllerFlags, samePort } from '../../src/cli/controller-flags.js';
 import { splitDemoFlags } from '../../src/cli/demo.js';
-import { parseFlags, UsageError } from '../../src/cli/flags.js';
-import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
+import { parseFlags } from '../../src/cli/flags.js';
+import { UsageError } from '../../src/usage-error.js';
+import { buildModel } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
 import { isOurs, whyNotOurs } from '../../src/model/ingress-class.js';
 import { emptySnapshot, type Ingress, type IngressClass } from '../../src/model/snapshot.js';
 import { loadTemplate } from '../../src/render/load.js';

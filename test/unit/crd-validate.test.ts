@@ -1,7 +1,7 @@
-/** The test API server's CustomResourceDefinition checks (src/api-server/crd.ts), table-driven: the names as kube-apiserver takes them. */
+/** The test API server's CustomResourceDefinition checks (src/dev/api-server/crd.ts), table-driven: the names as kube-apiserver takes them. */
 import { describe, expect, it } from 'vitest';
-import { validateCrd } from '../../src/api-server/crd.js';
-import type { KubeObject } from '../../src/api-server/store.js';
+import { validateCrd } from '../../src/dev/api-server/crd.js';
+import type { KubeObject } from '../../src/dev/api-server/objects.js';
 
 const crd = (versions: string[], plural = 'widgets'): KubeObject =>
   ({

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
+import { buildModel } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
 import { checkCiphers } from '../../src/model/config-map/ciphers.js';
 import { emptySnapshot } from '../../src/model/snapshot.js';
 import { loadTemplate } from '../../src/render/load.js';

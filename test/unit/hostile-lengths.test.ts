@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { supportedKeys } from '../../src/model/annotations/registry.js';
 import { ANNOTATION_PREFIX } from '../../src/model/annotations/types.js';
-import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
+import { buildModel } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
 import { configKeys } from '../../src/model/config-map/registry.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';

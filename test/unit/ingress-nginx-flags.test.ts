@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseControllerFlags, type ParsedControllerFlags } from '../../src/cli/controller-flags.js';
-import { UnsupportedFlagError, UsageError } from '../../src/cli/flags.js';
+import { UnsupportedFlagError } from '../../src/cli/flags.js';
+import { UsageError } from '../../src/usage-error.js';
 import { expandEnvRefs, INGRESS_NGINX_FLAGS, klogLevel } from '../../src/cli/ingress-nginx-flags.js';
 
 /** Every flag name in ingress-nginx's pkg/flags/flags.go (controller v1.15.1), with a value of its type. */

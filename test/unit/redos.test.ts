@@ -162,7 +162,7 @@ describe('regular expressions in src/', () => {
   });
 
   it("the `l` flag the API server's schema patterns use is V8's linear engine (a backtracking pattern stays fast)", async () => {
-    const { patternChecked } = await import('../../src/api-server/schema.js');
+    const { patternChecked } = await import('../../src/dev/api-server/schema.js');
     // compiling a schema pattern switches the engine on
     expect(patternChecked('^[a-z]+$')).toBe(true);
     // backtracking would take 2^60 steps here (the test would never end); the automaton takes 61

@@ -4,7 +4,8 @@
  * object's regex that goes over is left out with a problem on its field, and everything else keeps being served.
  */
 import { describe, expect, it } from 'vitest';
-import { buildModel, defaultBuildOptions } from '../../src/model/build.js';
+import { buildModel } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
 import { buildGatewayRoutes } from '../../src/model/gateway/index.js';
 import { MAX_REGEX_WEIGHT_PER_HOST } from '../../src/model/regex-budget.js';
 import { regexWeight } from '../../src/model/regex-path.js';

@@ -4,7 +4,8 @@
  * list while the build ran.
  */
 import { describe, expect, it } from 'vitest';
-import { BuildMemo, buildModel, defaultBuildOptions, secretsRead } from '../../src/model/build.js';
+import { BuildMemo, buildModel, secretsRead } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { ClusterCache } from '../../src/kube/cache.js';
 import { ingress } from '../support/manifests.js';

@@ -3,7 +3,8 @@
  * built from, to the objects that made it; those alone are held, with a problem, until they change.
  */
 import { describe, expect, it } from 'vitest';
-import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
+import { buildModel } from '../../src/model/build.js';
+import { defaultBuildOptions, type BuildOptions } from '../../src/model/build-types.js';
 import { TableQuarantine } from '../../src/model/table-quarantine.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { CONTROLLER, gateway, gatewayClass, listener, route } from '../gateway/fixtures.js';

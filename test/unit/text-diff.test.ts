@@ -1,5 +1,5 @@
 /**
- * The diff of nginx.conf at each reload, in the debug log (src/model/text-diff.ts): hunks as `diff -u` prints them,
+ * The diff of nginx.conf at each reload, in the debug log (src/nginx/text-diff.ts): hunks as `diff -u` prints them,
  * checked against GNU diff's own output where the edit is unambiguous, and on random edits by applying the hunks.
  */
 import { execa } from 'execa';
@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unifiedDiff } from '../../src/model/text-diff.js';
+import { unifiedDiff } from '../../src/nginx/text-diff.js';
 
 const lines = (...l: string[]) => `${l.join('\n')}\n`;
 const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`);

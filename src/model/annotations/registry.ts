@@ -3,7 +3,8 @@
  * calls. The compatibility table (docs/annotations.md) is generated from these lists.
  */
 import { RISK_LEVELS } from '../config-map/validators.js';
-import type { GlobalConfig, NginxModules, Problem } from '../nginx-model.js';
+import type { GlobalConfig, Problem } from '../nginx-model.js';
+import type { NginxModules } from '../machine-settings.js';
 import type { Ingress, Secret } from '../snapshot.js';
 import { affinityGroup } from './affinity.js';
 import { authGroup } from './auth.js';

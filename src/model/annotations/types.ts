@@ -4,7 +4,8 @@
  * all parsers together produce. No raw annotation string leaves a parser: each one returns
  * validated, typed fields, and buildModel turns those into the nginx model.
  */
-import type { Cors, GlobalConfig, NginxModules, ProxySettings, RiskLevel, SnippetDirective } from '../nginx-model.js';
+import type { Cors, GlobalConfig, ProxySettings, RiskLevel, SnippetDirective } from '../nginx-model.js';
+import type { NginxModules } from '../machine-settings.js';
 import type { Secret } from '../snapshot.js';
 
 /** ANNOTATION_PREFIX is ingress-nginx's default `--annotations-prefix`. */

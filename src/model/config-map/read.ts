@@ -1,5 +1,6 @@
 /** readConfigMap: the controller's ConfigMap → GlobalConfig, with a problem for each value left at its default. */
-import type { GlobalConfig, NginxModules, Problem } from '../nginx-model.js';
+import type { GlobalConfig, Problem } from '../nginx-model.js';
+import type { NginxModules } from '../machine-settings.js';
 import type { ConfigMap } from '../snapshot.js';
 import { defaultGlobalConfig } from './defaults.js';
 import { configKeys, type MutableGlobalConfig } from './registry.js';

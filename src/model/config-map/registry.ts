@@ -2,7 +2,8 @@
  * configKeys, the registry of supported ConfigMap keys: each key's ingress-nginx name, validator, the GlobalConfig
  * field it sets and its line of docs/configmap.md.
  */
-import type { GlobalConfig, NginxModules } from '../nginx-model.js';
+import type { GlobalConfig } from '../nginx-model.js';
+import type { NginxModules } from '../machine-settings.js';
 import {
   checkAccessLogPath,
   checkBool,

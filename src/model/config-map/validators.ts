@@ -2,7 +2,8 @@
  * The validators of ConfigMap values that only ConfigMap keys use (the shared ones are in ../validate.ts). Each
  * accepts exactly what nginx (or ingress-nginx's reading of the key) accepts, so a valid value never fails `nginx -t`.
  */
-import type { NginxModules, RiskLevel } from '../nginx-model.js';
+import type { RiskLevel } from '../nginx-model.js';
+import type { NginxModules } from '../machine-settings.js';
 import { regexSubsetRefusal } from '../regex-path.js';
 import { checkSnippetDirectives, type SnippetContext } from '../snippet-policy.js';
 import { type Checked, checkDnsLabel, checkPositiveInt, show } from '../validate.js';

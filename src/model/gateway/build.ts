@@ -23,20 +23,15 @@ import { type AddressVerdict, assignAddresses } from './addresses.js';
 import { isGranted } from './refs.js';
 import { partiallyInvalid, withinRegexBudget } from './regex-bound.js';
 import type {
-  BackendRef,
-  Condition,
-  Gateway,
-  GatewayClass,
-  HTTPRoute,
-  Listener,
-  ObjectRef,
-  ParentRef,
-  ReferenceGrant,
-  RouteFilter,
-  RouteGroupKind,
-  RouteMatch,
-  RouteTimeouts,
-} from './types.js';
+  EffectiveBackend,
+  EffectiveRoute,
+  GatewayRoutes,
+  GatewayStatus,
+  ListenerRoutes,
+  RouteParentStatus,
+  RouteStatus,
+} from './routes.js';
+import type { BackendRef, Condition, Gateway, GatewayClass, HTTPRoute, Listener, ReferenceGrant } from './types.js';
 import { GATEWAY_GROUP } from './types.js';
 
 /** GatewayInput is everything the core reads; objects are untrusted (as the API server serves them). */
@@ -68,92 +63,6 @@ export interface GatewayInput {
    * is one shared unix socket (ssl-passthrough); absent: 80 and 443, not shared
    */
   readonly ports?: { readonly http: number; readonly https: number; readonly sharedHttps: boolean };
-}
-
-/** EffectiveBackend is a weighted backend; an unresolved one keeps its weight share (answered 500 later). */
-export type EffectiveBackend =
-  | {
-      readonly kind: 'service';
-      readonly namespace: string;
-      readonly name: string;
-      readonly port: number;
-      readonly weight: number;
-    }
-  | { readonly kind: 'unresolved'; readonly weight: number; readonly reason: string };
-
-/** EffectiveRoute is one match of one rule of one HTTPRoute or GRPCRoute, as a listener serves it. */
-export interface EffectiveRoute {
-  readonly route: ObjectRef;
-  /** absent: an HTTPRoute's */
-  readonly kind?: 'GRPCRoute';
-  /** the effective hostname the route matched through (null: any host); below the host's own, broader ones follow */
-  readonly hostname: string | null;
-  readonly ruleIndex: number;
-  readonly matchIndex: number;
-  readonly match: RouteMatch;
-  readonly filters: readonly RouteFilter[];
-  readonly backends: readonly EffectiveBackend[];
-  /** the backends of the rule's RequestMirror filters, in filter order, resolved as backendRefs are */
-  readonly mirrors: readonly EffectiveBackend[];
-  readonly timeouts: RouteTimeouts;
-}
-
-/**
- * HostRoutes are the routes a request for one effective hostname (null: any host) can match, highest
- * precedence first: those through this very hostname, then those through broader ones that cover it.
- */
-export interface HostRoutes {
-  readonly hostname: string | null;
-  readonly routes: readonly EffectiveRoute[];
-}
-
-/** ListenerRoutes is what one programmed listener serves; hosts are ordered most specific first. */
-export interface ListenerRoutes {
-  readonly gateway: ObjectRef;
-  readonly listener: string;
-  readonly port: number;
-  readonly protocol: 'HTTP' | 'HTTPS';
-  readonly hostname: string | undefined;
-  readonly certificates: readonly ObjectRef[];
-  readonly hosts: readonly HostRoutes[];
-  /** the Gateway's own address from `--gateway-addresses`; absent: nginx's shared address */
-  readonly address?: string;
-}
-
-export interface ListenerStatus {
-  readonly name: string;
-  readonly supportedKinds: readonly RouteGroupKind[];
-  readonly attachedRoutes: number;
-  readonly conditions: readonly Condition[];
-}
-
-export interface RouteParentStatus {
-  readonly parentRef: ParentRef;
-  readonly controllerName: string;
-  readonly conditions: readonly Condition[];
-}
-
-/** GatewayStatus is the status of every object this controller owns, without lastTransitionTime. */
-export interface GatewayStatus {
-  readonly gatewayClasses: readonly { readonly name: string; readonly conditions: readonly Condition[] }[];
-  readonly gateways: readonly (ObjectRef & {
-    readonly conditions: readonly Condition[];
-    readonly listeners: readonly ListenerStatus[];
-    /** `status.addresses` (IPAddress) from `--gateway-addresses`, [] when none is assigned; absent: the publish address */
-    readonly addresses?: readonly string[];
-  })[];
-  readonly httpRoutes: readonly RouteStatus[];
-  /** absent: none (older producers of this shape) */
-  readonly grpcRoutes?: readonly RouteStatus[];
-}
-
-/** RouteStatus is one route's `status.parents` entries of this controller. */
-export type RouteStatus = ObjectRef & { readonly parents: readonly RouteParentStatus[] };
-
-export interface GatewayRoutes {
-  readonly listeners: readonly ListenerRoutes[];
-  readonly status: GatewayStatus;
-  readonly problems: readonly Problem[];
 }
 
 type ByHost = Map<string | null, (EffectiveRoute & { readonly meta: HTTPRoute['meta'] })[]>;

@@ -1,6 +1,7 @@
 /** The Gateway API core: typed readers, hostname intersection, precedence, routes and status. */
 export * from './build.js';
-export { gatewayInputOf, type GatewayOptions } from './input.js';
+export * from './routes.js';
+export { gatewayInputOf } from './input.js';
 export { gatewayModel } from './nginx.js';
 export { compareHostnames, intersectHostnames } from './hostnames.js';
 export { comparePrecedence, type Ranked } from './precedence.js';

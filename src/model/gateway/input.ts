@@ -1,15 +1,9 @@
 /**
  * gatewayInputOf: the one place a build turns the Snapshot and the flags into the Gateway API core's input. Pure.
  */
+import type { GatewayOptions } from '../build-types.js';
 import type { Snapshot } from '../snapshot.js';
 import type { GatewayInput } from './build.js';
-
-/** GatewayOptions are the flags the Gateway API needs (`--gateway-controller-name`, `--gateway-addresses`). */
-export interface GatewayOptions {
-  readonly controllerName: string;
-  /** `--gateway-addresses`: the pool each accepted Gateway gets its own address from; absent: one shared address */
-  readonly addresses?: readonly string[];
-}
 
 /** gatewayInputOf is the core's input from a Snapshot; absent Gateway API lists are empty. */
 export function gatewayInputOf(snapshot: Snapshot, options: { readonly gateway?: GatewayOptions }): GatewayInput {

@@ -9,24 +9,11 @@
  */
 import { routeEntryProblem } from '../table-check.js';
 import { BuiltUpstreams, compare, UpstreamTable } from '../backends.js';
-import {
-  type RouteEntry,
-  type RouteFilterEntry,
-  type RouteServer,
-  type RouteValueMatch,
-  routeTableOf,
-  mostMirrors,
-} from '../dynamic-tables.js';
+import type { RouteEntry, RouteFilterEntry, RouteServer, RouteValueMatch } from '../pushed-tables.js';
+import { routeTableOf, mostMirrors } from '../dynamic-tables.js';
 import { type Lookups, TrackedReads } from '../lookups.js';
-import type {
-  BalancedUpstream,
-  Certificate,
-  GatewayModel,
-  GatewayServer,
-  NginxModel,
-  Problem,
-  Upstream,
-} from '../nginx-model.js';
+import type { BalancedUpstream, Certificate, NginxModel, Problem, Upstream } from '../nginx-model.js';
+import type { GatewayModel, GatewayServer } from './model.js';
 import type { CertificateTable } from '../tls.js';
 import type {
   EffectiveBackend,
@@ -35,7 +22,7 @@ import type {
   ListenerRoutes,
   RouteParentStatus,
   RouteStatus,
-} from './build.js';
+} from './routes.js';
 import { cond } from './listeners.js';
 import type { RouteFilter } from './types.js';
 

@@ -6,7 +6,7 @@
  * the route's parents (the spec's condition for a route served in part); the others, and the rest of it, stay.
  */
 import type { Problem } from '../nginx-model.js';
-import type { RouteStatus } from './build.js';
+import type { RouteStatus } from './routes.js';
 import { cond } from './listeners.js';
 import { regexBudgetMessage, RegexBudget } from '../regex-budget.js';
 import { regexWeight } from '../regex-path.js';

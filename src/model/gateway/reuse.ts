@@ -4,7 +4,8 @@
  * certificate table: its PEMs split and hashed) holds across an unchanged sync instead of being worked out again.
  * Pure: it compares, it never changes what is served.
  */
-import type { Certificate, GatewayModel, NginxModel } from '../nginx-model.js';
+import type { Certificate, NginxModel } from '../nginx-model.js';
+import type { GatewayModel } from './model.js';
 
 /** LastGateway is the part of the previous build's model that the Gateway API adds to. */
 export interface LastGateway {

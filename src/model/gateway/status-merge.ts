@@ -5,7 +5,7 @@
  * stay; condition types this controller does not set stay as they are; route `parents[]` entries of other
  * controllers stay untouched, and ours go when the route no longer names our Gateway.
  */
-import type { GatewayStatus, ListenerStatus, RouteParentStatus } from './build.js';
+import type { GatewayStatus, ListenerStatus, RouteParentStatus } from './routes.js';
 import type { Condition, ParentRef } from './types.js';
 
 /** WrittenCondition is a condition as the API holds it. */

@@ -6,7 +6,7 @@
  */
 import { BuiltUpstreams, type Resolved } from '../backends.js';
 import type { KeptUpstreams } from '../annotations/apply.js';
-import type { BuildOptions } from '../build.js';
+import type { BuildOptions } from '../build-types.js';
 import { readConfigMap } from '../config-map/read.js';
 import { creationMillis } from '../ingress-age.js';
 import type { IngressPlan } from '../ingress-plan.js';

@@ -4,7 +4,7 @@
  * every `spec.tls` secretName), and the default certificate's. A change of any other Secret
  * cannot change the config, so the Secret watcher reports only these (src/actors/watcher.ts).
  */
-import type { BuildOptions } from '../build.js';
+import type { BuildOptions } from '../build-types.js';
 import type { BuildMemo } from './memo.js';
 
 /** SecretsRead are the Secrets the last build read, and the namespaces in which every Secret counts. */

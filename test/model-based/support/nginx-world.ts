@@ -38,8 +38,9 @@ import {
   type NginxProcessInput,
 } from '../../../machines/nginxProcess.machine.js';
 import { nginxActors } from '../../../src/actors/nginx.js';
-import { CONTROL_TOKEN_ENV, type DynamicTables } from '../../../src/model/dynamic-tables.js';
-import type { LuaSettings } from '../../../src/model/nginx-model.js';
+import { CONTROL_TOKEN_ENV } from '../../../src/nginx/control.js';
+import type { DynamicTables } from '../../../src/model/pushed-tables.js';
+import type { LuaSettings } from '../../../src/model/machine-settings.js';
 import { ControlChannel, newControlToken } from '../../../src/nginx/control.js';
 import { luaSettingsIn } from '../../support/nginx.js';
 import { ConfigFolder } from '../../../src/nginx/apply.js';

@@ -5,32 +5,8 @@
  * change to subscribers. It knows nothing of HTTP or of API semantics; registry.ts has those.
  */
 import { apiVersionOf, storageOf, type ResourceDef } from './resources.js';
+import type { KubeObject } from './objects.js';
 import { applyDefaults } from './schema.js';
-
-/** ObjectMeta is the part of metadata the server reads or sets; the rest passes through. */
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  generateName?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  [key: string]: unknown;
-}
-
-/** KubeObject is any stored object: JSON with apiVersion, kind and metadata. */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  [key: string]: unknown;
-}
 
 /** EventType is the type of a stored change, as a watch reports it. */
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';

@@ -9,7 +9,7 @@ import { DNS_1035_LABEL, DNS_LABEL, DNS_SUBDOMAIN } from './names.js';
 import { builtinKind, type ResourceDef } from './resources.js';
 import { applyDefaults, validateCustom } from './schema.js';
 import type { StatusCause } from './status.js';
-import type { KubeObject } from './store.js';
+import type { KubeObject } from './objects.js';
 
 type Obj = Record<string, unknown>;
 

@@ -11,7 +11,7 @@ import { parseFieldValidation } from './fields.js';
 import { acceptsJson, flag, mediaType, readBody, sendError, sendJson, wantsTable } from './http.js';
 import { PATCH_TYPES, type PatchType } from './patch.js';
 import { openApiDocument } from './openapi.js';
-import type { KubeObject } from './store.js';
+import type { KubeObject } from './objects.js';
 import type { ListOptions, ListResult, Registry, WriteOptions } from './registry.js';
 import { apiVersionOf, DEFAULT_TABLE, type ResourceDef, type ResourceTable } from './resources.js';
 import { ApiError, badRequest, successStatus } from './status.js';

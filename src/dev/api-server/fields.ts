@@ -7,31 +7,12 @@
  */
 import { apiVersionOf, builtinKind, type ResourceDef } from './resources.js';
 import { badRequest } from './status.js';
-import type { KubeObject } from './store.js';
+import { type KubeObject, OBJECT_META_FIELDS } from './objects.js';
 
 /** Shape is a known-fields schema: ANY, an object of shapes, or a one-element array of a shape. */
 type Shape = typeof ANY | { readonly [field: string]: Shape } | readonly [Shape];
 
 const ANY = 'any' as const;
-
-/** OBJECT_META_FIELDS are the fields of ObjectMeta: every object's `metadata` keeps these, whatever else it says. */
-export const OBJECT_META_FIELDS: readonly string[] = [
-  'name',
-  'generateName',
-  'namespace',
-  'selfLink',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'labels',
-  'annotations',
-  'ownerReferences',
-  'finalizers',
-  'managedFields',
-];
 
 const META: Shape = Object.fromEntries(OBJECT_META_FIELDS.map((field) => [field, ANY]));
 

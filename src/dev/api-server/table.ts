@@ -5,7 +5,7 @@
  */
 import { evaluateJsonPath, parseJsonPath } from './jsonpath.js';
 import { builtinKind, type PrinterColumn, type ResourceDef } from './resources.js';
-import type { KubeObject } from './store.js';
+import type { KubeObject } from './objects.js';
 
 type Obj = Record<string, unknown>;
 

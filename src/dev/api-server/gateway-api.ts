@@ -5,9 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseManifests } from '../manifests/load.js';
-import type { KubeObject } from '../model/snapshot.js';
-import { PROJECT_ROOT } from '../project-root.js';
+import { parseManifests } from '../../manifests/load.js';
+import type { KubeObject } from '../../model/snapshot.js';
+import { PROJECT_ROOT } from '../../project-root.js';
 
 /** GATEWAY_API_INSTALL is the vendored standard-install.yaml (Gateway API v1.6.1, standard channel). */
 export const GATEWAY_API_INSTALL = join(PROJECT_ROOT, 'deploy', 'gateway-api', 'standard-install.yaml');

@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:https';
 import { ApiError } from './status.js';
-import type { KubeObject } from './store.js';
+import type { KubeObject } from './objects.js';
 import { builtinKind, type ResourceDef } from './resources.js';
 
 /** Operation is what a write is to admission. */

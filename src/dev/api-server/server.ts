@@ -11,7 +11,7 @@ import type { ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { stringify } from 'yaml';
-import { issueCertificate } from '../tls/issue.js';
+import { issueCertificate } from '../../tls/issue.js';
 import type { ServiceNetwork } from './admission.js';
 import { sendError } from './http.js';
 import { Registry, type Manifest } from './registry.js';

@@ -12,7 +12,8 @@ import { apiVersionOf, builtinKind, RESOURCES, ResourceTable, type ResourceDef }
 import { pruneUnknown } from './schema.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { alreadyExists, ApiError, badRequest, conflict, gone, invalid, notFound } from './status.js';
-import { Store, type KubeObject } from './store.js';
+import { Store } from './store.js';
+import type { KubeObject } from './objects.js';
 import {
   admitCreate,
   Allocator,

@@ -8,7 +8,7 @@
 import { DNS_1035_LABEL, DNS_LABEL, DNS_SUBDOMAIN } from './names.js';
 import type { ResourceDef, ResourceTable, PrinterColumn } from './resources.js';
 import type { StatusCause } from './status.js';
-import type { KubeObject } from './store.js';
+import type { KubeObject } from './objects.js';
 
 type Obj = Record<string, unknown>;
 

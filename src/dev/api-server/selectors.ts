@@ -4,7 +4,7 @@
  * of fields for fields. A selector that does not parse is a 400, as on the real server.
  */
 import { badRequest } from './status.js';
-import type { KubeObject } from './store.js';
+import type { KubeObject } from './objects.js';
 
 /** Selector decides whether an object is in a list or watch. */
 export type Selector = (object: KubeObject) => boolean;

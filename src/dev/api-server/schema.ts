@@ -10,8 +10,8 @@
  * `uniqueItems`, list-type and map keys. Every walk visits each value once.
  */
 import { setFlagsFromString } from 'node:v8';
-import { MAX_REGEX_PATH, regexSyntaxRefusal } from '../model/regex-path.js';
-import { OBJECT_META_FIELDS } from './fields.js';
+import { MAX_REGEX_PATH, regexSyntaxRefusal } from '../../model/regex-path.js';
+import { OBJECT_META_FIELDS } from './objects.js';
 import type { StatusCause } from './status.js';
 
 type Obj = Record<string, unknown>;

@@ -11,7 +11,8 @@ import type { Registry } from './registry.js';
 import { apiVersionOf, builtinKind, storageOf, type ResourceDef } from './resources.js';
 import { parseFieldSelector, parseLabelSelector, type Selector } from './selectors.js';
 import { badRequest, gone } from './status.js';
-import { GoneError, inVersion, type KubeObject, type StoreEvent } from './store.js';
+import { GoneError, inVersion, type StoreEvent } from './store.js';
+import type { KubeObject } from './objects.js';
 import { toTable, type RowObject } from './table.js';
 
 /** WatchSettings tune watches server-wide; tests may change them while the server runs. */
