@@ -48,6 +48,11 @@ export function watcherId(kind: string): string {
   return `watcher.${kind}`;
 }
 
+/** watchedKindOf is the kind a watcher's id names (`watcher.Ingress`: `Ingress`); null for any other child id. */
+export function watchedKindOf(id: string): string | null {
+  return id.startsWith('watcher.') ? id.slice('watcher.'.length) : null;
+}
+
 /** RestartExpiredEvent is the supervisor's own delayed event: one restart left the window. */
 export interface RestartExpiredEvent {
   readonly type: 'restart.expired';

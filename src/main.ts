@@ -28,8 +28,8 @@ import { tellSyncQueue } from './actors/tell.js';
 import { templateActors } from './actors/template.js';
 import { watcherActors, watcherLogActions } from './actors/watcher.js';
 import type { ControllerConfig } from './config.js';
-import type { ActorLookup } from './http/health.js';
 import { ControllerMetrics } from './http/metrics.js';
+import { observeSystem, ROOT_SYSTEM_ID } from './http/observed.js';
 import type { ReviewObservation } from './http/admission-metrics.js';
 import { bucketsEnv, METRIC_BUCKETS_ENV, RequestMetrics } from './http/request-metrics.js';
 import { httpActor, listenHealthz } from './http/server.js';
@@ -356,14 +356,11 @@ export async function startController(
     },
     http: true,
   };
-  const lookup: ActorLookup = (id) =>
-    (id === 'root' ? root.getSnapshot() : root.system.get(id)?.getSnapshot()) as ReturnType<ActorLookup>;
   const metrics = new ControllerMetrics({
     controllerNamespace: pod.namespace ?? '',
     controllerClass: config.build.controllerClass,
     controllerPod: pod.name ?? identity,
     electionId: config.status.electionId,
-    lookup,
     actorIds: ['root', ...childIds(input)],
     statusSocket,
     webhook: config.webhook !== null,
@@ -410,7 +407,6 @@ export async function startController(
     metrics,
     log: log.child({ actor: 'http' }),
     watchers: input.watchers,
-    root: () => root.getSnapshot(),
     statusPage: {
       mode: config.statusPage,
       info: {
@@ -428,6 +424,7 @@ export async function startController(
     rootSupervisorMachine.provide({ actors: { bootConfig, watcher, template, syncQueue, nginx, status, http } }),
     {
       input,
+      systemId: ROOT_SYSTEM_ID,
       // Metrics read the inspection stream; a caller's inspector (--inspect, tests) gets it too.
       inspect: (event) => {
         metrics.observe(event);
@@ -437,6 +434,7 @@ export async function startController(
     },
   );
 
+  metrics.watch(observeSystem(root.system));
   const outcome = new Promise<RootSupervisorOutput>((resolve) => {
     root.subscribe({
       complete: () => {
