@@ -6,6 +6,7 @@ import {
   sendTo,
   setup,
   type AnyActorLogic,
+  type AnyActorRef,
   type EventObject,
   type SnapshotFrom,
 } from 'xstate';
@@ -45,6 +46,11 @@ export interface WatcherInput {
 /** watcherId is the child id and systemId of the watcher for `kind`: `watcher.Ingress`. */
 export function watcherId(kind: string): string {
   return `watcher.${kind}`;
+}
+
+/** watchedKindOf is the kind a watcher's id names (`watcher.Ingress`: `Ingress`); null for any other child id. */
+export function watchedKindOf(id: string): string | null {
+  return id.startsWith('watcher.') ? id.slice('watcher.'.length) : null;
 }
 
 /** RestartExpiredEvent is the supervisor's own delayed event: one restart left the window. */
@@ -123,6 +129,19 @@ function crashOf(event: EventObject): string {
   return `${childOf(event)}: ${error instanceof Error ? error.message : String(error)}`;
 }
 
+/**
+ * orphansOf lists what a failed child still runs. xstate stops a machine's invocations when it stops or finishes,
+ * but not when it fails (statelyai/xstate#5153): a failed nginx machine would leave its master running beside the
+ * restarted machine's, and each orphan would report its end to a stopped actor.
+ */
+function orphansOf(child: AnyActorRef | undefined): AnyActorRef[] {
+  const snapshot = child?.getSnapshot();
+  if (snapshot?.status !== 'error' || !snapshot.children) return [];
+  return Object.values(snapshot.children as Record<string, AnyActorRef | undefined>).filter(
+    (orphan): orphan is AnyActorRef => orphan !== undefined,
+  );
+}
+
 const supervisor = setup({
   types: {
     context: {} as RootSupervisorContext,
@@ -194,6 +213,13 @@ const supervisor = setup({
           });
         enqueue.raise({ type: 'restart.expired' }, { delay: 'restartPeriod' });
       }
+    }),
+    // What stopChild would do for a child that stops normally (xstate.stop is what it sends); each orphan's cleanup
+    // releases what it holds (the nginx master's kills the master).
+    stopOrphans: enqueueActions(({ event, self, enqueue }) => {
+      // A pure transition (a model walk) has no snapshot of self, and nothing running.
+      const children: Readonly<Record<string, AnyActorRef | undefined>> = self.getSnapshot()?.children ?? {};
+      for (const orphan of orphansOf(children[childOf(event)])) enqueue.sendTo(orphan, { type: 'xstate.stop' });
     }),
     countRestart: assign(({ context, event }) => {
       const id = childOf(event);
@@ -273,9 +299,10 @@ const supervising = supervisor.createStateConfig({
     'xstate.done.actor.template': { target: 'stopping', actions: 'recordTemplateFailed' },
     'xstate.done.actor.nginx': { target: 'stopping', actions: ['recordNginxStopped', 'recordNginxGone'] },
     'xstate.error.actor.*': [
-      { guard: 'restartBudgetExceeded', target: 'stopping', actions: 'recordGiveUp' },
+      { guard: 'restartBudgetExceeded', target: 'stopping', actions: ['stopOrphans', 'recordGiveUp'] },
       {
         actions: [
+          'stopOrphans',
           'countRestart',
           { type: 'startChildren', params: ({ event }) => ({ ids: [childOf(event)], restart: true }) },
         ],
@@ -378,7 +405,7 @@ export const rootSupervisorMachine = supervisor.createMachine({
       on: {
         'xstate.done.actor.nginx': { actions: 'recordNginxStopped' },
         'xstate.done.actor.status': { actions: 'recordStatusStopped' },
-        'xstate.error.actor.*': { actions: 'recordCrashWhileStopping' },
+        'xstate.error.actor.*': { actions: ['stopOrphans', 'recordCrashWhileStopping'] },
       },
     },
     stopped: {

@@ -2,6 +2,7 @@
  * The one wiring module: the statecharts in machines/ get their effects from src/actors here,
  * and nowhere else. Everything below is plumbing; the behaviour lives in the machines.
  */
+import type { Server } from 'node:http';
 import {
   CoordinationV1Api,
   CoreV1Api,
@@ -11,6 +12,7 @@ import {
 } from '@kubernetes/client-node';
 import { createActor, enqueueActions, fromPromise, type Actor, type InspectionEvent } from 'xstate';
 import { nginxProcessMachine } from '../machines/nginxProcess.machine.js';
+import { selectExit } from '../machines/selectors/rootSupervisor.js';
 import { resourceWatcherMachine } from '../machines/resourceWatcher.machine.js';
 import {
   childIds,
@@ -28,20 +30,20 @@ import { tellSyncQueue } from './actors/tell.js';
 import { templateActors } from './actors/template.js';
 import { watcherActors, watcherLogActions } from './actors/watcher.js';
 import type { ControllerConfig } from './config.js';
-import type { ActorLookup } from './http/health.js';
 import { ControllerMetrics } from './http/metrics.js';
+import { observeSystem, ROOT_SYSTEM_ID } from './http/observed.js';
 import type { ReviewObservation } from './http/admission-metrics.js';
 import { bucketsEnv, METRIC_BUCKETS_ENV, RequestMetrics } from './http/request-metrics.js';
 import { httpActor, listenHealthz } from './http/server.js';
 import { startWebhook } from './http/webhook-listen.js';
 import { startSelfSignedWebhook, type WebhookCertTimings } from './http/webhook-self-signed.js';
 import { ClusterCache } from './kube/cache.js';
-import { loadKubeConfig } from './kube/kubeconfig.js';
+import { kubeConfigFromEnv } from './kube/kubeconfig.js';
 import type { InformerTimeouts } from './kube/informer.js';
 import { EventRecorder } from './kube/events.js';
 import { watchedKinds } from './kube/kinds.js';
 import { defaultIdentity, electionTimings, LeaseElector } from './kube/leader.js';
-import { podInfoFromEnv, StatusWriter } from './kube/status.js';
+import { podInfoFromEnv, StatusWriter, type PodInfo } from './kube/status.js';
 import { GatewayStatusWriter } from './kube/gateway-status.js';
 import { gatewayAddresses } from './model/gateway/status-merge.js';
 import type { Logger } from './log.js';
@@ -56,7 +58,8 @@ import { checkStream, streamSockets } from './nginx/stream.js';
 import { statusSocketIn } from './nginx/stub-status.js';
 import { UsageError } from './usage-error.js';
 import { releaseVersion } from './version.js';
-import type { StreamSettings } from './model/machine-settings.js';
+import type { LuaSettings, StreamSettings } from './model/machine-settings.js';
+import type { NginxModel } from './model/nginx-model.js';
 import { findModules } from './nginx/modules.js';
 import { CONTROL_TOKEN_ENV } from './nginx/control.js';
 import { ensureConfigDir } from './nginx/files.js';
@@ -81,15 +84,6 @@ export interface Controller {
   readonly reason: Promise<string | null>;
   /** what `stop` (SIGTERM) does: an orderly shutdown */
   stop(): void;
-}
-
-/** kubeConfigFromEnv loads the API server's kubeconfig (flag, KUBECONFIG, in-cluster) and says which it used. */
-function kubeConfigFromEnv(flag: string | null, log: Logger, env: NodeJS.ProcessEnv): KubeConfig {
-  const { kc, source } = loadKubeConfig(flag, env);
-  const server = kc.getCurrentCluster()?.server ?? '';
-  if (source.from === 'KUBECONFIG') log.info({ kubeconfig: source.paths, server }, 'API server from KUBECONFIG');
-  else log.info({ kubeconfig: source.from === 'flag' ? source.path : 'in-cluster', server }, 'API server');
-  return kc;
 }
 
 /**
@@ -132,193 +126,178 @@ async function streamModule(binary: string, config: ControllerConfig): Promise<S
   return check.settings;
 }
 
+/** ControllerOptions are what the CLI and the tests add to the flags. */
+export interface ControllerOptions {
+  inspect?: (event: InspectionEvent) => void;
+  kubeConfig?: KubeConfig;
+  env?: NodeJS.ProcessEnv;
+  watcherTimeouts?: Partial<InformerTimeouts>;
+  /** how often a watcher lists a kind the API server does not serve again (30 s; tests shorten it) */
+  unservedRecheckMs?: number;
+  /** nginx's stdout, where the access log goes: 'inherit' for the CLI (src/nginx/stdout.ts); /dev/null when absent */
+  nginxStdout?: 'inherit' | 'ignore';
+  /** the self-made webhook certificate's rechecks, retries and renewal window (tests shorten them) */
+  webhookCertTimings?: Partial<WebhookCertTimings>;
+}
+
 /**
  * startController boots the actor system. The root supervisor's `booting` first runs
  * `bootConfig`: nginx.conf written from an empty cluster (default server only) and checked with
  * `nginx -t`, so nginx can start at once and serve 404s while the watchers list (the first sync
  * then reloads it); only then are the children started. Its failure (nginx missing, the
  * template broken) ends the controller with exit 1 and the reason.
+ *
+ * The steps, in order: what this nginx can do, the options every sync builds with, the metrics, the listeners
+ * (bound before any actor runs, so a port in use stops the start), each machine provided with its effects, and
+ * the root supervisor run until it stops.
  */
 export async function startController(
   config: ControllerConfig,
   log: Logger,
-  options: {
-    inspect?: (event: InspectionEvent) => void;
-    kubeConfig?: KubeConfig;
-    env?: NodeJS.ProcessEnv;
-    watcherTimeouts?: Partial<InformerTimeouts>;
-    /** how often a watcher lists a kind the API server does not serve again (30 s; tests shorten it) */
-    unservedRecheckMs?: number;
-    /** nginx's stdout, where the access log goes: 'inherit' for the CLI (src/nginx/stdout.ts); /dev/null when absent */
-    nginxStdout?: 'inherit' | 'ignore';
-    /** the self-made webhook certificate's rechecks, retries and renewal window (tests shorten them) */
-    webhookCertTimings?: Partial<WebhookCertTimings>;
-  } = {},
+  options: ControllerOptions = {},
 ): Promise<Controller> {
   const startedAt = Date.now();
   // For the status page; read before any port is bound, so that nothing is left open if it fails.
   const version = await releaseVersion();
   const binary = nginxBinary(config.nginxBinary ?? undefined);
-  const kc = options.kubeConfig ?? kubeConfigFromEnv(config.kubeconfig, log, options.env ?? process.env);
+  const env = options.env ?? process.env;
+  const kc = options.kubeConfig ?? kubeConfigFromEnv(config.kubeconfig, log, env);
   const cache = new ClusterCache();
   // A refused folder throws UnsafePathError: the CLI prints it as one line, exit 2.
   await ensureConfigDir(config.configDir);
-  const lua = await luaBalancer(binary, config, log);
-  // Request metrics are counted by the Lua balancer's log phase: none in rendered mode or with --enable-metrics=false.
-  const dynamic = lua && { ...lua, requestMetrics: config.metrics.enabled };
-  const stream = await streamModule(binary, config);
-  // stub_status for /metrics; a --config-dir too long for a unix socket leaves only the /proc figures of nginx.
-  const statusSocket = statusSocketIn(config.configDir);
-  const build: BuildOptions = {
-    ...config.build,
-    ...(statusSocket ? { statusSocket } : {}),
-    resolvers: await nameservers(),
-    modules: await findModules(binary),
-    ...(dynamic ? { dynamic } : {}),
-    ...(stream ? { stream } : {}),
-  };
-  // The control channel's token is made per start and reaches nginx only through its environment.
-  const token = newControlToken();
-  const control = dynamic && {
-    channel: new ControlChannel(dynamic.controlSocket, token),
-    env: { [CONTROL_TOKEN_ENV]: token, [METRIC_BUCKETS_ENV]: bucketsEnv(config.metrics.buckets) },
-    socket: dynamic.controlSocket,
-  };
+  const found = await findNginxCapabilities(binary, config, log);
+  const build = buildOptions(config, found);
+  const control = build.dynamic && controlChannel(build.dynamic, config);
+  const pod = podInfoFromEnv(env);
+  const identity = defaultIdentity(env);
+  const input = supervisorInput(config, options, build.dynamic !== undefined);
+
+  const metrics = new ControllerMetrics({
+    controllerNamespace: pod.namespace ?? '',
+    controllerClass: config.build.controllerClass,
+    controllerPod: pod.name ?? identity,
+    electionId: config.status.electionId,
+    actorIds: ['root', ...childIds(input)],
+    statusSocket: found.statusSocket,
+    webhook: config.webhook !== null,
+  });
+  const requestMetrics = requestMetricsOf(config, control, metrics, log);
+  const listeners = await openListeners(config, options, { kc, cache, build, metrics, log });
 
   // An empty cluster's model: the boot config, and what a template is test-rendered against until the first sync.
   const bootModel = buildModel(emptySnapshot, build).model;
   // The config folder's one writer: boot's check, then the nginx actor.
   const folder = new ConfigFolder(binary, config.configDir);
-  // A stop during boot aborts it: its nginx -t is killed and nothing more is written.
-  const bootConfig = fromPromise<void, void>(async ({ signal }) => {
-    const bootTemplate = await loadCheckedTemplate(config.template, bootModel);
-    const staged = await folder.stage(
-      { config: render(bootModel, bootTemplate), files: bootModel.certificates },
-      signal,
-    );
-    if (signal.aborted) return;
-    if (!staged.ok) throw new Error(`nginx -t refused the initial config:\n${staged.error}`);
-  });
-
-  const watcher = resourceWatcherMachine.provide({
-    actors: watcherActors(
-      kc,
-      cache,
-      {
-        namespace: config.watchNamespace,
-        configMap: config.build.configMap ?? null,
-        streamConfigMaps: [config.build.tcpServicesConfigMap, config.build.udpServicesConfigMap].filter(
-          (ref): ref is string => ref !== undefined,
-        ),
+  const actors = {
+    bootConfig: bootConfigActor(config, folder, bootModel),
+    watcher: provideWatcher(config, kc, cache, log),
+    template: provideTemplate(config, bootModel, log),
+    syncQueue: provideSyncQueue({ cache, build, metrics, log }),
+    nginx: provideNginx(config, options, { binary, folder, found, control, log }),
+    status: provideStatus(config, { kc, cache, pod, identity, log }),
+    http: httpActor({
+      port: config.healthzPort,
+      ...(config.healthzHost === null ? {} : { host: config.healthzHost }),
+      listening: listeners.healthz,
+      metrics,
+      log: log.child({ actor: 'http' }),
+      watchers: input.watchers,
+      statusPage: {
+        mode: config.statusPage,
+        info: {
+          version,
+          ingressClass: config.build.ingressClass,
+          controllerClass: config.build.controllerClass,
+          identity,
+          startedAt,
+        },
+        actorIds: childIds(input),
       },
-      log.child({ actor: 'watcher' }),
-    ),
-    actions: {
-      reportSynced: enqueueActions((args, { kind }) => {
-        log.info({ actor: 'watcher', kind }, 'initial list synced');
-        tellSyncQueue(args, { type: 'k8s.synced', kind });
-      }),
-      reportChanged: enqueueActions((args, { kind, key }) => tellSyncQueue(args, { type: 'k8s.changed', kind, key })),
-      // Which API server it could not reach, in every failure's line.
-      ...watcherLogActions(log.child({ actor: 'watcher', server: kc.getCurrentCluster()?.server ?? '' })),
-    },
-  });
-  const templateLog = log.child({ actor: 'template' });
-  const template = templateMachine.provide({
-    actors: templateActors(config.template, bootModel, templateLog),
-    actions: {
-      reportInvalid: (_, { error, fatal }) =>
-        templateLog.error(
-          { error, fatal },
-          fatal ? 'invalid nginx template, cannot start' : 'invalid nginx template; the last good one stays',
-        ),
-    },
-  });
-  const syncQueue = syncQueueMachine.provide({
-    actors: syncActors({
-      cache,
-      build,
-      log: log.child({ actor: 'syncQueue' }),
-      observeDuration: (durationMs) => metrics.observeSync(durationMs),
-      observeModel: (snapshot, model) => metrics.model.observe(snapshot, model),
     }),
-  });
-  const nginx = nginxProcessMachine.provide({
-    actors: nginxActors({
-      binary,
-      dir: config.configDir,
-      httpPort: config.build.httpPort,
-      httpsPort: config.build.httpsPort,
-      folder,
-      stdout: options.nginxStdout ?? 'ignore',
-      log: log.child({ actor: 'nginx' }),
-      sockets: [...(stream ? streamSockets(stream) : []), ...(statusSocket ? [statusSocket] : [])],
-      ...(control ? { control } : {}),
-    }),
-    actions: {
-      reportApplied: enqueueActions((args, { config }) => tellSyncQueue(args, { type: 'nginx.applied', config })),
-      // Only nginx -t's refusals are the config's fault; a reload the master could not carry out is retried as it is.
-      reportRefused: enqueueActions((args, { config, error }) =>
-        tellSyncQueue(
-          args,
-          error instanceof ConfigRefusedError ? { type: 'nginx.refused', config, output: error.output } : null,
-        ),
-      ),
-      // A refused table entry costs the objects that made it: the next sync holds them (src/model/table-quarantine.ts).
-      reportEntriesRefused: enqueueActions((args, { entries }) =>
-        tellSyncQueue(args, entries.length > 0 ? { type: 'nginx.entriesRefused', entries } : null),
-      ),
+  };
+  const root = createActor(rootSupervisorMachine.provide({ actors }), {
+    input,
+    systemId: ROOT_SYSTEM_ID,
+    // Metrics read the inspection stream; a caller's inspector (--inspect, tests) gets it too.
+    inspect: (event) => {
+      metrics.observe(event);
+      requestMetrics?.observe(event);
+      options.inspect?.(event);
     },
   });
-
-  // Leader election, Ingress status and Events (the leader's duties).
-  const env = options.env ?? process.env;
-  const pod = podInfoFromEnv(env);
-  const identity = defaultIdentity(env);
-  const leaseNamespace = pod.namespace ?? config.status.publishService?.split('/')[0] ?? 'default';
-  const statusLog = log.child({ actor: 'status' });
-  const elector = new LeaseElector(kc.makeApiClient(CoordinationV1Api), {
-    namespace: leaseNamespace,
-    name: config.status.electionId,
-    identity,
-    leaseDurationMs: config.status.electionTtlMs,
-  });
-  const core = kc.makeApiClient(CoreV1Api);
-  const writer = new StatusWriter({
-    networking: kc.makeApiClient(NetworkingV1Api),
-    core,
+  metrics.watch(observeSystem(root.system));
+  const { exitCode, reason } = run(root, { log, folder, listeners, requestMetrics });
+  return {
+    root,
     cache,
-    log: statusLog,
-    source: {
-      publishStatusAddress: config.status.publishStatusAddress,
-      publishService: config.status.publishService,
-      pod,
-      watchNamespace: config.watchNamespace,
-    },
-  });
-  const recorder = new EventRecorder({ core, cache, log: statusLog, instance: identity });
-  // The Gateway API status (leader only, like Ingress status); its addresses are those Ingress status gets.
-  const gatewayWriter = config.build.gateway
-    ? new GatewayStatusWriter({
-        custom: kc.makeApiClient(CustomObjectsApi),
-        cache,
-        controllerName: config.build.gateway.controllerName,
-        addresses: async () => gatewayAddresses(await writer.addresses()),
-        log: statusLog,
-      })
-    : undefined;
-  const status = statusMachine.provide(
-    statusActors({
-      elector,
-      writer,
-      recorder,
-      ...(gatewayWriter ? { gatewayWriter } : {}),
-      lease: `${leaseNamespace}/${config.status.electionId}`,
-      log: statusLog,
-    }),
-  );
+    metrics,
+    requestMetrics,
+    build,
+    identity,
+    exitCode,
+    reason,
+    stop: () => root.send({ type: 'stop' }),
+  };
+}
 
-  const input: RootSupervisorInput = {
+/** NginxCapabilities is what the start found this nginx can do, and where it listens beside its ports. */
+interface NginxCapabilities {
+  /** the Lua balancer's settings; undefined when backends are rendered into nginx.conf */
+  readonly lua: Omit<LuaSettings, 'requestMetrics'> | undefined;
+  /** the stream module's settings, when a flag needs the stream block */
+  readonly stream: StreamSettings | undefined;
+  /** stub_status for /metrics; null when --config-dir is too long for a unix socket (only the /proc figures then) */
+  readonly statusSocket: string | null;
+  readonly resolvers: string[];
+  readonly modules: Awaited<ReturnType<typeof findModules>>;
+}
+
+/** findNginxCapabilities asks the nginx binary, once at start, what it can do (Lua, stream, modules). */
+async function findNginxCapabilities(
+  binary: string,
+  config: ControllerConfig,
+  log: Logger,
+): Promise<NginxCapabilities> {
+  const lua = await luaBalancer(binary, config, log);
+  const stream = await streamModule(binary, config);
+  const statusSocket = statusSocketIn(config.configDir);
+  return { lua, stream, statusSocket, resolvers: await nameservers(), modules: await findModules(binary) };
+}
+
+/** buildOptions is what every sync builds the model with: the flags' options plus what the start found. */
+function buildOptions(config: ControllerConfig, found: NginxCapabilities): BuildOptions {
+  // Request metrics are counted by the Lua balancer's log phase: none in rendered mode or with --enable-metrics=false.
+  const dynamic = found.lua && { ...found.lua, requestMetrics: config.metrics.enabled };
+  return {
+    ...config.build,
+    ...(found.statusSocket ? { statusSocket: found.statusSocket } : {}),
+    resolvers: found.resolvers,
+    modules: found.modules,
+    ...(dynamic ? { dynamic } : {}),
+    ...(found.stream ? { stream: found.stream } : {}),
+  };
+}
+
+/** Control is the channel to the Lua balancer, and what the nginx master's environment carries for it. */
+interface Control {
+  readonly channel: ControlChannel;
+  readonly env: Readonly<Record<string, string>>;
+  readonly socket: string;
+}
+
+/** controlChannel makes the channel to the Lua balancer; its token is made per start and reaches nginx only through its environment. */
+function controlChannel(dynamic: LuaSettings, config: ControllerConfig): Control {
+  const token = newControlToken();
+  return {
+    channel: new ControlChannel(dynamic.controlSocket, token),
+    env: { [CONTROL_TOKEN_ENV]: token, [METRIC_BUCKETS_ENV]: bucketsEnv(config.metrics.buckets) },
+    socket: dynamic.controlSocket,
+  };
+}
+
+/** supervisorInput is the root supervisor's input: its children, their order, timings and restart budget. */
+function supervisorInput(config: ControllerConfig, options: ControllerOptions, dynamic: boolean): RootSupervisorInput {
+  return {
     // The Gateway API's kinds only with --enable-gateway-api (their watchers wait `unserved` while no CRD is there).
     watchers: watchedKinds(config.build.gateway !== undefined),
     restartIntensity: config.restartIntensity,
@@ -357,91 +336,240 @@ export async function startController(
     },
     http: true,
   };
-  const lookup: ActorLookup = (id) =>
-    (id === 'root' ? root.getSnapshot() : root.system.get(id)?.getSnapshot()) as ReturnType<ActorLookup>;
-  const metrics = new ControllerMetrics({
-    controllerNamespace: pod.namespace ?? '',
-    controllerClass: config.build.controllerClass,
-    controllerPod: pod.name ?? identity,
-    electionId: config.status.electionId,
-    lookup,
-    actorIds: ['root', ...childIds(input)],
-    statusSocket,
-    webhook: config.webhook !== null,
-  });
-  const requestMetrics =
-    control && config.metrics.enabled
-      ? new RequestMetrics({
-          registry: metrics.registry,
-          flags: config.metrics,
-          drain: () => control.channel.drainMetrics(),
-          log: log.child({ actor: 'metrics' }),
-        })
-      : null;
-  if (!dynamic && config.metrics.enabled)
+}
+
+/** requestMetricsOf counts nginx's requests into /metrics, when the Lua balancer runs and --enable-metrics is on. */
+function requestMetricsOf(
+  config: ControllerConfig,
+  control: Control | undefined,
+  metrics: ControllerMetrics,
+  log: Logger,
+): RequestMetrics | null {
+  if (!control && config.metrics.enabled)
     log.info('request metrics need the Lua balancer (--dynamic-backends): /metrics has the controller’s own only');
-  // Bound before any actor runs: a --healthz-port in use stops the start here (ListenError, exit 1).
-  const healthzHost = config.healthzHost ?? undefined;
-  const listening = await listenHealthz(config.healthzPort, healthzHost);
-  // The admission webhook judges against the cache the watchers fill; bound here too, so a port in use exits 1.
-  // With a self-made certificate it binds once the certificate is there, and the rest serves meanwhile.
+  if (!control || !config.metrics.enabled) return null;
+  return new RequestMetrics({
+    registry: metrics.registry,
+    flags: config.metrics,
+    drain: () => control.channel.drainMetrics(),
+    log: log.child({ actor: 'metrics' }),
+  });
+}
+
+/** Listeners are the ports bound before any actor runs: the healthz port, and the admission webhook's. */
+interface Listeners {
+  readonly healthz: Server;
+  readonly webhook: { close(): unknown } | null;
+}
+
+/**
+ * openListeners binds the --healthz-port (a port in use stops the start here: ListenError, exit 1) and starts the
+ * admission webhook, which judges against the cache the watchers fill: bound here too, so a port in use exits 1.
+ * With a self-made certificate it binds once the certificate is there, and the rest serves meanwhile.
+ */
+async function openListeners(
+  config: ControllerConfig,
+  options: ControllerOptions,
+  the: { kc: KubeConfig; cache: ClusterCache; build: BuildOptions; metrics: ControllerMetrics; log: Logger },
+): Promise<Listeners> {
+  const healthz = await listenHealthz(config.healthzPort, config.healthzHost ?? undefined);
+  const admission = the.metrics.admission;
   const webhookContext = {
-    cache,
-    options: { build, watchNamespace: config.watchNamespace },
-    log: log.child({ actor: 'webhook' }),
-    ...(metrics.admission ? { observe: (review: ReviewObservation) => metrics.admission?.observe(review) } : {}),
+    cache: the.cache,
+    options: { build: the.build, watchNamespace: config.watchNamespace },
+    log: the.log.child({ actor: 'webhook' }),
+    ...(admission ? { observe: (review: ReviewObservation) => admission.observe(review) } : {}),
   };
   const webhook = config.webhook?.selfSigned
     ? startSelfSignedWebhook(config.webhook, {
         ...webhookContext,
-        kubeConfig: kc,
+        kubeConfig: the.kc,
         ...(options.webhookCertTimings ? { timings: options.webhookCertTimings } : {}),
         ...(options.inspect ? { inspect: options.inspect } : {}),
       })
     : config.webhook
       ? await startWebhook(config.webhook, webhookContext).catch((error: unknown) => {
-          if (listening.listening) listening.close();
+          if (healthz.listening) healthz.close();
           throw error;
         })
       : null;
-  const http = httpActor({
-    port: config.healthzPort,
-    ...(healthzHost === undefined ? {} : { host: healthzHost }),
-    listening,
-    metrics,
-    log: log.child({ actor: 'http' }),
-    watchers: input.watchers,
-    root: () => root.getSnapshot(),
-    statusPage: {
-      mode: config.statusPage,
-      info: {
-        version,
-        ingressClass: config.build.ingressClass,
-        controllerClass: config.build.controllerClass,
-        identity,
-        startedAt,
+  return { healthz, webhook };
+}
+
+/** bootConfigActor checks a config from an empty cluster; a stop during boot aborts it (its nginx -t is killed, nothing more is written). */
+function bootConfigActor(config: ControllerConfig, folder: ConfigFolder, bootModel: NginxModel) {
+  return fromPromise<void, void>(async ({ signal }) => {
+    const bootTemplate = await loadCheckedTemplate(config.template, bootModel);
+    const staged = await folder.stage(
+      { config: render(bootModel, bootTemplate), files: bootModel.certificates },
+      signal,
+    );
+    if (signal.aborted) return;
+    if (!staged.ok) throw new Error(`nginx -t refused the initial config:\n${staged.error}`);
+  });
+}
+
+/** provideWatcher gives the resource watcher its informers, and tells the sync queue what they list and change. */
+function provideWatcher(config: ControllerConfig, kc: KubeConfig, cache: ClusterCache, log: Logger) {
+  return resourceWatcherMachine.provide({
+    actors: watcherActors(
+      kc,
+      cache,
+      {
+        namespace: config.watchNamespace,
+        configMap: config.build.configMap ?? null,
+        streamConfigMaps: [config.build.tcpServicesConfigMap, config.build.udpServicesConfigMap].filter(
+          (ref): ref is string => ref !== undefined,
+        ),
       },
-      actorIds: childIds(input),
+      log.child({ actor: 'watcher' }),
+    ),
+    actions: {
+      reportSynced: enqueueActions((args, { kind }) => {
+        log.info({ actor: 'watcher', kind }, 'initial list synced');
+        tellSyncQueue(args, { type: 'k8s.synced', kind });
+      }),
+      reportChanged: enqueueActions((args, { kind, key }) => tellSyncQueue(args, { type: 'k8s.changed', kind, key })),
+      // Which API server it could not reach, in every failure's line.
+      ...watcherLogActions(log.child({ actor: 'watcher', server: kc.getCurrentCluster()?.server ?? '' })),
     },
   });
+}
 
-  const root = createActor(
-    rootSupervisorMachine.provide({ actors: { bootConfig, watcher, template, syncQueue, nginx, status, http } }),
-    {
-      input,
-      // Metrics read the inspection stream; a caller's inspector (--inspect, tests) gets it too.
-      inspect: (event) => {
-        metrics.observe(event);
-        requestMetrics?.observe(event);
-        options.inspect?.(event);
-      },
+/** provideTemplate gives the template actor its loader and file watch, and says when a template is refused. */
+function provideTemplate(config: ControllerConfig, bootModel: NginxModel, log: Logger) {
+  const templateLog = log.child({ actor: 'template' });
+  return templateMachine.provide({
+    actors: templateActors(config.template, bootModel, templateLog),
+    actions: {
+      reportInvalid: (_, { error, fatal }) =>
+        templateLog.error(
+          { error, fatal },
+          fatal ? 'invalid nginx template, cannot start' : 'invalid nginx template; the last good one stays',
+        ),
     },
-  );
+  });
+}
 
+/** provideSyncQueue gives the sync queue its sync (build, render, hand to nginx), which /metrics observes. */
+function provideSyncQueue(the: { cache: ClusterCache; build: BuildOptions; metrics: ControllerMetrics; log: Logger }) {
+  const { metrics } = the;
+  return syncQueueMachine.provide({
+    actors: syncActors({
+      cache: the.cache,
+      build: the.build,
+      log: the.log.child({ actor: 'syncQueue' }),
+      observeDuration: (durationMs) => metrics.observeSync(durationMs),
+      observeModel: (snapshot, model) => metrics.model.observe(snapshot, model),
+    }),
+  });
+}
+
+/** provideNginx gives the nginx actor its master, reloads, pushes and drains, and tells the sync queue how they went. */
+function provideNginx(
+  config: ControllerConfig,
+  options: ControllerOptions,
+  the: {
+    binary: string;
+    folder: ConfigFolder;
+    found: NginxCapabilities;
+    control: Control | undefined;
+    log: Logger;
+  },
+) {
+  const { stream, statusSocket } = the.found;
+  return nginxProcessMachine.provide({
+    actors: nginxActors({
+      binary: the.binary,
+      dir: config.configDir,
+      httpPort: config.build.httpPort,
+      httpsPort: config.build.httpsPort,
+      folder: the.folder,
+      stdout: options.nginxStdout ?? 'ignore',
+      log: the.log.child({ actor: 'nginx' }),
+      sockets: [...(stream ? streamSockets(stream) : []), ...(statusSocket ? [statusSocket] : [])],
+      ...(the.control ? { control: the.control } : {}),
+    }),
+    actions: {
+      reportApplied: enqueueActions((args, { config }) => tellSyncQueue(args, { type: 'nginx.applied', config })),
+      // Only nginx -t's refusals are the config's fault; a reload the master could not carry out is retried as it is.
+      reportRefused: enqueueActions((args, { config, error }) =>
+        tellSyncQueue(
+          args,
+          error instanceof ConfigRefusedError ? { type: 'nginx.refused', config, output: error.output } : null,
+        ),
+      ),
+      // A refused table entry costs the objects that made it: the next sync holds them (src/model/table-quarantine.ts).
+      reportEntriesRefused: enqueueActions((args, { entries }) =>
+        tellSyncQueue(args, entries.length > 0 ? { type: 'nginx.entriesRefused', entries } : null),
+      ),
+    },
+  });
+}
+
+/** provideStatus gives the status actor the leader's duties: leader election, Ingress and Gateway API status, Events. */
+function provideStatus(
+  config: ControllerConfig,
+  the: { kc: KubeConfig; cache: ClusterCache; pod: PodInfo; identity: string; log: Logger },
+) {
+  const { kc, cache, pod, identity } = the;
+  const leaseNamespace = pod.namespace ?? config.status.publishService?.split('/')[0] ?? 'default';
+  const statusLog = the.log.child({ actor: 'status' });
+  const elector = new LeaseElector(kc.makeApiClient(CoordinationV1Api), {
+    namespace: leaseNamespace,
+    name: config.status.electionId,
+    identity,
+    leaseDurationMs: config.status.electionTtlMs,
+  });
+  const core = kc.makeApiClient(CoreV1Api);
+  const writer = new StatusWriter({
+    networking: kc.makeApiClient(NetworkingV1Api),
+    core,
+    cache,
+    log: statusLog,
+    source: {
+      publishStatusAddress: config.status.publishStatusAddress,
+      publishService: config.status.publishService,
+      pod,
+      watchNamespace: config.watchNamespace,
+    },
+  });
+  const recorder = new EventRecorder({ core, cache, log: statusLog, instance: identity });
+  // The Gateway API status (leader only, like Ingress status); its addresses are those Ingress status gets.
+  const gatewayWriter = config.build.gateway
+    ? new GatewayStatusWriter({
+        custom: kc.makeApiClient(CustomObjectsApi),
+        cache,
+        controllerName: config.build.gateway.controllerName,
+        addresses: async () => gatewayAddresses(await writer.addresses()),
+        log: statusLog,
+      })
+    : undefined;
+  return statusMachine.provide(
+    statusActors({
+      elector,
+      writer,
+      recorder,
+      ...(gatewayWriter ? { gatewayWriter } : {}),
+      lease: `${leaseNamespace}/${config.status.electionId}`,
+      log: statusLog,
+    }),
+  );
+}
+
+/**
+ * run starts the root supervisor and what runs beside it (the request metrics' drain), and once it stopped closes
+ * what the start opened: the exit code and its reason resolve when all is quiet.
+ */
+function run(
+  root: Actor<typeof rootSupervisorMachine>,
+  the: { log: Logger; folder: ConfigFolder; listeners: Listeners; requestMetrics: RequestMetrics | null },
+): { exitCode: Promise<0 | 1>; reason: Promise<string | null> } {
+  const { log, folder, listeners, requestMetrics } = the;
   const outcome = new Promise<RootSupervisorOutput>((resolve) => {
     root.subscribe({
       complete: () => {
-        const output = root.getSnapshot().output as RootSupervisorOutput;
+        const output = selectExit(root.getSnapshot()) ?? { exitCode: 1, reason: 'the root supervisor gave no output' };
         if (output.exitCode === 0) log.info('stopped cleanly');
         else log.error({ reason: output.reason }, 'stopped with errors');
         resolve(output);
@@ -460,23 +588,12 @@ export async function startController(
   void outcome.then(() => requestMetrics?.stop());
   // The http actor closes the bound server when it stops; stopped before it ever ran (a stop or a
   // failure during boot), the controller closes it, or it would keep the process alive.
-  void outcome.then(() => listening.listening && listening.close());
-  void outcome.then(() => webhook?.close());
+  void outcome.then(() => listeners.healthz.listening && listeners.healthz.close());
+  void outcome.then(() => listeners.webhook?.close());
   // A stage cut short by the stop may still be removing its files: the folder is quiet before the exit is told.
   const exitCode = outcome.then(async (output) => {
     await folder.idle();
     return output.exitCode;
   });
-  const reason = outcome.then((output) => output.reason);
-  return {
-    root,
-    cache,
-    metrics,
-    requestMetrics,
-    build,
-    identity,
-    exitCode,
-    reason,
-    stop: () => root.send({ type: 'stop' }),
-  };
+  return { exitCode, reason: outcome.then((output) => output.reason) };
 }

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fromCallback, fromPromise, type AnyActorRef } from 'xstate';
+import { fromCallback, fromPromise } from 'xstate';
 import type {
   NginxConfigSet,
   NginxMasterCommand,
@@ -198,7 +198,7 @@ export function nginxActors(options: NginxActorOptions) {
     return pushed;
   };
   return {
-    master: fromCallback<NginxMasterCommand, MasterInput>(({ sendBack, receive, system }) => {
+    master: fromCallback<NginxMasterCommand, MasterInput>(({ sendBack, receive }) => {
       let master: Master;
       if (options.control) rmSync(options.control.socket, { force: true });
       for (const socket of options.sockets ?? []) rmSync(socket, { force: true });
@@ -239,25 +239,19 @@ export function nginxActors(options: NginxActorOptions) {
           master.kill();
         },
       );
+      // Told to quit or be killed: the machine waits for its exit (stopping, or a master that never listened).
+      let told = false;
       receive((command) => {
+        told = true;
         if (command.type === 'nginx.quit') master.quit();
         else master.kill();
       });
-      // xstate does not stop invoked actors when their machine fails (statelyai/xstate#5153): kill
-      // this master then, or the restarted machine would run a second one beside it, and stop the
-      // machine's children (this one, a reload in flight), or each would report its end to the
-      // failed machine: "Event nginx.exited was sent to stopped actor".
-      const machine = system.get('nginx') as AnyActorRef | undefined;
-      const watch = machine?.subscribe({
-        error: () => {
-          master.kill();
-          // xstate.stop is what a parent's stopChild sends (stop() is for root actors only).
-          const children = (machine.getSnapshot() as { children: Record<string, AnyActorRef | undefined> }).children;
-          for (const child of Object.values(children)) child?.send({ type: 'xstate.stop' });
-        },
-      });
-      // No kill on cleanup: leaving `alive` means the master already exited or was told to quit.
-      return () => watch?.unsubscribe();
+      // Stopped while its master runs untold, nobody owns that master any more: its machine failed, and the root
+      // supervisor stopped what the machine ran (xstate does not, statelyai/xstate#5153). Killed, or the restarted
+      // machine would run a second master beside it. Leaving `alive` otherwise means it exited or was told to quit.
+      return () => {
+        if (!exited && !told) master.kill();
+      };
     }),
 
     // Stopped (its master crashed, the machine stopped), a reload writes, tests and signals nothing more. A failure

@@ -16,6 +16,8 @@ import { UsageError } from '../usage-error.js';
 import { nginxBinary } from '../nginx/binary.js';
 import { ingressWebhookConfiguration, WEBHOOK_PATH } from '../http/webhook.js';
 import { versionText } from './version.js';
+import { observeSystem } from '../http/observed.js';
+import { selectNginxHealth } from '../../machines/selectors/nginxProcess.js';
 
 export const DEMO_USAGE =
   'Usage: ingress-actors demo [--manifests DIR] [--http-port N (8080)] [--https-port N ' +
@@ -245,12 +247,10 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
     const apiUrl = api.url;
     const code = await superviseController(config, log, signals, err, async (controller, inspector) => {
       // The nginx actor exists only once boot's config check passed: look for its first reload.
+      const actors = observeSystem(controller.root.system);
       await new Promise<void>((ok) => {
         const timer = setInterval(() => {
-          const nginx = controller.root.system.get('nginx')?.getSnapshot() as
-            | { context?: { reloadsOk?: number } }
-            | undefined;
-          if ((nginx?.context?.reloadsOk ?? 0) > 0) ok(clearInterval(timer));
+          if (selectNginxHealth(actors.nginx()).servesClusterConfig) ok(clearInterval(timer));
         }, 25);
         void controller.exitCode.then(() => clearInterval(timer));
       });

@@ -7,20 +7,30 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { InspectionEvent } from 'xstate';
-import type { NginxConfigSet } from '../../machines/events.js';
+import {
+  isNginxProcessSnapshot,
+  selectMasterPid,
+  selectNginxCounters,
+  selectServedConfig,
+  type NginxCounters,
+} from '../../machines/selectors/nginxProcess.js';
+import { watchedKindOf } from '../../machines/rootSupervisor.machine.js';
+import { isRootSupervisorSnapshot, selectChildRestarts } from '../../machines/selectors/rootSupervisor.js';
+import { selectWatcherSync } from '../../machines/selectors/resourceWatcher.js';
+import { selectActorState } from '../../machines/selectors/state.js';
+import { selectIsLeader } from '../../machines/selectors/status.js';
 import { AdmissionMetrics } from './admission-metrics.js';
-import { stateLabel, type ActorLookup } from './health.js';
+import type { ObservedActors } from './observed.js';
 import { ModelMetrics } from './model-metrics.js';
 import { registerNginxProcessMetrics } from './nginx-process-metrics.js';
 import { formatLabels, isStreamed } from './streamed-metric.js';
 
-/** MetricsOptions name this controller (ingress-nginx's constant labels) and find its actors. */
+/** MetricsOptions name this controller (ingress-nginx's constant labels) and its actors. */
 export interface MetricsOptions {
   readonly controllerNamespace: string;
   readonly controllerClass: string;
   readonly controllerPod: string;
   readonly electionId: string;
-  readonly lookup: ActorLookup;
   /** every systemId to report in ingress_actors_actor_state, `root` included */
   readonly actorIds: readonly string[];
   readonly now?: () => number;
@@ -30,18 +40,10 @@ export interface MetricsOptions {
   readonly webhook?: boolean;
 }
 
-interface NginxCounts {
-  reloadsOk: number;
-  reloadsFailed: number;
-  restarts: number;
-  pushesOk: number;
-  pushesFailed: number;
-}
-
 /** ControllerMetrics owns one prom-client Registry (not the global one: tests run several controllers per process). */
 export class ControllerMetrics {
   readonly registry = new Registry();
-  private readonly seen = new Map<string, NginxCounts>();
+  private readonly seen = new Map<string, NginxCounters>();
   private readonly rootRestarts = new Map<string, number>();
   private readonly success: Counter;
   private readonly errors: Counter;
@@ -59,6 +61,8 @@ export class ControllerMetrics {
 
   /** ingress-nginx's const labels as the text format spells them, for the streamed metrics */
   private readonly defaults: string;
+  /** the actors the gauges read at scrape time; none until `watch` */
+  private actors: ObservedActors | null = null;
 
   constructor(readonly options: MetricsOptions) {
     this.now = options.now ?? Date.now;
@@ -96,17 +100,15 @@ export class ControllerMetrics {
       help: 'Timestamp of the last successful configuration reload',
       registers,
     });
-    const lookup = options.lookup;
-    const isLeader = () => stateLabel(lookup('status')?.value).split('.')[0] === 'leader';
-    const nginx = () =>
-      lookup('nginx')?.context as { pid?: number | null; applied?: NginxConfigSet | null } | undefined;
+    const actors = () => this.actors;
+    const isLeader = () => selectIsLeader(actors()?.status());
     registerNginxProcessMetrics(this.registry, {
-      masterPid: () => nginx()?.pid ?? null,
+      masterPid: () => selectMasterPid(actors()?.nginx()),
       statusSocket: options.statusSocket ?? null,
     });
     this.model = new ModelMetrics(this.registry, {
       controllerClass: options.controllerClass,
-      applied: () => nginx()?.applied ?? null,
+      applied: () => selectServedConfig(actors()?.nginx()),
       isLeader,
     });
     this.admission = options.webhook ? new AdmissionMetrics(this.registry) : null;
@@ -116,8 +118,7 @@ export class ControllerMetrics {
       labelNames: ['name'],
       registers,
       collect() {
-        const value = lookup('status')?.value;
-        this.set({ name: options.electionId }, stateLabel(value).split('.')[0] === 'leader' ? 1 : 0);
+        this.set({ name: options.electionId }, isLeader() ? 1 : 0);
       },
     });
     this.restarts = new Counter({
@@ -144,9 +145,11 @@ export class ControllerMetrics {
       registers,
       collect() {
         for (const id of options.actorIds) {
-          if (!id.startsWith('watcher.')) continue;
-          const since = lookup(id)?.context?.staleSince;
-          this.set({ kind: id.slice('watcher.'.length) }, typeof since === 'number' ? Math.floor(since / 1000) : 0);
+          const kind = watchedKindOf(id);
+          if (kind === null) continue;
+          const watcher = actors()?.watcher(kind);
+          const since = watcher ? selectWatcherSync(watcher).staleSince : null;
+          this.set({ kind }, since === null ? 0 : Math.floor(since / 1000));
         }
       },
     });
@@ -158,22 +161,17 @@ export class ControllerMetrics {
       collect() {
         this.reset();
         for (const id of options.actorIds) {
-          const snapshot = lookup(id);
+          const actor = actors()?.actor(id);
           // Machines report their state; other actors (the http server, a callback) their status.
-          if (snapshot)
-            this.set(
-              {
-                actor: id,
-                state:
-                  snapshot.status === 'active' && snapshot.value !== undefined
-                    ? stateLabel(snapshot.value)
-                    : snapshot.status,
-              },
-              1,
-            );
+          if (actor) this.set({ actor: id, state: selectActorState(actor) }, 1);
         }
       },
     });
+  }
+
+  /** watch gives the gauges the actors to read at scrape time (the controller's, once its root actor exists). */
+  watch(actors: ObservedActors): void {
+    this.actors = actors;
   }
 
   /**
@@ -203,32 +201,24 @@ export class ControllerMetrics {
   /** observe takes the inspection stream (createActor's `inspect`) and moves the counters. */
   observe(event: InspectionEvent): void {
     if (event.type !== '@xstate.snapshot') return;
-    const ref = event.actorRef as { id?: string; sessionId: string };
-    const context = (event.snapshot as { context?: Record<string, unknown> }).context;
-    if (!context) return;
-    if (ref.sessionId === event.rootId) {
-      this.observeRoot(context);
+    const { snapshot, actorRef } = event;
+    if (isRootSupervisorSnapshot(snapshot)) {
+      if (actorRef.sessionId === event.rootId) this.observeRoot(selectChildRestarts(snapshot));
       return;
     }
-    if (ref.id !== 'nginx') return;
-    const before = this.seen.get(ref.sessionId) ?? {
+    if (!isNginxProcessSnapshot(snapshot)) return;
+    const before = this.seen.get(actorRef.sessionId) ?? {
       reloadsOk: 0,
       reloadsFailed: 0,
       restarts: 0,
       pushesOk: 0,
       pushesFailed: 0,
     };
-    const after: NginxCounts = {
-      reloadsOk: Number(context.reloadsOk ?? 0),
-      reloadsFailed: Number(context.reloadsFailed ?? 0),
-      restarts: Number(context.restarts ?? 0),
-      pushesOk: Number(context.pushesOk ?? 0),
-      pushesFailed: Number(context.pushesFailed ?? 0),
-    };
+    const after = selectNginxCounters(snapshot);
     if (after.pushesOk > before.pushesOk) this.pushes.inc({ result: 'ok' }, after.pushesOk - before.pushesOk);
     if (after.pushesFailed > before.pushesFailed)
       this.pushes.inc({ result: 'failed' }, after.pushesFailed - before.pushesFailed);
-    this.seen.set(ref.sessionId, after);
+    this.seen.set(actorRef.sessionId, after);
     const ok = after.reloadsOk - before.reloadsOk;
     const failed = after.reloadsFailed - before.reloadsFailed;
     if (ok > 0) {
@@ -242,8 +232,7 @@ export class ControllerMetrics {
     if (after.restarts > before.restarts) this.restarts.inc(after.restarts - before.restarts);
   }
 
-  private observeRoot(context: Record<string, unknown>): void {
-    const restarts = (context.restarts ?? {}) as Record<string, number>;
+  private observeRoot(restarts: Readonly<Record<string, number>>): void {
     for (const [child, count] of Object.entries(restarts)) {
       const before = this.rootRestarts.get(child) ?? 0;
       if (count > before) this.childRestarts.inc({ child }, count - before);

@@ -10,8 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { fromPromise } from 'xstate';
 import type { Logger } from '../log.js';
 import { listenOn } from './listen.js';
-import { checkHealth, healthText, isLoopbackAddress, type ActorLookup, type Health } from './health.js';
+import { checkHealth, healthText, isLoopbackAddress, type Health } from './health.js';
 import type { ControllerMetrics } from './metrics.js';
+import { observeSystem } from './observed.js';
 import { serveStatusPage, STATUS_PATHS, type StatusPageMode } from './status-page.js';
 import { buildStatusReport, type ControllerInfo, type StatusReport } from './status-report.js';
 
@@ -117,8 +118,6 @@ export async function listenHealthz(port: number, host?: string): Promise<Server
 /** HttpActorOptions are HttpServerOptions without what the actor builds from its system (health, the report). */
 export interface HttpActorOptions extends Omit<HttpServerOptions, 'health' | 'statusPage'> {
   readonly watchers: readonly string[];
-  /** the root supervisor's snapshot (the system does not hold the root by a systemId of our choosing) */
-  readonly root: () => { value: unknown; status: string } | undefined;
   /** the server listenHealthz bound at start: the first run serves on it, a restart listens anew */
   readonly listening?: Server;
   /** the status page (`--status-page`), what it says about the controller, and the actors it lists after root */
@@ -139,14 +138,13 @@ export interface HttpActorOptions extends Omit<HttpServerOptions, 'health' | 'st
 export function httpActor(options: HttpActorOptions) {
   let prebound = options.listening;
   return fromPromise<void, void>(({ system, signal }) => {
-    const lookup: ActorLookup = (id) =>
-      id === 'root' ? options.root() : (system.get(id)?.getSnapshot() as ReturnType<ActorLookup>);
-    const health = () => checkHealth(lookup, options.watchers);
+    const actors = observeSystem(system);
+    const health = () => checkHealth(actors, options.watchers);
     const page = options.statusPage;
     const statusPage = page && {
       mode: page.mode,
       report: () =>
-        buildStatusReport({ lookup, actorIds: page.actorIds, info: page.info, health: health(), now: Date.now() }),
+        buildStatusReport({ actors, actorIds: page.actorIds, info: page.info, health: health(), now: Date.now() }),
     };
     const { statusPage: _, ...rest } = options;
     const handler = httpHandler({ ...rest, health, ...(statusPage ? { statusPage } : {}) });

@@ -10,8 +10,13 @@ import type { Certificate, NginxModel, Problem, Server } from '../model/nginx-mo
 import { certificateFacts } from '../model/certificate-info.js';
 import { formatProblem } from '../model/problems.js';
 import type { ApplyRecord } from '../../machines/nginxProcess.machine.js';
-import type { GatewayStatus } from '../model/gateway/routes.js';
-import { stateLabel, type ActorLookup, type ActorView, type Health } from './health.js';
+import { selectNginxActivity, selectPushedCertificates } from '../../machines/selectors/nginxProcess.js';
+import { selectActorState, type ActorState } from '../../machines/selectors/state.js';
+import { selectGatewayStatus, selectProblems, selectRole } from '../../machines/selectors/status.js';
+import { selectSyncProgress } from '../../machines/selectors/syncQueue.js';
+import { selectLastModel } from '../../machines/selectors/template.js';
+import type { Health } from './health.js';
+import type { ObservedActors } from './observed.js';
 import { gatewayRoutesOf, type GatewayRouteReport } from './status-gateway.js';
 
 export type { GatewayParentReport, GatewayRouteReport } from './status-gateway.js';
@@ -156,7 +161,7 @@ export interface ControllerInfo {
 
 /** StatusInput is everything buildStatusReport reads. */
 export interface StatusInput {
-  readonly lookup: ActorLookup;
+  readonly actors: ObservedActors;
   /** the actors to list after `root`, in start order (childIds) */
   readonly actorIds: readonly string[];
   readonly info: ControllerInfo;
@@ -167,17 +172,13 @@ export interface StatusInput {
 
 const DAY_MS = 86_400_000;
 
-const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
-const str = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
-
 /** buildStatusReport makes the report from the actors' snapshots; it reads, never changes, what it is given. */
 export function buildStatusReport(input: StatusInput): StatusReport {
-  const { lookup, info, now } = input;
-  const template = lookup('template');
-  const nginx = lookup('nginx');
-  const status = lookup('status');
-  const model = (template?.context?.model ?? null) as NginxModel | null;
-  const problems = (status?.context?.problems ?? null) as readonly Problem[] | null;
+  const { actors, info, now } = input;
+  const nginx = actors.nginx();
+  const status = actors.status();
+  const model = selectLastModel(actors.template());
+  const problems = selectProblems(status);
   return {
     schema: 1,
     generatedAt: new Date(now).toISOString(),
@@ -188,21 +189,19 @@ export function buildStatusReport(input: StatusInput): StatusReport {
       identity: info.identity,
       startedAt: new Date(info.startedAt).toISOString(),
       uptimeSeconds: Math.max(0, Math.floor((now - info.startedAt) / 1000)),
-      role: roleOf(status),
+      role: selectRole(status),
       healthy: input.health.ok,
       healthProblems: input.health.problems.map((p) => p.detailed),
       healthWarnings: input.health.warnings.map((w) => w.detailed),
     },
     routes: model ? routesOf(model) : null,
-    gatewayRoutes: model
-      ? gatewayRoutesOf((status?.context?.gatewayStatus ?? null) as GatewayStatus | null, model)
-      : null,
+    gatewayRoutes: model ? gatewayRoutesOf(selectGatewayStatus(status), model) : null,
     streams: model ? streamsOf(model) : null,
-    certificates: model ? certificatesOf(model, nginx?.context?.tables, now) : null,
+    certificates: model ? certificatesOf(model, selectPushedCertificates(nginx), now) : null,
     problems: problems ? problems.map((p) => ({ ...pick(p), text: formatProblem(p) })) : null,
-    nginx: nginxOf(nginx),
-    sync: syncOf(lookup('syncQueue')),
-    actors: ['root', ...input.actorIds].map((id) => actorOf(id, lookup(id))),
+    nginx: selectNginxActivity(nginx),
+    sync: selectSyncProgress(actors.syncQueue()),
+    actors: ['root', ...input.actorIds].map((id) => actorOf(id, actors.actor(id))),
   };
 }
 
@@ -214,16 +213,10 @@ const pick = (p: Problem): Problem => ({
   message: p.message,
 });
 
-function roleOf(status: ActorView | undefined): ControllerReport['role'] {
-  if (status?.status !== 'active') return 'unknown';
-  return stateLabel(status.value).split('.')[0] === 'leader' ? 'leader' : 'follower';
-}
-
 /** actorOf names an actor's state as /metrics' ingress_actors_actor_state does: its state while active, else its status. */
-function actorOf(id: string, snapshot: ActorView | undefined): ActorReport {
-  if (!snapshot) return { id, state: 'absent', status: 'absent' };
-  const state = snapshot.status === 'active' && snapshot.value !== undefined ? stateLabel(snapshot.value) : null;
-  return { id, state: state ?? snapshot.status, status: snapshot.status };
+function actorOf(id: string, actor: ActorState | undefined): ActorReport {
+  if (!actor) return { id, state: 'absent', status: 'absent' };
+  return { id, state: selectActorState(actor), status: actor.status };
 }
 
 /** routesOf lists each Ingress path once (a Prefix path is two nginx locations), by host then path. */
@@ -301,11 +294,10 @@ const hasOwnCertificate = (server: Server) =>
 
 /**
  * certificatesOf finds each TLS host's certificate: in the model's files when they are rendered into nginx.conf,
- * else in the table pushed to the Lua balancer (`tables`, the nginx actor's context), by host.
+ * else in the table pushed to the Lua balancer (`pushed`: PEM by host, from the nginx actor).
  */
-function certificatesOf(model: NginxModel, tables: unknown, now: number): CertificateReport[] {
+function certificatesOf(model: NginxModel, pushed: ReadonlyMap<string, string>, now: number): CertificateReport[] {
   const files = new Map(model.certificates.map((c) => [c.file, c]));
-  const pushed = pushedCertificates(tables);
   const reports: CertificateReport[] = [];
   const defaultFile = files.get(model.defaultCertificateFile);
   reports.push(expiryOf('*', defaultFile && defaultFile.id !== 'default' ? defaultFile.id : null, defaultFile, now));
@@ -322,18 +314,6 @@ function certificatesOf(model: NginxModel, tables: unknown, now: number): Certif
 function secretOfFile(file: string): string | null {
   const match = /^certificates\/([a-z0-9-]+)_([a-z0-9.-]+)\.pem$/.exec(file);
   return match ? `${match[1]}/${match[2]}` : null;
-}
-
-function pushedCertificates(tables: unknown): Map<string, string> {
-  const list = (tables as { certificates?: { certificates?: unknown } } | null | undefined)?.certificates?.certificates;
-  const byHost = new Map<string, string>();
-  if (!Array.isArray(list)) return byHost;
-  // one entry per Secret, with the hosts it serves
-  for (const entry of list as { hosts?: unknown; cert?: unknown }[]) {
-    if (typeof entry?.cert !== 'string' || !Array.isArray(entry.hosts)) continue;
-    for (const host of entry.hosts) if (typeof host === 'string') byHost.set(host, entry.cert);
-  }
-  return byHost;
 }
 
 function expiryOf(
@@ -364,52 +344,4 @@ export function notAfterOf(pem: string): number | null {
   if (parsed.size >= 1000) parsed.clear();
   parsed.set(pem, value);
   return value;
-}
-
-function nginxOf(nginx: ActorView | undefined): NginxReport {
-  const c = nginx?.context ?? {};
-  return {
-    state: nginx ? actorOf('nginx', nginx).state : 'absent',
-    pid: typeof c.pid === 'number' ? c.pid : null,
-    restarts: num(c.restarts),
-    reloadsOk: num(c.reloadsOk),
-    reloadsFailed: num(c.reloadsFailed),
-    reloadsSkipped: num(c.reloadsSkipped),
-    pushesOk: num(c.pushesOk),
-    pushesFailed: num(c.pushesFailed),
-    lastReloadError: str(c.lastReloadError),
-    lastPushError: str(c.lastPushError),
-    recent: recentOf(c.recent),
-  };
-}
-
-/** recentOf reads the nginx actor's `recent` applies defensively (absent or odd entries are left out), newest first. */
-function recentOf(recent: unknown): ApplyRecord[] {
-  if (!Array.isArray(recent)) return [];
-  const records: ApplyRecord[] = [];
-  for (const r of recent as Record<string, unknown>[]) {
-    if (!r || (r.kind !== 'reload' && r.kind !== 'push') || typeof r.at !== 'number') continue;
-    const error = str(r.error);
-    records.push({
-      kind: r.kind,
-      trigger: typeof r.trigger === 'string' ? r.trigger : '',
-      at: r.at,
-      durationMs: num(r.durationMs),
-      ok: r.ok === true,
-      ...(error === null ? {} : { error }),
-    });
-  }
-  return records.reverse();
-}
-
-function syncOf(queue: ActorView | undefined): SyncReport {
-  const c = queue?.context ?? {};
-  return {
-    state: queue ? actorOf('syncQueue', queue).state : 'absent',
-    generation: num(c.generation),
-    syncsCompleted: num(c.syncsCompleted),
-    syncsFailed: num(c.syncsFailed),
-    lastChange: str(c.lastChange),
-    lastError: str(c.lastError),
-  };
 }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { UsageError } from '../usage-error.js';
+import type { Logger } from '../log.js';
 
 /** KubeconfigError is a kubeconfig file that cannot be read as one: the operator's to fix (exit 1, one line). */
 export class KubeconfigError extends Error {
@@ -76,4 +77,13 @@ function mergeFirstWins(kc: KubeConfig, paths: readonly string[]): void {
     contexts: firstByName(files.map((f) => f.contexts)),
     currentContext: files.map((f) => f.currentContext).find((name) => !!name) ?? '',
   });
+}
+
+/** kubeConfigFromEnv loads the API server's kubeconfig (flag, KUBECONFIG, in-cluster) and says which it used. */
+export function kubeConfigFromEnv(flag: string | null, log: Logger, env: NodeJS.ProcessEnv): KubeConfig {
+  const { kc, source } = loadKubeConfig(flag, env);
+  const server = kc.getCurrentCluster()?.server ?? '';
+  if (source.from === 'KUBECONFIG') log.info({ kubeconfig: source.paths, server }, 'API server from KUBECONFIG');
+  else log.info({ kubeconfig: source.from === 'flag' ? source.path : 'in-cluster', server }, 'API server');
+  return kc;
 }

@@ -6,7 +6,9 @@
  *   the sync queue, whose step (with its own enqueued assign and raise) then ran inside them.
  *   They are enqueued `sendTo`s now (src/actors/tell.ts).
  * - "Event "nginx.exited" was sent to stopped actor": the master of a failed nginx machine, killed
- *   on that failure, reported its exit to the stopped machine (src/actors/nginx.ts).
+ *   on that failure, reported its exit to the stopped machine. The root supervisor now stops what a
+ *   failed child still runs (stopOrphans, machines/rootSupervisor.machine.ts), and the master's
+ *   cleanup kills nginx (src/actors/nginx.ts): no second master beside the restarted machine's.
  * test/support/xstate-warnings.ts fails any test that prints them; these provoke each one.
  */
 import { readFile, writeFile, cp, mkdtemp, rm } from 'node:fs/promises';

@@ -4,20 +4,15 @@
  * count as loopback. The e2e side (real controller, real nginx) is healthz-metrics.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { checkHealth, healthText, isLoopbackAddress, type ActorView } from '../../src/http/health.js';
+import type { NginxProcessContext } from '../../machines/nginxProcess.machine.js';
+import { checkHealth, healthText, isLoopbackAddress } from '../../src/http/health.js';
+import { nginxSnapshot, observedActors, watcherSnapshot, type Snapshots } from '../support/observed.js';
 
 const NGINX_T =
   'nginx: [emerg] unknown "no_such_variable" variable\nnginx: configuration file /tmp/ia/nginx.conf test failed';
-const watcher = (
-  synced: boolean,
-  value: unknown = { running: 'watching' },
-  lastError: string | null = null,
-): ActorView => ({ value, status: 'active', context: { reportedSynced: synced, lastError } });
-const nginx = (value: unknown, context: Record<string, unknown>): ActorView => ({
-  value,
-  status: 'active',
-  context: { reloadsOk: 0, reloadsFailed: 0, lastReloadError: null, lastExit: null, ...context },
-});
+const watcher = (synced: boolean, value: unknown = { running: 'watching' }, lastError: string | null = null) =>
+  watcherSnapshot(value, { reportedSynced: synced, lastError });
+const nginx = (value: unknown, context: Partial<NginxProcessContext>) => nginxSnapshot(value, context);
 const running = { alive: 'running' };
 const TABLES = { backends: { version: 'b1' }, certificates: { version: 'c1' } };
 /** a restarted master (pid 4242) that holds no table yet: the push to it failed */
@@ -30,14 +25,14 @@ const NO_TABLE_YET = nginx(running, {
   lastPushError: 'POST /backends: no answer within 5000 ms',
 });
 
-function world(actors: Record<string, ActorView | undefined>) {
-  const all: Record<string, ActorView | undefined> = {
+function world(actors: Snapshots) {
+  const all: Snapshots = {
     root: { value: 'running', status: 'active' },
     'watcher.Ingress': watcher(true),
     'watcher.Service': watcher(true),
     ...actors,
   };
-  return checkHealth((id) => all[id], ['Ingress', 'Service']);
+  return checkHealth(observedActors(all), ['Ingress', 'Service']);
 }
 
 describe('finding 2: /healthz stays 200 while nginx serves the last good config', () => {
@@ -142,16 +137,12 @@ describe('finding 2: /healthz stays 200 while nginx serves the last good config'
       'finding 7: a watcher failing after its first sync: ok, with a warning',
       {
         nginx: nginx(running, { reloadsOk: 1 }),
-        'watcher.Service': {
-          value: 'backoff',
-          status: 'active',
-          context: {
-            reportedSynced: true,
-            staleSince: Date.UTC(2030, 0, 2, 3, 4, 5),
-            failures: 2,
-            lastError: 'list Service: the API server did not answer within 30000 ms',
-          },
-        },
+        'watcher.Service': watcherSnapshot('backoff', {
+          reportedSynced: true,
+          staleSince: Date.UTC(2030, 0, 2, 3, 4, 5),
+          failures: 2,
+          lastError: 'list Service: the API server did not answer within 30000 ms',
+        }),
       },
       true,
       [],
@@ -165,7 +156,7 @@ describe('finding 2: /healthz stays 200 while nginx serves the last good config'
       [],
     ],
   ] as const)('%s', (_what, actors, ok, problems, warnings) => {
-    const health = world(actors as Record<string, ActorView | undefined>);
+    const health = world(actors);
     expect(health.ok).toBe(ok);
     expect(health.problems.map((p) => p.summary)).toEqual(problems);
     expect(health.warnings.map((w) => w.summary)).toEqual(warnings);

@@ -351,7 +351,6 @@ describe('--status-page on the server', () => {
         controllerClass: 'k8s.io/ingress-nginx',
         controllerPod: 'test',
         electionId: 'test',
-        lookup: () => undefined,
         actorIds: [],
       }),
       log: pino({ level: 'silent' }),

@@ -21,7 +21,8 @@ import {
   type PushInput,
   type ReloadInput,
 } from '../../machines/nginxProcess.machine.js';
-import { checkHealth, type ActorView } from '../../src/http/health.js';
+import { checkHealth } from '../../src/http/health.js';
+import { observedActors } from '../support/observed.js';
 import { advance, deferred, flush, stateName, type Deferred } from './harness.js';
 
 const INPUT: NginxProcessInput = {
@@ -188,15 +189,7 @@ describe('nginxProcess', () => {
   // issue 27: a failed push must end where the next change is pushed, and /healthz must not stay 500 for it.
   describe('issue 27: a failed push never wedges the pushes', () => {
     const healthOf = (t: ReturnType<typeof start>) =>
-      checkHealth(
-        (id) =>
-          id === 'nginx'
-            ? (t.actor.getSnapshot() as unknown as ActorView)
-            : id === 'root'
-              ? { value: 'running', status: 'active' }
-              : undefined,
-        [],
-      );
+      checkHealth(observedActors({ nginx: t.actor.getSnapshot(), root: { value: 'running', status: 'active' } }), []);
     const refused = () =>
       Object.assign(new Error('POST /routes: nginx answered 400: route 1: too long'), { status: 400 });
     const running = async (t: ReturnType<typeof start>, backends = 'b1') => {

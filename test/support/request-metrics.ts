@@ -33,7 +33,6 @@ export function setUpRequestMetrics(
     controllerClass: 'k8s.io/ingress-nginx',
     controllerPod: 'pod-1',
     electionId: 'leader',
-    lookup: () => undefined,
     actorIds: [],
   });
   const requests = new RequestMetrics({

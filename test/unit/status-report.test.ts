@@ -8,7 +8,9 @@ import { statusAccess, type StatusPageMode } from '../../src/http/status-page.js
 import { buildStatusReport, type StatusInput } from '../../src/http/status-report.js';
 import { gatewayRoutesOf } from '../../src/http/status-gateway.js';
 import type { GatewayStatus } from '../../src/model/gateway/routes.js';
-import type { ActorView, Health } from '../../src/http/health.js';
+import type { Health } from '../../src/http/health.js';
+import type { PushedTables } from '../../machines/events.js';
+import type { ApplyRecord } from '../../machines/nginxProcess.machine.js';
 import { join } from 'node:path';
 import { loadManifests } from '../../src/manifests/load.js';
 import { buildModel } from '../../src/model/build.js';
@@ -17,6 +19,13 @@ import { DynamicSplit } from '../../src/model/dynamic-tables.js';
 import type { NginxModel, Problem } from '../../src/model/nginx-model.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
+import {
+  nginxSnapshot,
+  observedActors,
+  statusSnapshot,
+  templateSnapshot,
+  type Snapshots,
+} from '../support/observed.js';
 
 const FIXTURES = new URL('../fixtures/', import.meta.url).pathname;
 const NOW = Date.parse('2026-01-01T00:00:00Z');
@@ -30,17 +39,12 @@ const info = {
 const healthy: Health = { ok: true, problems: [], warnings: [] };
 const ACTORS = ['http', 'watcher.Ingress', 'template', 'syncQueue', 'nginx', 'status'];
 
-const input = (actors: Record<string, ActorView>, health: Health = healthy): StatusInput => ({
-  lookup: (id) => actors[id],
+const input = (actors: Snapshots, health: Health = healthy): StatusInput => ({
+  actors: observedActors(actors),
   actorIds: ACTORS,
   info,
   health,
   now: NOW,
-});
-const active = (value: unknown, context: Record<string, unknown> = {}): ActorView => ({
-  value,
-  status: 'active',
-  context,
 });
 
 let model: NginxModel;
@@ -96,9 +100,9 @@ describe('buildStatusReport', () => {
   it('before the first sync: no routes, certificates or problems, every actor listed, absent ones said so', () => {
     const report = buildStatusReport(
       input({
-        root: active('booting'),
-        nginx: active({ alive: 'starting' }),
-        template: active('idle', { model: null }),
+        root: { value: 'booting', status: 'active' },
+        nginx: nginxSnapshot({ alive: 'starting' }),
+        template: templateSnapshot('idle', { model: null }),
       }),
     );
     expect(report.schema).toBe(1);
@@ -126,7 +130,7 @@ describe('buildStatusReport', () => {
   });
 
   it('lists each host and path once with its backend, endpoints, canary and answer', () => {
-    const report = buildStatusReport(input({ template: active('idle', { model }) }));
+    const report = buildStatusReport(input({ template: templateSnapshot('idle', { model }) }));
     expect(report.routes).toEqual([
       {
         host: 'bad.example.com',
@@ -175,7 +179,7 @@ describe('buildStatusReport', () => {
     ]);
   });
 
-  const certificateCases: [string, () => { model: NginxModel; tables: unknown }][] = [
+  const certificateCases: [string, () => { model: NginxModel; tables: PushedTables | null }][] = [
     ['rendered into nginx.conf: from the model’s files', () => ({ model, tables: null })],
     [
       'with the Lua balancer: from the table pushed to nginx',
@@ -187,7 +191,9 @@ describe('buildStatusReport', () => {
   ];
   it.each(certificateCases)('gives each TLS host its Secret and expiry, %s', (_, make) => {
     const { model: m, tables } = make();
-    const report = buildStatusReport(input({ template: active('idle', { model: m }), nginx: active({}, { tables }) }));
+    const report = buildStatusReport(
+      input({ template: templateSnapshot('idle', { model: m }), nginx: nginxSnapshot({}, { tables }) }),
+    );
     expect(report.certificates).toEqual([
       { host: '*', secret: null, notAfter: null, daysLeft: null },
       {
@@ -241,12 +247,12 @@ describe('buildStatusReport', () => {
     async (name, options, streams) => {
       const snapshot = await loadManifests([join(FIXTURES, name, 'input.yaml')]);
       const { model: m } = buildModel(snapshot, { ...defaultBuildOptions, ...options } as BuildOptions);
-      expect(buildStatusReport(input({ template: active('ready', { model: m }) })).streams).toEqual(streams);
+      expect(buildStatusReport(input({ template: templateSnapshot('ready', { model: m }) })).streams).toEqual(streams);
     },
   );
 
   it('gives the problems with their object, field and one-line text, attacker strings as they are', () => {
-    const report = buildStatusReport(input({ status: active({ follower: 'campaigning' }, { problems }) }));
+    const report = buildStatusReport(input({ status: statusSnapshot({ follower: 'campaigning' }, { problems }) }));
     expect(report.problems).toContainEqual({
       kind: 'Ingress',
       namespace: 'default',
@@ -264,15 +270,12 @@ describe('buildStatusReport', () => {
     [{ leader: { lease: 'held', status: 'idle', events: 'idle' } }, 'active', 'leader'],
     ['stopped', 'done', 'unknown'],
   ])('the status actor in %j (%s) makes the replica %s', (value, status, role) => {
-    expect(buildStatusReport(input({ status: { value, status } })).controller.role).toBe(role);
+    expect(buildStatusReport(input({ status: { ...statusSnapshot(value), status } })).controller.role).toBe(role);
   });
 
-  it('reads the nginx actor’s recent applies defensively, newest first', () => {
-    const recent = [
+  it('gives the nginx actor’s counters, an empty error as none, and its recent applies newest first', () => {
+    const recent: ApplyRecord[] = [
       { kind: 'reload', trigger: 'k8s.changed Ingress default/web', at: NOW - 2000, durationMs: 41.5, ok: true },
-      { kind: 'bogus', trigger: 'x', at: NOW, durationMs: 1, ok: true },
-      'not a record',
-      null,
       {
         kind: 'push',
         trigger: 'k8s.changed EndpointSlice default/web-1',
@@ -282,7 +285,10 @@ describe('buildStatusReport', () => {
         error: 'refused',
       },
     ];
-    const nginx = active({ alive: 'running' }, { pid: 42, reloadsOk: 3, pushesOk: 5, lastReloadError: '', recent });
+    const nginx = nginxSnapshot(
+      { alive: 'running' },
+      { pid: 42, reloadsOk: 3, pushesOk: 5, lastReloadError: '', recent },
+    );
     expect(buildStatusReport(input({ nginx })).nginx).toEqual({
       state: 'alive.running',
       pid: 42,
@@ -306,9 +312,6 @@ describe('buildStatusReport', () => {
         { kind: 'reload', trigger: 'k8s.changed Ingress default/web', at: NOW - 2000, durationMs: 41.5, ok: true },
       ],
     });
-    expect(buildStatusReport(input({ nginx: active({ alive: 'running' }, { recent: 'odd' }) })).nginx.recent).toEqual(
-      [],
-    );
   });
 
   it('gives /healthz’s verdict with its details', () => {

@@ -6,7 +6,7 @@
 import type { Problem } from '../nginx-model.js';
 import type { KubeObject, Secret, Service } from '../snapshot.js';
 import { checkTlsSecret } from '../tls.js';
-import { compareHostnames, coveringHostnames, intersectHostnames, intersectOne } from './hostnames.js';
+import { compareHostnames, coveringHostnames, intersectOne } from './hostnames.js';
 import { byAge, comparePrecedence } from './precedence.js';
 import {
   type Context,
@@ -15,11 +15,22 @@ import {
   judgeListeners,
   key,
   type ListenerState,
-  namespaceAllowed,
   type Socket,
 } from './listeners.js';
 import { readGateway, readGatewayClass, readGRPCRoute, readHTTPRoute, readMeta, readReferenceGrant } from './read.js';
 import { type AddressVerdict, assignAddresses } from './addresses.js';
+import {
+  classAccepted,
+  gatewayAccepted,
+  notProgrammed,
+  parametersMessage,
+  parentAccepted,
+  matchParent,
+  programmedCondition,
+  REF_MESSAGES,
+  resolvedRefs,
+  withoutAddress,
+} from './conditions.js';
 import { isGranted } from './refs.js';
 import { partiallyInvalid, withinRegexBudget } from './regex-bound.js';
 import type {
@@ -31,7 +42,7 @@ import type {
   RouteParentStatus,
   RouteStatus,
 } from './routes.js';
-import type { BackendRef, Condition, Gateway, GatewayClass, HTTPRoute, Listener, ReferenceGrant } from './types.js';
+import type { BackendRef, Gateway, GatewayClass, HTTPRoute, Listener, ReferenceGrant } from './types.js';
 import { GATEWAY_GROUP } from './types.js';
 
 /** GatewayInput is everything the core reads; objects are untrusted (as the API server serves them). */
@@ -87,12 +98,6 @@ function resolveBackend(route: HTTPRoute, ref: BackendRef, ctx: Context): Effect
     return unresolved('BackendNotFound');
   return { kind: 'service', namespace: ref.namespace, name: ref.name, port, weight: ref.weight };
 }
-
-const REF_MESSAGES: Record<string, string> = {
-  InvalidKind: 'is not a core Service',
-  RefNotPermitted: 'is in another namespace and no ReferenceGrant allows it',
-  BackendNotFound: 'names a Service or port that does not exist',
-};
 
 /** Attachment is a route attached to one listener, through one or more of its parentRefs. */
 interface Attachment {
@@ -191,38 +196,6 @@ function serve(at: Attachment, served: Map<ListenerState, ByHost>, attached: Map
   }
 }
 
-/** parametersMessage says why a Gateway with `spec.infrastructure.parametersRef` is not accepted. */
-const parametersMessage = (g: Gateway) =>
-  `spec.infrastructure.parametersRef names ${g.parametersRef}: this controller supports no parameters kind, ` +
-  'so the Gateway is not accepted and none of its listeners is served';
-
-/** notProgrammed turns a listener's Programmed condition False: its Gateway is not accepted. */
-const notProgrammed = (c: Condition): Condition =>
-  c.type === 'Programmed'
-    ? { ...c, status: 'False', reason: 'Invalid', message: 'the Gateway is not accepted (InvalidParameters)' }
-    : c;
-
-/** programmedCondition is a Gateway's Programmed: served, or why not (its listeners first, then its address). */
-function programmedCondition(
-  programmed: boolean,
-  listenersProgrammed: boolean,
-  verdict: AddressVerdict | undefined,
-  gen: number,
-): Condition {
-  if (programmed) return cond('Programmed', true, 'Programmed', 'gateway is served', gen);
-  if (!listenersProgrammed || verdict === undefined || verdict.kind === 'assigned')
-    return cond('Programmed', false, 'Invalid', 'no listener is served', gen);
-  if (verdict.kind === 'unsupported') return cond('Programmed', false, 'Invalid', verdict.message, gen);
-  const reason = verdict.kind === 'unusable' ? 'AddressNotUsable' : 'AddressNotAssigned';
-  return cond('Programmed', false, reason, verdict.message, gen);
-}
-
-/** withoutAddress: a listener of a Gateway without an address is not served, whatever else holds. */
-const withoutAddress = (c: Condition, gen: number): Condition =>
-  c.type === 'Programmed' && c.status === 'True'
-    ? cond('Programmed', false, 'Pending', 'the Gateway has no address to be served on', gen)
-    : c;
-
 /**
  * certificateErrorOf judges a Secret as the Ingress TLS path does, for callers without the build's CertificateTable
  * (convert, the core's own tests); the controller passes the build's verdicts instead.
@@ -237,14 +210,71 @@ function certificateErrorOf(secrets: readonly KubeObject[]): (namespace: string,
   };
 }
 
-/** buildGatewayRoutes turns Gateway API objects into served routes and status; see the module comment. */
+/**
+ * buildGatewayRoutes turns Gateway API objects into served routes and status; see the module comment. The steps: the
+ * classes and Gateways this controller owns, their listeners judged, their addresses and sockets, the routes attached
+ * to their listeners, and each Gateway's served listeners and status.
+ */
 export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   const problems: Problem[] = [];
   const classes = input.gatewayClasses
     .map(readGatewayClass)
     .filter((c): c is GatewayClass => c !== null && c.controllerName === input.controllerName);
-  const acceptedClasses = new Set(classes.filter((c) => !c.hasParameters).map((c) => c.meta.name));
-  const ctx: Context = {
+  const ctx = contextOf(input, problems);
+  const gateways = ownGateways(input, classes);
+  const states = new Map(gateways.map((g) => [key(g.meta), judgeListeners(g, ctx)]));
+  reportParameters(gateways, problems);
+  const verdicts =
+    input.addresses === undefined
+      ? null
+      : assignAddresses(
+          gateways,
+          (g) => g.parametersRef === undefined && (states.get(key(g.meta)) ?? []).some((s) => s.accepted),
+          input.addresses,
+        );
+  conflictOnSockets(input, gateways, states, verdicts);
+  const { attachments, routeStatus, grpcStatus } = attachRoutes(input, gateways, states, ctx);
+  const attached = new Map<ListenerState, number>();
+  // listener state → hostname → entries (each with its route's metadata, for the precedence order)
+  const served = new Map<ListenerState, ByHost>();
+  for (const at of resolveKindConflicts(attachments)) serve(at, served, attached);
+
+  const listeners: ListenerRoutes[] = [];
+  const reportedRegexes = new Map<string, string>();
+  const gatewayStatus: GatewayStatus['gateways'][number][] = [];
+  for (const gateway of gateways) {
+    const list = states.get(key(gateway.meta)) ?? [];
+    const verdict = verdicts?.get(key(gateway.meta));
+    // with the pool, a Gateway is served only on its own address
+    const address = verdict?.kind === 'assigned' ? verdict.address : undefined;
+    const hasAddress = verdicts === null || address !== undefined;
+    if (gateway.parametersRef === undefined && hasAddress)
+      for (const s of list)
+        if (s.programmed) listeners.push(listenerRoutes(gateway, s, served, address, { problems, reportedRegexes }));
+    gatewayStatus.push({
+      ...gatewayStatusOf(gateway, list, verdict, hasAddress, attached),
+      ...(verdicts === null ? {} : { addresses: address === undefined ? [] : [address] }),
+    });
+  }
+
+  return {
+    listeners,
+    status: {
+      gatewayClasses: classes.map((c) => ({
+        name: c.meta.name,
+        conditions: [classAccepted(c.hasParameters, input.controllerName, c.meta.generation)],
+      })),
+      gateways: gatewayStatus,
+      httpRoutes: partiallyInvalid('HTTPRoute', routeStatus, reportedRegexes),
+      grpcRoutes: partiallyInvalid('GRPCRoute', grpcStatus, reportedRegexes),
+    },
+    problems,
+  };
+}
+
+/** contextOf is the lookups listeners and routes share (grants, Services, certificates, namespaces), and where problems go. */
+function contextOf(input: GatewayInput, problems: Problem[]): Context {
+  return {
     grants: input.referenceGrants.map(readReferenceGrant).filter((g): g is ReferenceGrant => g !== null),
     services: new Map(input.services.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name}`, s])),
     certificateError: input.certificateError ?? certificateErrorOf(input.secrets),
@@ -256,12 +286,19 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
     ),
     problems,
   };
-  const gateways = input.gateways
+}
+
+/** ownGateways are the readable Gateways of this controller's accepted classes (without parameters), by key. */
+function ownGateways(input: GatewayInput, classes: readonly GatewayClass[]): Gateway[] {
+  const acceptedClasses = new Set(classes.filter((c) => !c.hasParameters).map((c) => c.meta.name));
+  return input.gateways
     .map(readGateway)
     .filter((g): g is Gateway => g !== null && acceptedClasses.has(g.gatewayClassName))
     .sort((a, b) => (key(a.meta) < key(b.meta) ? -1 : 1));
-  const states = new Map(gateways.map((g) => [key(g.meta), judgeListeners(g, ctx)]));
-  // A Gateway with infrastructure parameters is not accepted: no parameters kind is supported, so nothing of it is served.
+}
+
+/** reportParameters: a Gateway with infrastructure parameters is not accepted (no parameters kind is supported). */
+function reportParameters(gateways: readonly Gateway[], problems: Problem[]): void {
   for (const g of gateways)
     if (g.parametersRef !== undefined)
       problems.push({
@@ -271,15 +308,18 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
         field: 'spec.infrastructure.parametersRef',
         message: parametersMessage(g),
       });
-  const verdicts =
-    input.addresses === undefined
-      ? null
-      : assignAddresses(
-          gateways,
-          (g) => g.parametersRef === undefined && (states.get(key(g.meta)) ?? []).some((s) => s.accepted),
-          input.addresses,
-        );
-  // Listeners of different Gateways on one socket: the oldest keeps its protocol and hostname (the others Conflicted).
+}
+
+/**
+ * conflictOnSockets: listeners of different Gateways on one socket (address and nginx port): the oldest keeps its
+ * protocol and hostname, the others are Conflicted. A Gateway refused or without its address has no socket.
+ */
+function conflictOnSockets(
+  input: GatewayInput,
+  gateways: readonly Gateway[],
+  states: Map<string, ListenerState[]>,
+  verdicts: ReadonlyMap<string, AddressVerdict> | null,
+): void {
   const ports = input.ports ?? { http: 80, https: 443, sharedHttps: false };
   const socketOf =
     (address: string | undefined) =>
@@ -304,11 +344,20 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
       [ports.https, 'HTTPS'],
     ]),
   );
-  const gatewayByKey = new Map(gateways.map((g) => [key(g.meta), g]));
-  const attached = new Map<ListenerState, number>();
-  // listener state → hostname → entries (each with its route's metadata, for the precedence order)
-  const served = new Map<ListenerState, ByHost>();
+}
 
+/**
+ * attachRoutes reads every HTTPRoute and GRPCRoute, resolves its references, judges each of its parentRefs naming one
+ * of our Gateways, and attaches it to the listeners it is accepted on. A route none of whose parents is ours is
+ * another controller's: no status, no problems.
+ */
+function attachRoutes(
+  input: GatewayInput,
+  gateways: readonly Gateway[],
+  states: ReadonlyMap<string, readonly ListenerState[]>,
+  ctx: Context,
+): { attachments: Attachment[]; routeStatus: RouteStatus[]; grpcStatus: RouteStatus[] } {
+  const gatewayByKey = new Map(gateways.map((g) => [key(g.meta), g]));
   const routes = [...input.httpRoutes.map(readHTTPRoute), ...(input.grpcRoutes ?? []).map(readGRPCRoute)].filter(
     (r): r is HTTPRoute => r !== null,
   );
@@ -317,31 +366,11 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   const attachments: Attachment[] = [];
   for (const route of routes) {
     const gen = route.meta.generation;
-    const kind = route.kind;
     const routeProblems: Problem[] = [];
     const fail = (field: string, message: string) =>
-      routeProblems.push({ kind, namespace: route.meta.namespace, name: route.meta.name, field, message });
+      routeProblems.push({ kind: route.kind, namespace: route.meta.namespace, name: route.meta.name, field, message });
     for (const i of route.invalid) fail(i.field, i.message);
-    // each reference resolved once, a problem on its field when it does not
-    const resolve = (ref: BackendRef, field: string) => {
-      const resolved = resolveBackend(route, ref, ctx);
-      if (resolved.kind === 'unresolved')
-        fail(field, `${ref.kind} ${ref.namespace}/${ref.name} ${REF_MESSAGES[resolved.reason]}`);
-      return resolved;
-    };
-    const backends = route.rules.map((rule, r) =>
-      rule.backendRefs.map((ref, b) => resolve(ref, `spec.rules[${r}].backendRefs[${b}]`)),
-    );
-    const mirrors = route.rules.map((rule, r) =>
-      rule.filters.flatMap((filter, at) =>
-        filter.type === 'RequestMirror'
-          ? [resolve(filter.backendRef, `spec.rules[${r}].filters[${at}].requestMirror.backendRef`)]
-          : [],
-      ),
-    );
-    const firstUnresolved = [...backends.flat(), ...mirrors.flat()].find(
-      (b): b is EffectiveBackend & { kind: 'unresolved'; reason: string } => b.kind === 'unresolved',
-    );
+    const { backends, mirrors, firstUnresolved } = resolveReferences(route, ctx, fail);
     // Two parentRefs may select one listener (by name and by port): it counts and serves the route once.
     const attachedHere = new Map<ListenerState, Attachment>();
     const parents: RouteParentStatus[] = [];
@@ -349,70 +378,16 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
       if (parentRef.group !== GATEWAY_GROUP || parentRef.kind !== 'Gateway') continue;
       const gateway = gatewayByKey.get(key(parentRef));
       if (!gateway) continue; // not ours (or not there): another controller's business
-      const listenerStates = states.get(key(gateway.meta)) ?? [];
-      const candidates = listenerStates.filter(
-        (s) =>
-          (parentRef.sectionName === undefined || s.listener.name === parentRef.sectionName) &&
-          (parentRef.port === undefined || s.listener.port === parentRef.port),
-      );
-      const usable = gateway.parametersRef !== undefined ? [] : candidates.filter((s) => s.accepted && !s.conflicted);
-      const allowed = usable.filter(
-        (s) => s.supportedKinds.some((k) => k.kind === kind) && namespaceAllowed(s, gateway, route.meta.namespace, ctx),
-      );
-      const matching = allowed
-        .map((s) => ({ s, hosts: intersectHostnames(s.listener.hostname, route.hostnames) }))
-        .filter((x) => x.hosts.length > 0);
-      let accepted: Condition;
-      if (usable.length === 0)
-        accepted = cond(
-          'Accepted',
-          false,
-          'NoMatchingParent',
-          gateway.parametersRef !== undefined
-            ? 'the Gateway is not accepted (InvalidParameters)'
-            : candidates.some((s) => s.accepted && s.conflicted)
-              ? 'every listener matching sectionName and port is Conflicted (see the Gateway’s listener status)'
-              : 'no accepted listener matches sectionName and port',
-          gen,
-        );
-      else if (allowed.length === 0)
-        accepted = cond(
-          'Accepted',
-          false,
-          'NotAllowedByListeners',
-          'no listener allows this route (namespace or kind)',
-          gen,
-        );
-      else if (matching.length === 0)
-        accepted = cond(
-          'Accepted',
-          false,
-          'NoMatchingListenerHostname',
-          'no hostname in common with any listener',
-          gen,
-        );
-      else if (route.invalid.length > 0)
-        accepted = cond(
-          'Accepted',
-          false,
-          'UnsupportedValue',
-          route.invalid.map((i) => `${i.field}: ${i.message}`).join('; '),
-          gen,
-        );
-      else accepted = cond('Accepted', true, 'Accepted', 'route is accepted', gen);
-      const resolvedRefs = firstUnresolved
-        ? cond(
-            'ResolvedRefs',
-            false,
-            firstUnresolved.reason,
-            `a backendRef ${REF_MESSAGES[firstUnresolved.reason]}`,
-            gen,
-          )
-        : cond('ResolvedRefs', true, 'ResolvedRefs', 'all references resolved', gen);
-      parents.push({ parentRef, controllerName: input.controllerName, conditions: [accepted, resolvedRefs] });
+      const match = matchParent(route, parentRef, gateway, states.get(key(gateway.meta)) ?? [], ctx);
+      const accepted = parentAccepted(match, route.invalid, gen);
+      parents.push({
+        parentRef,
+        controllerName: input.controllerName,
+        conditions: [accepted, resolvedRefs(firstUnresolved, gen)],
+      });
       if (accepted.status !== 'True') continue;
       const parentIndex = parents.length - 1;
-      for (const { s, hosts } of matching) {
+      for (const { s, hosts } of match.matching) {
         const already = attachedHere.get(s);
         if (already) {
           already.parentIndexes.push(parentIndex);
@@ -432,105 +407,99 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
         attachments.push(at);
       }
     }
-    // A route none of whose parents is ours is another controller's: no status, no problems.
     if (parents.length === 0) continue;
-    (kind === 'GRPCRoute' ? grpcStatus : routeStatus).push({
-      namespace: route.meta.namespace,
-      name: route.meta.name,
-      parents,
-    });
-    problems.push(...routeProblems);
+    const status = { namespace: route.meta.namespace, name: route.meta.name, parents };
+    (route.kind === 'GRPCRoute' ? grpcStatus : routeStatus).push(status);
+    ctx.problems.push(...routeProblems);
   }
+  return { attachments, routeStatus, grpcStatus };
+}
 
-  for (const at of resolveKindConflicts(attachments)) serve(at, served, attached);
+/** resolveReferences resolves each backendRef and mirror of a route once, a problem on its field when it does not. */
+function resolveReferences(route: HTTPRoute, ctx: Context, fail: (field: string, message: string) => void) {
+  const resolve = (ref: BackendRef, field: string) => {
+    const resolved = resolveBackend(route, ref, ctx);
+    if (resolved.kind === 'unresolved')
+      fail(field, `${ref.kind} ${ref.namespace}/${ref.name} ${REF_MESSAGES[resolved.reason]}`);
+    return resolved;
+  };
+  const backends = route.rules.map((rule, r) =>
+    rule.backendRefs.map((ref, b) => resolve(ref, `spec.rules[${r}].backendRefs[${b}]`)),
+  );
+  const mirrors = route.rules.map((rule, r) =>
+    rule.filters.flatMap((filter, at) =>
+      filter.type === 'RequestMirror'
+        ? [resolve(filter.backendRef, `spec.rules[${r}].filters[${at}].requestMirror.backendRef`)]
+        : [],
+    ),
+  );
+  const firstUnresolved = [...backends.flat(), ...mirrors.flat()].find(
+    (b): b is EffectiveBackend & { kind: 'unresolved'; reason: string } => b.kind === 'unresolved',
+  );
+  return { backends, mirrors, firstUnresolved };
+}
 
-  const listeners: ListenerRoutes[] = [];
-  const reportedRegexes = new Map<string, string>();
-  const gatewayStatus: GatewayStatus['gateways'][number][] = [];
-  for (const gateway of gateways) {
-    const gen = gateway.meta.generation;
-    const list = states.get(key(gateway.meta)) ?? [];
-    const refused = gateway.parametersRef !== undefined;
-    const verdict = verdicts?.get(key(gateway.meta));
-    // with the pool, a Gateway is served only on its own address
-    const address = verdict?.kind === 'assigned' ? verdict.address : undefined;
-    const hasAddress = verdicts === null || address !== undefined;
-    for (const s of list) {
-      if (!s.programmed || refused || !hasAddress) continue;
-      const byHost = served.get(s) ?? (new Map() as ByHost);
-      for (const entries of byHost.values())
-        entries.sort((a, b) => comparePrecedence({ ...a, route: a.meta }, { ...b, route: b.meta }));
-      const names = [...byHost.keys()].sort(compareHostnames);
-      const hosts = names.map((hostname) => ({
-        hostname,
-        routes: withinRegexBudget(
-          hostname,
-          coveringHostnames(hostname, names).flatMap((by) => byHost.get(by) ?? []),
-          problems,
-          reportedRegexes,
-        ).map(({ meta: _meta, ...rest }) => rest),
-      }));
-      listeners.push({
-        gateway: { namespace: gateway.meta.namespace, name: gateway.meta.name },
-        listener: s.listener.name,
-        port: s.listener.port,
-        protocol: s.listener.protocol as 'HTTP' | 'HTTPS',
-        hostname: s.listener.hostname,
-        certificates: s.certificates,
-        hosts,
-        ...(address === undefined ? {} : { address }),
-      });
-    }
-    const acceptedCount = list.filter((s) => s.accepted).length;
-    const listenersProgrammed = !refused && list.some((s) => s.programmed);
-    const programmed = listenersProgrammed && hasAddress;
-    const accepted = refused
-      ? cond('Accepted', false, 'InvalidParameters', parametersMessage(gateway), gen)
-      : verdict?.kind === 'unsupported'
-        ? cond('Accepted', false, 'UnsupportedAddress', verdict.message, gen)
-        : acceptedCount === list.length && list.length > 0
-          ? cond('Accepted', true, 'Accepted', 'gateway is accepted', gen)
-          : cond(
-              'Accepted',
-              acceptedCount > 0,
-              'ListenersNotValid',
-              `${list.length - acceptedCount} listener(s) are not valid`,
-              gen,
-            );
-    gatewayStatus.push({
-      namespace: gateway.meta.namespace,
-      name: gateway.meta.name,
-      conditions: [accepted, programmedCondition(programmed, listenersProgrammed, verdict, gen)],
-      listeners: list.map((s) => ({
-        name: s.listener.name,
-        supportedKinds: s.supportedKinds,
-        attachedRoutes: attached.get(s) ?? 0,
-        conditions: refused
-          ? s.conditions(gen).map(notProgrammed)
-          : hasAddress
-            ? s.conditions(gen)
-            : s.conditions(gen).map((c) => withoutAddress(c, gen)),
-      })),
-      ...(verdicts === null ? {} : { addresses: address === undefined ? [] : [address] }),
-    });
-  }
-
-  const gatewayClasses = classes.map((c) => ({
-    name: c.meta.name,
-    conditions: [
-      c.hasParameters
-        ? cond('Accepted', false, 'InvalidParameters', 'parametersRef is not supported', c.meta.generation)
-        : cond('Accepted', true, 'Accepted', `handled by ${input.controllerName}`, c.meta.generation),
-    ],
+/** listenerRoutes is a served listener's routes by hostname, in precedence order and within the regex budget. */
+function listenerRoutes(
+  gateway: Gateway,
+  s: ListenerState,
+  served: ReadonlyMap<ListenerState, ByHost>,
+  address: string | undefined,
+  regexes: { problems: Problem[]; reportedRegexes: Map<string, string> },
+): ListenerRoutes {
+  const byHost = served.get(s) ?? (new Map() as ByHost);
+  for (const entries of byHost.values())
+    entries.sort((a, b) => comparePrecedence({ ...a, route: a.meta }, { ...b, route: b.meta }));
+  const names = [...byHost.keys()].sort(compareHostnames);
+  const hosts = names.map((hostname) => ({
+    hostname,
+    routes: withinRegexBudget(
+      hostname,
+      coveringHostnames(hostname, names).flatMap((by) => byHost.get(by) ?? []),
+      regexes.problems,
+      regexes.reportedRegexes,
+    ).map(({ meta: _meta, ...rest }) => rest),
   }));
   return {
-    listeners,
-    status: {
-      gatewayClasses,
-      gateways: gatewayStatus,
-      httpRoutes: partiallyInvalid('HTTPRoute', routeStatus, reportedRegexes),
-      grpcRoutes: partiallyInvalid('GRPCRoute', grpcStatus, reportedRegexes),
-    },
-    problems,
+    gateway: { namespace: gateway.meta.namespace, name: gateway.meta.name },
+    listener: s.listener.name,
+    port: s.listener.port,
+    protocol: s.listener.protocol as 'HTTP' | 'HTTPS',
+    hostname: s.listener.hostname,
+    certificates: s.certificates,
+    hosts,
+    ...(address === undefined ? {} : { address }),
+  };
+}
+
+/** gatewayStatusOf is a Gateway's conditions and its listeners' (without its addresses, which the caller adds). */
+function gatewayStatusOf(
+  gateway: Gateway,
+  list: readonly ListenerState[],
+  verdict: AddressVerdict | undefined,
+  hasAddress: boolean,
+  attached: ReadonlyMap<ListenerState, number>,
+): GatewayStatus['gateways'][number] {
+  const gen = gateway.meta.generation;
+  const refused = gateway.parametersRef !== undefined;
+  const listenersProgrammed = !refused && list.some((s) => s.programmed);
+  const programmed = listenersProgrammed && hasAddress;
+  return {
+    namespace: gateway.meta.namespace,
+    name: gateway.meta.name,
+    conditions: [
+      gatewayAccepted(gateway, list, verdict),
+      programmedCondition(programmed, listenersProgrammed, verdict, gen),
+    ],
+    listeners: list.map((s) => ({
+      name: s.listener.name,
+      supportedKinds: s.supportedKinds,
+      attachedRoutes: attached.get(s) ?? 0,
+      conditions: refused
+        ? s.conditions(gen).map(notProgrammed)
+        : hasAddress
+          ? s.conditions(gen)
+          : s.conditions(gen).map((c) => withoutAddress(c, gen)),
+    })),
   };
 }
