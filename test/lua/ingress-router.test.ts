@@ -1,0 +1,390 @@
+/**
+ * The Ingress path router (lua/ingress_actors/ingress_router.lua, not wired in yet) against nginx's own
+ * `location` lookup, differentially: Ingresses go through buildModel, each server's locations (toLocations'
+ * output) are rendered as the template renders them (same server_name, modifiers, quoting, and a proxy_pass, so
+ * nginx's auto_redirect applies as it would) into one nginx, each answering which location it is; a second
+ * server of the same nginx asks the Lua router, given ingressRouteTable(model), for its pick. Every request goes
+ * to both, and both must name the same host and location (or the same error status).
+ */
+import { Agent, request } from 'node:http';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { buildModel } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
+import { type IngressHostRoutes, ingressRouteTable } from '../../src/model/ingress-routes.js';
+import type { Server } from '../../src/model/nginx-model.js';
+import { luaString, quote } from '../../src/render/quote.js';
+import { ingress, ingressClass, type PathSpec, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
+import { freePort, waitForPort } from '../support/net.js';
+
+const LUA_DIR = resolve(import.meta.dirname, '../../lua');
+const NGINX = process.env.NGINX_BINARY || '/usr/sbin/nginx';
+
+interface RouterNginx {
+  /** the rendered locations */
+  readonly port: number;
+  /** the Lua router's answers */
+  readonly luaPort: number;
+  stop(): Promise<void>;
+}
+
+/** location renders one of the model's locations as the template does, answering "<host> <index>" through a proxy. */
+function location(server: Server, index: number, backend: number): string {
+  const l = server.locations[index]!;
+  const name = quote(`${server.host} ${index}`);
+  // the template writes proxy_pass (or grpc_pass) exactly when the location has a `pass`
+  const body = l.pass
+    ? `proxy_set_header x-ia-location ${name};\n      proxy_pass http://127.0.0.1:${backend};`
+    : `return 200 ${name};`;
+  return `    location ${l.modifier ? `${l.modifier} ` : ''}${quote(l.match)} {\n      ${body}\n    }`;
+}
+
+function conf(dir: string, servers: readonly Server[], ports: { port: number; luaPort: number; backend: number }) {
+  const rendered = servers
+    .map(
+      (s) => `  server {
+    listen 127.0.0.1:${ports.port}${s.isDefault ? ' default_server' : ''};
+    server_name ${quote(s.serverName)};
+${s.locations.map((_, i) => location(s, i, ports.backend)).join('\n')}
+  }`,
+    )
+    .join('\n');
+  return `
+load_module /usr/lib/nginx/modules/ndk_http_module.so;
+load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log notice;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  server_names_hash_bucket_size 128;
+  lua_package_path "${LUA_DIR}/?.lua;;";
+  init_by_lua_block {
+    local router = require("ingress_actors.ingress_router")
+    local f = assert(io.open(${luaString(join(dir, 'routes.json'))}))
+    local hosts = assert(require("cjson.safe").decode(f:read("*a")))
+    f:close()
+    local by_name = {}
+    for _, h in ipairs(hosts) do
+      by_name[h.host] = h
+      assert(router.prepare_host(h))
+    end
+    package.loaded.ia_test_routes = by_name
+  }
+  server {
+    listen 127.0.0.1:${ports.backend};
+    location / { return 200 $http_x_ia_location; }
+  }
+${rendered}
+  server {
+    listen 127.0.0.1:${ports.luaPort};
+    location / {
+      content_by_lua_block {
+        local router = require("ingress_actors.ingress_router")
+        local by_name = package.loaded.ia_test_routes
+        local h = router.host(function(name) return by_name[name] end, ngx.var.host)
+        if h == nil then return ngx.exit(404) end
+        local e, redirect_or_err = router.pick(h, ngx.var.uri)
+        if e == nil then
+          if redirect_or_err then ngx.log(ngx.ERR, redirect_or_err) return ngx.exit(500) end
+          return ngx.exit(404)
+        end
+        if redirect_or_err then return ngx.print("redirect ", e.path) end
+        ngx.print(h.host, " ", e.location)
+      }
+    }
+  }
+}
+`;
+}
+
+async function startRouterNginx(servers: readonly Server[], table: readonly IngressHostRoutes[]): Promise<RouterNginx> {
+  const dir = await mkdtemp(join(tmpdir(), 'ia-ingress-router-'));
+  await chmod(dir, 0o755);
+  const ports = { port: await freePort(), luaPort: await freePort(), backend: await freePort() };
+  await writeFile(join(dir, 'routes.json'), JSON.stringify(table));
+  await writeFile(join(dir, 'nginx.conf'), conf(dir, servers, ports));
+  const child: ResultPromise = execa(NGINX, ['-p', `${dir}/`, '-c', `${dir}/nginx.conf`, '-g', 'daemon off;'], {
+    reject: false,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = child.then((r) => new Error(`nginx exited (${r.exitCode ?? r.signal}): ${stderr}`));
+  await Promise.race([
+    Promise.all([waitForPort(ports.port), waitForPort(ports.luaPort)]),
+    exited.then((e) => Promise.reject(e)),
+  ]);
+  return {
+    port: ports.port,
+    luaPort: ports.luaPort,
+    async stop() {
+      if (child.pid) {
+        try {
+          process.kill(-child.pid, 'SIGTERM');
+        } catch {
+          /* already gone */
+        }
+      }
+      await child;
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+
+/**
+ * answer is "<host> <index>" when a location answered, "redirect <path>" for nginx's auto_redirect, else the status
+ * (nginx's 400 for a bad URI, a 404).
+ */
+function answer(port: number, host: string, path: string): Promise<string> {
+  return new Promise((done, fail) => {
+    const req = request({ host: '127.0.0.1', port, path, agent, headers: { host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        if (res.statusCode === 200) done(body);
+        else if (res.statusCode === 301) done(`redirect ${new URL(res.headers.location ?? '', 'http://x').pathname}`);
+        else done(`status ${res.statusCode}`);
+      });
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`request to ${host}${path} timed out`)));
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+interface Mismatch {
+  readonly host: string;
+  readonly uri: string;
+  readonly nginx: string;
+  readonly lua: string;
+}
+
+/** differences asks both servers for every host and URI and lists where they disagree; `picks` gets nginx's answers. */
+async function differences(
+  nginx: RouterNginx,
+  hosts: readonly string[],
+  uris: readonly string[],
+  picks?: Map<string, string>,
+): Promise<Mismatch[]> {
+  const pairs = hosts.flatMap((host) => uris.map((uri) => ({ host, uri })));
+  const found: Mismatch[] = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < pairs.length) {
+      const { host, uri } = pairs[next++]!;
+      const [rendered, lua] = await Promise.all([answer(nginx.port, host, uri), answer(nginx.luaPort, host, uri)]);
+      picks?.set(`${host} ${uri}`, rendered);
+      if (rendered !== lua) found.push({ host, uri, nginx: rendered, lua });
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, lane));
+  return found;
+}
+
+const USE_REGEX = { 'nginx.ingress.kubernetes.io/use-regex': 'true' };
+
+/** modelOf builds the model of some Ingresses (all to Service web) and checks its route table is the servers'. */
+function modelOf(ingresses: { host: string; paths: PathSpec[]; annotations?: Record<string, string> }[]) {
+  const snapshot = snapshotOf([
+    ingressClass(),
+    ...serviceWithEndpoints('web', [{ ip: '127.0.0.2', port: 8080 }]),
+    ...ingresses.map((i, n) => ingress(`i${n}`, { [i.host]: i.paths }, { annotations: i.annotations ?? {} })),
+  ]);
+  const { model, problems } = buildModel(snapshot, defaultBuildOptions);
+  const table = ingressRouteTable(model);
+  const servers = [model.defaultServer, ...model.servers];
+  expect(table.map((h) => h.host)).toEqual(servers.map((s) => s.host));
+  expect(servers.filter((s) => s.isDefault).map((s) => s.host)).toEqual(['_']);
+  return { servers, table, problems };
+}
+
+describe('the Ingress router picks the location nginx picks', () => {
+  const p = (path: string, pathType: PathSpec['pathType'] = 'Prefix'): PathSpec => ({ path, pathType, service: 'web' });
+  const cases = [
+    // plain: Exact before Prefix, longest first, element-wise prefixes, `/` the default
+    {
+      host: 'plain.test',
+      paths: [p('/'), p('/foo'), p('/foo/bar/'), p('/foo/bar', 'Exact'), p('/foo.bar'), p('/dir/', 'Exact')],
+    },
+    // no `/` of its own: the controller's default backend serves it
+    { host: 'nofallback.test', paths: [p('/api'), p('/api/v1'), p('/Api', 'Exact')] },
+    // use-regex spreads to every path of the host: Prefix becomes `~ ^/x(?:/|$)`, regexes `~*`, longest first
+    {
+      host: 'regex.test',
+      paths: [p('/'), p('/app'), p('/app/v[0-9]+', 'ImplementationSpecific'), p('/app/exact', 'Exact')],
+      annotations: USE_REGEX,
+    },
+    { host: 'regex.test', paths: [p('/static/.*\\.css$', 'ImplementationSpecific')], annotations: USE_REGEX },
+    // an Ingress without use-regex on that host: its Prefix becomes a regex too
+    { host: 'regex.test', paths: [p('/st'), p('/dir/', 'Exact')] },
+    // a wildcard host and an exact host beneath it
+    { host: '*.wild.test', paths: [p('/'), p('/w')] },
+    { host: 'a.wild.test', paths: [p('/a', 'Exact')] },
+  ];
+  let nginx: RouterNginx;
+  let built: ReturnType<typeof modelOf>;
+
+  beforeAll(async () => {
+    built = modelOf(cases);
+    nginx = await startRouterNginx(built.servers, built.table);
+  });
+  afterAll(async () => {
+    await nginx?.stop();
+  });
+
+  const hosts = [
+    'plain.test',
+    'PLAIN.test',
+    'nofallback.test',
+    'regex.test',
+    'a.wild.test',
+    'b.wild.test',
+    'b.c.wild.test',
+    'wild.test',
+    'unknown.test',
+  ];
+  const uris = [
+    '/',
+    '/foo',
+    '/foo/',
+    '/foobar',
+    '/foo/bar',
+    '/foo/bar/',
+    '/foo/bar/baz',
+    '/FOO',
+    '/foo.bar',
+    '/foo.bar/x',
+    '/foo//bar',
+    '/x/../foo',
+    '/foo/%62ar',
+    '/api',
+    '/api/',
+    '/apix',
+    '/api/v1',
+    '/api/v1/x',
+    '/Api',
+    '/API',
+    '/app',
+    '/app/',
+    '/App/V2',
+    '/app/v2/x',
+    '/app/exact',
+    '/app/exact/',
+    '/APP/EXACT',
+    '/static/a.css',
+    '/STATIC/A.CSS',
+    '/static/a.css/',
+    '/st',
+    '/st/x',
+    '/stx',
+    '/w',
+    '/w/',
+    '/wx',
+    '/a',
+    '/a/',
+    '/../x',
+    '/dir',
+    '/dir/',
+    '/dir/x',
+  ];
+
+  test('the table-driven hosts and URIs: the same pick for every request', async () => {
+    expect(built.problems).toEqual([]);
+    const picks = new Map<string, string>();
+    expect(await differences(nginx, hosts, uris, picks)).toEqual([]);
+    // the cases mean what they say: nginx itself picked these (so the comparison covers each rule)
+    const at = (host: string, uri: string) => {
+      const [name, index] = picks.get(`${host} ${uri}`)!.split(' ');
+      const server = built.servers.find((s) => s.host === name)!;
+      return `${name} ${server.locations[Number(index)]!.modifier} ${server.locations[Number(index)]!.match}`;
+    };
+    expect(at('plain.test', '/foo')).toBe('plain.test = /foo');
+    expect(at('plain.test', '/foo/bar')).toBe('plain.test = /foo/bar');
+    expect(at('plain.test', '/foo/bar/baz')).toBe('plain.test  /foo/bar/');
+    expect(at('plain.test', '/foobar')).toBe('plain.test  /');
+    expect(at('PLAIN.test', '/FOO')).toBe('plain.test  /');
+    expect(at('regex.test', '/App/V2')).toBe('regex.test ~* ^/app/v[0-9]+');
+    expect(at('regex.test', '/APP/EXACT')).toBe('regex.test  /');
+    expect(at('regex.test', '/st/x')).toBe('regex.test ~ ^/st(?:/|$)');
+    expect(at('regex.test', '/STATIC/A.CSS')).toBe('regex.test ~* ^/static/.*\\.css$');
+    expect(at('b.wild.test', '/w/')).toBe('*.wild.test  /w/');
+    expect(at('a.wild.test', '/a')).toBe('a.wild.test = /a');
+    expect(at('b.c.wild.test', '/w')).toBe('_  /');
+    expect(picks.get('plain.test /../x')).toBe('status 400');
+    // nginx's auto_redirect: an Exact `/dir/` answers `/dir` with a 301 to `/dir/`, before any regex
+    expect(picks.get('plain.test /dir')).toBe('redirect /dir/');
+    expect(picks.get('regex.test /dir')).toBe('redirect /dir/');
+    expect(at('plain.test', '/dir/x')).toBe('plain.test  /');
+  });
+});
+
+/** The generated cases: few names, so paths share prefixes, differ in case, end in `/`, and collide across Ingresses. */
+const SEGMENTS = ['a', 'A', 'ab', 'a.b', 'a-b', 'b', 'B'];
+const REGEXES = ['/a.*', '/[a-b]+', '/(a|b)/', '/a$', '/A/?', '/a\\.b', '/.+/b', '/(?:ab)+$', '/a-?b', '/b\\d*'];
+const HOSTS = ['x.test', '*.x.test', 'a.x.test', 'y.test'];
+const REQUEST_HOSTS = ['x.test', 'a.x.test', 'b.x.test', 'c.b.x.test', 'y.test', 'z.test'];
+
+const plainPath = fc
+  .tuple(fc.array(fc.constantFrom(...SEGMENTS), { minLength: 0, maxLength: 3 }), fc.boolean())
+  .map(([segments, slash]) => `/${segments.join('/')}${slash && segments.length > 0 ? '/' : ''}`);
+const pathSpec = fc.oneof(
+  fc.record({
+    path: plainPath,
+    pathType: fc.constantFrom('Exact' as const, 'Prefix' as const),
+    service: fc.constant('web'),
+  }),
+  fc.record({
+    path: fc.oneof(fc.constantFrom(...REGEXES), plainPath),
+    pathType: fc.constant('ImplementationSpecific' as const),
+    service: fc.constant('web'),
+  }),
+);
+const ingressSpec = fc.record({
+  host: fc.constantFrom(...HOSTS),
+  paths: fc.array(pathSpec, { minLength: 1, maxLength: 4 }),
+  annotations: fc.constantFrom({}, {}, USE_REGEX, { 'nginx.ingress.kubernetes.io/rewrite-target': '/' }),
+});
+
+/** urisFor are the requests of a generated case: every path, with and without a `/` or a suffix, in other cases. */
+function urisFor(paths: readonly string[]): string[] {
+  const uris = new Set(['/', '/a', '/A', '/a/', '/ab', '/a/b', '/a.b', '/b/a', '/c']);
+  for (const path of paths) {
+    if (!/^[A-Za-z0-9_./-]+$/.test(path)) continue;
+    for (const uri of [path, `${path}/`, `${path}b`, `${path}/b`, path.toUpperCase(), path.replace(/\/$/, '')])
+      if (uri.startsWith('/')) uris.add(uri);
+  }
+  return [...uris];
+}
+
+describe('generated Ingresses', () => {
+  test('the Lua router and nginx pick the same location for every host and URI', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(ingressSpec, { minLength: 1, maxLength: 4 }), async (ingresses) => {
+        const { servers, table } = modelOf(ingresses);
+        const nginx = await startRouterNginx(servers, table);
+        try {
+          const uris = urisFor(ingresses.flatMap((i) => i.paths.map((p) => p.path)));
+          expect(await differences(nginx, REQUEST_HOSTS, uris)).toEqual([]);
+        } finally {
+          await nginx.stop();
+        }
+      }),
+      { seed: 29, numRuns: 40, endOnFailure: true },
+    );
+  }, 60_000);
+});
