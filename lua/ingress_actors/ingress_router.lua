@@ -9,7 +9,8 @@
 -- auto_redirect: an Exact `/foo/` redirects `/foo`), unless a prefix equals the URI; else the longest
 -- `prefix` is remembered and the regexes (`regex` ~, `iregex` ~*) are tried in the entries' order (the
 -- file's), the first that matches anywhere in the URI wins; else the longest prefix; else nothing (nil:
--- the caller answers 404, though every Ingress host has a `/`). Prefix comparison is case-sensitive,
+-- the caller answers 404, though every Ingress host has a `/`; it answers 404 too for an entry marked
+-- `internal`, an auth-url subrequest's location, as nginx does for a client's request). Prefix comparison is case-sensitive,
 -- as nginx's on Linux. Prefixes are `/` or end in `/` (toLocations renders Prefix paths element-wise),
 -- so the longest one is found by looking up the URI's `/`-ended prefixes, longest first, in a hash:
 -- linear in the URI whatever the number of entries, and no string built but those prefixes. Regexes

@@ -29,6 +29,11 @@ export interface IngressRouteEntry {
    * an exact or prefix location whose name ends in `/`), unless an exact location is that request's URI
    */
   readonly autoRedirect: boolean;
+  /**
+   * the entry is the `internal` location an auth-url subrequest goes to (`path`, of the location at `location`): a
+   * client's request for it answers 404
+   */
+  readonly internal: boolean;
 }
 
 /**
@@ -65,7 +70,21 @@ export function ingressHostRoutes(server: Server): IngressHostRoutes {
       // the template writes proxy_pass or grpc_pass exactly when the location has a `pass`
       autoRedirect:
         l.pass !== null && (l.modifier === '=' || l.modifier === '') && l.match.length > 1 && l.match.endsWith('/'),
+      internal: false,
     };
+  });
+  // server.hbs writes each auth-url location (`location = /_external-auth-…`, internal) after its location
+  server.locations.forEach((l, location) => {
+    if (l.externalAuth)
+      entries.push({
+        kind: 'exact',
+        path: l.externalAuth.location,
+        location,
+        route: null,
+        upstream: null,
+        autoRedirect: false,
+        internal: true,
+      });
   });
   return { host: server.host, entries };
 }

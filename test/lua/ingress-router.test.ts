@@ -33,6 +33,13 @@ interface RouterNginx {
 }
 
 /** location renders one of the model's locations as the template does, answering "<host> <index>" through a proxy. */
+/** externalAuth renders the auth-url location of a location as server.hbs places it, `internal` as external-auth.hbs. */
+function externalAuth(server: Server, index: number, backend: number): string {
+  const l = server.locations[index]!;
+  if (!l.externalAuth) return '';
+  return `\n    location = ${quote(l.externalAuth.location)} {\n      internal;\n      proxy_pass http://127.0.0.1:${backend};\n    }`;
+}
+
 function location(server: Server, index: number, backend: number): string {
   const l = server.locations[index]!;
   const name = quote(`${server.host} ${index}`);
@@ -49,7 +56,7 @@ function conf(dir: string, servers: readonly Server[], ports: { port: number; lu
       (s) => `  server {
     listen 127.0.0.1:${ports.port}${s.isDefault ? ' default_server' : ''};
     server_name ${quote(s.serverName)};
-${s.locations.map((_, i) => location(s, i, ports.backend)).join('\n')}
+${s.locations.map((_, i) => location(s, i, ports.backend) + externalAuth(s, i, ports.backend)).join('\n')}
   }`,
     )
     .join('\n');
@@ -100,6 +107,7 @@ ${rendered}
           return ngx.exit(404)
         end
         if redirect_or_err then return ngx.print("redirect ", e.path) end
+        if e.internal then return ngx.exit(404) end
         ngx.print(h.host, " ", e.location)
       }
     }
@@ -232,6 +240,12 @@ describe('the Ingress router picks the location nginx picks', () => {
     { host: 'regex.test', paths: [p('/static/.*\\.css$', 'ImplementationSpecific')], annotations: USE_REGEX },
     // an Ingress without use-regex on that host: its Prefix becomes a regex too
     { host: 'regex.test', paths: [p('/st'), p('/dir/', 'Exact')] },
+    // auth-url: its subrequest's locations are internal, a client asking for one gets 404
+    {
+      host: 'auth.test',
+      paths: [p('/app'), p('/')],
+      annotations: { 'nginx.ingress.kubernetes.io/auth-url': 'http://auth.example/check' },
+    },
     // a wildcard host and an exact host beneath it
     { host: '*.wild.test', paths: [p('/'), p('/w')] },
     { host: 'a.wild.test', paths: [p('/a', 'Exact')] },
@@ -306,7 +320,12 @@ describe('the Ingress router picks the location nginx picks', () => {
   test('the table-driven hosts and URIs: the same pick for every request', async () => {
     expect(built.problems).toEqual([]);
     const picks = new Map<string, string>();
-    expect(await differences(nginx, hosts, uris, picks)).toEqual([]);
+    const authUris = built.servers.flatMap((s) =>
+      s.locations.flatMap((l) => (l.externalAuth ? [l.externalAuth.location, `${l.externalAuth.location}/x`] : [])),
+    );
+    // `= /app`, `/app/` and `/` each have one
+    expect(authUris).toHaveLength(6);
+    expect(await differences(nginx, [...hosts, 'auth.test'], [...uris, ...authUris], picks)).toEqual([]);
     // the cases mean what they say: nginx itself picked these (so the comparison covers each rule)
     const at = (host: string, uri: string) => {
       const [name, index] = picks.get(`${host} ${uri}`)!.split(' ');
@@ -330,6 +349,9 @@ describe('the Ingress router picks the location nginx picks', () => {
     expect(picks.get('plain.test /dir')).toBe('redirect /dir/');
     expect(picks.get('regex.test /dir')).toBe('redirect /dir/');
     expect(at('plain.test', '/dir/x')).toBe('plain.test  /');
+    expect(picks.get(`auth.test ${authUris[0]}`)).toBe('status 404');
+    expect(at('auth.test', authUris[1]!)).toBe('auth.test  /');
+    expect(at('plain.test', authUris[0]!)).toBe('plain.test  /');
   });
 });
 
