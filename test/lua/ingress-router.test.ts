@@ -106,7 +106,10 @@ ${rendered}
           if redirect_or_err then ngx.log(ngx.ERR, redirect_or_err) return ngx.exit(500) end
           return ngx.exit(404)
         end
-        if redirect_or_err then return ngx.print("redirect ", e.path) end
+        if redirect_or_err then
+          local args = ngx.var.args
+          return ngx.print("redirect ", e.path, args and ("?" .. args) or "")
+        end
         if e.internal then return ngx.exit(404) end
         ngx.print(h.host, " ", e.location)
       }
@@ -165,8 +168,10 @@ function answer(port: number, host: string, path: string): Promise<string> {
       res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () => {
         if (res.statusCode === 200) done(body);
-        else if (res.statusCode === 301) done(`redirect ${new URL(res.headers.location ?? '', 'http://x').pathname}`);
-        else done(`status ${res.statusCode}`);
+        else if (res.statusCode === 301) {
+          const { pathname, search } = new URL(res.headers.location ?? '', 'http://x');
+          done(`redirect ${pathname}${search}`);
+        } else done(`status ${res.statusCode}`);
       });
     });
     req.setTimeout(10_000, () => req.destroy(new Error(`request to ${host}${path} timed out`)));
@@ -313,6 +318,7 @@ describe('the Ingress router picks the location nginx picks', () => {
     '/a/',
     '/../x',
     '/dir',
+    '/dir?a=1&b',
     '/dir/',
     '/dir/x',
   ];
@@ -348,6 +354,7 @@ describe('the Ingress router picks the location nginx picks', () => {
     // nginx's auto_redirect: an Exact `/dir/` answers `/dir` with a 301 to `/dir/`, before any regex
     expect(picks.get('plain.test /dir')).toBe('redirect /dir/');
     expect(picks.get('regex.test /dir')).toBe('redirect /dir/');
+    expect(picks.get('plain.test /dir?a=1&b')).toBe('redirect /dir/?a=1&b');
     expect(at('plain.test', '/dir/x')).toBe('plain.test  /');
     expect(picks.get(`auth.test ${authUris[0]}`)).toBe('status 404');
     expect(at('auth.test', authUris[1]!)).toBe('auth.test  /');
