@@ -32,6 +32,7 @@ local function prepare(h)
   local longest = 0
   for _, e in ipairs(h.entries) do
     local kind, path = e.kind, e.path
+    if type(path) ~= "string" or path == "" then return nil, "an entry without a path" end
     if kind == "exact" then
       if exact[path] == nil then exact[path] = e end
     elseif kind == "prefix" then
@@ -56,7 +57,8 @@ end
 
 --- prepare_host indexes a host's entries now (pick does it on first use); nil and an error for a malformed entry.
 function _M.prepare_host(h)
-  return h.prepared or prepare(h)
+  if h.prepared then return h.prepared end
+  return prepare(h)
 end
 
 -- longest_prefix is the entry of the longest prefix of `uri` ending in "/", or nil; it looks no further

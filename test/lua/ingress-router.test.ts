@@ -95,6 +95,15 @@ http {
 ${rendered}
   server {
     listen 127.0.0.1:${ports.luaPort};
+    # the body is a host's entries (JSON): what prepare_host makes of them
+    location = /prepare {
+      content_by_lua_block {
+        ngx.req.read_body()
+        local h = { host = "h", entries = require("cjson.safe").decode(ngx.req.get_body_data()) }
+        local p, err = require("ingress_actors.ingress_router").prepare_host(h)
+        ngx.print(p and "ok" or err)
+      }
+    }
     location / {
       content_by_lua_block {
         local router = require("ingress_actors.ingress_router")
@@ -276,6 +285,9 @@ describe('the Ingress router picks the location nginx picks', () => {
     'b.c.wild.test',
     'wild.test',
     'unknown.test',
+    // nginx's $host drops a port and a trailing dot, and so does its server lookup
+    'b.wild.test.',
+    'plain.test:8080',
   ];
   const uris = [
     '/',
@@ -350,6 +362,8 @@ describe('the Ingress router picks the location nginx picks', () => {
     expect(at('b.wild.test', '/w/')).toBe('*.wild.test  /w/');
     expect(at('a.wild.test', '/a')).toBe('a.wild.test = /a');
     expect(at('b.c.wild.test', '/w')).toBe('_  /');
+    expect(at('b.wild.test.', '/w')).toBe('*.wild.test = /w');
+    expect(at('plain.test:8080', '/foo/')).toBe('plain.test  /foo/');
     expect(picks.get('plain.test /../x')).toBe('status 400');
     // nginx's auto_redirect: an Exact `/dir/` answers `/dir` with a 301 to `/dir/`, before any regex
     expect(picks.get('plain.test /dir')).toBe('redirect /dir/');
@@ -359,6 +373,43 @@ describe('the Ingress router picks the location nginx picks', () => {
     expect(picks.get(`auth.test ${authUris[0]}`)).toBe('status 404');
     expect(at('auth.test', authUris[1]!)).toBe('auth.test  /');
     expect(at('plain.test', authUris[0]!)).toBe('plain.test  /');
+  });
+});
+
+describe('a malformed entry', () => {
+  let nginx: RouterNginx;
+  beforeAll(async () => {
+    const { servers, table } = modelOf([]);
+    nginx = await startRouterNginx(servers, table);
+  });
+  afterAll(async () => {
+    await nginx?.stop();
+  });
+
+  const prepare = (entries: unknown) =>
+    new Promise<string>((done, fail) => {
+      const body = JSON.stringify(entries);
+      const req = request(
+        { host: '127.0.0.1', port: nginx.luaPort, path: '/prepare', method: 'POST', agent },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => done(text));
+        },
+      );
+      req.on('error', fail);
+      req.end(body);
+    });
+  const entry = (kind: string, path: unknown) => ({ kind, path, location: 0, autoRedirect: false, internal: false });
+
+  test('is refused by name, not guessed at', async () => {
+    expect(await prepare([entry('exact', '/a'), entry('prefix', '/a/'), entry('iregex', '^/b')])).toBe('ok');
+    // a prefix not ending in `/` would need every entry tried per request: toLocations never makes one
+    expect(await prepare([entry('prefix', '/a')])).toBe('prefix /a does not end in /');
+    expect(await prepare([entry('glob', '/a/*')])).toBe('unknown match kind glob');
+    expect(await prepare([entry('exact', 7)])).toBe('an entry without a path');
+    expect(await prepare([entry('exact', '')])).toBe('an entry without a path');
   });
 });
 
