@@ -142,25 +142,29 @@ export async function startRouterNginx(
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = child.then((r) => new Error(`nginx exited (${r.exitCode ?? r.signal}): ${stderr}`));
-  await Promise.race([
-    Promise.all([waitForPort(ports.port), waitForPort(ports.luaPort)]),
-    exited.then((e) => Promise.reject(e)),
-  ]);
-  return {
-    port: ports.port,
-    luaPort: ports.luaPort,
-    async stop() {
-      if (child.pid) {
-        try {
-          process.kill(-child.pid, 'SIGTERM');
-        } catch {
-          /* already gone */
-        }
+  const stop = async () => {
+    // the whole process group, so no worker outlives the test
+    if (child.pid) {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        /* already gone */
       }
-      await child;
-      await rm(dir, { recursive: true, force: true });
-    },
+    }
+    await child;
+    await rm(dir, { recursive: true, force: true });
   };
+  try {
+    await Promise.race([
+      Promise.all([waitForPort(ports.port), waitForPort(ports.luaPort)]),
+      exited.then((e) => Promise.reject(e)),
+    ]);
+  } catch (error) {
+    // not listening (an nginx.conf without servers on a port, say): stop it, or it outlives the test
+    await stop();
+    throw error;
+  }
+  return { port: ports.port, luaPort: ports.luaPort, stop };
 }
 
 /** agent keeps connections to the test nginx open between requests. */
