@@ -1,21 +1,23 @@
 -- The Ingress path router: picks, for a host and the request's normalised URI ($uri), the entry nginx's
 -- rendered `location` blocks would pick (src/model/ingress-routes.ts builds a host's entries from
 -- toLocations). NOT WIRED IN YET: issue 29 ("routes are data") pushes the entries per host and jumps
--- to the picked location's profile; until then only test/lua/ingress-router.test.ts calls it, which
--- proves it picks what nginx picks.
+-- to the picked location's profile; until then only tests call it (test/lua/ingress-router.test.ts
+-- location by location, test/lua/ingress-router-template.test.ts against the rendered nginx.conf).
 --
 -- nginx's order, kept here: an `exact` entry equal to the URI wins outright; else an entry marked
 -- autoRedirect whose path is the URI and a `/` makes nginx answer 301 to that path (proxy_pass's
 -- auto_redirect: an Exact `/foo/` redirects `/foo`), unless a prefix equals the URI; else the longest
 -- `prefix` is remembered and the regexes (`regex` ~, `iregex` ~*) are tried in the entries' order (the
 -- file's), the first that matches anywhere in the URI wins; else the longest prefix; else nothing (nil:
--- the caller answers 404, though every Ingress host has a `/`; it answers 404 too for an entry marked
--- `internal`, an auth-url subrequest's location, as nginx does for a client's request). Prefix comparison is case-sensitive,
--- as nginx's on Linux. Prefixes are `/` or end in `/` (toLocations renders Prefix paths element-wise),
--- so the longest one is found by looking up the URI's `/`-ended prefixes, longest first, in a hash:
--- linear in the URI whatever the number of entries, and no string built but those prefixes. Regexes
--- run through ngx.re with "o" (compiled once per worker; lua_regex_cache_max_entries bounds that
--- cache, so issue 29 must size it to the regex budget) and "j" (PCRE JIT, as nginx's pcre_jit).
+-- the caller answers 404, though every Ingress host has a `/`). An entry marked `internal` (auth-url's
+-- subrequest location) is picked like any exact one, and the caller answers 404, as nginx does.
+--
+-- Cost: prefix comparison is case-sensitive, as nginx's on Linux; prefixes are `/` or end in `/`
+-- (toLocations renders Prefix paths element-wise), so the longest one is found by looking up the URI's
+-- `/`-ended prefixes, longest first, in a hash: linear in the URI whatever the number of entries, and
+-- no string built but those prefixes. Regexes run through ngx.re with "o" (compiled once per worker;
+-- lua_regex_cache_max_entries, 1024 by default, bounds that cache, so issue 29 must size it to the
+-- regex budget) and "j" (PCRE JIT, as nginx's pcre_jit).
 local re_find = ngx.re.find
 local byte, sub = string.byte, string.sub
 
