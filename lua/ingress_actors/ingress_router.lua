@@ -1,0 +1,119 @@
+-- The Ingress path router: picks, for a host and the request's normalised URI ($uri), the entry nginx's
+-- rendered `location` blocks would pick (src/model/ingress-routes.ts builds a host's entries from
+-- toLocations). NOT WIRED IN YET: issue 29 ("routes are data") pushes the entries per host and jumps
+-- to the picked location's profile; until then only tests call it (test/lua/ingress-router.test.ts
+-- location by location, test/lua/ingress-router-template.test.ts against the rendered nginx.conf).
+--
+-- nginx's order, kept here: an `exact` entry equal to the URI wins outright; else an entry marked
+-- autoRedirect whose path is the URI and a `/` makes nginx answer 301 to that path (proxy_pass's
+-- auto_redirect: an Exact `/foo/` redirects `/foo`), unless a prefix equals the URI; else the longest
+-- `prefix` is remembered and the regexes (`regex` ~, `iregex` ~*) are tried in the entries' order (the
+-- file's), the first that matches anywhere in the URI wins; else the longest prefix; else nothing (nil:
+-- the caller answers 404, though every Ingress host has a `/`). An entry marked `internal` (auth-url's
+-- subrequest location) is picked like any exact one, and the caller answers 404, as nginx does.
+--
+-- Cost: prefix comparison is case-sensitive, as nginx's on Linux; prefixes are `/` or end in `/`
+-- (toLocations renders Prefix paths element-wise), so the longest one is found by looking up the URI's
+-- `/`-ended prefixes, longest first, in a hash: linear in the URI whatever the number of entries, and
+-- no string built but those prefixes. Regexes run through ngx.re with "o" (compiled once per worker;
+-- lua_regex_cache_max_entries, 1024 by default, bounds that cache, so issue 29 must size it to the
+-- regex budget) and "j" (PCRE JIT, as nginx's pcre_jit).
+local re_find = ngx.re.find
+local byte, sub = string.byte, string.sub
+
+local SLASH = 47 -- "/"
+
+local _M = {}
+
+local OPTIONS = { regex = "jo", iregex = "ijo" }
+
+-- prepare indexes a host's entries once per decoded table (the prepared form hangs on the host's table,
+-- so a new pushed version drops it): exact and prefix paths in hashes, regexes in order with their options
+local function prepare(h)
+  local exact, prefix, regex, redirect = {}, {}, {}, {}
+  local longest = 0
+  for _, e in ipairs(h.entries) do
+    local kind, path = e.kind, e.path
+    if type(path) ~= "string" or path == "" then return nil, "an entry without a path" end
+    if kind == "exact" then
+      if exact[path] == nil then exact[path] = e end
+    elseif kind == "prefix" then
+      if byte(path, -1) ~= SLASH then return nil, "prefix " .. path .. " does not end in /" end
+      if prefix[path] == nil then prefix[path] = e end
+      if #path > longest then longest = #path end
+    elseif OPTIONS[kind] then
+      regex[#regex + 1] = { pattern = path, options = OPTIONS[kind], entry = e }
+    else
+      return nil, "unknown match kind " .. tostring(kind)
+    end
+    if e.autoRedirect and (kind == "exact" or kind == "prefix") and #path > 1 and byte(path, -1) == SLASH then
+      local from = sub(path, 1, -2)
+      if redirect[from] == nil then redirect[from] = e end
+    end
+  end
+  h.prepared = {
+    exact = exact, prefix = prefix, longest = longest, regex = regex, nregex = #regex, redirect = redirect,
+  }
+  return h.prepared
+end
+
+--- prepare_host indexes a host's entries now (pick does it on first use); nil and an error for a malformed entry.
+function _M.prepare_host(h)
+  if h.prepared then return h.prepared end
+  return prepare(h)
+end
+
+-- longest_prefix is the entry of the longest prefix of `uri` ending in "/", or nil; it looks no further
+-- than the host's longest prefix
+local function longest_prefix(p, uri)
+  local n = #uri
+  local i = n < p.longest and n or p.longest
+  local prefix = p.prefix
+  while i > 0 do
+    if byte(uri, i) == SLASH then
+      local e = prefix[i == n and uri or sub(uri, 1, i)]
+      if e then return e end
+    end
+    i = i - 1
+  end
+  return nil
+end
+
+--- pick is the entry of host `h` nginx would serve `uri` (the normalised $uri) from, or nil (no entry
+--- matches, or an entry of the host is malformed: then nil and the error). A second value true means
+--- nginx answers 301 to the entry's path instead (auto_redirect; `?` and the args follow when there are some).
+function _M.pick(h, uri)
+  local p = h.prepared
+  if p == nil then
+    local err
+    p, err = prepare(h)
+    if p == nil then return nil, err end
+  end
+  local e = p.exact[uri]
+  if e then return e end
+  e = p.redirect[uri]
+  if e and p.prefix[uri] == nil then return e, true end
+  local best = p.longest > 0 and longest_prefix(p, uri) or nil
+  local regex = p.regex
+  for i = 1, p.nregex do
+    local r = regex[i]
+    if re_find(uri, r.pattern, r.options) then return r.entry end
+  end
+  return best
+end
+
+--- host is the routes of the request's host (ngx.var.host: lower case, no port, no trailing dot) as nginx
+--- picks the server: `get(name)` for the exact name, then for the wildcard of one more label (`*.` and
+--- the rest, as server_name `~^[^.]+\.rest$`), then for `_` (the default server); nil when none.
+function _M.host(get, name)
+  local h = get(name)
+  if h then return h end
+  local dot = name:find(".", 1, true)
+  if dot and dot > 1 and dot < #name then
+    h = get("*." .. sub(name, dot + 1))
+    if h then return h end
+  end
+  return get("_")
+end
+
+return _M

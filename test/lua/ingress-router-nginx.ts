@@ -1,0 +1,225 @@
+/**
+ * The nginx of the Ingress router's differential tests: the model's locations rendered as the template renders them
+ * (server_name, modifiers, quoting, and proxy_pass where the template writes one, so nginx's auto_redirect applies as
+ * it would), each answering which location it is, beside a server that asks lua/ingress_actors/ingress_router.lua.
+ */
+import { Agent, request } from 'node:http';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+import type { IngressHostRoutes } from '../../src/model/ingress-routes.js';
+import type { Server } from '../../src/model/nginx-model.js';
+import { luaString, quote } from '../../src/render/quote.js';
+import { freePort, waitForPort } from '../support/net.js';
+
+const LUA_DIR = resolve(import.meta.dirname, '../../lua');
+const NGINX = process.env.NGINX_BINARY || '/usr/sbin/nginx';
+
+/** RouterNginx is a running nginx with the rendered locations on `port` and the Lua router on `luaPort`. */
+export interface RouterNginx {
+  /** the rendered locations */
+  readonly port: number;
+  /** the Lua router's answers */
+  readonly luaPort: number;
+  stop(): Promise<void>;
+}
+
+/** externalAuth renders the auth-url location of a location as server.hbs places it, `internal` as external-auth.hbs. */
+function externalAuth(server: Server, index: number, backend: number): string {
+  const l = server.locations[index]!;
+  if (!l.externalAuth) return '';
+  return `\n    location = ${quote(l.externalAuth.location)} {\n      internal;\n      proxy_pass http://127.0.0.1:${backend};\n    }`;
+}
+
+/** location renders one of the model's locations as the template does, answering "<host> <index>" through a proxy. */
+function location(server: Server, index: number, backend: number): string {
+  const l = server.locations[index]!;
+  const name = quote(`${server.host} ${index}`);
+  // the template writes proxy_pass (or grpc_pass) exactly when the location has a `pass`
+  const body = l.pass
+    ? `proxy_set_header x-ia-location ${name};\n      proxy_pass http://127.0.0.1:${backend};`
+    : `return 200 ${name};`;
+  return `    location ${l.modifier ? `${l.modifier} ` : ''}${quote(l.match)} {\n      ${body}\n    }`;
+}
+
+function conf(dir: string, servers: readonly Server[], ports: { port: number; luaPort: number; backend: number }) {
+  const rendered = servers
+    .map(
+      (s) => `  server {
+    listen 127.0.0.1:${ports.port}${s.isDefault ? ' default_server' : ''};
+    server_name ${quote(s.serverName)};
+${s.locations.map((_, i) => location(s, i, ports.backend) + externalAuth(s, i, ports.backend)).join('\n')}
+  }`,
+    )
+    .join('\n');
+  return `
+load_module /usr/lib/nginx/modules/ndk_http_module.so;
+load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log notice;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  server_names_hash_bucket_size 128;
+  lua_package_path "${LUA_DIR}/?.lua;;";
+  init_by_lua_block {
+    local router = require("ingress_actors.ingress_router")
+    local f = assert(io.open(${luaString(join(dir, 'routes.json'))}))
+    local hosts = assert(require("cjson.safe").decode(f:read("*a")))
+    f:close()
+    local by_name = {}
+    for _, h in ipairs(hosts) do
+      by_name[h.host] = h
+      assert(router.prepare_host(h))
+    end
+    package.loaded.ia_test_routes = by_name
+  }
+  server {
+    listen 127.0.0.1:${ports.backend};
+    location / { return 200 $http_x_ia_location; }
+  }
+${rendered}
+  server {
+    listen 127.0.0.1:${ports.luaPort};
+    # the body is a host's entries (JSON): what prepare_host makes of them
+    location = /prepare {
+      content_by_lua_block {
+        ngx.req.read_body()
+        local h = { host = "h", entries = require("cjson.safe").decode(ngx.req.get_body_data()) }
+        local p, err = require("ingress_actors.ingress_router").prepare_host(h)
+        ngx.print(p and "ok" or err)
+      }
+    }
+    location / {
+      content_by_lua_block {
+        local router = require("ingress_actors.ingress_router")
+        local by_name = package.loaded.ia_test_routes
+        local h = router.host(function(name) return by_name[name] end, ngx.var.host)
+        if h == nil then return ngx.exit(404) end
+        local e, redirect_or_err = router.pick(h, ngx.var.uri)
+        if e == nil then
+          if redirect_or_err then ngx.log(ngx.ERR, redirect_or_err) return ngx.exit(500) end
+          return ngx.exit(404)
+        end
+        if redirect_or_err then
+          local args = ngx.var.args
+          return ngx.print("redirect ", e.path, args and ("?" .. args) or "")
+        end
+        if e.internal then return ngx.exit(404) end
+        ngx.print(h.host, " ", e.location)
+      }
+    }
+  }
+}
+`;
+}
+
+/**
+ * startRouterNginx renders the servers' locations (the template's matches, quoting and proxy_pass) and a server asking
+ * the Lua router, given `table`, into one nginx with one worker, and starts it.
+ */
+export async function startRouterNginx(
+  servers: readonly Server[],
+  table: readonly IngressHostRoutes[],
+): Promise<RouterNginx> {
+  const dir = await mkdtemp(join(tmpdir(), 'ia-ingress-router-'));
+  await chmod(dir, 0o755);
+  const ports = { port: await freePort(), luaPort: await freePort(), backend: await freePort() };
+  await writeFile(join(dir, 'routes.json'), JSON.stringify(table));
+  await writeFile(join(dir, 'nginx.conf'), conf(dir, servers, ports));
+  const child: ResultPromise = execa(NGINX, ['-p', `${dir}/`, '-c', `${dir}/nginx.conf`, '-g', 'daemon off;'], {
+    reject: false,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = child.then((r) => new Error(`nginx exited (${r.exitCode ?? r.signal}): ${stderr}`));
+  const stop = async () => {
+    // the whole process group, so no worker outlives the test
+    if (child.pid) {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+    }
+    await child;
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    await Promise.race([
+      Promise.all([waitForPort(ports.port), waitForPort(ports.luaPort)]),
+      exited.then((e) => Promise.reject(e)),
+    ]);
+  } catch (error) {
+    // not listening (an nginx.conf without servers on a port, say): stop it, or it outlives the test
+    await stop();
+    throw error;
+  }
+  return { port: ports.port, luaPort: ports.luaPort, stop };
+}
+
+/** agent keeps connections to the test nginx open between requests. */
+export const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+
+/**
+ * answer is "<host> <index>" when a location answered, "redirect <path>" for nginx's auto_redirect, else the status
+ * (nginx's 400 for a bad URI, a 404).
+ */
+export function answer(port: number, host: string, path: string): Promise<string> {
+  return new Promise((done, fail) => {
+    const req = request({ host: '127.0.0.1', port, path, agent, headers: { host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        if (res.statusCode === 200) done(body);
+        else if (res.statusCode === 301) {
+          const { pathname, search } = new URL(res.headers.location ?? '', 'http://x');
+          done(`redirect ${pathname}${search}`);
+        } else done(`status ${res.statusCode}`);
+      });
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`request to ${host}${path} timed out`)));
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+/** Mismatch is one request the two servers answered differently. */
+export interface Mismatch {
+  readonly host: string;
+  readonly uri: string;
+  readonly nginx: string;
+  readonly lua: string;
+}
+
+/** differences asks both servers for every host and URI and lists where they disagree; `picks` gets nginx's answers. */
+export async function differences(
+  nginx: RouterNginx,
+  hosts: readonly string[],
+  uris: readonly string[],
+  picks?: Map<string, string>,
+): Promise<Mismatch[]> {
+  const pairs = hosts.flatMap((host) => uris.map((uri) => ({ host, uri })));
+  const found: Mismatch[] = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < pairs.length) {
+      const { host, uri } = pairs[next++]!;
+      const [rendered, lua] = await Promise.all([answer(nginx.port, host, uri), answer(nginx.luaPort, host, uri)]);
+      picks?.set(`${host} ${uri}`, rendered);
+      if (rendered !== lua) found.push({ host, uri, nginx: rendered, lua });
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, lane));
+  return found;
+}
