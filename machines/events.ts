@@ -126,7 +126,7 @@ export interface NginxConfigSet {
   readonly config: string;
   readonly files: readonly ConfigFile[];
   /**
-   * what caused it (src/model/trigger.ts: `Ingress default/app changed`, `template`, `start`), for the logs and the
+   * what caused it (machines/trigger.ts: `Ingress default/app changed`, `template`, `start`), for the logs and the
    * record of applies; never compared
    */
   readonly trigger?: string;

@@ -9,7 +9,7 @@ import type {
   PushResult,
   RefusedEntry,
 } from './events.js';
-import { combineTriggers } from '../src/model/trigger.js';
+import { combineTriggers } from './trigger.js';
 
 /** NginxProcessInput configures the nginx-process actor; every duration is in milliseconds. */
 export interface NginxProcessInput {

@@ -1,5 +1,5 @@
 import { assign, enqueueActions, fromPromise, raise, setup } from 'xstate';
-import { addChange, type ChangeList, mergeChanges, NO_CHANGES, summarizeTrigger } from '../src/model/trigger.js';
+import { addChange, type ChangeList, mergeChanges, NO_CHANGES, summarizeTrigger } from './trigger.js';
 import type { RefusedEntry, SyncDoneEvent, SyncQueueCommand, TemplateWantedEvent } from './events.js';
 
 /** SyncQueueInput configures the sync queue; every duration is in milliseconds. */
@@ -135,7 +135,7 @@ function reloadableChange(context: SyncQueueContext, event: SyncQueueEvent): boo
   return event.type === 'template.changed' || event.type === 'sync.request' || event.type === 'sync.resync';
 }
 
-/** changeLabel names a change for its sync's trigger (src/model/trigger.ts); null for timers and verdicts. */
+/** changeLabel names a change for its sync's trigger (machines/trigger.ts); null for timers and verdicts. */
 function changeLabel(event: SyncQueueEvent): string | null {
   switch (event.type) {
     case 'k8s.changed':

@@ -23,7 +23,7 @@ import { syncQueueMachine } from '../machines/syncQueue.machine.js';
 import { templateMachine } from '../machines/template.machine.js';
 import { nginxActors } from './actors/nginx.js';
 import { statusActors } from './actors/status.js';
-import { syncActors } from './actors/sync.js';
+import { syncActors } from './sync/run.js';
 import { tellSyncQueue } from './actors/tell.js';
 import { templateActors } from './actors/template.js';
 import { watcherActors, watcherLogActions } from './actors/watcher.js';
@@ -263,7 +263,7 @@ export async function startController(
           error instanceof ConfigRefusedError ? { type: 'nginx.refused', config, output: error.output } : null,
         ),
       ),
-      // A refused table entry costs the objects that made it: the next sync holds them (src/model/table-quarantine.ts).
+      // A refused table entry costs the objects that made it: the next sync holds them (src/sync/table-quarantine.ts).
       reportEntriesRefused: enqueueActions((args, { entries }) =>
         tellSyncQueue(args, entries.length > 0 ? { type: 'nginx.entriesRefused', entries } : null),
       ),

@@ -9,7 +9,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
-import { DynamicSplit } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit } from '../../src/sync/dynamic-split.js';
 import { pushTables } from '../../src/actors/nginx.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { loadTemplate } from '../../src/render/load.js';

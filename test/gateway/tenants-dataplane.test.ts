@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushTables } from '../../src/actors/nginx.js';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
-import { DynamicSplit } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit } from '../../src/sync/dynamic-split.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';

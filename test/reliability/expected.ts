@@ -7,7 +7,8 @@ import type { ControllerConfig } from '../../src/config.js';
 import { findResourceByKind } from '../../src/api-server/resources.js';
 import type { ApiServer } from '../../src/api-server/server.js';
 import { buildModel, type BuildOptions } from '../../src/model/build.js';
-import { DynamicSplit, type DynamicTables } from '../../src/model/dynamic-tables.js';
+import { type DynamicTables } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit } from '../../src/sync/dynamic-split.js';
 import { emptySnapshot, type KubeObject, type Snapshot } from '../../src/model/snapshot.js';
 import { render, type NginxTemplate } from '../../src/render/render.js';
 

@@ -12,7 +12,7 @@ import type { ActorView, Health } from '../../src/http/health.js';
 import { join } from 'node:path';
 import { loadManifests } from '../../src/manifests/load.js';
 import { buildModel, defaultBuildOptions, type BuildOptions } from '../../src/model/build.js';
-import { DynamicSplit } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit } from '../../src/sync/dynamic-split.js';
 import type { NginxModel, Problem } from '../../src/model/nginx-model.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';

@@ -1,5 +1,5 @@
-import { type ClassOptions, whyNotOurs } from './ingress-class.js';
-import type { Ingress, IngressClass } from './snapshot.js';
+import { type ClassOptions, whyNotOurs } from '../model/ingress-class.js';
+import type { Ingress, IngressClass } from '../model/snapshot.js';
 
 /** ClassVerdictChange is an Ingress whose class verdict changed: `why` it is left to others, or null once it is ours. */
 export interface ClassVerdictChange {
