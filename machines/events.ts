@@ -162,16 +162,45 @@ export interface RefusedEntry {
 export interface PushResult {
   readonly pushed: PushedTables;
   readonly refused: readonly RefusedEntry[];
+  /** when the push started and how long it took, as the effect measured it */
+  readonly timing?: ApplyTiming;
+}
+
+/**
+ * ApplyTiming is when a reload or push started (ms since the epoch) and how long it took: the `reload` and `push`
+ * effects measure it and hand it back in their output, or on their error (`timing`), so the machine reads no clock.
+ */
+export interface ApplyTiming {
+  readonly at: number;
+  readonly durationMs: number;
+}
+
+/** ReloadResult is what a reload ended with: the tables nginx holds after the push before its signal, and its timing. */
+export interface ReloadResult {
+  readonly pushed: PushedTables | null;
+  readonly timing?: ApplyTiming;
 }
 
 /**
  * NginxReloadEvent hands the nginx-process actor a rendered nginx.conf and the Secret-derived
- * files it names (the model's certificates); it writes them all. A set equal to the applied one
- * (text and files) is skipped. `tables`, with the Lua balancer, are pushed without a reload.
+ * files it names (the model's certificates), and the tables that go with it: the sync queue decided that
+ * the config differs from the one it last handed (src/sync/run.ts, machines/syncQueue.machine.ts). A set equal
+ * to the one nginx serves (a revert to it after a refusal) is skipped and reported applied.
  */
 export interface NginxReloadEvent extends NginxConfigSet {
   readonly type: 'nginx.reload';
   readonly tables?: PushedTables | null;
+}
+
+/**
+ * NginxPushEvent hands the nginx-process actor the Lua balancer's tables of a sync whose config is the one the
+ * sync queue last handed: they are pushed without a reload (after that config's reload, if it is still under way).
+ */
+export interface NginxPushEvent {
+  readonly type: 'nginx.push';
+  readonly tables: PushedTables;
+  /** what caused it (machines/trigger.ts), for the log and the record of applies */
+  readonly trigger?: string;
 }
 
 /** NginxStopEvent asks the nginx-process actor to quit nginx gracefully (and kill it after its shutdown timeout). */

@@ -9,7 +9,7 @@
 import type { Certificate, NginxModel, Problem, Server } from '../model/nginx-model.js';
 import { certificateFacts } from '../model/certificate-info.js';
 import { formatProblem } from '../model/problems.js';
-import type { ApplyRecord } from '../../machines/nginxProcess.machine.js';
+import type { ApplyRecord } from '../../machines/applies.js';
 import type { GatewayStatus } from '../model/gateway/build.js';
 import { stateLabel, type ActorLookup, type ActorView, type Health } from './health.js';
 import { gatewayRoutesOf, type GatewayRouteReport } from './status-gateway.js';

@@ -11,7 +11,8 @@ import {
   type EventObject,
 } from 'xstate';
 import type { NginxMasterCommand } from '../../machines/events.js';
-import { nginxProcessMachine, type MasterInput } from '../../machines/nginxProcess.machine.js';
+import type { MasterInput } from '../../machines/nginxEffects.js';
+import { nginxProcessMachine } from '../../machines/nginxProcess.machine.js';
 import {
   childIds,
   rootSupervisorMachine,
