@@ -7,6 +7,11 @@ import type { GatewayStatus } from '../src/model/gateway/build.js';
  * an actor boundary is here, so the wiring in src/ and the tests speak the same vocabulary.
  */
 
+/** watcherId is the child id and systemId of the watcher for `kind`: `watcher.Ingress`. */
+export function watcherId(kind: string): string {
+  return `watcher.${kind}`;
+}
+
 // ── Kubernetes watchers → sync queue ──
 
 /** K8sSyncedEvent says a watcher's first list is in its cache (sent once per watcher). */
@@ -60,6 +65,8 @@ export interface SyncRequestEvent {
   readonly type: 'sync.request';
   /** why, for the sync's trigger: `nginx restarted`, `nginx's verdict`, … */
   readonly reason?: string;
+  /** the nginx actor was restarted: it serves nothing the queue handed it, so the next config is handed again */
+  readonly nginxRestarted?: boolean;
 }
 
 /**

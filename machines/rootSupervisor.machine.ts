@@ -9,7 +9,7 @@ import {
   type EventObject,
   type SnapshotFrom,
 } from 'xstate';
-import type { StopEvent } from './events.js';
+import { type StopEvent, watcherId } from './events.js';
 import { nginxProcessMachine, type NginxProcessInput, type NginxProcessOutput } from './nginxProcess.machine.js';
 import { statusMachine, type StatusInput, type StatusOutput } from './status.machine.js';
 import { syncQueueMachine, type SyncQueueInput } from './syncQueue.machine.js';
@@ -40,11 +40,6 @@ export interface RootSupervisorInput {
 export interface WatcherInput {
   readonly kind: string;
   readonly [option: string]: unknown;
-}
-
-/** watcherId is the child id and systemId of the watcher for `kind`: `watcher.Ingress`. */
-export function watcherId(kind: string): string {
-  return `watcher.${kind}`;
 }
 
 /** RestartExpiredEvent is the supervisor's own delayed event: one restart left the window. */
@@ -191,6 +186,7 @@ const supervisor = setup({
           enqueue.sendTo('syncQueue', {
             type: 'sync.request',
             reason: `${id === 'nginx' ? 'nginx' : 'status'} actor restarted`,
+            ...(id === 'nginx' ? { nginxRestarted: true } : {}),
           });
         enqueue.raise({ type: 'restart.expired' }, { delay: 'restartPeriod' });
       }

@@ -326,9 +326,8 @@ export async function startController(
     syncQueue: {
       debounceMs: 100,
       maxHoldoffMs: 500,
+      // Limits reloads: a sync whose config nginx was handed already only pushes its tables, at once.
       minSyncIntervalMs: 1000 / config.syncRateLimit,
-      // With the Lua balancer an EndpointSlice changes only the pushed tables: its sync reloads nothing.
-      pushedKinds: dynamic ? ['EndpointSlice'] : [],
     },
     nginx: {
       shutdownTimeoutMs: config.shutdownTimeoutMs,
