@@ -81,7 +81,8 @@ export function syncActors(options: SyncOptions) {
       }
       const heldTables = tableQuarantine.heldKeys().join(' ');
       tableQuarantine.judge(input.entriesRefused ?? [], memory.lastBuilt);
-      const prepared = quarantine.prepare(options.cache.snapshot());
+      const cached = options.cache.snapshot();
+      const prepared = quarantine.prepare(cached);
       const pushHeld = tableQuarantine.prepare(prepared.snapshot);
       const snapshot = pushHeld.snapshot;
       const leftOut = [...prepared.problems, ...pushHeld.problems];
@@ -145,7 +146,8 @@ export function syncActors(options: SyncOptions) {
         // A Secret the watcher judged by the set before, while this build ran, is not lost: whatever in the new set
         // the cache holds differently from what the build read goes to the queue as a change. (Computed as the sync
         // ends: the queue sends the new set on in the same turn, before any watch event can come in between.)
-        secretsChanged: options.cache.changedSince('Secret', snapshot.secrets, read),
+        // Against the cache's own list the build started from: a Secret the quarantine holds out is no change.
+        secretsChanged: options.cache.changedSince('Secret', cached.secrets, read),
         done: {
           model,
           problems,
