@@ -1,5 +1,5 @@
 import { fromPromise } from 'xstate';
-import type { RunSyncInput, RunSyncOutput } from '../../machines/syncQueue.machine.js';
+import type { RunSyncInput, RunSyncOutput } from '../../machines/syncEffects.js';
 import { formatProblem } from '../model/problems.js';
 import type { Logger } from '../log.js';
 import type { ClusterCache } from '../kube/cache.js';

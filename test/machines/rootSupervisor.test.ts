@@ -28,7 +28,8 @@ import {
   type ShutdownCheck,
   type StatusInput,
 } from '../../machines/status.machine.js';
-import { syncQueueMachine, type RunSyncInput, type RunSyncOutput } from '../../machines/syncQueue.machine.js';
+import type { RunSyncInput, RunSyncOutput } from '../../machines/syncEffects.js';
+import { syncQueueMachine } from '../../machines/syncQueue.machine.js';
 import { templateMachine, type LoadTemplateInput } from '../../machines/template.machine.js';
 import { advance, flush } from './harness.js';
 

@@ -20,13 +20,8 @@ import {
   type EventObject,
 } from 'xstate';
 import type { SyncQueueCommand } from '../../machines/events.js';
-import {
-  syncQueueMachine,
-  type RunSyncInput,
-  type RunSyncOutput,
-  type SyncQueueContext,
-  type SyncQueueInput,
-} from '../../machines/syncQueue.machine.js';
+import type { RunSyncInput, RunSyncOutput } from '../../machines/syncEffects.js';
+import { syncQueueMachine, type SyncQueueContext, type SyncQueueInput } from '../../machines/syncQueue.machine.js';
 import { advance, deferred, flush, type Deferred } from './harness.js';
 
 const WATCHERS = ['Ingress', 'Service', 'EndpointSlice'];

@@ -8,13 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock, createActor, fromPromise, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
-import {
-  syncQueueMachine,
-  type RunSyncInput,
-  type RunSyncOutput,
-  type SyncQueueContext,
-  type SyncQueueInput,
-} from '../../machines/syncQueue.machine.js';
+import type { RunSyncInput, RunSyncOutput } from '../../machines/syncEffects.js';
+import { syncQueueMachine, type SyncQueueContext, type SyncQueueInput } from '../../machines/syncQueue.machine.js';
 import { deferred, flush, type Deferred } from '../machines/harness.js';
 import { Coverage, pathsFor, timersAlong, type Path, type Timers } from './graph.js';
 import { microstepRecorder, runPath, type RealStep, type World } from './runner.js';
