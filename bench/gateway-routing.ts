@@ -18,7 +18,7 @@ import autocannon from 'autocannon';
 import { buildModel } from '../src/model/build.js';
 import { defaultBuildOptions, type BuildOptions } from '../src/model/build-types.js';
 import { CONTROL_SOCKET, CONTROL_TOKEN_ENV } from '../src/nginx/control.js';
-import { DynamicSplit } from '../src/model/dynamic-tables.js';
+import { DynamicSplit } from '../src/sync/dynamic-split.js';
 import type { Snapshot } from '../src/model/snapshot.js';
 import { pushTables } from '../src/actors/nginx.js';
 import { ControlChannel, newControlToken } from '../src/nginx/control.js';

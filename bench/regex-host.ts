@@ -18,7 +18,7 @@ import { request, Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildModel } from '../src/model/build.js';
-import { DynamicSplit } from '../src/model/dynamic-tables.js';
+import { DynamicSplit } from '../src/sync/dynamic-split.js';
 import { MAX_REGEX_WEIGHT_PER_HOST } from '../src/model/regex-budget.js';
 import { type RegexAnchoring, regexSubsetRefusal, regexWeight } from '../src/model/regex-path.js';
 import type { Snapshot } from '../src/model/snapshot.js';

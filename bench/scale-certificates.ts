@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { buildModel } from '../src/model/build.js';
 import { defaultBuildOptions } from '../src/model/build-types.js';
 import { CONTROL_TOKEN_ENV } from '../src/nginx/control.js';
-import { DynamicSplit } from '../src/model/dynamic-tables.js';
+import { DynamicSplit } from '../src/sync/dynamic-split.js';
 import type { DynamicTables } from '../src/model/pushed-tables.js';
 import type { Certificate } from '../src/model/nginx-model.js';
 import type { LuaSettings } from '../src/model/machine-settings.js';

@@ -7,6 +7,11 @@ import type { GatewayStatus } from '../src/model/gateway/routes.js';
  * an actor boundary is here, so the wiring in src/ and the tests speak the same vocabulary.
  */
 
+/** watcherId is the child id and systemId of the watcher for `kind`: `watcher.Ingress`. */
+export function watcherId(kind: string): string {
+  return `watcher.${kind}`;
+}
+
 // ── Kubernetes watchers → sync queue ──
 
 /** K8sSyncedEvent says a watcher's first list is in its cache (sent once per watcher). */
@@ -60,6 +65,8 @@ export interface SyncRequestEvent {
   readonly type: 'sync.request';
   /** why, for the sync's trigger: `nginx restarted`, `nginx's verdict`, … */
   readonly reason?: string;
+  /** the nginx actor was restarted: it serves nothing the queue handed it, so the next config is handed again */
+  readonly nginxRestarted?: boolean;
 }
 
 /**
@@ -126,7 +133,7 @@ export interface NginxConfigSet {
   readonly config: string;
   readonly files: readonly ConfigFile[];
   /**
-   * what caused it (src/model/trigger.ts: `Ingress default/app changed`, `template`, `start`), for the logs and the
+   * what caused it (machines/trigger.ts: `Ingress default/app changed`, `template`, `start`), for the logs and the
    * record of applies; never compared
    */
   readonly trigger?: string;
@@ -162,16 +169,45 @@ export interface RefusedEntry {
 export interface PushResult {
   readonly pushed: PushedTables;
   readonly refused: readonly RefusedEntry[];
+  /** when the push started and how long it took, as the effect measured it */
+  readonly timing?: ApplyTiming;
+}
+
+/**
+ * ApplyTiming is when a reload or push started (ms since the epoch) and how long it took: the `reload` and `push`
+ * effects measure it and hand it back in their output, or on their error (`timing`), so the machine reads no clock.
+ */
+export interface ApplyTiming {
+  readonly at: number;
+  readonly durationMs: number;
+}
+
+/** ReloadResult is what a reload ended with: the tables nginx holds after the push before its signal, and its timing. */
+export interface ReloadResult {
+  readonly pushed: PushedTables | null;
+  readonly timing?: ApplyTiming;
 }
 
 /**
  * NginxReloadEvent hands the nginx-process actor a rendered nginx.conf and the Secret-derived
- * files it names (the model's certificates); it writes them all. A set equal to the applied one
- * (text and files) is skipped. `tables`, with the Lua balancer, are pushed without a reload.
+ * files it names (the model's certificates), and the tables that go with it: the sync queue decided that
+ * the config differs from the one it last handed (src/sync/run.ts, machines/syncQueue.machine.ts). A set equal
+ * to the one nginx serves (a revert to it after a refusal) is skipped and reported applied.
  */
 export interface NginxReloadEvent extends NginxConfigSet {
   readonly type: 'nginx.reload';
   readonly tables?: PushedTables | null;
+}
+
+/**
+ * NginxPushEvent hands the nginx-process actor the Lua balancer's tables of a sync whose config is the one the
+ * sync queue last handed: they are pushed without a reload (after that config's reload, if it is still under way).
+ */
+export interface NginxPushEvent {
+  readonly type: 'nginx.push';
+  readonly tables: PushedTables;
+  /** what caused it (machines/trigger.ts), for the log and the record of applies */
+  readonly trigger?: string;
 }
 
 /** NginxStopEvent asks the nginx-process actor to quit nginx gracefully (and kill it after its shutdown timeout). */

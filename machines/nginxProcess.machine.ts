@@ -1,15 +1,30 @@
 import { assign, enqueueActions, fromCallback, fromPromise, sendTo, setup } from 'xstate';
+import {
+  applyRecord,
+  type ApplyRecord,
+  describe,
+  heldAfter,
+  pushSettled,
+  remember,
+  sameConfigSet,
+  sameTables,
+  timingOf,
+} from './applies.js';
+import type { DrainInput, MasterInput, NginxExit, PushInput, ReloadInput } from './nginxEffects.js';
 import type {
+  ApplyTiming,
   NginxConfigSet,
   NginxMasterCommand,
   NginxMasterEvent,
+  NginxPushEvent,
   NginxReloadEvent,
   NginxStopEvent,
   PushedTables,
   PushResult,
   RefusedEntry,
+  ReloadResult,
 } from './events.js';
-import { combineTriggers } from '../src/model/trigger.js';
+import { combineTriggers } from './trigger.js';
 
 /** NginxProcessInput configures the nginx-process actor; every duration is in milliseconds. */
 export interface NginxProcessInput {
@@ -28,109 +43,11 @@ export interface NginxProcessInput {
   readonly pushRetryMs?: number;
 }
 
-/** MasterInput is what each `master` invocation gets: how many restarts preceded it. */
-export interface MasterInput {
-  readonly restarts: number;
-}
-
-/**
- * ReloadInput is what the `reload` actor must write, test and swap in (nginx.conf's text and the
- * files it names), and the set nginx serves now, whose files stay until the new one took.
- */
-export interface ReloadInput extends NginxConfigSet {
-  readonly applied: NginxConfigSet | null;
-  /** the tables to push before the new config is signalled (with the Lua balancer), and what nginx holds now */
-  readonly tables: PushedTables | null;
-  readonly pushed: PushedTables | null;
-}
-
-/** PushInput is what the `push` actor sends over the control channel: `tables`, where they differ from `pushed`. */
-export interface PushInput {
-  readonly tables: PushedTables;
-  readonly pushed: PushedTables | null;
-  /** what caused the push, for the log */
-  readonly trigger?: string;
-}
-
-/**
- * ApplyRecord is one reload or push the actor carried out (or tried), for the status page and the logs: what caused
- * it, when it started, how long it took and whether nginx took it.
- */
-export interface ApplyRecord {
-  readonly kind: 'reload' | 'push';
-  /** what caused it: `Ingress default/app changed`, `EndpointSlice shop/web-x7k2p changed (3 more)`, `template`, … */
-  readonly trigger: string;
-  /** when it started, in ms since the epoch */
-  readonly at: number;
-  readonly durationMs: number;
-  readonly ok: boolean;
-  /** why it failed, in nginx's or the channel's words */
-  readonly error?: string;
-}
-
 /** FATAL_RESTARTS is how many restarts in a row a master that cannot bind its port gets before the actor gives up. */
 export const FATAL_RESTARTS = 5;
 
-/** RECENT_APPLIES is how many ApplyRecords the actor keeps (`recent`). */
-export const RECENT_APPLIES = 20;
-
-/** remember adds a record to the ring of recent applies: newest last, at most RECENT_APPLIES. */
-export function remember(recent: readonly ApplyRecord[], record: ApplyRecord): readonly ApplyRecord[] {
-  const kept = recent.length >= RECENT_APPLIES ? recent.slice(recent.length - RECENT_APPLIES + 1) : recent;
-  return [...kept, record];
-}
-
-/**
- * PushFailure is what a failed `push` may say about the tables nginx holds after it: a push sends its tables one by
- * one, so nginx may hold some of the new ones (`held`; null when it holds no complete set). Without it, nginx is taken
- * to hold what it held before.
- */
-export interface PushFailure {
-  readonly held?: PushedTables | null;
-}
-
-/** heldAfter is what nginx holds after a push failed with `error`, given what it held before. */
-function heldAfter(error: unknown, before: PushedTables | null): PushedTables | null {
-  const held = (error as PushFailure | null | undefined)?.held;
-  return held === undefined ? before : held;
-}
-
-/** sameTables says whether two pushes carry the same versions of both tables. */
-export function sameTables(a: PushedTables | null, b: PushedTables | null): boolean {
-  if (a === b) return true;
-  if (!a || !b) return false;
-  return (
-    a.backends.version === b.backends.version &&
-    a.certificates.version === b.certificates.version &&
-    a.routes?.version === b.routes?.version
-  );
-}
-
-/** DrainInput tells the `drain` actor which process group died and how long its orphans may serve. */
-export interface DrainInput {
-  /** the dead master's pid, which is its process group id; null if it never started */
-  readonly pid: number | null;
-  readonly drainTimeoutMs: number;
-}
-
-/** NginxExit records how the last master ended: its exit, or why it could not be run. */
-export interface NginxExit {
-  readonly pid: number | null;
-  readonly code: number | null;
-  readonly signal: string | null;
-  /** set when the `master` actor itself failed (nginx could not be spawned) */
-  readonly error: string | null;
-}
-
-/** sameConfigSet says whether two sets are the same text naming the same files with the same contents. */
-export function sameConfigSet(a: NginxConfigSet | null, b: NginxConfigSet | null): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || a.config !== b.config || a.files.length !== b.files.length) return false;
-  return a.files.every((file, i) => file.file === b.files[i]!.file && file.pem === b.files[i]!.pem);
-}
-
 /** NginxProcessEvent is every event the nginx-process machine handles. */
-export type NginxProcessEvent = NginxReloadEvent | NginxStopEvent | NginxMasterEvent;
+export type NginxProcessEvent = NginxReloadEvent | NginxPushEvent | NginxStopEvent | NginxMasterEvent;
 
 /** NginxProcessContext is the nginx-process actor's state beyond its state value; the counters feed /metrics. */
 export interface NginxProcessContext extends NginxProcessInput {
@@ -182,8 +99,6 @@ export interface NginxProcessContext extends NginxProcessInput {
   readonly killed: boolean;
   /** what caused the tables to differ from what nginx holds: the trigger of the next push */
   readonly tablesTrigger: string | null;
-  /** when the running reload or push started (ms since the epoch) */
-  readonly applyStartedAt: number | null;
   /** the last RECENT_APPLIES reloads and pushes, newest last */
   readonly recent: readonly ApplyRecord[];
 }
@@ -200,39 +115,15 @@ const setOf = (event: NginxReloadEvent): NginxConfigSet =>
     ? { config: event.config, files: event.files }
     : { config: event.config, files: event.files, trigger: event.trigger };
 
-/**
- * pushSettled clears a push failure that no longer stands: once nginx holds the latest tables (a reload's push took
- * them, or the tables came back to what nginx holds), nothing is left to retry, and no failure is left for /healthz.
- */
-function pushSettled(
-  tables: PushedTables | null,
-  pushed: PushedTables | null,
-): Partial<Pick<NginxProcessContext, 'pushFailuresInRow' | 'lastPushError' | 'failedTables'>> {
-  return tables !== null && !sameTables(tables, pushed)
-    ? {}
-    : { pushFailuresInRow: 0, lastPushError: null, failedTables: null };
-}
-
-/** record is the ApplyRecord of the reload or push that just ended. */
+/** record adds the ApplyRecord of the reload or push that just ended, timed by its effect, to `recent`. */
 function record(
   context: NginxProcessContext,
   kind: ApplyRecord['kind'],
   trigger: string | null | undefined,
+  timing: ApplyTiming | undefined,
   error?: unknown,
 ): readonly ApplyRecord[] {
-  const at = context.applyStartedAt ?? Date.now();
-  return remember(context.recent, {
-    kind,
-    trigger: trigger ?? (kind === 'push' ? 'tables' : 'config'),
-    at,
-    durationMs: Math.max(0, Date.now() - at),
-    ok: error === undefined,
-    ...(error === undefined ? {} : { error: describe(error) }),
-  });
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return remember(context.recent, applyRecord(kind, trigger, timing, error));
 }
 
 /**
@@ -251,14 +142,18 @@ function describe(error: unknown): string {
  * table entries nginx refused while it applied the rest, often none); the wiring tells the sync queue.
  *
  * Record: `recent` holds the last RECENT_APPLIES reloads and pushes (ApplyRecord: kind, trigger, start, duration,
- * verdict), newest last, for the status page; the trigger comes with each `nginx.reload` (the sync's cause), a config
+ * verdict), newest last, for the status page; start and duration are the effect's (`ApplyTiming` in its output or on
+ * its error): the machine reads no clock; the trigger comes with each `nginx.reload` (the sync's cause), a config
  * that replaced a queued one carries both causes, and the push after a restart is `nginx restarted`.
  *
  * Reloads: `nginx.reload` with the text already applied is skipped; one during a reload (or
  * while nginx is down) is kept, latest wins, and applied once `running`. A config whose reload
  * was cut short by a crash is applied again after the restart.
  *
- * Pushes: tables that differ from what nginx holds (`pushed`) are pushed from `running` (`pushing`). A failed push
+ * Pushes: `nginx.push` brings the tables of a sync whose config the sync queue already handed (it decides push or
+ * reload, once); `nginx.reload` brings a config with its tables. The latest tables win either way, and while a reload
+ * is queued or under way they wait for it (it pushes them before its signal), so a table never runs ahead of the
+ * config that names it. Tables that differ from what nginx holds (`pushed`) are pushed from `running` (`pushing`). A failed push
  * (refused, timed out, the channel unreachable) never blocks the next: its tables (`failedTables`) are retried after
  * pushRetry (doubling per failure in a row), newer tables are pushed at once, and the failure is forgotten as soon as
  * nginx holds the latest tables by any way (a push, a reload's push, tables changed back). A master that died
@@ -285,7 +180,7 @@ export const nginxProcessMachine = setup({
     master: fromCallback<NginxMasterCommand, MasterInput>(() => {
       throw new Error('actor "master" not provided');
     }),
-    reload: fromPromise<PushedTables | null, ReloadInput>(async () => {
+    reload: fromPromise<ReloadResult, ReloadInput>(async () => {
       throw new Error('actor "reload" not provided');
     }),
     push: fromPromise<PushResult, PushInput>(async () => {
@@ -331,9 +226,9 @@ export const nginxProcessMachine = setup({
         return trigger === undefined ? set : { ...set, trigger };
       },
     }),
-    // The latest tables win, whatever happens to the config they came with.
+    // The latest tables win, whatever happens to the config they came with (a push waits for a reload under way).
     keepTables: assign(({ context, event }) => {
-      if (event.type !== 'nginx.reload') return {};
+      if (event.type !== 'nginx.reload' && event.type !== 'nginx.push') return {};
       const tables = event.tables ?? null;
       if (sameTables(tables, context.tables)) return { tables };
       // Tables nginx does not hold yet keep the cause of what they change.
@@ -346,17 +241,18 @@ export const nginxProcessMachine = setup({
           : (event.trigger ?? null),
       };
     }),
-    markPushStart: assign({ applyStartedAt: () => Date.now(), pushingTables: ({ context }) => context.tables }),
-    recordPushed: assign(({ context }, params: { pushed: PushedTables | undefined }) => ({
-      // What the push resolved to: the tables it was given (a model run without effects has no output).
-      pushed: params.pushed ?? context.tables,
-      pushesOk: context.pushesOk + 1,
-      pushFailuresInRow: 0,
-      lastPushError: null,
-      failedTables: null,
-      recent: record(context, 'push', context.tablesTrigger),
-      applyStartedAt: null,
-    })),
+    markPushStart: assign({ pushingTables: ({ context }) => context.tables }),
+    recordPushed: assign(
+      ({ context }, params: { pushed: PushedTables | undefined; timing: ApplyTiming | undefined }) => ({
+        // What the push resolved to: the tables it was given (a model run without effects has no output).
+        pushed: params.pushed ?? context.tables,
+        pushesOk: context.pushesOk + 1,
+        pushFailuresInRow: 0,
+        lastPushError: null,
+        failedTables: null,
+        recent: record(context, 'push', context.tablesTrigger, params.timing),
+      }),
+    ),
     // Refused, timed out, or the channel unreachable: these tables wait for pushRetry, newer ones are pushed at once.
     recordPushFailed: assign(({ context }, params: { error: unknown }) => ({
       pushed: heldAfter(params.error, context.pushed),
@@ -365,8 +261,7 @@ export const nginxProcessMachine = setup({
       pushesFailed: context.pushesFailed + 1,
       pushFailuresInRow: context.pushFailuresInRow + 1,
       lastPushError: describe(params.error),
-      recent: record(context, 'push', context.tablesTrigger, params.error),
-      applyStartedAt: null,
+      recent: record(context, 'push', context.tablesTrigger, timingOf(params.error), params.error),
     })),
     countSkipped: assign({ reloadsSkipped: ({ context }) => context.reloadsSkipped + 1 }),
     // Something queued but equal to what nginx serves needs no reload.
@@ -388,10 +283,9 @@ export const nginxProcessMachine = setup({
       reloading: context.pending,
       pending: null,
       failed: null,
-      applyStartedAt: Date.now(),
     })),
     retryFailed: assign(({ context }) => ({ pending: context.pending ?? context.failed, failed: null })),
-    recordReloadOk: assign(({ context }, params: { pushed: PushedTables | null }) => ({
+    recordReloadOk: assign(({ context }, params: { pushed: PushedTables | null; timing: ApplyTiming | undefined }) => ({
       ...pushSettled(context.tables, params.pushed ?? context.pushed),
       pushed: params.pushed ?? context.pushed,
       applied: context.reloading,
@@ -399,8 +293,7 @@ export const nginxProcessMachine = setup({
       reloadsOk: context.reloadsOk + 1,
       lastReloadError: null,
       reloadFailuresInRow: 0,
-      recent: record(context, 'reload', context.reloading?.trigger),
-      applyStartedAt: null,
+      recent: record(context, 'reload', context.reloading?.trigger, params.timing),
     })),
     recordReloadFailed: assign(({ context }, params: { error: unknown }) => ({
       failed: context.reloading,
@@ -408,8 +301,7 @@ export const nginxProcessMachine = setup({
       reloading: null,
       reloadsFailed: context.reloadsFailed + 1,
       lastReloadError: describe(params.error),
-      recent: record(context, 'reload', context.reloading?.trigger, params.error),
-      applyStartedAt: null,
+      recent: record(context, 'reload', context.reloading?.trigger, timingOf(params.error), params.error),
     })),
     recordPid: assign({
       pid: ({ context, event }) => (event.type === 'nginx.started' ? event.pid : context.pid),
@@ -479,12 +371,12 @@ export const nginxProcessMachine = setup({
     pushingTables: null,
     killed: false,
     tablesTrigger: null,
-    applyStartedAt: null,
     recent: [],
   }),
   // By default a config is kept for later; `running` applies it.
   on: {
     'nginx.reload': { actions: ['queueConfig', 'keepTables'] },
+    'nginx.push': { actions: 'keepTables' },
   },
   initial: 'alive',
   states: {
@@ -591,7 +483,10 @@ export const nginxProcessMachine = setup({
             onDone: {
               target: 'running',
               actions: [
-                { type: 'recordPushed', params: ({ event }) => ({ pushed: event.output?.pushed }) },
+                {
+                  type: 'recordPushed',
+                  params: ({ event }) => ({ pushed: event.output?.pushed, timing: event.output?.timing }),
+                },
                 {
                   type: 'reportEntriesRefused',
                   params: ({ event }) => ({ entries: event.output?.refused ?? [] }),
@@ -621,7 +516,10 @@ export const nginxProcessMachine = setup({
               target: 'running',
               actions: [
                 { type: 'reportApplied', params: ({ context }) => ({ config: context.reloading?.config ?? '' }) },
-                { type: 'recordReloadOk', params: ({ event }) => ({ pushed: event.output }) },
+                {
+                  type: 'recordReloadOk',
+                  params: ({ event }) => ({ pushed: event.output?.pushed ?? null, timing: event.output?.timing }),
+                },
               ],
             },
             // nginx keeps serving the old config; the error is kept for status and metrics.

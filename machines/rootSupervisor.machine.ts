@@ -10,7 +10,7 @@ import {
   type EventObject,
   type SnapshotFrom,
 } from 'xstate';
-import type { StopEvent } from './events.js';
+import { type StopEvent, watcherId } from './events.js';
 import { nginxProcessMachine, type NginxProcessInput, type NginxProcessOutput } from './nginxProcess.machine.js';
 import { statusMachine, type StatusInput, type StatusOutput } from './status.machine.js';
 import { syncQueueMachine, type SyncQueueInput } from './syncQueue.machine.js';
@@ -41,11 +41,6 @@ export interface RootSupervisorInput {
 export interface WatcherInput {
   readonly kind: string;
   readonly [option: string]: unknown;
-}
-
-/** watcherId is the child id and systemId of the watcher for `kind`: `watcher.Ingress`. */
-export function watcherId(kind: string): string {
-  return `watcher.${kind}`;
 }
 
 /** watchedKindOf is the kind a watcher's id names (`watcher.Ingress`: `Ingress`); null for any other child id. */
@@ -210,6 +205,7 @@ const supervisor = setup({
           enqueue.sendTo('syncQueue', {
             type: 'sync.request',
             reason: `${id === 'nginx' ? 'nginx' : 'status'} actor restarted`,
+            ...(id === 'nginx' ? { nginxRestarted: true } : {}),
           });
         enqueue.raise({ type: 'restart.expired' }, { delay: 'restartPeriod' });
       }

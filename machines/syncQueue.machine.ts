@@ -1,6 +1,19 @@
 import { assign, enqueueActions, fromPromise, raise, setup } from 'xstate';
-import { addChange, type ChangeList, mergeChanges, NO_CHANGES, summarizeTrigger } from '../src/model/trigger.js';
-import type { RefusedEntry, SyncDoneEvent, SyncQueueCommand, TemplateWantedEvent } from './events.js';
+import { sameConfigSet } from './applies.js';
+import type { RunSyncInput, RunSyncOutput, SyncServe } from './syncEffects.js';
+import {
+  type ConfigFile,
+  type NginxConfigSet,
+  type NginxPushEvent,
+  type NginxReloadEvent,
+  type RefusedEntry,
+  type SyncDoneEvent,
+  type SyncQueueCommand,
+  type TemplateWantedEvent,
+  watcherId,
+} from './events.js';
+import type { SecretsRelevantEvent } from './resourceWatcher.machine.js';
+import { addChange, type ChangeList, combineTriggers, mergeChanges, NO_CHANGES, summarizeTrigger } from './trigger.js';
 
 /** SyncQueueInput configures the sync queue; every duration is in milliseconds. */
 export interface SyncQueueInput {
@@ -13,54 +26,8 @@ export interface SyncQueueInput {
    * quiet, when a lone change syncs at once (contour's HoldoffMaxDelay)
    */
   readonly maxHoldoffMs: number;
-  /** least time between two sync starts: 1000 / `--sync-rate-limit` */
+  /** least time between two reloads handed to nginx (and between a failed sync and its retry): 1000 / `--sync-rate-limit` */
   readonly minSyncIntervalMs: number;
-  /**
-   * the kinds whose changes only alter the tables pushed to nginx, never nginx.conf (EndpointSlice with the Lua
-   * balancer; none by default): a sync of only such changes reloads nothing, so it waits for neither the debounce
-   * nor the rate token, and takes no token
-   */
-  readonly pushedKinds?: readonly string[];
-}
-
-/**
- * RunSyncInput is what each `runSync` invocation gets: the sync's number (1 for the first) and nginx's verdicts since
- * the last.
- */
-export interface RunSyncInput {
-  readonly generation: number;
-  /** the config nginx serves, as the last `nginx.applied` said (null before any) */
-  readonly applied: string | null;
-  /** the last config `nginx -t` refused since the previous sync started, in nginx's words */
-  readonly refused: { readonly config: string; readonly output: string } | null;
-  /** the template of the last `template.changed` (compiled; opaque here), null before any */
-  readonly template: unknown;
-  /** the table entries nginx refused in pushes since the previous sync started (`nginx.entriesRefused`) */
-  readonly entriesRefused: readonly RefusedEntry[];
-  /** what caused this sync, for the logs and the nginx actor's record of applies (`Ingress default/app changed`) */
-  readonly trigger: string;
-}
-
-/**
- * RunSyncOutput is what a sync leaves for the next (whether it waits for nginx's verdict on what
- * it handed over) and what it found, which the queue sends on as `sync.done`.
- */
-export interface RunSyncOutput {
-  /** a step of bisection: the next sync must follow nginx's verdict on this one's config */
-  readonly awaitingVerdict: boolean;
-  /** the model, problems and served Ingresses, for the status and template actors */
-  readonly done?: Omit<SyncDoneEvent, 'type'>;
-  /**
-   * `Kind/namespace/name` of the objects whose change, as this sync built things, only alters the pushed tables
-   * (with the Lua balancer: a Secret that only Ingresses' spec.tls reads): like `pushedKinds`, until the next sync says
-   */
-  readonly pushedKeys?: readonly string[];
-  /**
-   * `Kind/namespace/name` prefixes of objects of a pushed kind whose change still alters nginx.conf, as this sync built
-   * things (the EndpointSlices of a TCP/UDP or ssl-passthrough Service: the stream block lists endpoints): they wait
-   * for the debounce and the rate token like any change that may reload, until the next sync says
-   */
-  readonly renderedPrefixes?: readonly string[];
 }
 
 /** RateReadyEvent is the sync queue's own delayed event: the rate-limit token is back. */
@@ -77,15 +44,23 @@ export interface SyncQueueContext extends SyncQueueInput {
   readonly synced: readonly string[];
   /** a change arrived that no started sync has seen yet */
   readonly dirty: boolean;
-  /** such a change may alter nginx.conf (it is not of a pushed kind), so its sync may reload and needs the token */
-  readonly reloadable: boolean;
-  readonly pushedKinds: readonly string[];
-  /** from the last sync's output (`RunSyncOutput.pushedKeys`) */
-  readonly pushedKeys: readonly string[];
-  /** from the last sync's output (`RunSyncOutput.renderedPrefixes`) */
-  readonly renderedPrefixes: readonly string[];
-  /** the rate-limit token: a sync may start now */
+  /**
+   * the running sync may hand a reload over at once (the rate token permitting): it was not started by a change
+   * that is likely one of a burst (right after a sync), whose reload waits for the debounce
+   */
+  readonly prompt: boolean;
+  /** the rate-limit token: a reload may be handed over now */
   readonly tokenReady: boolean;
+  /**
+   * the config set this queue last handed to nginx in `nginx.reload` (null before any): a sync whose config equals it
+   * needs no reload, only a push of its tables. What nginx serves is the nginx actor's alone; it says so in
+   * `nginx.applied`
+   */
+  readonly handed: NginxConfigSet | null;
+  /** a sync's value that needs a reload, held until the debounce and the rate token allow it (its tables with it) */
+  readonly held: SyncServe | null;
+  /** what the last completed sync left for the next (`RunSyncOutput.memory`), null in a new queue */
+  readonly memory: unknown;
   /** the number of the last sync started */
   readonly generation: number;
   /** changes received (k8s.changed, template.changed, sync.request, sync.resync) */
@@ -100,7 +75,7 @@ export interface SyncQueueContext extends SyncQueueInput {
   readonly syncsCompleted: number;
   readonly syncsFailed: number;
   readonly lastError: string | null;
-  /** the config nginx serves, from `nginx.applied` */
+  /** nginx's last `nginx.applied` verdict, passed to each sync (its quarantine reads it); the queue decides nothing by it */
   readonly applied: string | null;
   /** a refusal not yet seen by a sync */
   readonly refused: RunSyncInput['refused'];
@@ -125,17 +100,7 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** reloadableChange: `event` is a change that may alter nginx.conf; timers and verdicts are no change. */
-function reloadableChange(context: SyncQueueContext, event: SyncQueueEvent): boolean {
-  if (event.type === 'k8s.changed') {
-    const id = `${event.kind}/${event.key}`;
-    if (context.renderedPrefixes.some((prefix) => id.startsWith(prefix))) return true;
-    return !context.pushedKinds.includes(event.kind) && !context.pushedKeys.includes(id);
-  }
-  return event.type === 'template.changed' || event.type === 'sync.request' || event.type === 'sync.resync';
-}
-
-/** changeLabel names a change for its sync's trigger (src/model/trigger.ts); null for timers and verdicts. */
+/** changeLabel names a change for its sync's trigger (machines/trigger.ts); null for timers and verdicts. */
 function changeLabel(event: SyncQueueEvent): string | null {
   switch (event.type) {
     case 'k8s.changed':
@@ -151,9 +116,29 @@ function changeLabel(event: SyncQueueEvent): string | null {
   }
 }
 
-/** pushOnly: nothing waiting for a sync, `event` included, can alter nginx.conf: the sync only pushes tables. */
-const pushOnly = ({ context, event }: { context: SyncQueueContext; event: SyncQueueEvent }) =>
-  !context.reloadable && !reloadableChange(context, event);
+/** outputOf is the value of the sync that just ended (none for a double that resolves to nothing). */
+const outputOf = (event: SyncQueueEvent): RunSyncOutput | undefined => (event as { output?: RunSyncOutput }).output;
+
+/**
+ * needsReload is the one push-or-reload decision: a sync whose config set (text and files) differs from the one last
+ * handed to nginx needs a reload; one that equals it only pushes its tables. A step of bisection waits for nginx's
+ * verdict on its config, which only a reload (or nginx saying it already serves it) brings.
+ */
+function needsReload(context: SyncQueueContext, output: RunSyncOutput | undefined): boolean {
+  if (!output?.serve) return false;
+  return output.awaitingVerdict || !sameConfigSet(output.serve, context.handed);
+}
+
+/** reloadEvent is the `nginx.reload` that hands a sync's value over. */
+function reloadEvent(serve: SyncServe): NginxReloadEvent {
+  return {
+    type: 'nginx.reload',
+    config: serve.config,
+    files: serve.files as readonly ConfigFile[],
+    tables: serve.tables,
+    ...(serve.trigger === undefined ? {} : { trigger: serve.trigger }),
+  };
+}
 
 const syncQueue = setup({
   types: {
@@ -169,12 +154,18 @@ const syncQueue = setup({
   guards: {
     allSynced: ({ context }) => context.watchers.every((kind) => context.synced.includes(kind)),
     tokenReady: ({ context }) => context.tokenReady,
-    // A sync that may reload waits for the rate token; one that only pushes tables does not.
-    mayStart: (args) => args.context.tokenReady || pushOnly(args),
-    pushOnly,
     dirty: ({ context }) => context.dirty,
-    dirtyPushOnly: ({ context }) => context.dirty && !context.reloadable,
     awaitingVerdict: ({ context }) => context.awaitingVerdict,
+    // Due, with nothing new since the held value was built: it is handed over as it is.
+    heldIsLatest: ({ context }) => context.held !== null && !context.dirty,
+    // The sync's config is the one handed: its tables are pushed at once, whatever waits.
+    pushOnly: ({ context, event }) => !needsReload(context, outputOf(event)),
+    // A reload the sync may hand over now: no burst suspected, and the token is there.
+    reloadNow: ({ context }) => context.prompt && context.tokenReady,
+    // A reload held while changes came: they wait with it (debounced), to be built in before it goes.
+    heldWhileDirty: ({ context }) => context.dirty,
+    // A prompt sync's reload that only waits for the token.
+    onlyTheToken: ({ context }) => context.prompt,
   },
   delays: {
     debounce: ({ context }) => context.debounceMs,
@@ -184,26 +175,72 @@ const syncQueue = setup({
   actions: {
     recordChange: assign(({ context, event }) => ({
       dirty: true,
-      reloadable: context.reloadable || reloadableChange(context, event),
       changes: context.changes + 1,
       lastChange: event.type === 'k8s.changed' ? `k8s.changed ${event.kind} ${event.key}` : event.type,
       changed: addChange(context.changed, changeLabel(event) ?? event.type),
       template: event.type === 'template.changed' ? event.template : context.template,
+      // A restarted nginx actor serves nothing this queue handed it: the next config goes to it again.
+      handed: event.type === 'sync.request' && event.nginxRestarted ? null : context.handed,
     })),
+    markPrompt: assign({ prompt: true }),
+    markBurst: assign({ prompt: false }),
     // A queue restarted by the supervisor has no template: the template actor sends its current one.
     askForTemplate: enqueueActions(({ system, enqueue }) => {
       const template = system.get('template');
       if (template) enqueue.sendTo(template, { type: 'template.wanted' } satisfies TemplateWantedEvent);
     }),
-    // What a sync found goes to those who act on it: Events and status, the template's test render.
-    sendDone: enqueueActions(({ system, enqueue }, params: { output: RunSyncOutput }) => {
-      const done = params.output.done;
+    // What a sync found goes to those who act on it: Events and status, the template's test render; the Secrets it
+    // read to the Secret watcher, and those that changed while it ran back to this queue as changes.
+    sendDone: enqueueActions(({ system, enqueue }, params: { output: RunSyncOutput | undefined }) => {
+      const output = params.output;
+      if (output?.secretsRead) {
+        const watcher = system.get(watcherId('Secret'));
+        const { keys, namespaces } = output.secretsRead;
+        const relevant: SecretsRelevantEvent = { type: 'secrets.relevant', keys, namespaces };
+        if (watcher) enqueue.sendTo(watcher, relevant);
+      }
+      for (const key of output?.secretsChanged ?? []) enqueue.raise({ type: 'k8s.changed', kind: 'Secret', key });
+      const done = output?.done;
       if (!done) return;
       const event: SyncDoneEvent = { type: 'sync.done', ...done };
       for (const id of ['status', 'template']) {
         const target = system.get(id);
         if (target) enqueue.sendTo(target, event);
       }
+    }),
+    // The sync's tables go to nginx at once; a reload held for the token is moot (its config is no longer wanted).
+    push: enqueueActions(({ system, enqueue }, params: { output: RunSyncOutput | undefined }) => {
+      enqueue.assign({ held: null });
+      const serve = params.output?.serve;
+      const nginx = system.get('nginx');
+      if (!serve?.tables || !nginx) return;
+      const event: NginxPushEvent = {
+        type: 'nginx.push',
+        tables: serve.tables,
+        ...(serve.trigger === undefined ? {} : { trigger: serve.trigger }),
+      };
+      enqueue.sendTo(nginx, event);
+    }),
+    // The value that needs a reload waits (with its tables); it carries the causes of one it replaces.
+    hold: assign(({ context }, params: { output: RunSyncOutput | undefined }) => {
+      const serve = params.output?.serve;
+      if (!serve) return {};
+      const trigger = combineTriggers(context.held?.trigger, serve.trigger);
+      return { held: trigger === undefined ? serve : { ...serve, trigger } };
+    }),
+    // A reload is handed over (the sync's, or the one held), and takes the rate token.
+    reload: enqueueActions(({ context, system, enqueue }, params: { output: RunSyncOutput | undefined }) => {
+      const serve = params.output?.serve ?? context.held;
+      enqueue.assign({ held: null });
+      if (!serve) return;
+      const trigger = params.output?.serve ? combineTriggers(context.held?.trigger, serve.trigger) : serve.trigger;
+      // No nginx actor (one being restarted) gets nothing; its restart brings a sync that hands the config again.
+      const nginx = system.get('nginx');
+      if (nginx) enqueue.sendTo(nginx, reloadEvent(trigger === undefined ? serve : { ...serve, trigger }));
+      enqueue.assign({ handed: { config: serve.config, files: serve.files } });
+      enqueue.cancel(RATE_TIMER);
+      enqueue.assign({ tokenReady: false });
+      enqueue.raise({ type: 'rate.ready' }, { delay: 'minSyncInterval', id: RATE_TIMER });
     }),
     markSynced: assign({
       synced: ({ context, event }) =>
@@ -215,7 +252,6 @@ const syncQueue = setup({
     giveBackToken: assign({ tokenReady: true }),
     beginSync: assign(({ context }) => ({
       dirty: false,
-      reloadable: false,
       generation: context.generation + 1,
       syncsStarted: context.syncsStarted + 1,
       awaitingVerdict: false,
@@ -240,27 +276,21 @@ const syncQueue = setup({
           ? [...context.entriesRefused, ...event.entries].slice(0, MAX_ENTRIES_REFUSED)
           : context.entriesRefused,
     }),
-    recordOutput: assign(({ event }) => {
-      const output = (event as { output?: RunSyncOutput }).output;
+    recordOutput: assign(({ context, event }) => {
+      const output = outputOf(event);
       return {
+        syncsCompleted: context.syncsCompleted + 1,
+        lastError: null,
         awaitingVerdict: output?.awaitingVerdict === true,
-        pushedKeys: output?.pushedKeys ?? [],
-        renderedPrefixes: output?.renderedPrefixes ?? [],
+        memory: output?.memory ?? context.memory,
       };
     }),
-    // The token is taken when a sync that may reload starts (or a sync fails), and a timer gives it back.
+    // A failed sync is retried no sooner than minSyncIntervalMs later: the token is taken.
     takeToken: enqueueActions(({ enqueue }) => {
       enqueue.cancel(RATE_TIMER);
       enqueue.assign({ tokenReady: false });
       enqueue.raise({ type: 'rate.ready' }, { delay: 'minSyncInterval', id: RATE_TIMER });
     }),
-    takeTokenToReload: enqueueActions(({ context, enqueue }) => {
-      if (!context.reloadable) return;
-      enqueue.cancel(RATE_TIMER);
-      enqueue.assign({ tokenReady: false });
-      enqueue.raise({ type: 'rate.ready' }, { delay: 'minSyncInterval', id: RATE_TIMER });
-    }),
-    countCompleted: assign({ syncsCompleted: ({ context }) => context.syncsCompleted + 1, lastError: null }),
     // A verdict the last sync waits for (a bisection step), or any refusal, needs a sync.
     requestSync: raise({ type: 'sync.request', reason: "nginx's verdict" }),
     countFailed: assign(({ context }, params: { error: unknown }) => ({
@@ -268,7 +298,6 @@ const syncQueue = setup({
       lastError: describe(params.error),
       // The failed sync's changes are not applied: they still need a sync, spaced by the token like any retry.
       dirty: true,
-      reloadable: true,
       changed: mergeChanges(context.changedForSync, context.changed),
       changedForSync: NO_CHANGES,
       // nor are the refused entries judged: the retry takes them
@@ -278,36 +307,48 @@ const syncQueue = setup({
   },
 });
 
-// A prompt sync (sync.request, sync.resync, or any change once idle is quiet) from idle or while
-// debouncing: now if the rate token is there (or the sync only pushes), else as soon as it is back.
-const promptSync = syncQueue.createStateConfig({
-  on: {
-    'sync.request': [
-      { guard: 'mayStart', target: '#syncQueue.syncing', actions: 'recordChange' },
-      { target: '#syncQueue.pending.throttled', actions: 'recordChange' },
-    ],
-  },
-}).on!['sync.request'];
+// Due (the debounce passed, or the max holdoff, and the token is there): the held value goes as it is, unless
+// changes came since; then a sync builds them in and hands its reload over at once.
+const due = [
+  { guard: 'heldIsLatest', target: '#syncQueue.idle', actions: { type: 'reload', params: { output: undefined } } },
+  { target: '#syncQueue.syncing', actions: 'markPrompt' },
+] as const;
+
+// A prompt sync (sync.request, sync.resync) while debouncing: due now if the rate token is there, else once it is back.
+const promptWhilePending = [
+  { guard: 'tokenReady', target: '#syncQueue.pending.due', actions: 'recordChange' },
+  { target: '#syncQueue.pending.throttled', actions: 'recordChange' },
+] as const;
 
 /**
- * syncQueueMachine coalesces watcher and template changes into syncs: none before every watcher
- * has synced, at most one at a time, at most one per `minSyncIntervalMs`, and any burst of
- * changes (while idle, pending or syncing) becomes exactly one further sync. As contour's holdoff:
- * a change that follows a sync within `maxHoldoffMs` is likely one of a burst and waits for
- * `debounceMs` of quiet; a lone change after that (`idle.quiet`) syncs at once, rate permitting.
+ * syncQueueMachine coalesces watcher and template changes into syncs, and makes the one decision what nginx gets of
+ * each: none before every watcher has synced, at most one at a time, and any burst of changes (while idle, pending
+ * or syncing) becomes exactly one further sync.
  *
- * States: `waitingForSync` → `pending` (`debouncing` | `throttled`) → `syncing` → `idle`
- * (`settling` → `quiet`) | `pending`;
+ * A sync's value (RunSyncOutput) says what nginx should serve. Its config set equal to the one last handed (`handed`):
+ * its tables go at once in `nginx.push` (an endpoint change: no debounce, no token). Different: it needs a reload,
+ * handed in `nginx.reload` with its tables, at most one per `minSyncIntervalMs` (the rate token), and, as contour's
+ * holdoff, after `debounceMs` of quiet when the change that brought it followed a sync within `maxHoldoffMs` (likely
+ * one of a burst); a lone change after that (`idle.quiet`) is handed at once, rate permitting. A reload that must
+ * wait is `held` in `pending`, its tables with it: no push runs ahead of the config they belong to, and changes that
+ * come meanwhile wait with it, to be built in before it goes (or to make it moot: a sync whose config is the handed
+ * one again pushes its tables and drops the held reload).
+ *
+ * States: `waitingForSync` → `pending` (`debouncing` | `throttled` → `due`) → `syncing` → `idle` (`settling` → `quiet`)
+ * | `pending` | `syncing` (changes came during it: built at once, its reload held if it needs one);
  * `sync.stop` from anywhere → `stopped` (final). A sync running at `sync.stop` is cancelled: the
  * `runSync` actor is stopped (its AbortSignal fires) and its result is not counted.
  *
- * The template comes in `template.changed` and is kept for every sync (on start the queue asks the
- * `template` actor for it with `template.wanted`); what a sync found (`done` of its output) goes
- * on as `sync.done` to the `status` and `template` actors, those of them that run.
+ * Events out: `nginx.reload` / `nginx.push` to `nginx`; `sync.done` (`done` of the output) to `status` and
+ * `template`; `secrets.relevant` to the Secret watcher; `template.wanted` to `template` on start. Those that run.
  *
- * Effects to provide: `runSync` (fromPromise<RunSyncOutput, RunSyncInput>): build the model,
- * render with the given template, and hand the text to the nginx-process actor. A rejection
- * counts as a failed sync, retried no sooner than `minSyncIntervalMs` later.
+ * State that outlives a sync lives in the context: `memory` (the sync's memo, quarantines, …: opaque here), `handed`
+ * and `held`. A queue the supervisor restarts starts without any of it: its first sync builds from nothing and hands
+ * its config over again (the nginx actor skips one it already serves).
+ *
+ * Effects to provide: `runSync` (fromPromise<RunSyncOutput, RunSyncInput>): build the model and render it with the
+ * given template; its value, not a message to another actor, carries the result. A rejection counts as a failed
+ * sync, retried no sooner than `minSyncIntervalMs` later.
  */
 export const syncQueueMachine = syncQueue.createMachine({
   id: 'syncQueue',
@@ -318,12 +359,11 @@ export const syncQueueMachine = syncQueue.createMachine({
     minSyncIntervalMs: input.minSyncIntervalMs,
     synced: [],
     dirty: false,
-    // The first sync renders everything.
-    reloadable: true,
-    pushedKinds: input.pushedKinds ?? [],
-    pushedKeys: [],
-    renderedPrefixes: [],
+    prompt: false,
     tokenReady: true,
+    handed: null,
+    held: null,
+    memory: null,
     generation: 0,
     changes: 0,
     lastChange: null,
@@ -370,62 +410,60 @@ export const syncQueueMachine = syncQueue.createMachine({
     idle: {
       initial: 'settling',
       on: {
-        'sync.request': promptSync,
-        'sync.resync': promptSync,
+        'sync.request': { target: '#syncQueue.syncing', actions: ['recordChange', 'markPrompt'] },
+        'sync.resync': { target: '#syncQueue.syncing', actions: ['recordChange', 'markPrompt'] },
       },
       states: {
         settling: {
-          // A sync just ended: what comes now is likely the rest of a burst, so it is debounced.
+          // A sync just ended: what comes now is likely the rest of a burst. It is built at once (an endpoint
+          // change is pushed at once), and a reload it needs waits for the debounce.
           after: { maxHoldoff: 'quiet' },
           on: {
-            // Debouncing spares reloads; a change that only alters the pushed tables is pushed at once.
-            'k8s.changed': [
-              { guard: 'pushOnly', target: '#syncQueue.syncing', actions: 'recordChange' },
-              { target: '#syncQueue.pending', actions: 'recordChange' },
-            ],
-            'template.changed': { target: '#syncQueue.pending', actions: 'recordChange' },
+            'k8s.changed': { target: '#syncQueue.syncing', actions: ['recordChange', 'markBurst'] },
+            'template.changed': { target: '#syncQueue.syncing', actions: ['recordChange', 'markBurst'] },
           },
         },
         quiet: {
           // Nothing since for maxHoldoffMs: a lone change is not waited on.
           on: {
-            'k8s.changed': promptSync,
-            'template.changed': promptSync,
+            'k8s.changed': { target: '#syncQueue.syncing', actions: ['recordChange', 'markPrompt'] },
+            'template.changed': { target: '#syncQueue.syncing', actions: ['recordChange', 'markPrompt'] },
           },
         },
       },
     },
     pending: {
+      // A reload is held, or changes wait to be built (the first sync, a retry): after the debounce and the token.
       initial: 'debouncing',
       // Started on entry and not restarted by changes, so constant churn still syncs.
       after: {
-        maxHoldoff: [{ guard: 'mayStart', target: 'syncing' }, { target: '.throttled' }],
+        maxHoldoff: [{ guard: 'tokenReady', target: '.due' }, { target: '.throttled' }],
       },
       states: {
         debouncing: {
           after: {
-            debounce: [{ guard: 'mayStart', target: '#syncQueue.syncing' }, { target: 'throttled' }],
+            debounce: [{ guard: 'tokenReady', target: 'due' }, { target: 'throttled' }],
           },
           on: {
             // Re-entering restarts the debounce timer (and only it).
             'k8s.changed': { target: 'debouncing', reenter: true, actions: 'recordChange' },
             'template.changed': { target: 'debouncing', reenter: true, actions: 'recordChange' },
-            'sync.request': promptSync,
-            'sync.resync': promptSync,
+            'sync.request': promptWhilePending,
+            'sync.resync': promptWhilePending,
           },
         },
         throttled: {
-          // Due, but the last sync that may reload started less than minSyncIntervalMs ago. Changes of pushed
-          // kinds that come now wait too: they go out with the one sync.
+          // Due, but the last reload was handed less than minSyncIntervalMs ago. Changes that come now (endpoint
+          // changes too) wait with it: they go out with the one reload.
           on: {
-            'rate.ready': { target: '#syncQueue.syncing', actions: 'giveBackToken' },
+            'rate.ready': { target: 'due', actions: 'giveBackToken' },
           },
         },
+        due: { always: due },
       },
     },
     syncing: {
-      // takeTokenToReload reads what beginSync resets.
-      entry: ['takeTokenToReload', 'beginSync'],
+      entry: 'beginSync',
       invoke: {
         id: 'runSync',
         src: 'runSync',
@@ -435,6 +473,7 @@ export const syncQueueMachine = syncQueue.createMachine({
           refused: context.refusedForSync,
           entriesRefused: context.entriesRefusedForSync,
           template: context.template,
+          memory: context.memory,
           // Until one completes, a sync covers every object listed: it is the start, whatever the list brought.
           trigger:
             context.syncsCompleted === 0 && !context.changedForSync.labels.includes('sync queue restarted')
@@ -443,31 +482,49 @@ export const syncQueueMachine = syncQueue.createMachine({
         }),
         onDone: [
           {
-            // Only pushed kinds changed meanwhile: push them at once, as a lone one would be.
-            guard: 'dirtyPushOnly',
-            target: '#syncQueue.syncing',
-            reenter: true,
+            // The config nginx was handed: the tables go at once; changes that came meanwhile are built at once too.
+            guard: 'pushOnly',
+            target: 'settled',
             actions: [
-              'countCompleted',
               'recordOutput',
               { type: 'sendDone', params: ({ event }) => ({ output: event.output }) },
+              { type: 'push', params: ({ event }) => ({ output: event.output }) },
             ],
           },
           {
-            guard: 'dirty',
+            guard: 'reloadNow',
+            target: 'settled',
+            actions: [
+              'recordOutput',
+              { type: 'sendDone', params: ({ event }) => ({ output: event.output }) },
+              { type: 'reload', params: ({ event }) => ({ output: event.output }) },
+            ],
+          },
+          {
+            // The reload waits: for the debounce (a burst, or changes came during the sync), or only the token.
+            guard: 'heldWhileDirty',
             target: 'pending',
             actions: [
-              'countCompleted',
               'recordOutput',
               { type: 'sendDone', params: ({ event }) => ({ output: event.output }) },
+              { type: 'hold', params: ({ event }) => ({ output: event.output }) },
             ],
           },
           {
-            target: 'idle',
+            guard: 'onlyTheToken',
+            target: 'pending.throttled',
             actions: [
-              'countCompleted',
               'recordOutput',
               { type: 'sendDone', params: ({ event }) => ({ output: event.output }) },
+              { type: 'hold', params: ({ event }) => ({ output: event.output }) },
+            ],
+          },
+          {
+            target: 'pending',
+            actions: [
+              'recordOutput',
+              { type: 'sendDone', params: ({ event }) => ({ output: event.output }) },
+              { type: 'hold', params: ({ event }) => ({ output: event.output }) },
             ],
           },
         ],
@@ -477,6 +534,11 @@ export const syncQueueMachine = syncQueue.createMachine({
           actions: [{ type: 'countFailed', params: ({ event }) => ({ error: event.error }) }, 'takeToken'],
         },
       },
+    },
+    // A sync's value was handed over (or pushed): changes that came during it are built at once, as likely ones of
+    // a burst; else the queue is idle.
+    settled: {
+      always: [{ guard: 'dirty', target: 'syncing', actions: 'markBurst' }, { target: 'idle' }],
     },
     stopped: { type: 'final' },
   },

@@ -19,16 +19,6 @@ export interface LayerViolation {
   readonly reason: string;
 }
 
-/**
- * PENDING are the value imports from the model that machines still have on this branch, each waiting for its move
- * (issue 28): the sync helper moves src/model/trigger.ts beside the machines that use it. Remove an entry when its
- * import is gone; the check then holds for it too (a stale entry is reported, not failed, so a merge does not break).
- */
-export const PENDING: readonly { readonly file: string; readonly specifier: string }[] = [
-  { file: 'machines/syncQueue.machine.ts', specifier: '../src/model/trigger.js' },
-  { file: 'machines/nginxProcess.machine.ts', specifier: '../src/model/trigger.js' },
-];
-
 /** An import or re-export with `from`, a side-effect import, or a dynamic import(). */
 const IMPORT =
   /(?:^|[;\n}])\s*(import|export)(\s+type)?\s+(?:[\w*{][^;'"]*?\s+from\s*)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
@@ -63,28 +53,21 @@ function machineImportProblem(file: string, specifier: string, typeOnly: boolean
   return `a machine imports only xstate, other machines and model types, not ${target}`;
 }
 
-/** checkLayers checks every .ts file under `root`/machines/, minus the PENDING imports. */
-export function checkLayers(root: string): { violations: LayerViolation[]; stale: typeof PENDING } {
+/** checkLayers checks every .ts file under `root`/machines/. */
+export function checkLayers(root: string): { violations: LayerViolation[] } {
   const dir = join(root, 'machines');
   const files = readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .filter((name) => name.endsWith('.ts'))
     .map((name) => relative(root, join(dir, name)).split(sep).join('/'))
     .sort();
-  const found = files.flatMap((file) => machineImportViolations(file, readFileSync(join(root, file), 'utf8')));
-  const pending = (v: { file: string; specifier: string }) =>
-    PENDING.some((p) => p.file === v.file && p.specifier === v.specifier);
   return {
-    violations: found.filter((v) => !pending(v)),
-    stale: PENDING.filter((p) => !found.some((v) => v.file === p.file && v.specifier === p.specifier)),
+    violations: files.flatMap((file) => machineImportViolations(file, readFileSync(join(root, file), 'utf8'))),
   };
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-  const { violations, stale } = checkLayers(root);
-  for (const p of stale) {
-    console.error(`check-layers: ${p.file} no longer imports ${p.specifier}: remove it from PENDING`);
-  }
+  const { violations } = checkLayers(root);
   for (const v of violations) console.error(`${v.file}:${v.line}: ${v.specifier}: ${v.reason}`);
   if (violations.length > 0) process.exit(1);
   console.log(`check-layers: machines/ import only xstate, each other and model types`);

@@ -25,7 +25,7 @@ import { syncQueueMachine } from '../machines/syncQueue.machine.js';
 import { templateMachine } from '../machines/template.machine.js';
 import { nginxActors } from './actors/nginx.js';
 import { statusActors } from './actors/status.js';
-import { syncActors } from './actors/sync.js';
+import { syncActors } from './sync/run.js';
 import { tellSyncQueue } from './actors/tell.js';
 import { templateActors } from './actors/template.js';
 import { watcherActors, watcherLogActions } from './actors/watcher.js';
@@ -170,7 +170,7 @@ export async function startController(
   const control = build.dynamic && controlChannel(build.dynamic, config);
   const pod = podInfoFromEnv(env);
   const identity = defaultIdentity(env);
-  const input = supervisorInput(config, options, build.dynamic !== undefined);
+  const input = supervisorInput(config, options);
 
   const metrics = new ControllerMetrics({
     controllerNamespace: pod.namespace ?? '',
@@ -296,7 +296,7 @@ function controlChannel(dynamic: LuaSettings, config: ControllerConfig): Control
 }
 
 /** supervisorInput is the root supervisor's input: its children, their order, timings and restart budget. */
-function supervisorInput(config: ControllerConfig, options: ControllerOptions, dynamic: boolean): RootSupervisorInput {
+function supervisorInput(config: ControllerConfig, options: ControllerOptions): RootSupervisorInput {
   return {
     // The Gateway API's kinds only with --enable-gateway-api (their watchers wait `unserved` while no CRD is there).
     watchers: watchedKinds(config.build.gateway !== undefined),
@@ -306,9 +306,8 @@ function supervisorInput(config: ControllerConfig, options: ControllerOptions, d
     syncQueue: {
       debounceMs: 100,
       maxHoldoffMs: 500,
+      // Limits reloads: a sync whose config nginx was handed already only pushes its tables, at once.
       minSyncIntervalMs: 1000 / config.syncRateLimit,
-      // With the Lua balancer an EndpointSlice changes only the pushed tables: its sync reloads nothing.
-      pushedKinds: dynamic ? ['EndpointSlice'] : [],
     },
     nginx: {
       shutdownTimeoutMs: config.shutdownTimeoutMs,
@@ -499,7 +498,7 @@ function provideNginx(
           error instanceof ConfigRefusedError ? { type: 'nginx.refused', config, output: error.output } : null,
         ),
       ),
-      // A refused table entry costs the objects that made it: the next sync holds them (src/model/table-quarantine.ts).
+      // A refused table entry costs the objects that made it: the next sync holds them (src/sync/table-quarantine.ts).
       reportEntriesRefused: enqueueActions((args, { entries }) =>
         tellSyncQueue(args, entries.length > 0 ? { type: 'nginx.entriesRefused', entries } : null),
       ),

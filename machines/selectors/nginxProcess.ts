@@ -2,7 +2,9 @@
  * What others may read of the nginx-process actor (/healthz, /metrics, the status page, the demo): typed selectors
  * over its snapshot. Pure; the actor's context stays its own.
  */
-import type { ApplyRecord, NginxExit, NginxProcessContext } from '../nginxProcess.machine.js';
+import type { ApplyRecord } from '../applies.js';
+import type { NginxExit } from '../nginxEffects.js';
+import type { NginxProcessContext } from '../nginxProcess.machine.js';
 import type { NginxConfigSet } from '../events.js';
 import { isMachineSnapshot, selectActorState, stateLabel, type SnapshotView } from './state.js';
 

@@ -2,20 +2,17 @@ import { rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fromCallback, fromPromise } from 'xstate';
+import type { PushFailure } from '../../machines/applies.js';
 import type {
+  ApplyTiming,
   NginxConfigSet,
   NginxMasterCommand,
   PushedTables,
   PushResult,
   RefusedEntry,
+  ReloadResult,
 } from '../../machines/events.js';
-import type {
-  DrainInput,
-  MasterInput,
-  PushFailure,
-  PushInput,
-  ReloadInput,
-} from '../../machines/nginxProcess.machine.js';
+import type { DrainInput, MasterInput, PushInput, ReloadInput } from '../../machines/nginxEffects.js';
 import { tablesForReload } from '../model/dynamic-tables.js';
 import type { BackendTable, CertificateTable, DynamicTables, RouteTable } from '../model/pushed-tables.js';
 import type { Logger } from '../log.js';
@@ -27,6 +24,11 @@ import { waitForPort } from '../nginx/probe.js';
 import { unifiedDiff } from '../nginx/text-diff.js';
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
+
+/** withTiming attaches a failed reload's or push's ApplyTiming to its error, for the machine's record of applies. */
+function withTiming(error: unknown, timing: ApplyTiming): Error {
+  return Object.assign(error instanceof Error ? error : new Error(String(error)), { timing });
+}
 
 async function waitForPidFile(path: string, pid: number, timeoutMs: number, gone: () => boolean): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -256,10 +258,13 @@ export function nginxActors(options: NginxActorOptions) {
 
     // Stopped (its master crashed, the machine stopped), a reload writes, tests and signals nothing more. A failure
     // is said with its trigger: the machine retries it or the quarantine judges it.
-    reload: fromPromise<PushedTables | null, ReloadInput>(async ({ input, signal }) => {
+    reload: fromPromise<ReloadResult, ReloadInput>(async ({ input, signal }) => {
+      const at = Date.now();
       const began = performance.now();
+      const timing = (): ApplyTiming => ({ at, durationMs: round(performance.now() - began) });
       try {
-        return await reloadConfig(input, signal, began);
+        const pushed = await reloadConfig(input, signal, began);
+        return { pushed, timing: timing() };
       } catch (error) {
         // Stopped (its master crashed, the machine stopped): nothing failed that the operator must know of.
         if (!signal.aborted)
@@ -271,15 +276,20 @@ export function nginxActors(options: NginxActorOptions) {
             },
             'nginx reload failed; the last good config stays',
           );
-        throw error;
+        // The machine records when it started and how long it took (the machine reads no clock).
+        throw withTiming(error, timing());
       }
     }),
 
     push: fromPromise<PushResult, PushInput>(async ({ input }) => {
       const channel = options.control?.channel;
       if (!channel) throw new Error('no control channel to push the tables over');
+      const at = Date.now();
       const started = performance.now();
-      const result = await pushTables(channel, input.tables as DynamicTables, input.pushed);
+      const timing = (): ApplyTiming => ({ at, durationMs: round(performance.now() - started) });
+      const result = await pushTables(channel, input.tables as DynamicTables, input.pushed).catch((error: unknown) => {
+        throw withTiming(error, timing());
+      });
       // Pushes are frequent (every endpoint change): debug, where reloads are info.
       options.log.debug(
         { trigger: input.trigger ?? 'tables', ms: round(performance.now() - started) },
@@ -291,7 +301,7 @@ export function nginxActors(options: NginxActorOptions) {
           { refused: result.refused.slice(0, 20), count: result.refused.length },
           'nginx refused table entries; it applied the rest',
         );
-      return result;
+      return { ...result, timing: timing() };
     }),
 
     drain: fromPromise<void, DrainInput>(async ({ input, signal }) => {

@@ -8,11 +8,10 @@ import type {
 } from '../../machines/resourceWatcher.machine.js';
 import type { Logger } from '../log.js';
 import type { ClusterCache } from '../kube/cache.js';
-import type { ConfigMap, KubeObject } from '../model/snapshot.js';
+import type { ConfigMap } from '../model/snapshot.js';
 import { headerConfigMapsNamed } from '../model/global-extras.js';
 import { createInformer, DEFAULT_INFORMER_TIMEOUTS, KindNotServedError, type Informer } from '../kube/informer.js';
 import type { WatchedKind } from '../kube/kinds.js';
-import { watcherId } from '../../machines/rootSupervisor.machine.js';
 
 /** WatchScope is what the flags narrow the watch to. */
 export interface WatchScope {
@@ -196,26 +195,4 @@ export function watcherLogActions(log: Logger) {
         'the API server serves this kind now; watching it',
       ),
   };
-}
-
-/** The system's handle on actors by systemId, as much of it as announcing Secrets needs. */
-interface SystemLike {
-  get(id: string): { send(event: { type: string; [k: string]: unknown }): void } | undefined;
-}
-
-/**
- * announceSecretsRead tells the Secret watcher which Secrets the build just made read (and in
- * which namespaces every Secret counts): the watcher reports only their changes from then on.
- * A change it judged by the set before, while the build ran, is not lost: whatever in the new
- * set the cache holds differently from the build's `secrets` goes to the sync queue now.
- */
-export function announceSecretsRead(
-  system: SystemLike,
-  cache: ClusterCache,
-  secrets: readonly KubeObject[],
-  read: { readonly keys: readonly string[]; readonly namespaces: readonly string[] },
-): void {
-  system.get(watcherId('Secret'))?.send({ type: 'secrets.relevant', keys: read.keys, namespaces: read.namespaces });
-  for (const key of cache.changedSince('Secret', secrets, read))
-    system.get('syncQueue')?.send({ type: 'k8s.changed', kind: 'Secret', key });
 }

@@ -4,7 +4,7 @@
  * refs; observeSystem is the one place where a snapshot becomes its machine's, checked by the machine's id.
  */
 import type { AnyActorRef } from 'xstate';
-import { watcherId } from '../../machines/rootSupervisor.machine.js';
+import { watcherId } from '../../machines/events.js';
 import { isNginxProcessSnapshot, type NginxProcessView } from '../../machines/selectors/nginxProcess.js';
 import { isResourceWatcherSnapshot, type ResourceWatcherView } from '../../machines/selectors/resourceWatcher.js';
 import { isRootSupervisorSnapshot, type RootSupervisorView } from '../../machines/selectors/rootSupervisor.js';

@@ -9,7 +9,7 @@
 import type { Certificate, NginxModel, Problem, Server } from '../model/nginx-model.js';
 import { certificateFacts } from '../model/certificate-info.js';
 import { formatProblem } from '../model/problems.js';
-import type { ApplyRecord } from '../../machines/nginxProcess.machine.js';
+import type { ApplyRecord } from '../../machines/applies.js';
 import { selectNginxActivity, selectPushedCertificates } from '../../machines/selectors/nginxProcess.js';
 import { selectActorState, type ActorState } from '../../machines/selectors/state.js';
 import { selectGatewayStatus, selectProblems, selectRole } from '../../machines/selectors/status.js';

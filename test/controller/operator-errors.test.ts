@@ -49,7 +49,7 @@ it('finding 3b: a controller whose HTTP port another process holds exits 1 namin
 it(
   'finding 1: nothing but the nginx actor writes the ' + 'config folder (the sync actor no longer writes files)',
   async () => {
-    const sync = await readFile(join(PROJECT_ROOT, 'src/actors/sync.ts'), 'utf8');
+    const sync = await readFile(join(PROJECT_ROOT, 'src/sync/run.ts'), 'utf8');
     expect(sync).not.toMatch(/nginx\/(files|apply|private-files)\.js/);
     const nginx = await readFile(join(PROJECT_ROOT, 'src/actors/nginx.ts'), 'utf8');
     expect(nginx).toMatch(/ConfigFolder/);

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BuildOptions, defaultBuildOptions } from '../../src/model/build-types.js';
 import { buildModel } from '../../src/model/build.js';
-import { DynamicSplit } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit } from '../../src/sync/dynamic-split.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { pushTables } from '../../src/actors/nginx.js';
 import { writeConfigSet } from '../../src/nginx/files.js';

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import type { BuildOptions } from '../../src/model/build-types.js';
 import { buildModel } from '../../src/model/build.js';
-import { servedNames, DynamicSplit, tablesForReload } from '../../src/model/dynamic-tables.js';
+import { servedNames, tablesForReload } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit } from '../../src/sync/dynamic-split.js';
 import { buildGatewayRoutes, checkDuration, readHTTPRoute } from '../../src/model/gateway/index.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { issueCertificate } from '../../src/tls/issue.js';

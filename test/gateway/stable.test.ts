@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildModel } from '../../src/model/build.js';
-import { DynamicSplit } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit } from '../../src/sync/dynamic-split.js';
 import { BuildMemo } from '../../src/model/incremental/memo.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ServedCertificate } from '../../src/model/pushed-tables.js';
 import { buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions } from '../../src/model/build-types.js';
-import { DynamicSplit } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit } from '../../src/sync/dynamic-split.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { call, LUA_LITERAL_PROBE, type LuaNginx, startLuaNginx } from './harness.js';

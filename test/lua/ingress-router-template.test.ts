@@ -11,7 +11,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions } from '../../src/model/build-types.js';
-import { DynamicSplit } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit } from '../../src/sync/dynamic-split.js';
 import { ingressRouteTable } from '../../src/model/ingress-routes.js';
 import type { Server } from '../../src/model/nginx-model.js';
 import { writeConfigSet } from '../../src/nginx/files.js';

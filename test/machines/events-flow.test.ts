@@ -27,7 +27,8 @@ import {
   type RecordEventsInput,
   type ShutdownCheck,
 } from '../../machines/status.machine.js';
-import { syncQueueMachine, type RunSyncInput, type RunSyncOutput } from '../../machines/syncQueue.machine.js';
+import type { RunSyncInput, RunSyncOutput } from '../../machines/syncEffects.js';
+import { syncQueueMachine } from '../../machines/syncQueue.machine.js';
 import { templateMachine, type LoadTemplateInput } from '../../machines/template.machine.js';
 import type { NginxModel, Problem } from '../../src/model/nginx-model.js';
 import { advance, flush } from './harness.js';

@@ -9,21 +9,28 @@ import {
   transition,
   type EventObject,
 } from 'xstate';
-import type { NginxMasterCommand, NginxMasterEvent, PushedTables, PushResult } from '../../machines/events.js';
+import { RECENT_APPLIES } from '../../machines/applies.js';
+import type {
+  ApplyTiming,
+  NginxMasterCommand,
+  NginxMasterEvent,
+  PushedTables,
+  PushResult,
+  ReloadResult,
+} from '../../machines/events.js';
+import type { DrainInput, MasterInput, PushInput, ReloadInput } from '../../machines/nginxEffects.js';
 import {
   FATAL_RESTARTS,
   nginxProcessMachine,
-  RECENT_APPLIES,
-  type DrainInput,
-  type MasterInput,
   type NginxProcessEvent,
   type NginxProcessInput,
-  type PushInput,
-  type ReloadInput,
 } from '../../machines/nginxProcess.machine.js';
 import { checkHealth } from '../../src/http/health.js';
 import { observedActors } from '../support/observed.js';
 import { advance, deferred, flush, stateName, type Deferred } from './harness.js';
+
+/** EPOCH is when the simulated clock's 0 is, in ms since the epoch, for the doubles' timings. */
+const EPOCH = 1_700_000_000_000;
 
 const INPUT: NginxProcessInput = {
   shutdownTimeoutMs: 5_000,
@@ -65,18 +72,28 @@ function start(options: { quit?: QuitBehaviour; autoStart?: boolean } = {}) {
     if (options.autoStart ?? true) queueMicrotask(() => m.send({ type: 'nginx.started', pid: ++nextPid }));
     return () => (m.stopped = true);
   });
-  const reload = fromPromise<PushedTables | null, ReloadInput>(({ input, signal }) => {
+  // The effects time their work on the (simulated) clock, as the real ones do on the wall clock: the machine reads none.
+  const timed = () => {
+    const at = EPOCH + clock.now();
+    return (): ApplyTiming => ({ at, durationMs: EPOCH + clock.now() - at });
+  };
+  const reload = fromPromise<ReloadResult, ReloadInput>(({ input, signal }) => {
     const r = { config: input.config, done: deferred(), aborted: false };
+    const timing = timed();
     signal.addEventListener('abort', () => (r.aborted = true));
     reloads.push(r);
     if (input.config.includes('bad')) r.done.reject(new Error('nginx: [emerg] unknown directive "bad"'));
     // The reload pushes the tables before it signals, as the real one does.
-    return r.done.promise.then(() => input.tables);
+    return r.done.promise.then(
+      () => ({ pushed: input.tables, timing: timing() }),
+      (error: Error) => Promise.reject(Object.assign(error, { timing: timing() })),
+    );
   });
   const push = fromPromise<PushResult, PushInput>(({ input }) => {
     const p = { input, done: deferred() };
+    const timing = timed();
     pushes.push(p);
-    return p.done.promise.then(() => ({ pushed: input.tables, refused: [] }));
+    return p.done.promise.then(() => ({ pushed: input.tables, refused: [], timing: timing() }));
   });
   const drain = fromPromise<void, DrainInput>(({ input, signal }) => {
     const d = { input, done: deferred(), aborted: false };
@@ -114,6 +131,30 @@ const tables = (backends: string, certificates = 'c1'): PushedTables => ({
 });
 
 describe('nginxProcess', () => {
+  it('pushes the tables of nginx.push at once, but never ahead of a reload under way', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b1'), trigger: 'start' });
+    t.reloads[0]!.done.resolve();
+    await flush();
+    t.send({ type: 'nginx.push', tables: tables('b2'), trigger: 'EndpointSlice default/app-1 changed' });
+    await flush();
+    expect(t.pushes.map((p) => p.input.tables.backends.version)).toEqual(['b2']);
+    t.pushes[0]!.done.resolve();
+    await flush();
+    // A config that names a new Service is being reloaded: the next endpoints wait for it, and go after it.
+    t.send({ type: 'nginx.reload', config: 'conf-2', files: [], tables: tables('b3'), trigger: 'Ingress default/app' });
+    await flush();
+    expect(t.state()).toBe('alive.reloading');
+    t.send({ type: 'nginx.push', tables: tables('b4'), trigger: 'EndpointSlice default/app-2 changed' });
+    await flush();
+    expect(t.pushes).toHaveLength(1);
+    t.reloads[1]!.done.resolve();
+    await flush();
+    expect(t.pushes.map((p) => p.input.tables.backends.version)).toEqual(['b2', 'b4']);
+    expect(t.actor.getSnapshot().context.applied?.config).toBe('conf-2');
+  });
+
   it('pushes tables that changed alone, without a reload; a failed push is retried after a delay', async () => {
     const t = start();
     await flush();
@@ -601,23 +642,42 @@ describe('the record of applies (recent), for the status page', () => {
     const t = start();
     await flush();
     t.send({ type: 'nginx.reload', config: 'conf-1', files: [], trigger: 'start' });
+    await advance(t.clock, 250);
     t.reloads[0]!.done.resolve();
-    await flush();
+    await advance(t.clock, 50);
     t.send({ type: 'nginx.reload', config: 'bad-2', files: [], trigger: 'Ingress default/app changed' });
     await flush();
-    expect(recent(t).map(({ kind, trigger, ok, error }) => ({ kind, trigger, ok, error }))).toEqual([
-      { kind: 'reload', trigger: 'start', ok: true, error: undefined },
+    // When each started and how long it took come from the effect (timed on the simulated clock here).
+    expect(recent(t)).toEqual([
+      { kind: 'reload', trigger: 'start', at: EPOCH, durationMs: 250, ok: true },
       {
         kind: 'reload',
         trigger: 'Ingress default/app changed',
+        at: EPOCH + 300,
+        durationMs: 0,
         ok: false,
         error: 'nginx: [emerg] unknown directive "bad"',
       },
     ]);
-    for (const record of recent(t)) {
-      expect(record.at).toBeGreaterThan(0);
-      expect(record.durationMs).toBeGreaterThanOrEqual(0);
-    }
+  });
+
+  it('records the timing a push effect measured', async () => {
+    const t = start();
+    await flush();
+    t.send({ type: 'nginx.reload', config: 'conf-1', files: [], tables: tables('b1'), trigger: 'start' });
+    t.reloads[0]!.done.resolve();
+    await advance(t.clock, 1_000);
+    t.send({ type: 'nginx.push', tables: tables('b2'), trigger: 'EndpointSlice shop/web-x7k2p changed' });
+    await advance(t.clock, 40);
+    t.pushes[0]!.done.resolve();
+    await flush();
+    expect(recent(t).at(-1)).toEqual({
+      kind: 'push',
+      trigger: 'EndpointSlice shop/web-x7k2p changed',
+      at: EPOCH + 1_000,
+      durationMs: 40,
+      ok: true,
+    });
   });
 
   it('records a push with the trigger of the tables it sent; a skipped reload is no record', async () => {

@@ -11,7 +11,8 @@ import {
   type EventObject,
 } from 'xstate';
 import type { NginxMasterCommand } from '../../machines/events.js';
-import { nginxProcessMachine, type MasterInput } from '../../machines/nginxProcess.machine.js';
+import type { MasterInput } from '../../machines/nginxEffects.js';
+import { nginxProcessMachine } from '../../machines/nginxProcess.machine.js';
 import {
   childIds,
   rootSupervisorMachine,
@@ -27,7 +28,8 @@ import {
   type ShutdownCheck,
   type StatusInput,
 } from '../../machines/status.machine.js';
-import { syncQueueMachine, type RunSyncInput, type RunSyncOutput } from '../../machines/syncQueue.machine.js';
+import type { RunSyncInput, RunSyncOutput } from '../../machines/syncEffects.js';
+import { syncQueueMachine } from '../../machines/syncQueue.machine.js';
 import { templateMachine, type LoadTemplateInput } from '../../machines/template.machine.js';
 import { advance, flush } from './harness.js';
 

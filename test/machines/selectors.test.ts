@@ -6,7 +6,8 @@
 import { createActor, fromCallback, fromPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import type { PushedTables } from '../../machines/events.js';
-import type { ApplyRecord, NginxProcessContext } from '../../machines/nginxProcess.machine.js';
+import type { ApplyRecord } from '../../machines/applies.js';
+import type { NginxProcessContext } from '../../machines/nginxProcess.machine.js';
 import { nginxProcessMachine } from '../../machines/nginxProcess.machine.js';
 import { rootSupervisorMachine } from '../../machines/rootSupervisor.machine.js';
 import {

@@ -8,13 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock, createActor, fromPromise, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
-import {
-  syncQueueMachine,
-  type RunSyncInput,
-  type RunSyncOutput,
-  type SyncQueueContext,
-  type SyncQueueInput,
-} from '../../machines/syncQueue.machine.js';
+import type { RunSyncInput, RunSyncOutput } from '../../machines/syncEffects.js';
+import { syncQueueMachine, type SyncQueueContext, type SyncQueueInput } from '../../machines/syncQueue.machine.js';
 import { deferred, flush, type Deferred } from '../machines/harness.js';
 import { Coverage, pathsFor, timersAlong, type Path, type Timers } from './graph.js';
 import { microstepRecorder, runPath, type RealStep, type World } from './runner.js';
@@ -24,10 +19,15 @@ const INPUT: SyncQueueInput = {
   debounceMs: 100,
   maxHoldoffMs: 1000,
   minSyncIntervalMs: 300,
-  // as with the Lua balancer: an EndpointSlice change only alters the pushed tables
-  pushedKinds: ['EndpointSlice'],
 };
 const DELAY = { debounce: INPUT.debounceMs, maxHoldoff: INPUT.maxHoldoffMs, rate: INPUT.minSyncIntervalMs };
+
+/** serve is a sync's value for `config`, with tables of the same name (the model compares configs only). */
+const serve = (config: string) => ({
+  config,
+  files: [],
+  tables: { backends: { version: config }, certificates: { version: config } },
+});
 
 const E = {
   synced: (kind: string) => ({ type: 'k8s.synced', kind }),
@@ -41,9 +41,18 @@ const E = {
   debounce: { type: 'xstate.after.debounce.syncQueue.pending.debouncing' },
   maxHoldoff: { type: 'xstate.after.maxHoldoff.syncQueue.pending' },
   quiet: { type: 'xstate.after.maxHoldoff.syncQueue.idle.settling' },
-  done: { type: 'xstate.done.actor.runSync', output: { awaitingVerdict: false } },
-  // a bisection step: the sync waits for nginx's verdict on its config
-  doneAwaiting: { type: 'xstate.done.actor.runSync', output: { awaitingVerdict: true } },
+  // A sync whose value serves `config` (`c1` or `c2`): a reload when it is not the one last handed, else a push.
+  done: (config: string) => ({
+    type: 'xstate.done.actor.runSync',
+    output: { awaitingVerdict: false, serve: serve(config) },
+  }),
+  // a bisection step: the sync waits for nginx's verdict on its config, which only a reload brings
+  doneAwaiting: (config: string) => ({
+    type: 'xstate.done.actor.runSync',
+    output: { awaitingVerdict: true, serve: serve(config) },
+  }),
+  // the supervisor restarted the nginx actor: the config last handed is not what it serves
+  nginxRestarted: { type: 'sync.request', reason: 'nginx actor restarted', nginxRestarted: true },
   applied: { type: 'nginx.applied', config: 'c' },
   refused: { type: 'nginx.refused', config: 'c', output: 'nginx: [emerg] x' },
   // a pushed entry nginx refused: the next sync holds its objects
@@ -63,6 +72,7 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     E.endpoints,
     E.template,
     E.request,
+    E.nginxRestarted,
     E.resync,
     E.stop,
     E.applied,
@@ -76,7 +86,12 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   if (snapshot.matches('pending' as never)) list.push(E.maxHoldoff);
   if (snapshot.matches('idle.settling' as never)) list.push(E.quiet);
   if (snapshot.matches('pending.debouncing' as never)) list.push(E.debounce);
-  if (snapshot.matches('syncing' as never)) list.push(E.done, E.doneAwaiting, E.failed);
+  if (snapshot.matches('syncing' as never)) {
+    // Another config than the one handed (a reload), the same (a push), a bisection step, a failure.
+    const handed = c.handed?.config ?? null;
+    list.push(E.done(handed === 'c1' ? 'c2' : 'c1'), E.doneAwaiting(handed ?? 'c1'), E.failed);
+    if (handed !== null) list.push(E.done(handed));
+  }
   return list;
 }
 
@@ -86,7 +101,9 @@ const key = (s: AnyMachineSnapshot) => {
     s.value,
     [...c.synced].sort(),
     c.dirty,
-    c.reloadable,
+    c.prompt,
+    c.handed?.config ?? null,
+    c.held !== null,
     c.tokenReady,
     c.awaitingVerdict,
     c.refused !== null,
@@ -140,7 +157,7 @@ function syncQueueWorld(): World {
       template: input.template,
       done: deferred(),
       aborted: false,
-      output: { awaitingVerdict: false },
+      output: { awaitingVerdict: false } as RunSyncOutput,
     };
     signal.addEventListener('abort', () => (sync.aborted = true));
     syncs.push(sync);
@@ -162,7 +179,9 @@ function syncQueueWorld(): World {
       return {
         synced: [...c.synced].sort(),
         dirty: c.dirty,
-        reloadable: c.reloadable,
+        prompt: c.prompt,
+        handed: c.handed?.config ?? null,
+        held: c.held?.config ?? null,
         token: c.tokenReady,
         generation: c.generation,
         changes: c.changes,
@@ -181,9 +200,9 @@ function syncQueueWorld(): World {
       else if (e.type === E.rate.type) clock.fire(DELAY.rate);
       else if (e.type === E.debounce.type) clock.fire(DELAY.debounce);
       else if (e.type === E.maxHoldoff.type || e.type === E.quiet.type) clock.fire(DELAY.maxHoldoff);
-      else if (e.type === E.done.type) {
+      else if (e.type === 'xstate.done.actor.runSync') {
         const sync = syncs.at(-1)!;
-        sync.output = (e as typeof E.done).output;
+        sync.output = (e as unknown as { output: RunSyncOutput }).output;
         sync.done.resolve();
       } else if (e.type === E.failed.type) syncs.at(-1)!.done.reject(new Error('build failed'));
       else actor.send(e as never);
@@ -215,25 +234,25 @@ function syncQueueWorld(): World {
 }
 
 const SCENARIOS = {
-  'no sync before every watcher synced, then one': [
+  'no sync before every watcher synced, then one, its config handed': [
     E.changed,
     E.synced('Ingress'),
     E.changed,
     E.synced('Service'),
     E.debounce,
-    E.done,
+    E.done('c1'),
   ],
-  'a burst while syncing becomes exactly one more sync': [
+  'a burst while syncing becomes exactly one more sync, its reload held for the debounce and the token': [
     E.synced('Ingress'),
     E.synced('Service'),
     E.debounce,
     E.changed,
     E.changed,
     E.template,
-    E.done,
+    E.done('c1'),
+    E.done('c2'),
     E.debounce,
     E.rate,
-    E.done,
   ],
   'constant churn still syncs at the max holdoff': [
     E.synced('Ingress'),
@@ -242,46 +261,88 @@ const SCENARIOS = {
     E.changed,
     E.changed,
     E.maxHoldoff,
-    E.done,
+    E.done('c1'),
   ],
-  'a failed sync is retried after the rate interval': [E.resync, E.debounce, E.failed, E.debounce, E.rate, E.done],
-  'stop while syncing cancels the sync': [E.resync, E.request, E.stop],
-  'a lone change once quiet syncs without the debounce': [
+  'a failed sync is retried after the rate interval': [
     E.resync,
     E.debounce,
-    E.done,
+    E.failed,
+    E.debounce,
+    E.rate,
+    E.done('c1'),
+  ],
+  'stop while syncing cancels the sync': [E.resync, E.request, E.stop],
+  'a lone change once quiet is reloaded without the debounce': [
+    E.resync,
+    E.debounce,
+    E.done('c1'),
     E.quiet,
     E.rate,
     E.changed,
-    E.done,
+    E.done('c2'),
   ],
   'an endpoint change right after a sync is pushed at once, without the debounce or the token': [
     E.resync,
     E.debounce,
-    E.done,
+    E.done('c1'),
     E.endpoints,
-    E.done,
+    E.done('c1'),
   ],
-  'an endpoint change during a sync is pushed as soon as it ends': [E.resync, E.debounce, E.endpoints, E.done, E.done],
-  'an endpoint change waiting beside an Ingress change goes out in its one sync': [
+  'an endpoint change during a sync is pushed as soon as it ends': [
     E.resync,
     E.debounce,
-    E.done,
+    E.endpoints,
+    E.done('c1'),
+    E.done('c1'),
+  ],
+  'an endpoint change beside a held reload goes out with it': [
+    E.resync,
+    E.debounce,
+    E.done('c1'),
     E.changed,
+    E.done('c2'),
     E.endpoints,
     E.debounce,
     E.rate,
-    E.done,
+    E.done('c2'),
   ],
-  'a refusal brings a sync that is given it': [E.resync, E.debounce, E.done, E.quiet, E.rate, E.refused, E.done],
-  'a bisection step waits for the verdict, which brings the next sync': [
+  'a held reload made moot by a sync of the handed config: its tables pushed at once': [
     E.resync,
     E.debounce,
-    E.doneAwaiting,
+    E.done('c1'),
+    E.changed,
+    E.done('c2'),
+    E.endpoints,
+    E.debounce,
+    E.rate,
+    E.done('c1'),
+  ],
+  'a refusal brings a sync that is given it': [
+    E.resync,
+    E.debounce,
+    E.done('c1'),
+    E.quiet,
+    E.rate,
+    E.refused,
+    E.done('c2'),
+  ],
+  'a bisection step waits for the verdict, which brings the next sync, handed though its config is the same': [
+    E.resync,
+    E.debounce,
+    E.doneAwaiting('c1'),
     E.quiet,
     E.rate,
     E.applied,
-    E.done,
+    E.doneAwaiting('c1'),
+  ],
+  'a restarted nginx actor is handed the config again': [
+    E.resync,
+    E.debounce,
+    E.done('c1'),
+    E.quiet,
+    E.rate,
+    E.nginxRestarted,
+    E.done('c1'),
   ],
 };
 

@@ -8,7 +8,7 @@ import { findResourceByKind } from '../../src/dev/api-server/resources.js';
 import type { ApiServer } from '../../src/dev/api-server/server.js';
 import { buildModel } from '../../src/model/build.js';
 import type { BuildOptions } from '../../src/model/build-types.js';
-import { DynamicSplit } from '../../src/model/dynamic-tables.js';
+import { DynamicSplit } from '../../src/sync/dynamic-split.js';
 import type { DynamicTables } from '../../src/model/pushed-tables.js';
 import { emptySnapshot, type KubeObject, type Snapshot } from '../../src/model/snapshot.js';
 import { render, type NginxTemplate } from '../../src/render/render.js';

@@ -5,7 +5,7 @@
 import { getInitialSnapshot } from 'xstate';
 import { nginxProcessMachine, type NginxProcessContext } from '../../machines/nginxProcess.machine.js';
 import { resourceWatcherMachine, type ResourceWatcherContext } from '../../machines/resourceWatcher.machine.js';
-import { watcherId } from '../../machines/rootSupervisor.machine.js';
+import { watcherId } from '../../machines/events.js';
 import type { NginxProcessView } from '../../machines/selectors/nginxProcess.js';
 import type { ResourceWatcherView } from '../../machines/selectors/resourceWatcher.js';
 import type { RootSupervisorView } from '../../machines/selectors/rootSupervisor.js';

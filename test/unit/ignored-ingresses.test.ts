@@ -1,9 +1,9 @@
 /**
- * Ingresses of other classes are said once per change (src/model/ignored.ts): a sync that changes nothing of their
+ * Ingresses of other classes are said once per change (src/sync/ignored.ts): a sync that changes nothing of their
  * class verdict says nothing, a new reason or an Ingress that becomes ours says so once.
  */
 import { describe, expect, it } from 'vitest';
-import { IgnoredIngresses } from '../../src/model/ignored.js';
+import { IgnoredIngresses } from '../../src/sync/ignored.js';
 import type { Ingress, IngressClass } from '../../src/model/snapshot.js';
 import { ingress, ingressClass } from '../support/manifests.js';
 

@@ -1,11 +1,11 @@
 /**
- * The push path's quarantine (src/model/table-quarantine.ts): each entry nginx refused is traced, in the model it was
+ * The push path's quarantine (src/sync/table-quarantine.ts): each entry nginx refused is traced, in the model it was
  * built from, to the objects that made it; those alone are held, with a problem, until they change.
  */
 import { describe, expect, it } from 'vitest';
 import { buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions, type BuildOptions } from '../../src/model/build-types.js';
-import { TableQuarantine } from '../../src/model/table-quarantine.js';
+import { TableQuarantine } from '../../src/sync/table-quarantine.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { CONTROLLER, gateway, gatewayClass, listener, route } from '../gateway/fixtures.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';

@@ -1,5 +1,5 @@
 /**
- * The trigger of a sync, as the logs and the status page show it (src/model/trigger.ts): the first change, and how
+ * The trigger of a sync, as the logs and the status page show it (machines/trigger.ts): the first change, and how
  * many more came with it, from a list that stays small however many changes come.
  */
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import {
   summarizeTrigger,
   TRIGGER_MAX,
   type ChangeList,
-} from '../../src/model/trigger.js';
+} from '../../machines/trigger.js';
 
 const listOf = (...labels: string[]): ChangeList => labels.reduce(addChange, NO_CHANGES);
 

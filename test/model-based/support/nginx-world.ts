@@ -30,10 +30,9 @@ import {
   type EventObject,
 } from 'xstate';
 import type { NginxMasterCommand, PushedTables } from '../../../machines/events.js';
+import type { DrainInput, MasterInput } from '../../../machines/nginxEffects.js';
 import {
   nginxProcessMachine,
-  type DrainInput,
-  type MasterInput,
   type NginxProcessContext,
   type NginxProcessInput,
 } from '../../../machines/nginxProcess.machine.js';
@@ -128,13 +127,9 @@ export const E = {
   killTimeout: { type: after('shutdownTimeout', 'alive.stopping.killing') },
   backoff: { type: after('restartBackoff', 'restarting') },
   retry: { type: after('reloadRetry', 'alive.running') },
-  // The same nginx.conf with other tables: a push over the control channel, no reload.
-  tablesOnly: (config: string, tables = 't1') => ({
-    type: 'nginx.reload',
-    config,
-    files: [],
-    tables: symbolicTables(tables),
-  }),
+  // A sync whose nginx.conf is the one the sync queue handed, with other tables: a push over the control channel, no
+  // reload (`config` names the config they go with, for the scenarios' reading; the event carries none).
+  tablesOnly: (_config: string, tables = 't1') => ({ type: 'nginx.push', tables: symbolicTables(tables) }),
   // Another nginx.conf and tables: the reload pushes them (their union with what nginx holds) before it signals.
   reloadWith: (config: string, tables: string) => ({
     type: 'nginx.reload',
@@ -489,6 +484,10 @@ export async function startNginxWorld(backend: HoldingBackend): Promise<World> {
         if (from?.matches('alive.running' as never) || from?.matches('alive.reloading' as never)) await holdOne();
         if (from?.matches('alive.reloading' as never)) staleTests.push(...(await gates.waiting('test')));
         actor.send({ type: 'nginx.stop' });
+      }
+      if (event.type === 'nginx.push') {
+        const tables = (event as unknown as { tables: PushedTables }).tables;
+        actor.send({ type: 'nginx.push', tables: realTables(tables.backends.version, backend.port) });
       }
       if (event.type === 'nginx.reload') {
         const tables = (event as unknown as { tables?: PushedTables }).tables;

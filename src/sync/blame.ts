@@ -5,7 +5,7 @@
  * whose that place is. Pure: the text, the model and nginx's words in, Ingress keys out.
  */
 import type { NginxModel, Server } from '../model/nginx-model.js';
-import { quote } from './quote.js';
+import { quote } from '../render/quote.js';
 
 /** Blame is where nginx's refusal points: the Ingresses there, and what kind of place it was. */
 export interface Blame {

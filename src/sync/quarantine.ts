@@ -1,6 +1,6 @@
 /**
  * Quarantine: one tenant's Ingress that nginx refuses costs that tenant only. When `nginx -t`
- * refuses a config, the Ingresses its refusal points at (src/render/blame.ts) are left out of the
+ * refuses a config, the Ingresses its refusal points at (src/sync/blame.ts) are left out of the
  * next builds, with a problem, until they change; everyone else's config is applied. When the
  * refusal points nowhere in particular, the suspects (the Ingresses changed since the last applied
  * config) are bisected: half of them is built in, the rest held back, and nginx's verdict on that
@@ -8,9 +8,9 @@
  *
  * Pure bookkeeping: snapshots, texts and nginx's verdicts in, a snapshot and problems out.
  */
-import type { Blame } from '../render/blame.js';
-import type { NginxModel, Problem } from './nginx-model.js';
-import type { Ingress, Secret, Snapshot } from './snapshot.js';
+import type { Blame } from './blame.js';
+import type { NginxModel, Problem } from '../model/nginx-model.js';
+import type { Ingress, Secret, Snapshot } from '../model/snapshot.js';
 
 /** Handed is a config the sync handed to nginx: its text, its model, and the Ingresses built into it. */
 export interface Handed {
@@ -27,7 +27,7 @@ export interface Verdicts {
   readonly refused: { readonly config: string; readonly output: string } | null;
 }
 
-/** Blamer says where a refusal points (blame() of src/render/blame.ts, given to keep this module pure of rendering). */
+/** Blamer says where a refusal points (blame() of src/sync/blame.ts, given to keep this module pure of rendering). */
 export type Blamer = (output: string, handed: Handed) => Blame | null;
 
 interface Held {

@@ -1,19 +1,17 @@
 import { fromPromise } from 'xstate';
-import type { RunSyncInput, RunSyncOutput } from '../../machines/syncQueue.machine.js';
+import type { RunSyncInput, RunSyncOutput } from '../../machines/syncEffects.js';
 import { formatProblem } from '../model/problems.js';
 import type { Logger } from '../log.js';
 import type { ClusterCache } from '../kube/cache.js';
 import { BuildMemo, buildModel, secretsRead } from '../model/build.js';
-import type { BuildOptions } from '../model/build-types.js';
-import type { BuildResult } from '../model/build-types.js';
-import { Quarantine } from '../model/quarantine.js';
-import { type Built, TableQuarantine } from '../model/table-quarantine.js';
-import { blame } from '../render/blame.js';
+import type { BuildOptions, BuildResult } from '../model/build-types.js';
+import { Quarantine } from './quarantine.js';
+import { type Built, TableQuarantine } from './table-quarantine.js';
+import { blame } from './blame.js';
 import { servedIngresses } from '../kube/status.js';
 import { render, type NginxTemplate } from '../render/render.js';
-import { announceSecretsRead } from './watcher.js';
-import { DynamicSplit } from '../model/dynamic-tables.js';
-import { IgnoredIngresses } from '../model/ignored.js';
+import { DynamicSplit } from './dynamic-split.js';
+import { IgnoredIngresses } from './ignored.js';
 import type { NginxModel } from '../model/nginx-model.js';
 import type { Snapshot } from '../model/snapshot.js';
 
@@ -31,31 +29,46 @@ export interface SyncOptions {
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
 /**
- * syncActors implements the sync queue's `runSync`: snapshot the caches, build the model,
- * render it with the template the queue was given, and hand the text and the files it names
- * (the model's certificates) to the nginx actor, the one writer of the config folder, which
- * skips a set it already serves. The model, problems and served Ingresses go back in the
- * output, which the queue sends on as `sync.done`. Problems are logged when they appear, not
- * again on every sync.
+ * SyncMemory is what one sync leaves the next: the build memo (one changed Ingress costs little), the quarantines
+ * (what nginx refused costs only the objects it points at), the table split's memo, the problems already logged and
+ * the Ingresses of other classes already said. It travels in the sync's value and lives in the sync queue's context
+ * (`memory`, opaque there): a queue the supervisor restarts starts with none, so no bad state outlives it by accident.
+ */
+export class SyncMemory {
+  /** problems logged when they appeared, not again on every sync */
+  reported = new Set<string>();
+  /** Ingresses of other classes: said once per change, not on every sync */
+  readonly ignored = new IgnoredIngresses();
+  /** lends each build what the previous one worked out */
+  readonly memo = new BuildMemo();
+  /** Ingresses nginx -t refused, and the bisection that finds them */
+  readonly quarantine = new Quarantine((output, handed) => blame(output, handed.text, handed.model));
+  /** with the Lua balancer, endpoints and host certificates go to nginx as tables, not as nginx.conf text */
+  readonly split: DynamicSplit | null;
+  /** table entries nginx refused cost the objects that made them; `lastBuilt` is what the last tables came from */
+  readonly tableQuarantine = new TableQuarantine();
+  lastBuilt: Built | null = null;
+
+  constructor(dynamic: boolean) {
+    this.split = dynamic ? new DynamicSplit() : null;
+  }
+}
+
+/**
+ * syncActors implements the sync queue's `runSync`: snapshot the caches, build the model, render it with the
+ * template the queue was given, and return one value: the text, the files it names and the tables (what nginx should
+ * serve), the Secrets the build read, the model, problems and served Ingresses, and the memory the next sync starts
+ * from. It sends nothing to any actor: the queue decides push or reload and forwards each part in an event. Problems
+ * are logged when they appear, not again on every sync.
  */
 export function syncActors(options: SyncOptions) {
-  let reported = new Set<string>();
-  // Ingresses of other classes: said once per change, not on every sync.
-  const ignored = new IgnoredIngresses();
-  // Lends each build what the previous one worked out, so one changed Ingress costs little.
-  const memo = new BuildMemo();
-  // What nginx refused costs only the Ingresses it points at.
-  const quarantine = new Quarantine((output, handed) => blame(output, handed.text, handed.model));
-  // With the Lua balancer, endpoints and host certificates go to nginx as tables, not as nginx.conf text.
-  const split = options.build.dynamic ? new DynamicSplit() : null;
-  // A table entry nginx refused costs the objects that made it; `lastBuilt` is what the last tables came from.
-  const tableQuarantine = new TableQuarantine();
-  let lastBuilt: Built | null = null;
   return {
-    runSync: fromPromise<RunSyncOutput, RunSyncInput>(async ({ input, system }) => {
+    runSync: fromPromise<RunSyncOutput, RunSyncInput>(async ({ input }) => {
       const started = performance.now();
       const template = input.template as NginxTemplate | null;
       if (!template?.run) throw new Error('no good template loaded yet');
+      const memory = input.memory instanceof SyncMemory ? input.memory : new SyncMemory(Boolean(options.build.dynamic));
+      const { quarantine, tableQuarantine, memo, split, ignored } = memory;
       const heldBefore = quarantine.heldKeys().join(' ');
       quarantine.judge({ applied: input.applied, refused: input.refused });
       if (input.refused && quarantine.unblamed !== null) {
@@ -67,8 +80,9 @@ export function syncActors(options: SyncOptions) {
         quarantine.unblamed = null;
       }
       const heldTables = tableQuarantine.heldKeys().join(' ');
-      tableQuarantine.judge(input.entriesRefused ?? [], lastBuilt);
-      const prepared = quarantine.prepare(options.cache.snapshot());
+      tableQuarantine.judge(input.entriesRefused ?? [], memory.lastBuilt);
+      const cached = options.cache.snapshot();
+      const prepared = quarantine.prepare(cached);
       const pushHeld = tableQuarantine.prepare(prepared.snapshot);
       const snapshot = pushHeld.snapshot;
       const leftOut = [...prepared.problems, ...pushHeld.problems];
@@ -83,10 +97,9 @@ export function syncActors(options: SyncOptions) {
       const snapshotted = performance.now();
       const whole = buildModel(snapshot, options.build, memo);
       const result = withHeldRoutes(whole, tableQuarantine);
-      lastBuilt = { model: result.model, snapshot };
+      memory.lastBuilt = { model: result.model, snapshot };
       // The Secret watcher reports only the changes of Secrets this build read.
       const read = secretsRead(memo, options.build, [...quarantine.heldKeys(), ...tableQuarantine.heldSecrets()]);
-      announceSecretsRead(system, options.cache, snapshot.secrets, read);
       const dynamic = split?.split(result.model) ?? null;
       const model = dynamic?.model ?? result.model;
       const problems = leftOut.length > 0 ? [...result.problems, ...leftOut] : result.problems;
@@ -105,21 +118,13 @@ export function syncActors(options: SyncOptions) {
       // Each problem once, when it appears; its own words say what is ignored or left out.
       const now = new Map(problems.map((problem) => [formatProblem(problem), problem]));
       for (const [line, problem] of now) {
-        if (reported.has(line)) continue;
+        if (memory.reported.has(line)) continue;
         const object = problem.namespace ? `${problem.namespace}/${problem.name}` : problem.name;
         options.log.warn({ kind: problem.kind, object, field: problem.field, problem: problem.message }, line);
       }
-      reported = new Set(now.keys());
-      const nginx = system.get('nginx');
-      if (!nginx) throw new Error('the nginx actor is not running');
+      memory.reported = new Set(now.keys());
+      // The configs built, so that nginx's verdicts (by text) can be read against them.
       quarantine.handedOver({ text, model, ingresses: snapshot.ingresses, secrets: snapshot.secrets });
-      nginx.send({
-        type: 'nginx.reload',
-        config: text,
-        files: model.certificates,
-        tables: dynamic?.tables ?? null,
-        trigger: input.trigger,
-      });
       const durationMs = performance.now() - started;
       options.observeDuration(durationMs);
       options.observeModel?.(snapshot, result.model);
@@ -136,18 +141,20 @@ export function syncActors(options: SyncOptions) {
       );
       return {
         awaitingVerdict: quarantine.awaitingVerdict,
+        serve: { config: text, files: model.certificates, tables: dynamic?.tables ?? null, trigger: input.trigger },
+        secretsRead: { keys: read.keys, namespaces: read.namespaces },
+        // A Secret the watcher judged by the set before, while this build ran, is not lost: whatever in the new set
+        // the cache holds differently from what the build read goes to the queue as a change. (Computed as the sync
+        // ends: the queue sends the new set on in the same turn, before any watch event can come in between.)
+        // Against the cache's own list the build started from: a Secret the quarantine holds out is no change.
+        secretsChanged: options.cache.changedSince('Secret', cached.secrets, read),
         done: {
           model,
           problems,
           served: [...servedIngresses(model)].sort(),
           gatewayStatus: result.gateway?.status ?? null,
         },
-        // Pushed certificates: a renewal of such a Secret need not wait for the reload rate token.
-        pushedKeys: split ? read.certificatesOnly.map((key) => `Secret/${key}`) : [],
-        // The stream block lists endpoints: its Services' EndpointSlices reload, so they wait for the rate token.
-        // Slices are named after their Service (`<service>-<suffix>`); a prefix that also takes in another
-        // Service's only makes that one wait too.
-        renderedPrefixes: split ? [...new Set(model.stream?.upstreams.map((u) => `EndpointSlice/${u.service}`))] : [],
+        memory,
       };
     }),
   };

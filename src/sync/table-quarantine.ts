@@ -1,6 +1,6 @@
 /**
  * The push path's quarantine: a table entry nginx refuses costs the objects that made it, as a refused reload costs
- * the Ingress it points at (src/model/quarantine.ts). nginx applies every other entry and names the refused ones
+ * the Ingress it points at (src/sync/quarantine.ts). nginx applies every other entry and names the refused ones
  * (lua/ingress_actors/validate.lua); here each is traced to its objects in the model it was built from, and those
  * are held until they change:
  * - a backend: the Ingresses proxying to it are left out of the next builds, with a problem (a Warning Event);
@@ -11,12 +11,12 @@
  * Pure bookkeeping: refused entries, the model they came from and snapshots in; a snapshot, problems and routes out.
  */
 import type { RefusedEntry } from '../../machines/events.js';
-import { routeTableOf } from './dynamic-tables.js';
-import type { RouteTable } from './pushed-tables.js';
-import type { GatewayStatus, RouteStatus } from './gateway/routes.js';
-import { cond } from './gateway/listeners.js';
-import type { NginxModel, Problem } from './nginx-model.js';
-import type { KubeObject, Snapshot } from './snapshot.js';
+import { routeTableOf } from '../model/dynamic-tables.js';
+import type { RouteTable } from '../model/pushed-tables.js';
+import type { GatewayStatus, RouteStatus } from '../model/gateway/routes.js';
+import { cond } from '../model/gateway/listeners.js';
+import type { NginxModel, Problem } from '../model/nginx-model.js';
+import type { KubeObject, Snapshot } from '../model/snapshot.js';
 
 type HeldKind = 'Ingress' | 'Secret' | 'HTTPRoute' | 'GRPCRoute';
 

@@ -1,6 +1,6 @@
-import type { ClassOptions } from './build-types.js';
-import { whyNotOurs } from './ingress-class.js';
-import type { Ingress, IngressClass } from './snapshot.js';
+import type { ClassOptions } from '../model/build-types.js';
+import { whyNotOurs } from '../model/ingress-class.js';
+import type { Ingress, IngressClass } from '../model/snapshot.js';
 
 /** ClassVerdictChange is an Ingress whose class verdict changed: `why` it is left to others, or null once it is ours. */
 export interface ClassVerdictChange {

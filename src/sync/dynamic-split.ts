@@ -1,0 +1,135 @@
+/**
+ * DynamicSplit: the model as the Lua balancer serves it. The table types stay in the model
+ * (src/model/pushed-tables.ts); the split, with its memo of the last answer, is the sync's.
+ */
+import { AFFINITY_KEY_PREFIX } from '../model/annotations/http-extras.js';
+import { EMPTY_ROUTES, type PemPair, versionOf } from '../model/dynamic-tables.js';
+import type {
+  Backend,
+  BackendPeer,
+  BackendTable,
+  BalanceMethod,
+  CertificateTable,
+  DynamicTables,
+  ServedCertificate,
+} from '../model/pushed-tables.js';
+import { filesDigest } from '../model/files-digest.js';
+import type { BalancedUpstream, Certificate, NginxModel, Server } from '../model/nginx-model.js';
+import { certificateProblem } from '../model/table-check.js';
+
+/**
+ * DynamicSplit is the model as the Lua balancer serves it: nginx.conf names neither endpoints nor host
+ * certificates, so those go into the pushed tables and out of the files the nginx actor writes. It keeps
+ * the last answer for the same model parts (incremental builds hand them back as the same objects), so
+ * an unchanged table is not serialised and hashed again.
+ */
+export class DynamicSplit {
+  private lastUpstreams: readonly BalancedUpstream[] | null = null;
+  private lastBackends: BackendTable | null = null;
+  private lastServers: readonly Server[] | null = null;
+  private lastFiles: readonly Certificate[] | null = null;
+  private lastCertificates: { table: CertificateTable; files: readonly Certificate[]; digest: string } | null = null;
+  private lastGateway: NginxModel['gateway'] = null;
+
+  /** split gives the tables to push, and the model with only the files nginx.conf still names (and their digest). */
+  split(model: NginxModel): { model: NginxModel; tables: DynamicTables } {
+    const backends = this.backendsOf(model.upstreams);
+    const certificates = this.certificatesOf(model);
+    return {
+      model: { ...model, certificates: certificates.files, filesDigest: certificates.digest },
+      tables: { backends, certificates: certificates.table, routes: model.gateway?.routes ?? EMPTY_ROUTES },
+    };
+  }
+
+  private backendsOf(upstreams: readonly BalancedUpstream[]): BackendTable {
+    if (this.lastBackends && upstreams === this.lastUpstreams) return this.lastBackends;
+    const backends: Backend[] = upstreams.map((u) => ({
+      name: u.name,
+      balance: balanceOf(u),
+      hashKey: u.hashKey,
+      endpoints: u.endpoints.map((e) => peerOf(e.address)),
+    }));
+    this.lastUpstreams = upstreams;
+    this.lastBackends = { version: versionOf(backends), backends };
+    return this.lastBackends;
+  }
+
+  private certificatesOf(model: NginxModel): {
+    table: CertificateTable;
+    files: readonly Certificate[];
+    digest: string;
+  } {
+    const servers = [model.defaultServer, ...model.servers];
+    if (
+      this.lastCertificates &&
+      model.servers === this.lastServers &&
+      model.certificates === this.lastFiles &&
+      model.gateway === this.lastGateway
+    )
+      return this.lastCertificates;
+    const byFile = new Map(model.certificates.map((c) => [c.file, c]));
+    // one entry per certificate file (a Secret's), naming every host and server served with it
+    const entries = new Map<string, { secret: string; pem: PemPair; hosts: string[]; servers: string[] }>();
+    const entryOf = (file: string | null) => {
+      const certificate = file === null ? undefined : byFile.get(file);
+      if (!certificate?.pem || file === null) return null;
+      let entry = entries.get(file);
+      if (!entry) {
+        entry = { secret: certificate.id, pem: pemPair(certificate.pem), hosts: [], servers: [] };
+        entries.set(file, entry);
+      }
+      return entry;
+    };
+    for (const server of servers) {
+      if (server.inheritsCertificate || server.certificateFile === null || server.isDefault) continue;
+      entryOf(server.certificateFile)?.hosts.push(server.host);
+    }
+    // Each Gateway HTTPS server with a hostname: by its key (an Ingress TLS host of the same name, or another Gateway's
+    // server for it on another address or port, is served by its own).
+    for (const server of model.gateway?.servers ?? []) entryOf(server.certificateFile)?.servers.push(server.key);
+    const certificates: ServedCertificate[] = [];
+    const served = new Set<string>();
+    const keys = new Set<string>();
+    for (const [file, entry] of entries) {
+      // Secrets are one file each; should two files come from one (the default certificate's), both keep a key
+      const secret = keys.has(entry.secret) ? `${entry.secret}#${keys.size}` : entry.secret;
+      keys.add(secret);
+      // never for a Secret the API server stores (at most 1 MiB): nginx would refuse it, so it is not sent
+      if (certificateProblem(secret, entry.pem.cert, entry.pem.key) !== null) continue;
+      certificates.push({ secret, ...entry.pem, hosts: entry.hosts, servers: entry.servers });
+      served.add(file);
+    }
+    served.delete(model.defaultCertificateFile);
+    // a Gateway catch-all names its certificate in nginx.conf, even when another server pushes the same one
+    for (const server of model.gateway?.servers ?? [])
+      if (server.fileCertificate !== null) served.delete(server.fileCertificate);
+    const files = model.certificates.filter((c) => !served.has(c.file));
+    this.lastServers = model.servers;
+    this.lastFiles = model.certificates;
+    this.lastGateway = model.gateway;
+    this.lastCertificates = {
+      table: { version: versionOf(certificates), certificates },
+      files,
+      digest: filesDigest(files),
+    };
+    return this.lastCertificates;
+  }
+}
+
+function balanceOf(u: BalancedUpstream): BalanceMethod {
+  if (u.hashKey === null) return u.leastConn ? 'ewma' : 'round_robin';
+  return u.hashKey.startsWith(AFFINITY_KEY_PREFIX) ? 'sticky' : 'chash';
+}
+
+/** peerOf splits an endpoint as nginx.conf writes it (`10.0.0.1:80`, `[fd00::1]:80`) into address and port. */
+function peerOf(address: string): BackendPeer {
+  const colon = address.lastIndexOf(':');
+  const host = address.slice(0, colon);
+  return { address: host.startsWith('[') ? host.slice(1, -1) : host, port: Number(address.slice(colon + 1)) };
+}
+
+/** pemPair splits a certificate file's PEM (the chain, then the key last) into a table entry's cert and key. */
+function pemPair(pem: string): PemPair {
+  const key = pem.lastIndexOf('-----BEGIN ');
+  return { cert: pem.slice(0, key).trimEnd(), key: pem.slice(key) };
+}
