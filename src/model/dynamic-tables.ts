@@ -1,9 +1,10 @@
 /**
- * The tables the controller pushes to nginx's Lua balancer over the control socket, so that an
- * endpoint change or a renewed certificate needs no reload: built here from the model (their shapes are
- * src/model/pushed-tables.ts); the nginx actor pushes them (src/nginx/control.ts); lua/ingress_actors/ reads
- * them. Every string in them passed the model's validators; Lua checks their shape again and treats them as
- * data only.
+ * Pure helpers over the tables the controller pushes to nginx's Lua balancer over the control socket (so that an
+ * endpoint change or a renewed certificate needs no reload): versions, the routes table, what a certificate table
+ * serves, and the union a reload pushes. Their shapes are src/model/pushed-tables.ts; the sync splits them off the
+ * model (src/sync/dynamic-split.ts); the nginx actor pushes them (src/nginx/control.ts); lua/ingress_actors/ reads
+ * them. Every string in them passed the model's validators; Lua checks their shape again and treats them as data
+ * only.
  */
 import { createHash } from 'node:crypto';
 import type { CertificateTable, DynamicTables, RouteServer, RouteTable } from './pushed-tables.js';
