@@ -13,7 +13,7 @@ import type { ApplyRecord } from '../../machines/applies.js';
 import { selectNginxActivity, selectPushedCertificates } from '../../machines/selectors/nginxProcess.js';
 import { selectActorState, type ActorState } from '../../machines/selectors/state.js';
 import { selectGatewayStatus, selectProblems, selectRole } from '../../machines/selectors/status.js';
-import { selectSyncProgress } from '../../machines/selectors/syncQueue.js';
+import { selectSyncProgress, type SyncProgress } from '../../machines/selectors/syncQueue.js';
 import { selectLastModel } from '../../machines/selectors/template.js';
 import type { Health } from './health.js';
 import type { ObservedActors } from './observed.js';
@@ -129,16 +129,8 @@ export interface NginxReport {
   readonly recent: readonly ApplyRecord[];
 }
 
-/** SyncReport is the sync queue's counters. */
-export interface SyncReport {
-  readonly state: string;
-  readonly generation: number;
-  readonly syncsCompleted: number;
-  readonly syncsFailed: number;
-  /** the last change received: `k8s.changed Ingress default/web`, `template.changed`, … */
-  readonly lastChange: string | null;
-  readonly lastError: string | null;
-}
+/** SyncReport is the sync queue's counters, as its selector reads them. */
+export type SyncReport = SyncProgress;
 
 /** ActorReport is one actor: its state value (flattened, as /metrics names it) or its status. */
 export interface ActorReport {
