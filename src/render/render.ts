@@ -134,7 +134,7 @@ export function compileLocationRenderer(sources: TemplateSources): LocationRende
     env.registerPartial(name, env.compile(source, { strict: true, noEscape: true }));
   }
   // server.hbs's own lines around a location, so the text is the one nginx.conf holds
-  const one = env.compile<Location>('{{> location}}\n{{#with externalAuth}}\n{{> external-auth}}\n{{/with}}', {
+  const one = env.compile<Location>('{{> location}}\n{{#with externalAuth}}\n\n{{> external-auth}}\n{{/with}}', {
     strict: true,
     noEscape: true,
   });

@@ -8,21 +8,20 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { parseManifests, type KubeObject, toSnapshot } from '../../src/manifests/load.js';
+import { parseManifests, toSnapshot } from '../../src/manifests/load.js';
 import { buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions, type BuildOptions } from '../../src/model/build-types.js';
 import type { Location, NginxModel } from '../../src/model/nginx-model.js';
-import type { Snapshot } from '../../src/model/snapshot.js';
-import { readTemplateSources } from '../../src/render/load.js';
+import type { KubeObject, Snapshot } from '../../src/model/snapshot.js';
+import { loadTemplate } from '../../src/render/load.js';
 import { PER_REQUEST_FIELDS, locationProfile, profileCensus } from '../../src/render/profile.js';
 import { quote } from '../../src/render/quote.js';
-import { compileLocationRenderer } from '../../src/render/render.js';
+import { compileLocationRenderer, render } from '../../src/render/render.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
 
 const FIXTURES = new URL('../fixtures/', import.meta.url).pathname;
-const renderLocation = compileLocationRenderer(
-  await readTemplateSources(new URL('../../templates/nginx.conf.hbs', import.meta.url).pathname),
-);
+const template = await loadTemplate();
+const renderLocation = compileLocationRenderer(template.sources);
 
 /** The default mode (Lua balancer, request metrics on), where the router would set the per-request values. */
 const DYNAMIC: Partial<BuildOptions> = {
@@ -203,6 +202,15 @@ describe.each(MODES)('(b) annotations make profiles, over test/fixtures, in %s m
   it('compared enough locations to mean something', () => {
     expect(paired).toBeGreaterThan(100);
     expect(differing).toBeGreaterThan(60);
+  });
+});
+
+describe.each(MODES)('the location renderer writes what render() writes, in %s mode', (_, mode) => {
+  it.each(fixtureNames)("%s: each location's text is in nginx.conf as it is", async (name) => {
+    const { objects, options } = await fixture(name);
+    const { model } = buildModel(toSnapshot(objects), { ...defaultBuildOptions, ...options, ...mode });
+    const conf = render(model, template);
+    for (const l of allLocations(model)) expect(conf).toContain(renderLocation(l, model));
   });
 });
 
