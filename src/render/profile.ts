@@ -9,6 +9,9 @@
  * that matter: a field the template prints and this file does not name stays in the text, so it splits profiles
  * instead of being merged silently. Two locations with one key have the same text, placeholders aside; the text is
  * formatted against the model's root settings (`@root`), so keys compare within one configuration's settings.
+ * What a location inherits from its `server` (the host's HSTS header, server-snippet, auth-tls verification) is not
+ * in the text: a profile means the same only under servers that write the same server-level lines (the shared server
+ * of issue 29; hosts with server-level features keep their own server and their rendered locations).
  */
 import { createHash } from 'node:crypto';
 import type { Location, NginxModel, Server } from '../model/nginx-model.js';

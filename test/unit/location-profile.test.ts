@@ -298,7 +298,16 @@ describe('(c) hostile values', () => {
     ).model;
 
   // Values no validator lets through, set on the model directly: the key must still tell them apart.
-  const base = () => serverOf(build([{}]), 'h0.example.com').locations[0]!;
+  const base = () =>
+    serverOf(
+      build([
+        {
+          'nginx.ingress.kubernetes.io/proxy-redirect-from': 'http://a',
+          'nginx.ingress.kubernetes.io/proxy-redirect-to': 'http://b',
+        },
+      ]),
+      'h0.example.com',
+    ).locations[0]!;
   const model = build([{}]);
   it.each([
     [
@@ -313,19 +322,27 @@ describe('(c) hostile values', () => {
       [{ name: 'add_header', args: ['a b'] }],
       [{ name: 'add_header', args: ['a', 'b'] }],
     ],
-    [
-      'a quote inside a value vs the value ending there',
-      ['client'],
-      { maxBodySize: '1m" "2m', bodyBufferSize: null },
-      { maxBodySize: '1m', bodyBufferSize: '2m' },
-    ],
   ] as const)('%s are different profiles', (_, path, one, two) => {
     const l = base();
-    const proxied = { ...l, proxy: l.proxy ?? ({ redirect: null } as unknown as Location['proxy']) };
-    const a = withLeaf(proxied, path, one) as Location;
-    const b = withLeaf(proxied, path, two) as Location;
+    const a = withLeaf(l, path, one) as Location;
+    const b = withLeaf(l, path, two) as Location;
     expect(renderLocation(a, model)).not.toBe(renderLocation(b, model));
     expect(key(a, model)).not.toBe(key(b, model));
+  });
+
+  it('a per-request value never reaches the profile text, whatever it holds', () => {
+    const l = base();
+    const hostile = '/x"; return 200; # {';
+    const a = {
+      ...l,
+      match: hostile,
+      pass: l.pass && { ...l.pass, upstreamName: hostile, url: `http://${hostile}` },
+      route: l.route && { ...l.route, id: hostile },
+    };
+    expect(renderLocation(a, model)).toContain('return 200; #');
+    const profile = locationProfile(a, model, renderLocation);
+    expect(profile.text).not.toContain('return 200');
+    expect(profile.key).toBe(key(l, model));
   });
 
   it('an annotation value spelt like a placeholder is not the placeholder', () => {
