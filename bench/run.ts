@@ -7,6 +7,7 @@ import { runEndpointToTraffic, runRollingUpdates } from './endpoint-benches.js';
 import { runGatewayRouting } from './gateway-routing.js';
 import { runIncremental } from './incremental.js';
 import { runMetricsScrape } from './metrics-scrape.js';
+import { runProfiles } from './profiles.js';
 import { runRegexPaths } from './regex-paths.js';
 import { runRegexHost } from './regex-host.js';
 import { runRequestMetrics } from './request-metrics.js';
@@ -31,6 +32,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'request-metrics': () => runRequestMetrics(),
   'metrics-scrape': () => runMetricsScrape(),
   'gateway-routing': () => runGatewayRouting(),
+  profiles: () => runProfiles(),
 };
 
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(BENCHMARKS);

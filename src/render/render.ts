@@ -1,5 +1,5 @@
 import Handlebars from 'handlebars';
-import type { NginxModel } from '../model/nginx-model.js';
+import type { Location, NginxModel } from '../model/nginx-model.js';
 import { luaString, quote } from './quote.js';
 
 /** TemplateSources is a main template and its partials, by name, as text. */
@@ -54,6 +54,16 @@ function rootSettings(model: NginxModel): string {
   return JSON.stringify(settings);
 }
 
+/** environment is a Handlebars environment of its own with the template's helpers (see compileTemplate). */
+function environment(): typeof Handlebars {
+  const env = Handlebars.create();
+  env.registerHelper('q', (value: unknown, options: Handlebars.HelperOptions) =>
+    quote(value, typeof options.hash?.prefix === 'string' ? options.hash.prefix : ''),
+  );
+  env.registerHelper('lua', (value: unknown) => luaString(value));
+  return env;
+}
+
 /**
  * compileTemplate compiles a template set in an environment of its own with two helpers, `q`
  * (the quoting helper; `prefix=` prepends a constant) and `lua` (a Lua string literal, for a `*_by_lua_block`). Strict mode makes a missing field an
@@ -65,11 +75,7 @@ function rootSettings(model: NginxModel): string {
  * and partials that read their call site (`../`, `@index`) are never kept.
  */
 export function compileTemplate(sources: TemplateSources): NginxTemplate {
-  const env = Handlebars.create();
-  env.registerHelper('q', (value: unknown, options: Handlebars.HelperOptions) =>
-    quote(value, typeof options.hash?.prefix === 'string' ? options.hash.prefix : ''),
-  );
-  env.registerHelper('lua', (value: unknown) => luaString(value));
+  const env = environment();
   parseOrThrow(env, 'main', sources.main);
   const reusable = reusablePartials(sources.partials);
   let kept = new WeakMap<object, Map<string, string>>();
@@ -111,4 +117,26 @@ export function compileTemplate(sources: TemplateSources): NginxTemplate {
 /** render formats a model with a template: pure, and byte-identical for an identical model. */
 export function render(model: NginxModel, template: NginxTemplate): string {
   return template.run(model);
+}
+
+/** LocationRenderer formats one location as server.hbs does: the `location` partial, then its auth-url locations. */
+export type LocationRenderer = (location: Location, root: NginxModel) => string;
+
+/**
+ * compileLocationRenderer compiles the `location` and `external-auth` partials of a template set (and those they call)
+ * with the helpers render() uses, into a function formatting one location against `root` (what `@root` reads). It
+ * keeps no texts between calls and does not touch render()'s output; src/render/profile.ts keys location profiles by it.
+ */
+export function compileLocationRenderer(sources: TemplateSources): LocationRenderer {
+  const env = environment();
+  for (const [name, source] of Object.entries(sources.partials)) {
+    parseOrThrow(env, `partial ${name}`, source);
+    env.registerPartial(name, env.compile(source, { strict: true, noEscape: true }));
+  }
+  // server.hbs's own lines around a location, so the text is the one nginx.conf holds
+  const one = env.compile<Location>('{{> location}}\n{{#with externalAuth}}\n\n{{> external-auth}}\n{{/with}}', {
+    strict: true,
+    noEscape: true,
+  });
+  return (location, root) => one(location, { data: { root } });
 }
