@@ -275,6 +275,11 @@ export interface SyncDoneEvent {
   readonly gatewayStatus?: GatewayStatus | null;
 }
 
+/** isSyncDone tells a `sync.done` among the events an observer sees (the inspection stream carries every event). */
+export function isSyncDone(event: { readonly type: string }): event is SyncDoneEvent {
+  return event.type === 'sync.done';
+}
+
 /**
  * StatusStopEvent makes the status actor step down: clear the status if no replica takes over, release the Lease, stop.
  */

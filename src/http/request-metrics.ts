@@ -17,6 +17,7 @@ import type { InspectionEvent } from 'xstate';
 import type { MetricsFlags } from '../config.js';
 import type { Logger } from '../log.js';
 import type { NginxModel } from '../model/nginx-model.js';
+import { isSyncDone } from '../../machines/events.js';
 import { methodLabel, statusClass, statusLabel } from './request-labels.js';
 import { DEFAULT_SERIES_LIMITS, SeriesBudget, type SeriesLimits } from './series-budget.js';
 import { escapeLabel, nextTurn, SLICE_CHARS, type StreamedMetric } from './streamed-metric.js';
@@ -201,8 +202,8 @@ export class RequestMetrics {
   /** observe takes the inspection stream: each `sync.done` brings the model whose route hashes nginx now counts by. */
   observe(event: InspectionEvent): void {
     if (event.type !== '@xstate.event') return;
-    const done = event.event as { type: string; model?: NginxModel };
-    if (done.type === 'sync.done' && done.model && done.model !== this.lastModel) this.setModel(done.model);
+    const done = event.event;
+    if (isSyncDone(done) && done.model !== this.lastModel) this.setModel(done.model);
   }
 
   /**
