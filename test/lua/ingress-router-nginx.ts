@@ -10,8 +10,51 @@ import { join, resolve } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import type { IngressHostRoutes } from '../../src/model/ingress-routes.js';
 import type { Server } from '../../src/model/nginx-model.js';
+import type { PathSpec } from '../support/manifests.js';
 import { luaString, quote } from '../../src/render/quote.js';
 import { freePort, waitForPort } from '../support/net.js';
+
+/** USE_REGEX is the use-regex annotation, on. */
+export const USE_REGEX = { 'nginx.ingress.kubernetes.io/use-regex': 'true' };
+
+/** RouterPath is a case's path; each test names the Service it goes to. */
+export type RouterPath = Omit<PathSpec, 'service'>;
+const p = (path: string, pathType: PathSpec['pathType'] = 'Prefix'): RouterPath => ({ path, pathType });
+
+/** RouterCase is one Ingress of the table-driven cases. */
+export interface RouterCase {
+  readonly host: string;
+  readonly paths: readonly RouterPath[];
+  readonly annotations?: Record<string, string>;
+}
+
+/** AUTH_URL marks the case whose auth service the whole-config test does not run. */
+export const AUTH_URL = 'nginx.ingress.kubernetes.io/auth-url';
+
+/** ROUTER_CASES are the table-driven Ingresses both differential tests serve. */
+export const ROUTER_CASES: readonly RouterCase[] = [
+  // plain: Exact before Prefix, longest first, element-wise prefixes, `/` the default
+  {
+    host: 'plain.test',
+    paths: [p('/'), p('/foo'), p('/foo/bar/'), p('/foo/bar', 'Exact'), p('/foo.bar'), p('/dir/', 'Exact')],
+  },
+  // no `/` of its own: the controller's default backend serves it
+  { host: 'nofallback.test', paths: [p('/api'), p('/api/v1'), p('/Api', 'Exact')] },
+  // use-regex spreads to every path of the host: Prefix becomes `~ ^/x(?:/|$)`, regexes `~*`, longest first
+  {
+    host: 'regex.test',
+    paths: [p('/'), p('/app'), p('/app/v[0-9]+', 'ImplementationSpecific'), p('/app/exact', 'Exact')],
+    annotations: USE_REGEX,
+  },
+  { host: 'regex.test', paths: [p('/static/.*\\.css$', 'ImplementationSpecific')], annotations: USE_REGEX },
+  // an Ingress without use-regex on that host: its Prefix becomes a regex too
+  { host: 'regex.test', paths: [p('/st'), p('/dir/', 'Exact')] },
+  // auth-url: its subrequest's locations are internal, a client asking for one gets 404
+  { host: 'auth.test', paths: [p('/app'), p('/')], annotations: { [AUTH_URL]: 'http://auth.example/check' } },
+  // a wildcard host and an exact host beneath it
+  { host: '*.wild.test', paths: [p('/'), p('/w')] },
+  { host: 'a.wild.test', paths: [p('/a', 'Exact')] },
+];
 
 const LUA_DIR = resolve(import.meta.dirname, '../../lua');
 const NGINX = process.env.NGINX_BINARY || '/usr/sbin/nginx';
@@ -171,17 +214,22 @@ export async function startRouterNginx(
 export const agent = new Agent({ keepAlive: true, maxSockets: 8 });
 
 /**
- * answer is "<host> <index>" when a location answered, "redirect <path>" for nginx's auto_redirect, else the status
- * (nginx's 400 for a bad URI, a 404).
+ * answer is "<host> <index>" when a location answered (or what `named` makes of its body), "redirect <path>" for
+ * nginx's auto_redirect, else the status (nginx's 400 for a bad URI, a 404).
  */
-export function answer(port: number, host: string, path: string): Promise<string> {
+export function answer(
+  port: number,
+  host: string,
+  path: string,
+  named: (body: string) => string = (body) => body,
+): Promise<string> {
   return new Promise((done, fail) => {
     const req = request({ host: '127.0.0.1', port, path, agent, headers: { host } }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () => {
-        if (res.statusCode === 200) done(body);
+        if (res.statusCode === 200) done(named(body));
         else if (res.statusCode === 301) {
           const { pathname, search } = new URL(res.headers.location ?? '', 'http://x');
           done(`redirect ${pathname}${search}`);

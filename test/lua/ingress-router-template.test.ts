@@ -7,7 +7,6 @@
  * proves the rendered file holds the locations the route table is made from, in its order.
  */
 import { rm } from 'node:fs/promises';
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions } from '../../src/model/build-types.js';
@@ -17,33 +16,14 @@ import type { Server } from '../../src/model/nginx-model.js';
 import { writeConfigSet } from '../../src/nginx/files.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
-import { ingress, ingressClass, type PathSpec, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
+import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
 import { luaFolder, type RunningNginx, startNginx } from '../support/nginx.js';
 import { type Pod, startPod } from './harness.js';
-import { agent, answer, type RouterNginx, startRouterNginx } from './ingress-router-nginx.js';
+import { AUTH_URL, answer, ROUTER_CASES, type RouterNginx, startRouterNginx } from './ingress-router-nginx.js';
 
-const USE_REGEX = { 'nginx.ingress.kubernetes.io/use-regex': 'true' };
-type P = Omit<PathSpec, 'service'>;
-const p = (path: string, pathType: PathSpec['pathType'] = 'Prefix'): P => ({ path, pathType });
-
-/** The cases of ingress-router.test.ts (auth-url aside: its auth service does not run here). */
-const CASES: { host: string; paths: P[]; annotations?: Record<string, string> }[] = [
-  {
-    host: 'plain.test',
-    paths: [p('/'), p('/foo'), p('/foo/bar/'), p('/foo/bar', 'Exact'), p('/foo.bar'), p('/dir/', 'Exact')],
-  },
-  { host: 'nofallback.test', paths: [p('/api'), p('/api/v1'), p('/Api', 'Exact')] },
-  {
-    host: 'regex.test',
-    paths: [p('/'), p('/app'), p('/app/v[0-9]+', 'ImplementationSpecific'), p('/app/exact', 'Exact')],
-    annotations: USE_REGEX,
-  },
-  { host: 'regex.test', paths: [p('/static/.*\\.css$', 'ImplementationSpecific')], annotations: USE_REGEX },
-  { host: 'regex.test', paths: [p('/st'), p('/dir/', 'Exact')] },
-  { host: '*.wild.test', paths: [p('/'), p('/w')] },
-  { host: 'a.wild.test', paths: [p('/a', 'Exact')] },
-];
+/** The cases of ingress-router.test.ts, auth-url aside: its auth service does not run here. */
+const CASES = ROUTER_CASES.filter((c) => c.annotations?.[AUTH_URL] === undefined);
 const HOSTS = ['plain.test', 'nofallback.test', 'regex.test', 'a.wild.test', 'b.wild.test', 'b.c.wild.test', 'x.test'];
 const URIS = [
   '/',
@@ -125,23 +105,7 @@ afterAll(async () => {
 
 /** served is what the controller's nginx answers: the pod's name, a redirect's path, or the status. */
 function served(host: string, path: string): Promise<string> {
-  return new Promise((done, fail) => {
-    const req = request({ host: '127.0.0.1', port, path, agent, headers: { host } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => {
-        if (res.statusCode === 200) done(`backend ${(JSON.parse(body) as { backend: string }).backend}`);
-        else if (res.statusCode === 301) {
-          const { pathname, search } = new URL(res.headers.location ?? '', 'http://x');
-          done(`redirect ${pathname}${search}`);
-        } else done(`status ${res.statusCode}`);
-      });
-    });
-    req.setTimeout(10_000, () => req.destroy(new Error(`request to ${host}${path} timed out`)));
-    req.on('error', fail);
-    req.end();
-  });
+  return answer(port, host, path, (body) => `backend ${(JSON.parse(body) as { backend: string }).backend}`);
 }
 
 /** routed is what the location the Lua router picks answers: its Service's pod, or its status. */

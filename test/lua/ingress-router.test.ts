@@ -14,9 +14,14 @@ import { defaultBuildOptions } from '../../src/model/build-types.js';
 import { ingressRouteTable } from '../../src/model/ingress-routes.js';
 import type { Server } from '../../src/model/nginx-model.js';
 import { ingress, ingressClass, type PathSpec, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
-import { agent, differences, type RouterNginx, startRouterNginx } from './ingress-router-nginx.js';
-
-const USE_REGEX = { 'nginx.ingress.kubernetes.io/use-regex': 'true' };
+import {
+  agent,
+  differences,
+  ROUTER_CASES,
+  type RouterNginx,
+  startRouterNginx,
+  USE_REGEX,
+} from './ingress-router-nginx.js';
 
 /** modelOf builds the model of some Ingresses (all to Service web) and checks its route table is the servers'. */
 function modelOf(ingresses: { host: string; paths: PathSpec[]; annotations?: Record<string, string> }[]) {
@@ -34,34 +39,7 @@ function modelOf(ingresses: { host: string; paths: PathSpec[]; annotations?: Rec
 }
 
 describe('the Ingress router picks the location nginx picks', () => {
-  const p = (path: string, pathType: PathSpec['pathType'] = 'Prefix'): PathSpec => ({ path, pathType, service: 'web' });
-  const cases = [
-    // plain: Exact before Prefix, longest first, element-wise prefixes, `/` the default
-    {
-      host: 'plain.test',
-      paths: [p('/'), p('/foo'), p('/foo/bar/'), p('/foo/bar', 'Exact'), p('/foo.bar'), p('/dir/', 'Exact')],
-    },
-    // no `/` of its own: the controller's default backend serves it
-    { host: 'nofallback.test', paths: [p('/api'), p('/api/v1'), p('/Api', 'Exact')] },
-    // use-regex spreads to every path of the host: Prefix becomes `~ ^/x(?:/|$)`, regexes `~*`, longest first
-    {
-      host: 'regex.test',
-      paths: [p('/'), p('/app'), p('/app/v[0-9]+', 'ImplementationSpecific'), p('/app/exact', 'Exact')],
-      annotations: USE_REGEX,
-    },
-    { host: 'regex.test', paths: [p('/static/.*\\.css$', 'ImplementationSpecific')], annotations: USE_REGEX },
-    // an Ingress without use-regex on that host: its Prefix becomes a regex too
-    { host: 'regex.test', paths: [p('/st'), p('/dir/', 'Exact')] },
-    // auth-url: its subrequest's locations are internal, a client asking for one gets 404
-    {
-      host: 'auth.test',
-      paths: [p('/app'), p('/')],
-      annotations: { 'nginx.ingress.kubernetes.io/auth-url': 'http://auth.example/check' },
-    },
-    // a wildcard host and an exact host beneath it
-    { host: '*.wild.test', paths: [p('/'), p('/w')] },
-    { host: 'a.wild.test', paths: [p('/a', 'Exact')] },
-  ];
+  const cases = ROUTER_CASES.map((c) => ({ ...c, paths: c.paths.map((path) => ({ ...path, service: 'web' })) }));
   let nginx: RouterNginx;
   let built: ReturnType<typeof modelOf>;
 
