@@ -9,12 +9,6 @@
 import { createHash } from 'node:crypto';
 import type { CertificateTable, DynamicTables, RouteServer, RouteTable } from './pushed-tables.js';
 
-/** PemPair is a certificate file's PEM split into a table entry's chain and key. */
-export interface PemPair {
-  readonly cert: string;
-  readonly key: string;
-}
-
 /**
  * servedNames are what a certificate table serves: every host, then every Gateway server as `server <key>` (a host and
  * a server key are two separate namespaces).

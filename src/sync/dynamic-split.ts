@@ -3,7 +3,7 @@
  * (src/model/pushed-tables.ts); the split, with its memo of the last answer, is the sync's.
  */
 import { AFFINITY_KEY_PREFIX } from '../model/annotations/http-extras.js';
-import { EMPTY_ROUTES, type PemPair, versionOf } from '../model/dynamic-tables.js';
+import { EMPTY_ROUTES, versionOf } from '../model/dynamic-tables.js';
 import type {
   Backend,
   BackendPeer,
@@ -126,6 +126,12 @@ function peerOf(address: string): BackendPeer {
   const colon = address.lastIndexOf(':');
   const host = address.slice(0, colon);
   return { address: host.startsWith('[') ? host.slice(1, -1) : host, port: Number(address.slice(colon + 1)) };
+}
+
+/** PemPair is a certificate file's PEM split into a table entry's chain and key. */
+interface PemPair {
+  readonly cert: string;
+  readonly key: string;
 }
 
 /** pemPair splits a certificate file's PEM (the chain, then the key last) into a table entry's cert and key. */

@@ -15,6 +15,7 @@ import type { BackendPeer } from '../../src/model/pushed-tables.js';
 import { luaString } from '../../src/render/quote.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { freePort, waitForPort } from '../support/net.js';
+import { stopProcessGroup } from '../support/nginx.js';
 
 const LUA_DIR = resolve(import.meta.dirname, '../../lua');
 const NGINX = process.env.NGINX_BINARY || '/usr/sbin/nginx';
@@ -174,14 +175,7 @@ export async function startLuaNginx(options: NginxOptions = { token: newControlT
     },
     errorLog: async () => readFile(join(dir, 'error.log'), 'utf8'),
     async stop() {
-      if (child.pid) {
-        try {
-          process.kill(-child.pid, 'SIGTERM');
-        } catch {
-          /* already gone */
-        }
-      }
-      await child;
+      await stopProcessGroup(child);
       await rm(dir, { recursive: true, force: true });
     },
   };

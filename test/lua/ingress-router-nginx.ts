@@ -13,6 +13,7 @@ import type { Server } from '../../src/model/nginx-model.js';
 import type { PathSpec } from '../support/manifests.js';
 import { luaString, quote } from '../../src/render/quote.js';
 import { freePort, waitForPort } from '../support/net.js';
+import { stopProcessGroup } from '../support/nginx.js';
 
 /** USE_REGEX is the use-regex annotation, on. */
 export const USE_REGEX = { 'nginx.ingress.kubernetes.io/use-regex': 'true' };
@@ -186,15 +187,7 @@ export async function startRouterNginx(
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = child.then((r) => new Error(`nginx exited (${r.exitCode ?? r.signal}): ${stderr}`));
   const stop = async () => {
-    // the whole process group, so no worker outlives the test
-    if (child.pid) {
-      try {
-        process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        /* already gone */
-      }
-    }
-    await child;
+    await stopProcessGroup(child);
     await rm(dir, { recursive: true, force: true });
   };
   try {

@@ -48,18 +48,20 @@ export async function startNginx(dir: string, port: number): Promise<RunningNgin
   await Promise.race([started(), exited.then((e) => Promise.reject(e))]);
   return {
     process: child,
-    async stop() {
-      // The whole process group, so no worker outlives the test.
-      if (child.pid) {
-        try {
-          process.kill(-child.pid, 'SIGTERM');
-        } catch {
-          /* already gone */
-        }
-      }
-      await child;
-    },
+    stop: () => stopProcessGroup(child),
   };
+}
+
+/** stopProcessGroup ends a detached nginx master's whole process group, so no worker outlives the test. */
+export async function stopProcessGroup(child: ResultPromise): Promise<void> {
+  if (child.pid) {
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
+  }
+  await child;
 }
 
 /**
