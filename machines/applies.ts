@@ -77,7 +77,8 @@ export function sameTables(a: PushedTables | null, b: PushedTables | null): bool
   return (
     a.backends.version === b.backends.version &&
     a.certificates.version === b.certificates.version &&
-    a.routes?.version === b.routes?.version
+    a.routes?.version === b.routes?.version &&
+    a.ingress?.version === b.ingress?.version
   );
 }
 

@@ -149,6 +149,8 @@ export interface PushedTables {
   readonly certificates: { readonly version: string };
   /** the Gateway API routes (optional: a push from before them has none) */
   readonly routes?: { readonly version: string };
+  /** the shared server's Ingress routes (routes as data; absent without them) */
+  readonly ingress?: { readonly version: string };
 }
 
 /**
@@ -157,7 +159,7 @@ export interface PushedTables {
  * <namespace>/<name>#<rule>`) and nginx's one-line reason. The entry keeps its previous value, or stays absent.
  */
 export interface RefusedEntry {
-  readonly table: 'backends' | 'certificates' | 'routes';
+  readonly table: 'backends' | 'certificates' | 'routes' | 'ingress';
   readonly key: string;
   readonly reason: string;
 }

@@ -267,7 +267,11 @@ async function findNginxCapabilities(
 /** buildOptions is what every sync builds the model with: the flags' options plus what the start found. */
 function buildOptions(config: ControllerConfig, found: NginxCapabilities): BuildOptions {
   // Request metrics are counted by the Lua balancer's log phase: none in rendered mode or with --enable-metrics=false.
-  const dynamic = found.lua && { ...found.lua, requestMetrics: config.metrics.enabled };
+  const dynamic = found.lua && {
+    ...found.lua,
+    requestMetrics: config.metrics.enabled,
+    routesAsData: config.routesAsData,
+  };
   return {
     ...config.build,
     ...(found.statusSocket ? { statusSocket: found.statusSocket } : {}),

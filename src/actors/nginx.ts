@@ -13,7 +13,7 @@ import type {
   ReloadResult,
 } from '../../machines/events.js';
 import type { DrainInput, MasterInput, PushInput, ReloadInput } from '../../machines/nginxEffects.js';
-import { tablesForReload } from '../model/dynamic-tables.js';
+import { ingressRoutesBody, tablesForReload } from '../model/dynamic-tables.js';
 import type { BackendTable, CertificateTable, DynamicTables, RouteTable } from '../model/pushed-tables.js';
 import type { Logger } from '../log.js';
 import { ConfigFolder, ConfigRefusedError } from '../nginx/apply.js';
@@ -67,6 +67,8 @@ export interface TablePusher {
   pushBackends(table: BackendTable): Promise<{ readonly refused: readonly RefusedEntry[] }>;
   pushCertificates(table: CertificateTable): Promise<{ readonly refused: readonly RefusedEntry[] }>;
   pushRoutes(table: RouteTable): Promise<{ readonly refused: readonly RefusedEntry[] }>;
+  /** a body of ingressRoutesBody; rejects with `status` 409 when nginx holds another version than its base */
+  pushIngressRoutes?(body: string): Promise<{ readonly refused: readonly RefusedEntry[] }>;
 }
 
 /**
@@ -84,17 +86,18 @@ export async function pushTables(
   const before = pushed as DynamicTables | null;
   let held: DynamicTables | null = before;
   const refused: RefusedEntry[] = [];
-  const send = async <K extends 'backends' | 'certificates' | 'routes'>(
+  const send = async <K extends 'backends' | 'certificates' | 'routes' | 'ingress'>(
     key: K,
     push: (table: DynamicTables[K]) => Promise<{ readonly refused: readonly RefusedEntry[] }>,
   ) => {
-    if (before?.[key]?.version === tables[key].version) return;
+    const table = tables[key]!;
+    if (before?.[key]?.version === table.version) return;
     try {
-      refused.push(...(await push(tables[key])).refused);
-      if (held) held = { ...held, [key]: tables[key] };
+      refused.push(...(await push(table)).refused);
+      if (held) held = { ...held, [key]: table };
     } catch (error) {
       const answered = Number((error as { status?: unknown }).status ?? 0) > 0;
-      if (held && !answered) held = { ...held, [key]: { ...tables[key], version: `unknown:${tables[key].version}` } };
+      if (held && !answered) held = { ...held, [key]: { ...table, version: `unknown:${table.version}` } };
       throw Object.assign(error instanceof Error ? error : new Error(String(error)), { held });
     }
   };
@@ -102,6 +105,20 @@ export async function pushTables(
   await send('certificates', (t) => control.pushCertificates(t));
   // Routes last: a route names backends, which are then there.
   await send('routes', (t) => control.pushRoutes(t));
+  const ingress = tables.ingress;
+  if (ingress && control.pushIngressRoutes) {
+    const pushIngress = control.pushIngressRoutes.bind(control);
+    const heldIngress = before?.ingress ?? null;
+    await send('ingress', async (table) => {
+      const sent = await pushIngress(ingressRoutesBody(table!, heldIngress)).catch((error: unknown) => {
+        // nginx holds another version than the delta's base (a push it took without answering, a reload's union
+        // it refused part of): the whole table then
+        if ((error as { status?: unknown }).status !== 409 || heldIngress === null) throw error;
+        return pushIngress(ingressRoutesBody(table!, null));
+      });
+      return { refused: sent.refused.map((r) => ({ ...r, table: 'ingress' as const })) };
+    });
+  }
   return { pushed: tables, refused };
 }
 

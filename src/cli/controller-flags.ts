@@ -41,6 +41,8 @@ export const CONTROLLER_USAGE =
                                            calling that Service get the caBundle)
   --dynamic-backends=true|false (true: endpoints and certificates pushed to nginx's Lua balancer, no reload;
                                  false, or nginx without libnginx-mod-http-lua: rendered into nginx.conf)
+  --routes-as-data=true|false (false: with --dynamic-backends, Ingress hosts without server-level settings are
+                               routed by Lua from a pushed table: an Ingress change is a push, not a reload)
   --tcp-services-configmap ns/name  --udp-services-configmap ns/name
                                     ("9000": "namespace/service:port[:PROXY[:PROXY]]", through nginx's stream module)
   --enable-ssl-passthrough          (the ssl-passthrough annotation: TLS routed by SNI to the backend undecrypted)
@@ -80,6 +82,7 @@ const BOOLEAN_FLAGS = [
   'update-status',
   'update-status-on-shutdown',
   'dynamic-backends',
+  'routes-as-data',
   'enable-ssl-passthrough',
   'enable-gateway-api',
   'watch-ingress-without-class',
@@ -348,6 +351,7 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       'update-status': { type: 'string' },
       'update-status-on-shutdown': { type: 'string' },
       'dynamic-backends': { type: 'string' },
+      'routes-as-data': { type: 'string' },
       'tcp-services-configmap': { type: 'string' },
       'udp-services-configmap': { type: 'string' },
       'enable-ssl-passthrough': { type: 'string' },
@@ -450,6 +454,7 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       syncRateLimit: rate,
       nginxBinary: values['nginx-binary'] ?? null,
       dynamicBackends: boolFlag('dynamic-backends', values['dynamic-backends'], true),
+      routesAsData: boolFlag('routes-as-data', values['routes-as-data'], false),
       template: values.template ?? DEFAULT_TEMPLATE,
       configDir: values['config-dir'] ?? defaultConfigDir(),
       drainTimeoutMs: seconds('--drain-timeout', values['drain-timeout'], 5),

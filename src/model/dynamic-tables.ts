@@ -7,7 +7,7 @@
  * only.
  */
 import { createHash } from 'node:crypto';
-import type { CertificateTable, DynamicTables, RouteServer, RouteTable } from './pushed-tables.js';
+import type { CertificateTable, DynamicTables, IngressRouteTable, RouteServer, RouteTable } from './pushed-tables.js';
 
 /**
  * servedNames are what a certificate table serves: every host, then every Gateway server as `server <key>` (a host and
@@ -73,7 +73,9 @@ export function tablesForReload(next: DynamicTables, previous: DynamicTables | n
       }))
       .filter((c) => c.hosts.length > 0 || c.servers.length > 0),
   ];
+  const ingress = next.ingress && ingressForReload(next.ingress, previous.ingress);
   return {
+    ...(ingress ? { ingress } : {}),
     backends:
       backends.length === next.backends.backends.length
         ? next.backends
@@ -87,4 +89,50 @@ export function tablesForReload(next: DynamicTables, previous: DynamicTables | n
         ? next.routes
         : { version: `u-${next.routes.version}`, servers },
   };
+}
+
+/** profilesOf are the profiles a host's pushed JSON names (IngressRouteEntryData.profile). */
+function profilesOf(json: string): string[] {
+  return [...json.matchAll(/"profile":"([0-9a-f]{32})"/g)].map((m) => m[1]!);
+}
+
+/**
+ * ingressForReload is the Ingress route table pushed just before a reload: a changed host whose entries name a
+ * profile the running nginx.conf lacks keeps its old entries (or stays out, if it is new) until the reload brings
+ * the profile, so old workers never jump to a location they do not have; a host gone stays for them.
+ */
+function ingressForReload(next: IngressRouteTable, previous: IngressRouteTable | undefined): IngressRouteTable {
+  if (previous?.hosts === undefined) return next;
+  const hosts = new Map<string, string>();
+  let held = false;
+  for (const [host, json] of next.hosts) {
+    const old = previous.hosts.get(host);
+    if (old === json || profilesOf(json).every((p) => previous.profiles.has(p))) hosts.set(host, json);
+    else {
+      held = true;
+      if (old !== undefined) hosts.set(host, old);
+    }
+  }
+  for (const [host, json] of previous.hosts)
+    if (!next.hosts.has(host)) {
+      held = true;
+      hosts.set(host, json);
+    }
+  return held ? { version: `u-${next.version}`, hosts, profiles: next.profiles } : next;
+}
+
+/**
+ * ingressRoutesBody is `POST /ingress-routes`'s body: the hosts whose JSON differs from `held`'s (what nginx holds)
+ * and the hosts `held` has that `next` does not, applied on `held`'s version (`base`); everything, as a full
+ * replace (`base` null), when nginx holds none (a new master) or an unknown version. Hosts' JSON is joined as made,
+ * not serialised again.
+ */
+export function ingressRoutesBody(next: IngressRouteTable, held: IngressRouteTable | null): string {
+  const delta = held !== null && held.hosts !== undefined && !held.version.startsWith('unknown:');
+  const set: string[] = [];
+  const remove: string[] = [];
+  for (const [host, json] of next.hosts) if (!delta || held.hosts.get(host) !== json) set.push(json);
+  if (delta) for (const host of held.hosts.keys()) if (!next.hosts.has(host)) remove.push(host);
+  const base = delta ? JSON.stringify(held.version) : 'null';
+  return `{"version":${JSON.stringify(next.version)},"base":${base},"set":[${set.join(',')}],"remove":${JSON.stringify(remove)}}`;
 }

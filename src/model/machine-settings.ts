@@ -18,6 +18,12 @@ export interface LuaSettings {
   readonly controlSocket: string;
   /** count requests for /metrics (`--enable-metrics`): the log phase's monitor, its dict, the labels' variables */
   readonly requestMetrics: boolean;
+  /**
+   * routes as data (`--routes-as-data`): hosts without server-level features leave nginx.conf for one shared server
+   * whose Lua router picks their paths from a pushed table (src/sync/shared-server.ts); absent or false: every host
+   * keeps its own server block
+   */
+  readonly routesAsData?: boolean;
 }
 
 /**

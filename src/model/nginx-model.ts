@@ -219,6 +219,12 @@ export interface SnippetDirective {
 
 /** Location is one nginx location block. */
 export interface Location {
+  /**
+   * a profile's name (routes as data, src/sync/shared-server.ts): the location is the named location `@ia_p_<key>`
+   * the shared server's router jumps to, and the router, not the location, sets the per-request values; absent for
+   * a location of its own
+   */
+  readonly named?: string;
   /** nginx's match modifier: `=` exact, `` prefix, `~` regex, `~*` case-insensitive regex */
   readonly modifier: '=' | '' | '~' | '~*';
   /** the literal nginx matches; a Prefix `/foo` yields `= /foo` and `/foo/` */

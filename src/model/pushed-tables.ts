@@ -129,9 +129,58 @@ export interface RouteTable {
   readonly servers: readonly RouteServer[];
 }
 
-/** DynamicTables are all three, as one `nginx.reload` or push carries them. */
+/**
+ * IngressRouteEntryData is one location of an Ingress host as the shared server's router reads it
+ * (lua/ingress_actors/ingress_router.lua): how it matches, the profile (`@ia_p_<profile>`, a named location of
+ * nginx.conf) it jumps to, and the values it sets per request. Optional fields are absent, never null.
+ */
+export interface IngressRouteEntryData {
+  readonly kind: 'exact' | 'prefix' | 'regex' | 'iregex';
+  readonly path: string;
+  /** 32 lowercase hex digits: the location profile's key */
+  readonly profile: string;
+  /** the request metrics' route id (`$ia_route`) */
+  readonly route?: string;
+  /** `$proxy_upstream_name`: the Backend the balancer picks a peer of */
+  readonly upstream?: string;
+  /** what an error backend is told: `$namespace`, `$ingress_name`, `$service_name`, `$service_port` */
+  readonly info?: {
+    readonly namespace: string;
+    readonly ingressName: string;
+    readonly serviceName: string;
+    readonly servicePort: string;
+  };
+  /** nginx's auto_redirect: the path without its trailing `/` answers 301 to the path */
+  readonly autoRedirect: boolean;
+  /** an auth-url subrequest's location: a client's request for it answers 404 */
+  readonly internal: boolean;
+}
+
+/** IngressHostData is one host's entries (the shared server's routes for it), in its rendered locations' order. */
+export interface IngressHostData {
+  /** a host name, `*.` and a domain (one label), or `_` (unknown hosts) */
+  readonly host: string;
+  readonly entries: readonly IngressRouteEntryData[];
+}
+
+/**
+ * IngressRouteTable is the Ingress hosts the shared server routes (issue 29, routes as data). Pushed as deltas
+ * (`POST /ingress-routes`: the hosts whose JSON differs from what nginx holds, and the hosts gone), so a push costs
+ * what changed. `json` is each host's entry as sent, made once per host.
+ */
+export interface IngressRouteTable {
+  readonly version: string;
+  /** by host: the host's JSON as pushed */
+  readonly hosts: ReadonlyMap<string, string>;
+  /** the profiles nginx.conf has as named locations: an entry naming another waits for the reload that brings it */
+  readonly profiles: ReadonlySet<string>;
+}
+
+/** DynamicTables are all of them, as one `nginx.reload` or push carries them. */
 export interface DynamicTables {
   readonly backends: BackendTable;
   readonly certificates: CertificateTable;
   readonly routes: RouteTable;
+  /** the shared server's Ingress routes; absent without routes as data */
+  readonly ingress?: IngressRouteTable;
 }

@@ -17,6 +17,8 @@ export interface ControlStatus {
   readonly backends: string | null;
   readonly certificates: string | null;
   readonly routes: string | null;
+  /** the shared server's Ingress routes (routes as data) */
+  readonly ingress_routes?: string | null;
 }
 
 /**
@@ -73,6 +75,14 @@ export class ControlChannel {
     return this.push('/routes', table);
   }
 
+  /**
+   * pushIngressRoutes sends the shared server's Ingress routes (a body made by ingressRoutesBody: a delta on the
+   * version nginx holds, or a full replace); nginx answers 409 when it holds another version than the delta's base.
+   */
+  async pushIngressRoutes(body: string): Promise<PushAnswer> {
+    return this.pushText('/ingress-routes', body);
+  }
+
   /** status asks nginx which table versions it holds. */
   async status(): Promise<ControlStatus> {
     const { status, body } = await this.send('GET', '/status');
@@ -91,7 +101,11 @@ export class ControlChannel {
   }
 
   private async push(path: string, table: BackendTable | CertificateTable | RouteTable): Promise<PushAnswer> {
-    const { status, body } = await this.send('POST', path, JSON.stringify(table));
+    return this.pushText(path, JSON.stringify(table));
+  }
+
+  private async pushText(path: string, text: string): Promise<PushAnswer> {
+    const { status, body } = await this.send('POST', path, text);
     if (status !== 201) throw refused(`POST ${path}`, status, body);
     const answer = JSON.parse(body) as { version: string; refused?: unknown };
     const entries = Array.isArray(answer.refused) ? (answer.refused as RefusedEntry[]) : [];

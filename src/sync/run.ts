@@ -12,6 +12,7 @@ import { servedIngresses } from '../kube/status.js';
 import { render, type NginxTemplate } from '../render/render.js';
 import { DynamicSplit } from './dynamic-split.js';
 import { IgnoredIngresses } from './ignored.js';
+import { SharedServer } from './shared-server.js';
 import type { NginxModel } from '../model/nginx-model.js';
 import type { Snapshot } from '../model/snapshot.js';
 
@@ -48,9 +49,12 @@ export class SyncMemory {
   /** table entries nginx refused cost the objects that made them; `lastBuilt` is what the last tables came from */
   readonly tableQuarantine = new TableQuarantine();
   lastBuilt: Built | null = null;
+  /** with routes as data, the shared server's profiles and its hosts' routes (src/sync/shared-server.ts) */
+  readonly shared: SharedServer | null;
 
   constructor(dynamic: boolean) {
     this.split = dynamic ? new DynamicSplit() : null;
+    this.shared = dynamic ? new SharedServer() : null;
   }
 }
 
@@ -104,7 +108,10 @@ export function syncActors(options: SyncOptions) {
       const model = dynamic?.model ?? result.model;
       const problems = leftOut.length > 0 ? [...result.problems, ...leftOut] : result.problems;
       const built = performance.now();
-      const text = render(model, template);
+      // Routes as data: what nginx.conf holds is the hosts of their own and the shared server's profiles.
+      const sharing = memory.shared?.share(model, template.sources, memo.view?.baseConfig) ?? null;
+      const rendering = sharing?.model ?? model;
+      const text = render(rendering, template);
       const rendered = performance.now();
       const phases = {
         snapshot_ms: round(snapshotted - started),
@@ -124,7 +131,7 @@ export function syncActors(options: SyncOptions) {
       }
       memory.reported = new Set(now.keys());
       // The configs built, so that nginx's verdicts (by text) can be read against them.
-      quarantine.handedOver({ text, model, ingresses: snapshot.ingresses, secrets: snapshot.secrets });
+      quarantine.handedOver({ text, model: rendering, ingresses: snapshot.ingresses, secrets: snapshot.secrets });
       const durationMs = performance.now() - started;
       options.observeDuration(durationMs);
       options.observeModel?.(snapshot, result.model);
@@ -141,7 +148,12 @@ export function syncActors(options: SyncOptions) {
       );
       return {
         awaitingVerdict: quarantine.awaitingVerdict,
-        serve: { config: text, files: model.certificates, tables: dynamic?.tables ?? null, trigger: input.trigger },
+        serve: {
+          config: text,
+          files: model.certificates,
+          tables: dynamic && (sharing?.table ? { ...dynamic.tables, ingress: sharing.table } : dynamic.tables),
+          trigger: input.trigger,
+        },
         secretsRead: { keys: read.keys, namespaces: read.namespaces },
         // A Secret the watcher judged by the set before, while this build ran, is not lost: whatever in the new set
         // the cache holds differently from what the build read goes to the queue as a change. (Computed as the sync

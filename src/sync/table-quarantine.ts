@@ -5,6 +5,7 @@
  * are held until they change:
  * - a backend: the Ingresses proxying to it are left out of the next builds, with a problem (a Warning Event);
  * - a certificate: its Secret is left out (the hosts naming it get the default certificate and a problem);
+ * - a shared host's routes (routes as data): the Ingresses with a path on that host are left out, with a problem;
  * - a route rule: the HTTPRoute or GRPCRoute is built (so it keeps its status) but its entries are not pushed, and
  *   its parents say Accepted=False with nginx's reason.
  *
@@ -198,6 +199,11 @@ function ownersOf(entry: RefusedEntry, model: NginxModel): Owner[] {
       const server = model.gateway?.routes.servers.find((s) => s.key === serverKey);
       const grpc = server?.routes.some((r) => r.route === label && r.grpc === true) ?? false;
       return routeOwners(label, grpc);
+    }
+    case 'ingress': {
+      // a shared host's routes: nginx validates a host whole, so each Ingress with a path there is held
+      const server = [model.defaultServer, ...model.servers].find((s) => s.host === entry.key);
+      return (server?.ingresses ?? []).map((key) => ({ kind: 'Ingress' as const, key, field: 'spec.rules' }));
     }
   }
 }
