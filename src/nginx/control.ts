@@ -17,6 +17,8 @@ export interface ControlStatus {
   readonly backends: string | null;
   readonly certificates: string | null;
   readonly routes: string | null;
+  /** the Ingress route table's (POST /ingress-routes, host by host) */
+  readonly ingress_routes: string | null;
 }
 
 /**
