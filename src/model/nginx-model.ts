@@ -401,6 +401,11 @@ export interface Server {
   readonly errorLocations: readonly ErrorLocation[];
   /** auth-tls of the host's owner */
   readonly clientAuth: ClientAuth | null;
+  /**
+   * the shared server of routes as data (src/sync/shared-server.ts): its `location /` asks the Lua router, and its
+   * locations are the profiles; absent for every other server
+   */
+  readonly router?: boolean;
 }
 
 /**

@@ -109,6 +109,7 @@ export class SharedServer {
     const profiles = [...this.held.values()];
     const defaultServer: Server = {
       ...model.defaultServer,
+      router: true,
       locations: profiles,
       errorLocations: [...errors.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     };

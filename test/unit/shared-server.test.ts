@@ -82,7 +82,7 @@ describe('what keeps a server of its own', () => {
       kind: 'ConfigMap',
       metadata: { name: 'ingress-nginx-controller', namespace: 'ingress-nginx' },
       data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' },
-    },
+    } as never,
     ...serviceWithEndpoints('web', [{ port: 8080 }]),
     ingress('plain', { 'plain.example.com': [{ path: '/', service: 'web' }] }),
     ingress(
@@ -127,22 +127,18 @@ describe('what keeps a server of its own', () => {
 });
 
 describe('nginx.conf grows with behaviours, not with hosts', () => {
-  const hosts = (n: number) =>
+  const hosts = (n: number, extra: object[] = []) =>
     snapshotOf([
       ingressClass(),
       ...serviceWithEndpoints('web', [{ port: 8080 }]),
       ...Array.from({ length: n }, (_, i) =>
         ingress(
           `app-${i}`,
-          {
-            [`app-${i}.example.com`]: [
-              { path: '/', service: 'web' },
-              { path: `/api-${i}`, service: 'web' },
-            ],
-          },
+          { [`app-${i}.example.com`]: [{ path: '/', service: 'web' }, { path: `/api-${i}`, service: 'web' }] },
           { annotations: i % 2 ? { 'nginx.ingress.kubernetes.io/proxy-body-size': '8m' } : {} },
         ),
       ),
+      ...extra,
     ]);
   const shared = (n: number) => {
     const memo = new BuildMemo();
@@ -163,15 +159,12 @@ describe('nginx.conf grows with behaviours, not with hosts', () => {
   it('a deleted Ingress leaves its profile in nginx.conf (a push, not a reload); a new behaviour adds one', () => {
     const server = new SharedServer();
     const at = (n: number, extra = false) => {
-      const snapshot = hosts(n);
-      if (extra)
-        snapshot.ingresses.push(
-          ingress(
-            'new',
-            { 'new.example.com': [{ path: '/', service: 'web' }] },
-            { annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '77' } },
-          ) as never,
-        );
+      const newcomer = ingress(
+        'new',
+        { 'new.example.com': [{ path: '/', service: 'web' }] },
+        { annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '77' } },
+      );
+      const snapshot = hosts(n, extra ? [newcomer] : []);
       const { model } = buildModel(snapshot, { ...defaultBuildOptions, dynamic });
       return server.share(new DynamicSplit().split(model).model, template.sources)!;
     };
