@@ -134,7 +134,12 @@ describe('nginx.conf grows with behaviours, not with hosts', () => {
       ...Array.from({ length: n }, (_, i) =>
         ingress(
           `app-${i}`,
-          { [`app-${i}.example.com`]: [{ path: '/', service: 'web' }, { path: `/api-${i}`, service: 'web' }] },
+          {
+            [`app-${i}.example.com`]: [
+              { path: '/', service: 'web' },
+              { path: `/api-${i}`, service: 'web' },
+            ],
+          },
           { annotations: i % 2 ? { 'nginx.ingress.kubernetes.io/proxy-body-size': '8m' } : {} },
         ),
       ),
