@@ -1,0 +1,75 @@
+/**
+ * The Ingress route table's push (src/model/dynamic-tables.ts): the body of `POST /ingress-routes` is a delta on what
+ * nginx holds (the hosts whose JSON changed, the hosts gone) or a full replace when nginx holds none or an unknown
+ * version; the table pushed before a reload keeps, for the old workers, the hosts gone and the old entries of a host
+ * whose new ones name a profile the running nginx.conf lacks. Table-driven.
+ */
+import { describe, expect, it } from 'vitest';
+import { ingressRoutesBody, tablesForReload } from '../../src/model/dynamic-tables.js';
+import type { DynamicTables, IngressRouteTable } from '../../src/model/pushed-tables.js';
+
+const P1 = '1'.repeat(32);
+const P2 = '2'.repeat(32);
+const host = (name: string, profile: string, path = '/') =>
+  JSON.stringify({
+    host: name,
+    entries: [{ kind: 'prefix', path, profile, autoRedirect: false, internal: false }],
+  });
+const table = (version: string, hosts: Record<string, string>, profiles = [P1]): IngressRouteTable => ({
+  version,
+  hosts: new Map(Object.entries(hosts)),
+  profiles: new Set(profiles),
+});
+
+const A = host('a.test', P1);
+const A2 = host('a.test', P1, '/v2/');
+const B = host('b.test', P1);
+const C = host('c.test', P2);
+
+describe('ingressRoutesBody', () => {
+  it.each([
+    ['nginx holds nothing: everything, as a full replace', null, { a: A, b: B }, null, [A, B], []],
+    ['nginx holds an unknown version: a full replace', table('unknown:v1', { 'a.test': A }), { a: A }, null, [A], []],
+    ['one host changed: only it', table('v1', { 'a.test': A, 'b.test': B }), { a: A2, b: B }, 'v1', [A2], []],
+    ['one host gone: removed', table('v1', { 'a.test': A, 'b.test': B }), { a: A }, 'v1', [], ['b.test']],
+    ['one host new: only it', table('v1', { 'a.test': A }), { a: A, b: B }, 'v1', [B], []],
+    ['nothing changed: an empty delta', table('v1', { 'a.test': A }), { a: A }, 'v1', [], []],
+  ] as const)('%s', (_what, held, next, base, set, remove) => {
+    const hosts = Object.fromEntries(Object.values(next).map((json) => [JSON.parse(json).host, json]));
+    const body = JSON.parse(ingressRoutesBody(table('v2', hosts), held));
+    expect(body).toEqual({ version: 'v2', base, set: set.map((j) => JSON.parse(j)), remove });
+  });
+});
+
+describe("tablesForReload's Ingress routes", () => {
+  const tables = (ingress: IngressRouteTable): DynamicTables => ({
+    backends: { version: 'b', backends: [] },
+    certificates: { version: 'c', certificates: [] },
+    routes: { version: 'r', servers: [] },
+    ingress,
+  });
+  it.each([
+    ['same profiles: the new table as it is', { 'a.test': A2, 'b.test': B }, [P1], { 'a.test': A2, 'b.test': B }, 'v2'],
+    ['a host gone stays for the old workers', { 'a.test': A }, [P1], { 'a.test': A, 'b.test': B }, 'u-v2'],
+    [
+      'a new host on a new profile waits for the reload',
+      { 'a.test': A, 'b.test': B, 'c.test': C },
+      [P1, P2],
+      { 'a.test': A, 'b.test': B },
+      'u-v2',
+    ],
+    [
+      'a host moving to a new profile keeps its old entries until then',
+      { 'a.test': host('a.test', P2), 'b.test': B },
+      [P1, P2],
+      { 'a.test': A, 'b.test': B },
+      'u-v2',
+    ],
+  ] as const)('%s', (_what, next, profiles, expected, version) => {
+    const previous = tables(table('v1', { 'a.test': A, 'b.test': B }, [P1]));
+    const union = tablesForReload(tables(table('v2', next, [...profiles])), previous).ingress!;
+    expect(Object.fromEntries(union.hosts)).toEqual(expected);
+    expect(union.version).toBe(version);
+    expect([...union.profiles]).toEqual(profiles);
+  });
+});
