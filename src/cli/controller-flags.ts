@@ -454,7 +454,7 @@ export function parseControllerFlags(argv: string[], env: NodeJS.ProcessEnv = pr
       syncRateLimit: rate,
       nginxBinary: values['nginx-binary'] ?? null,
       dynamicBackends: boolFlag('dynamic-backends', values['dynamic-backends'], true),
-      routesAsData: boolFlag('routes-as-data', values['routes-as-data'], false),
+      routesAsData: boolFlag('routes-as-data', values['routes-as-data'], true),
       template: values.template ?? DEFAULT_TEMPLATE,
       configDir: values['config-dir'] ?? defaultConfigDir(),
       drainTimeoutMs: seconds('--drain-timeout', values['drain-timeout'], 5),

@@ -9,6 +9,7 @@
 import type { Certificate, NginxModel, Problem, Server } from '../model/nginx-model.js';
 import { certificateFacts } from '../model/certificate-info.js';
 import { formatProblem } from '../model/problems.js';
+import { renderedHosts } from '../model/served-from.js';
 import type { ApplyRecord } from '../../machines/applies.js';
 import { selectNginxActivity, selectPushedCertificates } from '../../machines/selectors/nginxProcess.js';
 import { selectActorState, type ActorState } from '../../machines/selectors/state.js';
@@ -79,6 +80,11 @@ export interface RouteReport {
   readonly answer: string;
   /** the host has a certificate of its own */
   readonly tls: boolean;
+  /**
+   * where nginx serves the host from: `shared server` (routes as data: the Lua router, from the pushed table) or
+   * `own server` (a server block in nginx.conf), with why when routes as data is on
+   */
+  readonly servedFrom: string;
 }
 
 /** StreamReport is one port of nginx's stream block: a TCP or UDP service, or an ssl-passthrough host. */
@@ -219,8 +225,12 @@ function routesOf(model: NginxModel): RouteReport[] {
     return u ? { backend: `${u.service}:${u.servicePort}`, endpoints: u.endpoints.length } : null;
   };
   const routes = new Map<string, RouteReport>();
+  const served = model.lua?.routesAsData ? renderedHosts(model) : null;
   for (const server of [model.defaultServer, ...model.servers]) {
     const tls = hasOwnCertificate(server);
+    const where = served?.get(server.host);
+    const servedFrom =
+      where === undefined ? 'own server' : where === 'shared' ? 'shared server' : `own server: ${where}`;
     for (const location of server.locations) {
       if (location.ingress === null) continue; // the controller's own (404s, default backend)
       const host = server.isDefault ? '*' : server.host;
@@ -238,6 +248,7 @@ function routesOf(model: NginxModel): RouteReport[] {
         canary,
         answer: answerOf(location),
         tls,
+        servedFrom,
       });
     }
   }

@@ -14,6 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ingressHostRoutes } from '../model/ingress-routes.js';
+import { type RenderedReason, renderedHosts } from '../model/served-from.js';
 import { fitServerNameHash } from '../model/config-map/hash-sizing.js';
 import type { ErrorLocation, GlobalConfig, Location, NginxModel, Server } from '../model/nginx-model.js';
 import type { IngressHostData, IngressRouteEntryData, IngressRouteTable } from '../model/pushed-tables.js';
@@ -25,15 +26,6 @@ export const PROFILE_PREFIX = '@ia_p_';
 
 /** UNUSED_PROFILES_KEPT bounds the profiles nginx.conf keeps after their last location left, beyond those in use. */
 export const UNUSED_PROFILES_KEPT = 256;
-
-/** RenderedReason is why a host keeps its own server block. */
-export type RenderedReason =
-  | 'server-snippet'
-  | 'auth-tls'
-  | 'canary'
-  | 'a Gateway listener names it'
-  | 'a wildcard host with its own server covers it'
-  | 'a Gateway listener is the default server';
 
 /** SharedServing is a model as nginx.conf holds it with routes as data, and the routes it pushes. */
 export interface SharedServing {
@@ -76,12 +68,8 @@ export class SharedServer {
    */
   share(model: NginxModel, sources: TemplateSources, baseConfig?: GlobalConfig): SharedServing | null {
     if (!model.lua?.routesAsData) return null;
-    if (model.gatewayDefault.http || model.gatewayDefault.https) {
-      const served = new Map<string, 'shared' | RenderedReason>(
-        model.servers.map((s) => [s.host, 'a Gateway listener is the default server']),
-      );
-      return { model: { ...model, lua: { ...model.lua, routesAsData: false } }, table: null, served };
-    }
+    if (model.gatewayDefault.http || model.gatewayDefault.https)
+      return { model: { ...model, lua: { ...model.lua, routesAsData: false } }, table: null, served: renderedHosts(model) };
     const renderer = this.rendererFor(sources);
     const settings = JSON.stringify(renderer.fields.map((f) => (model as unknown as Record<string, unknown>)[f]));
     if (settings !== this.settings) {
@@ -198,38 +186,6 @@ export class SharedServer {
     this.keyed.set(location, keyed);
     return keyed;
   }
-}
-
-/**
- * renderedHosts says where each host of the model is served from. A host keeps its own server when its owner's
- * server-level settings need one (server-snippet, auth-tls), when it picks a canary (the canary's maps choose its
- * upstream in nginx.conf), or when nginx would otherwise give its name to another server: a Gateway listener's
- * hostname, or a wildcard Ingress host that keeps its own server.
- */
-export function renderedHosts(model: NginxModel): Map<string, 'shared' | RenderedReason> {
-  const served = new Map<string, 'shared' | RenderedReason>([[model.defaultServer.host, 'shared']]);
-  const gateway = (model.gateway?.servers ?? []).map((s) => s.host);
-  const coveredByGateway = (host: string) =>
-    gateway.some((g) => g === host || (g.startsWith('*.') && host.endsWith(g.slice(1))) || host.endsWith(`.${g}`));
-  for (const server of model.servers)
-    served.set(
-      server.host,
-      ownReason(server) ?? (coveredByGateway(server.host) ? 'a Gateway listener names it' : 'shared'),
-    );
-  for (const [host, where] of served) {
-    if (where !== 'shared' || host.startsWith('*.') || host === '_') continue;
-    const dot = host.indexOf('.');
-    const parent = dot > 0 ? served.get(`*${host.slice(dot)}`) : undefined;
-    if (parent !== undefined && parent !== 'shared') served.set(host, 'a wildcard host with its own server covers it');
-  }
-  return served;
-}
-
-function ownReason(server: Server): RenderedReason | null {
-  if (server.snippet !== null && server.snippet.length > 0) return 'server-snippet';
-  if (server.clientAuth !== null) return 'auth-tls';
-  if (server.locations.some((l) => l.pass?.canary != null)) return 'canary';
-  return null;
 }
 
 /**

@@ -20,7 +20,8 @@ import { checkLua } from '../../src/nginx/lua.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
 import { DynamicSplit } from '../../src/sync/dynamic-split.js';
-import { PROFILE_PREFIX, SharedServer, renderedHosts } from '../../src/sync/shared-server.js';
+import { renderedHosts } from '../../src/model/served-from.js';
+import { PROFILE_PREFIX, SharedServer } from '../../src/sync/shared-server.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
 
 const FIXTURES = new URL('../fixtures/', import.meta.url).pathname;

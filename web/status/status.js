@@ -94,7 +94,13 @@ function renderRoutes(routes) {
     'routes',
     routes,
     (r) => [
-      el('td', 'host', r.host, r.tls ? el('span', 'badge', 'TLS') : null),
+      el(
+        'td',
+        'host',
+        r.host,
+        r.tls ? el('span', 'badge', 'TLS') : null,
+        r.servedFrom ? el('div', 'served', r.servedFrom) : null,
+      ),
       el('td', 'path', r.path),
       el('td', 'nowrap', r.pathType),
       el('td', 'nowrap', text(r.ingress)),
