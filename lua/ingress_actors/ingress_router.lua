@@ -1,8 +1,9 @@
 -- The Ingress path router: picks, for a host and the request's normalised URI ($uri), the entry nginx's
 -- rendered `location` blocks would pick (src/model/ingress-routes.ts builds a host's entries from
--- toLocations). NOT WIRED IN YET: issue 29 ("routes are data") pushes the entries per host and jumps
--- to the picked location's profile; until then only tests call it (test/lua/ingress-router.test.ts
--- location by location, test/lua/ingress-router-template.test.ts against the rendered nginx.conf).
+-- toLocations), and route() serves a request from the pushed table (issue 29, "routes are data":
+-- control.lua's POST /ingress-routes stores it host by host), jumping to the entry's profile. Tested
+-- against nginx's own lookup (test/lua/ingress-router.test.ts, ingress-router-template.test.ts, both
+-- through a push and route()) and as served (test/lua/ingress-routes.test.ts).
 --
 -- nginx's order, kept here: an `exact` entry equal to the URI wins outright; else an entry marked
 -- autoRedirect whose path is the URI and a `/` makes nginx answer 301 to that path (proxy_pass's

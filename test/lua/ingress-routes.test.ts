@@ -327,6 +327,7 @@ describe('POST /ingress-routes', () => {
     ['a version too long', JSON.stringify({ version: 'v'.repeat(129), base: null, set: [], remove: [] })],
     ['no version', JSON.stringify({ base: null, set: [], remove: [] })],
     ['base a number', JSON.stringify({ version: 'v9', base: 1, set: [], remove: [] })],
+    ['base missing', JSON.stringify({ version: 'v9', set: [], remove: [] })],
     ['base with a newline', JSON.stringify({ version: 'v9', base: 'v1\n', set: [], remove: [] })],
     ['set an object', JSON.stringify({ version: 'v9', base: null, set: { a: 1 }, remove: [] })],
     ['set missing', JSON.stringify({ version: 'v9', base: null, remove: [] })],
