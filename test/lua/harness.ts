@@ -94,8 +94,12 @@ function router(routerPort: number, options: NginxOptions): string {
     location / { rewrite_by_lua_block { require("ingress_actors.ingress_router").route(true) } }
     # nginx's own auto_redirect, for the router's to be compared with: a request for /nginx-redirect answers 301
     location = /nginx-redirect/ { proxy_pass http://127.0.0.1:9; }
+    # what this worker's router cache holds: request hosts remembered, stored hosts decoded so far
     location = /resolved-count {
       content_by_lua_block { ngx.print(require("ingress_actors.ingress_router").resolved_count()) }
+    }
+    location = /decoded-count {
+      content_by_lua_block { ngx.print(require("ingress_actors.ingress_router").decoded_count()) }
     }
 ${profiles.join('\n')}
   }

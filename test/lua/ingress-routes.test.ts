@@ -4,7 +4,7 @@
  * validate.lua) and the shared server's `location /` serving it (ingress_router.route: the host, the entry, the
  * variables a profile reads, the jump to `@ia_p_<profile>`), with two workers.
  */
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { controlRequest, type LuaNginx, PROFILE_VARIABLES, startLuaNginx } from './harness.js';
 import { newControlToken } from '../../src/nginx/control.js';
@@ -466,6 +466,29 @@ describe('serving the pushed table', () => {
     await push(version, null, [...HOSTS, DEFAULT_HOST]);
   });
 
+  test('a delta costs each worker the hosts it changed: the others stay decoded', async () => {
+    // one kept-alive connection: one worker answers every request
+    const one = new Agent({ keepAlive: true, maxSockets: 1 });
+    const on = (host: string, path: string) => text(one, host, path);
+    try {
+      const version = (await heldVersion())!;
+      expect(await on('b.wild.test', '/x')).toMatch(/^0+4 /);
+      expect(await on('app.test', '/other')).toMatch(/^0+2 /);
+      const before = Number(await on('x', '/decoded-count'));
+      await push('cost-1', version, [{ host: 'a.wild.test', entries: [entry('exact', '/a', 6)] }]);
+      // unchanged hosts: served as before, nothing decoded again
+      expect(await on('b.wild.test', '/x')).toMatch(/^0+4 /);
+      expect(await on('app.test', '/other')).toMatch(/^0+2 /);
+      expect(Number(await on('x', '/decoded-count'))).toBe(before);
+      // the changed host: decoded once, served as pushed
+      expect(await on('a.wild.test', '/a')).toMatch(/^0+6 /);
+      expect(Number(await on('x', '/decoded-count'))).toBe(before + 1);
+      await push('cost-2', 'cost-1', [HOSTS[2]]);
+    } finally {
+      one.destroy();
+    }
+  });
+
   test('made-up Host headers never grow the cache past its bound', async () => {
     const names = Array.from({ length: 10 * MAX_RESOLVED }, (_, i) => `made-up-${i}.wild.test`);
     for (const name of names) expect(await servedBy(name, '/x')).toBe('p4');
@@ -480,19 +503,22 @@ describe('serving the pushed table', () => {
   });
 });
 
-/** countOf reads /resolved-count (one worker's count of remembered request hosts). */
-function countOf(): Promise<string> {
+/** text is the body of one request to the shared server through `agent`. */
+function text(agent: Agent | false, host: string, path: string): Promise<string> {
   return new Promise((done, fail) => {
-    const req = request(
-      { host: '127.0.0.1', port: nginx.routerPort, path: '/resolved-count', agent: false, headers: { host: 'x' } },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => done(body));
-      },
-    );
+    const req = request({ host: '127.0.0.1', port: nginx.routerPort, path, agent, headers: { host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => done(body));
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`request to ${host}${path} timed out`)));
     req.on('error', fail);
     req.end();
   });
+}
+
+/** countOf reads /resolved-count (one worker's count of remembered request hosts). */
+function countOf(): Promise<string> {
+  return text(false, 'x', '/resolved-count');
 }
