@@ -124,6 +124,7 @@ local cjson = require("cjson.safe")
 local dict = ngx.shared.ia_config
 local exec, exit, var = ngx.exec, ngx.exit, ngx.var
 local decode = cjson.decode
+local pick = _M.pick
 
 -- bumped by every applied push (control.lua): the controller's version names a table, but the same version may be
 -- pushed again over other stored hosts (a refused host keeps what it had), so caches follow this instead
@@ -219,7 +220,7 @@ function _M.route(metrics)
     end
     return exit(500)
   end
-  local e, redirect = _M.pick(h, var.uri)
+  local e, redirect = pick(h, var.uri)
   if e == nil or e.internal then return exit(404) end
   if redirect then
     -- absolute, as nginx's auto_redirect makes it (absolute_redirect and port_in_redirect on, server_name_in_redirect
