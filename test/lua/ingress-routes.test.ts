@@ -5,6 +5,7 @@
  * variables a profile reads, the jump to `@ia_p_<profile>`), with two workers.
  */
 import { Agent, request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { controlRequest, type LuaNginx, PROFILE_VARIABLES, startLuaNginx } from './harness.js';
 import { newControlToken } from '../../src/nginx/control.js';
@@ -394,6 +395,12 @@ describe('serving the pushed table', () => {
     expect(await servedBy('app.test', '/nginx-redirect')).toBe(`301 http://app.test:${port}/nginx-redirect/`);
   });
 
+  test('over TLS too: https, and the port unless 443', async () => {
+    const port = nginx.routerTlsPort;
+    expect(await tlsLocation('/dir?a=1')).toBe(`https://app.test:${port}/dir/?a=1`);
+    expect(await tlsLocation('/nginx-redirect?a=1')).toBe(`https://app.test:${port}/nginx-redirect/?a=1`);
+  });
+
   test('the profile sees the entry’s variables, and the request’s URI and args', async () => {
     const s = await serve('app.test', '/exact?q=1');
     expect(s.profile).toBe(profile(1));
@@ -503,6 +510,29 @@ describe('serving the pushed table', () => {
   });
 });
 
+/** tlsLocation is the Location of the shared server's answer to app.test `path` over TLS. */
+function tlsLocation(path: string): Promise<string | undefined> {
+  return new Promise((done, fail) => {
+    const req = httpsRequest(
+      {
+        host: '127.0.0.1',
+        port: nginx.routerTlsPort,
+        path,
+        agent: false,
+        servername: 'app.test',
+        rejectUnauthorized: false,
+        headers: { host: 'app.test' },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => done(res.headers.location));
+      },
+    );
+    req.on('error', fail);
+    req.end();
+  });
+}
+
 /** text is the body of one request to the shared server through `agent`. */
 function text(agent: Agent | false, host: string, path: string): Promise<string> {
   return new Promise((done, fail) => {
@@ -522,3 +552,36 @@ function text(agent: Agent | false, host: string, path: string): Promise<string>
 function countOf(): Promise<string> {
   return text(false, 'x', '/resolved-count');
 }
+
+describe('a table over the shared dict', () => {
+  let small: LuaNginx;
+  beforeAll(async () => {
+    small = await startLuaNginx({ token: newControlToken(), configSize: '128k', profiles: [profile(1)] });
+  });
+  afterAll(async () => {
+    await small?.stop();
+  });
+
+  const send = async (version: string, base: string | null, set: unknown[]) =>
+    controlRequest(small, 'POST', '/ingress-routes', JSON.stringify({ version, base, set, remove: [] }));
+  const held = async () =>
+    (JSON.parse((await controlRequest(small, 'GET', '/status')).body) as { ingress_routes: string | null })
+      .ingress_routes;
+
+  test('is answered 507, holds no version, and deltas are 409 until a whole table fits', async () => {
+    const fits = { host: 'fits.test', entries: [entry('prefix', '/', 1)] };
+    expect((await send('v1', null, [fits])).status).toBe(201);
+    const huge = {
+      host: 'huge.test',
+      entries: Array.from({ length: 5000 }, (_, i) => entry('exact', `/${i}/${'x'.repeat(40)}`, 1)),
+    };
+    const over = await send('v2', 'v1', [huge]);
+    expect(over.status).toBe(507);
+    expect(over.body).toMatch(/no memory/);
+    // what nginx holds is no version the controller knows: it must send the whole table
+    expect(await held()).toBeNull();
+    expect((await send('v3', 'v1', [fits])).status).toBe(409);
+    expect((await send('v3', null, [fits])).status).toBe(201);
+    expect(await held()).toBe('v3');
+  });
+});
