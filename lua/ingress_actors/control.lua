@@ -115,8 +115,8 @@ end
 -- The Ingress route table is stored host by host ("ih:<host>" -> the host's JSON), with its version beside it, so a
 -- delta costs what it changes. ingress_router.lua reads both.
 local INGRESS_VERSION = "ingress_routes_version"
--- bumped by every applied push, last: ingress_router.lua drops its decoded hosts when it moves (a version may come
--- again over other stored hosts, so it cannot tell)
+-- bumped by every applied push, last: ingress_router.lua checks its decoded hosts' stamps again when it moves (not
+-- the version: one may come again over other stored hosts)
 local INGRESS_GENERATION = "ingress_routes_generation"
 local INGRESS_HOST = "ih:"
 -- "ihs:<host>" -> the generation of the push that wrote the host: a worker keeps a decoded host while it is the same
@@ -153,7 +153,7 @@ local function apply_ingress_routes(dict, t)
     if validate.ingress_host(host) then
       to_remove[host] = true
     else
-      refuse_host("#" .. i, "remove: " .. validate.short(host) .. " is not _, a lowercase DNS name or *. and one")
+      refuse_host("remove #" .. i, validate.short(host) .. " is not _, a lowercase DNS name or *. and one")
     end
   end
   for i, h in ipairs(t.set) do
@@ -221,7 +221,8 @@ end
 
 --- ingress_routes handles POST /ingress-routes: {version, base, set, remove}, the Ingress route table host by host
 --- (lua/ingress_actors/ingress_router.lua serves it). `base` null replaces the whole table; a version applies the
---- delta only over that version (409 otherwise, nothing changed). Hosts are checked and refused alone.
+--- delta only over that version (409 otherwise, nothing changed). Hosts are checked and refused alone, named by their
+--- host, or by their place (`#<n>` in set, `remove #<n>`) when the host is not one.
 function _M.ingress_routes()
   if not allowed("POST") then return end
   ngx.req.read_body()

@@ -315,7 +315,7 @@ describe('POST /ingress-routes', () => {
       [host],
     );
     expect(a.status).toBe(201);
-    expect(a.json?.refused.map((r) => r.key)).toEqual(['#1', '#2']);
+    expect(a.json?.refused.map((r) => r.key)).toEqual(['remove #1', '#2']);
     expect(await servedBy('fine.test', '/')).toBe('p2');
     expect(await servedBy('keep.test', '/')).toBe('p1');
   });
