@@ -230,6 +230,12 @@ function _M.route(metrics)
     local path = args and args ~= "" and (e.path .. "?" .. args) or e.path
     return ngx.redirect(scheme .. "://" .. authority .. path, 301)
   end
+  -- nginx checked Content-Length against the router's location (no limit there): the profile's limit is checked here
+  local max = e.maxBodySize
+  if max then
+    local length = tonumber(var.http_content_length)
+    if length and length > max then return exit(413) end
+  end
   var.proxy_upstream_name = e.upstream or "-"
   if metrics then
     var.ia_host = h.host

@@ -18,6 +18,7 @@ return {
     pem = 1048576,
     routeId = 64,
     profile = 32,
+    bodySize = 9007199254740991,
     ingressEntries = 10000,
     ingressHosts = 200000,
   },

@@ -553,7 +553,7 @@ local function ingress_info(info)
 end
 
 local INGRESS_ENTRY_FIELDS = { kind = true, path = true, profile = true, route = true, upstream = true, info = true,
-  autoRedirect = true, internal = true }
+  maxBodySize = true, autoRedirect = true, internal = true }
 
 local function ingress_entry(e)
   if type(e) ~= "table" or is_array(e) and next(e) ~= nil then return "not an object" end
@@ -585,6 +585,10 @@ local function ingress_entry(e)
   if e.info ~= nil then
     local why = ingress_info(e.info)
     if why then return why end
+  end
+  local max = e.maxBodySize
+  if max ~= nil and (type(max) ~= "number" or max < 1 or max > L.bodySize or max % 1 ~= 0) then
+    return "maxBodySize " .. short(max) .. " is not a whole number of bytes from 1 to " .. L.bodySize
   end
   if type(e.autoRedirect) ~= "boolean" then return "autoRedirect is not a boolean" end
   if type(e.internal) ~= "boolean" then return "internal is not a boolean" end

@@ -150,6 +150,11 @@ export interface IngressRouteEntryData {
     readonly serviceName: string;
     readonly servicePort: string;
   };
+  /**
+   * the location's client_max_body_size in bytes (absent: no limit): nginx checks a request's Content-Length against
+   * the location it matched, which in the shared server is the router's, so the router checks it for the profile
+   */
+  readonly maxBodySize?: number;
   /** nginx's auto_redirect: the path without its trailing `/` answers 301 to the path */
   readonly autoRedirect: boolean;
   /** an auth-url subrequest's location: a client's request for it answers 404 */

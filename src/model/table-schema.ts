@@ -56,6 +56,8 @@ export const TABLE_LIMITS = {
   routeId: 64,
   /** an Ingress route entry's location profile key (`@ia_p_<profile>`): exactly this many lowercase hex digits */
   profile: 32,
+  /** an Ingress route entry's body size limit in bytes: larger limits are sent as this (no Content-Length reaches it) */
+  bodySize: Number.MAX_SAFE_INTEGER,
   /** the entries of one Ingress host (its locations and auth-url locations) */
   ingressEntries: 10_000,
   /** the hosts one Ingress route push may set, and the hosts it may remove */

@@ -178,6 +178,13 @@ export function checkOffset(value: unknown): Checked<string> {
   return ok(size.text);
 }
 
+/** offsetBytes is an offset checkOffset accepted (`8m`, `0`) in bytes. */
+export function offsetBytes(text: string): bigint {
+  const size = bytesOf(text, 'kmg');
+  if (!size) throw new Error(`not an nginx offset: ${JSON.stringify(text)}`);
+  return size.bytes;
+}
+
 /** The smallest large_client_header_buffers size nginx takes: connection_pool_size, 512 on 64 bits. */
 export const MIN_LARGE_HEADER_BUFFER = 512n;
 

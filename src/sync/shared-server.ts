@@ -15,6 +15,8 @@
 import { createHash } from 'node:crypto';
 import { ingressHostRoutes } from '../model/ingress-routes.js';
 import { type RenderedReason, renderedHosts } from '../model/served-from.js';
+import { TABLE_LIMITS } from '../model/table-schema.js';
+import { offsetBytes } from '../model/validate.js';
 import { fitServerNameHash } from '../model/config-map/hash-sizing.js';
 import type { ErrorLocation, GlobalConfig, Location, NginxModel, Server } from '../model/nginx-model.js';
 import type { IngressHostData, IngressRouteEntryData, IngressRouteTable } from '../model/pushed-tables.js';
@@ -69,9 +71,16 @@ export class SharedServer {
   share(model: NginxModel, sources: TemplateSources, baseConfig?: GlobalConfig): SharedServing | null {
     if (!model.lua?.routesAsData) return null;
     if (model.gatewayDefault.http || model.gatewayDefault.https)
-      return { model: { ...model, lua: { ...model.lua, routesAsData: false } }, table: null, served: renderedHosts(model) };
+      return {
+        model: { ...model, lua: { ...model.lua, routesAsData: false } },
+        table: null,
+        served: renderedHosts(model),
+      };
     const renderer = this.rendererFor(sources);
-    const settings = JSON.stringify(renderer.fields.map((f) => (model as unknown as Record<string, unknown>)[f]));
+    const settings = JSON.stringify([
+      model.config.proxyBodySize,
+      ...renderer.fields.map((f) => (model as unknown as Record<string, unknown>)[f]),
+    ]);
     if (settings !== this.settings) {
       this.settings = settings;
       this.keyed = new WeakMap();
@@ -144,7 +153,9 @@ export class SharedServer {
     const data: IngressHostData = {
       host: server.host,
       entries: entries.map((e): IngressRouteEntryData => {
-        const info = server.locations[e.location]!.info;
+        const location = server.locations[e.location]!;
+        const info = location.info;
+        const maxBodySize = bodyLimit(location.client?.maxBodySize ?? root.config.proxyBodySize);
         return {
           kind: e.kind,
           path: e.path,
@@ -152,6 +163,7 @@ export class SharedServer {
           ...(e.route === null ? {} : { route: e.route }),
           ...(e.upstream === null ? {} : { upstream: e.upstream }),
           ...(info === null ? {} : { info: { ...info } }),
+          ...(maxBodySize === null ? {} : { maxBodySize }),
           autoRedirect: e.autoRedirect,
           internal: e.internal,
         };
@@ -186,6 +198,13 @@ export class SharedServer {
     this.keyed.set(location, keyed);
     return keyed;
   }
+}
+
+/** bodyLimit is a client_max_body_size value in bytes for the router, null for none (`0`). */
+function bodyLimit(size: string): number | null {
+  const bytes = offsetBytes(size);
+  if (bytes === 0n) return null;
+  return bytes > BigInt(TABLE_LIMITS.bodySize) ? TABLE_LIMITS.bodySize : Number(bytes);
 }
 
 /**

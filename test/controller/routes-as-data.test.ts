@@ -5,7 +5,7 @@
  * change that needs a new profile reloads once; a host with server-level settings keeps its own server; nginx.conf
  * names no shared host. Each change is checked by what nginx answers, not by what the controller says it did.
  */
-import { readFile } from 'node:fs/promises';
+import { chmod, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
@@ -62,6 +62,8 @@ beforeAll(async () => {
     ],
     ['--routes-as-data=true'],
   );
+  // nginx workers (nobody, under a root master) buffer large bodies in the config folder's tmp/: let them through
+  await chmod(cluster.dir, 0o711);
   await waitFor('one served', async () => (await answer('one.example.com')) === 'a');
   await settled();
 }, 60_000);
@@ -81,6 +83,16 @@ describe('changes within existing profiles are pushed, not reloaded', () => {
     expect(text).not.toContain('one.example.com');
     expect(text).not.toContain('two.example.com');
     expect(text).toMatch(/location @ia_p_[0-9a-f]{32} \{/);
+  });
+
+  it("checks a body's Content-Length against its own profile's client_max_body_size, not the router's", async () => {
+    const post = (host: string, path: string, bytes: number) =>
+      get({ host, path, port: cluster.httpPort, method: 'POST', body: 'x'.repeat(bytes) });
+    expect((await post('one.example.com', '/', 2 * 1024 * 1024)).status).toBe(413);
+    const small = await post('one.example.com', '/', 512 * 1024);
+    expect(small.backend, `${small.status} ${small.body.slice(0, 300)}`).toBe('a');
+    expect((await post('two.example.com', '/api', 2 * 1024 * 1024)).backend).toBe('b');
+    expect((await post('two.example.com', '/api', 9 * 1024 * 1024)).status).toBe(413);
   });
 
   const changes: [string, () => Promise<unknown>, () => Promise<boolean>][] = [
