@@ -16,7 +16,7 @@ export interface ControllerConfig {
   readonly nginxBinary: string | null;
   /** `--dynamic-backends` (true): the Lua balancer when nginx has it; false renders backends into nginx.conf */
   readonly dynamicBackends: boolean;
-  /** `--routes-as-data` (false): with the Lua balancer, Ingress hosts without server-level settings are pushed routes */
+  /** `--routes-as-data` (true): with the Lua balancer, Ingress hosts without server-level settings are pushed routes */
   readonly routesAsData: boolean;
   readonly template: string;
   /** where nginx.conf, certificates and nginx's temp files live (private: see src/nginx/files.ts ConfigLayout) */

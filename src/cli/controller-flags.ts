@@ -41,8 +41,9 @@ export const CONTROLLER_USAGE =
                                            calling that Service get the caBundle)
   --dynamic-backends=true|false (true: endpoints and certificates pushed to nginx's Lua balancer, no reload;
                                  false, or nginx without libnginx-mod-http-lua: rendered into nginx.conf)
-  --routes-as-data=true|false (false: with --dynamic-backends, Ingress hosts without server-level settings are
-                               routed by Lua from a pushed table: an Ingress change is a push, not a reload)
+  --routes-as-data=true|false (true: with --dynamic-backends, Ingress hosts without server-level settings are
+                               routed by Lua from a pushed table, an Ingress change is a push, not a reload;
+                               false: every host keeps a server block of its own in nginx.conf)
   --tcp-services-configmap ns/name  --udp-services-configmap ns/name
                                     ("9000": "namespace/service:port[:PROXY[:PROXY]]", through nginx's stream module)
   --enable-ssl-passthrough          (the ssl-passthrough annotation: TLS routed by SNI to the backend undecrypted)
