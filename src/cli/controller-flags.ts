@@ -94,7 +94,7 @@ const BOOLEAN_FLAGS = [
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
 
 /** boolFlag reads a Go-style boolean flag (`--flag`, `--flag=false`); the fallback when absent. */
-function boolFlag(flag: string, value: string | undefined, fallback: boolean): boolean {
+export function boolFlag(flag: string, value: string | undefined, fallback: boolean): boolean {
   if (value === undefined) return fallback;
   if (value === 'true' || value === '1') return true;
   if (value === 'false' || value === '0') return false;

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -50,6 +50,39 @@ describe('ingress-actors render', () => {
     const args = ['render', '--manifests', join(dir, 'manifests')];
     const [a, b] = await Promise.all([execa(CLI, args), execa(CLI, args)]);
     expect(a.stdout).toBe(b.stdout);
+  });
+
+  it('renders as the controller does with --dynamic-backends=true: the shared server, the tables, where hosts are served', async () => {
+    const file = join(dir, 'shared.yaml');
+    await writeFile(
+      file,
+      'kind: IngressClass\napiVersion: networking.k8s.io/v1\nmetadata: {name: nginx}\nspec: {controller: ' +
+        'k8s.io/ingress-nginx}\n---\nkind: Ingress\napiVersion: networking.k8s.io/v1\nmetadata: {name: web}\nspec:\n' +
+        '  ingressClassName: nginx\n  rules:\n  - host: shared.example.com\n    http: {paths: [{path: /, pathType: ' +
+        'Prefix, backend: {service: {name: web, port: {number: 80}}}}]}\n',
+    );
+    const out = join(dir, 'shared-out');
+    const result = await execa(CLI, ['render', '--manifests', file, '--out', out, '--dynamic-backends=true'], {
+      reject: false,
+    });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toContain('ingress_router").route(true)');
+    expect(result.stdout).not.toContain('shared.example.com');
+    expect(result.stderr).toContain(
+      'routes as data: 2 hosts served by the shared server (pushed), 0 by their own server',
+    );
+    const routes = JSON.parse(await readFile(join(out, 'tables', 'ingress-routes.json'), 'utf8'));
+    expect(routes.hosts.map((h: { host: string }) => h.host).sort()).toEqual(['_', 'shared.example.com']);
+    const rendered = await execa(CLI, [
+      'render',
+      '--manifests',
+      file,
+      '--dynamic-backends=true',
+      '--routes-as-data=false',
+      '--config-dir',
+      out,
+    ]);
+    expect(rendered.stdout).toContain('server_name "shared.example.com";');
   });
 
   it('rejects a bad port flag with exit 2', async () => {
