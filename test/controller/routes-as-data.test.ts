@@ -6,8 +6,11 @@
  * names no shared host. Each change is checked by what nginx answers, not by what the controller says it did.
  */
 import { chmod, readFile } from 'node:fs/promises';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isLive, processes } from '../../src/nginx/proc.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
@@ -16,6 +19,7 @@ import { get, startBackend, type Backend } from '../support/net.js';
 let cluster: Cluster;
 let pods: Backend[];
 let ca: KeyPair;
+let streamer: { port: number; close(): Promise<void> };
 
 const nginx = () => cluster.actor('nginx')!.context;
 const reloads = () => Number(nginx().reloadsOk);
@@ -33,8 +37,49 @@ const settled = () => waitFor('nginx settled', () => nginxSettled(cluster.actor(
 
 const BODY_8M = { 'nginx.ingress.kubernetes.io/proxy-body-size': '8m' };
 
+/** Changes within existing profiles, each with how nginx shows it is served; run in order (the last undoes the first). */
+const changes: [string, () => Promise<unknown>, () => Promise<boolean>][] = [
+  [
+    'a new host',
+    () => cluster.apply(ingress('three', { 'three.example.com': [{ path: '/', service: 'web-c' }] })),
+    async () => (await answer('three.example.com')) === 'c',
+  ],
+  [
+    'a new path on an existing host',
+    () =>
+      cluster.apply(
+        ingress('one', {
+          'one.example.com': [
+            { path: '/', service: 'web-a' },
+            { path: '/b', service: 'web-b' },
+          ],
+        }),
+      ),
+    async () => (await answer('one.example.com', '/b/1')) === 'b',
+  ],
+  [
+    'a backend change',
+    () => cluster.apply(ingress('three', { 'three.example.com': [{ path: '/', service: 'web-a' }] })),
+    async () => (await answer('three.example.com')) === 'a',
+  ],
+  [
+    'an annotation value another Ingress already has',
+    () =>
+      cluster.apply(
+        ingress('three', { 'three.example.com': [{ path: '/', service: 'web-a' }] }, { annotations: BODY_8M }),
+      ),
+    async () => (await answer('three.example.com')) === 'a' && !(await conf()).includes('three.example.com'),
+  ],
+  [
+    'a deleted Ingress',
+    () => cluster.remove(ingress('three', {})),
+    async () => (await answer('three.example.com')) === 404,
+  ],
+];
+
 beforeAll(async () => {
   pods = await Promise.all(['a', 'b', 'c'].map((name) => startBackend(name)));
+  streamer = await startStreamer();
   ca = await issueCertificate({ commonName: 'ia-test-ca', isCa: true });
   const first = await issueCertificate({
     commonName: 'first.example.com',
@@ -53,6 +98,8 @@ beforeAll(async () => {
       ),
       ...pods.flatMap((pod, i) => serviceWithEndpoints(`web-${'abc'[i]}`, [{ port: pod.port }])),
       ingress('one', { 'one.example.com': [{ path: '/', service: 'web-a' }] }),
+      ...serviceWithEndpoints('stream', [{ port: streamer.port }]),
+      ingress('stream', { 'stream.example.com': [{ path: '/', service: 'stream' }] }),
       ingress('two', { 'two.example.com': [{ path: '/api', service: 'web-b' }] }, { annotations: BODY_8M }),
       ingress(
         'own',
@@ -71,6 +118,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await cluster?.close();
   await Promise.all((pods ?? []).map((p) => p.close()));
+  await streamer?.close();
 });
 
 describe('changes within existing profiles are pushed, not reloaded', () => {
@@ -95,44 +143,6 @@ describe('changes within existing profiles are pushed, not reloaded', () => {
     expect((await post('two.example.com', '/api', 9 * 1024 * 1024)).status).toBe(413);
   });
 
-  const changes: [string, () => Promise<unknown>, () => Promise<boolean>][] = [
-    [
-      'a new host',
-      () => cluster.apply(ingress('three', { 'three.example.com': [{ path: '/', service: 'web-c' }] })),
-      async () => (await answer('three.example.com')) === 'c',
-    ],
-    [
-      'a new path on an existing host',
-      () =>
-        cluster.apply(
-          ingress('one', {
-            'one.example.com': [
-              { path: '/', service: 'web-a' },
-              { path: '/b', service: 'web-b' },
-            ],
-          }),
-        ),
-      async () => (await answer('one.example.com', '/b/1')) === 'b',
-    ],
-    [
-      'a backend change',
-      () => cluster.apply(ingress('three', { 'three.example.com': [{ path: '/', service: 'web-a' }] })),
-      async () => (await answer('three.example.com')) === 'a',
-    ],
-    [
-      'an annotation value another Ingress already has',
-      () =>
-        cluster.apply(
-          ingress('three', { 'three.example.com': [{ path: '/', service: 'web-a' }] }, { annotations: BODY_8M }),
-        ),
-      async () => (await answer('three.example.com')) === 'a' && !(await conf()).includes('three.example.com'),
-    ],
-    [
-      'a deleted Ingress',
-      () => cluster.remove(ingress('three', {})),
-      async () => (await answer('three.example.com')) === 404,
-    ],
-  ];
   it.each(changes)('%s: served with no reload', async (_what, change, served) => {
     await settled();
     const before = reloads();
@@ -167,6 +177,35 @@ describe('changes within existing profiles are pushed, not reloaded', () => {
     expect(await answer('secure.example.com')).toBe(308);
     await settled();
     expect(reloads()).toBe(before);
+  });
+});
+
+describe('long-lived responses', () => {
+  it('pushed changes cut no streaming response and start no worker generation', async () => {
+    await settled();
+    const master = Number(nginx().pid);
+    const workers = () =>
+      processes()
+        .filter((p) => p.ppid === master && isLive(p))
+        .map((p) => p.pid)
+        .sort();
+    const before = workers();
+    const streams = await Promise.all(
+      Array.from({ length: 5 }, () => openStream(cluster.httpPort, 'stream.example.com')),
+    );
+    try {
+      for (const [, change, served] of changes) {
+        await change();
+        await waitFor('the change served', served, 15_000);
+      }
+      const seen = streams.map((s) => s.chunks);
+      await waitFor('every stream still flowing', () => streams.every((s, i) => s.chunks > seen[i]! + 2), 5_000);
+      expect(streams.map((s) => s.ended)).toEqual([false, false, false, false, false]);
+      await settled();
+      expect(workers()).toEqual(before);
+    } finally {
+      for (const s of streams) s.close();
+    }
   });
 });
 
@@ -217,3 +256,37 @@ describe('what still reloads', () => {
     expect(await answer('own.example.com')).toBe('c');
   });
 });
+
+/** startStreamer answers every request with a chunk every 50 ms, never ending: a long-lived streaming response. */
+async function startStreamer() {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    const timer = setInterval(() => res.write('tick\n'), 50);
+    res.on('close', () => clearInterval(timer));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** openStream starts one streaming request through nginx and counts what arrives. */
+function openStream(port: number, host: string) {
+  return new Promise<{ chunks: number; ended: boolean; close(): void }>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', headers: { host }, agent: false }, (res) => {
+      const stream = { chunks: 0, ended: false, close: () => req.destroy() };
+      res.on('data', () => stream.chunks++);
+      res.on('end', () => (stream.ended = true));
+      res.on('error', () => (stream.ended = true));
+      if (res.statusCode !== 200) reject(new Error(`stream answered ${res.statusCode}`));
+      else resolve(stream);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
