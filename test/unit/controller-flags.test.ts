@@ -168,3 +168,21 @@ describe('--gateway-addresses', () => {
     expect(CONTROLLER_USAGE).toMatch(/--gateway-addresses IP/);
   });
 });
+
+describe('--routes-as-data', () => {
+  const routesAsData = (argv: string[]) => {
+    const parsed = parseControllerFlags(argv);
+    if (!('config' in parsed)) throw new Error('unexpected --help');
+    return parsed.config.routesAsData;
+  };
+  it.each([
+    [[], true],
+    [['--routes-as-data=false'], false],
+    [['--routes-as-data=true'], true],
+    [['--routes-as-data'], true],
+  ])('%j reads as %j', (argv, expected) => expect(routesAsData(argv)).toBe(expected));
+
+  it('is refused with a value that is not a boolean, naming the flag', () => {
+    expect(() => parseControllerFlags(['--routes-as-data=maybe'])).toThrow(/--routes-as-data/);
+  });
+});
