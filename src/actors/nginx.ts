@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fromCallback, fromPromise } from 'xstate';
@@ -13,8 +13,14 @@ import type {
   ReloadResult,
 } from '../../machines/events.js';
 import type { DrainInput, MasterInput, PushInput, ReloadInput } from '../../machines/nginxEffects.js';
-import { ingressRoutesBody, tablesForReload } from '../model/dynamic-tables.js';
-import type { BackendTable, CertificateTable, DynamicTables, RouteTable } from '../model/pushed-tables.js';
+import { ingressRoutesBody, servableIngress, servedProfiles, tablesForReload } from '../model/dynamic-tables.js';
+import type {
+  BackendTable,
+  CertificateTable,
+  DynamicTables,
+  IngressRouteTable,
+  RouteTable,
+} from '../model/pushed-tables.js';
 import type { Logger } from '../log.js';
 import { ConfigFolder, ConfigRefusedError } from '../nginx/apply.js';
 import { notRunnable, whyNotRunnable } from '../nginx/binary.js';
@@ -80,9 +86,18 @@ export interface TablePusher {
  */
 export async function pushTables(
   control: TablePusher,
-  tables: DynamicTables,
+  wanted: DynamicTables,
   pushed: PushedTables | null,
+  serving: ReadonlySet<string> | null = null,
 ): Promise<PushResult> {
+  // Ingress routes only where the running nginx.conf has their profiles (servableIngress)
+  const tables: DynamicTables =
+    wanted.ingress && serving
+      ? {
+          ...wanted,
+          ingress: servableIngress(wanted.ingress, (pushed as DynamicTables | null)?.ingress ?? null, serving),
+        }
+      : wanted;
   const before = pushed as DynamicTables | null;
   let held: DynamicTables | null = before;
   const refused: RefusedEntry[] = [];
@@ -91,7 +106,12 @@ export async function pushTables(
     push: (table: DynamicTables[K]) => Promise<{ readonly refused: readonly RefusedEntry[] }>,
   ) => {
     const table = tables[key]!;
-    if (before?.[key]?.version === table.version) return;
+    // Ingress routes held back (servableIngress) keep the version asked for: their hosts tell them apart
+    const same =
+      key === 'ingress'
+        ? before?.ingress?.hosts === (table as IngressRouteTable).hosts
+        : before?.[key]?.version === table.version;
+    if (same) return;
     try {
       refused.push(...(await push(table)).refused);
       if (held) held = { ...held, [key]: table };
@@ -120,6 +140,15 @@ export async function pushTables(
     });
   }
   return { pushed: tables, refused };
+}
+
+/** readConfig is nginx.conf's text, empty when there is none yet. */
+function readConfig(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
 }
 
 /** NginxActorOptions are what the nginx-process effects need: the binary, the config folder, the port to probe. */
@@ -161,6 +190,8 @@ export function nginxActors(options: NginxActorOptions) {
   const conf = join(options.dir, 'nginx.conf');
   const folder = options.folder ?? new ConfigFolder(options.binary, options.dir);
   let current: Master | null = null;
+  // the profiles (routes as data) of the nginx.conf the master serves: pushed routes never name another
+  let serving: ReadonlySet<string> | null = null;
   // A failed reload still tidies up, keeping what the master serves and what nginx.conf names.
   const sweptAfter = async (error: unknown, serving: NginxConfigSet['files'] = []) => {
     await folder.sweep(serving).catch(() => undefined);
@@ -179,7 +210,7 @@ export function nginxActors(options: NginxActorOptions) {
       const union = tablesForReload(input.tables as DynamicTables, input.pushed as DynamicTables | null);
       // Entries nginx refused here are pushed again after the reload (as if this push had not been), so that the
       // push actor reports them: the reload's verdict carries no refused entries.
-      pushed = await pushTables(channel, union, input.pushed).then(
+      pushed = await pushTables(channel, union, input.pushed, serving).then(
         (result) => (result.refused.length > 0 ? input.pushed : result.pushed),
         (error: unknown) => {
           options.log.warn({ err: (error as Error).message }, 'could not push the tables before the reload');
@@ -196,6 +227,19 @@ export function nginxActors(options: NginxActorOptions) {
     } catch (error) {
       // The master still serves the applied config's files (htpasswd files are read per request).
       throw await sweptAfter(error, input.applied?.files);
+    }
+    serving = servedProfiles(input.config);
+    // The exact tables now that only the new config serves: the union is gone, and the Ingress routes held back for
+    // profiles the old config lacked (servableIngress) go with them.
+    if (channel && input.tables) {
+      const before = pushed;
+      pushed = await pushTables(channel, input.tables as DynamicTables, before, serving).then(
+        (result) => (result.refused.length > 0 ? before : result.pushed),
+        (error: unknown) => {
+          options.log.warn({ err: (error as Error).message }, 'could not push the tables after the reload');
+          return (error as PushFailure).held ?? before;
+        },
+      );
     }
     // Now nginx serves only this config: the files only older ones named go with this reload.
     const removed = await folder.sweep();
@@ -235,6 +279,8 @@ export function nginxActors(options: NginxActorOptions) {
         return () => {};
       }
       current = master;
+      // the config it starts with is the one in the folder (boot's, or the last good one)
+      serving = servedProfiles(readConfig(conf));
       let exited = false;
       options.log.info({ nginxPid: master.pid }, 'nginx master started');
       void master.exited.then((exit) => {
@@ -304,9 +350,11 @@ export function nginxActors(options: NginxActorOptions) {
       const at = Date.now();
       const started = performance.now();
       const timing = (): ApplyTiming => ({ at, durationMs: round(performance.now() - started) });
-      const result = await pushTables(channel, input.tables as DynamicTables, input.pushed).catch((error: unknown) => {
-        throw withTiming(error, timing());
-      });
+      const result = await pushTables(channel, input.tables as DynamicTables, input.pushed, serving).catch(
+        (error: unknown) => {
+          throw withTiming(error, timing());
+        },
+      );
       // Pushes are frequent (every endpoint change): debug, where reloads are info.
       options.log.debug(
         { trigger: input.trigger ?? 'tables', ms: round(performance.now() - started) },

@@ -97,28 +97,44 @@ function profilesOf(json: string): string[] {
 }
 
 /**
- * ingressForReload is the Ingress route table pushed just before a reload: a changed host whose entries name a
- * profile the running nginx.conf lacks keeps its old entries (or stays out, if it is new) until the reload brings
- * the profile, so old workers never jump to a location they do not have; a host gone stays for them.
+ * ingressForReload is the Ingress route table pushed just before a reload: the new hosts, and the hosts gone kept for
+ * the old workers. (What the running nginx.conf cannot serve yet, a host naming a new profile, the push holds back
+ * itself: servableIngress.)
  */
 function ingressForReload(next: IngressRouteTable, previous: IngressRouteTable | undefined): IngressRouteTable {
   if (previous?.hosts === undefined) return next;
-  const hosts = new Map<string, string>();
-  let held = false;
+  let hosts: Map<string, string> | null = null;
+  for (const [host, json] of previous.hosts) if (!next.hosts.has(host)) (hosts ??= new Map(next.hosts)).set(host, json);
+  return hosts ? { version: `u-${next.version}`, hosts, profiles: next.profiles } : next;
+}
+
+/** servedProfiles are the profiles an nginx.conf has: its `location @ia_p_<key>` blocks (routes as data). */
+export function servedProfiles(config: string): Set<string> {
+  return new Set([...config.matchAll(/location @ia_p_([0-9a-f]{32}) \{/g)].map((m) => m[1]!));
+}
+
+/**
+ * servableIngress is the Ingress route table nginx can serve with the config it runs, whose profiles are `serving`:
+ * a host whose changed entries name a profile that config lacks keeps what nginx holds for it (`held`), or stays
+ * out if new, until a reload brings the profile. Never an entry jumping to a location nginx does not have: a
+ * refused reload (a ConfigMap nginx -t rejects, say) leaves nginx on its last good config, and the routes stay those
+ * of that config. The version stays `next`'s (what the controller asked for); the hosts are what nginx holds, so the
+ * next delta sends the held-back hosts again.
+ */
+export function servableIngress(
+  next: IngressRouteTable,
+  held: IngressRouteTable | null,
+  serving: ReadonlySet<string>,
+): IngressRouteTable {
+  let hosts: Map<string, string> | null = null;
   for (const [host, json] of next.hosts) {
-    const old = previous.hosts.get(host);
-    if (old === json || profilesOf(json).every((p) => previous.profiles.has(p))) hosts.set(host, json);
-    else {
-      held = true;
-      if (old !== undefined) hosts.set(host, old);
-    }
+    const old = held?.hosts?.get(host);
+    if (json === old || profilesOf(json).every((p) => serving.has(p))) continue;
+    hosts ??= new Map(next.hosts);
+    if (old === undefined) hosts.delete(host);
+    else hosts.set(host, old);
   }
-  for (const [host, json] of previous.hosts)
-    if (!next.hosts.has(host)) {
-      held = true;
-      hosts.set(host, json);
-    }
-  return held ? { version: `u-${next.version}`, hosts, profiles: next.profiles } : next;
+  return hosts ? { ...next, hosts } : next;
 }
 
 /**

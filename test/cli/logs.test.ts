@@ -238,9 +238,16 @@ describe('the controller with its API server in KUBECONFIG, at --v=2', () => {
     expect(first).toMatchObject({ level: 30, trigger: 'start' });
     expect(first!.ms).toEqual(expect.any(Number));
     const kubectl = kubectlFor(join(dir, 'kubeconfig'), join(dir, 'kubectl-cache'));
+    // a setting no other path has: a new location profile in nginx.conf, so a reload (the host itself is pushed)
     await kubectl.run(
       ['apply', '-f', '-'],
-      JSON.stringify(ingress('added', { 'added.logs.test': [{ path: '/', service: 'app' }] })),
+      JSON.stringify(
+        ingress(
+          'added',
+          { 'added.logs.test': [{ path: '/', service: 'app' }] },
+          { annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '91' } },
+        ),
+      ),
     );
     const reload = await until(
       'the reload it caused',
@@ -251,13 +258,13 @@ describe('the controller with its API server in KUBECONFIG, at --v=2', () => {
     expect(reload.ms).toEqual(expect.any(Number));
     const diff = await until(
       'its diff',
-      () => controller.logged('nginx.conf changed').find((l) => String(l.diff).includes('added.logs.test')),
+      () => controller.logged('nginx.conf changed').find((l) => String(l.diff).includes('proxy_read_timeout "91s"')),
       10_000,
       20,
     );
     expect(diff.level).toBe(20);
     expect(String(diff.diff)).toMatch(/^@@ -\d+,\d+ \+\d+,\d+ @@$/m);
-    expect(String(diff.diff)).toMatch(/^\+.*added\.logs\.test/m);
+    expect(String(diff.diff)).toMatch(/^\+.*proxy_read_timeout "91s"/m);
   });
 
   it('hands the status page its reloads with their triggers, newest first (/status.json)', async () => {
@@ -274,7 +281,13 @@ describe('the controller with its API server in KUBECONFIG, at --v=2', () => {
     const reloads = controller.logged('nginx reloaded').length;
     await kubectl.run(
       ['apply', '-f', '-'],
-      JSON.stringify(ingress('another', { 'another.logs.test': [{ path: '/', service: 'app' }] })),
+      JSON.stringify(
+        ingress(
+          'another',
+          { 'another.logs.test': [{ path: '/', service: 'app' }] },
+          { annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '92' } },
+        ),
+      ),
     );
     await until(
       'that reload',

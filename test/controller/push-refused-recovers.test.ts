@@ -86,9 +86,15 @@ it('after pushes that failed and a reload that succeeded, an EndpointSlice moved
     await rename(`${socket}.away`, socket);
   }
 
-  // Another Ingress changes nginx.conf, and the reload succeeds.
+  // Another Ingress changes nginx.conf (a setting no other path has: a new location profile), and the reload succeeds.
   const reloadsBefore = Number(nginx().reloadsOk);
-  await cluster.apply(ingress('other', { 'other.example.com': [{ path: '/', service: 'other' }] }));
+  await cluster.apply(
+    ingress(
+      'other',
+      { 'other.example.com': [{ path: '/', service: 'other' }] },
+      { annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '93' } },
+    ),
+  );
   await waitFor('the reload', async () => Number(nginx().reloadsOk) > reloadsBefore, 15_000);
   await waitFor('the other Ingress served', async () => (await answer('other.example.com')) === 'mid-port', 15_000);
 

@@ -388,7 +388,14 @@ describe('with the default flags', () => {
     const counted = total(await settled(cluster));
     const reloads = Number(cluster.actor('nginx')?.context.reloadsOk ?? 0);
     for (let i = 0; i < 7; i++) await send(cluster.httpPort, 'blog.example.com', '/');
-    await cluster.apply(ingress('extra', { 'extra.example.com': [{ path: '/', service: 'api' }] }));
+    // a setting no other path has: a new location profile, so a reload (a plain new host would be pushed)
+    await cluster.apply(
+      ingress(
+        'extra',
+        { 'extra.example.com': [{ path: '/', service: 'api' }] },
+        { annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '94' } },
+      ),
+    );
     await waitFor('the reload', () => Number(cluster.actor('nginx')?.context.reloadsOk ?? 0) > reloads, 10_000);
     await waitFor('the old workers counted', async () => total(await scrapeOf(cluster)) >= counted + 7, 10_000);
     expect(total(await settled(cluster))).toBe(counted + 7);

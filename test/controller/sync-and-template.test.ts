@@ -60,9 +60,15 @@ describe('the controller', () => {
     // Written in the API server's store directly and synchronously: the controller (in this process) runs
     // only once all 500 are written, so it meets them as one burst however long the loop took on a loaded
     // machine, and still sees them only through its watch.
+    // Each change a setting no path had before: a new location profile each time, so every one of them would reload
+    // (a change of paths alone is pushed, routes as data)
     for (let i = 1; i <= 500; i++) {
       cluster.api.registry.apply(
-        ingress('burst', { 'burst.example.com': [{ path: `/v${i}`, service: 'two' }] }) as never,
+        ingress(
+          'burst',
+          { 'burst.example.com': [{ path: `/v${i}`, service: 'two' }] },
+          { annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': String(1000 + i) } },
+        ) as never,
       );
     }
     await waitFor(

@@ -79,10 +79,11 @@ describe('/healthz and /metrics', () => {
 
   it('counts a reload per applied change', async () => {
     const before = ok(await metrics());
+    // a setting no other path has: a new location profile, so nginx.conf changes (a new path alone is pushed)
     await cluster.patch({
       apiVersion: 'networking.k8s.io/v1',
       kind: 'Ingress',
-      metadata: { name: 'web' },
+      metadata: { name: 'web', annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '95' } },
       spec: {
         rules: [
           {

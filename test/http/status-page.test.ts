@@ -97,8 +97,9 @@ describe('the status page in Chromium', () => {
     await page.goto(`http://127.0.0.1:${cluster.healthzPort}/`);
     await page.locator('#routes tbody', { hasText: 'hello.demo.local' }).waitFor({ timeout: 10_000 });
     const routes = await rows('routes');
+    // the host cell says where nginx serves the host from, under its name (routes as data: the shared server)
     expect(routes).toContainEqual([
-      'hello.demo.local',
+      'hello.demo.localshared server',
       '/',
       'Prefix',
       'default/hello',
@@ -107,7 +108,7 @@ describe('the status page in Chromium', () => {
       'proxy',
     ]);
     expect(routes).toContainEqual([
-      'api.demo.local',
+      'api.demo.localshared server',
       '/v2',
       'Prefix',
       'default/api',
@@ -116,7 +117,7 @@ describe('the status page in Chromium', () => {
       'proxy',
     ]);
     expect(routes).toContainEqual([
-      'secure.demo.localTLS',
+      'secure.demo.localTLSshared server',
       '/',
       'Prefix',
       'default/secure',

@@ -1,11 +1,11 @@
 /**
  * The Ingress route table's push (src/model/dynamic-tables.ts): the body of `POST /ingress-routes` is a delta on what
  * nginx holds (the hosts whose JSON changed, the hosts gone) or a full replace when nginx holds none or an unknown
- * version; the table pushed before a reload keeps, for the old workers, the hosts gone and the old entries of a host
- * whose new ones name a profile the running nginx.conf lacks. Table-driven.
+ * version; the table pushed before a reload keeps the hosts gone for the old workers; and no push names a profile the
+ * running nginx.conf lacks (servableIngress). Table-driven.
  */
 import { describe, expect, it } from 'vitest';
-import { ingressRoutesBody, tablesForReload } from '../../src/model/dynamic-tables.js';
+import { ingressRoutesBody, servableIngress, servedProfiles, tablesForReload } from '../../src/model/dynamic-tables.js';
 import type { DynamicTables, IngressRouteTable } from '../../src/model/pushed-tables.js';
 
 const P1 = '1'.repeat(32);
@@ -49,27 +49,51 @@ describe("tablesForReload's Ingress routes", () => {
     ingress,
   });
   it.each([
-    ['same profiles: the new table as it is', { 'a.test': A2, 'b.test': B }, [P1], { 'a.test': A2, 'b.test': B }, 'v2'],
-    ['a host gone stays for the old workers', { 'a.test': A }, [P1], { 'a.test': A, 'b.test': B }, 'u-v2'],
     [
-      'a new host on a new profile waits for the reload',
-      { 'a.test': A, 'b.test': B, 'c.test': C },
-      [P1, P2],
-      { 'a.test': A, 'b.test': B },
-      'u-v2',
+      'no host gone: the new table as it is',
+      { 'a.test': A2, 'b.test': B, 'c.test': C },
+      { 'a.test': A2, 'b.test': B, 'c.test': C },
+      'v2',
     ],
-    [
-      'a host moving to a new profile keeps its old entries until then',
-      { 'a.test': host('a.test', P2), 'b.test': B },
-      [P1, P2],
-      { 'a.test': A, 'b.test': B },
-      'u-v2',
-    ],
-  ] as const)('%s', (_what, next, profiles, expected, version) => {
+    ['a host gone stays for the old workers', { 'a.test': A }, { 'a.test': A, 'b.test': B }, 'u-v2'],
+  ] as const)('%s', (_what, next, expected, version) => {
     const previous = tables(table('v1', { 'a.test': A, 'b.test': B }, [P1]));
-    const union = tablesForReload(tables(table('v2', next, [...profiles])), previous).ingress!;
+    const union = tablesForReload(tables(table('v2', next, [P1, P2])), previous).ingress!;
     expect(Object.fromEntries(union.hosts)).toEqual(expected);
     expect(union.version).toBe(version);
-    expect([...union.profiles]).toEqual(profiles);
+  });
+});
+
+describe('servableIngress: never a route to a profile the running nginx.conf lacks', () => {
+  const held = table('v1', { 'a.test': A, 'b.test': B });
+  it.each([
+    [
+      'every profile served: the table as it is',
+      { 'a.test': A2, 'b.test': B, 'c.test': C },
+      [P1, P2],
+      { 'a.test': A2, 'b.test': B, 'c.test': C },
+    ],
+    [
+      'a new host on a new profile stays out',
+      { 'a.test': A, 'b.test': B, 'c.test': C },
+      [P1],
+      { 'a.test': A, 'b.test': B },
+    ],
+    [
+      'a host moving to a new profile keeps what nginx holds',
+      { 'a.test': host('a.test', P2), 'b.test': B },
+      [P1],
+      { 'a.test': A, 'b.test': B },
+    ],
+    ['a host no longer wanted goes, whatever the profiles', { 'a.test': A }, [], { 'a.test': A }],
+  ] as const)('%s', (_what, next, serving, expected) => {
+    const servable = servableIngress(table('v2', next, [P1, P2]), held, new Set(serving));
+    expect(Object.fromEntries(servable.hosts)).toEqual(expected);
+    expect(servable.version).toBe('v2');
+  });
+
+  it('reads the profiles an nginx.conf has', () => {
+    const conf = `server {\n        location @ia_p_${P1} {\n        }\n        location = /x {\n        }\n    location @ia_p_${P2} {`;
+    expect(servedProfiles(conf)).toEqual(new Set([P1, P2]));
   });
 });

@@ -129,6 +129,17 @@ describe('buildStatusReport', () => {
     expect(report.nginx).toMatchObject({ state: 'alive.starting', pid: null, reloadsOk: 0, recent: [] });
   });
 
+  it('says where each host is served from with routes as data: the shared server, or its own and why', () => {
+    const lua = { modules: [], packagePath: '/lua/?.lua', controlSocket: '/run/ia.sock', requestMetrics: false };
+    const shared = { ...model, lua: { ...lua, routesAsData: true } };
+    const report = buildStatusReport(input({ template: templateSnapshot('idle', { model: shared }) }));
+    expect(Object.fromEntries((report.routes ?? []).map((r) => [r.host, r.servedFrom]))).toEqual({
+      'bad.example.com': 'shared server',
+      'secure.example.com': 'shared server',
+      'web.example.com': 'own server: canary',
+    });
+  });
+
   it('lists each host and path once with its backend, endpoints, canary and answer', () => {
     const report = buildStatusReport(input({ template: templateSnapshot('idle', { model }) }));
     expect(report.routes).toEqual([
@@ -142,6 +153,7 @@ describe('buildStatusReport', () => {
         canary: null,
         answer: 'proxy',
         tls: false,
+        servedFrom: 'own server',
       },
       {
         host: 'secure.example.com',
@@ -153,6 +165,7 @@ describe('buildStatusReport', () => {
         canary: null,
         answer: 'proxy',
         tls: true,
+        servedFrom: 'own server',
       },
       {
         host: 'web.example.com',
@@ -164,6 +177,7 @@ describe('buildStatusReport', () => {
         canary: { backend: 'default/next:80', endpoints: 1 },
         answer: 'proxy',
         tls: false,
+        servedFrom: 'own server',
       },
       {
         host: 'web.example.com',
@@ -175,6 +189,7 @@ describe('buildStatusReport', () => {
         canary: null,
         answer: '503',
         tls: false,
+        servedFrom: 'own server',
       },
     ]);
   });
