@@ -89,7 +89,9 @@ export class Quarantine {
   /** judge takes nginx's verdicts on the configs handed so far. */
   judge(verdicts: Verdicts): void {
     if (verdicts.applied !== null) {
-      const applied = this.handed.find((h) => h.text === verdicts.applied);
+      // the latest config of that text: with routes as data, configs built without a shared host's Ingress (held,
+      // or a step of bisection) can have one text, and the verdict is on the latest
+      const applied = this.handed.findLast((h) => h.text === verdicts.applied);
       if (applied) this.applied = applied;
       if (this.trial && this.trial.text === verdicts.applied) {
         // That half built in is innocent: the culprit is among the ones held back.

@@ -90,14 +90,19 @@ export class SharedServer {
         served: renderedHosts(model),
       };
     const renderer = this.rendererFor(sources);
+    // what the profiles' text and the http-level lines they name (`$ia_hsts`) depend on
     const settings = JSON.stringify([
       model.config.proxyBodySize,
+      model.hstsHeader,
       ...renderer.fields.map((f) => (model as unknown as Record<string, unknown>)[f]),
     ]);
     if (settings !== this.settings) {
+      // new settings make other profiles (a reload anyway): those kept from before may name what is gone now
       this.settings = settings;
       this.keyed = new WeakMap();
       this.hosts = new WeakMap();
+      this.held = new Map();
+      this.definitions = new HeldDefinitions();
     }
     const served = renderedHosts(model);
     const shared: Server[] = [model.defaultServer];
@@ -117,7 +122,8 @@ export class SharedServer {
     }
     if (this.keep(used)) this.definitions = new HeldDefinitions();
     const definitions = this.definitions.with(model);
-    const profiles = [...this.held.values()];
+    // by key: the same profiles make the same text, whatever order they came in
+    const profiles = [...this.held].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, profile]) => profile);
     const defaultServer: Server = {
       ...model.defaultServer,
       router: true,

@@ -28,7 +28,7 @@ afterAll(async () => h?.close(), 60_000);
  */
 async function recoverAfter(record: FaultRecord): Promise<void> {
   if (record.survived) return;
-  await h.change('client');
+  await h.change('client', 'reload');
   const next = await h.waitConverged(15_000);
   h.notes.push(
     `${record.kind}: not converged once the fault was gone; ` +
@@ -62,7 +62,7 @@ describe('between the model and nginx', () => {
     });
     const first = await reloadFailure(failed);
     // A good change meanwhile is refused too: the whole config carries the bad format.
-    await h.change('client');
+    await h.change('client', 'reload');
     const second = await reloadFailure(failed + 1);
     let failure = 'failure' in first ? first.failure : 'failure' in second ? second.failure : undefined;
     if (!failure && !REFUSAL.error.test('error' in first ? first.error : ''))
@@ -83,7 +83,7 @@ describe('between the model and nginx', () => {
     const failed = h.nginxContext().reloadsFailed;
     await h.nginxTestFault(true);
     const fault = h.begin('nginx -t fails (transient)');
-    await h.change('client');
+    await h.change('client', 'reload');
     const seen = await reloadFailure(failed);
     let failure = 'failure' in seen ? seen.failure : undefined;
     if ((await live()) !== before) failure = 'the live config changed although nginx -t failed';
@@ -113,7 +113,7 @@ describe('between the model and nginx', () => {
         failure = `the broken template was not refused: ${(error as Error).message}`;
       }
       // Changes still go out, rendered with the last good template (which h.template still is).
-      await h.change('client');
+      await h.change('client', 'reload');
       const during = await h.waitConverged(10_000);
       if (typeof during === 'string')
         failure ??= `a change while the template was broken was not applied with the last good one: ${during}`;
@@ -133,7 +133,7 @@ describe('between the model and nginx', () => {
     const failed = h.nginxContext().reloadsFailed;
     const ballast = await tmpfs.fill();
     const fault = h.begin('disk full writing nginx.conf');
-    await h.change('client');
+    await h.change('client', 'reload');
     const seen = await reloadFailure(failed);
     let failure = 'failure' in seen ? seen.failure : undefined;
     if ('error' in seen && !/ENOSPC/.test(seen.error)) failure = `unexpected reload error: ${seen.error}`;
@@ -165,7 +165,11 @@ describe('between the model and nginx', () => {
       ingress(
         'tls2',
         { 'tls2.example.com': [{ path: '/', service: 'b' }] },
-        { tls: [{ hosts: ['tls2.example.com'], secretName: 'tls2' }] },
+        {
+          tls: [{ hosts: ['tls2.example.com'], secretName: 'tls2' }],
+          // a setting no path had: a new location profile, so a reload (a TLS host alone is pushed, routes as data)
+          annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '1999' },
+        },
       ),
     );
     h.tlsHosts.set('tls2.example.com', 'tls2');
@@ -189,7 +193,7 @@ describe('between the model and nginx', () => {
     const result = await h.waitConverged(10_000);
     expect(typeof result === 'string' ? result : null).toBeNull();
     if (typeof result === 'string') {
-      await h.change('client');
+      await h.change('client', 'reload');
       await h.waitConverged(10_000);
     }
   });

@@ -18,7 +18,7 @@ import { queueIdle, startCluster, waitFor, type Cluster } from '../support/clust
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
 import type { DynamicTables } from '../../src/model/pushed-tables.js';
-import { expectedState } from './expected.js';
+import { expectedState, withoutKeptProfiles } from './expected.js';
 import type { knownBugs } from './known-bugs.js';
 import { profile } from './profile.js';
 import { addRefusalHook } from '../support/refusal-hook.js';
@@ -229,7 +229,7 @@ export class Harness {
     return this.expectedState().config;
   }
 
-  expectedState(): { config: string; tables: DynamicTables | null } {
+  expectedState(): { config: string; tables: DynamicTables | null; profiles: ReadonlySet<string> | null } {
     return expectedState(
       this.cluster.api,
       this.cluster.config,
@@ -269,8 +269,9 @@ export class Harness {
     const queue = this.cluster.actor('syncQueue');
     if (!queueIdle(queue?.value))
       return `the sync queue is ${JSON.stringify(queue?.value)} (last error: ${String(queue?.context.lastError)})`;
-    const { config: expected, tables } = this.expectedState();
-    const live = await readFile(this.conf, 'utf8');
+    const { config: expected, tables, profiles } = this.expectedState();
+    const written = await readFile(this.conf, 'utf8');
+    const live = profiles ? withoutKeptProfiles(written, expected, profiles) : written;
     if (live !== expected) {
       const n = this.nginxContext();
       return (
@@ -278,7 +279,7 @@ export class Harness {
         `last reload error: ${String(n.lastReloadError).split('\n')[0]}`
       );
     }
-    if (this.nginxContext().applied?.config !== expected) return 'nginx.conf is written but nginx has not applied it';
+    if (this.nginxContext().applied?.config !== written) return 'nginx.conf is written but nginx has not applied it';
     if (tables) {
       // every endpoint and host certificate nginx serves came through the push, as the model built them
       const context = this.cluster.actor('nginx')?.context as { pushed?: DynamicTables | null } | undefined;
@@ -340,10 +341,14 @@ export class Harness {
    * other change an extra Ingress appears or goes. `registry` writes on the server side (while
    * no client could), `client` through client-node.
    */
-  async change(via: 'client' | 'registry'): Promise<void> {
+  async change(via: 'client' | 'registry', needs: 'push' | 'reload' = 'push'): Promise<void> {
     const n = ++this.churnCount;
     const backend = ['a', 'b', 'c'][n % 3]!;
-    const churn = ingress('churn', { 'churn.example.com': [{ path: `/v${n}`, service: backend }] });
+    // routes as data: a path and backend change is pushed; a setting no path had before makes a new location profile,
+    // so nginx.conf changes and nginx reloads
+    const annotations =
+      needs === 'reload' ? { 'nginx.ingress.kubernetes.io/proxy-read-timeout': String(1000 + n) } : {};
+    const churn = ingress('churn', { 'churn.example.com': [{ path: `/v${n}`, service: backend }] }, { annotations });
     if (via === 'registry') this.cluster.api.registry.apply(churn as never);
     else await this.cluster.apply(churn);
     this.churn = { path: `/v${n}`, backend };
