@@ -136,6 +136,35 @@ describe('finding 2: the Ingress nginx refuses is found and left out, the rest a
     expect(quarantine.awaitingVerdict).toBe(false);
   });
 
+  it('reads a verdict as one on the latest config of its text (routes as data: one text with the Ingress or without)', async () => {
+    const quarantine = new Quarantine((output, handed) => blame(output, handed.text, handed.model));
+    const snapshot = toSnapshot(await tenants(2, 1));
+    const { model } = buildModel(snapshot, options);
+    const hand = (text: string, ingresses = snapshot.ingresses) =>
+      quarantine.handedOver({ text, model, ingresses, secrets: snapshot.secrets });
+    hand('shared', []);
+    quarantine.judge({ applied: 'shared', refused: null });
+    hand('with both');
+    quarantine.judge({
+      applied: 'shared',
+      refused: {
+        config: 'with both',
+        output:
+          'nginx: [emerg] SSL_CTX_use_certificate("/x/certificates/t1_weak.pem") failed (28: No space left on device)',
+      },
+    });
+    const without = quarantine.prepare(snapshot);
+    hand('shared', without.snapshot.ingresses);
+    quarantine.judge({ applied: 'shared', refused: null });
+    // the retry's config has the text nginx serves (t1's host is pushed, not rendered): nginx's word on it is that
+    // it serves it, and t1 is let go instead of waiting for a verdict no reload will bring
+    quarantine.prepare(snapshot);
+    hand('shared');
+    quarantine.judge({ applied: 'shared', refused: null });
+    expect(quarantine.heldKeys()).toEqual([]);
+    expect(quarantine.awaitingVerdict).toBe(false);
+  });
+
   it('blames no one for an nginx -t that could not judge (no [emerg]: killed, timed out)', async () => {
     const quarantine = new Quarantine(() => ({ ingresses: ['t0/site'], field: 'spec' }));
     const objects = await tenants(2, 1);

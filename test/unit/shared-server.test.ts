@@ -181,6 +181,37 @@ describe('nginx.conf grows with behaviours, not with hosts', () => {
     expect(more.size).toBe(two.size + 1);
   });
 
+  it('drops the kept profiles when the settings change: none names the $ia_hsts map once HSTS is off', async () => {
+    const server = new SharedServer();
+    const hstsOff = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ingress-nginx-controller', namespace: 'ingress-nginx' },
+      data: { hsts: 'false' },
+    } as never;
+    const secure = ingress(
+      'secure',
+      { 'secure.example.com': [{ path: '/', service: 'web' }] },
+      { tls: [{ hosts: ['secure.example.com'] }] },
+    );
+    const at = (extra: object[]) => {
+      const { model } = buildModel(hosts(1, extra), {
+        ...defaultBuildOptions,
+        configMap: 'ingress-nginx/ingress-nginx-controller',
+        dynamic,
+      });
+      const sharing = server.share(new DynamicSplit().split(model).model, template.sources)!;
+      return { model: sharing.model, text: render(sharing.model, template) };
+    };
+    expect(at([secure]).text).toContain('$ia_hsts always');
+    const off = at([hstsOff]);
+    expect(off.text).not.toContain('$ia_hsts');
+    const dir = join(scratch, 'settings-change');
+    const verdict = await testConfig(nginxBinary(), dir, await writeConfigSet(dir, off.text, off.model.certificates));
+    expect(verdict.output).not.toMatch(/\[emerg\]/);
+    expect(verdict.ok).toBe(true);
+  });
+
   it('keeps the maps and limit zones a kept profile names after its Ingress is gone: nginx -t passes', async () => {
     const server = new SharedServer();
     const named = ingress(
