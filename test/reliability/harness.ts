@@ -346,7 +346,7 @@ export class Harness {
     const backend = ['a', 'b', 'c'][n % 3]!;
     // routes as data: a path and backend change is pushed; a setting no path had before makes a new location profile,
     // so nginx.conf changes and nginx reloads
-    const annotations =
+    const annotations: Record<string, string> =
       needs === 'reload' ? { 'nginx.ingress.kubernetes.io/proxy-read-timeout': String(1000 + n) } : {};
     const churn = ingress('churn', { 'churn.example.com': [{ path: `/v${n}`, service: backend }] }, { annotations });
     if (via === 'registry') this.cluster.api.registry.apply(churn as never);
