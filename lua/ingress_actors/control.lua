@@ -112,6 +112,136 @@ function _M.routes()
   return push("routes", validate.routes)
 end
 
+-- The Ingress route table is stored host by host ("ih:<host>" -> the host's JSON), with its version beside it, so a
+-- delta costs what it changes. ingress_router.lua reads both.
+local INGRESS_VERSION = "ingress_routes_version"
+-- bumped by every applied push, last: ingress_router.lua drops its decoded hosts when it moves (a version may come
+-- again over other stored hosts, so it cannot tell)
+local INGRESS_GENERATION = "ingress_routes_generation"
+local INGRESS_HOST = "ih:"
+-- held while a push applies, so two pushes never interleave their hosts (it expires should a worker die holding it)
+local INGRESS_LOCK = "ingress_routes_lock"
+
+-- stored_ingress_hosts lists the hosts stored now (a full replace removes those it does not name): the one walk over
+-- the dict's keys, on a push that sends the whole table anyway
+local function stored_ingress_hosts(dict)
+  local hosts, n = {}, #INGRESS_HOST
+  for _, key in ipairs(dict:get_keys(0)) do
+    if key:sub(1, n) == INGRESS_HOST then hosts[#hosts + 1] = key:sub(n + 1) end
+  end
+  return hosts
+end
+
+-- apply_ingress_routes applies a checked push (validate.ingress_routes_push); returns the answer's status and body
+local function apply_ingress_routes(dict, t)
+  local held = dict:get(INGRESS_VERSION)
+  if t.base ~= nil and t.base ~= held then
+    return 409, "base " .. t.base .. " is not the version nginx holds (" .. tostring(held or "none") .. ")"
+  end
+  local refused, named, writes = {}, {}, {}
+  local function refuse_host(key, reason)
+    if #refused < 1000 then
+      refused[#refused + 1] = { table = "ingress_routes", key = #key <= 640 and key or validate.short(key),
+        reason = reason }
+    end
+  end
+  -- what to remove first, so a host both set and removed is known when it is met in `set`
+  local to_remove = {}
+  for i, host in ipairs(t.remove) do
+    if validate.ingress_host(host) then
+      to_remove[host] = true
+    else
+      refuse_host("#" .. i, "remove: " .. validate.short(host) .. " is not _, a lowercase DNS name or *. and one")
+    end
+  end
+  for i, h in ipairs(t.set) do
+    local host = type(h) == "table" and h.host or nil
+    if not validate.ingress_host(host) then
+      refuse_host("#" .. i, "host " .. validate.short(host) .. " is not _, a lowercase DNS name or *. and one")
+    elseif named[host] then
+      refuse_host(host, "named twice")
+    else
+      named[host] = true
+      -- set and removed in one push: neither, it keeps what it had
+      local why = to_remove[host] and "named in set and in remove" or validate.ingress_host_routes(h)
+      if why == nil then
+        local json = cjson.encode(h)
+        if json == nil then why = "does not encode" else writes[#writes + 1] = { host, json } end
+      end
+      if why then refuse_host(host, why) end
+    end
+  end
+  local removes = {}
+  for host in pairs(to_remove) do
+    if not named[host] then removes[#removes + 1] = host end
+  end
+  if t.base == nil then
+    -- a full replace: every stored host it does not name goes (a refused one keeps what it had)
+    for _, host in ipairs(stored_ingress_hosts(dict)) do
+      if not named[host] then removes[#removes + 1] = host end
+    end
+  end
+  -- hosts first, the version last: a worker that sees the new version reads the new hosts
+  for _, w in ipairs(writes) do
+    local ok, err = dict:safe_set(INGRESS_HOST .. w[1], w[2])
+    if not ok then
+      -- some hosts are written, some not: no version describes that, so none is held, and the controller's next
+      -- delta (base mismatch) is answered 409 until it sends the whole table
+      dict:delete(INGRESS_VERSION)
+      dict:incr(INGRESS_GENERATION, 1, 0)
+      ngx.log(ngx.ERR, "ingress-actors: could not store the Ingress routes of ", w[1], ": ", err)
+      return 507, "lua_shared_dict ia_config: " .. tostring(err)
+    end
+  end
+  for _, host in ipairs(removes) do dict:delete(INGRESS_HOST .. host) end
+  local ok, err = dict:safe_set(INGRESS_VERSION, t.version)
+  if not ok then dict:delete(INGRESS_VERSION) end
+  -- a number's room was made when the key was first added; and it moves even after a failure, for what was written
+  dict:incr(INGRESS_GENERATION, 1, 0)
+  if not ok then return 507, "lua_shared_dict ia_config: " .. tostring(err) end
+  for _, r in ipairs(refused) do
+    ngx.log(ngx.WARN, "ingress-actors: refused the Ingress routes of ", validate.short(r.key), ": ", r.reason)
+  end
+  ngx.log(ngx.NOTICE, "ingress-actors: Ingress routes ", t.version, " in force (", t.base and "delta" or "full", ", ",
+    #writes, " hosts set, ", #removes, " removed, ", #refused, " refused)")
+  local answer_body = cjson.encode({ version = t.version, refused = #refused > 0 and refused or "[]" })
+  return 201, (answer_body:gsub('"refused":"%[%]"', '"refused":[]'))
+end
+
+--- ingress_routes handles POST /ingress-routes: {version, base, set, remove}, the Ingress route table host by host
+--- (lua/ingress_actors/ingress_router.lua serves it). `base` null replaces the whole table; a version applies the
+--- delta only over that version (409 otherwise, nothing changed). Hosts are checked and refused alone.
+function _M.ingress_routes()
+  if not allowed("POST") then return end
+  ngx.req.read_body()
+  local body = ngx.req.get_body_data()
+  if body == nil then
+    if ngx.req.get_body_file() ~= nil then return refuse(413, "the body is over the in-memory buffer") end
+    return refuse(400, "the body is empty")
+  end
+  local t, why = validate.ingress_routes_push(body)
+  if not t then
+    ngx.log(ngx.WARN, "ingress-actors: refused an Ingress routes push: ", why)
+    return refuse(400, why)
+  end
+  local dict = ngx.shared.ia_config
+  local locked, lock_err = dict:add(INGRESS_LOCK, true, 30)
+  if not locked then
+    return refuse(409, "another Ingress routes push is being applied (" .. tostring(lock_err) .. ")")
+  end
+  local ok, status, text = pcall(apply_ingress_routes, dict, t)
+  dict:delete(INGRESS_LOCK)
+  if not ok then
+    ngx.log(ngx.ERR, "ingress-actors: an Ingress routes push failed: ", status)
+    return refuse(500, "the push failed; see nginx's error log")
+  end
+  if status ~= 201 then
+    ngx.log(ngx.WARN, "ingress-actors: refused an Ingress routes push: ", text)
+    return refuse(status, text)
+  end
+  return answer(201, text, true)
+end
+
 --- status handles GET /status: the versions nginx holds, null before the first push.
 function _M.status()
   if not allowed("GET") then return end
@@ -120,6 +250,7 @@ function _M.status()
     backends = dict:get("backends_version") or cjson.null,
     certificates = dict:get("certificates_version") or cjson.null,
     routes = dict:get("routes_version") or cjson.null,
+    ingress_routes = dict:get(INGRESS_VERSION) or cjson.null,
   }), true)
 end
 

@@ -116,4 +116,114 @@ function _M.host(get, name)
   return get("_")
 end
 
+-- Serving: the pushed table (control.lua's POST /ingress-routes stores each host's JSON under "ih:<host>", its
+-- version beside it), read per request by route() in the shared server's `location /`.
+
+local cjson = require("cjson.safe")
+local dict = ngx.shared.ia_config
+local exec, exit, var = ngx.exec, ngx.exit, ngx.var
+local decode = cjson.decode
+
+-- bumped by every applied push (control.lua): the controller's version names a table, but the same version may be
+-- pushed again over other stored hosts (a refused host keeps what it had), so caches follow this instead
+local GENERATION_KEY = "ingress_routes_generation"
+local HOST_KEY = "ih:"
+-- a host longer than this is in no table (validate.lua's bound): it can only fall to `_`, and is never cached
+local MAX_HOST = require("ingress_actors.schema").limits.host
+-- request hosts remembered at most (each at most MAX_HOST bytes, so about 2.5 MB a worker): the cache is emptied when
+-- it is full, so clients sending made-up Host headers cost a few lookups each, never memory. A field only so the
+-- tests can make it small (init_by_lua); nothing else sets it.
+_M.max_resolved = 8192
+
+-- per worker, for one stored generation: `records` the stored hosts read so far (table host -> record: the decoded
+-- host, prepared, or { err = ... } when it does not prepare), bounded by the stored table; `resolved` each request
+-- host seen -> its record, or false for none
+local held = false
+local records, resolved, nresolved = {}, {}, 0
+
+-- record is the stored host `key` decoded and prepared (each entry given its exec target), or nil when none is stored
+local function record(key)
+  local r = records[key]
+  if r ~= nil then return r end
+  local raw = dict:get(HOST_KEY .. key)
+  if raw == nil then return nil end
+  local h = decode(raw)
+  local err
+  if type(h) ~= "table" or type(h.entries) ~= "table" then
+    err = "does not decode"
+  else
+    local _
+    _, err = prepare(h)
+  end
+  if err then
+    r = { host = key, err = err }
+  else
+    for _, e in ipairs(h.entries) do e.target = "@ia_p_" .. e.profile end
+    r = h
+  end
+  records[key] = r
+  return r
+end
+
+-- lookup is the record serving request host `name`, or false
+local function lookup(name)
+  local r = resolved[name]
+  if r ~= nil then return r end
+  if #name > MAX_HOST then return record("_") or false end
+  r = _M.host(record, name) or false
+  if nresolved >= _M.max_resolved then resolved, nresolved = {}, 0 end
+  resolved[name] = r
+  nresolved = nresolved + 1
+  return r
+end
+
+--- resolved_count is how many request hosts this worker remembers (tests: the cache stays bounded).
+function _M.resolved_count()
+  return nresolved
+end
+
+--- route serves the request from the pushed Ingress route table, in rewrite_by_lua of the shared server's
+--- `location /`: it picks the host's entry, sets the variables its profile reads ($proxy_upstream_name, with
+--- `metrics` $ia_host and $ia_route, with the entry's info $namespace, $ingress_name, $service_name, $service_port)
+--- and jumps to the profile's named location `@ia_p_<profile>`. No host or entry, or an internal one: 404.
+function _M.route(metrics)
+  -- one read of the generation per request; a push drops what this worker decoded
+  local generation = dict:get(GENERATION_KEY)
+  if generation ~= held then
+    held, records, resolved, nresolved = generation, {}, {}, 0
+  end
+  local h = lookup(var.host)
+  if not h then return exit(404) end
+  if h.err then
+    if not h.logged then
+      h.logged = true
+      ngx.log(ngx.ERR, "ingress-actors: the Ingress routes of ", h.host, " cannot serve: ", h.err)
+    end
+    return exit(500)
+  end
+  local e, redirect = _M.pick(h, var.uri)
+  if e == nil or e.internal then return exit(404) end
+  if redirect then
+    -- absolute, as nginx's auto_redirect makes it (absolute_redirect and port_in_redirect on, server_name_in_redirect
+    -- off: the request's host, the local port unless the scheme's default); the Lua module leaves a relative one as is
+    local scheme, port, args = var.scheme, var.server_port, var.args
+    local authority = port == (scheme == "https" and "443" or "80") and var.host or (var.host .. ":" .. port)
+    local path = args and args ~= "" and (e.path .. "?" .. args) or e.path
+    return ngx.redirect(scheme .. "://" .. authority .. path, 301)
+  end
+  var.proxy_upstream_name = e.upstream or "-"
+  if metrics then
+    var.ia_host = h.host
+    var.ia_route = e.route or ""
+  end
+  local info = e.info
+  if info then
+    var.namespace = info.namespace
+    var.ingress_name = info.ingressName
+    var.service_name = info.serviceName
+    var.service_port = info.servicePort
+  end
+  return exec(e.target)
+end
+
 return _M

@@ -16,6 +16,10 @@ return {
     mirrors = 2,
     secret = 322,
     pem = 1048576,
+    routeId = 64,
+    profile = 32,
+    ingressEntries = 10000,
+    ingressHosts = 200000,
   },
   balance = { round_robin = true, ewma = true, chash = true, sticky = true },
   pathTypes = { Exact = true, PathPrefix = true, RegularExpression = true },
@@ -23,4 +27,5 @@ return {
   modifierTypes = { ReplaceFullPath = true, ReplacePrefixMatch = true },
   methods = { GET = true, HEAD = true, POST = true, PUT = true, DELETE = true, CONNECT = true, OPTIONS = true, TRACE = true, PATCH = true },
   redirectCodes = { [301] = true, [302] = true, [303] = true, [307] = true, [308] = true },
+  ingressKinds = { exact = true, prefix = true, regex = true, iregex = true },
 }

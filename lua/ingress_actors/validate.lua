@@ -489,4 +489,141 @@ function _M.routes(body, previous)
   return t, refused
 end
 
+-- Ingress routes (POST /ingress-routes): one host's entries are checked alone, and stored under the host's own key.
+
+local INGRESS_KINDS = schema.ingressKinds
+-- the options ingress_router.lua compiles each kind with, without "o": a check must not fill the worker's regex cache
+local COMPILE_OPTIONS = { regex = "", iregex = "i" }
+
+-- dns_label: a DNS-1123 label (a namespace, an IANA port name's alphabet): [a-z0-9-], alphanumeric at both ends
+local function dns_label(v, max)
+  return type(v) == "string" and #v >= 1 and #v <= max and v:find("^[a-z0-9]$") ~= nil
+    or type(v) == "string" and #v >= 2 and #v <= max and v:find("^[a-z0-9][a-z0-9%-]*[a-z0-9]$") ~= nil
+end
+
+-- dns_subdomain: DNS-1123 labels of at most 63 joined by dots, at most `max` in all; one pass over the labels
+local function dns_subdomain(v, max)
+  if type(v) ~= "string" or #v < 1 or #v > max or not v:find("^[a-z0-9.%-]+$") then return false end
+  if v:byte(1) == 46 or v:byte(-1) == 46 or v:find("..", 1, true) then return false end
+  for label in v:gmatch("[^.]+") do
+    if not dns_label(label, 63) then return false end
+  end
+  return true
+end
+
+--- ingress_host is true for an Ingress route table's host: `_`, a lowercase DNS name, or `*.` and one.
+function _M.ingress_host(v)
+  if v == "_" then return true end
+  if type(v) ~= "string" then return false end
+  if v:sub(1, 2) == "*." then return #v <= L.host and dns_subdomain(v:sub(3), L.host - 2) end
+  return dns_subdomain(v, L.host)
+end
+
+-- service_port: a port number 1..65535 as written, or an IANA service name (at most 15 of [a-z0-9-], a letter in
+-- it, no "--"); empty when the Ingress named none the model could check (infoOf)
+local function service_port(v)
+  if v == "" then return true end
+  if type(v) ~= "string" then return false end
+  if v:find("^[1-9]%d?%d?%d?%d?$") then return tonumber(v) <= 65535 end
+  return dns_label(v, 15) and v:find("%l") ~= nil and not v:find("--", 1, true)
+end
+
+-- one_line is what a refusal can say of a message from elsewhere (PCRE's): printable, one short line
+local function one_line(s)
+  s = tostring(s):gsub("%c", " ")
+  if #s > 200 then s = s:sub(1, 200) .. "..." end
+  return s
+end
+
+local function ingress_info(info)
+  if type(info) ~= "table" then return "info is not an object" end
+  local ok, extra = only_keys(info, { namespace = true, ingressName = true, serviceName = true, servicePort = true })
+  if not ok then return "info: unknown field " .. short(extra) end
+  if not dns_label(info.namespace, 63) then return "info.namespace " .. short(info.namespace) .. " is not a DNS label" end
+  if not dns_subdomain(info.ingressName, 253) then
+    return "info.ingressName " .. short(info.ingressName) .. " is not a DNS subdomain"
+  end
+  if info.serviceName ~= "" and not dns_subdomain(info.serviceName, 253) then
+    return "info.serviceName " .. short(info.serviceName) .. " is not a DNS subdomain"
+  end
+  if not service_port(info.servicePort) then
+    return "info.servicePort " .. short(info.servicePort) .. " is not 1..65535 or a port name"
+  end
+  return nil
+end
+
+local INGRESS_ENTRY_FIELDS = { kind = true, path = true, profile = true, route = true, upstream = true, info = true,
+  autoRedirect = true, internal = true }
+
+local function ingress_entry(e)
+  if type(e) ~= "table" or is_array(e) and next(e) ~= nil then return "not an object" end
+  local ok, extra = only_keys(e, INGRESS_ENTRY_FIELDS)
+  if not ok then return "unknown field " .. short(extra) end
+  local kind, path = e.kind, e.path
+  if type(kind) ~= "string" or not INGRESS_KINDS[kind] then
+    return "kind " .. short(kind) .. " is not exact, prefix, regex or iregex"
+  end
+  if not text(path, L.path) then return "path is not 1.." .. L.path .. " characters without control characters" end
+  if kind == "exact" or kind == "prefix" then
+    if path:byte(1) ~= 47 then return "path " .. short(path) .. " does not start with /" end
+    if kind == "prefix" and path:byte(-1) ~= 47 then return "prefix " .. short(path) .. " does not end in /" end
+  else
+    local _, _, err = ngx.re.find("", path, COMPILE_OPTIONS[kind])
+    if err then return "regex " .. short(path) .. " does not compile: " .. one_line(err) end
+  end
+  local profile = e.profile
+  if type(profile) ~= "string" or #profile ~= L.profile or profile:find("[^0-9a-f]") then
+    return "profile " .. short(profile) .. " is not " .. L.profile .. " lowercase hex digits"
+  end
+  local route = e.route
+  if route ~= nil and (type(route) ~= "string" or #route < 1 or #route > L.routeId or route:find("[^0-9a-f]")) then
+    return "route " .. short(route) .. " is not 1.." .. L.routeId .. " lowercase hex digits"
+  end
+  if e.upstream ~= nil and not backend_name(e.upstream) then
+    return "upstream " .. short(e.upstream) .. " is not 1.." .. L.backendName .. " of [A-Za-z0-9_.-]"
+  end
+  if e.info ~= nil then
+    local why = ingress_info(e.info)
+    if why then return why end
+  end
+  if type(e.autoRedirect) ~= "boolean" then return "autoRedirect is not a boolean" end
+  if type(e.internal) ~= "boolean" then return "internal is not a boolean" end
+  return nil
+end
+
+--- ingress_host_routes checks one IngressHostRoutes whose host passed ingress_host: nil, or a one-line reason.
+function _M.ingress_host_routes(h)
+  if type(h) ~= "table" then return "not an object" end
+  local ok, extra = only_keys(h, { host = true, entries = true })
+  if not ok then return "unknown field " .. short(extra) end
+  if not is_array(h.entries) then return "entries is not an array" end
+  if #h.entries > L.ingressEntries then return "more than " .. L.ingressEntries .. " entries" end
+  for i, e in ipairs(h.entries) do
+    local why = ingress_entry(e)
+    if why then return "entry " .. i .. ": " .. why end
+  end
+  return nil
+end
+
+--- ingress_routes_push decodes POST /ingress-routes' body, {version, base, set, remove}, and checks what is not
+--- checked host by host (ingress_host_routes): the push, or nil and a one-line reason (nothing may change then).
+function _M.ingress_routes_push(body)
+  local t = cjson.decode(body)
+  if type(t) ~= "table" then return nil, "the body is not a JSON object" end
+  local ok, extra = only_keys(t, { version = true, base = true, set = true, remove = true })
+  if not ok then return nil, "unknown field " .. short(extra) end
+  if not _M.version(t.version) then return nil, "version is not 1.." .. L.version .. " of [A-Za-z0-9_.:-]" end
+  if t.base == null then
+    t.base = nil
+  elseif not _M.version(t.base) then
+    return nil, "base is not null or a version"
+  end
+  for _, list in ipairs({ "set", "remove" }) do
+    -- an empty list decodes as {}: an object with keys is not a list
+    if not is_array(t[list]) then return nil, list .. " is not an array" end
+    if #t[list] > L.ingressHosts then return nil, list .. " has more than " .. L.ingressHosts .. " hosts" end
+  end
+  return t
+end
+
 return _M

@@ -52,6 +52,14 @@ export const TABLE_LIMITS = {
    * one Secret can add to the certificate table, once, whatever number of hosts name it
    */
   pem: 1024 * 1024,
+  /** an Ingress route entry's route id (RouteLabels.id, a hash in hex: 16 today, room for a whole SHA-256) */
+  routeId: 64,
+  /** an Ingress route entry's location profile key (`@ia_p_<profile>`): exactly this many lowercase hex digits */
+  profile: 32,
+  /** the entries of one Ingress host (its locations and auth-url locations) */
+  ingressEntries: 10_000,
+  /** the hosts one Ingress route push may set, and the hosts it may remove */
+  ingressHosts: 200_000,
 } as const;
 
 /** TABLE_SHAPES are the closed sets an entry's fields are taken from. */
@@ -62,6 +70,8 @@ export const TABLE_SHAPES = {
   modifierTypes: ['ReplaceFullPath', 'ReplacePrefixMatch'],
   methods: HTTP_METHODS,
   redirectCodes: [301, 302, 303, 307, 308],
+  /** how an Ingress route entry matches $uri (IngressMatchKind): nginx's `=`, none, `~` and `~*` */
+  ingressKinds: ['exact', 'prefix', 'regex', 'iregex'],
 } as const;
 
 /** luaSchema is lua/ingress_actors/schema.lua: the same limits, and each shape as a set. */

@@ -17,8 +17,8 @@ export interface ControlStatus {
   readonly backends: string | null;
   readonly certificates: string | null;
   readonly routes: string | null;
-  /** the shared server's Ingress routes (routes as data) */
-  readonly ingress_routes?: string | null;
+  /** the Ingress route table's (POST /ingress-routes, host by host) */
+  readonly ingress_routes: string | null;
 }
 
 /**

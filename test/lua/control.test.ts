@@ -45,16 +45,36 @@ afterAll(async () => {
 
 describe('status', () => {
   test('reports null before any push, then each table’s version', async () => {
-    expect(await nginx.control.status()).toEqual({ backends: null, certificates: null, routes: null });
+    expect(await nginx.control.status()).toEqual({
+      backends: null,
+      certificates: null,
+      routes: null,
+      ingress_routes: null,
+    });
     expect(await nginx.control.pushBackends(good())).toEqual({ version: 'good-1', refused: [] });
-    expect(await nginx.control.status()).toEqual({ backends: 'good-1', certificates: null, routes: null });
+    expect(await nginx.control.status()).toEqual({
+      backends: 'good-1',
+      certificates: null,
+      routes: null,
+      ingress_routes: null,
+    });
     expect(await nginx.control.pushCertificates({ version: 'certs:1', certificates: [] })).toEqual({
       version: 'certs:1',
       refused: [],
     });
-    expect(await nginx.control.status()).toEqual({ backends: 'good-1', certificates: 'certs:1', routes: null });
+    expect(await nginx.control.status()).toEqual({
+      backends: 'good-1',
+      certificates: 'certs:1',
+      routes: null,
+      ingress_routes: null,
+    });
     expect((await nginx.control.pushRoutes({ version: 'routes:1', servers: [] })).version).toBe('routes:1');
-    expect(await nginx.control.status()).toEqual({ backends: 'good-1', certificates: 'certs:1', routes: 'routes:1' });
+    expect(await nginx.control.status()).toEqual({
+      backends: 'good-1',
+      certificates: 'certs:1',
+      routes: 'routes:1',
+      ingress_routes: null,
+    });
   });
 });
 

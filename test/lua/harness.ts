@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { ControlChannel, newControlToken } from '../../src/nginx/control.js';
-import { CONTROL_SOCKET, CONTROL_TOKEN_ENV } from '../../src/nginx/control.js';
+import { CONTROL_SOCKET, CONTROL_TOKEN_ENV, CONTROL_TOKEN_HEADER } from '../../src/nginx/control.js';
 import type { BackendPeer } from '../../src/model/pushed-tables.js';
 import { luaString } from '../../src/render/quote.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
@@ -28,6 +28,8 @@ export interface LuaNginx {
   readonly dir: string;
   readonly port: number;
   readonly tlsPort: number;
+  /** the shared Ingress server's port (options.profiles) */
+  readonly routerPort: number;
   readonly token: string;
   readonly socketPath: string;
   readonly control: ControlChannel;
@@ -47,9 +49,67 @@ export interface NginxOptions {
   readonly maxBody?: string;
   /** client_body_buffer_size of the control server (the template's equals maxBody) */
   readonly bodyBuffer?: string;
+  /**
+   * a shared Ingress server on `routerPort` as issue 29's template renders it: `location /` runs the Lua router
+   * (ingress_router.route) and each of these profile keys has its named location `@ia_p_<key>`, answering the
+   * variables it sees (profileAnswer); host `nometrics.test` has its own server, routed without request metrics
+   */
+  readonly profiles?: readonly string[];
+  /** the router's bound on remembered request hosts (its max_resolved), set in init_by_lua */
+  readonly maxResolved?: number;
 }
 
-function conf(dir: string, port: number, tlsPort: number, options: NginxOptions): string {
+/** PROFILE_VARIABLES are what each test profile answers, space-separated after its key (empty ones as `~`). */
+export const PROFILE_VARIABLES = [
+  'proxy_upstream_name',
+  'ia_host',
+  'ia_route',
+  'namespace',
+  'ingress_name',
+  'service_name',
+  'service_port',
+  'uri',
+  'args',
+] as const;
+
+/** router is the shared Ingress server of `options.profiles`, or nothing. */
+function router(routerPort: number, options: NginxOptions): string {
+  if (!options.profiles) return '';
+  const shown = PROFILE_VARIABLES.map((v) => `[$${v}]`).join(' ');
+  const profiles = options.profiles.map((key) => `    location @ia_p_${key} { return 200 "${key} ${shown}"; }`);
+  const declared = `set $proxy_upstream_name "-";
+    set $namespace "";
+    set $ingress_name "";
+    set $service_name "";
+    set $service_port "";`;
+  return `
+  server {
+    listen 127.0.0.1:${routerPort} reuseport;
+    server_name _;
+    ${declared}
+    set $ia_host "";
+    set $ia_route "";
+    set $ia_canary "";
+    add_header x-worker $pid always;
+    location / { rewrite_by_lua_block { require("ingress_actors.ingress_router").route(true) } }
+    # nginx's own auto_redirect, for the router's to be compared with: a request for /nginx-redirect answers 301
+    location = /nginx-redirect/ { proxy_pass http://127.0.0.1:9; }
+    location = /resolved-count {
+      content_by_lua_block { ngx.print(require("ingress_actors.ingress_router").resolved_count()) }
+    }
+${profiles.join('\n')}
+  }
+  server {
+    listen 127.0.0.1:${routerPort};
+    server_name nometrics.test;
+    ${declared}
+    add_header x-worker $pid always;
+    location / { rewrite_by_lua_block { require("ingress_actors.ingress_router").route(false) } }
+${profiles.join('\n')}
+  }`;
+}
+
+function conf(dir: string, port: number, tlsPort: number, routerPort: number, options: NginxOptions): string {
   const maxBody = options.maxBody ?? '4m';
   const buffer = options.bodyBuffer ?? maxBody;
   return `
@@ -71,7 +131,10 @@ http {
   lua_shared_dict ia_config 64m;
   lua_shared_dict ia_sticky 1m;
   lua_shared_dict ia_metrics 1m;
-  init_by_lua_block { require("ingress_actors.init").master() }
+  init_by_lua_block {
+    require("ingress_actors.init").master()
+    ${options.maxResolved ? `require("ingress_actors.ingress_router").max_resolved = ${options.maxResolved}` : ''}
+  }
   rewrite_by_lua_block { require("ingress_actors.balancer").rewrite() }
   log_by_lua_block { require("ingress_actors.balancer").log() }
   ssl_certificate_by_lua_block { require("ingress_actors.certificate").serve() }
@@ -97,6 +160,7 @@ http {
     location = /backends { content_by_lua_block { require("ingress_actors.control").backends() } }
     location = /certificates { content_by_lua_block { require("ingress_actors.control").certificates() } }
     location = /routes { content_by_lua_block { require("ingress_actors.control").routes() } }
+    location = /ingress-routes { content_by_lua_block { require("ingress_actors.control").ingress_routes() } }
     location = /status { content_by_lua_block { require("ingress_actors.control").status() } }
     location = /metrics { content_by_lua_block { require("ingress_actors.control").metrics() } }
     location / { return 404; }
@@ -124,7 +188,7 @@ http {
     location = /self { return 200 "self\\n"; }
     location = /lua-literal { content_by_lua_block { ngx.print(${luaString(LUA_LITERAL_PROBE)}) } }
     location / { return 404 "public 404\\n"; }
-  }
+  }${router(routerPort, options)}
 }
 `;
 }
@@ -134,10 +198,10 @@ export async function startLuaNginx(options: NginxOptions = { token: newControlT
   const dir = await mkdtemp(join(tmpdir(), 'ia-lua-'));
   // workers run as nobody: they must reach the Lua files and the folder
   await chmod(dir, 0o755);
-  const [port, tlsPort] = [await freePort(), await freePort()];
+  const [port, tlsPort, routerPort] = [await freePort(), await freePort(), await freePort()];
   const defaultCert = await issueCertificate({ commonName: 'default.invalid', dnsNames: ['default.invalid'] });
   await writeFile(join(dir, 'default.pem'), defaultCert.certPem + defaultCert.keyPem, { mode: 0o600 });
-  await writeFile(join(dir, 'nginx.conf'), conf(dir, port, tlsPort, options));
+  await writeFile(join(dir, 'nginx.conf'), conf(dir, port, tlsPort, routerPort, options));
   const env: Record<string, string | undefined> = { ...process.env, [CONTROL_TOKEN_ENV]: options.token };
   if (options.token === undefined) delete env[CONTROL_TOKEN_ENV];
   const child: ResultPromise = execa(NGINX, ['-p', `${dir}/`, '-c', `${dir}/nginx.conf`, '-g', 'daemon off;'], {
@@ -157,6 +221,7 @@ export async function startLuaNginx(options: NginxOptions = { token: newControlT
     dir,
     port,
     tlsPort,
+    routerPort,
     token,
     socketPath,
     control: new ControlChannel(socketPath, token),
@@ -276,4 +341,31 @@ export async function tally(
   };
   await Promise.all(Array.from({ length: concurrency }, lane));
   return { backends, workers, statuses };
+}
+
+/** controlRequest sends one control request as is (a token of its own, or none: null), for what ControlChannel never sends. */
+export function controlRequest(
+  nginx: LuaNginx,
+  method: string,
+  path: string,
+  body?: string,
+  token: string | null = nginx.token,
+): Promise<{ status: number; body: string }> {
+  return new Promise((done, fail) => {
+    const headers: Record<string, string | number> = { host: 'localhost' };
+    if (token !== null) headers[CONTROL_TOKEN_HEADER] = token;
+    if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = Buffer.byteLength(body);
+    }
+    const req = request({ socketPath: nginx.socketPath, method, path, agent: false, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => done({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${path} timed out`)));
+    req.on('error', fail);
+    req.end(body);
+  });
 }

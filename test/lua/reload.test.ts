@@ -26,6 +26,7 @@ describe('a reload', () => {
       backends: 'before-reload',
       certificates: 'certs-before',
       routes: null,
+      ingress_routes: null,
     });
     const { statuses, workers } = await tally(nginx, '/to/web/', 20);
     expect(statuses.get(200)).toBe(20);
