@@ -65,6 +65,7 @@ import { CONTROL_TOKEN_ENV } from './nginx/control.js';
 import { ensureConfigDir } from './nginx/files.js';
 import { nameservers } from './nginx/resolvers.js';
 import { loadCheckedTemplate } from './render/load.js';
+import { SharedServer } from './sync/shared-server.js';
 import { render } from './render/render.js';
 
 /** Controller is a started controller: its root actor and the exit code it will end with. */
@@ -403,10 +404,10 @@ async function openListeners(
 function bootConfigActor(config: ControllerConfig, folder: ConfigFolder, bootModel: NginxModel) {
   return fromPromise<void, void>(async ({ signal }) => {
     const bootTemplate = await loadCheckedTemplate(config.template, bootModel);
-    const staged = await folder.stage(
-      { config: render(bootModel, bootTemplate), files: bootModel.certificates },
-      signal,
-    );
+    // With routes as data the default server is the shared one, as every sync renders it: its `location /` is the
+    // router's, and the default backend's would be a duplicate.
+    const model = new SharedServer().share(bootModel, bootTemplate.sources)?.model ?? bootModel;
+    const staged = await folder.stage({ config: render(model, bootTemplate), files: model.certificates }, signal);
     if (signal.aborted) return;
     if (!staged.ok) throw new Error(`nginx -t refused the initial config:\n${staged.error}`);
   });
