@@ -15,7 +15,15 @@
 import { createHash } from 'node:crypto';
 import { ingressHostRoutes } from '../model/ingress-routes.js';
 import { fitServerNameHash } from '../model/config-map/hash-sizing.js';
-import type { ErrorLocation, GlobalConfig, Location, NginxModel, Server } from '../model/nginx-model.js';
+import type {
+  ErrorLocation,
+  GlobalConfig,
+  LimitZone,
+  Location,
+  NginxModel,
+  Server,
+  VariableMap,
+} from '../model/nginx-model.js';
 import type { IngressHostData, IngressRouteEntryData, IngressRouteTable } from '../model/pushed-tables.js';
 import { locationProfile, profileLocation } from '../render/profile.js';
 import { compileLocationRenderer, type LocationRenderer, type TemplateSources } from '../render/render.js';
@@ -68,6 +76,11 @@ export class SharedServer {
   private hosts = new WeakMap<Server, HostMemo>();
   /** the profiles of the last nginx.conf, by key, in the order they were added */
   private held = new Map<string, Location>();
+  /**
+   * the http-level definitions the held profiles may name (CORS and affinity maps, limit zones), by name: a profile
+   * kept after its last location left still names its Ingress's map or zone, which the model no longer has
+   */
+  private definitions = new HeldDefinitions();
 
   /**
    * share gives what nginx serves with routes as data, or null when the model has none: without the Lua balancer,
@@ -105,7 +118,8 @@ export class SharedServer {
       for (const p of memo.profiles) used.set(p.key, p.profile);
       for (const e of server.errorLocations) errors.set(e.name, e);
     }
-    this.keep(used);
+    if (this.keep(used)) this.definitions = new HeldDefinitions();
+    const definitions = this.definitions.with(model);
     const profiles = [...this.held.values()];
     const defaultServer: Server = {
       ...model.defaultServer,
@@ -124,18 +138,23 @@ export class SharedServer {
         )
       : model.config;
     return {
-      model: { ...model, config, defaultServer, servers: own },
+      model: { ...model, ...definitions, config, defaultServer, servers: own },
       table: { version: version.digest('hex').slice(0, 32), hosts, profiles: new Set(this.held.keys()) },
       served,
     };
   }
 
-  /** keep adds the profiles in use to those nginx.conf holds; unused ones go only when too many have piled up. */
-  private keep(used: ReadonlyMap<string, Location>): void {
+  /**
+   * keep adds the profiles in use to those nginx.conf holds; unused ones go only when too many have piled up (then it
+   * says true).
+   */
+  private keep(used: ReadonlyMap<string, Location>): boolean {
     let unused = 0;
     for (const key of this.held.keys()) if (!used.has(key)) unused++;
-    if (unused > UNUSED_PROFILES_KEPT) this.held = new Map([...this.held].filter(([key]) => used.has(key)));
+    const pruned = unused > UNUSED_PROFILES_KEPT;
+    if (pruned) this.held = new Map([...this.held].filter(([key]) => used.has(key)));
     for (const [key, profile] of used) if (!this.held.has(key)) this.held.set(key, profile);
+    return pruned;
   }
 
   private rendererFor(sources: TemplateSources) {
@@ -197,6 +216,36 @@ export class SharedServer {
     this.keyed.set(location, keyed);
     return keyed;
   }
+}
+
+/**
+ * HeldDefinitions are the maps and limit zones of every model since the held profiles were last pruned, by name (a
+ * map's variable, a zone's name): the model's own first, as it has them, then those only kept profiles still name.
+ * Their names come from their content or their Ingress, so one name is one definition; the model's wins.
+ */
+class HeldDefinitions {
+  private readonly maps = new Map<string, VariableMap>();
+  private readonly requestZones = new Map<string, LimitZone>();
+  private readonly connectionZones = new Map<string, LimitZone>();
+
+  with(model: NginxModel): Pick<NginxModel, 'maps' | 'requestZones' | 'connectionZones'> {
+    const zoneName = (z: LimitZone) => z.zone.slice(0, z.zone.lastIndexOf(':'));
+    return {
+      maps: merge(this.maps, model.maps, (m) => m.variable),
+      requestZones: merge(this.requestZones, model.requestZones, zoneName),
+      connectionZones: merge(this.connectionZones, model.connectionZones, zoneName),
+    };
+  }
+}
+
+/** merge records `current` in `held` by name and gives `current`, then what `held` has of earlier models only. */
+function merge<T>(held: Map<string, T>, current: readonly T[], name: (t: T) => string): T[] {
+  const now = new Set<string>();
+  for (const t of current) {
+    held.set(name(t), t);
+    now.add(name(t));
+  }
+  return [...current, ...[...held].filter(([n]) => !now.has(n)).map(([, t]) => t)];
 }
 
 /**

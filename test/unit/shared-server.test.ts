@@ -181,4 +181,39 @@ describe('nginx.conf grows with behaviours, not with hosts', () => {
     const more = at(2, true).table!.profiles;
     expect(more.size).toBe(two.size + 1);
   });
+
+  it('keeps the maps and limit zones a kept profile names after its Ingress is gone: nginx -t passes', async () => {
+    const server = new SharedServer();
+    const named = ingress(
+      'named',
+      { 'named.example.com': [{ path: '/', service: 'web' }] },
+      {
+        annotations: {
+          'nginx.ingress.kubernetes.io/enable-cors': 'true',
+          'nginx.ingress.kubernetes.io/cors-allow-origin': 'https://a.example.com',
+          'nginx.ingress.kubernetes.io/limit-rps': '5',
+        },
+      },
+    );
+    const at = (withNamed: boolean) => {
+      const snapshot = hosts(1);
+      if (withNamed) snapshot.ingresses.push(named as never);
+      const { model } = buildModel(snapshot, { ...defaultBuildOptions, dynamic });
+      const sharing = server.share(new DynamicSplit().split(model).model, template.sources)!;
+      return { model: sharing.model, text: render(sharing.model, template), profiles: sharing.table!.profiles };
+    };
+    const before = at(true);
+    const after = at(false);
+    expect(after.profiles).toEqual(before.profiles);
+    expect(after.model.maps.length).toBeGreaterThan(0);
+    expect(after.model.requestZones.map((z) => z.zone)).toEqual(before.model.requestZones.map((z) => z.zone));
+    const dir = join(scratch, 'kept-definitions');
+    const verdict = await testConfig(
+      nginxBinary(),
+      dir,
+      await writeConfigSet(dir, after.text, after.model.certificates),
+    );
+    expect(verdict.output).not.toMatch(/\[emerg\]/);
+    expect(verdict.ok).toBe(true);
+  });
 });
