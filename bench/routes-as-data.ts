@@ -279,12 +279,13 @@ interface Phases {
   reload: number | null;
 }
 
-function phasesOf(logs: readonly LogLine[], s: Sample): Phases {
-  const sync = logs.find((l) => l.msg === 'sync done' && l.time - (l.ms as number) >= s.written - 1);
+/** phasesOf reads one change's lines: its sync is the first to start after the write, its push and reload the first after that sync, before `until` (the next change of the controller). */
+function phasesOf(logs: readonly LogLine[], s: Sample, until: number): Phases {
+  const sync = logs.find((l) => l.msg === 'sync done' && l.time - (l.ms as number) >= s.written - 1 && l.time < until);
   const after = (msg: string) => (sync ? logs.find((l) => l.msg === msg && l.time >= sync.time - 1) : undefined);
   const pushed = after('tables pushed');
   const reloaded = after('nginx reloaded');
-  const inTime = (l: LogLine | undefined) => (l && l.time <= s.servedAt + 5_000 ? l : undefined);
+  const inTime = (l: LogLine | undefined) => (l && l.time < until ? l : undefined);
   return {
     debounce: sync ? sync.time - (sync.ms as number) - s.written : null,
     sync: sync ? (sync.ms as number) : null,
@@ -349,7 +350,7 @@ async function startScene(
 }
 
 /** nginxPgid: nginx's master leads its own process group; the last one the controller started. */
-const nginxPgid = (c: ChildController) => Number(c.logs.findLast((l) => l.msg === 'nginx master started')?.pid);
+const nginxPgid = (c: ChildController) => Number(c.logs.findLast((l) => l.msg === 'nginx master started')?.nginxPid);
 
 /** quietNginxT runs `nginx -t` on the controller's nginx.conf 3 times, nothing else asked of nginx: the median ms. */
 async function quietNginxT(c: ChildController): Promise<number> {
@@ -386,20 +387,20 @@ async function throughput(label: string, targets: Record<string, number>): Promi
   const names = Object.keys(targets);
   for (const name of names) await load(targets[name]!); // warm: JIT, connections, the router's caches
   const rates: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
-  let failed = 0;
+  const failed: Record<string, number> = Object.fromEntries(names.map((n) => [n, 0]));
   for (let round = 0; round < ROUNDS; round++)
     for (let k = 0; k < names.length; k++) {
       const name = names[(round + k) % names.length]!;
       const r = await load(targets[name]!);
       rates[name]!.push(r.rps);
-      failed += r.failed;
+      failed[name]! += r.failed;
     }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const means = Object.fromEntries(names.map((n) => [n, mean(rates[n]!)]));
   console.log(
     `bench routes-as-data: rps ${label}: ${ROUNDS} rounds of ${SECONDS} s, ${CONNECTIONS} connections, rotating; ` +
       names.map((n) => `${n}=${means[n]!.toFixed(0)} [${rates[n]!.map((r) => r.toFixed(0)).join(' ')}]`).join(' ') +
-      ` failed=${failed} load=${loadavg()[0]!.toFixed(2)}`,
+      ` failed: ${names.map((n) => `${n}=${failed[n]}`).join(' ')} load=${loadavg()[0]!.toFixed(2)}`,
   );
   return means;
 }
@@ -478,7 +479,13 @@ async function runSize(
       for (const kind of KINDS) {
         const list = samples[mode].get(kind) ?? [];
         const totals = list.map((s) => s.servedAt - s.written);
-        const phases = list.map((s) => phasesOf(c.logs, s));
+        const phases = list.map((s) => phasesOf(c.logs, s, nextWrite(s.written)));
+        // what the lines do not cover: the wait for the reload rate limit (--sync-rate-limit), the poll's granularity
+        const other = list.map((s, k) => {
+          const p = phases[k]!;
+          if (p.debounce === null || p.sync === null) return null;
+          return s.servedAt - s.written - p.debounce - p.sync - (p.reload ?? p.push ?? 0);
+        });
         const reloads = list.reduce(
           (sum, s) => sum + count(c.logs, 'nginx reloaded', s.written, nextWrite(s.written)),
           0,
@@ -495,6 +502,7 @@ async function runSize(
             `pushes=${mode === 'pushed' ? pushes : 'n/a(info)'} debounce_p50=${p50(phases.map((p) => p.debounce))} ` +
             `sync_p50=${p50(phases.map((p) => p.sync))} push_p50=${p50(phases.map((p) => p.push))} ` +
             `nginx_t_p50=${p50(phases.map((p) => p.nginxT))} reload_p50=${p50(phases.map((p) => p.reload))} ` +
+            `other_p50=${p50(other)} ` +
             `all_ms=[${totals.map(fmt).join(' ')}]`,
         );
       }
