@@ -345,17 +345,17 @@ async function startScene(
 ): Promise<Scene> {
   const c = await startChildController(objects, FLAGS[mode]);
   const started = performance.now();
-  await waitFor(`${mode}: the first config served`, () => probe(c), 600_000, POLL_MS);
+  await waitFor(`${mode}: the first config served`, () => probe(c), 1_800_000, POLL_MS);
   return { mode, c, startMs: performance.now() - started };
 }
 
 /** nginxPgid: nginx's master leads its own process group; the last one the controller started. */
 const nginxPgid = (c: ChildController) => Number(c.logs.findLast((l) => l.msg === 'nginx master started')?.nginxPid);
 
-/** quietNginxT runs `nginx -t` on the controller's nginx.conf 3 times, nothing else asked of nginx: the median ms. */
-async function quietNginxT(c: ChildController): Promise<number> {
+/** quietNginxT runs `nginx -t` on the controller's nginx.conf `times` times, nothing else asked of nginx: the median ms. */
+async function quietNginxT(c: ChildController, times: number): Promise<number> {
   const runs: number[] = [];
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < times; i++) {
     const t = performance.now();
     const verdict = await testConfig(nginxBinary(), c.configDir, join(c.configDir, 'nginx.conf'));
     if (!verdict.ok) throw new Error(`nginx -t refused the controller's own nginx.conf: ${verdict.output}`);
@@ -434,7 +434,7 @@ async function runSize(
       const { c } = scenes[mode];
       quiet[mode] = {
         conf: (await stat(join(c.configDir, 'nginx.conf'))).size,
-        nginxT: await quietNginxT(c),
+        nginxT: await quietNginxT(c, n > 1000 ? 1 : 3),
         pss: groupPssBytes(nginxPgid(c)),
       };
     }
@@ -458,6 +458,10 @@ async function runSize(
             throw error;
           });
           const sample = { written, servedAt: Date.now() };
+          // each change as it comes: a run cut short still says something
+          console.log(
+            `bench routes-as-data: n=${n} mode=${mode} change=${kind} #${r} served_ms=${sample.servedAt - written}`,
+          );
           (samples[mode].get(kind) ?? samples[mode].set(kind, []).get(kind)!).push(sample);
           // its sync's line in, so that the next change's is its own
           await waitFor(
@@ -569,7 +573,10 @@ export async function runRoutesAsData(): Promise<void> {
   const backend = await startStaticNginx();
   const bareNginx = await startBareNginx(backend.port, '127.0.0.2');
   try {
-    const one = await runOneHost(backend.port, bareNginx.httpPort);
+    const one =
+      process.env.BENCH_ONE_HOST === '0'
+        ? { pushed: 0, rendered: 0, bare: 0 }
+        : await runOneHost(backend.port, bareNginx.httpPort);
     const bySize = new Map<number, Record<Mode, Result>>();
     for (const n of SIZES) bySize.set(n, await runSize(n, wildcard, a, b, backend.port, bareNginx.httpPort));
     console.log('bench routes-as-data: ratios (pushed ÷ rendered unless said)');
