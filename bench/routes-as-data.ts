@@ -16,7 +16,9 @@
  *
  * `npm run build && node_modules/.bin/node --expose-gc dist/bench/run.js routes-as-data`; BENCH_SIZES (100,1000,10000)
  * picks the cluster sizes, BENCH_REPS the repetitions per change kind (8 up to 1,000 Ingresses, 3 above: the rendered
- * mode takes tens of seconds per change there), BENCH_ROUNDS and BENCH_SECONDS the throughput rounds (5 of 4 s).
+ * mode takes tens of seconds per change there), BENCH_ROUNDS and BENCH_SECONDS the throughput rounds (5 of 4 s),
+ * BENCH_MODES=pushed one mode alone (at 10,000 the rendered mode's reloads, alternating, load the machine under the
+ * pushed changes too), BENCH_ONE_HOST=0 skips the one-host throughput.
  */
 import { loadavg } from 'node:os';
 import { stat } from 'node:fs/promises';
@@ -36,6 +38,8 @@ import { median, percentile } from './stats.js';
 
 const MODES = ['pushed', 'rendered'] as const;
 type Mode = (typeof MODES)[number];
+/** BENCH_MODES=pushed measures one mode alone (no other controller's reloads on the machine meanwhile) */
+const ACTIVE = (process.env.BENCH_MODES ?? MODES.join(',')).split(',') as Mode[];
 
 /**
  * The modes' flags. The pushed one logs at debug, where `tables pushed` is; the rendered one at info: at debug it
@@ -416,7 +420,9 @@ async function runSize(
 ): Promise<Record<Mode, Result>> {
   const objects = seed(n, wildcard, a, b, staticPort);
   const last = `app-${n - 1}.bench.local`; // the last Ingress generated: plain http on backend a
-  const order: Mode[] = SIZES.indexOf(n) % 2 === 1 ? ['rendered', 'pushed'] : ['pushed', 'rendered'];
+  const order: Mode[] = (SIZES.indexOf(n) % 2 === 1 ? (['rendered', 'pushed'] as const) : MODES).filter((m) =>
+    ACTIVE.includes(m),
+  );
   const scenes = {} as Record<Mode, Scene>;
   try {
     // One start at a time: each controller's start alone on the machine.
@@ -437,6 +443,11 @@ async function runSize(
         nginxT: await quietNginxT(c, n > 1000 ? 1 : 3),
         pss: groupPssBytes(nginxPgid(c)),
       };
+      console.log(
+        `bench routes-as-data: n=${n} mode=${mode} start_to_served_ms=${fmt(scenes[mode].startMs)} ` +
+          `nginx_conf_bytes=${quiet[mode].conf} nginx_t_quiet_ms=${fmt(quiet[mode].nginxT)} ` +
+          `nginx_pss_mb=${mb(quiet[mode].pss)} load=${loadavg()[0]!.toFixed(2)}`,
+      );
     }
     const changes = plan(n, wildcard);
     const samples: Record<Mode, Map<string, Sample[]>> = { pushed: new Map(), rendered: new Map() };
@@ -529,11 +540,10 @@ async function runSize(
       );
     }
     const rates = await throughput(`n=${n}`, {
-      pushed: scenes.pushed.c.httpPort,
-      rendered: scenes.rendered.c.httpPort,
+      ...Object.fromEntries(order.map((mode) => [mode, scenes[mode].c.httpPort])),
       bare,
     });
-    for (const mode of MODES) results[mode] = { ...results[mode], rps: rates[mode]!, bareRps: rates.bare! };
+    for (const mode of order) results[mode] = { ...results[mode], rps: rates[mode]!, bareRps: rates.bare! };
     return results;
   } finally {
     for (const mode of order) await scenes[mode]?.c.close();
@@ -579,6 +589,7 @@ export async function runRoutesAsData(): Promise<void> {
         : await runOneHost(backend.port, bareNginx.httpPort);
     const bySize = new Map<number, Record<Mode, Result>>();
     for (const n of SIZES) bySize.set(n, await runSize(n, wildcard, a, b, backend.port, bareNginx.httpPort));
+    if (ACTIVE.length < 2) return;
     console.log('bench routes-as-data: ratios (pushed ÷ rendered unless said)');
     for (const [n, r] of bySize) {
       for (const kind of KINDS) {
