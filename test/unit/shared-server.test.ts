@@ -196,8 +196,8 @@ describe('nginx.conf grows with behaviours, not with hosts', () => {
       },
     );
     const at = (withNamed: boolean) => {
-      const snapshot = hosts(1);
-      if (withNamed) snapshot.ingresses.push(named as never);
+      const one = hosts(1);
+      const snapshot = withNamed ? { ...one, ingresses: [...one.ingresses, named as never] } : one;
       const { model } = buildModel(snapshot, { ...defaultBuildOptions, dynamic });
       const sharing = server.share(new DynamicSplit().split(model).model, template.sources)!;
       return { model: sharing.model, text: render(sharing.model, template), profiles: sharing.table!.profiles };
