@@ -115,10 +115,12 @@ end
 -- The Ingress route table is stored host by host ("ih:<host>" -> the host's JSON), with its version beside it, so a
 -- delta costs what it changes. ingress_router.lua reads both.
 local INGRESS_VERSION = "ingress_routes_version"
--- bumped by every applied push, last: ingress_router.lua drops its decoded hosts when it moves (a version may come
--- again over other stored hosts, so it cannot tell)
+-- bumped by every applied push, last: ingress_router.lua checks its decoded hosts' stamps again when it moves (not
+-- the version: one may come again over other stored hosts)
 local INGRESS_GENERATION = "ingress_routes_generation"
 local INGRESS_HOST = "ih:"
+-- "ihs:<host>" -> the generation of the push that wrote the host: a worker keeps a decoded host while it is the same
+local INGRESS_STAMP = "ihs:"
 -- held while a push applies, so two pushes never interleave their hosts (it expires should a worker die holding it)
 local INGRESS_LOCK = "ingress_routes_lock"
 
@@ -151,7 +153,7 @@ local function apply_ingress_routes(dict, t)
     if validate.ingress_host(host) then
       to_remove[host] = true
     else
-      refuse_host("#" .. i, "remove: " .. validate.short(host) .. " is not _, a lowercase DNS name or *. and one")
+      refuse_host("remove #" .. i, validate.short(host) .. " is not _, a lowercase DNS name or *. and one")
     end
   end
   for i, h in ipairs(t.set) do
@@ -181,10 +183,16 @@ local function apply_ingress_routes(dict, t)
       if not named[host] then removes[#removes + 1] = host end
     end
   end
-  -- hosts first, the version last: a worker that sees the new version reads the new hosts
+  -- hosts first, the version and the generation last: a worker that sees the new generation reads the new hosts; a
+  -- host's JSON before its stamp (ingress_router.lua reads them the other way round)
+  local generation = (dict:get(INGRESS_GENERATION) or 0) + 1
   for _, w in ipairs(writes) do
     local ok, err = dict:safe_set(INGRESS_HOST .. w[1], w[2])
+    if ok then ok, err = dict:safe_set(INGRESS_STAMP .. w[1], generation) end
     if not ok then
+      -- not a new JSON under an old stamp, which a worker would take for what it decoded before
+      dict:delete(INGRESS_STAMP .. w[1])
+      dict:delete(INGRESS_HOST .. w[1])
       -- some hosts are written, some not: no version describes that, so none is held, and the controller's next
       -- delta (base mismatch) is answered 409 until it sends the whole table
       dict:delete(INGRESS_VERSION)
@@ -193,10 +201,13 @@ local function apply_ingress_routes(dict, t)
       return 507, "lua_shared_dict ia_config: " .. tostring(err)
     end
   end
-  for _, host in ipairs(removes) do dict:delete(INGRESS_HOST .. host) end
+  for _, host in ipairs(removes) do
+    dict:delete(INGRESS_STAMP .. host)
+    dict:delete(INGRESS_HOST .. host)
+  end
   local ok, err = dict:safe_set(INGRESS_VERSION, t.version)
   if not ok then dict:delete(INGRESS_VERSION) end
-  -- a number's room was made when the key was first added; and it moves even after a failure, for what was written
+  -- the generation moves even when the version could not be stored: the hosts were written
   dict:incr(INGRESS_GENERATION, 1, 0)
   if not ok then return 507, "lua_shared_dict ia_config: " .. tostring(err) end
   for _, r in ipairs(refused) do
@@ -210,7 +221,8 @@ end
 
 --- ingress_routes handles POST /ingress-routes: {version, base, set, remove}, the Ingress route table host by host
 --- (lua/ingress_actors/ingress_router.lua serves it). `base` null replaces the whole table; a version applies the
---- delta only over that version (409 otherwise, nothing changed). Hosts are checked and refused alone.
+--- delta only over that version (409 otherwise, nothing changed). Hosts are checked and refused alone, named by their
+--- host, or by their place (`#<n>` in set, `remove #<n>`) when the host is not one.
 function _M.ingress_routes()
   if not allowed("POST") then return end
   ngx.req.read_body()

@@ -1,8 +1,9 @@
 -- The Ingress path router: picks, for a host and the request's normalised URI ($uri), the entry nginx's
 -- rendered `location` blocks would pick (src/model/ingress-routes.ts builds a host's entries from
--- toLocations). NOT WIRED IN YET: issue 29 ("routes are data") pushes the entries per host and jumps
--- to the picked location's profile; until then only tests call it (test/lua/ingress-router.test.ts
--- location by location, test/lua/ingress-router-template.test.ts against the rendered nginx.conf).
+-- toLocations), and route() serves a request from the pushed table (issue 29, "routes are data":
+-- control.lua's POST /ingress-routes stores it host by host), jumping to the entry's profile. Tested
+-- against nginx's own lookup (test/lua/ingress-router.test.ts, ingress-router-template.test.ts, both
+-- through a push and route()) and as served (test/lua/ingress-routes.test.ts).
 --
 -- nginx's order, kept here: an `exact` entry equal to the URI wins outright; else an entry marked
 -- autoRedirect whose path is the URI and a `/` makes nginx answer 301 to that path (proxy_pass's
@@ -116,18 +117,19 @@ function _M.host(get, name)
   return get("_")
 end
 
--- Serving: the pushed table (control.lua's POST /ingress-routes stores each host's JSON under "ih:<host>", its
--- version beside it), read per request by route() in the shared server's `location /`.
+-- Serving: the pushed table (control.lua's POST /ingress-routes stores each host's JSON under "ih:<host>" and the
+-- push generation that wrote it under "ihs:<host>"), read per request by route() in the shared server's `location /`.
 
 local cjson = require("cjson.safe")
 local dict = ngx.shared.ia_config
 local exec, exit, var = ngx.exec, ngx.exit, ngx.var
 local decode = cjson.decode
+local pick = _M.pick
 
 -- bumped by every applied push (control.lua): the controller's version names a table, but the same version may be
 -- pushed again over other stored hosts (a refused host keeps what it had), so caches follow this instead
 local GENERATION_KEY = "ingress_routes_generation"
-local HOST_KEY = "ih:"
+local HOST_KEY, STAMP_KEY = "ih:", "ihs:"
 -- a host longer than this is in no table (validate.lua's bound): it can only fall to `_`, and is never cached
 local MAX_HOST = require("ingress_actors.schema").limits.host
 -- request hosts remembered at most (each at most MAX_HOST bytes, so about 2.5 MB a worker): the cache is emptied when
@@ -135,18 +137,29 @@ local MAX_HOST = require("ingress_actors.schema").limits.host
 -- tests can make it small (init_by_lua); nothing else sets it.
 _M.max_resolved = 8192
 
--- per worker, for one stored generation: `records` the stored hosts read so far (table host -> record: the decoded
--- host, prepared, or { err = ... } when it does not prepare), bounded by the stored table; `resolved` each request
--- host seen -> its record, or false for none
+-- per worker, for one push generation: `records` the stored hosts read so far (table host -> record: the decoded
+-- host, prepared, or { err = ... } when it does not prepare; with the stamp of the push that wrote it), bounded by
+-- the stored table; `stale` the records of the generation before, taken over while their stamp is the stored one,
+-- so a push costs each worker the hosts it changed; `resolved` each request host seen -> its record, or false
 local held = false
-local records, resolved, nresolved = {}, {}, 0
+local records, stale, resolved, nresolved = {}, {}, {}, 0
+local decoded = 0
 
 -- record is the stored host `key` decoded and prepared (each entry given its exec target), or nil when none is stored
 local function record(key)
   local r = records[key]
   if r ~= nil then return r end
+  -- the stamp before the JSON: control.lua writes the JSON first, so a stamp read is never newer than the JSON after
+  local stamp = dict:get(STAMP_KEY .. key)
+  if stamp == nil then return nil end
+  r = stale[key]
+  if r and r.stamp == stamp then
+    records[key] = r
+    return r
+  end
   local raw = dict:get(HOST_KEY .. key)
   if raw == nil then return nil end
+  decoded = decoded + 1
   local h = decode(raw)
   local err
   if type(h) ~= "table" or type(h.entries) ~= "table" then
@@ -161,6 +174,7 @@ local function record(key)
     for _, e in ipairs(h.entries) do e.target = "@ia_p_" .. e.profile end
     r = h
   end
+  r.stamp = stamp
   records[key] = r
   return r
 end
@@ -182,15 +196,20 @@ function _M.resolved_count()
   return nresolved
 end
 
+--- decoded_count is how many stored hosts this worker has decoded (tests: a push costs the hosts it changed).
+function _M.decoded_count()
+  return decoded
+end
+
 --- route serves the request from the pushed Ingress route table, in rewrite_by_lua of the shared server's
 --- `location /`: it picks the host's entry, sets the variables its profile reads ($proxy_upstream_name, with
 --- `metrics` $ia_host and $ia_route, with the entry's info $namespace, $ingress_name, $service_name, $service_port)
 --- and jumps to the profile's named location `@ia_p_<profile>`. No host or entry, or an internal one: 404.
 function _M.route(metrics)
-  -- one read of the generation per request; a push drops what this worker decoded
+  -- one read of the generation per request; after a push, what this worker decoded is kept only where unchanged
   local generation = dict:get(GENERATION_KEY)
   if generation ~= held then
-    held, records, resolved, nresolved = generation, {}, {}, 0
+    held, stale, records, resolved, nresolved = generation, records, {}, {}, 0
   end
   local h = lookup(var.host)
   if not h then return exit(404) end
@@ -201,7 +220,7 @@ function _M.route(metrics)
     end
     return exit(500)
   end
-  local e, redirect = _M.pick(h, var.uri)
+  local e, redirect = pick(h, var.uri)
   if e == nil or e.internal then return exit(404) end
   if redirect then
     -- absolute, as nginx's auto_redirect makes it (absolute_redirect and port_in_redirect on, server_name_in_redirect

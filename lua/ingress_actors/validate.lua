@@ -613,6 +613,7 @@ function _M.ingress_routes_push(body)
   local ok, extra = only_keys(t, { version = true, base = true, set = true, remove = true })
   if not ok then return nil, "unknown field " .. short(extra) end
   if not _M.version(t.version) then return nil, "version is not 1.." .. L.version .. " of [A-Za-z0-9_.:-]" end
+  -- null, never absent: a push that forgot its base must not replace the whole table
   if t.base == null then
     t.base = nil
   elseif not _M.version(t.base) then

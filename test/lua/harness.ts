@@ -28,8 +28,9 @@ export interface LuaNginx {
   readonly dir: string;
   readonly port: number;
   readonly tlsPort: number;
-  /** the shared Ingress server's port (options.profiles) */
+  /** the shared Ingress server's port (options.profiles), and its TLS port */
   readonly routerPort: number;
+  readonly routerTlsPort: number;
   readonly token: string;
   readonly socketPath: string;
   readonly control: ControlChannel;
@@ -57,6 +58,8 @@ export interface NginxOptions {
   readonly profiles?: readonly string[];
   /** the router's bound on remembered request hosts (its max_resolved), set in init_by_lua */
   readonly maxResolved?: number;
+  /** lua_shared_dict ia_config's size (64m) */
+  readonly configSize?: string;
 }
 
 /** PROFILE_VARIABLES are what each test profile answers, space-separated after its key (empty ones as `~`). */
@@ -73,7 +76,7 @@ export const PROFILE_VARIABLES = [
 ] as const;
 
 /** router is the shared Ingress server of `options.profiles`, or nothing. */
-function router(routerPort: number, options: NginxOptions): string {
+function router(routerPort: number, routerTlsPort: number, options: NginxOptions): string {
   if (!options.profiles) return '';
   const shown = PROFILE_VARIABLES.map((v) => `[$${v}]`).join(' ');
   const profiles = options.profiles.map((key) => `    location @ia_p_${key} { return 200 "${key} ${shown}"; }`);
@@ -85,6 +88,7 @@ function router(routerPort: number, options: NginxOptions): string {
   return `
   server {
     listen 127.0.0.1:${routerPort} reuseport;
+    listen 127.0.0.1:${routerTlsPort} ssl reuseport;
     server_name _;
     ${declared}
     set $ia_host "";
@@ -94,8 +98,12 @@ function router(routerPort: number, options: NginxOptions): string {
     location / { rewrite_by_lua_block { require("ingress_actors.ingress_router").route(true) } }
     # nginx's own auto_redirect, for the router's to be compared with: a request for /nginx-redirect answers 301
     location = /nginx-redirect/ { proxy_pass http://127.0.0.1:9; }
+    # what this worker's router cache holds: request hosts remembered, stored hosts decoded so far
     location = /resolved-count {
       content_by_lua_block { ngx.print(require("ingress_actors.ingress_router").resolved_count()) }
+    }
+    location = /decoded-count {
+      content_by_lua_block { ngx.print(require("ingress_actors.ingress_router").decoded_count()) }
     }
 ${profiles.join('\n')}
   }
@@ -109,7 +117,13 @@ ${profiles.join('\n')}
   }`;
 }
 
-function conf(dir: string, port: number, tlsPort: number, routerPort: number, options: NginxOptions): string {
+function conf(
+  dir: string,
+  port: number,
+  tlsPort: number,
+  routerPorts: [number, number],
+  options: NginxOptions,
+): string {
   const maxBody = options.maxBody ?? '4m';
   const buffer = options.bodyBuffer ?? maxBody;
   return `
@@ -128,7 +142,7 @@ http {
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
   lua_package_path "${LUA_DIR}/?.lua;;";
-  lua_shared_dict ia_config 64m;
+  lua_shared_dict ia_config ${options.configSize ?? '64m'};
   lua_shared_dict ia_sticky 1m;
   lua_shared_dict ia_metrics 1m;
   init_by_lua_block {
@@ -188,7 +202,7 @@ http {
     location = /self { return 200 "self\\n"; }
     location = /lua-literal { content_by_lua_block { ngx.print(${luaString(LUA_LITERAL_PROBE)}) } }
     location / { return 404 "public 404\\n"; }
-  }${router(routerPort, options)}
+  }${router(...routerPorts, options)}
 }
 `;
 }
@@ -198,10 +212,15 @@ export async function startLuaNginx(options: NginxOptions = { token: newControlT
   const dir = await mkdtemp(join(tmpdir(), 'ia-lua-'));
   // workers run as nobody: they must reach the Lua files and the folder
   await chmod(dir, 0o755);
-  const [port, tlsPort, routerPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, tlsPort, routerPort, routerTlsPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const defaultCert = await issueCertificate({ commonName: 'default.invalid', dnsNames: ['default.invalid'] });
   await writeFile(join(dir, 'default.pem'), defaultCert.certPem + defaultCert.keyPem, { mode: 0o600 });
-  await writeFile(join(dir, 'nginx.conf'), conf(dir, port, tlsPort, routerPort, options));
+  await writeFile(join(dir, 'nginx.conf'), conf(dir, port, tlsPort, [routerPort, routerTlsPort], options));
   const env: Record<string, string | undefined> = { ...process.env, [CONTROL_TOKEN_ENV]: options.token };
   if (options.token === undefined) delete env[CONTROL_TOKEN_ENV];
   const child: ResultPromise = execa(NGINX, ['-p', `${dir}/`, '-c', `${dir}/nginx.conf`, '-g', 'daemon off;'], {
@@ -222,6 +241,7 @@ export async function startLuaNginx(options: NginxOptions = { token: newControlT
     port,
     tlsPort,
     routerPort,
+    routerTlsPort,
     token,
     socketPath,
     control: new ControlChannel(socketPath, token),

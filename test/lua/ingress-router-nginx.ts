@@ -1,8 +1,12 @@
 /**
  * The nginx of the Ingress router's differential tests: the model's locations rendered as the template renders them
  * (server_name, modifiers, quoting, and proxy_pass where the template writes one, so nginx's auto_redirect applies as
- * it would), each answering which location it is, beside a server that asks lua/ingress_actors/ingress_router.lua.
+ * it would), each answering which location it is, beside a shared server as issue 29 renders it: the route table
+ * pushed through POST /ingress-routes (each location a made-up profile of its own), `location /` running
+ * lua/ingress_actors/ingress_router.lua's route(), and a named location `@ia_p_<profile>` per location answering
+ * which location it is.
  */
+import { createHash } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +15,8 @@ import { execa, type ResultPromise } from 'execa';
 import type { IngressHostRoutes } from '../../src/model/ingress-routes.js';
 import type { Server } from '../../src/model/nginx-model.js';
 import type { PathSpec } from '../support/manifests.js';
-import { luaString, quote } from '../../src/render/quote.js';
+import { CONTROL_TOKEN_ENV, CONTROL_TOKEN_HEADER, newControlToken } from '../../src/nginx/control.js';
+import { quote } from '../../src/render/quote.js';
 import { freePort, waitForPort } from '../support/net.js';
 import { stopProcessGroup } from '../support/nginx.js';
 
@@ -60,11 +65,11 @@ export const ROUTER_CASES: readonly RouterCase[] = [
 const LUA_DIR = resolve(import.meta.dirname, '../../lua');
 const NGINX = process.env.NGINX_BINARY || '/usr/sbin/nginx';
 
-/** RouterNginx is a running nginx with the rendered locations on `port` and the Lua router on `luaPort`. */
+/** RouterNginx is a running nginx with the rendered locations on `port` and the shared server (Lua) on `luaPort`. */
 export interface RouterNginx {
   /** the rendered locations */
   readonly port: number;
-  /** the Lua router's answers */
+  /** the shared server's answers: the Lua router over the pushed table */
   readonly luaPort: number;
   stop(): Promise<void>;
 }
@@ -87,6 +92,58 @@ function location(server: Server, index: number, backend: number): string {
   return `    location ${l.modifier ? `${l.modifier} ` : ''}${quote(l.match)} {\n      ${body}\n    }`;
 }
 
+/** profileOf is the made-up profile key of a server's location: each location its own named location. */
+export function profileOf(host: string, location: number): string {
+  return createHash('md5').update(`${host} ${location}`).digest('hex');
+}
+
+/** profiles renders a named location per location of every server, answering which location it is. */
+function profiles(servers: readonly Server[]): string {
+  return servers
+    .flatMap((s) =>
+      s.locations.map(
+        (_, i) => `    location @ia_p_${profileOf(s.host, i)} { return 200 ${quote(`${s.host} ${i}`)}; }`,
+      ),
+    )
+    .join('\n');
+}
+
+/** pushed is a host's entries as POST /ingress-routes takes them: the location's profile, no unset field. */
+export function pushed(table: readonly IngressHostRoutes[]): unknown[] {
+  return table.map((h) => ({
+    host: h.host,
+    entries: h.entries.map((e) => ({
+      kind: e.kind,
+      path: e.path,
+      profile: profileOf(h.host, e.location),
+      ...(e.route !== null ? { route: e.route } : {}),
+      ...(e.upstream !== null ? { upstream: e.upstream } : {}),
+      autoRedirect: e.autoRedirect,
+      internal: e.internal,
+    })),
+  }));
+}
+
+/** pushRoutes sends the whole table to POST /ingress-routes; every host must be taken. */
+function pushRoutes(socketPath: string, token: string, table: readonly IngressHostRoutes[]): Promise<void> {
+  const body = JSON.stringify({ version: 'test-1', base: null, set: pushed(table), remove: [] });
+  return new Promise((done, fail) => {
+    const headers = { host: 'localhost', [CONTROL_TOKEN_HEADER]: token, 'content-length': Buffer.byteLength(body) };
+    const req = request({ socketPath, method: 'POST', path: '/ingress-routes', agent: false, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () =>
+        res.statusCode === 201 && text.includes('"refused":[]')
+          ? done()
+          : fail(new Error(`POST /ingress-routes: ${res.statusCode} ${text}`)),
+      );
+    });
+    req.on('error', fail);
+    req.end(body);
+  });
+}
+
 function conf(dir: string, servers: readonly Server[], ports: { port: number; luaPort: number; backend: number }) {
   const rendered = servers
     .map(
@@ -102,6 +159,7 @@ load_module /usr/lib/nginx/modules/ndk_http_module.so;
 load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;
 worker_processes 1;
 pid ${dir}/nginx.pid;
+env ${CONTROL_TOKEN_ENV};
 error_log ${dir}/error.log notice;
 events { worker_connections 256; }
 http {
@@ -113,17 +171,14 @@ http {
   scgi_temp_path ${dir}/scgi;
   server_names_hash_bucket_size 128;
   lua_package_path "${LUA_DIR}/?.lua;;";
-  init_by_lua_block {
-    local router = require("ingress_actors.ingress_router")
-    local f = assert(io.open(${luaString(join(dir, 'routes.json'))}))
-    local hosts = assert(require("cjson.safe").decode(f:read("*a")))
-    f:close()
-    local by_name = {}
-    for _, h in ipairs(hosts) do
-      by_name[h.host] = h
-      assert(router.prepare_host(h))
-    end
-    package.loaded.ia_test_routes = by_name
+  lua_shared_dict ia_config 16m;
+  init_by_lua_block { require("ingress_actors.init").master() }
+  # the control channel: the route table is pushed here (POST /ingress-routes), as the controller pushes it
+  server {
+    listen unix:${dir}/control.sock;
+    client_max_body_size 16m;
+    client_body_buffer_size 16m;
+    location = /ingress-routes { content_by_lua_block { require("ingress_actors.control").ingress_routes() } }
   }
   server {
     listen 127.0.0.1:${ports.backend};
@@ -141,33 +196,18 @@ ${rendered}
         ngx.print(p and "ok" or err)
       }
     }
-    location / {
-      content_by_lua_block {
-        local router = require("ingress_actors.ingress_router")
-        local by_name = package.loaded.ia_test_routes
-        local h = router.host(function(name) return by_name[name] end, ngx.var.host)
-        if h == nil then return ngx.exit(404) end
-        local e, redirect_or_err = router.pick(h, ngx.var.uri)
-        if e == nil then
-          if redirect_or_err then ngx.log(ngx.ERR, redirect_or_err) return ngx.exit(500) end
-          return ngx.exit(404)
-        end
-        if redirect_or_err then
-          local args = ngx.var.args
-          return ngx.print("redirect ", e.path, args and ("?" .. args) or "")
-        end
-        if e.internal then return ngx.exit(404) end
-        ngx.print(h.host, " ", e.location)
-      }
-    }
+    # the shared server: the router picks the entry and jumps to its profile, which answers "<host> <index>"
+    set $proxy_upstream_name "-";
+    location / { rewrite_by_lua_block { require("ingress_actors.ingress_router").route(false) } }
+${profiles(servers)}
   }
 }
 `;
 }
 
 /**
- * startRouterNginx renders the servers' locations (the template's matches, quoting and proxy_pass) and a server asking
- * the Lua router, given `table`, into one nginx with one worker, and starts it.
+ * startRouterNginx renders the servers' locations (the template's matches, quoting and proxy_pass) and the shared
+ * server into one nginx with one worker, starts it, and pushes `table` (every host must be taken).
  */
 export async function startRouterNginx(
   servers: readonly Server[],
@@ -176,12 +216,13 @@ export async function startRouterNginx(
   const dir = await mkdtemp(join(tmpdir(), 'ia-ingress-router-'));
   await chmod(dir, 0o755);
   const ports = { port: await freePort(), luaPort: await freePort(), backend: await freePort() };
-  await writeFile(join(dir, 'routes.json'), JSON.stringify(table));
+  const token = newControlToken();
   await writeFile(join(dir, 'nginx.conf'), conf(dir, servers, ports));
   const child: ResultPromise = execa(NGINX, ['-p', `${dir}/`, '-c', `${dir}/nginx.conf`, '-g', 'daemon off;'], {
     reject: false,
     stdio: ['ignore', 'ignore', 'pipe'],
     detached: true,
+    env: { ...process.env, [CONTROL_TOKEN_ENV]: token },
   });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -195,6 +236,7 @@ export async function startRouterNginx(
       Promise.all([waitForPort(ports.port), waitForPort(ports.luaPort)]),
       exited.then((e) => Promise.reject(e)),
     ]);
+    await pushRoutes(join(dir, 'control.sock'), token, table);
   } catch (error) {
     // not listening (an nginx.conf without servers on a port, say): stop it, or it outlives the test
     await stop();

@@ -1,10 +1,10 @@
 /**
- * The Ingress path router (lua/ingress_actors/ingress_router.lua, not wired in yet) against nginx's own
- * `location` lookup, differentially: Ingresses go through buildModel, each server's locations (toLocations'
- * output) are rendered as the template renders them (same server_name, modifiers, quoting, and a proxy_pass, so
- * nginx's auto_redirect applies as it would) into one nginx, each answering which location it is; a second
- * server of the same nginx asks the Lua router, given ingressRouteTable(model), for its pick. Every request goes
- * to both, and both must name the same host and location (or the same error status).
+ * The Ingress path router (lua/ingress_actors/ingress_router.lua) against nginx's own `location` lookup,
+ * differentially: Ingresses go through buildModel, each server's locations (toLocations' output) are rendered as the
+ * template renders them (same server_name, modifiers, quoting, and a proxy_pass, so nginx's auto_redirect applies as
+ * it would) into one nginx, each answering which location it is; a second server of the same nginx is the shared
+ * server, serving ingressRouteTable(model) as pushed (POST /ingress-routes) through route() and a profile per
+ * location. Every request goes to both, and both must name the same host and location (or the same error status).
  */
 import { request } from 'node:http';
 import fc from 'fast-check';

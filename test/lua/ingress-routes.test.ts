@@ -4,7 +4,8 @@
  * validate.lua) and the shared server's `location /` serving it (ingress_router.route: the host, the entry, the
  * variables a profile reads, the jump to `@ia_p_<profile>`), with two workers.
  */
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { controlRequest, type LuaNginx, PROFILE_VARIABLES, startLuaNginx } from './harness.js';
 import { newControlToken } from '../../src/nginx/control.js';
@@ -314,7 +315,7 @@ describe('POST /ingress-routes', () => {
       [host],
     );
     expect(a.status).toBe(201);
-    expect(a.json?.refused.map((r) => r.key)).toEqual(['#1', '#2']);
+    expect(a.json?.refused.map((r) => r.key)).toEqual(['remove #1', '#2']);
     expect(await servedBy('fine.test', '/')).toBe('p2');
     expect(await servedBy('keep.test', '/')).toBe('p1');
   });
@@ -327,6 +328,7 @@ describe('POST /ingress-routes', () => {
     ['a version too long', JSON.stringify({ version: 'v'.repeat(129), base: null, set: [], remove: [] })],
     ['no version', JSON.stringify({ base: null, set: [], remove: [] })],
     ['base a number', JSON.stringify({ version: 'v9', base: 1, set: [], remove: [] })],
+    ['base missing', JSON.stringify({ version: 'v9', set: [], remove: [] })],
     ['base with a newline', JSON.stringify({ version: 'v9', base: 'v1\n', set: [], remove: [] })],
     ['set an object', JSON.stringify({ version: 'v9', base: null, set: { a: 1 }, remove: [] })],
     ['set missing', JSON.stringify({ version: 'v9', base: null, remove: [] })],
@@ -391,6 +393,12 @@ describe('serving the pushed table', () => {
       `301 http://app.test:${port}/nginx-redirect/?a=1&b=%20`,
     );
     expect(await servedBy('app.test', '/nginx-redirect')).toBe(`301 http://app.test:${port}/nginx-redirect/`);
+  });
+
+  test('over TLS too: https, and the port unless 443', async () => {
+    const port = nginx.routerTlsPort;
+    expect(await tlsLocation('/dir?a=1')).toBe(`https://app.test:${port}/dir/?a=1`);
+    expect(await tlsLocation('/nginx-redirect?a=1')).toBe(`https://app.test:${port}/nginx-redirect/?a=1`);
   });
 
   test('the profile sees the entry’s variables, and the request’s URI and args', async () => {
@@ -465,6 +473,29 @@ describe('serving the pushed table', () => {
     await push(version, null, [...HOSTS, DEFAULT_HOST]);
   });
 
+  test('a delta costs each worker the hosts it changed: the others stay decoded', async () => {
+    // one kept-alive connection: one worker answers every request
+    const one = new Agent({ keepAlive: true, maxSockets: 1 });
+    const on = (host: string, path: string) => text(one, host, path);
+    try {
+      const version = (await heldVersion())!;
+      expect(await on('b.wild.test', '/x')).toMatch(/^0+4 /);
+      expect(await on('app.test', '/other')).toMatch(/^0+2 /);
+      const before = Number(await on('x', '/decoded-count'));
+      await push('cost-1', version, [{ host: 'a.wild.test', entries: [entry('exact', '/a', 6)] }]);
+      // unchanged hosts: served as before, nothing decoded again
+      expect(await on('b.wild.test', '/x')).toMatch(/^0+4 /);
+      expect(await on('app.test', '/other')).toMatch(/^0+2 /);
+      expect(Number(await on('x', '/decoded-count'))).toBe(before);
+      // the changed host: decoded once, served as pushed
+      expect(await on('a.wild.test', '/a')).toMatch(/^0+6 /);
+      expect(Number(await on('x', '/decoded-count'))).toBe(before + 1);
+      await push('cost-2', 'cost-1', [HOSTS[2]]);
+    } finally {
+      one.destroy();
+    }
+  });
+
   test('made-up Host headers never grow the cache past its bound', async () => {
     const names = Array.from({ length: 10 * MAX_RESOLVED }, (_, i) => `made-up-${i}.wild.test`);
     for (const name of names) expect(await servedBy(name, '/x')).toBe('p4');
@@ -479,19 +510,78 @@ describe('serving the pushed table', () => {
   });
 });
 
-/** countOf reads /resolved-count (one worker's count of remembered request hosts). */
-function countOf(): Promise<string> {
+/** tlsLocation is the Location of the shared server's answer to app.test `path` over TLS. */
+function tlsLocation(path: string): Promise<string | undefined> {
   return new Promise((done, fail) => {
-    const req = request(
-      { host: '127.0.0.1', port: nginx.routerPort, path: '/resolved-count', agent: false, headers: { host: 'x' } },
+    const req = httpsRequest(
+      {
+        host: '127.0.0.1',
+        port: nginx.routerTlsPort,
+        path,
+        agent: false,
+        servername: 'app.test',
+        rejectUnauthorized: false,
+        headers: { host: 'app.test' },
+      },
       (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => done(body));
+        res.resume();
+        res.on('end', () => done(res.headers.location));
       },
     );
     req.on('error', fail);
     req.end();
   });
 }
+
+/** text is the body of one request to the shared server through `agent`. */
+function text(agent: Agent | false, host: string, path: string): Promise<string> {
+  return new Promise((done, fail) => {
+    const req = request({ host: '127.0.0.1', port: nginx.routerPort, path, agent, headers: { host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => done(body));
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`request to ${host}${path} timed out`)));
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+/** countOf reads /resolved-count (one worker's count of remembered request hosts). */
+function countOf(): Promise<string> {
+  return text(false, 'x', '/resolved-count');
+}
+
+describe('a table over the shared dict', () => {
+  let small: LuaNginx;
+  beforeAll(async () => {
+    small = await startLuaNginx({ token: newControlToken(), configSize: '128k', profiles: [profile(1)] });
+  });
+  afterAll(async () => {
+    await small?.stop();
+  });
+
+  const send = async (version: string, base: string | null, set: unknown[]) =>
+    controlRequest(small, 'POST', '/ingress-routes', JSON.stringify({ version, base, set, remove: [] }));
+  const held = async () =>
+    (JSON.parse((await controlRequest(small, 'GET', '/status')).body) as { ingress_routes: string | null })
+      .ingress_routes;
+
+  test('is answered 507, holds no version, and deltas are 409 until a whole table fits', async () => {
+    const fits = { host: 'fits.test', entries: [entry('prefix', '/', 1)] };
+    expect((await send('v1', null, [fits])).status).toBe(201);
+    const huge = {
+      host: 'huge.test',
+      entries: Array.from({ length: 5000 }, (_, i) => entry('exact', `/${i}/${'x'.repeat(40)}`, 1)),
+    };
+    const over = await send('v2', 'v1', [huge]);
+    expect(over.status).toBe(507);
+    expect(over.body).toMatch(/no memory/);
+    // what nginx holds is no version the controller knows: it must send the whole table
+    expect(await held()).toBeNull();
+    expect((await send('v3', 'v1', [fits])).status).toBe(409);
+    expect((await send('v3', null, [fits])).status).toBe(201);
+    expect(await held()).toBe('v3');
+  });
+});
