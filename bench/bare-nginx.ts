@@ -30,10 +30,10 @@ function alive(pid: number): boolean {
 }
 
 /**
- * startBareNginx runs nginx on a free port with 2 workers, keep-alive to clients and to `backendPort`, as the
- * controller's config has.
+ * startBareNginx runs nginx on a free port with 2 workers, keep-alive to clients and to `backendPort` on `backendIp`, as
+ * the controller's config has.
  */
-export async function startBareNginx(backendPort: number): Promise<BareNginx> {
+export async function startBareNginx(backendPort: number, backendIp = '127.0.0.1'): Promise<BareNginx> {
   const dir = await mkdtemp(join(tmpdir(), 'ia-bare-nginx-'));
   await mkdir(join(dir, 'tmp'));
   const httpPort = await freePort();
@@ -48,7 +48,7 @@ http {
     client_body_temp_path tmp; proxy_temp_path tmp; fastcgi_temp_path tmp; uwsgi_temp_path tmp; scgi_temp_path tmp;
     access_log off;
     keepalive_timeout 75s;
-    upstream backend { server 127.0.0.1:${backendPort}; keepalive 32; }
+    upstream backend { server ${backendIp}:${backendPort}; keepalive 32; }
     server {
         listen ${httpPort} default_server;
         location / { proxy_http_version 1.1; proxy_set_header Connection ""; proxy_pass http://backend; }

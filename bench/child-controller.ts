@@ -4,6 +4,7 @@
  * points to it, and the child's JSON log lines (pino, on stderr) are collected as they come.
  */
 import { spawn } from 'node:child_process';
+import { Agent, request as httpsRequest } from 'node:https';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,10 +25,15 @@ export interface LogLine {
 export interface ChildController {
   readonly pid: number;
   readonly httpPort: number;
+  readonly httpsPort: number;
+  /** the controller's --config-dir: nginx.conf and nginx's prefix */
+  readonly configDir: string;
   /** every JSON line the controller logged so far, in order */
   readonly logs: readonly LogLine[];
   /** rawPatch sends one JSON merge patch over a keep-alive HTTPS connection: fast enough for bursts */
   rawPatch(path: string, body: object): Promise<number>;
+  /** send makes one API request as kubectl would (POST to create, DELETE), over a keep-alive HTTPS connection */
+  send(method: 'POST' | 'DELETE', path: string, body?: object): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -37,7 +43,8 @@ export async function startChildController(seed: object[], flags: string[]): Pro
   const dir = await mkdtemp(join(tmpdir(), 'ia-bench-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await api.writeKubeconfig(kubeconfig);
-  const first = await testControllerFlags(kubeconfig, join(dir, 'nginx'));
+  const configDir = join(dir, 'nginx');
+  const first = await testControllerFlags(kubeconfig, configDir);
   const child = spawn(
     join(PROJECT_ROOT, 'bin/ingress-actors'),
     ['controller', ...first.flags, '--drain-timeout', '1', '--shutdown-timeout', '5', ...flags],
@@ -58,11 +65,25 @@ export async function startChildController(seed: object[], flags: string[]): Pro
     if (!closing) console.error(`the controller exited early (code ${code}):\n${other.join('\n')}`);
   });
   const patcher = mergePatcher(api);
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+  const send = (method: 'POST' | 'DELETE', path: string, body?: object) =>
+    new Promise<number>((resolve, reject) => {
+      const headers = { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' };
+      const req = httpsRequest(
+        { host: '127.0.0.1', port: api.port, path, method, agent, ca: api.caPem, headers },
+        (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)),
+      );
+      req.on('error', reject);
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
   return {
     pid: child.pid!,
     httpPort: first.httpPort,
+    httpsPort: first.httpsPort,
+    configDir,
     logs,
     rawPatch: patcher.patch,
+    send,
     close: async () => {
       closing = true;
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -71,6 +92,7 @@ export async function startChildController(seed: object[], flags: string[]): Pro
       await exited;
       clearTimeout(timer);
       patcher.close();
+      agent.destroy();
       await api.close();
       await rm(dir, { recursive: true, force: true });
     },

@@ -265,7 +265,7 @@ export async function runTrafficDuringReloads(reloadCount = 50): Promise<void> {
 }
 
 /** nginxPgid: nginx's master leads its own process group; the last one the controller started. */
-const nginxPgid = (c: ChildController) => Number(c.logs.findLast((l) => l.msg === 'nginx master started')?.pid);
+const nginxPgid = (c: ChildController) => Number(c.logs.findLast((l) => l.msg === 'nginx master started')?.nginxPid);
 
 /**
  * runFootprint: the controller process's RSS and CPU, idle for 5 s, then during bench 4's burst

@@ -30,7 +30,7 @@ const mb1 = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const count = (c: ChildController, msg: string) => c.logs.filter((l) => l.msg === msg).length;
 /** nginxPgid: nginx's master leads its own process group; the last one the controller started. */
-const nginxPgid = (c: ChildController) => Number(c.logs.findLast((l) => l.msg === 'nginx master started')?.pid);
+const nginxPgid = (c: ChildController) => Number(c.logs.findLast((l) => l.msg === 'nginx master started')?.nginxPid);
 
 /** withApp runs `run` on a child controller serving Service `app` with `ready` fresh pods, once it routes to them. */
 async function withApp<T>(

@@ -6,11 +6,48 @@ import type { KeyPair } from '../src/tls/issue.js';
 import { ingressClass } from '../test/support/manifests.js';
 
 /**
+ * ANNOTATION_MIX is what the annotated mix gives Ingress i: entry i % length (about 40 % none). Values repeat, as
+ * teams copy them; limit-rps names a zone per Ingress and rewrite-target a pattern per path, so those stay apart.
+ */
+export const ANNOTATION_MIX: readonly Record<string, string>[] = [
+  {},
+  {},
+  {},
+  {},
+  { 'proxy-body-size': '8m' },
+  { 'proxy-body-size': '64m' },
+  { 'proxy-read-timeout': '300', 'proxy-send-timeout': '300' },
+  { 'enable-cors': 'true' },
+  { 'whitelist-source-range': '10.0.0.0/8' },
+  { 'ssl-redirect': 'false' },
+  { 'auth-url': 'http://auth.example.com/check' },
+  { 'proxy-buffering': 'on', 'proxy-body-size': '8m' },
+  { 'limit-rps': '20' },
+  { 'rewrite-target': '/' },
+  { 'backend-protocol': 'HTTPS' },
+  { affinity: 'cookie' },
+];
+
+/** annotationsOf is Ingress i's annotations in the annotated mix, with their ingress-nginx prefix. */
+export const annotationsOf = (i: number): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(ANNOTATION_MIX[i % ANNOTATION_MIX.length]!).map(([k, v]) => [`nginx.ingress.kubernetes.io/${k}`, v]),
+  );
+
+/** ClusterOptions vary generateCluster's cluster. */
+export interface ClusterOptions {
+  /** give Ingress i annotationsOf(i): a realistic mix instead of none */
+  readonly annotated?: boolean;
+  /** every Service's one endpoint, a real backend, instead of 3 addresses nobody listens on */
+  readonly endpoint?: { readonly ip: string; readonly port: number };
+}
+
+/**
  * generateCluster makes N Ingresses as the scale benchmark describes them: each with its own
  * Service and EndpointSlice of 3 endpoints, 2 paths, and every 10th with TLS (its own Secret
  * holding the same wildcard certificate, so each still costs a parse and a file).
  */
-export function generateCluster(n: number, wildcard: KeyPair): Snapshot {
+export function generateCluster(n: number, wildcard: KeyPair, options: ClusterOptions = {}): Snapshot {
   const ns = (i: number) => `team-${i % 50}`;
   const crt = Buffer.from(wildcard.certPem).toString('base64');
   const key = Buffer.from(wildcard.keyPem).toString('base64');
@@ -33,11 +70,13 @@ export function generateCluster(n: number, wildcard: KeyPair): Snapshot {
     snapshot.endpointSlices.push({
       metadata: { namespace: ns(i), name: `${name}-x1`, labels: { 'kubernetes.io/service-name': name } },
       addressType: 'IPv4',
-      ports: [{ name: 'http', port: 8080 }],
-      endpoints: [1, 2, 3].map((k) => ({
-        addresses: [`10.${(i >> 8) & 255}.${i & 255}.${k}`],
-        conditions: { ready: true },
-      })),
+      ports: [{ name: 'http', port: options.endpoint?.port ?? 8080 }],
+      endpoints: options.endpoint
+        ? [{ addresses: [options.endpoint.ip], conditions: { ready: true } }]
+        : [1, 2, 3].map((k) => ({
+            addresses: [`10.${(i >> 8) & 255}.${i & 255}.${k}`],
+            conditions: { ready: true },
+          })),
     });
     if (tls)
       snapshot.secrets.push({
@@ -46,7 +85,12 @@ export function generateCluster(n: number, wildcard: KeyPair): Snapshot {
         data: { 'tls.crt': crt, 'tls.key': key },
       });
     snapshot.ingresses.push({
-      metadata: { namespace: ns(i), name, creationTimestamp: new Date(1_700_000_000_000 + i * 1000).toISOString() },
+      metadata: {
+        namespace: ns(i),
+        name,
+        creationTimestamp: new Date(1_700_000_000_000 + i * 1000).toISOString(),
+        ...(options.annotated ? { annotations: annotationsOf(i) } : {}),
+      },
       spec: {
         ingressClassName: 'nginx',
         ...(tls ? { tls: [{ hosts: [host], secretName: `${name}-tls` }] } : {}),

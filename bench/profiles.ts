@@ -3,7 +3,7 @@
  * (src/render/profile.ts) a configuration has against its locations, and the text N profiles take against today's
  * nginx.conf. Counts and sizes, no timing: for the project's fixtures (each with its own options), for the scale
  * benchmark's 10,000-Ingress mix (bench/fixtures.ts generateCluster), and for that mix with annotations spread over it
- * (ANNOTATION_MIX, this file's own: the generator has none). Both the default mode (Lua balancer, request metrics)
+ * (bench/fixtures.ts ANNOTATION_MIX). Both the default mode (Lua balancer, request metrics)
  * and `--dynamic-backends=false`.
  */
 import { readdir, readFile } from 'node:fs/promises';
@@ -18,7 +18,7 @@ import { loadTemplate } from '../src/render/load.js';
 import { profileCensus } from '../src/render/profile.js';
 import { compileLocationRenderer, render, type LocationRenderer, type NginxTemplate } from '../src/render/render.js';
 import { issueCertificate } from '../src/tls/issue.js';
-import { generateCluster } from './fixtures.js';
+import { annotationsOf, generateCluster } from './fixtures.js';
 
 /** The default mode's Lua settings, as the controller passes them (paths do not change the counts). */
 const DYNAMIC: Partial<BuildOptions> = {
@@ -29,39 +29,13 @@ const MODES = [
   ['static', {}],
 ] as const;
 
-/**
- * ANNOTATION_MIX is what the annotated mix gives Ingress i: entry i % length (about 40 % none). Values repeat, as
- * teams copy them; limit-rps names a zone per Ingress and rewrite-target a pattern per path, so those stay apart.
- */
-const ANNOTATION_MIX: readonly Record<string, string>[] = [
-  {},
-  {},
-  {},
-  {},
-  { 'proxy-body-size': '8m' },
-  { 'proxy-body-size': '64m' },
-  { 'proxy-read-timeout': '300', 'proxy-send-timeout': '300' },
-  { 'enable-cors': 'true' },
-  { 'whitelist-source-range': '10.0.0.0/8' },
-  { 'ssl-redirect': 'false' },
-  { 'auth-url': 'http://auth.example.com/check' },
-  { 'proxy-buffering': 'on', 'proxy-body-size': '8m' },
-  { 'limit-rps': '20' },
-  { 'rewrite-target': '/' },
-  { 'backend-protocol': 'HTTPS' },
-  { affinity: 'cookie' },
-];
-
 function annotated(snapshot: Snapshot): Snapshot {
   return {
     ...snapshot,
-    ingresses: snapshot.ingresses.map((ingress, i) => {
-      const mix = ANNOTATION_MIX[i % ANNOTATION_MIX.length]!;
-      const annotations = Object.fromEntries(
-        Object.entries(mix).map(([k, v]) => [`nginx.ingress.kubernetes.io/${k}`, v]),
-      );
-      return { ...ingress, metadata: { ...ingress.metadata, annotations } };
-    }),
+    ingresses: snapshot.ingresses.map((ingress, i) => ({
+      ...ingress,
+      metadata: { ...ingress.metadata, annotations: annotationsOf(i) },
+    })),
   };
 }
 

@@ -11,6 +11,7 @@ import { runProfiles } from './profiles.js';
 import { runRegexPaths } from './regex-paths.js';
 import { runRegexHost } from './regex-host.js';
 import { runRequestMetrics } from './request-metrics.js';
+import { runRoutesAsData } from './routes-as-data.js';
 import { runScale } from './scale.js';
 import { runScaleCertificates } from './scale-certificates.js';
 
@@ -33,6 +34,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'metrics-scrape': () => runMetricsScrape(),
   'gateway-routing': () => runGatewayRouting(),
   profiles: () => runProfiles(),
+  'routes-as-data': () => runRoutesAsData(),
 };
 
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(BENCHMARKS);
