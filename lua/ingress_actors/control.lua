@@ -49,19 +49,28 @@ local function allowed(method)
   return true
 end
 
+-- body_in_memory is the request's body, or nil once it answered why there is none to read
+local function body_in_memory()
+  ngx.req.read_body()
+  local body = ngx.req.get_body_data()
+  if body ~= nil then return body end
+  -- a body nginx wrote to a file is over client_body_buffer_size: never read from disk
+  if ngx.req.get_body_file() ~= nil then
+    refuse(413, "the body is over the in-memory buffer")
+  else
+    refuse(400, "the body is empty")
+  end
+  return nil
+end
+
 -- push stores a checked table: the raw JSON first, then its version, so a worker that sees the
 -- new version reads the new table (or a newer one; it decodes again when versions differ). Entries
 -- that fail their check are refused alone (validate.lua): the rest is stored, under the new version,
 -- and the answer names the refused ones.
 local function push(kind, check)
   if not allowed("POST") then return end
-  ngx.req.read_body()
-  local body = ngx.req.get_body_data()
-  if body == nil then
-    -- a body nginx wrote to a file is over client_body_buffer_size: never read from disk
-    if ngx.req.get_body_file() ~= nil then return refuse(413, "the body is over the in-memory buffer") end
-    return refuse(400, "the body is empty")
-  end
+  local body = body_in_memory()
+  if body == nil then return end
   local dict = ngx.shared.ia_config
   -- the table in force, decoded only when an entry is refused and its previous value is wanted
   local previous
@@ -225,12 +234,8 @@ end
 --- host, or by their place (`#<n>` in set, `remove #<n>`) when the host is not one.
 function _M.ingress_routes()
   if not allowed("POST") then return end
-  ngx.req.read_body()
-  local body = ngx.req.get_body_data()
-  if body == nil then
-    if ngx.req.get_body_file() ~= nil then return refuse(413, "the body is over the in-memory buffer") end
-    return refuse(400, "the body is empty")
-  end
+  local body = body_in_memory()
+  if body == nil then return end
   local t, why = validate.ingress_routes_push(body)
   if not t then
     ngx.log(ngx.WARN, "ingress-actors: refused an Ingress routes push: ", why)
