@@ -90,15 +90,12 @@ export async function pushTables(
   pushed: PushedTables | null,
   serving: ReadonlySet<string> | null = null,
 ): Promise<PushResult> {
+  const before = pushed as DynamicTables | null;
   // Ingress routes only where the running nginx.conf has their profiles (servableIngress)
   const tables: DynamicTables =
     wanted.ingress && serving
-      ? {
-          ...wanted,
-          ingress: servableIngress(wanted.ingress, (pushed as DynamicTables | null)?.ingress ?? null, serving),
-        }
+      ? { ...wanted, ingress: servableIngress(wanted.ingress, before?.ingress ?? null, serving) }
       : wanted;
-  const before = pushed as DynamicTables | null;
   let held: DynamicTables | null = before;
   const refused: RefusedEntry[] = [];
   const send = async <K extends 'backends' | 'certificates' | 'routes' | 'ingress'>(
@@ -197,6 +194,22 @@ export function nginxActors(options: NginxActorOptions) {
     await folder.sweep(serving).catch(() => undefined);
     return error;
   };
+  // A reload's push, before it (the union) or after it (the exact tables): what nginx holds then. Entries nginx
+  // refused are pushed again later (as if this push had not been), so that the push actor reports them: the reload's
+  // verdict carries no refused entries; a push that failed leaves what nginx holds now, and the machine pushes the rest.
+  const pushAroundReload = (
+    channel: TablePusher,
+    tables: DynamicTables,
+    held: PushedTables | null,
+    when: 'before' | 'after',
+  ): Promise<PushedTables | null> =>
+    pushTables(channel, tables, held, serving).then(
+      (result) => (result.refused.length > 0 ? held : result.pushed),
+      (error: unknown) => {
+        options.log.warn({ err: (error as Error).message }, `could not push the tables ${when} the reload`);
+        return (error as PushFailure).held ?? held;
+      },
+    );
   // Writes, tests and swaps in a config, and signals nginx: the `reload` actor's work.
   const reloadConfig = async (input: ReloadInput, signal: AbortSignal, began: number): Promise<PushedTables | null> => {
     const staged = await folder.stage(input, signal);
@@ -208,16 +221,7 @@ export function nginxActors(options: NginxActorOptions) {
     const channel = options.control?.channel;
     if (channel && input.tables) {
       const union = tablesForReload(input.tables as DynamicTables, input.pushed as DynamicTables | null);
-      // Entries nginx refused here are pushed again after the reload (as if this push had not been), so that the
-      // push actor reports them: the reload's verdict carries no refused entries.
-      pushed = await pushTables(channel, union, input.pushed, serving).then(
-        (result) => (result.refused.length > 0 ? input.pushed : result.pushed),
-        (error: unknown) => {
-          options.log.warn({ err: (error as Error).message }, 'could not push the tables before the reload');
-          // What nginx holds now: the machine pushes the rest once the reload is confirmed.
-          return (error as PushFailure).held ?? input.pushed;
-        },
-      );
+      pushed = await pushAroundReload(channel, union, input.pushed, 'before');
     }
     const signalled = performance.now();
     try {
@@ -231,16 +235,8 @@ export function nginxActors(options: NginxActorOptions) {
     serving = servedProfiles(input.config);
     // The exact tables now that only the new config serves: the union is gone, and the Ingress routes held back for
     // profiles the old config lacked (servableIngress) go with them.
-    if (channel && input.tables) {
-      const before = pushed;
-      pushed = await pushTables(channel, input.tables as DynamicTables, before, serving).then(
-        (result) => (result.refused.length > 0 ? before : result.pushed),
-        (error: unknown) => {
-          options.log.warn({ err: (error as Error).message }, 'could not push the tables after the reload');
-          return (error as PushFailure).held ?? before;
-        },
-      );
-    }
+    if (channel && input.tables)
+      pushed = await pushAroundReload(channel, input.tables as DynamicTables, pushed, 'after');
     // Now nginx serves only this config: the files only older ones named go with this reload.
     const removed = await folder.sweep();
     if (removed.length > 0) options.log.info({ removed }, 'removed files no config names any more');

@@ -32,18 +32,22 @@ const PER_SERVER_ROOT = /@root\.(servers|defaultServer|upstreams|certificates|fi
 /** What ties a partial's text to where it is called from rather than to its context object. */
 const CALL_SITE = /\.\.\/|@index|@first|@last|@key/;
 
+/** partialCalls are the names of the partials a template source calls (`{{> name}}`, `{{#> name}}`). */
+export function partialCalls(source: string): string[] {
+  return [...source.matchAll(/\{\{~?#?>\s*([\w-]+)/g)].map((m) => m[1]!);
+}
+
 /**
  * reusablePartials are the partials whose text depends only on their context and the root's settings, with every
  * partial they call.
  */
 function reusablePartials(partials: Readonly<Record<string, string>>): Set<string> {
-  const calls = (source: string) => [...source.matchAll(/\{\{~?#?>\s*([\w-]+)/g)].map((m) => m[1]!);
   const clean = (name: string, seen: Set<string>): boolean => {
     const source = partials[name];
     if (source === undefined || CALL_SITE.test(source) || PER_SERVER_ROOT.test(source)) return false;
     if (seen.has(name)) return true;
     seen.add(name);
-    return calls(source).every((called) => clean(called, seen));
+    return partialCalls(source).every((called) => clean(called, seen));
   };
   return new Set(Object.keys(partials).filter((name) => clean(name, new Set())));
 }

@@ -6,8 +6,9 @@
  * (src/render/profile.ts). nginx.conf then grows with the distinct profiles, not with the Ingresses; the routes go to
  * nginx as a table pushed per host (IngressRouteTable).
  *
- * Hosts keep their own server block (RENDERED_BECAUSE) when something of theirs lives at the server level, or when
- * nginx would pick another server for their name (a wildcard host or Gateway listener with its own server).
+ * Hosts keep their own server block (src/model/served-from.ts, renderedHosts) when something of theirs lives at the
+ * server level, or when nginx would pick another server for their name (a wildcard host or Gateway listener with its
+ * own server).
  *
  * Profiles nginx.conf holds outlive their last location (up to a bound), so deleting an Ingress or moving a path to
  * an existing profile is a push, never a reload; a new profile is a reload.
@@ -29,7 +30,12 @@ import type {
 } from '../model/nginx-model.js';
 import type { IngressHostData, IngressRouteEntryData, IngressRouteTable } from '../model/pushed-tables.js';
 import { locationProfile, profileLocation } from '../render/profile.js';
-import { compileLocationRenderer, type LocationRenderer, type TemplateSources } from '../render/render.js';
+import {
+  compileLocationRenderer,
+  type LocationRenderer,
+  partialCalls,
+  type TemplateSources,
+} from '../render/render.js';
 
 /** PROFILE_PREFIX names a profile's location: `@ia_p_` and its key (lua/ingress_actors/ingress_router.lua jumps there). */
 export const PROFILE_PREFIX = '@ia_p_';
@@ -68,7 +74,7 @@ export class SharedServer {
   private settings = '';
   private keyed = new WeakMap<Location, Keyed>();
   private hosts = new WeakMap<Server, HostMemo>();
-  /** the profiles of the last nginx.conf, by key, in the order they were added */
+  /** the profiles of the last nginx.conf, by key (written sorted by key) */
   private held = new Map<string, Location>();
   /**
    * the http-level definitions the held profiles may name (CORS and affinity maps, limit zones), by name: a profile
@@ -275,7 +281,7 @@ export function rootFieldsRead(sources: TemplateSources): string[] {
     if (source === undefined || seen.has(name)) return;
     seen.add(name);
     for (const m of source.matchAll(/@root\.(\w+)/g)) fields.add(m[1]!);
-    for (const m of source.matchAll(/\{\{~?#?>\s*([\w-]+)/g)) visit(m[1]!);
+    for (const called of partialCalls(source)) visit(called);
   };
   visit('location');
   visit('external-auth');
