@@ -4,6 +4,7 @@
 local cjson = require("cjson.safe")
 local init = require("ingress_actors.init")
 local validate = require("ingress_actors.validate")
+local keyed = require("ingress_actors.keyed")
 local monitor = require("ingress_actors.monitor")
 
 local _M = {}
@@ -63,10 +64,10 @@ local function body_in_memory()
   return nil
 end
 
--- push stores a checked table: the raw JSON first, then its version, so a worker that sees the
--- new version reads the new table (or a newer one; it decodes again when versions differ). Entries
--- that fail their check are refused alone (validate.lua): the rest is stored, under the new version,
--- and the answer names the refused ones.
+-- push stores a checked table (the Gateway API's routes, whole): the raw JSON first, then its version, so a worker
+-- that sees the new version reads the new table (or a newer one; it decodes again when versions differ). Entries
+-- that fail their check are refused alone (validate.lua): the rest is stored, under the new version, and the answer
+-- names the refused ones.
 local function push(kind, check)
   if not allowed("POST") then return end
   local body = body_in_memory()
@@ -98,22 +99,11 @@ local function push(kind, check)
     ngx.log(ngx.ERR, "ingress-actors: could not store the ", kind, " table: ", err)
     return refuse(507, "lua_shared_dict ia_config: " .. tostring(err))
   end
-  local n = #(t.backends or t.certificates or t.servers)
-  ngx.log(ngx.NOTICE, "ingress-actors: ", kind, " table ", t.version, " in force (", n, " entries, ", #refused,
+  ngx.log(ngx.NOTICE, "ingress-actors: ", kind, " table ", t.version, " in force (", #t.servers, " entries, ", #refused,
     " refused)")
   -- `refused` goes out as an array even when empty (cjson would write {})
   local answer_body = cjson.encode({ version = t.version, refused = #refused > 0 and refused or "[]" })
   return answer(201, (answer_body:gsub('"refused":"%[%]"', '"refused":[]')), true)
-end
-
---- backends handles POST /backends: a BackendTable.
-function _M.backends()
-  return push("backends", validate.backends)
-end
-
---- certificates handles POST /certificates: a CertificateTable.
-function _M.certificates()
-  return push("certificates", validate.certificates)
 end
 
 --- routes handles POST /routes: a RouteTable (the Gateway API's routes, lua/ingress_actors/router.lua).
@@ -121,111 +111,62 @@ function _M.routes()
   return push("routes", validate.routes)
 end
 
--- The Ingress route table is stored host by host ("ih:<host>" -> the host's JSON), with its version beside it, so a
--- delta costs what it changes. ingress_router.lua reads both.
-local INGRESS_VERSION = "ingress_routes_version"
--- bumped by every applied push, last: ingress_router.lua checks its decoded hosts' stamps again when it moves (not
--- the version: one may come again over other stored hosts)
-local INGRESS_GENERATION = "ingress_routes_generation"
-local INGRESS_HOST = "ih:"
--- "ihs:<host>" -> the generation of the push that wrote the host: a worker keeps a decoded host while it is the same
-local INGRESS_STAMP = "ihs:"
--- held while a push applies, so two pushes never interleave their hosts (it expires should a worker die holding it)
-local INGRESS_LOCK = "ingress_routes_lock"
-
--- stored_ingress_hosts lists the hosts stored now (a full replace removes those it does not name): the one walk over
--- the dict's keys, on a push that sends the whole table anyway
-local function stored_ingress_hosts(dict)
-  local hosts, n = {}, #INGRESS_HOST
-  for _, key in ipairs(dict:get_keys(0)) do
-    if key:sub(1, n) == INGRESS_HOST then hosts[#hosts + 1] = key:sub(n + 1) end
+-- keyed_push applies POST {version, base, set, remove} to a table stored entry by entry (keyed.lua)
+local function keyed_push(spec)
+  if not allowed("POST") then return end
+  local body = body_in_memory()
+  if body == nil then return end
+  local status, text = keyed.push(ngx.shared.ia_config, spec, body)
+  if status ~= 201 then
+    ngx.log(ngx.WARN, "ingress-actors: refused a ", spec.name, " push: ", text)
+    return refuse(status, text)
   end
-  return hosts
+  return answer(201, text, true)
 end
 
--- apply_ingress_routes applies a checked push (validate.ingress_routes_push); returns the answer's status and body
-local function apply_ingress_routes(dict, t)
-  local held = dict:get(INGRESS_VERSION)
-  if t.base ~= nil and t.base ~= held then
-    return 409, "base " .. t.base .. " is not the version nginx holds (" .. tostring(held or "none") .. ")"
+local function field(name)
+  return function(e) return type(e) == "table" and e[name] or nil end
+end
+
+local function keyed_by(name, ok)
+  return function(e)
+    local k = field(name)(e)
+    if ok(k) then return k end
+    return nil
   end
-  local refused, named, writes = {}, {}, {}
-  local function refuse_host(key, reason)
-    if #refused < 1000 then
-      refused[#refused + 1] = { table = "ingress_routes", key = #key <= 640 and key or validate.short(key),
-        reason = reason }
-    end
-  end
-  -- what to remove first, so a host both set and removed is known when it is met in `set`
-  local to_remove = {}
-  for i, host in ipairs(t.remove) do
-    if validate.ingress_host(host) then
-      to_remove[host] = true
-    else
-      refuse_host("remove #" .. i, validate.short(host) .. " is not _, a lowercase DNS name or *. and one")
-    end
-  end
-  for i, h in ipairs(t.set) do
-    local host = type(h) == "table" and h.host or nil
-    if not validate.ingress_host(host) then
-      refuse_host("#" .. i, "host " .. validate.short(host) .. " is not _, a lowercase DNS name or *. and one")
-    elseif named[host] then
-      refuse_host(host, "named twice")
-    else
-      named[host] = true
-      -- set and removed in one push: neither, it keeps what it had
-      local why = to_remove[host] and "named in set and in remove" or validate.ingress_host_routes(h)
-      if why == nil then
-        local json = cjson.encode(h)
-        if json == nil then why = "does not encode" else writes[#writes + 1] = { host, json } end
-      end
-      if why then refuse_host(host, why) end
-    end
-  end
-  local removes = {}
-  for host in pairs(to_remove) do
-    if not named[host] then removes[#removes + 1] = host end
-  end
-  if t.base == nil then
-    -- a full replace: every stored host it does not name goes (a refused one keeps what it had)
-    for _, host in ipairs(stored_ingress_hosts(dict)) do
-      if not named[host] then removes[#removes + 1] = host end
-    end
-  end
-  -- hosts first, the version and the generation last: a worker that sees the new generation reads the new hosts; a
-  -- host's JSON before its stamp (ingress_router.lua reads them the other way round)
-  local generation = (dict:get(INGRESS_GENERATION) or 0) + 1
-  for _, w in ipairs(writes) do
-    local ok, err = dict:safe_set(INGRESS_HOST .. w[1], w[2])
-    if ok then ok, err = dict:safe_set(INGRESS_STAMP .. w[1], generation) end
-    if not ok then
-      -- not a new JSON under an old stamp, which a worker would take for what it decoded before
-      dict:delete(INGRESS_STAMP .. w[1])
-      dict:delete(INGRESS_HOST .. w[1])
-      -- some hosts are written, some not: no version describes that, so none is held, and the controller's next
-      -- delta (base mismatch) is answered 409 until it sends the whole table
-      dict:delete(INGRESS_VERSION)
-      dict:incr(INGRESS_GENERATION, 1, 0)
-      ngx.log(ngx.ERR, "ingress-actors: could not store the Ingress routes of ", w[1], ": ", err)
-      return 507, "lua_shared_dict ia_config: " .. tostring(err)
-    end
-  end
-  for _, host in ipairs(removes) do
-    dict:delete(INGRESS_STAMP .. host)
-    dict:delete(INGRESS_HOST .. host)
-  end
-  local ok, err = dict:safe_set(INGRESS_VERSION, t.version)
-  if not ok then dict:delete(INGRESS_VERSION) end
-  -- the generation moves even when the version could not be stored: the hosts were written
-  dict:incr(INGRESS_GENERATION, 1, 0)
-  if not ok then return 507, "lua_shared_dict ia_config: " .. tostring(err) end
-  for _, r in ipairs(refused) do
-    ngx.log(ngx.WARN, "ingress-actors: refused the Ingress routes of ", validate.short(r.key), ": ", r.reason)
-  end
-  ngx.log(ngx.NOTICE, "ingress-actors: Ingress routes ", t.version, " in force (", t.base and "delta" or "full", ", ",
-    #writes, " hosts set, ", #removes, " removed, ", #refused, " refused)")
-  local answer_body = cjson.encode({ version = t.version, refused = #refused > 0 and refused or "[]" })
-  return 201, (answer_body:gsub('"refused":"%[%]"', '"refused":[]'))
+end
+
+-- The backends (balancer.lua reads them through tables.lua): "b:<name>"
+local BACKENDS = {
+  name = "backends", entry = "backend", prefix = "b", key_field = "name", key = keyed_by("name", validate.backend_name),
+  key_ok = validate.backend_name, bad_key = "is not 1.." .. validate.limits.backendName .. " of [A-Za-z0-9_.-]",
+  check = validate.backend, max = validate.limits.tableEntries,
+}
+
+-- The certificates, one entry per Secret ("c:<namespace>/<name>"), found by an Ingress host ("ch:<host>") or a
+-- Gateway server's key ("cv:<key>"), each served by one Secret
+local CERTIFICATES = {
+  name = "certificates", entry = "certificate", prefix = "c", key_field = "secret", key = keyed_by("secret", validate.secret_name),
+  key_ok = validate.secret_name, bad_key = "is not <namespace>/<name>", check = validate.certificate,
+  max = validate.limits.tableEntries,
+  index = { { field = "hosts", prefix = "ch", what = "host" }, { field = "servers", prefix = "cv", what = "server" } },
+}
+
+-- The Ingress route table, host by host ("ih:<host>"): ingress_router.lua reads it
+local INGRESS_ROUTES = {
+  name = "ingress_routes", entry = "host", prefix = "ih", key_field = "host", key = keyed_by("host", validate.ingress_host),
+  key_ok = validate.ingress_host, bad_key = "is not _, a lowercase DNS name or *. and one",
+  check = validate.ingress_host_routes, max = validate.limits.ingressHosts,
+}
+
+--- backends handles POST /backends: {version, base, set, remove} of Backends, keyed by name.
+function _M.backends()
+  return keyed_push(BACKENDS)
+end
+
+--- certificates handles POST /certificates: {version, base, set, remove} of ServedCertificates, keyed by Secret.
+function _M.certificates()
+  return keyed_push(CERTIFICATES)
 end
 
 --- ingress_routes handles POST /ingress-routes: {version, base, set, remove}, the Ingress route table host by host
@@ -233,30 +174,7 @@ end
 --- delta only over that version (409 otherwise, nothing changed). Hosts are checked and refused alone, named by their
 --- host, or by their place (`#<n>` in set, `remove #<n>`) when the host is not one.
 function _M.ingress_routes()
-  if not allowed("POST") then return end
-  local body = body_in_memory()
-  if body == nil then return end
-  local t, why = validate.ingress_routes_push(body)
-  if not t then
-    ngx.log(ngx.WARN, "ingress-actors: refused an Ingress routes push: ", why)
-    return refuse(400, why)
-  end
-  local dict = ngx.shared.ia_config
-  local locked, lock_err = dict:add(INGRESS_LOCK, true, 30)
-  if not locked then
-    return refuse(409, "another Ingress routes push is being applied (" .. tostring(lock_err) .. ")")
-  end
-  local ok, status, text = pcall(apply_ingress_routes, dict, t)
-  dict:delete(INGRESS_LOCK)
-  if not ok then
-    ngx.log(ngx.ERR, "ingress-actors: an Ingress routes push failed: ", status)
-    return refuse(500, "the push failed; see nginx's error log")
-  end
-  if status ~= 201 then
-    ngx.log(ngx.WARN, "ingress-actors: refused an Ingress routes push: ", text)
-    return refuse(status, text)
-  end
-  return answer(201, text, true)
+  return keyed_push(INGRESS_ROUTES)
 end
 
 --- status handles GET /status: the versions nginx holds, null before the first push.
@@ -267,7 +185,7 @@ function _M.status()
     backends = dict:get("backends_version") or cjson.null,
     certificates = dict:get("certificates_version") or cjson.null,
     routes = dict:get("routes_version") or cjson.null,
-    ingress_routes = dict:get(INGRESS_VERSION) or cjson.null,
+    ingress_routes = dict:get("ingress_routes_version") or cjson.null,
   }), true)
 end
 

@@ -21,6 +21,7 @@ return {
     bodySize = 9007199254740991,
     ingressEntries = 10000,
     ingressHosts = 200000,
+    tableEntries = 200000,
   },
   balance = { round_robin = true, ewma = true, chash = true, sticky = true },
   pathTypes = { Exact = true, PathPrefix = true, RegularExpression = true },

@@ -38,6 +38,8 @@ end
 
 --- short is a value as a reason or a log line may name it.
 _M.short = short
+--- is_array, only_keys and the bounds, for the keyed tables' pushes (keyed.lua)
+_M.is_array, _M.only_keys, _M.limits = is_array, only_keys, L
 
 --- version checks a table's version string.
 function _M.version(v)
@@ -208,22 +210,11 @@ local function isolate(t, tbl, list, check, previous, key_of)
   return t, refused
 end
 
-local function backend_entry(b, i)
-  local name = type(b) == "table" and b.name or nil
-  if not backend_name(name) then
-    return "#" .. i, "name " .. short(name) .. " is not 1.." .. L.backendName .. " of [A-Za-z0-9_.-]"
-  end
-  return name, backend(b)
-end
+--- backend_name is true for a Backend's name (its key in the keyed backends table).
+_M.backend_name = backend_name
 
---- backends decodes and checks a BackendTable; returns the table (refused entries left out, or their previous
---- value kept) and the refused entries, or nil and a one-line reason when the body is no table at all.
---- `previous` gives the table in force (decoded), asked only when an entry is refused.
-function _M.backends(body, previous)
-  local t, why = envelope(body, "backends")
-  if t == nil then return nil, why end
-  return isolate(t, "backends", "backends", backend_entry, previous, "name")
-end
+--- backend checks one Backend whose name passed backend_name: nil, or a one-line reason.
+_M.backend = backend
 
 -- server_key: a Gateway server's key, <port>/<host>, or <address>:<port>/<host> for a Gateway on its own
 -- address (--gateway-addresses)
@@ -242,46 +233,34 @@ local function secret_name(v)
     and (v:find("^[a-z0-9.%-]+/[a-z0-9.%-]+$") or v:find("^[a-z0-9.%-]+/[a-z0-9.%-]+#%d%d?%d?%d?$")) ~= nil
 end
 
--- names checks an entry's hosts or servers: an array of names `ok` takes, none served by an earlier entry
-local function names(list, what, ok, claimed)
+-- names checks an entry's hosts or servers: an array of names `ok` takes (keyed.lua serves each by one entry)
+local function names(list, what, ok)
   if not is_array(list) then return what .. " is not an array" end
   for i, n in ipairs(list) do
     if not ok(n) then return what .. " " .. i .. ": " .. short(n) .. " is not a name" end
-    if claimed[what .. " " .. n] then return what .. " " .. n .. " is served by another certificate" end
   end
   return nil
 end
 
--- certificate_entry checks a Secret's entry: its name, the hosts and Gateway server keys served with it, and its PEM,
--- which nginx's OpenSSL must read (never echoed: reasons name the field only)
-local function certificate_entry(c, i, claimed)
+--- secret_name is true for a certificate entry's key: the Secret's <namespace>/<name>.
+_M.secret_name = secret_name
+
+--- certificate checks a Secret's entry whose secret passed secret_name: its fields, the hosts and Gateway server keys
+--- served with it, and its PEM, which nginx's OpenSSL must read (never echoed: reasons name the field only). Nil, or a
+--- one-line reason.
+function _M.certificate(c)
   local ssl = require("ngx.ssl")
-  if type(c) ~= "table" then return "#" .. i, "not an object" end
-  if not secret_name(c.secret) then return "#" .. i, "secret " .. short(c.secret) .. " is not <namespace>/<name>" end
-  local key = c.secret
   local fine, extra = only_keys(c, { secret = true, cert = true, key = true, hosts = true, servers = true })
-  if not fine then return key, "unknown field " .. short(extra) end
-  local why = names(c.hosts, "host", host_name, claimed) or names(c.servers, "server", server_key, claimed)
-  if why then return key, why end
+  if not fine then return "unknown field " .. short(extra) end
+  local why = names(c.hosts, "host", host_name) or names(c.servers, "server", server_key)
+  if why then return why end
   if type(c.cert) ~= "string" or #c.cert > L.pem or c.cert:sub(1, 10) ~= "-----BEGIN" or not ssl.parse_pem_cert(c.cert) then
-    return key, "cert is not a PEM certificate chain"
+    return "cert is not a PEM certificate chain"
   end
   if type(c.key) ~= "string" or #c.key > L.pem or c.key:sub(1, 10) ~= "-----BEGIN" or not ssl.parse_pem_priv_key(c.key) then
-    return key, "key is not a PEM private key nginx's OpenSSL reads"
+    return "key is not a PEM private key nginx's OpenSSL reads"
   end
-  for _, h in ipairs(c.hosts) do claimed["host " .. h] = true end
-  for _, k in ipairs(c.servers) do claimed["server " .. k] = true end
-  return key, nil
-end
-
---- certificates decodes and checks a CertificateTable entry by entry (as backends): one entry per Secret, each PEM
---- parsed once however many hosts and servers it serves; a host or server key is served by one entry only.
-function _M.certificates(body, previous)
-  local t, why = envelope(body, "certificates")
-  if t == nil then return nil, why end
-  local claimed = {}
-  return isolate(t, "certificates", "certificates", function(c, i) return certificate_entry(c, i, claimed) end,
-    previous, "secret")
+  return nil
 end
 
 -- Route tables: every string is data the router compares or copies into a header; the checks
@@ -607,28 +586,6 @@ function _M.ingress_host_routes(h)
     if why then return "entry " .. i .. ": " .. why end
   end
   return nil
-end
-
---- ingress_routes_push decodes POST /ingress-routes' body, {version, base, set, remove}, and checks what is not
---- checked host by host (ingress_host_routes): the push, or nil and a one-line reason (nothing may change then).
-function _M.ingress_routes_push(body)
-  local t = cjson.decode(body)
-  if type(t) ~= "table" then return nil, "the body is not a JSON object" end
-  local ok, extra = only_keys(t, { version = true, base = true, set = true, remove = true })
-  if not ok then return nil, "unknown field " .. short(extra) end
-  if not _M.version(t.version) then return nil, "version is not 1.." .. L.version .. " of [A-Za-z0-9_.:-]" end
-  -- null, never absent: a push that forgot its base must not replace the whole table
-  if t.base == null then
-    t.base = nil
-  elseif not _M.version(t.base) then
-    return nil, "base is not null or a version"
-  end
-  for _, list in ipairs({ "set", "remove" }) do
-    -- an empty list decodes as {}: an object with keys is not a list
-    if not is_array(t[list]) then return nil, list .. " is not an array" end
-    if #t[list] > L.ingressHosts then return nil, list .. " has more than " .. L.ingressHosts .. " hosts" end
-  end
-  return t
 end
 
 return _M

@@ -13,7 +13,7 @@ import type {
   ReloadResult,
 } from '../../machines/events.js';
 import type { DrainInput, MasterInput, PushInput, ReloadInput } from '../../machines/nginxEffects.js';
-import { ingressRoutesBody, servableIngress, servedProfiles, tablesForReload } from '../model/dynamic-tables.js';
+import { servableIngress, servedProfiles, tablesForReload } from '../model/dynamic-tables.js';
 import type {
   BackendTable,
   CertificateTable,
@@ -70,11 +70,17 @@ export function portInUse(emerg: string | null, ports: { httpPort: number; https
  * push answers with the entries nginx refused (it applied the rest).
  */
 export interface TablePusher {
-  pushBackends(table: BackendTable): Promise<{ readonly refused: readonly RefusedEntry[] }>;
-  pushCertificates(table: CertificateTable): Promise<{ readonly refused: readonly RefusedEntry[] }>;
+  /** the keyed tables: `held` is what nginx holds (a delta on it is sent), null when unknown (the whole table) */
+  pushBackends(table: BackendTable, held: BackendTable | null): Promise<{ readonly refused: readonly RefusedEntry[] }>;
+  pushCertificates(
+    table: CertificateTable,
+    held: CertificateTable | null,
+  ): Promise<{ readonly refused: readonly RefusedEntry[] }>;
   pushRoutes(table: RouteTable): Promise<{ readonly refused: readonly RefusedEntry[] }>;
-  /** a body of ingressRoutesBody; rejects with `status` 409 when nginx holds another version than its base */
-  pushIngressRoutes?(body: string): Promise<{ readonly refused: readonly RefusedEntry[] }>;
+  pushIngressRoutes?(
+    table: IngressRouteTable,
+    held: IngressRouteTable | null,
+  ): Promise<{ readonly refused: readonly RefusedEntry[] }>;
 }
 
 /**
@@ -118,21 +124,14 @@ export async function pushTables(
       throw Object.assign(error instanceof Error ? error : new Error(String(error)), { held });
     }
   };
-  await send('backends', (t) => control.pushBackends(t));
-  await send('certificates', (t) => control.pushCertificates(t));
+  await send('backends', (t) => control.pushBackends(t, before?.backends ?? null));
+  await send('certificates', (t) => control.pushCertificates(t, before?.certificates ?? null));
   // Routes last: a route names backends, which are then there.
   await send('routes', (t) => control.pushRoutes(t));
-  const ingress = tables.ingress;
-  if (ingress && control.pushIngressRoutes) {
+  if (tables.ingress && control.pushIngressRoutes) {
     const pushIngress = control.pushIngressRoutes.bind(control);
-    const heldIngress = before?.ingress ?? null;
     await send('ingress', async (table) => {
-      const sent = await pushIngress(ingressRoutesBody(table!, heldIngress)).catch((error: unknown) => {
-        // nginx holds another version than the delta's base (a push it took without answering, a reload's union
-        // it refused part of): the whole table then
-        if ((error as { status?: unknown }).status !== 409 || heldIngress === null) throw error;
-        return pushIngress(ingressRoutesBody(table!, null));
-      });
+      const sent = await pushIngress(table!, before?.ingress ?? null);
       return { refused: sent.refused.map((r) => ({ ...r, table: 'ingress' as const })) };
     });
   }

@@ -7,7 +7,14 @@
  * only.
  */
 import { createHash } from 'node:crypto';
-import type { CertificateTable, DynamicTables, IngressRouteTable, RouteServer, RouteTable } from './pushed-tables.js';
+import type {
+  BackendTable,
+  CertificateTable,
+  DynamicTables,
+  IngressRouteTable,
+  RouteServer,
+  RouteTable,
+} from './pushed-tables.js';
 
 /**
  * servedNames are what a certificate table serves: every host, then every Gateway server as `server <key>` (a host and
@@ -138,17 +145,65 @@ export function servableIngress(
 }
 
 /**
- * ingressRoutesBody is `POST /ingress-routes`'s body: the hosts whose JSON differs from `held`'s (what nginx holds)
- * and the hosts `held` has that `next` does not, applied on `held`'s version (`base`); everything, as a full
- * replace (`base` null), when nginx holds none (a new master) or an unknown version. Hosts' JSON is joined as made,
- * not serialised again.
+ * KeyedEntries is a table stored entry by entry in nginx (lua/ingress_actors/keyed.lua) as a push sees it: its version
+ * and each entry's JSON by key.
  */
-export function ingressRoutesBody(next: IngressRouteTable, held: IngressRouteTable | null): string {
-  const delta = held !== null && held.hosts !== undefined && !held.version.startsWith('unknown:');
+export interface KeyedEntries {
+  readonly version: string;
+  readonly entries: ReadonlyMap<string, string>;
+}
+
+/**
+ * keyedBody is a keyed table's push body (`POST /backends`, `/certificates`, `/ingress-routes`): the entries whose
+ * JSON differs from `held`'s (what nginx holds) and the keys `held` has that `next` does not, applied on `held`'s
+ * version (`base`); everything, as a full replace (`base` null), when nginx holds none (a new master) or an unknown
+ * version. Entries' JSON is joined as made, not serialised again.
+ */
+export function keyedBody(next: KeyedEntries, held: KeyedEntries | null): string {
+  const delta = held !== null && !held.version.startsWith('unknown:');
   const set: string[] = [];
   const remove: string[] = [];
-  for (const [host, json] of next.hosts) if (!delta || held.hosts.get(host) !== json) set.push(json);
-  if (delta) for (const host of held.hosts.keys()) if (!next.hosts.has(host)) remove.push(host);
+  for (const [key, json] of next.entries) if (!delta || held.entries.get(key) !== json) set.push(json);
+  if (delta) for (const key of held.entries.keys()) if (!next.entries.has(key)) remove.push(key);
   const base = delta ? JSON.stringify(held.version) : 'null';
   return `{"version":${JSON.stringify(next.version)},"base":${base},"set":[${set.join(',')}],"remove":${JSON.stringify(remove)}}`;
+}
+
+/** an entry's JSON, made once per entry object: the table nginx holds was the next one of an earlier push */
+const entryJson = new WeakMap<object, string>();
+
+function jsonOf(entry: object): string {
+  let json = entryJson.get(entry);
+  if (json === undefined) {
+    json = JSON.stringify(entry);
+    entryJson.set(entry, json);
+  }
+  return json;
+}
+
+/** a keyed table's entries by key, each one's JSON made once per object (jsonOf) */
+const keyedOf = new WeakMap<object, KeyedEntries>();
+
+function keyed<T extends object>(table: { readonly version: string }, list: readonly T[], key: (e: T) => string) {
+  let entries = keyedOf.get(table);
+  if (entries === undefined) {
+    entries = { version: table.version, entries: new Map(list.map((e) => [key(e), jsonOf(e)])) };
+    keyedOf.set(table, entries);
+  }
+  return entries;
+}
+
+/** backendEntries is a BackendTable as nginx stores it: each Backend by name. */
+export function backendEntries(table: BackendTable): KeyedEntries {
+  return keyed(table, table.backends, (b) => b.name);
+}
+
+/** certificateEntries is a CertificateTable as nginx stores it: each Secret's entry by `namespace/name`. */
+export function certificateEntries(table: CertificateTable): KeyedEntries {
+  return keyed(table, table.certificates, (c) => c.secret);
+}
+
+/** ingressEntries is an IngressRouteTable as nginx stores it: each host's JSON (made once, by the table's maker). */
+export function ingressEntries(table: IngressRouteTable): KeyedEntries {
+  return { version: table.version, entries: table.hosts };
 }

@@ -62,6 +62,8 @@ export const TABLE_LIMITS = {
   ingressEntries: 10_000,
   /** the hosts one Ingress route push may set, and the hosts it may remove */
   ingressHosts: 200_000,
+  /** the backends or certificates one push may set, and those it may remove */
+  tableEntries: 200_000,
 } as const;
 
 /** TABLE_SHAPES are the closed sets an entry's fields are taken from. */

@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { RefusedEntry } from '../../machines/events.js';
 import { request } from 'node:http';
-import type { BackendTable, CertificateTable, RouteTable } from '../model/pushed-tables.js';
+import {
+  backendEntries,
+  certificateEntries,
+  ingressEntries,
+  type KeyedEntries,
+  keyedBody,
+} from '../model/dynamic-tables.js';
+import type { BackendTable, CertificateTable, IngressRouteTable, RouteTable } from '../model/pushed-tables.js';
 
 /** CONTROL_SOCKET is the control channel's unix socket, relative to the config folder (private to the controller). */
 export const CONTROL_SOCKET = 'control.sock';
@@ -60,14 +67,18 @@ export class ControlChannel {
     private readonly timeoutMs = DEFAULT_TIMEOUT_MS,
   ) {}
 
-  /** pushBackends replaces nginx's backend table, entry by entry: what it holds now and what it refused. */
-  async pushBackends(table: BackendTable): Promise<PushAnswer> {
-    return this.push('/backends', table);
+  /**
+   * pushBackends makes nginx's backend table `table`: the Backends that differ from `held` (the table nginx holds), or
+   * all of them when nginx holds none or another; what it holds now and the entries it refused (they keep what they
+   * had).
+   */
+  async pushBackends(table: BackendTable, held: BackendTable | null = null): Promise<PushAnswer> {
+    return this.pushKeyed('/backends', backendEntries(table), held && backendEntries(held));
   }
 
-  /** pushCertificates replaces nginx's certificate table, entry by entry: what it holds now and what it refused. */
-  async pushCertificates(table: CertificateTable): Promise<PushAnswer> {
-    return this.push('/certificates', table);
+  /** pushCertificates makes nginx's certificate table `table`, as pushBackends does: one entry per Secret. */
+  async pushCertificates(table: CertificateTable, held: CertificateTable | null = null): Promise<PushAnswer> {
+    return this.pushKeyed('/certificates', certificateEntries(table), held && certificateEntries(held));
   }
 
   /** pushRoutes replaces nginx's Gateway API route table, entry by entry: what it holds now and what it refused. */
@@ -75,12 +86,9 @@ export class ControlChannel {
     return this.push('/routes', table);
   }
 
-  /**
-   * pushIngressRoutes sends the shared server's Ingress routes (a body made by ingressRoutesBody: a delta on the
-   * version nginx holds, or a full replace); nginx answers 409 when it holds another version than the delta's base.
-   */
-  async pushIngressRoutes(body: string): Promise<PushAnswer> {
-    return this.pushText('/ingress-routes', body);
+  /** pushIngressRoutes makes nginx's Ingress route table (the shared server's) `table`, as pushBackends does. */
+  async pushIngressRoutes(table: IngressRouteTable, held: IngressRouteTable | null = null): Promise<PushAnswer> {
+    return this.pushKeyed('/ingress-routes', ingressEntries(table), held && ingressEntries(held));
   }
 
   /** status asks nginx which table versions it holds. */
@@ -100,8 +108,20 @@ export class ControlChannel {
     return body;
   }
 
-  private async push(path: string, table: BackendTable | CertificateTable | RouteTable): Promise<PushAnswer> {
+  private async push(path: string, table: RouteTable): Promise<PushAnswer> {
     return this.pushText(path, JSON.stringify(table));
+  }
+
+  /** pushKeyed sends a delta on `held`, or the whole table when nginx holds none or another version than `held`. */
+  private async pushKeyed(path: string, next: KeyedEntries, held: KeyedEntries | null): Promise<PushAnswer> {
+    try {
+      return await this.pushText(path, keyedBody(next, held));
+    } catch (error) {
+      // nginx holds another version than the delta's base (a push it took without answering, a reload's union it
+      // refused part of): the whole table then
+      if (held === null || (error as { status?: unknown }).status !== 409) throw error;
+      return this.pushText(path, keyedBody(next, null));
+    }
   }
 
   private async pushText(path: string, text: string): Promise<PushAnswer> {

@@ -4,6 +4,7 @@ import type { ServedCertificate } from '../../src/model/pushed-tables.js';
 import { buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions } from '../../src/model/build-types.js';
 import { DynamicSplit } from '../../src/sync/dynamic-split.js';
+import { certificateEntries, keyedBody } from '../../src/model/dynamic-tables.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { call, LUA_LITERAL_PROBE, type LuaNginx, startLuaNginx } from './harness.js';
@@ -119,10 +120,85 @@ describe('a Gateway server’s entry', () => {
       {
         table: 'certificates',
         key: 'default/other',
-        reason: 'server 443/app.example.com is served by another certificate',
+        reason: 'server 443/app.example.com is served by another certificate (default/gw)',
       },
     ]);
     await push(served('app.example.com', exact), served('*.example.com', wildcard));
+  });
+});
+
+describe('pushed as deltas, entry by entry (keyed.lua)', () => {
+  const app = () => served('app.example.com', exact);
+  const star = () => served('*.example.com', wildcard);
+  const table = (v: string, ...certificates: ServedCertificate[]) => ({ version: v, certificates });
+  /** decodedByWorker asks /tables-decoded on new connections until both workers answered: pid -> certificates decoded */
+  const decodedByWorker = async () => {
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 200 && counts.size < 2; i++) {
+      const a = await call(nginx, '/tables-decoded');
+      counts.set(a.worker!, Number(a.body.split(' ')[1]));
+    }
+    expect(counts.size).toBe(2);
+    return counts;
+  };
+
+  test('a host moves from one Secret to another in one delta, and back', async () => {
+    const held = table(`c${++version}`, app(), star());
+    await nginx.control.pushCertificates(held);
+    // the host now served by the wildcard's Secret, the app Secret by another host
+    const moved = table(
+      `c${++version}`,
+      { ...app(), hosts: ['other.example.com'] },
+      { ...star(), hosts: ['*.example.com', 'app.example.com'] },
+    );
+    expect((await nginx.control.pushCertificates(moved, held)).refused).toEqual([]);
+    expect((await handshake('app.example.com')).subject.CN).toBe('*.example.com');
+    expect((await handshake('other.example.com')).subject.CN).toBe('app.example.com');
+    expect((await nginx.control.pushCertificates(held, moved)).refused).toEqual([]);
+    expect((await handshake('app.example.com')).subject.CN).toBe('app.example.com');
+    // other.example.com is the wildcard's again: the app Secret released it
+    expect((await handshake('other.example.com')).subject.CN).toBe('*.example.com');
+  });
+
+  test("a Secret removed takes its hosts with it; another Secret's hosts stay", async () => {
+    const held = table(`c${++version}`, app(), star());
+    await nginx.control.pushCertificates(held);
+    const without = table(`c${++version}`, star());
+    const body = JSON.parse(keyedBody(certificateEntries(without), certificateEntries(held)));
+    expect(body).toMatchObject({ set: [], remove: ['default/app.example.com'] });
+    await nginx.control.pushCertificates(without, held);
+    expect((await handshake('app.example.com')).subject.CN).toBe('*.example.com');
+    await nginx.control.pushCertificates(held, without);
+    expect((await handshake('app.example.com')).subject.CN).toBe('app.example.com');
+  });
+
+  test('a delta claiming a host another Secret keeps is refused alone; that Secret keeps serving it', async () => {
+    const held = table(`c${++version}`, app(), star());
+    await nginx.control.pushCertificates(held);
+    const thief = { ...star(), secret: 'default/thief', hosts: ['app.example.com'] };
+    const answer = await nginx.control.pushCertificates(table(`c${++version}`, app(), star(), thief), held);
+    expect(answer.refused).toEqual([
+      {
+        table: 'certificates',
+        key: 'default/thief',
+        reason: 'host app.example.com is served by another certificate (default/app.example.com)',
+      },
+    ]);
+    expect((await handshake('app.example.com')).subject.CN).toBe('app.example.com');
+    await push(app(), star());
+  });
+
+  test("a push costs each worker the certificates it changed: the others' parsed keys are kept", async () => {
+    const held = table(`c${++version}`, app(), star());
+    await nginx.control.pushCertificates(held);
+    for (let i = 0; i < 20; i++) await handshake('app.example.com');
+    const before = await decodedByWorker();
+    // another Secret comes: app.example.com's entry is not decoded (nor its PEM parsed) again
+    const more = table(`c${++version}`, app(), star(), served('new.example.com', exact));
+    await nginx.control.pushCertificates(more, held);
+    for (let i = 0; i < 20; i++) expect((await handshake('app.example.com')).subject.CN).toBe('app.example.com');
+    expect(await decodedByWorker()).toEqual(before);
+    await push(app(), star());
   });
 });
 

@@ -1,7 +1,8 @@
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ControlChannel, ControlError, newControlToken } from '../../src/nginx/control.js';
-import type { BackendTable, RouteEntry, RouteTable } from '../../src/model/pushed-tables.js';
+import { backendEntries, keyedBody } from '../../src/model/dynamic-tables.js';
+import type { Backend, BackendTable, RouteEntry, RouteTable } from '../../src/model/pushed-tables.js';
 import { CONTROL_TOKEN_HEADER } from '../../src/nginx/control.js';
 import { call, type LuaNginx, type Pod, startLuaNginx, startPod } from './harness.js';
 
@@ -110,8 +111,13 @@ describe('a bad push', () => {
   const whole: Mutation[] = [
     ['a version with a slash', (t) => (t.version = 'a/b')],
     ['a version too long', (t) => (t.version = 'v'.repeat(129))],
-    ['backends not an array', (t) => (t.backends = { web: 1 })],
   ];
+  /** pushRaw posts a keyed push's body as given (what the client would not send: a name twice, a list not one) */
+  const pushRaw = async (body: unknown) => {
+    const headers = { [CONTROL_TOKEN_HEADER]: nginx.token, 'content-type': 'application/json' };
+    const answer = await raw(nginx.socketPath, 'POST', '/backends', headers, JSON.stringify(body));
+    return { status: answer.status, body: answer.status === 201 ? JSON.parse(answer.body) : answer.body };
+  };
   const mutated = (mutate: Mutation[1]) => {
     const table = structuredClone(good()) as unknown as Record<string, unknown>;
     const backend = (table.backends as Record<string, unknown>[])[0]!;
@@ -135,20 +141,59 @@ describe('a bad push', () => {
     expect((await call(nginx, '/to/web/')).backend).toBe('a');
   });
 
-  test.each(unnamed)('%s: refused by its place in the table', async (_what, mutate) => {
+  test.each(unnamed)('%s: refused by its place in the push', async (_what, mutate) => {
     await nginx.control.pushBackends(good());
-    const answer = await nginx.control.pushBackends(mutated(mutate));
-    expect(answer.refused).toEqual([expect.objectContaining({ table: 'backends', key: '#1' })]);
+    const entry = mutated(mutate).backends[0];
+    const answer = await pushRaw({ version: 'unnamed', base: 'good-1', set: [good().backends[0], entry], remove: [] });
+    expect(answer.body.refused).toEqual([expect.objectContaining({ table: 'backends', key: '#2' })]);
     expect((await call(nginx, '/to/web/')).backend).toBe('a');
   });
 
   test('a name twice: the second is refused', async () => {
-    const table = good();
-    const answer = await nginx.control.pushBackends({
-      version: 'twice',
-      backends: [table.backends[0]!, { ...table.backends[0]!, endpoints: [] }],
-    });
-    expect(answer.refused).toEqual([{ table: 'backends', key: 'web', reason: 'named twice' }]);
+    const web = good().backends[0]!;
+    const answer = await pushRaw({ version: 'twice', base: null, set: [web, { ...web, endpoints: [] }], remove: [] });
+    expect(answer.body.refused).toEqual([{ table: 'backends', key: 'web', reason: 'named twice' }]);
+    expect((await call(nginx, '/to/web/')).backend).toBe('a');
+  });
+
+  test.each([
+    ['set not an array', { version: 'x', base: null, set: { web: 1 }, remove: [] }],
+    ['remove not an array', { version: 'x', base: null, set: [], remove: 'web' }],
+    ['no base (a delta that forgot it must not replace the table)', { version: 'x', set: [], remove: [] }],
+    ['a field it does not know', { version: 'x', base: null, set: [], remove: [], backends: [] }],
+  ])('%s is refused with 400 and the old table serves', async (_what, body) => {
+    await nginx.control.pushBackends(good());
+    expect((await pushRaw(body)).status).toBe(400);
+    expect((await nginx.control.status()).backends).toBe('good-1');
+    expect((await call(nginx, '/to/web/')).backend).toBe('a');
+  });
+
+  test('a delta on another version than the one held is refused with 409; the client sends the whole table then', async () => {
+    await nginx.control.pushBackends(good());
+    const moved = { name: 'web', balance: 'round_robin', hashKey: null, endpoints: [] };
+    const stale = await pushRaw({ version: 'late', base: 'not-held', set: [moved], remove: [] });
+    expect(stale.status).toBe(409);
+    expect((await call(nginx, '/to/web/')).backend).toBe('a');
+    const held = { ...good(), version: 'not-held' };
+    const answer = await nginx.control.pushBackends({ version: 'whole', backends: [moved as Backend] }, held);
+    expect(answer.version).toBe('whole');
+    expect((await call(nginx, '/to/web/')).status).toBe(503);
+    await nginx.control.pushBackends(good());
+  });
+
+  test('a delta sends what changed and removes what went; a full push removes what it does not name', async () => {
+    const api = { name: 'api', balance: 'round_robin' as const, hashKey: null, endpoints: [pod.peer] };
+    await nginx.control.pushBackends(good());
+    const both = { version: 'both', backends: [...good().backends, api] };
+    const body = JSON.parse(keyedBody(backendEntries(both), backendEntries(good())));
+    expect(body).toEqual({ version: 'both', base: 'good-1', set: [api], remove: [] });
+    await nginx.control.pushBackends(both, good());
+    expect((await call(nginx, '/to/api/')).backend).toBe('a');
+    expect((await call(nginx, '/to/web/')).backend).toBe('a');
+    await nginx.control.pushBackends({ version: 'api-only', backends: [api] }, both);
+    expect((await call(nginx, '/to/web/')).status).toBe(503);
+    await nginx.control.pushBackends(good());
+    expect((await call(nginx, '/to/api/')).status).toBe(503);
     expect((await call(nginx, '/to/web/')).backend).toBe('a');
   });
 
@@ -344,13 +389,50 @@ describe('a bad push', () => {
     expect((await nginx.control.status()).backends).toBe('good-1');
   });
 
+  test('a delta costs each worker the backends it changed: the others are not decoded again', async () => {
+    const many = {
+      version: 'many-1',
+      backends: Array.from({ length: 50 }, (_, i) => ({ ...good().backends[0]!, name: `b${i}` })),
+    };
+    await nginx.control.pushBackends(many);
+    // one keep-alive connection: one worker
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (path: string) =>
+      new Promise<string>((done, fail) => {
+        request({ host: '127.0.0.1', port: nginx.port, path, agent }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => done(text));
+        })
+          .on('error', fail)
+          .end();
+      });
+    try {
+      for (const b of many.backends) expect(JSON.parse(await get(`/to/${b.name}/`)).backend).toBe('a');
+      const decoded = async () => Number((await get('/tables-decoded')).split(' ')[0]);
+      const before = await decoded();
+      const moved = {
+        ...many,
+        version: 'many-2',
+        backends: many.backends.map((b, i) => (i === 7 ? { ...b, endpoints: [] } : b)),
+      };
+      await nginx.control.pushBackends(moved, many);
+      for (const b of many.backends.filter((_, i) => i !== 7))
+        expect(JSON.parse(await get(`/to/${b.name}/`)).backend).toBe('a');
+      expect(await decoded()).toBe(before);
+      expect(await get('/to/b7/')).toContain('503');
+      expect(await decoded()).toBe(before + 1);
+    } finally {
+      agent.destroy();
+      await nginx.control.pushBackends(good());
+    }
+  });
+
   test('a body over the in-memory buffer is 413, and one over client_max_body_size too', async () => {
     const padded = (size: number) => {
       const table = good();
-      return JSON.stringify({ ...table, version: 'big', backends: table.backends }).replace(
-        '{',
-        `{${' '.repeat(size)}`,
-      );
+      return keyedBody(backendEntries({ ...table, version: 'big' }), null).replace('{', `{${' '.repeat(size)}`);
     };
     const headers = { [CONTROL_TOKEN_HEADER]: nginx.token, 'content-type': 'application/json' };
     // 1.5 MiB: over the 1m buffer (nginx would write it to a file), under the 2m maximum

@@ -200,6 +200,8 @@ http {
       proxy_pass http://upstream_balancer;
     }
     location = /self { return 200 "self\\n"; }
+    # what this worker decoded of the keyed tables: "<backends> <certificates>"
+    location = /tables-decoded { content_by_lua_block { ngx.print(require("ingress_actors.tables").decoded()) } }
     location = /lua-literal { content_by_lua_block { ngx.print(${luaString(LUA_LITERAL_PROBE)}) } }
     location / { return 404 "public 404\\n"; }
   }${router(...routerPorts, options)}

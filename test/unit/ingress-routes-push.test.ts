@@ -1,12 +1,20 @@
 /**
- * The Ingress route table's push (src/model/dynamic-tables.ts): the body of `POST /ingress-routes` is a delta on what
- * nginx holds (the hosts whose JSON changed, the hosts gone) or a full replace when nginx holds none or an unknown
- * version; the table pushed before a reload keeps the hosts gone for the old workers; and no push names a profile the
+ * The keyed tables' pushes (src/model/dynamic-tables.ts): the body of `POST /ingress-routes`, `/backends` and
+ * `/certificates` is a delta on what nginx holds (the entries whose JSON changed, the keys gone) or a full replace when
+ * nginx holds none or an unknown version; the table pushed before a reload keeps the hosts gone for the old workers; and no push names a profile the
  * running nginx.conf lacks (servableIngress). Table-driven.
  */
 import { describe, expect, it } from 'vitest';
-import { ingressRoutesBody, servableIngress, servedProfiles, tablesForReload } from '../../src/model/dynamic-tables.js';
-import type { DynamicTables, IngressRouteTable } from '../../src/model/pushed-tables.js';
+import {
+  backendEntries,
+  certificateEntries,
+  ingressEntries,
+  keyedBody,
+  servableIngress,
+  servedProfiles,
+  tablesForReload,
+} from '../../src/model/dynamic-tables.js';
+import type { Backend, DynamicTables, IngressRouteTable, ServedCertificate } from '../../src/model/pushed-tables.js';
 
 const P1 = '1'.repeat(32);
 const P2 = '2'.repeat(32);
@@ -26,7 +34,7 @@ const A2 = host('a.test', P1, '/v2/');
 const B = host('b.test', P1);
 const C = host('c.test', P2);
 
-describe('ingressRoutesBody', () => {
+describe('keyedBody of the Ingress route table', () => {
   it.each([
     ['nginx holds nothing: everything, as a full replace', null, { a: A, b: B }, null, [A, B], []],
     ['nginx holds an unknown version: a full replace', table('unknown:v1', { 'a.test': A }), { a: A }, null, [A], []],
@@ -36,8 +44,47 @@ describe('ingressRoutesBody', () => {
     ['nothing changed: an empty delta', table('v1', { 'a.test': A }), { a: A }, 'v1', [], []],
   ] as const)('%s', (_what, held, next, base, set, remove) => {
     const hosts = Object.fromEntries(Object.values(next).map((json) => [JSON.parse(json).host, json]));
-    const body = JSON.parse(ingressRoutesBody(table('v2', hosts), held));
+    const body = JSON.parse(keyedBody(ingressEntries(table('v2', hosts)), held && ingressEntries(held)));
     expect(body).toEqual({ version: 'v2', base, set: set.map((j) => JSON.parse(j)), remove });
+  });
+});
+
+describe('keyedBody of the backends and certificates: by name, by Secret', () => {
+  const backend = (name: string, port = 80): Backend => ({
+    name,
+    balance: 'round_robin',
+    hashKey: null,
+    endpoints: [{ address: '127.0.0.2', port }],
+  });
+  const certificate = (secret: string, hosts: string[]): ServedCertificate => ({
+    secret,
+    cert: 'CERT',
+    key: 'KEY',
+    hosts,
+    servers: [],
+  });
+  it.each([
+    ['an endpoint moved: that backend only', [backend('a'), backend('b')], [backend('a'), backend('b', 81)], ['b'], []],
+    ['a backend gone', [backend('a'), backend('b')], [backend('a')], [], ['b']],
+    ['equal backends made again: nothing', [backend('a')], [backend('a')], [], []],
+  ] as const)('%s', (_what, before, after, set, remove) => {
+    const held = backendEntries({ version: 'v1', backends: before });
+    const body = JSON.parse(keyedBody(backendEntries({ version: 'v2', backends: after }), held));
+    expect(body.base).toBe('v1');
+    expect(body.set.map((b: Backend) => b.name)).toEqual(set);
+    expect(body.remove).toEqual(remove);
+  });
+  it('a TLS host added to a Secret: that Secret only, with all its hosts', () => {
+    const held = certificateEntries({
+      version: 'c1',
+      certificates: [certificate('ns/a', ['a.test']), certificate('ns/b', ['b.test'])],
+    });
+    const next = {
+      version: 'c2',
+      certificates: [certificate('ns/a', ['a.test', 'a2.test']), certificate('ns/b', ['b.test'])],
+    };
+    const body = JSON.parse(keyedBody(certificateEntries(next), held));
+    expect(body).toEqual({ version: 'c2', base: 'c1', set: [next.certificates[0]], remove: [] });
   });
 });
 
