@@ -3,7 +3,7 @@
  * (src/model/pushed-tables.ts); the split, with its memo of the last answer, is the sync's.
  */
 import { AFFINITY_KEY_PREFIX } from '../model/annotations/http-extras.js';
-import { EMPTY_ROUTES, versionOf } from '../model/dynamic-tables.js';
+import { EMPTY_ROUTES, entriesVersion } from '../model/dynamic-tables.js';
 import type {
   Backend,
   BackendPeer,
@@ -30,6 +30,12 @@ export class DynamicSplit {
   private lastFiles: readonly Certificate[] | null = null;
   private lastCertificates: { table: CertificateTable; files: readonly Certificate[]; digest: string } | null = null;
   private lastGateway: NginxModel['gateway'] = null;
+  /** each upstream's Backend, made once per upstream object (an incremental build hands unchanged ones back) */
+  private readonly backendOf = new WeakMap<BalancedUpstream, Backend>();
+  /** each certificate file's PEM split in two, once per file object */
+  private readonly pemOf = new WeakMap<Certificate, PemPair>();
+  /** the last table's entries by Secret: an entry equal to its last one is that object again (its JSON made once) */
+  private lastEntries = new Map<string, ServedCertificate>();
 
   /** split gives the tables to push, and the model with only the files nginx.conf still names (and their digest). */
   split(model: NginxModel): { model: NginxModel; tables: DynamicTables } {
@@ -43,14 +49,21 @@ export class DynamicSplit {
 
   private backendsOf(upstreams: readonly BalancedUpstream[]): BackendTable {
     if (this.lastBackends && upstreams === this.lastUpstreams) return this.lastBackends;
-    const backends: Backend[] = upstreams.map((u) => ({
-      name: u.name,
-      balance: balanceOf(u),
-      hashKey: u.hashKey,
-      endpoints: u.endpoints.map((e) => peerOf(e.address)),
-    }));
+    const backends: Backend[] = upstreams.map((u) => {
+      let backend = this.backendOf.get(u);
+      if (backend === undefined) {
+        backend = {
+          name: u.name,
+          balance: balanceOf(u),
+          hashKey: u.hashKey,
+          endpoints: u.endpoints.map((e) => peerOf(e.address)),
+        };
+        this.backendOf.set(u, backend);
+      }
+      return backend;
+    });
     this.lastUpstreams = upstreams;
-    this.lastBackends = { version: versionOf(backends), backends };
+    this.lastBackends = { version: entriesVersion(backends), backends };
     return this.lastBackends;
   }
 
@@ -75,7 +88,9 @@ export class DynamicSplit {
       if (!certificate?.pem || file === null) return null;
       let entry = entries.get(file);
       if (!entry) {
-        entry = { secret: certificate.id, pem: pemPair(certificate.pem), hosts: [], servers: [] };
+        let pem = this.pemOf.get(certificate);
+        if (pem === undefined) this.pemOf.set(certificate, (pem = pemPair(certificate.pem)));
+        entry = { secret: certificate.id, pem, hosts: [], servers: [] };
         entries.set(file, entry);
       }
       return entry;
@@ -96,7 +111,12 @@ export class DynamicSplit {
       keys.add(secret);
       // never for a Secret the API server stores (at most 1 MiB): nginx would refuse it, so it is not sent
       if (certificateProblem(secret, entry.pem.cert, entry.pem.key) !== null) continue;
-      certificates.push({ secret, ...entry.pem, hosts: entry.hosts, servers: entry.servers });
+      const last = this.lastEntries.get(secret);
+      certificates.push(
+        last !== undefined && sameEntry(last, secret, entry.pem, entry.hosts, entry.servers)
+          ? last
+          : { secret, ...entry.pem, hosts: entry.hosts, servers: entry.servers },
+      );
       served.add(file);
     }
     served.delete(model.defaultCertificateFile);
@@ -104,11 +124,12 @@ export class DynamicSplit {
     for (const server of model.gateway?.servers ?? [])
       if (server.fileCertificate !== null) served.delete(server.fileCertificate);
     const files = model.certificates.filter((c) => !served.has(c.file));
+    this.lastEntries = new Map(certificates.map((c) => [c.secret, c]));
     this.lastServers = model.servers;
     this.lastFiles = model.certificates;
     this.lastGateway = model.gateway;
     this.lastCertificates = {
-      table: { version: versionOf(certificates), certificates },
+      table: { version: entriesVersion(certificates), certificates },
       files,
       digest: filesDigest(files),
     };
@@ -126,6 +147,24 @@ function peerOf(address: string): BackendPeer {
   const colon = address.lastIndexOf(':');
   const host = address.slice(0, colon);
   return { address: host.startsWith('[') ? host.slice(1, -1) : host, port: Number(address.slice(colon + 1)) };
+}
+
+/** sameEntry: `last` serves the same PEM for the same hosts and servers, in the same order */
+function sameEntry(
+  last: ServedCertificate,
+  secret: string,
+  pem: PemPair,
+  hosts: readonly string[],
+  servers: readonly string[],
+): boolean {
+  const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+  return (
+    last.secret === secret &&
+    last.cert === pem.cert &&
+    last.key === pem.key &&
+    same(last.hosts, hosts) &&
+    same(last.servers, servers)
+  );
 }
 
 /** PemPair is a certificate file's PEM split into a table entry's chain and key. */

@@ -1,0 +1,90 @@
+/**
+ * DynamicSplit across syncs (src/sync/dynamic-split.ts): the tables split from an incremental build equal a fresh
+ * split of the same model, and the entries no change touched are the same objects, so their JSON and digests are made
+ * once (a change at 10,000 Ingresses costs what it changed). Table-driven over one-object changes.
+ */
+import { describe, expect, it } from 'vitest';
+import { buildModel } from '../../src/model/build.js';
+import { defaultBuildOptions } from '../../src/model/build-types.js';
+import { BuildMemo } from '../../src/model/incremental/memo.js';
+import type { Snapshot } from '../../src/model/snapshot.js';
+import { DynamicSplit } from '../../src/sync/dynamic-split.js';
+import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
+import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
+
+const LUA = { modules: [], packagePath: '/lua/?.lua;;', controlSocket: '/run/ia/control.sock', requestMetrics: false };
+const options = { ...defaultBuildOptions, dynamic: LUA };
+
+/** objects of a small cluster; a change replaces some of them, the others stay the same objects (as the cache keeps) */
+function objectsOf(pair: KeyPair): Record<string, unknown>[] {
+  return [
+    ingressClass(),
+    ...serviceWithEndpoints('a', [{ ip: '127.0.0.2', port: 8080 }]),
+    ...serviceWithEndpoints('b', [{ ip: '127.0.0.3', port: 8080 }]),
+    tlsSecret('one', pair.certPem, pair.keyPem),
+    tlsSecret('two', pair.certPem, pair.keyPem),
+    ingress('a', { 'a.test': [{ path: '/', service: 'a' }] }, { tls: [{ hosts: ['a.test'], secretName: 'one' }] }),
+    ingress('b', { 'b.test': [{ path: '/', service: 'b' }] }, { tls: [{ hosts: ['b.test'], secretName: 'two' }] }),
+  ];
+}
+
+function cluster(
+  objects: Record<string, unknown>[],
+  change: (o: Record<string, unknown>[]) => void = () => {},
+): Snapshot {
+  const changed = [...objects];
+  change(changed);
+  return snapshotOf(changed as { kind?: string }[]);
+}
+
+describe('DynamicSplit after a change equals a fresh split, and keeps what the change did not touch', async () => {
+  const pair = await issueCertificate({ commonName: 'test', dnsNames: ['a.test', 'b.test', 'c.test'] });
+  /** replace puts `by` in the place of the object of its kind and name */
+  const replace = (objects: Record<string, unknown>[], by: Record<string, unknown>) => {
+    const name = (o: Record<string, unknown>) => (o.metadata as { name: string }).name;
+    const i = objects.findIndex((o) => o.kind === by.kind && name(o) === name(by));
+    if (i < 0) throw new Error(`no ${String(by.kind)} ${name(by)} to replace`);
+    objects.splice(i, 1, by);
+  };
+  it.each([
+    ['nothing', () => {}, ['a', 'b'], ['default/one', 'default/two']],
+    [
+      "service b's endpoint moves",
+      (o: Record<string, unknown>[]) => {
+        const [, slice] = serviceWithEndpoints('b', [{ ip: '127.0.0.4', port: 8080 }]);
+        replace(o, slice as Record<string, unknown>);
+      },
+      ['a'],
+      ['default/one', 'default/two'],
+    ],
+    [
+      'a TLS host joins Secret two',
+      (o: Record<string, unknown>[]) =>
+        o.push(
+          ingress(
+            'c',
+            { 'c.test': [{ path: '/', service: 'b' }] },
+            { tls: [{ hosts: ['c.test'], secretName: 'two' }] },
+          ),
+        ),
+      ['a', 'b'],
+      ['default/one'],
+    ],
+  ] as const)('%s', (_what, change, keptBackends, keptCertificates) => {
+    const memo = new BuildMemo();
+    const split = new DynamicSplit();
+    const objects = objectsOf(pair);
+    const before = split.split(buildModel(cluster(objects), options, memo).model).tables;
+    const model = buildModel(cluster(objects, change), options, memo).model;
+    const after = split.split(model).tables;
+    const fresh = new DynamicSplit().split(model).tables;
+    expect(after.backends).toEqual(fresh.backends);
+    expect(after.certificates).toEqual(fresh.certificates);
+    const kept = <T extends object>(a: readonly T[], b: readonly T[], key: (x: T) => string) =>
+      a.filter((x) => b.some((y) => y === x)).map(key);
+    expect(kept(after.backends.backends, before.backends.backends, (b) => b.name.split('_')[1]!)).toEqual(keptBackends);
+    expect(kept(after.certificates.certificates, before.certificates.certificates, (c) => c.secret)).toEqual(
+      keptCertificates,
+    );
+  });
+});
