@@ -6,8 +6,6 @@
  * names no shared host. Each change is checked by what nginx answers, not by what the controller says it did.
  */
 import { chmod, readFile } from 'node:fs/promises';
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLive, processes } from '../../src/nginx/proc.js';
@@ -15,11 +13,12 @@ import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
+import { openStream, openWebSocket, startStreamer, type Streamer } from '../support/streams.js';
 
 let cluster: Cluster;
 let pods: Backend[];
 let ca: KeyPair;
-let streamer: { port: number; close(): Promise<void> };
+let streamer: Streamer;
 
 const nginx = () => cluster.actor('nginx')!.context;
 const reloads = () => Number(nginx().reloadsOk);
@@ -181,7 +180,7 @@ describe('changes within existing profiles are pushed, not reloaded', () => {
 });
 
 describe('long-lived responses', () => {
-  it('pushed changes cut no streaming response and start no worker generation', async () => {
+  it('pushed changes cut no streaming response or WebSocket and start no worker generation', async () => {
     await settled();
     const master = Number(nginx().pid);
     const workers = () =>
@@ -190,9 +189,10 @@ describe('long-lived responses', () => {
         .map((p) => p.pid)
         .sort();
     const before = workers();
-    const streams = await Promise.all(
-      Array.from({ length: 5 }, () => openStream(cluster.httpPort, 'stream.example.com')),
-    );
+    const streams = await Promise.all([
+      ...Array.from({ length: 5 }, () => openStream(cluster.httpPort, 'stream.example.com')),
+      ...Array.from({ length: 5 }, () => openWebSocket(cluster.httpPort, 'stream.example.com')),
+    ]);
     try {
       for (const [, change, served] of changes) {
         await change();
@@ -200,7 +200,7 @@ describe('long-lived responses', () => {
       }
       const seen = streams.map((s) => s.chunks);
       await waitFor('every stream still flowing', () => streams.every((s, i) => s.chunks > seen[i]! + 2), 5_000);
-      expect(streams.map((s) => s.ended)).toEqual([false, false, false, false, false]);
+      expect(streams.map((s) => s.ended)).toEqual(streams.map(() => false));
       await settled();
       expect(workers()).toEqual(before);
     } finally {
@@ -256,37 +256,3 @@ describe('what still reloads', () => {
     expect(await answer('own.example.com')).toBe('c');
   });
 });
-
-/** startStreamer answers every request with a chunk every 50 ms, never ending: a long-lived streaming response. */
-async function startStreamer() {
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/plain' });
-    const timer = setInterval(() => res.write('tick\n'), 50);
-    res.on('close', () => clearInterval(timer));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/** openStream starts one streaming request through nginx and counts what arrives. */
-function openStream(port: number, host: string) {
-  return new Promise<{ chunks: number; ended: boolean; close(): void }>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/', headers: { host }, agent: false }, (res) => {
-      const stream = { chunks: 0, ended: false, close: () => req.destroy() };
-      res.on('data', () => stream.chunks++);
-      res.on('end', () => (stream.ended = true));
-      res.on('error', () => (stream.ended = true));
-      if (res.statusCode !== 200) reject(new Error(`stream answered ${res.statusCode}`));
-      else resolve(stream);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
