@@ -13,6 +13,9 @@
  * 3. Requests/s through a pushed route and a rendered location, 16 keep-alive connections, interleaved rounds, and
  * 4. the same through a stock nginx with a minimal keep-alive proxy config: the data plane's floor. The backend is a
  *    stock nginx answering itself (bench/request-metrics.ts), so the figure is the proxy's, not a Node backend's.
+ * 5. BENCH_STREAMS (20) streaming responses and as many WebSockets held open through every change (in the rendered
+ *    mode only up to 1,000 Ingresses: there each change leaves a worker generation holding them): how many were cut,
+ *    and after how many changes that are pushed (all but the new profile's) nginx's live workers were others.
  *
  * `npm run build && node_modules/.bin/node --expose-gc dist/bench/run.js routes-as-data`; BENCH_SIZES (100,1000,10000)
  * picks the cluster sizes, BENCH_REPS the repetitions per change kind (8 up to 1,000 Ingresses, 3 above: the rendered
@@ -29,9 +32,11 @@ import { issueCertificate, type KeyPair } from '../src/tls/issue.js';
 import { waitFor } from '../test/support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../test/support/manifests.js';
 import { get, startBackend, type Backend } from '../test/support/net.js';
+import { startStreamer } from '../test/support/streams.js';
 import { startBareNginx } from './bare-nginx.js';
 import { startChildController, type ChildController, type LogLine } from './child-controller.js';
 import { ANNOTATION_MIX, generateCluster, snapshotManifests } from './fixtures.js';
+import { heldReport, type Held, liveWorkers, openLongLived } from './long-lived.js';
 import { groupPssBytes, mb } from './proc.js';
 import { startStaticNginx } from './request-metrics.js';
 import { median, percentile } from './stats.js';
@@ -57,6 +62,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = 16;
 const POLL_MS = 5;
 const RPS_HOST = 'rps.bench';
+const STREAM_HOST = 'stream.bench';
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 20);
 const NAMESPACES = 50; // generateCluster's team-0 … team-49
 
 /** reps is how many times each change kind is applied per mode at `n` Ingresses. */
@@ -323,10 +330,12 @@ interface Result {
 }
 
 /** seed is the generated cluster of n Ingresses on backend a, with a Service bench-b (backend b) per namespace. */
-function seed(n: number, wildcard: KeyPair, a: Backend, b: Backend, staticPort: number): object[] {
+function seed(n: number, wildcard: KeyPair, a: Backend, b: Backend, staticPort: number, streamPort: number): object[] {
   const snapshot = generateCluster(n, wildcard, { annotated: true, endpoint: { ip: '127.0.0.1', port: a.port } });
   return [
     ...snapshotManifests(snapshot),
+    ...serviceWithEndpoints('bench-stream', [{ port: streamPort }], 'team-0'),
+    ingress('bench-stream', { [STREAM_HOST]: [{ path: '/', service: 'bench-stream' }] }, { namespace: 'team-0' }),
     ...Array.from({ length: NAMESPACES }, (_, k) =>
       serviceWithEndpoints('bench-b', [{ port: b.port }], `team-${k}`),
     ).flat(),
@@ -417,8 +426,9 @@ async function runSize(
   b: Backend,
   staticPort: number,
   bare: number,
+  streamPort: number,
 ): Promise<Record<Mode, Result>> {
-  const objects = seed(n, wildcard, a, b, staticPort);
+  const objects = seed(n, wildcard, a, b, staticPort, streamPort);
   const last = `app-${n - 1}.bench.local`; // the last Ingress generated: plain http on backend a
   const order: Mode[] = (SIZES.indexOf(n) % 2 === 1 ? (['rendered', 'pushed'] as const) : MODES).filter((m) =>
     ACTIVE.includes(m),
@@ -449,6 +459,12 @@ async function runSize(
           `nginx_pss_mb=${mb(quiet[mode].pss)} load=${loadavg()[0]!.toFixed(2)}`,
       );
     }
+    const held = new Map<Mode, Held>();
+    for (const mode of order)
+      if (STREAMS > 0 && (mode === 'pushed' || n <= 1000))
+        held.set(mode, await openLongLived(scenes[mode].c.httpPort, STREAM_HOST, STREAMS));
+    // pushed changes after which nginx's live workers were others (a new worker generation)
+    const generations: Record<Mode, number> = { pushed: 0, rendered: 0 };
     const changes = plan(n, wildcard);
     const samples: Record<Mode, Map<string, Sample[]>> = { pushed: new Map(), rendered: new Map() };
     const writes: Record<Mode, number[]> = { pushed: [], rendered: [] };
@@ -459,6 +475,7 @@ async function runSize(
           const { c } = scenes[mode];
           const change = changes[kind]!(c, r);
           if (await change.served()) throw new Error(`${mode} ${kind} #${r}: served the new way before the change`);
+          const workersBefore = liveWorkers(nginxPgid(c));
           const written = Date.now();
           writes[mode].push(written);
           await change.apply();
@@ -482,7 +499,15 @@ async function runSize(
             10,
           ).catch(() => undefined);
           await sleep(300);
+          if (kind !== 'annotation-new-profile' && liveWorkers(nginxPgid(c)) !== workersBefore) generations[mode]++;
         }
+    for (const [mode, connections] of held) {
+      const r = await heldReport(connections);
+      console.log(
+        `bench routes-as-data: n=${n} mode=${mode} long_lived=${r.total} (${STREAMS} streams, ${STREAMS} websockets) ` +
+          `cut=${r.cut} flowing=${r.flowing} new_worker_generations_after_pushable_changes=${generations[mode]}`,
+      );
+    }
     await sleep(5000);
     const results = {} as Record<Mode, Result>;
     for (const mode of order) {
@@ -580,6 +605,7 @@ export async function runRoutesAsData(): Promise<void> {
   );
   const wildcard = await issueCertificate({ commonName: '*.bench.local', dnsNames: ['*.bench.local'] });
   const [a, b] = [await startBackend('a'), await startBackend('b')];
+  const streamer = await startStreamer();
   const backend = await startStaticNginx();
   const bareNginx = await startBareNginx(backend.port, '127.0.0.2');
   try {
@@ -588,7 +614,8 @@ export async function runRoutesAsData(): Promise<void> {
         ? { pushed: 0, rendered: 0, bare: 0 }
         : await runOneHost(backend.port, bareNginx.httpPort);
     const bySize = new Map<number, Record<Mode, Result>>();
-    for (const n of SIZES) bySize.set(n, await runSize(n, wildcard, a, b, backend.port, bareNginx.httpPort));
+    for (const n of SIZES)
+      bySize.set(n, await runSize(n, wildcard, a, b, backend.port, bareNginx.httpPort, streamer.port));
     if (ACTIVE.length < 2) return;
     console.log('bench routes-as-data: ratios (pushed ÷ rendered unless said)');
     for (const [n, r] of bySize) {
@@ -629,5 +656,6 @@ export async function runRoutesAsData(): Promise<void> {
     await backend.close();
     await a.close();
     await b.close();
+    await streamer.close();
   }
 }
