@@ -121,7 +121,7 @@ const badIngress = (namespace: string) =>
 
 interface Figures {
   startToHealthzMs: number;
-  idle: { processes: number; rssMiB: number; pssMiB: number };
+  idle: { processes: number; byProcess: string[]; rssMiB: number; pssMiB: number };
 }
 const figures: Record<string, Figures> = {};
 
@@ -177,6 +177,9 @@ async function exercise(
     expect(workers.length).toBeGreaterThan(0);
     const idle = {
       processes: before.length,
+      byProcess: before.map(
+        (p) => `${p.title.split(' ').slice(0, 3).join(' ')}: ${Math.round(p.rssKiB / 1024)} MiB RSS`,
+      ),
       rssMiB: Math.round(before.reduce((sum, p) => sum + p.rssKiB, 0) / 102.4) / 10,
       pssMiB: Math.round((await pssKiB(before.map((p) => p.pid))) / 102.4) / 10,
     };

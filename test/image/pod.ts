@@ -223,7 +223,7 @@ export interface Container {
   readonly run: ResultPromise;
   /** whether `runc run` has ended (the container's PID 1 exited, or runc failed) */
   exited(): boolean;
-  /** the host pids of the container's processes */
+  /** the host pids of the container's processes: its PID 1 and every descendant, zombies included */
   pids(): Promise<number[]>;
   /** sends a signal to the container's PID 1 */
   signal(signal: string): Promise<void>;
@@ -243,8 +243,9 @@ export function startContainer(bundle: Bundle, id: string): Container {
     run,
     exited: () => ended,
     pids: async () => {
-      const { stdout } = await execa('runc', ['ps', '--format', 'json', id]);
-      return JSON.parse(stdout) as number[];
+      // Not `runc ps`: it reads the cgroup, which no longer lists a process once it exited, zombies included.
+      const { stdout } = await execa('runc', ['state', id]);
+      return descendants((JSON.parse(stdout) as { pid: number }).pid);
     },
     signal: async (signal) => void (await execa('runc', ['kill', id, signal])),
     remove: async () => {
@@ -267,6 +268,20 @@ export interface ProcessInfo {
   readonly rssKiB: number;
 }
 
+/** descendants are `root` and every process below it, from each process's PPid in /proc (zombies keep theirs). */
+export async function descendants(root: number): Promise<number[]> {
+  const children = new Map<number, number[]>();
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const status = await readFile(`/proc/${entry}/status`, 'utf8').catch(() => '');
+    const ppid = Number(status.match(/^PPid:\s*(\d+)$/m)?.[1] ?? 0);
+    children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+  }
+  const found = [root];
+  for (let i = 0; i < found.length; i++) found.push(...(children.get(found[i]!) ?? []));
+  return found;
+}
+
 /** processes reads /proc for each pid (those gone meanwhile are left out). */
 export async function processes(pids: readonly number[]): Promise<ProcessInfo[]> {
   const found: ProcessInfo[] = [];
@@ -286,9 +301,4 @@ export async function processes(pids: readonly number[]): Promise<ProcessInfo[]>
     } catch {}
   }
   return found;
-}
-
-/** listDir is readdir that answers [] for a folder that is not there. */
-export async function listDir(dir: string): Promise<string[]> {
-  return readdir(dir).catch(() => []);
 }
