@@ -259,6 +259,54 @@ afterAll(async () => {
   if (Object.keys(figures).length > 0) console.log(JSON.stringify(figures, null, 2));
 });
 
+describe('the SBOM next to the image', () => {
+  it('lists every Debian package dpkg installed and every npm package in /app/node_modules, with their versions', async () => {
+    const sbom = JSON.parse(await readFile(IMAGE_ARCHIVE.replace(/\.oci\.tar$/, '.spdx.json'), 'utf8')) as {
+      spdxVersion: string;
+      packages: { SPDXID: string; name: string; versionInfo: string; externalRefs?: { referenceLocator: string }[] }[];
+      relationships: { spdxElementId: string; relatedSpdxElement: string }[];
+    };
+    expect(sbom.spdxVersion).toBe('SPDX-2.3');
+    const ids = new Set(sbom.packages.map((p) => p.SPDXID));
+    expect(ids.size).toBe(sbom.packages.length);
+    for (const id of ids) expect(id).toMatch(/^SPDXRef-[A-Za-z0-9.-]+$/);
+    for (const r of sbom.relationships)
+      expect([r.spdxElementId, r.relatedSpdxElement].filter((id) => id !== 'SPDXRef-DOCUMENT' && !ids.has(id))).toEqual(
+        [],
+      );
+    const purls = new Set(sbom.packages.flatMap((p) => (p.externalRefs ?? []).map((r) => r.referenceLocator)));
+
+    // What is in the image, read from its own files.
+    const rootfs = join((await unpackImage(join(dir, 'sbom'))).dir, 'rootfs');
+    const installed = (await readFile(join(rootfs, 'var/lib/dpkg/status'), 'utf8'))
+      .split(/\n\n+/)
+      .filter((p) => /^Status: install ok installed$/m.test(p))
+      .map((p) => ({ name: p.match(/^Package: (.+)$/m)![1]!, version: p.match(/^Version: (.+)$/m)![1]! }));
+    expect(installed.map((p) => p.name)).toEqual(
+      expect.arrayContaining(['nginx', 'libnginx-mod-http-lua', 'lua-cjson', 'tini', 'ca-certificates']),
+    );
+    const debPurls = [...purls].filter((p) => p.startsWith('pkg:deb/'));
+    expect(debPurls.length).toBe(installed.length);
+    const unlisted = installed.filter(
+      ({ name, version }) =>
+        !debPurls.some((p) =>
+          p.startsWith(`pkg:deb/debian/${encodeURIComponent(name)}@${encodeURIComponent(version)}?`),
+        ),
+    );
+    expect(unlisted).toEqual([]);
+    const lock = JSON.parse(await readFile(join(rootfs, 'app/node_modules/.package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version: string }>;
+    };
+    const npm = Object.entries(lock.packages).map(([path, { version }]) => {
+      const name = path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
+      return `pkg:npm/${name.replace(/^@/, '%40')}@${version}`;
+    });
+    expect(npm).toContain('pkg:npm/xstate@5.33.3');
+    expect(npm.filter((purl) => !purls.has(purl))).toEqual([]);
+    expect([...purls].filter((p) => p.startsWith('pkg:npm/')).length).toBe(npm.length);
+  });
+});
+
 describe('the image under runc', () => {
   let api: ApiServer | undefined;
   let apiRelay: Relay | undefined;
