@@ -7,7 +7,8 @@
 #   ingress-actors-<version>.oci.tar    an OCI image layout archive (skopeo copy oci-archive:…, podman load -i …)
 #   ingress-actors-<version>.spdx.json  its SBOM (SPDX 2.3: the Debian packages with versions, the npm packages)
 # Needs root (chroot, file ownership, setcap) and debootstrap, umoci; .ci/run-image installs them when missing.
-# The Debian layer is kept in .cache/image/ (keyed by packages.txt and install.sh): reruns only remake /app.
+# The Debian layer is kept in ~/.cache/ingress-actors-image/ (IMAGE_CACHE; keyed by packages.txt and install.sh):
+# reruns only remake /app.
 # Reproducible: files get the mtime SOURCE_DATE_EPOCH (default: the last commit's time); the same inputs give the
 # same layer digests (IMAGE_FRESH_BASE=1 debootstraps again instead of reusing the cached Debian layer).
 set -euo pipefail
@@ -16,7 +17,8 @@ cd "$root"
 
 mirror=${IMAGE_MIRROR:-http://deb.debian.org/debian}
 suite=bookworm
-cache=${IMAGE_CACHE:-$root/.cache/image}
+# The cache is outside the repository: its root filesystem (broken /dev symlinks, node_modules) is no linter's.
+cache=${IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ingress-actors-image}
 out=${IMAGE_OUT:-$root/dist/image}
 node_bin=$root/node_modules/node/bin/node
 version=$("$node_bin" -p 'require("./package.json").version')
