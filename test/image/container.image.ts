@@ -9,7 +9,7 @@
  *    reaps the orphaned workers), and SIGTERM ends it with exit 0 within terminationGracePeriodSeconds.
  *  - With ingress-nginx's Helm chart: the container args its templates write with default values, its env
  *    (LD_PRELOAD of a mimalloc the image does not have included) and its webhook certificate Secret's mount.
- * The time from `runc run` to /healthz 200 and the memory at idle go to dist/image/figures.json.
+ * The time from `runc run` to /healthz 200, the memory at idle and SIGTERM → exit go to dist/image/figures.json.
  */
 import { createServer, request, type Server } from 'node:http';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -122,6 +122,7 @@ const badIngress = (namespace: string) =>
 interface Figures {
   startToHealthzMs: number;
   idle: { processes: number; byProcess: string[]; rssMiB: number; pssMiB: number };
+  sigtermToExitMs?: number;
 }
 const figures: Record<string, Figures> = {};
 
@@ -223,6 +224,7 @@ async function exercise(
     throw error;
   }
 
+  const stopping = Date.now();
   await container.signal('TERM');
   const exited = await Promise.race([
     container.run,
@@ -232,6 +234,8 @@ async function exercise(
     await container.remove();
     throw new Error(`still running ${graceSeconds} s (terminationGracePeriodSeconds) after SIGTERM`);
   }
+  const figure = figures[figuresKey];
+  if (figure) figure.sigtermToExitMs = Date.now() - stopping;
   await execa('runc', ['delete', '--force', container.id], { reject: false });
   if (exited.exitCode !== 0) console.error(String(exited.all).slice(-4000));
   expect(exited.exitCode).toBe(0);
