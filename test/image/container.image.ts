@@ -9,7 +9,8 @@
  *    reaps the orphaned workers), and SIGTERM ends it with exit 0 within terminationGracePeriodSeconds.
  *  - With ingress-nginx's Helm chart: the container args its templates write with default values, its env
  *    (LD_PRELOAD of a mimalloc the image does not have included) and its webhook certificate Secret's mount.
- * The time from `runc run` to /healthz 200, the memory at idle and SIGTERM → exit go to dist/image/figures.json.
+ * The time from `runc run` to /healthz 200, the memory at idle and SIGTERM → exit go to dist/image/figures.json,
+ * each container's output to dist/image/<case>.log.
  */
 import { createServer, request, type Server } from 'node:http';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -237,6 +238,8 @@ async function exercise(
   const figure = figures[figuresKey];
   if (figure) figure.sigtermToExitMs = Date.now() - stopping;
   await execa('runc', ['delete', '--force', container.id], { reject: false });
+  // The container's whole output beside the figures, for whoever reads a run.
+  await writeFile(join(dirname(IMAGE_ARCHIVE), `${figuresKey}.log`), String(exited.all));
   if (exited.exitCode !== 0) console.error(String(exited.all).slice(-4000));
   expect(exited.exitCode).toBe(0);
 }
