@@ -68,8 +68,8 @@ say "building dist/src, dist/machines (deploy/image/tsconfig.json)"
 "$node_bin" node_modules/typescript/bin/tsc -p deploy/image/tsconfig.json --outDir "$stage/app/dist"
 grep -v '^#' deploy/image/files.txt | while read -r path; do cp -a "$path" "$stage/app/"; done
 cp package-lock.json "$stage/app/"
-say "npm ci --omit=dev"
-(cd "$stage/app" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error)
+say "npm ci --omit=dev --omit=optional (as deploy/Dockerfile)"
+(cd "$stage/app" && npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error)
 rm "$stage/app/package-lock.json"
 cp "$node_bin" "$stage/usr/local/bin/node"
 chown -R 0:0 "$stage"

@@ -192,9 +192,10 @@ export function writeRuntimeSpec(bundle: Bundle, pod: V1PodSpec, container: V1Co
   spec.process.capabilities = { bounding: added, effective: added, permitted: added, inheritable: [], ambient: [] };
   spec.process.noNewPrivileges = security.allowPrivilegeEscalation === false;
   spec.process.terminal = false;
-  // containerd 2's open files limit (its unit no longer sets LimitNOFILE=infinity: systemd's 1024 soft, 524288 hard),
-  // not umoci's 1024 hard.
-  spec.process.rlimits = [{ type: 'RLIMIT_NOFILE', soft: 1024, hard: 524288 }];
+  // Open files as under containerd 2, whose unit no longer sets LimitNOFILE=infinity: 1024 soft, the runtime's own
+  // hard limit (systemd's 524288 on a node; whatever this machine allows here), not umoci's 1024 hard.
+  const hard = Number(execFileSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).trim()) || 1024;
+  spec.process.rlimits = [{ type: 'RLIMIT_NOFILE', soft: Math.min(1024, hard), hard }];
   spec.root = { path: join(bundle.dir, 'rootfs'), readonly: security.readOnlyRootFilesystem === true };
   spec.hostname = run.name;
   const volumes = new Map((pod.volumes ?? []).map((v) => [v.name, v]));
