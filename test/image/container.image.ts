@@ -9,6 +9,11 @@
  *    reaps the orphaned workers), and SIGTERM ends it with exit 0 within terminationGracePeriodSeconds.
  *  - With ingress-nginx's Helm chart: the container args its templates write with default values, its env
  *    (LD_PRELOAD of a mimalloc the image does not have included) and its webhook certificate Secret's mount.
+ *  - The SBOM beside the archive lists what the image's own files say is in it.
+ * Stand-ins: the API server (loopback only) is reached through a TCP relay on the host's end of the veth, with a
+ * KUBECONFIG whose tls-server-name is 127.0.0.1, the only name its certificate holds (hence Node's DEP0123 warning
+ * in the logs); Services are the API server's serviceNetwork and Endpoints on the host's address. Not stood in for:
+ * the RuntimeDefault seccomp profile, the service-account token (in-cluster config).
  * The time from `runc run` to /healthz 200, the memory at idle and SIGTERM → exit go to dist/image/figures.json,
  * each container's output to dist/image/<case>.log.
  */
