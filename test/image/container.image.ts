@@ -10,10 +10,10 @@
  *  - With ingress-nginx's Helm chart: the container args its templates write with default values, its env
  *    (LD_PRELOAD of a mimalloc the image does not have included) and its webhook certificate Secret's mount.
  *  - The SBOM beside the archive lists what the image's own files say is in it.
- * Stand-ins: the API server (loopback only) is reached through a TCP relay on the host's end of the veth, with a
- * KUBECONFIG whose tls-server-name is 127.0.0.1, the only name its certificate holds (hence Node's DEP0123 warning
- * in the logs); Services are the API server's serviceNetwork and Endpoints on the host's address. Not stood in for:
- * the RuntimeDefault seccomp profile, the service-account token (in-cluster config).
+ * Stand-ins: in-cluster config as in a pod (KUBERNETES_SERVICE_HOST/PORT, the service account's token and CA), the
+ * Service `kubernetes` being relays to the test API server (pod.ts kubernetesService); the webhook's Service is the
+ * API server's serviceNetwork; the backend's Endpoints are on the host's end of the veth. Not stood in for: the
+ * RuntimeDefault seccomp profile.
  * The time from `runc run` to /healthz 200, the memory at idle and SIGTERM → exit go to dist/image/figures.json,
  * each container's output to dist/image/<case>.log.
  */
@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { execa } from 'execa';
-import { parse, parseAllDocuments, stringify } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOY_RESOURCES } from '../../src/dev/api-server/resources.js';
 import { type ApiServer, startApiServer } from '../../src/dev/api-server/server.js';
@@ -34,21 +34,19 @@ import { GATEWAY_RESOURCES } from '../support/gateway-kinds.js';
 import { KUBECTL, kubectlFor, type Kubectl, waitFor } from '../support/kube-api.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import {
+  type ClusterService,
   type Container,
   IMAGE_ARCHIVE,
   type PodNetwork,
   podNetwork,
+  kubernetesService,
   processes,
-  relay,
-  type Relay,
   startContainer,
   unpackImage,
   writeRuntimeSpec,
 } from './pod.js';
 
 const GROUP = 'gateway.networking.k8s.io';
-/** where the pod finds the kubeconfig for the test API server (KUBECONFIG; a Secret volume's stand-in) */
-const KUBECONFIG_DIR = '/var/lib/ingress-actors-test';
 
 /** the Service `web`: an HTTP server on this machine's end of the veth pair, answering which backend it is */
 async function startWeb(host: string): Promise<{ server: Server; port: number }> {
@@ -79,16 +77,6 @@ const servedBy = async (ip: string, host: string): Promise<string | undefined> =
   if (answer?.status !== 200) return undefined;
   return (JSON.parse(answer.body) as { backend?: string }).backend;
 };
-
-/** the kubeconfig the pod reads: the API server through the relay; its certificate names 127.0.0.1 */
-function podKubeconfig(api: ApiServer, server: string): string {
-  const config = parse(api.kubeconfigText) as { clusters: { cluster: Record<string, string> }[] };
-  for (const { cluster } of config.clusters) {
-    cluster.server = server;
-    cluster['tls-server-name'] = '127.0.0.1';
-  }
-  return stringify(config);
-}
 
 const ROUTED = [
   {
@@ -321,9 +309,9 @@ describe('the SBOM next to the image', () => {
 
 describe('the image under runc', () => {
   let api: ApiServer | undefined;
-  let apiRelay: Relay | undefined;
+  let service: ClusterService | undefined;
   afterAll(async () => {
-    await apiRelay?.close();
+    await service?.close();
     await api?.close();
   });
 
@@ -344,13 +332,9 @@ describe('the image under runc', () => {
           ? { host: net.podIp, port: webhookPort }
           : undefined,
     });
-    apiRelay = await relay(net.hostIp, api.port);
     const work = join(dir, 'deployment');
-    await execa('mkdir', ['-p', join(work, 'kubeconfig')]);
+    service = await kubernetesService(net, api, namespace, work);
     await api.writeKubeconfig(join(work, 'admin-kubeconfig'));
-    await writeFile(join(work, 'kubeconfig', 'config'), podKubeconfig(api, `https://${net.hostIp}:${apiRelay.port}`), {
-      mode: 0o644,
-    });
     const kubectl = kubectlFor(join(work, 'admin-kubeconfig'), join(work, 'cache'));
     await writeFile(join(work, 'overlay.yaml'), yaml);
     // What the cluster holds already, then the overlay (its webhook, failurePolicy Fail, would refuse an Ingress
@@ -369,8 +353,8 @@ describe('the image under runc', () => {
       namespace,
       nodeName: 'node-a',
       network: net,
-      env: { KUBECONFIG: `${KUBECONFIG_DIR}/config` },
-      files: { [KUBECONFIG_DIR]: join(work, 'kubeconfig') },
+      env: service.env,
+      files: service.files,
     });
     expect(spec.root.readonly).toBe(true);
     expect(spec.process.user.uid).toBe(101);
@@ -393,9 +377,9 @@ describe('the image under runc', () => {
 
 describe("the image under runc with ingress-nginx's Helm chart arguments", () => {
   let api: ApiServer | undefined;
-  let apiRelay: Relay | undefined;
+  let service: ClusterService | undefined;
   afterAll(async () => {
-    await apiRelay?.close();
+    await service?.close();
     await api?.close();
   });
 
@@ -450,11 +434,10 @@ describe("the image under runc with ingress-nginx's Helm chart arguments", () =>
           ? { host: net.podIp, port: 8443 }
           : undefined,
     });
-    apiRelay = await relay(net.hostIp, api.port);
     const work = join(dir, 'chart');
-    await execa('mkdir', ['-p', join(work, 'kubeconfig'), join(work, 'certificates')]);
+    service = await kubernetesService(net, api, namespace, work);
+    await execa('mkdir', ['-p', join(work, 'certificates')]);
     await api.writeKubeconfig(join(work, 'admin-kubeconfig'));
-    await writeFile(join(work, 'kubeconfig', 'config'), podKubeconfig(api, `https://${net.hostIp}:${apiRelay.port}`));
     await writeFile(join(work, 'certificates', 'cert'), pair.certPem);
     // the Secret volume's mode in the chart is the default 0644, readable by uid 101
     await writeFile(join(work, 'certificates', 'key'), pair.keyPem, { mode: 0o644 });
@@ -513,8 +496,8 @@ describe("the image under runc with ingress-nginx's Helm chart arguments", () =>
       namespace,
       nodeName: 'node-a',
       network: net,
-      env: { KUBECONFIG: `${KUBECONFIG_DIR}/config` },
-      files: { [KUBECONFIG_DIR]: join(work, 'kubeconfig'), [certificates]: join(work, 'certificates') },
+      env: service.env,
+      files: { ...service.files, [certificates]: join(work, 'certificates') },
     });
     const started = Date.now();
     const running = startContainer(bundle, `ia-image-${process.pid}-chart`);

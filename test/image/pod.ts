@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { mkdir, readFile, readdir } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { createServer, connect, type Server } from 'node:net';
 import { join } from 'node:path';
 import type { V1Container, V1PodSpec } from '@kubernetes/client-node';
@@ -89,6 +89,63 @@ export async function relay(host: string, port: number): Promise<Relay> {
       new Promise((resolve) => {
         server.close(() => resolve());
       }),
+  };
+}
+
+/** ClusterService is the API server as a pod reaches it: the kubelet's env and the service account's files. */
+export interface ClusterService {
+  /** KUBERNETES_SERVICE_HOST and _PORT, as the kubelet sets them */
+  readonly env: Record<string, string>;
+  /** the service account's folder (token, ca.crt, namespace), to mount where in-cluster config reads it */
+  readonly files: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** SERVICE_PORT is the Service `kubernetes` as the pod sees it (not 443: the pod's nginx listens there). */
+const SERVICE_PORT = 6443;
+
+/**
+ * kubernetesService makes the test API server (HTTPS on this machine's loopback, its certificate for 127.0.0.1)
+ * the pod's in-cluster API: a relay on the host's end of the veth, and one inside the pod's network namespace on
+ * its 127.0.0.1:6443 (where kube-proxy's rules would be), so the certificate's name holds; the service account's
+ * token, CA and namespace are files in `dir`.
+ */
+export async function kubernetesService(
+  network: PodNetwork,
+  api: { readonly port: number; readonly caPem: string; readonly token: string },
+  namespace: string,
+  dir: string,
+): Promise<ClusterService> {
+  const host = await relay(network.hostIp, api.port);
+  const script = `const net = require('node:net');
+net.createServer((s) => { const u = net.connect(${host.port}, '${network.hostIp}'); s.pipe(u).pipe(s);
+  const end = () => { s.destroy(); u.destroy(); }; s.on('error', end).on('close', end); u.on('error', end).on('close', end);
+}).listen(${SERVICE_PORT}, '127.0.0.1', () => console.log('listening'));`;
+  const inPod = execa('ip', ['netns', 'exec', network.name, process.execPath, '-e', script], {
+    reject: false,
+    buffer: false,
+  });
+  await new Promise<void>((resolve, reject) => {
+    inPod.stdout?.once('data', () => resolve());
+    void inPod.then((r) => reject(new Error(`the pod's relay ended: ${String(r.stderr)}`)));
+  });
+  const account = join(dir, 'serviceaccount');
+  await mkdir(account, { recursive: true });
+  await writeFile(join(account, 'token'), api.token);
+  await writeFile(join(account, 'ca.crt'), api.caPem);
+  await writeFile(join(account, 'namespace'), namespace);
+  return {
+    env: {
+      KUBERNETES_SERVICE_HOST: '127.0.0.1',
+      KUBERNETES_SERVICE_PORT: String(SERVICE_PORT),
+      KUBERNETES_PORT: `tcp://127.0.0.1:${SERVICE_PORT}`,
+    },
+    files: { '/var/run/secrets/kubernetes.io/serviceaccount': account },
+    close: async () => {
+      inPod.kill('SIGTERM');
+      await inPod;
+      await host.close();
+    },
   };
 }
 
