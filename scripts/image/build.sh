@@ -57,6 +57,8 @@ if [ -n "${IMAGE_FRESH_BASE:-}" ] || [ ! -f "$base/done" ]; then
   : >"$base/rootfs/etc/hostname"
   : >"$base/rootfs/etc/resolv.conf"
   touch "$base/done"
+  # Debian layers of other package lists are not used again.
+  find "$cache" -mindepth 1 -maxdepth 1 -name 'base-*' ! -name "base-$key" -exec rm -rf {} +
 fi
 
 # --- The /app layer: Node 24 (the `node` package's binary, as bin/ingress-actors finds it in development), the
