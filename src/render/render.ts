@@ -123,6 +123,37 @@ export function render(model: NginxModel, template: NginxTemplate): string {
   return template.run(model);
 }
 
+/**
+ * RenderedText keeps the last model's text: a model whose every field holds the same value (the same object, models
+ * being immutable) as the last one's has the same text, render being pure. With routes as data most syncs change only
+ * pushed data, and their nginx.conf is then not formatted again.
+ */
+export class RenderedText {
+  private last: { readonly model: NginxModel; readonly template: NginxTemplate; readonly text: string } | null = null;
+
+  render(model: NginxModel, template: NginxTemplate): string {
+    const last = this.last;
+    if (last !== null && last.template === template && sameFields(last.model, model)) {
+      this.last = { model, template, text: last.text };
+      return last.text;
+    }
+    const text = render(model, template);
+    this.last = { model, template, text };
+    return text;
+  }
+}
+
+/** sameFields says whether two objects have the same own fields holding the same values (===). */
+function sameFields(a: object, b: object): boolean {
+  if (a === b) return true;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys)
+    if (!Object.hasOwn(b, key) || (a as Record<string, unknown>)[key] !== (b as Record<string, unknown>)[key])
+      return false;
+  return true;
+}
+
 /** LocationRenderer formats one location as server.hbs does: the `location` partial, then its auth-url locations. */
 export type LocationRenderer = (location: Location, root: NginxModel) => string;
 

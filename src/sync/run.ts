@@ -9,7 +9,7 @@ import { Quarantine } from './quarantine.js';
 import { type Built, TableQuarantine } from './table-quarantine.js';
 import { blame } from './blame.js';
 import { servedIngresses } from '../kube/status.js';
-import { render, type NginxTemplate } from '../render/render.js';
+import { RenderedText, type NginxTemplate } from '../render/render.js';
 import { DynamicSplit } from './dynamic-split.js';
 import { IgnoredIngresses } from './ignored.js';
 import { SharedServer } from './shared-server.js';
@@ -51,6 +51,8 @@ export class SyncMemory {
   lastBuilt: Built | null = null;
   /** with routes as data, the shared server's profiles and its hosts' routes (src/sync/shared-server.ts) */
   readonly shared: SharedServer | null;
+  /** the last nginx.conf and the model it was rendered from: a sync that changed only pushed data renders nothing */
+  readonly text = new RenderedText();
 
   constructor(dynamic: boolean) {
     this.split = dynamic ? new DynamicSplit() : null;
@@ -111,7 +113,7 @@ export function syncActors(options: SyncOptions) {
       // Routes as data: what nginx.conf holds is the hosts of their own and the shared server's profiles.
       const sharing = memory.shared?.share(model, template.sources, memo.view?.baseConfig) ?? null;
       const rendering = sharing?.model ?? model;
-      const text = render(rendering, template);
+      const text = memory.text.render(rendering, template);
       const rendered = performance.now();
       const phases = {
         snapshot_ms: round(snapshotted - started),
