@@ -15,6 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ingressHostRoutes } from '../model/ingress-routes.js';
+import { LayeredMapWriter } from './layered-map.js';
 import {
   gatewayCover,
   ownReason,
@@ -260,10 +261,9 @@ class LastShare {
   /** the table's hosts in parts by bucketOf, each part's digest (null: to do again) */
   private readonly buckets: Map<string, string>[] = Array.from({ length: VERSION_BUCKETS }, () => new Map());
   private readonly digests: (string | null)[] = new Array<string | null>(VERSION_BUCKETS).fill(null);
-  /** the table's hosts and where every host is served from: copied before a change once handed out */
-  private tableHosts = new Map<string, string>();
-  private served = new Map<string, Where>();
-  private handedOut = { tableHosts: false, served: false };
+  /** the table's hosts and where every host is served from, handed out as views later changes leave alone */
+  private readonly tableHosts = new LayeredMapWriter<string, string>();
+  private readonly served = new LayeredMapWriter<string, Where>();
   private own: readonly Server[] | null = null;
   private table: IngressRouteTable | null = null;
   private defaultOut: Server | null = null;
@@ -293,7 +293,6 @@ class LastShare {
     for (const host of removed) {
       this.leave(host, this.states.get(host)!);
       this.states.delete(host);
-      this.served = this.writable('served', this.served);
       this.served.delete(host);
       const parent = wildcardParent(host);
       if (parent !== null) this.covered.get(parent)?.delete(host);
@@ -338,10 +337,7 @@ class LastShare {
       if (memo) this.enter(host, server, memo);
       else this.changed.own = true;
       this.states.set(host, { server, base, where, memo });
-      if (before?.where !== where) {
-        this.served = this.writable('served', this.served);
-        this.served.set(host, where);
-      }
+      if (before?.where !== where) this.served.set(host, where);
     }
   }
 
@@ -399,14 +395,12 @@ class LastShare {
     )
       this.definitionsOut = { held: definitions, from, made: definitions.with(model) };
     if (this.table === null || this.changed.table || heldChanged) {
-      this.table = { version: this.version(), hosts: this.tableHosts, profiles: new Set(held.keys()) };
-      this.handedOut.tableHosts = true;
+      this.table = { version: this.version(), hosts: this.tableHosts.view(), profiles: new Set(held.keys()) };
     }
-    this.handedOut.served = true;
     return {
       model: { ...model, ...this.definitionsOut!.made, config, defaultServer: this.defaultOut, servers: own },
       table: this.table,
-      served: this.served,
+      served: this.served.view(),
     };
   }
 
@@ -431,18 +425,10 @@ class LastShare {
     return all.digest('hex').slice(0, 32);
   }
 
-  /** writable is `map`, or a copy of it when the last table or where-map handed it out (those stay as they were). */
-  private writable<K, V>(which: keyof LastShare['handedOut'], map: Map<K, V>): Map<K, V> {
-    if (!this.handedOut[which]) return map;
-    this.handedOut[which] = false;
-    return new Map(map);
-  }
-
   /** enter counts a shared host's profiles and error locations, and puts its entry in the table. */
   private enter(host: string, server: Server, memo: HostMemo): void {
     for (const { key, profile } of memo.profiles) count(this.uses, key, profile, +1);
     for (const e of server.errorLocations) if (count(this.errors, e.name, e, +1)) this.changed.errors = true;
-    this.tableHosts = this.writable('tableHosts', this.tableHosts);
     this.tableHosts.set(host, memo.json);
     this.bucketSet(host, memo.json);
   }
@@ -455,7 +441,6 @@ class LastShare {
     }
     for (const { key, profile } of state.memo.profiles) count(this.uses, key, profile, -1);
     for (const e of state.server.errorLocations) if (count(this.errors, e.name, e, -1)) this.changed.errors = true;
-    this.tableHosts = this.writable('tableHosts', this.tableHosts);
     this.tableHosts.delete(host);
     this.bucketSet(host, null);
   }
