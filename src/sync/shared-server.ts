@@ -15,6 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ingressHostRoutes } from '../model/ingress-routes.js';
+import { changedServers } from '../model/server-diff.js';
 import { LayeredMapWriter } from './layered-map.js';
 import {
   gatewayCover,
@@ -532,37 +533,18 @@ function bucketOf(host: string): number {
 }
 
 /**
- * serversChanged compares the last sync's servers with this one's (each host once in each): the servers new or
- * replaced, and the hosts gone. Where both lists hold the same object at the same place (from either end when their
- * lengths differ) nothing changed: an incremental build replaces only the servers of the hosts it settled again, so
- * this costs the changed ones and a pass comparing references.
+ * serversChanged is, of the last sync's servers and this one's, the servers new or replaced and the hosts gone (each
+ * host is once in each list).
  */
 function serversChanged(
   before: readonly Server[],
   after: readonly Server[],
   states: ReadonlyMap<string, HostState>,
 ): { changed: Server[]; removed: string[] } {
-  if (before === after) return { changed: [], removed: [] };
-  let was: Server[] = [];
-  let is: Server[] = [];
-  if (before.length === after.length) {
-    for (let i = 0; i < after.length; i++)
-      if (before[i] !== after[i]) {
-        was.push(before[i]!);
-        is.push(after[i]!);
-      }
-  } else {
-    const both = Math.min(before.length, after.length);
-    let head = 0;
-    while (head < both && before[head] === after[head]) head++;
-    let tail = 0;
-    while (tail < both - head && before[before.length - 1 - tail] === after[after.length - 1 - tail]) tail++;
-    was = before.slice(head, before.length - tail);
-    is = after.slice(head, after.length - tail);
-  }
-  const hosts = new Set(is.map((s) => s.host));
+  const { added, removed } = changedServers(before, after);
+  const hosts = new Set(added.map((s) => s.host));
   return {
-    changed: is.filter((s) => states.get(s.host)?.server !== s),
-    removed: was.filter((s) => !hosts.has(s.host)).map((s) => s.host),
+    changed: added.filter((s) => states.get(s.host)?.server !== s),
+    removed: removed.filter((s) => !hosts.has(s.host)).map((s) => s.host),
   };
 }
