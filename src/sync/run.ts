@@ -8,7 +8,7 @@ import type { BuildOptions, BuildResult } from '../model/build-types.js';
 import { Quarantine } from './quarantine.js';
 import { type Built, TableQuarantine } from './table-quarantine.js';
 import { blame } from './blame.js';
-import { servedIngresses } from '../kube/status.js';
+import { ServedIngresses } from '../kube/status.js';
 import { RenderedText, type NginxTemplate } from '../render/render.js';
 import { DynamicSplit } from './dynamic-split.js';
 import { IgnoredIngresses } from './ignored.js';
@@ -53,6 +53,8 @@ export class SyncMemory {
   readonly shared: SharedServer | null;
   /** the last nginx.conf and the model it was rendered from: a sync that changed only pushed data renders nothing */
   readonly text = new RenderedText();
+  /** the served Ingresses, worked out for the servers that changed */
+  readonly served = new ServedIngresses();
 
   constructor(dynamic: boolean) {
     this.split = dynamic ? new DynamicSplit() : null;
@@ -134,9 +136,15 @@ export function syncActors(options: SyncOptions) {
       memory.reported = new Set(now.keys());
       // The configs built, so that nginx's verdicts (by text) can be read against them.
       quarantine.handedOver({ text, model: rendering, ingresses: snapshot.ingresses, secrets: snapshot.secrets });
+      const served = memory.served.of(model);
+      // A Secret the watcher judged by the set before, while this build ran, is not lost: whatever in the new set
+      // the cache holds differently from what the build read goes to the queue as a change. (Computed as the sync
+      // ends: the queue sends the new set on in the same turn, before any watch event can come in between.)
+      // Against the cache's own list the build started from: a Secret the quarantine holds out is no change.
+      const secretsChanged = options.cache.changedSince('Secret', cached.secrets, read);
+      options.observeModel?.(snapshot, result.model);
       const durationMs = performance.now() - started;
       options.observeDuration(durationMs);
-      options.observeModel?.(snapshot, result.model);
       options.log.info(
         {
           generation: input.generation,
@@ -157,15 +165,11 @@ export function syncActors(options: SyncOptions) {
           trigger: input.trigger,
         },
         secretsRead: { keys: read.keys, namespaces: read.namespaces },
-        // A Secret the watcher judged by the set before, while this build ran, is not lost: whatever in the new set
-        // the cache holds differently from what the build read goes to the queue as a change. (Computed as the sync
-        // ends: the queue sends the new set on in the same turn, before any watch event can come in between.)
-        // Against the cache's own list the build started from: a Secret the quarantine holds out is no change.
-        secretsChanged: options.cache.changedSince('Secret', cached.secrets, read),
+        secretsChanged,
         done: {
           model,
           problems,
-          served: [...servedIngresses(model)].sort(),
+          served,
           gatewayStatus: result.gateway?.status ?? null,
         },
         memory,

@@ -5,13 +5,15 @@
  * from one change to the next), once from scratch at every step (a fresh build, split and template; a SharedServer
  * that saw the same models, so the same profiles are kept). At every step both give the same nginx.conf text, the
  * same table hosts, profiles and version, and the same place for every host; the version is the hosts' alone (a
- * SharedServer that never saw the earlier models gives it too), so it changes exactly when the hosts do.
+ * SharedServer that never saw the earlier models gives it too), so it changes exactly when the hosts do. The served
+ * Ingresses (ServedIngresses, counted for the changed servers) are servedIngresses' at every step too.
  */
 import fc from 'fast-check';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ServedIngresses, servedIngresses } from '../../src/kube/status.js';
 import { BuildMemo, buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions } from '../../src/model/build-types.js';
 import { renderedHosts } from '../../src/model/served-from.js';
@@ -127,6 +129,7 @@ function outcome(sharing: SharedServing, text: string) {
 function run(steps: readonly Step[]) {
   const incremental = { memo: new BuildMemo(), split: new DynamicSplit(), shared: new SharedServer() };
   const text = new RenderedText();
+  const served = new ServedIngresses();
   const reference = new SharedServer();
   const ingresses = new Map<number, object>();
   let snapshot: Snapshot = base;
@@ -140,6 +143,8 @@ function run(steps: readonly Step[]) {
     const split = incremental.split.split(built.model).model;
     const sharing = incremental.shared.share(split, template.sources, incremental.memo.view?.baseConfig)!;
     const now = outcome(sharing, text.render(sharing.model, template));
+    // the served Ingresses (status), counted for the changed servers only
+    expect(served.of(split)).toEqual([...servedIngresses(split)].sort());
 
     const freshMemo = new BuildMemo();
     const fresh = new DynamicSplit().split(buildModel(snapshot, options, freshMemo).model).model;
