@@ -41,6 +41,13 @@ const options = {
 };
 const certificate = await issueCertificate({ commonName: '*.t.test', dnsNames: ['*.t.test', '*.w.test', 'w.test'] });
 
+/** the ConfigMap: server-snippet allowed, so a host can keep its own server for it */
+const settings = {
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'ingress-nginx-controller', namespace: 'ingress-nginx' },
+  data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' },
+};
 /** every other object: the same objects at every step, as the watchers' caches hand them over */
 const base = snapshotOf([
   ingressClass(),
@@ -48,12 +55,7 @@ const base = snapshotOf([
   ...serviceWithEndpoints('api', [{ port: 8081 }, { port: 8082 }]),
   ...serviceWithEndpoints('errors', [{ port: 8083 }]),
   tlsSecret('tls', certificate.certPem, certificate.keyPem),
-  {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'ingress-nginx-controller', namespace: 'ingress-nginx' },
-    data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' },
-  },
+  settings,
 ]);
 
 /** hosts, wildcards among them (a wildcard with its own server keeps the hosts it covers out of the shared server) */
