@@ -24,7 +24,7 @@
  * pushed changes too), BENCH_ONE_HOST=0 skips the one-host throughput.
  */
 import { loadavg } from 'node:os';
-import { stat } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { nginxBinary, testConfig } from '../src/nginx/binary.js';
@@ -288,6 +288,10 @@ interface Phases {
   nginxT: number | null;
   /** the whole reload: staging, `nginx -t`, signal, until new workers answer */
   reload: number | null;
+  /** `sync done` → the push's start: the end of the sync, the queue's hand-off, what runs before the push actor */
+  handoff: number | null;
+  /** the push's end → served: nginx's workers taking the tables, the poll */
+  tail: number | null;
 }
 
 /** phasesOf reads one change's lines: its sync is the first to start after the write, its push and reload the first after that sync, before `until` (the next change of the controller). */
@@ -303,6 +307,8 @@ function phasesOf(logs: readonly LogLine[], s: Sample, until: number): Phases {
     push: inTime(pushed) ? (pushed!.ms as number) : null,
     nginxT: inTime(reloaded) ? (reloaded!.test_ms as number) : null,
     reload: inTime(reloaded) ? (reloaded!.ms as number) : null,
+    handoff: sync && inTime(pushed) ? pushed!.time - (pushed!.ms as number) - sync.time : null,
+    tail: inTime(pushed) ? s.servedAt - pushed!.time : null,
   };
 }
 
@@ -509,6 +515,13 @@ async function runSize(
       );
     }
     await sleep(5000);
+    // BENCH_LOG_DUMP=<prefix>: each mode's controller log lines and the changes' times, for a closer look
+    if (process.env.BENCH_LOG_DUMP)
+      for (const mode of order)
+        await writeFile(
+          `${process.env.BENCH_LOG_DUMP}-${n}-${mode}.json`,
+          JSON.stringify({ samples: Object.fromEntries(samples[mode]), logs: scenes[mode].c.logs }),
+        );
     const results = {} as Record<Mode, Result>;
     for (const mode of order) {
       const { c, startMs } = scenes[mode];
@@ -542,7 +555,8 @@ async function runSize(
             `pushes=${mode === 'pushed' ? pushes : 'n/a(info)'} debounce_p50=${p50(phases.map((p) => p.debounce))} ` +
             `sync_p50=${p50(phases.map((p) => p.sync))} push_p50=${p50(phases.map((p) => p.push))} ` +
             `nginx_t_p50=${p50(phases.map((p) => p.nginxT))} reload_p50=${p50(phases.map((p) => p.reload))} ` +
-            `other_p50=${p50(other)} ` +
+            `other_p50=${p50(other)} handoff_p50=${p50(phases.map((p) => p.handoff))} ` +
+            `tail_p50=${p50(phases.map((p) => p.tail))} ` +
             `all_ms=[${totals.map(fmt).join(' ')}]`,
         );
       }

@@ -13,6 +13,7 @@ import { runRegexHost } from './regex-host.js';
 import { runRequestMetrics } from './request-metrics.js';
 import { runRoutesAsData } from './routes-as-data.js';
 import { runScale } from './scale.js';
+import { runSharePhases } from './share-phases.js';
 import { runScaleCertificates } from './scale-certificates.js';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -35,6 +36,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'gateway-routing': () => runGatewayRouting(),
   profiles: () => runProfiles(),
   'routes-as-data': () => runRoutesAsData(),
+  'share-phases': () => runSharePhases(),
 };
 
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(BENCHMARKS);

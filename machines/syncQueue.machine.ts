@@ -485,10 +485,11 @@ export const syncQueueMachine = syncQueue.createMachine({
             // The config nginx was handed: the tables go at once; changes that came meanwhile are built at once too.
             guard: 'pushOnly',
             target: 'settled',
+            // The push first: sync.done's receivers (the status writer, the request metrics) read every Ingress.
             actions: [
               'recordOutput',
-              { type: 'sendDone', params: ({ event }) => ({ output: event.output }) },
               { type: 'push', params: ({ event }) => ({ output: event.output }) },
+              { type: 'sendDone', params: ({ event }) => ({ output: event.output }) },
             ],
           },
           {
@@ -496,8 +497,8 @@ export const syncQueueMachine = syncQueue.createMachine({
             target: 'settled',
             actions: [
               'recordOutput',
-              { type: 'sendDone', params: ({ event }) => ({ output: event.output }) },
               { type: 'reload', params: ({ event }) => ({ output: event.output }) },
+              { type: 'sendDone', params: ({ event }) => ({ output: event.output }) },
             ],
           },
           {

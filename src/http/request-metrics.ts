@@ -16,7 +16,8 @@ import { Counter, type Registry } from 'prom-client';
 import type { InspectionEvent } from 'xstate';
 import type { MetricsFlags } from '../config.js';
 import type { Logger } from '../log.js';
-import type { NginxModel } from '../model/nginx-model.js';
+import type { NginxModel, Server } from '../model/nginx-model.js';
+import { changedServers } from '../model/server-diff.js';
 import { isSyncDone } from '../../machines/events.js';
 import { methodLabel, statusClass, statusLabel } from './request-labels.js';
 import { DEFAULT_SERIES_LIMITS, SeriesBudget, type SeriesLimits } from './series-budget.js';
@@ -82,19 +83,31 @@ interface RouteInfo {
 /** routesOf lists the model's labelled locations by `host id`. */
 export function routesOf(model: NginxModel): Map<string, RouteInfo> {
   const routes = new Map<string, RouteInfo>();
-  for (const server of [model.defaultServer, ...model.servers]) {
-    for (const location of server.locations) {
-      const route = location.route;
-      if (!route) continue;
-      routes.set(`${server.host} ${route.id}`, {
-        namespace: route.namespace,
-        ingress: route.ingressName,
-        service: route.serviceName,
-        path: location.path,
-        canary: location.pass?.canary ?? null,
-      });
-    }
+  for (const server of [model.defaultServer, ...model.servers])
+    for (const [key, info] of serverRoutes(server)) routes.set(key, info);
+  return routes;
+}
+
+const routesByServer = new WeakMap<Server, readonly (readonly [string, RouteInfo])[]>();
+
+/** serverRoutes is a server's routes by `host route-id`, worked out once per server object. */
+function serverRoutes(server: Server): readonly (readonly [string, RouteInfo])[] {
+  let routes = routesByServer.get(server);
+  if (routes) return routes;
+  const byKey = new Map<string, RouteInfo>();
+  for (const location of server.locations) {
+    const route = location.route;
+    if (!route) continue;
+    byKey.set(`${server.host} ${route.id}`, {
+      namespace: route.namespace,
+      ingress: route.ingressName,
+      service: route.serviceName,
+      path: location.path,
+      canary: location.pass?.canary ?? null,
+    });
   }
+  routes = [...byKey];
+  routesByServer.set(server, routes);
   return routes;
 }
 
@@ -127,9 +140,10 @@ export interface RequestMetricsOptions {
 /** RequestMetrics keeps the request totals and serves them as prom-client metrics of the registry. */
 export class RequestMetrics {
   private routes = new Map<string, RouteInfo>();
-  private currentRoutes = 0;
-  /** the Ingresses (`namespace/name`) of the last model; null before the first */
-  private owners: ReadonlySet<string> | null = null;
+  /** the last model's routes */
+  private readonly current = new Map<string, RouteInfo>();
+  /** the Ingresses (`namespace/name`) of the last model's routes, and how many routes each has; empty before the first */
+  private readonly owners = new Map<string, number>();
   private lastModel: NginxModel | null = null;
   private readonly series = new Map<string, Series>();
   private readonly budget: SeriesBudget;
@@ -208,25 +222,54 @@ export class RequestMetrics {
 
   /**
    * setModel adds a model's routes; those of older models stay while their old workers may still report. The series
-   * of Ingresses the model no longer has go (as ingress-nginx removes them), and their budget with them.
+   * of Ingresses the model no longer has go (as ingress-nginx removes them), and their budget with them. Only the
+   * servers that changed since the last model are looked at (an incremental build keeps the others' objects).
    */
   setModel(model: NginxModel): void {
+    const last = this.lastModel;
     this.lastModel = model;
-    const current = routesOf(model);
-    if (this.routes.size > 2 * this.currentRoutes + 1_000) this.routes = new Map();
-    for (const [key, info] of current) this.routes.set(key, info);
-    this.currentRoutes = current.size;
-    const owners = new Set([...current.values()].map((route) => ownerOf(route)));
-    const gone = this.owners && [...this.owners].some((owner) => !owners.has(owner));
-    this.owners = owners;
-    if (gone) this.evict();
+    const { added, removed } = changedServers(last ? [last.defaultServer, ...last.servers] : [], [
+      model.defaultServer,
+      ...model.servers,
+    ]);
+    const emptied: string[] = [];
+    for (const server of removed)
+      for (const [key, info] of serverRoutes(server)) {
+        this.current.delete(key);
+        const owner = ownerOf(info);
+        const left = (this.owners.get(owner) ?? 1) - 1;
+        if (left > 0) this.owners.set(owner, left);
+        else {
+          this.owners.delete(owner);
+          emptied.push(owner);
+        }
+      }
+    for (const server of added)
+      for (const [key, info] of serverRoutes(server)) {
+        this.current.set(key, info);
+        this.routes.set(key, info);
+        const owner = ownerOf(info);
+        this.owners.set(owner, (this.owners.get(owner) ?? 0) + 1);
+      }
+    if (this.routes.size > 2 * this.current.size + 1_000) this.routes = new Map(this.current);
+    if (emptied.some((owner) => !this.owners.has(owner))) this.evict();
+  }
+
+  /** currentRoutes are the last model's routes by `host route-id`, as routesOf gives them. */
+  currentRoutes(): ReadonlyMap<string, RouteInfo> {
+    return this.current;
+  }
+
+  /** currentOwners are the Ingresses (`namespace/name`) of the last model's routes. */
+  currentOwners(): ReadonlySet<string> {
+    return new Set(this.owners.keys());
   }
 
   /** evict drops the series (and the overflow count) of every Ingress the last model does not have. */
   private evict(): void {
     const released = new Set<string>();
     for (const [key, series] of this.series) {
-      if (series.owner === '' || this.owners?.has(series.owner)) continue;
+      if (series.owner === '' || this.owners.has(series.owner)) continue;
       this.series.delete(key);
       if (released.has(series.owner)) continue;
       released.add(series.owner);
@@ -282,7 +325,7 @@ export class RequestMetrics {
     if (flags.perHost && !flags.perUndefinedHost && host === '_' && !route) return;
     const owner = ownerOf(route);
     // An old worker's last requests for an Ingress that is gone: its series went with it.
-    if (owner !== '' && this.owners && !this.owners.has(owner)) return;
+    if (owner !== '' && this.lastModel !== null && !this.owners.has(owner)) return;
     // Bounded sets whatever the text says (monitor.lua maps them already).
     const bounded = statusLabel(status);
     const labels: Record<string, string> = {

@@ -16,7 +16,8 @@ import type {
 } from '@kubernetes/client-node';
 import type { ShutdownCheck } from '../../machines/status.machine.js';
 import type { Logger } from '../log.js';
-import type { NginxModel } from '../model/nginx-model.js';
+import type { NginxModel, Server } from '../model/nginx-model.js';
+import { changedServers } from '../model/server-diff.js';
 import type { ClusterCache } from './cache.js';
 import { apiCode, describeApiError } from './leader.js';
 
@@ -75,6 +76,43 @@ export function servedIngresses(model: NginxModel): Set<string> {
   for (const server of [model.defaultServer, ...model.servers])
     for (const location of server.locations) if (location.ingress) served.add(location.ingress);
   return served;
+}
+
+/**
+ * ServedIngresses gives each sync's served Ingresses, sorted, looking only at the servers that changed since the last
+ * model (an incremental build keeps the others' objects): it counts each Ingress's locations, and sorts the list again
+ * only when an Ingress came or went (the same list otherwise).
+ */
+export class ServedIngresses {
+  private servers: readonly Server[] = [];
+  private readonly counts = new Map<string, number>();
+  private list: readonly string[] = [];
+
+  of(model: NginxModel): readonly string[] {
+    const now = [model.defaultServer, ...model.servers];
+    const { added, removed } = changedServers(this.servers, now);
+    this.servers = now;
+    let moved = false;
+    for (const server of removed)
+      for (const location of server.locations) {
+        if (!location.ingress) continue;
+        const left = (this.counts.get(location.ingress) ?? 1) - 1;
+        if (left > 0) this.counts.set(location.ingress, left);
+        else {
+          this.counts.delete(location.ingress);
+          moved = true;
+        }
+      }
+    for (const server of added)
+      for (const location of server.locations) {
+        if (!location.ingress) continue;
+        const count = this.counts.get(location.ingress) ?? 0;
+        this.counts.set(location.ingress, count + 1);
+        if (count === 0) moved = true;
+      }
+    if (moved) this.list = [...this.counts.keys()].sort();
+    return this.list;
+  }
 }
 
 /** toAddress turns a name or IP into a LoadBalancerAddress, as ingress-nginx's nameOrIPToLoadBalancerIngress. */

@@ -27,24 +27,42 @@ export function renderedHosts(model: NginxModel): Map<string, 'shared' | Rendere
     for (const server of model.servers) served.set(server.host, 'a Gateway listener is the default server');
     return served;
   }
-  const gateway = (model.gateway?.servers ?? []).map((s) => s.host);
-  const coveredByGateway = (host: string) =>
-    gateway.some((g) => g === host || (g.startsWith('*.') && host.endsWith(g.slice(1))));
-  for (const server of model.servers)
-    served.set(
-      server.host,
-      ownReason(server) ?? (coveredByGateway(server.host) ? 'a Gateway listener names it' : 'shared'),
-    );
+  const covered = gatewayCover(model);
+  for (const server of model.servers) served.set(server.host, ownReason(server) ?? covered(server.host) ?? 'shared');
   for (const [host, where] of served) {
-    if (where !== 'shared' || host.startsWith('*.') || host === '_') continue;
-    const dot = host.indexOf('.');
-    const parent = dot > 0 ? served.get(`*${host.slice(dot)}`) : undefined;
-    if (parent !== undefined && parent !== 'shared') served.set(host, 'a wildcard host with its own server covers it');
+    if (where !== 'shared') continue;
+    const parent = wildcardParent(host);
+    const parentWhere = parent === null ? undefined : served.get(parent);
+    if (parentWhere !== undefined && parentWhere !== 'shared') served.set(host, WILDCARD_COVERS);
   }
   return served;
 }
 
-function ownReason(server: Server): RenderedReason | null {
+/** WILDCARD_COVERS is why a host whose wildcard parent keeps its own server keeps one too (nginx picks the wildcard's). */
+export const WILDCARD_COVERS: RenderedReason = 'a wildcard host with its own server covers it';
+
+/** gatewayCover says, of a host, whether a Gateway listener's hostname names it (exactly or as its wildcard). */
+export function gatewayCover(model: NginxModel): (host: string) => RenderedReason | null {
+  const gateway = (model.gateway?.servers ?? []).map((s) => s.host);
+  if (gateway.length === 0) return () => null;
+  return (host) =>
+    gateway.some((g) => g === host || (g.startsWith('*.') && host.endsWith(g.slice(1))))
+      ? 'a Gateway listener names it'
+      : null;
+}
+
+/**
+ * wildcardParent is the one-label wildcard host that would take `host`'s name from the shared server (`*.b.c` for
+ * `a.b.c`), or null for a wildcard, the catch-all or a name without a dot.
+ */
+export function wildcardParent(host: string): string | null {
+  if (host.startsWith('*.') || host === '_') return null;
+  const dot = host.indexOf('.');
+  return dot > 0 ? `*${host.slice(dot)}` : null;
+}
+
+/** ownReason is why a server needs a block of its own whatever other servers there are, or null. */
+export function ownReason(server: Server): RenderedReason | null {
   if (server.snippet !== null && server.snippet.length > 0) return 'server-snippet';
   if (server.clientAuth !== null) return 'auth-tls';
   if (server.locations.some((l) => l.pass?.canary != null)) return 'canary';

@@ -123,6 +123,54 @@ export function render(model: NginxModel, template: NginxTemplate): string {
   return template.run(model);
 }
 
+/**
+ * RenderedText keeps the last model's text: a model equal to the last one, field by field, has the same text (render
+ * is pure). With routes as data most syncs change only pushed data, and their nginx.conf is then not formatted again.
+ * Equal is sameValue's: the same objects, or arrays and plain objects of the same values (a build makes some parts
+ * anew each time, of the same objects); anything else only when it is the same object.
+ */
+export class RenderedText {
+  private last: { readonly model: NginxModel; readonly template: NginxTemplate; readonly text: string } | null = null;
+
+  render(model: NginxModel, template: NginxTemplate): string {
+    const last = this.last;
+    if (last !== null && last.template === template && sameValue(last.model, model)) {
+      this.last = { model, template, text: last.text };
+      return last.text;
+    }
+    const text = render(model, template);
+    this.last = { model, template, text };
+    return text;
+  }
+}
+
+/**
+ * sameValue says whether two model values render alike: the same value, or arrays and plain objects whose items or
+ * own fields are. It stops at the first difference and at every object the two share, so parts carried over from
+ * the last build cost a reference comparison each.
+ */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;
+    return true;
+  }
+  if (!plain(a) || !plain(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys)
+    if (!Object.hasOwn(b, key) || !sameValue((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]))
+      return false;
+  return true;
+}
+
+function plain(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
 /** LocationRenderer formats one location as server.hbs does: the `location` partial, then its auth-url locations. */
 export type LocationRenderer = (location: Location, root: NginxModel) => string;
 

@@ -8,8 +8,8 @@ import type { BuildOptions, BuildResult } from '../model/build-types.js';
 import { Quarantine } from './quarantine.js';
 import { type Built, TableQuarantine } from './table-quarantine.js';
 import { blame } from './blame.js';
-import { servedIngresses } from '../kube/status.js';
-import { render, type NginxTemplate } from '../render/render.js';
+import { ServedIngresses } from '../kube/status.js';
+import { RenderedText, type NginxTemplate } from '../render/render.js';
 import { DynamicSplit } from './dynamic-split.js';
 import { IgnoredIngresses } from './ignored.js';
 import { SharedServer } from './shared-server.js';
@@ -51,6 +51,10 @@ export class SyncMemory {
   lastBuilt: Built | null = null;
   /** with routes as data, the shared server's profiles and its hosts' routes (src/sync/shared-server.ts) */
   readonly shared: SharedServer | null;
+  /** the last nginx.conf and the model it was rendered from: a sync that changed only pushed data renders nothing */
+  readonly text = new RenderedText();
+  /** the served Ingresses, worked out for the servers that changed */
+  readonly served = new ServedIngresses();
 
   constructor(dynamic: boolean) {
     this.split = dynamic ? new DynamicSplit() : null;
@@ -111,7 +115,7 @@ export function syncActors(options: SyncOptions) {
       // Routes as data: what nginx.conf holds is the hosts of their own and the shared server's profiles.
       const sharing = memory.shared?.share(model, template.sources, memo.view?.baseConfig) ?? null;
       const rendering = sharing?.model ?? model;
-      const text = render(rendering, template);
+      const text = memory.text.render(rendering, template);
       const rendered = performance.now();
       const phases = {
         snapshot_ms: round(snapshotted - started),
@@ -132,9 +136,15 @@ export function syncActors(options: SyncOptions) {
       memory.reported = new Set(now.keys());
       // The configs built, so that nginx's verdicts (by text) can be read against them.
       quarantine.handedOver({ text, model: rendering, ingresses: snapshot.ingresses, secrets: snapshot.secrets });
+      const served = memory.served.of(model);
+      // A Secret the watcher judged by the set before, while this build ran, is not lost: whatever in the new set
+      // the cache holds differently from what the build read goes to the queue as a change. (Computed as the sync
+      // ends: the queue sends the new set on in the same turn, before any watch event can come in between.)
+      // Against the cache's own list the build started from: a Secret the quarantine holds out is no change.
+      const secretsChanged = options.cache.changedSince('Secret', cached.secrets, read);
+      options.observeModel?.(snapshot, result.model);
       const durationMs = performance.now() - started;
       options.observeDuration(durationMs);
-      options.observeModel?.(snapshot, result.model);
       options.log.info(
         {
           generation: input.generation,
@@ -155,15 +165,11 @@ export function syncActors(options: SyncOptions) {
           trigger: input.trigger,
         },
         secretsRead: { keys: read.keys, namespaces: read.namespaces },
-        // A Secret the watcher judged by the set before, while this build ran, is not lost: whatever in the new set
-        // the cache holds differently from what the build read goes to the queue as a change. (Computed as the sync
-        // ends: the queue sends the new set on in the same turn, before any watch event can come in between.)
-        // Against the cache's own list the build started from: a Secret the quarantine holds out is no change.
-        secretsChanged: options.cache.changedSince('Secret', cached.secrets, read),
+        secretsChanged,
         done: {
           model,
           problems,
-          served: [...servedIngresses(model)].sort(),
+          served,
           gatewayStatus: result.gateway?.status ?? null,
         },
         memory,

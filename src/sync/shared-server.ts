@@ -15,7 +15,16 @@
  */
 import { createHash } from 'node:crypto';
 import { ingressHostRoutes } from '../model/ingress-routes.js';
-import { type RenderedReason, renderedHosts } from '../model/served-from.js';
+import { changedServers } from '../model/server-diff.js';
+import { LayeredMapWriter } from './layered-map.js';
+import {
+  gatewayCover,
+  ownReason,
+  type RenderedReason,
+  renderedHosts,
+  WILDCARD_COVERS,
+  wildcardParent,
+} from '../model/served-from.js';
 import { TABLE_LIMITS } from '../model/table-schema.js';
 import { offsetBytes } from '../model/validate.js';
 import { fitServerNameHash } from '../model/config-map/hash-sizing.js';
@@ -64,10 +73,35 @@ interface HostMemo {
   readonly profiles: readonly Keyed[];
 }
 
+type Where = 'shared' | RenderedReason;
+
+/** HostState is what the syncs so far worked out for one host: its server, where it is served from, its entry. */
+interface HostState {
+  readonly server: Server;
+  /** why the host keeps its own server whatever the others are (server-level settings, a Gateway listener), or null */
+  readonly base: RenderedReason | null;
+  readonly where: Where;
+  /** the host's pushed JSON and profiles, while it is served by the shared server */
+  readonly memo: HostMemo | null;
+}
+
+/** A count of what the shared hosts use (a profile, an error location), and the one nginx.conf is written with. */
+interface Counted<T> {
+  count: number;
+  readonly value: T;
+}
+
+/** VERSION_BUCKETS is how many parts the table's version is digested in: a change digests its hosts' parts again. */
+const VERSION_BUCKETS = 256;
+
 /**
  * SharedServer turns each sync's model into the shared server's model and table. It keeps, from one sync to the
  * next, the profiles nginx.conf holds and, per unchanged location or server object (incremental builds hand them back
- * as the same objects), the profile key and host JSON already worked out.
+ * as the same objects), the profile key and host JSON already worked out. A sync looks only at the servers whose
+ * object changed since the last (and, for a wildcard, at the hosts it covers): where each other host is served from,
+ * the profiles and error locations in use (counted), the table's hosts and the version's digests of them are carried
+ * over, and what nginx.conf is rendered from stays the same objects while nothing of theirs changed (the template
+ * keeps a server's text per object; the sync, the whole text per model).
  */
 export class SharedServer {
   private renderer: { sources: TemplateSources; render: LocationRenderer; fields: readonly string[] } | null = null;
@@ -81,6 +115,8 @@ export class SharedServer {
    * kept after its last location left still names its Ingress's map or zone, which the model no longer has
    */
   private definitions = new HeldDefinitions();
+  /** what the last sync looked at and made */
+  private last = new LastShare();
 
   /**
    * share gives what nginx serves with routes as data, or null when the model has none: without the Lua balancer,
@@ -89,12 +125,14 @@ export class SharedServer {
    */
   share(model: NginxModel, sources: TemplateSources, baseConfig?: GlobalConfig): SharedServing | null {
     if (!model.lua?.routesAsData) return null;
-    if (model.gatewayDefault.http || model.gatewayDefault.https)
+    if (model.gatewayDefault.http || model.gatewayDefault.https) {
+      this.last = new LastShare();
       return {
         model: { ...model, lua: { ...model.lua, routesAsData: false } },
         table: null,
         served: renderedHosts(model),
       };
+    }
     const renderer = this.rendererFor(sources);
     // what the profiles' text and the http-level lines they name (`$ia_hsts`) depend on
     const settings = JSON.stringify([
@@ -109,61 +147,35 @@ export class SharedServer {
       this.hosts = new WeakMap();
       this.held = new Map();
       this.definitions = new HeldDefinitions();
+      this.last = new LastShare();
     }
-    const served = renderedHosts(model);
-    const shared: Server[] = [model.defaultServer];
-    const own: Server[] = [];
-    for (const server of model.servers) {
-      if (served.get(server.host) === 'shared') shared.push(server);
-      else own.push(server);
+    // the Gateway listeners' hostnames decide for any host: when they change, every host is looked at again
+    const gateway = (model.gateway?.servers ?? []).map((s) => s.host).join(' ');
+    if (gateway !== this.last.gateway) this.last = new LastShare(gateway);
+    const last = this.last;
+    try {
+      last.update(model, gatewayCover(model), (server) => this.hostOf(server, model, renderer.render));
+    } catch (error) {
+      // half an update is no state to go on from: the next sync starts over
+      this.last = new LastShare();
+      throw error;
     }
-    const hosts = new Map<string, string>();
-    const used = new Map<string, Location>();
-    const errors = new Map<string, ErrorLocation>();
-    for (const server of shared) {
-      const memo = this.hostOf(server, model, renderer.render);
-      hosts.set(server.host, memo.json);
-      for (const p of memo.profiles) used.set(p.key, p.profile);
-      for (const e of server.errorLocations) errors.set(e.name, e);
-    }
-    if (this.keep(used)) this.definitions = new HeldDefinitions();
-    const definitions = this.definitions.with(model);
-    // by key: the same profiles make the same text, whatever order they came in
-    const profiles = [...this.held].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, profile]) => profile);
-    const defaultServer: Server = {
-      ...model.defaultServer,
-      router: true,
-      locations: profiles,
-      errorLocations: [...errors.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
-    };
-    const version = createHash('sha256');
-    for (const host of [...hosts.keys()].sort())
-      version.update(host).update('\n').update(hosts.get(host)!).update('\n');
-    // nginx's server_names hash holds the names of the servers left: sized to them, so that a host joining the
-    // shared server never makes it grow (a reload)
-    const config = baseConfig
-      ? fitServerNameHash(
-          baseConfig,
-          own.filter((s) => !s.host.startsWith('*.')).map((s) => s.serverName),
-        )
-      : model.config;
-    return {
-      model: { ...model, ...definitions, config, defaultServer, servers: own },
-      table: { version: version.digest('hex').slice(0, 32), hosts, profiles: new Set(this.held.keys()) },
-      served,
-    };
+    const heldBefore = { map: this.held, size: this.held.size };
+    if (this.keep(last.uses)) this.definitions = new HeldDefinitions();
+    const heldChanged = this.held !== heldBefore.map || this.held.size !== heldBefore.size;
+    return last.serving(model, this.held, heldChanged, this.definitions, baseConfig);
   }
 
   /**
    * keep adds the profiles in use to those nginx.conf holds; unused ones go only when too many have piled up (then it
    * says true).
    */
-  private keep(used: ReadonlyMap<string, Location>): boolean {
+  private keep(used: ReadonlyMap<string, Counted<Location>>): boolean {
     let unused = 0;
     for (const key of this.held.keys()) if (!used.has(key)) unused++;
     const pruned = unused > UNUSED_PROFILES_KEPT;
     if (pruned) this.held = new Map([...this.held].filter(([key]) => used.has(key)));
-    for (const [key, profile] of used) if (!this.held.has(key)) this.held.set(key, profile);
+    for (const [key, { value }] of used) if (!this.held.has(key)) this.held.set(key, value);
     return pruned;
   }
 
@@ -232,6 +244,218 @@ export class SharedServer {
 }
 
 /**
+ * LastShare is what the last sync looked at (the model's servers) and made (where each host is served from, the
+ * table's hosts and version, the model's parts), kept so the next sync works out only what changed. A new one, with
+ * nothing carried over, is the same work with every host new.
+ */
+class LastShare {
+  private servers: readonly Server[] = [];
+  private defaultServer: Server | null = null;
+  private readonly states = new Map<string, HostState>();
+  /** by wildcard host (`*.b.c`): the hosts it would take from the shared server (`a.b.c`), whether it is there or not */
+  private readonly covered = new Map<string, Set<string>>();
+  /** the profiles the shared hosts' entries name, by key, and how many locations name each */
+  readonly uses = new Map<string, Counted<Location>>();
+  /** the error locations of the shared hosts, by name (which says the code and upstream), and how many servers have each */
+  private readonly errors = new Map<string, Counted<ErrorLocation>>();
+  private errorList: readonly ErrorLocation[] | null = null;
+  /** the table's hosts in parts by bucketOf, each part's digest (null: to do again) */
+  private readonly buckets: Map<string, string>[] = Array.from({ length: VERSION_BUCKETS }, () => new Map());
+  private readonly digests: (string | null)[] = new Array<string | null>(VERSION_BUCKETS).fill(null);
+  /** the table's hosts and where every host is served from, handed out as views later changes leave alone */
+  private readonly tableHosts = new LayeredMapWriter<string, string>();
+  private readonly served = new LayeredMapWriter<string, Where>();
+  private own: readonly Server[] | null = null;
+  private table: IngressRouteTable | null = null;
+  private defaultOut: Server | null = null;
+  /** the model's default server `defaultOut` was made from */
+  private defaultFrom: Server | null = null;
+  private config: { base: GlobalConfig | undefined; own: readonly Server[]; config: GlobalConfig } | null = null;
+  private definitionsOut: {
+    held: HeldDefinitions;
+    from: Pick<NginxModel, 'maps' | 'requestZones' | 'connectionZones'>;
+    made: Pick<NginxModel, 'maps' | 'requestZones' | 'connectionZones'>;
+  } | null = null;
+  /** what this sync changed */
+  private changed = { own: false, errors: false, table: false };
+
+  constructor(readonly gateway = '') {}
+
+  /** update brings the hosts to `model`'s servers, looking only at those whose object changed since the last. */
+  update(model: NginxModel, gatewayNames: (host: string) => RenderedReason | null, memoOf: (s: Server) => HostMemo) {
+    this.changed = { own: false, errors: false, table: false };
+    const { changed, removed } = serversChanged(this.servers, model.servers, this.states);
+    if (model.defaultServer !== this.defaultServer) changed.push(model.defaultServer);
+    this.servers = model.servers;
+    this.defaultServer = model.defaultServer;
+    if (changed.length === 0 && removed.length === 0) return;
+    // hosts whose place is to work out again: the changed ones, and those a changed wildcard covers
+    const look = new Set<string>();
+    for (const host of removed) {
+      this.leave(host, this.states.get(host)!);
+      this.states.delete(host);
+      this.served.delete(host);
+      const parent = wildcardParent(host);
+      if (parent !== null) this.covered.get(parent)?.delete(host);
+      for (const child of this.covered.get(host) ?? []) look.add(child);
+    }
+    const servers = new Map<string, Server>();
+    for (const server of changed) {
+      servers.set(server.host, server);
+      look.add(server.host);
+      for (const child of this.covered.get(server.host) ?? []) look.add(child);
+      const parent = wildcardParent(server.host);
+      if (parent !== null && !this.states.has(server.host)) {
+        let hosts = this.covered.get(parent);
+        if (!hosts) this.covered.set(parent, (hosts = new Set()));
+        hosts.add(server.host);
+      }
+    }
+    // base first for every changed server: a host's place reads its wildcard's
+    const bases = new Map<string, RenderedReason | null>();
+    const baseOf = (host: string): RenderedReason | null | undefined => {
+      if (bases.has(host)) return bases.get(host);
+      const server = servers.get(host);
+      if (server) {
+        const base = host === '_' ? null : (ownReason(server) ?? gatewayNames(host));
+        bases.set(host, base);
+        return base;
+      }
+      return this.states.get(host)?.base;
+    };
+    for (const host of look) {
+      const before = this.states.get(host);
+      const server = servers.get(host) ?? before?.server;
+      // a host a gone wildcard covered may be gone too
+      if (server === undefined) continue;
+      const base = baseOf(host) ?? null;
+      const parent = wildcardParent(host);
+      const parentBase = parent === null ? undefined : baseOf(parent);
+      const where: Where = base ?? (parentBase != null ? WILDCARD_COVERS : 'shared');
+      if (before && before.server === server && before.where === where) continue;
+      if (before) this.leave(host, before);
+      const memo = where === 'shared' ? memoOf(server) : null;
+      if (memo) this.enter(host, server, memo);
+      else this.changed.own = true;
+      this.states.set(host, { server, base, where, memo });
+      if (before?.where !== where) this.served.set(host, where);
+    }
+  }
+
+  /**
+   * serving is the model nginx.conf is rendered from and the table pushed: each part the same object as the last
+   * sync's while nothing it is made from changed.
+   */
+  serving(
+    model: NginxModel,
+    held: ReadonlyMap<string, Location>,
+    heldChanged: boolean,
+    definitions: HeldDefinitions,
+    baseConfig: GlobalConfig | undefined,
+  ): SharedServing {
+    if (this.own === null || this.changed.own)
+      this.own = model.servers.filter((s) => this.states.get(s.host)!.where !== 'shared');
+    const own = this.own;
+    // nginx's server_names hash holds the names of the servers left: sized to them, so that a host joining the
+    // shared server never makes it grow (a reload)
+    let config = model.config;
+    if (baseConfig) {
+      const kept = this.config;
+      if (kept === null || kept.base !== baseConfig || kept.own !== own) {
+        const fitted = fitServerNameHash(
+          baseConfig,
+          own.filter((s) => !s.host.startsWith('*.')).map((s) => s.serverName),
+        );
+        const same =
+          kept !== null &&
+          kept.base === baseConfig &&
+          kept.config.serverNameHashBucketSize === fitted.serverNameHashBucketSize &&
+          kept.config.serverNameHashMaxSize === fitted.serverNameHashMaxSize;
+        this.config = { base: baseConfig, own, config: same ? kept.config : fitted };
+      }
+      config = this.config!.config;
+    }
+    if (this.errorList === null || this.changed.errors)
+      this.errorList = [...this.errors.values()]
+        .map((e) => e.value)
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    if (this.defaultOut === null || heldChanged || this.changed.errors || this.defaultFrom !== model.defaultServer) {
+      // by key: the same profiles make the same text, whatever order they came in
+      const profiles = [...held].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, profile]) => profile);
+      this.defaultOut = { ...model.defaultServer, router: true, locations: profiles, errorLocations: this.errorList };
+      this.defaultFrom = model.defaultServer;
+    }
+    const from = { maps: model.maps, requestZones: model.requestZones, connectionZones: model.connectionZones };
+    const made = this.definitionsOut;
+    if (
+      made === null ||
+      made.held !== definitions ||
+      made.from.maps !== from.maps ||
+      made.from.requestZones !== from.requestZones ||
+      made.from.connectionZones !== from.connectionZones
+    )
+      this.definitionsOut = { held: definitions, from, made: definitions.with(model) };
+    if (this.table === null || this.changed.table || heldChanged) {
+      this.table = { version: this.version(), hosts: this.tableHosts.view(), profiles: new Set(held.keys()) };
+    }
+    return {
+      model: { ...model, ...this.definitionsOut!.made, config, defaultServer: this.defaultOut, servers: own },
+      table: this.table,
+      served: this.served.view(),
+    };
+  }
+
+  /**
+   * version digests the table's hosts: each bucket's hosts (sorted) by a digest of their own, done again only for the
+   * buckets a change touched, then the buckets' digests. The same hosts give the same version, whatever came before.
+   */
+  private version(): string {
+    const all = createHash('sha256');
+    for (let b = 0; b < VERSION_BUCKETS; b++) {
+      const bucket = this.buckets[b]!;
+      if (bucket.size === 0) continue;
+      let digest = this.digests[b];
+      if (digest == null) {
+        const part = createHash('sha256');
+        for (const host of [...bucket.keys()].sort())
+          part.update(host).update('\n').update(bucket.get(host)!).update('\n');
+        digest = this.digests[b] = part.digest('hex');
+      }
+      all.update(`${b} ${digest}\n`);
+    }
+    return all.digest('hex').slice(0, 32);
+  }
+
+  /** enter counts a shared host's profiles and error locations, and puts its entry in the table. */
+  private enter(host: string, server: Server, memo: HostMemo): void {
+    for (const { key, profile } of memo.profiles) count(this.uses, key, profile, +1);
+    for (const e of server.errorLocations) if (count(this.errors, e.name, e, +1)) this.changed.errors = true;
+    this.tableHosts.set(host, memo.json);
+    this.bucketSet(host, memo.json);
+  }
+
+  /** leave takes back what a host's last state counted and put in the table. */
+  private leave(host: string, state: HostState): void {
+    if (state.memo === null) {
+      this.changed.own = true;
+      return;
+    }
+    for (const { key, profile } of state.memo.profiles) count(this.uses, key, profile, -1);
+    for (const e of state.server.errorLocations) if (count(this.errors, e.name, e, -1)) this.changed.errors = true;
+    this.tableHosts.delete(host);
+    this.bucketSet(host, null);
+  }
+
+  private bucketSet(host: string, json: string | null): void {
+    const b = bucketOf(host);
+    if (json === null) this.buckets[b]!.delete(host);
+    else this.buckets[b]!.set(host, json);
+    this.digests[b] = null;
+    this.changed.table = true;
+  }
+}
+
+/**
  * HeldDefinitions are the maps and limit zones of every model since the held profiles were last pruned, by name (a
  * map's variable, a zone's name): the model's own first, as it has them, then those only kept profiles still name.
  * Their names come from their content or their Ingress, so one name is one definition; the model's wins.
@@ -286,4 +510,41 @@ export function rootFieldsRead(sources: TemplateSources): string[] {
   visit('location');
   visit('external-auth');
   return [...fields].sort();
+}
+
+/** count counts `value` in or out under `key`; true when the key came or went. */
+function count<T>(counts: Map<string, Counted<T>>, key: string, value: T, by: 1 | -1): boolean {
+  const counted = counts.get(key);
+  if (by > 0) {
+    if (counted) counted.count++;
+    else counts.set(key, { count: 1, value });
+    return counted === undefined;
+  }
+  if (counted === undefined || --counted.count > 0) return false;
+  counts.delete(key);
+  return true;
+}
+
+/** bucketOf is the part of the table's version a host's entry is digested in (FNV-1a of its name). */
+function bucketOf(host: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < host.length; i++) hash = Math.imul(hash ^ host.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % VERSION_BUCKETS;
+}
+
+/**
+ * serversChanged is, of the last sync's servers and this one's, the servers new or replaced and the hosts gone (each
+ * host is once in each list).
+ */
+function serversChanged(
+  before: readonly Server[],
+  after: readonly Server[],
+  states: ReadonlyMap<string, HostState>,
+): { changed: Server[]; removed: string[] } {
+  const { added, removed } = changedServers(before, after);
+  const hosts = new Set(added.map((s) => s.host));
+  return {
+    changed: added.filter((s) => states.get(s.host)?.server !== s),
+    removed: removed.filter((s) => !hosts.has(s.host)).map((s) => s.host),
+  };
 }
