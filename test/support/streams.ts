@@ -3,7 +3,7 @@
  * that streams a chunk every 50 ms, never ending, to a plain request and, after an Upgrade, as WebSocket text frames;
  * and clients that count what arrives.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer, request } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
@@ -91,7 +91,8 @@ export function openStream(port: number, host: string): Promise<LongLived> {
  * counts the data that arrives after the 101.
  */
 export function openWebSocket(port: number, host: string): Promise<LongLived> {
-  const key = createHash('sha1').update(String(Math.random())).digest('base64').slice(0, 22) + '==';
+  // RFC 6455: 16 random bytes, base64
+  const key = randomBytes(16).toString('base64');
   return new Promise((resolve, reject) => {
     const req = request({
       host: '127.0.0.1',
