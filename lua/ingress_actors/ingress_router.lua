@@ -256,8 +256,9 @@ function _M.route(metrics, inline)
   end
   -- the jump costs a second pass through the rewrite phase and a second Lua handler: the profile `location /` holds
   -- is served here, but only without a body, which nginx would read under this location's limit (none), not the
-  -- profile's. HTTP/2 is left out: a body there needs no Content-Length nor Transfer-Encoding.
-  if e.target == inline and length == nil and var.http_transfer_encoding == nil and http_version() < 2 then
+  -- profile's. HTTP/2 is left out: a body there needs no Content-Length nor Transfer-Encoding (and a version the Lua
+  -- module does not name, as HTTP/1.2, is nil).
+  if e.target == inline and length == nil and var.http_transfer_encoding == nil and (http_version() or 2) < 2 then
     return balancer_rewrite(upstream)
   end
   return exec(e.target)
