@@ -25,6 +25,7 @@ import { get } from '../test/support/net.js';
 import { startBareNginx } from './bare-nginx.js';
 import { startChildController, type ChildController } from './child-controller.js';
 import { startStaticNginx } from './request-metrics.js';
+import { median } from './stats.js';
 
 const HOSTS = (process.env.BENCH_HOSTS ?? '1,1000').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -237,17 +238,21 @@ async function runHosts(
     } finally {
       await nginx.restore();
     }
-    const bareMean = mean(rates.get('bare')!);
-    const bareCpu = mean(cpu.get('bare')!);
+    // each round's ratio to the stock nginx of the same round (the machine's noise is shared within a round), and each
+    // round's CPU per request to the default config's of the same round: their medians are the steadier figures
+    const bareRates = rates.get('bare')!;
+    const defaultCpu = cpu.get('default')!;
     for (const t of targets) {
       const rs = rates.get(t.name)!;
-      // each round's ratio to the stock nginx of the same round: the machine's noise is shared within a round
-      const perRound = rs.map((r, i) => r / rates.get('bare')![i]!);
+      const cs = cpu.get(t.name)!;
+      const perRound = rs.map((r, i) => r / bareRates[i]!);
+      const cpuVsDefault = cs.map((x, i) => x / defaultCpu[i]!);
       console.log(
         `bench dataplane: hosts=${hosts} ${t.name.padEnd(15)} rps=${mean(rs).toFixed(0).padStart(6)} ` +
-          `÷bare=${(mean(rs) / bareMean).toFixed(3)} per-round=[${perRound.map((x) => x.toFixed(2)).join(' ')}] ` +
-          `rounds=[${rs.map((r) => r.toFixed(0)).join(' ')}] cpu_us_per_request=${mean(cpu.get(t.name)!).toFixed(1)} ` +
-          `(bare÷=${(bareCpu / mean(cpu.get(t.name)!)).toFixed(3)}) failed=${failed.get(t.name)}`,
+          `÷bare: mean=${(mean(rs) / mean(bareRates)).toFixed(3)} median=${median(perRound).toFixed(3)} ` +
+          `cpu_us/req: median=${median(cs).toFixed(1)} ÷default median=${median(cpuVsDefault).toFixed(3)} ` +
+          `per-round ÷bare=[${perRound.map((x) => x.toFixed(2)).join(' ')}] cpu=[${cs.map((x) => x.toFixed(1)).join(' ')}] ` +
+          `failed=${failed.get(t.name)}`,
       );
     }
     console.log(
