@@ -79,6 +79,24 @@ const VARIANTS: Record<string, Edit> = {
   // the proxy headers the http level sets (X-Request-ID and the X-Forwarded ones, through their maps) down to the
   // stock nginx's one: what ingress-nginx's headers cost
   'min-headers': (c) => replace(c, /(\n\s*proxy_set_header [^\n]*;)+/, '\n    proxy_set_header Connection "";'),
+  // no Lua in the request at all: no router (as no-router), a plain upstream (as plain-upstream), no http-level
+  // rewrite_by_lua nor log_by_lua (so no request metrics): the controller's config without its Lua
+  'no-lua': (c, port) =>
+    replace(
+      replace(
+        VARIANTS['plain-upstream']!(
+          VARIANTS['no-router']!(c, port).replace('http://upstream_balancer;', 'http://ia_plain;'),
+          port,
+        ),
+        /\n\s*rewrite_by_lua_block \{ require\("ingress_actors\.balancer"\)\.rewrite\(\) \}/,
+        '',
+      ),
+      /\n\s*log_by_lua_block \{[^\n]*\}/,
+      '',
+    ),
+  // no-lua, min-headers and no access log: what is left is the rest of the controller's config (maps, sets, headers-more)
+  'stock-like': (c, port) =>
+    VARIANTS['min-headers']!(VARIANTS['no-access-log']!(VARIANTS['no-lua']!(c, port), port), port),
   // the Lua balancer replaced by a plain upstream with keepalive (router, exec and logs as by default)
   'plain-upstream': (c, port) =>
     replace(
