@@ -14,6 +14,8 @@ import { freePort, waitForPort } from '../test/support/net.js';
 /** BareNginx is a running stock nginx that proxies every request to one backend. */
 export interface BareNginx {
   readonly httpPort: number;
+  /** the master's pid */
+  readonly pid: number;
   /** reload sends SIGHUP to the master: new workers with the same config, the old ones shut down gracefully */
   reload(): void;
   close(): Promise<void>;
@@ -67,6 +69,7 @@ http {
   const pid = Number((await readFile(join(dir, 'nginx.pid'), 'utf8')).trim());
   return {
     httpPort,
+    pid,
     reload: () => process.kill(pid, 'SIGHUP'),
     close: async () => {
       process.kill(pid, 'SIGQUIT');

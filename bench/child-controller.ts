@@ -37,8 +37,15 @@ export interface ChildController {
   close(): Promise<void>;
 }
 
-/** startChildController seeds a test API server with `seed` and runs the controller on it with `flags`. */
-export async function startChildController(seed: object[], flags: string[]): Promise<ChildController> {
+/**
+ * startChildController seeds a test API server with `seed` and runs the controller on it with `flags`; `root` is the
+ * checkout whose build runs (another one's: a benchmark comparing two versions side by side).
+ */
+export async function startChildController(
+  seed: object[],
+  flags: string[],
+  root = PROJECT_ROOT,
+): Promise<ChildController> {
   const api = await startApiServer({ seed: seed as never });
   const dir = await mkdtemp(join(tmpdir(), 'ia-bench-'));
   const kubeconfig = join(dir, 'kubeconfig');
@@ -46,7 +53,7 @@ export async function startChildController(seed: object[], flags: string[]): Pro
   const configDir = join(dir, 'nginx');
   const first = await testControllerFlags(kubeconfig, configDir);
   const child = spawn(
-    join(PROJECT_ROOT, 'bin/ingress-actors'),
+    join(root, 'bin/ingress-actors'),
     ['controller', ...first.flags, '--drain-timeout', '1', '--shutdown-timeout', '5', ...flags],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );

@@ -1,6 +1,7 @@
 /** `npm run bench [-- NAME…]` runs the named benchmarks (all by default). Benchmarks print; they never fail CI. */
 import { runAdmission } from './admission.js';
 import { runAdmissionFlood } from './admission-flood.js';
+import { runDataplane } from './dataplane.js';
 import { runBursts, runEventToRoute, runFootprint, runTrafficDuringReloads } from './cluster-benches.js';
 import { runBadTenant } from './bad-tenant.js';
 import { runEndpointToTraffic, runRollingUpdates } from './endpoint-benches.js';
@@ -37,6 +38,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   profiles: () => runProfiles(),
   'routes-as-data': () => runRoutesAsData(),
   'share-phases': () => runSharePhases(),
+  dataplane: () => runDataplane(),
 };
 
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(BENCHMARKS);

@@ -100,10 +100,11 @@ local function usable(name)
 end
 
 --- rewrite (rewrite_by_lua) answers 503 for a backend unknown or without endpoints, and keeps the
---- backend in ngx.ctx so balance and log use the table this request started with.
-function _M.rewrite()
+--- backend in ngx.ctx so balance and log use the table this request started with. `name` is
+--- $proxy_upstream_name when the caller has it already (the Ingress router, which sets it).
+function _M.rewrite(name)
   if ngx.is_subrequest then return end
-  local name = ngx.var.proxy_upstream_name
+  if name == nil then name = ngx.var.proxy_upstream_name end
   if not usable(name) then return end
   local b = tables.backend(name)
   if b == nil or #b.endpoints == 0 then

@@ -125,6 +125,8 @@ local dict = ngx.shared.ia_config
 local exec, exit, var = ngx.exec, ngx.exit, ngx.var
 local decode = cjson.decode
 local pick = _M.pick
+local http_version = ngx.req.http_version
+local balancer_rewrite = require("ingress_actors.balancer").rewrite
 
 -- bumped by every applied push (control.lua): the controller's version names a table, but the same version may be
 -- pushed again over other stored hosts (a refused host keeps what it had), so caches follow this instead
@@ -205,7 +207,9 @@ end
 --- `location /`: it picks the host's entry, sets the variables its profile reads ($proxy_upstream_name, with
 --- `metrics` $ia_host and $ia_route, with the entry's info $namespace, $ingress_name, $service_name, $service_port)
 --- and jumps to the profile's named location `@ia_p_<profile>`. No host or entry, or an internal one: 404.
-function _M.route(metrics)
+--- `inline` names the profile `location /` itself holds (`@ia_p_<profile>`; server.hbs writes it when a profile is
+--- only the balanced proxy_pass), or nil: a request of that profile without a body is served there, no jump.
+function _M.route(metrics, inline)
   -- one read of the generation per request; after a push, what this worker decoded is kept only where unchanged
   local generation = dict:get(GENERATION_KEY)
   if generation ~= held then
@@ -231,12 +235,14 @@ function _M.route(metrics)
     return ngx.redirect(scheme .. "://" .. authority .. path, 301)
   end
   -- nginx checked Content-Length against the router's location (no limit there): the profile's limit is checked here
+  local length = var.http_content_length
   local max = e.maxBodySize
-  if max then
-    local length = tonumber(var.http_content_length)
-    if length and length > max then return exit(413) end
+  if max and length then
+    local n = tonumber(length)
+    if n and n > max then return exit(413) end
   end
-  var.proxy_upstream_name = e.upstream or "-"
+  local upstream = e.upstream or "-"
+  var.proxy_upstream_name = upstream
   if metrics then
     var.ia_host = h.host
     var.ia_route = e.route or ""
@@ -247,6 +253,13 @@ function _M.route(metrics)
     var.ingress_name = info.ingressName
     var.service_name = info.serviceName
     var.service_port = info.servicePort
+  end
+  -- the jump costs a second pass through the rewrite phase and a second Lua handler: the profile `location /` holds
+  -- is served here, but only without a body, which nginx would read under this location's limit (none), not the
+  -- profile's. HTTP/2 is left out: a body there needs no Content-Length nor Transfer-Encoding (and a version the Lua
+  -- module does not name, as HTTP/1.2, is nil).
+  if e.target == inline and length == nil and var.http_transfer_encoding == nil and (http_version() or 2) < 2 then
+    return balancer_rewrite(upstream)
   end
   return exec(e.target)
 end

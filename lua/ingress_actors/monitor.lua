@@ -9,7 +9,8 @@
 -- route ($ia_route) a hash of namespace, Ingress, Service and Ingress path set per location, the method one of the
 -- standard ones or OTHER, the status nginx's own when it is a registered HTTP status code (or one of nginx's own),
 -- else its class (a backend's 299 or 999 becomes 2xx or 9xx): a backend cannot add label values at will.
-local tonumber, pairs, concat = tonumber, pairs, table.concat
+local tonumber, pairs, concat, floor = tonumber, pairs, table.concat, math.floor
+local get_method, start_time, now = ngx.req.get_method, ngx.req.start_time, ngx.now
 
 local _M = {}
 
@@ -36,18 +37,16 @@ for code in ([[
   400 401 402 403 404 405 406 407 408 409 410 411 412 413 414 415 416 417 418 421 422 423 424 425 426 428 429 431 451
   444 494 495 496 497 499
   500 501 502 503 504 505 506 507 508 510 511
-]]):gmatch("%d+") do STATUSES[code] = code end
+]]):gmatch("%d+") do STATUSES[tonumber(code)] = code end
 -- any other code counts as its class; what is not a three-digit code from 100 up (nginx's "000") as "other"
-local CLASSES = {
-  ["1"] = "1xx", ["2"] = "2xx", ["3"] = "3xx", ["4"] = "4xx", ["5"] = "5xx",
-  ["6"] = "6xx", ["7"] = "7xx", ["8"] = "8xx", ["9"] = "9xx",
-}
+local CLASSES = { "1xx", "2xx", "3xx", "4xx", "5xx", "6xx", "7xx", "8xx", "9xx" }
 
+-- status_label is the label of `status`, the number ngx.status reads (what $status prints, as "%03d")
 local function status_label(status)
   local known = STATUSES[status]
   if known then return known end
-  if status == nil or #status ~= 3 then return "other" end
-  return CLASSES[status:sub(1, 1)] or "other"
+  if status == nil or status < 100 or status > 999 then return "other" end
+  return CLASSES[floor(status / 100)]
 end
 
 -- ingress-nginx's default buckets: prometheus.DefBuckets, LinearBuckets(10, 10, 10), ExponentialBuckets(10, 10, 7)
@@ -118,14 +117,16 @@ function _M.log()
   -- and a request nginx refused before reading its Host, count not
   local host = var.ia_host
   if host == nil or host == "" then return end
-  local method = var.request_method
+  -- the request's method and status, and its time, through the Lua module's own calls: a variable read by name
+  -- looks it up and formats it each time (the time, like $request_time, in whole ms of nginx's cached clock)
+  local method = get_method()
   if not METHODS[method] then method = "OTHER" end
   local canary = "0"
   local alternative = var.ia_canary
   if alternative ~= nil and alternative ~= "" and alternative == var.proxy_upstream_name then canary = "1" end
   local route = var.ia_route
   if route == nil or route == "" then route = "-" end
-  local key = host .. " " .. route .. " " .. status_label(var.status) .. " " .. method .. " " .. canary
+  local key = host .. " " .. route .. " " .. status_label(ngx.status) .. " " .. method .. " " .. canary
   local row = pending[key]
   if row == nil then
     if npending >= MAX_SETS then
@@ -139,7 +140,8 @@ function _M.log()
   end
   row[1] = row[1] + 1
   -- a list ("0.002, 0.004": nginx tried two peers) is not a number, and ingress-nginx leaves it out too
-  observe(row, 1, tonumber(var.request_time))
+  local ms = floor((now() - start_time()) * 1000 + 0.5)
+  observe(row, 1, (ms > 0 and ms or 0) / 1000)
   observe(row, 2, tonumber(var.upstream_response_time))
   observe(row, 3, tonumber(var.upstream_connect_time))
   observe(row, 4, tonumber(var.upstream_header_time))

@@ -65,7 +65,33 @@ function environment(): typeof Handlebars {
     quote(value, typeof options.hash?.prefix === 'string' ? options.hash.prefix : ''),
   );
   env.registerHelper('lua', (value: unknown) => luaString(value));
+  env.registerHelper('plainProfile', (locations: readonly Location[], options: Handlebars.HelperOptions) =>
+    plainProfile(env, locations, options.data),
+  );
   return env;
+}
+
+/** PLAIN_PROFILE_BODY is the one directive of the plain profile: what server.hbs writes in the router's location. */
+const PLAIN_PROFILE_BODY = 'proxy_pass "http://upstream_balancer";';
+
+/**
+ * plainProfile is the name of the profile (a named location among `locations`) whose text is the balanced proxy_pass
+ * alone, comments aside, or '' when none is. The shared server's `location /` holds that line too, so the router
+ * serves that profile's requests without a jump (lua/ingress_actors/ingress_router.lua); the profile's text is
+ * compared as the `location` partial writes it, so whatever a profile gains later keeps it out.
+ */
+function plainProfile(env: typeof Handlebars, locations: readonly Location[], data: unknown): string {
+  const partial = env.partials.location as Handlebars.TemplateDelegate<Location>;
+  for (const location of locations) {
+    if (!location.named) continue;
+    const lines = partial(location, { data: data as Record<string, unknown> })
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '' && !line.startsWith('#'));
+    if (lines.length === 3 && lines[0] === `location ${location.named} {` && lines[1] === PLAIN_PROFILE_BODY)
+      return location.named;
+  }
+  return '';
 }
 
 /**

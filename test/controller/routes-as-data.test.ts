@@ -142,6 +142,34 @@ describe('changes within existing profiles are pushed, not reloaded', () => {
     expect((await post('two.example.com', '/api', 9 * 1024 * 1024)).status).toBe(413);
   });
 
+  it("serves the plain profile in the router's location only without a body: the same request as through the profile", async () => {
+    // nginx.conf's router location holds the plain profile (only the balanced proxy_pass), and passes it to the router
+    const text = await conf();
+    const inline = /route\(true, "\\064ia_p_([0-9a-f]{32})"\)/.exec(text)?.[1];
+    expect(inline, 'the router location names its profile').toBeDefined();
+    expect(text).toContain(`location @ia_p_${inline} {`);
+    const send = (method: string, body?: string, headers: Record<string, string> = {}) =>
+      get({ host: 'one.example.com', path: '/x?y=1', port: cluster.httpPort, method, body, headers });
+    // a GET is served in the router's location, a POST with a body through the profile: the backend sees the same
+    const seen = (reply: Awaited<ReturnType<typeof send>>) => {
+      const { headers, path, host } = JSON.parse(reply.body) as {
+        headers: Record<string, string>;
+        path: string;
+        host: string;
+      };
+      const { 'x-request-id': _id, 'content-length': _length, 'transfer-encoding': _chunked, ...rest } = headers;
+      return { path, host, headers: rest };
+    };
+    const [plain, posted] = [await send('GET'), await send('POST', 'x')];
+    expect([plain.backend, posted.backend]).toEqual(['a', 'a']);
+    expect(seen(plain)).toEqual(seen(posted));
+    // a chunked body (no Content-Length for the router to check) is read under the profile's limit (the http level's
+    // 1m), not the router location's (none): it goes through the profile, as any body does
+    const chunked = { 'transfer-encoding': 'chunked' };
+    expect((await send('POST', 'x'.repeat(2 * 1024 * 1024), chunked)).status).toBe(413);
+    expect((await send('POST', 'x'.repeat(1024), chunked)).backend).toBe('a');
+  });
+
   it.each(changes)('%s: served with no reload', async (_what, change, served) => {
     await settled();
     const before = reloads();
