@@ -118,20 +118,16 @@ function _M.host(get, name)
 end
 
 -- Serving: the pushed table (control.lua's POST /ingress-routes stores each host's JSON under "ih:<host>" and the
--- push generation that wrote it under "ihs:<host>"), read per request by route() in the shared server's `location /`.
+-- push generation that wrote it under "ihs:<host>": keyed.lua), read per request by route() in the shared server's
+-- `location /`.
 
-local cjson = require("cjson.safe")
+local keyed = require("ingress_actors.keyed")
 local dict = ngx.shared.ia_config
 local exec, exit, var = ngx.exec, ngx.exit, ngx.var
-local decode = cjson.decode
 local pick = _M.pick
 local http_version = ngx.req.http_version
 local balancer_rewrite = require("ingress_actors.balancer").rewrite
 
--- bumped by every applied push (control.lua): the controller's version names a table, but the same version may be
--- pushed again over other stored hosts (a refused host keeps what it had), so caches follow this instead
-local GENERATION_KEY = "ingress_routes_generation"
-local HOST_KEY, STAMP_KEY = "ih:", "ihs:"
 -- a host longer than this is in no table (validate.lua's bound): it can only fall to `_`, and is never cached
 local MAX_HOST = require("ingress_actors.schema").limits.host
 -- request hosts remembered at most (each at most MAX_HOST bytes, so about 2.5 MB a worker): the cache is emptied when
@@ -139,30 +135,8 @@ local MAX_HOST = require("ingress_actors.schema").limits.host
 -- tests can make it small (init_by_lua); nothing else sets it.
 _M.max_resolved = 8192
 
--- per worker, for one push generation: `records` the stored hosts read so far (table host -> record: the decoded
--- host, prepared, or { err = ... } when it does not prepare; with the stamp of the push that wrote it), bounded by
--- the stored table; `stale` the records of the generation before, taken over while their stamp is the stored one,
--- so a push costs each worker the hosts it changed; `resolved` each request host seen -> its record, or false
-local held = false
-local records, stale, resolved, nresolved = {}, {}, {}, 0
-local decoded = 0
-
--- record is the stored host `key` decoded and prepared (each entry given its exec target), or nil when none is stored
-local function record(key)
-  local r = records[key]
-  if r ~= nil then return r end
-  -- the stamp before the JSON: control.lua writes the JSON first, so a stamp read is never newer than the JSON after
-  local stamp = dict:get(STAMP_KEY .. key)
-  if stamp == nil then return nil end
-  r = stale[key]
-  if r and r.stamp == stamp then
-    records[key] = r
-    return r
-  end
-  local raw = dict:get(HOST_KEY .. key)
-  if raw == nil then return nil end
-  decoded = decoded + 1
-  local h = decode(raw)
+-- a stored host as a worker keeps it: each entry given its exec target, or { err = ... } when it does not prepare
+local function prepared(h, key)
   local err
   if type(h) ~= "table" or type(h.entries) ~= "table" then
     err = "does not decode"
@@ -170,16 +144,16 @@ local function record(key)
     local _
     _, err = prepare(h)
   end
-  if err then
-    r = { host = key, err = err }
-  else
-    for _, e in ipairs(h.entries) do e.target = "@ia_p_" .. e.profile end
-    r = h
-  end
-  r.stamp = stamp
-  records[key] = r
-  return r
+  if err then return { host = key, err = err } end
+  for _, e in ipairs(h.entries) do e.target = "@ia_p_" .. e.profile end
+  return h
 end
+
+-- the stored hosts, read through keyed.lua: a push costs each worker the hosts it changed
+local hosts = keyed.reader(dict, "ingress_routes", "ih", prepared)
+local record = hosts.entry
+-- per worker, for one push generation: each request host seen -> its record, or false
+local resolved, nresolved = {}, 0
 
 -- lookup is the record serving request host `name`, or false
 local function lookup(name)
@@ -200,7 +174,7 @@ end
 
 --- decoded_count is how many stored hosts this worker has decoded (tests: a push costs the hosts it changed).
 function _M.decoded_count()
-  return decoded
+  return hosts.decoded()
 end
 
 --- route serves the request from the pushed Ingress route table, in rewrite_by_lua of the shared server's
@@ -211,10 +185,7 @@ end
 --- only the balanced proxy_pass), or nil: a request of that profile without a body is served there, no jump.
 function _M.route(metrics, inline)
   -- one read of the generation per request; after a push, what this worker decoded is kept only where unchanged
-  local generation = dict:get(GENERATION_KEY)
-  if generation ~= held then
-    held, stale, records, resolved, nresolved = generation, records, {}, {}, 0
-  end
+  if hosts.fresh() then resolved, nresolved = {}, 0 end
   local h = lookup(var.host)
   if not h then return exit(404) end
   if h.err then

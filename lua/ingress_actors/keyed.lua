@@ -242,10 +242,10 @@ function _M.push(dict, spec, body)
   return status, text
 end
 
---- reader reads one keyed table in a worker: `get(key)` is the decoded entry (prepared by `prepare(entry)`, which may
---- add fields), or nil. Per worker, for one push generation, the entries read so far are kept (bounded by the stored
---- table; keys come from nginx.conf or the pushed tables, or, for `find`, are read through the index first); after a
---- push, an entry is kept while its stamp is the stored one, so a push costs each worker the entries it changed.
+--- reader reads one keyed table in a worker. Per worker, for one push generation, the entries read so far are kept
+--- (bounded by the stored table: an absent key is never kept, so keys a client chooses cost a lookup, never memory);
+--- after a push, an entry is kept while its stamp is the stored one, so a push costs each worker the entries it
+--- changed. `prepare(entry, key)`, when given, makes what is kept of a decoded entry (nil: none), once per stamp.
 function _M.reader(dict, name, prefix, prepare)
   local generation_key, entry_key, stamp_key = name .. "_generation", prefix .. ":", prefix .. "s:"
   local decode = cjson.decode
@@ -254,36 +254,44 @@ function _M.reader(dict, name, prefix, prepare)
   local decoded = 0
   local r = {}
 
-  --- decoded is how many entries this worker has decoded (tests: a push costs the entries it changed)
-  function r.decoded()
-    return decoded
+  --- fresh reads the generation (once per request will do): true when a push came since the last call, which drops
+  --- what this worker read (an entry whose stamp stays is taken over at its next read)
+  function r.fresh()
+    local generation = dict:get(generation_key)
+    if generation == held then return false end
+    held, stale, records = generation, records, {}
+    return true
   end
 
-  function r.get(key)
-    local generation = dict:get(generation_key)
-    if generation ~= held then held, stale, records = generation, records, {} end
+  --- entry is the stored entry `key`, prepared, or nil, as of the generation fresh() last read
+  function r.entry(key)
     local e = records[key]
-    if e ~= nil then return e or nil end
+    if e ~= nil then return e end
     -- the stamp before the JSON: the push writes the JSON first, so a stamp read is never newer than the JSON after
     local stamp = dict:get(stamp_key .. key)
-    if stamp == nil then
-      records[key] = false
-      return nil
-    end
+    if stamp == nil then return nil end
     e = stale[key]
     if not (e and e.stamp == stamp) then
       local raw = dict:get(entry_key .. key)
-      e = raw and decode(raw)
+      if raw == nil then return nil end
       decoded = decoded + 1
-      if type(e) ~= "table" then
-        records[key] = false
-        return nil
+      e = decode(raw)
+      if prepare then
+        e = prepare(e, key)
+      elseif type(e) ~= "table" then
+        e = nil
       end
-      if prepare then prepare(e) end
+      if e == nil then return nil end
       e.stamp = stamp
     end
     records[key] = e
     return e
+  end
+
+  --- get is the stored entry `key` as of now
+  function r.get(key)
+    r.fresh()
+    return r.entry(key)
   end
 
   --- find is the entry an index name (a certificate's host) names, or nil; names are not kept per worker (a client
@@ -291,6 +299,11 @@ function _M.reader(dict, name, prefix, prepare)
   function r.find(index_prefix, n)
     local key = dict:get(index_prefix .. ":" .. n)
     return key and r.get(key) or nil
+  end
+
+  --- decoded is how many entries this worker has decoded (tests: a push costs the entries it changed)
+  function r.decoded()
+    return decoded
   end
 
   return r
