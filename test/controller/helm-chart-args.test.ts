@@ -17,21 +17,15 @@ import { postReview } from '../support/admission-review.js';
 import { waitFor } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { freePort, get, startBackend, type Backend } from '../support/net.js';
+import { CHART_BINARY, chartDefaultArgs } from '../support/chart-args.js';
 
 const CLI = new URL('../../bin/ingress-actors', import.meta.url).pathname;
 const NAMESPACE = 'ingress-nginx';
 
 /** CHART_ARGS are the container args of ingress-nginx's chart with default values, the webhook's port aside. */
 const chartArgs = (webhookPort: number, certDir: string) => [
-  '/nginx-ingress-controller',
-  '--publish-service=$(POD_NAMESPACE)/ingress-nginx-controller',
-  '--election-id=ingress-nginx-leader',
-  '--controller-class=k8s.io/ingress-nginx',
-  '--ingress-class=nginx',
-  '--configmap=$(POD_NAMESPACE)/ingress-nginx-controller',
-  `--validating-webhook=:${webhookPort}`,
-  `--validating-webhook-certificate=${join(certDir, 'cert')}`,
-  `--validating-webhook-key=${join(certDir, 'key')}`,
+  CHART_BINARY,
+  ...chartDefaultArgs(webhookPort, certDir),
   // common values: controller.metrics.enabled, and extraArgs {v: 2}
   '--enable-metrics=true',
   '--v=2',

@@ -30,6 +30,7 @@ import { DEPLOY_RESOURCES } from '../../src/dev/api-server/resources.js';
 import { type ApiServer, startApiServer } from '../../src/dev/api-server/server.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { DEPLOY, find } from '../deploy/manifests.js';
+import { CHART_BINARY, chartDefaultArgs } from '../support/chart-args.js';
 import { GATEWAY_RESOURCES } from '../support/gateway-kinds.js';
 import { KUBECTL, kubectlFor, type Kubectl, waitFor } from '../support/kube-api.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
@@ -389,18 +390,7 @@ describe("the image under runc with ingress-nginx's Helm chart arguments", () =>
     // templates/controller-deployment.yaml and _params.tpl with default values (v4.15); controller.metrics.enabled.
     const container = {
       name: 'controller',
-      args: [
-        '/nginx-ingress-controller',
-        '--publish-service=$(POD_NAMESPACE)/ingress-nginx-controller',
-        '--election-id=ingress-nginx-leader',
-        '--controller-class=k8s.io/ingress-nginx',
-        '--ingress-class=nginx',
-        '--configmap=$(POD_NAMESPACE)/ingress-nginx-controller',
-        '--validating-webhook=:8443',
-        `--validating-webhook-certificate=${certificates}/cert`,
-        `--validating-webhook-key=${certificates}/key`,
-        '--enable-metrics=true',
-      ],
+      args: [CHART_BINARY, ...chartDefaultArgs(8443, certificates), '--enable-metrics=true'],
       env: [
         { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
         { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },

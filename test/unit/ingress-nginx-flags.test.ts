@@ -7,6 +7,7 @@ import { parseControllerFlags, type ParsedControllerFlags } from '../../src/cli/
 import { UnsupportedFlagError } from '../../src/cli/flags.js';
 import { UsageError } from '../../src/usage-error.js';
 import { expandEnvRefs, INGRESS_NGINX_FLAGS, klogLevel } from '../../src/cli/ingress-nginx-flags.js';
+import { chartDefaultArgs } from '../support/chart-args.js';
 
 /** Every flag name in ingress-nginx's pkg/flags/flags.go (controller v1.15.1), with a value of its type. */
 const INGRESS_NGINX: Readonly<Record<string, string>> = {
@@ -160,16 +161,7 @@ describe("ingress-nginx's flags", () => {
 });
 
 describe("the Helm chart's default arguments (charts/ingress-nginx/templates/_params.tpl, default values.yaml)", () => {
-  const CHART_DEFAULTS = [
-    '--publish-service=$(POD_NAMESPACE)/ingress-nginx-controller',
-    '--election-id=ingress-nginx-leader',
-    '--controller-class=k8s.io/ingress-nginx',
-    '--ingress-class=nginx',
-    '--configmap=$(POD_NAMESPACE)/ingress-nginx-controller',
-    '--validating-webhook=:8443',
-    '--validating-webhook-certificate=/usr/local/certificates/cert',
-    '--validating-webhook-key=/usr/local/certificates/key',
-  ];
+  const CHART_DEFAULTS = chartDefaultArgs();
 
   it('read as the kubelet expands them, with POD_NAMESPACE from the environment', () => {
     const { config: c, ignored } = config(parseControllerFlags(CHART_DEFAULTS, { POD_NAMESPACE: 'ingress-nginx' }));
