@@ -531,6 +531,8 @@ async function runSize(
       const reloadMs: number[] = [];
       for (const kind of KINDS) {
         const list = samples[mode].get(kind) ?? [];
+        // BENCH_REPS=0: no change measured, the sizes, memory and throughput only
+        if (list.length === 0) continue;
         const totals = list.map((s) => s.servedAt - s.written);
         const phases = list.map((s) => phasesOf(c.logs, s, nextWrite(s.written)));
         // what the lines do not cover: the wait for the reload rate limit (--sync-rate-limit), the poll's granularity
@@ -634,7 +636,8 @@ export async function runRoutesAsData(): Promise<void> {
     console.log('bench routes-as-data: ratios (pushed ÷ rendered unless said)');
     for (const [n, r] of bySize) {
       for (const kind of KINDS) {
-        const [p, s] = [r.pushed.kinds.get(kind)!, r.rendered.kinds.get(kind)!];
+        const [p, s] = [r.pushed.kinds.get(kind), r.rendered.kinds.get(kind)];
+        if (!p || !s) continue;
         console.log(
           `  n=${n} ${kind}: p50 ${fmt(p.p50)}/${fmt(s.p50)} ms = ${ratio(p.p50, s.p50)}; p99 ${fmt(p.p99)}/${fmt(s.p99)} ms; ` +
             `reloads ${p.reloads}/${s.reloads} over ${p.n}/${s.n} changes`,
@@ -655,11 +658,13 @@ export async function runRoutesAsData(): Promise<void> {
     );
     const [small, large] = [bySize.get(Math.min(...SIZES)), bySize.get(Math.max(...SIZES))];
     if (small && large && SIZES.length > 1)
-      for (const kind of KINDS)
-        console.log(
-          `  ${kind}: pushed p50 at n=${Math.max(...SIZES)} ÷ at n=${Math.min(...SIZES)} = ` +
-            `${ratio(large.pushed.kinds.get(kind)!.p50, small.pushed.kinds.get(kind)!.p50)}`,
-        );
+      for (const kind of KINDS) {
+        const [l, m] = [large.pushed.kinds.get(kind), small.pushed.kinds.get(kind)];
+        if (l && m)
+          console.log(
+            `  ${kind}: pushed p50 at n=${Math.max(...SIZES)} ÷ at n=${Math.min(...SIZES)} = ${ratio(l.p50, m.p50)}`,
+          );
+      }
     console.log(
       `bench routes-as-data: load_at_end=${loadavg()
         .map((l) => l.toFixed(2))
