@@ -101,9 +101,7 @@ local function push(kind, check)
   end
   ngx.log(ngx.NOTICE, "ingress-actors: ", kind, " table ", t.version, " in force (", #t.servers, " entries, ", #refused,
     " refused)")
-  -- `refused` goes out as an array even when empty (cjson would write {})
-  local answer_body = cjson.encode({ version = t.version, refused = #refused > 0 and refused or "[]" })
-  return answer(201, (answer_body:gsub('"refused":"%[%]"', '"refused":[]')), true)
+  return answer(201, validate.answer(t.version, refused), true)
 end
 
 --- routes handles POST /routes: a RouteTable (the Gateway API's routes, lua/ingress_actors/router.lua).

@@ -17,7 +17,7 @@ local _M = {}
 local null = cjson.null
 
 -- a refusal names its entry by key; keys that passed key_ok are data, others go through validate.short
-local MAX_REFUSED = 1000
+local MAX_REFUSED = validate.MAX_REFUSED
 
 -- stored_keys lists the keys of `prefix` stored now: the one walk over the dict's keys, on a full replace (which sends
 -- the whole table anyway)
@@ -218,9 +218,7 @@ local function apply(dict, spec, t)
   end
   ngx.log(ngx.NOTICE, "ingress-actors: ", spec.name, " ", t.version, " in force (", t.base and "delta" or "full", ", ",
     writes, " set, ", #removes, " removed, ", #refused, " refused)")
-  local body = cjson.encode({ version = t.version, refused = #refused > 0 and refused or "[]" })
-  -- `refused` goes out as an array even when empty (cjson would write {})
-  return 201, (body:gsub('"refused":"%[%]"', '"refused":[]'))
+  return 201, validate.answer(t.version, refused)
 end
 
 --- push applies a push's body to the table `spec` names: the answer's status and body. Two pushes of one table never

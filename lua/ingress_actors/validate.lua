@@ -38,6 +38,16 @@ end
 
 --- short is a value as a reason or a log line may name it.
 _M.short = short
+--- MAX_REFUSED is how many refused entries one answer names at most
+_M.MAX_REFUSED = 1000
+
+--- answer is a push's answer body: the version now held and the refused entries, an array even when empty (cjson
+--- would write {})
+function _M.answer(version, refused)
+  local body = cjson.encode({ version = version, refused = #refused > 0 and refused or "[]" })
+  return (body:gsub('"refused":"%[%]"', '"refused":[]'))
+end
+
 --- is_array, only_keys and the bounds, for the keyed tables' pushes (keyed.lua)
 _M.is_array, _M.only_keys, _M.limits = is_array, only_keys, L
 
@@ -162,7 +172,7 @@ end
 
 -- the refused entries one answer names at most (the controller never sends an entry it knows nginx refuses: these
 -- are what only nginx can judge, such as a key its OpenSSL cannot read)
-local MAX_REFUSED = 1000
+local MAX_REFUSED = _M.MAX_REFUSED
 
 -- refusal is one refused entry as the answer names it
 -- (a key that passed its check as is, for the controller to find its objects by; it goes out as JSON data only)
