@@ -276,7 +276,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
 function contextOf(input: GatewayInput, problems: Problem[]): Context {
   return {
     grants: input.referenceGrants.map(readReferenceGrant).filter((g): g is ReferenceGrant => g !== null),
-    services: new Map(input.services.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name}`, s])),
+    services: serviceLookup(input.services),
     certificateError: input.certificateError ?? certificateErrorOf(input.secrets),
     namespaceLabels: new Map(
       input.namespaces.flatMap((n) => {
@@ -285,6 +285,26 @@ function contextOf(input: GatewayInput, problems: Problem[]): Context {
       }),
     ),
     problems,
+  };
+}
+
+/** Services by `namespace/name`, per Services list: a build's list is the cache's, the same while no Service changed */
+const servicesByKey = new WeakMap<readonly Service[], ReadonlyMap<string, Service>>();
+
+/**
+ * serviceLookup finds Services by `namespace/name`, indexing the list only when a route first asks: a cluster without
+ * Gateway routes (10,000 Ingresses, say) does not index its Services on every build.
+ */
+function serviceLookup(services: readonly Service[]): Context['services'] {
+  return {
+    get: (key) => {
+      let byKey = servicesByKey.get(services);
+      if (byKey === undefined) {
+        byKey = new Map(services.map((s) => [`${s.metadata?.namespace ?? 'default'}/${s.metadata?.name}`, s]));
+        servicesByKey.set(services, byKey);
+      }
+      return byKey.get(key);
+    },
   };
 }
 

@@ -55,7 +55,8 @@ export interface ListenerState {
 /** Context is the lookups both listeners and routes need, and where problems go. */
 export interface Context {
   readonly grants: readonly ReferenceGrant[];
-  readonly services: ReadonlyMap<string, Service>;
+  /** Services by `namespace/name` */
+  readonly services: { get(key: string): Service | undefined };
   readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
   /** why Secret `namespace/name` cannot serve as a certificate (`Secret … not found` included), or null when it can */
   readonly certificateError: (namespace: string, name: string) => string | null;

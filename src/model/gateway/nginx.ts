@@ -85,7 +85,8 @@ export function gatewayModel(
   problems: Problem[],
 ): { model: NginxModel; routes: GatewayRoutes } {
   const { model, routes } = input;
-  const ingress = ingressHosts(model);
+  // indexed only when a listener is served: without Gateways a build does not walk the Ingress servers here
+  const ingress = routes.listeners.length > 0 ? ingressHosts(model) : null;
   const slots = new Map<string, Slot>();
   const portProtocol = new Map<number, boolean>([
     [model.httpPort, false],
@@ -120,7 +121,11 @@ export function gatewayModel(
       const name = host.hostname ?? '_';
       // On its own address a Gateway shares no host with the Ingress servers: nginx picks the most specific address.
       const owners =
-        shared && address === null ? (host.hostname === null ? ingress.catchAll : ingress.hosts.get(name)) : undefined;
+        shared && address === null && ingress !== null
+          ? host.hostname === null
+            ? ingress.catchAll
+            : ingress.hosts.get(name)
+          : undefined;
       if (owners !== undefined && owners.length > 0) {
         for (const r of host.routes) {
           if (r.hostname !== host.hostname) continue;
@@ -218,14 +223,14 @@ export function gatewayModel(
     routes: routeTableOf(routeServers),
     proxyHeaders: { host: '$ia_gw_host' },
   };
-  const known = new Set(model.upstreams.map((u) => u.name));
+  const known = backends.used.size === 0 ? null : new Set(model.upstreams.map((u) => u.name));
   const added: BalancedUpstream[] = [...backends.used.values()]
-    .filter((u: Upstream) => !known.has(u.name))
+    .filter((u: Upstream) => !known?.has(u.name))
     .map((u) => ({ ...u, hashKey: null, leastConn: false }));
   const upstreams =
     added.length === 0 ? model.upstreams : [...model.upstreams, ...added].sort((a, b) => compare(a.name, b.name));
-  const files = new Set(model.certificates.map((c) => c.file));
-  const extra = certificates.filter((c) => !files.has(c.file) && files.add(c.file));
+  const files = certificates.length === 0 ? null : new Set(model.certificates.map((c) => c.file));
+  const extra = certificates.filter((c) => files !== null && !files.has(c.file) && files.add(c.file));
   return {
     model: {
       ...model,

@@ -34,4 +34,5 @@ function sameGateway(a: GatewayModel | null, b: GatewayModel | null): boolean {
 }
 
 /** Certificates come from the build's CertificateTable, one object per Secret version: identity is enough. */
-const sameItems = <T>(a: readonly T[], b: readonly T[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+const sameItems = <T>(a: readonly T[], b: readonly T[]) =>
+  a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
