@@ -46,6 +46,10 @@ export class BuiltUpstreams {
     this.byName.set(name, built);
   }
 
+  get size(): number {
+    return this.byName.size;
+  }
+
   /** retain forgets the upstreams whose names `live` no longer holds. */
   retain(live: (name: string) => boolean): void {
     for (const name of this.byName.keys()) if (!live(name)) this.byName.delete(name);

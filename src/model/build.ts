@@ -6,13 +6,13 @@
  * decided in src/model/incremental/.
  */
 import { type BuiltUpstreams, UpstreamTable, type Report } from './backends.js';
-import { balancedUpstreams } from './annotations/apply.js';
 import { filesDigest } from './files-digest.js';
 import { globalExtras } from './global-extras.js';
 import { uriEscape } from './escape-uri.js';
-import { fitServerNameHash } from './config-map/hash-sizing.js';
 import type { HostContext } from './host-rules.js';
 import type { HostTable } from './incremental/host-table.js';
+import type { Balanced } from './incremental/balanced.js';
+import { listChange } from './incremental/list-diff.js';
 import { BuildMemo, forgetAllUnlessSameSettings, globalsFor, type DefaultTarget } from './incremental/memo.js';
 import { changesSince, reusedOrNewPlans, secretsToResettle, type Changes } from './incremental/reuse.js';
 import { byAge } from './ingress-age.js';
@@ -243,6 +243,7 @@ function plansOf(
   };
   const plans = reusedOrNewPlans(ours, memo, settings.changes, context);
   memo.planList = plans;
+  memo.planFrom = ours;
   for (const plan of plans) if (plan.identifyProblems.length > 0) problems.push(...plan.identifyProblems);
   return plans;
 }
@@ -396,14 +397,19 @@ function serversView(
   servers: readonly Server[],
   baseConfig: GlobalConfig,
 ): NonNullable<BuildMemo['view']> {
-  if (memo.view && memo.view.servers === servers && memo.view.baseConfig === baseConfig) return memo.view;
-  const named = servers.filter((s) => !s.isDefault);
-  // Regex names (the wildcards) are not in nginx's server_names hash; only exact names count.
-  const config = fitServerNameHash(
-    baseConfig,
-    named.filter((s) => !s.host.startsWith('*.')).map((s) => s.serverName),
-  );
-  memo.view = { servers, baseConfig, defaultServer: servers.find((s) => s.isDefault)!, named, config };
+  const view = memo.view;
+  if (view && view.servers === servers && view.baseConfig === baseConfig) return view;
+  // Regex names (the wildcards) are not in nginx's server_names hash; only exact names count. Counted as servers come
+  // and go (the list keeps its order: src/model/incremental/list-diff.ts).
+  const hashed = (s: Server) => !s.isDefault && !s.host.startsWith('*.');
+  const { gone, came } = listChange(view?.servers ?? [], servers);
+  for (const s of came) if (hashed(s)) memo.serverNames.add(s.serverName);
+  for (const s of gone) if (hashed(s)) memo.serverNames.remove(s.serverName);
+  // The catch-all `_` is one server among them (they are sorted by host).
+  const at = servers.findIndex((s) => s.isDefault);
+  const named = at < 0 ? servers : [...servers.slice(0, at), ...servers.slice(at + 1)];
+  const config = memo.serverNames.fit(baseConfig);
+  memo.view = { servers, baseConfig, defaultServer: servers[at]!, named, config };
   return memo.view;
 }
 
@@ -421,27 +427,13 @@ function upstreamsOf(
   return balanced.upstreams;
 }
 
-function balancedOf(memo: BuildMemo, config: GlobalConfig, lookups: Lookups): NonNullable<BuildMemo['balanced']> {
+function balancedOf(memo: BuildMemo, config: GlobalConfig, lookups: Lookups): Balanced {
   const { hosts } = memo;
   // Services matter too, for service-upstream (ClusterIP) variants; a new config resets the whole memo.
-  const key = `${hosts.proxied.version}/${hosts.variants.version}/${hosts.used.version}`;
-  if (memo.balanced && memo.balanced.key === key && memo.balanced.services === lookups.services) return memo.balanced;
-  const problems: Problem[] = [];
-  const names = [...hosts.proxied.keys()].sort();
-  const upstreams = balancedUpstreams(
-    {
-      names,
-      variant: (n) => hosts.variants.get(n),
-      base: (n) => hosts.used.get(n),
-      config,
-      services: lookups.services,
-    },
-    problems,
-    memo.upstreams,
-  );
-  memo.built.retain((name) => hosts.used.has(name));
-  memo.balanced = { key, services: lookups.services, upstreams, problems };
-  return memo.balanced;
+  const balanced = memo.balanced.of(hosts, config, lookups.services);
+  // What the plans built for upstreams no longer used is forgotten now and then, not looked for on every build.
+  if (memo.built.size > 2 * hosts.used.size + 64) memo.built.retain((name) => hosts.used.has(name));
+  return balanced;
 }
 
 /**

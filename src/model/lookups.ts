@@ -15,6 +15,11 @@ export class Lookups {
   readonly services: ReadonlyMap<string, Service>;
   readonly slices: ReadonlyMap<string, EndpointSlice[]>;
   readonly secrets: ReadonlyMap<string, Secret>;
+  /**
+   * the first of the builds' Lookups that hold these same objects (this one, or one before it): what was checked
+   * against that one holds here without a look
+   */
+  readonly sameObjectsAs: Lookups;
 
   /** With the previous build's Lookups, a kind whose list is the same array keeps its index. */
   constructor(
@@ -26,6 +31,12 @@ export class Lookups {
     this.services = same('services') ? previous!.services : byName(snapshot.services);
     this.secrets = same('secrets') ? previous!.secrets : byName(snapshot.secrets);
     this.slices = same('endpointSlices') ? previous!.slices : byService(snapshot.endpointSlices);
+    const unchanged =
+      previous !== undefined &&
+      this.services === previous.services &&
+      this.secrets === previous.secrets &&
+      this.slices === previous.slices;
+    this.sameObjectsAs = unchanged ? previous.sameObjectsAs : this;
   }
 
   /**

@@ -24,6 +24,7 @@ import type { StreamSettings } from './machine-settings.js';
 import type { ConfigMap, Snapshot } from './snapshot.js';
 import { checkDnsLabel, checkPortName, checkPortNumber, show } from './validate.js';
 import { ANNOTATION_PREFIX } from './annotations/types.js';
+import { listChange } from './incremental/list-diff.js';
 
 /** DEFAULT_STREAM_SETTINGS are Debian's module path and the root default config folder (render without nginx). */
 export const DEFAULT_STREAM_SETTINGS: StreamSettings = Object.freeze({
@@ -92,9 +93,27 @@ export function buildStream(options: StreamOptions, input: StreamInput, problems
   };
 }
 
-/** passthroughIngresses are the plans of Ingresses served with ssl-passthrough set, in age order. */
-function passthroughIngresses(plans: readonly IngressPlan[]): IngressPlan[] {
-  return plans.filter((plan) => plan.identified?.annotations.sslPassthrough === true);
+const isPassthrough = (plan: IngressPlan) => plan.identified?.annotations.sslPassthrough === true;
+
+/** the last answer of passthroughIngresses: plans of the next build are mostly the same objects, in the same order */
+let lastPassthrough: { readonly plans: readonly IngressPlan[]; readonly found: readonly IngressPlan[] } | null = null;
+
+/**
+ * passthroughIngresses are the plans of Ingresses served with ssl-passthrough set, in age order: the last answer
+ * while no plan that came or went since sets it (one changed Ingress among 10,000 costs a comparison walk).
+ */
+function passthroughIngresses(plans: readonly IngressPlan[]): readonly IngressPlan[] {
+  const last = lastPassthrough;
+  if (last !== null) {
+    const { gone, came } = listChange(last.plans, plans);
+    if (!gone.some(isPassthrough) && !came.some(isPassthrough)) {
+      lastPassthrough = { plans, found: last.found };
+      return last.found;
+    }
+  }
+  const found = plans.filter(isPassthrough);
+  lastPassthrough = { plans, found };
+  return found;
 }
 
 /** findConfigMap finds `ns/name` in the snapshot. */

@@ -9,6 +9,8 @@ export class Tally<K, V> {
   private readonly entries = new Map<K, { value: V; count: number }>();
   /** Bumped whenever a key appears, disappears or takes a value `same` calls different. */
   version = 0;
+  /** the keys that did so since the last takeChanges(), kept once someone asks */
+  private changed: Set<K> | null = null;
 
   constructor(private readonly same: (a: V, b: V) => boolean = Object.is) {}
 
@@ -16,11 +18,11 @@ export class Tally<K, V> {
     const entry = this.entries.get(key);
     if (!entry) {
       this.entries.set(key, { value, count: 1 });
-      this.version++;
+      this.bump(key);
       return;
     }
     entry.count++;
-    if (!this.same(entry.value, value)) this.version++;
+    if (!this.same(entry.value, value)) this.bump(key);
     entry.value = value;
   }
 
@@ -29,7 +31,22 @@ export class Tally<K, V> {
     if (!entry) return;
     if (--entry.count > 0) return;
     this.entries.delete(key);
+    this.bump(key);
+  }
+
+  /**
+   * takeChanges gives the keys that appeared, disappeared or changed value since the last call (the first call: null,
+   * as everything did) and starts counting afresh. One reader per tally.
+   */
+  takeChanges(): ReadonlySet<K> | null {
+    const changed = this.changed;
+    this.changed = new Set();
+    return changed;
+  }
+
+  private bump(key: K): void {
     this.version++;
+    this.changed?.add(key);
   }
 
   addAll(from: ReadonlyMap<K, V>): void {

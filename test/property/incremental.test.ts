@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { BuildMemo, buildModel } from '../../src/model/build.js';
+import { BuildMemo, buildModel, secretsRead } from '../../src/model/build.js';
 import { defaultBuildOptions, type BuildOptions } from '../../src/model/build-types.js';
 import type { Ingress, KubeObject, Snapshot } from '../../src/model/snapshot.js';
 import { loadManifests } from '../../src/manifests/load.js';
@@ -120,9 +120,11 @@ describe('an incremental build', () => {
         const memo = new BuildMemo();
         for (const snapshot of states) {
           const incremental = buildModel(snapshot, options, memo);
-          const fresh = buildModel(snapshot, options);
+          const freshMemo = new BuildMemo();
+          const fresh = buildModel(snapshot, options, freshMemo);
           expect(incremental.problems).toEqual(fresh.problems);
           expect(incremental.model).toEqual(fresh.model);
+          expect(secretsRead(memo, options)).toEqual(secretsRead(freshMemo, options));
         }
       });
     },
@@ -143,9 +145,12 @@ describe('an incremental build', () => {
             const options =
               dropConfigMap && step % 2 === 1 ? { ...fixture.options, configMap: undefined } : fixture.options;
             const incremental = buildModel(snapshot, options, memo);
-            const fresh = buildModel(snapshot, options);
+            const freshMemo = new BuildMemo();
+            const fresh = buildModel(snapshot, options, freshMemo);
             expect(incremental.problems).toEqual(fresh.problems);
             expect(incremental.model).toEqual(fresh.model);
+            // the Secrets the watcher is told about, counted plan by plan, as a fresh build reads them
+            expect(secretsRead(memo, options)).toEqual(secretsRead(freshMemo, options));
             expect(render(incremental.model, kept)).toBe(render(fresh.model, compileTemplate(sources)));
           }
         },

@@ -25,17 +25,6 @@ export interface Variant {
   readonly clusterIp: boolean;
 }
 
-/** KeptUpstreams are the previous build's upstreams by name, with what each was made from. */
-export interface KeptUpstreams {
-  last: Map<string, KeptUpstream>;
-}
-type KeptUpstream = {
-  readonly base: Upstream;
-  readonly hashKey: string | null;
-  readonly leastConn: boolean;
-  readonly upstream: BalancedUpstream;
-};
-
 /** sameVariant compares two variants field by field. */
 export const sameVariant = (a: Variant, b: Variant): boolean =>
   a.base === b.base && a.hashKey === b.hashKey && a.leastConn === b.leastConn && a.clusterIp === b.clusterIp;
@@ -67,52 +56,43 @@ export class UpstreamVariants {
   }
 }
 
-/** UpstreamSources are what balancedUpstreams reads: the proxied names, their variants and base upstreams. */
-export interface UpstreamSources {
-  /** the upstream names locations proxy to, sorted */
-  readonly names: readonly string[];
-  readonly variant: (name: string) => Variant | undefined;
-  readonly base: (name: string) => Upstream | undefined;
-  readonly config: GlobalConfig;
-  readonly services: ReadonlyMap<string, Service>;
+/** KeptUpstream is a balanced upstream with what it was made from. */
+export interface KeptUpstream {
+  readonly base: Upstream;
+  readonly hashKey: string | null;
+  readonly leastConn: boolean;
+  readonly upstream: BalancedUpstream;
 }
 
-/** balancedUpstreams gives every proxied upstream, with its endpoints (or ClusterIP) and balancing method. */
-export function balancedUpstreams(
-  from: UpstreamSources,
+/**
+ * balancedUpstream is the upstream `name` proxies to, with its endpoints (or ClusterIP) and balancing method: `known`
+ * when made from the same base object under the same policy (the same upstream object, so render can reuse its
+ * text), null when its base upstream is gone. ClusterIP problems go to `problems`.
+ */
+export function balancedUpstream(
+  name: string,
+  v: Variant,
+  base: Upstream | undefined,
+  services: ReadonlyMap<string, Service>,
+  known: KeptUpstream | undefined,
   problems: Problem[],
-  kept: KeptUpstreams = { last: new Map() },
-): BalancedUpstream[] {
-  const plain: Variant = {
-    base: '',
-    hashKey: null,
-    leastConn: from.config.loadBalance === 'least_conn',
-    clusterIp: false,
+): KeptUpstream | null {
+  if (!base) return null;
+  if (known && !v.clusterIp && known.base === base && known.hashKey === v.hashKey && known.leastConn === v.leastConn)
+    return known;
+  const upstream = {
+    ...base,
+    name,
+    endpoints: v.clusterIp ? clusterIp(services, base, problems) : base.endpoints,
+    hashKey: v.hashKey,
+    leastConn: v.leastConn,
   };
-  const out: BalancedUpstream[] = [];
-  const previous = kept.last;
-  kept.last = new Map();
-  for (const name of from.names) {
-    // An upstream no annotation touched (a default backend, say) has the ConfigMap's balancing.
-    const v = from.variant(name) ?? { ...plain, base: name };
-    const base = from.base(v.base);
-    if (!base) continue;
-    // The same base upstream under the same policy is the same object, so render can reuse its text.
-    const known = previous.get(name);
-    const upstream =
-      known && !v.clusterIp && known.base === base && known.hashKey === v.hashKey && known.leastConn === v.leastConn
-        ? known.upstream
-        : {
-            ...base,
-            name,
-            endpoints: v.clusterIp ? clusterIp(from.services, base, problems) : base.endpoints,
-            hashKey: v.hashKey,
-            leastConn: v.leastConn,
-          };
-    kept.last.set(name, { base, hashKey: v.hashKey, leastConn: v.leastConn, upstream });
-    out.push(upstream);
-  }
-  return out;
+  return { base, hashKey: v.hashKey, leastConn: v.leastConn, upstream };
+}
+
+/** plainVariant is how an upstream no annotation touched (a default backend, say) balances: the ConfigMap's way. */
+export function plainVariant(name: string, config: GlobalConfig): Variant {
+  return { base: name, hashKey: null, leastConn: config.loadBalance === 'least_conn', clusterIp: false };
 }
 
 function clusterIp(services: ReadonlyMap<string, Service>, base: Upstream, problems: Problem[]): Upstream['endpoints'] {

@@ -12,6 +12,7 @@ import { resolveHost, type HostContext, type HostResult } from '../host-rules.js
 import { CATCH_ALL, type IngressPlan, type Step, type TlsStep } from '../ingress-plan.js';
 import type { Certificate, Problem, Server, Upstream } from '../nginx-model.js';
 import { Tally } from '../tally.js';
+import { addedAndRemoved } from './list-diff.js';
 
 /** The problems of one plan that depend on the hosts it touches, each list in the plan's own order. */
 interface PlanProblems {
@@ -33,9 +34,12 @@ export class HostTable {
   private readonly tlsPlans = new Map<string, Set<IngressPlan>>();
   private readonly results = new Map<string, HostResult>();
   private readonly planProblems = new Map<IngressPlan, PlanProblems>();
+  /** the plans' problem segments in plan order, made again only when a plan's problems changed (null) */
+  private problemSegments: PlanProblems[] | null = [];
   private hostNames: string[] = [];
+  /** each host's server in hostNames' order; copied before a change once handed out (servers()), never changed after */
   private serverList: Server[] = [];
-  private serversStale = true;
+  private serverListHandedOut = false;
   /** the --default-backend-service table counted in `used` and `sliceProblems` */
   private defaultTable: UpstreamTable | null = null;
 
@@ -54,7 +58,7 @@ export class HostTable {
    * hosts whose TLS claims name one are worked out again; `all`, every host with a TLS claim.
    */
   update(plans: readonly IngressPlan[], ctx: HostContext, secretsChanged: ReadonlySet<string> | 'all'): void {
-    const { added, removed } = diff(this.plans, plans);
+    const { added, removed } = addedAndRemoved(this.plans, plans);
     const dirty = new Set<string>(this.results.size === 0 ? [CATCH_ALL] : []);
     const touch = (plan: IngressPlan) => {
       for (const host of plan.stepsByHost.keys()) dirty.add(host);
@@ -80,8 +84,8 @@ export class HostTable {
       }
       this.keepHost(host, resolveHost(host, stepPlans, tlsPlans, ctx, previous), previous);
     }
-    for (const plan of removed) this.planProblems.delete(plan);
-    for (const plan of recount) this.planProblems.set(plan, this.problemsOf(plan));
+    for (const plan of removed) this.setProblems(plan, NO_PROBLEMS);
+    for (const plan of recount) this.setProblems(plan, this.problemsOf(plan));
     this.plans = plans;
   }
 
@@ -101,23 +105,45 @@ export class HostTable {
 
   /** servers are every host's server, the catch-all `_` among them, sorted by host (code-unit order). */
   servers(): readonly Server[] {
-    if (this.serversStale) {
-      this.serverList = this.hostNames.map((host) => this.results.get(host)!.server);
-      this.serversStale = false;
+    this.serverListHandedOut = true;
+    return this.serverList;
+  }
+
+  /** serversToChange is serverList, copied first if it was handed out: a list given to a build never changes. */
+  private serversToChange(): Server[] {
+    if (this.serverListHandedOut) {
+      this.serverList = this.serverList.slice();
+      this.serverListHandedOut = false;
     }
     return this.serverList;
   }
 
   /** problemsInto adds the plans' host-dependent problems in the order a build reports them: rules, canaries, TLS. */
   problemsInto(problems: Problem[]): void {
-    const segments: PlanProblems[] = [];
-    for (const plan of this.plans) {
-      const segment = this.planProblems.get(plan);
-      if (segment && segment !== NO_PROBLEMS) segments.push(segment);
+    if (this.problemSegments === null) {
+      this.problemSegments = [];
+      for (const plan of this.plans) {
+        const segment = this.planProblems.get(plan);
+        if (segment) this.problemSegments.push(segment);
+      }
     }
+    const segments = this.problemSegments;
     for (const s of segments) problems.push(...s.steps);
     for (const s of segments) problems.push(...s.canaries);
     for (const s of segments) problems.push(...s.tls);
+  }
+
+  /**
+   * setProblems records a plan's problems (only plans with some are held). Plans keep their relative order from one
+   * build to the next (an Ingress keeps its age), so the segments are made again only when one of them changed.
+   */
+  private setProblems(plan: IngressPlan, problems: PlanProblems): void {
+    const before = this.planProblems.get(plan);
+    if (problems === NO_PROBLEMS) {
+      if (before === undefined) return;
+      this.planProblems.delete(plan);
+    } else this.planProblems.set(plan, problems);
+    this.problemSegments = null;
   }
 
   private contribute(plan: IngressPlan, sign: 1 | -1, touch: (plan: IngressPlan) => void): void {
@@ -150,15 +176,17 @@ export class HostTable {
   }
 
   private keepHost(host: string, result: HostResult, previous: HostResult | undefined): void {
-    if (result.server !== previous?.server) this.serversStale = true;
     for (const name of result.proxied) this.proxied.add(name, true);
     this.extras.add(result.canaries);
     if (result.certificate) this.certificates.add(result.certificate.id, result.certificate);
     if (result.externalAuth) this.externalAuthHosts.add(host, true);
-    if (previous) this.release(host, previous);
-    else {
-      this.hostNames.splice(insertionPoint(this.hostNames, host), 0, host);
-      this.serversStale = true;
+    const at = insertionPoint(this.hostNames, host);
+    if (previous) {
+      this.release(host, previous);
+      if (result.server !== previous.server) this.serversToChange()[at] = result.server;
+    } else {
+      this.hostNames.splice(at, 0, host);
+      this.serversToChange().splice(at, 0, result.server);
     }
     this.results.set(host, result);
   }
@@ -166,8 +194,9 @@ export class HostTable {
   private dropHost(host: string, previous: HostResult): void {
     this.release(host, previous);
     this.results.delete(host);
-    this.hostNames.splice(insertionPoint(this.hostNames, host), 1);
-    this.serversStale = true;
+    const at = insertionPoint(this.hostNames, host);
+    this.hostNames.splice(at, 1);
+    this.serversToChange().splice(at, 1);
   }
 
   private release(host: string, result: HostResult): void {
@@ -198,19 +227,6 @@ export class HostTable {
     }
     return steps.length + canaries.length + tls.length === 0 ? NO_PROBLEMS : { steps, canaries, tls };
   }
-}
-
-/** diff tells which plans came and went; lists of the same length are compared place by place first. */
-function diff<T>(before: readonly T[], after: readonly T[]): { added: T[]; removed: T[] } {
-  let [was, is]: [readonly T[], readonly T[]] = [before, after];
-  if (before.length === after.length) {
-    const changed = (list: readonly T[], other: readonly T[]) => list.filter((x, i) => x !== other[i]);
-    [was, is] = [changed(before, after), changed(after, before)];
-  }
-  // A plan that only moved (another one's age changed) neither came nor went.
-  const wasSet = new Set(was);
-  const isSet = new Set(is);
-  return { added: is.filter((x) => !wasSet.has(x)), removed: was.filter((x) => !isSet.has(x)) };
 }
 
 /** insertionPoint is where `host` stands or would stand in the sorted `hosts` (code-unit order, as compare). */

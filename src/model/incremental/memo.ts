@@ -5,8 +5,8 @@
  * without (test/property/incremental.test.ts checks it).
  */
 import { BuiltUpstreams, type Resolved } from '../backends.js';
-import type { KeptUpstreams } from '../annotations/apply.js';
 import type { BuildOptions } from '../build-types.js';
+import { ServerNameSizes } from '../config-map/hash-sizing.js';
 import { readConfigMap } from '../config-map/read.js';
 import { creationMillis } from '../ingress-age.js';
 import type { IngressPlan } from '../ingress-plan.js';
@@ -16,7 +16,9 @@ import type { LastGateway } from '../gateway/reuse.js';
 import type { BalancedUpstream, Certificate, GlobalConfig, Problem, Server } from '../nginx-model.js';
 import type { ConfigMap, Ingress, IngressClass } from '../snapshot.js';
 import type { CheckedSecrets } from '../tls.js';
+import { BalancedUpstreams } from './balanced.js';
 import { HostTable } from './host-table.js';
+import { SecretReads } from './secret-reads.js';
 
 /** Globals are the inputs every plan and server depends on; when one changes, nothing is reused. */
 export interface Globals {
@@ -38,10 +40,13 @@ export class BuildMemo {
   plans = new WeakMap<Ingress, { readonly plan: IngressPlan; checkedIn: Lookups }>();
   /** the last build's plans, in conflict order */
   planList: readonly IngressPlan[] = [];
+  /** the Ingresses planList was made from, item by item */
+  planFrom: readonly Ingress[] | null = null;
+  /** the Secrets planList reads, counted plan by plan */
+  readonly secretReads = new SecretReads();
   readonly built = new BuiltUpstreams();
   readonly verdicts: CheckedSecrets = new WeakMap();
   hosts = new HostTable();
-  readonly upstreams: KeptUpstreams = { last: new Map() };
   /** creation times, parsed once per Ingress object for the age order */
   readonly ages = new WeakMap<Ingress, number>();
   globals: Globals | null = null;
@@ -65,13 +70,10 @@ export class BuildMemo {
     readonly named: readonly Server[];
     readonly config: GlobalConfig;
   } | null = null;
-  /** the last upstream list, and the tally versions it was made at */
-  balanced: {
-    readonly key: string;
-    readonly services: Lookups['services'];
-    readonly upstreams: readonly BalancedUpstream[];
-    readonly problems: readonly Problem[];
-  } | null = null;
+  /** the lengths of the exact names among view.servers, for the server_names hash */
+  readonly serverNames = new ServerNameSizes();
+  /** the upstreams the servers proxy to, worked out name by name as the hosts' tallies change */
+  readonly balanced = new BalancedUpstreams();
   /**
    * the last certificates (and with the htpasswd files, all files) and their digest, and the tally version they were
    * made at
@@ -120,8 +122,8 @@ export function forgetAllUnlessSameSettings(memo: BuildMemo, globals: Globals, d
   if (same) return known;
   memo.plans = new WeakMap();
   memo.planList = [];
+  memo.planFrom = null;
   memo.hosts = new HostTable();
-  memo.balanced = null;
   memo.files = null;
   return (memo.fallback = { path: '/', pathType: 'Prefix', ...defaultBackend, ingress: null, features: null });
 }
