@@ -7,6 +7,7 @@
  * only.
  */
 import { createHash } from 'node:crypto';
+import { changedKeys } from './incremental/layered-map.js';
 import type {
   BackendTable,
   CertificateTable,
@@ -134,7 +135,13 @@ export function servableIngress(
   serving: ReadonlySet<string>,
 ): IngressRouteTable {
   let hosts: Map<string, string> | null = null;
-  for (const [host, json] of next.hosts) {
+  // only the hosts that may differ from what nginx holds (all of them when that cannot be told cheaply)
+  const look = held?.hosts ? changedKeys(next.hosts, held.hosts) : null;
+  const candidates: Iterable<[string, string]> =
+    look === null
+      ? next.hosts
+      : [...look].flatMap((host) => (next.hosts.has(host) ? [[host, next.hosts.get(host)!]] : []));
+  for (const [host, json] of candidates) {
     const old = held?.hosts?.get(host);
     if (json === old || profilesOf(json).every((p) => serving.has(p))) continue;
     hosts ??= new Map(next.hosts);
@@ -163,8 +170,19 @@ export function keyedBody(next: KeyedEntries, held: KeyedEntries | null): string
   const delta = held !== null && !held.version.startsWith('unknown:');
   const set: string[] = [];
   const remove: string[] = [];
-  for (const [key, json] of next.entries) if (!delta || held.entries.get(key) !== json) set.push(json);
-  if (delta) for (const key of held.entries.keys()) if (!next.entries.has(key)) remove.push(key);
+  // a delta looks only at the keys that may differ, when the tables can tell them (views on one base)
+  const look = delta ? changedKeys(next.entries, held.entries) : null;
+  if (look !== null) {
+    for (const key of look) {
+      const json = next.entries.get(key);
+      if (json === undefined) {
+        if (held!.entries.has(key)) remove.push(key);
+      } else if (held!.entries.get(key) !== json) set.push(json);
+    }
+  } else {
+    for (const [key, json] of next.entries) if (!delta || held.entries.get(key) !== json) set.push(json);
+    if (delta) for (const key of held.entries.keys()) if (!next.entries.has(key)) remove.push(key);
+  }
   const base = delta ? JSON.stringify(held.version) : 'null';
   return `{"version":${JSON.stringify(next.version)},"base":${base},"set":[${set.join(',')}],"remove":${JSON.stringify(remove)}}`;
 }
@@ -173,13 +191,14 @@ export function keyedBody(next: KeyedEntries, held: KeyedEntries | null): string
  * an entry's JSON, made once per entry object (table entries are never changed once made): the table nginx holds was
  * the next one of an earlier push
  */
-const entryJson = new WeakMap<object, string>();
+const jsonByEntry = new WeakMap<object, string>();
 
-function jsonOf(entry: object): string {
-  let json = entryJson.get(entry);
+/** entryJson is a table entry's JSON, made once per entry object. */
+export function entryJson(entry: object): string {
+  let json = jsonByEntry.get(entry);
   if (json === undefined) {
     json = JSON.stringify(entry);
-    entryJson.set(entry, json);
+    jsonByEntry.set(entry, json);
   }
   return json;
 }
@@ -196,7 +215,7 @@ export function entriesVersion(entries: readonly object[]): string {
   for (const entry of entries) {
     let digest = entryDigest.get(entry);
     if (digest === undefined) {
-      digest = createHash('sha256').update(jsonOf(entry)).digest('hex');
+      digest = createHash('sha256').update(entryJson(entry)).digest('hex');
       entryDigest.set(entry, digest);
     }
     hash.update(digest);
@@ -204,16 +223,24 @@ export function entriesVersion(entries: readonly object[]): string {
   return hash.digest('hex').slice(0, 32);
 }
 
-/** a keyed table's entries by key, each one's JSON made once per object (jsonOf) */
+/** a keyed table's entries by key, each one's JSON made once per object (entryJson) */
 const keyedOf = new WeakMap<object, KeyedEntries>();
 
 function keyed<T extends object>(table: { readonly version: string }, list: readonly T[], key: (e: T) => string) {
   let entries = keyedOf.get(table);
   if (entries === undefined) {
-    entries = { version: table.version, entries: new Map(list.map((e) => [key(e), jsonOf(e)])) };
+    entries = { version: table.version, entries: new Map(list.map((e) => [key(e), entryJson(e)])) };
     keyedOf.set(table, entries);
   }
   return entries;
+}
+
+/**
+ * keyedEntriesOf records a table's entries by key as its maker kept them (a view later changes leave alone), so that
+ * a push reads them instead of making them from the list, and a delta looks only at what changed (changedKeys).
+ */
+export function keyedEntriesOf(table: { readonly version: string }, entries: ReadonlyMap<string, string>): void {
+  keyedOf.set(table, { version: table.version, entries });
 }
 
 /** backendEntries is a BackendTable as nginx stores it: each Backend by name. */

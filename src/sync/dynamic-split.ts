@@ -3,7 +3,10 @@
  * (src/model/pushed-tables.ts); the split, with its memo of the last answer, is the sync's.
  */
 import { AFFINITY_KEY_PREFIX } from '../model/annotations/http-extras.js';
-import { EMPTY_ROUTES, entriesVersion } from '../model/dynamic-tables.js';
+import { EMPTY_ROUTES, entriesVersion, entryJson, keyedEntriesOf } from '../model/dynamic-tables.js';
+import { KeyedDigest } from '../model/incremental/keyed-digest.js';
+import { LayeredMapWriter } from '../model/incremental/layered-map.js';
+import { listChange } from '../model/incremental/list-diff.js';
 import type {
   Backend,
   BackendPeer,
@@ -30,6 +33,9 @@ export class DynamicSplit {
   private lastFiles: readonly Certificate[] | null = null;
   private lastCertificates: { table: CertificateTable; files: readonly Certificate[]; digest: string } | null = null;
   private lastGateway: NginxModel['gateway'] = null;
+  /** the backends table's entries by name (JSON) and their version, as the upstreams change */
+  private readonly backendEntries = new LayeredMapWriter<string, string>();
+  private readonly backendDigest = new KeyedDigest();
   /** each upstream's Backend, made once per upstream object (an incremental build hands unchanged ones back) */
   private readonly backendOf = new WeakMap<BalancedUpstream, Backend>();
   /** each certificate file's PEM split in two, once per file object */
@@ -49,22 +55,41 @@ export class DynamicSplit {
 
   private backendsOf(upstreams: readonly BalancedUpstream[]): BackendTable {
     if (this.lastBackends && upstreams === this.lastUpstreams) return this.lastBackends;
-    const backends: Backend[] = upstreams.map((u) => {
-      let backend = this.backendOf.get(u);
-      if (backend === undefined) {
-        backend = {
-          name: u.name,
-          balance: balanceOf(u),
-          hashKey: u.hashKey,
-          endpoints: u.endpoints.map((e) => peerOf(e.address)),
-        };
-        this.backendOf.set(u, backend);
-      }
-      return backend;
-    });
+    // Upstream lists keep their order (by name) and hand unchanged upstreams back as the same objects: only the
+    // changed middle is looked at, and the table's version and entries follow it (one change at 10,000 backends
+    // costs that change, not a walk of 10,000).
+    const before = this.lastUpstreams ?? [];
+    const { start, end, gone, came } = listChange(before, upstreams);
+    const made = came.map((u) => this.backendOfUpstream(u));
+    for (const u of gone) {
+      this.backendEntries.delete(u.name);
+      this.backendDigest.delete(u.name);
+    }
+    for (const b of made) {
+      const json = entryJson(b);
+      this.backendEntries.set(b.name, json);
+      this.backendDigest.set(b.name, json);
+    }
+    const last = this.lastBackends?.backends ?? [];
+    const backends = [...last.slice(0, start), ...made, ...last.slice(last.length - end)];
     this.lastUpstreams = upstreams;
-    this.lastBackends = { version: entriesVersion(backends), backends };
+    this.lastBackends = { version: this.backendDigest.version(), backends };
+    keyedEntriesOf(this.lastBackends, this.backendEntries.view());
     return this.lastBackends;
+  }
+
+  private backendOfUpstream(u: BalancedUpstream): Backend {
+    let backend = this.backendOf.get(u);
+    if (backend === undefined) {
+      backend = {
+        name: u.name,
+        balance: balanceOf(u),
+        hashKey: u.hashKey,
+        endpoints: u.endpoints.map((e) => peerOf(e.address)),
+      };
+      this.backendOf.set(u, backend);
+    }
+    return backend;
   }
 
   private certificatesOf(model: NginxModel): {

@@ -13,10 +13,10 @@
  * Profiles nginx.conf holds outlive their last location (up to a bound), so deleting an Ingress or moving a path to
  * an existing profile is a push, never a reload; a new profile is a reload.
  */
-import { createHash } from 'node:crypto';
 import { ingressHostRoutes } from '../model/ingress-routes.js';
 import { changedServers } from '../model/server-diff.js';
-import { LayeredMapWriter } from './layered-map.js';
+import { KeyedDigest } from '../model/incremental/keyed-digest.js';
+import { LayeredMapWriter } from '../model/incremental/layered-map.js';
 import {
   gatewayCover,
   ownReason,
@@ -90,9 +90,6 @@ interface Counted<T> {
   count: number;
   readonly value: T;
 }
-
-/** VERSION_BUCKETS is how many parts the table's version is digested in: a change digests its hosts' parts again. */
-const VERSION_BUCKETS = 256;
 
 /**
  * SharedServer turns each sync's model into the shared server's model and table. It keeps, from one sync to the
@@ -259,9 +256,8 @@ class LastShare {
   /** the error locations of the shared hosts, by name (which says the code and upstream), and how many servers have each */
   private readonly errors = new Map<string, Counted<ErrorLocation>>();
   private errorList: readonly ErrorLocation[] | null = null;
-  /** the table's hosts in parts by bucketOf, each part's digest (null: to do again) */
-  private readonly buckets: Map<string, string>[] = Array.from({ length: VERSION_BUCKETS }, () => new Map());
-  private readonly digests: (string | null)[] = new Array<string | null>(VERSION_BUCKETS).fill(null);
+  /** the table's version, digested in parts a change makes again */
+  private readonly digest = new KeyedDigest();
   /** the table's hosts and where every host is served from, handed out as views later changes leave alone */
   private readonly tableHosts = new LayeredMapWriter<string, string>();
   private readonly served = new LayeredMapWriter<string, Where>();
@@ -405,25 +401,9 @@ class LastShare {
     };
   }
 
-  /**
-   * version digests the table's hosts: each bucket's hosts (sorted) by a digest of their own, done again only for the
-   * buckets a change touched, then the buckets' digests. The same hosts give the same version, whatever came before.
-   */
+  /** version digests the table's hosts: the same hosts give the same version, whatever came before. */
   private version(): string {
-    const all = createHash('sha256');
-    for (let b = 0; b < VERSION_BUCKETS; b++) {
-      const bucket = this.buckets[b]!;
-      if (bucket.size === 0) continue;
-      let digest = this.digests[b];
-      if (digest == null) {
-        const part = createHash('sha256');
-        for (const host of [...bucket.keys()].sort())
-          part.update(host).update('\n').update(bucket.get(host)!).update('\n');
-        digest = this.digests[b] = part.digest('hex');
-      }
-      all.update(`${b} ${digest}\n`);
-    }
-    return all.digest('hex').slice(0, 32);
+    return this.digest.version();
   }
 
   /** enter counts a shared host's profiles and error locations, and puts its entry in the table. */
@@ -447,10 +427,8 @@ class LastShare {
   }
 
   private bucketSet(host: string, json: string | null): void {
-    const b = bucketOf(host);
-    if (json === null) this.buckets[b]!.delete(host);
-    else this.buckets[b]!.set(host, json);
-    this.digests[b] = null;
+    if (json === null) this.digest.delete(host);
+    else this.digest.set(host, json);
     this.changed.table = true;
   }
 }
@@ -523,13 +501,6 @@ function count<T>(counts: Map<string, Counted<T>>, key: string, value: T, by: 1 
   if (counted === undefined || --counted.count > 0) return false;
   counts.delete(key);
   return true;
-}
-
-/** bucketOf is the part of the table's version a host's entry is digested in (FNV-1a of its name). */
-function bucketOf(host: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < host.length; i++) hash = Math.imul(hash ^ host.charCodeAt(i), 0x01000193);
-  return (hash >>> 0) % VERSION_BUCKETS;
 }
 
 /**

@@ -3,7 +3,10 @@
  * split of the same model, and the entries no change touched are the same objects, so their JSON and digests are made
  * once (a change at 10,000 Ingresses costs what it changed). Table-driven over one-object changes.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { backendEntries, keyedBody } from '../../src/model/dynamic-tables.js';
+import type { BalancedUpstream } from '../../src/model/nginx-model.js';
 import { buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions } from '../../src/model/build-types.js';
 import { BuildMemo } from '../../src/model/incremental/memo.js';
@@ -85,6 +88,52 @@ describe('DynamicSplit after a change equals a fresh split, and keeps what the c
     expect(kept(after.backends.backends, before.backends.backends, (b) => b.name.split('_')[1]!)).toEqual(keptBackends);
     expect(kept(after.certificates.certificates, before.certificates.certificates, (c) => c.secret)).toEqual(
       keptCertificates,
+    );
+  });
+});
+
+describe('DynamicSplit backends through any changes', () => {
+  // Upstream lists as builds hand them over: sorted by name, unchanged upstreams the same objects, a change replacing,
+  // adding or removing some. The table equals a fresh split's, and the delta pushed on the last table, applied to
+  // what nginx held, gives the new table's entries.
+  const upstream = (name: number, ip: number): BalancedUpstream => ({
+    name: `default_svc${name}_80`,
+    service: `default/svc${name}`,
+    servicePort: '80',
+    endpoints: [{ address: `127.0.0.${2 + ip}:8080` }],
+    hashKey: null,
+    leastConn: false,
+  });
+  const step = fc.array(fc.record({ name: fc.nat(40), ip: fc.nat(3), remove: fc.boolean() }), { maxLength: 6 });
+  it('equals a fresh split, and its delta brings nginx to the new entries', () => {
+    const base = buildModel(snapshotOf([]), options).model;
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 12 }), (steps) => {
+        const split = new DynamicSplit();
+        let list: BalancedUpstream[] = [];
+        let held: ReturnType<typeof backendEntries> | null = null;
+        for (const changes of steps) {
+          const byName = new Map(list.map((u) => [u.name, u]));
+          for (const c of changes) {
+            const u = upstream(c.name, c.ip);
+            if (c.remove) byName.delete(u.name);
+            else byName.set(u.name, u);
+          }
+          list = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+          const model = { ...base, upstreams: list };
+          const tables = split.split(model).tables;
+          expect(tables.backends).toEqual(new DynamicSplit().split(model).tables.backends);
+          const next = backendEntries(tables.backends);
+          expect([...next.entries.keys()].sort()).toEqual(list.map((u) => u.name));
+          const body = JSON.parse(keyedBody(next, held)) as { set: { name: string }[]; remove: string[] };
+          const nginx = new Map(held === null ? [] : held.entries);
+          for (const name of body.remove) nginx.delete(name);
+          for (const entry of body.set) nginx.set(entry.name, JSON.stringify(entry));
+          expect(nginx).toEqual(new Map(next.entries));
+          held = next;
+        }
+      }),
+      { numRuns: 200 },
     );
   });
 });

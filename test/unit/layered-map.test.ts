@@ -1,11 +1,11 @@
 /**
- * LayeredMapWriter (src/sync/layered-map.ts), differential against a Map: random sets and deletes on a few hundred
+ * LayeredMapWriter (src/model/incremental/layered-map.ts), differential against a Map: random sets and deletes on a few hundred
  * keys (enough to make the base again several times), a view taken now and then; every view keeps answering as the
  * Map did when it was taken, whatever the writer did after.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LayeredMapWriter } from '../../src/sync/layered-map.js';
+import { changedKeys, LayeredMapWriter } from '../../src/model/incremental/layered-map.js';
 
 type Op = { set: number; value: number } | { delete: number } | { view: true };
 
@@ -17,6 +17,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 
 describe('LayeredMapWriter', () => {
   it('every view answers as the map it was taken from, whatever comes after', () => {
+    let compared = 0;
     fc.assert(
       fc.property(fc.array(op, { minLength: 1, maxLength: 3000 }), (ops) => {
         const writer = new LayeredMapWriter<string, string>();
@@ -33,6 +34,16 @@ describe('LayeredMapWriter', () => {
           expect(writer.size).toBe(map.size);
         }
         views.push([writer.view(), new Map(map)]);
+        // between any two views, the keys whose values differ are among changedKeys' (when it can tell)
+        for (let i = 1; i < views.length; i++) {
+          const [[held, was], [next, is]] = [views[i - 1]!, views[i]!];
+          const candidates = changedKeys(next, held);
+          if (candidates === null) continue;
+          compared++;
+          const named = new Set(candidates);
+          for (const k of new Set([...was.keys(), ...is.keys()]))
+            if (was.get(k) !== is.get(k)) expect(named.has(k), `k${k} changed`).toBe(true);
+        }
         for (const [view, expected] of views) {
           expect(view.size).toBe(expected.size);
           expect(new Map(view)).toEqual(expected);
@@ -45,5 +56,18 @@ describe('LayeredMapWriter', () => {
       }),
       { seed: 29, numRuns: 60 },
     );
+    expect(compared).toBeGreaterThan(20);
+  });
+
+  it('names a key added after the base and deleted again among the changed ones', () => {
+    const writer = new LayeredMapWriter<string, string>();
+    writer.set('a', '1');
+    writer.set('b', '1');
+    const held = writer.view();
+    writer.delete('a');
+    writer.set('c', '1');
+    const next = writer.view();
+    expect(new Set(changedKeys(next, held))).toEqual(new Set(['a', 'c', 'b']));
+    expect(changedKeys(next, new Map(held))).toBeNull();
   });
 });

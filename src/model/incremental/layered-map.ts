@@ -28,6 +28,16 @@ export class LayeredMap<K, V> implements ReadonlyMap<K, V> {
     return changed === undefined ? this.base.has(key) : changed !== GONE;
   }
 
+  /**
+   * changedSince names every key whose value may differ between `other` and this map (a superset: each view's changes
+   * since their common base), or null when `other` is not a view on the same base (then only a walk of both tells).
+   */
+  changedSince(other: ReadonlyMap<K, V>): Iterable<K> | null {
+    if (!(other instanceof LayeredMap) || other.base !== this.base) return null;
+    if (other.changes.size === 0) return this.changes.keys();
+    return new Set([...this.changes.keys(), ...(other.changes as ReadonlyMap<K, unknown>).keys()]);
+  }
+
   *entries(): MapIterator<[K, V]> {
     for (const entry of this.base) if (!this.changes.has(entry[0])) yield entry;
     for (const [key, value] of this.changes) if (value !== GONE) yield [key, value];
@@ -104,4 +114,12 @@ export class LayeredMapWriter<K, V> {
     this.current = new LayeredMap<K, V>(this.base, new Map(this.changes), this.count);
     return this.current;
   }
+}
+
+/**
+ * changedKeys names the keys whose values may differ between two maps: what the views' layers changed when both are
+ * views on one base, or null when only a walk of both can tell.
+ */
+export function changedKeys<K, V>(next: ReadonlyMap<K, V>, held: ReadonlyMap<K, V>): Iterable<K> | null {
+  return next instanceof LayeredMap ? (next as LayeredMap<K, V>).changedSince(held) : null;
 }
