@@ -4,7 +4,8 @@
  * deleted one), each sync timed phase by phase as src/sync/run.ts runs them: build, split, share, render. No API
  * server, no nginx: what the controller's own work costs per change.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BuildMemo, buildModel } from '../src/model/build.js';
@@ -38,7 +39,7 @@ const CHANGES: Record<string, Change> = {
   },
   'annotation within a profile': (list, r) => {
     // proxy-body-size 8m ↔ 64m: both profiles exist in the mix (entries 4 and 5)
-    const i = 4 + 16 * (r % 50);
+    const i = 4 + 16 * (r % Math.min(50, Math.floor(list.length / 16)));
     const ingress = list[i]!;
     const body = r % 2 === 0 ? '64m' : '8m';
     list[i] = {
@@ -63,8 +64,27 @@ const CHANGES: Record<string, Change> = {
   },
 };
 
+/** startProfile starts V8's sampling profiler in this process; `stop` gives the profile (a .cpuprofile's JSON). */
+async function startProfile() {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  return {
+    stop: async () => {
+      const { profile } = await session.post('Profiler.stop');
+      session.disconnect();
+      return profile;
+    },
+  };
+}
+
 /** runSharePhases: the median of each phase per change kind, at N Ingresses of the annotated mix. */
-export async function runSharePhases(n = Number(process.env.BENCH_N ?? 10_000), rounds = 7): Promise<void> {
+export async function runSharePhases(
+  n = Number(process.env.BENCH_N ?? 10_000),
+  rounds = Number(process.env.BENCH_ROUNDS ?? 7),
+): Promise<void> {
   const scratch = await mkdtemp(join(tmpdir(), 'ia-share-phases-'));
   try {
     const lua = await checkLua(nginxBinary(), scratch);
@@ -94,6 +114,8 @@ export async function runSharePhases(n = Number(process.env.BENCH_N ?? 10_000), 
       `share phases at ${n} Ingresses (annotated mix): first sync build ${ms(first.build)} ms, share ${ms(first.share)} ms, render ${ms(first.render)} ms`,
     );
     for (let w = 0; w < 3; w++) sync();
+    // BENCH_PROFILE=<file>: a CPU profile of the changes alone (not the first sync), for a closer look
+    const profiler = process.env.BENCH_PROFILE ? await startProfile() : null;
     for (const [kind, change] of Object.entries(CHANGES)) {
       const phases: Record<string, number[]> = { build: [], split: [], share: [], render: [], total: [] };
       for (let r = 0; r < rounds; r++) {
@@ -110,6 +132,7 @@ export async function runSharePhases(n = Number(process.env.BENCH_N ?? 10_000), 
           .join('  ')} (ms, median of ${rounds})`,
       );
     }
+    if (profiler) await writeFile(process.env.BENCH_PROFILE!, JSON.stringify(await profiler.stop()));
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
