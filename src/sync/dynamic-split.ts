@@ -97,14 +97,19 @@ export class DynamicSplit {
     files: readonly Certificate[];
     digest: string;
   } {
-    const servers = [model.defaultServer, ...model.servers];
     if (
       this.lastCertificates &&
-      model.servers === this.lastServers &&
-      model.certificates === this.lastFiles &&
-      model.gateway === this.lastGateway
-    )
+      this.lastServers !== null &&
+      this.lastFiles !== null &&
+      model.gateway === this.lastGateway &&
+      sameItems(model.certificates, this.lastFiles) &&
+      noCertificateChanged(this.lastServers, model.servers)
+    ) {
+      this.lastServers = model.servers;
+      this.lastFiles = model.certificates;
       return this.lastCertificates;
+    }
+    const servers = [model.defaultServer, ...model.servers];
     const byFile = new Map(model.certificates.map((c) => [c.file, c]));
     // one entry per certificate file (a Secret's), naming every host and server served with it
     const entries = new Map<string, { secret: string; pem: PemPair; hosts: string[]; servers: string[] }>();
@@ -120,10 +125,8 @@ export class DynamicSplit {
       }
       return entry;
     };
-    for (const server of servers) {
-      if (server.inheritsCertificate || server.certificateFile === null || server.isDefault) continue;
-      entryOf(server.certificateFile)?.hosts.push(server.host);
-    }
+    for (const server of servers)
+      if (servesCertificate(server)) entryOf(server.certificateFile)?.hosts.push(server.host);
     // Each Gateway HTTPS server with a hostname: by its key (an Ingress TLS host of the same name, or another Gateway's
     // server for it on another address or port, is served by its own).
     for (const server of model.gateway?.servers ?? []) entryOf(server.certificateFile)?.servers.push(server.key);
@@ -160,6 +163,22 @@ export class DynamicSplit {
     };
     return this.lastCertificates;
   }
+}
+
+const sameItems = <T>(a: readonly T[], b: readonly T[]) =>
+  a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
+
+/** servesCertificate: a server whose host the certificates table names (see certificatesOf) */
+const servesCertificate = (s: Server) => !s.inheritsCertificate && s.certificateFile !== null && !s.isDefault;
+
+/**
+ * noCertificateChanged: between two server lists (in host order, unchanged servers the same objects), no server that
+ * came or went serves a certificate, so the certificates table is the same. A change to a host without TLS among
+ * 10,000 costs a walk of reference comparisons, not a table made again.
+ */
+function noCertificateChanged(before: readonly Server[], after: readonly Server[]): boolean {
+  const { gone, came } = listChange(before, after);
+  return !gone.some(servesCertificate) && !came.some(servesCertificate);
 }
 
 function balanceOf(u: BalancedUpstream): BalanceMethod {
