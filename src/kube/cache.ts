@@ -44,6 +44,11 @@ export class ClusterCache {
     return list as readonly T[];
   }
 
+  /** get is the object of `kind` held as `namespace/name` (cluster-scoped: `/name`), if any. */
+  get<T extends KubeObject>(kind: WatchedKind, key: string): T | undefined {
+    return this.kind(kind).get(key) as T | undefined;
+  }
+
   /** snapshot is what buildModel reads: a fresh array per kind, so later watch events cannot change it. */
   snapshot(): Snapshot {
     return {

@@ -17,6 +17,7 @@ import type {
 import type { ShutdownCheck } from '../../machines/status.machine.js';
 import type { Logger } from '../log.js';
 import type { NginxModel, Server } from '../model/nginx-model.js';
+import { listChange } from '../model/incremental/list-diff.js';
 import { changedServers } from '../model/server-diff.js';
 import type { ClusterCache } from './cache.js';
 import { apiCode, describeApiError } from './leader.js';
@@ -224,6 +225,12 @@ const isPod = (e: Endpoint, pod: PodInfo) =>
  */
 export class StatusWriter {
   private podNode: { name: string | null } | null = null;
+  /** what the last publish that went through wrote from */
+  private published: {
+    readonly addresses: readonly LoadBalancerAddress[];
+    readonly served: ReadonlySet<string>;
+    readonly ingresses: readonly V1Ingress[];
+  } | null = null;
 
   constructor(private readonly options: StatusWriterOptions) {}
 
@@ -293,9 +300,17 @@ export class StatusWriter {
   async publish(served: ReadonlySet<string> | null): Promise<PublishResult> {
     if (served === null) return { written: 0, unchanged: 0 };
     const addresses = await this.addresses();
+    const ingresses = this.options.cache.list<V1Ingress>('Ingress');
+    // Under the same addresses and served set, only the Ingresses replaced or added since the last publish that went
+    // through can be out of line (the watch brings each written status back as a new object, looked at again then).
+    const last = this.published;
+    const look =
+      last !== null && last.served === served && sameAddresses(last.addresses, addresses)
+        ? listChange(last.ingresses, ingresses).came
+        : ingresses;
     let unchanged = 0;
     const writes: Array<() => Promise<boolean>> = [];
-    for (const ingress of this.options.cache.list<V1Ingress>('Ingress')) {
+    for (const ingress of look) {
       const current = currentAddresses(ingress);
       const ours = served.has(keyOf(ingress));
       if (!ours && !(addresses.length > 0 && sameAddresses(current, addresses))) continue;
@@ -303,7 +318,9 @@ export class StatusWriter {
       if (sameAddresses(current, desired)) unchanged++;
       else writes.push(() => this.write(ingress, desired));
     }
-    return { written: await runLimited(writes), unchanged };
+    const written = await runLimited(writes);
+    this.published = { addresses, served, ingresses };
+    return { written, unchanged };
   }
 
   /**

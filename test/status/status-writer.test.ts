@@ -203,6 +203,26 @@ describe('StatusWriter.publish', () => {
     },
   );
 
+  it('after a publish, looks again only at the Ingresses that changed, and puts back a status someone else changed', async () => {
+    const { writer, served, refill, writes, status } = await setup(two, { publishStatusAddress: ['203.0.113.9'] });
+    expect(await writer.publish(served)).toEqual({ written: 2, unchanged: 0 });
+    await refill();
+    expect(await writer.publish(served)).toEqual({ written: 0, unchanged: 2 });
+    // Another writer sets a's status; the watch brings the new object; b is the same object and is not looked at.
+    const kc = new KubeConfig();
+    kc.loadFromString(api!.kubeconfigText);
+    const a = api!.registry.get(INGRESSES, 'default', 'a') as V1Ingress;
+    await kc.makeApiClient(NetworkingV1Api).replaceNamespacedIngressStatus({
+      name: 'a',
+      namespace: 'default',
+      body: { ...a, status: { loadBalancer: { ingress: [{ ip: '198.51.100.1' }] } } },
+    });
+    await refill();
+    expect(await writer.publish(served)).toEqual({ written: 1, unchanged: 0 });
+    expect(status('a')).toEqual([{ ip: '203.0.113.9' }]);
+    expect(writes).toEqual(['200 a/status', '200 b/status', '200 a/status', '200 a/status']);
+  });
+
   it('retries a 409 from the newer object the watch brings', async () => {
     const { writer, served, cache, objects, writes, status } = await setup(
       two,
