@@ -93,7 +93,15 @@ export class ServedIngresses {
     const now = [model.defaultServer, ...model.servers];
     const { added, removed } = changedServers(this.servers, now);
     this.servers = now;
-    let moved = false;
+    const came = new Set<string>();
+    const went = new Set<string>();
+    for (const server of added)
+      for (const location of server.locations) {
+        if (!location.ingress) continue;
+        const count = this.counts.get(location.ingress) ?? 0;
+        this.counts.set(location.ingress, count + 1);
+        if (count === 0) came.add(location.ingress);
+      }
     for (const server of removed)
       for (const location of server.locations) {
         if (!location.ingress) continue;
@@ -101,19 +109,28 @@ export class ServedIngresses {
         if (left > 0) this.counts.set(location.ingress, left);
         else {
           this.counts.delete(location.ingress);
-          moved = true;
+          if (!came.delete(location.ingress)) went.add(location.ingress);
         }
       }
-    for (const server of added)
-      for (const location of server.locations) {
-        if (!location.ingress) continue;
-        const count = this.counts.get(location.ingress) ?? 0;
-        this.counts.set(location.ingress, count + 1);
-        if (count === 0) moved = true;
-      }
-    if (moved) this.list = [...this.counts.keys()].sort();
+    if (came.size + went.size === 0) return this.list;
+    // a new list (the last one was handed out), the Ingresses that came or went put in or taken out in place
+    const list = this.list.slice();
+    for (const ingress of went) list.splice(sortedIndex(list, ingress), 1);
+    for (const ingress of came) list.splice(sortedIndex(list, ingress), 0, ingress);
+    this.list = list;
     return this.list;
   }
+}
+
+/** sortedIndex is where `key` stands or would stand in the sorted `list` (code-unit order, as sort()). */
+function sortedIndex(list: readonly string[], key: string): number {
+  let [lo, hi] = [0, list.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** toAddress turns a name or IP into a LoadBalancerAddress, as ingress-nginx's nameOrIPToLoadBalancerIngress. */

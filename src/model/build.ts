@@ -241,10 +241,16 @@ function plansOf(
     built: memo.built,
     defaultBackendUpstream: settings.defaultBackend.upstream,
   };
+  const last = memo.planList;
   const plans = reusedOrNewPlans(ours, memo, settings.changes, context);
   memo.planList = plans;
   memo.planFrom = ours;
-  for (const plan of plans) if (plan.identifyProblems.length > 0) problems.push(...plan.identifyProblems);
+  // The Ingresses left out whole are few: their problems are listed again only when such a plan came or went.
+  const { gone, came } = listChange(last, plans);
+  const leftOut = (plan: IngressPlan) => plan.identifyProblems.length > 0;
+  if (memo.identifyProblems === null || gone.some(leftOut) || came.some(leftOut))
+    memo.identifyProblems = plans.filter(leftOut).flatMap((plan) => plan.identifyProblems);
+  problems.push(...memo.identifyProblems);
   return plans;
 }
 

@@ -40,6 +40,8 @@ export class BuildMemo {
   plans = new WeakMap<Ingress, { readonly plan: IngressPlan; checkedIn: Lookups }>();
   /** the last build's plans, in conflict order */
   planList: readonly IngressPlan[] = [];
+  /** the problems of the plans left out whole (planList's, in its order); null: to make again */
+  identifyProblems: readonly Problem[] | null = null;
   /** the Ingresses planList was made from, item by item */
   planFrom: readonly Ingress[] | null = null;
   /** the Secrets planList reads, counted plan by plan */
@@ -123,6 +125,7 @@ export function forgetAllUnlessSameSettings(memo: BuildMemo, globals: Globals, d
   memo.plans = new WeakMap();
   memo.planList = [];
   memo.planFrom = null;
+  memo.identifyProblems = null;
   memo.hosts = new HostTable();
   memo.files = null;
   return (memo.fallback = { path: '/', pathType: 'Prefix', ...defaultBackend, ingress: null, features: null });
