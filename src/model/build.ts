@@ -9,6 +9,7 @@ import { type BuiltUpstreams, UpstreamTable, type Report } from './backends.js';
 import { balancedUpstreams } from './annotations/apply.js';
 import { filesDigest } from './files-digest.js';
 import { globalExtras } from './global-extras.js';
+import { httpWaf } from './waf.js';
 import { uriEscape } from './escape-uri.js';
 import { fitServerNameHash } from './config-map/hash-sizing.js';
 import type { HostContext } from './host-rules.js';
@@ -286,6 +287,7 @@ function modelOf(
 ): NginxModel {
   const { defaultServer, named, config: fitted } = serversView(memo, hosts.servers(), settings.config);
   const config = fitted.enableBrotli === extras.config.enableBrotli ? fitted : { ...fitted, enableBrotli: false };
+  const waf = httpWaf(config, [...(defaultServer ? [defaultServer] : []), ...named], options.modules ?? {});
   return {
     gateway: null,
     gatewayDefault: NO_GATEWAY_DEFAULT,
@@ -296,7 +298,8 @@ function modelOf(
     originalForwardedFor: `$http_${config.forwardedForHeader.toLowerCase().replaceAll('-', '_')}`,
     listen: listenOf(options),
     lua: options.dynamic ?? null,
-    modules: extras.modules,
+    modules: [...extras.modules, ...waf.load],
+    waf: waf.waf,
     addHeaders: extras.addHeaders,
     proxySetHeaders: extras.proxySetHeaders,
     clearServerHeader: extras.clearServerHeader,

@@ -168,7 +168,7 @@ export interface AllowedDirective {
   readonly usage: string;
   readonly check: ArgCheck;
   /** the optional module that provides it: allowed only when this nginx has it */
-  readonly module?: keyof NginxModules;
+  readonly module?: Exclude<keyof NginxModules, 'crs'>;
 }
 
 const each =
