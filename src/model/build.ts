@@ -287,7 +287,8 @@ function modelOf(
 ): NginxModel {
   const { defaultServer, named, config: fitted } = serversView(memo, hosts.servers(), settings.config);
   const config = fitted.enableBrotli === extras.config.enableBrotli ? fitted : { ...fitted, enableBrotli: false };
-  const waf = httpWaf(config, [...(defaultServer ? [defaultServer] : []), ...named], options.modules ?? {});
+  const servers = [...(defaultServer ? [defaultServer] : []), ...named];
+  const waf = httpWaf(config, servers, options.modules ?? {}, options.wafAuditLog);
   return {
     gateway: null,
     gatewayDefault: NO_GATEWAY_DEFAULT,

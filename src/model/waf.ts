@@ -12,7 +12,8 @@ import { modSecurityLine } from './modsecurity-policy.js';
  * BASE_RULES are the settings every rule set starts from, as ingress-nginx's modsecurity.conf (ModSecurity's
  * recommended one): DetectionOnly, request bodies read up to 13 MB (128 KB without files) and parsed by their type,
  * and the audit log as one JSON line a transaction on stderr, the controller's (only the header and the matched rules:
- * no bodies, so a line stays small), for transactions a rule logged or answered 4xx/5xx (not 404).
+ * no bodies, so a line stays small), for transactions a rule logged or answered 4xx/5xx (not 404). The controller
+ * reads it from a FIFO (src/nginx/waf-audit.ts): nginx's stderr is a socket there, which /dev/stderr cannot open.
  */
 export const BASE_RULES: readonly string[] = [
   'SecRuleEngine DetectionOnly',
@@ -34,8 +35,11 @@ export const BASE_RULES: readonly string[] = [
   'SecAuditLogParts AHZ',
   'SecAuditLogType Serial',
   'SecAuditLogFormat JSON',
-  'SecAuditLog /dev/stderr',
 ];
+
+/** auditLogLine is where the audit log goes: the controller's FIFO, or stderr (a path of the controller's choosing). */
+const auditLogLine = (path: string | undefined) =>
+  `SecAuditLog ${path !== undefined && /^\/[A-Za-z0-9_./-]+$/.test(path) ? path : '/dev/stderr'}`;
 
 /**
  * LOG4SHELL is CRS 4's Log4Shell rule (944150), which Debian's CRS 3.3.4 does not have: a `${jndi:…}` lookup (or a
@@ -61,6 +65,7 @@ export function httpWaf(
   config: GlobalConfig,
   servers: Iterable<Server>,
   modules: NginxModules,
+  auditLog?: string,
 ): { readonly waf: HttpWaf | null; readonly load: readonly string[] } {
   let on = false;
   let crs = false;
@@ -76,6 +81,7 @@ export function httpWaf(
   crs &&= modules.crs !== undefined;
   const rules = [
     ...BASE_RULES,
+    auditLogLine(auditLog),
     ...(config.modsecuritySnippet ?? []).map(modSecurityLine),
     ...(crs && modules.crs ? [`Include ${modules.crs.setup}`, LOG4SHELL, `Include ${modules.crs.rules}`] : []),
   ];

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 import { startBackend, type Backend } from '../support/net.js';
 import { ann, SCENE_MODES, startScene, type Scene } from './annotations-harness.js';
+import { waitFor } from '../support/wait.js';
 
 const HOST = 'waf.test';
 const MODULE = '/usr/lib/nginx/modules/ngx_http_modsecurity_module.so';
@@ -162,6 +163,7 @@ const installed = existsSync(MODULE) && existsSync(CRS);
 describe.skipIf(!installed).each(SCENE_MODES)('ModSecurity with the CRS (%s)', (mode) => {
   let backend: Backend;
   let scene: Scene;
+  const logLines: Record<string, unknown>[] = [];
   const send = (sample: Sample, prefix = '') =>
     scene.http(HOST, `${prefix}${sample.path}`, {
       method: sample.method ?? 'GET',
@@ -202,7 +204,7 @@ describe.skipIf(!installed).each(SCENE_MODES)('ModSecurity with the CRS (%s)', (
           },
         ),
       ],
-      { mode, configMap: SNIPPETS },
+      { mode, configMap: SNIPPETS, logLines },
     );
   }, 90_000);
 
@@ -243,6 +245,28 @@ describe.skipIf(!installed).each(SCENE_MODES)('ModSecurity with the CRS (%s)', (
   it('an Ingress without the annotation on the same host is untouched', async () => {
     for (const sample of ATTACKS) expect((await send(sample, '/plain')).status, sample.what).toBe(200);
   });
+
+  it.runIf(mode === 'lua')(
+    'logs one JSON record a blocked request, with the Ingress, the rule ids and the transaction id',
+    async () => {
+      const marker = `ia-audit-${process.pid}-${Date.now()}`;
+      const reply = await scene.http(HOST, `/?id=${encodeURIComponent("1' OR '1'='1' --")}&m=${marker}`);
+      expect(reply.status).toBe(403);
+      const mine = () =>
+        logLines.filter((l) => JSON.stringify((l.waf as { uri?: string } | undefined)?.uri ?? '').includes(marker));
+      await waitFor('the audit record', () => (mine().length > 0 ? true : null), 10_000);
+      const [record, ...more] = mine();
+      expect(more).toEqual([]);
+      expect(record).toMatchObject({
+        msg: 'ModSecurity blocked a request',
+        waf: { ingress: 'default/blocking', blocked: true, status: 403, engine: 'Enabled', method: 'GET' },
+      });
+      const waf = record!.waf as { rules: string[]; transactionId: string };
+      expect(waf.rules).toEqual(expect.arrayContaining(['942100', '949110']));
+      // $request_id: 32 hex digits, as nginx makes it
+      expect(waf.transactionId).toMatch(/^[0-9a-f]{32}$/);
+    },
+  );
 
   it("a tenant's snippet switches off its own WAF only, and one with Include fails closed", async () => {
     const sqli = ATTACKS[0]!;
