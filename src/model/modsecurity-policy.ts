@@ -9,7 +9,8 @@
  * changes its own locations only (each location's rules are a rule set of its own, merged with the shared ones).
  */
 import type { ModSecurityDirective } from './nginx-model.js';
-import type { Checked } from './validate.js';
+import { checkRegex } from './snippet-policy.js';
+import { checkCidr, type Checked } from './validate.js';
 
 /**
  * MAX_SNIPPET bounds a snippet's length and MAX_DIRECTIVES its directives: each check below is linear in its input.
@@ -44,10 +45,20 @@ const mimeTypes = (v: string) =>
     : `${show(v)} is not a list of MIME types`;
 /** ruleIdList accepts rule ids and ranges `a-b`, as SecRuleRemoveById takes them. */
 const ruleIdOrRange = (v: string) => (/^\d{1,9}(-\d{1,9})?$/.test(v) ? null : `${show(v)} is not a rule id or range`);
-/** text accepts what a tag or message may say: printable ASCII without quotes or a backslash. */
+/**
+ * macros accepts the `%{…}` expansions ModSecurity resolves at load: a `tx.` variable or the matched variable's name
+ * or value (an unknown one would fail nginx's load, every tenant's reload with it).
+ */
+const macros = (v: string) =>
+  [...v.matchAll(/%\{([^}]*)\}?/g)].every((m) =>
+    /^%\{(?:tx\.[A-Za-z0-9_]{1,64}|MATCHED_VAR|MATCHED_VAR_NAME)\}$/i.test(m[0]),
+  )
+    ? null
+    : `${show(v)} expands something other than %{tx.name}, %{MATCHED_VAR} or %{MATCHED_VAR_NAME}`;
+/** text accepts what a tag or message may say: printable ASCII without quotes or a backslash, known expansions. */
 const text = (v: string) =>
   /^[\x20-\x7e]{1,256}$/.test(v) && !/["'\\]/.test(v)
-    ? null
+    ? macros(v)
     : `${show(v)} is not 1-256 printable characters without quotes or \\`;
 
 /** VARIABLES are the ModSecurity variables a tenant's SecRule may read: the request, the answer and its own `tx`. */
@@ -186,7 +197,7 @@ const ACTIONS: Readonly<Record<string, ((v: string) => string | null) | null>> =
   t: (v) => (TRANSFORMATIONS.includes(v) ? null : `${show(v)} is not a transformation on the list`),
   setvar: (v) =>
     /^!?tx\.[A-Za-z0-9_.-]{1,64}(=[+-]?[A-Za-z0-9_.%{}: -]{0,128})?$/i.test(v)
-      ? null
+      ? macros(v)
       : `${show(v)}: setvar may set only tx. variables, to a word or number`,
   ctl: (v) => {
     const m = /^([A-Za-z]+)=(.*)$/.exec(v);
@@ -224,7 +235,7 @@ function checkTarget(target: string, allowCount: boolean): string | null {
   if (!VARIABLES.includes(name)) return `${name} is not a variable on the list (docs/annotations.md)`;
   if (key !== undefined && !/^(?:[A-Za-z0-9_.-]{1,128}|\/[^/"]{1,256}\/)$/.test(key))
     return `${show(key)} is not a key (letters, digits, _ . -) or /regex/`;
-  return null;
+  return key?.startsWith('/') ? checkRegex(key.slice(1, -1)) : null;
 }
 
 /** checkVariables accepts a SecRule's `A|B|!C:key` list. */
@@ -238,11 +249,48 @@ function checkVariables(list: string): string | null {
   return null;
 }
 
-/** checkOperator accepts `[!]@name arg` with a name on OPERATORS, or a bare regex (`@rx`'s). */
+/** NO_ARGUMENT are the operators that take none; OPERAND checks the argument of those that need a particular one. */
+const NO_ARGUMENT = [
+  'detectSQLi',
+  'detectXSS',
+  'unconditionalMatch',
+  'noMatch',
+  'validateUrlEncoding',
+  'validateUtf8Encoding',
+];
+const number = (v: string) => (/^-?\d{1,9}$/.test(v) ? null : `${show(v)} is not a number`);
+const OPERAND: Readonly<Record<string, (v: string) => string | null>> = {
+  rx: checkRegex,
+  ipMatch: (v) =>
+    v.split(',').every((a) => checkCidr(a.trim()).ok) ? null : `${show(v)} is not a list of addresses or CIDRs`,
+  validateByteRange: (v) =>
+    /^\d{1,3}(-\d{1,3})?(,\d{1,3}(-\d{1,3})?)*$/.test(v) && v.split(/[,-]/).every((n) => Number(n) <= 255)
+      ? null
+      : `${show(v)} is not a list of bytes and ranges (0-255)`,
+  eq: number,
+  ne: number,
+  gt: number,
+  ge: number,
+  lt: number,
+  le: number,
+};
+
+/**
+ * checkOperator accepts `[!]@name arg` with a name on OPERATORS, or a bare regex (`@rx`'s); a regex must be of the
+ * subset PCRE and JavaScript read alike (ModSecurity compiles it at load: a bad one would fail every reload).
+ */
 function checkOperator(op: string): string | null {
-  const m = /^!?@([A-Za-z0-9]+)(?: (.*))?$/.exec(op);
-  if (!m) return op.startsWith('@') || op.startsWith('!@') ? `${show(op)} is not an operator` : null;
-  return OPERATORS.includes(m[1]!) ? null : `@${m[1]} is not an operator on the list (docs/annotations.md)`;
+  const m = /^!?@([A-Za-z0-9]+)(?: (.*))?$/s.exec(op);
+  if (!m) {
+    if (op.startsWith('@') || op.startsWith('!@')) return `${show(op)} is not an operator`;
+    const regex = op.startsWith('!') ? op.slice(1) : op;
+    return macros(regex) ?? checkRegex(regex);
+  }
+  const [, name, arg] = m as unknown as [string, string, string | undefined];
+  if (!OPERATORS.includes(name)) return `@${name} is not an operator on the list (docs/annotations.md)`;
+  if (NO_ARGUMENT.includes(name)) return arg === undefined ? null : `@${name} takes no argument`;
+  if (arg === undefined || arg.trim() === '') return `@${name} needs an argument`;
+  return macros(arg) ?? OPERAND[name]?.(arg) ?? null;
 }
 
 /**
@@ -486,5 +534,8 @@ export function checkModSecuritySnippet(
  * quotes (no argument holds a quote, or ends with a backslash that would escape the closing one). One line, no line break: the template gives each its own `modsecurity_rules`, through the quoting helper.
  */
 export function modSecurityLine(d: ModSecurityDirective): string {
-  return [d.name, ...d.args.map((a) => (/^[A-Za-z0-9_.-]+$/.test(a) ? a : `"${a}"`))].join(' ');
+  const line = [d.name, ...d.args.map((a) => (/^[A-Za-z0-9_.-]+$/.test(a) ? a : `"${a}"`))].join(' ');
+  // ModSecurity 3.0.9's lexer, at the end of a SecRuleUpdateTargetById's targets, waits for more: the next SecRule it
+  // loads, in any location, fails (nginx -t with it). A space after the targets ends them.
+  return d.name === 'SecRuleUpdateTargetById' ? `${line} ` : line;
 }

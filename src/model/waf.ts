@@ -82,6 +82,7 @@ export function httpWaf(
   const rules = [
     ...BASE_RULES,
     auditLogLine(auditLog),
+    // before the CRS, so that its setvar settings (the paranoia level) are there when the CRS initialises
     ...(config.modsecuritySnippet ?? []).map(modSecurityLine),
     ...(crs && modules.crs ? [`Include ${modules.crs.setup}`, LOG4SHELL, `Include ${modules.crs.rules}`] : []),
   ];
