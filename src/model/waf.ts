@@ -80,10 +80,11 @@ export function httpWaf(
   if (!on || !modules.modsecurity) return { waf: null, load: [] };
   crs &&= modules.crs !== undefined;
   const rules = [
+    // first: of two settings in one rule set ModSecurity keeps the first (SecRuleEngine On over the base's
+    // DetectionOnly), and its setvar rules run before the CRS initialises (the paranoia level)
+    ...(config.modsecuritySnippet ?? []).map(modSecurityLine),
     ...BASE_RULES,
     auditLogLine(auditLog),
-    // before the CRS, so that its setvar settings (the paranoia level) are there when the CRS initialises
-    ...(config.modsecuritySnippet ?? []).map(modSecurityLine),
     ...(crs && modules.crs ? [`Include ${modules.crs.setup}`, LOG4SHELL, `Include ${modules.crs.rules}`] : []),
   ];
   return { waf: { rules, crs }, load: [modules.modsecurity] };
