@@ -10,7 +10,7 @@
  *    backend is a stock nginx answering itself (bench/request-metrics.ts), so the figures are the proxy's.
  *
  * `npm run build && node_modules/.bin/node dist/bench/run.js waf`; BENCH_SIZES, BENCH_MODES (pushed,rendered),
- * BENCH_ROUNDS and BENCH_SECONDS (5 rounds of 4 s), BENCH_THROUGHPUT=0 skips part 2.
+ * BENCH_ROUNDS and BENCH_SECONDS (5 rounds of 4 s), BENCH_MEMORY=0 skips part 1, BENCH_THROUGHPUT=0 part 2.
  */
 import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
@@ -163,7 +163,7 @@ async function throughput(backendPort: number): Promise<void> {
 export async function runWaf(): Promise<void> {
   const backend = await startStaticNginx();
   try {
-    for (const mode of MODES)
+    for (const mode of process.env.BENCH_MEMORY === '0' ? [] : MODES)
       for (const n of SIZES) {
         const off = await memory(mode, n, false, backend.port);
         const on = await memory(mode, n, true, backend.port);
