@@ -30,6 +30,9 @@ export const CONFIG_RULE_IDS = { min: 300_000, max: 899_999 } as const;
 /** ModSecurityScope is whose snippet it is: an Ingress's (its locations' rule set) or the ConfigMap's (http level). */
 export type ModSecurityScope = 'ingress' | 'config';
 
+/** own is `record[key]` when the record itself has it (never a prototype's `toString`), else undefined. */
+const own = <T>(record: Readonly<Record<string, T>>, key: string): T | undefined =>
+  Object.hasOwn(record, key) ? record[key] : undefined;
 const show = (v: string) => JSON.stringify(v.length > 64 ? `${v.slice(0, 64)}…` : v);
 const onOff = (v: string) => (v === 'On' || v === 'Off' ? null : `${show(v)} is not On or Off`);
 const oneOf =
@@ -290,7 +293,7 @@ function checkOperator(op: string): string | null {
   if (!OPERATORS.includes(name)) return `@${name} is not an operator on the list (docs/annotations.md)`;
   if (NO_ARGUMENT.includes(name)) return arg === undefined ? null : `@${name} takes no argument`;
   if (arg === undefined || arg.trim() === '') return `@${name} needs an argument`;
-  return macros(arg) ?? OPERAND[name]?.(arg) ?? null;
+  return macros(arg) ?? own(OPERAND, name)?.(arg) ?? null;
 }
 
 /**
@@ -327,7 +330,7 @@ function checkActions(list: string, scope: ModSecurityScope, ids: Set<number>, c
   if (actions === null) return `${show(list)} leaves a quote open`;
   let id: number | null = null;
   for (const [name, value] of actions) {
-    if (!(name in ACTIONS)) return `the action ${show(name)} is not on the list (docs/annotations.md)`;
+    if (!Object.hasOwn(ACTIONS, name)) return `the action ${show(name)} is not on the list (docs/annotations.md)`;
     const check = ACTIONS[name];
     if (check === null && value !== null) return `the action ${name} takes no value`;
     if (check !== null && check !== undefined) {
@@ -508,11 +511,12 @@ export function checkModSecuritySnippet(
     const words = wordsOf(trimmed);
     if (!words.ok) return words;
     const [name, ...args] = words.value as [string, ...string[]];
-    const entry = MODSECURITY_DIRECTIVES[name];
+    const entry = own(MODSECURITY_DIRECTIVES, name);
     if (!entry) {
-      const why =
-        REFUSED_MODSECURITY[name] ??
-        REFUSED_MODSECURITY[Object.keys(REFUSED_MODSECURITY).find((k) => k.toLowerCase() === name.toLowerCase()) ?? ''];
+      const why = own(
+        REFUSED_MODSECURITY,
+        Object.keys(REFUSED_MODSECURITY).find((k) => k.toLowerCase() === name.toLowerCase()) ?? '',
+      );
       return fail(`${show(name)} is not on the modsecurity-snippet allow-list${why ? ` (${why})` : ''}`);
     }
     for (const arg of args) {
@@ -538,4 +542,21 @@ export function modSecurityLine(d: ModSecurityDirective): string {
   // ModSecurity 3.0.9's lexer, at the end of a SecRuleUpdateTargetById's targets, waits for more: the next SecRule it
   // loads, in any location, fails (nginx -t with it). A space after the targets ends them.
   return d.name === 'SecRuleUpdateTargetById' ? `${line} ` : line;
+}
+
+/**
+ * modSecurityRules prints checked directives as the rule texts of `modsecurity_rules` lines: one directive a text,
+ * but a rule with `chain` and the rules it chains share one, a line each (ModSecurity parses each `modsecurity_rules`
+ * on its own, and a chain cut across two fails nginx's load). The template spells the line breaks as nginx's `\n`.
+ */
+export function modSecurityRules(directives: readonly ModSecurityDirective[]): string[] {
+  const texts: string[] = [];
+  let open = false;
+  for (const d of directives) {
+    const line = modSecurityLine(d);
+    if (open) texts[texts.length - 1] += `\n${line}`;
+    else texts.push(line);
+    open = d.name === 'SecRule' && d.args[2] !== undefined && /(^|,)\s*chain\s*(,|$)/.test(d.args[2]);
+  }
+  return texts;
 }

@@ -6,7 +6,7 @@
  */
 import type { GlobalConfig, HttpWaf, Server } from './nginx-model.js';
 import type { NginxModules } from './machine-settings.js';
-import { modSecurityLine } from './modsecurity-policy.js';
+import { modSecurityRules } from './modsecurity-policy.js';
 
 /**
  * BASE_RULES are the settings every rule set starts from, as ingress-nginx's modsecurity.conf (ModSecurity's
@@ -82,7 +82,7 @@ export function httpWaf(
   const rules = [
     // first: of two settings in one rule set ModSecurity keeps the first (SecRuleEngine On over the base's
     // DetectionOnly), and its setvar rules run before the CRS initialises (the paranoia level)
-    ...(config.modsecuritySnippet ?? []).map(modSecurityLine),
+    ...modSecurityRules(config.modsecuritySnippet ?? []),
     ...BASE_RULES,
     auditLogLine(auditLog),
     ...(crs && modules.crs ? [`Include ${modules.crs.setup}`, LOG4SHELL, `Include ${modules.crs.rules}`] : []),

@@ -16,6 +16,7 @@ import {
   checkModSecuritySnippet,
   MODSECURITY_DIRECTIVES,
   modSecurityLine,
+  modSecurityRules,
   OPERATORS,
   REFUSED_MODSECURITY,
   VARIABLES,
@@ -163,12 +164,12 @@ describe.skipIf(!installed)('modsecurity-snippet from random token streams', () 
           // read back, the printed lines check to the same directives
           const again = checkModSecuritySnippet(printed.join('\n'), 'ingress');
           expect(again.ok && again.value).toEqual(checked.value);
-          for (const l of locations) expect(l.waf?.rules).toEqual(printed);
+          for (const l of locations) expect(l.waf?.rules).toEqual(modSecurityRules(checked.value));
           for (const line of printed) {
             expect(Object.keys(MODSECURITY_DIRECTIVES)).toContain(line.split(' ')[0]);
             expect(line.trimEnd()).not.toMatch(/[\t\r\n]/);
             expect(line).not.toMatch(/^Include|exec:|setenv|initcol|^SecAuditLog /i);
-            expect(text).toContain(`modsecurity_rules ${JSON.stringify(line)};`);
+            expect(text).toContain(JSON.stringify(line).slice(1, -1));
           }
         }),
         { numRuns: 1500 },

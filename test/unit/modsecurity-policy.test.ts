@@ -5,7 +5,8 @@
  * (src/nginx/waf-audit.ts) on a line this machine's ModSecurity wrote.
  */
 import { describe, expect, it } from 'vitest';
-import { checkModSecuritySnippet, modSecurityLine } from '../../src/model/modsecurity-policy.js';
+import { checkModSecuritySnippet, modSecurityLine, modSecurityRules } from '../../src/model/modsecurity-policy.js';
+import { quoteLines } from '../../src/render/quote.js';
 import { checkTransactionId } from '../../src/model/annotations/modsecurity.js';
 import { MAX_AUDIT_LINE, wafAuditRecord } from '../../src/nginx/waf-audit.js';
 
@@ -94,6 +95,10 @@ describe('checkModSecuritySnippet', () => {
     ['SecRuleEngine "On', /left open/],
     ['SecRuleEngine On\u0000', /printable ASCII/],
     ['SecRuleRemoveById 1;Include /etc/passwd', /not a rule id or range/],
+    ['toString', /"toString" is not on the modsecurity-snippet allow-list/],
+    ['__proto__ x', /"__proto__" is not on/],
+    ['SecRule ARGS "@rx x" "id:1,toString"', /the action "toString" is not on the list/],
+    ['SecRule ARGS "@constructor x" "id:1,deny"', /@constructor is not an operator/],
   ])('refuses %j', (raw, reason) => {
     expect(refusal(raw)).toMatch(reason);
   });
@@ -108,6 +113,28 @@ describe('checkModSecuritySnippet', () => {
   it('bounds what it reads: length and directives', () => {
     expect(refusal('SecRuleEngine On\n'.repeat(65))).toMatch(/more than 64 directives/);
     expect(refusal(`#${'x'.repeat(20_000)}`)).toMatch(/longer than 16384/);
+  });
+});
+
+describe('modSecurityRules and quoteLines', () => {
+  it('keep a chain in one modsecurity_rules, its line breaks spelled as nginx reads them', () => {
+    const checked = checkModSecuritySnippet(
+      'SecRuleEngine On\nSecRule REQUEST_URI "@beginsWith /admin" "id:5,phase:1,deny,chain"\n' +
+        'SecRule REQUEST_METHOD "!@streq GET" "t:none"\nSecRuleRemoveById 7',
+      'ingress',
+    );
+    if (!checked.ok) throw new Error(checked.message);
+    const texts = modSecurityRules(checked.value);
+    expect(texts).toEqual([
+      'SecRuleEngine On',
+      'SecRule REQUEST_URI "@beginsWith /admin" "id:5,phase:1,deny,chain"\nSecRule REQUEST_METHOD "!@streq GET" "t:none"',
+      'SecRuleRemoveById 7',
+    ]);
+    expect(quoteLines(texts[1])).toBe(
+      '"SecRule REQUEST_URI \\"@beginsWith /admin\\" \\"id:5,phase:1,deny,chain\\"\\nSecRule REQUEST_METHOD ' +
+        '\\"!@streq GET\\" \\"t:none\\""',
+    );
+    expect(() => quoteLines('a\tb')).toThrow(/control character/);
   });
 });
 

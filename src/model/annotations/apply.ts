@@ -14,7 +14,7 @@ import type {
 import { DEFAULT_PROXY_HOST, NO_EXTRAS, type LocationExtras, type RouteFeatures } from '../locations.js';
 import type { Service } from '../snapshot.js';
 import { checkIp } from '../validate.js';
-import { modSecurityLine } from '../modsecurity-policy.js';
+import { modSecurityRules } from '../modsecurity-policy.js';
 import { AFFINITY_KEY_PREFIX, type HttpExtras, stableId } from './http-extras.js';
 import type { ExternalAuthAnnotations, IngressAnnotations } from './types.js';
 
@@ -158,7 +158,7 @@ function wafOf(a: IngressAnnotations, config: GlobalConfig): LocationExtras['waf
     coreRules: m.coreRules ?? config.enableOwaspModsecurityCrs,
     transactionId: m.transactionId ?? '$request_id',
     ingressPrefix: '',
-    rules: (m.snippet ?? []).map(modSecurityLine),
+    rules: modSecurityRules(m.snippet ?? []),
   };
 }
 
