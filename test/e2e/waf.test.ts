@@ -268,6 +268,26 @@ describe.skipIf(!installed).each(SCENE_MODES)('ModSecurity with the CRS (%s)', (
     },
   );
 
+  it.runIf(mode === 'lua')(
+    'logs what DetectionOnly passes, and nothing for the Ingress without the WAF on the same host',
+    async () => {
+      const sqli = `?id=${encodeURIComponent("1' OR '1'='1' --")}`;
+      const marker = `ia-detect-${process.pid}-${Date.now()}`;
+      const named = (m: string) =>
+        logLines.filter((l) => JSON.stringify((l.waf as { uri?: string } | undefined)?.uri ?? '').includes(m));
+      expect((await scene.http(HOST, `/detect/${sqli}&m=${marker}-d`)).status).toBe(200);
+      expect((await scene.http(HOST, `/plain/${sqli}&m=${marker}-p`)).status).toBe(200);
+      await waitFor('the DetectionOnly record', () => (named(`${marker}-d`).length > 0 ? true : null), 10_000);
+      expect(named(`${marker}-d`)).toMatchObject([
+        {
+          msg: 'ModSecurity matched a request',
+          waf: { ingress: 'default/detecting', blocked: false, status: 200, engine: 'DetectionOnly' },
+        },
+      ]);
+      expect(named(`${marker}-p`)).toEqual([]);
+    },
+  );
+
   it("a tenant's snippet switches off its own WAF only, and one with Include fails closed", async () => {
     const sqli = ATTACKS[0]!;
     expect((await send(sqli, '/tenant')).status).toBe(200);
