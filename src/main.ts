@@ -169,7 +169,9 @@ export async function startController(
   const found = await findNginxCapabilities(binary, config, log);
   // ModSecurity's audit log, read from a FIFO while the module is there (a WAF may be turned on by any sync)
   const audit = found.modules.modsecurity ? await openAuditPipe(config.configDir, log.child({ actor: 'nginx' })) : null;
-  const build = buildOptions(config, found, audit?.path);
+  // without the FIFO, no audit log: nginx's stderr is a socket here, which `SecAuditLog /dev/stderr` cannot open (nginx
+  // would refuse the whole config)
+  const build = buildOptions(config, found, found.modules.modsecurity ? (audit?.path ?? '/dev/null') : undefined);
   const control = build.dynamic && controlChannel(build.dynamic, config);
   const pod = podInfoFromEnv(env);
   const identity = defaultIdentity(env);

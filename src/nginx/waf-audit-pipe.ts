@@ -19,7 +19,7 @@ export interface AuditPipe {
 
 /**
  * openAuditPipe makes the FIFO in `configDir` (a stale FIFO of a former run is replaced; anything else there is left
- * alone and the audit log goes to /dev/stderr, null) and reads it for as long as the controller runs. nginx's stderr
+ * alone, null: the caller sends the audit log to /dev/null) and reads it for as long as the controller runs. nginx's stderr
  * is a socket under the controller, which ModSecurity's `SecAuditLog /dev/stderr` cannot open; a FIFO holds nothing
  * on disk, however much is written. The controller opens it for reading and writing, so it is never without a writer
  * (no end of file between nginx's starts) and nginx's open never waits for a reader.
@@ -38,7 +38,7 @@ export async function openAuditPipe(configDir: string, log: Logger): Promise<Aud
     socket.on('error', (error) => log.warn({ err: error }, 'the ModSecurity audit FIFO failed; no more audit records'));
     return { path, close: () => socket.destroy() };
   } catch (error) {
-    log.warn({ err: error }, "cannot make the ModSecurity audit FIFO: the audit log goes to nginx's stderr");
+    log.warn({ err: error }, 'cannot make the ModSecurity audit FIFO: no audit log (ModSecurity writes to /dev/null)');
     return null;
   }
 }
