@@ -54,9 +54,6 @@ export const LOG4SHELL =
   "msg:'Potential Remote Command Execution: Log4j / Log4shell',tag:'attack-rce',tag:'log4shell',severity:'CRITICAL'," +
   "setvar:'tx.rce_score=+%{tx.critical_anomaly_score}',setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}'\"";
 
-/** CRS_IDS are the OWASP Core Rule Set's rule ids (its exclusion packages' 9001000+ among them). */
-export const CRS_IDS = '900000-9999999';
-
 /**
  * httpWaf is the shared rule set for `servers`, or null when no location has ModSecurity on (then the module is not
  * loaded at all), and the load_module path it needs.

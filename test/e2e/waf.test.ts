@@ -195,6 +195,18 @@ describe.skipIf(!installed).each(SCENE_MODES)('ModSecurity with the CRS (%s)', (
             annotations: ann({ ...crs, 'modsecurity-snippet': 'SecRuleEngine Off\nSecRuleRemoveById 1-9999999' }),
           },
         ),
+        // ModSecurity without the CRS, which other locations load: only its own rule applies
+        ingress(
+          'own-rules',
+          { [HOST]: [{ path: '/own', service: 'app' }] },
+          {
+            annotations: ann({
+              'enable-modsecurity': 'true',
+              'modsecurity-snippet':
+                'SecRuleEngine On\nSecRule REQUEST_HEADERS:User-Agent "block-ua" "id:107,phase:1,deny,status:403"',
+            }),
+          },
+        ),
         // and one tries to read a file: refused, its path fails closed
         ingress(
           'tenant-include',
@@ -287,6 +299,14 @@ describe.skipIf(!installed).each(SCENE_MODES)('ModSecurity with the CRS (%s)', (
       expect(named(`${marker}-p`)).toEqual([]);
     },
   );
+
+  it('a location with ModSecurity but not the CRS gets its own rules only, though the CRS is loaded for others', async () => {
+    expect((await send(ATTACKS[0]!, '/own')).status).toBe(200);
+    expect((await send(ATTACKS.find((a) => a.what === 'Log4Shell in a header')!, '/own')).status).toBe(200);
+    expect(
+      (await send({ what: 'its own rule', path: '/', headers: { 'user-agent': 'block-ua' } }, '/own')).status,
+    ).toBe(403);
+  });
 
   it("a tenant's snippet switches off its own WAF only, and one with Include fails closed", async () => {
     const sqli = ATTACKS[0]!;
