@@ -16,6 +16,7 @@ import { runRoutesAsData } from './routes-as-data.js';
 import { runScale } from './scale.js';
 import { runSharePhases } from './share-phases.js';
 import { runScaleCertificates } from './scale-certificates.js';
+import { runWaf } from './waf.js';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   scale: () => runScale(),
@@ -39,6 +40,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   'routes-as-data': () => runRoutesAsData(),
   'share-phases': () => runSharePhases(),
   dataplane: () => runDataplane(),
+  waf: () => runWaf(),
 };
 
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(BENCHMARKS);

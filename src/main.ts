@@ -56,6 +56,7 @@ import { ControlChannel, newControlToken } from './nginx/control.js';
 import { checkLua } from './nginx/lua.js';
 import { checkStream, streamSockets } from './nginx/stream.js';
 import { statusSocketIn } from './nginx/stub-status.js';
+import { openAuditPipe } from './nginx/waf-audit-pipe.js';
 import { UsageError } from './usage-error.js';
 import { releaseVersion } from './version.js';
 import type { LuaSettings, StreamSettings } from './model/machine-settings.js';
@@ -166,7 +167,11 @@ export async function startController(
   // A refused folder throws UnsafePathError: the CLI prints it as one line, exit 2.
   await ensureConfigDir(config.configDir);
   const found = await findNginxCapabilities(binary, config, log);
-  const build = buildOptions(config, found);
+  // ModSecurity's audit log, read from a FIFO while the module is there (a WAF may be turned on by any sync)
+  const audit = found.modules.modsecurity ? await openAuditPipe(config.configDir, log.child({ actor: 'nginx' })) : null;
+  // without the FIFO, no audit log: nginx's stderr is a socket here, which `SecAuditLog /dev/stderr` cannot open (nginx
+  // would refuse the whole config)
+  const build = buildOptions(config, found, found.modules.modsecurity ? (audit?.path ?? '/dev/null') : undefined);
   const control = build.dynamic && controlChannel(build.dynamic, config);
   const pod = podInfoFromEnv(env);
   const identity = defaultIdentity(env);
@@ -227,6 +232,8 @@ export async function startController(
   });
   metrics.watch(observeSystem(root.system));
   const { exitCode, reason } = run(root, { log, folder, listeners, requestMetrics });
+  // after nginx is gone: its workers may write to the FIFO until they exit
+  void exitCode.then(() => audit?.close());
   return {
     root,
     cache,
@@ -265,7 +272,7 @@ async function findNginxCapabilities(
 }
 
 /** buildOptions is what every sync builds the model with: the flags' options plus what the start found. */
-function buildOptions(config: ControllerConfig, found: NginxCapabilities): BuildOptions {
+function buildOptions(config: ControllerConfig, found: NginxCapabilities, wafAuditLog?: string): BuildOptions {
   // Request metrics are counted by the Lua balancer's log phase: none in rendered mode or with --enable-metrics=false.
   const dynamic = found.lua && {
     ...found.lua,
@@ -275,6 +282,7 @@ function buildOptions(config: ControllerConfig, found: NginxCapabilities): Build
   return {
     ...config.build,
     ...(found.statusSocket ? { statusSocket: found.statusSocket } : {}),
+    ...(wafAuditLog ? { wafAuditLog } : {}),
     resolvers: found.resolvers,
     modules: found.modules,
     ...(dynamic ? { dynamic } : {}),

@@ -20,9 +20,12 @@ apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends $(grep -v '^#'
 # needs libcap2-bin (purging it took nginx away with it).
 setcap cap_net_bind_service=+ep /usr/sbin/nginx
 for module in ndk_http_module ngx_http_lua_module ngx_stream_module ngx_http_brotli_filter_module \
-  ngx_http_headers_more_filter_module; do
+  ngx_http_headers_more_filter_module ngx_http_modsecurity_module; do
   [ -f "/usr/lib/nginx/modules/$module.so" ] || { echo "install.sh: $module.so missing" >&2; exit 1; }
 done
+# the OWASP Core Rule Set where src/model/optional-modules.ts looks for it
+[ -f /etc/modsecurity/crs/crs-setup.conf ] && [ -d /usr/share/modsecurity-crs/rules ] ||
+  { echo "install.sh: modsecurity-crs missing" >&2; exit 1; }
 [ -n "$(find /usr/lib -path '*lua/5.1/cjson.so' | head -1)" ] || { echo "install.sh: lua-cjson missing" >&2; exit 1; }
 
 # nginx opens its compiled-in error log before it reads -c: send it to stderr, as the nginx image does.

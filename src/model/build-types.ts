@@ -66,6 +66,11 @@ export interface BuildOptions extends ClassOptions, StreamOptions {
    * of the controller's choosing); none when absent
    */
   readonly statusSocket?: string;
+  /**
+   * where ModSecurity writes its audit log: the FIFO the controller reads in its private config folder
+   * (src/nginx/waf-audit.ts); absent: /dev/stderr (`render`, whose nginx has a real stderr)
+   */
+  readonly wafAuditLog?: string;
   /** the Gateway API (`--enable-gateway-api`, `--gateway-controller-name`); absent: off */
   readonly gateway?: GatewayOptions;
 }

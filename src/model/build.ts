@@ -8,6 +8,7 @@
 import { type BuiltUpstreams, UpstreamTable, type Report } from './backends.js';
 import { filesDigest } from './files-digest.js';
 import { globalExtras } from './global-extras.js';
+import { httpWaf } from './waf.js';
 import { uriEscape } from './escape-uri.js';
 import type { HostContext } from './host-rules.js';
 import type { HostTable } from './incremental/host-table.js';
@@ -293,6 +294,8 @@ function modelOf(
 ): NginxModel {
   const { defaultServer, named, config: fitted } = serversView(memo, hosts.servers(), settings.config);
   const config = fitted.enableBrotli === extras.config.enableBrotli ? fitted : { ...fitted, enableBrotli: false };
+  const servers = [...(defaultServer ? [defaultServer] : []), ...named];
+  const waf = httpWaf(config, servers, options.modules ?? {}, options.wafAuditLog);
   return {
     gateway: null,
     gatewayDefault: NO_GATEWAY_DEFAULT,
@@ -303,7 +306,8 @@ function modelOf(
     originalForwardedFor: `$http_${config.forwardedForHeader.toLowerCase().replaceAll('-', '_')}`,
     listen: listenOf(options),
     lua: options.dynamic ?? null,
-    modules: extras.modules,
+    modules: [...extras.modules, ...waf.load],
+    waf: waf.waf,
     addHeaders: extras.addHeaders,
     proxySetHeaders: extras.proxySetHeaders,
     clearServerHeader: extras.clearServerHeader,

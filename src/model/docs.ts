@@ -1,3 +1,11 @@
+import {
+  CONFIG_RULE_IDS,
+  MODSECURITY_DIRECTIVES,
+  OPERATORS,
+  REFUSED_MODSECURITY,
+  TENANT_RULE_IDS,
+  VARIABLES,
+} from './modsecurity-policy.js';
 import { supportedKeys } from './annotations/registry.js';
 import { refusedAnnotations } from './annotations/refused.js';
 import { OPTIONAL_MODULES } from './optional-modules.js';
@@ -35,6 +43,46 @@ export function configMapDocs(): string {
 }
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
+
+/** modsecurityDocs is the modsecurity-snippet allow-list section, from src/model/modsecurity-policy.ts. */
+function modsecurityDocs(): string[] {
+  const code = (xs: readonly string[]) => xs.map((x) => `\`${x}\``).join(', ');
+  return [
+    '## modsecurity-snippet allow-list',
+    '',
+    "modsecurity-snippet is read as ModSecurity reads its configuration, after nginx's single-quote escapes",
+    "(`\\\"`, `\\'`, `\\\\`) are undone, as ingress-nginx's `modsecurity_rules '…'` undid them: one directive a line",
+    '(a trailing `\\` joins lines), words and double-quoted strings, `#` comments; at most 64 directives and 16 KiB.',
+    "Each directive must be in this table, its arguments checked, and is printed again as checked into the Ingress's",
+    "locations' own rule set (a tenant's `SecRuleEngine Off` is its own). A refused snippet fails closed (503).",
+    `Rule ids: ${TENANT_RULE_IDS.min}–${TENANT_RULE_IDS.max} in an annotation, ${CONFIG_RULE_IDS.min}–` +
+      `${CONFIG_RULE_IDS.max} in the ConfigMap's modsecurity-snippet (the controller's own are 200000–299999, the`,
+    "CRS's 900000 and up); each rule needs one, once. Regexes (`@rx`, a bare operator, a `/regex/` key) are of",
+    'the linear subset the path regexes use; `%{…}` expansions name only `tx.` variables, `MATCHED_VAR` or',
+    '`MATCHED_VAR_NAME`.',
+    '',
+    '| directive | arguments |',
+    '|---|---|',
+    ...Object.entries(MODSECURITY_DIRECTIVES).map(([name, d]) => `| \`${name}\` | ${cell(d.doc)} |`),
+    '',
+    `SecRule variables (with \`!\`, \`&\` and a \`:key\` or \`:/regex/\`): ${code(VARIABLES)}.`,
+    '',
+    `Operators (with \`!\`): ${code(OPERATORS.map((o) => `@${o}`))}.`,
+    '',
+    'Actions: `id`, `phase`, `deny`, `block`, `pass`, `drop`, `allow`, `status`, `log`, `nolog`, `auditlog`,',
+    '`noauditlog`, `capture`, `multiMatch`, `chain`, `msg`, `logdata`, `tag`, `rev`, `ver`, `severity`, `maturity`,',
+    '`accuracy`, `skip`, `t:` (the pure transformations), `setvar:tx.…`, and `ctl:` `ruleEngine`,',
+    '`requestBodyAccess`, `requestBodyProcessor`, `ruleRemoveById`, `ruleRemoveByTag`, `ruleRemoveTargetById`,',
+    '`ruleRemoveTargetByTag`.',
+    '',
+    'Refused, with the reason the problem gives (everything not in the table above is refused too):',
+    '',
+    '| directive | why |',
+    '|---|---|',
+    ...Object.entries(REFUSED_MODSECURITY).map(([name, why]) => `| \`${name}\` | ${cell(why)} |`),
+    '',
+  ];
+}
 
 /** snippetDocs is the snippet allow-list section of docs/annotations.md, from src/model/snippet-policy.ts. */
 function snippetDocs(): string[] {
@@ -151,6 +199,7 @@ export function annotationDocs(): string {
     ...rows,
     '',
     ...snippetDocs(),
+    ...modsecurityDocs(),
     '## ConfigMap keys',
     '',
     'Defaults are in [configmap.md](configmap.md). Keys in neither list are reported as unknown and ignored.',

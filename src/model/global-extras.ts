@@ -70,6 +70,21 @@ export function globalExtras(
       settled = { ...settled, enableBrotli: false };
     }
   }
+  if (config.enableModsecurity && !modules.modsecurity) {
+    at(
+      'enable-modsecurity',
+      `this nginx has no ModSecurity module (${OPTIONAL_MODULES.modsecurity.file}; Debian: apt-get install ` +
+        `${OPTIONAL_MODULES.modsecurity.debian}); ModSecurity stays off`,
+    );
+    settled = { ...settled, enableModsecurity: false };
+  }
+  if (config.enableOwaspModsecurityCrs && config.enableModsecurity && modules.modsecurity && !modules.crs) {
+    at(
+      'enable-owasp-modsecurity-crs',
+      'this machine has no OWASP Core Rule Set (Debian: apt-get install modsecurity-crs); ModSecurity runs without it',
+    );
+    settled = { ...settled, enableOwaspModsecurityCrs: false };
+  }
   const read = (key: 'add-headers' | 'proxy-set-headers', ref: string | null) =>
     ref === null ? [] : headersOf(key, ref, configMaps, at, problems);
   let addHeaders = read('add-headers', config.addHeaders).map((h) => `${h.name}: ${h.value}`);

@@ -28,6 +28,7 @@ export type LocationExtras = Pick<
   | 'cookieExpires'
   | 'errorPages'
   | 'snippet'
+  | 'waf'
   | 'requireClientCertificate'
 > & { readonly externalAuth: ExternalAuthSettings | null };
 
@@ -71,6 +72,7 @@ export const NO_EXTRAS: LocationExtras = Object.freeze({
   cookieExpires: null,
   errorPages: null,
   snippet: null,
+  waf: null,
 });
 
 /**
@@ -178,8 +180,11 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
       preserveTrailingSlash: f?.preserveTrailingSlash ?? false,
       ingress: route.ingress,
       ...extras,
-      info: extras.errorPages !== null || route.customDefaultBackend ? (route.info ?? null) : null,
+      // error backends are told the Ingress, and so is ModSecurity's audit record (its transaction id names it)
+      info:
+        extras.errorPages !== null || route.customDefaultBackend || extras.waf !== null ? (route.info ?? null) : null,
       route: route.info ? routeLabels(route.info, route.path) : null,
+      waf: extras.waf && { ...extras.waf, ingressPrefix: `${route.ingress ?? '-/-'}/` },
       customDefaultBackend: route.customDefaultBackend ?? false,
       externalAuth: extras.externalAuth && externalAuthAt(extras.externalAuth, modifier, match, host.hsts),
       appRoot: match === '/' || match === '^/' ? extras.appRoot : null,

@@ -35,6 +35,13 @@ export interface NginxModules {
   readonly headersMore?: string;
   /** ngx_http_brotli_filter_module (libnginx-mod-http-brotli-filter): enable-brotli, loaded only while it is on */
   readonly brotli?: string;
+  /** ngx_http_modsecurity_module (libnginx-mod-http-modsecurity): the WAF annotations, loaded only while one is on */
+  readonly modsecurity?: string;
+  /**
+   * the OWASP Core Rule Set (Debian's modsecurity-crs): its setup file and the glob of its rule files, loaded once at
+   * the http level while a location asks for it
+   */
+  readonly crs?: { readonly setup: string; readonly rules: string };
 }
 
 /**

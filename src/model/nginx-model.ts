@@ -108,6 +108,12 @@ export interface GlobalConfig {
   /** server-snippet and http-snippet: allow-listed directives, each argument printed through `q` */
   readonly serverSnippet: readonly SnippetDirective[] | null;
   readonly httpSnippet: readonly SnippetDirective[] | null;
+  /** enable-modsecurity: ModSecurity in every Ingress location (an Ingress's enable-modsecurity "false" opts out) */
+  readonly enableModsecurity: boolean;
+  /** enable-owasp-modsecurity-crs: the OWASP Core Rule Set wherever ModSecurity is on */
+  readonly enableOwaspModsecurityCrs: boolean;
+  /** modsecurity-snippet: allow-listed ModSecurity directives for every rule set (src/model/modsecurity-policy.ts) */
+  readonly modsecuritySnippet: readonly ModSecurityDirective[] | null;
 }
 
 /** Header is one `name: value` pair of an add-headers or proxy-set-headers ConfigMap, both validated. */
@@ -306,6 +312,45 @@ export interface Location {
   readonly errorPages: readonly ErrorLocation[] | null;
   /** configuration-snippet: allow-listed directives, each argument printed through `q` */
   readonly snippet: readonly SnippetDirective[] | null;
+  /** ModSecurity in this location (enable-modsecurity), or null */
+  readonly waf: LocationWaf | null;
+}
+
+/** ModSecurityDirective is one checked modsecurity-snippet directive: its name (the list's spelling) and arguments. */
+export interface ModSecurityDirective {
+  readonly name: string;
+  readonly args: readonly string[];
+}
+
+/**
+ * LocationWaf is ModSecurity in one location: the rules are the shared rule set nginx.conf loads once at the http
+ * level (NginxModel.waf), plus the location's own lines, each a checked directive printed as ModSecurity reads it.
+ */
+export interface LocationWaf {
+  /** the OWASP Core Rule Set applies here; when false while it is loaded for others, its rules (ids 900000+) are removed */
+  readonly coreRules: boolean;
+  /** modsecurity-transaction-id, checked; the request's `$request_id` when absent */
+  readonly transactionId: string;
+  /**
+   * what the audit record's transaction id starts with: `namespace/ingress/` of the location's Ingress (a profile's
+   * reads them from `$namespace` and `$ingress_name`, which the router sets), so the log names the Ingress
+   */
+  readonly ingressPrefix: string;
+  /** the location's own ModSecurity lines (modsecurity-snippet), one directive each */
+  readonly rules: readonly string[];
+}
+
+/**
+ * HttpWaf is what nginx.conf loads once, at the http level, while some location has ModSecurity on: the base settings
+ * (the audit log as JSON on stderr, request body limits, DetectionOnly as ingress-nginx's default), the ConfigMap's
+ * modsecurity-snippet and, when some location asks for it, the OWASP Core Rule Set. Locations inherit it (nginx's
+ * merge shares the parsed rules) and add their own lines.
+ */
+export interface HttpWaf {
+  /** ModSecurity lines for the shared rule set, one directive each (Include lines name only the CRS's own files) */
+  readonly rules: readonly string[];
+  /** the OWASP Core Rule Set is loaded (some location has it): locations without it remove its rules */
+  readonly crs: boolean;
 }
 
 /**
@@ -526,6 +571,8 @@ export interface NginxModel {
   readonly lua: LuaSettings | null;
   /** load_module paths of the optional modules (NginxModules) besides the Lua balancer's */
   readonly modules: readonly string[];
+  /** ModSecurity's shared rule set while a location has it on, else null */
+  readonly waf: HttpWaf | null;
   /** add-headers: `Name: value` lines for more_set_headers at the http level */
   readonly addHeaders: readonly string[];
   /** proxy-set-headers: request headers for the backends, beside the controller's own */

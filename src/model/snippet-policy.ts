@@ -100,7 +100,7 @@ const time = (v: string) =>
  * checkRegex accepts the regular expressions of regexSubsetRefusal's subset (PCRE2 and JavaScript read them alike),
  * without named groups (which set variables).
  */
-function checkRegex(v: string): string | null {
+export function checkRegex(v: string): string | null {
   const shown = JSON.stringify(v.slice(0, 64));
   if (v.length === 0 || v.length > MAX_VALUE)
     return `${shown} is not a regular expression of 1 to ${MAX_VALUE} characters`;
@@ -168,7 +168,7 @@ export interface AllowedDirective {
   readonly usage: string;
   readonly check: ArgCheck;
   /** the optional module that provides it: allowed only when this nginx has it */
-  readonly module?: keyof NginxModules;
+  readonly module?: Exclude<keyof NginxModules, 'crs'>;
 }
 
 const each =

@@ -1,3 +1,4 @@
+import { wafAuditRecord } from './waf-audit.js';
 import { execa, type ResultPromise } from 'execa';
 import { createInterface } from 'node:readline';
 import type { Logger } from '../log.js';
@@ -28,9 +29,23 @@ export interface Master {
   reload(timeoutMs: number): Promise<void>;
 }
 
+/** MODSECURITY_LINE is an error-log line of the ModSecurity module: what its audit record says, as text. */
+const MODSECURITY_LINE = /^\S+ \S+ \[\w+\] \d+#\d+: (?:\*\d+ )?\[client [^\]]*\] ModSecurity: /;
+
 const NGINX_LEVEL = /\[(debug|info|notice|warn|error|crit|alert|emerg)\]/;
 
-function logLine(log: Logger, line: string): void {
+/**
+ * logLine logs one line of nginx's stderr: ModSecurity's audit records as records with fields of their own (the
+ * Ingress, the transaction id, the rule ids), its per-rule error lines (the same facts, as text) at debug, and every
+ * other line at the level nginx gave it.
+ */
+export function logLine(log: Logger, line: string): void {
+  const audit = wafAuditRecord(line);
+  if (audit) {
+    log.warn({ waf: audit }, audit.blocked ? 'ModSecurity blocked a request' : 'ModSecurity matched a request');
+    return;
+  }
+  if (MODSECURITY_LINE.test(line)) return void log.debug(line);
   const level = NGINX_LEVEL.exec(line)?.[1] ?? 'info';
   const pinoLevel =
     level === 'notice' || level === 'info'

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import type { NginxModules } from '../model/machine-settings.js';
-import { OPTIONAL_MODULES } from '../model/optional-modules.js';
+import { CRS, OPTIONAL_MODULES } from '../model/optional-modules.js';
 
 /** modulesPath is nginx's `--modules-path` from `nginx -V` (Debian's /usr/lib/nginx/modules when it says none). */
 export async function modulesPath(binary: string): Promise<string> {
@@ -23,5 +23,7 @@ export async function findModules(binary: string): Promise<NginxModules> {
     const path = join(dir, file);
     if (existsSync(path)) found[feature] = path;
   }
-  return found as NginxModules;
+  const crs =
+    existsSync(CRS.setup) && existsSync(CRS.rules) ? { setup: CRS.setup, rules: `${CRS.rules}/*.conf` } : undefined;
+  return { ...(found as NginxModules), ...(crs ? { crs } : {}) };
 }

@@ -28,6 +28,7 @@ import type { LocationRenderer } from './render.js';
  * - `info.*`: the namespace, Ingress, Service and port error backends are told (`$namespace` and the others).
  * - `ingress`: the `namespace/name` of the Ingress (not printed; named for completeness).
  * - `externalAuth.location`, `externalAuth.signinLocation`: names derived from the match; a profile names its own.
+ * - `waf.ingressPrefix`: the Ingress in ModSecurity's transaction id; a profile reads `$namespace` and `$ingress_name`.
  * Everything else, annotation values included, is part of the profile. Left in on purpose, though derived from the
  * match: `rewrite` (nginx's rewrite takes a literal regex: the location's own pattern), `appRoot` (only `/` has it),
  * `sslRedirect` (the host's TLS), and `errorPages` (their named locations name the error backend's upstream).
@@ -52,6 +53,7 @@ export const PER_REQUEST_FIELDS = [
   'info.servicePort',
   'externalAuth.location',
   'externalAuth.signinLocation',
+  'waf.ingressPrefix',
 ] as const;
 
 /** PLACEHOLDER is what each per-request value becomes in a profile's text; none is a valid Kubernetes name. */
@@ -67,12 +69,13 @@ export const PLACEHOLDER = {
   servicePort: 'ia-profile:port',
   authLocation: '/_external-auth-ia-profile',
   signinLocation: '@ia_signin_ia-profile',
+  wafIngress: '$namespace/$ingress_name/',
 } as const;
 
 /** profileLocation is `location` with every per-request field (PER_REQUEST_FIELDS) replaced by its placeholder. */
 export function profileLocation(location: Location): Location {
   const p = PLACEHOLDER;
-  const { pass, route, info, externalAuth } = location;
+  const { pass, route, info, externalAuth, waf } = location;
   return {
     ...location,
     modifier: '=',
@@ -96,6 +99,7 @@ export function profileLocation(location: Location): Location {
       servicePort: p.servicePort,
     },
     externalAuth: externalAuth && { ...externalAuth, location: p.authLocation, signinLocation: p.signinLocation },
+    waf: waf && { ...waf, ingressPrefix: p.wafIngress },
   };
 }
 

@@ -39,3 +39,16 @@ export function luaString(value: unknown): string {
   }
   return `${out}"`;
 }
+
+/**
+ * quoteLines spells a text of several lines (a ModSecurity chain: src/model/modsecurity-policy.ts) as one nginx token:
+ * each line quoted as `quote` does, the line breaks as `\n`, which nginx turns back into one inside a quoted string.
+ * Any other control character is refused.
+ */
+export function quoteLines(value: unknown): string {
+  if (typeof value !== 'string') throw new RenderError(`cannot quote a ${value === null ? 'null' : typeof value}`);
+  return `"${value
+    .split('\n')
+    .map((line) => quote(line).slice(1, -1))
+    .join('\\n')}"`;
+}

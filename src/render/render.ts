@@ -1,6 +1,6 @@
 import Handlebars from 'handlebars';
 import type { Location, NginxModel } from '../model/nginx-model.js';
-import { luaString, quote } from './quote.js';
+import { luaString, quote, quoteLines } from './quote.js';
 
 /** TemplateSources is a main template and its partials, by name, as text. */
 export interface TemplateSources {
@@ -65,6 +65,7 @@ function environment(): typeof Handlebars {
     quote(value, typeof options.hash?.prefix === 'string' ? options.hash.prefix : ''),
   );
   env.registerHelper('lua', (value: unknown) => luaString(value));
+  env.registerHelper('qlines', (value: unknown) => quoteLines(value));
   env.registerHelper('plainProfile', (locations: readonly Location[], options: Handlebars.HelperOptions) =>
     plainProfile(env, locations, options.data),
   );

@@ -229,6 +229,10 @@ describe('deploy/Dockerfile', () => {
         .split('\n')
         .filter((line) => line && !line.startsWith('#'));
       expect(packages).toEqual(expect.arrayContaining(['nginx-light', 'libnginx-mod-http-lua', 'lua-cjson', 'tini']));
+      // the WAF: the module the template loads while a location has it on, and the rule set it includes
+      expect(packages).toEqual(expect.arrayContaining(['libnginx-mod-http-modsecurity', 'modsecurity-crs']));
+      expect(install).toMatch(/ngx_http_modsecurity_module/);
+      expect(install).toMatch(/\/etc\/modsecurity\/crs\/crs-setup\.conf/);
       expect(dockerfile).toMatch(/^RUN npx tsc -p deploy\/image\/tsconfig\.json/m);
       expect(dockerfile).toMatch(
         /^ENTRYPOINT \["\/usr\/bin\/tini", "--", "node", "\/app\/dist\/src\/cli\/main\.js"\]$/m,

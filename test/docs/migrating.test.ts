@@ -49,7 +49,7 @@ beforeAll(async () => {
           namespace: 'shop',
           annotations: {
             'nginx.ingress.kubernetes.io/limit-rps': 'ten',
-            'nginx.ingress.kubernetes.io/enable-modsecurity': 'true',
+            'nginx.ingress.kubernetes.io/auth-tls-match-cn': 'CN=client',
           },
         },
       ),
@@ -95,7 +95,7 @@ describe('docs/migrating.md', () => {
       'shop/web: metadata.annotations.nginx.ingress.kubernetes.io/limit-rps: "ten" is not a whole number',
     );
     expect(result.stderr).toMatch(
-      /shop\/web: metadata\.annotations\.nginx\.ingress\.kubernetes\.io\/enable-modsecurity: .*its locations answer 503/,
+      /shop\/web: metadata\.annotations\.nginx\.ingress\.kubernetes\.io\/auth-tls-match-cn: .*its locations answer 503/,
     );
     expect(result.stdout).toBe('');
     const left = await execa('ls', ['-A', dir]);

@@ -52,6 +52,8 @@ export interface SceneOptions {
   readonly flags?: string[];
   /** `rendered` unless given */
   readonly mode?: SceneMode;
+  /** `lua` mode: the controller's log records go here (parsed JSON) */
+  readonly logLines?: Record<string, unknown>[];
 }
 
 /** startScene serves `objects` (plus a ConfigMap ingress/config when given) with nginx, in `options.mode`. */
@@ -70,7 +72,12 @@ const withConfigMap = (objects: object[], data: Record<string, string> | undefin
  */
 async function startControllerScene(objects: object[], options: SceneOptions): Promise<Scene> {
   const flags = [...(options.configMap ? ['--configmap', 'ingress/config'] : []), ...(options.flags ?? [])];
-  const cluster = await startCluster(withConfigMap(objects, options.configMap), flags);
+  const cluster = await startCluster(
+    withConfigMap(objects, options.configMap),
+    flags,
+    undefined,
+    options.logLines ? { logLines: options.logLines } : {},
+  );
   try {
     // nginx workers (nobody, under a root master) open the htpasswd files per request: let them pass through the
     // scratch folder (0711: no listing) to the config folder, whose own layout the controller sets.

@@ -191,12 +191,24 @@ const VALUES: Readonly<Record<string, readonly Value[]>> = {
     no('include /etc/passwd;'),
     '',
   ],
+  'enable-modsecurity': BOOL,
+  'enable-owasp-modsecurity-crs': BOOL,
+  'modsecurity-snippet': [
+    'SecRuleEngine On',
+    '# tuning\nSecRuleRemoveById 920350\nSecAction "id:300001,phase:1,nolog,pass,setvar:tx.paranoia_level=2"',
+    'SecRuleUpdateTargetById 942100 "!ARGS:password"\nSecRule ARGS "@rx ^x" "id:300002,phase:2,deny"',
+    no('Include /etc/passwd'),
+    no('SecRule ARGS "@rx x" "id:107,phase:2,deny"'),
+    no('SecAuditLog /tmp/audit.log'),
+    '',
+  ],
 };
 
 /** Keys that render only under a switch, which is set `on` for them. */
 const SWITCHES: readonly { readonly key: string; readonly on: string; readonly dependents: RegExp }[] = [
   { key: 'use-gzip', on: 'true', dependents: /^gzip-/ },
   { key: 'enable-brotli', on: 'true', dependents: /^brotli-/ },
+  { key: 'enable-modsecurity', on: 'true', dependents: /^(modsecurity-snippet|enable-owasp-modsecurity-crs)$/ },
   { key: 'disable-access-log', on: 'false', dependents: /^(http-)?access-log-path$/ },
   { key: 'disable-http-access-log', on: 'false', dependents: /^(http-)?access-log-path$/ },
 ];

@@ -75,11 +75,13 @@ describe('the registry', () => {
       expect([key, rule(key)]).toEqual([key, 'ignore']);
     expect(new Set(supportedKeys.map((k) => k.key.onInvalid))).toEqual(new Set(['ignore', 'deny', 'filter']));
     const refused = (key: string) => refusedAnnotations.find((r) => r.key === key)?.effect;
-    expect([refused('auth-tls-match-cn'), refused('enable-modsecurity'), refused('server-alias')]).toEqual([
+    expect([refused('auth-tls-match-cn'), refused('proxy-ssl-verify'), refused('server-alias')]).toEqual([
       'denied',
       'denied',
       'ignored',
     ]);
+    for (const key of ['enable-modsecurity', 'enable-owasp-core-rules', 'modsecurity-snippet'])
+      expect([key, rule(key)]).toEqual([key, 'deny']);
   });
 });
 

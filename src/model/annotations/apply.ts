@@ -14,6 +14,7 @@ import type {
 import { DEFAULT_PROXY_HOST, NO_EXTRAS, type LocationExtras, type RouteFeatures } from '../locations.js';
 import type { Service } from '../snapshot.js';
 import { checkIp } from '../validate.js';
+import { modSecurityRules } from '../modsecurity-policy.js';
 import { AFFINITY_KEY_PREFIX, type HttpExtras, stableId } from './http-extras.js';
 import type { ExternalAuthAnnotations, IngressAnnotations } from './types.js';
 
@@ -129,6 +130,18 @@ export interface FeatureContext {
   readonly report: Report;
 }
 
+/** wafOf is ModSecurity in the Ingress's locations, from its annotations and the ConfigMap, or null when off. */
+function wafOf(a: IngressAnnotations, config: GlobalConfig): LocationExtras['waf'] {
+  const m = a.modsecurity;
+  if (!m?.on) return null;
+  return {
+    coreRules: m.coreRules ?? config.enableOwaspModsecurityCrs,
+    transactionId: m.transactionId ?? '$request_id',
+    ingressPrefix: '',
+    rules: modSecurityRules(m.snippet ?? []),
+  };
+}
+
 /**
  * ownProxyHeaders is what an HTTP location sets beside the http-level proxy headers, or null when it sets nothing of
  * its own.
@@ -237,6 +250,7 @@ export class IngressFeatures {
           cors: ctx.extras.cors(a.cors),
           errorPages,
           snippet: a.snippets.configuration,
+          waf: wafOf(a, ctx.config),
         };
   }
 

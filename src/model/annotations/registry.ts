@@ -23,6 +23,7 @@ import { redirectGroup } from './redirect.js';
 import { refusedAnnotations } from './refused.js';
 import { rewriteGroup } from './rewrite.js';
 import { snippetsGroup } from './snippets.js';
+import { modsecurityGroup } from './modsecurity.js';
 import { sourceRangeGroup } from './source-range.js';
 import { closestName } from './suggest.js';
 import { checkBool } from '../validate.js';
@@ -60,6 +61,7 @@ export const annotationGroups: readonly AnnotationGroup[] = [
   loadBalanceGroup,
   canaryGroup,
   snippetsGroup,
+  modsecurityGroup,
   sslPassthroughGroup,
 ] as readonly AnnotationGroup[];
 
@@ -70,7 +72,7 @@ export const supportedKeys: readonly { readonly group: string; readonly key: Ann
 const byName = new Map<string, AnnotationKey>();
 for (const { key } of supportedKeys) for (const name of [key.key, ...(key.aliases ?? [])]) byName.set(name, key);
 const refusedByName = new Map<string, RefusedAnnotation>(refusedAnnotations.map((r) => [r.key, r]));
-const SNIPPET_KEYS: ReadonlySet<string> = new Set(snippetsGroup.keys.map((k) => k.key));
+const SNIPPET_KEYS: ReadonlySet<string> = new Set([...snippetsGroup.keys.map((k) => k.key), 'modsecurity-snippet']);
 
 /** riskFix says how to allow an annotation above the risk level: the ConfigMap keys to set. */
 function riskFix(key: string, risk: string, config: GlobalConfig): string {
@@ -236,5 +238,6 @@ export const NO_ANNOTATIONS: IngressAnnotations = Object.freeze({
   canary: null,
   snippets: { configuration: null, server: null },
   denied: false,
+  modsecurity: null,
   sslPassthrough: false,
 });

@@ -4,7 +4,14 @@
  * all parsers together produce. No raw annotation string leaves a parser: each one returns
  * validated, typed fields, and buildModel turns those into the nginx model.
  */
-import type { Cors, GlobalConfig, ProxySettings, RiskLevel, SnippetDirective } from '../nginx-model.js';
+import type {
+  Cors,
+  GlobalConfig,
+  ModSecurityDirective,
+  ProxySettings,
+  RiskLevel,
+  SnippetDirective,
+} from '../nginx-model.js';
 import type { NginxModules } from '../machine-settings.js';
 import type { Secret } from '../snapshot.js';
 
@@ -153,6 +160,16 @@ export interface AuthTlsAnnotations {
   readonly passCertificate: boolean;
 }
 
+/** ModSecurityAnnotations are the WAF annotations of an Ingress, settled against the ConfigMap and the machine. */
+export interface ModSecurityAnnotations {
+  /** ModSecurity is on in the Ingress's locations (its enable-modsecurity, else the ConfigMap's) */
+  readonly on: boolean;
+  /** enable-owasp-core-rules; null: the ConfigMap's enable-owasp-modsecurity-crs */
+  readonly coreRules: boolean | null;
+  readonly transactionId: string | null;
+  readonly snippet: readonly ModSecurityDirective[] | null;
+}
+
 /** IngressAnnotations is everything the annotations of one Ingress ask for, typed and validated. */
 export interface IngressAnnotations {
   readonly rewrite: RewriteAnnotations;
@@ -188,6 +205,8 @@ export interface IngressAnnotations {
   };
   /** a `deny` key could not be applied: every location of the Ingress answers 503 */
   readonly denied: boolean;
+  /** ModSecurity: null when an annotation of it could not be applied (the Ingress is then denied) */
+  readonly modsecurity: ModSecurityAnnotations | null;
   /** ssl-passthrough: TLS to the Ingress's hosts goes to their `/` backend undecrypted (with --enable-ssl-passthrough) */
   readonly sslPassthrough: boolean;
 }

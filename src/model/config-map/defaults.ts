@@ -94,4 +94,7 @@ export const defaultGlobalConfig: GlobalConfig = Object.freeze({
   proxySetHeaders: null,
   serverSnippet: null,
   httpSnippet: null,
+  enableModsecurity: false,
+  enableOwaspModsecurityCrs: false,
+  modsecuritySnippet: null,
 });

@@ -22,6 +22,7 @@ import {
   show,
 } from '../validate.js';
 import { checkCiphers } from './ciphers.js';
+import { checkModSecuritySnippet } from '../modsecurity-policy.js';
 import {
   checkBrotliLevel,
   checkByteCount,
@@ -350,6 +351,27 @@ export const configKeys: readonly ConfigKey[] = [
     checkSnippet('server'),
     'directives in the http block: the same allow-list as server-snippet; nginx passes an http-level add_header only ' +
       'to servers and locations that add no header of their own',
+  ),
+  key(
+    'enable-modsecurity',
+    'enableModsecurity',
+    checkBool,
+    'ModSecurity in every Ingress location (an Ingress\'s enable-modsecurity "false" opts out); needs Debian\'s ' +
+      'libnginx-mod-http-modsecurity (a problem and no WAF without it); DetectionOnly unless modsecurity-snippet says ' +
+      '`SecRuleEngine On`',
+  ),
+  key(
+    'enable-owasp-modsecurity-crs',
+    'enableOwaspModsecurityCrs',
+    checkBool,
+    "the OWASP Core Rule Set wherever ModSecurity is on; needs Debian's modsecurity-crs; loaded once for all locations",
+  ),
+  key(
+    'modsecurity-snippet',
+    'modsecuritySnippet',
+    (v) => checkModSecuritySnippet(v, 'config'),
+    'ModSecurity directives for every location with ModSecurity, checked as the modsecurity-snippet annotation is ' +
+      "(docs/annotations.md), its rule ids 300000-899999; not gated by allow-snippet-annotations (the ConfigMap is the operator's)",
   ),
   {
     key: 'disable-access-log',
