@@ -29,6 +29,7 @@ export type LocationExtras = Pick<
   | 'errorPages'
   | 'snippet'
   | 'requireClientCertificate'
+  | 'tracing'
 > & { readonly externalAuth: ExternalAuthSettings | null };
 
 /** RouteFeatures is what an Ingress's annotations ask of one of its routes. */
@@ -71,6 +72,7 @@ export const NO_EXTRAS: LocationExtras = Object.freeze({
   cookieExpires: null,
   errorPages: null,
   snippet: null,
+  tracing: null,
 });
 
 /**

@@ -150,6 +150,24 @@ export interface FeatureContext {
 }
 
 /**
+ * tracingOf is whether this Ingress's locations are traced: its annotations over the ConfigMap's keys. Spans are made
+ * by the Lua balancer's phases: without it, an annotation asking for them is reported and nothing is traced.
+ */
+function tracingOf(a: IngressAnnotations, ctx: FeatureContext): LocationExtras['tracing'] {
+  const enabled = a.tracing.enabled ?? ctx.config.enableOpentelemetry;
+  if (!enabled) return null;
+  if (!ctx.lua) {
+    if (a.tracing.enabled)
+      ctx.report(
+        'metadata.annotations.nginx.ingress.kubernetes.io/enable-opentelemetry',
+        'spans need the Lua balancer (--dynamic-backends); not traced',
+      );
+    return null;
+  }
+  return { trustIncoming: a.tracing.trustIncoming ?? ctx.config.opentelemetryTrustIncomingSpan };
+}
+
+/**
  * ownProxyHeaders is what an HTTP location sets beside the http-level proxy headers, or null when it sets nothing of
  * its own.
  */
@@ -257,6 +275,7 @@ export class IngressFeatures {
           cors: ctx.extras.cors(a.cors),
           errorPages,
           snippet: a.snippets.configuration,
+          tracing: tracingOf(a, ctx),
         };
   }
 

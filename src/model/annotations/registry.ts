@@ -38,6 +38,7 @@ import {
 import { sslPassthroughGroup } from './ssl-passthrough.js';
 import { upstreamVhostGroup } from './upstream-vhost.js';
 import { forwardedPrefixGroup } from './forwarded-prefix.js';
+import { tracingGroup } from './tracing.js';
 
 /** annotationGroups is every supported annotation module, in the compatibility table's order. */
 export const annotationGroups: readonly AnnotationGroup[] = [
@@ -61,6 +62,7 @@ export const annotationGroups: readonly AnnotationGroup[] = [
   canaryGroup,
   snippetsGroup,
   sslPassthroughGroup,
+  tracingGroup,
 ] as readonly AnnotationGroup[];
 
 /** supportedKeys lists every supported key with its group, aliases included under their key. */
@@ -237,4 +239,5 @@ export const NO_ANNOTATIONS: IngressAnnotations = Object.freeze({
   snippets: { configuration: null, server: null },
   denied: false,
   sslPassthrough: false,
+  tracing: { enabled: null, trustIncoming: null },
 });
