@@ -206,11 +206,17 @@ export class SpanExport {
 
   private enqueue(values: unknown[], at: number): void {
     const settings = this.settings;
-    if (!settings?.url) return this.drop('no_collector', 1);
-    if (this.queue.length >= settings.maxQueue) return this.drop('queue', 1);
+    if (!settings?.url) {
+      this.drop('no_collector', 1);
+      return;
+    }
+    if (this.queue.length >= settings.maxQueue) {
+      this.drop('queue', 1);
+      return;
+    }
     const span = this.spanOf(values, at);
-    if (span === null) return this.drop('malformed', 1);
-    this.queue.push(span);
+    if (span === null) this.drop('malformed', 1);
+    else this.queue.push(span);
   }
 
   /** spanOf turns one drained span (FIELDS values from `at`) into a ReadableSpan; null when a value is not its kind. */
@@ -248,7 +254,9 @@ export class SpanExport {
       name: this.nameOf(text(method), text(host), text(target), info),
       kind: SpanKind.SERVER,
       spanContext: () => context,
-      ...(parent === '' ? {} : { parentSpanContext: { traceId: trace, spanId: parent, traceFlags: 1, isRemote: true } }),
+      ...(parent === ''
+        ? {}
+        : { parentSpanContext: { traceId: trace, spanId: parent, traceFlags: 1, isRemote: true } }),
       startTime,
       endTime,
       duration: [Math.floor(durationMs / 1000), (durationMs % 1000) * 1_000_000],

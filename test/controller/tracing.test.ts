@@ -37,7 +37,7 @@ interface ReceivedSpan {
 const hex = (bytes: Uint8Array | undefined) => Buffer.from(bytes ?? []).toString('hex');
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded protobufjs messages
-function valueOf(v: any): string | number {
+function anyValue(v: any): string | number {
   if (v.stringValue !== undefined && v.stringValue !== null && v.stringValue !== '') return v.stringValue;
   if (v.intValue !== undefined && v.intValue !== null) return Number(v.intValue);
   if (v.doubleValue) return v.doubleValue;
@@ -73,7 +73,7 @@ async function startReceiver(): Promise<Receiver> {
         for (const ss of rs.scopeSpans)
           for (const s of ss.spans) {
             const attributes: Record<string, string | number> = {};
-            for (const a of s.attributes) attributes[a.key] = valueOf(a.value);
+            for (const a of s.attributes) attributes[a.key] = anyValue(a.value);
             spans.push({
               traceId: hex(s.traceId),
               spanId: hex(s.spanId),
@@ -84,7 +84,7 @@ async function startReceiver(): Promise<Receiver> {
               start: BigInt(s.startTimeUnixNano.toString()),
               end: BigInt(s.endTimeUnixNano.toString()),
               attributes,
-              service: service ? valueOf(service.value) : '',
+              service: service ? anyValue(service.value) : '',
               scope: ss.scope?.name ?? '',
             } as ReceivedSpan);
           }
@@ -173,7 +173,8 @@ function rawGet(port: number, host: string, path: string, headers: Record<string
     socket.on('end', () => {
       const reply = Buffer.concat(chunks).toString('latin1');
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(reply)?.[1] ?? 0);
-      const body = reply.slice(reply.indexOf('\r\n\r\n') + 4);
+      // the body, whether chunked or not: the backend's one JSON object
+      const body = reply.slice(reply.indexOf('{'), reply.lastIndexOf('}') + 1);
       const seen = body.startsWith('{') ? JSON.parse(body) : {};
       resolve({ status, traceparent: seen.traceparent ?? null, tracestate: seen.tracestate ?? null });
     });
@@ -222,7 +223,8 @@ const HOSTILE_TRACESTATES: readonly string[] = [
   'k=v\u0001',
   'k=v\u007f',
   'k=v\u00e9',
-  'k=v;x-injected: 1',
+  'k=v,k2',
+  'k=v,\u00a0k2=v',
   `${'a'.repeat(257)}=v`,
   'k=v, bad key=1',
 ];
@@ -302,7 +304,8 @@ describe.each([
     ]);
     await waitFor(
       'the scene served',
-      async () => (await get(cluster.httpPort, 'shop.example.com', '/api/x').catch(() => ({ status: 0 }))).status === 200,
+      async () =>
+        (await get(cluster.httpPort, 'shop.example.com', '/api/x').catch(() => ({ status: 0 }))).status === 200,
       20_000,
     );
   }, 60_000);
@@ -379,7 +382,10 @@ describe.each([
 
   it('replaces every hostile traceparent with a new trace, and sends no tracestate beside it', async () => {
     for (const hostile of HOSTILE_TRACEPARENTS) {
-      const seen = await rawGet(cluster.httpPort, 'shop.example.com', '/api/x', { traceparent: hostile, tracestate: STATE });
+      const seen = await rawGet(cluster.httpPort, 'shop.example.com', '/api/x', {
+        traceparent: hostile,
+        tracestate: STATE,
+      });
       expect(seen.status, hostile).toBe(200);
       const sent = parts(seen.traceparent);
       expect(sent.trace, hostile).not.toBe(INCOMING_TRACE);
@@ -401,7 +407,10 @@ describe.each([
     }
     // the longest valid one (32 members) passes as it is
     const longest = Array.from({ length: 32 }, (_, i) => `k${i}=v`).join(',');
-    const seen = await get(cluster.httpPort, 'shop.example.com', '/api/x', { traceparent: INCOMING, tracestate: longest });
+    const seen = await get(cluster.httpPort, 'shop.example.com', '/api/x', {
+      traceparent: INCOMING,
+      tracestate: longest,
+    });
     expect(seen.tracestate).toBe(longest);
   });
 
@@ -435,7 +444,7 @@ describe.each([
       'the refused spans counted',
       async () => {
         const text = await (await fetch(`http://127.0.0.1:${cluster.healthzPort}/metrics`)).text();
-        const m = /^ingress_actors_spans_dropped_total\{reason="export"\} (\d+)$/m.exec(text);
+        const m = /^ingress_actors_spans_dropped_total\{reason="export"[^}]*\} (\d+)$/m.exec(text);
         return m !== null && Number(m[1]) >= 1;
       },
       45_000,
@@ -466,7 +475,8 @@ describe('sampling', () => {
     );
     await waitFor(
       'the scene served',
-      async () => (await get(cluster.httpPort, 'shop.example.com', '/api/x').catch(() => ({ status: 0 }))).status === 200,
+      async () =>
+        (await get(cluster.httpPort, 'shop.example.com', '/api/x').catch(() => ({ status: 0 }))).status === 200,
       20_000,
     );
     await settled();
@@ -517,8 +527,12 @@ describe('sampling', () => {
     const on = `00-${INCOMING_TRACE}-${INCOMING_PARENT}-01`;
     const off = `00-${INCOMING_TRACE}-${INCOMING_PARENT}-00`;
     for (let i = 0; i < 20; i++) {
-      expect(parts((await get(cluster.httpPort, 'shop.example.com', '/api/p', { traceparent: on })).traceparent).sampled).toBe(true);
-      expect(parts((await get(cluster.httpPort, 'shop.example.com', '/api/p', { traceparent: off })).traceparent).sampled).toBe(false);
+      expect(
+        parts((await get(cluster.httpPort, 'shop.example.com', '/api/p', { traceparent: on })).traceparent).sampled,
+      ).toBe(true);
+      expect(
+        parts((await get(cluster.httpPort, 'shop.example.com', '/api/p', { traceparent: off })).traceparent).sampled,
+      ).toBe(false);
     }
   });
 });

@@ -152,7 +152,8 @@ export function checkCollectorHost(value: unknown): Checked<string> {
   const ip = checkIp(value);
   if (ip.ok) return { ok: true, value: ip.value.address };
   const labels = typeof value === 'string' && value.length <= 253 ? value.split('.') : [];
-  if (labels.length > 0 && labels.every((label) => checkDnsLabel(label).ok)) return { ok: true, value: value as string };
+  if (labels.length > 0 && labels.every((label) => checkDnsLabel(label).ok))
+    return { ok: true, value: value as string };
   return { ok: false, message: `${show(value)} is not an IP address or a DNS name` };
 }
 
