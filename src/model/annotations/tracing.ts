@@ -15,8 +15,9 @@ export const tracingGroup: AnnotationGroup<'tracing'> = {
       scope: 'location',
       onInvalid: 'ignore',
       support: 'supported',
-      doc: "a server span for each request of this Ingress, or none, whatever the ConfigMap's enable-opentelemetry",
-      note: 'needs the Lua balancer (--dynamic-backends)',
+      doc:
+        "a server span for each request of this Ingress, or none, whatever the ConfigMap's enable-opentelemetry " +
+        '(needs the Lua balancer: --dynamic-backends)',
     },
     {
       key: 'opentelemetry-trust-incoming-span',

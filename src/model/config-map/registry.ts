@@ -408,8 +408,8 @@ export const configKeys: readonly ConfigKey[] = [
   key(
     'otel-max-queuesize',
     'otelMaxQueueSize',
-    (v) => checkPositiveInt(v, 1 << 20),
-    'spans the controller holds for export at most; more are dropped and counted',
+    (v) => checkPositiveInt(v, 65_536),
+    'spans the controller holds for export at most (up to 65536); more are dropped and counted',
   ),
   key(
     'otel-schedule-delay-millis',
