@@ -23,8 +23,8 @@ local LIST = "spans"
 local DROPPED = "dropped"
 -- list entries waiting for the controller (one per worker per second with spans): past this, spans are dropped
 local MAX_ENTRIES = 120
--- spans one worker holds between two flushes: past this, dropped (and counted)
-local MAX_SPANS = 5000
+-- spans one worker holds between two flushes (about 250 bytes each once encoded): past this, dropped (and counted)
+local MAX_SPANS = 20000
 -- values per span in the handed-over list, in this order (src/http/spans.ts reads them so)
 local FIELDS = 14
 local MAX_TARGET = 1024

@@ -93,6 +93,7 @@ export class SpanExport {
   private readonly exported: Counter;
   private readonly dropped: Counter<'reason'>;
   private readonly warned = new Set<DropReason>();
+  private exportedSpans = 0;
 
   constructor(private readonly options: SpanExportOptions) {
     this.exported = new Counter({
@@ -103,7 +104,7 @@ export class SpanExport {
     this.dropped = new Counter({
       name: 'ingress_actors_spans_dropped_total',
       help:
-        'Spans lost, by where: nginx (a worker over 5,000 in a second, or its list full), queue (otel-max-queuesize ' +
+        'Spans lost, by where: nginx (a worker over 20,000 in a second, or its list full), queue (otel-max-queuesize ' +
         'reached), export (the collector refused, failed or timed out), no_collector (otlp-collector-host empty), ' +
         'malformed',
       labelNames: ['reason'],
@@ -116,12 +117,27 @@ export class SpanExport {
     this.timer ??= setInterval(() => void this.tick(), DRAIN_EVERY_MS).unref();
   }
 
-  /** stop ends the periodic drain and shuts the exporter down. */
-  async stop(): Promise<void> {
+  /** pause ends the periodic drain (benchmarks drain by tick() alone). */
+  pause(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+  }
+
+  /** stop ends the periodic drain and shuts the exporter down. */
+  async stop(): Promise<void> {
+    this.pause();
     await this.exporter?.shutdown().catch(() => {});
     this.exporter = null;
+  }
+
+  /** exportedTotal is how many spans the collector accepted so far (benchmarks). */
+  get exportedTotal(): number {
+    return this.exportedSpans;
+  }
+
+  /** busy says an export is under way. */
+  get busy(): boolean {
+    return this.exporting || this.draining !== null;
   }
 
   /** observe takes the inspection stream: each `sync.done` brings the model (the ConfigMap's keys, the routes). */
@@ -303,8 +319,10 @@ export class SpanExport {
     this.lastExport = Date.now();
     exporter.export(batch, (result) => {
       this.exporting = false;
-      if (result.code === ExportResultCode.SUCCESS) this.exported.inc(batch.length);
-      else {
+      if (result.code === ExportResultCode.SUCCESS) {
+        this.exported.inc(batch.length);
+        this.exportedSpans += batch.length;
+      } else {
         this.drop('export', batch.length);
         this.options.log.debug({ err: result.error }, 'the OTLP collector did not take a batch of spans');
       }
