@@ -1,11 +1,11 @@
 /**
- * What tracing costs (issue 33): two controllers side by side, the same Ingress and backend, one with
- * enable-opentelemetry and otel-sampler AlwaysOn (every request a span, exported to a collector) and one without;
- * autocannon through each nginx in interleaved rounds (the order flips every round), requests/s compared. The
- * backend is a stock nginx answering 200 itself, and the collector a stock nginx answering 200 to POST /v1/traces, so
- * neither costs this process CPU. Then the controller's CPU per 1,000 spans exported: with its periodic drain paused,
- * a fixed number of requests leaves their spans in nginx, and process.cpuUsage is taken around draining, turning them
- * into spans and exporting them (OTLP/HTTP protobuf) until the collector accepted them all.
+ * What tracing costs (issue 33): two controllers side by side, each in its own process as in production, the same
+ * Ingress and backend, one with enable-opentelemetry and otel-sampler AlwaysOn (every request a span, exported to a
+ * collector) and one without; autocannon through each nginx in interleaved rounds (the order flips every round),
+ * requests/s compared. The backend is a stock nginx answering 200 itself, and the collector a stock nginx answering
+ * 200 to POST /v1/traces. Then the controller's CPU per 1,000 spans exported, with a controller in this process: its
+ * periodic drain paused, a fixed number of requests leaves their spans in nginx, and process.cpuUsage is taken around
+ * draining, turning them into spans and exporting them (OTLP/HTTP protobuf) until the collector accepted them all.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { nginxBinary } from '../src/nginx/binary.js';
 import { startCluster, waitFor, type Cluster } from '../test/support/cluster.js';
+import { startChildController } from './child-controller.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../test/support/manifests.js';
 import { freePort, get, waitForPort } from '../test/support/net.js';
 
@@ -126,19 +127,20 @@ export async function runTracing(): Promise<void> {
     ingress('bench', { [HOST]: [{ path: '/', service: 'bench' }] }),
   ];
   const flags = ['--configmap', 'default/ingress-config'];
-  const on = await startCluster(scene(true), flags);
-  const off = await startCluster(scene(false), flags);
+  const on = await startChildController(scene(true), flags);
+  const off = await startChildController(scene(false), flags);
+  const rates = { on: [] as number[], off: [] as number[] };
+  const failures = { on: 0, off: 0 };
+  let cpuCluster: Cluster | null = null;
   try {
     for (const c of [on, off])
       await waitFor(
         'the bench Ingress served',
         async () =>
           (await get({ host: HOST, path: '/', port: c.httpPort }).catch(() => ({ status: 0 }))).status === 200,
-        20_000,
+        30_000,
       );
     await Promise.all([load(on.httpPort), load(off.httpPort)]); // warm both (JIT, connections)
-    const rates = { on: [] as number[], off: [] as number[] };
-    const failures = { on: 0, off: 0 };
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
       for (const mode of order) {
@@ -147,9 +149,20 @@ export async function runTracing(): Promise<void> {
         failures[mode] += r.errors + r.non2xx;
       }
     }
+    await on.close();
+    await off.close();
+    cpuCluster = await startCluster(scene(true), flags);
+    const cluster = cpuCluster;
+    await waitFor(
+      'the bench Ingress served',
+      async () =>
+        (await get({ host: HOST, path: '/', port: cluster.httpPort }).catch(() => ({ status: 0 }))).status === 200,
+      30_000,
+    );
+    await load(cluster.httpPort, CPU_REQUESTS); // warm the export path
     await sleep(3_000);
-    const cpu = [await exportCpu(on, CPU_REQUESTS), await exportCpu(on, CPU_REQUESTS)];
-    const dropped = (await on.controller.metrics.render())
+    const cpu = [await exportCpu(cluster, CPU_REQUESTS), await exportCpu(cluster, CPU_REQUESTS)];
+    const dropped = (await cluster.controller.metrics.render())
       .split('\n')
       .filter((l) => l.startsWith('ingress_actors_spans_dropped_total'))
       .map((l) => l.replace(/,?controller_[a-z]+="[^"]*"/g, ''))
@@ -167,8 +180,9 @@ export async function runTracing(): Promise<void> {
         `dropped: ${dropped || 'none'}`,
     );
   } finally {
-    await on.close();
-    await off.close();
+    await on.close().catch(() => {});
+    await off.close().catch(() => {});
+    await cpuCluster?.close();
     await backend.close();
   }
 }

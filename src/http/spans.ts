@@ -157,7 +157,8 @@ export class SpanExport {
     if (last?.url !== next.url || last?.serviceName !== next.serviceName) {
       void this.exporter?.shutdown().catch(() => {});
       this.exporter = next.url
-        ? new OTLPTraceExporter({ url: next.url, timeoutMillis: EXPORT_TIMEOUT_MS, concurrencyLimit: 1 })
+        ? // one export at a time is pump()'s rule; the exporter's own count frees a slot only after the callback
+          new OTLPTraceExporter({ url: next.url, timeoutMillis: EXPORT_TIMEOUT_MS, concurrencyLimit: 2 })
         : null;
       this.resource = resourceFromAttributes({ 'service.name': next.serviceName });
     }
@@ -326,7 +327,8 @@ export class SpanExport {
         this.drop('export', batch.length);
         this.options.log.debug({ err: result.error }, 'the OTLP collector did not take a batch of spans');
       }
-      if (exporter === this.exporter) this.pump();
+      // the next batch once the exporter has let this one go (its promise settles after this callback)
+      if (exporter === this.exporter) setImmediate(() => this.pump());
     });
   }
 
