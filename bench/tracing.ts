@@ -13,6 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { nginxBinary } from '../src/nginx/binary.js';
+import { LUA_FOLDER } from '../src/nginx/lua.js';
+import { modulesPath } from '../src/nginx/modules.js';
 import { startCluster, waitFor, type Cluster } from '../test/support/cluster.js';
 import { startChildController } from './child-controller.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../test/support/manifests.js';
@@ -103,8 +105,84 @@ async function exportCpu(cluster: Cluster, requests: number): Promise<{ cpuMs: n
   return { cpuMs: (used.user + used.system) / 1000, spans: spans.exportedTotal - exported };
 }
 
+/**
+ * perCall times tracing.rewrite() and tracing.log() together inside a real nginx worker (a content handler running
+ * them 20,000 times with a request's variables, as the two phases would, a sampled span each): the Lua side of the
+ * cost without the machine's noise. Each run is a second apart, so the worker's timer has handed its spans over.
+ */
+async function perCall(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'ia-bench-tracing-lua-'));
+  await mkdir(join(dir, 'tmp'));
+  const port = await freePort();
+  const conf = join(dir, 'nginx.conf');
+  const modules = await modulesPath(nginxBinary());
+  await writeFile(
+    conf,
+    `load_module ${modules}/ndk_http_module.so;
+load_module ${modules}/ngx_http_lua_module.so;
+worker_processes 1;
+pid nginx.pid;
+error_log error.log error;
+events { worker_connections 64; }
+http {
+    client_body_temp_path tmp; proxy_temp_path tmp; fastcgi_temp_path tmp; uwsgi_temp_path tmp; scgi_temp_path tmp;
+    access_log off;
+    lua_package_path "${LUA_FOLDER}/?.lua;;";
+    lua_shared_dict ia_spans 64m;
+    init_worker_by_lua_block { require("ingress_actors.tracing").init_worker(1, false) }
+    server {
+        listen 127.0.0.1:${port};
+        set $ia_host "tracing.bench";
+        set $ia_otel "";
+        set $ia_traceparent "";
+        set $ia_tracestate "";
+        location / {
+            set $ia_route "0123456789abcdef";
+            content_by_lua_block {
+                local tracing, n, var = require("ingress_actors.tracing"), 20000, ngx.var
+                ngx.update_time()
+                local t0 = ngx.now()
+                for _ = 1, n do
+                    var.ia_otel = "trust"
+                    tracing.rewrite()
+                    tracing.log()
+                end
+                ngx.update_time()
+                ngx.say((ngx.now() - t0) / n * 1e6)
+            }
+        }
+    }
+}
+`,
+  );
+  await new Promise<void>((resolve, reject) =>
+    spawn(nginxBinary(), ['-p', dir, '-c', conf], { stdio: 'ignore' }).once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`nginx exited ${code}`)),
+    ),
+  );
+  await waitForPort(port);
+  const pid = Number((await readFile(join(dir, 'nginx.pid'), 'utf8')).trim());
+  try {
+    const runs: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const headers = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'rojo=1' };
+      runs.push(Number((await get({ host: 'x', path: '/api/items?page=2', port, headers })).body));
+      await sleep(1_200);
+    }
+    return runs.map((us) => us.toFixed(2)).join(' ');
+  } finally {
+    process.kill(pid, 'SIGQUIT');
+    await sleep(200);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** runTracing prints requests/s with tracing (100 % sampled) and without, and the controller's CPU per 1,000 spans. */
 export async function runTracing(): Promise<void> {
+  if (process.env.BENCH_LUA_ONLY) {
+    console.log(`bench tracing: tracing.rewrite() + log() in a worker: ${await perCall()} us per request (5 runs)`);
+    return;
+  }
   const backend = await startStaticNginx();
   const scene = (tracing: boolean) => [
     {
@@ -177,7 +255,8 @@ export async function runTracing(): Promise<void> {
         `target >= 0.85); controller CPU to drain and export ${cpu
           .map((c) => `${c.cpuMs.toFixed(0)} ms for ${c.spans} spans = ${((c.cpuMs / c.spans) * 1000).toFixed(1)} ms`)
           .join(', ')} per 1,000 spans; failed requests traced ${failures.on}, untraced ${failures.off}; ` +
-        `dropped: ${dropped || 'none'}`,
+        `dropped: ${dropped || 'none'}; tracing.rewrite() + log() in a worker: ${await perCall()} us per request ` +
+        '(5 runs)',
     );
   } finally {
     await on.close().catch(() => {});
