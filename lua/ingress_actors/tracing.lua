@@ -10,10 +10,12 @@
 -- when it is W3C's list (at most 32 members, 512 characters, keys and values of its grammar); otherwise the span
 -- starts a new trace and no tracestate is sent. Ids come from a generator per worker seeded from /dev/urandom.
 local cjson = require("cjson.safe")
+local ffi = require("ffi")
 local re_find = ngx.re.find
-local sub, byte = string.sub, string.byte
+local byte, find = string.byte, string.find
 local floor, concat = math.floor, table.concat
-local bxor, lshift, rol, tobit, tohex, band = bit.bxor, bit.lshift, bit.rol, bit.tobit, bit.tohex, bit.band
+local bxor, lshift, rshift, rol, tobit, band = bit.bxor, bit.lshift, bit.rshift, bit.rol, bit.tobit, bit.band
+local ffi_string, ffi_copy = ffi.string, ffi.copy
 local now, start_time, get_method, http_version = ngx.now, ngx.req.start_time, ngx.req.get_method, ngx.req.http_version
 local var = ngx.var
 
@@ -25,8 +27,10 @@ local DROPPED = "dropped"
 local MAX_ENTRIES = 120
 -- spans one worker holds between two flushes (about 250 bytes each once encoded): past this, dropped (and counted)
 local MAX_SPANS = 20000
--- values per span in the handed-over list, in this order (src/http/spans.ts reads them so)
-local FIELDS = 14
+-- values per span in the handed-over list, in this order (src/http/spans.ts reads them so): the traceparent sent
+-- on, the trusted incoming one or "", start, end, status, method, $ia_host, $ia_route, request URI, scheme, peer,
+-- upstream address, HTTP version
+local FIELDS = 13
 local MAX_TARGET = 1024
 local MAX_TRACESTATE = 512
 local INTERVAL = 1
@@ -40,8 +44,8 @@ local TRACESTATE = "^" .. MEMBER .. "(?:," .. MEMBER .. "){0,31}$"
 local ZERO_TRACE = "00000000000000000000000000000000"
 local ZERO_SPAN = "0000000000000000"
 
--- the sampler (init_worker): a new trace is sampled when its id's last 52 bits read below `bound` (ratio * 2^52);
--- `parent_based`: a trusted parent's sampled flag decides instead
+-- the sampler (init_worker): a new trace is sampled when its id's last 32 bits, unsigned, read below `bound`
+-- (ratio * 2^32); `parent_based`: a trusted parent's sampled flag decides instead
 local bound = 0
 local parent_based = false
 
@@ -62,16 +66,47 @@ local function next32()
   return result
 end
 
-local function span_id()
-  local id = tohex(next32(), 8) .. tohex(next32(), 8)
-  if id == ZERO_SPAN then return span_id() end
-  return id
+-- The traceparent being made, written in place (no string per id): "00-" trace "-" span "-" flags; one string is
+-- made of it per request, the value sent on.
+local context = ffi.new("uint8_t[55]")
+ffi_copy(context, "00-" .. ZERO_TRACE .. "-" .. ZERO_SPAN .. "-00", 55)
+local DIGITS = ffi.new("const uint8_t[16]", { 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102 })
+
+-- hex_at writes `x` as 8 lowercase hex digits at context[at]
+local function hex_at(at, x)
+  for i = at + 7, at, -1 do
+    context[i] = DIGITS[band(x, 15)]
+    x = rshift(x, 4)
+  end
 end
 
-local function trace_id()
-  local id = tohex(next32(), 8) .. tohex(next32(), 8) .. tohex(next32(), 8) .. tohex(next32(), 8)
-  if id == ZERO_TRACE then return trace_id() end
-  return id
+-- new_trace writes a new trace id (never all zero) into the context; its last 32 bits, unsigned
+local function new_trace()
+  local a, b, c, d = next32(), next32(), next32(), next32()
+  if a == 0 and b == 0 and c == 0 and d == 0 then d = 1 end
+  hex_at(3, a)
+  hex_at(11, b)
+  hex_at(19, c)
+  hex_at(27, d)
+  return d % 4294967296
+end
+
+-- new_span writes a new span id (never all zero) into the context
+local function new_span()
+  local a, b = next32(), next32()
+  if a == 0 and b == 0 then b = 1 end
+  hex_at(36, a)
+  hex_at(44, b)
+end
+
+-- last32 is the trace id's last 32 bits in the context, unsigned (read from its hex digits)
+local function last32()
+  local v = 0
+  for i = 27, 34 do
+    local c = context[i]
+    v = v * 16 + (c >= 97 and c - 87 or c - 48)
+  end
+  return v
 end
 
 -- seed reads 16 bytes of /dev/urandom into the generator's lanes; false when it cannot
@@ -92,18 +127,20 @@ local function seed()
   return true
 end
 
--- sampled_id says whether the sampler samples a new trace of id `id`
-local function sampled_id(id)
-  return tonumber(sub(id, 20), 16) < bound
+-- valid says whether `traceparent` may be trusted, and its sampled flag
+local function valid(traceparent)
+  if traceparent == nil or #traceparent ~= 55 or not re_find(traceparent, TRACEPARENT, "jo") then return false end
+  if byte(traceparent, 1) == 102 and byte(traceparent, 2) == 102 then return false end -- version ff
+  if find(traceparent, ZERO_TRACE, 4, true) == 4 or find(traceparent, ZERO_SPAN, 37, true) == 37 then return false end
+  local flags = byte(traceparent, 55)
+  return true, band(flags >= 97 and flags - 87 or flags - 48, 1) == 1
 end
 
 --- trusted is the trace id, parent span id and sampled flag of `traceparent` when it is valid, else nil.
 function _M.trusted(traceparent)
-  if traceparent == nil or #traceparent ~= 55 or not re_find(traceparent, TRACEPARENT, "jo") then return nil end
-  if sub(traceparent, 1, 2) == "ff" then return nil end
-  local trace, parent = sub(traceparent, 4, 35), sub(traceparent, 37, 52)
-  if trace == ZERO_TRACE or parent == ZERO_SPAN then return nil end
-  return trace, parent, band(tonumber(sub(traceparent, 54, 55), 16), 1) == 1
+  local ok, sampled = valid(traceparent)
+  if not ok then return nil end
+  return traceparent:sub(4, 35), traceparent:sub(37, 52), sampled
 end
 
 --- valid_tracestate says whether `tracestate` may be sent on as it is.
@@ -111,60 +148,62 @@ function _M.valid_tracestate(tracestate)
   return tracestate ~= nil and #tracestate <= MAX_TRACESTATE and re_find(tracestate, TRACESTATE, "jo") ~= nil
 end
 
-local trusted, valid_tracestate = _M.trusted, _M.valid_tracestate
+local valid_tracestate = _M.valid_tracestate
 
 --- rewrite (rewrite_by_lua, before the balancer's) starts the span of a traced location's request: its context in
---- $ia_traceparent (and a trusted tracestate in $ia_tracestate), and in $ia_otel what log() needs: "s" and the
---- parent's span id when sampled, "n" when not (so an internal redirect does not start another).
+--- $ia_traceparent (and a trusted tracestate in $ia_tracestate), and in $ia_otel what log() needs: "p" (sampled,
+--- child of the trusted $http_traceparent) or "s" (sampled, a root) or "n" (not sampled), so that an internal
+--- redirect does not start another.
 function _M.rewrite()
   local mode = var.ia_otel
   if mode ~= "trust" and mode ~= "new" then return end
-  local trace, parent, sampled
-  if mode == "trust" then trace, parent, sampled = trusted(var.http_traceparent) end
-  if trace == nil then
-    trace = trace_id()
-    sampled = sampled_id(trace)
-  elseif not parent_based then
-    sampled = sampled_id(trace)
+  local incoming, trusted, sampled
+  if mode == "trust" then
+    incoming = var.http_traceparent
+    trusted, sampled = valid(incoming)
   end
-  var.ia_traceparent = "00-" .. trace .. "-" .. span_id() .. (sampled and "-01" or "-00")
-  if parent then
+  if trusted then
+    ffi_copy(context, incoming, 35)
+    context[0], context[1] = 48, 48 -- sent on as version 00
+    if not parent_based then sampled = last32() < bound end
+  else
+    sampled = new_trace() < bound
+  end
+  new_span()
+  context[54] = sampled and 49 or 48
+  var.ia_traceparent = ffi_string(context, 55)
+  if trusted then
     local state = var.http_tracestate
     if state ~= nil and valid_tracestate(state) then var.ia_tracestate = state end
   end
-  if sampled then
-    var.ia_otel = parent and ("s" .. parent) or "s"
-  else
-    var.ia_otel = "n"
-  end
+  var.ia_otel = sampled and (trusted and "p" or "s") or "n"
 end
 
---- log (log_by_lua) records a sampled span in this worker's list: FIELDS values, no table of its own.
+--- log (log_by_lua) records a sampled span in this worker's list: FIELDS values, no table of its own, no string made
+--- but a long request URI's cut.
 function _M.log()
   local mode = var.ia_otel
-  if mode == nil or byte(mode, 1) ~= 115 then return end -- "s"
+  if mode ~= "s" and mode ~= "p" then return end
   if n >= MAX_SPANS * FIELDS then
     dropped = dropped + 1
     return
   end
-  local context = var.ia_traceparent
   local target = var.request_uri or ""
-  if #target > MAX_TARGET then target = sub(target, 1, MAX_TARGET) end
+  if #target > MAX_TARGET then target = target:sub(1, MAX_TARGET) end
   local s = spans
-  s[n + 1] = sub(context, 4, 35)
-  s[n + 2] = sub(context, 37, 52)
-  s[n + 3] = #mode == 17 and sub(mode, 2) or ""
-  s[n + 4] = start_time()
-  s[n + 5] = now()
-  s[n + 6] = ngx.status
-  s[n + 7] = get_method()
-  s[n + 8] = var.ia_host or ""
-  s[n + 9] = var.ia_route or ""
-  s[n + 10] = target
-  s[n + 11] = var.scheme
-  s[n + 12] = var.remote_addr or ""
-  s[n + 13] = var.upstream_addr or ""
-  s[n + 14] = http_version() or 0
+  s[n + 1] = var.ia_traceparent
+  s[n + 2] = mode == "p" and var.http_traceparent or ""
+  s[n + 3] = start_time()
+  s[n + 4] = now()
+  s[n + 5] = ngx.status
+  s[n + 6] = get_method()
+  s[n + 7] = var.ia_host or ""
+  s[n + 8] = var.ia_route or ""
+  s[n + 9] = target
+  s[n + 10] = var.scheme
+  s[n + 11] = var.remote_addr or ""
+  s[n + 12] = var.upstream_addr or ""
+  s[n + 13] = http_version() or 0
   n = n + FIELDS
 end
 
@@ -196,8 +235,8 @@ end
 --- init_worker (init_worker_by_lua) takes the sampler (the share of new traces sampled; whether a trusted parent's
 --- flag decides), seeds this worker's ids and starts the flush timer; its last run is the worker's exit.
 function _M.init_worker(ratio, parent)
-  bound = floor(ratio * 4503599627370496) -- 2^52
-  if ratio >= 1 then bound = 4503599627370496 end
+  bound = floor(ratio * 4294967296) -- 2^32
+  if ratio >= 1 then bound = 4294967296 end
   parent_based = parent == true
   if not seed() then
     ngx.log(ngx.ERR, "ingress-actors: no /dev/urandom for span ids: seeded from the clock and pid")
@@ -231,7 +270,15 @@ end
 
 --- flush_now hands the spans over at once (tests).
 _M.flush = flush
---- new ids as rewrite() makes them (tests)
-_M.trace_id, _M.span_id = trace_id, span_id
+--- trace_id and span_id are new ids as rewrite() makes them (tests)
+function _M.trace_id()
+  new_trace()
+  return ffi_string(context + 3, 32)
+end
+
+function _M.span_id()
+  new_span()
+  return ffi_string(context + 36, 16)
+end
 
 return _M

@@ -24,14 +24,14 @@ const DRAIN_EVERY_MS = 1_000;
 /** drains of one round at most (each takes up to 2,000 worker-seconds of spans) */
 const MAX_ROUNDS = 20;
 /** values per span in the drained arrays, in tracing.lua's order */
-const FIELDS = 14;
+const FIELDS = 13;
 /** the longest an export may take before its spans count as dropped */
 const EXPORT_TIMEOUT_MS = 10_000;
 /** the most spans the queue may hold whatever otel-max-queuesize says (each is about a kilobyte) */
 export const MAX_QUEUE = 65_536;
 
-const TRACE_ID = /^[0-9a-f]{32}$/;
-const SPAN_ID = /^[0-9a-f]{16}$/;
+/** the traceparent nginx sent on, and a trusted incoming one (tracing.lua checked it: its parent is read here) */
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
 
 /** DropReason says where spans were lost: nginx's list, the queue, the export, or no collector set. */
 type DropReason = 'nginx' | 'queue' | 'export' | 'no_collector' | 'malformed';
@@ -238,11 +238,15 @@ export class SpanExport {
 
   /** spanOf turns one drained span (FIELDS values from `at`) into a ReadableSpan; null when a value is not its kind. */
   spanOf(values: readonly unknown[], at: number): ReadableSpan | null {
-    const [trace, id, parent, start, end, status, method, host, route, target, scheme, peer, upstream, version] =
+    const [sent, incoming, start, end, status, method, host, route, target, scheme, peer, upstream, version] =
       values.slice(at, at + FIELDS);
-    if (typeof trace !== 'string' || !TRACE_ID.test(trace) || typeof id !== 'string' || !SPAN_ID.test(id)) return null;
-    if (typeof parent !== 'string' || (parent !== '' && !SPAN_ID.test(parent))) return null;
+    const ids = typeof sent === 'string' ? TRACEPARENT.exec(sent) : null;
+    const caller = typeof incoming === 'string' && incoming !== '' ? TRACEPARENT.exec(incoming) : null;
+    if (ids === null || (incoming !== '' && caller === null)) return null;
     if (typeof start !== 'number' || typeof end !== 'number' || typeof status !== 'number') return null;
+    const trace = ids[1]!;
+    const id = ids[2]!;
+    const parent = caller?.[2] ?? '';
     const text = (v: unknown) => (typeof v === 'string' ? v : '');
     this.routes ??= this.model ? routesOf(this.model) : new Map();
     const info = this.routes.get(`${text(host)} ${text(route)}`);
