@@ -191,6 +191,34 @@ const VALUES: Readonly<Record<string, readonly Value[]>> = {
     no('include /etc/passwd;'),
     '',
   ],
+  // OpenTelemetry: with the Lua balancer, each value of a round renders the traced locations and their Lua lines
+  'enable-opentelemetry': BOOL,
+  'opentelemetry-trust-incoming-span': BOOL,
+  'opentelemetry-operation-name': [
+    '',
+    'HTTP $request_method $service_name $uri',
+    '$namespace/$ingress_name $location_path',
+    no('$remote_addr'),
+    no('a\nb'),
+    no('x'.repeat(257)),
+  ],
+  'otlp-collector-host': [
+    '',
+    'otel-collector.monitoring.svc',
+    '10.0.0.7',
+    'fd00::7',
+    no('http://collector'),
+    no('Collector'),
+    no('a b'),
+  ],
+  'otlp-collector-port': ['4318', '4317', '1', '65535', no('0'), no('65536'), no('')],
+  'otel-service-name': ['nginx', 'ingress edge', no(''), no('x'.repeat(129)), no('tab\there')],
+  'otel-sampler': ['AlwaysOff', 'AlwaysOn', 'TraceIdRatioBased', no('alwayson'), no('')],
+  'otel-sampler-ratio': ['0.01', '1.0', '0', '1', '.5', '0.000001', no('1.5'), no('-0.1'), no('1e-3'), no('')],
+  'otel-sampler-parent-based': BOOL,
+  'otel-max-queuesize': ['2048', '1', '65536', no('0'), no('65537'), no('')],
+  'otel-schedule-delay-millis': ['5000', '1', '3600000', no('0'), no('-1'), no('')],
+  'otel-max-export-batch-size': ['512', '1', '65536', no('0'), no('65537'), no('')],
 };
 
 /** Keys that render only under a switch, which is set `on` for them. */
