@@ -340,7 +340,8 @@ describe('every ConfigMap key, every documented value, through nginx -t', () => 
       expect(result.ok).toBe(true);
       for (const [key, value] of Object.entries(round)) {
         // taken, but said to trace nothing where backends are rendered (spans are the Lua balancer's)
-        if (mode === 'rendered' && key === 'enable-opentelemetry' && checkBool(value).ok && checkBool(value).value)
+        const on = checkBool(value);
+        if (mode === 'rendered' && key === 'enable-opentelemetry' && on.ok && on.value)
           expect(result.onKey.get(key)).toBe('spans need the Lua balancer (--dynamic-backends); nothing is traced');
         else if (typeof value === 'string')
           expect(result.onKey.get(key), `${key}: ${JSON.stringify(value)}`).toBeUndefined();
