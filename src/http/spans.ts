@@ -308,7 +308,6 @@ export class SpanExport {
       $namespace: info?.namespace ?? '',
       $ingress_name: info?.ingress ?? '',
       $service_name: info?.service ?? '',
-      $service_port: '',
     };
     return template.replace(/\$[a-z_]+/g, (v) => values[v] ?? v);
   }

@@ -373,8 +373,8 @@ export const configKeys: readonly ConfigKey[] = [
     'opentelemetry-operation-name',
     'opentelemetryOperationName',
     checkOperationName,
-    'the span name; may use $request_method, $host, $uri, $location_path, $namespace, $ingress_name, $service_name, ' +
-      "$service_port (no other variable); empty: the location's path",
+    'the span name; may use $request_method, $host, $uri, $location_path, $namespace, $ingress_name and ' +
+      "$service_name (no other variable); empty: the location's path",
   ),
   key(
     'otlp-collector-host',

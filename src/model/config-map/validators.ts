@@ -166,7 +166,6 @@ export const OPERATION_NAME_VARIABLES = [
   '$namespace',
   '$ingress_name',
   '$service_name',
-  '$service_port',
 ] as const;
 
 /** The longest opentelemetry-operation-name, before its variables are replaced. */
