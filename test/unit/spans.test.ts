@@ -10,7 +10,7 @@ import { SpanExport } from '../../src/http/spans.js';
 import { toSnapshot } from '../../src/manifests/load.js';
 import { buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions } from '../../src/model/build-types.js';
-import type { KubeObject } from '../../src/manifests/load.js';
+import type { KubeObject } from '../../src/model/snapshot.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
 
 const DYNAMIC = {
