@@ -156,6 +156,8 @@ export class SpanExport {
     this.settings = next;
     if (last?.url !== next.url || last?.serviceName !== next.serviceName) {
       void this.exporter?.shutdown().catch(() => {});
+      // a batch in flight to the old collector ends on its own; the new one need not wait for it
+      this.exporting = false;
       this.exporter = next.url
         ? // one export at a time is pump()'s rule; the exporter's own count frees a slot only after the callback
           new OTLPTraceExporter({ url: next.url, timeoutMillis: EXPORT_TIMEOUT_MS, concurrencyLimit: 2 })
@@ -322,7 +324,7 @@ export class SpanExport {
     this.exporting = true;
     this.lastExport = Date.now();
     exporter.export(batch, (result) => {
-      this.exporting = false;
+      if (exporter === this.exporter) this.exporting = false;
       if (result.code === ExportResultCode.SUCCESS) {
         this.exported.inc(batch.length);
         this.exportedSpans += batch.length;
