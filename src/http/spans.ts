@@ -61,6 +61,17 @@ export function settingsOf(config: GlobalConfig): ExportSettings {
   };
 }
 
+/** namesOf lists the span names opentelemetry-operation-name annotations give, by `host route-id`. */
+function namesOf(model: NginxModel): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const server of [model.defaultServer, ...model.servers])
+    for (const location of server.locations) {
+      const name = location.tracing?.operationName;
+      if (name && location.route) names.set(`${server.host} ${location.route.id}`, name);
+    }
+  return names;
+}
+
 /** SpanExportOptions are the registry to count in, the control channel's drain, the log and the release. */
 export interface SpanExportOptions {
   readonly registry: Registry;
@@ -85,6 +96,8 @@ export class SpanExport {
   private resource: Resource | null = null;
   private model: NginxModel | null = null;
   private routes: ReturnType<typeof routesOf> | null = null;
+  /** the opentelemetry-operation-name annotations' span names, by `host route-id` */
+  private names: Map<string, string> | null = null;
   private queue: ReadableSpan[] = [];
   private exporting = false;
   private lastExport = Date.now();
@@ -151,6 +164,7 @@ export class SpanExport {
   setModel(model: NginxModel): void {
     this.model = model;
     this.routes = null;
+    this.names = null;
     const next = settingsOf(model.config);
     const last = this.settings;
     this.settings = next;
@@ -251,7 +265,9 @@ export class SpanExport {
     const parent = caller?.[2] ?? '';
     const text = (v: unknown) => (typeof v === 'string' ? v : '');
     this.routes ??= this.model ? routesOf(this.model) : new Map();
-    const info = this.routes.get(`${text(host)} ${text(route)}`);
+    this.names ??= this.model ? namesOf(this.model) : new Map();
+    const key = `${text(host)} ${text(route)}`;
+    const info = this.routes.get(key);
     const attributes: Attributes = {
       'http.method': text(method),
       'http.target': text(target),
@@ -274,7 +290,7 @@ export class SpanExport {
     const endTime = hrTimeOf(Math.max(start, end));
     const durationMs = Math.round(Math.max(0, end - start) * 1000);
     return {
-      name: this.nameOf(text(method), text(host), text(target), info),
+      name: this.nameOf(this.names.get(key), text(method), text(host), text(target), info),
       kind: SpanKind.SERVER,
       spanContext: () => context,
       ...(parent === ''
@@ -297,9 +313,18 @@ export class SpanExport {
     };
   }
 
-  /** nameOf is opentelemetry-operation-name with its variables replaced, or the location's path. */
-  private nameOf(method: string, host: string, target: string, info: RouteInfo | undefined): string {
-    const template = this.settings?.operationName ?? '';
+  /**
+   * nameOf is opentelemetry-operation-name (the Ingress's annotation, else the ConfigMap's) with its variables replaced,
+   * or the location's path.
+   */
+  private nameOf(
+    annotated: string | undefined,
+    method: string,
+    host: string,
+    target: string,
+    info: RouteInfo | undefined,
+  ): string {
+    const template = annotated ?? this.settings?.operationName ?? '';
     if (template === '') return info?.path ?? '/';
     const uri = target.split('?')[0] ?? '';
     const values: Record<string, string> = {

@@ -334,9 +334,10 @@ export interface Location {
   readonly route: RouteLabels | null;
   /**
    * OpenTelemetry (enable-opentelemetry, ConfigMap or annotation, with the Lua balancer): a server span per request,
-   * its `traceparent` sent on; `trustIncoming`: a valid incoming one is its parent. null: not traced
+   * its `traceparent` sent on; `trustIncoming`: a valid incoming one is its parent; `operationName`: the annotation's
+   * span name (the controller names spans: nginx.conf never prints it), null for the ConfigMap's. null: not traced
    */
-  readonly tracing: { readonly trustIncoming: boolean } | null;
+  readonly tracing: { readonly trustIncoming: boolean; readonly operationName: string | null } | null;
   /**
    * the path's Service is missing, so the default-backend annotation's Service answers, told so as ingress-nginx
    * tells it (X-Code 503 and the others)

@@ -17,20 +17,20 @@ const DYNAMIC = {
   dynamic: { modules: [], packagePath: '/lua/?.lua;;', controlSocket: '/tmp/control.sock', requestMetrics: true },
 };
 
-function modelWith(data: Record<string, string>) {
+function modelWith(data: Record<string, string>, annotations: Record<string, string> = {}) {
   const objects = [
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg', namespace: 'default' }, data },
     ingressClass(),
     ...serviceWithEndpoints('api', [{ ip: '10.0.0.1', port: 8080 }]),
-    ingress('shop', { 'shop.example.com': [{ path: '/api', service: 'api' }] }),
+    ingress('shop', { 'shop.example.com': [{ path: '/api', service: 'api' }] }, { annotations }),
   ] as unknown as KubeObject[];
   return buildModel(toSnapshot(objects), { ...defaultBuildOptions, ...DYNAMIC, configMap: 'default/cfg' }).model;
 }
 
-function exporter(data: Record<string, string>) {
+function exporter(data: Record<string, string>, annotations: Record<string, string> = {}) {
   const registry = new Registry();
   const spans = new SpanExport({ registry, drain: async () => '', log: pino({ level: 'silent' }), version: 'test' });
-  const model = modelWith({ 'enable-opentelemetry': 'true', 'otlp-collector-host': '127.0.0.1', ...data });
+  const model = modelWith({ 'enable-opentelemetry': 'true', 'otlp-collector-host': '127.0.0.1', ...data }, annotations);
   spans.setModel(model);
   const route = model.servers.flatMap((s) => s.locations).find((l) => l.route)!.route!.id;
   return { spans, registry, route };
@@ -84,6 +84,14 @@ describe('SpanExport.spanOf', () => {
         'HTTP $request_method $service_name $uri ($namespace/$ingress_name $location_path)',
     });
     expect(spans.spanOf(row(route), 0)!.name).toBe('HTTP POST api /api/x (default/shop /api)');
+  });
+
+  it("names an Ingress's spans by its opentelemetry-operation-name annotation, over the ConfigMap's", () => {
+    const { spans, route } = exporter(
+      { 'opentelemetry-operation-name': 'HTTP $request_method' },
+      { 'nginx.ingress.kubernetes.io/opentelemetry-operation-name': 'shop $request_method $location_path' },
+    );
+    expect(spans.spanOf(row(route), 0)!.name).toBe('shop POST /api');
   });
 
   it('refuses drained values that are not their kind', () => {

@@ -164,7 +164,10 @@ function tracingOf(a: IngressAnnotations, ctx: FeatureContext): LocationExtras['
       );
     return null;
   }
-  return { trustIncoming: a.tracing.trustIncoming ?? ctx.config.opentelemetryTrustIncomingSpan };
+  return {
+    trustIncoming: a.tracing.trustIncoming ?? ctx.config.opentelemetryTrustIncomingSpan,
+    operationName: a.tracing.operationName,
+  };
 }
 
 /**

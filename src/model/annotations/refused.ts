@@ -104,12 +104,6 @@ export const refusedAnnotations: readonly RefusedAnnotation[] = [
   denied('enable-owasp-core-rules', 'Low', 'ingress', 'ModSecurity is not part of nginx here'),
   denied('modsecurity-snippet', 'Critical', 'ingress', 'ModSecurity is not part of nginx here'),
   ignored('modsecurity-transaction-id', 'High', 'ingress', 'ModSecurity is not part of nginx here'),
-  ignored(
-    'opentelemetry-operation-name',
-    'Medium',
-    'location',
-    "a span name per Ingress is not implemented; the ConfigMap's opentelemetry-operation-name names every span",
-  ),
   ...['proxy-cookie-domain', 'proxy-cookie-path'].map((k) =>
     ignored(k, 'Medium', 'location', 'rewriting upstream cookies is not implemented'),
   ),

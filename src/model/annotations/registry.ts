@@ -239,5 +239,5 @@ export const NO_ANNOTATIONS: IngressAnnotations = Object.freeze({
   snippets: { configuration: null, server: null },
   denied: false,
   sslPassthrough: false,
-  tracing: { enabled: null, trustIncoming: null },
+  tracing: { enabled: null, trustIncoming: null, operationName: null },
 });

@@ -190,6 +190,10 @@ export interface IngressAnnotations {
   readonly denied: boolean;
   /** ssl-passthrough: TLS to the Ingress's hosts goes to their `/` backend undecrypted (with --enable-ssl-passthrough) */
   readonly sslPassthrough: boolean;
-  /** enable-opentelemetry and opentelemetry-trust-incoming-span; null: the ConfigMap's */
-  readonly tracing: { readonly enabled: boolean | null; readonly trustIncoming: boolean | null };
+  /** enable-opentelemetry, opentelemetry-trust-incoming-span and opentelemetry-operation-name; null: the ConfigMap's */
+  readonly tracing: {
+    readonly enabled: boolean | null;
+    readonly trustIncoming: boolean | null;
+    readonly operationName: string | null;
+  };
 }
