@@ -12,6 +12,7 @@ import { runProfiles } from './profiles.js';
 import { runRegexPaths } from './regex-paths.js';
 import { runRegexHost } from './regex-host.js';
 import { runRequestMetrics } from './request-metrics.js';
+import { runTracing } from './tracing.js';
 import { runRoutesAsData } from './routes-as-data.js';
 import { runScale } from './scale.js';
 import { runSharePhases } from './share-phases.js';
@@ -34,6 +35,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   admission: () => runAdmission(),
   'admission-flood': () => runAdmissionFlood(),
   'request-metrics': () => runRequestMetrics(),
+  tracing: () => runTracing(),
   'metrics-scrape': () => runMetricsScrape(),
   'gateway-routing': () => runGatewayRouting(),
   profiles: () => runProfiles(),

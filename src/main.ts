@@ -35,6 +35,7 @@ import { observeSystem, ROOT_SYSTEM_ID } from './http/observed.js';
 import type { ReviewObservation } from './http/admission-metrics.js';
 import { bucketsEnv, METRIC_BUCKETS_ENV, RequestMetrics } from './http/request-metrics.js';
 import { httpActor, listenHealthz } from './http/server.js';
+import { SpanExport } from './http/spans.js';
 import { startWebhook } from './http/webhook-listen.js';
 import { startSelfSignedWebhook, type WebhookCertTimings } from './http/webhook-self-signed.js';
 import { ClusterCache } from './kube/cache.js';
@@ -76,6 +77,8 @@ export interface Controller {
   readonly metrics: ControllerMetrics;
   /** the request metrics nginx counts, or null (rendered mode, --enable-metrics=false) */
   readonly requestMetrics: RequestMetrics | null;
+  /** the spans nginx makes (enable-opentelemetry), drained and exported; null without the Lua balancer */
+  readonly spans: SpanExport | null;
   /** what every sync builds the model with: the flags' options plus what the start found (Lua, modules, sockets) */
   readonly build: BuildOptions;
   /** this replica's identity in the leader Lease (POD_NAME, or host name and a random suffix) */
@@ -187,6 +190,15 @@ export async function startController(
     webhook: config.webhook !== null,
   });
   const requestMetrics = requestMetricsOf(config, control, metrics, log);
+  // Spans (enable-opentelemetry) are made by the Lua balancer's phases: only where it runs.
+  const spans =
+    control &&
+    new SpanExport({
+      registry: metrics.registry,
+      drain: () => control.channel.drainSpans(),
+      log: log.child({ actor: 'spans' }),
+      version,
+    });
   const listeners = await openListeners(config, options, { kc, cache, build, metrics, log });
 
   // An empty cluster's model: the boot config, and what a template is test-rendered against until the first sync.
@@ -227,11 +239,12 @@ export async function startController(
     inspect: (event) => {
       metrics.observe(event);
       requestMetrics?.observe(event);
+      if (spans) spans.observe(event);
       options.inspect?.(event);
     },
   });
   metrics.watch(observeSystem(root.system));
-  const { exitCode, reason } = run(root, { log, folder, listeners, requestMetrics });
+  const { exitCode, reason } = run(root, { log, folder, listeners, requestMetrics, spans: spans || null });
   // after nginx is gone: its workers may write to the FIFO until they exit
   void exitCode.then(() => audit?.close());
   return {
@@ -239,6 +252,7 @@ export async function startController(
     cache,
     metrics,
     requestMetrics,
+    spans: spans || null,
     build,
     identity,
     exitCode,
@@ -574,9 +588,15 @@ function provideStatus(
  */
 function run(
   root: Actor<typeof rootSupervisorMachine>,
-  the: { log: Logger; folder: ConfigFolder; listeners: Listeners; requestMetrics: RequestMetrics | null },
+  the: {
+    log: Logger;
+    folder: ConfigFolder;
+    listeners: Listeners;
+    requestMetrics: RequestMetrics | null;
+    spans: SpanExport | null;
+  },
 ): { exitCode: Promise<0 | 1>; reason: Promise<string | null> } {
-  const { log, folder, listeners, requestMetrics } = the;
+  const { log, folder, listeners, requestMetrics, spans } = the;
   const outcome = new Promise<RootSupervisorOutput>((resolve) => {
     root.subscribe({
       complete: () => {
@@ -596,7 +616,11 @@ function run(
   });
   root.start();
   requestMetrics?.start();
-  void outcome.then(() => requestMetrics?.stop());
+  spans?.start();
+  void outcome.then(() => {
+    requestMetrics?.stop();
+    void spans?.stop();
+  });
   // The http actor closes the bound server when it stops; stopped before it ever ran (a stop or a
   // failure during boot), the controller closes it, or it would keep the process alive.
   void outcome.then(() => listeners.healthz.listening && listeners.healthz.close());

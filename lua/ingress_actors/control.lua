@@ -6,6 +6,7 @@ local init = require("ingress_actors.init")
 local validate = require("ingress_actors.validate")
 local keyed = require("ingress_actors.keyed")
 local monitor = require("ingress_actors.monitor")
+local tracing = require("ingress_actors.tracing")
 
 local _M = {}
 
@@ -195,6 +196,18 @@ local DRAIN_MAX = 2000
 function _M.metrics()
   if not allowed("GET") then return end
   local text, left, dropped = monitor.drain(DRAIN_MAX)
+  ngx.status = 200
+  ngx.header["Content-Type"] = "text/plain"
+  ngx.header["Cache-Control"] = "no-store"
+  ngx.print("left ", left, " dropped ", dropped, "\n", text)
+  return ngx.exit(200)
+end
+
+--- spans handles GET /spans: the spans the workers handed over (lua/ingress_actors/tracing.lua), taken off the list,
+--- after one line `left <n> dropped <n>`: a JSON array per line, ready for src/http/spans.ts.
+function _M.spans()
+  if not allowed("GET") then return end
+  local text, left, dropped = tracing.drain(DRAIN_MAX)
   ngx.status = 200
   ngx.header["Content-Type"] = "text/plain"
   ngx.header["Cache-Control"] = "no-store"

@@ -27,6 +27,7 @@ function _M.master()
   require("ingress_actors.certificate")
   require("ingress_actors.control")
   require("ingress_actors.router")
+  require("ingress_actors.tracing")
   -- request metrics' buckets (--time-buckets, --length-buckets, --size-buckets), laid out once for every worker
   require("ingress_actors.monitor").configure(os.getenv("INGRESS_ACTORS_METRIC_BUCKETS"))
 end

@@ -72,7 +72,7 @@ const MAX_ROUNDS = 20;
 const DRAIN_EVERY_MS = 10_000;
 
 /** RouteInfo is what a route hash on a host stands for. */
-interface RouteInfo {
+export interface RouteInfo {
   readonly namespace: string;
   readonly ingress: string;
   readonly service: string;

@@ -21,7 +21,15 @@ import { isOurs } from './ingress-class.js';
 import { CATCH_ALL, firstPort, type IngressPlan } from './ingress-plan.js';
 import { DEFAULT_PROXY_HOST, type Route } from './locations.js';
 import { Lookups, sameItems, TrackedReads } from './lookups.js';
-import type { BalancedUpstream, Certificate, GlobalConfig, NginxModel, Problem, Server } from './nginx-model.js';
+import type {
+  BalancedUpstream,
+  Certificate,
+  GlobalConfig,
+  NginxModel,
+  Problem,
+  Server,
+  Tracing,
+} from './nginx-model.js';
 import type { NginxModules } from './machine-settings.js';
 import { defaultBuildOptions, type BuildOptions, type BuildResult } from './build-types.js';
 import type { Ingress, IngressClass, Snapshot } from './snapshot.js';
@@ -306,6 +314,8 @@ function modelOf(
     originalForwardedFor: `$http_${config.forwardedForHeader.toLowerCase().replaceAll('-', '_')}`,
     listen: listenOf(options),
     lua: options.dynamic ?? null,
+    tracing: options.dynamic && anyTraced([defaultServer, ...named]) ? tracingOf(config) : null,
+    routeLabels: options.dynamic ? options.dynamic.requestMetrics || anyTraced([defaultServer, ...named]) : false,
     modules: [...extras.modules, ...waf.load],
     waf: waf.waf,
     addHeaders: extras.addHeaders,
@@ -335,6 +345,18 @@ function modelOf(
     certificates: files.list,
     filesDigest: files.digest,
   };
+}
+
+/** anyTraced says whether a location of `servers` is traced (Location.tracing). */
+function anyTraced(servers: readonly Server[]): boolean {
+  return servers.some((server) => server.locations.some((location) => location.tracing !== null));
+}
+
+/** tracingOf is the sampler nginx's Lua applies to new traces, as the share of them it samples. */
+function tracingOf(config: GlobalConfig): Tracing {
+  const ratio =
+    config.otelSampler === 'AlwaysOn' ? 1 : config.otelSampler === 'AlwaysOff' ? 0 : config.otelSamplerRatio;
+  return { ratio, parentBased: config.otelSamplerParentBased };
 }
 
 /** listenOf spells the listen addresses of `listenAddress` (IPv6 in brackets), or null for all addresses. */

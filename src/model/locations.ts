@@ -30,6 +30,7 @@ export type LocationExtras = Pick<
   | 'snippet'
   | 'waf'
   | 'requireClientCertificate'
+  | 'tracing'
 > & { readonly externalAuth: ExternalAuthSettings | null };
 
 /** RouteFeatures is what an Ingress's annotations ask of one of its routes. */
@@ -73,6 +74,7 @@ export const NO_EXTRAS: LocationExtras = Object.freeze({
   errorPages: null,
   snippet: null,
   waf: null,
+  tracing: null,
 });
 
 /**

@@ -114,6 +114,41 @@ export interface GlobalConfig {
   readonly enableOwaspModsecurityCrs: boolean;
   /** modsecurity-snippet: allow-listed ModSecurity directives for every rule set (src/model/modsecurity-policy.ts) */
   readonly modsecuritySnippet: readonly ModSecurityDirective[] | null;
+  /** enable-opentelemetry: a server span for every request of every location (the annotation overrides it) */
+  readonly enableOpentelemetry: boolean;
+  /** opentelemetry-trust-incoming-span: a valid incoming `traceparent` is the span's parent (the annotation overrides it) */
+  readonly opentelemetryTrustIncomingSpan: boolean;
+  /** opentelemetry-operation-name: the span name, with OPERATION_NAME_VARIABLES replaced; '' names it by its path */
+  readonly opentelemetryOperationName: string;
+  /** otlp-collector-host: where the controller exports spans (OTLP/HTTP); '' exports none (they are counted dropped) */
+  readonly otlpCollectorHost: string;
+  /** otlp-collector-port: the collector's OTLP/HTTP port */
+  readonly otlpCollectorPort: number;
+  /** otel-service-name: the spans' resource `service.name` */
+  readonly otelServiceName: string;
+  readonly otelSampler: OtelSampler;
+  /** otel-sampler-ratio: the share TraceIdRatioBased samples, 0 to 1 */
+  readonly otelSamplerRatio: number;
+  /** otel-sampler-parent-based: a trusted parent's sampled flag decides, the sampler only for new traces */
+  readonly otelSamplerParentBased: boolean;
+  /** otel-max-queuesize: spans the controller holds for export at most; more are dropped and counted */
+  readonly otelMaxQueueSize: number;
+  /** otel-schedule-delay-millis: the longest a span waits for its batch */
+  readonly otelScheduleDelayMillis: number;
+  /** otel-max-export-batch-size: spans per OTLP request at most */
+  readonly otelMaxExportBatchSize: number;
+}
+
+/** OtelSampler is otel-sampler: every new trace sampled, none, or a share of them by trace id. */
+export type OtelSampler = 'AlwaysOn' | 'AlwaysOff' | 'TraceIdRatioBased';
+
+/**
+ * Tracing is what nginx's Lua needs to trace (lua/ingress_actors/tracing.lua): the sampler, as a ratio of new traces
+ * (AlwaysOn 1, AlwaysOff 0), and whether a trusted parent's flag decides instead.
+ */
+export interface Tracing {
+  readonly ratio: number;
+  readonly parentBased: boolean;
 }
 
 /** Header is one `name: value` pair of an add-headers or proxy-set-headers ConfigMap, both validated. */
@@ -303,6 +338,12 @@ export interface Location {
   readonly info: LocationInfo | null;
   /** what request metrics label this location's requests with (ingress-nginx's labels); null when no Ingress routes it */
   readonly route: RouteLabels | null;
+  /**
+   * OpenTelemetry (enable-opentelemetry, ConfigMap or annotation, with the Lua balancer): a server span per request,
+   * its `traceparent` sent on; `trustIncoming`: a valid incoming one is its parent; `operationName`: the annotation's
+   * span name (the controller names spans: nginx.conf never prints it), null for the ConfigMap's. null: not traced
+   */
+  readonly tracing: { readonly trustIncoming: boolean; readonly operationName: string | null } | null;
   /**
    * the path's Service is missing, so the default-backend annotation's Service answers, told so as ingress-nginx
    * tells it (X-Code 503 and the others)
@@ -569,6 +610,13 @@ export interface NginxModel {
   readonly listen: { readonly http: string; readonly https: string } | null;
   /** the Lua balancer's settings, or null when backends and certificates are rendered into nginx.conf */
   readonly lua: LuaSettings | null;
+  /** set when a location is traced (Location.tracing; Lua only): the sampler nginx's Lua applies */
+  readonly tracing: Tracing | null;
+  /**
+   * locations and the router set the request's Ingress host and route id ($ia_host, $ia_route): request metrics and
+   * spans read them (Lua only)
+   */
+  readonly routeLabels: boolean;
   /** load_module paths of the optional modules (NginxModules) besides the Lua balancer's */
   readonly modules: readonly string[];
   /** ModSecurity's shared rule set while a location has it on, else null */

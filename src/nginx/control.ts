@@ -108,6 +108,16 @@ export class ControlChannel {
     return body;
   }
 
+  /**
+   * drainSpans takes the spans nginx's workers handed over (lua/ingress_actors/tracing.lua): a first line
+   * `left N dropped N`, then a JSON array per worker-second. What it returns is gone from nginx.
+   */
+  async drainSpans(): Promise<string> {
+    const { status, body } = await this.send('GET', '/spans');
+    if (status !== 200) throw refused('GET /spans', status, body);
+    return body;
+  }
+
   private async push(path: string, table: RouteTable): Promise<PushAnswer> {
     return this.pushText(path, JSON.stringify(table));
   }

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions, type BuildOptions } from '../../src/model/build-types.js';
 import { configKeys } from '../../src/model/config-map/registry.js';
-import { LOG_VARIABLES } from '../../src/model/validate.js';
+import { checkBool, LOG_VARIABLES } from '../../src/model/validate.js';
 import type { LuaSettings, NginxModules } from '../../src/model/machine-settings.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { nginxBinary, testConfig } from '../../src/nginx/binary.js';
@@ -202,6 +202,34 @@ const VALUES: Readonly<Record<string, readonly Value[]>> = {
     no('SecAuditLog /tmp/audit.log'),
     '',
   ],
+  // OpenTelemetry: with the Lua balancer, each value of a round renders the traced locations and their Lua lines
+  'enable-opentelemetry': BOOL,
+  'opentelemetry-trust-incoming-span': BOOL,
+  'opentelemetry-operation-name': [
+    '',
+    'HTTP $request_method $service_name $uri',
+    '$namespace/$ingress_name $location_path',
+    no('$remote_addr'),
+    no('a\nb'),
+    no('x'.repeat(257)),
+  ],
+  'otlp-collector-host': [
+    '',
+    'otel-collector.monitoring.svc',
+    '10.0.0.7',
+    'fd00::7',
+    no('http://collector'),
+    no('Collector'),
+    no('a b'),
+  ],
+  'otlp-collector-port': ['4318', '4317', '1', '65535', no('0'), no('65536'), no('')],
+  'otel-service-name': ['nginx', 'ingress edge', no(''), no('x'.repeat(129)), no('tab\there')],
+  'otel-sampler': ['AlwaysOff', 'AlwaysOn', 'TraceIdRatioBased', no('alwayson'), no('')],
+  'otel-sampler-ratio': ['0.01', '1.0', '0', '1', '.5', '0.000001', no('1.5'), no('-0.1'), no('1e-3'), no('')],
+  'otel-sampler-parent-based': BOOL,
+  'otel-max-queuesize': ['2048', '1', '65536', no('0'), no('65537'), no('')],
+  'otel-schedule-delay-millis': ['5000', '1', '3600000', no('0'), no('-1'), no('')],
+  'otel-max-export-batch-size': ['512', '1', '65536', no('0'), no('65537'), no('')],
 };
 
 /** Keys that render only under a switch, which is set `on` for them. */
@@ -323,7 +351,11 @@ describe('every ConfigMap key, every documented value, through nginx -t', () => 
       expect(result.output, JSON.stringify(data, null, 1)).not.toMatch(/\[emerg\]/);
       expect(result.ok).toBe(true);
       for (const [key, value] of Object.entries(round)) {
-        if (typeof value === 'string')
+        // taken, but said to trace nothing where backends are rendered (spans are the Lua balancer's)
+        const on = checkBool(value);
+        if (mode === 'rendered' && key === 'enable-opentelemetry' && on.ok && on.value)
+          expect(result.onKey.get(key)).toBe('spans need the Lua balancer (--dynamic-backends); nothing is traced');
+        else if (typeof value === 'string')
           expect(result.onKey.get(key), `${key}: ${JSON.stringify(value)}`).toBeUndefined();
         else expect(result.onKey.get(key), `${key}: ${JSON.stringify(value.refused)} refused`).toBeDefined();
       }

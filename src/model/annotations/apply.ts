@@ -143,6 +143,27 @@ function wafOf(a: IngressAnnotations, config: GlobalConfig): LocationExtras['waf
 }
 
 /**
+ * tracingOf is whether this Ingress's locations are traced: its annotations over the ConfigMap's keys. Spans are made
+ * by the Lua balancer's phases: without it, an annotation asking for them is reported and nothing is traced.
+ */
+function tracingOf(a: IngressAnnotations, ctx: FeatureContext): LocationExtras['tracing'] {
+  const enabled = a.tracing.enabled ?? ctx.config.enableOpentelemetry;
+  if (!enabled) return null;
+  if (!ctx.lua) {
+    if (a.tracing.enabled)
+      ctx.report(
+        'metadata.annotations.nginx.ingress.kubernetes.io/enable-opentelemetry',
+        'spans need the Lua balancer (--dynamic-backends); not traced',
+      );
+    return null;
+  }
+  return {
+    trustIncoming: a.tracing.trustIncoming ?? ctx.config.opentelemetryTrustIncomingSpan,
+    operationName: a.tracing.operationName,
+  };
+}
+
+/**
  * ownProxyHeaders is what an HTTP location sets beside the http-level proxy headers, or null when it sets nothing of
  * its own.
  */
@@ -251,6 +272,7 @@ export class IngressFeatures {
           errorPages,
           snippet: a.snippets.configuration,
           waf: wafOf(a, ctx.config),
+          tracing: tracingOf(a, ctx),
         };
   }
 

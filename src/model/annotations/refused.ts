@@ -95,9 +95,6 @@ export const refusedAnnotations: readonly RefusedAnnotation[] = [
   ignored('mirror-target', 'High', 'ingress', 'request mirroring is not implemented'),
   ignored('mirror-host', 'High', 'ingress', 'request mirroring is not implemented'),
   ignored('mirror-request-body', 'Low', 'ingress', 'request mirroring is not implemented'),
-  ignored('enable-opentelemetry', 'Low', 'location', 'OpenTelemetry is not part of nginx here'),
-  ignored('opentelemetry-operation-name', 'Medium', 'location', 'OpenTelemetry is not part of nginx here'),
-  ignored('opentelemetry-trust-incoming-span', 'Low', 'location', 'OpenTelemetry is not part of nginx here'),
   ...['proxy-cookie-domain', 'proxy-cookie-path'].map((k) =>
     ignored(k, 'Medium', 'location', 'rewriting upstream cookies is not implemented'),
   ),

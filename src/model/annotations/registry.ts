@@ -39,6 +39,7 @@ import {
 import { sslPassthroughGroup } from './ssl-passthrough.js';
 import { upstreamVhostGroup } from './upstream-vhost.js';
 import { forwardedPrefixGroup } from './forwarded-prefix.js';
+import { tracingGroup } from './tracing.js';
 
 /** annotationGroups is every supported annotation module, in the compatibility table's order. */
 export const annotationGroups: readonly AnnotationGroup[] = [
@@ -63,6 +64,7 @@ export const annotationGroups: readonly AnnotationGroup[] = [
   snippetsGroup,
   modsecurityGroup,
   sslPassthroughGroup,
+  tracingGroup,
 ] as readonly AnnotationGroup[];
 
 /** supportedKeys lists every supported key with its group, aliases included under their key. */
@@ -240,4 +242,5 @@ export const NO_ANNOTATIONS: IngressAnnotations = Object.freeze({
   denied: false,
   modsecurity: null,
   sslPassthrough: false,
+  tracing: { enabled: null, trustIncoming: null, operationName: null },
 });

@@ -209,4 +209,10 @@ export interface IngressAnnotations {
   readonly modsecurity: ModSecurityAnnotations | null;
   /** ssl-passthrough: TLS to the Ingress's hosts goes to their `/` backend undecrypted (with --enable-ssl-passthrough) */
   readonly sslPassthrough: boolean;
+  /** enable-opentelemetry, opentelemetry-trust-incoming-span and opentelemetry-operation-name; null: the ConfigMap's */
+  readonly tracing: {
+    readonly enabled: boolean | null;
+    readonly trustIncoming: boolean | null;
+    readonly operationName: string | null;
+  };
 }

@@ -97,4 +97,17 @@ export const defaultGlobalConfig: GlobalConfig = Object.freeze({
   enableModsecurity: false,
   enableOwaspModsecurityCrs: false,
   modsecuritySnippet: null,
+  enableOpentelemetry: false,
+  opentelemetryTrustIncomingSpan: true,
+  opentelemetryOperationName: '',
+  otlpCollectorHost: '',
+  // ingress-nginx's 4317 is OTLP/gRPC; the controller exports OTLP/HTTP, whose port is 4318
+  otlpCollectorPort: 4318,
+  otelServiceName: 'nginx',
+  otelSampler: 'AlwaysOff',
+  otelSamplerRatio: 0.01,
+  otelSamplerParentBased: false,
+  otelMaxQueueSize: 2048,
+  otelScheduleDelayMillis: 5000,
+  otelMaxExportBatchSize: 512,
 });

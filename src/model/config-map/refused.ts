@@ -29,7 +29,10 @@ export const refusedConfigKeys: readonly { readonly key: string; readonly reason
   { key: 'access-log-params', reason: "access_log's buffer and flush parameters are not implemented" },
   { key: 'whitelist-source-range', reason: 'only the allowlist-source-range annotation is supported' },
   { key: 'denylist-source-range', reason: 'only the denylist-source-range annotation is supported' },
-  { key: 'enable-opentelemetry', reason: 'OpenTelemetry is not part of nginx here' },
+  {
+    key: 'opentelemetry-config',
+    reason: "there is no tracing module's TOML file: the otel-* and otlp-* keys configure the controller's exporter",
+  },
   { key: 'use-geoip2', reason: 'GeoIP2 is not part of nginx here' },
   { key: 'global-auth-url', reason: 'a ConfigMap-wide auth-url is not implemented; use the auth-url annotation' },
   // nginx runs Lua here only as the controller's own (lua/ingress_actors: the balancer, certificates, Gateway API

@@ -27,11 +27,15 @@ import {
   checkBrotliLevel,
   checkByteCount,
   checkConfigMapRef,
+  checkCollectorHost,
   checkCount,
   checkGzipDisable,
   checkGzipLevel,
   checkLoadBalance,
   checkMimeTypes,
+  checkOperationName,
+  checkOtelSampler,
+  checkRatio,
   checkRiskLevel,
   checkSnippet,
   checkStatusCode,
@@ -372,6 +376,74 @@ export const configKeys: readonly ConfigKey[] = [
     (v) => checkModSecuritySnippet(v, 'config'),
     'ModSecurity directives for every location with ModSecurity, checked as the modsecurity-snippet annotation is ' +
       "(docs/annotations.md), its rule ids 300000-899999; not gated by allow-snippet-annotations (the ConfigMap is the operator's)",
+  ),
+  key(
+    'enable-opentelemetry',
+    'enableOpentelemetry',
+    checkBool,
+    'a server span for every request (OpenTelemetry), its W3C traceparent sent to the backend; needs the Lua balancer ' +
+      '(--dynamic-backends); the enable-opentelemetry annotation overrides it per Ingress',
+  ),
+  key(
+    'opentelemetry-trust-incoming-span',
+    'opentelemetryTrustIncomingSpan',
+    checkBool,
+    "a valid incoming traceparent (and tracestate) is the span's parent; false starts a new trace (the annotation " +
+      'overrides it per Ingress)',
+  ),
+  key(
+    'opentelemetry-operation-name',
+    'opentelemetryOperationName',
+    checkOperationName,
+    'the span name; may use $request_method, $host, $uri, $location_path, $namespace, $ingress_name and ' +
+      "$service_name (no other variable); empty: the location's path",
+  ),
+  key(
+    'otlp-collector-host',
+    'otlpCollectorHost',
+    checkCollectorHost,
+    'the OTLP collector the controller exports spans to (an IP address or DNS name); empty: spans are dropped (counted)',
+  ),
+  key(
+    'otlp-collector-port',
+    'otlpCollectorPort',
+    (v) => checkPositiveInt(v, 65535),
+    "the collector's OTLP/HTTP port (protobuf, POST /v1/traces): 4318 here, where ingress-nginx's 4317 is OTLP/gRPC",
+  ),
+  key(
+    'otel-service-name',
+    'otelServiceName',
+    (v) =>
+      /^[\x20-\x7e]{1,128}$/.test(v)
+        ? { ok: true, value: v }
+        : { ok: false, message: 'is not 1 to 128 printable ASCII characters' },
+    "the spans' resource service.name",
+  ),
+  key('otel-sampler', 'otelSampler', checkOtelSampler, 'AlwaysOn, AlwaysOff or TraceIdRatioBased (new traces)'),
+  key('otel-sampler-ratio', 'otelSamplerRatio', checkRatio, "TraceIdRatioBased's share of new traces, 0 to 1"),
+  key(
+    'otel-sampler-parent-based',
+    'otelSamplerParentBased',
+    checkBool,
+    "a trusted incoming traceparent's sampled flag decides; the sampler decides only for new traces",
+  ),
+  key(
+    'otel-max-queuesize',
+    'otelMaxQueueSize',
+    (v) => checkPositiveInt(v, 65_536),
+    'spans the controller holds for export at most (up to 65536); more are dropped and counted',
+  ),
+  key(
+    'otel-schedule-delay-millis',
+    'otelScheduleDelayMillis',
+    (v) => checkPositiveInt(v, 3_600_000),
+    'the longest a span waits to be exported with its batch (ms)',
+  ),
+  key(
+    'otel-max-export-batch-size',
+    'otelMaxExportBatchSize',
+    (v) => checkPositiveInt(v, 1 << 16),
+    'spans per OTLP request at most',
   ),
   {
     key: 'disable-access-log',

@@ -6,7 +6,7 @@ import type { RiskLevel } from '../nginx-model.js';
 import type { NginxModules } from '../machine-settings.js';
 import { regexSubsetRefusal } from '../regex-path.js';
 import { checkSnippetDirectives, type SnippetContext } from '../snippet-policy.js';
-import { type Checked, checkDnsLabel, checkPositiveInt, show } from '../validate.js';
+import { type Checked, checkDnsLabel, checkIp, checkPositiveInt, show } from '../validate.js';
 
 /** RISK_LEVELS is ingress-nginx's risk scale, lowest first. */
 export const RISK_LEVELS: readonly RiskLevel[] = ['Low', 'Medium', 'High', 'Critical'];
@@ -126,4 +126,63 @@ export function checkLoadBalance(value: unknown): Checked<'round_robin' | 'least
   // EWMA is the Lua balancer's; without it least_conn is nginx's closest built-in (both favour the less loaded).
   if (value === 'ewma' || value === 'least_conn') return { ok: true, value: 'least_conn' };
   return { ok: false, message: `${show(value)} is not round_robin or ewma` };
+}
+
+/** checkOtelSampler accepts ingress-nginx's otel-sampler values: AlwaysOn, AlwaysOff, TraceIdRatioBased. */
+export function checkOtelSampler(value: unknown): Checked<'AlwaysOn' | 'AlwaysOff' | 'TraceIdRatioBased'> {
+  if (value === 'AlwaysOn' || value === 'AlwaysOff' || value === 'TraceIdRatioBased') return { ok: true, value };
+  return { ok: false, message: `${show(value)} is not AlwaysOn, AlwaysOff or TraceIdRatioBased` };
+}
+
+/** checkRatio accepts a decimal from 0 to 1 (otel-sampler-ratio): digits, one optional point, no exponent. */
+export function checkRatio(value: unknown): Checked<number> {
+  if (typeof value === 'string' && value.length <= 20 && /^(?:0|1)?(?:\.\d{1,17})?$/.test(value) && value !== '.') {
+    const n = Number(value);
+    if (value !== '' && n >= 0 && n <= 1) return { ok: true, value: n };
+  }
+  return { ok: false, message: `${show(value)} is not a ratio from 0 to 1` };
+}
+
+/**
+ * checkCollectorHost accepts where spans go (otlp-collector-host): an IP address, or a lower-case DNS name (a Service's
+ * `name.namespace.svc`); '' exports nothing. The operator's ConfigMap names it; no request can.
+ */
+export function checkCollectorHost(value: unknown): Checked<string> {
+  if (value === '') return { ok: true, value };
+  const ip = checkIp(value);
+  if (ip.ok) return { ok: true, value: ip.value.address };
+  const labels = typeof value === 'string' && value.length <= 253 ? value.split('.') : [];
+  if (labels.length > 0 && labels.every((label) => checkDnsLabel(label).ok))
+    return { ok: true, value: value as string };
+  return { ok: false, message: `${show(value)} is not an IP address or a DNS name` };
+}
+
+/** OPERATION_NAME_VARIABLES are the variables opentelemetry-operation-name may use, each replaced per span. */
+export const OPERATION_NAME_VARIABLES = [
+  '$request_method',
+  '$host',
+  '$uri',
+  '$location_path',
+  '$namespace',
+  '$ingress_name',
+  '$service_name',
+] as const;
+
+/** The longest opentelemetry-operation-name, before its variables are replaced. */
+const MAX_OPERATION_NAME = 256;
+
+/**
+ * checkOperationName accepts a span name of printable ASCII where each `$` starts one of OPERATION_NAME_VARIABLES
+ * (ingress-nginx's example `HTTP $request_method $service_name $uri` among them); no other nginx variable is read.
+ */
+export function checkOperationName(value: unknown): Checked<string> {
+  if (typeof value !== 'string' || value.length > MAX_OPERATION_NAME || !/^[\x20-\x7e]*$/.test(value))
+    return { ok: false, message: `is not printable ASCII of at most ${MAX_OPERATION_NAME} characters` };
+  for (const m of value.matchAll(/\$[a-z_]*/g))
+    if (!(OPERATION_NAME_VARIABLES as readonly string[]).includes(m[0]))
+      return {
+        ok: false,
+        message: `${show(m[0])} is not one of the variables a span name may use (${OPERATION_NAME_VARIABLES.join(', ')})`,
+      };
+  return { ok: true, value };
 }

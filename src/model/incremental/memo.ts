@@ -104,6 +104,15 @@ export function globalsFor(memo: BuildMemo, options: BuildOptions, configMap: Co
   const known = memo.globals;
   if (known && known.options === options && known.configMap === configMap) return known;
   const { config, problems } = readConfigMap(configMap, options.modules);
+  if (config.enableOpentelemetry && !options.dynamic && configMap)
+    // spans are made by the Lua balancer's phases (lua/ingress_actors/tracing.lua)
+    problems.push({
+      kind: 'ConfigMap',
+      namespace: configMap.metadata?.namespace ?? '',
+      name: configMap.metadata?.name ?? '',
+      field: 'data.enable-opentelemetry',
+      message: 'spans need the Lua balancer (--dynamic-backends); nothing is traced',
+    });
   return { options, configMap, config, configProblems: problems };
 }
 

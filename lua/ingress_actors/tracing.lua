@@ -1,0 +1,284 @@
+-- OpenTelemetry server spans (issue 33), as ingress-nginx's tracing module makes them, without a tracing module:
+-- a traced location sets $ia_otel ("trust": a valid incoming traceparent is the parent; "new": never), rewrite()
+-- makes the span's context and the traceparent sent on ($ia_traceparent, $ia_tracestate: the location's
+-- proxy_set_header), log() records a sampled span in a plain table of this worker (no shared-memory lock per
+-- request), and a timer hands the spans over each second as one entry of a list in lua_shared_dict ia_spans, which the
+-- controller drains through the control channel and exports (src/http/spans.ts).
+--
+-- What a client sends is read, never copied: a traceparent is used only when it is exactly W3C's version-00 form
+-- (55 characters, lowercase hex, version not ff, ids not all zero), and a tracestate only beside a trusted one and
+-- when it is W3C's list (at most 32 members, 512 characters, keys and values of its grammar); otherwise the span
+-- starts a new trace and no tracestate is sent. Ids come from a generator per worker seeded from /dev/urandom.
+local cjson = require("cjson.safe")
+local ffi = require("ffi")
+local re_find = ngx.re.find
+local byte, find = string.byte, string.find
+local floor, concat = math.floor, table.concat
+local bxor, lshift, rshift, rol, tobit, band = bit.bxor, bit.lshift, bit.rshift, bit.rol, bit.tobit, bit.band
+local ffi_string, ffi_copy = ffi.string, ffi.copy
+local now, start_time, get_method, http_version = ngx.now, ngx.req.start_time, ngx.req.get_method, ngx.req.http_version
+local var = ngx.var
+
+local _M = {}
+
+local LIST = "spans"
+local DROPPED = "dropped"
+-- list entries waiting for the controller (one per worker per second with spans): past this, spans are dropped
+local MAX_ENTRIES = 120
+-- spans one worker holds between two flushes (about 250 bytes each once encoded): past this, dropped (and counted)
+local MAX_SPANS = 20000
+-- values per span in the handed-over list, in this order (src/http/spans.ts reads them so): the traceparent sent
+-- on, the trusted incoming one or "", start, end, status, method, $ia_host, $ia_route, request URI, scheme, peer,
+-- upstream address, HTTP version
+local FIELDS = 13
+local MAX_TARGET = 1024
+local MAX_TRACESTATE = 512
+local INTERVAL = 1
+
+local TRACEPARENT = [[^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$]]
+-- W3C's list-member, with optional blanks around it: a key (simple, or tenant@system) = a value of printable ASCII
+-- without , and = that does not end in a space
+local MEMBER = [[[ \t]*(?:[a-z0-9][a-z0-9_*/-]{0,240}@[a-z][a-z0-9_*/-]{0,13}|[a-z][a-z0-9_*/-]{0,255})]]
+  .. [[=[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e][ \t]*]]
+local TRACESTATE = "^" .. MEMBER .. "(?:," .. MEMBER .. "){0,31}$"
+local ZERO_TRACE = "00000000000000000000000000000000"
+local ZERO_SPAN = "0000000000000000"
+
+-- the sampler (init_worker): a new trace is sampled when its id's last 32 bits, unsigned, read below `bound`
+-- (ratio * 2^32); `parent_based`: a trusted parent's sampled flag decides instead
+local bound = 0
+local parent_based = false
+
+local spans, n, dropped, warned = {}, 0, 0, false
+
+-- xoshiro128** on 32-bit lanes (bit ops wrap like uint32; a product of a lane and 5 or 9 stays exact in a double)
+local s0, s1, s2, s3 = 1, 2, 3, 4
+
+local function next32()
+  local result = tobit(rol(tobit(s1 * 5), 7) * 9)
+  local t = lshift(s1, 9)
+  s2 = bxor(s2, s0)
+  s3 = bxor(s3, s1)
+  s1 = bxor(s1, s2)
+  s0 = bxor(s0, s3)
+  s2 = bxor(s2, t)
+  s3 = rol(s3, 11)
+  return result
+end
+
+-- The traceparent being made, written in place (no string per id): "00-" trace "-" span "-" flags; one string is
+-- made of it per request, the value sent on.
+local context = ffi.new("uint8_t[55]")
+ffi_copy(context, "00-" .. ZERO_TRACE .. "-" .. ZERO_SPAN .. "-00", 55)
+local DIGITS = ffi.new("const uint8_t[16]", { 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102 })
+
+-- hex_at writes `x` as 8 lowercase hex digits at context[at]
+local function hex_at(at, x)
+  for i = at + 7, at, -1 do
+    context[i] = DIGITS[band(x, 15)]
+    x = rshift(x, 4)
+  end
+end
+
+-- new_trace writes a new trace id (never all zero) into the context; its last 32 bits, unsigned
+local function new_trace()
+  local a, b, c, d = next32(), next32(), next32(), next32()
+  if a == 0 and b == 0 and c == 0 and d == 0 then d = 1 end
+  hex_at(3, a)
+  hex_at(11, b)
+  hex_at(19, c)
+  hex_at(27, d)
+  return d % 4294967296
+end
+
+-- new_span writes a new span id (never all zero) into the context
+local function new_span()
+  local a, b = next32(), next32()
+  if a == 0 and b == 0 then b = 1 end
+  hex_at(36, a)
+  hex_at(44, b)
+end
+
+-- last32 is the trace id's last 32 bits in the context, unsigned (read from its hex digits)
+local function last32()
+  local v = 0
+  for i = 27, 34 do
+    local c = context[i]
+    v = v * 16 + (c >= 97 and c - 87 or c - 48)
+  end
+  return v
+end
+
+-- seed reads 16 bytes of /dev/urandom into the generator's lanes; false when it cannot
+local function seed()
+  local f = io.open("/dev/urandom", "rb")
+  if f == nil then return false end
+  local b = f:read(16)
+  f:close()
+  if b == nil or #b ~= 16 then return false end
+  local lanes = {}
+  for i = 0, 3 do
+    local a, c, d, e = byte(b, i * 4 + 1, i * 4 + 4)
+    lanes[i + 1] = tobit(a * 16777216 + c * 65536 + d * 256 + e)
+  end
+  s0, s1, s2, s3 = lanes[1], lanes[2], lanes[3], lanes[4]
+  -- an all-zero state would stay zero
+  if s0 == 0 and s1 == 0 and s2 == 0 and s3 == 0 then s0 = 1 end
+  return true
+end
+
+-- valid says whether `traceparent` may be trusted, and its sampled flag
+local function valid(traceparent)
+  if traceparent == nil or #traceparent ~= 55 or not re_find(traceparent, TRACEPARENT, "jo") then return false end
+  if byte(traceparent, 1) == 102 and byte(traceparent, 2) == 102 then return false end -- version ff
+  if find(traceparent, ZERO_TRACE, 4, true) == 4 or find(traceparent, ZERO_SPAN, 37, true) == 37 then return false end
+  local flags = byte(traceparent, 55)
+  return true, band(flags >= 97 and flags - 87 or flags - 48, 1) == 1
+end
+
+--- trusted is the trace id, parent span id and sampled flag of `traceparent` when it is valid, else nil.
+function _M.trusted(traceparent)
+  local ok, sampled = valid(traceparent)
+  if not ok then return nil end
+  return traceparent:sub(4, 35), traceparent:sub(37, 52), sampled
+end
+
+--- valid_tracestate says whether `tracestate` may be sent on as it is.
+function _M.valid_tracestate(tracestate)
+  return tracestate ~= nil and #tracestate <= MAX_TRACESTATE and re_find(tracestate, TRACESTATE, "jo") ~= nil
+end
+
+local valid_tracestate = _M.valid_tracestate
+
+--- rewrite (rewrite_by_lua, before the balancer's) starts the span of a traced location's request: its context in
+--- $ia_traceparent (and a trusted tracestate in $ia_tracestate), and in $ia_otel what log() needs: "p" (sampled,
+--- child of the trusted $http_traceparent) or "s" (sampled, a root) or "n" (not sampled), so that an internal
+--- redirect does not start another.
+function _M.rewrite()
+  local mode = var.ia_otel
+  if mode ~= "trust" and mode ~= "new" then return end
+  local incoming, trusted, sampled
+  if mode == "trust" then
+    incoming = var.http_traceparent
+    trusted, sampled = valid(incoming)
+  end
+  if trusted then
+    ffi_copy(context, incoming, 35)
+    context[0], context[1] = 48, 48 -- sent on as version 00
+    if not parent_based then sampled = last32() < bound end
+  else
+    sampled = new_trace() < bound
+  end
+  new_span()
+  context[54] = sampled and 49 or 48
+  var.ia_traceparent = ffi_string(context, 55)
+  if trusted then
+    local state = var.http_tracestate
+    if state ~= nil and valid_tracestate(state) then var.ia_tracestate = state end
+  end
+  var.ia_otel = sampled and (trusted and "p" or "s") or "n"
+end
+
+--- log (log_by_lua) records a sampled span in this worker's list: FIELDS values, no table of its own, no string made
+--- but a long request URI's cut.
+function _M.log()
+  local mode = var.ia_otel
+  if mode ~= "s" and mode ~= "p" then return end
+  if n >= MAX_SPANS * FIELDS then
+    dropped = dropped + 1
+    return
+  end
+  local target = var.request_uri or ""
+  if #target > MAX_TARGET then target = target:sub(1, MAX_TARGET) end
+  local s = spans
+  s[n + 1] = var.ia_traceparent
+  s[n + 2] = mode == "p" and var.http_traceparent or ""
+  s[n + 3] = start_time()
+  s[n + 4] = now()
+  s[n + 5] = ngx.status
+  s[n + 6] = get_method()
+  s[n + 7] = var.ia_host or ""
+  s[n + 8] = var.ia_route or ""
+  s[n + 9] = target
+  s[n + 10] = var.scheme
+  s[n + 11] = var.remote_addr or ""
+  s[n + 12] = var.upstream_addr or ""
+  s[n + 13] = http_version() or 0
+  n = n + FIELDS
+end
+
+local function drop(dict, count, why)
+  if count == 0 then return end
+  dict:incr(DROPPED, count, 0)
+  if not warned then
+    warned = true
+    ngx.log(ngx.WARN, "ingress-actors: spans dropped (", why, "); said once per worker")
+  end
+end
+
+-- flush hands this worker's spans over as one list entry: a JSON array of FIELDS values per span
+local function flush()
+  local dict = ngx.shared.ia_spans
+  if dict == nil then return end
+  local lost, count, list = dropped, n / FIELDS, spans
+  dropped = 0
+  drop(dict, lost, "over " .. MAX_SPANS .. " spans in one second")
+  if n == 0 then return end
+  spans, n = {}, 0
+  if (dict:llen(LIST) or 0) >= MAX_ENTRIES then return drop(dict, count, "the controller has not read them") end
+  local text = cjson.encode(list)
+  if text == nil then return drop(dict, count, "could not encode them") end
+  local ok, err = dict:rpush(LIST, text)
+  if not ok then drop(dict, count, "lua_shared_dict ia_spans: " .. tostring(err)) end
+end
+
+--- init_worker (init_worker_by_lua) takes the sampler (the share of new traces sampled; whether a trusted parent's
+--- flag decides), seeds this worker's ids and starts the flush timer; its last run is the worker's exit.
+function _M.init_worker(ratio, parent)
+  bound = floor(ratio * 4294967296) -- 2^32
+  if ratio >= 1 then bound = 4294967296 end
+  parent_based = parent == true
+  if not seed() then
+    ngx.log(ngx.ERR, "ingress-actors: no /dev/urandom for span ids: seeded from the clock and pid")
+    s0, s1, s2, s3 = tobit(floor(now() * 1000) % 4294967296), tobit(ngx.worker.pid()), 0x9e3779b9, 0x7f4a7c15
+  end
+  local ok, err = ngx.timer.every(INTERVAL, flush)
+  if not ok then ngx.log(ngx.ERR, "ingress-actors: no span timer: ", err) end
+end
+
+-- one answer's text at most (the controller asks again while entries are left)
+local DRAIN_BYTES = 4 * 1024 * 1024
+
+--- drain takes up to `max` list entries (and about DRAIN_BYTES), one a line; how many are left; the spans dropped
+--- since the last drain.
+function _M.drain(max)
+  local dict = ngx.shared.ia_spans
+  if dict == nil then return "", 0, 0 end
+  local parts, count, size = {}, 0, 0
+  while count < max and size < DRAIN_BYTES do
+    local v = dict:lpop(LIST)
+    if v == nil then break end
+    count = count + 1
+    parts[count] = v
+    size = size + #v
+  end
+  local lost = dict:get(DROPPED) or 0
+  if lost > 0 then dict:incr(DROPPED, -lost) end
+  parts[count + 1] = ""
+  return concat(parts, "\n"), dict:llen(LIST) or 0, lost
+end
+
+--- flush_now hands the spans over at once (tests).
+_M.flush = flush
+--- trace_id and span_id are new ids as rewrite() makes them (tests)
+function _M.trace_id()
+  new_trace()
+  return ffi_string(context + 3, 32)
+end
+
+function _M.span_id()
+  new_span()
+  return ffi_string(context + 36, 16)
+end
+
+return _M
