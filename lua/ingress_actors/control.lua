@@ -191,11 +191,11 @@ end
 -- entries one GET /metrics hands over at most; the controller asks again while `left` is not 0
 local DRAIN_MAX = 2000
 
---- metrics handles GET /metrics: the request-metric deltas the workers handed over (lua/ingress_actors/monitor.lua),
---- taken off the list, after one line `left <n> dropped <n>`.
-function _M.metrics()
+--- answer_drained answers a GET of what the workers hand over (`drain`: monitor's or tracing's): one line
+--- `left <n> dropped <n>`, then the entries taken off the list.
+local function answer_drained(drain)
   if not allowed("GET") then return end
-  local text, left, dropped = monitor.drain(DRAIN_MAX)
+  local text, left, dropped = drain(DRAIN_MAX)
   ngx.status = 200
   ngx.header["Content-Type"] = "text/plain"
   ngx.header["Cache-Control"] = "no-store"
@@ -203,16 +203,15 @@ function _M.metrics()
   return ngx.exit(200)
 end
 
---- spans handles GET /spans: the spans the workers handed over (lua/ingress_actors/tracing.lua), taken off the list,
---- after one line `left <n> dropped <n>`: a JSON array per line, ready for src/http/spans.ts.
+--- metrics handles GET /metrics: the request-metric deltas the workers handed over (lua/ingress_actors/monitor.lua).
+function _M.metrics()
+  return answer_drained(monitor.drain)
+end
+
+--- spans handles GET /spans: the spans the workers handed over (lua/ingress_actors/tracing.lua), a JSON array per line,
+--- ready for src/http/spans.ts.
 function _M.spans()
-  if not allowed("GET") then return end
-  local text, left, dropped = tracing.drain(DRAIN_MAX)
-  ngx.status = 200
-  ngx.header["Content-Type"] = "text/plain"
-  ngx.header["Cache-Control"] = "no-store"
-  ngx.print("left ", left, " dropped ", dropped, "\n", text)
-  return ngx.exit(200)
+  return answer_drained(tracing.drain)
 end
 
 return _M

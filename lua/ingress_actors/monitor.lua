@@ -12,6 +12,8 @@
 local tonumber, pairs, concat, floor = tonumber, pairs, table.concat, math.floor
 local get_method, start_time, now = ngx.req.get_method, ngx.req.start_time, ngx.now
 
+local handover = require("ingress_actors.handover")
+
 local _M = {}
 
 local LIST = "deltas"
@@ -197,25 +199,10 @@ function _M.init_worker()
   if not ok then ngx.log(ngx.ERR, "ingress-actors: no request metrics timer: ", err) end
 end
 
--- one answer's text at most (the controller asks again while entries are left)
-local DRAIN_BYTES = 4 * 1024 * 1024
-
---- drain takes up to `max` list entries (and about DRAIN_BYTES): their text, how many are left, and the requests
---- dropped since the last drain.
+--- drain takes up to `max` list entries (lua/ingress_actors/handover.lua): their text, how many are left, and the
+--- requests dropped since the last drain.
 function _M.drain(max)
-  local dict = ngx.shared.ia_metrics
-  if dict == nil then return "", 0, 0 end
-  local parts, n, size = {}, 0, 0
-  while n < max and size < DRAIN_BYTES do
-    local v = dict:lpop(LIST)
-    if v == nil then break end
-    n = n + 1
-    parts[n] = v
-    size = size + #v
-  end
-  local lost = dict:get(DROPPED) or 0
-  if lost > 0 then dict:incr(DROPPED, -lost) end
-  return concat(parts), dict:llen(LIST) or 0, lost
+  return handover.drain(ngx.shared.ia_metrics, LIST, DROPPED, max, "")
 end
 
 --- flush_now hands the deltas over at once (tests).

@@ -11,9 +11,10 @@
 -- starts a new trace and no tracestate is sent. Ids come from a generator per worker seeded from /dev/urandom.
 local cjson = require("cjson.safe")
 local ffi = require("ffi")
+local handover = require("ingress_actors.handover")
 local re_find = ngx.re.find
 local byte, find = string.byte, string.find
-local floor, concat = math.floor, table.concat
+local floor = math.floor
 local bxor, lshift, rshift, rol, tobit, band = bit.bxor, bit.lshift, bit.rshift, bit.rol, bit.tobit, bit.band
 local ffi_string, ffi_copy = ffi.string, ffi.copy
 local now, start_time, get_method, http_version = ngx.now, ngx.req.start_time, ngx.req.get_method, ngx.req.http_version
@@ -246,26 +247,10 @@ function _M.init_worker(ratio, parent)
   if not ok then ngx.log(ngx.ERR, "ingress-actors: no span timer: ", err) end
 end
 
--- one answer's text at most (the controller asks again while entries are left)
-local DRAIN_BYTES = 4 * 1024 * 1024
-
---- drain takes up to `max` list entries (and about DRAIN_BYTES), one a line; how many are left; the spans dropped
---- since the last drain.
+--- drain takes up to `max` list entries (lua/ingress_actors/handover.lua), one a line; how many are left; the spans
+--- dropped since the last drain.
 function _M.drain(max)
-  local dict = ngx.shared.ia_spans
-  if dict == nil then return "", 0, 0 end
-  local parts, count, size = {}, 0, 0
-  while count < max and size < DRAIN_BYTES do
-    local v = dict:lpop(LIST)
-    if v == nil then break end
-    count = count + 1
-    parts[count] = v
-    size = size + #v
-  end
-  local lost = dict:get(DROPPED) or 0
-  if lost > 0 then dict:incr(DROPPED, -lost) end
-  parts[count + 1] = ""
-  return concat(parts, "\n"), dict:llen(LIST) or 0, lost
+  return handover.drain(ngx.shared.ia_spans, LIST, DROPPED, max, "\n")
 end
 
 --- flush_now hands the spans over at once (tests).
