@@ -11,11 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { nginxBinary } from '../src/nginx/binary.js';
-import { LUA_FOLDER } from '../src/nginx/lua.js';
-import { modulesPath } from '../src/nginx/modules.js';
 import { startCluster, waitFor, type Cluster } from '../test/support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../test/support/manifests.js';
 import { freePort, get, waitForPort } from '../test/support/net.js';
+import { luaNginxConf } from '../test/support/lua-nginx-conf.js';
 
 const HOST = 'metrics.bench';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
@@ -87,20 +86,9 @@ async function perCall(): Promise<string> {
   await mkdir(join(dir, 'tmp'));
   const port = await freePort();
   const conf = join(dir, 'nginx.conf');
-  const modules = await modulesPath(nginxBinary());
   await writeFile(
     conf,
-    `load_module ${modules}/ndk_http_module.so;
-load_module ${modules}/ngx_http_lua_module.so;
-worker_processes 1;
-pid nginx.pid;
-error_log error.log error;
-events { worker_connections 64; }
-http {
-    client_body_temp_path tmp; proxy_temp_path tmp; fastcgi_temp_path tmp; uwsgi_temp_path tmp; scgi_temp_path tmp;
-    access_log off;
-    lua_package_path "${LUA_FOLDER}/?.lua;;";
-    lua_shared_dict ia_metrics 1m;
+    await luaNginxConf(`    lua_shared_dict ia_metrics 1m;
     init_by_lua_block { require("ingress_actors.monitor").configure(nil) }
     server {
         listen 127.0.0.1:${port};
@@ -116,9 +104,7 @@ http {
                 ngx.say((ngx.now() - t0) / n * 1e6)
             }
         }
-    }
-}
-`,
+    }`),
   );
   await new Promise<void>((resolve, reject) =>
     spawn(nginxBinary(), ['-p', dir, '-c', conf], { stdio: 'ignore' }).once('exit', (code) =>

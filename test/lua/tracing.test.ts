@@ -10,9 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nginxBinary } from '../../src/nginx/binary.js';
-import { LUA_FOLDER } from '../../src/nginx/lua.js';
-import { modulesPath } from '../../src/nginx/modules.js';
 import { freePort, get, waitForPort } from '../support/net.js';
+import { luaNginxConf } from '../support/lua-nginx-conf.js';
 
 let dir: string;
 let port: number;
@@ -22,21 +21,11 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ia-tracing-lua-'));
   await mkdir(join(dir, 'tmp'));
   port = await freePort();
-  const modules = await modulesPath(nginxBinary());
   const conf = join(dir, 'nginx.conf');
   await writeFile(
     conf,
-    `load_module ${modules}/ndk_http_module.so;
-load_module ${modules}/ngx_http_lua_module.so;
-worker_processes 2;
-pid nginx.pid;
-error_log error.log warn;
-events { worker_connections 64; }
-http {
-    client_body_temp_path tmp; proxy_temp_path tmp; fastcgi_temp_path tmp; uwsgi_temp_path tmp; scgi_temp_path tmp;
-    access_log off;
-    lua_package_path "${LUA_FOLDER}/?.lua;;";
-    lua_shared_dict ia_spans 1m;
+    await luaNginxConf(
+      `    lua_shared_dict ia_spans 1m;
     init_worker_by_lua_block { require("ingress_actors.tracing").init_worker(1, false) }
     server {
         listen 127.0.0.1:${port};
@@ -57,9 +46,9 @@ http {
                 for _ = 1, 500 do ngx.say(ngx.worker.pid(), " ", tracing.trace_id(), " ", tracing.span_id()) end
             }
         }
-    }
-}
-`,
+    }`,
+      { workers: 2, errorLevel: 'warn' },
+    ),
   );
   await new Promise<void>((resolve, reject) =>
     spawn(nginxBinary(), ['-p', dir, '-c', conf], { stdio: 'ignore' }).once('exit', (code) =>
