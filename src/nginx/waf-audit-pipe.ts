@@ -33,6 +33,8 @@ export async function openAuditPipe(configDir: string, log: Logger): Promise<Aud
     await execa('mkfifo', ['-m', '0600', path]);
     const fd = openSync(path, constants.O_RDWR | constants.O_NONBLOCK | constants.O_NOFOLLOW);
     const socket = new Socket({ fd, readable: true, writable: false });
+    // the FIFO alone never keeps the controller running: a start that fails after this (a --healthz-port in use) exits
+    socket.unref();
     const lines = createInterface({ input: socket, crlfDelay: Number.POSITIVE_INFINITY });
     lines.on('line', (line) => logLine(log, line));
     socket.on('error', (error) => log.warn({ err: error }, 'the ModSecurity audit FIFO failed; no more audit records'));
