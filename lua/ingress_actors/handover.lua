@@ -26,4 +26,18 @@ function _M.drain(dict, list, dropped, max, sep)
   return concat(parts, sep), dict:llen(list) or 0, lost
 end
 
+--- dropper is a worker's `drop(dict, count, why)` for `what` (the things handed over): it adds `count` to the dict's
+--- `dropped` count (the next drain reports it) and warns once per worker, saying why.
+function _M.dropper(dropped, what)
+  local warned = false
+  return function(dict, count, why)
+    if count == 0 then return end
+    dict:incr(dropped, count, 0)
+    if not warned then
+      warned = true
+      ngx.log(ngx.WARN, "ingress-actors: ", what, " dropped (", why, "); said once per worker")
+    end
+  end
+end
+
 return _M

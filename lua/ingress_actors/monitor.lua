@@ -68,7 +68,6 @@ local slots = 1
 local pending = {}
 local npending = 0
 local dropped = 0
-local warned = false
 
 -- parse reads "t1,t2;l1,l2;s1,s2" (the controller's flags); a missing or bad part keeps ingress-nginx's default
 local function parse(spec)
@@ -153,14 +152,7 @@ function _M.log()
   observe(row, 7, sent)
 end
 
-local function drop(dict, n, why)
-  if n == 0 then return end
-  dict:incr(DROPPED, n, 0)
-  if not warned then
-    warned = true
-    ngx.log(ngx.WARN, "ingress-actors: request metrics dropped (", why, "); said once per worker")
-  end
-end
+local drop = handover.dropper(DROPPED, "request metrics")
 
 -- flush hands this worker's deltas over as one list entry: a line per label set, `key<TAB>slot:value,…`
 local function flush()

@@ -50,7 +50,7 @@ local ZERO_SPAN = "0000000000000000"
 local bound = 0
 local parent_based = false
 
-local spans, n, dropped, warned = {}, 0, 0, false
+local spans, n, dropped = {}, 0, 0
 
 -- xoshiro128** on 32-bit lanes (bit ops wrap like uint32; a product of a lane and 5 or 9 stays exact in a double)
 local s0, s1, s2, s3 = 1, 2, 3, 4
@@ -208,14 +208,7 @@ function _M.log()
   n = n + FIELDS
 end
 
-local function drop(dict, count, why)
-  if count == 0 then return end
-  dict:incr(DROPPED, count, 0)
-  if not warned then
-    warned = true
-    ngx.log(ngx.WARN, "ingress-actors: spans dropped (", why, "); said once per worker")
-  end
-end
+local drop = handover.dropper(DROPPED, "spans")
 
 -- flush hands this worker's spans over as one list entry: a JSON array of FIELDS values per span
 local function flush()
