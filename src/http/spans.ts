@@ -2,21 +2,18 @@
  * OpenTelemetry export (issue 33): nginx's Lua makes a server span per traced request and hands each worker's spans
  * over once a second (lua/ingress_actors/tracing.lua); this module drains them through the control channel, turns
  * each into a span as ingress-nginx's tracing module names its attributes, and exports them over OTLP/HTTP
- * (protobuf, OpenTelemetry's own exporter) to the collector the ConfigMap names, in batches, from a bounded queue:
+ * (protobuf: otlp-protobuf.ts, otlp-transport.ts) to the collector the ConfigMap names, in batches, from a bounded queue:
  * `otel-max-queuesize`, `otel-schedule-delay-millis`, `otel-max-export-batch-size`, one export at a time. A slow or
  * absent collector costs spans, counted in `ingress_actors_spans_dropped_total`, never a request nor memory beyond
  * the queue. Where spans go is the operator's ConfigMap's (validated), never a request's.
  */
-import { SpanKind, SpanStatusCode, type Attributes, type HrTime } from '@opentelemetry/api';
-import { ExportResultCode } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { Counter, type Registry } from 'prom-client';
 import type { InspectionEvent } from 'xstate';
 import type { Logger } from '../log.js';
 import type { GlobalConfig, NginxModel } from '../model/nginx-model.js';
 import { isSyncDone } from '../../machines/events.js';
+import { encodeTraceRequest, type Scope, type SpanRecord } from './otlp-protobuf.js';
+import { OtlpTransport } from './otlp-transport.js';
 import { routesOf, type RouteInfo } from './request-metrics.js';
 
 /** how often nginx's list is drained (its workers hand spans over each second) */
@@ -29,6 +26,9 @@ const FIELDS = 13;
 const EXPORT_TIMEOUT_MS = 10_000;
 /** the most spans the queue may hold whatever otel-max-queuesize says (each is about a kilobyte) */
 export const MAX_QUEUE = 65_536;
+
+/** the latest time a span may carry: OTLP's times are nanoseconds in 64 bits (a year in the 26th century) */
+const MAX_SECONDS = 18_446_744_073;
 
 /** the traceparent nginx sent on, and a trusted incoming one (tracing.lua checked it: its parent is read here) */
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
@@ -82,23 +82,22 @@ export interface SpanExportOptions {
   readonly version: string;
 }
 
-const hrTimeOf = (seconds: number): HrTime => {
-  const ms = Math.round(seconds * 1000);
-  return [Math.floor(ms / 1000), (ms % 1000) * 1_000_000];
-};
+/** flavorOf names $server_protocol's version as ingress-nginx's module does (a switch: no number made a string) */
+const flavorOf = (version: unknown): string =>
+  version === 1.1 ? '1.1' : version === 2 ? '2.0' : version === 1 ? '1.0' : version === 3 ? '3.0' : String(version);
 
-const FLAVORS: Readonly<Record<string, string>> = { '1': '1.0', '1.1': '1.1', '2': '2.0', '3': '3.0' };
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** SpanExport drains nginx's spans and exports them while the model traces. */
 export class SpanExport {
   private settings: ExportSettings | null = null;
-  private exporter: OTLPTraceExporter | null = null;
-  private resource: Resource | null = null;
+  private transport: OtlpTransport | null = null;
+  private scope: Scope | null = null;
   private model: NginxModel | null = null;
   private routes: ReturnType<typeof routesOf> | null = null;
   /** the opentelemetry-operation-name annotations' span names, by `host route-id` */
   private names: Map<string, string> | null = null;
-  private queue: ReadableSpan[] = [];
+  private queue: SpanRecord[] = [];
   private exporting = false;
   private lastExport = Date.now();
   private draining: Promise<void> | null = null;
@@ -136,11 +135,11 @@ export class SpanExport {
     this.timer = null;
   }
 
-  /** stop ends the periodic drain and shuts the exporter down. */
+  /** stop ends the periodic drain and closes the collector's connections. */
   async stop(): Promise<void> {
     this.pause();
-    await this.exporter?.shutdown().catch(() => {});
-    this.exporter = null;
+    this.transport?.close();
+    this.transport = null;
   }
 
   /** exportedTotal is how many spans the collector accepted so far (benchmarks). */
@@ -160,7 +159,7 @@ export class SpanExport {
     if (isSyncDone(done) && done.model !== this.model) this.setModel(done.model);
   }
 
-  /** setModel takes a model's settings; a new collector or service name makes a new exporter. */
+  /** setModel takes a model's settings; a new collector makes a new transport. */
   setModel(model: NginxModel): void {
     this.model = model;
     this.routes = null;
@@ -168,16 +167,16 @@ export class SpanExport {
     const next = settingsOf(model.config);
     const last = this.settings;
     this.settings = next;
-    if (last?.url !== next.url || last?.serviceName !== next.serviceName) {
-      void this.exporter?.shutdown().catch(() => {});
-      // a batch in flight to the old collector ends on its own; the new one need not wait for it
+    if (last?.url !== next.url) {
+      // a batch in flight to the old collector ends on its own (pump() then closes its transport); the new one need
+      // not wait for it
+      if (!this.exporting) this.transport?.close();
       this.exporting = false;
-      this.exporter = next.url
-        ? // one export at a time is pump()'s rule; the exporter's own count frees a slot only after the callback
-          new OTLPTraceExporter({ url: next.url, timeoutMillis: EXPORT_TIMEOUT_MS, concurrencyLimit: 2 })
+      this.transport = next.url
+        ? new OtlpTransport(next.url, EXPORT_TIMEOUT_MS, `ingress-actors/${this.options.version}`)
         : null;
-      this.resource = resourceFromAttributes({ 'service.name': next.serviceName });
     }
+    this.scope = { serviceName: next.serviceName, name: 'ingress-actors', version: this.options.version };
     if (this.queue.length > next.maxQueue) this.drop('queue', this.queue.splice(next.maxQueue).length);
   }
 
@@ -252,64 +251,69 @@ export class SpanExport {
     else this.queue.push(span);
   }
 
-  /** spanOf turns one drained span (FIELDS values from `at`) into a ReadableSpan; null when a value is not its kind. */
-  spanOf(values: readonly unknown[], at: number): ReadableSpan | null {
-    const [sent, incoming, start, end, status, method, host, route, target, scheme, peer, upstream, version] =
-      values.slice(at, at + FIELDS);
+  /** spanOf turns one drained span (FIELDS values from `at`) into a SpanRecord; null when a value is not its kind. */
+  spanOf(values: readonly unknown[], at: number): SpanRecord | null {
+    const sent = values[at];
+    const incoming = values[at + 1];
+    const start = values[at + 2];
+    const end = values[at + 3];
+    const status = values[at + 4];
     const ids = typeof sent === 'string' ? TRACEPARENT.exec(sent) : null;
     const caller = typeof incoming === 'string' && incoming !== '' ? TRACEPARENT.exec(incoming) : null;
     if (ids === null || (incoming !== '' && caller === null)) return null;
     if (typeof start !== 'number' || typeof end !== 'number' || typeof status !== 'number') return null;
-    const trace = ids[1]!;
-    const id = ids[2]!;
-    const parent = caller?.[2] ?? '';
-    const text = (v: unknown) => (typeof v === 'string' ? v : '');
+    if (!Number.isInteger(status) || status < 0 || status > 999) return null;
+    if (!(start >= 0 && start <= MAX_SECONDS && end >= 0 && end <= MAX_SECONDS)) return null;
+    const method = text(values[at + 5]);
+    const host = text(values[at + 6]);
+    const target = text(values[at + 8]);
     this.routes ??= this.model ? routesOf(this.model) : new Map();
     this.names ??= this.model ? namesOf(this.model) : new Map();
-    const key = `${text(host)} ${text(route)}`;
+    const key = `${host} ${text(values[at + 7])}`;
     const info = this.routes.get(key);
-    const attributes: Attributes = {
-      'http.method': text(method),
-      'http.target': text(target),
-      'http.scheme': text(scheme),
-      'http.flavor': FLAVORS[String(version)] ?? String(version),
-      'http.host': text(host),
-      'http.server_name': text(host),
-      'http.status_code': status,
-      'net.peer.ip': text(peer),
-    };
-    if (text(upstream) !== '') attributes['upstream.address'] = text(upstream);
-    if (info) {
-      attributes['http.route'] = info.path;
-      attributes['ingress.namespace'] = info.namespace;
-      attributes['ingress.name'] = info.ingress;
-      attributes['ingress.service_name'] = info.service;
-    }
-    const context = { traceId: trace, spanId: id, traceFlags: 1 };
-    const startTime = hrTimeOf(start);
-    const endTime = hrTimeOf(Math.max(start, end));
-    const durationMs = Math.round(Math.max(0, end - start) * 1000);
+    // ingress-nginx's module's attribute names; the route, Ingress and Service where the route id is known
+    const attributes: (string | number)[] = [
+      'http.method',
+      method,
+      'http.target',
+      target,
+      'http.scheme',
+      text(values[at + 9]),
+      'http.flavor',
+      flavorOf(values[at + 12]),
+      'http.host',
+      host,
+      'http.server_name',
+      host,
+      'http.status_code',
+      status,
+      'net.peer.ip',
+      text(values[at + 10]),
+    ];
+    const upstream = text(values[at + 11]);
+    if (upstream !== '') attributes.push('upstream.address', upstream);
+    if (info)
+      attributes.push(
+        'http.route',
+        info.path,
+        'ingress.namespace',
+        info.namespace,
+        'ingress.name',
+        info.ingress,
+        'ingress.service_name',
+        info.service,
+      );
+    const startMs = Math.round(start * 1000);
     return {
-      name: this.nameOf(this.names.get(key), text(method), text(host), text(target), info),
-      kind: SpanKind.SERVER,
-      spanContext: () => context,
-      ...(parent === ''
-        ? {}
-        : { parentSpanContext: { traceId: trace, spanId: parent, traceFlags: 1, isRemote: true } }),
-      startTime,
-      endTime,
-      duration: [Math.floor(durationMs / 1000), (durationMs % 1000) * 1_000_000],
+      traceId: ids[1]!,
+      spanId: ids[2]!,
+      parentSpanId: caller?.[2] ?? '',
+      name: this.nameOf(this.names.get(key), method, host, target, info),
+      startMs,
+      endMs: Math.max(startMs, Math.round(end * 1000)),
       // as ingress-nginx's module: an error when nginx answered 5xx
-      status: { code: status >= 500 ? SpanStatusCode.ERROR : SpanStatusCode.UNSET },
+      error: status >= 500,
       attributes,
-      links: [],
-      events: [],
-      ended: true,
-      resource: this.resource!,
-      instrumentationScope: { name: 'ingress-actors', version: this.options.version },
-      droppedAttributesCount: 0,
-      droppedEventsCount: 0,
-      droppedLinksCount: 0,
     };
   }
 
@@ -342,23 +346,25 @@ export class SpanExport {
   /** pump starts an export when none runs and a batch is full, or the oldest span waited the schedule delay. */
   private pump(): void {
     const settings = this.settings;
-    const exporter = this.exporter;
-    if (this.exporting || !settings || !exporter || this.queue.length === 0) return;
+    const transport = this.transport;
+    const scope = this.scope;
+    if (this.exporting || !settings || !transport || !scope || this.queue.length === 0) return;
     if (this.queue.length < settings.batch && Date.now() - this.lastExport < settings.delayMs) return;
     const batch = this.queue.splice(0, settings.batch);
     this.exporting = true;
     this.lastExport = Date.now();
-    exporter.export(batch, (result) => {
-      if (exporter === this.exporter) this.exporting = false;
-      if (result.code === ExportResultCode.SUCCESS) {
+    void transport.send(encodeTraceRequest(batch, scope)).then((result) => {
+      // a batch in flight when the collector changed does not hold up the new one's
+      if (transport === this.transport) this.exporting = false;
+      if (result.ok) {
         this.exported.inc(batch.length);
         this.exportedSpans += batch.length;
       } else {
         this.drop('export', batch.length);
-        this.options.log.debug({ err: result.error }, 'the OTLP collector did not take a batch of spans');
+        this.options.log.debug({ error: result.error }, 'the OTLP collector did not take a batch of spans');
       }
-      // the next batch once the exporter has let this one go (its promise settles after this callback)
-      if (exporter === this.exporter) setImmediate(() => this.pump());
+      if (transport === this.transport) this.pump();
+      else transport.close();
     });
   }
 

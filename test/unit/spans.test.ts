@@ -38,7 +38,7 @@ function exporter(data: Record<string, string>, annotations: Record<string, stri
 
 const SENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-1111111111111111-01';
 const CALLER = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
-const row = (route: string, incoming = '') => [
+const row = (route: string, incoming = ''): unknown[] => [
   SENT,
   incoming,
   1733430000.123,
@@ -58,24 +58,37 @@ describe('SpanExport.spanOf', () => {
   it('names the span by the location path, with the Ingress, Service and route from the route id', () => {
     const { spans, route } = exporter({});
     const span = spans.spanOf(row(route, CALLER), 0)!;
-    expect(span.name).toBe('/api');
-    expect(span.spanContext()).toMatchObject({
+    expect(span).toEqual({
       traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
       spanId: '1111111111111111',
+      parentSpanId: '00f067aa0ba902b7',
+      name: '/api',
+      startMs: 1733430000123,
+      endMs: 1733430000250,
+      error: true,
+      attributes: [
+        ['http.method', 'POST'],
+        ['http.target', '/api/x?y=1'],
+        ['http.scheme', 'https'],
+        ['http.flavor', '2.0'],
+        ['http.host', 'shop.example.com'],
+        ['http.server_name', 'shop.example.com'],
+        ['http.status_code', 503],
+        ['net.peer.ip', '10.1.2.3'],
+        ['upstream.address', '10.0.0.1:8080'],
+        ['http.route', '/api'],
+        ['ingress.namespace', 'default'],
+        ['ingress.name', 'shop'],
+        ['ingress.service_name', 'api'],
+      ].flat(),
     });
-    expect(span.parentSpanContext?.spanId).toBe('00f067aa0ba902b7');
-    expect(span.startTime).toEqual([1733430000, 123_000_000]);
-    expect(span.endTime).toEqual([1733430000, 250_000_000]);
-    expect(span.status.code).toBe(2);
-    expect(span.attributes).toMatchObject({
-      'http.route': '/api',
-      'ingress.namespace': 'default',
-      'ingress.name': 'shop',
-      'ingress.service_name': 'api',
-      'http.flavor': '2.0',
-      'http.scheme': 'https',
-      'http.status_code': 503,
-    });
+  });
+
+  it('starts a root span without a caller, its end never before its start', () => {
+    const { spans, route } = exporter({});
+    const values = row(route);
+    values[3] = 1733430000.1;
+    expect(spans.spanOf(values, 0)).toMatchObject({ parentSpanId: '', startMs: 1733430000123, endMs: 1733430000123 });
   });
 
   it('names it by opentelemetry-operation-name, its variables replaced', () => {
@@ -103,6 +116,10 @@ describe('SpanExport.spanOf', () => {
       [1, 'a caller that is not one'],
       [2, '1733430000'],
       [4, null],
+      [4, 200.5],
+      [2, -1],
+      [3, 1e11],
+      [2, Number.NaN],
     ] as const) {
       const values: unknown[] = [...good];
       values[at] = bad;
