@@ -9,8 +9,11 @@
  *    without, on one controller, GET and a 64 KB POST (a JSON body the CRS reads whole), interleaved rounds. The
  *    backend is a stock nginx answering itself (bench/request-metrics.ts), so the figures are the proxy's.
  *
+ * 3. The floor under part 1: a bare nginx's PSS with the module, the CRS, and smaller subsets of it (bench/waf-floor.ts).
+ *
  * `npm run build && node_modules/.bin/node dist/bench/run.js waf`; BENCH_SIZES, BENCH_MODES (pushed,rendered),
- * BENCH_ROUNDS and BENCH_SECONDS (5 rounds of 4 s), BENCH_MEMORY=0 skips part 1, BENCH_THROUGHPUT=0 part 2.
+ * BENCH_ROUNDS and BENCH_SECONDS (5 rounds of 4 s), BENCH_MEMORY=0 skips part 1, BENCH_THROUGHPUT=0 part 2,
+ * BENCH_FLOOR=0 part 3.
  */
 import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
@@ -18,6 +21,7 @@ import { waitFor } from '../test/support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../test/support/manifests.js';
 import { get } from '../test/support/net.js';
 import { startChildController, type ChildController } from './child-controller.js';
+import { runWafFloor } from './waf-floor.js';
 import { groupPssBytes, mb } from './proc.js';
 import { startStaticNginx } from './request-metrics.js';
 import { median } from './stats.js';
@@ -175,6 +179,7 @@ export async function runWaf(): Promise<void> {
         );
       }
     if (process.env.BENCH_THROUGHPUT !== '0') await throughput(backend.port);
+    if (process.env.BENCH_FLOOR !== '0') await runWafFloor();
   } finally {
     await backend.close();
   }
