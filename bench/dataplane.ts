@@ -24,7 +24,7 @@ import { ingress, ingressClass, serviceWithEndpoints } from '../test/support/man
 import { get } from '../test/support/net.js';
 import { startBareNginx } from './bare-nginx.js';
 import { startChildController, type ChildController } from './child-controller.js';
-import { startStaticNginx } from './request-metrics.js';
+import { startStaticNginx } from './bare-nginx.js';
 import { median } from './stats.js';
 
 const HOSTS = (process.env.BENCH_HOSTS ?? '1,1000').split(',').map(Number);

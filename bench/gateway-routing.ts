@@ -32,7 +32,7 @@ import { CONTROLLER, gateway, gatewayClass, listener, namespace, route } from '.
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../test/support/manifests.js';
 import { freePort } from '../test/support/net.js';
 import { startNginx } from '../test/support/nginx.js';
-import { startStaticNginx } from './request-metrics.js';
+import { startStaticNginx } from './bare-nginx.js';
 import { MAX_REGEX_WEIGHT_PER_HOST } from '../src/model/regex-budget.js';
 import { regexWeight } from '../src/model/regex-path.js';
 

@@ -28,7 +28,7 @@ import { gateway, gatewayClass, listener, namespace, route } from '../test/gatew
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../test/support/manifests.js';
 import { freePort } from '../test/support/net.js';
 import { cpuNs, dynamicOptions, startDynamic } from './gateway-routing.js';
-import { startStaticNginx } from './request-metrics.js';
+import { startStaticNginx } from './bare-nginx.js';
 
 const LENGTH = 7_000;
 const PLAIN_REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2_000);

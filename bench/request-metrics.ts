@@ -5,57 +5,16 @@
  * is nginx's proxying with and without the Lua monitor, not a Node backend's. Then the controller's CPU for /metrics:
  * process.cpuUsage around a scrape that drains what nginx counted since the last one, per 1,000 requests counted.
  */
-import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { nginxBinary } from '../src/nginx/binary.js';
+import { startStaticNginx, timeInLuaWorker } from './bare-nginx.js';
 import { startCluster, waitFor, type Cluster } from '../test/support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../test/support/manifests.js';
-import { freePort, get, waitForPort } from '../test/support/net.js';
-import { luaNginxConf } from '../test/support/lua-nginx-conf.js';
+import { get } from '../test/support/net.js';
 
 const HOST = 'metrics.bench';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = 16;
-
-/** startStaticNginx is the backend: a stock nginx on 127.0.0.2 answering `ok` itself, one worker. */
-export async function startStaticNginx(): Promise<{ port: number; close(): Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'ia-bench-backend-'));
-  await mkdir(join(dir, 'tmp'));
-  const port = await freePort();
-  const conf = join(dir, 'nginx.conf');
-  await writeFile(
-    conf,
-    `worker_processes 1;
-pid nginx.pid;
-error_log error.log error;
-events { worker_connections 4096; }
-http {
-    client_body_temp_path tmp; proxy_temp_path tmp; fastcgi_temp_path tmp; uwsgi_temp_path tmp; scgi_temp_path tmp;
-    access_log off;
-    server { listen 127.0.0.2:${port}; location / { return 200 "ok\\n"; } }
-}
-`,
-  );
-  await new Promise<void>((resolve, reject) =>
-    spawn(nginxBinary(), ['-p', dir, '-c', conf], { stdio: 'ignore' }).once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`backend nginx exited ${code}`)),
-    ),
-  );
-  await waitForPort(port, 10_000, '127.0.0.2');
-  const pid = Number((await readFile(join(dir, 'nginx.pid'), 'utf8')).trim());
-  return {
-    port,
-    close: async () => {
-      process.kill(pid, 'SIGQUIT');
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** load runs autocannon through nginx on `port` for SECONDS; its result and its failed requests by error code. */
 async function load(port: number): Promise<{ result: autocannon.Result; codes: Map<string, number> }> {
@@ -81,47 +40,18 @@ async function load(port: number): Promise<{ result: autocannon.Result; codes: M
  * perCall times monitor.log() itself inside a real nginx worker (a content handler calling it 200,000 times with the
  * request's variables, as the log phase would): the Lua side of the cost, without the machine's noise.
  */
-async function perCall(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'ia-bench-monitor-'));
-  await mkdir(join(dir, 'tmp'));
-  const port = await freePort();
-  const conf = join(dir, 'nginx.conf');
-  await writeFile(
-    conf,
-    await luaNginxConf(`    lua_shared_dict ia_metrics 1m;
-    init_by_lua_block { require("ingress_actors.monitor").configure(nil) }
-    server {
-        listen 127.0.0.1:${port};
-        set $ia_host "metrics.bench";
-        location / {
-            set $ia_route "0123456789abcdef";
-            content_by_lua_block {
-                local monitor, n = require("ingress_actors.monitor"), 200000
+function perCall(): Promise<string> {
+  return timeInLuaWorker({
+    http: `    lua_shared_dict ia_metrics 1m;
+    init_by_lua_block { require("ingress_actors.monitor").configure(nil) }`,
+    server: '        set $ia_host "metrics.bench";',
+    lua: `                local monitor, n = require("ingress_actors.monitor"), 200000
                 ngx.update_time()
                 local t0 = ngx.now()
                 for _ = 1, n do monitor.log() end
                 ngx.update_time()
-                ngx.say((ngx.now() - t0) / n * 1e6)
-            }
-        }
-    }`),
-  );
-  await new Promise<void>((resolve, reject) =>
-    spawn(nginxBinary(), ['-p', dir, '-c', conf], { stdio: 'ignore' }).once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`nginx exited ${code}`)),
-    ),
-  );
-  await waitForPort(port);
-  const pid = Number((await readFile(join(dir, 'nginx.pid'), 'utf8')).trim());
-  try {
-    const runs: number[] = [];
-    for (let i = 0; i < 5; i++) runs.push(Number((await get({ host: 'x', path: '/', port })).body));
-    return runs.map((us) => us.toFixed(2)).join(' ');
-  } finally {
-    process.kill(pid, 'SIGQUIT');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    await rm(dir, { recursive: true, force: true });
-  }
+                ngx.say((ngx.now() - t0) / n * 1e6)`,
+  });
 }
 
 /**

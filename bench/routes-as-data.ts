@@ -38,7 +38,7 @@ import { startChildController, type ChildController, type LogLine } from './chil
 import { ANNOTATION_MIX, generateCluster, snapshotManifests } from './fixtures.js';
 import { heldReport, type Held, liveWorkers, openLongLived } from './long-lived.js';
 import { groupPssBytes, mb } from './proc.js';
-import { startStaticNginx } from './request-metrics.js';
+import { startStaticNginx } from './bare-nginx.js';
 import { median, percentile } from './stats.js';
 
 const MODES = ['pushed', 'rendered'] as const;

@@ -7,63 +7,18 @@
  * periodic drain paused, a fixed number of requests leaves their spans in nginx, and process.cpuUsage is taken around
  * draining, turning them into spans and exporting them (OTLP/HTTP protobuf) until the collector accepted them all.
  */
-import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { nginxBinary } from '../src/nginx/binary.js';
+import { startStaticNginx, timeInLuaWorker } from './bare-nginx.js';
 import { startCluster, waitFor, type Cluster } from '../test/support/cluster.js';
 import { startChildController } from './child-controller.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../test/support/manifests.js';
-import { freePort, get, waitForPort } from '../test/support/net.js';
-import { luaNginxConf } from '../test/support/lua-nginx-conf.js';
+import { get } from '../test/support/net.js';
 
 const HOST = 'tracing.bench';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CPU_REQUESTS = Number(process.env.BENCH_CPU_REQUESTS ?? 20_000);
 const CONNECTIONS = 16;
-
-/** startStaticNginx is a stock nginx on 127.0.0.2, one worker: `ok` on /, 200 to POST /v1/traces (body discarded). */
-async function startStaticNginx(): Promise<{ port: number; close(): Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'ia-bench-tracing-'));
-  await mkdir(join(dir, 'tmp'));
-  const port = await freePort();
-  const conf = join(dir, 'nginx.conf');
-  await writeFile(
-    conf,
-    `worker_processes 1;
-pid nginx.pid;
-error_log error.log error;
-events { worker_connections 4096; }
-http {
-    client_body_temp_path tmp; proxy_temp_path tmp; fastcgi_temp_path tmp; uwsgi_temp_path tmp; scgi_temp_path tmp;
-    access_log off;
-    server {
-        listen 127.0.0.2:${port};
-        location / { return 200 "ok\\n"; }
-        location = /v1/traces { client_max_body_size 64m; return 200; }
-    }
-}
-`,
-  );
-  await new Promise<void>((resolve, reject) =>
-    spawn(nginxBinary(), ['-p', dir, '-c', conf], { stdio: 'ignore' }).once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`backend nginx exited ${code}`)),
-    ),
-  );
-  await waitForPort(port, 10_000, '127.0.0.2');
-  const pid = Number((await readFile(join(dir, 'nginx.pid'), 'utf8')).trim());
-  return {
-    port,
-    close: async () => {
-      process.kill(pid, 'SIGQUIT');
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** load runs autocannon through nginx on `port` for SECONDS (or `amount` requests); its result. */
 function load(port: number, amount?: number): Promise<autocannon.Result> {
@@ -109,25 +64,15 @@ async function exportCpu(cluster: Cluster, requests: number): Promise<{ cpuMs: n
  * them 20,000 times with a request's variables, as the two phases would, a sampled span each): the Lua side of the
  * cost without the machine's noise. Each run is a second apart, so the worker's timer has handed its spans over.
  */
-async function perCall(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'ia-bench-tracing-lua-'));
-  await mkdir(join(dir, 'tmp'));
-  const port = await freePort();
-  const conf = join(dir, 'nginx.conf');
-  await writeFile(
-    conf,
-    await luaNginxConf(`    lua_shared_dict ia_spans 64m;
-    init_worker_by_lua_block { require("ingress_actors.tracing").init_worker(1, false) }
-    server {
-        listen 127.0.0.1:${port};
-        set $ia_host "tracing.bench";
+function perCall(): Promise<string> {
+  return timeInLuaWorker({
+    http: `    lua_shared_dict ia_spans 64m;
+    init_worker_by_lua_block { require("ingress_actors.tracing").init_worker(1, false) }`,
+    server: `        set $ia_host "tracing.bench";
         set $ia_otel "";
         set $ia_traceparent "";
-        set $ia_tracestate "";
-        location / {
-            set $ia_route "0123456789abcdef";
-            content_by_lua_block {
-                local tracing, n, var = require("ingress_actors.tracing"), 20000, ngx.var
+        set $ia_tracestate "";`,
+    lua: `                local tracing, n, var = require("ingress_actors.tracing"), 20000, ngx.var
                 ngx.update_time()
                 local t0 = ngx.now()
                 for _ = 1, n do
@@ -136,31 +81,11 @@ async function perCall(): Promise<string> {
                     tracing.log()
                 end
                 ngx.update_time()
-                ngx.say((ngx.now() - t0) / n * 1e6)
-            }
-        }
-    }`),
-  );
-  await new Promise<void>((resolve, reject) =>
-    spawn(nginxBinary(), ['-p', dir, '-c', conf], { stdio: 'ignore' }).once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`nginx exited ${code}`)),
-    ),
-  );
-  await waitForPort(port);
-  const pid = Number((await readFile(join(dir, 'nginx.pid'), 'utf8')).trim());
-  try {
-    const runs: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const headers = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'rojo=1' };
-      runs.push(Number((await get({ host: 'x', path: '/api/items?page=2', port, headers })).body));
-      await sleep(1_200);
-    }
-    return runs.map((us) => us.toFixed(2)).join(' ');
-  } finally {
-    process.kill(pid, 'SIGQUIT');
-    await sleep(200);
-    await rm(dir, { recursive: true, force: true });
-  }
+                ngx.say((ngx.now() - t0) / n * 1e6)`,
+    gapMs: 1_200,
+    path: '/api/items?page=2',
+    headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'rojo=1' },
+  });
 }
 
 /** runTracing prints requests/s with tracing (100 % sampled) and without, and the controller's CPU per 1,000 spans. */
@@ -169,7 +94,8 @@ export async function runTracing(): Promise<void> {
     console.log(`bench tracing: tracing.rewrite() + log() in a worker: ${await perCall()} us per request (5 runs)`);
     return;
   }
-  const backend = await startStaticNginx();
+  // the collector too: 200 to POST /v1/traces, its body discarded
+  const backend = await startStaticNginx('        location = /v1/traces { client_max_body_size 64m; return 200; }\n');
   const scene = (tracing: boolean) => [
     {
       apiVersion: 'v1',

@@ -7,13 +7,12 @@
  * them on) and the response-body rules (not run with SecResponseBodyAccess Off, the default). The subsets are copies
  * of Debian's rule files with the skipped sections cut, beside copies of their data files.
  */
-import { spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nginxBinary } from '../src/nginx/binary.js';
 import { CRS } from '../src/model/optional-modules.js';
-import { freePort, get, waitForPort } from '../test/support/net.js';
+import { get } from '../test/support/net.js';
+import { startNginx, TEMP_PATHS } from './bare-nginx.js';
 import { groupPssBytes } from './proc.js';
 
 const MODULE = '/usr/lib/nginx/modules/ngx_http_modsecurity_module.so';
@@ -44,20 +43,15 @@ async function subset(dir: string, lean: boolean): Promise<string> {
   return join(dir, '*.conf');
 }
 
-/** pssOf starts a bare nginx with `http` lines (and the module when `module`), asks it once, and returns its PSS. */
-async function pssOf(dir: string, module: boolean, http: string[]): Promise<number> {
-  const prefix = await mkdtemp(join(dir, 'nginx-'));
-  await mkdir(join(prefix, 'tmp'));
-  const port = await freePort();
-  const conf = join(prefix, 'nginx.conf');
-  await writeFile(
-    conf,
-    `${module ? `load_module ${MODULE};\n` : ''}worker_processes 1;
+/** pssOf starts a bare nginx with `http` lines (and the module when `module`), asks it, and returns its PSS. */
+async function pssOf(module: boolean, http: string[]): Promise<number> {
+  const nginx = await startNginx(
+    (port) => `${module ? `load_module ${MODULE};\n` : ''}worker_processes 1;
 pid nginx.pid;
 error_log error.log error;
 events { worker_connections 256; }
 http {
-    client_body_temp_path tmp; proxy_temp_path tmp; fastcgi_temp_path tmp; uwsgi_temp_path tmp; scgi_temp_path tmp;
+    ${TEMP_PATHS}
     access_log off;
 ${http.map((l) => `    ${l}\n`).join('')}    server {
         listen 127.0.0.1:${port};
@@ -66,20 +60,12 @@ ${http.map((l) => `    ${l}\n`).join('')}    server {
 }
 `,
   );
-  await new Promise<void>((resolve, reject) =>
-    spawn(nginxBinary(), ['-p', prefix, '-c', conf], { stdio: 'ignore' }).once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`nginx exited ${code} (${conf})`)),
-    ),
-  );
-  const pid = Number((await readFile(join(prefix, 'nginx.pid'), 'utf8')).trim());
   try {
-    await waitForPort(port);
-    for (let i = 0; i < 3; i++) await get({ host: 'floor', path: '/?q=1', port });
+    for (let i = 0; i < 3; i++) await get({ host: 'floor', path: '/?q=1', port: nginx.port });
     await new Promise((r) => setTimeout(r, 300));
-    return groupPssBytes(pid);
+    return groupPssBytes(nginx.pid);
   } finally {
-    process.kill(pid, 'SIGQUIT');
-    await new Promise((r) => setTimeout(r, 300));
+    await nginx.close();
   }
 }
 
@@ -103,7 +89,7 @@ export async function runWafFloor(): Promise<void> {
     const figures: string[] = [];
     let none = 0;
     for (const [name, module, http] of rows) {
-      const pss = await pssOf(dir, module, http);
+      const pss = await pssOf(module, http);
       none ||= pss;
       figures.push(`${name} ${mb(pss)} MB (+${mb(pss - none)})`);
     }

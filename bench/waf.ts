@@ -23,7 +23,7 @@ import { get } from '../test/support/net.js';
 import { startChildController, type ChildController } from './child-controller.js';
 import { runWafFloor } from './waf-floor.js';
 import { groupPssBytes, mb } from './proc.js';
-import { startStaticNginx } from './request-metrics.js';
+import { startStaticNginx } from './bare-nginx.js';
 import { median } from './stats.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1,100,1000').split(',').map(Number);
