@@ -103,12 +103,13 @@ function plainProfile(env: typeof Handlebars, locations: readonly Location[], da
  * A partial called without parameters on an object (a server, an upstream) keeps its text for
  * that object: an incremental build hands unchanged servers back as the same objects, so only
  * what changed is formatted again. The kept texts are dropped when the root settings change,
- * and partials that read their call site (`../`, `@index`) are never kept.
+ * and partials that read their call site (`../`, `@index`) are never kept. `keepTexts: false` keeps none (the tests'
+ * from-scratch oracle).
  */
-export function compileTemplate(sources: TemplateSources): NginxTemplate {
+export function compileTemplate(sources: TemplateSources, options: { keepTexts?: boolean } = {}): NginxTemplate {
   const env = environment();
   parseOrThrow(env, 'main', sources.main);
-  const reusable = reusablePartials(sources.partials);
+  const reusable = options.keepTexts === false ? new Set<string>() : reusablePartials(sources.partials);
   let kept = new WeakMap<object, Map<string, string>>();
   for (const [name, source] of Object.entries(sources.partials)) {
     parseOrThrow(env, `partial ${name}`, source);
