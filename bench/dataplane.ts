@@ -22,9 +22,8 @@ import autocannon from 'autocannon';
 import { waitFor } from '../test/support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../test/support/manifests.js';
 import { get } from '../test/support/net.js';
-import { startBareNginx } from './bare-nginx.js';
+import { startBareNginx, startStaticNginx } from './bare-nginx.js';
 import { startChildController, type ChildController } from './child-controller.js';
-import { startStaticNginx } from './bare-nginx.js';
 import { median } from './stats.js';
 
 const HOSTS = (process.env.BENCH_HOSTS ?? '1,1000').split(',').map(Number);

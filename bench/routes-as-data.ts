@@ -33,12 +33,11 @@ import { waitFor } from '../test/support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../test/support/manifests.js';
 import { get, startBackend, type Backend } from '../test/support/net.js';
 import { startStreamer } from '../test/support/streams.js';
-import { startBareNginx } from './bare-nginx.js';
+import { startBareNginx, startStaticNginx } from './bare-nginx.js';
 import { startChildController, type ChildController, type LogLine } from './child-controller.js';
 import { ANNOTATION_MIX, generateCluster, snapshotManifests } from './fixtures.js';
 import { heldReport, type Held, liveWorkers, openLongLived } from './long-lived.js';
 import { groupPssBytes, mb } from './proc.js';
-import { startStaticNginx } from './bare-nginx.js';
 import { median, percentile } from './stats.js';
 
 const MODES = ['pushed', 'rendered'] as const;
