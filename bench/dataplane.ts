@@ -1,7 +1,7 @@
 /**
  * The data plane against its floor (issue 29): requests/s through the controller's nginx at default flags (routes as
  * data, the Lua balancer, access log and request metrics on) ÷ a stock nginx with a minimal keep-alive proxy config
- * (bench/bare-nginx.ts), same backend (a stock nginx answering itself, bench/request-metrics.ts), same load (16
+ * (bench/bare-nginx.ts), same backend (a stock nginx answering itself, bench/bare-nginx.ts), same load (16
  * keep-alive connections, bench/routes-as-data.ts's autocannon), rounds alternating, the order rotating every round.
  *
  * With BENCH_VARIANTS, the same rounds also run ablations: each variant is an edit of the controller's own nginx.conf

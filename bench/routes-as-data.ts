@@ -12,7 +12,7 @@
  *    nginx memory (PSS of all its processes), controller start → first config served.
  * 3. Requests/s through a pushed route and a rendered location, 16 keep-alive connections, interleaved rounds, and
  * 4. the same through a stock nginx with a minimal keep-alive proxy config: the data plane's floor. The backend is a
- *    stock nginx answering itself (bench/request-metrics.ts), so the figure is the proxy's, not a Node backend's.
+ *    stock nginx answering itself (bench/bare-nginx.ts), so the figure is the proxy's, not a Node backend's.
  * 5. BENCH_STREAMS (20) streaming responses and as many WebSockets held open through every change (in the rendered
  *    mode only up to 1,000 Ingresses: there each change leaves a worker generation holding them): how many were cut,
  *    and after how many changes that are pushed (all but the new profile's) nginx's live workers were others.

@@ -7,7 +7,7 @@
  *    a location per path, each merging the rules parsed once at the http level). Target: ≤ 1.5× at 1,000.
  * 2. Requests/s and p99 through a location with the CRS on (blocking: the ConfigMap's `SecRuleEngine On`) against one
  *    without, on one controller, GET and a 64 KB POST (a JSON body the CRS reads whole), interleaved rounds. The
- *    backend is a stock nginx answering itself (bench/request-metrics.ts), so the figures are the proxy's.
+ *    backend is a stock nginx answering itself (bench/bare-nginx.ts), so the figures are the proxy's.
  *
  * 3. The floor under part 1: a bare nginx's PSS with the module, the CRS, and smaller subsets of it (bench/waf-floor.ts).
  *
