@@ -2,7 +2,7 @@ import { wafAuditRecord } from './waf-audit.js';
 import { execa, type ResultPromise } from 'execa';
 import { createInterface } from 'node:readline';
 import type { Logger } from '../log.js';
-import { holdsSocket, isLive, listeningSocketInodes, processes, processTitle } from './proc.js';
+import { holdsSocket, isLive, listeningSocketInodes, liveChildren, processes, processTitle } from './proc.js';
 
 /** MasterExit is how an nginx master ended. */
 export interface MasterExit {
@@ -148,13 +148,6 @@ export function spawnMaster(
 /** MASTER_FAILED is how the master says a reload did not take: it keeps the old config and workers. */
 const MASTER_FAILED = /\[emerg\]/;
 
-/** children lists a master's live child processes: its workers, whatever title they have taken yet. */
-function children(master: number): number[] {
-  return processes()
-    .filter((p) => p.ppid === master && isLive(p))
-    .map((p) => p.pid);
-}
-
 /** WORKER_TITLE is the title a worker takes once it is ready (an old one's becomes `… is shutting down`). */
 const WORKER_TITLE = 'nginx: worker process';
 
@@ -177,7 +170,8 @@ async function confirmReload(
   exited: Promise<MasterExit>,
   timeoutMs: number,
 ): Promise<void> {
-  const before = new Set(children(pid));
+  // the master's children: its workers, whatever title they have taken yet
+  const before = new Set(liveChildren(pid));
   let refusal: string | null = null;
   const read = (line: string) => {
     if (refusal === null && MASTER_FAILED.test(line)) refusal = line;
@@ -191,7 +185,7 @@ async function confirmReload(
     for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
       if (refusal !== null) throw new Error(`nginx did not apply the new config, the old one stays: ${refusal}`);
       if (gone) throw new Error('nginx exited during the reload');
-      const now = children(pid);
+      const now = liveChildren(pid);
       const newWorker = now.some((child) => !before.has(child) && processTitle(child) === WORKER_TITLE);
       if (newWorker) {
         const listeners = listeningSocketInodes();

@@ -5,7 +5,7 @@
  * exits takes its CPU time out of /proc, not out of the counter.
  */
 import { readFileSync } from 'node:fs';
-import { processes } from './proc.js';
+import { liveChildren } from './proc.js';
 
 /** ProcStatLine is what /proc/<pid>/stat says that the metrics need (times in clock ticks, sizes as given). */
 export interface ProcStatLine {
@@ -167,12 +167,12 @@ const readOrNull = (path: string): string | null => {
 
 /**
  * readUsage samples the nginx master `masterPid` and its live children; empty when the master is gone. Synchronous:
- * a handful of small /proc files (and one stat per process to find the children), at scrape time.
+ * a handful of small /proc files per process, at scrape time.
  */
 export function readUsage(masterPid: number): ProcessSample[] {
   const bootTime = parseBootTime(readOrNull('/proc/stat') ?? '');
   if (bootTime === null) return [];
-  const pids = [masterPid, ...processes().flatMap((p) => (p.ppid === masterPid && p.state !== 'Z' ? [p.pid] : []))];
+  const pids = [masterPid, ...liveChildren(masterPid)];
   const samples: ProcessSample[] = [];
   for (const pid of pids) {
     const stat = parseStat(readOrNull(`/proc/${pid}/stat`) ?? '');

@@ -8,22 +8,62 @@ export interface ProcStat {
   readonly pgrp: number;
 }
 
+/** statOf reads a process's stat line from /proc (Linux); null once it exited. */
+function statOf(pid: number): ProcStat | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null; // exited while we looked
+  }
+  // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses, so split after the last ')'.
+  const [state = '', ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pid, state, ppid: Number(ppid), pgrp: Number(pgrp) };
+}
+
 /** processes reads every process's stat line from /proc (Linux), skipping those that exit meanwhile. */
 export function processes(): ProcStat[] {
   const found: ProcStat[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // exited while we looked
-    }
-    // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses, so split after the last ')'.
-    const [state = '', ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    found.push({ pid: Number(entry), state, ppid: Number(ppid), pgrp: Number(pgrp) });
+    const stat = statOf(Number(entry));
+    if (stat !== null) found.push(stat);
   }
   return found;
+}
+
+/** whether this kernel lists a thread's children in /proc (CONFIG_PROC_CHILDREN), asked of this process once */
+let childrenFiles: boolean | null = null;
+
+/**
+ * liveChildren lists a single-threaded process's live children (an nginx master's workers): from
+ * /proc/<pid>/task/<pid>/children where the kernel has it, a few small reads where a walk of every process's stat line
+ * costs milliseconds a call on a busy machine (a reload polls it); else from that walk.
+ */
+export function liveChildren(parent: number): number[] {
+  childrenFiles ??= (() => {
+    try {
+      readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8');
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  if (!childrenFiles) return processes().flatMap((p) => (p.ppid === parent && isLive(p) ? [p.pid] : []));
+  let listed: string;
+  try {
+    listed = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8');
+  } catch {
+    return []; // the parent exited
+  }
+  const pids: number[] = [];
+  for (const word of listed.split(' ')) {
+    if (!/^\d+$/.test(word)) continue;
+    const stat = statOf(Number(word));
+    // the pid may have been reused meanwhile by another process's child
+    if (stat !== null && stat.ppid === parent && isLive(stat)) pids.push(stat.pid);
+  }
+  return pids;
 }
 
 /** isLive says whether a process still runs (a zombie holds no socket and serves nothing). */
