@@ -302,8 +302,8 @@ function modelOf(
 ): NginxModel {
   const { defaultServer, named, config: fitted } = serversView(memo, hosts.servers(), settings.config);
   const config = fitted.enableBrotli === extras.config.enableBrotli ? fitted : { ...fitted, enableBrotli: false };
-  const servers = [...(defaultServer ? [defaultServer] : []), ...named];
-  const waf = httpWaf(config, servers, options.modules ?? {}, options.wafAuditLog);
+  const features = memo.locationFeatures.of(defaultServer ? [defaultServer, ...named] : named);
+  const waf = httpWaf(config, features, options.modules ?? {}, options.wafAuditLog);
   return {
     gateway: null,
     gatewayDefault: NO_GATEWAY_DEFAULT,
@@ -314,8 +314,8 @@ function modelOf(
     originalForwardedFor: `$http_${config.forwardedForHeader.toLowerCase().replaceAll('-', '_')}`,
     listen: listenOf(options),
     lua: options.dynamic ?? null,
-    tracing: options.dynamic && anyTraced([defaultServer, ...named]) ? tracingOf(config) : null,
-    routeLabels: options.dynamic ? options.dynamic.requestMetrics || anyTraced([defaultServer, ...named]) : false,
+    tracing: options.dynamic && features.traced ? tracingOf(config) : null,
+    routeLabels: options.dynamic ? options.dynamic.requestMetrics || features.traced : false,
     modules: [...extras.modules, ...waf.load],
     waf: waf.waf,
     addHeaders: extras.addHeaders,
@@ -345,11 +345,6 @@ function modelOf(
     certificates: files.list,
     filesDigest: files.digest,
   };
-}
-
-/** anyTraced says whether a location of `servers` is traced (Location.tracing). */
-function anyTraced(servers: readonly Server[]): boolean {
-  return servers.some((server) => server.locations.some((location) => location.tracing !== null));
 }
 
 /** tracingOf is the sampler nginx's Lua applies to new traces, as the share of them it samples. */

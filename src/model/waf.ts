@@ -4,7 +4,8 @@
  * Ingresses with the Core Rule Set parse it once, where a `modsecurity_rules_file` per location (ingress-nginx's way)
  * parses it once each. Pure: the module and CRS paths come from BuildOptions (src/nginx/modules.ts).
  */
-import type { GlobalConfig, HttpWaf, Server } from './nginx-model.js';
+import type { Features } from './incremental/location-features.js';
+import type { GlobalConfig, HttpWaf } from './nginx-model.js';
 import type { NginxModules } from './machine-settings.js';
 import { modSecurityRules } from './modsecurity-policy.js';
 
@@ -55,25 +56,17 @@ export const LOG4SHELL =
   "setvar:'tx.rce_score=+%{tx.critical_anomaly_score}',setvar:'tx.anomaly_score_pl1=+%{tx.critical_anomaly_score}'\"";
 
 /**
- * httpWaf is the shared rule set for `servers`, or null when no location has ModSecurity on (then the module is not
- * loaded at all), and the load_module path it needs.
+ * httpWaf is the shared rule set, or null when no location has ModSecurity on (then the module is not loaded at all),
+ * and the load_module path it needs; `features` says whether some location has it on, and the Core Rule Set.
  */
 export function httpWaf(
   config: GlobalConfig,
-  servers: Iterable<Server>,
+  features: Pick<Features, 'waf' | 'coreRules'>,
   modules: NginxModules,
   auditLog?: string,
 ): { readonly waf: HttpWaf | null; readonly load: readonly string[] } {
-  let on = false;
-  let crs = false;
-  for (const server of servers) {
-    for (const location of server.locations) {
-      if (location.waf === null) continue;
-      on = true;
-      if (location.waf.coreRules) crs = true;
-    }
-    if (on && crs) break;
-  }
+  const on = features.waf;
+  let crs = features.coreRules;
   if (!on || !modules.modsecurity) return { waf: null, load: [] };
   crs &&= modules.crs !== undefined;
   const rules = [

@@ -7,6 +7,7 @@
 import { BuiltUpstreams, type Resolved } from '../backends.js';
 import type { BuildOptions } from '../build-types.js';
 import { ServerNameSizes } from '../config-map/hash-sizing.js';
+import { LocationFeatures } from './location-features.js';
 import { readConfigMap } from '../config-map/read.js';
 import { creationMillis } from '../ingress-age.js';
 import type { IngressPlan } from '../ingress-plan.js';
@@ -74,6 +75,8 @@ export class BuildMemo {
   } | null = null;
   /** the lengths of the exact names among view.servers, for the server_names hash */
   readonly serverNames = new ServerNameSizes();
+  /** whether some location has the WAF, the CRS or tracing on, counted as servers come and go */
+  readonly locationFeatures = new LocationFeatures();
   /** the upstreams the servers proxy to, worked out name by name as the hosts' tallies change */
   readonly balanced = new BalancedUpstreams();
   /**
