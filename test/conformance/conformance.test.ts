@@ -59,6 +59,8 @@ const SUPPORTED_EXTENDED = new Set<string>([
   'GatewayHTTPListenerIsolation',
   // issue 31's HTTP extended features (tests/http-features.ts)
   'GatewayPort8080',
+  'HTTPRouteNamedRouteRule',
+  'GRPCRouteNamedRouteRule',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
 const REPORT = process.env.CONFORMANCE_REPORT ?? new URL('../../tmp/conformance-report.yaml', import.meta.url).pathname;

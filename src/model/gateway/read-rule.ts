@@ -259,7 +259,19 @@ export function readRule(c: Collector, field: string, raw: unknown, namespace: s
     c.refuse(`${field}.filters`, 'RequestRedirect and URLRewrite cannot be used together');
   if (filters.filter((f) => f.type === 'RequestMirror').length > MAX_MIRRORS)
     c.refuse(`${field}.filters`, `at most ${MAX_MIRRORS} RequestMirror filters are supported`);
-  return { matches, filters, backendRefs, timeouts: readTimeouts(c, `${field}.timeouts`, r.timeouts) };
+  return {
+    ...ruleName(c, field, r),
+    matches,
+    filters,
+    backendRefs,
+    timeouts: readTimeouts(c, `${field}.timeouts`, r.timeouts),
+  };
+}
+
+/** ruleName is a rule's optional `name` (a SectionName: an RFC 1123 subdomain), as a spread. */
+export function ruleName(c: Collector, field: string, r: Rec): { name?: string } {
+  const name = c.optional(`${field}.name`, r.name, checkObjectName);
+  return name === undefined ? {} : { name };
 }
 
 /** A Gateway API Duration: one to four `<number><unit>` parts, units h, m, s, ms (GEP-2257). */

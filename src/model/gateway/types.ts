@@ -178,6 +178,8 @@ export interface BackendRef {
 }
 
 export interface RouteRule {
+  /** `name` (GEP-995), checked as a SectionName; undefined: unnamed */
+  readonly name?: string;
   readonly matches: readonly RouteMatch[];
   readonly filters: readonly RouteFilter[];
   readonly backendRefs: readonly BackendRef[];

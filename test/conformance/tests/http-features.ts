@@ -1,6 +1,7 @@
 /**
  * The HTTP extended features of issue 31, from gateway-api v1.6.1 conformance/tests (Apache-2.0), transcribed as
- * data: gateway-with-attached-routes.go (…WithPort8080), httproute-redirect-port-and-scheme.go.
+ * data: gateway-with-attached-routes.go (…WithPort8080), httproute-redirect-port-and-scheme.go, httproute-named-rule.go,
+ * grpcroute-named-rule.go.
  */
 import type { ExpectedResponse } from '../http.js';
 import type { ConformanceCase, NN, Step } from '../steps.js';
@@ -85,6 +86,96 @@ export const httpFeatureCases: ConformanceCase[] = [
           redirect302('/scheme-http-and-port-nil', { scheme: 'http' }, 'example.org'),
           redirect302('/scheme-http-and-port-80', { scheme: 'http' }, 'example.org'),
           redirect302('/scheme-http-and-port-8080', { scheme: 'http', port: '8080' }, 'example.org'),
+        ],
+      },
+    ],
+  },
+  {
+    name: 'HTTPRouteNamedRule',
+    steps: [
+      { kind: 'accepted', gateway: SAME_NS, routes: [infra('http-named-rules')] },
+      resolved(infra('http-named-rules'), SAME_NS),
+      {
+        kind: 'requests',
+        gateway: SAME_NS,
+        cases: ['/named', '/unnamed'].map((path) => ({
+          request: { path },
+          response: { statusCode: 200 },
+          namespace: INFRA,
+        })),
+      },
+    ],
+  },
+  {
+    name: 'GRPCRouteNamedRule',
+    steps: [
+      { kind: 'accepted', gateway: SAME_NS, routes: [infra('grpc-named-rules')], routeKind: 'GRPCRoute' },
+      {
+        kind: 'grpcRequests',
+        gateway: SAME_NS,
+        cases: [
+          { method: 'Echo', backend: 'grpc-infra-backend-v1', namespace: INFRA },
+          { method: 'EchoTwo', backend: 'grpc-infra-backend-v2', namespace: INFRA },
+        ],
+      },
+    ],
+  },
+  {
+    name: 'HTTPRouteNamedRule',
+    steps: [
+      { kind: 'accepted', gateway: SAME_NS, routes: [infra('http-named-rules')] },
+      resolved(infra('http-named-rules'), SAME_NS),
+      {
+        kind: 'requests',
+        gateway: SAME_NS,
+        cases: ['/named', '/unnamed'].map((path) => ({
+          request: { path },
+          response: { statusCode: 200 },
+          namespace: INFRA,
+        })),
+      },
+    ],
+  },
+  {
+    name: 'GRPCRouteNamedRule',
+    steps: [
+      { kind: 'accepted', gateway: SAME_NS, routes: [infra('grpc-named-rules')], routeKind: 'GRPCRoute' },
+      {
+        kind: 'grpcRequests',
+        gateway: SAME_NS,
+        cases: [
+          { method: 'Echo', backend: 'grpc-infra-backend-v1', namespace: INFRA },
+          { method: 'EchoTwo', backend: 'grpc-infra-backend-v2', namespace: INFRA },
+        ],
+      },
+    ],
+  },
+  {
+    name: 'HTTPRouteNamedRule',
+    steps: [
+      { kind: 'accepted', gateway: SAME_NS, routes: [infra('http-named-rules')] },
+      resolved(infra('http-named-rules'), SAME_NS),
+      {
+        kind: 'requests',
+        gateway: SAME_NS,
+        cases: ['/named', '/unnamed'].map((path) => ({
+          request: { path },
+          response: { statusCode: 200 },
+          namespace: INFRA,
+        })),
+      },
+    ],
+  },
+  {
+    name: 'GRPCRouteNamedRule',
+    steps: [
+      { kind: 'accepted', gateway: SAME_NS, routes: [infra('grpc-named-rules')], routeKind: 'GRPCRoute' },
+      {
+        kind: 'grpcRequests',
+        gateway: SAME_NS,
+        cases: [
+          { method: 'Echo', backend: 'grpc-infra-backend-v1', namespace: INFRA },
+          { method: 'EchoTwo', backend: 'grpc-infra-backend-v2', namespace: INFRA },
         ],
       },
     ],
