@@ -61,6 +61,8 @@ const SUPPORTED_EXTENDED = new Set<string>([
   'GatewayPort8080',
   'HTTPRouteNamedRouteRule',
   'GRPCRouteNamedRouteRule',
+  // Upgrade and Connection go to the backend as the client sent them (templates/partials/proxy-headers.hbs)
+  'HTTPRouteBackendProtocolWebSocket',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
 const REPORT = process.env.CONFORMANCE_REPORT ?? new URL('../../tmp/conformance-report.yaml', import.meta.url).pathname;

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import * as grpc from '@grpc/grpc-js';
+import { WebSocket } from 'ws';
 import { callEcho, GRPC_ECHO_SERVICE, GrpcEchoClient } from '../support/grpc-echo.js';
 import { CONTROLLER_NAME, type Harness } from './harness.js';
 import {
@@ -144,6 +145,11 @@ export type Step =
       readonly namespace: string;
       readonly weights: Readonly<Record<string, number>>;
     }
+  /**
+   * httproute-backend-protocol-websocket.go: a WebSocket to `ws://<gateway>/ws` (Origin `ws://gateway/<test>`) gets a
+   * text and a binary message back unchanged, `threshold` times in a row (AwaitConvergence)
+   */
+  | { readonly kind: 'websocket'; readonly gateway: NN; readonly origin: string }
   /** delete one object (kubectl delete RESOURCE NAME -n NAMESPACE) */
   | { readonly kind: 'delete'; readonly resource: string; readonly namespace: string; readonly name: string };
 
@@ -327,6 +333,59 @@ async function expectGrpcEventually(target: Target, e: GrpcExpected, timing: Tim
     );
   } finally {
     client.close();
+  }
+}
+
+/**
+ * converge is AwaitConvergence: `check` (null: a success, else why not) until it succeeds `threshold` times in a
+ * row; a failure starts the count again, and maxMs fails the step.
+ */
+async function converge(what: string, timing: Timing, check: () => Promise<string | null>): Promise<void> {
+  const started = Date.now();
+  let [successes, last] = [0, 'no attempt'];
+  while (Date.now() - started < timing.maxMs) {
+    const why = await check().catch((error: Error) => error.message);
+    if (why === null) {
+      if (++successes >= timing.threshold) return;
+      continue;
+    }
+    [successes, last] = [0, why];
+    await new Promise((r) => setTimeout(r, timing.delayMs));
+  }
+  throw new Error(`${what}: not ${timing.threshold} in a row within ${timing.maxMs} ms; last: ${last}`);
+}
+
+/** webSocketEcho is one round of the WebSocket test: null when both messages come back unchanged. */
+async function webSocketEcho(target: Target, origin: string): Promise<string | null> {
+  const host = target.listenerPort === 80 ? target.address : `${target.address}:${target.listenerPort}`;
+  const ws = new WebSocket(`ws://${target.address}:${target.port}/ws`, { origin, headers: { host }, timeout: 5_000 });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+      ws.once('unexpected-response', (_req, res) => reject(new Error(`failed to dial: status ${res.statusCode}`)));
+    });
+    const next = () =>
+      new Promise<{ data: Buffer; binary: boolean }>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no reply within 5 s')), 5_000);
+        ws.once('message', (data, binary) => {
+          clearTimeout(timer);
+          resolve({ data: data as Buffer, binary });
+        });
+      });
+    const text = 'Websocket Support!';
+    ws.send(text);
+    const textReply = await next();
+    if (textReply.binary || textReply.data.toString('utf8') !== text)
+      return `unexpected reply - want: ${text} got: ${textReply.data.toString('utf8')}`;
+    const bytes = Buffer.from([1, 2, 3, 4, 5, 6, 7]);
+    ws.send(bytes, { binary: true });
+    const binaryReply = await next();
+    if (!binaryReply.binary || !binaryReply.data.equals(bytes))
+      return `unexpected reply - want: ${[...bytes]} got: ${[...binaryReply.data]}`;
+    return null;
+  } finally {
+    ws.terminate();
   }
 }
 
@@ -523,6 +582,11 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
         } finally {
           client.close();
         }
+        break;
+      }
+      case 'websocket': {
+        const target = await gatewayTarget(step.gateway, undefined, 'http');
+        await converge('websocket round trip', t, () => webSocketEcho(target, step.origin));
         break;
       }
       case 'delete':

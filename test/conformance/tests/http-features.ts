@@ -1,7 +1,7 @@
 /**
  * The HTTP extended features of issue 31, from gateway-api v1.6.1 conformance/tests (Apache-2.0), transcribed as
  * data: gateway-with-attached-routes.go (…WithPort8080), httproute-redirect-port-and-scheme.go, httproute-named-rule.go,
- * grpcroute-named-rule.go.
+ * grpcroute-named-rule.go, httproute-backend-protocol-websocket.go.
  */
 import type { ExpectedResponse } from '../http.js';
 import type { ConformanceCase, NN, Step } from '../steps.js';
@@ -177,6 +177,18 @@ export const httpFeatureCases: ConformanceCase[] = [
           { method: 'Echo', backend: 'grpc-infra-backend-v1', namespace: INFRA },
           { method: 'EchoTwo', backend: 'grpc-infra-backend-v2', namespace: INFRA },
         ],
+      },
+    ],
+  },
+  {
+    name: 'HTTPRouteBackendProtocolWebSocket',
+    steps: [
+      { kind: 'accepted', gateway: SAME_NS, routes: [infra('backend-protocol-ws')] },
+      {
+        kind: 'websocket',
+        gateway: SAME_NS,
+        origin:
+          'ws://gateway/TestConformance/HTTPRouteBackendProtocolWebSocket/websocket_connection_should_reach_backend',
       },
     ],
   },
