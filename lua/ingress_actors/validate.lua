@@ -335,7 +335,42 @@ local FILTER_KEYS = {
   RequestRedirect = { type = true, scheme = true, hostname = true, port = true, path = true, statusCode = true },
   URLRewrite = { type = true, hostname = true, path = true },
   RequestMirror = { type = true, backend = true, percent = true },
+  CORS = { type = true, allowOrigins = true, allowCredentials = true, allowMethods = true, allowHeaders = true,
+    exposeHeaders = true, maxAge = true },
 }
+
+-- cors_origin: "*" or scheme://host[:port] in lower case, the host "*" or DNS characters after an optional "*."
+local function cors_origin(v)
+  if v == "*" then return true end
+  if type(v) ~= "string" or #v > L.corsOrigin then return false end
+  local host, port = v:match("^https?://([^:/]+)(.*)$")
+  if host == nil then return false end
+  if port ~= "" and not port:find("^:%d%d?%d?%d?%d?$") then return false end
+  if host == "*" then return true end
+  if host:sub(1, 2) == "*." then host = host:sub(3) end
+  return host:find("^[a-z0-9.%-]+$") ~= nil
+end
+
+-- cors_list: an array of at most `max` entries that `ok` takes, with "*" only alone
+local function cors_list(list, max, ok, what)
+  if not is_array(list) or #list > max then return what .. " is not an array of at most " .. max end
+  for i, v in ipairs(list) do
+    if not ok(v) then return what .. " " .. i .. ": " .. short(v) .. " is not allowed" end
+    if v == "*" and #list > 1 then return what .. ": * with others" end
+  end
+  return nil
+end
+
+local function cors(f)
+  local why = cors_list(f.allowOrigins, L.corsOrigins, cors_origin, "allowOrigins")
+    or cors_list(f.allowMethods, L.corsMethods, function(m) return schema.corsMethods[m] == true end, "allowMethods")
+    or cors_list(f.allowHeaders, L.corsHeaders, function(h) return h == "*" or header_name(h) end, "allowHeaders")
+    or cors_list(f.exposeHeaders, L.corsHeaders, function(h) return h == "*" or header_name(h) end, "exposeHeaders")
+  if why then return why end
+  if type(f.allowCredentials) ~= "boolean" then return "allowCredentials is not a boolean" end
+  if not int_in(f.maxAge, 1, L.corsMaxAge) then return "maxAge is not 1.." .. L.corsMaxAge end
+  return nil
+end
 
 local function filter(f)
   if type(f) ~= "table" then return "not an object" end
@@ -362,6 +397,8 @@ local function filter(f)
   elseif f.type == "RequestMirror" then
     if f.backend ~= nil and not backend_name(f.backend) then return "backend " .. short(f.backend) .. " is not a name" end
     if type(f.percent) ~= "number" or f.percent < 0 or f.percent > 100 then return "percent is not 0..100" end
+  elseif f.type == "CORS" then
+    return cors(f)
   end
   return nil
 end

@@ -88,7 +88,17 @@ export type RouteFilterEntry =
    * backend: the Backend's name, absent when the mirror's backendRef did not resolve (nothing is mirrored); percent:
    * the share of requests mirrored (0-100). The n-th mirror of a rule goes through nginx.conf's n-th mirror slot.
    */
-  | { readonly type: 'RequestMirror'; readonly backend?: string; readonly percent: number };
+  | { readonly type: 'RequestMirror'; readonly backend?: string; readonly percent: number }
+  /** a CORS filter as read (src/model/gateway/types.ts CorsPolicy): the router answers preflights itself */
+  | {
+      readonly type: 'CORS';
+      readonly allowOrigins: readonly string[];
+      readonly allowCredentials: boolean;
+      readonly allowMethods: readonly string[];
+      readonly allowHeaders: readonly string[];
+      readonly exposeHeaders: readonly string[];
+      readonly maxAge: number;
+    };
 
 /** RouteValueMatch is a header or query parameter match. */
 export interface RouteValueMatch {

@@ -114,7 +114,26 @@ function filterProblem(f: RouteFilterEntry): string | null {
       return hostnameProblem(f.hostname) ?? modifierProblem(f.path);
     case 'RequestMirror':
       return f.backend === undefined ? null : backendNameProblem(f.backend);
+    case 'CORS':
+      return corsProblem(f);
   }
+}
+
+/** the same pattern as validate.lua's cors_origin: `*` or scheme://host[:port], lower case */
+const CORS_ORIGIN = /^https?:\/\/(?:\*|(?:\*\.)?[a-z0-9.-]+)(?::[0-9]{1,5})?$/;
+
+function corsProblem(f: Extract<RouteFilterEntry, { type: 'CORS' }>): string | null {
+  const list = (v: readonly string[], max: number, ok: (x: string) => boolean) =>
+    v.length <= max && v.every(ok) && (!v.includes('*') || v.length === 1);
+  if (!list(f.allowOrigins, L.corsOrigins, (o) => o === '*' || (o.length <= L.corsOrigin && CORS_ORIGIN.test(o))))
+    return `allowOrigins are not 0..${L.corsOrigins} of * or http(s)://host[:port]`;
+  if (!list(f.allowMethods, L.corsMethods, (m) => among(S.corsMethods, m)))
+    return `allowMethods are not 0..${L.corsMethods} HTTP methods or *`;
+  const header = (h: string) => h === '*' || (h.length <= L.headerName && TOKEN.test(h));
+  if (!list(f.allowHeaders, L.corsHeaders, header) || !list(f.exposeHeaders, L.corsHeaders, header))
+    return `allowHeaders or exposeHeaders are not 0..${L.corsHeaders} tokens or *`;
+  if (!intIn(f.maxAge, 1, L.corsMaxAge)) return `maxAge is not 1..${L.corsMaxAge}`;
+  return null;
 }
 
 /** routeEntryProblem checks one route entry as validate.lua's `route` does. */

@@ -63,6 +63,8 @@ const SUPPORTED_EXTENDED = new Set<string>([
   'GRPCRouteNamedRouteRule',
   // Upgrade and Connection go to the backend as the client sent them (templates/partials/proxy-headers.hbs)
   'HTTPRouteBackendProtocolWebSocket',
+  // the CORS filter: lua/ingress_actors/router.lua answers preflights and adds the headers
+  'HTTPRouteCORS',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
 const REPORT = process.env.CONFORMANCE_REPORT ?? new URL('../../tmp/conformance-report.yaml', import.meta.url).pathname;

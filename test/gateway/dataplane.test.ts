@@ -243,6 +243,33 @@ function routes() {
         { matches: [path('PathPrefix', '/slow/long')], timeouts: { request: '5s' }, backendRefs: [backend('a')] },
       ],
     }),
+    route('cors', {
+      hostnames: ['cors.test'],
+      rules: [
+        {
+          matches: [path('PathPrefix', '/cors')],
+          filters: [
+            {
+              type: 'CORS',
+              cors: {
+                allowOrigins: ['https://App.test', 'http://*.site.test:8080'],
+                allowMethods: ['GET', 'PUT'],
+                allowHeaders: ['X-A'],
+                exposeHeaders: ['X-From-Backend'],
+                allowCredentials: true,
+                maxAge: 60,
+              },
+            },
+          ],
+          backendRefs: [backend('a')],
+        },
+        {
+          matches: [path('PathPrefix', '/any')],
+          filters: [{ type: 'CORS', cors: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'] } }],
+          backendRefs: [backend('a')],
+        },
+      ],
+    }),
     route('mixed', { hostnames: ['ingress.test', 'gw.test'], rules: [{ backendRefs: [backend('b')] }] }),
     route('catch', {
       parentRefs: [{ name: 'gw', sectionName: 'http' }],
@@ -507,6 +534,60 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     expect(adds.echo.headers?.['x-twice']).toBe('c,1,2');
     expect(adds.headers['x-resp-twice']).toBe('1,2');
     expect((await send('filters.test', '/adds')).echo.headers?.['x-twice']).toBe('1,2');
+  });
+
+  it('answers CORS preflights itself and adds the CORS headers to allowed origins’ answers (HTTPRoute CORS)', async () => {
+    const hits = pods.a!.hits;
+    const preflight = (origin: string, extra: Record<string, string> = {}) =>
+      send('cors.test', '/cors/x', {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'PUT', ...extra },
+      });
+    const ok = await preflight('https://app.test', { 'access-control-request-headers': 'x-a' });
+    expect(ok.status).toBe(200);
+    expect(ok.headers['access-control-allow-origin']).toBe('https://app.test');
+    expect(ok.headers['access-control-allow-methods']).toBe('GET, PUT');
+    expect(ok.headers['access-control-allow-headers']).toBe('X-A');
+    expect(ok.headers['access-control-allow-credentials']).toBe('true');
+    expect(ok.headers['access-control-max-age']).toBe('60');
+    expect(ok.headers.vary).toBe('Origin');
+    // an origin's scheme and host in any case, its port as the scheme's default; a wildcard for any labels before it
+    for (const origin of ['HTTPS://APP.test:443', 'http://a.b.site.test:8080'])
+      expect((await preflight(origin)).headers['access-control-allow-origin']).toBe(origin);
+    // not the bare suffix, not another port or scheme, nothing that is not scheme://host[:port], nothing too long
+    for (const origin of [
+      'http://site.test:8080',
+      'http://x.site.test',
+      'http://app.test',
+      'https://evil.test',
+      'https://app.test/path',
+      'null',
+      `https://${'a.'.repeat(200)}app.test`,
+    ]) {
+      const denied = await preflight(origin);
+      expect(denied.status, origin.slice(0, 40)).toBe(200);
+      expect(denied.headers['access-control-allow-origin'], origin.slice(0, 40)).toBeUndefined();
+    }
+    // the preflights never reached the backend
+    expect(pods.a!.hits).toBe(hits);
+    const actual = await send('cors.test', '/cors/x', { headers: { origin: 'https://app.test' } });
+    expect(actual.echo.backend).toBe('a');
+    expect(actual.headers['access-control-allow-origin']).toBe('https://app.test');
+    expect(actual.headers['access-control-expose-headers']).toBe('X-From-Backend');
+    expect(actual.headers['access-control-allow-credentials']).toBe('true');
+    const other = await send('cors.test', '/cors/x', { headers: { origin: 'https://evil.test' } });
+    expect(other.echo.backend).toBe('a');
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    // `*` without credentials: any origin gets `*`, a `*` method or header list answers what was asked
+    const any = await send('cors.test', '/any', {
+      method: 'OPTIONS',
+      headers: { origin: 'null', 'access-control-request-method': 'DELETE', 'access-control-request-headers': 'a, b' },
+    });
+    expect(any.headers['access-control-allow-origin']).toBe('*');
+    expect(any.headers['access-control-allow-methods']).toBe('DELETE');
+    expect(any.headers['access-control-allow-headers']).toBe('a, b');
+    expect(any.headers['access-control-allow-credentials']).toBeUndefined();
+    expect(any.headers['access-control-max-age']).toBe('5');
   });
 
   it('redirects: scheme, hostname, prefix path, status; a port alone keeps the scheme', async () => {

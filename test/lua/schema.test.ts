@@ -6,7 +6,13 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildModel } from '../../src/model/build.js';
-import type { Backend, RouteEntry, RouteTable, ServedCertificate } from '../../src/model/pushed-tables.js';
+import type {
+  Backend,
+  RouteEntry,
+  RouteFilterEntry,
+  RouteTable,
+  ServedCertificate,
+} from '../../src/model/pushed-tables.js';
 import {
   backendProblem,
   certificateProblem,
@@ -48,6 +54,23 @@ const routesOf = (entry: RouteEntry, key = '80/a.example'): RouteTable => ({
   version: `s${++version}`,
   servers: [{ key, port: 80, routes: [entry] }],
 });
+
+/** a CORS filter entry with these fields changed */
+const cors = (o: Partial<Extract<RouteFilterEntry, { type: 'CORS' }>>): RouteFilterEntry => ({
+  type: 'CORS',
+  allowOrigins: ['*'],
+  allowCredentials: false,
+  allowMethods: [],
+  allowHeaders: [],
+  exposeHeaders: [],
+  maxAge: 5,
+  ...o,
+});
+/** host is a lowercase host name of `n` characters: labels of `fill` (letters, digits, `-`) joined by dots */
+const host = (n: number, fill: string) =>
+  chars(n, fill.replace(/[^a-z0-9]/g, 'a'))
+    .replace(/(.{60})./g, '$1.')
+    .replace(/\.$/, 'a');
 
 const baseEntry = (): RouteEntry => ({
   route: 'default/r#0',
@@ -227,6 +250,40 @@ const bounds: Bound[] = [
       ...baseEntry(),
       filters: Array.from({ length: n }, () => ({ type: 'RequestMirror' as const, backend: 'm', percent: 100 })),
     }),
+  },
+  {
+    name: 'CORS origin',
+    min: 12,
+    max: L.corsOrigin,
+    table: 'routes',
+    at: (n, f) => ({ ...baseEntry(), filters: [cors({ allowOrigins: [`https://${host(n - 8, f)}`] })] }),
+  },
+  {
+    name: 'CORS origins',
+    min: 0,
+    max: L.corsOrigins,
+    table: 'routes',
+    at: (n) => ({
+      ...baseEntry(),
+      filters: [cors({ allowOrigins: Array.from({ length: n }, (_, i) => `http://*.o${i}.test:8080`) })],
+    }),
+  },
+  {
+    name: 'CORS headers',
+    min: 0,
+    max: L.corsHeaders,
+    table: 'routes',
+    at: (n) => ({
+      ...baseEntry(),
+      filters: [cors({ allowHeaders: Array.from({ length: n }, (_, i) => `x-h${i}`) })],
+    }),
+  },
+  {
+    name: 'CORS maxAge',
+    min: 1,
+    max: L.corsMaxAge,
+    table: 'routes',
+    at: (n) => ({ ...baseEntry(), filters: [cors({ maxAge: n })] }),
   },
   {
     name: 'server key',

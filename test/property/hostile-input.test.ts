@@ -137,6 +137,10 @@ beforeAll(async () => {
                 urlRewrite: { hostname: 'in.example.com', path: { type: 'ReplaceFullPath', replaceFullPath: '/f' } },
               },
               { type: 'RequestMirror', requestMirror: { backendRef: { name: 'web', port: 80 } } },
+              {
+                type: 'CORS',
+                cors: { allowOrigins: ['https://a.example.com'], allowHeaders: ['x-a'], exposeHeaders: ['x-b'] },
+              },
             ],
             backendRefs: [{ name: 'web', port: 80, weight: 2 }],
           },
@@ -336,6 +340,9 @@ const fields: Record<string, Edit> = {
           'httproute mirror backend',
           ['httpRoutes', 0, 'spec', 'rules', 0, 'filters', 2, 'requestMirror', 'backendRef', 'name'],
         ],
+        ['httproute cors origin', ['httpRoutes', 0, 'spec', 'rules', 0, 'filters', 3, 'cors', 'allowOrigins', 0]],
+        ['httproute cors header', ['httpRoutes', 0, 'spec', 'rules', 0, 'filters', 3, 'cors', 'allowHeaders', 0]],
+        ['httproute cors expose', ['httpRoutes', 0, 'spec', 'rules', 0, 'filters', 3, 'cors', 'exposeHeaders', 0]],
         [
           'httproute redirect hostname',
           ['httpRoutes', 0, 'spec', 'rules', 1, 'filters', 0, 'requestRedirect', 'hostname'],

@@ -399,6 +399,8 @@ function filterOf(f: RouteFilter, mirror: EffectiveBackend | undefined): RouteFi
       });
     case 'URLRewrite':
       return withoutUndefined({ type: f.type, hostname: f.hostname, path: f.path });
+    case 'CORS':
+      return f;
     case 'RequestMirror':
       return mirror?.kind === 'service'
         ? { type: f.type, backend: upstreamName(mirror), percent: f.percent }

@@ -1,7 +1,8 @@
 /**
  * The HTTP extended features of issue 31, from gateway-api v1.6.1 conformance/tests (Apache-2.0), transcribed as
  * data: gateway-with-attached-routes.go (…WithPort8080), httproute-redirect-port-and-scheme.go, httproute-named-rule.go,
- * grpcroute-named-rule.go, httproute-backend-protocol-websocket.go.
+ * grpcroute-named-rule.go, httproute-backend-protocol-websocket.go,
+ * httproute-cors.go.
  */
 import type { ExpectedResponse } from '../http.js';
 import type { ConformanceCase, NN, Step } from '../steps.js';
@@ -26,6 +27,42 @@ const redirect302 = (path: string, to: { scheme: string; port?: string }, host?:
   response: { statusCode: 302 },
   redirectRequest: { ...to, host: 'example.org' },
   namespace: INFRA,
+});
+
+/** a CORS preflight to `path`, answered by the Gateway itself (Go: an empty expected request, no namespace) */
+const preflight = (
+  testCaseName: string,
+  path: string,
+  headers: Record<string, string>,
+  response: NonNullable<ExpectedResponse['response']>,
+): ExpectedResponse => ({
+  testCaseName,
+  request: { path, method: 'OPTIONS', headers },
+  expectedRequest: { host: '', method: 'OPTIONS', path: '' },
+  namespace: '',
+  response,
+});
+/** a CORS request that reaches the backend */
+const corsRequest = (
+  testCaseName: string,
+  path: string,
+  method: string,
+  headers: Record<string, string>,
+  response: NonNullable<ExpectedResponse['response']>,
+): ExpectedResponse => ({ testCaseName, request: { path, method, headers }, namespace: INFRA, response });
+const FOO_ASKS = {
+  Origin: 'https://www.foo.com',
+  'access-control-request-method': 'GET',
+  'access-control-request-headers': 'x-header-1, x-header-2',
+};
+/** the answer of cors-1 to an allowed preflight from `origin` */
+const cors1Allowed = (origin: string) => ({
+  'access-control-allow-origin': [origin],
+  'access-control-allow-methods': ['GET, OPTIONS', 'OPTIONS, GET'],
+  'access-control-allow-headers': ['x-header-1, x-header-2', 'x-header-2, x-header-1'],
+  'access-control-expose-headers': ['x-header-3, x-header-4', 'x-header-4, x-header-3'],
+  'access-control-max-age': ['3600'],
+  'access-control-allow-credentials': ['true'],
 });
 
 const ON_8080 = infra('same-namespace-with-http-listener-on-8080');
@@ -189,6 +226,184 @@ export const httpFeatureCases: ConformanceCase[] = [
         gateway: SAME_NS,
         origin:
           'ws://gateway/TestConformance/HTTPRouteBackendProtocolWebSocket/websocket_connection_should_reach_backend',
+      },
+    ],
+  },
+  {
+    name: 'HTTPRouteCORS',
+    steps: [
+      {
+        kind: 'accepted',
+        gateway: SAME_NS,
+        routes: [infra('cors-multiple-origins-methods-headers'), infra('cors-wildcard-methods')],
+      },
+      ...[
+        'cors-multiple-origins-methods-headers',
+        'cors-wildcard-methods',
+        'cors-wildcard-origin',
+        'cors-wildcard-methods-headers',
+      ].map((name) => resolved(infra(name), SAME_NS)),
+      {
+        kind: 'requests',
+        gateway: SAME_NS,
+        cases: [
+          preflight('CORS preflight request from an exact matching origin should be allowed', '/cors-1', FOO_ASKS, {
+            statusCodes: [200, 204],
+            validHeaderValues: cors1Allowed('https://www.foo.com'),
+            ignoreWhitespace: true,
+          }),
+          preflight(
+            'CORS preflight request from a wildcard matching origin should be allowed',
+            '/cors-1',
+            { ...FOO_ASKS, Origin: 'https://www.bar.com' },
+            { statusCode: 200, validHeaderValues: cors1Allowed('https://www.bar.com'), ignoreWhitespace: true },
+          ),
+          preflight(
+            "CORS preflight request from a wildcard matching any number of periods left to '*' should be allowed",
+            '/cors-1',
+            { ...FOO_ASKS, Origin: 'https://xpto.www.bar.com' },
+            { statusCode: 200, validHeaderValues: cors1Allowed('https://xpto.www.bar.com'), ignoreWhitespace: true },
+          ),
+          preflight(
+            'CORS preflight request from a non-matching origin should not be allowed',
+            '/cors-1',
+            { Origin: 'https://foobar.com', 'access-control-request-method': 'GET' },
+            { statusCodes: [200, 204, 403], absentHeaders: ['access-control-allow-origin'] },
+          ),
+          corsRequest('Simple request from an exact matching origin should be allowed', '/cors-1', 'GET', FOO_ASKS, {
+            statusCodes: [200, 204],
+            headers: { 'access-control-allow-origin': 'https://www.foo.com' },
+          }),
+          corsRequest(
+            'Simple request from a wildcard matching origin should be allowed',
+            '/cors-1',
+            'GET',
+            { ...FOO_ASKS, Origin: 'https://www.bar.com' },
+            { statusCodes: [200, 204], headers: { 'access-control-allow-origin': 'https://www.bar.com' } },
+          ),
+          corsRequest(
+            'Simple request from a non-matching origin should not be allowed',
+            '/cors-1',
+            'GET',
+            { Origin: 'https://foobar.com', 'access-control-request-method': 'GET' },
+            { absentHeaders: ['access-control-allow-origin'] },
+          ),
+          preflight(
+            'CORS preflight request with POST method should be allowed by allowMethods with wildcard',
+            '/cors-2',
+            { Origin: 'https://www.foo.com', 'access-control-request-method': 'POST' },
+            {
+              statusCodes: [200, 204],
+              validHeaderValues: { 'access-control-allow-methods': ['POST', '*'] },
+              headers: { 'access-control-allow-origin': 'https://www.foo.com' },
+              absentHeaders: ['access-control-allow-credentials'],
+            },
+          ),
+          preflight(
+            'CORS preflight request should not receive access-control-allow-credentials header without access-control-allow-credentials set to true',
+            '/cors-2',
+            { Origin: 'https://www.foo.com', 'access-control-request-method': 'POST' },
+            { absentHeaders: ['Access-Control-Allow-Credentials'] },
+          ),
+          ...['https://foobar.com', 'https://foobar.com:12345'].map((origin) =>
+            preflight(
+              `Pre-flight request from a wildcard origin${origin.includes(':12345') ? ' containing a port' : ''} should return header with '*' or with the requested Origin`,
+              '/cors-wildcard-origin',
+              { Origin: origin, 'access-control-request-method': 'PUT' },
+              {
+                statusCodes: [200, 204],
+                validHeaderValues: {
+                  'access-control-allow-origin': [origin, '*'],
+                  'access-control-allow-methods': ['PUT'],
+                },
+                absentHeaders: ['Access-Control-Allow-Credentials'],
+              },
+            ),
+          ),
+          corsRequest(
+            "Request from a wildcard origin containing a port should return header with '*' or with the requested Origin",
+            '/cors-wildcard-origin',
+            'PUT',
+            { Origin: 'https://foobar.com:12345' },
+            {
+              statusCodes: [200],
+              validHeaderValues: { 'access-control-allow-origin': ['https://foobar.com:12345', '*'] },
+            },
+          ),
+          corsRequest(
+            "Simple request from a wildcard origin should return header with '*' or with the requested Origin",
+            '/cors-wildcard-origin',
+            'PUT',
+            { Origin: 'https://foobar.com' },
+            {
+              statusCode: 200,
+              validHeaderValues: { 'access-control-allow-origin': ['https://foobar.com', '*'] },
+              absentHeaders: ['Access-Control-Allow-Credentials'],
+            },
+          ),
+          preflight(
+            'CORS preflight request requesting specific method and headers should be allowed and always echo the origin with allowCredentials set to true',
+            '/cors-wildcard-methods-headers',
+            {
+              Origin: 'https://other.foo.com',
+              'access-control-request-method': 'PUT',
+              'access-control-request-headers': 'x-header-1, x-header-2',
+            },
+            {
+              statusCodes: [200, 204],
+              validHeaderValues: {
+                'access-control-allow-origin': ['https://other.foo.com'],
+                'access-control-allow-methods': ['PUT'],
+                'access-control-allow-headers': ['x-header-1, x-header-2', 'x-header-2, x-header-1'],
+                'access-control-allow-credentials': ['true'],
+              },
+              ignoreWhitespace: true,
+            },
+          ),
+          preflight(
+            'CORS preflight request requesting specific method and headers should hide access-control-allow-credentials headers with allowCredentials set to false',
+            '/cors-wildcard-methods-headers-unauth',
+            {
+              Origin: 'https://other.foo.com',
+              'access-control-request-method': 'PUT',
+              'access-control-request-headers': 'x-header-1, x-header-2',
+            },
+            {
+              statusCodes: [200, 204],
+              validHeaderValues: {
+                'access-control-allow-origin': ['https://other.foo.com', '*'],
+                'access-control-allow-methods': ['PUT', '*'],
+                'access-control-allow-headers': ['x-header-1, x-header-2', 'x-header-2, x-header-1', '*'],
+              },
+              absentHeaders: ['access-control-allow-credentials'],
+              ignoreWhitespace: true,
+            },
+          ),
+          corsRequest(
+            'CORS request should receive access-control-allow-credentials header with allowCredentials set to true',
+            '/cors-wildcard-methods-headers',
+            'GET',
+            { Origin: 'https://other.foo.com' },
+            {
+              statusCode: 200,
+              validHeaderValues: {
+                'access-control-allow-origin': ['https://other.foo.com'],
+                'access-control-allow-credentials': ['true'],
+              },
+            },
+          ),
+          corsRequest(
+            'CORS request should not receive access-control-allow-credentials header without allowCredentials set to true',
+            '/cors-wildcard-methods-headers-unauth',
+            'GET',
+            { Origin: 'https://other.foo.com' },
+            {
+              statusCode: 200,
+              validHeaderValues: { 'access-control-allow-origin': ['https://other.foo.com', '*'] },
+              absentHeaders: ['access-control-allow-credentials'],
+            },
+          ),
+        ],
       },
     ],
   },
