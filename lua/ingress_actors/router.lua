@@ -224,7 +224,12 @@ local function prepare(server)
     r.timeout_s = (ms ~= nil and ms > 0) and ms / 1000 or nil
     r.no_retry = request or nil
     local total = 0
-    for _, b in ipairs(r.backends) do total = total + b.weight end
+    for _, b in ipairs(r.backends) do
+      total = total + b.weight
+      for _, f in ipairs(b.filters or {}) do
+        for _, h in ipairs(f.add) do h.lname = h.name:lower() end
+      end
+    end
     r.total_weight = total
   end
   server.prepared = true
@@ -330,19 +335,19 @@ local function redirect(f, r, server, uri)
   return ngx.redirect(location, f.statusCode)
 end
 
--- pick draws a route's backend by weight: nil for an unresolved share or no weight at all
+-- pick draws a route's backend entry by weight: nil for no weight at all (an unresolved share has no `backend`)
 local function pick(r)
   local backends = r.backends
   if #backends == 1 then
     local b = backends[1]
-    return b.weight > 0 and b.backend or nil
+    return b.weight > 0 and b or nil
   end
   local total = r.total_weight
   if total == 0 then return nil end
   local n = math.random() * total
   for _, b in ipairs(backends) do
     if b.weight > 0 then
-      if n < b.weight then return b.backend end
+      if n < b.weight then return b end
       n = n - b.weight
     end
   end
@@ -400,9 +405,14 @@ function _M.rewrite(slots)
     ngx.var.ia_mirror_uri = ngx.var.request_uri
   end
   ctx.ia_timeout, ctx.ia_no_retry = found.timeout_s, found.no_retry
-  local name = pick(found)
+  local picked = pick(found)
+  local name = picked and picked.backend
   if name == nil then
     return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR)
+  end
+  -- the picked backendRef's own filters, after the rule's
+  if picked.filters ~= nil then
+    for _, f in ipairs(picked.filters) do modify_request_headers(f) end
   end
   ngx.var.proxy_upstream_name = name
   if found.grpc then

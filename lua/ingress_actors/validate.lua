@@ -441,7 +441,16 @@ local function route(r)
   if mirrors > L.mirrors then return "more than " .. L.mirrors .. " RequestMirror filters" end
   if not is_array(r.backends) then return "backends is not an array" end
   for i, b in ipairs(r.backends) do
-    if type(b) ~= "table" or not only_keys(b, { backend = true, weight = true }) then return "backend " .. i .. ": not {backend, weight}" end
+    if type(b) ~= "table" or not only_keys(b, { backend = true, weight = true, filters = true }) then return "backend " .. i .. ": not {backend, weight, filters}" end
+    if b.filters ~= nil then
+      -- a backendRef's own filters: RequestHeaderModifier only
+      if not is_array(b.filters) then return "backend " .. i .. ": filters is not an array" end
+      for j, f in ipairs(b.filters) do
+        if type(f) ~= "table" or f.type ~= "RequestHeaderModifier" then return "backend " .. i .. ": filter " .. j .. " is not a RequestHeaderModifier" end
+        local why2 = filter(f)
+        if why2 then return "backend " .. i .. ": filter " .. j .. ": " .. why2 end
+      end
+    end
     if b.backend ~= nil and not backend_name(b.backend) then return "backend " .. i .. ": " .. short(b.backend) .. " is not a name" end
     if not int_in(b.weight, 0, L.weight) then return "backend " .. i .. ": weight is not 0.." .. L.weight end
   end

@@ -119,7 +119,12 @@ export interface RouteEntry {
   readonly queryParams: readonly RouteValueMatch[];
   readonly filters: readonly RouteFilterEntry[];
   /** weighted; a backend without `backend` is one that did not resolve: its share is answered 500 */
-  readonly backends: readonly { readonly backend?: string; readonly weight: number }[];
+  readonly backends: readonly {
+    readonly backend?: string;
+    readonly weight: number;
+    /** the backendRef's own RequestHeaderModifier filters, applied after the route's when it is picked */
+    readonly filters?: readonly ({ readonly type: 'RequestHeaderModifier' } & RouteHeaderModifier)[];
+  }[];
   /** milliseconds; absent: not set; 0: no timeout */
   readonly timeouts: { readonly request?: number; readonly backendRequest?: number };
 }

@@ -152,6 +152,10 @@ export function routeEntryProblem(r: RouteEntry): string | null {
     return `more than ${L.mirrors} RequestMirror filters`;
   for (const b of r.backends) {
     if (b.backend !== undefined && backendNameProblem(b.backend)) return backendNameProblem(b.backend);
+    for (const f of b.filters ?? []) {
+      const why = f.type === 'RequestHeaderModifier' ? filterProblem(f) : 'only RequestHeaderModifier on a backend';
+      if (why) return `a backend's ${f.type}: ${why}`;
+    }
     if (!intIn(b.weight, 0, L.weight)) return `a weight is not 0..${L.weight}`;
   }
   for (const t of [r.timeouts.request, r.timeouts.backendRequest])

@@ -65,6 +65,8 @@ const SUPPORTED_EXTENDED = new Set<string>([
   'HTTPRouteBackendProtocolWebSocket',
   // the CORS filter: lua/ingress_actors/router.lua answers preflights and adds the headers
   'HTTPRouteCORS',
+  // a backendRef's own RequestHeaderModifier filters, applied when the router picks it
+  'HTTPRouteBackendRequestHeaderModification',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
 const REPORT = process.env.CONFORMANCE_REPORT ?? new URL('../../tmp/conformance-report.yaml', import.meta.url).pathname;

@@ -150,6 +150,17 @@ export type Step =
    * text and a binary message back unchanged, `threshold` times in a row (AwaitConvergence)
    */
   | { readonly kind: 'websocket'; readonly gateway: NN; readonly origin: string }
+  /**
+   * httproute-request-header-modifier-backend-weights.go: after `expected` answers consistently, `times` requests
+   * each reach a pod whose name starts with the one value of the request header `header` the backend saw
+   */
+  | {
+      readonly kind: 'headerNamesPod';
+      readonly gateway: NN;
+      readonly expected: ExpectedResponse;
+      readonly header: string;
+      readonly times: number;
+    }
   /** delete one object (kubectl delete RESOURCE NAME -n NAMESPACE) */
   | { readonly kind: 'delete'; readonly resource: string; readonly namespace: string; readonly name: string };
 
@@ -587,6 +598,24 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
       case 'websocket': {
         const target = await gatewayTarget(step.gateway, undefined, 'http');
         await converge('websocket round trip', t, () => webSocketEcho(target, step.origin));
+        break;
+      }
+      case 'headerNamesPod': {
+        const target = await gatewayTarget(step.gateway, undefined, 'http');
+        await expectEventually(target, step.expected, t);
+        for (let i = 0; i < step.times; i++) {
+          const got = await send(target, step.expected.request, {});
+          const echo = JSON.parse(got.body) as { pod: string; headers?: Record<string, string[]> };
+          const values = Object.entries(echo.headers ?? {}).find(
+            ([k]) => k.toLowerCase() === step.header.toLowerCase(),
+          );
+          if (values?.[1].length !== 1)
+            throw new Error(
+              `expected a single '${step.header}' header to have been set, got ${values?.[1].length ?? 0}`,
+            );
+          if (!echo.pod.startsWith(values[1][0]!))
+            throw new Error(`the backendRef's headers went to pod ${echo.pod}, want ${values[1][0]}…`);
+        }
         break;
       }
       case 'delete':

@@ -264,6 +264,25 @@ function routes() {
           backendRefs: [backend('a')],
         },
         {
+          // each backendRef sets its own header, after the rule's filter
+          matches: [path('PathPrefix', '/per-backend')],
+          filters: [
+            { type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-Backend', value: 'rule' }] } },
+          ],
+          backendRefs: ['a', 'b'].map((name) => ({
+            ...backend(name, 1),
+            filters: [
+              {
+                type: 'RequestHeaderModifier',
+                requestHeaderModifier: {
+                  set: [{ name: 'X-Backend', value: name }],
+                  add: [{ name: 'X-Via', value: name }],
+                },
+              },
+            ],
+          })),
+        },
+        {
           matches: [path('PathPrefix', '/any')],
           filters: [{ type: 'CORS', cors: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'] } }],
           backendRefs: [backend('a')],
@@ -588,6 +607,17 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     expect(any.headers['access-control-allow-headers']).toBe('a, b');
     expect(any.headers['access-control-allow-credentials']).toBeUndefined();
     expect(any.headers['access-control-max-age']).toBe('5');
+  });
+
+  it("applies a backendRef's own request header filters to the requests it gets, after the rule's", async () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 40; i++) {
+      const r = await send('cors.test', '/per-backend', { headers: { 'x-via': 'client' } });
+      expect(r.echo.headers?.['x-backend']).toBe(r.echo.backend);
+      expect(r.echo.headers?.['x-via']).toBe(`client,${r.echo.backend}`);
+      seen.add(r.echo.backend!);
+    }
+    expect([...seen].sort()).toEqual(['a', 'b']);
   });
 
   it('redirects: scheme, hostname, prefix path, status; a port alone keeps the scheme', async () => {

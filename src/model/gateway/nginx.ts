@@ -445,7 +445,22 @@ function entryOf(r: EffectiveRoute): RouteEntry {
     queryParams: values(r.match.queryParams),
     filters: filtersOf(r),
     backends: r.backends.map((b) =>
-      b.kind === 'service' ? { backend: upstreamName(b), weight: b.weight } : { weight: b.weight },
+      b.kind !== 'service'
+        ? { weight: b.weight }
+        : {
+            backend: upstreamName(b),
+            weight: b.weight,
+            ...(b.requestHeaders
+              ? {
+                  filters: b.requestHeaders.map((m) => ({
+                    type: 'RequestHeaderModifier' as const,
+                    set: m.set,
+                    add: m.add,
+                    remove: m.remove,
+                  })),
+                }
+              : {}),
+          },
     ),
     timeouts: withoutUndefined({ request: r.timeouts.request, backendRequest: r.timeouts.backendRequest }),
   });

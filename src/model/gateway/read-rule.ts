@@ -283,8 +283,17 @@ function checkPreciseHost(value: unknown): Checked<string> {
   return checkHost(value);
 }
 
-/** readBackendRef reads one backendRef; a missing namespace is the route's. */
-export function readBackendRef(c: Collector, field: string, raw: unknown, namespace: string): BackendRef | undefined {
+/**
+ * readBackendRef reads one backendRef; a missing namespace is the route's. `withFilters`: an HTTPRoute rule's
+ * backendRef, whose own RequestHeaderModifier filters are read (any other filter, or filters elsewhere, is refused).
+ */
+export function readBackendRef(
+  c: Collector,
+  field: string,
+  raw: unknown,
+  namespace: string,
+  withFilters = false,
+): BackendRef | undefined {
   const r = rec(raw);
   const group = text(r.group) ?? '';
   const kind = text(r.kind) ?? 'Service';
@@ -296,10 +305,31 @@ export function readBackendRef(c: Collector, field: string, raw: unknown, namesp
   const weight = r.weight ?? 1;
   if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 0 || weight > 1_000_000)
     return c.refuse(`${field}.weight`, `${show(weight)} is not a weight (0-1000000)`);
-  if (r.filters !== undefined && list(r.filters).length > 0)
-    c.refuse(`${field}.filters`, 'per-backend filters are not supported');
+  const requestHeaders: HeaderModifier[] = [];
+  for (const [i, f] of list(r.filters).entries()) {
+    const filter = rec(f);
+    if (withFilters && filter.type === 'RequestHeaderModifier')
+      requestHeaders.push(
+        readHeaderModifier(c, `${field}.filters[${i}].requestHeaderModifier`, filter.requestHeaderModifier),
+      );
+    else
+      c.refuse(
+        `${field}.filters[${i}].type`,
+        withFilters
+          ? `${show(filter.type)}: only RequestHeaderModifier is supported on a backendRef`
+          : 'per-backend filters are not supported here',
+      );
+  }
   if (name === undefined) return undefined;
-  return { group, kind, name, namespace: ns ?? namespace, port, weight };
+  return {
+    group,
+    kind,
+    name,
+    namespace: ns ?? namespace,
+    port,
+    weight,
+    ...(requestHeaders.length > 0 ? { requestHeaders } : {}),
+  };
 }
 
 /** readRule reads one HTTPRoute rule. */
@@ -312,7 +342,7 @@ export function readRule(c: Collector, field: string, raw: unknown, namespace: s
     (f, i) => readFilter(c, `${field}.filters[${i}]`, f, prefixMatch, namespace) ?? [],
   );
   const backendRefs = list(r.backendRefs).flatMap(
-    (b, i) => readBackendRef(c, `${field}.backendRefs[${i}]`, b, namespace) ?? [],
+    (b, i) => readBackendRef(c, `${field}.backendRefs[${i}]`, b, namespace, true) ?? [],
   );
   if (filters.some((f) => f.type === 'RequestRedirect') && filters.some((f) => f.type === 'URLRewrite'))
     c.refuse(`${field}.filters`, 'RequestRedirect and URLRewrite cannot be used together');

@@ -190,6 +190,8 @@ export interface BackendRef {
   readonly name: string;
   readonly port: number | undefined;
   readonly weight: number;
+  /** the backendRef's own RequestHeaderModifier filters (HTTPRoute only), applied when it is picked */
+  readonly requestHeaders?: readonly HeaderModifier[];
 }
 
 export interface RouteRule {

@@ -2,10 +2,11 @@
  * The HTTP extended features of issue 31, from gateway-api v1.6.1 conformance/tests (Apache-2.0), transcribed as
  * data: gateway-with-attached-routes.go (…WithPort8080), httproute-redirect-port-and-scheme.go, httproute-named-rule.go,
  * grpcroute-named-rule.go, httproute-backend-protocol-websocket.go,
- * httproute-cors.go.
+ * httproute-cors.go, httproute-request-header-modifier.go (…Backend…), -request-header-modifier-backend-weights.go.
  */
 import type { ExpectedResponse } from '../http.js';
 import type { ConformanceCase, NN, Step } from '../steps.js';
+import { hostCases } from './httproute-hosts.js';
 import { INFRA, SAME_NS } from './httproute-routing.js';
 
 const infra = (name: string): NN => ({ namespace: INFRA, name });
@@ -69,6 +70,26 @@ const ON_8080 = infra('same-namespace-with-http-listener-on-8080');
 const ON_443 = infra('same-namespace-with-https-listener');
 
 export const httpFeatureCases: ConformanceCase[] = [
+  // httproute-request-header-modifier.go: HTTPRouteRequestHeaderModifier's test on a manifest whose backendRefs carry
+  // the filters (the same route name)
+  {
+    name: 'HTTPRouteBackendRequestHeaderModifier',
+    steps: hostCases.find((c) => c.name === 'HTTPRouteRequestHeaderModifier')!.steps,
+  },
+  {
+    name: 'HTTPRouteRequestHeaderModifierBackendWeights',
+    steps: [
+      { kind: 'accepted', gateway: SAME_NS, routes: [infra('request-header-modifier-backend-weights')] },
+      resolved(infra('request-header-modifier-backend-weights'), SAME_NS),
+      {
+        kind: 'headerNamesPod',
+        gateway: SAME_NS,
+        expected: { request: { path: '/' }, response: { statusCode: 200 }, namespace: INFRA },
+        header: 'Backend',
+        times: 100,
+      },
+    ],
+  },
   {
     name: 'GatewayWithAttachedRoutesWithPort8080',
     steps: [
