@@ -354,6 +354,30 @@ local function pick(r)
   return nil
 end
 
+-- sni_listener is the hostname of the most specific listener ('' for one without) that the TLS server name `sni`
+-- picks among a socket's HTTPS listeners, or nil: an exact name, else the longest wildcard suffix, else ''
+local function sni_listener(listeners, sni)
+  local best, best_len = nil, -1
+  for _, h in ipairs(listeners) do
+    if h == sni then return h end
+    if h == "" then
+      if best_len < 0 then best, best_len = h, 0 end
+    elseif h:sub(1, 1) == "*" then
+      local suffix = h:sub(2)
+      if #suffix > best_len and #sni > #suffix and sni:sub(-#suffix) == suffix then best, best_len = h, #suffix end
+    end
+  end
+  return best
+end
+
+-- misdirected: the TLS server name picked another listener than the one whose server the Host header reached
+-- (HTTP/2 connection reuse, or a client that sends one name in SNI and another in Host): 421, as the spec asks
+local function misdirected(tls)
+  local sni = ngx.var.ssl_server_name
+  if sni == nil or sni == "" or #sni > 253 then return false end
+  return sni_listener(tls.listeners, sni:lower()) ~= tls.listener
+end
+
 local seeded = false
 
 --- rewrite picks the route and applies its filters; it answers 404, 500 or a redirect itself.
@@ -368,6 +392,7 @@ function _M.rewrite(slots)
   local server = tables.route_server(ngx.var.ia_gateway)
   if server == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
   if not server.prepared then prepare(server) end
+  if server.tls ~= nil and misdirected(server.tls) then return ngx.exit(421) end
   local req = { uri = ngx.var.uri, method = ngx.req.get_method() }
   local found, index = nil, nil
   for i, r in ipairs(server.routes) do

@@ -19,6 +19,7 @@ return {
     corsMethods = 9,
     corsHeaders = 64,
     corsMaxAge = 2147483647,
+    tlsListeners = 1024,
     secret = 322,
     pem = 1048576,
     routeId = 64,

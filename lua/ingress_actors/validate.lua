@@ -488,6 +488,22 @@ local function kept_routes(routes, bad, old)
   return kept
 end
 
+-- listener_host: a listener's hostname as the router compares it: "" (none), a lowercase host or "*." and one
+local function listener_host(v)
+  if type(v) ~= "string" or #v > L.host then return false end
+  return v == "" or v:find("^[a-z0-9.%-]+$") ~= nil or v:find("^%*%.[a-z0-9.%-]+$") ~= nil
+end
+
+local function tls_listeners(t)
+  if type(t) ~= "table" or not only_keys(t, { listener = true, listeners = true }) then return "not {listener, listeners}" end
+  if not listener_host(t.listener) then return "listener " .. short(t.listener) .. " is not a hostname" end
+  if not is_array(t.listeners) or #t.listeners > L.tlsListeners then return "listeners is not an array of at most " .. L.tlsListeners end
+  for i, h in ipairs(t.listeners) do
+    if not listener_host(h) then return "listener " .. i .. " is not a hostname" end
+  end
+  return nil
+end
+
 --- routes decodes and checks a RouteTable entry by entry (as backends): a server whose own fields fail is refused
 --- whole; within a server, the entries of one rule (its label `namespace/name#rule`) stand or fall together.
 function _M.routes(body, previous)
@@ -498,9 +514,13 @@ function _M.routes(body, previous)
     if type(s) ~= "table" then return "#" .. i, "not an object" end
     local key = s.key
     if not server_key(key) then return "#" .. i, "key " .. short(key) .. " is not [<address>:]<port>/<host>" end
-    local fine, extra = only_keys(s, { key = true, port = true, routes = true })
+    local fine, extra = only_keys(s, { key = true, port = true, routes = true, tls = true })
     if not fine then return key, "unknown field " .. short(extra) end
     if not int_in(s.port, 1, 65535) then return key, "port is not 1..65535" end
+    if s.tls ~= nil then
+      local why = tls_listeners(s.tls)
+      if why then return key, "tls: " .. why end
+    end
     if not is_array(s.routes) then return key, "routes is not an array" end
     local bad = nil
     for j, r in ipairs(s.routes) do

@@ -136,6 +136,11 @@ export interface RouteServer {
   /** the Gateway listener's port, the redirect port when a redirect names neither port nor scheme */
   readonly port: number;
   readonly routes: readonly RouteEntry[];
+  /**
+   * an HTTPS server's listener hostname ('' for none) and those of every HTTPS listener on its socket: the router
+   * answers 421 when the TLS server name picks another listener than the Host header did
+   */
+  readonly tls?: { readonly listener: string; readonly listeners: readonly string[] };
 }
 
 /** RouteTable is what `POST /routes` carries: the Gateway API routes, served by lua/ingress_actors/router.lua. */

@@ -53,6 +53,14 @@ export function serverKeyProblem(key: string): string | null {
   return SERVER_KEY.test(key) ? null : 'the server key is not [<address>:]<port>/<host>';
 }
 
+/** tlsListenersProblem: a Gateway server's `tls` (listener hostnames: '' for none, a host or `*.` and one). */
+export function tlsListenersProblem(tls: { listener: string; listeners: readonly string[] }): string | null {
+  if (tls.listeners.length > L.tlsListeners) return `more than ${L.tlsListeners} HTTPS listeners on one socket`;
+  for (const h of [tls.listener, ...tls.listeners])
+    if (h !== '' && hostProblem(h) !== null) return `listener hostname ${h} is not a lowercase host or *.host`;
+  return null;
+}
+
 /** certificateProblem: a certificate entry's key, the Secret's `<namespace>/<name>`, and its PEM sizes. */
 export function certificateProblem(secret: string, cert: string, key: string): string | null {
   if (secret.length > L.secret || !SECRET.test(secret)) return `the Secret's name is not 1..${L.secret} of a name`;

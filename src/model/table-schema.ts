@@ -53,6 +53,8 @@ export const TABLE_LIMITS = {
   corsHeaders: 64,
   /** a CORS filter's maxAge in seconds */
   corsMaxAge: 2 ** 31 - 1,
+  /** the HTTPS listener hostnames of one socket a Gateway server's `tls` names (a Gateway has at most 64 listeners) */
+  tlsListeners: 1024,
   /** a certificate entry's key: a Secret's `<namespace>/<name>` (`#<n>` after it, should one Secret make two files) */
   secret: NAMESPACE + 1 + NAME + 5,
   /**

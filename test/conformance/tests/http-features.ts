@@ -66,10 +66,49 @@ const cors1Allowed = (origin: string) => ({
   'access-control-allow-credentials': ['true'],
 });
 
+/** HTTPRouteHTTPSListenerDetectMisdirectedRequests' table: TLS server name, Host, status and the backend */
+const MISDIRECTED: [string, string, number, string?][] = [
+  ['example.org', 'example.org', 200, 'infra-backend-v1'],
+  ['example.org', 'second-example.org', 421],
+  ['example.org', 'unknown-example.org', 404],
+  ['second-example.org', 'second-example.org', 200, 'infra-backend-v2'],
+  ['second-example.org', 'example.org', 421],
+  ['second-example.org', 'unknown-example.org', 421],
+  ['third-example.wildcard.org', 'third-example.wildcard.org', 200, 'infra-backend-v3'],
+  ['third-example.wildcard.org', 'fith-example.wildcard.org', 200, 'infra-backend-v3'],
+  ['third-example.wildcard.org', 'fourth-example.wildcard.org', 421],
+  ['third-example.wildcard.org', 'second-example.org', 421],
+  ['third-example.wildcard.org', 'unknown-example.org', 421],
+  ['fourth-example.wildcard.org', 'fourth-example.wildcard.org', 200, 'infra-backend-v1'],
+  ['fourth-example.wildcard.org', 'fith-example.wildcard.org', 421],
+  ['unknown-example.org', 'example.org', 200, 'infra-backend-v1'],
+  ['unknown-example.org', 'unknown-example.org', 404],
+];
+const MISDIRECTED_ROUTES = [1, 2, 3, 4].map((n) => infra(`https-listener-detect-misdirected-requests-test-${n}`));
+
 const ON_8080 = infra('same-namespace-with-http-listener-on-8080');
 const ON_443 = infra('same-namespace-with-https-listener');
 
 export const httpFeatureCases: ConformanceCase[] = [
+  {
+    // HTTP/1.1 here where Go speaks HTTP/2 (H2Protocol): the server name and Host are the same two names either way
+    name: 'HTTPRouteHTTPSListenerDetectMisdirectedRequests',
+    steps: [
+      { kind: 'accepted', gateway: infra('same-namespace-with-https-listener'), routes: MISDIRECTED_ROUTES },
+      ...MISDIRECTED_ROUTES.map((r) => resolved(r, infra('same-namespace-with-https-listener'))),
+      {
+        kind: 'requests',
+        gateway: infra('same-namespace-with-https-listener'),
+        scheme: 'https',
+        cases: MISDIRECTED.map(([serverName, host, code, backend]) => ({
+          request: { host, serverName, path: '/detect-misdirected-requests' },
+          response: { statusCodes: [code] },
+          ...(backend ? { backend } : {}),
+          namespace: INFRA,
+        })),
+      },
+    ],
+  },
   // httproute-request-header-modifier.go: HTTPRouteRequestHeaderModifier's test on a manifest whose backendRefs carry
   // the filters (the same route name)
   {
