@@ -8,7 +8,8 @@ import { parseAllDocuments } from 'yaml';
 import { freePort } from '../support/net.js';
 import { startEchoPod, type EchoPod } from './echo.js';
 import { overlayAddresses, UNUSABLE_ADDRESS, USABLE_ADDRESS } from './harness.js';
-import { compare, send, type Target } from './http.js';
+import type { PeerCertificate } from 'node:tls';
+import { compare, goVerifyHostname, send, type Target } from './http.js';
 import { conformanceReport, type Inventory } from './report.js';
 
 describe('an echo pod and CompareRoundTrip', () => {
@@ -121,7 +122,7 @@ describe('the ConformanceReport', () => {
         core: false,
         profiles: ['GATEWAY-HTTP'],
         manifests: [],
-        provisional: false,
+        provisional: true,
       },
       {
         name: 'X',
@@ -176,6 +177,24 @@ kind: ConformanceReport`);
         - HTTPRouteCORS`);
     expect(text).toContain('date: 2026-12-05T01:00:00Z');
     expect(text).toContain('gatewayAPIVersion: v1.6.1');
+    // the provisional tests that passed, after the profiles
+    expect(text).toMatch(/\nsucceededProvisionalTests:\n {2}- M\n$/);
+  });
+});
+
+describe("the HTTPS round trip's certificate name check (Go's VerifyHostname)", () => {
+  const cert = { subjectaltname: 'DNS:*, DNS:*.org, DNS:*.wildcard.org, IP Address:127.0.0.9' } as PeerCertificate;
+  it.each([
+    ['example.org', true],
+    ['Example.ORG.', true],
+    ['third.wildcard.org', true],
+    ['a.b.org', false],
+    ['org', true],
+    ['example.com', false],
+    ['127.0.0.9', true],
+    ['127.0.0.1', false],
+  ])('%s: %s', (host, valid) => {
+    expect(goVerifyHostname(host, cert) === undefined).toBe(valid);
   });
 });
 

@@ -2,7 +2,8 @@
  * The ConformanceReport (gateway-api conformance/apis/v1, built as conformance/utils/suite/reports.go does): per
  * profile, a test counts as extended when any of its features is not one of the profile's core features; a test
  * whose features are not all supported is not counted at all (NOT_SUPPORTED in Go); skipped and failed tests are
- * listed by name. Why a test was skipped has no field in the format: it goes in a comment above the report.
+ * listed by name; the provisional tests that passed are listed as succeededProvisionalTests. Why a test was skipped
+ * has no field in the format: it goes in a comment above the report.
  */
 import { stringify } from 'yaml';
 
@@ -96,6 +97,10 @@ export function conformanceReport(
         : {}),
     };
   });
+  const succeededProvisional = inventory.tests
+    .filter((t) => t.provisional && outcomes.get(t.name)?.result === 'passed')
+    .map((t) => t.name)
+    .sort();
   const report = {
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'ConformanceReport',
@@ -108,9 +113,11 @@ export function conformanceReport(
     },
     date: meta.date.toISOString().replace(/\.\d{3}Z$/, 'Z'),
     gatewayAPIVersion: inventory.tag,
-    gatewayAPIChannel: 'standard',
     mode: 'default',
+    gatewayAPIChannel: 'standard',
     profiles,
+    // Go: the provisional tests that passed, sorted, when any
+    ...(succeededProvisional.length > 0 ? { succeededProvisionalTests: succeededProvisional } : {}),
   };
   const why = (result: 'skipped' | 'notSupported') =>
     [...outcomes.entries()].flatMap(([name, o]) =>

@@ -474,6 +474,8 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
         if (listener && l.name !== listener) continue;
         if (!conditionsMatch(conditions, l.conditions ?? [])) return `listener ${l.name}: ${show(l.conditions)}`;
       }
+      // Go: every listener named must have been seen
+      if (listener && !listeners.some((l) => l.name === listener)) return `no status for listener ${listener}`;
       return null;
     });
 
@@ -704,6 +706,9 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
           t.pollMs,
           async () => {
             const g = await get('Gateway', step.gateway);
+            // Go: ConditionsHaveLatestObservedGeneration on the Gateway's conditions first
+            if (g && stale(g, (g.status?.conditions ?? []) as Condition[]))
+              return 'Gateway conditions not of the latest generation';
             const actual = (g?.status?.listeners ?? []) as {
               name: string;
               supportedKinds?: { group?: string; kind: string }[];
