@@ -42,7 +42,13 @@ export function conformanceReport(
   inventory: Inventory,
   outcomes: ReadonlyMap<string, Outcome>,
   supportedExtended: ReadonlySet<string>,
-  meta: { version: string; date: Date; profiles: readonly string[] },
+  meta: {
+    version: string;
+    date: Date;
+    profiles: readonly string[];
+    /** extended features not claimed, and why (measured limits): a comment above the report */
+    notClaimed?: Readonly<Record<string, string>>;
+  },
 ): string {
   const profiles = meta.profiles.map((name) => {
     const profile = inventory.profiles[name]!;
@@ -128,6 +134,12 @@ export function conformanceReport(
     '# Written by test/conformance/conformance.test.ts (the Gateway API conformance tests ported to this suite).',
     ...(skipped.length > 0 ? ['# Skipped tests and why:', ...skipped] : []),
     ...(notSupported.length > 0 ? ['# Not run (a feature not claimed; not counted, as in Go):', ...notSupported] : []),
+    ...(Object.keys(meta.notClaimed ?? {}).length > 0
+      ? [
+          '# Extended features not claimed, and why:',
+          ...Object.entries(meta.notClaimed ?? {}).map(([feature, why]) => `#   ${feature}: ${why}`),
+        ]
+      : []),
   ];
   return `${header.join('\n')}\n${stringify(report)}`;
 }

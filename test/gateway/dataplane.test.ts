@@ -737,6 +737,18 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     expect(servedNames(pushed!.certificates)).toContain(`server ${tlsPort}/secure.test`);
   });
 
+  it('answers 421 when the TLS server name picks another listener than the Host header reached', async () => {
+    const request = (host: string) => `GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
+    // secure.test has its own listener; whatever.test falls to the listener without hostname
+    expect((await raw(tlsPort, request('secure.test'), 'secure.test')).status).toBe(200);
+    expect((await raw(tlsPort, request('secure.test'), 'whatever.test')).status).toBe(421);
+    expect((await raw(tlsPort, request('whatever.test'), 'secure.test')).status).toBe(421);
+    // the same listener (the one without hostname, which has a catch-all route): not misdirected; no server name:
+    // nothing to compare
+    expect((await raw(tlsPort, request('named-any.test'), 'whatever.test')).status).toBe(200);
+    expect((await raw(tlsPort, request('secure.test'), null)).status).toBe(200);
+  });
+
   it('serves an HTTPS listener without hostname to any name, with its certificate (named in nginx.conf)', async () => {
     const r = await get({ host: 'whatever.test', path: '/', port: tlsPort, https: true });
     expect(r.status).toBe(200);

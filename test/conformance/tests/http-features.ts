@@ -2,7 +2,9 @@
  * The HTTP extended features of issue 31, from gateway-api v1.6.1 conformance/tests (Apache-2.0), transcribed as
  * data: gateway-with-attached-routes.go (…WithPort8080), httproute-redirect-port-and-scheme.go, httproute-named-rule.go,
  * grpcroute-named-rule.go, httproute-backend-protocol-websocket.go,
- * httproute-cors.go, httproute-request-header-modifier.go (…Backend…), -request-header-modifier-backend-weights.go.
+ * httproute-cors.go, httproute-request-header-modifier.go (…Backend…), -request-header-modifier-backend-weights.go,
+ * httproute-https-listener-detect-misdirected-requests.go, httproute-listener-port-matching.go,
+ * httproute-invalid-parentref-not-matching-listener-port.go, -invalid-parentref-section-name-not-matching-port.go.
  */
 import type { ExpectedResponse } from '../http.js';
 import type { ConformanceCase, NN, Step } from '../steps.js';
@@ -85,6 +87,24 @@ const MISDIRECTED: [string, string, number, string?][] = [
   ['unknown-example.org', 'unknown-example.org', 404],
 ];
 const MISDIRECTED_ROUTES = [1, 2, 3, 4].map((n) => infra(`https-listener-detect-misdirected-requests-test-${n}`));
+
+const PORT_MATCHING = infra('httproute-listener-port-matching');
+
+/** the invalid-parentRef-port tests: the route not accepted (NoMatchingParent), and no route on the Gateway */
+const notMatchingPort = (name: string, route: string, gateway: string, resolvedFirst: boolean): ConformanceCase => ({
+  name,
+  steps: [
+    ...(resolvedFirst ? [resolved(infra(route), infra(gateway))] : []),
+    {
+      kind: 'routeCondition',
+      route: infra(route),
+      gateway: infra(gateway),
+      condition: { type: 'Accepted', status: 'False', reason: 'NoMatchingParent' },
+    },
+    { kind: 'routeNoAcceptedParents', route: infra(route) },
+    { kind: 'gatewayZeroRoutes', gateway: infra(gateway) },
+  ],
+});
 
 const ON_8080 = infra('same-namespace-with-http-listener-on-8080');
 const ON_443 = infra('same-namespace-with-https-listener');
@@ -467,4 +487,57 @@ export const httpFeatureCases: ConformanceCase[] = [
       },
     ],
   },
+  {
+    name: 'HTTPRouteListenerPortMatching',
+    steps: [
+      { kind: 'namespaceReady', namespace: INFRA },
+      ...(
+        [
+          ['listener-1', 'backend-v1'],
+          ['listener-2', 'backend-v2'],
+          ['listener-4', 'backend-v3'],
+        ] as const
+      ).flatMap(([listener, route]): Step[] => [
+        { kind: 'accepted', gateway: PORT_MATCHING, listeners: [listener], routes: [infra(route)] },
+        resolved(infra(route), PORT_MATCHING),
+      ]),
+      {
+        kind: 'requests',
+        gateway: PORT_MATCHING,
+        listener: 'listener-1',
+        cases: [{ request: { host: 'foo.com', path: '/' }, backend: 'infra-backend-v1', namespace: INFRA }],
+      },
+      {
+        kind: 'requests',
+        gateway: PORT_MATCHING,
+        listener: 'listener-2',
+        cases: ['foo.com:8080', 'bar.com:8080'].map((host) => ({
+          request: { host, path: '/' },
+          backend: 'infra-backend-v2',
+          namespace: INFRA,
+        })),
+      },
+      {
+        kind: 'requests',
+        gateway: PORT_MATCHING,
+        listener: 'listener-4',
+        cases: [
+          { request: { host: 'foo.com:8090', path: '/' }, backend: 'infra-backend-v3', namespace: INFRA },
+          { request: { host: 'bar.com:8090', path: '/' }, response: { statusCode: 404 } },
+        ],
+      },
+    ],
+  },
+  notMatchingPort(
+    'HTTPRouteInvalidParentRefNotMatchingListenerPort',
+    'httproute-listener-not-matching-route-port',
+    'same-namespace',
+    true,
+  ),
+  notMatchingPort(
+    'HTTPRouteInvalidParentRefSectionNameNotMatchingPort',
+    'httproute-listener-section-name-not-matching-port',
+    'gateway-with-one-not-matching-port-and-section-name-route',
+    false,
+  ),
 ];
