@@ -72,6 +72,8 @@ const SUPPORTED_EXTENDED = new Set<string>([
   // a parentRef's port selects the listeners of that port (src/model/gateway/build.ts)
   'HTTPRouteParentRefPort',
   'HTTPRouteDestinationPortMatching',
+  // RequestMirror's percent and fraction: the router draws each copy
+  'HTTPRouteRequestPercentageMirror',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
 /** extended features of the profiles that are not claimed because nginx cannot do them, with what was measured */

@@ -47,7 +47,7 @@ export interface ExpectedResponse {
   readonly namespace?: string;
   readonly testCaseName?: string;
   /** the backends (Service name and namespace) that must also get the request, mirrored */
-  readonly mirroredTo?: readonly { readonly name: string; readonly namespace: string }[];
+  readonly mirroredTo?: readonly { readonly name: string; readonly namespace: string; readonly percent?: number }[];
 }
 
 const REQUEST_ID = 'gateway-api-conformance-request-id';

@@ -161,6 +161,11 @@ export type Step =
       readonly header: string;
       readonly times: number;
     }
+  /**
+   * httproute-request-percentage-mirror.go, per case: it answers consistently; then, up to 5 times, 500 requests (10
+   * at a time) with one request ID, and each mirror's pods logged it within 3 standard deviations of its percent
+   */
+  | { readonly kind: 'mirrorShares'; readonly gateway: NN; readonly cases: readonly ExpectedResponse[] }
   /** delete one object (kubectl delete RESOURCE NAME -n NAMESPACE) */
   | { readonly kind: 'delete'; readonly resource: string; readonly namespace: string; readonly name: string };
 
@@ -302,6 +307,44 @@ async function expectMirrored(h: Harness, target: Target, c: ExpectedResponse, t
       pods.some((p) => p.echoed.includes(e.request.path)) ? null : `not in the logs of ${pods.map((p) => p.pod)}`,
     );
   }
+}
+
+/** mirrorShare is one case of the percentage mirror test (see the step); it throws after 5 failed checks. */
+async function mirrorShare(h: Harness, target: Target, c: ExpectedResponse, t: Timeouts): Promise<void> {
+  await expectEventually(target, c, t);
+  const total = 500;
+  let last = '';
+  for (let check = 0; check < 5; check++) {
+    const e = withRequestId(c, randomUUID());
+    let next = 0;
+    const worker = async () => {
+      while (next < total) {
+        next++;
+        await expectEventually(target, e, { ...t, threshold: 1 });
+      }
+    };
+    await Promise.all(Array.from({ length: 10 }, worker));
+    const problems: string[] = [];
+    for (const mirror of c.mirroredTo ?? []) {
+      const pods = h.pods.filter((p) => p.namespace === mirror.namespace && p.pod.startsWith(`${mirror.name}-`));
+      const count = () => pods.reduce((n, p) => n + p.echoed.filter((u) => u === e.request.path).length, 0);
+      // the copies still on their way when the last answer came: the count settles (Go reads the logs later)
+      let seen = -1;
+      for (let waited = 0; seen !== count() && waited < 3_000; waited += 250) {
+        seen = count();
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const p = (mirror.percent ?? 100) / 100;
+      const margin = 3 * Math.sqrt(total * p * (1 - p));
+      const actual = count();
+      if (actual < total * p - margin || actual > total * p + margin)
+        problems.push(`${mirror.name}: ${actual} mirrored, want ${total * p} ± ${margin.toFixed(1)}`);
+    }
+    if (problems.length === 0) return;
+    last = problems.join('; ');
+    await new Promise((r) => setTimeout(r, 2_000));
+  }
+  throw new Error(`percentage based mirror distribution: ${last}`);
 }
 
 /** grpcVerdict is compareResponse of conformance/utils/grpc: null when the answer is the expected one. */
@@ -618,6 +661,11 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
           if (!echo.pod.startsWith(values[1][0]!))
             throw new Error(`the backendRef's headers went to pod ${echo.pod}, want ${values[1][0]}…`);
         }
+        break;
+      }
+      case 'mirrorShares': {
+        const target = await gatewayTarget(step.gateway, undefined, 'http');
+        for (const c of step.cases) await mirrorShare(h, target, c, t);
         break;
       }
       case 'delete':

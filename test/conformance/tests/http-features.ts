@@ -4,7 +4,8 @@
  * grpcroute-named-rule.go, httproute-backend-protocol-websocket.go,
  * httproute-cors.go, httproute-request-header-modifier.go (…Backend…), -request-header-modifier-backend-weights.go,
  * httproute-https-listener-detect-misdirected-requests.go, httproute-listener-port-matching.go,
- * httproute-invalid-parentref-not-matching-listener-port.go, -invalid-parentref-section-name-not-matching-port.go.
+ * httproute-invalid-parentref-not-matching-listener-port.go, -invalid-parentref-section-name-not-matching-port.go,
+ * httproute-request-percentage-mirror.go.
  */
 import type { ExpectedResponse } from '../http.js';
 import type { ConformanceCase, NN, Step } from '../steps.js';
@@ -87,6 +88,15 @@ const MISDIRECTED: [string, string, number, string?][] = [
   ['unknown-example.org', 'unknown-example.org', 404],
 ];
 const MISDIRECTED_ROUTES = [1, 2, 3, 4].map((n) => infra(`https-listener-detect-misdirected-requests-test-${n}`));
+
+/** a request to `path` answered by V1 and mirrored to V2 `percent` times in a hundred */
+const percentMirror = (path: string, percent: number): ExpectedResponse => ({
+  request: { path },
+  expectedRequest: { path },
+  backend: 'infra-backend-v1',
+  namespace: INFRA,
+  mirroredTo: [{ name: 'infra-backend-v2', namespace: INFRA, percent }],
+});
 
 const PORT_MATCHING = infra('httproute-listener-port-matching');
 
@@ -540,4 +550,35 @@ export const httpFeatureCases: ConformanceCase[] = [
     'gateway-with-one-not-matching-port-and-section-name-route',
     false,
   ),
+  {
+    name: 'HTTPRouteRequestPercentageMirror',
+    steps: [
+      { kind: 'accepted', gateway: SAME_NS, routes: [infra('request-percentage-mirror')] },
+      resolved(infra('request-percentage-mirror'), SAME_NS),
+      {
+        kind: 'mirrorShares',
+        gateway: SAME_NS,
+        cases: [
+          percentMirror('/percent-mirror', 20),
+          percentMirror('/percent-mirror-fraction', 50),
+          {
+            ...percentMirror('/percent-mirror-and-modify-headers', 35),
+            request: {
+              path: '/percent-mirror-and-modify-headers',
+              headers: { 'X-Header-Remove': 'remove-val', 'X-Header-Add-Append': 'append-val-1' },
+            },
+            expectedRequest: {
+              path: '/percent-mirror-and-modify-headers',
+              headers: {
+                'X-Header-Add': 'header-val-1',
+                'X-Header-Add-Append': 'append-val-1,header-val-2',
+                'X-Header-Set': 'set-overwrites-values',
+              },
+              absentHeaders: ['X-Header-Remove'],
+            },
+          },
+        ],
+      },
+    ],
+  },
 ];
