@@ -81,6 +81,9 @@ const NOT_CLAIMED: Record<string, string> = {
   HTTPRouteBackendProtocolH2C:
     'nginx 1.22 proxies HTTP/1.0 and 1.1 only (`proxy_http_version 2` fails nginx -t: invalid value "2"); ' +
     'h2c to a backend is grpc_pass, for GRPCRoute',
+  GatewayInfrastructurePropagation:
+    'one nginx serves every Gateway (each on an address of --gateway-addresses): the controller makes no Pod, ' +
+    "Service or ServiceAccount per Gateway to carry spec.infrastructure's labels and annotations",
   HTTPRouteRetry:
     "HTTPRoute rules' `retry` is an experimental-channel field in Gateway API v1.6.1: the standard CRDs prune it, " +
     'so a standard-channel report cannot test it',

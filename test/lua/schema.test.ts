@@ -19,6 +19,7 @@ import {
   hostProblem,
   routeEntryProblem,
   serverKeyProblem,
+  tlsListenersProblem,
 } from '../../src/model/table-check.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { TABLE_LIMITS as L } from '../../src/model/table-schema.js';
@@ -153,7 +154,10 @@ interface Bound {
   /** the least legal size, where the generator starts */
   readonly min: number;
   readonly table: 'routes' | 'backends' | 'certificates';
-  readonly at: (n: number, fill: string) => RouteEntry | Backend | { key: string } | ServedCertificate;
+  readonly at: (
+    n: number,
+    fill: string,
+  ) => RouteEntry | Backend | { key: string } | { tls: { listener: string; listeners: string[] } } | ServedCertificate;
 }
 
 /** PAIR is a real certificate and key for the certificate entries (nginx parses them). */
@@ -286,6 +290,22 @@ const bounds: Bound[] = [
     at: (n) => ({ ...baseEntry(), filters: [cors({ maxAge: n })] }),
   },
   {
+    name: 'HTTPS listeners of a socket',
+    min: 0,
+    max: L.tlsListeners,
+    table: 'routes',
+    at: (n) => ({
+      tls: { listener: '', listeners: Array.from({ length: n }, (_, i) => (i % 2 ? `*.l${i}.test` : `l${i}.test`)) },
+    }),
+  },
+  {
+    name: 'HTTPS listener hostname',
+    min: 1,
+    max: L.host,
+    table: 'routes',
+    at: (n, f) => ({ tls: { listener: host(n, f), listeners: [] } }),
+  },
+  {
     name: 'server key',
     min: 4,
     max: L.serverKey,
@@ -341,6 +361,13 @@ async function bothSides(bound: Bound, n: number, fill: string): Promise<[string
     const backend = made as Backend;
     const table = { version: `b${++version}`, backends: [backend] };
     return [backendProblem(backend), await refusal(() => nginx.control.pushBackends(table))];
+  }
+  if ('tls' in made) {
+    const table: RouteTable = {
+      version: `s${++version}`,
+      servers: [{ key: '443/a.example', port: 443, routes: [baseEntry()], tls: made.tls }],
+    };
+    return [tlsListenersProblem(made.tls), await refusal(() => nginx.control.pushRoutes(table))];
   }
   if ('key' in made && !('route' in made)) {
     const table = routesOf(baseEntry(), made.key);
