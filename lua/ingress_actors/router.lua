@@ -131,11 +131,14 @@ local function token_list(v)
   return #v <= 4096 and v:find("^[%w!#$%%&'*+.^_`|~%-, ]*$") ~= nil
 end
 
--- cors_headers are the headers every answer to an allowed origin gets (header_filter's for an actual request)
+-- cors_headers are the headers every answer to a request with Origin gets (header_filter's for an actual request):
+-- the CORS ones for an allowed origin (`allowed`), and Vary unless every origin gets the same "*"
 local function cors_headers(f, allowed)
-  ngx.header["Access-Control-Allow-Origin"] = allowed
-  if f.allowCredentials then ngx.header["Access-Control-Allow-Credentials"] = "true" end
-  if f.expose_value then ngx.header["Access-Control-Expose-Headers"] = f.expose_value end
+  if allowed ~= nil then
+    ngx.header["Access-Control-Allow-Origin"] = allowed
+    if f.allowCredentials then ngx.header["Access-Control-Allow-Credentials"] = "true" end
+    if f.expose_value then ngx.header["Access-Control-Expose-Headers"] = f.expose_value end
+  end
   if allowed ~= "*" then
     -- the answer depends on Origin: caches must keep one per origin
     local vary = ngx.header["Vary"]
@@ -151,12 +154,12 @@ local function cors(f, method, origin)
   local allowed = cors_allowed(f, origin)
   local asked_method = ngx.var.http_access_control_request_method
   if method ~= "OPTIONS" or asked_method == nil then
-    if allowed then ngx.ctx.ia_cors = { f = f, allowed = allowed } end
+    ngx.ctx.ia_cors = { f = f, allowed = allowed }
     return false
   end
   ngx.status = ngx.HTTP_OK
+  cors_headers(f, allowed)
   if allowed then
-    cors_headers(f, allowed)
     -- a "*" list answers what was asked: with credentials the spec forbids "*" there
     if f.wild_methods then
       if token(asked_method) then ngx.header["Access-Control-Allow-Methods"] = asked_method end

@@ -2,7 +2,11 @@
  * The conformance suite's own parts, without a controller: an echo pod answers as echo-basic does and the
  * comparison (CompareRoundTrip) accepts what matches and names what does not; the report counts as reports.go does.
  */
-import { readFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { nginxBinary } from '../../src/nginx/binary.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { freePort } from '../support/net.js';
@@ -179,6 +183,25 @@ kind: ConformanceReport`);
     expect(text).toContain('gatewayAPIVersion: v1.6.1');
     // the provisional tests that passed, after the profiles
     expect(text).toMatch(/\nsucceededProvisionalTests:\n {2}- M\n$/);
+  });
+});
+
+describe('what the report says is not claimed, measured', () => {
+  it('HTTPRouteBackendProtocolH2C: this nginx refuses proxy_http_version 2 (HTTP/1.x to backends only)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ia-h2c-'));
+    try {
+      await writeFile(
+        join(dir, 'nginx.conf'),
+        `pid ${dir}/nginx.pid;\nerror_log stderr;\nevents {}\nhttp { server { listen 127.0.0.1:1; location / { proxy_http_version 2; proxy_pass http://127.0.0.1:2; } } }\n`,
+      );
+      const run = spawnSync(nginxBinary(), ['-t', '-p', `${dir}/`, '-c', join(dir, 'nginx.conf')], {
+        encoding: 'utf8',
+      });
+      expect(run.status).not.toBe(0);
+      expect(run.stderr).toContain('invalid value "2"');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -597,6 +597,10 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     const other = await send('cors.test', '/cors/x', { headers: { origin: 'https://evil.test' } });
     expect(other.echo.backend).toBe('a');
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    // the answer depends on Origin all the same: a cache must not give it to an allowed origin
+    expect(other.headers.vary).toBe('Origin');
+    expect((await preflight('https://evil.test')).headers.vary).toBe('Origin');
+    expect((await send('cors.test', '/cors/x')).headers.vary).toBeUndefined();
     // `*` without credentials: any origin gets `*`, a `*` method or header list answers what was asked
     const any = await send('cors.test', '/any', {
       method: 'OPTIONS',
