@@ -71,6 +71,116 @@ local function anchored(pattern)
   return "^(?:" .. pattern .. ")$"
 end
 
+-- the port an origin without one has
+local ORIGIN_PORT = { http = 80, https = 443 }
+
+-- cors_prepare spells a CORS filter's origins once: any (a "*" entry), else each one's scheme, port and host,
+-- exact, a suffix ("*.bar.com": ".bar.com", after any number of labels) or any ("*")
+local function cors_prepare(f)
+  local origins = {}
+  for _, o in ipairs(f.allowOrigins) do
+    if o == "*" then
+      f.any_origin = true
+    else
+      local scheme, host, port = o:match("^(https?)://([^:]+):?(%d*)$")
+      local e = { scheme = scheme, port = tonumber(port) or ORIGIN_PORT[scheme] }
+      if host == "*" then
+        e.any_host = true
+      elseif host:sub(1, 2) == "*." then
+        e.suffix = host:sub(2)
+      else
+        e.host = host
+      end
+      origins[#origins + 1] = e
+    end
+  end
+  f.origins = origins
+  f.wild_methods = f.allowMethods[1] == "*"
+  f.wild_headers = f.allowHeaders[1] == "*"
+  f.methods_value = table.concat(f.allowMethods, ", ")
+  f.headers_value = table.concat(f.allowHeaders, ", ")
+  f.expose_value = #f.exposeHeaders > 0 and table.concat(f.exposeHeaders, ", ") or nil
+end
+
+-- cors_allowed is the Access-Control-Allow-Origin a request's Origin gets, or nil: "*" for any origin without
+-- credentials, else the Origin itself when it is scheme://host[:port] of DNS characters (so it is safe to send
+-- back) and one of the filter's. Bounded: one pass over a short string per configured origin.
+local function cors_allowed(f, origin)
+  if f.any_origin and not f.allowCredentials then return "*" end
+  if #origin > 300 then return nil end
+  local scheme, host, port = origin:match("^(%a[%w+.%-]*)://([%w.%-]+):?(%d*)$")
+  if scheme == nil then return nil end
+  if f.any_origin then return origin end
+  scheme, host = scheme:lower(), host:lower()
+  port = tonumber(port) or ORIGIN_PORT[scheme]
+  for _, e in ipairs(f.origins) do
+    if e.scheme == scheme and e.port == port then
+      if e.any_host or e.host == host then return origin end
+      local suffix = e.suffix
+      if suffix ~= nil and #host > #suffix and host:sub(-#suffix) == suffix then return origin end
+    end
+  end
+  return nil
+end
+
+-- a method or a list of header names the client asked for, as a preflight may send them back
+local function token(v)
+  return #v <= 32 and v:find("^[%w!#$%%&'*+.^_`|~%-]+$") ~= nil
+end
+local function token_list(v)
+  return #v <= 4096 and v:find("^[%w!#$%%&'*+.^_`|~%-, ]*$") ~= nil
+end
+
+-- cors_headers are the headers every answer to a request with Origin gets (header_filter's for an actual request):
+-- the CORS ones for an allowed origin (`allowed`), and Vary unless every origin gets the same "*"
+local function cors_headers(f, allowed)
+  if allowed ~= nil then
+    ngx.header["Access-Control-Allow-Origin"] = allowed
+    if f.allowCredentials then ngx.header["Access-Control-Allow-Credentials"] = "true" end
+    if f.expose_value then ngx.header["Access-Control-Expose-Headers"] = f.expose_value end
+  end
+  if allowed ~= "*" then
+    -- the answer depends on Origin: caches must keep one per origin
+    local vary = ngx.header["Vary"]
+    if type(vary) == "table" then vary = table.concat(vary, ", ") end
+    ngx.header["Vary"] = vary and (vary .. ", Origin") or "Origin"
+  end
+end
+
+-- cors answers a preflight (OPTIONS with Origin and Access-Control-Request-Method) itself: 200, with the CORS
+-- headers when its origin is allowed, none otherwise; it returns true then. An actual request from an allowed
+-- origin goes on, its answer gets the headers in header_filter.
+local function cors(f, method, origin)
+  local allowed = cors_allowed(f, origin)
+  local asked_method = ngx.var.http_access_control_request_method
+  if method ~= "OPTIONS" or asked_method == nil then
+    ngx.ctx.ia_cors = { f = f, allowed = allowed }
+    return false
+  end
+  ngx.status = ngx.HTTP_OK
+  cors_headers(f, allowed)
+  if allowed then
+    -- a "*" list answers what was asked: with credentials the spec forbids "*" there
+    if f.wild_methods then
+      if token(asked_method) then ngx.header["Access-Control-Allow-Methods"] = asked_method end
+    elseif f.methods_value ~= "" then
+      ngx.header["Access-Control-Allow-Methods"] = f.methods_value
+    end
+    local asked_headers = ngx.var.http_access_control_request_headers
+    if asked_headers ~= nil then
+      if f.wild_headers then
+        if token_list(asked_headers) then ngx.header["Access-Control-Allow-Headers"] = asked_headers end
+      elseif f.headers_value ~= "" then
+        ngx.header["Access-Control-Allow-Headers"] = f.headers_value
+      end
+    end
+    ngx.header["Access-Control-Max-Age"] = f.maxAge
+  end
+  ngx.header["Content-Length"] = 0
+  ngx.send_headers()
+  return true
+end
+
 -- prepare spells, once per decoded table (a worker decodes each pushed version once), what the
 -- matching would otherwise build again on every request: anchored regexes, PathPrefix values
 -- without their trailing slash, header names in lower case (as ngx.req.get_headers gives them)
@@ -92,6 +202,9 @@ local function prepare(server)
     for _, f in ipairs(r.filters) do
       if f.type == "RequestHeaderModifier" then
         for _, h in ipairs(f.add) do h.lname = h.name:lower() end
+      elseif f.type == "CORS" then
+        cors_prepare(f)
+        r.cors = f
       end
     end
     -- the ResponseHeaderModifier filters header_filter applies, or nil: those before a RequestRedirect
@@ -114,7 +227,12 @@ local function prepare(server)
     r.timeout_s = (ms ~= nil and ms > 0) and ms / 1000 or nil
     r.no_retry = request or nil
     local total = 0
-    for _, b in ipairs(r.backends) do total = total + b.weight end
+    for _, b in ipairs(r.backends) do
+      total = total + b.weight
+      for _, f in ipairs(b.filters or {}) do
+        for _, h in ipairs(f.add) do h.lname = h.name:lower() end
+      end
+    end
     r.total_weight = total
   end
   server.prepared = true
@@ -220,23 +338,47 @@ local function redirect(f, r, server, uri)
   return ngx.redirect(location, f.statusCode)
 end
 
--- pick draws a route's backend by weight: nil for an unresolved share or no weight at all
+-- pick draws a route's backend entry by weight: nil for no weight at all (an unresolved share has no `backend`)
 local function pick(r)
   local backends = r.backends
   if #backends == 1 then
     local b = backends[1]
-    return b.weight > 0 and b.backend or nil
+    return b.weight > 0 and b or nil
   end
   local total = r.total_weight
   if total == 0 then return nil end
   local n = math.random() * total
   for _, b in ipairs(backends) do
     if b.weight > 0 then
-      if n < b.weight then return b.backend end
+      if n < b.weight then return b end
       n = n - b.weight
     end
   end
   return nil
+end
+
+-- sni_listener is the hostname of the most specific listener ('' for one without) that the TLS server name `sni`
+-- picks among a socket's HTTPS listeners, or nil: an exact name, else the longest wildcard suffix, else ''
+local function sni_listener(listeners, sni)
+  local best, best_len = nil, -1
+  for _, h in ipairs(listeners) do
+    if h == sni then return h end
+    if h == "" then
+      if best_len < 0 then best, best_len = h, 0 end
+    elseif h:sub(1, 1) == "*" then
+      local suffix = h:sub(2)
+      if #suffix > best_len and #sni > #suffix and sni:sub(-#suffix) == suffix then best, best_len = h, #suffix end
+    end
+  end
+  return best
+end
+
+-- misdirected: the TLS server name picked another listener than the one whose server the Host header reached
+-- (HTTP/2 connection reuse, or a client that sends one name in SNI and another in Host): 421, as the spec asks
+local function misdirected(tls)
+  local sni = ngx.var.ssl_server_name
+  if sni == nil or sni == "" or #sni > 253 then return false end
+  return sni_listener(tls.listeners, sni:lower()) ~= tls.listener
 end
 
 local seeded = false
@@ -253,6 +395,7 @@ function _M.rewrite(slots)
   local server = tables.route_server(ngx.var.ia_gateway)
   if server == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
   if not server.prepared then prepare(server) end
+  if server.tls ~= nil and misdirected(server.tls) then return ngx.exit(421) end
   local req = { uri = ngx.var.uri, method = ngx.req.get_method() }
   local found, index = nil, nil
   for i, r in ipairs(server.routes) do
@@ -265,6 +408,10 @@ function _M.rewrite(slots)
   local ctx = ngx.ctx
   -- header_filter reads it only: the route's own list serves every request
   ctx.ia_response = found.response
+  if found.cors ~= nil then
+    local origin = ngx.var.http_origin
+    if origin ~= nil and cors(found.cors, req.method, origin) then return ngx.exit(ngx.HTTP_OK) end
+  end
   local mirrors = nil
   for _, f in ipairs(found.filters) do
     if f.type == "RequestRedirect" then
@@ -286,9 +433,14 @@ function _M.rewrite(slots)
     ngx.var.ia_mirror_uri = ngx.var.request_uri
   end
   ctx.ia_timeout, ctx.ia_no_retry = found.timeout_s, found.no_retry
-  local name = pick(found)
+  local picked = pick(found)
+  local name = picked and picked.backend
   if name == nil then
     return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR)
+  end
+  -- the picked backendRef's own filters, after the rule's
+  if picked.filters ~= nil then
+    for _, f in ipairs(picked.filters) do modify_request_headers(f) end
   end
   ngx.var.proxy_upstream_name = name
   if found.grpc then
@@ -310,9 +462,12 @@ function _M.grpc()
   ngx.ctx.ia_response = r.response
 end
 
---- header_filter applies the route's ResponseHeaderModifier filters to the backend's answer.
+--- header_filter applies the route's CORS headers and ResponseHeaderModifier filters to the backend's answer.
 function _M.header_filter()
-  local mods = ngx.ctx.ia_response
+  local ctx = ngx.ctx
+  local c = ctx.ia_cors
+  if c ~= nil then cors_headers(c.f, c.allowed) end
+  local mods = ctx.ia_response
   if mods == nil then return end
   for _, f in ipairs(mods) do
     for _, h in ipairs(f.set) do ngx.header[h.name] = h.value end

@@ -335,7 +335,42 @@ local FILTER_KEYS = {
   RequestRedirect = { type = true, scheme = true, hostname = true, port = true, path = true, statusCode = true },
   URLRewrite = { type = true, hostname = true, path = true },
   RequestMirror = { type = true, backend = true, percent = true },
+  CORS = { type = true, allowOrigins = true, allowCredentials = true, allowMethods = true, allowHeaders = true,
+    exposeHeaders = true, maxAge = true },
 }
+
+-- cors_origin: "*" or scheme://host[:port] in lower case, the host "*" or DNS characters after an optional "*."
+local function cors_origin(v)
+  if v == "*" then return true end
+  if type(v) ~= "string" or #v > L.corsOrigin then return false end
+  local host, port = v:match("^https?://([^:/]+)(.*)$")
+  if host == nil then return false end
+  if port ~= "" and not port:find("^:%d%d?%d?%d?%d?$") then return false end
+  if host == "*" then return true end
+  if host:sub(1, 2) == "*." then host = host:sub(3) end
+  return host:find("^[a-z0-9.%-]+$") ~= nil
+end
+
+-- cors_list: an array of at most `max` entries that `ok` takes, with "*" only alone
+local function cors_list(list, max, ok, what)
+  if not is_array(list) or #list > max then return what .. " is not an array of at most " .. max end
+  for i, v in ipairs(list) do
+    if not ok(v) then return what .. " " .. i .. ": " .. short(v) .. " is not allowed" end
+    if v == "*" and #list > 1 then return what .. ": * with others" end
+  end
+  return nil
+end
+
+local function cors(f)
+  local why = cors_list(f.allowOrigins, L.corsOrigins, cors_origin, "allowOrigins")
+    or cors_list(f.allowMethods, L.corsMethods, function(m) return schema.corsMethods[m] == true end, "allowMethods")
+    or cors_list(f.allowHeaders, L.corsHeaders, function(h) return h == "*" or header_name(h) end, "allowHeaders")
+    or cors_list(f.exposeHeaders, L.corsHeaders, function(h) return h == "*" or header_name(h) end, "exposeHeaders")
+  if why then return why end
+  if type(f.allowCredentials) ~= "boolean" then return "allowCredentials is not a boolean" end
+  if not int_in(f.maxAge, 1, L.corsMaxAge) then return "maxAge is not 1.." .. L.corsMaxAge end
+  return nil
+end
 
 local function filter(f)
   if type(f) ~= "table" then return "not an object" end
@@ -362,6 +397,8 @@ local function filter(f)
   elseif f.type == "RequestMirror" then
     if f.backend ~= nil and not backend_name(f.backend) then return "backend " .. short(f.backend) .. " is not a name" end
     if type(f.percent) ~= "number" or f.percent < 0 or f.percent > 100 then return "percent is not 0..100" end
+  elseif f.type == "CORS" then
+    return cors(f)
   end
   return nil
 end
@@ -404,7 +441,16 @@ local function route(r)
   if mirrors > L.mirrors then return "more than " .. L.mirrors .. " RequestMirror filters" end
   if not is_array(r.backends) then return "backends is not an array" end
   for i, b in ipairs(r.backends) do
-    if type(b) ~= "table" or not only_keys(b, { backend = true, weight = true }) then return "backend " .. i .. ": not {backend, weight}" end
+    if type(b) ~= "table" or not only_keys(b, { backend = true, weight = true, filters = true }) then return "backend " .. i .. ": not {backend, weight, filters}" end
+    if b.filters ~= nil then
+      -- a backendRef's own filters: RequestHeaderModifier only
+      if not is_array(b.filters) then return "backend " .. i .. ": filters is not an array" end
+      for j, f in ipairs(b.filters) do
+        if type(f) ~= "table" or f.type ~= "RequestHeaderModifier" then return "backend " .. i .. ": filter " .. j .. " is not a RequestHeaderModifier" end
+        local why2 = filter(f)
+        if why2 then return "backend " .. i .. ": filter " .. j .. ": " .. why2 end
+      end
+    end
     if b.backend ~= nil and not backend_name(b.backend) then return "backend " .. i .. ": " .. short(b.backend) .. " is not a name" end
     if not int_in(b.weight, 0, L.weight) then return "backend " .. i .. ": weight is not 0.." .. L.weight end
   end
@@ -442,6 +488,22 @@ local function kept_routes(routes, bad, old)
   return kept
 end
 
+-- listener_host: a listener's hostname as the router compares it: "" (none), a lowercase host or "*." and one
+local function listener_host(v)
+  if type(v) ~= "string" or #v > L.host then return false end
+  return v == "" or v:find("^[a-z0-9.%-]+$") ~= nil or v:find("^%*%.[a-z0-9.%-]+$") ~= nil
+end
+
+local function tls_listeners(t)
+  if type(t) ~= "table" or not only_keys(t, { listener = true, listeners = true }) then return "not {listener, listeners}" end
+  if not listener_host(t.listener) then return "listener " .. short(t.listener) .. " is not a hostname" end
+  if not is_array(t.listeners) or #t.listeners > L.tlsListeners then return "listeners is not an array of at most " .. L.tlsListeners end
+  for i, h in ipairs(t.listeners) do
+    if not listener_host(h) then return "listener " .. i .. " is not a hostname" end
+  end
+  return nil
+end
+
 --- routes decodes and checks a RouteTable entry by entry (as backends): a server whose own fields fail is refused
 --- whole; within a server, the entries of one rule (its label `namespace/name#rule`) stand or fall together.
 function _M.routes(body, previous)
@@ -452,9 +514,13 @@ function _M.routes(body, previous)
     if type(s) ~= "table" then return "#" .. i, "not an object" end
     local key = s.key
     if not server_key(key) then return "#" .. i, "key " .. short(key) .. " is not [<address>:]<port>/<host>" end
-    local fine, extra = only_keys(s, { key = true, port = true, routes = true })
+    local fine, extra = only_keys(s, { key = true, port = true, routes = true, tls = true })
     if not fine then return key, "unknown field " .. short(extra) end
     if not int_in(s.port, 1, 65535) then return key, "port is not 1..65535" end
+    if s.tls ~= nil then
+      local why = tls_listeners(s.tls)
+      if why then return key, "tls: " .. why end
+    end
     if not is_array(s.routes) then return key, "routes is not an array" end
     local bad = nil
     for j, r in ipairs(s.routes) do

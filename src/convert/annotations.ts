@@ -53,6 +53,12 @@ export const TRAILING_SLASH =
   'ingress-nginx drops a trailing `/` of the URI in its HTTPS redirect (preserve-trailing-slash is false by default); ' +
   'a RequestRedirect keeps the path as it is';
 
+/** CORS_DIFFERENCE is what a converted CORS filter does differently from ingress-nginx, reported every time. */
+export const CORS_DIFFERENCE =
+  'a CORS filter answers a preflight with 200 and sends Allow-Methods, -Headers and Max-Age only to a preflight from ' +
+  'an allowed origin (ingress-nginx: 204, and on every answer); its `*.host` origins match any number of labels ' +
+  '(ingress-nginx: one)';
+
 /** REDIRECT_CODES_NOTE says which redirect codes the standard channel takes. */
 const REDIRECT_CODES_NOTE =
   'a standard-channel RequestRedirect takes 301, 302, 303, 307 and 308 (Gateway API v1.5 and later), not 300, 304, ' +
@@ -135,7 +141,13 @@ const RULES: readonly ConvertRule[] = [
     'HTTPS backends need BackendTLSPolicy and gRPC ones a GRPCRoute, neither made by convert (HTTP is the default ' +
       'and needs nothing)',
   ),
-  unexpressible('enable-cors', 'the CORS filter is not in the standard channel'),
+  approximated('enable-cors', 'a CORS filter', CORS_DIFFERENCE),
+  converted('cors-allow-origin', 'CORS allowOrigins (http and https origins only)'),
+  converted('cors-allow-methods', 'CORS allowMethods'),
+  converted('cors-allow-headers', 'CORS allowHeaders'),
+  converted('cors-expose-headers', 'CORS exposeHeaders'),
+  converted('cors-allow-credentials', 'CORS allowCredentials'),
+  converted('cors-max-age', 'CORS maxAge (at least 1)'),
   unexpressible('mirror-target', 'RequestMirror mirrors to a backendRef, not to a URL'),
   unexpressible('from-to-www-redirect', 'it needs a second hostname and a redirect route convert does not guess'),
   unexpressible('default-backend', 'Gateway API has no per-route backend for failed or missing endpoints'),
@@ -155,7 +167,6 @@ const RULES: readonly ConvertRule[] = [
 const FAMILIES: readonly (readonly [string, string])[] = [
   ['auth-tls-', 'client certificate authentication is not in the standard channel'],
   ['auth-', 'authentication is not in the standard channel'],
-  ['cors-', 'the CORS filter is not in the standard channel'],
   ['limit-', 'rate and connection limits are not in the standard channel'],
   ['session-cookie-', 'session persistence is not in the standard channel'],
   ['affinity-', 'session persistence is not in the standard channel'],

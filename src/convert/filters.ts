@@ -1,4 +1,4 @@
-/** The HTTPRoute filters an Ingress's annotations ask for: a redirect, header modifiers, a URL rewrite. */
+/** The HTTPRoute filters an Ingress's annotations ask for: a redirect, header modifiers, CORS, a URL rewrite. */
 import type { Json } from './draft.js';
 import type { Redirect, Settings } from './read-settings.js';
 
@@ -16,6 +16,7 @@ export function ruleFilters(s: Settings, rewrite: Json | null): Json[] {
       type: 'ResponseHeaderModifier',
       responseHeaderModifier: { set: s.responseHeaders.map((h) => ({ ...h })) },
     });
+  if (s.cors !== null) filters.push(s.cors);
   if (s.vhost !== null || rewrite !== null)
     filters.push({
       type: 'URLRewrite',

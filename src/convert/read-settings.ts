@@ -28,6 +28,18 @@ import {
   show,
 } from '../model/validate.js';
 import { convertRule, TIMEOUT_DIFFERENCE } from './annotations.js';
+import { corsFilter } from './cors.js';
+
+/** the keys of a CORS filter (src/convert/cors.ts) */
+const CORS_KEYS = [
+  'enable-cors',
+  'cors-allow-origin',
+  'cors-allow-methods',
+  'cors-allow-headers',
+  'cors-expose-headers',
+  'cors-allow-credentials',
+  'cors-max-age',
+];
 
 /** Report records one thing convert could not express: the field (or annotation) and why. */
 export type Report = (field: string, reason: string) => void;
@@ -56,6 +68,8 @@ export interface Settings {
   readonly vhost: string | null;
   readonly forwardedPrefix: string | null;
   readonly responseHeaders: readonly { readonly name: string; readonly value: string }[];
+  /** the CORS filter enable-cors and cors-* ask for (src/convert/cors.ts) */
+  readonly cors: Record<string, unknown> | null;
   /** Gateway API Duration for timeouts.backendRequest */
   readonly timeout: string | null;
   readonly canary: {
@@ -97,6 +111,7 @@ const READ_HERE: ReadonlySet<string> = new Set([
   'canary-by-header-value',
   'canary-weight',
   'canary-weight-total',
+  ...CORS_KEYS,
 ]);
 
 /** Values that ask for nothing: a switch turned off, or the default protocol. */
@@ -274,6 +289,19 @@ export function readSettings(
     }
   }
 
+  const text = (key: string) => {
+    const v = values.get(key);
+    return v === undefined || v.trim() === '' ? undefined : v;
+  };
+  const cors = corsFilter(text, (key, reason) => report(full(key), reason));
+  if (cors === null) {
+    const enable = values.get('enable-cors');
+    if (enable !== undefined && enable !== 'false' && enable !== 'true')
+      report(full('enable-cors'), `${show(enable)} is not true or false; left out`);
+    for (const key of CORS_KEYS.slice(1))
+      if (values.has(key)) report(full(key), 'has no effect without enable-cors: "true"; left out');
+  }
+
   let canarySettings: Settings['canary'] = null;
   if (canary) {
     // A `canary` value that is not a boolean still makes a canary (isCanary), one the model leaves out.
@@ -306,6 +334,7 @@ export function readSettings(
     vhost,
     forwardedPrefix: prefix ?? null,
     responseHeaders,
+    cors,
     timeout,
     canary: canarySettings && { ...canarySettings, leftOut: canaryLeftOut },
   };

@@ -88,7 +88,17 @@ export type RouteFilterEntry =
    * backend: the Backend's name, absent when the mirror's backendRef did not resolve (nothing is mirrored); percent:
    * the share of requests mirrored (0-100). The n-th mirror of a rule goes through nginx.conf's n-th mirror slot.
    */
-  | { readonly type: 'RequestMirror'; readonly backend?: string; readonly percent: number };
+  | { readonly type: 'RequestMirror'; readonly backend?: string; readonly percent: number }
+  /** a CORS filter as read (src/model/gateway/types.ts CorsPolicy): the router answers preflights itself */
+  | {
+      readonly type: 'CORS';
+      readonly allowOrigins: readonly string[];
+      readonly allowCredentials: boolean;
+      readonly allowMethods: readonly string[];
+      readonly allowHeaders: readonly string[];
+      readonly exposeHeaders: readonly string[];
+      readonly maxAge: number;
+    };
 
 /** RouteValueMatch is a header or query parameter match. */
 export interface RouteValueMatch {
@@ -109,7 +119,12 @@ export interface RouteEntry {
   readonly queryParams: readonly RouteValueMatch[];
   readonly filters: readonly RouteFilterEntry[];
   /** weighted; a backend without `backend` is one that did not resolve: its share is answered 500 */
-  readonly backends: readonly { readonly backend?: string; readonly weight: number }[];
+  readonly backends: readonly {
+    readonly backend?: string;
+    readonly weight: number;
+    /** the backendRef's own RequestHeaderModifier filters, applied after the route's when it is picked */
+    readonly filters?: readonly ({ readonly type: 'RequestHeaderModifier' } & RouteHeaderModifier)[];
+  }[];
   /** milliseconds; absent: not set; 0: no timeout */
   readonly timeouts: { readonly request?: number; readonly backendRequest?: number };
 }
@@ -121,6 +136,11 @@ export interface RouteServer {
   /** the Gateway listener's port, the redirect port when a redirect names neither port nor scheme */
   readonly port: number;
   readonly routes: readonly RouteEntry[];
+  /**
+   * an HTTPS server's listener hostname ('' for none) and those of every HTTPS listener on its socket: the router
+   * answers 421 when the TLS server name picks another listener than the Host header did
+   */
+  readonly tls?: { readonly listener: string; readonly listeners: readonly string[] };
 }
 
 /** RouteTable is what `POST /routes` carries: the Gateway API routes, served by lua/ingress_actors/router.lua. */

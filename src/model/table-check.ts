@@ -53,6 +53,14 @@ export function serverKeyProblem(key: string): string | null {
   return SERVER_KEY.test(key) ? null : 'the server key is not [<address>:]<port>/<host>';
 }
 
+/** tlsListenersProblem: a Gateway server's `tls` (listener hostnames: '' for none, a host or `*.` and one). */
+export function tlsListenersProblem(tls: { listener: string; listeners: readonly string[] }): string | null {
+  if (tls.listeners.length > L.tlsListeners) return `more than ${L.tlsListeners} HTTPS listeners on one socket`;
+  for (const h of [tls.listener, ...tls.listeners])
+    if (h !== '' && hostProblem(h) !== null) return `listener hostname ${h} is not a lowercase host or *.host`;
+  return null;
+}
+
 /** certificateProblem: a certificate entry's key, the Secret's `<namespace>/<name>`, and its PEM sizes. */
 export function certificateProblem(secret: string, cert: string, key: string): string | null {
   if (secret.length > L.secret || !SECRET.test(secret)) return `the Secret's name is not 1..${L.secret} of a name`;
@@ -114,7 +122,26 @@ function filterProblem(f: RouteFilterEntry): string | null {
       return hostnameProblem(f.hostname) ?? modifierProblem(f.path);
     case 'RequestMirror':
       return f.backend === undefined ? null : backendNameProblem(f.backend);
+    case 'CORS':
+      return corsProblem(f);
   }
+}
+
+/** the same pattern as validate.lua's cors_origin: `*` or scheme://host[:port], lower case */
+const CORS_ORIGIN = /^https?:\/\/(?:\*|(?:\*\.)?[a-z0-9.-]+)(?::[0-9]{1,5})?$/;
+
+function corsProblem(f: Extract<RouteFilterEntry, { type: 'CORS' }>): string | null {
+  const list = (v: readonly string[], max: number, ok: (x: string) => boolean) =>
+    v.length <= max && v.every(ok) && (!v.includes('*') || v.length === 1);
+  if (!list(f.allowOrigins, L.corsOrigins, (o) => o === '*' || (o.length <= L.corsOrigin && CORS_ORIGIN.test(o))))
+    return `allowOrigins are not 0..${L.corsOrigins} of * or http(s)://host[:port]`;
+  if (!list(f.allowMethods, L.corsMethods, (m) => among(S.corsMethods, m)))
+    return `allowMethods are not 0..${L.corsMethods} HTTP methods or *`;
+  const header = (h: string) => h === '*' || (h.length <= L.headerName && TOKEN.test(h));
+  if (!list(f.allowHeaders, L.corsHeaders, header) || !list(f.exposeHeaders, L.corsHeaders, header))
+    return `allowHeaders or exposeHeaders are not 0..${L.corsHeaders} tokens or *`;
+  if (!intIn(f.maxAge, 1, L.corsMaxAge)) return `maxAge is not 1..${L.corsMaxAge}`;
+  return null;
 }
 
 /** routeEntryProblem checks one route entry as validate.lua's `route` does. */
@@ -133,6 +160,10 @@ export function routeEntryProblem(r: RouteEntry): string | null {
     return `more than ${L.mirrors} RequestMirror filters`;
   for (const b of r.backends) {
     if (b.backend !== undefined && backendNameProblem(b.backend)) return backendNameProblem(b.backend);
+    for (const f of b.filters ?? []) {
+      const why = f.type === 'RequestHeaderModifier' ? filterProblem(f) : 'only RequestHeaderModifier on a backend';
+      if (why) return `a backend's ${f.type}: ${why}`;
+    }
     if (!intIn(b.weight, 0, L.weight)) return `a weight is not 0..${L.weight}`;
   }
   for (const t of [r.timeouts.request, r.timeouts.backendRequest])

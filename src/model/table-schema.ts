@@ -45,6 +45,16 @@ export const TABLE_LIMITS = {
   timeoutMs: 400_000_000,
   /** RequestMirror filters of one route: nginx.conf has this many mirror slots per Gateway location */
   mirrors: 2,
+  /** a CORS filter's origins, each at most `corsOrigin` characters (the CRD's maxItems and MaxLength) */
+  corsOrigins: 64,
+  corsOrigin: NAME,
+  /** a CORS filter's allowMethods (HTTP methods or `*`) and its allowHeaders and exposeHeaders */
+  corsMethods: 9,
+  corsHeaders: 64,
+  /** a CORS filter's maxAge in seconds */
+  corsMaxAge: 2 ** 31 - 1,
+  /** the HTTPS listener hostnames of one socket a Gateway server's `tls` names (a Gateway has at most 64 listeners) */
+  tlsListeners: 1024,
   /** a certificate entry's key: a Secret's `<namespace>/<name>` (`#<n>` after it, should one Secret make two files) */
   secret: NAMESPACE + 1 + NAME + 5,
   /**
@@ -73,6 +83,7 @@ export const TABLE_SHAPES = {
   valueTypes: ['Exact', 'RegularExpression'],
   modifierTypes: ['ReplaceFullPath', 'ReplacePrefixMatch'],
   methods: HTTP_METHODS,
+  corsMethods: [...HTTP_METHODS, '*'],
   redirectCodes: [301, 302, 303, 307, 308],
   /** how an Ingress route entry matches $uri (IngressMatchKind): nginx's `=`, none, `~` and `~*` */
   ingressKinds: ['exact', 'prefix', 'regex', 'iregex'],

@@ -3,10 +3,12 @@
  * (conformance/echo-basic/echo-basic.go) does, since the expectations read its JSON: `path` (the request URI),
  * `host`, `method`, `proto`, `headers` (name → values, names as sent), `namespace`, `pod`, `service`, and the
  * response headers asked for in `X-Echo-Set-Header` ("name:value,name:value"); `/status/<code>` answers that code,
- * and `?delay=1s` answers that much later.
+ * and `?delay=1s` answers that much later. A WebSocket to `/ws` gets each message back as it came (echo-basic's
+ * websocket.Handler: text as text, binary as binary).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
 
 /** EchoPod is one running echo server standing in for one pod. */
 export interface EchoPod {
@@ -119,6 +121,16 @@ export async function startEchoPod(
       answer(pod, namespace, service, req, res);
     });
   });
+  const sockets = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    if ((req.url ?? '').split('?')[0] !== '/ws') {
+      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    sockets.handleUpgrade(req, socket, head, (ws) => {
+      ws.on('message', (data, binary) => ws.send(data, { binary }));
+    });
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, ip, () => resolve());
@@ -132,6 +144,8 @@ export async function startEchoPod(
     echoed,
     close: () =>
       new Promise((resolve) => {
+        for (const ws of sockets.clients) ws.terminate();
+        sockets.close();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

@@ -2,13 +2,18 @@
  * The conformance suite's own parts, without a controller: an echo pod answers as echo-basic does and the
  * comparison (CompareRoundTrip) accepts what matches and names what does not; the report counts as reports.go does.
  */
-import { readFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { nginxBinary } from '../../src/nginx/binary.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { freePort } from '../support/net.js';
 import { startEchoPod, type EchoPod } from './echo.js';
 import { overlayAddresses, UNUSABLE_ADDRESS, USABLE_ADDRESS } from './harness.js';
-import { compare, send, type Target } from './http.js';
+import type { PeerCertificate } from 'node:tls';
+import { compare, goVerifyHostname, send, type Target } from './http.js';
 import { conformanceReport, type Inventory } from './report.js';
 
 describe('an echo pod and CompareRoundTrip', () => {
@@ -121,7 +126,7 @@ describe('the ConformanceReport', () => {
         core: false,
         profiles: ['GATEWAY-HTTP'],
         manifests: [],
-        provisional: false,
+        provisional: true,
       },
       {
         name: 'X',
@@ -176,6 +181,43 @@ kind: ConformanceReport`);
         - HTTPRouteCORS`);
     expect(text).toContain('date: 2026-12-05T01:00:00Z');
     expect(text).toContain('gatewayAPIVersion: v1.6.1');
+    // the provisional tests that passed, after the profiles
+    expect(text).toMatch(/\nsucceededProvisionalTests:\n {2}- M\n$/);
+  });
+});
+
+describe('what the report says is not claimed, measured', () => {
+  it('HTTPRouteBackendProtocolH2C: this nginx refuses proxy_http_version 2 (HTTP/1.x to backends only)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ia-h2c-'));
+    try {
+      await writeFile(
+        join(dir, 'nginx.conf'),
+        `pid ${dir}/nginx.pid;\nerror_log stderr;\nevents {}\nhttp { server { listen 127.0.0.1:1; location / { proxy_http_version 2; proxy_pass http://127.0.0.1:2; } } }\n`,
+      );
+      const run = spawnSync(nginxBinary(), ['-t', '-p', `${dir}/`, '-c', join(dir, 'nginx.conf')], {
+        encoding: 'utf8',
+      });
+      expect(run.status).not.toBe(0);
+      expect(run.stderr).toContain('invalid value "2"');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the HTTPS round trip's certificate name check (Go's VerifyHostname)", () => {
+  const cert = { subjectaltname: 'DNS:*, DNS:*.org, DNS:*.wildcard.org, IP Address:127.0.0.9' } as PeerCertificate;
+  it.each([
+    ['example.org', true],
+    ['Example.ORG.', true],
+    ['third.wildcard.org', true],
+    ['a.b.org', false],
+    ['org', true],
+    ['example.com', false],
+    ['127.0.0.9', true],
+    ['127.0.0.1', false],
+  ])('%s: %s', (host, valid) => {
+    expect(goVerifyHostname(host, cert) === undefined).toBe(valid);
   });
 });
 

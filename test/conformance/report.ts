@@ -2,7 +2,8 @@
  * The ConformanceReport (gateway-api conformance/apis/v1, built as conformance/utils/suite/reports.go does): per
  * profile, a test counts as extended when any of its features is not one of the profile's core features; a test
  * whose features are not all supported is not counted at all (NOT_SUPPORTED in Go); skipped and failed tests are
- * listed by name. Why a test was skipped has no field in the format: it goes in a comment above the report.
+ * listed by name; the provisional tests that passed are listed as succeededProvisionalTests. Why a test was skipped
+ * has no field in the format: it goes in a comment above the report.
  */
 import { stringify } from 'yaml';
 
@@ -41,7 +42,13 @@ export function conformanceReport(
   inventory: Inventory,
   outcomes: ReadonlyMap<string, Outcome>,
   supportedExtended: ReadonlySet<string>,
-  meta: { version: string; date: Date; profiles: readonly string[] },
+  meta: {
+    version: string;
+    date: Date;
+    profiles: readonly string[];
+    /** extended features not claimed, and why (measured limits): a comment above the report */
+    notClaimed?: Readonly<Record<string, string>>;
+  },
 ): string {
   const profiles = meta.profiles.map((name) => {
     const profile = inventory.profiles[name]!;
@@ -96,6 +103,10 @@ export function conformanceReport(
         : {}),
     };
   });
+  const succeededProvisional = inventory.tests
+    .filter((t) => t.provisional && outcomes.get(t.name)?.result === 'passed')
+    .map((t) => t.name)
+    .sort();
   const report = {
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'ConformanceReport',
@@ -108,9 +119,11 @@ export function conformanceReport(
     },
     date: meta.date.toISOString().replace(/\.\d{3}Z$/, 'Z'),
     gatewayAPIVersion: inventory.tag,
-    gatewayAPIChannel: 'standard',
     mode: 'default',
+    gatewayAPIChannel: 'standard',
     profiles,
+    // Go: the provisional tests that passed, sorted, when any
+    ...(succeededProvisional.length > 0 ? { succeededProvisionalTests: succeededProvisional } : {}),
   };
   const why = (result: 'skipped' | 'notSupported') =>
     [...outcomes.entries()].flatMap(([name, o]) =>
@@ -121,6 +134,12 @@ export function conformanceReport(
     '# Written by test/conformance/conformance.test.ts (the Gateway API conformance tests ported to this suite).',
     ...(skipped.length > 0 ? ['# Skipped tests and why:', ...skipped] : []),
     ...(notSupported.length > 0 ? ['# Not run (a feature not claimed; not counted, as in Go):', ...notSupported] : []),
+    ...(Object.keys(meta.notClaimed ?? {}).length > 0
+      ? [
+          '# Extended features not claimed, and why:',
+          ...Object.entries(meta.notClaimed ?? {}).map(([feature, why]) => `#   ${feature}: ${why}`),
+        ]
+      : []),
   ];
   return `${header.join('\n')}\n${stringify(report)}`;
 }

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import * as grpc from '@grpc/grpc-js';
+import { WebSocket } from 'ws';
 import { callEcho, GRPC_ECHO_SERVICE, GrpcEchoClient } from '../support/grpc-echo.js';
 import { CONTROLLER_NAME, type Harness } from './harness.js';
 import {
@@ -144,6 +145,27 @@ export type Step =
       readonly namespace: string;
       readonly weights: Readonly<Record<string, number>>;
     }
+  /**
+   * httproute-backend-protocol-websocket.go: a WebSocket to `ws://<gateway>/ws` (Origin `ws://gateway/<test>`) gets a
+   * text and a binary message back unchanged, `threshold` times in a row (AwaitConvergence)
+   */
+  | { readonly kind: 'websocket'; readonly gateway: NN; readonly origin: string }
+  /**
+   * httproute-request-header-modifier-backend-weights.go: after `expected` answers consistently, `times` requests
+   * each reach a pod whose name starts with the one value of the request header `header` the backend saw
+   */
+  | {
+      readonly kind: 'headerNamesPod';
+      readonly gateway: NN;
+      readonly expected: ExpectedResponse;
+      readonly header: string;
+      readonly times: number;
+    }
+  /**
+   * httproute-request-percentage-mirror.go, per case: it answers consistently; then, up to 5 times, 500 requests (10
+   * at a time) with one request ID, and each mirror's pods logged it within 3 standard deviations of its percent
+   */
+  | { readonly kind: 'mirrorShares'; readonly gateway: NN; readonly cases: readonly ExpectedResponse[] }
   /** delete one object (kubectl delete RESOURCE NAME -n NAMESPACE) */
   | { readonly kind: 'delete'; readonly resource: string; readonly namespace: string; readonly name: string };
 
@@ -287,6 +309,44 @@ async function expectMirrored(h: Harness, target: Target, c: ExpectedResponse, t
   }
 }
 
+/** mirrorShare is one case of the percentage mirror test (see the step); it throws after 5 failed checks. */
+async function mirrorShare(h: Harness, target: Target, c: ExpectedResponse, t: Timeouts): Promise<void> {
+  await expectEventually(target, c, t);
+  const total = 500;
+  let last = '';
+  for (let check = 0; check < 5; check++) {
+    const e = withRequestId(c, randomUUID());
+    let next = 0;
+    const worker = async () => {
+      while (next < total) {
+        next++;
+        await expectEventually(target, e, { ...t, threshold: 1 });
+      }
+    };
+    await Promise.all(Array.from({ length: 10 }, worker));
+    const problems: string[] = [];
+    for (const mirror of c.mirroredTo ?? []) {
+      const pods = h.pods.filter((p) => p.namespace === mirror.namespace && p.pod.startsWith(`${mirror.name}-`));
+      const count = () => pods.reduce((n, p) => n + p.echoed.filter((u) => u === e.request.path).length, 0);
+      // the copies still on their way when the last answer came: the count settles (Go reads the logs later)
+      let seen = -1;
+      for (let waited = 0; seen !== count() && waited < 3_000; waited += 250) {
+        seen = count();
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const p = (mirror.percent ?? 100) / 100;
+      const margin = 3 * Math.sqrt(total * p * (1 - p));
+      const actual = count();
+      if (actual < total * p - margin || actual > total * p + margin)
+        problems.push(`${mirror.name}: ${actual} mirrored, want ${total * p} ± ${margin.toFixed(1)}`);
+    }
+    if (problems.length === 0) return;
+    last = problems.join('; ');
+    await new Promise((r) => setTimeout(r, 2_000));
+  }
+  throw new Error(`percentage based mirror distribution: ${last}`);
+}
+
 /** grpcVerdict is compareResponse of conformance/utils/grpc: null when the answer is the expected one. */
 async function grpcVerdict(client: grpc.Client, e: GrpcExpected): Promise<string | null> {
   const got = await callEcho(client, `/${GRPC_ECHO_SERVICE}/${e.method}`, { ...(e.metadata ?? {}) });
@@ -327,6 +387,59 @@ async function expectGrpcEventually(target: Target, e: GrpcExpected, timing: Tim
     );
   } finally {
     client.close();
+  }
+}
+
+/**
+ * converge is AwaitConvergence: `check` (null: a success, else why not) until it succeeds `threshold` times in a
+ * row; a failure starts the count again, and maxMs fails the step.
+ */
+async function converge(what: string, timing: Timing, check: () => Promise<string | null>): Promise<void> {
+  const started = Date.now();
+  let [successes, last] = [0, 'no attempt'];
+  while (Date.now() - started < timing.maxMs) {
+    const why = await check().catch((error: Error) => error.message);
+    if (why === null) {
+      if (++successes >= timing.threshold) return;
+      continue;
+    }
+    [successes, last] = [0, why];
+    await new Promise((r) => setTimeout(r, timing.delayMs));
+  }
+  throw new Error(`${what}: not ${timing.threshold} in a row within ${timing.maxMs} ms; last: ${last}`);
+}
+
+/** webSocketEcho is one round of the WebSocket test: null when both messages come back unchanged. */
+async function webSocketEcho(target: Target, origin: string): Promise<string | null> {
+  const host = target.listenerPort === 80 ? target.address : `${target.address}:${target.listenerPort}`;
+  const ws = new WebSocket(`ws://${target.address}:${target.port}/ws`, { origin, headers: { host }, timeout: 5_000 });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+      ws.once('unexpected-response', (_req, res) => reject(new Error(`failed to dial: status ${res.statusCode}`)));
+    });
+    const next = () =>
+      new Promise<{ data: Buffer; binary: boolean }>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no reply within 5 s')), 5_000);
+        ws.once('message', (data, binary) => {
+          clearTimeout(timer);
+          resolve({ data: data as Buffer, binary });
+        });
+      });
+    const text = 'Websocket Support!';
+    ws.send(text);
+    const textReply = await next();
+    if (textReply.binary || textReply.data.toString('utf8') !== text)
+      return `unexpected reply - want: ${text} got: ${textReply.data.toString('utf8')}`;
+    const bytes = Buffer.from([1, 2, 3, 4, 5, 6, 7]);
+    ws.send(bytes, { binary: true });
+    const binaryReply = await next();
+    if (!binaryReply.binary || !binaryReply.data.equals(bytes))
+      return `unexpected reply - want: ${[...bytes]} got: ${[...binaryReply.data]}`;
+    return null;
+  } finally {
+    ws.terminate();
   }
 }
 
@@ -404,6 +517,8 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
         if (listener && l.name !== listener) continue;
         if (!conditionsMatch(conditions, l.conditions ?? [])) return `listener ${l.name}: ${show(l.conditions)}`;
       }
+      // Go: every listener named must have been seen
+      if (listener && !listeners.some((l) => l.name === listener)) return `no status for listener ${listener}`;
       return null;
     });
 
@@ -525,6 +640,34 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
         }
         break;
       }
+      case 'websocket': {
+        const target = await gatewayTarget(step.gateway, undefined, 'http');
+        await converge('websocket round trip', t, () => webSocketEcho(target, step.origin));
+        break;
+      }
+      case 'headerNamesPod': {
+        const target = await gatewayTarget(step.gateway, undefined, 'http');
+        await expectEventually(target, step.expected, t);
+        for (let i = 0; i < step.times; i++) {
+          const got = await send(target, step.expected.request, {});
+          const echo = JSON.parse(got.body) as { pod: string; headers?: Record<string, string[]> };
+          const values = Object.entries(echo.headers ?? {}).find(
+            ([k]) => k.toLowerCase() === step.header.toLowerCase(),
+          );
+          if (values?.[1].length !== 1)
+            throw new Error(
+              `expected a single '${step.header}' header to have been set, got ${values?.[1].length ?? 0}`,
+            );
+          if (!echo.pod.startsWith(values[1][0]!))
+            throw new Error(`the backendRef's headers went to pod ${echo.pod}, want ${values[1][0]}…`);
+        }
+        break;
+      }
+      case 'mirrorShares': {
+        const target = await gatewayTarget(step.gateway, undefined, 'http');
+        for (const c of step.cases) await mirrorShare(h, target, c, t);
+        break;
+      }
       case 'delete':
         await h.kubectl.run(['delete', step.resource, step.name, '-n', step.namespace]);
         break;
@@ -611,6 +754,9 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
           t.pollMs,
           async () => {
             const g = await get('Gateway', step.gateway);
+            // Go: ConditionsHaveLatestObservedGeneration on the Gateway's conditions first
+            if (g && stale(g, (g.status?.conditions ?? []) as Condition[]))
+              return 'Gateway conditions not of the latest generation';
             const actual = (g?.status?.listeners ?? []) as {
               name: string;
               supportedKinds?: { group?: string; kind: string }[];

@@ -243,6 +243,52 @@ function routes() {
         { matches: [path('PathPrefix', '/slow/long')], timeouts: { request: '5s' }, backendRefs: [backend('a')] },
       ],
     }),
+    route('cors', {
+      hostnames: ['cors.test'],
+      rules: [
+        {
+          matches: [path('PathPrefix', '/cors')],
+          filters: [
+            {
+              type: 'CORS',
+              cors: {
+                allowOrigins: ['https://App.test', 'http://*.site.test:8080'],
+                allowMethods: ['GET', 'PUT'],
+                allowHeaders: ['X-A'],
+                exposeHeaders: ['X-From-Backend'],
+                allowCredentials: true,
+                maxAge: 60,
+              },
+            },
+          ],
+          backendRefs: [backend('a')],
+        },
+        {
+          // each backendRef sets its own header, after the rule's filter
+          matches: [path('PathPrefix', '/per-backend')],
+          filters: [
+            { type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-Backend', value: 'rule' }] } },
+          ],
+          backendRefs: ['a', 'b'].map((name) => ({
+            ...backend(name, 1),
+            filters: [
+              {
+                type: 'RequestHeaderModifier',
+                requestHeaderModifier: {
+                  set: [{ name: 'X-Backend', value: name }],
+                  add: [{ name: 'X-Via', value: name }],
+                },
+              },
+            ],
+          })),
+        },
+        {
+          matches: [path('PathPrefix', '/any')],
+          filters: [{ type: 'CORS', cors: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'] } }],
+          backendRefs: [backend('a')],
+        },
+      ],
+    }),
     route('mixed', { hostnames: ['ingress.test', 'gw.test'], rules: [{ backendRefs: [backend('b')] }] }),
     route('catch', {
       parentRefs: [{ name: 'gw', sectionName: 'http' }],
@@ -509,6 +555,75 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     expect((await send('filters.test', '/adds')).echo.headers?.['x-twice']).toBe('1,2');
   });
 
+  it('answers CORS preflights itself and adds the CORS headers to allowed origins’ answers (HTTPRoute CORS)', async () => {
+    const hits = pods.a!.hits;
+    const preflight = (origin: string, extra: Record<string, string> = {}) =>
+      send('cors.test', '/cors/x', {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'PUT', ...extra },
+      });
+    const ok = await preflight('https://app.test', { 'access-control-request-headers': 'x-a' });
+    expect(ok.status).toBe(200);
+    expect(ok.headers['access-control-allow-origin']).toBe('https://app.test');
+    expect(ok.headers['access-control-allow-methods']).toBe('GET, PUT');
+    expect(ok.headers['access-control-allow-headers']).toBe('X-A');
+    expect(ok.headers['access-control-allow-credentials']).toBe('true');
+    expect(ok.headers['access-control-max-age']).toBe('60');
+    expect(ok.headers.vary).toBe('Origin');
+    // an origin's scheme and host in any case, its port as the scheme's default; a wildcard for any labels before it
+    for (const origin of ['HTTPS://APP.test:443', 'http://a.b.site.test:8080'])
+      expect((await preflight(origin)).headers['access-control-allow-origin']).toBe(origin);
+    // not the bare suffix, not another port or scheme, nothing that is not scheme://host[:port], nothing too long
+    for (const origin of [
+      'http://site.test:8080',
+      'http://x.site.test',
+      'http://app.test',
+      'https://evil.test',
+      'https://app.test/path',
+      'null',
+      `https://${'a.'.repeat(200)}app.test`,
+    ]) {
+      const denied = await preflight(origin);
+      expect(denied.status, origin.slice(0, 40)).toBe(200);
+      expect(denied.headers['access-control-allow-origin'], origin.slice(0, 40)).toBeUndefined();
+    }
+    // the preflights never reached the backend
+    expect(pods.a!.hits).toBe(hits);
+    const actual = await send('cors.test', '/cors/x', { headers: { origin: 'https://app.test' } });
+    expect(actual.echo.backend).toBe('a');
+    expect(actual.headers['access-control-allow-origin']).toBe('https://app.test');
+    expect(actual.headers['access-control-expose-headers']).toBe('X-From-Backend');
+    expect(actual.headers['access-control-allow-credentials']).toBe('true');
+    const other = await send('cors.test', '/cors/x', { headers: { origin: 'https://evil.test' } });
+    expect(other.echo.backend).toBe('a');
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    // the answer depends on Origin all the same: a cache must not give it to an allowed origin
+    expect(other.headers.vary).toBe('Origin');
+    expect((await preflight('https://evil.test')).headers.vary).toBe('Origin');
+    expect((await send('cors.test', '/cors/x')).headers.vary).toBeUndefined();
+    // `*` without credentials: any origin gets `*`, a `*` method or header list answers what was asked
+    const any = await send('cors.test', '/any', {
+      method: 'OPTIONS',
+      headers: { origin: 'null', 'access-control-request-method': 'DELETE', 'access-control-request-headers': 'a, b' },
+    });
+    expect(any.headers['access-control-allow-origin']).toBe('*');
+    expect(any.headers['access-control-allow-methods']).toBe('DELETE');
+    expect(any.headers['access-control-allow-headers']).toBe('a, b');
+    expect(any.headers['access-control-allow-credentials']).toBeUndefined();
+    expect(any.headers['access-control-max-age']).toBe('5');
+  });
+
+  it("applies a backendRef's own request header filters to the requests it gets, after the rule's", async () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 40; i++) {
+      const r = await send('cors.test', '/per-backend', { headers: { 'x-via': 'client' } });
+      expect(r.echo.headers?.['x-backend']).toBe(r.echo.backend);
+      expect(r.echo.headers?.['x-via']).toBe(`client,${r.echo.backend}`);
+      seen.add(r.echo.backend!);
+    }
+    expect([...seen].sort()).toEqual(['a', 'b']);
+  });
+
   it('redirects: scheme, hostname, prefix path, status; a port alone keeps the scheme', async () => {
     const r = await send('filters.test', '/old/page?x=1');
     expect(r.status).toBe(301);
@@ -624,6 +739,18 @@ describe('Gateway API routes through nginx and the Lua router', () => {
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body).backend).toBe('c');
     expect(servedNames(pushed!.certificates)).toContain(`server ${tlsPort}/secure.test`);
+  });
+
+  it('answers 421 when the TLS server name picks another listener than the Host header reached', async () => {
+    const request = (host: string) => `GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
+    // secure.test has its own listener; whatever.test falls to the listener without hostname
+    expect((await raw(tlsPort, request('secure.test'), 'secure.test')).status).toBe(200);
+    expect((await raw(tlsPort, request('secure.test'), 'whatever.test')).status).toBe(421);
+    expect((await raw(tlsPort, request('whatever.test'), 'secure.test')).status).toBe(421);
+    // the same listener (the one without hostname, which has a catch-all route): not misdirected; no server name:
+    // nothing to compare
+    expect((await raw(tlsPort, request('named-any.test'), 'whatever.test')).status).toBe(200);
+    expect((await raw(tlsPort, request('secure.test'), null)).status).toBe(200);
   });
 
   it('serves an HTTPS listener without hostname to any name, with its certificate (named in nginx.conf)', async () => {

@@ -126,6 +126,11 @@ const routeRows: { name: string; input: GatewayInput; expected: string[] }[] = [
       ],
       ['a weight out of range', [{ backendRefs: [{ name: 'web', port: 80, weight: -1 }] }]],
       ['a Service backend without a port', [{ backendRefs: [{ name: 'web' }] }]],
+      ['a rule name that is not a SectionName', [rule([], { name: 'Named Rule;' })]],
+      [
+        'a backendRef filter other than RequestHeaderModifier',
+        [{ backendRefs: [{ name: 'web', port: 80, filters: [{ type: 'URLRewrite', urlRewrite: {} }] }] }],
+      ],
     ] as const
   ).map(([what, rules]) => ({
     name: `UnsupportedValue: ${what}`,

@@ -6,13 +6,20 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildModel } from '../../src/model/build.js';
-import type { Backend, RouteEntry, RouteTable, ServedCertificate } from '../../src/model/pushed-tables.js';
+import type {
+  Backend,
+  RouteEntry,
+  RouteFilterEntry,
+  RouteTable,
+  ServedCertificate,
+} from '../../src/model/pushed-tables.js';
 import {
   backendProblem,
   certificateProblem,
   hostProblem,
   routeEntryProblem,
   serverKeyProblem,
+  tlsListenersProblem,
 } from '../../src/model/table-check.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { TABLE_LIMITS as L } from '../../src/model/table-schema.js';
@@ -48,6 +55,23 @@ const routesOf = (entry: RouteEntry, key = '80/a.example'): RouteTable => ({
   version: `s${++version}`,
   servers: [{ key, port: 80, routes: [entry] }],
 });
+
+/** a CORS filter entry with these fields changed */
+const cors = (o: Partial<Extract<RouteFilterEntry, { type: 'CORS' }>>): RouteFilterEntry => ({
+  type: 'CORS',
+  allowOrigins: ['*'],
+  allowCredentials: false,
+  allowMethods: [],
+  allowHeaders: [],
+  exposeHeaders: [],
+  maxAge: 5,
+  ...o,
+});
+/** host is a lowercase host name of `n` characters: labels of `fill` (letters, digits, `-`) joined by dots */
+const host = (n: number, fill: string) =>
+  chars(n, fill.replace(/[^a-z0-9]/g, 'a'))
+    .replace(/(.{60})./g, '$1.')
+    .replace(/\.$/, 'a');
 
 const baseEntry = (): RouteEntry => ({
   route: 'default/r#0',
@@ -130,7 +154,10 @@ interface Bound {
   /** the least legal size, where the generator starts */
   readonly min: number;
   readonly table: 'routes' | 'backends' | 'certificates';
-  readonly at: (n: number, fill: string) => RouteEntry | Backend | { key: string } | ServedCertificate;
+  readonly at: (
+    n: number,
+    fill: string,
+  ) => RouteEntry | Backend | { key: string } | { tls: { listener: string; listeners: string[] } } | ServedCertificate;
 }
 
 /** PAIR is a real certificate and key for the certificate entries (nginx parses them). */
@@ -229,6 +256,56 @@ const bounds: Bound[] = [
     }),
   },
   {
+    name: 'CORS origin',
+    min: 12,
+    max: L.corsOrigin,
+    table: 'routes',
+    at: (n, f) => ({ ...baseEntry(), filters: [cors({ allowOrigins: [`https://${host(n - 8, f)}`] })] }),
+  },
+  {
+    name: 'CORS origins',
+    min: 0,
+    max: L.corsOrigins,
+    table: 'routes',
+    at: (n) => ({
+      ...baseEntry(),
+      filters: [cors({ allowOrigins: Array.from({ length: n }, (_, i) => `http://*.o${i}.test:8080`) })],
+    }),
+  },
+  {
+    name: 'CORS headers',
+    min: 0,
+    max: L.corsHeaders,
+    table: 'routes',
+    at: (n) => ({
+      ...baseEntry(),
+      filters: [cors({ allowHeaders: Array.from({ length: n }, (_, i) => `x-h${i}`) })],
+    }),
+  },
+  {
+    name: 'CORS maxAge',
+    min: 1,
+    max: L.corsMaxAge,
+    table: 'routes',
+    at: (n) => ({ ...baseEntry(), filters: [cors({ maxAge: n })] }),
+  },
+  {
+    name: 'HTTPS listeners of a socket',
+    min: 0,
+    max: L.tlsListeners,
+    table: 'routes',
+    at: (n) => ({
+      tls: { listener: '', listeners: Array.from({ length: n }, (_, i) => (i % 2 ? `*.l${i}.test` : `l${i}.test`)) },
+    }),
+  },
+  {
+    name: 'HTTPS listener hostname',
+    min: 1,
+    max: L.host,
+    table: 'routes',
+    at: (n, f) => ({ tls: { listener: host(n, f), listeners: [] } }),
+  },
+  {
     name: 'server key',
     min: 4,
     max: L.serverKey,
@@ -284,6 +361,13 @@ async function bothSides(bound: Bound, n: number, fill: string): Promise<[string
     const backend = made as Backend;
     const table = { version: `b${++version}`, backends: [backend] };
     return [backendProblem(backend), await refusal(() => nginx.control.pushBackends(table))];
+  }
+  if ('tls' in made) {
+    const table: RouteTable = {
+      version: `s${++version}`,
+      servers: [{ key: '443/a.example', port: 443, routes: [baseEntry()], tls: made.tls }],
+    };
+    return [tlsListenersProblem(made.tls), await refusal(() => nginx.control.pushRoutes(table))];
   }
   if ('key' in made && !('route' in made)) {
     const table = routesOf(baseEntry(), made.key);

@@ -96,7 +96,14 @@ function resolveBackend(route: HTTPRoute, ref: BackendRef, ctx: Context): Effect
   const port = ref.port;
   if (!service || port === undefined || !(service.spec?.ports ?? []).some((p) => p.port === port))
     return unresolved('BackendNotFound');
-  return { kind: 'service', namespace: ref.namespace, name: ref.name, port, weight: ref.weight };
+  return {
+    kind: 'service',
+    namespace: ref.namespace,
+    name: ref.name,
+    port,
+    weight: ref.weight,
+    ...(ref.requestHeaders ? { requestHeaders: ref.requestHeaders } : {}),
+  };
 }
 
 /** Attachment is a route attached to one listener, through one or more of its parentRefs. */

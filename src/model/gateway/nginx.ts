@@ -7,7 +7,7 @@
  * A hostname an Ingress names keeps going to the Ingress on the http and https ports (its traffic never moves when
  * someone adds a route): the Gateway's server for it is not made, with a Problem on each HTTPRoute that loses it.
  */
-import { routeEntryProblem } from '../table-check.js';
+import { routeEntryProblem, tlsListenersProblem } from '../table-check.js';
 import { BuiltUpstreams, compare, UpstreamTable } from '../backends.js';
 import type { RouteEntry, RouteFilterEntry, RouteServer, RouteValueMatch } from '../pushed-tables.js';
 import { routeTableOf, mostMirrors } from '../dynamic-tables.js';
@@ -96,6 +96,8 @@ export function gatewayModel(
   const lost = new Map<string, Set<string>>();
   const kept = new Set<string>();
   const routeKey = (r: EffectiveRoute) => `${r.kind ?? 'HTTPRoute'}/${r.route.namespace}/${r.route.name}`;
+  // the hostnames ('' for none) of the HTTPS listeners of each socket (`[address:]port`), routes or not
+  const tlsListeners = new Map<string, Set<string>>();
   for (const listener of routes.listeners) {
     const shared = listener.port === 80 || listener.port === 443;
     const port = listener.port === 80 ? model.httpPort : listener.port === 443 ? model.httpsPort : listener.port;
@@ -114,6 +116,10 @@ export function gatewayModel(
     portProtocol.set(port, ssl);
     // ssl-passthrough hands all TLS of the https port to one unix socket: there the address is not known
     const address = ssl && port === model.httpsPort && model.httpsSocket ? null : (listener.address ?? null);
+    if (ssl) {
+      const socket = address === null ? `${port}` : `${address}:${port}`;
+      tlsListeners.set(socket, (tlsListeners.get(socket) ?? new Set()).add(listener.hostname ?? ''));
+    }
     // An HTTPS listener without hostname answers every name with its certificate, even one no route serves (404):
     // its catch-all server exists with or without routes, or nginx's default certificate would answer those names.
     const catchAll = ssl && listener.hostname === undefined && !listener.hosts.some((h) => h.hostname === null);
@@ -216,7 +222,12 @@ export function gatewayModel(
       gateways: [...new Set(slot.listeners.map((l) => `${l.gateway.namespace}/${l.gateway.name}`))].sort(compare),
       mirrorSlots: mirrorSlotsOf(served),
     });
-    routeServers.push({ key, port: slot.listenerPort, routes: pushableEntries(served, problems) });
+    routeServers.push({
+      key,
+      port: slot.listenerPort,
+      routes: pushableEntries(served, problems),
+      ...(slot.ssl ? tlsOf(slot, tlsListeners, problems) : {}),
+    });
   }
   const gateway: GatewayModel = {
     servers,
@@ -241,6 +252,32 @@ export function gatewayModel(
     },
     routes: withLostHosts(routes, goneRoutes(lost, kept, h2c)),
   };
+}
+
+/**
+ * tlsOf is an HTTPS server's `tls`: its listener's hostname and those of its socket's HTTPS listeners, for the
+ * router's 421 (GatewayHTTPSListenerDetectMisdirectedRequests); none when they do not fit the table (a Problem).
+ */
+function tlsOf(
+  slot: Slot,
+  sockets: ReadonlyMap<string, ReadonlySet<string>>,
+  problems: Problem[],
+): { tls?: { listener: string; listeners: string[] } } {
+  const listener = slot.listeners[0]?.hostname ?? '';
+  const socket = slot.address === null ? `${slot.port}` : `${slot.address}:${slot.port}`;
+  const tls = { listener, listeners: [...(sockets.get(socket) ?? [])].sort() };
+  const why = tlsListenersProblem(tls);
+  if (why === null) return { tls };
+  const gateway = slot.listeners[0]?.gateway;
+  if (gateway)
+    problems.push({
+      kind: 'Gateway',
+      namespace: gateway.namespace,
+      name: gateway.name,
+      field: 'spec.listeners',
+      message: `${why}: requests whose TLS server name picks another listener are not answered 421`,
+    });
+  return {};
 }
 
 /** Gone is why a route is served nowhere after all, by route key (`kind/namespace/name`). */
@@ -399,6 +436,8 @@ function filterOf(f: RouteFilter, mirror: EffectiveBackend | undefined): RouteFi
       });
     case 'URLRewrite':
       return withoutUndefined({ type: f.type, hostname: f.hostname, path: f.path });
+    case 'CORS':
+      return f;
     case 'RequestMirror':
       return mirror?.kind === 'service'
         ? { type: f.type, backend: upstreamName(mirror), percent: f.percent }
@@ -443,7 +482,22 @@ function entryOf(r: EffectiveRoute): RouteEntry {
     queryParams: values(r.match.queryParams),
     filters: filtersOf(r),
     backends: r.backends.map((b) =>
-      b.kind === 'service' ? { backend: upstreamName(b), weight: b.weight } : { weight: b.weight },
+      b.kind !== 'service'
+        ? { weight: b.weight }
+        : {
+            backend: upstreamName(b),
+            weight: b.weight,
+            ...(b.requestHeaders
+              ? {
+                  filters: b.requestHeaders.map((m) => ({
+                    type: 'RequestHeaderModifier' as const,
+                    set: m.set,
+                    add: m.add,
+                    remove: m.remove,
+                  })),
+                }
+              : {}),
+          },
     ),
     timeouts: withoutUndefined({ request: r.timeouts.request, backendRequest: r.timeouts.backendRequest }),
   });

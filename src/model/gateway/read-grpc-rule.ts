@@ -5,7 +5,7 @@
 import { checkRegexPath } from '../regex-path.js';
 import { type Checked, checkHeaderName, show } from '../validate.js';
 import { type Collector, list, rec } from './read-fields.js';
-import { checkRegexValue, readBackendRef, readFilter, readValueMatches } from './read-rule.js';
+import { checkRegexValue, readBackendRef, readFilter, readValueMatches, ruleName } from './read-rule.js';
 import type { GrpcMethodMatch, PathMatch, RouteMatch, RouteRule } from './types.js';
 
 /** gRPC names as the GRPCRoute CRD allows them: a service is a dotted proto name, a method an identifier. */
@@ -92,5 +92,11 @@ export function readGrpcRule(c: Collector, field: string, raw: unknown, namespac
   const backendRefs = list(r.backendRefs).flatMap(
     (b, i) => readBackendRef(c, `${field}.backendRefs[${i}]`, b, namespace) ?? [],
   );
-  return { matches, filters, backendRefs, timeouts: { request: undefined, backendRequest: undefined } };
+  return {
+    ...ruleName(c, field, r),
+    matches,
+    filters,
+    backendRefs,
+    timeouts: { request: undefined, backendRequest: undefined },
+  };
 }

@@ -209,12 +209,71 @@ export function readFilter(
         path: readPathModifier(c, `${f}.path`, u.path, prefixMatch),
       };
     }
+    case 'CORS':
+      return readCors(c, `${field}.cors`, rec(r.cors));
     default:
       return c.refuse(
         `${field}.type`,
-        `${show(r.type)} is not a supported filter (RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite, RequestMirror)`,
+        `${show(r.type)} is not a supported filter (RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite, RequestMirror, CORS)`,
       );
   }
+}
+
+/** the CRD's CORSOrigin: `*`, or a scheme, a host (`*`, or DNS labels after an optional `*.`) and a port */
+const CORS_ORIGIN = /^(https?):\/\/((?:\*\.)?(?:[a-z0-9-]+\.)*[a-z0-9-]+|\*)(?::([0-9]{1,5}))?$/;
+/** CORS_LIMITS are the CRD's maxItems (and MaxLength of an origin) */
+export const CORS_LIMITS = { origins: 64, origin: 253, methods: 9, headers: 64 } as const;
+
+/** checkCorsOrigin accepts an allowOrigins entry, in lower case (scheme and host are case-insensitive). */
+export function checkCorsOrigin(value: unknown): Checked<string> {
+  if (typeof value !== 'string' || value.length === 0 || value.length > CORS_LIMITS.origin)
+    return { ok: false, message: `must be 1 to ${CORS_LIMITS.origin} characters` };
+  if (value === '*') return { ok: true, value };
+  const lower = value.toLowerCase();
+  const m = CORS_ORIGIN.exec(lower);
+  if (m === null || (m[3] !== undefined && (Number(m[3]) < 1 || Number(m[3]) > 65535)))
+    return { ok: false, message: `${show(value)} is not * or http(s)://host[:port] (the host may start with *.)` };
+  return { ok: true, value: lower };
+}
+
+/** CORS_METHODS are an allowMethods entry's values (HTTPMethodWithWildcard). */
+const CORS_METHODS: readonly string[] = [...HTTP_METHODS, '*'];
+
+/** readCors reads a CORS filter; a `*` must be alone in its list (the CRD's rules). */
+function readCors(c: Collector, field: string, r: Rec): RouteFilter | undefined {
+  const entries = (key: string, max: number, check: (v: unknown) => Checked<string>): string[] | undefined => {
+    const items = list(r[key]);
+    if (items.length > max) return c.refuse(`${field}.${key}`, `at most ${max} entries`);
+    const out = items.flatMap((v, i) => c.check(`${field}.${key}[${i}]`, check(v)) ?? []);
+    if (out.length !== items.length) return undefined;
+    if (out.includes('*') && out.length > 1) return c.refuse(`${field}.${key}`, '* cannot be listed with others');
+    return [...new Set(out)];
+  };
+  const method = (v: unknown): Checked<string> =>
+    CORS_METHODS.includes(v as string)
+      ? { ok: true, value: v as string }
+      : { ok: false, message: `${show(v)} is not one of ${CORS_METHODS.join(', ')}` };
+  const header = (v: unknown): Checked<string> => (v === '*' ? { ok: true, value: '*' } : checkHeaderName(v));
+  const allowOrigins = entries('allowOrigins', CORS_LIMITS.origins, checkCorsOrigin);
+  const allowMethods = entries('allowMethods', CORS_LIMITS.methods, method);
+  const allowHeaders = entries('allowHeaders', CORS_LIMITS.headers, header);
+  const exposeHeaders = entries('exposeHeaders', CORS_LIMITS.headers, header);
+  const credentials = r.allowCredentials ?? false;
+  if (typeof credentials !== 'boolean') return c.refuse(`${field}.allowCredentials`, 'is not a boolean');
+  // the API server defaults maxAge to 5
+  const maxAge = r.maxAge ?? 5;
+  if (!isInt(maxAge) || maxAge < 1 || maxAge > 2 ** 31 - 1)
+    return c.refuse(`${field}.maxAge`, `${show(maxAge)} is not 1-${2 ** 31 - 1} seconds`);
+  if (!allowOrigins || !allowMethods || !allowHeaders || !exposeHeaders) return undefined;
+  return {
+    type: 'CORS',
+    allowOrigins,
+    allowCredentials: credentials,
+    allowMethods,
+    allowHeaders,
+    exposeHeaders,
+    maxAge,
+  };
 }
 
 /** checkPreciseHost is checkHost without the wildcard, as a redirect or rewrite hostname is. */
@@ -224,8 +283,17 @@ function checkPreciseHost(value: unknown): Checked<string> {
   return checkHost(value);
 }
 
-/** readBackendRef reads one backendRef; a missing namespace is the route's. */
-export function readBackendRef(c: Collector, field: string, raw: unknown, namespace: string): BackendRef | undefined {
+/**
+ * readBackendRef reads one backendRef; a missing namespace is the route's. `withFilters`: an HTTPRoute rule's
+ * backendRef, whose own RequestHeaderModifier filters are read (any other filter, or filters elsewhere, is refused).
+ */
+export function readBackendRef(
+  c: Collector,
+  field: string,
+  raw: unknown,
+  namespace: string,
+  withFilters = false,
+): BackendRef | undefined {
   const r = rec(raw);
   const group = text(r.group) ?? '';
   const kind = text(r.kind) ?? 'Service';
@@ -237,10 +305,31 @@ export function readBackendRef(c: Collector, field: string, raw: unknown, namesp
   const weight = r.weight ?? 1;
   if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 0 || weight > 1_000_000)
     return c.refuse(`${field}.weight`, `${show(weight)} is not a weight (0-1000000)`);
-  if (r.filters !== undefined && list(r.filters).length > 0)
-    c.refuse(`${field}.filters`, 'per-backend filters are not supported');
+  const requestHeaders: HeaderModifier[] = [];
+  for (const [i, f] of list(r.filters).entries()) {
+    const filter = rec(f);
+    if (withFilters && filter.type === 'RequestHeaderModifier')
+      requestHeaders.push(
+        readHeaderModifier(c, `${field}.filters[${i}].requestHeaderModifier`, filter.requestHeaderModifier),
+      );
+    else
+      c.refuse(
+        `${field}.filters[${i}].type`,
+        withFilters
+          ? `${show(filter.type)}: only RequestHeaderModifier is supported on a backendRef`
+          : 'per-backend filters are not supported here',
+      );
+  }
   if (name === undefined) return undefined;
-  return { group, kind, name, namespace: ns ?? namespace, port, weight };
+  return {
+    group,
+    kind,
+    name,
+    namespace: ns ?? namespace,
+    port,
+    weight,
+    ...(requestHeaders.length > 0 ? { requestHeaders } : {}),
+  };
 }
 
 /** readRule reads one HTTPRoute rule. */
@@ -253,13 +342,26 @@ export function readRule(c: Collector, field: string, raw: unknown, namespace: s
     (f, i) => readFilter(c, `${field}.filters[${i}]`, f, prefixMatch, namespace) ?? [],
   );
   const backendRefs = list(r.backendRefs).flatMap(
-    (b, i) => readBackendRef(c, `${field}.backendRefs[${i}]`, b, namespace) ?? [],
+    (b, i) => readBackendRef(c, `${field}.backendRefs[${i}]`, b, namespace, true) ?? [],
   );
   if (filters.some((f) => f.type === 'RequestRedirect') && filters.some((f) => f.type === 'URLRewrite'))
     c.refuse(`${field}.filters`, 'RequestRedirect and URLRewrite cannot be used together');
+  if (filters.filter((f) => f.type === 'CORS').length > 1) c.refuse(`${field}.filters`, 'at most one CORS filter');
   if (filters.filter((f) => f.type === 'RequestMirror').length > MAX_MIRRORS)
     c.refuse(`${field}.filters`, `at most ${MAX_MIRRORS} RequestMirror filters are supported`);
-  return { matches, filters, backendRefs, timeouts: readTimeouts(c, `${field}.timeouts`, r.timeouts) };
+  return {
+    ...ruleName(c, field, r),
+    matches,
+    filters,
+    backendRefs,
+    timeouts: readTimeouts(c, `${field}.timeouts`, r.timeouts),
+  };
+}
+
+/** ruleName is a rule's optional `name` (a SectionName: an RFC 1123 subdomain), as a spread. */
+export function ruleName(c: Collector, field: string, r: Rec): { name?: string } {
+  const name = c.optional(`${field}.name`, r.name, checkObjectName);
+  return name === undefined ? {} : { name };
 }
 
 /** A Gateway API Duration: one to four `<number><unit>` parts, units h, m, s, ms (GEP-2257). */

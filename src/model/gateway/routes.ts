@@ -6,6 +6,7 @@
 import type { Problem } from '../nginx-model.js';
 import type {
   Condition,
+  HeaderModifier,
   ObjectRef,
   ParentRef,
   RouteFilter,
@@ -22,6 +23,8 @@ export type EffectiveBackend =
       readonly name: string;
       readonly port: number;
       readonly weight: number;
+      /** the backendRef's own RequestHeaderModifier filters */
+      readonly requestHeaders?: readonly HeaderModifier[];
     }
   | { readonly kind: 'unresolved'; readonly weight: number; readonly reason: string };
 

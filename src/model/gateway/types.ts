@@ -160,7 +160,22 @@ export type RouteFilter =
       readonly path: PathModifier | undefined;
     }
   /** percent: the share of requests mirrored, 0 to 100 (from `percent` or `fraction`; 100 when neither) */
-  | { readonly type: 'RequestMirror'; readonly backendRef: BackendRef; readonly percent: number };
+  | { readonly type: 'RequestMirror'; readonly backendRef: BackendRef; readonly percent: number }
+  | ({ readonly type: 'CORS' } & CorsPolicy);
+
+/**
+ * CorsPolicy is a CORS filter (HTTPCORSFilter), checked: origins are `*` or `http(s)://host[:port]` in lower case
+ * (the host may start with `*.`, or be `*`), methods are HTTP methods or `*`, headers are tokens or `*` (a `*` alone
+ * in its list); maxAge in seconds.
+ */
+export interface CorsPolicy {
+  readonly allowOrigins: readonly string[];
+  readonly allowCredentials: boolean;
+  readonly allowMethods: readonly string[];
+  readonly allowHeaders: readonly string[];
+  readonly exposeHeaders: readonly string[];
+  readonly maxAge: number;
+}
 
 /** RouteTimeouts are a rule's `timeouts`, in milliseconds; undefined: not set; 0: no timeout (the spec's "0s"). */
 export interface RouteTimeouts {
@@ -175,9 +190,13 @@ export interface BackendRef {
   readonly name: string;
   readonly port: number | undefined;
   readonly weight: number;
+  /** the backendRef's own RequestHeaderModifier filters (HTTPRoute only), applied when it is picked */
+  readonly requestHeaders?: readonly HeaderModifier[];
 }
 
 export interface RouteRule {
+  /** `name` (GEP-995), checked as a SectionName; undefined: unnamed */
+  readonly name?: string;
   readonly matches: readonly RouteMatch[];
   readonly filters: readonly RouteFilter[];
   readonly backendRefs: readonly BackendRef[];

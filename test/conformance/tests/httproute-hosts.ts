@@ -83,6 +83,8 @@ export const hostCases: ConformanceCase[] = [
   {
     name: 'HTTPRouteHostnameIntersection',
     steps: [
+      // Go's NamespacesMustBeReady before the subtests
+      { kind: 'namespaceReady', namespace: INFRA },
       { kind: 'accepted', gateway: intersection, routes: intersectionRoutes },
       ...intersectionRoutes.map((r) => resolved(r, intersection)),
       {
@@ -164,6 +166,8 @@ export const hostCases: ConformanceCase[] = [
     steps: (() => {
       const gw = infra('httproute-listener-hostname-matching');
       return [
+        // Go's NamespacesMustBeReady first
+        { kind: 'namespaceReady' as const, namespace: INFRA },
         { kind: 'accepted' as const, gateway: gw, listeners: ['listener-1'], routes: [infra('backend-v1')] },
         resolved(infra('backend-v1'), gw),
         { kind: 'accepted' as const, gateway: gw, listeners: ['listener-2'], routes: [infra('backend-v2')] },
