@@ -74,6 +74,9 @@ export class GatewayStatusWriter {
     const byKind = [
       ['HTTPRoute', status.httpRoutes],
       ['GRPCRoute', status.grpcRoutes ?? []],
+      ['TLSRoute', status.tlsRoutes ?? []],
+      ['TCPRoute', status.tcpRoutes ?? []],
+      ['UDPRoute', status.udpRoutes ?? []],
     ] as const;
     for (const [kind, list] of byKind) {
       const routes = new Map(list.map((r) => [`${r.namespace}/${r.name}`, r.parents]));
