@@ -106,7 +106,12 @@ function withGateway(
   if (!options.gateway) return { model, gateway: null };
   const routes = buildGatewayRoutes({
     ...gatewayInputOf(snapshot, options),
-    ports: { http: options.httpPort, https: options.httpsPort, sharedHttps: model.httpsSocket !== null },
+    ports: {
+      http: options.httpPort,
+      https: options.httpsPort,
+      sharedHttps: model.httpsSocket !== null,
+      ownAddressFree: model.listen !== null,
+    },
     streamPorts: streamPortsOf(model),
     // the same verdict the Ingress TLS path gives each Secret, checked once per Secret object
     certificateError: (namespace, name) => {

@@ -242,6 +242,12 @@ beforeAll(async () => {
     ),
   );
   await waitFor('the TCPRoute served', async () => /hello/.test(await talk(tcpPort, 'hello\n', /hello/)), 30_000);
+  // the Ingress's routes are pushed data: served once a push after the last reload landed
+  await waitFor(
+    'the Ingress served over TLS',
+    async () => /^HTTP\/1.1 200/.test(((await tls(cluster.httpsPort, 'web.test')) as { reply?: string }).reply ?? ''),
+    30_000,
+  );
 }, 90_000);
 
 afterAll(async () => {

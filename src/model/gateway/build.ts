@@ -77,7 +77,13 @@ export interface GatewayInput {
    * nginx's ports for listener ports 80 and 443 (`--http-port`, `--https-port`), and whether HTTPS on the https port
    * is one shared unix socket (ssl-passthrough); absent: 80 and 443, not shared
    */
-  readonly ports?: { readonly http: number; readonly https: number; readonly sharedHttps: boolean };
+  readonly ports?: {
+    readonly http: number;
+    readonly https: number;
+    readonly sharedHttps: boolean;
+    /** nginx's own servers listen on one address (listenAddress): a Gateway's own address is free on their ports */
+    readonly ownAddressFree?: boolean;
+  };
   /** the ports of `--tcp-services-configmap` and `--udp-services-configmap` entries: a listener cannot take them */
   readonly streamPorts?: { readonly tcp: readonly number[]; readonly udp: readonly number[] };
   /** TLSRoutes, TCPRoutes and UDPRoutes (absent: none), served by the stream module (l4.ts) */
@@ -380,7 +386,13 @@ function conflictOnSockets(
       // under ssl-passthrough, HTTPS on the https port is one unix socket whatever the Gateway's address (nginx.ts)
       // TLS there too: the stream module's SNI map is the port's, whatever the address
       const shared = ports.sharedHttps && (l.protocol === 'HTTPS' || l.protocol === 'TLS') && port === ports.https;
-      return { address: shared ? '' : (address ?? ''), port };
+      if (shared) return { address: '', port };
+      // Without ssl-passthrough, TLS on the https port is a stream server of the Gateway's own address alone: only
+      // while nginx's own servers listen on one address (a wildcard listen of the http module takes the port).
+      const own = address !== undefined && port === ports.https && ports.ownAddressFree === true;
+      if (own && l.protocol === 'TLS') return { address, port, key: `${address}|${port}` };
+      if (own && l.protocol === 'HTTPS') return { address, port, claim: `${address}|${port}` };
+      return { address: address ?? '', port };
     };
   conflictAcrossGateways(
     gateways,

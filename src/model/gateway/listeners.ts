@@ -207,6 +207,13 @@ export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] 
 export interface Socket {
   readonly address: string;
   readonly port: number;
+  /**
+   * the key its port's protocol is judged under instead of the port's: a TLS listener on a Gateway's own address and
+   * the https port, where the stream module binds that address alone (`address|port`)
+   */
+  readonly key?: string;
+  /** an HTTPS listener on its own address and the https port also claims `address|port` from such a TLS listener */
+  readonly claim?: string;
 }
 
 /**
@@ -266,7 +273,18 @@ export function conflictAcrossGateways(
     const judged = list.map((s) => {
       if (!s.accepted || s.conflicted) return s;
       const socket = socketFor(s.listener);
-      const socketKey = portKey(socket.port, s.listener.protocol);
+      const socketKey = socket.key ?? portKey(socket.port, s.listener.protocol);
+      const claimed = socket.claim === undefined ? undefined : protocols.get(socket.claim);
+      if (claimed !== undefined && claimed.protocol !== s.listener.protocol) {
+        const by = claimed.by === null ? 'nginx' : who(claimed.by);
+        return conflicted(
+          s,
+          'ProtocolConflict',
+          `${by} serves port ${s.listener.port} of this address as ${claimed.protocol}`,
+        );
+      }
+      if (socket.claim !== undefined && claimed === undefined)
+        protocols.set(socket.claim, { protocol: s.listener.protocol, by: g });
       const port = protocols.get(socketKey);
       const mixes = port !== undefined && port.protocol !== s.listener.protocol;
       if (
