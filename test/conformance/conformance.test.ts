@@ -15,14 +15,14 @@ import { grpcCases } from './tests/grpcroute.js';
 import { extendedCases } from './tests/httproute-extended.js';
 import { hostCases } from './tests/httproute-hosts.js';
 import { invalidCases } from './tests/httproute-invalid.js';
+import { l4Cases } from './tests/l4.js';
 import { routingCases } from './tests/httproute-routing.js';
 
 const inventory = JSON.parse(await readFile(new URL('./inventory.json', import.meta.url), 'utf8')) as Inventory;
 const cases = new Map<string, ConformanceCase>(
-  [...routingCases, ...hostCases, ...invalidCases, ...gatewayCases, ...extendedCases, ...grpcCases].map((c) => [
-    c.name,
-    c,
-  ]),
+  [...routingCases, ...hostCases, ...invalidCases, ...gatewayCases, ...extendedCases, ...grpcCases, ...l4Cases].map(
+    (c) => [c.name, c],
+  ),
 );
 /**
  * the extended features this implementation claims (the report's supportedFeatures): those issue 20's data path
@@ -52,7 +52,7 @@ const SUPPORTED_EXTENDED = new Set<string>([
   // a host's server serves only the most specific listener matching it (src/model/gateway/nginx.ts)
   'GatewayHTTPListenerIsolation',
 ]);
-const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
+const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC', 'GATEWAY-TLS', 'GATEWAY-TCP', 'GATEWAY-UDP'];
 const REPORT = process.env.CONFORMANCE_REPORT ?? new URL('../../tmp/conformance-report.yaml', import.meta.url).pathname;
 
 /** Go's defaults are 3 consecutive answers within 30 s and 60–180 s for status; a loopback cluster settles faster */

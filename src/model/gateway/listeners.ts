@@ -121,7 +121,9 @@ export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] 
     }
     // Route kinds: HTTPRoute and GRPCRoute on HTTP and HTTPS, one stream kind on TLS, TCP and UDP.
     // A listener of a protocol we do not serve supports no kinds (the conformance suite expects []).
-    const protocolKinds = KINDS_BY_PROTOCOL[listener.protocol] ?? [];
+    // a TLS listener whose mode is refused takes no route of any kind (the conformance suite expects none listed)
+    const refusedMode = listener.protocol === 'TLS' && listener.invalid.some((i) => i.field.endsWith('.tls.mode'));
+    const protocolKinds = refusedMode ? [] : (KINDS_BY_PROTOCOL[listener.protocol] ?? []);
     const kinds = listener.allowedKinds ?? protocolKinds;
     const supportedKinds = protocolKinds.filter((r) => kinds.some((k) => k.group === r.group && k.kind === r.kind));
     let resolved = true;
