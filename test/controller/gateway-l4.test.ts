@@ -24,13 +24,13 @@ const OURS = 'ingress-actors.io/gateway-controller';
 const POD = '127.0.0.2';
 
 /** A TCP echo server that first says who it is. */
-async function startEcho(port: number): Promise<Server> {
+async function startEcho(port: number, ip = POD): Promise<Server> {
   const server = createServer((socket) => {
-    socket.write(`echo ${POD}\n`);
+    socket.write(`echo ${ip}\n`);
     socket.on('data', (chunk) => socket.write(chunk));
     socket.on('error', () => undefined);
   });
-  await new Promise<void>((resolve) => server.listen(port, POD, resolve));
+  await new Promise<void>((resolve) => server.listen(port, ip, resolve));
   return server;
 }
 
@@ -122,6 +122,7 @@ let tlsPort: number;
 let tcpPort: number;
 let crossPort: number;
 let udpPort: number;
+let echoPort: number;
 const closers: (() => unknown)[] = [];
 
 type Cond = { type: string; status: string; reason: string };
@@ -139,7 +140,13 @@ const conditions = (status: Status | undefined) =>
   Object.fromEntries((status?.parents?.[0]?.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}`]));
 
 beforeAll(async () => {
-  const [echoPort, udpEchoPort, tlsBackendPort] = await Promise.all([freePort(), freePort(), freePort()]);
+  let udpEchoPort: number;
+  let tlsBackendPort: number;
+  [echoPort, udpEchoPort, tlsBackendPort] = (await Promise.all([freePort(), freePort(), freePort()])) as [
+    number,
+    number,
+    number,
+  ];
   [tlsPort, tcpPort, crossPort, udpPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   const echo = await startEcho(echoPort);
   closers.push(() => echo.close());
@@ -320,6 +327,17 @@ describe('TLSRoute, TCPRoute and UDPRoute beside Ingresses on one nginx', () => 
       cross: { kinds: ['TCPRoute'], attached: 1, programmed: 'True' },
       udp: { kinds: ['UDPRoute'], attached: 1, programmed: 'True' },
     });
+  });
+
+  it('follows an endpoint change of the TCPRoute’s Service (stream upstreams list endpoints: nginx reloads)', async () => {
+    const other = await startEcho(echoPort, '127.0.0.3');
+    closers.push(() => other.close());
+    await cluster.apply(slice('echo', '127.0.0.3', echoPort));
+    await waitFor(
+      'the new endpoint',
+      async () => (await talk(tcpPort, 'hi\n', /hi/)) === 'echo 127.0.0.3\nhi\n',
+      15_000,
+    );
   });
 
   it("another namespace's TCPRoute reaches a Service only once a ReferenceGrant allows it", async () => {
