@@ -6,6 +6,7 @@ import { runBursts, runEventToRoute, runFootprint, runTrafficDuringReloads } fro
 import { runBadTenant } from './bad-tenant.js';
 import { runEndpointToTraffic, runRollingUpdates } from './endpoint-benches.js';
 import { runGatewayRouting } from './gateway-routing.js';
+import { runGatewayL4 } from './gateway-l4.js';
 import { runIncremental } from './incremental.js';
 import { runMetricsScrape } from './metrics-scrape.js';
 import { runProfiles } from './profiles.js';
@@ -38,6 +39,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   tracing: () => runTracing(),
   'metrics-scrape': () => runMetricsScrape(),
   'gateway-routing': () => runGatewayRouting(),
+  'gateway-l4': () => runGatewayL4(),
   profiles: () => runProfiles(),
   'routes-as-data': () => runRoutesAsData(),
   'share-phases': () => runSharePhases(),

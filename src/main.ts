@@ -120,7 +120,12 @@ async function luaBalancer(binary: string, config: ControllerConfig, log: Logger
  */
 async function streamModule(binary: string, config: ControllerConfig): Promise<StreamSettings | undefined> {
   const { tcpServicesConfigMap, udpServicesConfigMap, enableSslPassthrough } = config.build;
-  if (!tcpServicesConfigMap && !udpServicesConfigMap && !enableSslPassthrough) return undefined;
+  if (!tcpServicesConfigMap && !udpServicesConfigMap && !enableSslPassthrough) {
+    // TLS, TCP and UDP listeners of Gateways are served by it too, when this nginx has it
+    if (!config.build.gateway) return undefined;
+    const check = await checkStream(binary, config.configDir);
+    return check.ok ? check.settings : undefined;
+  }
   const check = await checkStream(binary, config.configDir);
   if (!check.ok)
     throw new UsageError(

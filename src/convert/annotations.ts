@@ -152,7 +152,11 @@ const RULES: readonly ConvertRule[] = [
   unexpressible('from-to-www-redirect', 'it needs a second hostname and a redirect route convert does not guess'),
   unexpressible('default-backend', 'Gateway API has no per-route backend for failed or missing endpoints'),
   unexpressible('custom-http-errors', 'Gateway API cannot replace the backend\u2019s error responses'),
-  unexpressible('ssl-passthrough', 'TLS passthrough needs a TLSRoute (experimental channel)'),
+  unexpressible(
+    'ssl-passthrough',
+    'TLS passthrough is a TLSRoute on a TLS listener in Passthrough mode (standard channel since v1.5, served by ' +
+      'ingress-actors), which convert does not make yet',
+  ),
   unexpressible('allowlist-source-range', 'Gateway API routes cannot match on the client address'),
   unexpressible('denylist-source-range', 'Gateway API routes cannot match on the client address'),
   unexpressible('whitelist-source-range', 'Gateway API routes cannot match on the client address'),

@@ -62,6 +62,9 @@ export class ClusterCache {
       gateways: this.list('Gateway'),
       httpRoutes: this.list('HTTPRoute'),
       grpcRoutes: this.list('GRPCRoute'),
+      tlsRoutes: this.list('TLSRoute'),
+      tcpRoutes: this.list('TCPRoute'),
+      udpRoutes: this.list('UDPRoute'),
       referenceGrants: this.list('ReferenceGrant'),
       namespaces: this.list('Namespace'),
     };

@@ -44,6 +44,13 @@ type Obj = KubernetesObject & { status?: unknown };
 
 /** GatewayStatusWriter writes the Gateway API status the build worked out, where it differs. */
 export class GatewayStatusWriter {
+  /**
+   * `kind namespace/name` → the resourceVersion this writer last replaced: until the watch brings the object back
+   * newer, the cache still holds that version, and writing from it again could only conflict (409). One entry per
+   * object written, dropped once the cache has moved past it.
+   */
+  private readonly replaced = new Map<string, string>();
+
   constructor(private readonly options: GatewayStatusWriterOptions) {}
 
   /**
@@ -74,6 +81,9 @@ export class GatewayStatusWriter {
     const byKind = [
       ['HTTPRoute', status.httpRoutes],
       ['GRPCRoute', status.grpcRoutes ?? []],
+      ['TLSRoute', status.tlsRoutes ?? []],
+      ['TCPRoute', status.tcpRoutes ?? []],
+      ['UDPRoute', status.udpRoutes ?? []],
     ] as const;
     for (const [kind, list] of byKind) {
       const routes = new Map(list.map((r) => [`${r.namespace}/${r.name}`, r.parents]));
@@ -90,13 +100,25 @@ export class GatewayStatusWriter {
     let unchanged = 0;
     let conflicts = 0;
     const failures: string[] = [];
+    // objects gone, or none of our business any more, keep no entry
+    const current = new Set(wanted.map(({ kind, object }) => `${kind} ${objectKey(object)}`));
+    for (const k of this.replaced.keys()) if (!current.has(k)) this.replaced.delete(k);
     for (const { kind, object, status: desired } of wanted) {
+      const writtenKey = `${kind} ${objectKey(object)}`;
+      const version = object.metadata?.resourceVersion;
+      const pending = version !== undefined && this.replaced.get(writtenKey) === version;
+      if (!pending) this.replaced.delete(writtenKey);
       if (sameJson(desired, object.status ?? {})) {
         unchanged++;
         continue;
       }
+      // our write of this version is on its way back through the watch; the sync it brings judges the new one
+      if (pending) continue;
       try {
-        if (await this.write(kind, object, desired)) written++;
+        if (await this.write(kind, object, desired)) {
+          written++;
+          if (version !== undefined) this.replaced.set(writtenKey, version);
+        }
       } catch (error) {
         if (apiCode(error) === 409) conflicts++;
         else failures.push(`updating the status of ${kind} ${objectKey(object)}: ${describeApiError(error)}`);

@@ -18,6 +18,9 @@ export const GATEWAY_KINDS = [
   'Gateway',
   'HTTPRoute',
   'GRPCRoute',
+  'TLSRoute',
+  'TCPRoute',
+  'UDPRoute',
   'ReferenceGrant',
   'Namespace',
 ] as const;
@@ -58,6 +61,9 @@ export const KIND_INFO: Readonly<Record<WatchedKind, KindInfo>> = {
   Gateway: { group: GATEWAY_API, version: 'v1', plural: 'gateways', namespaced: true, crd: true },
   HTTPRoute: { group: GATEWAY_API, version: 'v1', plural: 'httproutes', namespaced: true, crd: true },
   GRPCRoute: { group: GATEWAY_API, version: 'v1', plural: 'grpcroutes', namespaced: true, crd: true },
+  TLSRoute: { group: GATEWAY_API, version: 'v1', plural: 'tlsroutes', namespaced: true, crd: true },
+  TCPRoute: { group: GATEWAY_API, version: 'v1', plural: 'tcproutes', namespaced: true, crd: true },
+  UDPRoute: { group: GATEWAY_API, version: 'v1', plural: 'udproutes', namespaced: true, crd: true },
   ReferenceGrant: { group: GATEWAY_API, version: 'v1beta1', plural: 'referencegrants', namespaced: true, crd: true },
   Namespace: { group: '', version: 'v1', plural: 'namespaces', namespaced: false },
 };

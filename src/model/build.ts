@@ -39,7 +39,8 @@ import type { Condition } from './gateway/types.js';
 import { gatewayInputOf } from './gateway/input.js';
 import { gatewayModel } from './gateway/nginx.js';
 import { reuseGateway } from './gateway/reuse.js';
-import { buildStream } from './stream.js';
+import { buildStream, DEFAULT_STREAM_SETTINGS } from './stream.js';
+import { gatewayStream } from './gateway/nginx-stream.js';
 import { CertificateTable } from './tls.js';
 import { checkDnsLabel, checkIp, show } from './validate.js';
 
@@ -105,7 +106,13 @@ function withGateway(
   if (!options.gateway) return { model, gateway: null };
   const routes = buildGatewayRoutes({
     ...gatewayInputOf(snapshot, options),
-    ports: { http: options.httpPort, https: options.httpsPort, sharedHttps: model.httpsSocket !== null },
+    ports: {
+      http: options.httpPort,
+      https: options.httpsPort,
+      sharedHttps: model.httpsSocket !== null,
+      ownAddressFree: model.listen !== null,
+    },
+    streamPorts: streamPortsOf(model),
     // the same verdict the Ingress TLS path gives each Secret, checked once per Secret object
     certificateError: (namespace, name) => {
       const found = settings.certificates.anyHost(namespace, name);
@@ -120,8 +127,35 @@ function withGateway(
   );
   const reused = reuseGateway(memo.gateway, done.model);
   memo.gateway = { gateway: reused.gateway, certificates: reused.certificates };
-  return { model: reused, gateway: done.routes };
+  const stream = gatewayStream(
+    {
+      streams: routes.streams ?? [],
+      lookups: settings.changes.lookups,
+      httpPort: options.httpPort,
+      httpsPort: options.httpsPort,
+      listenHost: listenHostOf(model),
+      stream: model.stream,
+      modules: (options.stream ?? DEFAULT_STREAM_SETTINGS).modules,
+      servers: model.servers,
+    },
+    problems,
+  );
+  return { model: stream === model.stream ? reused : { ...reused, stream }, gateway: done.routes };
 }
+
+/** streamPortsOf are the ports the TCP and UDP services ConfigMaps' entries take: no Gateway listener gets them. */
+function streamPortsOf(model: NginxModel): { tcp: number[]; udp: number[] } {
+  const services = model.stream?.services ?? [];
+  const port = (listen: string) => Number(listen.slice(listen.lastIndexOf(':') + 1));
+  return {
+    tcp: services.filter((s) => !s.udp).map((s) => port(s.listen)),
+    udp: services.filter((s) => s.udp).map((s) => port(s.listen)),
+  };
+}
+
+/** listenHostOf is the `host:` part of the listen directives (BuildOptions.listenAddress), or '' for all addresses. */
+const listenHostOf = (model: NginxModel) =>
+  model.listen ? model.listen.https.slice(0, model.listen.https.lastIndexOf(':') + 1) : '';
 
 const NO_LUA =
   'the Gateway API needs the Lua balancer (--dynamic-backends; Debian: libnginx-mod-http-lua lua-cjson), which this ' +
@@ -162,7 +196,7 @@ function withStream(
   plans: readonly IngressPlan[],
   problems: Problem[],
 ): NginxModel {
-  const listenHost = model.listen ? model.listen.https.slice(0, model.listen.https.lastIndexOf(':') + 1) : '';
+  const listenHost = listenHostOf(model);
   const stream = buildStream(
     options,
     {

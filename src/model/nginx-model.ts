@@ -596,6 +596,38 @@ export interface StreamModel {
   readonly upstreams: readonly StreamUpstream[];
   readonly services: readonly StreamService[];
   readonly passthrough: Passthrough | null;
+  /** the Gateway API's TLS, TCP and UDP listeners (src/model/gateway/nginx-stream.ts); absent: none */
+  readonly gateway?: GatewayStream;
+}
+
+/**
+ * GatewayStreamServer is one stream server of Gateway listeners: a TCP or UDP port's `proxy_pass` target, or a TLS
+ * Passthrough port's SNI map. Targets are stream upstream names or split_clients variables.
+ */
+export interface GatewayStreamServer {
+  readonly listen: string;
+  readonly udp: boolean;
+  /** `namespace/name` of the Gateways with a listener here (a comment in nginx.conf) */
+  readonly gateways: readonly string[];
+  /** TCP, UDP: what proxy_pass gets; null for an SNI server */
+  readonly target: string | null;
+  /** TLS Passthrough: `map $ssl_preread_server_name <variable>`, exact names and `~*` regexes; default closed */
+  readonly sni: {
+    readonly variable: string;
+    readonly entries: readonly { readonly match: string; readonly target: string }[];
+  } | null;
+}
+
+/** GatewayStream is what the Gateway API adds to the stream block. */
+export interface GatewayStream {
+  /** split_clients blocks for routes with several weighted backends (shares like `70.00%`, the last `*`) */
+  readonly splits: readonly {
+    readonly variable: string;
+    readonly entries: readonly { readonly share: string; readonly target: string }[];
+  }[];
+  readonly servers: readonly GatewayStreamServer[];
+  /** some target is ia_gw_closed (an unresolved backend, a name no route serves): the template defines it */
+  readonly closed: boolean;
 }
 
 /** NginxModel is everything render() needs: sorted, validated, free of raw Kubernetes strings. */

@@ -109,6 +109,9 @@ export interface Snapshot {
   readonly gateways?: readonly KubeObject[];
   readonly httpRoutes?: readonly KubeObject[];
   readonly grpcRoutes?: readonly KubeObject[];
+  readonly tlsRoutes?: readonly KubeObject[];
+  readonly tcpRoutes?: readonly KubeObject[];
+  readonly udpRoutes?: readonly KubeObject[];
   readonly referenceGrants?: readonly KubeObject[];
   /** Namespaces, for a listener's allowedRoutes `from: Selector` */
   readonly namespaces?: readonly KubeObject[];

@@ -158,7 +158,7 @@ function servicesOf(
       report(entry);
       continue;
     }
-    const upstream = resolve(protocol, entry, input.lookups, table, `data.${key}`);
+    const upstream = resolveStreamBackend(protocol, entry, input.lookups, table, `data.${key}`);
     if (typeof upstream === 'string') {
       report(upstream);
       continue;
@@ -177,7 +177,7 @@ function servicesOf(
   return out;
 }
 
-interface Reference {
+export interface Reference {
   readonly namespace: string;
   readonly service: string;
   readonly port: number | string;
@@ -225,8 +225,11 @@ function parseReference(value: string, protocol: 'TCP' | 'UDP', note: (message: 
   };
 }
 
-/** resolve finds the Service port of `protocol` and its ready endpoints; a message when there are none. */
-function resolve(
+/**
+ * resolveStreamBackend finds the Service port of `protocol` and its ready endpoints; a message when there are none.
+ * The Gateway API's TCP, UDP and TLS routes resolve their backends with it too (src/model/gateway/nginx-stream.ts).
+ */
+export function resolveStreamBackend(
   protocol: 'TCP' | 'UDP',
   entry: Reference,
   lookups: Lookups,

@@ -15,6 +15,7 @@ import { grpcCases } from './tests/grpcroute.js';
 import { extendedCases } from './tests/httproute-extended.js';
 import { hostCases } from './tests/httproute-hosts.js';
 import { invalidCases } from './tests/httproute-invalid.js';
+import { l4Cases } from './tests/l4.js';
 import { routingCases } from './tests/httproute-routing.js';
 import { httpFeatureCases } from './tests/http-features.js';
 
@@ -28,6 +29,7 @@ const cases = new Map<string, ConformanceCase>(
     ...extendedCases,
     ...grpcCases,
     ...httpFeatureCases,
+    ...l4Cases,
   ].map((c) => [c.name, c]),
 );
 /**
@@ -75,7 +77,7 @@ const SUPPORTED_EXTENDED = new Set<string>([
   // RequestMirror's percent and fraction: the router draws each copy
   'HTTPRouteRequestPercentageMirror',
 ]);
-const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
+const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC', 'GATEWAY-TLS', 'GATEWAY-TCP', 'GATEWAY-UDP'];
 /** extended features of the profiles that are not claimed because nginx cannot do them, with what was measured */
 const NOT_CLAIMED: Record<string, string> = {
   HTTPRouteBackendProtocolH2C:

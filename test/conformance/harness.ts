@@ -109,6 +109,19 @@ export function overlayAddresses(text: string): string {
     .join('---\n');
 }
 
+/**
+ * withoutDeployments leaves a test manifest's Deployments out: the test API server has no apps/v1, and the ones a
+ * test brings (echo-basic TCP and UDP servers) are not emulated, so their Services have no endpoints.
+ */
+export function withoutDeployments(text: string): string {
+  if (!/^kind: Deployment$/m.test(text)) return text;
+  return parseAllDocuments(text)
+    .map((d) => d.toJSON() as { kind?: string } | null)
+    .filter((o) => o !== null && o.kind !== 'Deployment')
+    .map((o) => stringify(o))
+    .join('---\n');
+}
+
 /** KIND_KEPT are the base's kinds applied as written; Deployments become echo pods, the rest (coredns) is left out. */
 const KIND_KEPT = new Set(['Namespace', 'Gateway', 'Service', 'ReferenceGrant']);
 
@@ -284,7 +297,10 @@ export async function startHarness(): Promise<Harness> {
       '5',
     ]);
     if (!('config' in parsed)) throw new Error('unexpected --help');
-    const started = await startController(parsed.config, pino({ level: process.env.TEST_LOG ?? 'silent' }));
+    // nginx's own servers on 127.0.0.1 (as the demo's): a Gateway's own address is then free on the https port for a
+    // TLS listener's stream server (a wildcard http listen would take the port on every address)
+    const config = { ...parsed.config, build: { ...parsed.config.build, listenAddress: '127.0.0.1' } };
+    const started = await startController(config, pino({ level: process.env.TEST_LOG ?? 'silent' }));
     controller = started;
 
     const kc = new KubeConfig();
@@ -304,13 +320,13 @@ export async function startHarness(): Promise<Harness> {
       manifest,
       // a test's Services with a selector get their slices as the EndpointSlice controller would make them
       apply: async (file) => {
-        const text = overlayAddresses(await manifest(file));
+        const text = withoutDeployments(overlayAddresses(await manifest(file)));
         await kubectl.run(['apply', '-f', '-'], text);
         const slices = endpointSlicesFor(servicesIn(text), pods);
         if (slices.length > 0) await kubectl.run(['apply', '-f', '-'], slices.map((o) => stringify(o)).join('---\n'));
       },
       remove: async (file) => {
-        const text = await manifest(file);
+        const text = withoutDeployments(await manifest(file));
         const slices = endpointSlicesFor(servicesIn(text), pods);
         const all = slices.length > 0 ? `${text}\n---\n${slices.map((o) => stringify(o)).join('---\n')}` : text;
         await kubectl.run(['delete', '--ignore-not-found', '--wait=false', '-f', '-'], all);

@@ -3,6 +3,7 @@
  * and the requests of conformance/utils/http), and the runner that takes them against the harness.
  */
 import { randomUUID } from 'node:crypto';
+import { connect as tlsConnect } from 'node:tls';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import * as grpc from '@grpc/grpc-js';
 import { WebSocket } from 'ws';
@@ -47,6 +48,9 @@ export interface ListenerStatus {
   readonly conditions: readonly Cond[];
 }
 
+/** RouteKind is the kind a route step reads: HTTPRoute unless a step names another. */
+export type RouteKind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'TCPRoute' | 'UDPRoute';
+
 export type Step =
   /** GatewayAndHTTPRoutesMustBeAccepted: an address, each route Accepted by the Gateway (per listener), listeners ready */
   | {
@@ -55,21 +59,28 @@ export type Step =
       readonly listeners?: readonly string[];
       readonly routes: readonly NN[];
       /** the routes' kind (GatewayAndRoutesMustBeAccepted's route type); HTTPRoute when absent */
-      readonly routeKind?: 'HTTPRoute' | 'GRPCRoute';
+      readonly routeKind?: RouteKind;
     }
   /** grpc.MakeRequestAndExpectEventuallyConsistentResponse for each case, to the Gateway's address (h2c) */
   | { readonly kind: 'grpcRequests'; readonly gateway: NN; readonly cases: readonly GrpcExpected[] }
-  /** HTTPRouteMustHaveCondition */
-  | { readonly kind: 'routeCondition'; readonly route: NN; readonly gateway: NN; readonly condition: Cond }
+  /** HTTPRouteMustHaveCondition (TLSRouteMustHaveCondition, … with routeKind) */
+  | {
+      readonly kind: 'routeCondition';
+      readonly route: NN;
+      readonly gateway: NN;
+      readonly condition: Cond;
+      readonly routeKind?: RouteKind;
+    }
   /** HTTPRouteMustHaveParents */
   | {
       readonly kind: 'routeParents';
       readonly route: NN;
       readonly parents: readonly ParentStatus[];
       readonly namespaceRequired: boolean;
+      readonly routeKind?: RouteKind;
     }
-  /** HTTPRouteMustHaveNoAcceptedParents */
-  | { readonly kind: 'routeNoAcceptedParents'; readonly route: NN }
+  /** HTTPRouteMustHaveNoAcceptedParents (TLSRouteMustHaveNoAcceptedParents with routeKind) */
+  | { readonly kind: 'routeNoAcceptedParents'; readonly route: NN; readonly routeKind?: RouteKind }
   /** GatewayStatusMustHaveListeners */
   | { readonly kind: 'gatewayListeners'; readonly gateway: NN; readonly listeners: readonly ListenerStatus[] }
   /** GatewayMustHaveZeroRoutes: no listener status, or one listener with no attached route */
@@ -167,7 +178,9 @@ export type Step =
    */
   | { readonly kind: 'mirrorShares'; readonly gateway: NN; readonly cases: readonly ExpectedResponse[] }
   /** delete one object (kubectl delete RESOURCE NAME -n NAMESPACE) */
-  | { readonly kind: 'delete'; readonly resource: string; readonly namespace: string; readonly name: string };
+  | { readonly kind: 'delete'; readonly resource: string; readonly namespace: string; readonly name: string }
+  /** tls.MakeTLSConnectionAndExpectEventuallyConnectionRejection: a TLS dial to the Gateway with this SNI name fails */
+  | { readonly kind: 'tlsRejected'; readonly gateway: NN; readonly listener?: string; readonly serverName: string };
 
 /** GrpcExpected is conformance/utils/grpc's ExpectedResponse: one RPC of the echo and what must answer it. */
 export interface GrpcExpected {
@@ -222,6 +235,19 @@ async function poll(what: string, ms: number, every: number, check: () => Promis
     await new Promise((r) => setTimeout(r, every));
   }
   throw new Error(`${what}: not within ${ms} ms; last: ${last}`);
+}
+
+/** tlsDialFails says whether a TLS dial (any certificate accepted) ends before its handshake completes. */
+function tlsDialFails(host: string, port: number, servername: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = tlsConnect({ host, port, servername, rejectUnauthorized: false, minVersion: 'TLSv1.2' }, () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.setTimeout(5_000, () => socket.destroy(new Error('timeout')));
+    socket.on('error', () => resolve(true));
+    socket.on('close', () => resolve(true));
+  });
 }
 
 /** backendOf is weight.go's extractBackendName: a pod name without its ReplicaSet and pod suffixes. */
@@ -479,7 +505,7 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
     route: NN,
     parents: readonly ParentStatus[],
     namespaceRequired: boolean,
-    routeKind: 'HTTPRoute' | 'GRPCRoute' = 'HTTPRoute',
+    routeKind: RouteKind = 'HTTPRoute',
   ) =>
     poll(
       `${routeKind} ${route.namespace}/${route.name} has parents ${show(parents)}`,
@@ -671,6 +697,16 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
       case 'delete':
         await h.kubectl.run(['delete', step.resource, step.name, '-n', step.namespace]);
         break;
+      case 'tlsRejected': {
+        const target = await gatewayTarget(step.gateway, step.listener, 'https');
+        // Go's isConnectionRejected: the dial fails (reset, EOF) rather than completing a handshake
+        await poll(`a TLS connection for ${step.serverName} is rejected`, t.maxMs, t.delayMs, () =>
+          tlsDialFails(target.address, target.port, step.serverName).then((failed) =>
+            failed ? null : 'the handshake completed',
+          ),
+        );
+        break;
+      }
       case 'accepted': {
         await gatewayTarget(step.gateway, step.listeners?.[0], 'http');
         const sections = step.listeners && step.listeners.length > 0 ? step.listeners : [undefined];
@@ -700,11 +736,11 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
       }
       case 'routeCondition':
         await poll(
-          `HTTPRoute ${step.route.namespace}/${step.route.name} has ${show(step.condition)} from ${step.gateway.name}`,
+          `${step.routeKind ?? 'HTTPRoute'} ${step.route.namespace}/${step.route.name} has ${show(step.condition)} from ${step.gateway.name}`,
           t.statusMs,
           t.pollMs,
           async () => {
-            const r = await get('HTTPRoute', step.route);
+            const r = await get(step.routeKind ?? 'HTTPRoute', step.route);
             const parents = routeParentsOf(r);
             if (r && parents.some((p) => stale(r, p.conditions)))
               return 'parent conditions not of the latest generation';
@@ -719,16 +755,16 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
         );
         break;
       case 'routeParents':
-        await routeParents(step.route, step.parents, step.namespaceRequired);
+        await routeParents(step.route, step.parents, step.namespaceRequired, step.routeKind);
         break;
       case 'routeNoAcceptedParents': {
         let emptySeen = false;
         await poll(
-          `HTTPRoute ${step.route.namespace}/${step.route.name} has no accepted parents`,
+          `${step.routeKind ?? 'HTTPRoute'} ${step.route.namespace}/${step.route.name} has no accepted parents`,
           t.statusMs,
           t.pollMs,
           async () => {
-            const r = await get('HTTPRoute', step.route);
+            const r = await get(step.routeKind ?? 'HTTPRoute', step.route);
             const parents = routeParentsOf(r);
             if (parents.length === 0) {
               // Go checks an empty list twice, a second apart, before it believes it

@@ -124,7 +124,7 @@ describe('assigning pool addresses', () => {
     },
     {
       name: 'a Gateway no listener of which is accepted gets none, and takes none',
-      gateways: [gw('bad', 1, { listeners: [listener('x', { protocol: 'UDP' })] }), gw('a', 2)],
+      gateways: [gw('bad', 1, { listeners: [listener('x', { protocol: 'example.com/sctp' })] }), gw('a', 2)],
       want: { bad: 'Accepted=ListenersNotValid Programmed=Invalid', a: '10.0.0.1' },
     },
     {

@@ -235,7 +235,8 @@ const listenerRows: { name: string; input: GatewayInput; listener: string; expec
   },
   {
     name: 'UnsupportedProtocol',
-    input: input({ gateways: [gateway([listener('tcp', { protocol: 'TCP' })])] }),
+    // a domain-prefixed protocol (the CRD allows them): none is served
+    input: input({ gateways: [gateway([listener('tcp', { protocol: 'example.com/sctp' })])] }),
     listener: 'tcp',
     expected: [
       'Accepted=False/UnsupportedProtocol',
@@ -416,11 +417,11 @@ describe('Gateway and listener status', () => {
         (c) => `${c.type}=${c.status}/${c.reason}/${c.observedGeneration}`,
       );
     expect(gw([listener('http')])).toEqual(['Accepted=True/Accepted/3', 'Programmed=True/Programmed/3']);
-    expect(gw([listener('http'), listener('udp', { port: 53, protocol: 'UDP' })])).toEqual([
+    expect(gw([listener('http'), listener('udp', { port: 53, protocol: 'example.com/sctp' })])).toEqual([
       'Accepted=True/ListenersNotValid/3',
       'Programmed=True/Programmed/3',
     ]);
-    expect(gw([listener('udp', { port: 53, protocol: 'UDP' })])).toEqual([
+    expect(gw([listener('udp', { port: 53, protocol: 'example.com/sctp' })])).toEqual([
       'Accepted=False/ListenersNotValid/3',
       'Programmed=False/Invalid/3',
     ]);
@@ -463,8 +464,13 @@ describe('Gateway and listener status', () => {
       { group: GROUP, kind: 'HTTPRoute' },
       { group: GROUP, kind: 'GRPCRoute' },
     ]);
+    const sctp = buildGatewayRoutes(
+      input({ gateways: [gateway([listener('sctp', { protocol: 'example.com/sctp' })])] }),
+    );
+    expect(sctp.status.gateways[0]?.listeners[0]?.supportedKinds).toEqual([]);
+    // the stream protocols: one kind each
     const udp = buildGatewayRoutes(input({ gateways: [gateway([listener('udp', { protocol: 'UDP' })])] }));
-    expect(udp.status.gateways[0]?.listeners[0]?.supportedKinds).toEqual([]);
+    expect(udp.status.gateways[0]?.listeners[0]?.supportedKinds).toEqual([{ group: GROUP, kind: 'UDPRoute' }]);
     const mixed = input({
       gateways: [
         gateway([listener('http', { allowedRoutes: { kinds: [{ kind: 'TCPRoute' }, { kind: 'HTTPRoute' }] } })]),
@@ -523,7 +529,9 @@ describe('problems name the object and field', () => {
   it.each([
     {
       name: 'an unsupported protocol',
-      input: input({ gateways: [gateway([listener('http'), listener('tcp', { protocol: 'TCP', port: 9000 })])] }),
+      input: input({
+        gateways: [gateway([listener('http'), listener('tcp', { protocol: 'example.com/sctp', port: 9000 })])],
+      }),
       expected: { kind: 'Gateway', namespace: 'default', name: 'gw', field: 'spec.listeners[1].protocol' },
     },
     {

@@ -104,6 +104,9 @@ export function snapshotOf(objects: { kind?: string }[]): Snapshot {
     gateways: of('Gateway'),
     httpRoutes: of('HTTPRoute'),
     grpcRoutes: of('GRPCRoute'),
+    tlsRoutes: of('TLSRoute'),
+    tcpRoutes: of('TCPRoute'),
+    udpRoutes: of('UDPRoute'),
     referenceGrants: of('ReferenceGrant'),
     namespaces: of('Namespace'),
   };

@@ -14,6 +14,7 @@ import {
   conflictAcrossGateways,
   judgeListeners,
   key,
+  portKey,
   type ListenerState,
   type Socket,
 } from './listeners.js';
@@ -32,6 +33,8 @@ import {
   withoutAddress,
 } from './conditions.js';
 import { isGranted } from './refs.js';
+import { isL4Kind, type StreamAttachment, type StreamRouteStatus, streamListenerRoutes } from './l4.js';
+import { readTCPRoute, readTLSRoute, readUDPRoute } from './read-l4.js';
 import { partiallyInvalid, withinRegexBudget } from './regex-bound.js';
 import type {
   EffectiveBackend,
@@ -41,9 +44,10 @@ import type {
   ListenerRoutes,
   RouteParentStatus,
   RouteStatus,
+  StreamListenerRoutes,
 } from './routes.js';
 import type { BackendRef, Gateway, GatewayClass, HTTPRoute, Listener, ReferenceGrant } from './types.js';
-import { GATEWAY_GROUP } from './types.js';
+import { GATEWAY_GROUP, isL4Protocol } from './types.js';
 
 /** GatewayInput is everything the core reads; objects are untrusted (as the API server serves them). */
 export interface GatewayInput {
@@ -73,8 +77,23 @@ export interface GatewayInput {
    * nginx's ports for listener ports 80 and 443 (`--http-port`, `--https-port`), and whether HTTPS on the https port
    * is one shared unix socket (ssl-passthrough); absent: 80 and 443, not shared
    */
-  readonly ports?: { readonly http: number; readonly https: number; readonly sharedHttps: boolean };
+  readonly ports?: {
+    readonly http: number;
+    readonly https: number;
+    readonly sharedHttps: boolean;
+    /** nginx's own servers listen on one address (listenAddress): a Gateway's own address is free on their ports */
+    readonly ownAddressFree?: boolean;
+  };
+  /** the ports of `--tcp-services-configmap` and `--udp-services-configmap` entries: a listener cannot take them */
+  readonly streamPorts?: { readonly tcp: readonly number[]; readonly udp: readonly number[] };
+  /** TLSRoutes, TCPRoutes and UDPRoutes (absent: none), served by the stream module (l4.ts) */
+  readonly tlsRoutes?: readonly unknown[];
+  readonly tcpRoutes?: readonly unknown[];
+  readonly udpRoutes?: readonly unknown[];
 }
+
+const SERVICES_TCP = 'TCP for --tcp-services-configmap';
+const SERVICES_UDP = 'UDP for --udp-services-configmap';
 
 type ByHost = Map<string | null, (EffectiveRoute & { readonly meta: HTTPRoute['meta'] })[]>;
 
@@ -94,7 +113,13 @@ function resolveBackend(route: HTTPRoute, ref: BackendRef, ctx: Context): Effect
   if (!granted) return unresolved('RefNotPermitted');
   const service = ctx.services.get(`${ref.namespace}/${ref.name}`);
   const port = ref.port;
-  if (!service || port === undefined || !(service.spec?.ports ?? []).some((p) => p.port === port))
+  // a UDPRoute needs a UDP Service port, every other kind a TCP one
+  const protocol = route.kind === 'UDPRoute' ? 'UDP' : 'TCP';
+  if (
+    !service ||
+    port === undefined ||
+    !(service.spec?.ports ?? []).some((p) => p.port === port && (p.protocol ?? 'TCP') === protocol)
+  )
     return unresolved('BackendNotFound');
   return {
     kind: 'service',
@@ -240,11 +265,17 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
           input.addresses,
         );
   conflictOnSockets(input, gateways, states, verdicts);
-  const { attachments, routeStatus, grpcStatus } = attachRoutes(input, gateways, states, ctx);
+  const { attachments, routeStatus, grpcStatus, streamStatus } = attachRoutes(input, gateways, states, ctx);
   const attached = new Map<ListenerState, number>();
   // listener state → hostname → entries (each with its route's metadata, for the precedence order)
   const served = new Map<ListenerState, ByHost>();
-  for (const at of resolveKindConflicts(attachments)) serve(at, served, attached);
+  const streamAttached: StreamAttachment[] = [];
+  for (const at of resolveKindConflicts(attachments))
+    if (isL4Kind(at.route.kind)) {
+      attached.set(at.s, (attached.get(at.s) ?? 0) + 1);
+      streamAttached.push(at);
+    } else serve(at, served, attached);
+  const streams: StreamListenerRoutes[] = [];
 
   const listeners: ListenerRoutes[] = [];
   const reportedRegexes = new Map<string, string>();
@@ -257,7 +288,10 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
     const hasAddress = verdicts === null || address !== undefined;
     if (gateway.parametersRef === undefined && hasAddress)
       for (const s of list)
-        if (s.programmed) listeners.push(listenerRoutes(gateway, s, served, address, { problems, reportedRegexes }));
+        if (s.programmed && isL4Protocol(s.listener.protocol))
+          streams.push(streamListenerRoutes(gateway, s, streamAttached, address));
+        else if (s.programmed)
+          listeners.push(listenerRoutes(gateway, s, served, address, { problems, reportedRegexes }));
     gatewayStatus.push({
       ...gatewayStatusOf(gateway, list, verdict, hasAddress, attached),
       ...(verdicts === null ? {} : { addresses: address === undefined ? [] : [address] }),
@@ -266,6 +300,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
 
   return {
     listeners,
+    streams,
     status: {
       gatewayClasses: classes.map((c) => ({
         name: c.meta.name,
@@ -274,6 +309,9 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
       gateways: gatewayStatus,
       httpRoutes: partiallyInvalid('HTTPRoute', routeStatus, reportedRegexes),
       grpcRoutes: partiallyInvalid('GRPCRoute', grpcStatus, reportedRegexes),
+      tlsRoutes: streamStatus.TLSRoute,
+      tcpRoutes: streamStatus.TCPRoute,
+      udpRoutes: streamStatus.UDPRoute,
     },
     problems,
   };
@@ -353,8 +391,15 @@ function conflictOnSockets(
     (l: Listener): Socket => {
       const port = l.port === 80 ? ports.http : l.port === 443 ? ports.https : l.port;
       // under ssl-passthrough, HTTPS on the https port is one unix socket whatever the Gateway's address (nginx.ts)
-      const shared = ports.sharedHttps && l.protocol === 'HTTPS' && port === ports.https;
-      return { address: shared ? '' : (address ?? ''), port };
+      // TLS there too: the stream module's SNI map is the port's, whatever the address
+      const shared = ports.sharedHttps && (l.protocol === 'HTTPS' || l.protocol === 'TLS') && port === ports.https;
+      if (shared) return { address: '', port };
+      // Without ssl-passthrough, TLS on the https port is a stream server of the Gateway's own address alone: only
+      // while nginx's own servers listen on one address (a wildcard listen of the http module takes the port).
+      const own = address !== undefined && port === ports.https && ports.ownAddressFree === true;
+      if (own && l.protocol === 'TLS') return { address, port, key: `${address}|${port}` };
+      if (own && l.protocol === 'HTTPS') return { address, port, claim: `${address}|${port}` };
+      return { address: address ?? '', port };
     };
   conflictAcrossGateways(
     gateways,
@@ -365,11 +410,16 @@ function conflictOnSockets(
       const verdict = verdicts.get(key(g.meta));
       return verdict?.kind === 'assigned' ? socketOf(verdict.address) : undefined;
     },
-    // nginx serves its http and https ports so (nginx.ts drops a listener of the other protocol there)
+    // nginx serves its http and https ports so (nginx.ts drops a listener of the other protocol there), and the
+    // TCP and UDP services ConfigMaps' ports are theirs
     new Map([
-      [ports.http, 'HTTP'],
-      [ports.https, 'HTTPS'],
+      [portKey(ports.http, 'HTTP'), 'HTTP'],
+      [portKey(ports.https, 'HTTPS'), 'HTTPS'],
+      ...(input.streamPorts?.tcp ?? []).map((p) => [portKey(p, 'TCP'), SERVICES_TCP] as const),
+      ...(input.streamPorts?.udp ?? []).map((p) => [portKey(p, 'UDP'), SERVICES_UDP] as const),
     ]),
+    // under ssl-passthrough the stream module reads SNI on the https port first: TLS passthrough beside HTTPS there
+    new Set(ports.sharedHttps ? [ports.https] : []),
   );
 }
 
@@ -383,13 +433,23 @@ function attachRoutes(
   gateways: readonly Gateway[],
   states: ReadonlyMap<string, readonly ListenerState[]>,
   ctx: Context,
-): { attachments: Attachment[]; routeStatus: RouteStatus[]; grpcStatus: RouteStatus[] } {
+): {
+  attachments: Attachment[];
+  routeStatus: RouteStatus[];
+  grpcStatus: RouteStatus[];
+  streamStatus: StreamRouteStatus;
+} {
   const gatewayByKey = new Map(gateways.map((g) => [key(g.meta), g]));
-  const routes = [...input.httpRoutes.map(readHTTPRoute), ...(input.grpcRoutes ?? []).map(readGRPCRoute)].filter(
-    (r): r is HTTPRoute => r !== null,
-  );
+  const routes = [
+    ...input.httpRoutes.map(readHTTPRoute),
+    ...(input.grpcRoutes ?? []).map(readGRPCRoute),
+    ...(input.tlsRoutes ?? []).map(readTLSRoute),
+    ...(input.tcpRoutes ?? []).map(readTCPRoute),
+    ...(input.udpRoutes ?? []).map(readUDPRoute),
+  ].filter((r): r is HTTPRoute => r !== null);
   const routeStatus: RouteStatus[] = [];
   const grpcStatus: RouteStatus[] = [];
+  const streamStatus: StreamRouteStatus = { TLSRoute: [], TCPRoute: [], UDPRoute: [] };
   const attachments: Attachment[] = [];
   for (const route of routes) {
     const gen = route.meta.generation;
@@ -436,10 +496,11 @@ function attachRoutes(
     }
     if (parents.length === 0) continue;
     const status = { namespace: route.meta.namespace, name: route.meta.name, parents };
-    (route.kind === 'GRPCRoute' ? grpcStatus : routeStatus).push(status);
+    if (isL4Kind(route.kind)) streamStatus[route.kind].push(status);
+    else (route.kind === 'GRPCRoute' ? grpcStatus : routeStatus).push(status);
     ctx.problems.push(...routeProblems);
   }
-  return { attachments, routeStatus, grpcStatus };
+  return { attachments, routeStatus, grpcStatus, streamStatus };
 }
 
 /** resolveReferences resolves each backendRef and mirror of a route once, a problem on its field when it does not. */

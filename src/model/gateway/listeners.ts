@@ -21,6 +21,24 @@ export const HTTPROUTE_KIND: RouteGroupKind = { group: GATEWAY_GROUP, kind: 'HTT
 export const GRPCROUTE_KIND: RouteGroupKind = { group: GATEWAY_GROUP, kind: 'GRPCRoute' };
 /** ROUTE_KINDS is an HTTP or HTTPS listener's default (the spec's, for an implementation that supports GRPCRoute). */
 const ROUTE_KINDS: readonly RouteGroupKind[] = [HTTPROUTE_KIND, GRPCROUTE_KIND];
+/** KINDS_BY_PROTOCOL: the route kinds each listener protocol serves (the stream ones one kind each, l4.ts). */
+const KINDS_BY_PROTOCOL: Readonly<Record<string, readonly RouteGroupKind[]>> = {
+  HTTP: ROUTE_KINDS,
+  HTTPS: ROUTE_KINDS,
+  TLS: [{ group: GATEWAY_GROUP, kind: 'TLSRoute' }],
+  TCP: [{ group: GATEWAY_GROUP, kind: 'TCPRoute' }],
+  UDP: [{ group: GATEWAY_GROUP, kind: 'UDPRoute' }],
+};
+
+/**
+ * portKey is the socket a listener takes on its port: UDP is its own, the rest share the TCP port. HTTPS and TLS may
+ * share one (SNI tells them apart), any other pair of protocols not.
+ */
+export const portKey = (port: number, protocol: string) => (protocol === 'UDP' ? `${port}/udp` : `${port}`);
+export const compatibleProtocols = (a: string, b: string) =>
+  a === b || (a === 'HTTPS' && b === 'TLS') || (a === 'TLS' && b === 'HTTPS');
+/** hostnameKey: TCP and UDP listeners have no hostname to tell them apart (a TCP port has one owner) */
+const hostnameKey = (l: Listener) => (l.protocol === 'TCP' || l.protocol === 'UDP' ? '' : (l.hostname ?? ''));
 
 /** cond builds a condition. */
 export const cond = (
@@ -65,7 +83,7 @@ export interface Context {
 
 /** judgeListeners gives each listener of a Gateway its verdict (validity, conflicts, refs). */
 export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] {
-  const firstProtocol = new Map<number, string>();
+  const firstProtocol = new Map<string, string>();
   const seenHost = new Set<string>();
   return gateway.listeners.map((listener, index) => {
     const fail = (field: string, message: string) =>
@@ -84,43 +102,50 @@ export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] 
       acceptReason = 'UnsupportedValue';
       acceptMessage = listener.invalid.map((i) => `${i.field}: ${i.message}`).join('; ');
       for (const i of listener.invalid) fail(i.field, i.message);
-    } else if (listener.protocol !== 'HTTP' && listener.protocol !== 'HTTPS') {
+    } else if (KINDS_BY_PROTOCOL[listener.protocol] === undefined) {
       accepted = false;
       acceptReason = 'UnsupportedProtocol';
-      acceptMessage = `protocol ${JSON.stringify(listener.protocol)} is not supported (HTTP, HTTPS)`;
+      acceptMessage = `protocol ${JSON.stringify(listener.protocol)} is not supported (HTTP, HTTPS, TLS, TCP, UDP)`;
       fail(`spec.listeners[${index}].protocol`, acceptMessage);
     }
     // Conflicts: the first listener on a port fixes its protocol; a later one with the same hostname loses.
     let conflict: string | undefined;
     if (accepted) {
-      const first = firstProtocol.get(listener.port);
-      const hostKey = `${listener.port}/${listener.hostname ?? ''}`;
-      if (first !== undefined && first !== listener.protocol) conflict = 'ProtocolConflict';
+      const socket = portKey(listener.port, listener.protocol);
+      const first = firstProtocol.get(socket);
+      const hostKey = `${socket}/${hostnameKey(listener)}`;
+      if (first !== undefined && !compatibleProtocols(first, listener.protocol)) conflict = 'ProtocolConflict';
       else if (seenHost.has(hostKey)) conflict = 'HostnameConflict';
-      if (first === undefined) firstProtocol.set(listener.port, listener.protocol);
+      if (first === undefined) firstProtocol.set(socket, listener.protocol);
       if (conflict === undefined) seenHost.add(hostKey);
     }
-    // Route kinds: HTTPRoute and GRPCRoute are served.
-    const kinds = listener.allowedKinds ?? ROUTE_KINDS;
-    const httpLike = listener.protocol === 'HTTP' || listener.protocol === 'HTTPS';
+    // Route kinds: HTTPRoute and GRPCRoute on HTTP and HTTPS, one stream kind on TLS, TCP and UDP.
     // A listener of a protocol we do not serve supports no kinds (the conformance suite expects []).
-    const supportedKinds = httpLike
-      ? ROUTE_KINDS.filter((r) => kinds.some((k) => k.group === r.group && k.kind === r.kind))
-      : [];
+    // a TLS listener whose mode is refused takes no route of any kind (the conformance suite expects none listed)
+    const refusedMode = listener.protocol === 'TLS' && listener.invalid.some((i) => i.field.endsWith('.tls.mode'));
+    const protocolKinds = refusedMode ? [] : (KINDS_BY_PROTOCOL[listener.protocol] ?? []);
+    const kinds = listener.allowedKinds ?? protocolKinds;
+    const supportedKinds = protocolKinds.filter((r) => kinds.some((k) => k.group === r.group && k.kind === r.kind));
     let resolved = true;
     let refReason = 'ResolvedRefs';
     let refMessage = 'all references resolved';
-    if (httpLike && kinds.some((k) => !ROUTE_KINDS.some((r) => r.group === k.group && r.kind === k.kind))) {
+    if (
+      protocolKinds.length > 0 &&
+      kinds.some((k) => !protocolKinds.some((r) => r.group === k.group && r.kind === k.kind))
+    ) {
       resolved = false;
       refReason = 'InvalidRouteKinds';
-      refMessage = 'only HTTPRoute and GRPCRoute (gateway.networking.k8s.io) are supported';
+      refMessage = `a ${listener.protocol} listener serves only ${protocolKinds.map((k) => k.kind).join(' and ')} (gateway.networking.k8s.io)`;
     }
+    // HTTPS and TLS Terminate need certificates; a Passthrough listener never reads its certificateRefs.
+    const terminates =
+      listener.protocol === 'HTTPS' || (listener.protocol === 'TLS' && listener.tlsMode === 'Terminate');
     const certificates: ObjectRef[] = [];
-    if (accepted && listener.protocol === 'HTTPS') {
+    if (accepted && terminates) {
       if (listener.certificateRefs.length === 0) {
         resolved = false;
         refReason = 'InvalidCertificateRef';
-        refMessage = 'an HTTPS listener needs tls.certificateRefs';
+        refMessage = `an ${listener.protocol} listener that terminates TLS needs tls.certificateRefs`;
       }
       for (const ref of listener.certificateRefs) {
         const namespace = ref.namespace || gateway.meta.namespace;
@@ -151,9 +176,9 @@ export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] 
       }
     }
     // Unsupported kinds beside HTTPRoute fail ResolvedRefs but leave HTTPRoute served; a missing certificate does not.
-    const certificatesOk =
-      listener.certificateRefs.length === certificates.length &&
-      (listener.protocol !== 'HTTPS' || certificates.length > 0);
+    const certificatesOk = terminates
+      ? listener.certificateRefs.length === certificates.length && certificates.length > 0
+      : true;
     const programmed = accepted && conflict === undefined && certificatesOk && supportedKinds.length > 0;
     return {
       listener,
@@ -184,6 +209,13 @@ export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] 
 export interface Socket {
   readonly address: string;
   readonly port: number;
+  /**
+   * the key its port's protocol is judged under instead of the port's: a TLS listener on a Gateway's own address and
+   * the https port, where the stream module binds that address alone (`address|port`)
+   */
+  readonly key?: string;
+  /** an HTTPS listener on its own address and the https port also claims `address|port` from such a TLS listener */
+  readonly claim?: string;
 }
 
 /**
@@ -203,10 +235,14 @@ export function conflictAcrossGateways(
   gateways: readonly Gateway[],
   states: Map<string, ListenerState[]>,
   socketOf: (g: Gateway) => ((l: Listener) => Socket) | undefined,
-  fixed: ReadonlyMap<number, string>,
+  fixed: ReadonlyMap<string, string>,
+  /** nginx ports where HTTPS and TLS listeners can share the socket (SNI read by the stream module first) */
+  mixedPorts: ReadonlySet<number> = new Set(),
 ): void {
   const owner = new Map<string, Gateway>();
-  const protocols = new Map<number, { readonly protocol: string; readonly by: Gateway | null }>(
+  // by portKey: nginx's own ports (`fixed`, the http and https ports and the TCP/UDP services ConfigMaps'), then the
+  // oldest Gateway's listener
+  const protocols = new Map<string, { readonly protocol: string; readonly by: Gateway | null }>(
     [...fixed].map(([port, protocol]) => [port, { protocol, by: null }]),
   );
   for (const g of [...gateways].sort((a, b) => byAge(a.meta, b.meta))) {
@@ -239,13 +275,32 @@ export function conflictAcrossGateways(
     const judged = list.map((s) => {
       if (!s.accepted || s.conflicted) return s;
       const socket = socketFor(s.listener);
-      const port = protocols.get(socket.port);
-      if (port !== undefined && port.protocol !== s.listener.protocol) {
-        const by = port.by === null ? 'nginx' : who(port.by);
-        return conflicted(s, 'ProtocolConflict', `${by} serves port ${s.listener.port} as ${port.protocol}`);
+      const socketKey = socket.key ?? portKey(socket.port, s.listener.protocol);
+      const claimed = socket.claim === undefined ? undefined : protocols.get(socket.claim);
+      if (claimed !== undefined && claimed.protocol !== s.listener.protocol) {
+        const by = claimed.by === null ? 'nginx' : who(claimed.by);
+        return conflicted(
+          s,
+          'ProtocolConflict',
+          `${by} serves port ${s.listener.port} of this address as ${claimed.protocol}`,
+        );
       }
-      if (port === undefined) protocols.set(socket.port, { protocol: s.listener.protocol, by: g });
-      const slot = `${socket.address}|${socket.port}|${s.listener.hostname ?? ''}`;
+      if (socket.claim !== undefined && claimed === undefined)
+        protocols.set(socket.claim, { protocol: s.listener.protocol, by: g });
+      const port = protocols.get(socketKey);
+      const mixes = port !== undefined && port.protocol !== s.listener.protocol;
+      if (
+        port !== undefined &&
+        (!compatibleProtocols(port.protocol, s.listener.protocol) || (mixes && !mixedPorts.has(socket.port)))
+      ) {
+        const by = port.by === null ? 'nginx' : who(port.by);
+        const hint = compatibleProtocols(port.protocol, s.listener.protocol)
+          ? ' (HTTPS and TLS share a port only on the https port under --enable-ssl-passthrough)'
+          : '';
+        return conflicted(s, 'ProtocolConflict', `${by} serves port ${s.listener.port} as ${port.protocol}${hint}`);
+      }
+      if (port === undefined) protocols.set(socketKey, { protocol: s.listener.protocol, by: g });
+      const slot = `${socket.address}|${socketKey}|${hostnameKey(s.listener)}`;
       const first = owner.get(slot);
       if (first === undefined) {
         owner.set(slot, g);

@@ -85,6 +85,10 @@ function readListener(raw: unknown, index: number): Listener | null {
   const mode = tls.mode ?? 'Terminate';
   if (protocol === 'HTTPS' && mode !== 'Terminate')
     c.refuse(`${field}.tls.mode`, `${show(mode)} is not supported (only Terminate)`);
+  // TLS Terminate would need certificates in nginx.conf's stream block (no stream Lua on Debian): not served
+  if (protocol === 'TLS' && mode !== 'Passthrough')
+    c.refuse(`${field}.tls.mode`, `${show(mode)} is not supported for a TLS listener (only Passthrough)`);
+  const tlsMode = protocol === 'TLS' && mode === 'Passthrough' ? 'Passthrough' : 'Terminate';
   const certificateRefs: CertificateRef[] = [];
   for (const [i, r] of list(tls.certificateRefs).entries()) {
     const ref = rec(r);
@@ -116,7 +120,17 @@ function readListener(raw: unknown, index: number): Listener | null {
     allowed.kinds === undefined
       ? undefined
       : list(allowed.kinds).map((k) => ({ group: text(rec(k).group) ?? GATEWAY_GROUP, kind: text(rec(k).kind) ?? '' }));
-  return { name, hostname, port, protocol, certificateRefs, allowedNamespaces, allowedKinds, invalid: c.invalid };
+  return {
+    name,
+    hostname,
+    port,
+    protocol,
+    certificateRefs,
+    tlsMode,
+    allowedNamespaces,
+    allowedKinds,
+    invalid: c.invalid,
+  };
 }
 
 /** readGateway reads a Gateway; invalid listener fields stay on the listener (its conditions report them). */
@@ -182,7 +196,7 @@ export function readHTTPRoute(object: unknown): HTTPRoute | null {
 }
 
 /** readRoute reads what every route kind has (parentRefs, hostnames) and its rules with the kind's own reader. */
-function readRoute(
+export function readRoute(
   object: unknown,
   kind: RouteKind,
   readRuleOf: (c: Collector, field: string, raw: unknown, namespace: string) => RouteRule,

@@ -67,6 +67,34 @@ export interface ListenerRoutes {
   readonly address?: string;
 }
 
+/**
+ * StreamRoute is the route a stream listener serves for one SNI hostname (TLS; null: any name) or for the whole port
+ * (TCP, UDP: hostname null): the oldest route attached there (then by namespace/name), its weighted backends.
+ */
+export interface StreamRoute {
+  readonly hostname: string | null;
+  readonly kind: 'TLSRoute' | 'TCPRoute' | 'UDPRoute';
+  readonly route: ObjectRef;
+  readonly backends: readonly EffectiveBackend[];
+}
+
+/** StreamListenerRoutes is what one programmed TLS, TCP or UDP listener serves, through nginx's stream module. */
+export interface StreamListenerRoutes {
+  readonly gateway: ObjectRef;
+  readonly listener: string;
+  readonly port: number;
+  readonly protocol: 'TLS' | 'TCP' | 'UDP';
+  /** a TLS listener's mode; Terminate for TCP and UDP (meaningless there) */
+  readonly tlsMode: 'Terminate' | 'Passthrough';
+  readonly hostname: string | undefined;
+  /** a TLS Terminate listener's certificates */
+  readonly certificates: readonly ObjectRef[];
+  /** most specific hostname first */
+  readonly routes: readonly StreamRoute[];
+  /** the Gateway's own address from `--gateway-addresses`; absent: nginx's shared address */
+  readonly address?: string;
+}
+
 export interface ListenerStatus {
   readonly name: string;
   readonly supportedKinds: readonly RouteGroupKind[];
@@ -92,6 +120,9 @@ export interface GatewayStatus {
   readonly httpRoutes: readonly RouteStatus[];
   /** absent: none (older producers of this shape) */
   readonly grpcRoutes?: readonly RouteStatus[];
+  readonly tlsRoutes?: readonly RouteStatus[];
+  readonly tcpRoutes?: readonly RouteStatus[];
+  readonly udpRoutes?: readonly RouteStatus[];
 }
 
 /** RouteStatus is one route's `status.parents` entries of this controller. */
@@ -99,6 +130,8 @@ export type RouteStatus = ObjectRef & { readonly parents: readonly RouteParentSt
 
 export interface GatewayRoutes {
   readonly listeners: readonly ListenerRoutes[];
+  /** the TLS, TCP and UDP listeners (absent: none), served by the stream module */
+  readonly streams?: readonly StreamListenerRoutes[];
   readonly status: GatewayStatus;
   readonly problems: readonly Problem[];
 }

@@ -30,6 +30,14 @@ export interface GatewayClass {
 
 export type ListenerProtocol = 'HTTP' | 'HTTPS';
 
+/** L4_PROTOCOLS are the listener protocols the stream module serves (l4.ts): TLSRoute, TCPRoute, UDPRoute. */
+export const L4_PROTOCOLS = ['TLS', 'TCP', 'UDP'] as const;
+export type L4Protocol = (typeof L4_PROTOCOLS)[number];
+
+/** isL4Protocol says whether a listener protocol is served by the stream module. */
+export const isL4Protocol = (protocol: string): protocol is L4Protocol =>
+  (L4_PROTOCOLS as readonly string[]).includes(protocol);
+
 /** LabelSelector is matchLabels and matchExpressions, as metav1.LabelSelector. */
 export interface LabelSelector {
   readonly matchLabels: Readonly<Record<string, string>>;
@@ -64,6 +72,8 @@ export interface Listener {
   /** as written; only HTTP and HTTPS are supported */
   readonly protocol: string;
   readonly certificateRefs: readonly CertificateRef[];
+  /** `tls.mode` (default Terminate); only a TLS listener may be Passthrough */
+  readonly tlsMode: 'Terminate' | 'Passthrough';
   readonly allowedNamespaces: AllowedNamespaces;
   /** undefined: the protocol's default (HTTPRoute) */
   readonly allowedKinds: readonly RouteGroupKind[] | undefined;
@@ -203,8 +213,12 @@ export interface RouteRule {
   readonly timeouts: RouteTimeouts;
 }
 
-/** RouteKind is the kind of a route: HTTPRoute, or GRPCRoute (read into the same shape). */
-export type RouteKind = 'HTTPRoute' | 'GRPCRoute';
+/**
+ * RouteKind is the kind of a route: HTTPRoute, or GRPCRoute, TLSRoute, TCPRoute, UDPRoute (read into the same shape:
+ * the stream kinds' rules have only backendRefs, read-l4.ts).
+ */
+export type RouteKind = 'HTTPRoute' | 'GRPCRoute' | L4RouteKind;
+export type L4RouteKind = 'TLSRoute' | 'TCPRoute' | 'UDPRoute';
 
 export interface HTTPRoute {
   readonly meta: Meta;
