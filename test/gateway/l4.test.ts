@@ -74,7 +74,8 @@ describe('stream listeners', () => {
       ['tcp', ['TCPRoute']],
       ['udp', ['UDPRoute']],
       ['tls', ['TLSRoute']],
-      ['term', ['TLSRoute']],
+      // refused (Terminate is not served), so it supports no kind
+      ['term', []],
     ]);
     // TCP and UDP on one port number are two sockets
     expect(listenerConditions(i, 'udp')).toContain('Conflicted=False/NoConflicts');
