@@ -63,6 +63,7 @@ export class ClusterCache {
       httpRoutes: this.list('HTTPRoute'),
       grpcRoutes: this.list('GRPCRoute'),
       referenceGrants: this.list('ReferenceGrant'),
+      backendTLSPolicies: this.list('BackendTLSPolicy'),
       namespaces: this.list('Namespace'),
     };
   }

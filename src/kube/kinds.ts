@@ -19,6 +19,7 @@ export const GATEWAY_KINDS = [
   'HTTPRoute',
   'GRPCRoute',
   'ReferenceGrant',
+  'BackendTLSPolicy',
   'Namespace',
 ] as const;
 
@@ -59,6 +60,7 @@ export const KIND_INFO: Readonly<Record<WatchedKind, KindInfo>> = {
   HTTPRoute: { group: GATEWAY_API, version: 'v1', plural: 'httproutes', namespaced: true, crd: true },
   GRPCRoute: { group: GATEWAY_API, version: 'v1', plural: 'grpcroutes', namespaced: true, crd: true },
   ReferenceGrant: { group: GATEWAY_API, version: 'v1beta1', plural: 'referencegrants', namespaced: true, crd: true },
+  BackendTLSPolicy: { group: GATEWAY_API, version: 'v1', plural: 'backendtlspolicies', namespaced: true, crd: true },
   Namespace: { group: '', version: 'v1', plural: 'namespaces', namespaced: false },
 };
 

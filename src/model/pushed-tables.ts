@@ -109,7 +109,13 @@ export interface RouteEntry {
   readonly queryParams: readonly RouteValueMatch[];
   readonly filters: readonly RouteFilterEntry[];
   /** weighted; a backend without `backend` is one that did not resolve: its share is answered 500 */
-  readonly backends: readonly { readonly backend?: string; readonly weight: number }[];
+  readonly backends: readonly {
+    readonly backend?: string;
+    readonly weight: number;
+    /** BackendTLSPolicy: the profile (`@ia_btls_<tls>` of the server, its CA) and the name sent and verified */
+    readonly tls?: string;
+    readonly sni?: string;
+  }[];
   /** milliseconds; absent: not set; 0: no timeout */
   readonly timeouts: { readonly request?: number; readonly backendRequest?: number };
 }

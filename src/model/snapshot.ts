@@ -110,6 +110,8 @@ export interface Snapshot {
   readonly httpRoutes?: readonly KubeObject[];
   readonly grpcRoutes?: readonly KubeObject[];
   readonly referenceGrants?: readonly KubeObject[];
+  /** BackendTLSPolicies (gateway.networking.k8s.io/v1), untrusted: src/model/gateway/backend-tls.ts checks them */
+  readonly backendTLSPolicies?: readonly KubeObject[];
   /** Namespaces, for a listener's allowedRoutes `from: Selector` */
   readonly namespaces?: readonly KubeObject[];
 }

@@ -40,6 +40,11 @@ export interface GatewayServer {
    * has; `[]` when none mirrors, so its requests start no mirror subrequests
    */
   readonly mirrorSlots: readonly number[];
+  /**
+   * BackendTLSPolicy profiles its routes use: a named location `@ia_btls_<key>` each, verifying with `caFile`
+   * (relative to nginx.conf, or the system bundle's absolute path); absent or [] when none
+   */
+  readonly backendTls?: readonly { readonly key: string; readonly caFile: string }[];
 }
 
 /** GatewayModel is what the Gateway API adds to nginx.conf: its servers, and the routes table pushed to Lua. */

@@ -25,6 +25,7 @@ import type {
 } from './routes.js';
 import { cond } from './listeners.js';
 import type { RouteFilter } from './types.js';
+import { type BackendTlsVerdict, SYSTEM_CA } from './backend-tls.js';
 
 /** GatewayNginxInput is what the data path needs beside the routes: the model so far and the build's lookups. */
 export interface GatewayNginxInput {
@@ -32,6 +33,8 @@ export interface GatewayNginxInput {
   readonly routes: GatewayRoutes;
   readonly lookups: Lookups;
   readonly certificates: CertificateTable;
+  /** BackendTLSPolicy verdicts by upstream name (src/model/gateway/backend-tls.ts); absent: none */
+  readonly backendTls?: ReadonlyMap<string, BackendTlsVerdict>;
 }
 
 /** The upstream name of a Service port, as Ingress names it (src/model/backends.ts). */
@@ -215,8 +218,9 @@ export function gatewayModel(
       fileCertificate: slot.hostname === null ? (certificateFile?.file ?? null) : null,
       gateways: [...new Set(slot.listeners.map((l) => `${l.gateway.namespace}/${l.gateway.name}`))].sort(compare),
       mirrorSlots: mirrorSlotsOf(served),
+      ...backendTlsOf(served, input.backendTls, certificates),
     });
-    routeServers.push({ key, port: slot.listenerPort, routes: pushableEntries(served, problems) });
+    routeServers.push({ key, port: slot.listenerPort, routes: pushableEntries(served, problems, input.backendTls) });
   }
   const gateway: GatewayModel = {
     servers,
@@ -416,9 +420,13 @@ function filtersOf(r: EffectiveRoute): RouteFilterEntry[] {
  * pushableEntries are the routes' entries nginx's Lua takes (src/model/table-check.ts): one a legal object still makes
  * too long for it is left out, with a problem on its match.
  */
-function pushableEntries(routes: readonly EffectiveRoute[], problems: Problem[]): RouteEntry[] {
+function pushableEntries(
+  routes: readonly EffectiveRoute[],
+  problems: Problem[],
+  tls: ReadonlyMap<string, BackendTlsVerdict> | undefined,
+): RouteEntry[] {
   return routes.flatMap((r) => {
-    const entry = entryOf(r);
+    const entry = entryOf(r, tls);
     const why = routeEntryProblem(entry);
     if (why === null) return [entry];
     problems.push({
@@ -432,7 +440,48 @@ function pushableEntries(routes: readonly EffectiveRoute[], problems: Problem[])
   });
 }
 
-function entryOf(r: EffectiveRoute): RouteEntry {
+/**
+ * backendTlsOf lists the BackendTLSPolicy profiles a server's routes use (one named location each) and registers
+ * their CA files (written 0600 with the certificates).
+ */
+function backendTlsOf(
+  routes: readonly EffectiveRoute[],
+  tls: ReadonlyMap<string, BackendTlsVerdict> | undefined,
+  files: Certificate[],
+): { backendTls?: { key: string; caFile: string }[] } {
+  if (tls === undefined || tls.size === 0) return {};
+  const profiles = new Map<string, string>();
+  for (const r of routes)
+    for (const b of r.backends) {
+      const v = b.kind === 'service' ? tls.get(upstreamName(b)) : undefined;
+      if (v === undefined || 'refused' in v || profiles.has(v.key)) continue;
+      const caFile = v.caPem === null ? SYSTEM_CA : `certificates/btls_${v.key}.pem`;
+      if (v.caPem !== null && !files.some((f) => f.file === caFile))
+        files.push({ id: `${v.policy} CA`, file: caFile, pem: v.caPem });
+      profiles.set(v.key, caFile);
+    }
+  if (profiles.size === 0) return {};
+  return { backendTls: [...profiles].sort(([a], [b]) => compare(a, b)).map(([key, caFile]) => ({ key, caFile })) };
+}
+
+/**
+ * backendEntry is a backend as the router takes it: with its BackendTLSPolicy's profile and name, or unresolved
+ * (answered 500) when its policy is refused or the route is a GRPCRoute (grpcs to a backend is not done here):
+ * never plaintext to a Service port a policy asks TLS for.
+ */
+function backendEntry(
+  r: EffectiveRoute,
+  b: EffectiveBackend,
+  tls: ReadonlyMap<string, BackendTlsVerdict> | undefined,
+): RouteEntry['backends'][number] {
+  if (b.kind !== 'service') return { weight: b.weight };
+  const v = tls?.get(upstreamName(b));
+  if (v === undefined) return { backend: upstreamName(b), weight: b.weight };
+  if ('refused' in v || r.kind === 'GRPCRoute') return { weight: b.weight };
+  return { backend: upstreamName(b), weight: b.weight, tls: v.key, sni: v.hostname };
+}
+
+function entryOf(r: EffectiveRoute, tls?: ReadonlyMap<string, BackendTlsVerdict>): RouteEntry {
   const values = (list: readonly RouteValueMatch[]) => list.map(({ type, name, value }) => ({ type, name, value }));
   return withoutUndefined({
     route: `${r.route.namespace}/${r.route.name}#${r.ruleIndex}`,
@@ -442,9 +491,7 @@ function entryOf(r: EffectiveRoute): RouteEntry {
     headers: values(r.match.headers),
     queryParams: values(r.match.queryParams),
     filters: filtersOf(r),
-    backends: r.backends.map((b) =>
-      b.kind === 'service' ? { backend: upstreamName(b), weight: b.weight } : { weight: b.weight },
-    ),
+    backends: r.backends.map((b) => backendEntry(r, b, tls)),
     timeouts: withoutUndefined({ request: r.timeouts.request, backendRequest: r.timeouts.backendRequest }),
   });
 }

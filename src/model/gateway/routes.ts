@@ -89,6 +89,13 @@ export interface GatewayStatus {
   readonly httpRoutes: readonly RouteStatus[];
   /** absent: none (older producers of this shape) */
   readonly grpcRoutes?: readonly RouteStatus[];
+  /** BackendTLSPolicies with an ancestor of ours (src/model/gateway/backend-tls.ts); absent: none */
+  readonly backendTLSPolicies?: readonly PolicyStatus[];
+}
+
+/** PolicyStatus is one policy's `status.ancestors` entries of this controller (an ancestor is a Gateway). */
+export interface PolicyStatus extends ObjectRef {
+  readonly ancestors: readonly { readonly ancestorRef: ObjectRef; readonly conditions: readonly Condition[] }[];
 }
 
 /** RouteStatus is one route's `status.parents` entries of this controller. */
