@@ -105,6 +105,7 @@ export function snapshotOf(objects: { kind?: string }[]): Snapshot {
     httpRoutes: of('HTTPRoute'),
     grpcRoutes: of('GRPCRoute'),
     referenceGrants: of('ReferenceGrant'),
+    backendTLSPolicies: of('BackendTLSPolicy'),
     namespaces: of('Namespace'),
   };
 }

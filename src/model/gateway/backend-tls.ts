@@ -131,7 +131,11 @@ function caOf(policy: BackendTLSPolicy, configMaps: readonly ConfigMap[]): CaVer
       return { ok: false, reason: 'InvalidCACertificateRef', message: `ConfigMap ${ref.name} has no ca.crt` };
     const checked = checkCaBundle(data);
     if (!checked.ok)
-      return { ok: false, reason: 'InvalidCACertificateRef', message: `ConfigMap ${ref.name} ca.crt ${checked.message}` };
+      return {
+        ok: false,
+        reason: 'InvalidCACertificateRef',
+        message: `ConfigMap ${ref.name} ca.crt ${checked.message}`,
+      };
     pems.push(checked.value);
   }
   return { ok: true, pem: pems.join('') };
@@ -178,16 +182,19 @@ export function backendTls(input: BackendTlsInput): BackendTlsResult {
     const targets = (p: BackendTLSPolicy, withSection: boolean) =>
       p.meta.namespace === u.namespace &&
       p.targets.some(
-        (t) => t.name === u.name && (withSection ? t.sectionName !== undefined && t.sectionName === section : t.sectionName === undefined),
+        (t) =>
+          t.name === u.name &&
+          (withSection ? t.sectionName !== undefined && t.sectionName === section : t.sectionName === undefined),
       );
+    // every policy targeting the Service has these Gateways as ancestors, the one that applies or not
+    for (const p of policies.filter((p) => targets(p, true) || targets(p, false))) {
+      const seen = ancestors.get(p) ?? new Map<string, ObjectRef>();
+      for (const [k, g] of u.gateways) seen.set(k, g);
+      ancestors.set(p, seen);
+    }
     for (const withSection of [true, false]) {
       const candidates = policies.filter((p) => targets(p, withSection));
       if (candidates.length === 0) continue;
-      for (const p of candidates) {
-        const seen = ancestors.get(p) ?? new Map<string, ObjectRef>();
-        for (const [k, g] of u.gateways) seen.set(k, g);
-        ancestors.set(p, seen);
-      }
       const [first, ...rest] = candidates;
       won.add(first!);
       for (const p of rest) lost.add(p);
@@ -208,10 +215,14 @@ export function backendTls(input: BackendTlsInput): BackendTlsResult {
     const ca = cas.get(p)!;
     const conditions: Condition[] = [];
     if (p.invalid.length > 0)
-      conditions.push(cond('Accepted', false, 'Invalid', p.invalid.map((i) => `${i.field}: ${i.message}`).join('; '), gen));
+      conditions.push(
+        cond('Accepted', false, 'Invalid', p.invalid.map((i) => `${i.field}: ${i.message}`).join('; '), gen),
+      );
     else if (!ca.ok) conditions.push(cond('Accepted', false, 'NoValidCACertificate', ca.message, gen));
     else if (lost.has(p) && !won.has(p))
-      conditions.push(cond('Accepted', false, 'Conflicted', 'an older BackendTLSPolicy targets the same Service port', gen));
+      conditions.push(
+        cond('Accepted', false, 'Conflicted', 'an older BackendTLSPolicy targets the same Service port', gen),
+      );
     else conditions.push(cond('Accepted', true, 'Accepted', 'Policy accepted', gen));
     conditions.push(
       ca.ok
