@@ -200,6 +200,7 @@ describe('deploy/kubernetes', () => {
       'create events',
       'create leases',
       'patch events',
+      'update backendtlspolicies/status',
       'update gatewayclasses/status',
       'update gateways/status',
       'update grpcroutes/status',

@@ -86,6 +86,16 @@ async function gatewayObjects(): Promise<object[]> {
         rules: [{ backendRefs: [{ name: 'web', port: 80 }] }],
       },
     },
+    {
+      // TLS to the route's Service: the leader writes the policy's ancestors
+      apiVersion: `${GATEWAY_API}/v1`,
+      kind: 'BackendTLSPolicy',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: {
+        targetRefs: [{ group: '', kind: 'Service', name: 'web' }],
+        validation: { wellKnownCACertificates: 'System', hostname: 'web.example.com' },
+      },
+    },
   ];
 }
 /** statusWritten: the leader wrote the status of the Gateway API object of this plural (through its /status). */
@@ -178,7 +188,7 @@ beforeAll(async () => {
     await waitFor('an Event', () => eventCount() === 1, 10_000);
     await waitFor(
       'the Gateway API status written',
-      () => ['gatewayclasses', 'gateways', 'httproutes', 'grpcroutes'].every(statusWritten),
+      () => ['gatewayclasses', 'gateways', 'httproutes', 'grpcroutes', 'backendtlspolicies'].every(statusWritten),
       15_000,
     );
     const patch = (service: string) =>
