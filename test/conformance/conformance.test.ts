@@ -16,13 +16,19 @@ import { extendedCases } from './tests/httproute-extended.js';
 import { hostCases } from './tests/httproute-hosts.js';
 import { invalidCases } from './tests/httproute-invalid.js';
 import { routingCases } from './tests/httproute-routing.js';
+import { backendTlsCases } from './tests/backend-tls.js';
 
 const inventory = JSON.parse(await readFile(new URL('./inventory.json', import.meta.url), 'utf8')) as Inventory;
 const cases = new Map<string, ConformanceCase>(
-  [...routingCases, ...hostCases, ...invalidCases, ...gatewayCases, ...extendedCases, ...grpcCases].map((c) => [
-    c.name,
-    c,
-  ]),
+  [
+    ...routingCases,
+    ...hostCases,
+    ...invalidCases,
+    ...gatewayCases,
+    ...extendedCases,
+    ...grpcCases,
+    ...backendTlsCases,
+  ].map((c) => [c.name, c]),
 );
 /**
  * the extended features this implementation claims (the report's supportedFeatures): those issue 20's data path
@@ -51,6 +57,8 @@ const SUPPORTED_EXTENDED = new Set<string>([
   'GatewayAddressEmpty',
   // a host's server serves only the most specific listener matching it (src/model/gateway/nginx.ts)
   'GatewayHTTPListenerIsolation',
+  // issue 31, TLS: TLS to backends with the policy's CA and hostname (src/model/gateway/backend-tls.ts)
+  'BackendTLSPolicy',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
 const REPORT = process.env.CONFORMANCE_REPORT ?? new URL('../../tmp/conformance-report.yaml', import.meta.url).pathname;

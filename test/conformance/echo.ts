@@ -6,7 +6,9 @@
  * and `?delay=1s` answers that much later.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 
 /** EchoPod is one running echo server standing in for one pod. */
 export interface EchoPod {
@@ -16,6 +18,8 @@ export interface EchoPod {
   readonly port: number;
   /** the pod's labels (its Deployment's template labels), which Services select */
   readonly labels: Readonly<Record<string, string>>;
+  /** the Service targetPort it stands for: 3000 (HTTP), or 8443 for a TLS_SERVER_CERT pod (HTTPS) */
+  readonly targetPort?: number;
   /** the request URIs it echoed, in order (its log: "Echoing back request made to <uri> …") */
   readonly echoed: readonly string[];
   close(): Promise<void>;
@@ -89,6 +93,10 @@ function echo(pod: string, namespace: string, service: string, req: IncomingMess
       proto: `HTTP/${req.httpVersion}`,
       headers,
       httpPort: String((req.socket.address() as AddressInfo).port),
+      // echo-basic's TLSAssertions, over HTTPS: the SNI the client sent
+      ...((req.socket as TLSSocket).encrypted
+        ? { tls: { serverName: (req.socket as TLSSocket).servername || '' } }
+        : {}),
       namespace,
       ingress: '',
       service,
@@ -110,15 +118,18 @@ export async function startEchoPod(
   namespace: string,
   service: string,
   labels: Readonly<Record<string, string>> = {},
+  /** HTTPS with this certificate (echo-basic's TLS_SERVER_CERT and TLS_SERVER_PRIVKEY) */
+  tls?: { readonly cert: string; readonly key: string },
 ): Promise<EchoPod> {
   const echoed: string[] = [];
-  const server: Server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     req.resume();
     req.on('end', () => {
       echoed.push(req.url ?? '/');
       answer(pod, namespace, service, req, res);
     });
-  });
+  };
+  const server: Server = tls ? createTlsServer(tls, handler) : createServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, ip, () => resolve());
@@ -128,6 +139,7 @@ export async function startEchoPod(
     namespace,
     ip,
     port,
+    ...(tls ? { targetPort: 8443 } : {}),
     labels,
     echoed,
     close: () =>

@@ -14,6 +14,8 @@ export interface Request {
   readonly path: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly unfollowRedirect?: boolean;
+  /** the TLS server name: of the client's HTTPS request, or (expected) the one the backend got */
+  readonly sni?: string;
 }
 
 /** ExpectedResponse is one case of a conformance test's table (Go: http.ExpectedResponse). */
@@ -111,7 +113,7 @@ export function send(target: Target, req: Request, extraHeaders: Record<string, 
         ? httpsRequest(
             {
               ...options,
-              servername: (req.host ?? target.address).replace(/:\d+$/, ''),
+              servername: req.sni ?? (req.host ?? target.address).replace(/:\d+$/, ''),
               ...(target.ca ? { ca: target.ca } : {}),
               // the suite's certificates are issued for wildcards (`*`), which node's host check does not take;
               // the chain is checked against `ca` all the same
@@ -133,6 +135,8 @@ interface EchoBody {
   headers: Record<string, string[]>;
   namespace: string;
   pod: string;
+  /** an HTTPS pod's TLSAssertions */
+  tls?: { serverName: string };
 }
 
 const REDIRECTS = new Set([300, 301, 302, 303, 304, 305, 307, 308]);
@@ -184,6 +188,9 @@ export function compare(expected: ExpectedResponse, got: Captured): string | nul
     for (const name of expected.expectedRequest?.absentHeaders ?? [])
       if (seen.has(name.toLowerCase())) return `expected request header ${name} to be absent, got ${seen.get(name)}`;
     if (!echo.pod.startsWith(expected.backend ?? '')) return `expected pod ${expected.backend}…, got ${echo.pod}`;
+    // Go reads cReq.TLS.ServerName: the SNI the backend's TLS got (BackendTLSPolicy)
+    const sni = expected.expectedRequest?.sni;
+    if (sni && sni !== echo.tls?.serverName) return `expected SNI ${sni}, got ${echo.tls?.serverName ?? 'no TLS'}`;
   } else if (REDIRECTS.has(got.status) && expected.redirectRequest) {
     const location = headerOf('location');
     if (!location) return 'a redirect without Location';
