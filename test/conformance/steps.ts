@@ -124,7 +124,7 @@ export type Step =
   /** BackendTLSPolicyMustHaveLatestConditions: no ancestors[] condition of an older generation, now */
   | { readonly kind: 'policyLatest'; readonly policy: NN }
   /** what a Go test does with its client between the helpers (get, patch or create an object), as a function */
-  | { readonly kind: 'client'; readonly what: string; readonly run: (h: Harness) => Promise<void> }
+  | { readonly kind: 'client'; readonly what: string; readonly run: (h: Harness) => Promise<unknown> }
   /**
    * a merge patch computed from the object as it is (client.MergeFrom in Go), after which its generation must
    * have changed
