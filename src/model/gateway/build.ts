@@ -4,8 +4,9 @@
  * controller feeds it the caches and writes the status; nothing here does I/O or reads the clock.
  */
 import type { Problem } from '../nginx-model.js';
-import type { KubeObject, Secret, Service } from '../snapshot.js';
+import type { ConfigMap, KubeObject, Secret, Service } from '../snapshot.js';
 import { checkTlsSecret } from '../tls.js';
+import { insecureFallback } from './frontend-tls.js';
 import { compareHostnames, coveringHostnames, intersectOne } from './hostnames.js';
 import { byAge, comparePrecedence } from './precedence.js';
 import {
@@ -60,6 +61,8 @@ export interface GatewayInput {
   readonly secrets: readonly KubeObject[];
   /** Namespaces, for allowedRoutes `from: Selector` */
   readonly namespaces: readonly KubeObject[];
+  /** ConfigMaps, for a Gateway's frontend client-certificate validation (absent: none) */
+  readonly configMaps?: readonly ConfigMap[];
   /**
    * why Secret `namespace/name` cannot serve as a listener's certificate (`Secret … not found` among the reasons), or
    * null when it can; a
@@ -278,6 +281,7 @@ function contextOf(input: GatewayInput, problems: Problem[]): Context {
     grants: input.referenceGrants.map(readReferenceGrant).filter((g): g is ReferenceGrant => g !== null),
     services: serviceLookup(input.services),
     certificateError: input.certificateError ?? certificateErrorOf(input.secrets),
+    ...(input.configMaps === undefined ? {} : { configMaps: input.configMaps }),
     namespaceLabels: new Map(
       input.namespaces.flatMap((n) => {
         const meta = readMeta(n, false);
@@ -489,6 +493,7 @@ function listenerRoutes(
     certificates: s.certificates,
     hosts,
     ...(address === undefined ? {} : { address }),
+    ...(s.clientCa === null ? {} : { clientCa: s.clientCa }),
   };
 }
 
@@ -510,6 +515,20 @@ function gatewayStatusOf(
     conditions: [
       gatewayAccepted(gateway, list, verdict),
       programmedCondition(programmed, listenersProgrammed, verdict, gen),
+      // the spec's warning that some listener lets clients in without a valid certificate
+      ...(gateway.frontend === undefined
+        ? []
+        : [
+            cond(
+              'InsecureFrontendValidationMode',
+              insecureFallback(gateway.frontend),
+              'ConfigurationChanged',
+              insecureFallback(gateway.frontend)
+                ? 'a client-certificate validation lets clients in without a valid certificate (AllowInsecureFallback)'
+                : 'every client-certificate validation is AllowValidOnly',
+              gen,
+            ),
+          ]),
     ],
     listeners: list.map((s) => ({
       name: s.listener.name,

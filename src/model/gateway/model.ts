@@ -45,6 +45,8 @@ export interface GatewayServer {
    * (relative to nginx.conf, or the system bundle's absolute path); absent or [] when none
    */
   readonly backendTls?: readonly { readonly key: string; readonly caFile: string }[];
+  /** frontend client-certificate validation (`spec.tls.frontend`): the CA file and ssl_verify_client; absent: none */
+  readonly clientCa?: { readonly file: string; readonly verify: 'on' | 'optional_no_ca' };
 }
 
 /** GatewayModel is what the Gateway API adds to nginx.conf: its servers, and the routes table pushed to Lua. */

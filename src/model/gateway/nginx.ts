@@ -25,7 +25,7 @@ import type {
 } from './routes.js';
 import { cond } from './listeners.js';
 import type { RouteFilter } from './types.js';
-import { type BackendTlsVerdict, SYSTEM_CA } from './backend-tls.js';
+import { type BackendTlsVerdict, caKey, SYSTEM_CA } from './backend-tls.js';
 
 /** GatewayNginxInput is what the data path needs beside the routes: the model so far and the build's lookups. */
 export interface GatewayNginxInput {
@@ -67,6 +67,8 @@ interface Slot {
   rank: number;
   readonly listeners: ListenerRoutes[];
   readonly routes: EffectiveRoute[];
+  /** HTTPS: the client-certificate validation of the port (the first listener's: one Gateway per address and port) */
+  clientCa?: ListenerRoutes['clientCa'];
 }
 
 /**
@@ -160,6 +162,7 @@ export function gatewayModel(
         routes: [],
       };
       slots.set(key, slot);
+      if (slot.clientCa === undefined && listener.clientCa !== undefined) slot.clientCa = listener.clientCa;
       // Listener isolation: a request goes to the most specific listener whose hostname matches it, so a broader
       // listener's routes (through a route hostname) give way here. Listeners as specific as each other have the
       // same hostname: buildGatewayRoutes left only one of them programmed (the oldest Gateway's).
@@ -219,6 +222,7 @@ export function gatewayModel(
       gateways: [...new Set(slot.listeners.map((l) => `${l.gateway.namespace}/${l.gateway.name}`))].sort(compare),
       mirrorSlots: mirrorSlotsOf(served),
       ...backendTlsOf(served, input.backendTls, certificates),
+      ...clientCaOf(slot, certificates),
     });
     routeServers.push({ key, port: slot.listenerPort, routes: pushableEntries(served, problems, input.backendTls) });
   }
@@ -439,6 +443,21 @@ function pushableEntries(
     });
     return [];
   });
+}
+
+/**
+ * clientCaOf is an HTTPS server's client-certificate check: the CA file (written 0600, named by its digest) and
+ * nginx's ssl_verify_client (`on` refuses a request without a valid certificate; AllowInsecureFallback lets every
+ * client in, `optional_no_ca`).
+ */
+function clientCaOf(
+  slot: Slot,
+  files: Certificate[],
+): { clientCa?: { file: string; verify: 'on' | 'optional_no_ca' } } {
+  if (!slot.ssl || slot.clientCa === undefined) return {};
+  const file = `certificates/client_ca_${caKey(slot.clientCa.pem)}.pem`;
+  if (!files.some((f) => f.file === file)) files.push({ id: 'frontend client CA', file, pem: slot.clientCa.pem });
+  return { clientCa: { file, verify: slot.clientCa.mode === 'AllowValidOnly' ? 'on' : 'optional_no_ca' } };
 }
 
 /**

@@ -8,6 +8,7 @@
  * hostnames, ReferenceGrant); read-rule.ts reads an HTTPRoute's rules, read-grpc-rule.ts a GRPCRoute's.
  */
 import { checkDnsLabel, checkHost, checkIp, checkObjectName, checkPortNumber, show } from '../validate.js';
+import { type FrontendTls, readFrontendTls } from './frontend-tls.js';
 import { readGrpcRule } from './read-grpc-rule.js';
 import { Collector, list, rec, text } from './read-fields.js';
 import { readRule } from './read-rule.js';
@@ -146,8 +147,11 @@ export function readGateway(object: unknown): Gateway | null {
     addresses,
     statusAddresses,
     parametersRef,
+    ...optionalFrontend(readFrontendTls(spec)),
   };
 }
+
+const optionalFrontend = (frontend: FrontendTls | undefined) => (frontend === undefined ? {} : { frontend });
 
 /** readSpecAddress reads one `spec.addresses` entry (type defaults to IPAddress, as the CRD says). */
 function readSpecAddress(raw: unknown): GatewaySpecAddress {

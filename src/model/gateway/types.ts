@@ -4,6 +4,8 @@
  * every string in them has passed its field's validator.
  */
 
+import type { FrontendTls } from './frontend-tls.js';
+
 /** GATEWAY_GROUP is the API group of every Gateway API kind. */
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 
@@ -89,6 +91,8 @@ export interface Gateway {
   readonly addresses: readonly GatewaySpecAddress[];
   /** the IPAddress values its `status.addresses` holds now (checked): the pool keeps a Gateway's address stable */
   readonly statusAddresses: readonly string[];
+  /** `spec.tls.frontend`: client-certificate validation (src/model/gateway/frontend-tls.ts); absent: none */
+  readonly frontend?: FrontendTls;
 }
 
 export interface ParentRef {
