@@ -9,27 +9,13 @@ import type { ConfigMap } from '../snapshot.js';
 import { checkObjectName, checkPortNumber } from '../validate.js';
 import { list, rec, text } from './read-fields.js';
 import { isGranted } from './refs.js';
-import { GATEWAY_GROUP, type ReferenceGrant } from './types.js';
-
-/** FrontendMode is a validation's `mode`. */
-export type FrontendMode = 'AllowValidOnly' | 'AllowInsecureFallback';
-
-/** FrontendValidation is one `validation` block as read: its CA refs (as written) and mode. */
-export interface FrontendValidation {
-  readonly caRefs: readonly {
-    readonly group: string;
-    readonly kind: string;
-    readonly name: string;
-    readonly namespace: string | undefined;
-  }[];
-  readonly mode: FrontendMode | undefined;
-}
-
-/** FrontendTls is a Gateway's `spec.tls.frontend`: the default validation and those per port. */
-export interface FrontendTls {
-  readonly default: FrontendValidation | undefined;
-  readonly perPort: ReadonlyMap<number, FrontendValidation>;
-}
+import {
+  type FrontendMode,
+  type FrontendTls,
+  type FrontendValidation,
+  GATEWAY_GROUP,
+  type ReferenceGrant,
+} from './types.js';
 
 function readValidation(raw: unknown): FrontendValidation | undefined {
   const v = rec(raw);

@@ -8,13 +8,14 @@
  * hostnames, ReferenceGrant); read-rule.ts reads an HTTPRoute's rules, read-grpc-rule.ts a GRPCRoute's.
  */
 import { checkDnsLabel, checkHost, checkIp, checkObjectName, checkPortNumber, show } from '../validate.js';
-import { type FrontendTls, readFrontendTls } from './frontend-tls.js';
+import { readFrontendTls } from './frontend-tls.js';
 import { readGrpcRule } from './read-grpc-rule.js';
 import { Collector, list, rec, text } from './read-fields.js';
 import { readRule } from './read-rule.js';
 import {
   type AllowedNamespaces,
   type CertificateRef,
+  type FrontendTls,
   GATEWAY_GROUP,
   type Gateway,
   type GatewayClass,

@@ -4,8 +4,6 @@
  * every string in them has passed its field's validator.
  */
 
-import type { FrontendTls } from './frontend-tls.js';
-
 /** GATEWAY_GROUP is the API group of every Gateway API kind. */
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 
@@ -80,6 +78,26 @@ export interface Listener {
 export type GatewaySpecAddress =
   | { readonly type: 'IPAddress'; readonly value: string | undefined }
   | { readonly type: 'unsupported'; readonly written: string };
+
+/** FrontendMode is a client-certificate validation's `mode`. */
+export type FrontendMode = 'AllowValidOnly' | 'AllowInsecureFallback';
+
+/** FrontendValidation is one `validation` block of `spec.tls.frontend` as read: its CA refs (as written) and mode. */
+export interface FrontendValidation {
+  readonly caRefs: readonly {
+    readonly group: string;
+    readonly kind: string;
+    readonly name: string;
+    readonly namespace: string | undefined;
+  }[];
+  readonly mode: FrontendMode | undefined;
+}
+
+/** FrontendTls is a Gateway's `spec.tls.frontend`: the default validation and those per port. */
+export interface FrontendTls {
+  readonly default: FrontendValidation | undefined;
+  readonly perPort: ReadonlyMap<number, FrontendValidation>;
+}
 
 export interface Gateway {
   readonly meta: Meta;
