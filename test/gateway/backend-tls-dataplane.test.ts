@@ -18,7 +18,7 @@ import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
 import { DynamicSplit } from '../../src/sync/dynamic-split.js';
 import { issueCertificate } from '../../src/tls/issue.js';
-import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
+import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { freePort, get } from '../support/net.js';
 import { luaFolder, type RunningNginx, startNginx } from '../support/nginx.js';
 import { CONTROLLER, gateway, gatewayClass, listener, namespace, route } from './fixtures.js';
@@ -26,6 +26,9 @@ import { CONTROLLER, gateway, gatewayClass, listener, namespace, route } from '.
 const GROUP = 'gateway.networking.k8s.io';
 
 let tlsBackend: HttpsServer;
+/** a TLS backend that wants a client certificate its CA signed */
+let mtlsBackend: HttpsServer;
+let mtlsGatewayPort = 0;
 let web: Server;
 let dir: string;
 let nginx: RunningNginx;
@@ -61,9 +64,21 @@ beforeAll(async () => {
     res.end(JSON.stringify({ backend: 'tls', sni: (req.socket as TLSSocket).servername, path: req.url }));
   });
   await new Promise<void>((done) => tlsBackend.listen(0, '127.0.0.2', done));
+  const clientCa = await issueCertificate({ commonName: 'backend client CA', isCa: true });
+  const gatewayClient = await issueCertificate({ commonName: 'the gateway', issuer: clientCa });
+  mtlsBackend = createHttpsServer(
+    { cert: leaf.certPem, key: leaf.keyPem, ca: clientCa.certPem, requestCert: true, rejectUnauthorized: true },
+    (req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ backend: 'mtls', client: (req.socket as TLSSocket).getPeerCertificate().subject?.CN }));
+    },
+  );
+  await new Promise<void>((done) => mtlsBackend.listen(0, '127.0.0.2', done));
+  mtlsGatewayPort = await freePort();
   web = createServer((_req, res) => res.end(JSON.stringify({ backend: 'web' })));
   await new Promise<void>((done) => web.listen(0, '127.0.0.2', done));
   const tlsPort = (tlsBackend.address() as AddressInfo).port;
+  const mtlsPort = (mtlsBackend.address() as AddressInfo).port;
   const webPort = (web.address() as AddressInfo).port;
   const folder = await luaFolder('ia-btls-');
   dir = folder.dir;
@@ -104,8 +119,20 @@ beforeAll(async () => {
     },
     policy('wrong-ca', 'wrong-ca', 'backend.test', 'other-ca'),
     policy('no-ca', 'no-ca', 'backend.test', 'missing-ca'),
+    ...serviceWithEndpoints('mtls', [{ ip: '127.0.0.2', port: mtlsPort }]),
+    policy('mtls', 'mtls', 'backend.test', 'test-ca'),
+    tlsSecret('gateway-client', gatewayClient.certPem, gatewayClient.keyPem),
     gatewayClass(),
     gateway([listener('http')]),
+    // a Gateway that shows TLS backends its client certificate
+    gateway([listener('http', { port: mtlsGatewayPort })], 'with-cert', 'default', {
+      tls: { backend: { clientCertificateRef: { group: '', kind: 'Secret', name: 'gateway-client' } } },
+    }),
+    route('mtls', {
+      hostnames: ['gw.test'],
+      parentRefs: [{ name: 'gw' }, { name: 'with-cert' }],
+      rules: [{ matches: [{ path: { type: 'Exact', value: '/mtls' } }], backendRefs: [{ name: 'mtls', port: 80 }] }],
+    }),
     route('tls', {
       hostnames: ['gw.test'],
       rules: tlsServices.map((s) => ({
@@ -124,7 +151,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await nginx?.stop();
-  for (const s of [tlsBackend, web]) {
+  for (const s of [tlsBackend, mtlsBackend, web]) {
     s?.closeAllConnections();
     s?.close();
   }
@@ -190,6 +217,15 @@ describe('BackendTLSPolicy through nginx', () => {
     const legacy = await through('/', 'ingress.test');
     expect(legacy.status).toBe(200);
     expect(legacy.backend).toBe('web');
+  });
+
+  it('shows a TLS backend the Gateway’s client certificate (spec.tls.backend); without one the backend refuses', async () => {
+    const reply = await get({ host: 'gw.test', path: '/mtls', port: mtlsGatewayPort });
+    expect(reply.status).toBe(200);
+    expect(JSON.parse(reply.body)).toMatchObject({ backend: 'mtls', client: 'the gateway' });
+    expect((await through('/mtls')).status).toBe(502);
+    const gw = result.gateway?.status.gateways.find((g) => g.name === 'with-cert');
+    expect(gw?.conditions.find((c) => c.type === 'ResolvedRefs')).toMatchObject({ status: 'True' });
   });
 
   it('writes the CA 0600 under a name of its digest, named in the profile location', () => {

@@ -6,6 +6,7 @@
 import type { Problem } from '../nginx-model.js';
 import type { ConfigMap, KubeObject, Secret, Service } from '../snapshot.js';
 import { checkTlsSecret } from '../tls.js';
+import { checkObjectName } from '../validate.js';
 import { insecureFallback } from './frontend-tls.js';
 import { compareHostnames, coveringHostnames, intersectOne } from './hostnames.js';
 import { byAge, comparePrecedence } from './precedence.js';
@@ -43,7 +44,7 @@ import type {
   RouteParentStatus,
   RouteStatus,
 } from './routes.js';
-import type { BackendRef, Gateway, GatewayClass, HTTPRoute, Listener, ReferenceGrant } from './types.js';
+import type { BackendRef, Gateway, GatewayClass, HTTPRoute, Listener, ObjectRef, ReferenceGrant } from './types.js';
 import { GATEWAY_GROUP } from './types.js';
 
 /** GatewayInput is everything the core reads; objects are untrusted (as the API server serves them). */
@@ -251,11 +252,28 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
     // with the pool, a Gateway is served only on its own address
     const address = verdict?.kind === 'assigned' ? verdict.address : undefined;
     const hasAddress = verdicts === null || address !== undefined;
+    const backendCert = backendClientCertificate(gateway, ctx);
     if (gateway.parametersRef === undefined && hasAddress)
       for (const s of list)
-        if (s.programmed) listeners.push(listenerRoutes(gateway, s, served, address, { problems, reportedRegexes }));
+        if (s.programmed)
+          listeners.push({
+            ...listenerRoutes(gateway, s, served, address, { problems, reportedRegexes }),
+            ...(backendCert.ok && backendCert.secret ? { backendClientCertificate: backendCert.secret } : {}),
+          });
+    const status = gatewayStatusOf(gateway, list, verdict, hasAddress, attached);
     gatewayStatus.push({
-      ...gatewayStatusOf(gateway, list, verdict, hasAddress, attached),
+      ...status,
+      // ResolvedRefs (the spec's, for spec.tls.backend): only when the Gateway names a client certificate
+      ...(gateway.backendClientCertificate === undefined
+        ? {}
+        : {
+            conditions: [
+              ...status.conditions,
+              backendCert.ok
+                ? cond('ResolvedRefs', true, 'ResolvedRefs', 'all references resolved', gateway.meta.generation)
+                : cond('ResolvedRefs', false, backendCert.reason, backendCert.message, gateway.meta.generation),
+            ],
+          }),
       ...(verdicts === null ? {} : { addresses: address === undefined ? [] : [address] }),
     });
   }
@@ -495,6 +513,46 @@ function listenerRoutes(
     ...(address === undefined ? {} : { address }),
     ...(s.clientCa === null ? {} : { clientCa: s.clientCa }),
   };
+}
+
+/**
+ * backendClientCertificate judges a Gateway's `spec.tls.backend.clientCertificateRef`: a core Secret (another
+ * namespace's with a ReferenceGrant) that the listener certificates' check takes. A refused one leaves the Gateway
+ * accepted, its TLS backends reached without a client certificate (they refuse what they must).
+ */
+function backendClientCertificate(
+  gateway: Gateway,
+  ctx: Context,
+): { ok: true; secret: ObjectRef | null } | { ok: false; reason: string; message: string } {
+  const ref = gateway.backendClientCertificate;
+  if (ref === undefined) return { ok: true, secret: null };
+  if (ref.group !== '' || ref.kind !== 'Secret')
+    return {
+      ok: false,
+      reason: 'InvalidClientCertificateRef',
+      message: `${ref.group}/${ref.kind} is not a core Secret`,
+    };
+  const name = checkObjectName(ref.name);
+  if (!name.ok)
+    return { ok: false, reason: 'InvalidClientCertificateRef', message: `the Secret's name ${name.message}` };
+  const granted = isGranted(ctx.grants, {
+    fromGroup: GATEWAY_GROUP,
+    fromKind: 'Gateway',
+    fromNamespace: gateway.meta.namespace,
+    toGroup: '',
+    toKind: 'Secret',
+    toNamespace: ref.namespace,
+    toName: name.value,
+  });
+  if (!granted)
+    return {
+      ok: false,
+      reason: 'RefNotPermitted',
+      message: `no ReferenceGrant in ${ref.namespace} allows Secret ${name.value}`,
+    };
+  const error = ctx.certificateError(ref.namespace, name.value);
+  if (error !== null) return { ok: false, reason: 'InvalidClientCertificateRef', message: error };
+  return { ok: true, secret: { namespace: ref.namespace, name: name.value } };
 }
 
 /** gatewayStatusOf is a Gateway's conditions and its listeners' (without its addresses, which the caller adds). */

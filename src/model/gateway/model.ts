@@ -44,7 +44,12 @@ export interface GatewayServer {
    * BackendTLSPolicy profiles its routes use: a named location `@ia_btls_<key>` each, verifying with `caFile`
    * (relative to nginx.conf, or the system bundle's absolute path); absent or [] when none
    */
-  readonly backendTls?: readonly { readonly key: string; readonly caFile: string }[];
+  readonly backendTls?: readonly {
+    readonly key: string;
+    readonly caFile: string;
+    /** the Gateway's client certificate and key (`spec.tls.backend.clientCertificateRef`); absent: none */
+    readonly certificateFile?: string;
+  }[];
   /** frontend client-certificate validation (`spec.tls.frontend`): the CA file and ssl_verify_client; absent: none */
   readonly clientCa?: { readonly file: string; readonly verify: 'on' | 'optional_no_ca' };
 }

@@ -204,6 +204,8 @@ export function gatewayModel(
     const certificateFile = slot.ssl ? certificateOf(slot, input, problems) : null;
     if (certificateFile) certificates.push(certificateFile);
     const pushed = slot.hostname !== null ? (certificateFile?.file ?? null) : null;
+    const backendCert = backendCertificateOf(slot, input, problems);
+    if (backendCert && !certificates.some((c) => c.file === backendCert.file)) certificates.push(backendCert);
     // a catch-all on its own address is default_server there only: the Ingress default server keeps the shared one
     if (slot.hostname === null && slot.address === null && slot.port === model.httpPort) defaultHttp = true;
     if (slot.hostname === null && slot.address === null && slot.port === model.httpsPort) defaultHttps = true;
@@ -221,10 +223,14 @@ export function gatewayModel(
       fileCertificate: slot.hostname === null ? (certificateFile?.file ?? null) : null,
       gateways: [...new Set(slot.listeners.map((l) => `${l.gateway.namespace}/${l.gateway.name}`))].sort(compare),
       mirrorSlots: mirrorSlotsOf(served),
-      ...backendTlsOf(served, input.backendTls, certificates),
+      ...backendTlsOf(served, input.backendTls, backendCert, certificates),
       ...clientCaOf(slot, certificates),
     });
-    routeServers.push({ key, port: slot.listenerPort, routes: pushableEntries(served, problems, input.backendTls) });
+    routeServers.push({
+      key,
+      port: slot.listenerPort,
+      routes: pushableEntries(served, problems, { verdicts: input.backendTls, certificate: backendCert?.file }),
+    });
   }
   const gateway: GatewayModel = {
     servers,
@@ -428,7 +434,7 @@ function filtersOf(r: EffectiveRoute): RouteFilterEntry[] {
 function pushableEntries(
   routes: readonly EffectiveRoute[],
   problems: Problem[],
-  tls: ReadonlyMap<string, BackendTlsVerdict> | undefined,
+  tls: BackendTlsOfServer,
 ): RouteEntry[] {
   return routes.flatMap((r) => {
     const entry = entryOf(r, tls);
@@ -467,21 +473,48 @@ function clientCaOf(
 function backendTlsOf(
   routes: readonly EffectiveRoute[],
   tls: ReadonlyMap<string, BackendTlsVerdict> | undefined,
+  clientCertificate: Certificate | null,
   files: Certificate[],
-): { backendTls?: { key: string; caFile: string }[] } {
+): { backendTls?: { key: string; caFile: string; certificateFile?: string }[] } {
   if (tls === undefined || tls.size === 0) return {};
-  const profiles = new Map<string, string>();
+  const profiles = new Map<string, { key: string; caFile: string; certificateFile?: string }>();
   for (const r of routes)
     for (const b of r.backends) {
       const v = b.kind === 'service' ? tls.get(upstreamName(b)) : undefined;
-      if (v === undefined || 'refused' in v || profiles.has(v.key)) continue;
+      if (v === undefined || 'refused' in v) continue;
+      const key = profileKey(v.key, clientCertificate?.file);
+      if (profiles.has(key)) continue;
       const caFile = v.caPem === null ? SYSTEM_CA : `certificates/btls_${v.key}.pem`;
       if (v.caPem !== null && !files.some((f) => f.file === caFile))
         files.push({ id: `${v.policy} CA`, file: caFile, pem: v.caPem });
-      profiles.set(v.key, caFile);
+      profiles.set(key, { key, caFile, ...(clientCertificate ? { certificateFile: clientCertificate.file } : {}) });
     }
   if (profiles.size === 0) return {};
-  return { backendTls: [...profiles].sort(([a], [b]) => compare(a, b)).map(([key, caFile]) => ({ key, caFile })) };
+  return { backendTls: [...profiles.values()].sort((a, b) => compare(a.key, b.key)) };
+}
+
+/** profileKey names a backend TLS profile: its CA's key, and with a client certificate a key of both. */
+const profileKey = (ca: string, certificateFile: string | undefined) =>
+  certificateFile === undefined ? ca : caKey(`${ca} ${certificateFile}`);
+
+/**
+ * backendCertificateOf is the client certificate the server's Gateway shows TLS backends
+ * (`spec.tls.backend.clientCertificateRef`, resolved by buildGatewayRoutes), as a file of nginx.conf.
+ */
+function backendCertificateOf(slot: Slot, input: GatewayNginxInput, problems: Problem[]): Certificate | null {
+  const listener = slot.listeners.find((l) => l.backendClientCertificate !== undefined);
+  const ref = listener?.backendClientCertificate;
+  if (listener === undefined || ref === undefined) return null;
+  const found = input.certificates.anyHost(ref.namespace, ref.name);
+  if (!('error' in found)) return found;
+  problems.push({
+    kind: 'Gateway',
+    namespace: listener.gateway.namespace,
+    name: listener.gateway.name,
+    field: 'spec.tls.backend.clientCertificateRef',
+    message: `${found.error}; TLS backends get no client certificate`,
+  });
+  return null;
 }
 
 /**
@@ -489,19 +522,21 @@ function backendTlsOf(
  * (answered 500) when its policy is refused or the route is a GRPCRoute (grpcs to a backend is not done here):
  * never plaintext to a Service port a policy asks TLS for.
  */
-function backendEntry(
-  r: EffectiveRoute,
-  b: EffectiveBackend,
-  tls: ReadonlyMap<string, BackendTlsVerdict> | undefined,
-): RouteEntry['backends'][number] {
-  if (b.kind !== 'service') return { weight: b.weight };
-  const v = tls?.get(upstreamName(b));
-  if (v === undefined) return { backend: upstreamName(b), weight: b.weight };
-  if ('refused' in v || r.kind === 'GRPCRoute') return { weight: b.weight };
-  return { backend: upstreamName(b), weight: b.weight, tls: v.key, sni: v.hostname };
+/** BackendTlsOfServer is what a server's backends need for BackendTLSPolicy: the verdicts, its client certificate. */
+interface BackendTlsOfServer {
+  readonly verdicts: ReadonlyMap<string, BackendTlsVerdict> | undefined;
+  readonly certificate: string | undefined;
 }
 
-function entryOf(r: EffectiveRoute, tls?: ReadonlyMap<string, BackendTlsVerdict>): RouteEntry {
+function backendEntry(r: EffectiveRoute, b: EffectiveBackend, tls: BackendTlsOfServer): RouteEntry['backends'][number] {
+  if (b.kind !== 'service') return { weight: b.weight };
+  const v = tls.verdicts?.get(upstreamName(b));
+  if (v === undefined) return { backend: upstreamName(b), weight: b.weight };
+  if ('refused' in v || r.kind === 'GRPCRoute') return { weight: b.weight };
+  return { backend: upstreamName(b), weight: b.weight, tls: profileKey(v.key, tls.certificate), sni: v.hostname };
+}
+
+function entryOf(r: EffectiveRoute, tls: BackendTlsOfServer): RouteEntry {
   const values = (list: readonly RouteValueMatch[]) => list.map(({ type, name, value }) => ({ type, name, value }));
   return withoutUndefined({
     route: `${r.route.namespace}/${r.route.name}#${r.ruleIndex}`,

@@ -149,6 +149,22 @@ export function readGateway(object: unknown): Gateway | null {
     statusAddresses,
     parametersRef,
     ...optionalFrontend(readFrontendTls(spec)),
+    ...backendClientCertificateOf(spec, meta.namespace),
+  };
+}
+
+/** backendClientCertificateOf reads `spec.tls.backend.clientCertificateRef` (judged with the Gateway's status). */
+function backendClientCertificateOf(spec: unknown, namespace: string): { backendClientCertificate?: CertificateRef } {
+  const raw = rec(rec(rec(spec).tls).backend).clientCertificateRef;
+  if (raw === undefined || raw === null) return {};
+  const r = rec(raw);
+  return {
+    backendClientCertificate: {
+      group: text(r.group) ?? '',
+      kind: text(r.kind) ?? 'Secret',
+      namespace: text(r.namespace) ?? namespace,
+      name: text(r.name) ?? '',
+    },
   };
 }
 

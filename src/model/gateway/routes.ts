@@ -62,6 +62,8 @@ export interface ListenerRoutes {
   readonly hosts: readonly HostRoutes[];
   /** the Gateway's own address from `--gateway-addresses`; absent: nginx's shared address */
   readonly address?: string;
+  /** the Gateway's certificate for TLS backends (`spec.tls.backend.clientCertificateRef`), resolved; absent: none */
+  readonly backendClientCertificate?: ObjectRef;
   /** HTTPS: the client-certificate validation of the listener's port (`spec.tls.frontend`); absent: none */
   readonly clientCa?: { readonly pem: string; readonly mode: 'AllowValidOnly' | 'AllowInsecureFallback' };
 }

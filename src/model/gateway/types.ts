@@ -111,6 +111,8 @@ export interface Gateway {
   readonly statusAddresses: readonly string[];
   /** `spec.tls.frontend`: client-certificate validation (src/model/gateway/frontend-tls.ts); absent: none */
   readonly frontend?: FrontendTls;
+  /** `spec.tls.backend.clientCertificateRef` as written (the namespace defaulted): the certificate shown to TLS backends */
+  readonly backendClientCertificate?: CertificateRef;
 }
 
 export interface ParentRef {
