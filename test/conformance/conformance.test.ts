@@ -59,6 +59,8 @@ const SUPPORTED_EXTENDED = new Set<string>([
   'GatewayHTTPListenerIsolation',
   // issue 31, TLS: TLS to backends with the policy's CA and hostname (src/model/gateway/backend-tls.ts)
   'BackendTLSPolicy',
+  // a Gateway's spec.tls.backend.clientCertificateRef shown to TLS backends
+  'GatewayBackendClientCertificate',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC'];
 const REPORT = process.env.CONFORMANCE_REPORT ?? new URL('../../tmp/conformance-report.yaml', import.meta.url).pathname;

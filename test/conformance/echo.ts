@@ -94,9 +94,7 @@ function echo(pod: string, namespace: string, service: string, req: IncomingMess
       headers,
       httpPort: String((req.socket.address() as AddressInfo).port),
       // echo-basic's TLSAssertions, over HTTPS: the SNI the client sent
-      ...((req.socket as TLSSocket).encrypted
-        ? { tls: { serverName: (req.socket as TLSSocket).servername || '' } }
-        : {}),
+      ...((req.socket as TLSSocket).encrypted ? { tls: tlsAssertions(req.socket as TLSSocket) } : {}),
       namespace,
       ingress: '',
       service,
@@ -110,6 +108,15 @@ function echo(pod: string, namespace: string, service: string, req: IncomingMess
   res.end(body);
 }
 
+/** tlsAssertions is echo-basic's TLSAssertions: the SNI, and the client's certificates as PEM. */
+function tlsAssertions(socket: TLSSocket): { serverName: string; peerCertificates?: string[] } {
+  const raw = socket.getPeerCertificate().raw;
+  const pem = raw
+    ? [`-----BEGIN CERTIFICATE-----\n${raw.toString('base64').replace(/.{1,64}/g, '$&\n')}-----END CERTIFICATE-----\n`]
+    : undefined;
+  return { serverName: socket.servername || '', ...(pem ? { peerCertificates: pem } : {}) };
+}
+
 /** startEchoPod listens on `ip`:`port` and answers as pod `pod` of `service` in `namespace`. */
 export async function startEchoPod(
   ip: string,
@@ -118,8 +125,11 @@ export async function startEchoPod(
   namespace: string,
   service: string,
   labels: Readonly<Record<string, string>> = {},
-  /** HTTPS with this certificate (echo-basic's TLS_SERVER_CERT and TLS_SERVER_PRIVKEY) */
-  tls?: { readonly cert: string; readonly key: string },
+  /**
+   * HTTPS with this certificate (echo-basic's TLS_SERVER_CERT and TLS_SERVER_PRIVKEY), and with `clientCa`
+   * (TLS_CLIENT_CACERTS) a client certificate asked for and verified when given (Go's VerifyClientCertIfGiven)
+   */
+  tls?: { readonly cert: string; readonly key: string; readonly clientCa?: string },
 ): Promise<EchoPod> {
   const echoed: string[] = [];
   const handler = (req: IncomingMessage, res: ServerResponse) => {
@@ -129,7 +139,21 @@ export async function startEchoPod(
       answer(pod, namespace, service, req, res);
     });
   };
-  const server: Server = tls ? createTlsServer(tls, handler) : createServer(handler);
+  const server: Server = tls
+    ? createTlsServer(
+        {
+          cert: tls.cert,
+          key: tls.key,
+          ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: false } : {}),
+        },
+        (req, res) => {
+          // VerifyClientCertIfGiven: a certificate given must verify; none is fine
+          const socket = req.socket as TLSSocket;
+          if (tls.clientCa && socket.getPeerCertificate().raw && !socket.authorized) return void socket.destroy();
+          handler(req, res);
+        },
+      )
+    : createServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, ip, () => resolve());

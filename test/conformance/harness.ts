@@ -205,6 +205,22 @@ export function endpointSlicesFor(services: readonly ServiceObject[], pods: read
   return slices;
 }
 
+/** withoutDeployments leaves a manifest's Deployments out (the test API server serves no apps/v1: they become pods). */
+const withoutDeployments = (text: string) =>
+  text.includes('kind: Deployment')
+    ? parseAllDocuments(text)
+        .map((d) => d.toJSON() as { kind?: string } | null)
+        .filter((d) => d !== null && d.kind !== 'Deployment')
+        .map((d) => stringify(d))
+        .join('---\n')
+    : text;
+
+/** deploymentsIn lists the Deployments of a manifest's text. */
+const deploymentsIn = (text: string) =>
+  parseAllDocuments(text)
+    .map((d) => d.toJSON() as { kind?: string } | null)
+    .filter((d) => d?.kind === 'Deployment') as unknown as Deployment[];
+
 /** caConfigMap is kubernetes.MustCreateCACertConfigMap's ConfigMap: the CA's PEM under `ca.crt`. */
 const caConfigMap = (name: string, pem: string, namespace: string) => ({
   apiVersion: 'v1',
@@ -241,6 +257,7 @@ export async function startHarness(): Promise<Harness> {
     // suite.go's CA and the certificates it signs for the TLS backends (BackendTLSPolicy checks them)
     const checksCa = await issueCertificate({ commonName: 'gateway-api conformance CA', isCa: true });
     const mismatchCa = await issueCertificate({ commonName: 'mismatch CA', isCa: true });
+    const checksClient = await issueCertificate({ commonName: 'gateway-api conformance client', issuer: checksCa });
     const tlsCerts: Record<string, { certPem: string; keyPem: string }> = {
       'tls-checks-certificate': await issueCertificate({
         commonName: 'abc.example.com',
@@ -292,6 +309,7 @@ export async function startHarness(): Promise<Harness> {
       }
     }
     const slices = endpointSlicesFor(base.services, pods);
+    const testPods = new Map<string, EchoPod[]>();
 
     // the Secrets conformance/utils/suite/suite.go makes at setup, issued here rather than copied
     const infraCert = await issueCertificate({ commonName: '*', dnsNames: ['*', '*.org', '*.wildcard.org'] });
@@ -316,6 +334,7 @@ export async function startHarness(): Promise<Harness> {
         tlsSecret('certificate', webCert.certPem, webCert.keyPem, WEB_NS),
         caConfigMap('tls-checks-ca-certificate', checksCa.certPem, INFRA_NS),
         caConfigMap('mismatch-ca-certificate', mismatchCa.certPem, INFRA_NS),
+        tlsSecret('tls-checks-client-certificate', checksClient.certPem, checksClient.keyPem, INFRA_NS),
         ...rest,
         ...slices,
       ]),
@@ -356,15 +375,44 @@ export async function startHarness(): Promise<Harness> {
       // a test's Services with a selector get their slices as the EndpointSlice controller would make them
       apply: async (file) => {
         const text = overlayAddresses(await manifest(file));
-        await kubectl.run(['apply', '-f', '-'], text);
+        await kubectl.run(['apply', '-f', '-'], withoutDeployments(text));
+        // a test's own TLS Deployments (gateway-tls-backend-client-certificate.yaml) become pods as the base's do
+        for (const d of deploymentsIn(text)) {
+          const secret = tlsSecretOf(d);
+          const tls = secret === undefined ? undefined : tlsCerts[secret];
+          if (tls === undefined || ip >= 200) continue;
+          const labels = d.spec.template.metadata.labels;
+          const clientCa = d.spec.template.spec.containers.some((c) =>
+            (c.env ?? []).some((e) => e.name === 'TLS_CLIENT_CACERTS'),
+          )
+            ? checksCa.certPem
+            : undefined;
+          const cert = { cert: tls.certPem, key: tls.keyPem, ...(clientCa ? { clientCa } : {}) };
+          const pod = await startEchoPod(
+            `127.0.0.${ip++}`,
+            tlsPort,
+            `${d.metadata.name}-${podSuffix(0)}`,
+            d.metadata.namespace,
+            '',
+            labels,
+            cert,
+          );
+          pods.push(pod);
+          (testPods.get(file) ?? testPods.set(file, []).get(file)!).push(pod);
+        }
         const slices = endpointSlicesFor(servicesIn(text), pods);
         if (slices.length > 0) await kubectl.run(['apply', '-f', '-'], slices.map((o) => stringify(o)).join('---\n'));
       },
       remove: async (file) => {
-        const text = await manifest(file);
+        const text = withoutDeployments(await manifest(file));
         const slices = endpointSlicesFor(servicesIn(text), pods);
         const all = slices.length > 0 ? `${text}\n---\n${slices.map((o) => stringify(o)).join('---\n')}` : text;
         await kubectl.run(['delete', '--ignore-not-found', '--wait=false', '-f', '-'], all);
+        for (const pod of testPods.get(file) ?? []) {
+          pods.splice(pods.indexOf(pod), 1);
+          await pod.close();
+        }
+        testPods.delete(file);
       },
       get: async (apiVersion, kind, namespace, name) => {
         try {

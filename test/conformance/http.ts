@@ -16,6 +16,8 @@ export interface Request {
   readonly unfollowRedirect?: boolean;
   /** the TLS server name: of the client's HTTPS request, or (expected) the one the backend got */
   readonly sni?: string;
+  /** expected: the client certificate (PEM) the backend's TLS got from the Gateway */
+  readonly clientCert?: string;
 }
 
 /** ExpectedResponse is one case of a conformance test's table (Go: http.ExpectedResponse). */
@@ -136,7 +138,7 @@ interface EchoBody {
   namespace: string;
   pod: string;
   /** an HTTPS pod's TLSAssertions */
-  tls?: { serverName: string };
+  tls?: { serverName: string; peerCertificates?: string[] };
 }
 
 const REDIRECTS = new Set([300, 301, 302, 303, 304, 305, 307, 308]);
@@ -191,6 +193,11 @@ export function compare(expected: ExpectedResponse, got: Captured): string | nul
     // Go reads cReq.TLS.ServerName: the SNI the backend's TLS got (BackendTLSPolicy)
     const sni = expected.expectedRequest?.sni;
     if (sni && sni !== echo.tls?.serverName) return `expected SNI ${sni}, got ${echo.tls?.serverName ?? 'no TLS'}`;
+    // Go: slices.Contains(cReq.TLS.PeerCertificates, ClientCert), PEM compared without its line breaks
+    const bare = (pem: string) => pem.replace(/\s/g, '');
+    const clientCert = expected.expectedRequest?.clientCert;
+    if (clientCert && !(echo.tls?.peerCertificates ?? []).some((c) => bare(c) === bare(clientCert)))
+      return 'the backend did not get the expected client certificate';
   } else if (REDIRECTS.has(got.status) && expected.redirectRequest) {
     const location = headerOf('location');
     if (!location) return 'a redirect without Location';

@@ -124,7 +124,7 @@ export type Step =
   /** BackendTLSPolicyMustHaveLatestConditions: no ancestors[] condition of an older generation, now */
   | { readonly kind: 'policyLatest'; readonly policy: NN }
   /** what a Go test does with its client between the helpers (get, patch or create an object), as a function */
-  | { readonly kind: 'client'; readonly what: string; readonly run: (h: Harness) => Promise<unknown> }
+  | { readonly kind: 'client'; readonly what: string; readonly run: (h: Harness, t: Timeouts) => Promise<unknown> }
   /**
    * a merge patch computed from the object as it is (client.MergeFrom in Go), after which its generation must
    * have changed
@@ -529,7 +529,7 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
         break;
       }
       case 'client':
-        await step.run(h);
+        await step.run(h, t);
         break;
       case 'mutate': {
         const before = await get(step.objectKind, step.object);

@@ -7,7 +7,7 @@
  */
 import type { Harness } from '../harness.js';
 import type { ExpectedResponse } from '../http.js';
-import type { ConformanceCase, Cond, NN, Step } from '../steps.js';
+import { type ConformanceCase, type Cond, type NN, runSteps, type Step } from '../steps.js';
 import { INFRA, SAME_NS } from './httproute-routing.js';
 
 const infra = (name: string): NN => ({ namespace: INFRA, name });
@@ -265,5 +265,70 @@ export const backendTlsCases: ConformanceCase[] = [
       ...policy('observed-generation-bump', [{ type: 'Accepted', status: 'True' }]),
       { kind: 'policyLatest', policy: infra('observed-generation-bump') },
     ],
+  },
+  {
+    name: 'GatewayTLSBackendClientCertificate',
+    steps: [
+      ...opening('gateway-tls-backend-client-certificate', infra('gateway-tls-backend-client-certificate')),
+      ...policy(
+        'gateway-tls-backend-client-certificate-test',
+        [ACCEPTED],
+        infra('gateway-tls-backend-client-certificate'),
+      ),
+      {
+        kind: 'gatewayCondition',
+        gateway: infra('gateway-tls-backend-client-certificate'),
+        condition: { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs' },
+      },
+      {
+        kind: 'client',
+        what: 'the request reaches the TLS backend with the client certificate of Secret tls-checks-client-certificate',
+        run: async (h, t) => {
+          const secret = (await h.get('v1', 'Secret', INFRA, 'tls-checks-client-certificate')) as {
+            data?: Record<string, string>;
+          } | null;
+          const clientCert = Buffer.from(secret?.data?.['tls.crt'] ?? '', 'base64').toString('utf8');
+          if (clientCert === '') throw new Error('missing required server certificate pem for the test');
+          await runSteps(
+            h,
+            [
+              {
+                kind: 'requests',
+                gateway: infra('gateway-tls-backend-client-certificate'),
+                cases: [
+                  {
+                    request: { host: 'abc.example.com', path: '/', sni: 'abc.example.com' },
+                    expectedRequest: { path: '/', sni: 'abc.example.com', clientCert },
+                    namespace: INFRA,
+                    response: { statusCodes: [200] },
+                  },
+                ],
+              },
+            ],
+            t,
+          );
+        },
+      },
+    ],
+  },
+  {
+    name: 'GatewayInvalidTLSBackendConfiguration',
+    steps: (
+      [
+        ['gateway-client-certificate-nonexistent-secret', 'InvalidClientCertificateRef'],
+        ['gateway-client-certificate-unsupported-group', 'InvalidClientCertificateRef'],
+        ['gateway-client-certificate-unsupported-kind', 'InvalidClientCertificateRef'],
+        ['gateway-client-certificate-malformed-secret', 'InvalidClientCertificateRef'],
+        ['gateway-client-certificate-missing-reference-grant', 'RefNotPermitted'],
+      ] as const
+    ).flatMap(([name, reason]): Step[] => [
+      { kind: 'latest', objectKind: 'Gateway', object: infra(name) },
+      { kind: 'gatewayCondition', gateway: infra(name), condition: { type: 'ResolvedRefs', status: 'False', reason } },
+      {
+        kind: 'gatewayCondition',
+        gateway: infra(name),
+        condition: { type: 'Accepted', status: 'True', reason: 'Accepted' },
+      },
+    ]),
   },
 ];
