@@ -95,6 +95,31 @@ beforeAll(async () => {
   const objects = [
     ingressClass(),
     ingress('legacy', { 'ingress.test': [{ path: '/', service: 'web' }] }),
+    // ingress-nginx's proxy-ssl-* on Ingresses of the same nginx, to the same TLS backend
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'backend-ca', namespace: 'default' },
+      data: { 'ca.crt': Buffer.from(ca.certPem).toString('base64') },
+    },
+    ...[
+      ['verified', 'backend.test'],
+      ['misnamed', 'other.test'],
+    ].map(([name, sslName]) =>
+      ingress(
+        name!,
+        { [`${name}.ingress.test`]: [{ path: '/', service: 'secure' }] },
+        {
+          annotations: {
+            'nginx.ingress.kubernetes.io/backend-protocol': 'HTTPS',
+            'nginx.ingress.kubernetes.io/proxy-ssl-secret': 'default/backend-ca',
+            'nginx.ingress.kubernetes.io/proxy-ssl-verify': 'on',
+            'nginx.ingress.kubernetes.io/proxy-ssl-name': sslName!,
+            'nginx.ingress.kubernetes.io/proxy-ssl-server-name': 'on',
+          },
+        },
+      ),
+    ),
     ...serviceWithEndpoints('web', [{ ip: '127.0.0.2', port: webPort }]),
     ...tlsServices.flatMap((s) => serviceWithEndpoints(s, [{ ip: '127.0.0.2', port: tlsPort }])),
     configMap('test-ca', ca.certPem),
@@ -226,6 +251,14 @@ describe('BackendTLSPolicy through nginx', () => {
     expect((await through('/mtls')).status).toBe(502);
     const gw = result.gateway?.status.gateways.find((g) => g.name === 'with-cert');
     expect(gw?.conditions.find((c) => c.type === 'ResolvedRefs')).toMatchObject({ status: 'True' });
+  });
+
+  it('serves proxy-ssl-* on an Ingress beside them: the CA and name checked, the name sent as SNI', async () => {
+    const reply = await through('/', 'verified.ingress.test');
+    expect(reply.status).toBe(200);
+    expect(JSON.parse(reply.body)).toMatchObject({ backend: 'tls', sni: 'backend.test' });
+    expect((await through('/', 'misnamed.ingress.test')).status).toBe(502);
+    expect(result.problems.filter((p) => p.kind === 'Ingress')).toEqual([]);
   });
 
   it('writes the CA 0600 under a name of its digest, named in the profile location', () => {

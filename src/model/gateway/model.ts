@@ -58,8 +58,6 @@ export interface GatewayServer {
 export interface GatewayModel {
   readonly servers: readonly GatewayServer[];
   readonly routes: RouteTable;
-  /** some server has a BackendTLSPolicy profile: nginx.conf gets `upstream_balancer_tls` (no keepalive) */
-  readonly tlsUpstream?: boolean;
   /** the proxy-headers partial's context for the Gateway locations (Host as the router leaves it) */
   readonly proxyHeaders: { readonly host: string };
 }

@@ -235,7 +235,6 @@ export function gatewayModel(
   const gateway: GatewayModel = {
     servers,
     routes: routeTableOf(routeServers),
-    ...(servers.some((s) => (s.backendTls?.length ?? 0) > 0) ? { tlsUpstream: true } : {}),
     proxyHeaders: { host: '$ia_gw_host' },
   };
   const known = backends.used.size === 0 ? null : new Set(model.upstreams.map((u) => u.name));
