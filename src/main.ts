@@ -451,6 +451,7 @@ function provideWatcher(config: ControllerConfig, kc: KubeConfig, cache: Cluster
         streamConfigMaps: [config.build.tcpServicesConfigMap, config.build.udpServicesConfigMap].filter(
           (ref): ref is string => ref !== undefined,
         ),
+        allConfigMaps: config.build.gateway !== undefined,
       },
       log.child({ actor: 'watcher' }),
     ),

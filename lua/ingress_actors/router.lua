@@ -338,19 +338,19 @@ local function redirect(f, r, server, uri)
   return ngx.redirect(location, f.statusCode)
 end
 
--- pick draws a route's backend entry by weight: nil for no weight at all (an unresolved share has no `backend`)
+-- pick draws a route's backend entry by weight: nil for an unresolved share or no weight at all
 local function pick(r)
   local backends = r.backends
   if #backends == 1 then
     local b = backends[1]
-    return b.weight > 0 and b or nil
+    return (b.weight > 0 and b.backend) and b or nil
   end
   local total = r.total_weight
   if total == 0 then return nil end
   local n = math.random() * total
   for _, b in ipairs(backends) do
     if b.weight > 0 then
-      if n < b.weight then return b end
+      if n < b.weight then return b.backend and b or nil end
       n = n - b.weight
     end
   end
@@ -434,15 +434,22 @@ function _M.rewrite(slots)
   end
   ctx.ia_timeout, ctx.ia_no_retry = found.timeout_s, found.no_retry
   local picked = pick(found)
-  local name = picked and picked.backend
-  if name == nil then
+  if picked == nil then
     return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR)
   end
   -- the picked backendRef's own filters, after the rule's
   if picked.filters ~= nil then
     for _, f in ipairs(picked.filters) do modify_request_headers(f) end
   end
-  ngx.var.proxy_upstream_name = name
+  ngx.var.proxy_upstream_name = picked.backend
+  if picked.tls then
+    -- BackendTLSPolicy: the server's profile location holds the CA (nginx.conf); the name to send and verify is
+    -- a variable. A profile nginx.conf lacks yet (before its reload) is nginx's 500, never plaintext.
+    if found.grpc then return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR) end
+    ngx.var.ia_gw_pick = index
+    ngx.var.ia_btls_name = picked.sni
+    return ngx.exec("@ia_btls_" .. picked.tls)
+  end
   if found.grpc then
     -- grpc_pass lives in the server's named location; ngx.ctx does not survive the jump, the route's index does
     ngx.var.ia_gw_pick = index
@@ -460,6 +467,20 @@ function _M.grpc()
   -- a table pushed between the two phases may not be prepared yet
   if not server.prepared then prepare(server) end
   ngx.ctx.ia_response = r.response
+end
+
+--- resume (rewrite_by_lua of a BackendTLSPolicy profile location @ia_btls_<key>) takes back what the jump
+--- dropped from ngx.ctx: the picked route's response filters, CORS headers and timeouts.
+function _M.resume()
+  local server = tables.route_server(ngx.var.ia_gateway)
+  local r = server and server.routes[tonumber(ngx.var.ia_gw_pick)]
+  if r == nil then return end
+  if not server.prepared then prepare(server) end
+  local ctx = ngx.ctx
+  ctx.ia_response = r.response
+  ctx.ia_timeout, ctx.ia_no_retry = r.timeout_s, r.no_retry
+  local origin = ngx.var.http_origin
+  if r.cors ~= nil and origin ~= nil then ctx.ia_cors = { f = r.cors, allowed = cors_allowed(r.cors, origin) } end
 end
 
 --- header_filter applies the route's CORS headers and ResponseHeaderModifier filters to the backend's answer.

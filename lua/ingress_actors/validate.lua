@@ -441,7 +441,7 @@ local function route(r)
   if mirrors > L.mirrors then return "more than " .. L.mirrors .. " RequestMirror filters" end
   if not is_array(r.backends) then return "backends is not an array" end
   for i, b in ipairs(r.backends) do
-    if type(b) ~= "table" or not only_keys(b, { backend = true, weight = true, filters = true }) then return "backend " .. i .. ": not {backend, weight, filters}" end
+    if type(b) ~= "table" or not only_keys(b, { backend = true, weight = true, filters = true, tls = true, sni = true }) then return "backend " .. i .. ": not {backend, weight, filters, tls, sni}" end
     if b.filters ~= nil then
       -- a backendRef's own filters: RequestHeaderModifier only
       if not is_array(b.filters) then return "backend " .. i .. ": filters is not an array" end
@@ -452,6 +452,10 @@ local function route(r)
       end
     end
     if b.backend ~= nil and not backend_name(b.backend) then return "backend " .. i .. ": " .. short(b.backend) .. " is not a name" end
+    -- BackendTLSPolicy: tls names the profile location @ia_btls_<tls> of nginx.conf, sni the name sent and verified
+    if (b.tls == nil) ~= (b.sni == nil) then return "backend " .. i .. ": tls and sni go together" end
+    if b.tls ~= nil and not (type(b.tls) == "string" and b.tls:find("^%x+$") and #b.tls == 16) then return "backend " .. i .. ": tls is not 16 hex digits" end
+    if b.sni ~= nil and not (host_name(b.sni) and b.sni:sub(1, 1) ~= "*") then return "backend " .. i .. ": sni is not a host name" end
     if not int_in(b.weight, 0, L.weight) then return "backend " .. i .. ": weight is not 0.." .. L.weight end
   end
   local t = r.timeouts

@@ -21,6 +21,11 @@ export interface WatchScope {
   readonly configMap: string | null;
   /** `--tcp-services-configmap`, `--udp-services-configmap`: the others watched, each by name */
   readonly streamConfigMaps?: readonly string[];
+  /**
+   * `--enable-gateway-api`: every ConfigMap in the watched namespaces, since a BackendTLSPolicy names its CA
+   * ConfigMaps in any namespace it lives in
+   */
+  readonly allConfigMaps?: boolean;
 }
 
 /** describe says what went wrong with its causes (client-node's "fetch failed" hides "connect ECONNREFUSED …"). */
@@ -59,7 +64,11 @@ export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchS
       const elsewhere = (scope.streamConfigMaps ?? []).filter((c) => c.split('/')[0] !== configNamespace);
       const targets = [...(configNamespace ? [configNamespace] : []), ...new Set(elsewhere)];
       const onlys: (string | undefined)[] =
-        kind !== 'ConfigMap' ? [undefined] : targets.length > 0 ? targets : ['kube-system/ingress-actors-no-configmap'];
+        kind !== 'ConfigMap' || scope.allConfigMaps
+          ? [undefined]
+          : targets.length > 0
+            ? targets
+            : ['kube-system/ingress-actors-no-configmap'];
       const timeouts = {
         requestTimeoutMs: input.requestTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.requestTimeoutMs,
         watchIdleTimeoutMs: input.watchIdleTimeoutMs ?? DEFAULT_INFORMER_TIMEOUTS.watchIdleTimeoutMs,
@@ -97,9 +106,33 @@ export function watcherActors(kc: KubeConfig, cache: ClusterCache, scope: WatchS
         else seen.add(key);
         const moved = type === 'delete' ? cache.remove(kind, obj) : cache.upsert(kind, obj);
         log.debug({ kind, key, type }, 'watch event');
-        if (kind === 'ConfigMap' && key === scope.configMap)
-          follow(type === 'delete' ? [] : headerConfigMapsNamed((obj as ConfigMap).data ?? {}, targets));
-        if (moved) tell({ type: 'watch.changed', key });
+        if (kind === 'ConfigMap' && key === scope.configMap) {
+          const refs = type === 'delete' ? [] : headerConfigMapsNamed((obj as ConfigMap).data ?? {}, targets);
+          // every ConfigMap is listed already: the header ones need no informer of their own, only to count
+          if (scope.allConfigMaps) headerRefs = new Set(refs);
+          else follow(refs);
+        }
+        if (moved && (kind !== 'ConfigMap' || !scope.allConfigMaps || configMapMatters(key)))
+          tell({ type: 'watch.changed', key });
+      };
+      // With every ConfigMap listed, a change syncs only for those a build reads: the --configmap's namespace, the
+      // services and header ConfigMaps, and the CA ConfigMaps a BackendTLSPolicy names (a policy's own change syncs,
+      // and that build reads the ConfigMap from the cache). Others (leader-election ConfigMaps…) change often.
+      let headerRefs = new Set<string>();
+      const configMapMatters = (key: string): boolean => {
+        const namespace = key.split('/')[0];
+        if (namespace === configNamespace || elsewhere.includes(key) || headerRefs.has(key)) return true;
+        return cache
+          .list<KubernetesObject & { spec?: { validation?: { caCertificateRefs?: unknown } } }>('BackendTLSPolicy')
+          .some(
+            (p) =>
+              p.metadata?.namespace === namespace &&
+              Array.isArray(p.spec?.validation?.caCertificateRefs) &&
+              p.spec.validation.caCertificateRefs.some(
+                (r: unknown) =>
+                  typeof r === 'object' && r !== null && `${namespace}/${(r as { name?: unknown }).name}` === key,
+              ),
+          );
       };
       const open = (source: string, only: string | undefined, onError: (error: unknown) => void) =>
         createInformer(

@@ -175,6 +175,7 @@ const FAMILIES: readonly (readonly [string, string])[] = [
   ['session-cookie-', 'session persistence is not in the standard channel'],
   ['affinity-', 'session persistence is not in the standard channel'],
   ['upstream-hash-by', 'the balancing algorithm is implementation-specific'],
+  ['proxy-ssl-', 'TLS to the backend is a BackendTLSPolicy (its CA in a ConfigMap), which convert does not make yet'],
   ['proxy-', 'nginx proxy tuning has no Gateway API field'],
   ['client-', 'request body limits have no Gateway API field'],
   ['mirror-', 'RequestMirror mirrors to a backendRef, not to a URL'],

@@ -59,6 +59,7 @@ export class Mirror {
       httpRoutes: list('httpRoutes'),
       grpcRoutes: list('grpcRoutes'),
       referenceGrants: list('referenceGrants'),
+      backendTLSPolicies: list('backendTLSPolicies'),
       namespaces: list('namespaces'),
     };
     return this.last;
@@ -78,6 +79,7 @@ export const SNAPSHOT_FIELDS: readonly SnapshotField[] = [
   'httpRoutes',
   'grpcRoutes',
   'referenceGrants',
+  'backendTLSPolicies',
   'namespaces',
 ];
 

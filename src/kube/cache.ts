@@ -66,6 +66,7 @@ export class ClusterCache {
       tcpRoutes: this.list('TCPRoute'),
       udpRoutes: this.list('UDPRoute'),
       referenceGrants: this.list('ReferenceGrant'),
+      backendTLSPolicies: this.list('BackendTLSPolicy'),
       namespaces: this.list('Namespace'),
     };
   }

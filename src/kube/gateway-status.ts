@@ -13,6 +13,7 @@ import {
   type GatewayAddress,
   gatewayClassStatus,
   gatewayStatus,
+  policyStatus,
   routeStatus,
   sameJson,
 } from '../model/gateway/status-merge.js';
@@ -95,6 +96,14 @@ export class GatewayStatusWriter {
         if (ours === undefined && sameJson(desired, object.status ?? { parents: [] })) continue;
         wanted.push({ kind, object, status: desired });
       }
+    }
+    // BackendTLSPolicies: our ancestors[] entries, removed from a policy no route of ours sends through any more
+    const policies = new Map((status.backendTLSPolicies ?? []).map((p) => [`${p.namespace}/${p.name}`, p.ancestors]));
+    for (const object of cache.list<Obj>('BackendTLSPolicy')) {
+      const ours = policies.get(objectKey(object));
+      const desired = policyStatus(object.status, object.metadata?.namespace ?? '', controllerName, ours, now);
+      if (ours === undefined && sameJson(desired, object.status ?? { ancestors: [] })) continue;
+      wanted.push({ kind: 'BackendTLSPolicy', object, status: desired });
     }
     let written = 0;
     let unchanged = 0;

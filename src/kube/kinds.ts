@@ -22,6 +22,7 @@ export const GATEWAY_KINDS = [
   'TCPRoute',
   'UDPRoute',
   'ReferenceGrant',
+  'BackendTLSPolicy',
   'Namespace',
 ] as const;
 
@@ -65,6 +66,7 @@ export const KIND_INFO: Readonly<Record<WatchedKind, KindInfo>> = {
   TCPRoute: { group: GATEWAY_API, version: 'v1', plural: 'tcproutes', namespaced: true, crd: true },
   UDPRoute: { group: GATEWAY_API, version: 'v1', plural: 'udproutes', namespaced: true, crd: true },
   ReferenceGrant: { group: GATEWAY_API, version: 'v1beta1', plural: 'referencegrants', namespaced: true, crd: true },
+  BackendTLSPolicy: { group: GATEWAY_API, version: 'v1', plural: 'backendtlspolicies', namespaced: true, crd: true },
   Namespace: { group: '', version: 'v1', plural: 'namespaces', namespaced: false },
 };
 

@@ -38,6 +38,7 @@ import type { GatewayRoutes } from './gateway/routes.js';
 import type { Condition } from './gateway/types.js';
 import { gatewayInputOf } from './gateway/input.js';
 import { gatewayModel } from './gateway/nginx.js';
+import { backendTls } from './gateway/backend-tls.js';
 import { reuseGateway } from './gateway/reuse.js';
 import { buildStream, DEFAULT_STREAM_SETTINGS } from './stream.js';
 import { gatewayStream } from './gateway/nginx-stream.js';
@@ -121,8 +122,23 @@ function withGateway(
   });
   problems.push(...routes.problems);
   if (!options.dynamic) return { model, gateway: withoutLua(routes) };
+  const tls = backendTls({
+    policies: snapshot.backendTLSPolicies ?? [],
+    configMaps: snapshot.configMaps,
+    services: snapshot.services,
+    routes,
+  });
+  problems.push(...tls.problems);
+  const withPolicies: GatewayRoutes =
+    tls.status.length === 0 ? routes : { ...routes, status: { ...routes.status, backendTLSPolicies: tls.status } };
   const done = gatewayModel(
-    { model, routes, lookups: settings.changes.lookups, certificates: settings.certificates },
+    {
+      model,
+      routes: withPolicies,
+      lookups: settings.changes.lookups,
+      certificates: settings.certificates,
+      backendTls: tls.byUpstream,
+    },
     problems,
   );
   const reused = reuseGateway(memo.gateway, done.model);

@@ -30,6 +30,7 @@ export type LocationExtras = Pick<
   | 'snippet'
   | 'waf'
   | 'requireClientCertificate'
+  | 'proxySsl'
   | 'tracing'
 > & { readonly externalAuth: ExternalAuthSettings | null };
 
@@ -66,6 +67,7 @@ export const NO_EXTRAS: LocationExtras = Object.freeze({
   auth: null,
   externalAuth: null,
   requireClientCertificate: false,
+  proxySsl: null,
   limitRequests: null,
   limitConnections: null,
   cors: null,
@@ -198,7 +200,8 @@ export function toLocations(routes: readonly Route[], host: HostOptions): Locati
           : {
               grpc,
               url: `${f?.protocol ?? 'http'}://${target}`,
-              balancedUrl: `${f?.protocol ?? 'http'}://upstream_balancer`,
+              // proxy-ssl-verify: an upstream without keepalive (a cached connection is not verified again)
+              balancedUrl: `${f?.protocol ?? 'http'}://${extras.proxySsl?.verify && (f?.protocol === 'https' || f?.protocol === 'grpcs') ? 'upstream_balancer_tls' : 'upstream_balancer'}`,
               upstreamName: target,
               canary: route.canary?.upstream ?? null,
             },

@@ -193,6 +193,18 @@ export interface Pass {
   readonly canary: string | null;
 }
 
+/** ProxySsl is a location's proxy_ssl_* directives (files relative to nginx.conf, written 0600). */
+export interface ProxySsl {
+  readonly caFile: string | null;
+  readonly certificateFile: string | null;
+  readonly verify: boolean;
+  readonly depth: number;
+  readonly name: string | null;
+  readonly serverName: boolean;
+  readonly protocols: readonly string[];
+  readonly ciphers: string;
+}
+
 /** ClientSettings are core directives an annotation sets per location. */
 export interface ClientSettings {
   readonly maxBodySize: string | null;
@@ -313,6 +325,11 @@ export interface Location {
    * HTTP) is refused
    */
   readonly requireClientCertificate: boolean;
+  /**
+   * proxy-ssl-*: TLS to the backend (with backend-protocol HTTPS or GRPCS): the CA file (verify), the client
+   * certificate file, the name checked and sent; null: none set
+   */
+  readonly proxySsl: ProxySsl | null;
   readonly grpcHeaders: { readonly host: string } | null;
   /** denylist then allowlist, in nginx's order */
   readonly access: readonly AccessRule[] | null;

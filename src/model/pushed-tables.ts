@@ -124,6 +124,9 @@ export interface RouteEntry {
     readonly weight: number;
     /** the backendRef's own RequestHeaderModifier filters, applied after the route's when it is picked */
     readonly filters?: readonly ({ readonly type: 'RequestHeaderModifier' } & RouteHeaderModifier)[];
+    /** BackendTLSPolicy: the profile (`@ia_btls_<tls>` of the server, its CA) and the name sent and verified */
+    readonly tls?: string;
+    readonly sni?: string;
   }[];
   /** milliseconds; absent: not set; 0: no timeout */
   readonly timeouts: { readonly request?: number; readonly backendRequest?: number };

@@ -113,6 +113,8 @@ export interface Snapshot {
   readonly tcpRoutes?: readonly KubeObject[];
   readonly udpRoutes?: readonly KubeObject[];
   readonly referenceGrants?: readonly KubeObject[];
+  /** BackendTLSPolicies (gateway.networking.k8s.io/v1), untrusted: src/model/gateway/backend-tls.ts checks them */
+  readonly backendTLSPolicies?: readonly KubeObject[];
   /** Namespaces, for a listener's allowedRoutes `from: Selector` */
   readonly namespaces?: readonly KubeObject[];
 }

@@ -165,6 +165,9 @@ export function routeEntryProblem(r: RouteEntry): string | null {
       if (why) return `a backend's ${f.type}: ${why}`;
     }
     if (!intIn(b.weight, 0, L.weight)) return `a weight is not 0..${L.weight}`;
+    if ((b.tls === undefined) !== (b.sni === undefined)) return 'a backend has tls without sni or sni without tls';
+    if (b.tls !== undefined && !/^[0-9a-f]{16}$/.test(b.tls)) return 'a backend TLS profile is not 16 hex digits';
+    if (b.sni !== undefined && (b.sni.startsWith('*') || hostProblem(b.sni))) return 'a backend TLS name is not a host';
   }
   for (const t of [r.timeouts.request, r.timeouts.backendRequest])
     if (t !== undefined && !intIn(t, 0, L.timeoutMs)) return `a timeout is not 0..${L.timeoutMs} ms`;

@@ -18,6 +18,7 @@ import { invalidCases } from './tests/httproute-invalid.js';
 import { l4Cases } from './tests/l4.js';
 import { routingCases } from './tests/httproute-routing.js';
 import { httpFeatureCases } from './tests/http-features.js';
+import { backendTlsCases } from './tests/backend-tls.js';
 
 const inventory = JSON.parse(await readFile(new URL('./inventory.json', import.meta.url), 'utf8')) as Inventory;
 const cases = new Map<string, ConformanceCase>(
@@ -30,6 +31,7 @@ const cases = new Map<string, ConformanceCase>(
     ...grpcCases,
     ...httpFeatureCases,
     ...l4Cases,
+    ...backendTlsCases,
   ].map((c) => [c.name, c]),
 );
 /**
@@ -76,6 +78,10 @@ const SUPPORTED_EXTENDED = new Set<string>([
   'HTTPRouteDestinationPortMatching',
   // RequestMirror's percent and fraction: the router draws each copy
   'HTTPRouteRequestPercentageMirror',
+  // issue 31, TLS: TLS to backends with the policy's CA and hostname (src/model/gateway/backend-tls.ts)
+  'BackendTLSPolicy',
+  // a Gateway's spec.tls.backend.clientCertificateRef shown to TLS backends
+  'GatewayBackendClientCertificate',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC', 'GATEWAY-TLS', 'GATEWAY-TCP', 'GATEWAY-UDP'];
 /** extended features of the profiles that are not claimed because nginx cannot do them, with what was measured */
@@ -86,6 +92,14 @@ const NOT_CLAIMED: Record<string, string> = {
   GatewayInfrastructurePropagation:
     'one nginx serves every Gateway (each on an address of --gateway-addresses): the controller makes no Pod, ' +
     "Service or ServiceAccount per Gateway to carry spec.infrastructure's labels and annotations",
+  BackendTLSPolicySANValidation:
+    "nginx 1.22 checks a backend certificate against one name, the one it sends as SNI (proxy_ssl_name): a policy's " +
+    'subjectAltNames beyond it cannot be checked, so such a policy is refused (Accepted=False/Invalid)',
+  GatewayFrontendClientCertificateValidation:
+    'the tests expect the TLS handshake to fail without a valid client certificate; nginx 1.22 completes every ' +
+    'handshake (ssl_verify_client) and answers 400 after it, so they cannot pass (the validation itself is served)',
+  GatewayFrontendClientCertificateValidationInsecureFallback:
+    'as GatewayFrontendClientCertificateValidation: nginx judges the certificate after the handshake',
   HTTPRouteRetry:
     "HTTPRoute rules' `retry` is an experimental-channel field in Gateway API v1.6.1: the standard CRDs prune it, " +
     'so a standard-channel report cannot test it',

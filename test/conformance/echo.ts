@@ -7,7 +7,9 @@
  * websocket.Handler: text as text, binary as binary).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { WebSocketServer } from 'ws';
 
 /** EchoPod is one running echo server standing in for one pod. */
@@ -18,6 +20,8 @@ export interface EchoPod {
   readonly port: number;
   /** the pod's labels (its Deployment's template labels), which Services select */
   readonly labels: Readonly<Record<string, string>>;
+  /** the Service targetPort it stands for: 3000 (HTTP), or 8443 for a TLS_SERVER_CERT pod (HTTPS) */
+  readonly targetPort?: number;
   /** the request URIs it echoed, in order (its log: "Echoing back request made to <uri> …") */
   readonly echoed: readonly string[];
   close(): Promise<void>;
@@ -91,6 +95,8 @@ function echo(pod: string, namespace: string, service: string, req: IncomingMess
       proto: `HTTP/${req.httpVersion}`,
       headers,
       httpPort: String((req.socket.address() as AddressInfo).port),
+      // echo-basic's TLSAssertions, over HTTPS: the SNI the client sent
+      ...((req.socket as TLSSocket).encrypted ? { tls: tlsAssertions(req.socket as TLSSocket) } : {}),
       namespace,
       ingress: '',
       service,
@@ -104,6 +110,15 @@ function echo(pod: string, namespace: string, service: string, req: IncomingMess
   res.end(body);
 }
 
+/** tlsAssertions is echo-basic's TLSAssertions: the SNI, and the client's certificates as PEM. */
+function tlsAssertions(socket: TLSSocket): { serverName: string; peerCertificates?: string[] } {
+  const raw = socket.getPeerCertificate().raw;
+  const pem = raw
+    ? [`-----BEGIN CERTIFICATE-----\n${raw.toString('base64').replace(/.{1,64}/g, '$&\n')}-----END CERTIFICATE-----\n`]
+    : undefined;
+  return { serverName: socket.servername || '', ...(pem ? { peerCertificates: pem } : {}) };
+}
+
 /** startEchoPod listens on `ip`:`port` and answers as pod `pod` of `service` in `namespace`. */
 export async function startEchoPod(
   ip: string,
@@ -112,15 +127,35 @@ export async function startEchoPod(
   namespace: string,
   service: string,
   labels: Readonly<Record<string, string>> = {},
+  /**
+   * HTTPS with this certificate (echo-basic's TLS_SERVER_CERT and TLS_SERVER_PRIVKEY), and with `clientCa`
+   * (TLS_CLIENT_CACERTS) a client certificate asked for and verified when given (Go's VerifyClientCertIfGiven)
+   */
+  tls?: { readonly cert: string; readonly key: string; readonly clientCa?: string },
 ): Promise<EchoPod> {
   const echoed: string[] = [];
-  const server: Server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     req.resume();
     req.on('end', () => {
       echoed.push(req.url ?? '/');
       answer(pod, namespace, service, req, res);
     });
-  });
+  };
+  const server: Server = tls
+    ? createTlsServer(
+        {
+          cert: tls.cert,
+          key: tls.key,
+          ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: false } : {}),
+        },
+        (req, res) => {
+          // VerifyClientCertIfGiven: a certificate given must verify; none is fine
+          const socket = req.socket as TLSSocket;
+          if (tls.clientCa && socket.getPeerCertificate().raw && !socket.authorized) return void socket.destroy();
+          handler(req, res);
+        },
+      )
+    : createServer(handler);
   const sockets = new WebSocketServer({ noServer: true });
   server.on('upgrade', (req, socket, head) => {
     if ((req.url ?? '').split('?')[0] !== '/ws') {
@@ -140,6 +175,7 @@ export async function startEchoPod(
     namespace,
     ip,
     port,
+    ...(tls ? { targetPort: 8443 } : {}),
     labels,
     echoed,
     close: () =>

@@ -110,8 +110,9 @@ export function overlayAddresses(text: string): string {
 }
 
 /**
- * withoutDeployments leaves a test manifest's Deployments out: the test API server has no apps/v1, and the ones a
- * test brings (echo-basic TCP and UDP servers) are not emulated, so their Services have no endpoints.
+ * withoutDeployments leaves a test manifest's Deployments out: the test API server has no apps/v1. A test's TLS
+ * Deployments become echo pods (below); the others it brings (echo-basic TCP and UDP servers) are not emulated, so
+ * their Services have no endpoints.
  */
 export function withoutDeployments(text: string): string {
   if (!/^kind: Deployment$/m.test(text)) return text;
@@ -129,7 +130,13 @@ interface Deployment {
   metadata: { name: string; namespace: string };
   spec: {
     replicas?: number;
-    template: { metadata: { labels: Record<string, string> }; spec: { containers: { env?: { name: string }[] }[] } };
+    template: {
+      metadata: { labels: Record<string, string> };
+      spec: {
+        containers: { env?: { name: string }[] }[];
+        volumes?: { secret?: { secretName?: string } }[];
+      };
+    };
   };
 }
 /** ServiceObject is the part of a Service the endpoint slices are made from. */
@@ -150,6 +157,13 @@ const isHttpEcho = (d: Deployment) =>
     ),
   ) && !d.metadata.name.startsWith('coredns');
 
+/** a TLS_SERVER_CERT pod answers HTTPS on its targetPort 8443 with its Secret's certificate (echo-basic's https) */
+const tlsSecretOf = (d: Deployment): string | undefined =>
+  d.spec.template.spec.containers.every((c) => (c.env ?? []).every((e) => e.name !== 'TCP_ECHO_SERVER')) &&
+  d.spec.template.spec.containers.some((c) => (c.env ?? []).some((e) => e.name === 'TLS_SERVER_CERT'))
+    ? d.spec.template.spec.volumes?.find((v) => v.secret?.secretName)?.secret?.secretName
+    : undefined;
+
 const isGrpcEcho = (d: Deployment) =>
   d.spec.template.spec.containers.some((c) => (c.env ?? []).some((e) => e.name === 'GRPC_ECHO_SERVER'));
 
@@ -161,7 +175,7 @@ async function baseObjects(): Promise<{ objects: object[]; deployments: Deployme
   return {
     objects: docs.filter((d) => KIND_KEPT.has(d.kind)),
     deployments: (docs.filter((d) => d.kind === 'Deployment') as unknown as Deployment[]).filter(
-      (d) => isHttpEcho(d) || isGrpcEcho(d),
+      (d) => isHttpEcho(d) || isGrpcEcho(d) || tlsSecretOf(d) !== undefined,
     ),
     services: docs.filter((d) => d.kind === 'Service') as unknown as ServiceObject[],
   };
@@ -183,7 +197,8 @@ export function endpointSlicesFor(services: readonly ServiceObject[], pods: read
   for (const s of services) {
     const selected = pods.filter((p) => selects(s, p.namespace, p.labels));
     if (selected.length === 0) continue;
-    const ports = (s.spec.ports ?? []).filter((p) => (p.targetPort ?? p.port) === HTTP_TARGET_PORT);
+    const targetPort = selected[0]!.targetPort ?? HTTP_TARGET_PORT;
+    const ports = (s.spec.ports ?? []).filter((p) => (p.targetPort ?? p.port) === targetPort);
     slices.push({
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
@@ -203,6 +218,20 @@ export function endpointSlicesFor(services: readonly ServiceObject[], pods: read
   }
   return slices;
 }
+
+/** deploymentsIn lists the Deployments of a manifest's text. */
+const deploymentsIn = (text: string) =>
+  parseAllDocuments(text)
+    .map((d) => d.toJSON() as { kind?: string } | null)
+    .filter((d) => d?.kind === 'Deployment') as unknown as Deployment[];
+
+/** caConfigMap is kubernetes.MustCreateCACertConfigMap's ConfigMap: the CA's PEM under `ca.crt`. */
+const caConfigMap = (name: string, pem: string, namespace: string) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace },
+  data: { 'ca.crt': pem },
+});
 
 /** servicesIn lists the Services of a manifest's text. */
 const servicesIn = (text: string) =>
@@ -228,6 +257,23 @@ export async function startHarness(): Promise<Harness> {
     // every pod listens on one port, each on its own address, as pods do on their targetPort
     const echoPort = await freePort();
     const grpcPort = await freePort();
+    const tlsPort = await freePort();
+    // suite.go's CA and the certificates it signs for the TLS backends (BackendTLSPolicy checks them)
+    const checksCa = await issueCertificate({ commonName: 'gateway-api conformance CA', isCa: true });
+    const mismatchCa = await issueCertificate({ commonName: 'mismatch CA', isCa: true });
+    const checksClient = await issueCertificate({ commonName: 'gateway-api conformance client', issuer: checksCa });
+    const tlsCerts: Record<string, { certPem: string; keyPem: string }> = {
+      'tls-checks-certificate': await issueCertificate({
+        commonName: 'abc.example.com',
+        dnsNames: ['abc.example.com', 'other.example.com'],
+        issuer: checksCa,
+      }),
+      'tls-passthrough-checks-certificate': await issueCertificate({
+        commonName: 'abc.example.com',
+        dnsNames: ['abc.example.com'],
+        issuer: checksCa,
+      }),
+    };
     let ip = 2;
     for (const d of base.deployments) {
       // the pods' addresses stay below the Gateways' pool (127.0.0.200 …)
@@ -236,6 +282,17 @@ export async function startHarness(): Promise<Harness> {
       const service = base.services.find((s) => selects(s, d.metadata.namespace, labels));
       for (let i = 0; i < (d.spec.replicas ?? 1); i++) {
         const pod = `${d.metadata.name}-${podSuffix(i)}`;
+        const secret = tlsSecretOf(d);
+        const tls = secret === undefined ? undefined : tlsCerts[secret];
+        if (secret !== undefined && tls === undefined) continue;
+        if (tls) {
+          const address = `127.0.0.${ip++}`;
+          const service = base.services.find((s) => selects(s, d.metadata.namespace, labels));
+          const name = service?.metadata.name ?? '';
+          const cert = { cert: tls.certPem, key: tls.keyPem };
+          pods.push(await startEchoPod(address, tlsPort, pod, d.metadata.namespace, name, labels, cert));
+          continue;
+        }
         if (isGrpcEcho(d)) {
           const address = `127.0.0.${ip++}`;
           const context = { namespace: d.metadata.namespace, service_name: service?.metadata.name ?? '', pod };
@@ -256,6 +313,7 @@ export async function startHarness(): Promise<Harness> {
       }
     }
     const slices = endpointSlicesFor(base.services, pods);
+    const testPods = new Map<string, EchoPod[]>();
 
     // the Secrets conformance/utils/suite/suite.go makes at setup, issued here rather than copied
     const infraCert = await issueCertificate({ commonName: '*', dnsNames: ['*', '*.org', '*.wildcard.org'] });
@@ -278,6 +336,9 @@ export async function startHarness(): Promise<Harness> {
         gatewayClass,
         tlsSecret('tls-validity-checks-certificate', infraCert.certPem, infraCert.keyPem, INFRA_NS),
         tlsSecret('certificate', webCert.certPem, webCert.keyPem, WEB_NS),
+        caConfigMap('tls-checks-ca-certificate', checksCa.certPem, INFRA_NS),
+        caConfigMap('mismatch-ca-certificate', mismatchCa.certPem, INFRA_NS),
+        tlsSecret('tls-checks-client-certificate', checksClient.certPem, checksClient.keyPem, INFRA_NS),
         ...rest,
         ...slices,
       ]),
@@ -320,8 +381,32 @@ export async function startHarness(): Promise<Harness> {
       manifest,
       // a test's Services with a selector get their slices as the EndpointSlice controller would make them
       apply: async (file) => {
-        const text = withoutDeployments(overlayAddresses(await manifest(file)));
-        await kubectl.run(['apply', '-f', '-'], text);
+        const text = overlayAddresses(await manifest(file));
+        await kubectl.run(['apply', '-f', '-'], withoutDeployments(text));
+        // a test's own TLS Deployments (gateway-tls-backend-client-certificate.yaml) become pods as the base's do
+        for (const d of deploymentsIn(text)) {
+          const secret = tlsSecretOf(d);
+          const tls = secret === undefined ? undefined : tlsCerts[secret];
+          if (tls === undefined || ip >= 200) continue;
+          const labels = d.spec.template.metadata.labels;
+          const clientCa = d.spec.template.spec.containers.some((c) =>
+            (c.env ?? []).some((e) => e.name === 'TLS_CLIENT_CACERTS'),
+          )
+            ? checksCa.certPem
+            : undefined;
+          const cert = { cert: tls.certPem, key: tls.keyPem, ...(clientCa ? { clientCa } : {}) };
+          const pod = await startEchoPod(
+            `127.0.0.${ip++}`,
+            tlsPort,
+            `${d.metadata.name}-${podSuffix(0)}`,
+            d.metadata.namespace,
+            '',
+            labels,
+            cert,
+          );
+          pods.push(pod);
+          (testPods.get(file) ?? testPods.set(file, []).get(file)!).push(pod);
+        }
         const slices = endpointSlicesFor(servicesIn(text), pods);
         if (slices.length > 0) await kubectl.run(['apply', '-f', '-'], slices.map((o) => stringify(o)).join('---\n'));
       },
@@ -330,6 +415,11 @@ export async function startHarness(): Promise<Harness> {
         const slices = endpointSlicesFor(servicesIn(text), pods);
         const all = slices.length > 0 ? `${text}\n---\n${slices.map((o) => stringify(o)).join('---\n')}` : text;
         await kubectl.run(['delete', '--ignore-not-found', '--wait=false', '-f', '-'], all);
+        for (const pod of testPods.get(file) ?? []) {
+          pods.splice(pods.indexOf(pod), 1);
+          await pod.close();
+        }
+        testPods.delete(file);
       },
       get: async (apiVersion, kind, namespace, name) => {
         try {

@@ -18,6 +18,10 @@ export interface Request {
   readonly unfollowRedirect?: boolean;
   /** HTTPS: the TLS server name, when not the host (Go: the serverName MakeTLSRequest… is given) */
   readonly serverName?: string;
+  /** the TLS server name: of the client's HTTPS request, or (expected) the one the backend got */
+  readonly sni?: string;
+  /** expected: the client certificate (PEM) the backend's TLS got from the Gateway */
+  readonly clientCert?: string;
 }
 
 /** ExpectedResponse is one case of a conformance test's table (Go: http.ExpectedResponse). */
@@ -119,7 +123,7 @@ export function send(target: Target, req: Request, extraHeaders: Record<string, 
         ? httpsRequest(
             {
               ...options,
-              servername: req.serverName ?? (req.host ?? target.address).replace(/:\d+$/, ''),
+              servername: req.serverName ?? req.sni ?? (req.host ?? target.address).replace(/:\d+$/, ''),
               ...(target.ca ? { ca: target.ca } : {}),
               // Go's name check, not node's: the suite's certificates name `*.org`, which node refuses
               checkServerIdentity: goVerifyHostname,
@@ -162,6 +166,8 @@ interface EchoBody {
   headers: Record<string, string[]>;
   namespace: string;
   pod: string;
+  /** an HTTPS pod's TLSAssertions */
+  tls?: { serverName: string; peerCertificates?: string[] };
 }
 
 const REDIRECTS = new Set([300, 301, 302, 303, 304, 305, 307, 308]);
@@ -231,6 +237,14 @@ export function compare(expected: ExpectedResponse, got: Captured): string | nul
     for (const name of expected.expectedRequest?.absentHeaders ?? [])
       if (seen.has(name.toLowerCase())) return `expected request header ${name} to be absent, got ${seen.get(name)}`;
     if (!echo.pod.startsWith(expected.backend ?? '')) return `expected pod ${expected.backend}…, got ${echo.pod}`;
+    // Go reads cReq.TLS.ServerName: the SNI the backend's TLS got (BackendTLSPolicy)
+    const sni = expected.expectedRequest?.sni;
+    if (sni && sni !== echo.tls?.serverName) return `expected SNI ${sni}, got ${echo.tls?.serverName ?? 'no TLS'}`;
+    // Go: slices.Contains(cReq.TLS.PeerCertificates, ClientCert), PEM compared without its line breaks
+    const bare = (pem: string) => pem.replace(/\s/g, '');
+    const clientCert = expected.expectedRequest?.clientCert;
+    if (clientCert && !(echo.tls?.peerCertificates ?? []).some((c) => bare(c) === bare(clientCert)))
+      return 'the backend did not get the expected client certificate';
   } else if (REDIRECTS.has(got.status) && expected.redirectRequest) {
     const location = headerOf('location');
     if (!location) return 'a redirect without Location';

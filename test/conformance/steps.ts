@@ -129,6 +129,15 @@ export type Step =
   /** GWCMustHaveAcceptedConditionAny */
   | { readonly kind: 'gatewayClassAccepted'; readonly name: string }
   /**
+   * BackendTLSPolicyMustHaveCondition: every ancestors[] entry's conditions of the latest generation, and the
+   * Gateway's entry with the condition
+   */
+  | { readonly kind: 'policyCondition'; readonly policy: NN; readonly gateway: NN; readonly condition: Cond }
+  /** BackendTLSPolicyMustHaveLatestConditions: no ancestors[] condition of an older generation, now */
+  | { readonly kind: 'policyLatest'; readonly policy: NN }
+  /** what a Go test does with its client between the helpers (get, patch or create an object), as a function */
+  | { readonly kind: 'client'; readonly what: string; readonly run: (h: Harness, t: Timeouts) => Promise<unknown> }
+  /**
    * a merge patch computed from the object as it is (client.MergeFrom in Go), after which its generation must
    * have changed
    */
@@ -628,6 +637,40 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
           if (!o || stale(o, conditions)) return `not of the latest generation: ${show(conditions)}`;
           return conditionsMatch([{ type: 'Accepted' }], conditions) ? null : show(conditions);
         });
+        break;
+      case 'policyCondition':
+        await poll(
+          `BackendTLSPolicy ${step.policy.namespace}/${step.policy.name} has ${show(step.condition)} for ${step.gateway.name}`,
+          t.statusMs,
+          t.pollMs,
+          async () => {
+            const p = await get('BackendTLSPolicy', step.policy);
+            if (!p) return 'not found';
+            const ancestors = (p.status?.ancestors ?? []) as {
+              ancestorRef: { name: string; namespace?: string };
+              conditions: Condition[];
+            }[];
+            for (const a of ancestors) {
+              if (stale(p, a.conditions)) return 'ancestor conditions not of the latest generation';
+              const ref = a.ancestorRef;
+              const ours =
+                ref.name === step.gateway.name &&
+                (ref.namespace === undefined || ref.namespace === step.gateway.namespace);
+              if (ours && conditionsMatch([step.condition], a.conditions)) return null;
+            }
+            return show(ancestors);
+          },
+        );
+        break;
+      case 'policyLatest': {
+        const p = await get('BackendTLSPolicy', step.policy);
+        if (!p) throw new Error(`BackendTLSPolicy ${step.policy.name} not found`);
+        for (const a of (p.status?.ancestors ?? []) as { conditions: Condition[] }[])
+          if (stale(p, a.conditions)) throw new Error(`conditions not of the latest generation: ${show(a.conditions)}`);
+        break;
+      }
+      case 'client':
+        await step.run(h, t);
         break;
       case 'mutate': {
         const before = await get(step.objectKind, step.object);

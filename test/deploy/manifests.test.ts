@@ -107,9 +107,12 @@ describe('deploy/kubernetes', () => {
     expect(role.rules!.flatMap((r) => (r.resources?.includes('leases') ? (r.resourceNames ?? []) : []))).toEqual([
       config.status.electionId,
     ]);
-    // The Role is in the ConfigMap's namespace: the controller watches that namespace's ConfigMaps (add-headers).
+    // The Role is in the ConfigMap's namespace (the Lease); ConfigMaps are watched in every namespace with the
+    // Gateway API on (a BackendTLSPolicy's CA ConfigMaps), which the ClusterRole grants.
     expect(role.metadata!.namespace).toBe(configMap.metadata!.namespace);
-    expect(role.rules!.some((r) => r.resources?.includes('configmaps'))).toBe(true);
+    expect(config.build.gateway).toBeDefined();
+    const cluster = find<V1ClusterRole>(manifests, 'ClusterRole');
+    expect(cluster.rules!.some((r) => r.resources?.includes('configmaps') && r.verbs.includes('watch'))).toBe(true);
     // The ConfigMap's keys are all known and valid.
     const { problems } = buildModel({ ...emptySnapshot, configMaps: [configMap] }, config.build);
     expect(problems).toEqual([]);
@@ -200,6 +203,7 @@ describe('deploy/kubernetes', () => {
       'create events',
       'create leases',
       'patch events',
+      'update backendtlspolicies/status',
       'update gatewayclasses/status',
       'update gateways/status',
       'update grpcroutes/status',

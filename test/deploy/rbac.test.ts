@@ -86,6 +86,16 @@ async function gatewayObjects(): Promise<object[]> {
         rules: [{ backendRefs: [{ name: 'web', port: 80 }] }],
       },
     },
+    {
+      // TLS to the route's Service: the leader writes the policy's ancestors
+      apiVersion: `${GATEWAY_API}/v1`,
+      kind: 'BackendTLSPolicy',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: {
+        targetRefs: [{ group: '', kind: 'Service', name: 'web' }],
+        validation: { wellKnownCACertificates: 'System', hostname: 'web.example.com' },
+      },
+    },
   ];
 }
 /** statusWritten: the leader wrote the status of the Gateway API object of this plural (through its /status). */
@@ -178,7 +188,7 @@ beforeAll(async () => {
     await waitFor('an Event', () => eventCount() === 1, 10_000);
     await waitFor(
       'the Gateway API status written',
-      () => ['gatewayclasses', 'gateways', 'httproutes', 'grpcroutes'].every(statusWritten),
+      () => ['gatewayclasses', 'gateways', 'httproutes', 'grpcroutes', 'backendtlspolicies'].every(statusWritten),
       15_000,
     );
     const patch = (service: string) =>
@@ -249,8 +259,9 @@ describe('deploy/kubernetes RBAC', () => {
     ]) {
       expect(seen, expected).toContain(expected);
     }
-    // ConfigMaps are only ever read in the controller's namespace (what lets a Role, not the ClusterRole, grant it).
-    expect(calls.filter((c) => c.resource === 'configmaps').every((c) => c.namespace === 'ingress-actors')).toBe(true);
+    // ConfigMaps are listed in every namespace with the Gateway API on (a BackendTLSPolicy's CA ConfigMaps), which
+    // the ClusterRole grants; with it off only the controller's namespace (a Role there would do).
+    expect(calls.some((c) => c.resource === 'configmaps' && c.namespace === null)).toBe(true);
     // No GET of Ingresses: a 409 is retried from the watch, not with a read.
     expect(seen).not.toContain('get ingresses');
   });

@@ -108,6 +108,7 @@ export function snapshotOf(objects: { kind?: string }[]): Snapshot {
     tcpRoutes: of('TCPRoute'),
     udpRoutes: of('UDPRoute'),
     referenceGrants: of('ReferenceGrant'),
+    backendTLSPolicies: of('BackendTLSPolicy'),
     namespaces: of('Namespace'),
   };
 }

@@ -67,7 +67,16 @@ describe('readList', () => {
 describe('the registry', () => {
   it('gives every key a rule; the security keys fail closed, the CORS lists filter', () => {
     const rule = (key: string) => supportedKeys.find((k) => k.key.key === key)?.key.onInvalid;
-    for (const key of ['auth-url', 'auth-secret', 'auth-type', 'auth-tls-secret', 'allowlist-source-range'])
+    for (const key of [
+      'auth-url',
+      'auth-secret',
+      'auth-type',
+      'auth-tls-secret',
+      'allowlist-source-range',
+      'proxy-ssl-secret',
+      'proxy-ssl-verify',
+      'proxy-ssl-name',
+    ])
       expect([key, rule(key)]).toEqual([key, 'deny']);
     for (const key of ['cors-allow-origin', 'cors-allow-methods', 'cors-allow-headers'])
       expect([key, rule(key)]).toEqual([key, 'filter']);
@@ -75,11 +84,7 @@ describe('the registry', () => {
       expect([key, rule(key)]).toEqual([key, 'ignore']);
     expect(new Set(supportedKeys.map((k) => k.key.onInvalid))).toEqual(new Set(['ignore', 'deny', 'filter']));
     const refused = (key: string) => refusedAnnotations.find((r) => r.key === key)?.effect;
-    expect([refused('auth-tls-match-cn'), refused('proxy-ssl-verify'), refused('server-alias')]).toEqual([
-      'denied',
-      'denied',
-      'ignored',
-    ]);
+    expect([refused('auth-tls-match-cn'), refused('server-alias')]).toEqual(['denied', 'ignored']);
     for (const key of ['enable-modsecurity', 'enable-owasp-core-rules', 'modsecurity-snippet'])
       expect([key, rule(key)]).toEqual([key, 'deny']);
   });

@@ -267,6 +267,19 @@ export class IngressFeatures {
           auth: a.auth && { realm: a.auth.realm, file: ctx.extras.authFile(a.auth.secretId, a.auth.content) },
           externalAuth: a.externalAuth && externalAuthSettings(a.externalAuth, this.grpc),
           requireClientCertificate: a.authTls?.verifyClient === 'on',
+          proxySsl: a.proxySsl && {
+            caFile: a.proxySsl.caPem === null ? null : ctx.extras.caFile(a.proxySsl.secretId!, a.proxySsl.caPem),
+            certificateFile:
+              a.proxySsl.clientPem === null
+                ? null
+                : ctx.extras.clientCertificateFile(a.proxySsl.secretId!, a.proxySsl.clientPem),
+            verify: a.proxySsl.verify,
+            depth: a.proxySsl.depth,
+            name: a.proxySsl.name,
+            serverName: a.proxySsl.serverName,
+            protocols: a.proxySsl.protocols,
+            ciphers: a.proxySsl.ciphers,
+          },
           ...ctx.extras.limits(owner, a.rateLimit),
           cors: ctx.extras.cors(a.cors),
           errorPages,

@@ -191,6 +191,13 @@ export class HttpExtras {
     return file;
   }
 
+  /** clientCertificateFile registers proxy-ssl-secret's certificate and key (written 0600) and returns its path. */
+  clientCertificateFile(secretId: string, pem: string): string {
+    const file = `certificates/proxy_ssl_${secretId.replace('/', '_')}.pem`;
+    this.files.set(file, { id: `${secretId} tls.crt`, file, pem });
+    return file;
+  }
+
   /**
    * canary registers the selector of one route (`route` names host and path) and returns the
    * variable holding the upstream to use: header, then cookie, then weight decide, each giving

@@ -13,8 +13,6 @@ const ignored = (
   reason: string,
 ): RefusedAnnotation => ({ key, risk, scope, effect: 'ignored', reason });
 
-const BACKEND_TLS = 'backend certificate verification is not implemented; serving without it would trust any backend';
-
 /**
  * refusedAnnotations are ingress-nginx's annotations (its risk table) this controller does not
  * implement. A security feature whose absence would make serving unsafe fails closed: the
@@ -104,15 +102,6 @@ export const refusedAnnotations: readonly RefusedAnnotation[] = [
     'location',
     'responses are not buffered to disk by default (proxy-buffering off)',
   ),
-  ...[
-    ['proxy-ssl-ciphers', 'Medium'],
-    ['proxy-ssl-name', 'High'],
-    ['proxy-ssl-protocols', 'Low'],
-    ['proxy-ssl-secret', 'Medium'],
-    ['proxy-ssl-server-name', 'Low'],
-    ['proxy-ssl-verify', 'Low'],
-    ['proxy-ssl-verify-depth', 'Low'],
-  ].map(([k, r]) => denied(k!, r as RefusedAnnotation['risk'], 'ingress', BACKEND_TLS)),
   ignored(
     'limit-allowlist',
     'Low',

@@ -13,6 +13,7 @@ import { canaryGroup } from './canary.js';
 import { clientGroup } from './client.js';
 import { externalAuthGroup } from './external-auth.js';
 import { authTlsGroup } from './auth-tls.js';
+import { proxySslGroup } from './proxy-ssl.js';
 import { corsGroup } from './cors.js';
 import { customHttpErrorsGroup } from './custom-http-errors.js';
 import { defaultBackendGroup } from './default-backend.js';
@@ -56,6 +57,7 @@ export const annotationGroups: readonly AnnotationGroup[] = [
   authGroup,
   externalAuthGroup,
   authTlsGroup,
+  proxySslGroup,
   corsGroup,
   rateLimitGroup,
   affinityGroup,
@@ -233,6 +235,7 @@ export const NO_ANNOTATIONS: IngressAnnotations = Object.freeze({
   auth: null,
   externalAuth: null,
   authTls: null,
+  proxySsl: null,
   cors: null,
   rateLimit: null,
   affinity: null,

@@ -93,6 +93,22 @@ export interface AnnotationGroup<K extends keyof IngressAnnotations = keyof Ingr
   readonly parse: (input: AnnotationInput) => IngressAnnotations[K];
 }
 
+/** ProxySslAnnotations are the proxy-ssl-* annotations, validated (src/model/annotations/proxy-ssl.ts). */
+export interface ProxySslAnnotations {
+  /** `namespace/name` of proxy-ssl-secret; null: none (only the name and SNI are set) */
+  readonly secretId: string | null;
+  /** its `ca.crt`, checked PEM certificates */
+  readonly caPem: string | null;
+  /** its `tls.crt` then `tls.key`, when both are there: the client certificate shown to the backend */
+  readonly clientPem: string | null;
+  readonly verify: boolean;
+  readonly depth: number;
+  readonly name: string | null;
+  readonly serverName: boolean;
+  readonly protocols: readonly string[];
+  readonly ciphers: string;
+}
+
 /** RewriteAnnotations are the rewrite group: paths as regexes, rewrite-target, app-root and the TLS redirects. */
 export interface RewriteAnnotations {
   readonly target: string | null;
@@ -186,6 +202,8 @@ export interface IngressAnnotations {
   readonly auth: { readonly realm: string; readonly secretId: string; readonly content: string } | null;
   readonly externalAuth: ExternalAuthAnnotations | null;
   readonly authTls: AuthTlsAnnotations | null;
+  /** proxy-ssl-*: TLS to the backend checked (null: none of them set, or the Ingress is denied for them) */
+  readonly proxySsl: ProxySslAnnotations | null;
   /** CORS settings, with the origin list still to be turned into a map by buildModel */
   readonly cors: {
     readonly origins: readonly string[] | null;

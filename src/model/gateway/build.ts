@@ -4,8 +4,10 @@
  * controller feeds it the caches and writes the status; nothing here does I/O or reads the clock.
  */
 import type { Problem } from '../nginx-model.js';
-import type { KubeObject, Secret, Service } from '../snapshot.js';
+import type { ConfigMap, KubeObject, Secret, Service } from '../snapshot.js';
 import { checkTlsSecret } from '../tls.js';
+import { checkObjectName } from '../validate.js';
+import { insecureFallback } from './frontend-tls.js';
 import { compareHostnames, coveringHostnames, intersectOne } from './hostnames.js';
 import { byAge, comparePrecedence } from './precedence.js';
 import {
@@ -46,7 +48,7 @@ import type {
   RouteStatus,
   StreamListenerRoutes,
 } from './routes.js';
-import type { BackendRef, Gateway, GatewayClass, HTTPRoute, Listener, ReferenceGrant } from './types.js';
+import type { BackendRef, Gateway, GatewayClass, HTTPRoute, Listener, ObjectRef, ReferenceGrant } from './types.js';
 import { GATEWAY_GROUP, isL4Protocol } from './types.js';
 
 /** GatewayInput is everything the core reads; objects are untrusted (as the API server serves them). */
@@ -64,6 +66,8 @@ export interface GatewayInput {
   readonly secrets: readonly KubeObject[];
   /** Namespaces, for allowedRoutes `from: Selector` */
   readonly namespaces: readonly KubeObject[];
+  /** ConfigMaps, for a Gateway's frontend client-certificate validation (absent: none) */
+  readonly configMaps?: readonly ConfigMap[];
   /**
    * why Secret `namespace/name` cannot serve as a listener's certificate (`Secret … not found` among the reasons), or
    * null when it can; a
@@ -286,14 +290,30 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
     // with the pool, a Gateway is served only on its own address
     const address = verdict?.kind === 'assigned' ? verdict.address : undefined;
     const hasAddress = verdicts === null || address !== undefined;
+    const backendCert = backendClientCertificate(gateway, ctx);
     if (gateway.parametersRef === undefined && hasAddress)
       for (const s of list)
         if (s.programmed && isL4Protocol(s.listener.protocol))
           streams.push(streamListenerRoutes(gateway, s, streamAttached, address));
         else if (s.programmed)
-          listeners.push(listenerRoutes(gateway, s, served, address, { problems, reportedRegexes }));
+          listeners.push({
+            ...listenerRoutes(gateway, s, served, address, { problems, reportedRegexes }),
+            ...(backendCert.ok && backendCert.secret ? { backendClientCertificate: backendCert.secret } : {}),
+          });
+    const status = gatewayStatusOf(gateway, list, verdict, hasAddress, attached);
     gatewayStatus.push({
-      ...gatewayStatusOf(gateway, list, verdict, hasAddress, attached),
+      ...status,
+      // ResolvedRefs (the spec's, for spec.tls.backend): only when the Gateway names a client certificate
+      ...(gateway.backendClientCertificate === undefined
+        ? {}
+        : {
+            conditions: [
+              ...status.conditions,
+              backendCert.ok
+                ? cond('ResolvedRefs', true, 'ResolvedRefs', 'all references resolved', gateway.meta.generation)
+                : cond('ResolvedRefs', false, backendCert.reason, backendCert.message, gateway.meta.generation),
+            ],
+          }),
       ...(verdicts === null ? {} : { addresses: address === undefined ? [] : [address] }),
     });
   }
@@ -323,6 +343,7 @@ function contextOf(input: GatewayInput, problems: Problem[]): Context {
     grants: input.referenceGrants.map(readReferenceGrant).filter((g): g is ReferenceGrant => g !== null),
     services: serviceLookup(input.services),
     certificateError: input.certificateError ?? certificateErrorOf(input.secrets),
+    ...(input.configMaps === undefined ? {} : { configMaps: input.configMaps }),
     namespaceLabels: new Map(
       input.namespaces.flatMap((n) => {
         const meta = readMeta(n, false);
@@ -557,7 +578,48 @@ function listenerRoutes(
     certificates: s.certificates,
     hosts,
     ...(address === undefined ? {} : { address }),
+    ...(s.clientCa === null ? {} : { clientCa: s.clientCa }),
   };
+}
+
+/**
+ * backendClientCertificate judges a Gateway's `spec.tls.backend.clientCertificateRef`: a core Secret (another
+ * namespace's with a ReferenceGrant) that the listener certificates' check takes. A refused one leaves the Gateway
+ * accepted, its TLS backends reached without a client certificate (they refuse what they must).
+ */
+function backendClientCertificate(
+  gateway: Gateway,
+  ctx: Context,
+): { ok: true; secret: ObjectRef | null } | { ok: false; reason: string; message: string } {
+  const ref = gateway.backendClientCertificate;
+  if (ref === undefined) return { ok: true, secret: null };
+  if (ref.group !== '' || ref.kind !== 'Secret')
+    return {
+      ok: false,
+      reason: 'InvalidClientCertificateRef',
+      message: `${ref.group}/${ref.kind} is not a core Secret`,
+    };
+  const name = checkObjectName(ref.name);
+  if (!name.ok)
+    return { ok: false, reason: 'InvalidClientCertificateRef', message: `the Secret's name ${name.message}` };
+  const granted = isGranted(ctx.grants, {
+    fromGroup: GATEWAY_GROUP,
+    fromKind: 'Gateway',
+    fromNamespace: gateway.meta.namespace,
+    toGroup: '',
+    toKind: 'Secret',
+    toNamespace: ref.namespace,
+    toName: name.value,
+  });
+  if (!granted)
+    return {
+      ok: false,
+      reason: 'RefNotPermitted',
+      message: `no ReferenceGrant in ${ref.namespace} allows Secret ${name.value}`,
+    };
+  const error = ctx.certificateError(ref.namespace, name.value);
+  if (error !== null) return { ok: false, reason: 'InvalidClientCertificateRef', message: error };
+  return { ok: true, secret: { namespace: ref.namespace, name: name.value } };
 }
 
 /** gatewayStatusOf is a Gateway's conditions and its listeners' (without its addresses, which the caller adds). */
@@ -578,6 +640,20 @@ function gatewayStatusOf(
     conditions: [
       gatewayAccepted(gateway, list, verdict),
       programmedCondition(programmed, listenersProgrammed, verdict, gen),
+      // the spec's warning that some listener lets clients in without a valid certificate
+      ...(gateway.frontend === undefined
+        ? []
+        : [
+            cond(
+              'InsecureFrontendValidationMode',
+              insecureFallback(gateway.frontend),
+              'ConfigurationChanged',
+              insecureFallback(gateway.frontend)
+                ? 'a client-certificate validation lets clients in without a valid certificate (AllowInsecureFallback)'
+                : 'every client-certificate validation is AllowValidOnly',
+              gen,
+            ),
+          ]),
     ],
     listeners: list.map((s) => ({
       name: s.listener.name,

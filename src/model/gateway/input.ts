@@ -20,6 +20,7 @@ export function gatewayInputOf(snapshot: Snapshot, options: { readonly gateway?:
     services: snapshot.services,
     secrets: snapshot.secrets,
     namespaces: snapshot.namespaces ?? [],
+    configMaps: snapshot.configMaps,
     ...(options.gateway?.addresses === undefined ? {} : { addresses: options.gateway.addresses }),
   };
 }

@@ -2,7 +2,8 @@
  * Listener verdicts: each listener of one of our Gateways judged on its own fields, its conflicts with
  * the Gateway's other listeners, its route kinds and its certificate references. Pure.
  */
-import type { Service } from '../snapshot.js';
+import type { ConfigMap, Service } from '../snapshot.js';
+import { type ClientCa, clientCaOf } from './frontend-tls.js';
 import type { Problem } from '../nginx-model.js';
 import { byAge } from './precedence.js';
 import { isGranted, selectorMatches } from './refs.js';
@@ -67,6 +68,8 @@ export interface ListenerState {
   readonly programmed: boolean;
   readonly supportedKinds: readonly RouteGroupKind[];
   readonly certificates: readonly ObjectRef[];
+  /** an HTTPS listener's client-certificate validation (`spec.tls.frontend`); null: none */
+  readonly clientCa: ClientCa | null;
   readonly conditions: (gen: number) => Condition[];
 }
 
@@ -78,6 +81,8 @@ export interface Context {
   readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
   /** why Secret `namespace/name` cannot serve as a certificate (`Secret … not found` included), or null when it can */
   readonly certificateError: (namespace: string, name: string) => string | null;
+  /** ConfigMaps, for frontend client-certificate validation's CA refs (absent: none) */
+  readonly configMaps?: readonly ConfigMap[];
   readonly problems: Problem[];
 }
 
@@ -175,6 +180,27 @@ export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] 
         } else certificates.push({ namespace, name: ref.name });
       }
     }
+    // Frontend client-certificate validation: a CA that does not resolve takes the HTTPS listener down (served without
+    // it, clients the Gateway means to refuse would get in)
+    let clientCa: ClientCa | null = null;
+    if (accepted && listener.protocol === 'HTTPS') {
+      const verdict = clientCaOf(
+        gateway.frontend,
+        listener.port,
+        gateway.meta.namespace,
+        ctx.configMaps ?? [],
+        ctx.grants,
+      );
+      if (verdict.ok) clientCa = verdict.ca;
+      else {
+        accepted = false;
+        acceptReason = 'NoValidCACertificate';
+        acceptMessage = verdict.message;
+        resolved = false;
+        [refReason, refMessage] = [verdict.reason, verdict.message];
+        fail('spec.tls.frontend', verdict.message);
+      }
+    }
     // Unsupported kinds beside HTTPRoute fail ResolvedRefs but leave HTTPRoute served; a missing certificate does not.
     const certificatesOk = terminates
       ? listener.certificateRefs.length === certificates.length && certificates.length > 0
@@ -187,6 +213,7 @@ export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] 
       programmed,
       supportedKinds,
       certificates,
+      clientCa,
       conditions: (gen: number) => [
         cond('Accepted', accepted, acceptReason, acceptMessage, gen),
         cond('ResolvedRefs', resolved, refReason, refMessage, gen),

@@ -40,6 +40,18 @@ export interface GatewayServer {
    * has; `[]` when none mirrors, so its requests start no mirror subrequests
    */
   readonly mirrorSlots: readonly number[];
+  /**
+   * BackendTLSPolicy profiles its routes use: a named location `@ia_btls_<key>` each, verifying with `caFile`
+   * (relative to nginx.conf, or the system bundle's absolute path); absent or [] when none
+   */
+  readonly backendTls?: readonly {
+    readonly key: string;
+    readonly caFile: string;
+    /** the Gateway's client certificate and key (`spec.tls.backend.clientCertificateRef`); absent: none */
+    readonly certificateFile?: string;
+  }[];
+  /** frontend client-certificate validation (`spec.tls.frontend`): the CA file and ssl_verify_client; absent: none */
+  readonly clientCa?: { readonly file: string; readonly verify: 'on' | 'optional_no_ca' };
 }
 
 /** GatewayModel is what the Gateway API adds to nginx.conf: its servers, and the routes table pushed to Lua. */

@@ -25,6 +25,7 @@ import type {
 } from './routes.js';
 import { cond } from './listeners.js';
 import type { RouteFilter } from './types.js';
+import { type BackendTlsVerdict, caKey, SYSTEM_CA } from './backend-tls.js';
 
 /** GatewayNginxInput is what the data path needs beside the routes: the model so far and the build's lookups. */
 export interface GatewayNginxInput {
@@ -32,6 +33,8 @@ export interface GatewayNginxInput {
   readonly routes: GatewayRoutes;
   readonly lookups: Lookups;
   readonly certificates: CertificateTable;
+  /** BackendTLSPolicy verdicts by upstream name (src/model/gateway/backend-tls.ts); absent: none */
+  readonly backendTls?: ReadonlyMap<string, BackendTlsVerdict>;
 }
 
 /** The upstream name of a Service port, as Ingress names it (src/model/backends.ts). */
@@ -64,6 +67,8 @@ interface Slot {
   rank: number;
   readonly listeners: ListenerRoutes[];
   readonly routes: EffectiveRoute[];
+  /** HTTPS: the client-certificate validation of the port (the first listener's: one Gateway per address and port) */
+  clientCa?: ListenerRoutes['clientCa'];
 }
 
 /**
@@ -163,6 +168,7 @@ export function gatewayModel(
         routes: [],
       };
       slots.set(key, slot);
+      if (slot.clientCa === undefined && listener.clientCa !== undefined) slot.clientCa = listener.clientCa;
       // Listener isolation: a request goes to the most specific listener whose hostname matches it, so a broader
       // listener's routes (through a route hostname) give way here. Listeners as specific as each other have the
       // same hostname: buildGatewayRoutes left only one of them programmed (the oldest Gateway's).
@@ -204,6 +210,8 @@ export function gatewayModel(
     const certificateFile = slot.ssl ? certificateOf(slot, input, problems) : null;
     if (certificateFile) certificates.push(certificateFile);
     const pushed = slot.hostname !== null ? (certificateFile?.file ?? null) : null;
+    const backendCert = backendCertificateOf(slot, input, problems);
+    if (backendCert && !certificates.some((c) => c.file === backendCert.file)) certificates.push(backendCert);
     // a catch-all on its own address is default_server there only: the Ingress default server keeps the shared one
     if (slot.hostname === null && slot.address === null && slot.port === model.httpPort) defaultHttp = true;
     if (slot.hostname === null && slot.address === null && slot.port === model.httpsPort) defaultHttps = true;
@@ -221,11 +229,13 @@ export function gatewayModel(
       fileCertificate: slot.hostname === null ? (certificateFile?.file ?? null) : null,
       gateways: [...new Set(slot.listeners.map((l) => `${l.gateway.namespace}/${l.gateway.name}`))].sort(compare),
       mirrorSlots: mirrorSlotsOf(served),
+      ...backendTlsOf(served, input.backendTls, backendCert, certificates),
+      ...clientCaOf(slot, certificates),
     });
     routeServers.push({
       key,
       port: slot.listenerPort,
-      routes: pushableEntries(served, problems),
+      routes: pushableEntries(served, problems, { verdicts: input.backendTls, certificate: backendCert?.file }),
       ...(slot.ssl ? tlsOf(slot, tlsListeners, problems) : {}),
     });
   }
@@ -455,9 +465,13 @@ function filtersOf(r: EffectiveRoute): RouteFilterEntry[] {
  * pushableEntries are the routes' entries nginx's Lua takes (src/model/table-check.ts): one a legal object still makes
  * too long for it is left out, with a problem on its match.
  */
-function pushableEntries(routes: readonly EffectiveRoute[], problems: Problem[]): RouteEntry[] {
+function pushableEntries(
+  routes: readonly EffectiveRoute[],
+  problems: Problem[],
+  tls: BackendTlsOfServer,
+): RouteEntry[] {
   return routes.flatMap((r) => {
-    const entry = entryOf(r);
+    const entry = entryOf(r, tls);
     const why = routeEntryProblem(entry);
     if (why === null) return [entry];
     problems.push({
@@ -471,7 +485,106 @@ function pushableEntries(routes: readonly EffectiveRoute[], problems: Problem[])
   });
 }
 
-function entryOf(r: EffectiveRoute): RouteEntry {
+/**
+ * clientCaOf is an HTTPS server's client-certificate check: the CA file (written 0600, named by its digest) and
+ * nginx's ssl_verify_client (`on` refuses a request without a valid certificate; AllowInsecureFallback lets every
+ * client in, `optional_no_ca`).
+ */
+function clientCaOf(
+  slot: Slot,
+  files: Certificate[],
+): { clientCa?: { file: string; verify: 'on' | 'optional_no_ca' } } {
+  if (!slot.ssl || slot.clientCa === undefined) return {};
+  const file = `certificates/client_ca_${caKey(slot.clientCa.pem)}.pem`;
+  if (!files.some((f) => f.file === file)) files.push({ id: 'frontend client CA', file, pem: slot.clientCa.pem });
+  return { clientCa: { file, verify: slot.clientCa.mode === 'AllowValidOnly' ? 'on' : 'optional_no_ca' } };
+}
+
+/**
+ * backendTlsOf lists the BackendTLSPolicy profiles a server's routes use (one named location each) and registers
+ * their CA files (written 0600 with the certificates).
+ */
+function backendTlsOf(
+  routes: readonly EffectiveRoute[],
+  tls: ReadonlyMap<string, BackendTlsVerdict> | undefined,
+  clientCertificate: Certificate | null,
+  files: Certificate[],
+): { backendTls?: { key: string; caFile: string; certificateFile?: string }[] } {
+  if (tls === undefined || tls.size === 0) return {};
+  const profiles = new Map<string, { key: string; caFile: string; certificateFile?: string }>();
+  for (const r of routes)
+    for (const b of r.backends) {
+      const v = b.kind === 'service' ? tls.get(upstreamName(b)) : undefined;
+      if (v === undefined || 'refused' in v) continue;
+      const key = profileKey(v.key, clientCertificate?.file);
+      if (profiles.has(key)) continue;
+      const caFile = v.caPem === null ? SYSTEM_CA : `certificates/btls_${v.key}.pem`;
+      if (v.caPem !== null && !files.some((f) => f.file === caFile))
+        files.push({ id: `${v.policy} CA`, file: caFile, pem: v.caPem });
+      profiles.set(key, { key, caFile, ...(clientCertificate ? { certificateFile: clientCertificate.file } : {}) });
+    }
+  if (profiles.size === 0) return {};
+  return { backendTls: [...profiles.values()].sort((a, b) => compare(a.key, b.key)) };
+}
+
+/** profileKey names a backend TLS profile: its CA's key, and with a client certificate a key of both. */
+const profileKey = (ca: string, certificateFile: string | undefined) =>
+  certificateFile === undefined ? ca : caKey(`${ca} ${certificateFile}`);
+
+/**
+ * backendCertificateOf is the client certificate the server's Gateway shows TLS backends
+ * (`spec.tls.backend.clientCertificateRef`, resolved by buildGatewayRoutes), as a file of nginx.conf.
+ */
+function backendCertificateOf(slot: Slot, input: GatewayNginxInput, problems: Problem[]): Certificate | null {
+  const listener = slot.listeners.find((l) => l.backendClientCertificate !== undefined);
+  const ref = listener?.backendClientCertificate;
+  if (listener === undefined || ref === undefined) return null;
+  const found = input.certificates.anyHost(ref.namespace, ref.name);
+  if (!('error' in found)) return found;
+  problems.push({
+    kind: 'Gateway',
+    namespace: listener.gateway.namespace,
+    name: listener.gateway.name,
+    field: 'spec.tls.backend.clientCertificateRef',
+    message: `${found.error}; TLS backends get no client certificate`,
+  });
+  return null;
+}
+
+/**
+ * backendEntry is a backend as the router takes it: with its BackendTLSPolicy's profile and name, or unresolved
+ * (answered 500) when its policy is refused or the route is a GRPCRoute (grpcs to a backend is not done here):
+ * never plaintext to a Service port a policy asks TLS for.
+ */
+/** BackendTlsOfServer is what a server's backends need for BackendTLSPolicy: the verdicts, its client certificate. */
+interface BackendTlsOfServer {
+  readonly verdicts: ReadonlyMap<string, BackendTlsVerdict> | undefined;
+  readonly certificate: string | undefined;
+}
+
+function backendEntry(r: EffectiveRoute, b: EffectiveBackend, tls: BackendTlsOfServer): RouteEntry['backends'][number] {
+  if (b.kind !== 'service') return { weight: b.weight };
+  // a backendRef's own RequestHeaderModifier filters ride with it (the router applies them once it picked it)
+  const filters = b.requestHeaders?.map((m) => ({
+    type: 'RequestHeaderModifier' as const,
+    set: m.set,
+    add: m.add,
+    remove: m.remove,
+  }));
+  const own = filters ? { filters } : {};
+  const v = tls.verdicts?.get(upstreamName(b));
+  if (v === undefined) return { backend: upstreamName(b), weight: b.weight, ...own };
+  if ('refused' in v || r.kind === 'GRPCRoute') return { weight: b.weight };
+  return {
+    backend: upstreamName(b),
+    weight: b.weight,
+    ...own,
+    tls: profileKey(v.key, tls.certificate),
+    sni: v.hostname,
+  };
+}
+
+function entryOf(r: EffectiveRoute, tls: BackendTlsOfServer): RouteEntry {
   const values = (list: readonly RouteValueMatch[]) => list.map(({ type, name, value }) => ({ type, name, value }));
   return withoutUndefined({
     route: `${r.route.namespace}/${r.route.name}#${r.ruleIndex}`,
@@ -481,24 +594,7 @@ function entryOf(r: EffectiveRoute): RouteEntry {
     headers: values(r.match.headers),
     queryParams: values(r.match.queryParams),
     filters: filtersOf(r),
-    backends: r.backends.map((b) =>
-      b.kind !== 'service'
-        ? { weight: b.weight }
-        : {
-            backend: upstreamName(b),
-            weight: b.weight,
-            ...(b.requestHeaders
-              ? {
-                  filters: b.requestHeaders.map((m) => ({
-                    type: 'RequestHeaderModifier' as const,
-                    set: m.set,
-                    add: m.add,
-                    remove: m.remove,
-                  })),
-                }
-              : {}),
-          },
-    ),
+    backends: r.backends.map((b) => backendEntry(r, b, tls)),
     timeouts: withoutUndefined({ request: r.timeouts.request, backendRequest: r.timeouts.backendRequest }),
   });
 }

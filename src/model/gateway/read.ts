@@ -8,12 +8,14 @@
  * hostnames, ReferenceGrant); read-rule.ts reads an HTTPRoute's rules, read-grpc-rule.ts a GRPCRoute's.
  */
 import { checkDnsLabel, checkHost, checkIp, checkObjectName, checkPortNumber, show } from '../validate.js';
+import { readFrontendTls } from './frontend-tls.js';
 import { readGrpcRule } from './read-grpc-rule.js';
 import { Collector, list, rec, text } from './read-fields.js';
 import { readRule } from './read-rule.js';
 import {
   type AllowedNamespaces,
   type CertificateRef,
+  type FrontendTls,
   GATEWAY_GROUP,
   type Gateway,
   type GatewayClass,
@@ -160,8 +162,27 @@ export function readGateway(object: unknown): Gateway | null {
     addresses,
     statusAddresses,
     parametersRef,
+    ...optionalFrontend(readFrontendTls(spec)),
+    ...backendClientCertificateOf(spec, meta.namespace),
   };
 }
+
+/** backendClientCertificateOf reads `spec.tls.backend.clientCertificateRef` (judged with the Gateway's status). */
+function backendClientCertificateOf(spec: unknown, namespace: string): { backendClientCertificate?: CertificateRef } {
+  const raw = rec(rec(rec(spec).tls).backend).clientCertificateRef;
+  if (raw === undefined || raw === null) return {};
+  const r = rec(raw);
+  return {
+    backendClientCertificate: {
+      group: text(r.group) ?? '',
+      kind: text(r.kind) ?? 'Secret',
+      namespace: text(r.namespace) ?? namespace,
+      name: text(r.name) ?? '',
+    },
+  };
+}
+
+const optionalFrontend = (frontend: FrontendTls | undefined) => (frontend === undefined ? {} : { frontend });
 
 /** readSpecAddress reads one `spec.addresses` entry (type defaults to IPAddress, as the CRD says). */
 function readSpecAddress(raw: unknown): GatewaySpecAddress {

@@ -65,6 +65,10 @@ export interface ListenerRoutes {
   readonly hosts: readonly HostRoutes[];
   /** the Gateway's own address from `--gateway-addresses`; absent: nginx's shared address */
   readonly address?: string;
+  /** the Gateway's certificate for TLS backends (`spec.tls.backend.clientCertificateRef`), resolved; absent: none */
+  readonly backendClientCertificate?: ObjectRef;
+  /** HTTPS: the client-certificate validation of the listener's port (`spec.tls.frontend`); absent: none */
+  readonly clientCa?: { readonly pem: string; readonly mode: 'AllowValidOnly' | 'AllowInsecureFallback' };
 }
 
 /**
@@ -123,6 +127,13 @@ export interface GatewayStatus {
   readonly tlsRoutes?: readonly RouteStatus[];
   readonly tcpRoutes?: readonly RouteStatus[];
   readonly udpRoutes?: readonly RouteStatus[];
+  /** BackendTLSPolicies with an ancestor of ours (src/model/gateway/backend-tls.ts); absent: none */
+  readonly backendTLSPolicies?: readonly PolicyStatus[];
+}
+
+/** PolicyStatus is one policy's `status.ancestors` entries of this controller (an ancestor is a Gateway). */
+export interface PolicyStatus extends ObjectRef {
+  readonly ancestors: readonly { readonly ancestorRef: ObjectRef; readonly conditions: readonly Condition[] }[];
 }
 
 /** RouteStatus is one route's `status.parents` entries of this controller. */

@@ -5,8 +5,8 @@
  * stay; condition types this controller does not set stay as they are; route `parents[]` entries of other
  * controllers stay untouched, and ours go when the route no longer names our Gateway.
  */
-import type { GatewayStatus, ListenerStatus, RouteParentStatus } from './routes.js';
-import type { Condition, ParentRef } from './types.js';
+import type { GatewayStatus, ListenerStatus, PolicyStatus, RouteParentStatus } from './routes.js';
+import { type Condition, GATEWAY_GROUP, type ParentRef } from './types.js';
 
 /** WrittenCondition is a condition as the API holds it. */
 export interface WrittenCondition extends Condition {
@@ -143,6 +143,39 @@ export function routeStatus(
     };
   });
   return { ...status, parents: [...others, ...entries] };
+}
+
+/**
+ * policyStatus is a BackendTLSPolicy's status with our `ancestors[]` entries as `ours` says (absent: none left),
+ * other controllers' entries kept: the route merge, with ancestorRef for parentRef.
+ */
+export function policyStatus(
+  current: unknown,
+  policyNamespace: string,
+  controllerName: string,
+  ours: PolicyStatus['ancestors'] | undefined,
+  now: string,
+): Json {
+  const status = isObject(current) ? current : {};
+  const asParents = list(status.ancestors)
+    .filter(isObject)
+    .map(({ ancestorRef, ...rest }) => ({ ...rest, parentRef: ancestorRef }));
+  const parents: RouteParentStatus[] | undefined = ours?.map((a) => ({
+    parentRef: {
+      group: GATEWAY_GROUP,
+      kind: 'Gateway',
+      namespace: a.ancestorRef.namespace,
+      name: a.ancestorRef.name,
+      sectionName: undefined,
+      port: undefined,
+    },
+    controllerName,
+    conditions: a.conditions,
+  }));
+  const merged = routeStatus({ parents: asParents }, policyNamespace, controllerName, parents, now);
+  const { parents: entries, ...rest } = merged as { parents: Json[] };
+  const ancestors = entries.map(({ parentRef, ...entry }) => ({ ancestorRef: parentRef, ...entry }));
+  return { ...status, ...rest, ancestors };
 }
 
 /** sameJson compares two JSON values structurally, key order aside. */

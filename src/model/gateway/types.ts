@@ -89,6 +89,26 @@ export type GatewaySpecAddress =
   | { readonly type: 'IPAddress'; readonly value: string | undefined }
   | { readonly type: 'unsupported'; readonly written: string };
 
+/** FrontendMode is a client-certificate validation's `mode`. */
+export type FrontendMode = 'AllowValidOnly' | 'AllowInsecureFallback';
+
+/** FrontendValidation is one `validation` block of `spec.tls.frontend` as read: its CA refs (as written) and mode. */
+export interface FrontendValidation {
+  readonly caRefs: readonly {
+    readonly group: string;
+    readonly kind: string;
+    readonly name: string;
+    readonly namespace: string | undefined;
+  }[];
+  readonly mode: FrontendMode | undefined;
+}
+
+/** FrontendTls is a Gateway's `spec.tls.frontend`: the default validation and those per port. */
+export interface FrontendTls {
+  readonly default: FrontendValidation | undefined;
+  readonly perPort: ReadonlyMap<number, FrontendValidation>;
+}
+
 export interface Gateway {
   readonly meta: Meta;
   readonly gatewayClassName: string;
@@ -99,6 +119,10 @@ export interface Gateway {
   readonly addresses: readonly GatewaySpecAddress[];
   /** the IPAddress values its `status.addresses` holds now (checked): the pool keeps a Gateway's address stable */
   readonly statusAddresses: readonly string[];
+  /** `spec.tls.frontend`: client-certificate validation (src/model/gateway/frontend-tls.ts); absent: none */
+  readonly frontend?: FrontendTls;
+  /** `spec.tls.backend.clientCertificateRef` as written (the namespace defaulted): the certificate shown to TLS backends */
+  readonly backendClientCertificate?: CertificateRef;
 }
 
 export interface ParentRef {

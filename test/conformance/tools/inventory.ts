@@ -1,8 +1,8 @@
 /**
  * Writes test/conformance/inventory.json from a gateway-api checkout's conformance/tests and pkg/features (Apache-2.0):
- * every test whose ShortName starts with HTTPRoute, Gateway, GRPC, TLSRoute, TCPRoute or UDPRoute, its features,
- * whether they are all core features of a profile (GATEWAY-HTTP, -GRPC, -TLS, -TCP, -UDP, per
- * conformance/utils/suite/profiles.go), and which of those profiles it belongs to; and copies the tests' manifests and conformance/base/manifests.yaml to
+ * every test whose ShortName starts with HTTPRoute, Gateway, GRPC, TLSRoute, TCPRoute, UDPRoute, BackendTLSPolicy or
+ * ListenerSet, its features, whether they are all core features of a profile (GATEWAY-HTTP, -GRPC, -TLS, -TCP, -UDP,
+ * per conformance/utils/suite/profiles.go), and which of those profiles it belongs to; and copies the tests' manifests and conformance/base/manifests.yaml to
  * test/conformance/manifests/, each under a header naming its source. Run: `npx tsx test/conformance/tools/inventory.ts <bare repo dir> <tag>`.
  */
 import { execFileSync } from 'node:child_process';
@@ -68,7 +68,8 @@ for (const file of git('ls-tree', '--name-only', tag, 'conformance/tests/')
   for (const m of text.matchAll(/(?:confsuite|suite)\.ConformanceTest\{([\s\S]*?)\n\tTest:/g)) {
     const body = m[1]!;
     const name = /ShortName:\s*"(\w+)"/.exec(body)?.[1];
-    if (!name || !/^(HTTPRoute|Gateway|GRPC|TLSRoute|TCPRoute|UDPRoute)/.test(name)) continue;
+    if (!name || !/^(HTTPRoute|Gateway|GRPC|TLSRoute|TCPRoute|UDPRoute|BackendTLSPolicy|ListenerSet)/.test(name))
+      continue;
     const featureBlock = /Features:\s*\[\]features\.FeatureName\{([^}]*)\}/.exec(body)?.[1] ?? '';
     const features = [...featureBlock.matchAll(/features\.(\w+)/g)].map((f) => constants.get(f[1]!) ?? f[1]!);
     const manifests = [...(/Manifests:\s*\[\]string\{([^}]*)\}/.exec(body)?.[1] ?? '').matchAll(/"([^"]+)"/g)].map(
