@@ -210,6 +210,9 @@ describe('deploy/kubernetes', () => {
       'update httproutes/status',
       'update ingresses/status',
       'update leases',
+      'update tcproutes/status',
+      'update tlsroutes/status',
+      'update udproutes/status',
     ]);
   });
 });

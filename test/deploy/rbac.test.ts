@@ -4,7 +4,8 @@
  * downward-API environment, through everything that calls the API: the watchers, acquiring,
  * renewing and releasing the Lease, writing and clearing the Ingress status, creating Events
  * and counting them up (also as a new leader that never saw them), and the Gateway API (its standard-channel CRDs,
- * a GatewayClass, Gateway, HTTPRoute and GRPCRoute of ours, whose status the leader writes). Every request is recorded
+ * a GatewayClass, Gateway, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute and BackendTLSPolicy of ours, whose status
+ * the leader writes). Every request is recorded
  * (the server's onRequest), mapped to API group, resource, verb, namespace and name, and then:
  * each is allowed by a rule, and each verb of each rule was used.
  */
@@ -86,6 +87,17 @@ async function gatewayObjects(): Promise<object[]> {
         rules: [{ backendRefs: [{ name: 'web', port: 80 }] }],
       },
     },
+    // stream routes on the HTTP listener: not allowed there, and their status says so
+    ...(['TLSRoute', 'TCPRoute', 'UDPRoute'] as const).map((kind) => ({
+      apiVersion: `${GATEWAY_API}/v1`,
+      kind,
+      metadata: { name: kind.toLowerCase(), namespace: 'default' },
+      spec: {
+        parentRefs: [{ name: 'web' }],
+        ...(kind === 'TLSRoute' ? { hostnames: ['tls.example.com'] } : {}),
+        rules: [{ backendRefs: [{ name: 'web', port: 80 }] }],
+      },
+    })),
     {
       // TLS to the route's Service: the leader writes the policy's ancestors
       apiVersion: `${GATEWAY_API}/v1`,
@@ -188,7 +200,17 @@ beforeAll(async () => {
     await waitFor('an Event', () => eventCount() === 1, 10_000);
     await waitFor(
       'the Gateway API status written',
-      () => ['gatewayclasses', 'gateways', 'httproutes', 'grpcroutes', 'backendtlspolicies'].every(statusWritten),
+      () =>
+        [
+          'gatewayclasses',
+          'gateways',
+          'httproutes',
+          'grpcroutes',
+          'tlsroutes',
+          'tcproutes',
+          'udproutes',
+          'backendtlspolicies',
+        ].every(statusWritten),
       15_000,
     );
     const patch = (service: string) =>
