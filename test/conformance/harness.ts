@@ -15,6 +15,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { parseControllerFlags } from '../../src/cli/controller-flags.js';
 import { startController, type Controller } from '../../src/main.js';
 import { issueCertificate } from '../../src/tls/issue.js';
+import { nginxSettled, queueIdle } from '../support/cluster.js';
 import { kubectlFor, startTestApi, type Kubectl, type TestApi } from '../support/kube-api.js';
 import { tlsSecret } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
@@ -107,6 +108,31 @@ export function overlayAddresses(text: string): string {
       return stringify(o);
     })
     .join('---\n');
+}
+
+/** syncGeneration is the controller's last sync's generation (its sync queue's). */
+const syncGeneration = (c: Controller): number =>
+  (c.root.system.get('syncQueue')?.getSnapshot().context as { generation?: number } | undefined)?.generation ?? 0;
+
+/**
+ * removalServed waits until nginx serves what a test's removal left (a sync after `before`, none queued, nginx settled
+ * twice in a row): otherwise the next test's first consistent answers may come from this one's routes, and its
+ * traffic then meet the reload that takes them away (GRPCRouteWeight after GRPCRouteNamedRule on one Gateway: its
+ * socket closed, ECONNREFUSED). A removal no build reads makes no sync: after a second it waits for settling alone.
+ */
+async function removalServed(c: Controller, before: number): Promise<void> {
+  const settled = () =>
+    queueIdle(c.root.system.get('syncQueue')?.getSnapshot().value) &&
+    nginxSettled(c.root.system.get('nginx')?.getSnapshot() as Parameters<typeof nginxSettled>[0]);
+  const started = Date.now();
+  let inARow = 0;
+  while (Date.now() - started < 15_000) {
+    const synced = syncGeneration(c) > before || Date.now() - started > 1_000;
+    inARow = synced && settled() ? inARow + 1 : 0;
+    if (inARow >= 2) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('the controller did not settle within 15 s after a test removed its manifests');
 }
 
 /**
@@ -414,12 +440,14 @@ export async function startHarness(): Promise<Harness> {
         const text = withoutDeployments(await manifest(file));
         const slices = endpointSlicesFor(servicesIn(text), pods);
         const all = slices.length > 0 ? `${text}\n---\n${slices.map((o) => stringify(o)).join('---\n')}` : text;
+        const before = syncGeneration(started);
         await kubectl.run(['delete', '--ignore-not-found', '--wait=false', '-f', '-'], all);
         for (const pod of testPods.get(file) ?? []) {
           pods.splice(pods.indexOf(pod), 1);
           await pod.close();
         }
         testPods.delete(file);
+        await removalServed(started, before);
       },
       get: async (apiVersion, kind, namespace, name) => {
         try {

@@ -311,11 +311,18 @@ const httpSample = (target: Target, expected: ExpectedResponse) => async (): Pro
   return backendOf((JSON.parse(got.body) as { pod: string }).pod);
 };
 
+/**
+ * OWN_CONNECTION gives a client connections of its own, as Go's does: grpc-js otherwise shares them by address among
+ * clients, so one that an earlier test left backing off after a refused connect (its Gateway's port not yet served)
+ * fails the next test's calls at once with UNAVAILABLE.
+ */
+const OWN_CONNECTION: grpc.ChannelOptions = { 'grpc.use_local_subchannel_pool': 1 };
+
 /** grpcSample is grpcroute-weight.go's sender: one Echo (AddEntropy: random metadata), OK, its pod's backend. */
 const grpcSample = (client: grpc.Client) => async (): Promise<string> => {
   const jitter: Record<string, string> = Math.random() < 0.5 ? { 'x-jitter': String(Math.random()) } : {};
   const got = await callEcho(client, `/${GRPC_ECHO_SERVICE}/Echo`, jitter);
-  if (!got.ok) throw new Error(`expected OK response, got ${grpc.status[got.code]}`);
+  if (!got.ok) throw new Error(`expected OK response, got ${grpc.status[got.code]} (${got.details})`);
   return backendOf(got.response.assertions.context.pod);
 };
 
@@ -401,6 +408,7 @@ async function grpcVerdict(client: grpc.Client, e: GrpcExpected): Promise<string
 async function expectGrpcEventually(target: Target, e: GrpcExpected, timing: Timing): Promise<void> {
   // Go's client: one connection (h2c, prior knowledge) with the case's :authority, else the address
   const client = new GrpcEchoClient(`${target.address}:${target.port}`, grpc.credentials.createInsecure(), {
+    ...OWN_CONNECTION,
     ...(e.authority ? { 'grpc.default_authority': e.authority } : {}),
   });
   try {
@@ -701,7 +709,11 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
       case 'grpcWeights': {
         const target = await gatewayTarget(step.gateway, undefined, 'http');
         await expectGrpcEventually(target, { method: 'Echo', namespace: step.namespace }, t);
-        const client = new GrpcEchoClient(`${target.address}:${target.port}`, grpc.credentials.createInsecure());
+        const client = new GrpcEchoClient(
+          `${target.address}:${target.port}`,
+          grpc.credentials.createInsecure(),
+          OWN_CONNECTION,
+        );
         try {
           await distributionWithin(grpcSample(client), step.weights);
         } finally {
