@@ -5,10 +5,9 @@
  * namespace whose backend needs a ReferenceGrant. Echo servers on 127.0.0.2 stand in for pods; a TLS backend with its
  * own certificate shows the bytes went through undecrypted.
  */
-import { createSocket } from 'node:dgram';
 import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { createServer as createTlsServer, connect as tlsConnect, type Server as TlsServer } from 'node:tls';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,11 +16,14 @@ import { issueCertificate } from '../../src/tls/issue.js';
 import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { kubectlFor } from '../support/kube-api.js';
 import { ingress, ingressClass } from '../support/manifests.js';
+import { datagram, startUdpEcho, talk } from '../support/stream-clients.js';
 import { freePort, startBackend, type Backend } from '../support/net.js';
 
 const GROUP = 'gateway.networking.k8s.io';
 const OURS = 'ingress-actors.io/gateway-controller';
 const POD = '127.0.0.2';
+/** a connection nginx closes (a route it may not serve) answers '' */
+const CLOSED_IS_ANSWER = { timeoutMs: 3_000, closedIsAnswer: true };
 
 /** A TCP echo server that first says who it is. */
 async function startEcho(port: number, ip = POD): Promise<Server> {
@@ -32,46 +34,6 @@ async function startEcho(port: number, ip = POD): Promise<Server> {
   });
   await new Promise<void>((resolve) => server.listen(port, ip, resolve));
   return server;
-}
-
-/** A UDP echo server: each datagram comes back prefixed with `udp:`. */
-function startUdpEcho(port: number): Promise<ReturnType<typeof createSocket>> {
-  const server = createSocket('udp4');
-  server.on('message', (message, from) => server.send(`udp:${message.toString()}`, from.port, from.address));
-  return new Promise((resolve) => server.bind(port, POD, () => resolve(server)));
-}
-
-/** talk sends `text` to nginx's TCP `port` and resolves with what came back before `want` matched or the end. */
-function talk(port: number, text: string, want: RegExp): Promise<string> {
-  return new Promise((resolve) => {
-    const socket: Socket = connect({ host: '127.0.0.1', port });
-    let got = '';
-    const done = () => (socket.destroy(), resolve(got));
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => {
-      got += chunk;
-      if (want.test(got)) done();
-    });
-    socket.on('end', done);
-    socket.on('close', done);
-    socket.on('error', done);
-    socket.setTimeout(3_000, done);
-    socket.on('connect', () => socket.write(text));
-  });
-}
-
-/** datagram sends one datagram to nginx's UDP `port`: the reply, or '' after 2 s. */
-function datagram(port: number, text: string): Promise<string> {
-  const client = createSocket('udp4');
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => (client.close(), resolve('')), 2_000);
-    client.on('message', (message) => {
-      clearTimeout(timer);
-      client.close();
-      resolve(message.toString());
-    });
-    client.send(text, port, '127.0.0.1');
-  });
 }
 
 /** tls opens TLS to nginx's `port` with `servername`: the certificate's CN and the reply, or that it was closed. */
@@ -150,7 +112,7 @@ beforeAll(async () => {
   [tlsPort, tcpPort, crossPort, udpPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   const echo = await startEcho(echoPort);
   closers.push(() => echo.close());
-  const udp = await startUdpEcho(udpEchoPort);
+  const udp = await startUdpEcho(POD, udpEchoPort, 'udp:');
   closers.push(() => udp.close());
   const backendCert = await issueCertificate({ commonName: 'tls-backend', dnsNames: ['a.pass.test', 'own.test'] });
   const tlsBackend: TlsServer = createTlsServer({ cert: backendCert.certPem, key: backendCert.keyPem }, (socket) => {
@@ -248,7 +210,11 @@ beforeAll(async () => {
       'tenant-b',
     ),
   );
-  await waitFor('the TCPRoute served', async () => /hello/.test(await talk(tcpPort, 'hello\n', /hello/)), 30_000);
+  await waitFor(
+    'the TCPRoute served',
+    async () => /hello/.test(await talk(tcpPort, 'hello\n', /hello/, CLOSED_IS_ANSWER)),
+    30_000,
+  );
   // the Ingress's routes are pushed data: served once a push after the last reload landed
   await waitFor(
     'the Ingress served over TLS',
@@ -264,7 +230,7 @@ afterAll(async () => {
 
 describe('TLSRoute, TCPRoute and UDPRoute beside Ingresses on one nginx', () => {
   it('TCPRoute: the listener port proxies to the Service', async () => {
-    expect(await talk(tcpPort, 'hello\n', /hello/)).toBe(`echo ${POD}\nhello\n`);
+    expect(await talk(tcpPort, 'hello\n', /hello/, CLOSED_IS_ANSWER)).toBe(`echo ${POD}\nhello\n`);
   });
 
   it('UDPRoute: datagrams reach the Service and come back', async () => {
@@ -335,7 +301,7 @@ describe('TLSRoute, TCPRoute and UDPRoute beside Ingresses on one nginx', () => 
     await cluster.apply(slice('echo', '127.0.0.3', echoPort));
     await waitFor(
       'the new endpoint',
-      async () => (await talk(tcpPort, 'hi\n', /hi/)) === 'echo 127.0.0.3\nhi\n',
+      async () => (await talk(tcpPort, 'hi\n', /hi/, CLOSED_IS_ANSWER)) === 'echo 127.0.0.3\nhi\n',
       15_000,
     );
   });
@@ -346,7 +312,7 @@ describe('TLSRoute, TCPRoute and UDPRoute beside Ingresses on one nginx', () => 
       ResolvedRefs: 'False/RefNotPermitted',
     });
     // its share of connections is closed: no byte of the echo
-    expect(await talk(crossPort, 'hello\n', /hello/)).toBe('');
+    expect(await talk(crossPort, 'hello\n', /hello/, CLOSED_IS_ANSWER)).toBe('');
     await cluster.apply({
       apiVersion: `${GROUP}/v1beta1`,
       kind: 'ReferenceGrant',
@@ -356,7 +322,11 @@ describe('TLSRoute, TCPRoute and UDPRoute beside Ingresses on one nginx', () => 
         to: [{ group: '', kind: 'Service', name: 'echo' }],
       },
     });
-    await waitFor('the granted backend', async () => /hello/.test(await talk(crossPort, 'hello\n', /hello/)), 15_000);
+    await waitFor(
+      'the granted backend',
+      async () => /hello/.test(await talk(crossPort, 'hello\n', /hello/, CLOSED_IS_ANSWER)),
+      15_000,
+    );
     await waitFor(
       'ResolvedRefs',
       async () => conditions(await statusOf('tcproutes', 'cross', 'tenant-b')).ResolvedRefs === 'True/ResolvedRefs',

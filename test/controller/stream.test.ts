@@ -7,15 +7,15 @@
  * CD's documented Ingress (HTTP redirected, HTTPS passed through), and another tenant's newer Ingress
  * asking for passthrough on a host it does not own (neither flipping nor capturing its TLS).
  */
-import { createSocket } from 'node:dgram';
 import { chmod } from 'node:fs/promises';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { createServer as createTlsServer, connect as tlsConnect, type Server as TlsServer } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findResourceByKind } from '../../src/dev/api-server/resources.js';
 import { issueCertificate, type KeyPair } from '../../src/tls/issue.js';
 import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass } from '../support/manifests.js';
+import { datagram, startUdpEcho, talk } from '../support/stream-clients.js';
 import { freePort, get, startBackend, type Backend } from '../support/net.js';
 
 const POD = '127.0.0.2';
@@ -39,47 +39,6 @@ async function startEcho(ip: string, port: number): Promise<Server> {
   });
   await new Promise<void>((resolve) => server.listen(port, ip, resolve));
   return server;
-}
-
-/** talk connects to nginx's `port`, sends `lines`, and reads until `want` chars arrived or the text matches `want` (or the connection ended). */
-function talk(port: number, lines: string[], want: number | RegExp): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket: Socket = connect({ host: '127.0.0.1', port });
-    let got = '';
-    const done = () => (socket.destroy(), resolve(got));
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => {
-      got += chunk;
-      if (typeof want === 'number' ? got.length >= want : want.test(got)) done();
-    });
-    socket.on('end', done);
-    socket.on('error', reject);
-    socket.setTimeout(5_000, done);
-    socket.on('connect', () => {
-      for (const line of lines) socket.write(line);
-    });
-  });
-}
-
-/** A UDP echo server: each datagram comes back prefixed with the server's address. */
-function startUdpEcho(ip: string, port: number): Promise<ReturnType<typeof createSocket>> {
-  const server = createSocket('udp4');
-  server.on('message', (message, from) => server.send(`${ip}:${message.toString()}`, from.port, from.address));
-  return new Promise((resolve) => server.bind(port, ip, () => resolve(server)));
-}
-
-/** datagram sends one datagram to nginx's UDP `port` and resolves with the reply. */
-function datagram(port: number, text: string): Promise<string> {
-  const client = createSocket('udp4');
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => (client.close(), reject(new Error('no UDP reply within 3 s'))), 3_000);
-    client.on('message', (message) => {
-      clearTimeout(timer);
-      client.close();
-      resolve(message.toString());
-    });
-    client.send(text, port, '127.0.0.1');
-  });
 }
 
 /** The client's own address: not nginx's 127.0.0.1, so a backend seeing it knows the client's address survived. */
@@ -171,7 +130,7 @@ beforeAll(async () => {
     const echo = await startEcho(ip, echoPort);
     closers.push(() => echo.close());
   }
-  const udp = await startUdpEcho(POD, udpEchoPort);
+  const udp = await startUdpEcho(POD, udpEchoPort, `${POD}:`);
   closers.push(() => udp.close());
   const argo = await startArgo(argoPort);
   closers.push(() => argo.close());

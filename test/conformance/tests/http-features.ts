@@ -248,66 +248,6 @@ export const httpFeatureCases: ConformanceCase[] = [
     ],
   },
   {
-    name: 'HTTPRouteNamedRule',
-    steps: [
-      { kind: 'accepted', gateway: SAME_NS, routes: [infra('http-named-rules')] },
-      resolved(infra('http-named-rules'), SAME_NS),
-      {
-        kind: 'requests',
-        gateway: SAME_NS,
-        cases: ['/named', '/unnamed'].map((path) => ({
-          request: { path },
-          response: { statusCode: 200 },
-          namespace: INFRA,
-        })),
-      },
-    ],
-  },
-  {
-    name: 'GRPCRouteNamedRule',
-    steps: [
-      { kind: 'accepted', gateway: SAME_NS, routes: [infra('grpc-named-rules')], routeKind: 'GRPCRoute' },
-      {
-        kind: 'grpcRequests',
-        gateway: SAME_NS,
-        cases: [
-          { method: 'Echo', backend: 'grpc-infra-backend-v1', namespace: INFRA },
-          { method: 'EchoTwo', backend: 'grpc-infra-backend-v2', namespace: INFRA },
-        ],
-      },
-    ],
-  },
-  {
-    name: 'HTTPRouteNamedRule',
-    steps: [
-      { kind: 'accepted', gateway: SAME_NS, routes: [infra('http-named-rules')] },
-      resolved(infra('http-named-rules'), SAME_NS),
-      {
-        kind: 'requests',
-        gateway: SAME_NS,
-        cases: ['/named', '/unnamed'].map((path) => ({
-          request: { path },
-          response: { statusCode: 200 },
-          namespace: INFRA,
-        })),
-      },
-    ],
-  },
-  {
-    name: 'GRPCRouteNamedRule',
-    steps: [
-      { kind: 'accepted', gateway: SAME_NS, routes: [infra('grpc-named-rules')], routeKind: 'GRPCRoute' },
-      {
-        kind: 'grpcRequests',
-        gateway: SAME_NS,
-        cases: [
-          { method: 'Echo', backend: 'grpc-infra-backend-v1', namespace: INFRA },
-          { method: 'EchoTwo', backend: 'grpc-infra-backend-v2', namespace: INFRA },
-        ],
-      },
-    ],
-  },
-  {
     name: 'HTTPRouteBackendProtocolWebSocket',
     steps: [
       { kind: 'accepted', gateway: SAME_NS, routes: [infra('backend-protocol-ws')] },
