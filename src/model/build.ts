@@ -87,7 +87,7 @@ export function buildModel(
   const files = filesOf(memo, settings.certificates, http.files);
   const extras = globalExtras(settings.config, snapshot.configMaps, options.configMap, options.modules ?? {}, problems);
   const model = modelOf(options, settings, memo, { hosts, http, upstreams, files, extras });
-  const streamed = withStream(model, snapshot, options, settings, plans, problems);
+  const streamed = withStream(model, snapshot, options, settings, memo.passthroughPlans.of(plans), problems);
   return { ...withGateway(streamed, snapshot, options, settings, memo, problems), problems };
 }
 
@@ -209,7 +209,7 @@ function withStream(
   snapshot: Snapshot,
   options: BuildOptions,
   settings: Settings,
-  plans: readonly IngressPlan[],
+  passthroughPlans: readonly IngressPlan[],
   problems: Problem[],
 ): NginxModel {
   const listenHost = listenHostOf(model);
@@ -219,7 +219,7 @@ function withStream(
       snapshot,
       lookups: settings.changes.lookups,
       config: model.config,
-      plans,
+      passthroughPlans,
       servers: model.servers,
       upstreams: model.upstreams,
       listenHost,

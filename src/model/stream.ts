@@ -24,7 +24,6 @@ import type { StreamSettings } from './machine-settings.js';
 import type { ConfigMap, Snapshot } from './snapshot.js';
 import { checkDnsLabel, checkPortName, checkPortNumber, show } from './validate.js';
 import { ANNOTATION_PREFIX } from './annotations/types.js';
-import { listChange } from './incremental/list-diff.js';
 
 /** DEFAULT_STREAM_SETTINGS are Debian's module path and the root default config folder (render without nginx). */
 export const DEFAULT_STREAM_SETTINGS: StreamSettings = Object.freeze({
@@ -41,7 +40,8 @@ export interface StreamInput {
   readonly snapshot: Snapshot;
   readonly lookups: Lookups;
   readonly config: GlobalConfig;
-  readonly plans: readonly IngressPlan[];
+  /** the plans of Ingresses with ssl-passthrough set, in age order */
+  readonly passthroughPlans: readonly IngressPlan[];
   readonly servers: readonly Server[];
   readonly upstreams: readonly BalancedUpstream[];
   /** the `host` part of the listen directives (`127.0.0.1:`), or '' for all addresses */
@@ -55,7 +55,7 @@ const MAX_REFERENCE = 400;
 
 /** buildStream gives the stream block (null when no flag asks for one) and reports the entries it left out. */
 export function buildStream(options: StreamOptions, input: StreamInput, problems: Problem[]): StreamModel | null {
-  const passthroughRequested = passthroughIngresses(input.plans);
+  const passthroughRequested = input.passthroughPlans;
   if (!options.enableSslPassthrough)
     for (const plan of passthroughRequested)
       problems.push({
@@ -91,29 +91,6 @@ export function buildStream(options: StreamOptions, input: StreamInput, problems
     services,
     passthrough,
   };
-}
-
-const isPassthrough = (plan: IngressPlan) => plan.identified?.annotations.sslPassthrough === true;
-
-/** the last answer of passthroughIngresses: plans of the next build are mostly the same objects, in the same order */
-let lastPassthrough: { readonly plans: readonly IngressPlan[]; readonly found: readonly IngressPlan[] } | null = null;
-
-/**
- * passthroughIngresses are the plans of Ingresses served with ssl-passthrough set, in age order: the last answer
- * while no plan that came or went since sets it (one changed Ingress among 10,000 costs a comparison walk).
- */
-function passthroughIngresses(plans: readonly IngressPlan[]): readonly IngressPlan[] {
-  const last = lastPassthrough;
-  if (last !== null) {
-    const { gone, came } = listChange(last.plans, plans);
-    if (!gone.some(isPassthrough) && !came.some(isPassthrough)) {
-      lastPassthrough = { plans, found: last.found };
-      return last.found;
-    }
-  }
-  const found = plans.filter(isPassthrough);
-  lastPassthrough = { plans, found };
-  return found;
 }
 
 /** findConfigMap finds `ns/name` in the snapshot. */

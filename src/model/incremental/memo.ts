@@ -8,6 +8,7 @@ import { BuiltUpstreams, type Resolved } from '../backends.js';
 import type { BuildOptions } from '../build-types.js';
 import { ServerNameSizes } from '../config-map/hash-sizing.js';
 import { LocationFeatures } from './location-features.js';
+import { PlansWith } from './plans-with.js';
 import { readConfigMap } from '../config-map/read.js';
 import { creationMillis } from '../ingress-age.js';
 import type { IngressPlan } from '../ingress-plan.js';
@@ -75,6 +76,8 @@ export class BuildMemo {
   } | null = null;
   /** the lengths of the exact names among view.servers, for the server_names hash */
   readonly serverNames = new ServerNameSizes();
+  /** the plans of Ingresses with ssl-passthrough set (the stream block's SNI map), kept while none came or went */
+  readonly passthroughPlans = new PlansWith((plan) => plan.identified?.annotations.sslPassthrough === true);
   /** whether some location has the WAF, the CRS or tracing on, counted as servers come and go */
   readonly locationFeatures = new LocationFeatures();
   /** the upstreams the servers proxy to, worked out name by name as the hosts' tallies change */
