@@ -14,8 +14,12 @@ const fail = (message: string): Checked<never> => ({ ok: false, message });
 /** show quotes a rejected value for a problem message, short and printable. */
 export function show(value: unknown): string {
   const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
-  const printable = JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
-  return printable;
+  // JSON escapes the C0 controls but leaves DEL, the C1 controls and the line separators as they are: escaped too, so
+  // a value shown in a message can never break or hide part of its line
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text).replace(
+    /[\u007f-\u009f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
