@@ -13,6 +13,7 @@ import {
   checkSize,
   checkSslProtocols,
   checkWorkerProcesses,
+  show,
 } from '../../src/model/validate.js';
 import { luaString, quote } from '../../src/render/quote.js';
 
@@ -164,5 +165,19 @@ describe('quote', () => {
   it('refuses what is not a string or a number', () => {
     expect(() => quote(undefined)).toThrow(/cannot quote/);
     expect(() => quote(null)).toThrow(/cannot quote/);
+  });
+});
+
+describe('show', () => {
+  it.each([
+    ['plain', '"plain"'],
+    ['a\nb', '"a\\nb"'],
+    ['del\u007f', '"del\\u007f"'],
+    ['c1\u0085', '"c1\\u0085"'],
+    ['line\u2028sep\u2029', '"line\\u2028sep\\u2029"'],
+    ['é 日本', '"é 日本"'],
+  ])('quotes %j as %s, every control and line separator escaped', (value, shown) => {
+    expect(show(value)).toBe(shown);
+    expect(show(value)).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/);
   });
 });
