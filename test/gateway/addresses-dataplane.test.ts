@@ -10,14 +10,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions, type BuildOptions } from '../../src/model/build-types.js';
-import { DynamicSplit } from '../../src/sync/dynamic-split.js';
-import { pushTables } from '../../src/actors/nginx.js';
-import { writeConfigSet } from '../../src/nginx/files.js';
-import { loadTemplate } from '../../src/render/load.js';
-import { render } from '../../src/render/render.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
-import { luaFolder, startNginx, type RunningNginx } from '../support/nginx.js';
+import { serveModel } from '../support/served-model.js';
+import { luaFolder, type RunningNginx } from '../support/nginx.js';
 import { CONTROLLER, gateway, gatewayClass, listener, route } from './fixtures.js';
 
 type Obj = Record<string, unknown>;
@@ -95,10 +91,7 @@ beforeAll(async () => {
   ];
   const snapshot = snapshotOf([...objects, ...gatewayObjects]);
   result = buildModel(snapshot, options);
-  const { model, tables } = new DynamicSplit().split(result.model);
-  await writeConfigSet(dir, render(model, await loadTemplate()), model.certificates);
-  nginx = await startNginx(dir, port);
-  await pushTables(folder.control, tables, null);
+  nginx = await serveModel(dir, port, folder.control, result.model);
 }, 60_000);
 
 afterAll(async () => {

@@ -10,17 +10,13 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pushTables } from '../../src/actors/nginx.js';
 import { type BuildOptions, defaultBuildOptions } from '../../src/model/build-types.js';
 import { buildModel } from '../../src/model/build.js';
-import { writeConfigSet } from '../../src/nginx/files.js';
-import { loadTemplate } from '../../src/render/load.js';
-import { render } from '../../src/render/render.js';
-import { DynamicSplit } from '../../src/sync/dynamic-split.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { freePort, get } from '../support/net.js';
-import { luaFolder, type RunningNginx, startNginx } from '../support/nginx.js';
+import { serveModel } from '../support/served-model.js';
+import { luaFolder, type RunningNginx } from '../support/nginx.js';
 import { CONTROLLER, gateway, gatewayClass, listener, namespace, route } from './fixtures.js';
 
 const GROUP = 'gateway.networking.k8s.io';
@@ -168,10 +164,7 @@ beforeAll(async () => {
     namespace('default'),
   ];
   result = buildModel(snapshotOf(objects), options);
-  const { model, tables } = new DynamicSplit().split(result.model);
-  await writeConfigSet(dir, render(model, await loadTemplate()), model.certificates);
-  nginx = await startNginx(dir, port);
-  await pushTables(folder.control, tables, null);
+  nginx = await serveModel(dir, port, folder.control, result.model);
 }, 60_000);
 
 afterAll(async () => {

@@ -11,17 +11,13 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BuildOptions, defaultBuildOptions } from '../../src/model/build-types.js';
 import { buildModel } from '../../src/model/build.js';
-import { DynamicSplit } from '../../src/sync/dynamic-split.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
-import { pushTables } from '../../src/actors/nginx.js';
-import { writeConfigSet } from '../../src/nginx/files.js';
-import { loadTemplate } from '../../src/render/load.js';
-import { render } from '../../src/render/render.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { callEcho, GRPC_ECHO_SERVICE, GrpcEchoClient, type GrpcEchoPod, startGrpcEcho } from '../support/grpc-echo.js';
 import { ingress, ingressClass, serviceWithEndpoints, snapshotOf, tlsSecret } from '../support/manifests.js';
 import { freePort, get } from '../support/net.js';
-import { luaFolder, type RunningNginx, startNginx } from '../support/nginx.js';
+import { serveModel } from '../support/served-model.js';
+import { luaFolder, type RunningNginx } from '../support/nginx.js';
 import { CONTROLLER, gateway, gatewayClass, listener, namespace, route } from './fixtures.js';
 
 const GROUP = 'gateway.networking.k8s.io';
@@ -144,10 +140,7 @@ beforeAll(async () => {
   ca = cert.certPem;
   const list = [...objects((web.address() as AddressInfo).port), tlsSecret('grpc-cert', cert.certPem, cert.keyPem)];
   result = buildModel(snapshot(list), options);
-  const { model, tables } = new DynamicSplit().split(result.model);
-  await writeConfigSet(dir, render(model, await loadTemplate()), model.certificates);
-  nginx = await startNginx(dir, port);
-  await pushTables(folder.control, tables, null);
+  nginx = await serveModel(dir, port, folder.control, result.model);
 }, 60_000);
 
 afterAll(async () => {
