@@ -1,5 +1,6 @@
-import { stringify } from 'yaml';
+import { Document, parse, visit } from 'yaml';
 import { convertIngresses, defaultConvertOptions, unexpressedLine } from '../convert/convert.js';
+import { checkConfigMapRef } from '../convert/stream-services.js';
 import { isGatewayControllerName } from '../model/gateway/values.js';
 import { checkDnsLabel, checkObjectName } from '../model/validate.js';
 import type { CommandIo } from './command.js';
@@ -9,13 +10,15 @@ import { readManifests } from './render.js';
 
 export const CONVERT_USAGE = `Usage: ingress-actors convert --manifests PATH... [--gateway-class-name NAME] [--no-gateway-class]
           [--gateway-name NAME] [--gateway-namespace NS] [--gateway-controller-name NAME]
-          [--controller-class NAME]
+          [--controller-class NAME] [--tcp-services-configmap NS/NAME] [--udp-services-configmap NS/NAME]
 
 Prints the Gateway API objects (standard channel) that the Ingresses in the YAML manifests (files or folders,
 multi-document; - reads stdin) become: a GatewayClass (unless --no-gateway-class), one Gateway per IngressClass in
 use, its HTTPRoutes and ReferenceGrants. On stderr, one line per annotation or Ingress feature the output does not
 express (or expresses with a difference), as "namespace/name: field: reason". An Ingress whose IngressClass, when
-the manifests hold it, is another controller's than --controller-class (k8s.io/ingress-nginx) is left out. Exit 0
+the manifests hold it, is another controller's than --controller-class (k8s.io/ingress-nginx) is left out. The
+entries of the ConfigMaps --tcp-services-configmap and --udp-services-configmap name (as ingress-nginx's flags, the
+ConfigMaps in the manifests) become TCP and UDP listeners on the first Gateway, and TCPRoutes and UDPRoutes. Exit 0
 when it converted, 1 when a manifest is missing or not valid YAML. The verdict on every annotation: docs/convert.md.`;
 
 /** checked checks a name flag with its validator, as a UsageError. */
@@ -26,9 +29,45 @@ function checked(flag: string, value: string | undefined, check: typeof checkObj
   return result.value;
 }
 
-/** toYaml prints objects as one multi-document YAML stream, without anchors (kubectl and people read it as written). */
+/** configMapFlag checks a services ConfigMap flag (`namespace/name`) into its option, as a UsageError. */
+function configMapFlag<K extends string>(
+  flag: string,
+  option: K,
+  value: string | undefined,
+): Partial<Record<K, string>> {
+  if (value === undefined) return {};
+  const message = checkConfigMapRef(value);
+  if (message !== null) throw new UsageError(`--${flag}: ${message}`, CONVERT_USAGE);
+  return { [option]: value } as Partial<Record<K, string>>;
+}
+
+/** MAY_RESOLVE_OTHERWISE: how a scalar YAML 1.2's core schema reads as null, a boolean or a number begins. */
+const MAY_RESOLVE_OTHERWISE = /^[0-9+\-.~nNtTfF]/;
+
+/**
+ * toYaml prints objects as one multi-document YAML stream, without anchors (kubectl and people read it as written).
+ * A string is quoted wherever either YAML reads it otherwise: kubectl's YAML 1.1 (`off`, `yes`, `1:20`, `1_000`)
+ * as a boolean or number, which the 1.1 document settles, and YAML 1.2 (`0o17`), which the check below does.
+ */
 export function toYaml(objects: readonly object[]): string {
-  return objects.map((o) => stringify(o, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
+  return objects
+    .map((o) => {
+      const doc = new Document(o, { version: '1.1', aliasDuplicateObjects: false });
+      visit(doc, {
+        Scalar(_key, node) {
+          if (typeof node.value !== 'string' || !MAY_RESOLVE_OTHERWISE.test(node.value)) return;
+          let same: boolean;
+          try {
+            same = parse(node.value) === node.value;
+          } catch {
+            same = false;
+          }
+          if (!same) node.type = 'QUOTE_DOUBLE';
+        },
+      });
+      return doc.toString({ lineWidth: 0 });
+    })
+    .join('---\n');
 }
 
 /** runConvert is `ingress-actors convert`: Gateway API YAML on stdout, what it cannot express on stderr. */
@@ -46,6 +85,8 @@ export async function runConvert(
       'gateway-namespace': { type: 'string' },
       'gateway-controller-name': { type: 'string' },
       'controller-class': { type: 'string' },
+      'tcp-services-configmap': { type: 'string' },
+      'udp-services-configmap': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     CONVERT_USAGE,
@@ -71,6 +112,8 @@ export async function runConvert(
     gatewayName:
       checked('--gateway-name', values['gateway-name'], checkObjectName) ?? defaultConvertOptions.gatewayName,
     ...(gatewayNamespace === undefined ? {} : { gatewayNamespace }),
+    ...configMapFlag('tcp-services-configmap', 'tcpServices', values['tcp-services-configmap']),
+    ...configMapFlag('udp-services-configmap', 'udpServices', values['udp-services-configmap']),
   };
   const snapshot = await readManifests(manifests, stdin);
   const { objects, unexpressed } = convertIngresses(snapshot, options);

@@ -59,6 +59,12 @@ export const CORS_DIFFERENCE =
   'an allowed origin (ingress-nginx: 204, and on every answer); its `*.host` origins match any number of labels ' +
   '(ingress-nginx: one)';
 
+/** PASSTHROUGH_DIFFERENCE is how the converted passthrough is served differently, reported for each such Ingress. */
+export const PASSTHROUGH_DIFFERENCE =
+  'a TLS listener in Passthrough mode shares port 443 with the HTTPS listeners: ingress-actors serves both on one ' +
+  'port under --enable-ssl-passthrough, as ingress-nginx needed that flag for the annotation (other implementations ' +
+  'may report the listeners ProtocolConflict)';
+
 /** REDIRECT_CODES_NOTE says which redirect codes the standard channel takes. */
 const REDIRECT_CODES_NOTE =
   'a standard-channel RequestRedirect takes 301, 302, 303, 307 and 308 (Gateway API v1.5 and later), not 300, 304, ' +
@@ -152,10 +158,10 @@ const RULES: readonly ConvertRule[] = [
   unexpressible('from-to-www-redirect', 'it needs a second hostname and a redirect route convert does not guess'),
   unexpressible('default-backend', 'Gateway API has no per-route backend for failed or missing endpoints'),
   unexpressible('custom-http-errors', 'Gateway API cannot replace the backend\u2019s error responses'),
-  unexpressible(
+  approximated(
     'ssl-passthrough',
-    'TLS passthrough is a TLSRoute on a TLS listener in Passthrough mode (standard channel since v1.5, served by ' +
-      'ingress-actors), which convert does not make yet',
+    'a TLS listener (Passthrough) on 443 and a TLSRoute per host the Ingress owns, to its `/` path\u2019s backend',
+    PASSTHROUGH_DIFFERENCE,
   ),
   unexpressible('allowlist-source-range', 'Gateway API routes cannot match on the client address'),
   unexpressible('denylist-source-range', 'Gateway API routes cannot match on the client address'),

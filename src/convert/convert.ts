@@ -15,12 +15,14 @@ import { GATEWAY_GROUP } from '../model/gateway/types.js';
 import type { KubeObject, Snapshot } from '../model/snapshot.js';
 import { show } from '../model/validate.js';
 import { foldCanary } from './canary.js';
-import type { Report } from './draft.js';
+import type { Json, Report } from './draft.js';
 import { classGateway, gatewayObject, referenceGrants } from './gateway.js';
 import { classRoutes } from './http-routes.js';
 import { objectName } from './object-name.js';
+import { passthroughHosts, passthroughRoute } from './passthrough.js';
 import { IngressReader } from './read-ingress.js';
 import { isCanaryIngress } from './read-settings.js';
+import { readServicesConfigMap, type StreamService, streamListener, streamRoute } from './stream-services.js';
 
 /** ConvertOptions are convert's flags. */
 export interface ConvertOptions {
@@ -39,6 +41,10 @@ export interface ConvertOptions {
    * left out, as ingress-nginx leaves it
    */
   readonly controllerClass: string;
+  /** `--tcp-services-configmap` (`namespace/name`): its entries become TCP listeners and TCPRoutes */
+  readonly tcpServices?: string;
+  /** `--udp-services-configmap` (`namespace/name`): its entries become UDP listeners and UDPRoutes */
+  readonly udpServices?: string;
 }
 
 /** defaultConvertOptions are convert's defaults. */
@@ -68,6 +74,24 @@ export interface ConvertResult {
 /** unexpressedLine is one stderr line: `namespace/name: field: reason`, as render's problems read. */
 export function unexpressedLine(u: Unexpressed): string {
   return `${u.ingress}: ${u.field}: ${u.reason}`;
+}
+
+/**
+ * streamServices reads the TCP and UDP services ConfigMaps the options name. A port both name keeps its TCP entry: a
+ * Gateway's listeners on one port share a protocol (the controller reports a TCP and a UDP listener there
+ * ProtocolConflict).
+ */
+function streamServices(reader: IngressReader, options: ConvertOptions, report: Report): StreamService[] {
+  const tcp = options.tcpServices ? readServicesConfigMap('TCP', options.tcpServices, reader, report) : [];
+  const udp = options.udpServices ? readServicesConfigMap('UDP', options.udpServices, reader, report) : [];
+  const tcpPorts = new Set(tcp.map((s) => s.port));
+  for (const s of udp.filter((u) => tcpPorts.has(u.port)))
+    report(
+      options.udpServices!,
+      `data.${s.port}`,
+      `port ${s.port} is also a TCP service: a Gateway's listeners on one port share a protocol; left out`,
+    );
+  return [...tcp, ...udp.filter((u) => !tcpPorts.has(u.port))];
 }
 
 /**
@@ -106,14 +130,35 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
     const gwNamespace = options.gatewayNamespace ?? (namespaces.length === 1 ? namespaces[0]! : 'default');
     const gwName =
       classes.length === 1 ? options.gatewayName : objectName(options.gatewayName, className || 'no-class');
-    const gw = classGateway(gwName, gwNamespace, members, report);
+    const passthrough = passthroughHosts(members, reader, report);
+    const gw = classGateway(gwName, gwNamespace, members, new Set(passthrough.keys()), report);
     routes.push(...classRoutes(gw, classDrafts, drafts, report));
+    for (const p of passthrough.values()) {
+      const several = [...passthrough.values()].filter((x) => x.owner === p.owner).length > 1;
+      routes.push(passthroughRoute(gw, gw.passthroughSections.get(p.host)!, p, several));
+    }
     const routeNamespaces = [...new Set(classDrafts.map((d) => d.ingress.namespace))].sort();
     gateways.push(gatewayObject(gw, options.gatewayClassName, routeNamespaces));
     grants.push(...referenceGrants(gw));
   }
 
-  if (options.emitGatewayClass && classes.length > 0)
+  const streams = streamServices(reader, options, report);
+  if (streams.length > 0) {
+    // ingress-nginx served these on its own address, whatever the class: the first class's Gateway takes them
+    let first = gateways.sort((a, b) => compare(key(a), key(b)))[0];
+    if (!first) {
+      const gw = classGateway(options.gatewayName, options.gatewayNamespace ?? 'default', [], new Set(), report);
+      gateways.push((first = gatewayObject(gw, options.gatewayClassName, [])));
+    }
+    const target = { name: first.metadata!.name!, namespace: first.metadata!.namespace! };
+    const listeners = (first as unknown as { spec: { listeners: Json[] } }).spec.listeners;
+    for (const s of streams) {
+      listeners.push(streamListener(s, target.namespace));
+      routes.push(streamRoute(s, target));
+    }
+  }
+
+  if (options.emitGatewayClass && (classes.length > 0 || streams.length > 0))
     objects.push({
       apiVersion: `${GATEWAY_GROUP}/v1`,
       kind: 'GatewayClass',
@@ -122,6 +167,8 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
     } as KubeObject);
   const key = (o: KubeObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
   const sort = (list: KubeObject[]) => list.sort((a, b) => compare(key(a), key(b)));
-  objects.push(...sort(gateways), ...sort(grants), ...sort(routes));
+  const byKind = (list: KubeObject[]) =>
+    list.sort((a, b) => compare(a.kind ?? '', b.kind ?? '') || compare(key(a), key(b)));
+  objects.push(...sort(gateways), ...sort(grants), ...byKind(routes));
   return { objects, unexpressed };
 }

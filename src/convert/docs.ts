@@ -1,5 +1,5 @@
 import { ANNOTATION_PREFIX } from '../model/annotations/types.js';
-import { convertRules, TIMEOUT_DIFFERENCE } from './annotations.js';
+import { convertRules, PASSTHROUGH_DIFFERENCE, TIMEOUT_DIFFERENCE } from './annotations.js';
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
@@ -44,6 +44,18 @@ export function convertDocs(): string {
     '  It answers 308, as ingress-nginx does (`http-redirect-code`): the standard channel takes 308 since Gateway API',
     '  v1.5 (the CRDs in deploy/gateway-api are v1.6); with v1.2 to v1.4 CRDs, which take 301 and 302 only, the API',
     '  server refuses the redirect routes.',
+    '- ssl-passthrough: a host whose owner (the oldest Ingress naming it, as the controller settles it) asks for it',
+    '  gets a TLS listener `tls-<host>` in Passthrough mode on 443 (no HTTPS listener: the certificate is the',
+    "  backend's) and a TLSRoute `<name>-tls` to the backend of the owner's `/` path. Its plain HTTP stays an",
+    '  HTTPRoute (redirected to HTTPS when spec.tls names the host, as ingress-nginx redirects a TLS host). A newer',
+    "  Ingress asking for a host it does not own, a host without the owner's `/` and a rule without a host are",
+    `  reported, as the controller reports them. ${PASSTHROUGH_DIFFERENCE[0]!.toUpperCase()}${PASSTHROUGH_DIFFERENCE.slice(1)}.`,
+    '- `--tcp-services-configmap NS/NAME` and `--udp-services-configmap NS/NAME` (ingress-nginx\u2019s flags; the',
+    '  ConfigMaps in the manifests): each entry `"port": "namespace/service:port"` becomes a TCP (UDP) listener',
+    '  `tcp-<port>` (`udp-<port>`) on the first Gateway, open to the Service\u2019s namespace, and a TCPRoute (UDPRoute)',
+    '  `<service>-tcp-<port>` beside the Service. Left out and reported: entries the controller refuses, ports 80 and',
+    '  443, entries with PROXY flags (Gateway API cannot say to read or send the PROXY protocol), and a UDP entry on a',
+    "  port a TCP entry has (a Gateway's listeners on one port share a protocol).",
     '- Canary Ingresses fold into the route of the Ingress they shadow (same IngressClass, host and path); a canary',
     '  with any invalid annotation value is left out whole, as the controller leaves it.',
     "- Where two Ingresses name one TLS host, the oldest gives its certificate, in the controller's order (a missing",

@@ -9,6 +9,7 @@ import type { KubeObject } from '../model/snapshot.js';
 import { checkHost, checkObjectName, show } from '../model/validate.js';
 import type { Ident, Json, Report } from './draft.js';
 import { objectName } from './object-name.js';
+import { passthroughListener, tlsListenerName } from './passthrough.js';
 
 /** Tls is the certificate of one HTTPS host: a Secret in the namespace of the Ingress that names it. */
 export interface Tls {
@@ -24,6 +25,10 @@ export interface ClassGateway {
   readonly tls: ReadonlyMap<string, Tls>;
   /** TLS host → the name of its HTTPS listener */
   readonly sections: ReadonlyMap<string, string>;
+  /** passed-through host → the name of its TLS listener (Passthrough) */
+  readonly passthroughSections: ReadonlyMap<string, string>;
+  /** passed-through hosts the Ingresses name in spec.tls: plain HTTP there redirects to HTTPS as for a TLS host */
+  readonly passthroughTls: ReadonlySet<string>;
 }
 
 /** listenerName names a host's HTTPS listener: `https-` and the host's labels, or its index when that is too long. */
@@ -32,8 +37,17 @@ function listenerName(host: string, index: number): string {
   return name.length <= 63 ? name : `https-${index}`;
 }
 
-/** classGateway reads the TLS hosts of a class's main Ingresses (oldest first) into its Gateway's listeners. */
-export function classGateway(name: string, namespace: string, members: readonly Ident[], report: Report): ClassGateway {
+/**
+ * classGateway reads the TLS hosts of a class's main Ingresses (oldest first) into its Gateway's listeners; a
+ * passed-through host gets a TLS listener instead of an HTTPS one (its certificate is the backend's own).
+ */
+export function classGateway(
+  name: string,
+  namespace: string,
+  members: readonly Ident[],
+  passthrough: ReadonlySet<string>,
+  report: Report,
+): ClassGateway {
   // TLS hosts: the oldest Ingress to name a host gives its certificate, as ingress-nginx settles it.
   const tls = new Map<string, Tls>();
   for (const m of members)
@@ -56,8 +70,11 @@ export function classGateway(name: string, namespace: string, members: readonly 
         if (!tls.has(host.value)) tls.set(host.value, { namespace: m.namespace, secretName: secret.value });
       }
     }
+  const passthroughTls = new Set([...tls.keys()].filter((h) => passthrough.has(h)));
+  for (const host of passthroughTls) tls.delete(host);
   const sections = new Map([...tls.keys()].sort().map((h, i) => [h, listenerName(h, i)]));
-  return { name, namespace, tls, sections };
+  const passthroughSections = new Map([...passthrough].sort().map((h, i) => [h, tlsListenerName(h, i)]));
+  return { name, namespace, tls, sections, passthroughSections, passthroughTls };
 }
 
 /** gatewayObject is the Gateway: its listeners admit routes from the namespaces of the class's Ingresses. */
@@ -95,6 +112,8 @@ export function gatewayObject(
       allowedRoutes,
     });
   }
+  for (const [host, section] of gw.passthroughSections)
+    listeners.push(passthroughListener(host, section, allowedRoutes));
   return {
     apiVersion: `${GATEWAY_GROUP}/v1`,
     kind: 'Gateway',

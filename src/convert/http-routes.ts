@@ -60,7 +60,9 @@ export function classRoutes(
     const several = new Set(drafts.filter((x) => x.ingress === id).map((x) => x.host)).size > 1;
     const name = routeName(id.name, d.host, several);
     const section = d.host === CATCH_ALL ? undefined : gw.sections.get(d.host);
-    const redirect = id.settings.forceSslRedirect || (section !== undefined && id.settings.sslRedirect !== false);
+    // a passed-through host named in spec.tls is a TLS host to ingress-nginx: its plain HTTP is redirected too
+    const tlsHost = section !== undefined || gw.passthroughTls.has(d.host);
+    const redirect = id.settings.forceSslRedirect || (tlsHost && id.settings.sslRedirect !== false);
     const rules = d.rules.flatMap(ruleJson);
     const hostnames = d.host === CATCH_ALL ? {} : { hostnames: [d.host] };
     const parents = [

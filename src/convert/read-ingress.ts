@@ -34,6 +34,32 @@ export class IngressReader {
     for (const c of snapshot.configMaps) this.configMaps.set(`${c.metadata?.namespace}/${c.metadata?.name}`, c);
   }
 
+  /** configMap is the ConfigMap `namespace/name` of the manifests. */
+  configMap(ref: string): ConfigMap | undefined {
+    return this.configMaps.get(ref);
+  }
+
+  /**
+   * streamPort is the port number a services ConfigMap entry names (a named port looked up in the Service, which then
+   * must be in the manifests), checked to be of the protocol where the Service is known; a message when it cannot be.
+   */
+  streamPort(namespace: string, name: string, port: number | string, protocol: 'TCP' | 'UDP'): number | string {
+    const service = this.services.get(`${namespace}/${name}`);
+    if (!service)
+      return typeof port === 'number'
+        ? port
+        : `${show(port)}: a backendRef needs a port number, and Service ${namespace}/${name} is not in the manifests`;
+    // one number may be there twice, for TCP and for UDP (DNS's 53): the port of this protocol first
+    const named = (service.spec?.ports ?? []).filter((p) =>
+      typeof port === 'number' ? p.port === port : p.name === port,
+    );
+    const found = named.find((p) => (p.protocol ?? 'TCP') === protocol) ?? named[0];
+    if (found?.port === undefined) return `Service ${namespace}/${name} has no port ${show(port)}`;
+    if ((found.protocol ?? 'TCP') !== protocol)
+      return `Service ${namespace}/${name} port ${typeof port === 'number' ? port : show(port)} is ${found.protocol ?? 'TCP'}, not ${protocol}`;
+    return found.port;
+  }
+
   /** identify reads each Ingress (oldest first) that `ours` keeps: its name, class and settings. */
   identify(ours: (className: string, owner: string) => boolean): Ident[] {
     const idents: Ident[] = [];

@@ -72,6 +72,8 @@ export interface Settings {
   readonly cors: Record<string, unknown> | null;
   /** Gateway API Duration for timeouts.backendRequest */
   readonly timeout: string | null;
+  /** ssl-passthrough: the hosts it owns become TLSRoutes (src/convert/passthrough.ts) */
+  readonly sslPassthrough: boolean;
   readonly canary: {
     /** a canary annotation (or any other) has an invalid value: the model leaves the whole canary out */
     readonly leftOut: boolean;
@@ -111,6 +113,7 @@ const READ_HERE: ReadonlySet<string> = new Set([
   'canary-by-header-value',
   'canary-weight',
   'canary-weight-total',
+  'ssl-passthrough',
   ...CORS_KEYS,
 ]);
 
@@ -336,6 +339,7 @@ export function readSettings(
     responseHeaders,
     cors,
     timeout,
+    sslPassthrough: bool('ssl-passthrough') ?? false,
     canary: canarySettings && { ...canarySettings, leftOut: canaryLeftOut },
   };
 }

@@ -166,7 +166,11 @@ export interface Reference {
  * parseReference reads `namespace/service:port[:PROXY[:PROXY]]`; a message when it is not one. PROXY flags on a UDP
  * entry are noted and ignored (the PROXY protocol is for TCP, as ingress-nginx has it).
  */
-function parseReference(value: string, protocol: 'TCP' | 'UDP', note: (message: string) => void): Reference | string {
+export function parseReference(
+  value: string,
+  protocol: 'TCP' | 'UDP',
+  note: (message: string) => void,
+): Reference | string {
   const shape = 'must be namespace/service:port, optionally followed by :PROXY and :PROXY';
   if (value.length > MAX_REFERENCE) return `${show(value)} is too long: ${shape}`;
   const parts = value.split(':');
@@ -217,9 +221,11 @@ export function resolveStreamBackend(
   const service = lookups.services.get(key);
   if (!service) return `Service ${key} not found`;
   if (service.spec?.type === 'ExternalName') return `Service ${key} is of type ExternalName, which is not supported`;
-  const servicePort = (service.spec?.ports ?? []).find((p) =>
+  // A Service may have one number twice, for TCP and for UDP (DNS's 53): the port of this protocol first.
+  const named = (service.spec?.ports ?? []).filter((p) =>
     typeof entry.port === 'number' ? p.port === entry.port : p.name === entry.port,
   );
+  const servicePort = named.find((p) => (p.protocol ?? 'TCP') === protocol) ?? named[0];
   if (!servicePort) return `Service ${key} has no port ${show(entry.port)}`;
   const portText = typeof entry.port === 'number' ? String(entry.port) : show(entry.port);
   if ((servicePort.protocol ?? 'TCP') !== protocol)

@@ -3,6 +3,7 @@
  * Services, ConfigMaps and Secrets they name); expected.yaml the Gateway API objects convert prints; expected.stderr
  * the lines it reports. Every converted object also reads back through the Gateway API readers
  * (src/model/gateway/read.ts) without an invalid value, and every route is Accepted by buildGatewayRoutes.
+ * A case's options.json holds convert's flags for it (`tcpServices`, `udpServices`).
  * UPDATE_CONVERT=1 rewrites the expected files (read the diff before committing it).
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
@@ -10,10 +11,16 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadManifests } from '../../src/manifests/load.js';
-import { convertIngresses, unexpressedLine } from '../../src/convert/convert.js';
+import {
+  type ConvertOptions,
+  convertIngresses,
+  defaultConvertOptions,
+  unexpressedLine,
+} from '../../src/convert/convert.js';
 import { objectName } from '../../src/convert/object-name.js';
 import { buildGatewayRoutes, readGateway, readHTTPRoute, readReferenceGrant } from '../../src/model/gateway/index.js';
 import { toYaml } from '../../src/cli/convert.js';
+import { readTCPRoute, readTLSRoute, readUDPRoute } from '../../src/model/gateway/read-l4.js';
 import { checkObjectName } from '../../src/model/validate.js';
 import { buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions } from '../../src/model/build-types.js';
@@ -26,9 +33,16 @@ const cases = (await readdir(CASES, { withFileTypes: true }))
   .map((d) => d.name)
   .sort();
 
+/** caseOptions are a case's flags (its options.json: `tcpServices`, `udpServices`), if it has any. */
+async function caseOptions(dir: string): Promise<Partial<ConvertOptions>> {
+  const text = await readFile(join(dir, 'options.json'), 'utf8').catch(() => '{}');
+  return JSON.parse(text) as Partial<ConvertOptions>;
+}
+
 async function run(name: string) {
   const snapshot = await loadManifests([join(CASES, name, 'input.yaml')]);
-  return { snapshot, result: convertIngresses(snapshot) };
+  const options = { ...defaultConvertOptions, ...(await caseOptions(join(CASES, name))) };
+  return { snapshot, result: convertIngresses(snapshot, options) };
 }
 
 describe('convert', () => {
@@ -67,6 +81,8 @@ describe('convert', () => {
           for (const l of gw!.listeners) expect(l.invalid, `${object.metadata?.name} ${l.name}`).toEqual([]);
         }
         if (object.kind === 'HTTPRoute') expect(readHTTPRoute(object)?.invalid, object.metadata?.name).toEqual([]);
+        const l4 = { TLSRoute: readTLSRoute, TCPRoute: readTCPRoute, UDPRoute: readUDPRoute }[object.kind ?? ''];
+        if (l4) expect(l4(object)?.invalid, `${object.kind} ${object.metadata?.name}`).toEqual([]);
         if (object.kind === 'ReferenceGrant') expect(readReferenceGrant(object)).not.toBeNull();
       }
     });
@@ -87,15 +103,26 @@ describe('convert', () => {
       const built = buildGatewayRoutes({
         controllerName: 'ingress-actors.io/gateway-controller',
         ...(gateways.length > 1 ? { addresses: gateways.map((_, i) => `127.0.0.${200 + i}`) } : {}),
+        // passed-through hosts' TLS listeners share 443 with HTTPS ones, as under --enable-ssl-passthrough
+        ports: { http: 80, https: 443, sharedHttps: true },
         gatewayClasses: of('GatewayClass'),
         gateways,
         httpRoutes: of('HTTPRoute'),
+        tlsRoutes: of('TLSRoute'),
+        tcpRoutes: of('TCPRoute'),
+        udpRoutes: of('UDPRoute'),
         referenceGrants: of('ReferenceGrant'),
         services: snapshot.services,
         secrets: snapshot.secrets,
         namespaces,
       });
-      for (const route of built.status.httpRoutes)
+      const routeStatus = [
+        ...built.status.httpRoutes,
+        ...(built.status.tlsRoutes ?? []),
+        ...(built.status.tcpRoutes ?? []),
+        ...(built.status.udpRoutes ?? []),
+      ];
+      for (const route of routeStatus)
         for (const parent of route.parents) {
           const accepted = parent.conditions.find((c) => c.type === 'Accepted');
           expect(accepted?.status, `${route.namespace}/${route.name} ${accepted?.message}`).toBe('True');
@@ -110,6 +137,9 @@ describe('convert', () => {
               c.type === 'Accepted' ? 'True' : 'False',
             );
       expect(built.status.httpRoutes.length).toBe(of('HTTPRoute').length);
+      expect(routeStatus.length).toBe(
+        of('HTTPRoute').length + of('TLSRoute').length + of('TCPRoute').length + of('UDPRoute').length,
+      );
     });
   });
 });

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadManifests } from '../../src/manifests/load.js';
-import { convertIngresses } from '../../src/convert/convert.js';
+import { convertIngresses, defaultConvertOptions } from '../../src/convert/convert.js';
 
 const CRDS = GATEWAY_API_INSTALL;
 const CASES = new URL('./cases/', import.meta.url).pathname;
@@ -124,7 +124,12 @@ describe.skipIf(!existsSync(CRDS))('converted objects against the vendored CRDs'
   });
 
   it.each(cases.sort())('%s', async (name) => {
-    const { objects } = convertIngresses(await loadManifests([join(CASES, name, 'input.yaml')]));
+    // a case's options.json holds its flags (test/convert/convert.test.ts)
+    const options = JSON.parse(await readFile(join(CASES, name, 'options.json'), 'utf8').catch(() => '{}'));
+    const { objects } = convertIngresses(await loadManifests([join(CASES, name, 'input.yaml')]), {
+      ...defaultConvertOptions,
+      ...options,
+    });
     for (const object of objects) {
       const schema = schemas.get(`${object.apiVersion} ${object.kind}`);
       expect(schema, `${object.apiVersion} ${object.kind} in the CRDs`).toBeDefined();

@@ -3,7 +3,7 @@
  * standard-channel CRDs: every case's objects are accepted, and read back they hold what convert printed (nothing
  * pruned: the server keeps only fields its schema knows), with the server's defaults added.
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { parseAllDocuments } from 'yaml';
@@ -26,7 +26,7 @@ beforeAll(async () => {
   test = await startTestApi('ia-convert-apply-');
   kubectl = kubectlFor(test.kubeconfig, join(test.dir, 'kube-cache'));
   await kubectl.run(['apply', '-f', GATEWAY_API_INSTALL]);
-  const namespaces = ['shop', 'blog', 'team-a', 'a', 'a-b'];
+  const namespaces = ['shop', 'blog', 'team-a', 'a', 'a-b', 'secure', 'streams'];
   for (const ns of namespaces) await kubectl.run(['create', 'namespace', ns]);
 }, 60_000);
 afterAll(() => test?.close());
@@ -34,7 +34,13 @@ afterAll(() => test?.close());
 it.each(cases)(
   '%s: kubectl apply takes the converted objects as printed',
   async (name) => {
-    const converted = await execa(CLI, ['convert', '--manifests', join(CASES, name, 'input.yaml')], {
+    // a case's options.json as the flags they are (test/convert/convert.test.ts reads it as options)
+    const options = JSON.parse(await readFile(join(CASES, name, 'options.json'), 'utf8').catch(() => '{}'));
+    const flags = [
+      ...(options.tcpServices ? ['--tcp-services-configmap', options.tcpServices] : []),
+      ...(options.udpServices ? ['--udp-services-configmap', options.udpServices] : []),
+    ];
+    const converted = await execa(CLI, ['convert', ...flags, '--manifests', join(CASES, name, 'input.yaml')], {
       timeout: 20_000,
     });
     const applied = await kubectl.try(['apply', '-f', '-'], converted.stdout);
@@ -47,6 +53,9 @@ it.each(cases)(
         Gateway: 'gateways',
         HTTPRoute: 'httproutes',
         ReferenceGrant: 'referencegrants',
+        TLSRoute: 'tlsroutes',
+        TCPRoute: 'tcproutes',
+        UDPRoute: 'udproutes',
       }[object.kind as string];
       const got = JSON.parse(
         (await kubectl.run(['get', `${plural}.gateway.networking.k8s.io`, object.metadata.name, ...ns, '-o', 'json']))
