@@ -205,3 +205,31 @@ describe('objectName', () => {
     expect(objectName(long, 'b')).toBe(objectName(long, 'b'));
   });
 });
+
+describe('toYaml', () => {
+  // kubectl reads YAML 1.1 (sigs.k8s.io/yaml): `off` unquoted would reach the API server as false
+  it.each([
+    ['off'],
+    ['On'],
+    ['yes'],
+    ['n'],
+    ['1:20'],
+    ['1_000'],
+    ['0o17'],
+    ['0x1F'],
+    ['.inf'],
+    ['~'],
+    ['null'],
+    ['2026-01-01'],
+    ['012'],
+  ])('quotes %s, which YAML 1.1 or 1.2 reads as something else', (value) => {
+    const yaml = toYaml([{ value }]);
+    expect(yaml).toBe(`value: "${value}"\n`);
+    expect(parseAllDocuments(yaml)[0]!.toJS()).toEqual({ value });
+    expect(parseAllDocuments(yaml, { version: '1.1' })[0]!.toJS()).toEqual({ value });
+  });
+
+  it.each([['plain'], ['web.example.com'], ['nginx-ingress'], ['/path']])('leaves %s plain', (value) => {
+    expect(toYaml([{ value }])).toBe(`value: ${value}\n`);
+  });
+});
