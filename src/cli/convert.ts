@@ -55,10 +55,12 @@ export function toYaml(objects: readonly object[]): string {
       const doc = new Document(o, { version: '1.1', aliasDuplicateObjects: false });
       visit(doc, {
         Scalar(_key, node) {
-          if (typeof node.value !== 'string' || !MAY_RESOLVE_OTHERWISE.test(node.value)) return;
+          // a multi-line string is a block scalar, a string whatever it holds
+          const value = node.value;
+          if (typeof value !== 'string' || value.includes('\n') || !MAY_RESOLVE_OTHERWISE.test(value)) return;
           let same: boolean;
           try {
-            same = parse(node.value) === node.value;
+            same = parse(value) === value;
           } catch {
             same = false;
           }

@@ -65,6 +65,11 @@ export const PASSTHROUGH_DIFFERENCE =
   'port under --enable-ssl-passthrough, as ingress-nginx needed that flag for the annotation (other implementations ' +
   'may report the listeners ProtocolConflict)';
 
+/** POLICY_SCOPE says how a policy differs from the annotations: it is the Service port's, for every route to it. */
+export const POLICY_SCOPE =
+  "a BackendTLSPolicy is the Service port's: every route to that port (another Ingress's included) speaks TLS to it " +
+  'and checks its certificate';
+
 /** REDIRECT_CODES_NOTE says which redirect codes the standard channel takes. */
 const REDIRECT_CODES_NOTE =
   'a standard-channel RequestRedirect takes 301, 302, 303, 307 and 308 (Gateway API v1.5 and later), not 300, 304, ' +
@@ -142,10 +147,23 @@ const RULES: readonly ConvertRule[] = [
     'custom-headers',
     "ResponseHeaderModifier set from the ConfigMap's entries, when the ConfigMap is in the manifests",
   ),
-  unexpressible(
+  approximated(
     'backend-protocol',
-    'HTTPS backends need BackendTLSPolicy and gRPC ones a GRPCRoute, neither made by convert (HTTP is the default ' +
-      'and needs nothing)',
+    'HTTPS with proxy-ssl-verify on: a BackendTLSPolicy on each backend Service port (HTTP needs nothing)',
+    `${POLICY_SCOPE}; HTTPS without the check, and gRPC (a GRPCRoute), are not converted`,
+  ),
+  approximated(
+    'proxy-ssl-secret',
+    'its ca.crt copied into a ConfigMap beside the BackendTLSPolicy, which names it in caCertificateRefs',
+    "its client certificate (tls.crt) is a Gateway's spec.tls.backend.clientCertificateRef, shown to all its " +
+      'backends: not converted',
+  ),
+  converted('proxy-ssl-verify', 'on: a BackendTLSPolicy (off: HTTPS without the check has no Gateway API form)'),
+  converted('proxy-ssl-name', 'BackendTLSPolicy validation.hostname (required: the policy checks that name)'),
+  approximated(
+    'proxy-ssl-server-name',
+    'a BackendTLSPolicy always sends its hostname as SNI',
+    'off (the default) sends no SNI in ingress-nginx',
   ),
   approximated('enable-cors', 'a CORS filter', CORS_DIFFERENCE),
   converted('cors-allow-origin', 'CORS allowOrigins (http and https origins only)'),
@@ -181,7 +199,7 @@ const FAMILIES: readonly (readonly [string, string])[] = [
   ['session-cookie-', 'session persistence is not in the standard channel'],
   ['affinity-', 'session persistence is not in the standard channel'],
   ['upstream-hash-by', 'the balancing algorithm is implementation-specific'],
-  ['proxy-ssl-', 'TLS to the backend is a BackendTLSPolicy (its CA in a ConfigMap), which convert does not make yet'],
+  ['proxy-ssl-', 'TLS versions, ciphers and the verification depth to the backend have no Gateway API field'],
   ['proxy-', 'nginx proxy tuning has no Gateway API field'],
   ['client-', 'request body limits have no Gateway API field'],
   ['mirror-', 'RequestMirror mirrors to a backendRef, not to a URL'],

@@ -14,6 +14,7 @@ import { defaultBuildOptions } from '../model/build-types.js';
 import { GATEWAY_GROUP } from '../model/gateway/types.js';
 import type { KubeObject, Snapshot } from '../model/snapshot.js';
 import { show } from '../model/validate.js';
+import { type BackendUse, backendTlsPolicies, type PolicyDemand } from './backend-tls.js';
 import { foldCanary } from './canary.js';
 import type { Json, Report } from './draft.js';
 import { classGateway, gatewayObject, referenceGrants } from './gateway.js';
@@ -118,6 +119,18 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
   const drafts = mains.flatMap((id) => reader.drafts(id));
   for (const id of idents.filter((i) => isCanaryIngress(i.ingress))) foldCanary(reader, id, drafts);
 
+  // TLS to the backends: one policy per Service port, the oldest Ingress's ask first. A canary's backend, folded in
+  // above, is served with its main Ingress's settings (as ingress-nginx serves it): the main's demand covers it too.
+  const demands: PolicyDemand[] = [];
+  const uses: BackendUse[] = [];
+  for (const d of drafts)
+    for (const r of d.rules)
+      for (const backend of [...r.backends, ...r.extra.flatMap((x) => x.backends)]) {
+        const use = { owner: d.ingress.owner, namespace: d.ingress.namespace, backend };
+        uses.push(use);
+        if (d.ingress.settings.backendTls) demands.push({ ...use, ask: d.ingress.settings.backendTls });
+      }
+
   const classes = [...new Set(mains.map((m) => m.className))].sort();
   const objects: KubeObject[] = [];
   const grants: KubeObject[] = [];
@@ -158,6 +171,8 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
     }
   }
 
+  const policies = backendTlsPolicies(demands, uses, (ns, name) => reader.service(ns, name), report);
+
   if (options.emitGatewayClass && (classes.length > 0 || streams.length > 0))
     objects.push({
       apiVersion: `${GATEWAY_GROUP}/v1`,
@@ -169,6 +184,6 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
   const sort = (list: KubeObject[]) => list.sort((a, b) => compare(key(a), key(b)));
   const byKind = (list: KubeObject[]) =>
     list.sort((a, b) => compare(a.kind ?? '', b.kind ?? '') || compare(key(a), key(b)));
-  objects.push(...sort(gateways), ...sort(grants), ...byKind(routes));
+  objects.push(...sort(gateways), ...sort(grants), ...byKind(routes), ...policies);
   return { objects, unexpressed };
 }

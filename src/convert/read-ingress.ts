@@ -5,7 +5,7 @@
  */
 import { byAge } from '../model/ingress-age.js';
 import { LEGACY_CLASS_ANNOTATION } from '../model/ingress-class.js';
-import type { ConfigMap, Ingress, IngressBackend, Service, Snapshot } from '../model/snapshot.js';
+import type { ConfigMap, Ingress, IngressBackend, Secret, Service, Snapshot } from '../model/snapshot.js';
 import { checkDnsLabel, checkHost, checkObjectName, checkPortName, checkPortNumber, show } from '../model/validate.js';
 import { type Backend, CATCH_ALL, type Draft, type Ident, type Report } from './draft.js';
 import { ruleFilters } from './filters.js';
@@ -25,6 +25,7 @@ function classOf(ingress: Ingress): string {
 export class IngressReader {
   private readonly services = new Map<string, Service>();
   private readonly configMaps = new Map<string, ConfigMap>();
+  private readonly secrets = new Map<string, Secret>();
 
   constructor(
     private readonly snapshot: Snapshot,
@@ -32,6 +33,12 @@ export class IngressReader {
   ) {
     for (const s of snapshot.services) this.services.set(`${s.metadata?.namespace}/${s.metadata?.name}`, s);
     for (const c of snapshot.configMaps) this.configMaps.set(`${c.metadata?.namespace}/${c.metadata?.name}`, c);
+    for (const s of snapshot.secrets) this.secrets.set(`${s.metadata?.namespace}/${s.metadata?.name}`, s);
+  }
+
+  /** service is the Service `namespace/name` of the manifests. */
+  service(namespace: string, name: string): Service | undefined {
+    return this.services.get(`${namespace}/${name}`);
   }
 
   /** configMap is the ConfigMap `namespace/name` of the manifests. */
@@ -88,6 +95,7 @@ export class IngressReader {
         ingress,
         namespace.value,
         (ns, n) => this.configMaps.get(`${ns}/${n}`),
+        (ns, n) => this.secrets.get(`${ns}/${n}`),
         (field, reason) => this.report(owner, field, reason),
       );
       idents.push({

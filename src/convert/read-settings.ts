@@ -13,7 +13,7 @@ import { refusedAnnotations } from '../model/annotations/refused.js';
 import { compare } from '../model/backends.js';
 import { checkDuration, REDIRECT_CODES } from '../model/gateway/read-rule.js';
 import { checkHeaderValue } from '../model/gateway/values.js';
-import type { ConfigMap, Ingress } from '../model/snapshot.js';
+import type { ConfigMap, Ingress, Secret } from '../model/snapshot.js';
 import {
   type Checked,
   checkBool,
@@ -28,6 +28,7 @@ import {
   show,
 } from '../model/validate.js';
 import { convertRule, TIMEOUT_DIFFERENCE } from './annotations.js';
+import { BACKEND_TLS_KEYS, type BackendTlsAsk, readBackendTls } from './backend-tls.js';
 import { corsFilter } from './cors.js';
 
 /** the keys of a CORS filter (src/convert/cors.ts) */
@@ -72,6 +73,8 @@ export interface Settings {
   readonly cors: Record<string, unknown> | null;
   /** Gateway API Duration for timeouts.backendRequest */
   readonly timeout: string | null;
+  /** backend-protocol HTTPS with proxy-ssl-*: a BackendTLSPolicy on its backends (src/convert/backend-tls.ts) */
+  readonly backendTls: BackendTlsAsk | null;
   /** ssl-passthrough: the hosts it owns become TLSRoutes (src/convert/passthrough.ts) */
   readonly sslPassthrough: boolean;
   readonly canary: {
@@ -115,6 +118,7 @@ const READ_HERE: ReadonlySet<string> = new Set([
   'canary-weight-total',
   'ssl-passthrough',
   ...CORS_KEYS,
+  ...BACKEND_TLS_KEYS,
 ]);
 
 /** Values that ask for nothing: a switch turned off, or the default protocol. */
@@ -182,6 +186,7 @@ export function readSettings(
   ingress: Ingress,
   namespace: string,
   configMap: (namespace: string, name: string) => ConfigMap | undefined,
+  secret: (namespace: string, name: string) => Secret | undefined,
   report: Report,
 ): Settings {
   const values = new Map<string, string>();
@@ -340,6 +345,7 @@ export function readSettings(
     cors,
     timeout,
     sslPassthrough: bool('ssl-passthrough') ?? false,
+    backendTls: canary ? null : readBackendTls(values, namespace, secret, report),
     canary: canarySettings && { ...canarySettings, leftOut: canaryLeftOut },
   };
 }

@@ -21,6 +21,7 @@ import { objectName } from '../../src/convert/object-name.js';
 import { buildGatewayRoutes, readGateway, readHTTPRoute, readReferenceGrant } from '../../src/model/gateway/index.js';
 import { toYaml } from '../../src/cli/convert.js';
 import { readTCPRoute, readTLSRoute, readUDPRoute } from '../../src/model/gateway/read-l4.js';
+import { readBackendTLSPolicy } from '../../src/model/gateway/backend-tls.js';
 import { checkObjectName } from '../../src/model/validate.js';
 import { buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions } from '../../src/model/build-types.js';
@@ -83,6 +84,8 @@ describe('convert', () => {
         if (object.kind === 'HTTPRoute') expect(readHTTPRoute(object)?.invalid, object.metadata?.name).toEqual([]);
         const l4 = { TLSRoute: readTLSRoute, TCPRoute: readTCPRoute, UDPRoute: readUDPRoute }[object.kind ?? ''];
         if (l4) expect(l4(object)?.invalid, `${object.kind} ${object.metadata?.name}`).toEqual([]);
+        if (object.kind === 'BackendTLSPolicy')
+          expect(readBackendTLSPolicy(object)?.invalid, object.metadata?.name).toEqual([]);
         if (object.kind === 'ReferenceGrant') expect(readReferenceGrant(object)).not.toBeNull();
       }
     });

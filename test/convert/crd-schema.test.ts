@@ -130,7 +130,8 @@ describe.skipIf(!existsSync(CRDS))('converted objects against the vendored CRDs'
       ...defaultConvertOptions,
       ...options,
     });
-    for (const object of objects) {
+    // core kinds (a BackendTLSPolicy's CA ConfigMap) have no CRD
+    for (const object of objects.filter((o) => o.apiVersion !== 'v1')) {
       const schema = schemas.get(`${object.apiVersion} ${object.kind}`);
       expect(schema, `${object.apiVersion} ${object.kind} in the CRDs`).toBeDefined();
       const found = violations(

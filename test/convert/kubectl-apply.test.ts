@@ -56,12 +56,13 @@ it.each(cases)(
         TLSRoute: 'tlsroutes',
         TCPRoute: 'tcproutes',
         UDPRoute: 'udproutes',
+        BackendTLSPolicy: 'backendtlspolicies',
+        ConfigMap: 'configmaps',
       }[object.kind as string];
-      const got = JSON.parse(
-        (await kubectl.run(['get', `${plural}.gateway.networking.k8s.io`, object.metadata.name, ...ns, '-o', 'json']))
-          .stdout,
-      );
-      expect(got.spec, `${object.kind} ${object.metadata.name}`).toMatchObject(object.spec);
+      const resource = object.apiVersion === 'v1' ? plural : `${plural}.gateway.networking.k8s.io`;
+      const got = JSON.parse((await kubectl.run(['get', resource, object.metadata.name, ...ns, '-o', 'json'])).stdout);
+      const content = object.apiVersion === 'v1' ? 'data' : 'spec';
+      expect(got[content], `${object.kind} ${object.metadata.name}`).toMatchObject(object[content]);
     }
   },
   60_000,
