@@ -5,7 +5,7 @@
  * udp); and HTTPRouteDisallowedKind, whose Gateway has only a TLS listener.
  */
 import { stringify } from 'yaml';
-import type { Harness } from '../harness.js';
+import { APP_NS as APP, CONTROLLER_NAME, type Harness, WEB_NS as WEB } from '../harness.js';
 import { expectEventually, type ExpectedResponse, type Target } from '../http.js';
 import {
   dnsExchange,
@@ -30,10 +30,7 @@ import {
 import { INFRA } from './httproute-routing.js';
 
 const infra = (name: string): NN => ({ namespace: INFRA, name });
-const WEB = 'gateway-conformance-web-backend';
-const APP = 'gateway-conformance-app-backend';
 const GROUP = 'gateway.networking.k8s.io';
-const CONTROLLER = 'ingress-actors.io/gateway-controller';
 const ready: Step = { kind: 'namespaceReady', namespace: INFRA };
 const accepted = (routeKind: RouteKind, gateway: NN, routes: NN[], listeners?: string[]): Step => ({
   kind: 'accepted',
@@ -59,7 +56,7 @@ const acceptedParent = (routeKind: RouteKind, route: NN, gateway: NN): Step => (
   parents: [
     {
       parentRef: { group: GROUP, kind: 'Gateway', name: gateway.name, namespace: gateway.namespace },
-      controllerName: CONTROLLER,
+      controllerName: CONTROLLER_NAME,
       conditions: [ACCEPTED],
     },
   ],
