@@ -58,6 +58,15 @@ export function checkHost(value: unknown): Checked<string> {
   return ok(value);
 }
 
+/**
+ * checkGatewayHostname accepts a Gateway API Hostname (a listener's, a route's): checkHost's, and also a wildcard
+ * before one label (`*.com`), which the API's pattern allows and its conformance tests use.
+ */
+export function checkGatewayHostname(value: unknown): Checked<string> {
+  if (typeof value === 'string' && /^\*\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value)) return ok(value);
+  return checkHost(value);
+}
+
 /** Path characters nginx needs no quoting or decoding for: RFC 3986 unreserved plus a few sub-delims. */
 const PATH = /^\/[A-Za-z0-9._~!&()*+,=:@/-]*$/;
 

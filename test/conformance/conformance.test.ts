@@ -16,6 +16,7 @@ import { extendedCases } from './tests/httproute-extended.js';
 import { hostCases } from './tests/httproute-hosts.js';
 import { invalidCases } from './tests/httproute-invalid.js';
 import { l4Cases } from './tests/l4.js';
+import { l4TrafficCases } from './tests/l4-traffic.js';
 import { routingCases } from './tests/httproute-routing.js';
 import { httpFeatureCases } from './tests/http-features.js';
 import { backendTlsCases } from './tests/backend-tls.js';
@@ -31,6 +32,7 @@ const cases = new Map<string, ConformanceCase>(
     ...grpcCases,
     ...httpFeatureCases,
     ...l4Cases,
+    ...l4TrafficCases,
     ...backendTlsCases,
   ].map((c) => [c.name, c]),
 );

@@ -21,7 +21,7 @@ import { tlsSecret } from '../support/manifests.js';
 import { freePort } from '../support/net.js';
 import { testControllerFlags } from '../support/controller-flags.js';
 import { startGrpcEcho } from '../support/grpc-echo.js';
-import { startEchoPod, type EchoPod } from './echo.js';
+import { startCorednsPod, startEchoPod, startTcpEchoPod, startUdpEchoPod, type EchoPod } from './echo.js';
 
 /**
  * GATEWAY_POOL is --gateway-addresses: loopback addresses the echo pods do not use. USABLE_ADDRESS, its last, is
@@ -136,9 +136,8 @@ async function removalServed(c: Controller, before: number): Promise<void> {
 }
 
 /**
- * withoutDeployments leaves a test manifest's Deployments out: the test API server has no apps/v1. A test's TLS
- * Deployments become echo pods (below); the others it brings (echo-basic TCP and UDP servers) are not emulated, so
- * their Services have no endpoints.
+ * withoutDeployments leaves a test manifest's Deployments out: the test API server has no apps/v1. A test's TLS, TCP
+ * and UDP Deployments become echo pods (below).
  */
 export function withoutDeployments(text: string): string {
   if (!/^kind: Deployment$/m.test(text)) return text;
@@ -159,7 +158,7 @@ interface Deployment {
     template: {
       metadata: { labels: Record<string, string> };
       spec: {
-        containers: { env?: { name: string }[] }[];
+        containers: { image?: string; env?: { name: string; value?: string }[] }[];
         volumes?: { secret?: { secretName?: string } }[];
       };
     };
@@ -168,12 +167,16 @@ interface Deployment {
 /** ServiceObject is the part of a Service the endpoint slices are made from. */
 export interface ServiceObject {
   metadata: { name: string; namespace: string };
-  spec: { selector?: Record<string, string>; ports?: { name?: string; port: number; targetPort?: number | string }[] };
+  spec: {
+    selector?: Record<string, string>;
+    ports?: { name?: string; port: number; targetPort?: number | string; protocol?: string }[];
+  };
 }
 
 /**
  * an echo-basic pod answers plain HTTP on its targetPort 3000, or gRPC (h2c) there with GRPC_ECHO_SERVER
- * (test/support/grpc-echo.ts); TCP, TLS-only and h2c HTTP ports are not emulated
+ * (test/support/grpc-echo.ts); its TCP and UDP servers, and coredns, are stream pods (streamPodKind); h2c HTTP ports
+ * are not emulated
  */
 const HTTP_TARGET_PORT = 3000;
 const isHttpEcho = (d: Deployment) =>
@@ -193,6 +196,21 @@ const tlsSecretOf = (d: Deployment): string | undefined =>
 const isGrpcEcho = (d: Deployment) =>
   d.spec.template.spec.containers.some((c) => (c.env ?? []).some((e) => e.name === 'GRPC_ECHO_SERVER'));
 
+/** envOf is the value a Deployment's containers give an environment variable (SERVICE_NAME …), if any */
+const envOf = (d: Deployment, name: string): string | undefined =>
+  d.spec.template.spec.containers.flatMap((c) => c.env ?? []).find((e) => e.name === name)?.value;
+const hasEnv = (d: Deployment, name: string) =>
+  d.spec.template.spec.containers.some((c) => (c.env ?? []).some((e) => e.name === name));
+/** the TCP, UDP and DNS pods: echo-basic's tcpserver and udpechoserver, and the base's coredns */
+const streamPodKind = (d: Deployment): 'tcp' | 'udp' | 'dns' | null =>
+  hasEnv(d, 'TCP_ECHO_SERVER')
+    ? 'tcp'
+    : hasEnv(d, 'UDP_ECHO_SERVER')
+      ? 'udp'
+      : d.spec.template.spec.containers.some((c) => c.image?.includes('/coredns/coredns:'))
+        ? 'dns'
+        : null;
+
 /** baseObjects reads the base as data: what is applied, and the echo pods (one per replica) with their slices. */
 async function baseObjects(): Promise<{ objects: object[]; deployments: Deployment[]; services: ServiceObject[] }> {
   const docs = parseAllDocuments(fill(await readFile(new URL('base.yaml', MANIFESTS), 'utf8')))
@@ -201,7 +219,7 @@ async function baseObjects(): Promise<{ objects: object[]; deployments: Deployme
   return {
     objects: docs.filter((d) => KIND_KEPT.has(d.kind)),
     deployments: (docs.filter((d) => d.kind === 'Deployment') as unknown as Deployment[]).filter(
-      (d) => isHttpEcho(d) || isGrpcEcho(d) || tlsSecretOf(d) !== undefined,
+      (d) => isHttpEcho(d) || isGrpcEcho(d) || tlsSecretOf(d) !== undefined || streamPodKind(d) !== null,
     ),
     services: docs.filter((d) => d.kind === 'Service') as unknown as ServiceObject[],
   };
@@ -216,15 +234,25 @@ const selects = (s: ServiceObject, namespace: string, labels: Readonly<Record<st
 
 /**
  * endpointSlicesFor does the EndpointSlice controller's work for `services`: one IPv4 slice per Service with a
- * selector, holding the echo pods it selects, with the Service's ports whose targetPort is the echo's HTTP port.
+ * selector, holding the echo pods it selects, with the Service's ports whose targetPort is the echo's HTTP port, or
+ * for a TCP, UDP or DNS pod each of its container ports (targetPort and protocol) the Service names.
  */
 export function endpointSlicesFor(services: readonly ServiceObject[], pods: readonly EchoPod[]): object[] {
   const slices: object[] = [];
   for (const s of services) {
     const selected = pods.filter((p) => selects(s, p.namespace, p.labels));
     if (selected.length === 0) continue;
+    const targets = selected[0]!.targets;
     const targetPort = selected[0]!.targetPort ?? HTTP_TARGET_PORT;
-    const ports = (s.spec.ports ?? []).filter((p) => (p.targetPort ?? p.port) === targetPort);
+    const ports = targets
+      ? (s.spec.ports ?? []).flatMap((p) => {
+          const protocol = p.protocol ?? 'TCP';
+          const target = targets.find((t) => t.targetPort === (p.targetPort ?? p.port) && t.protocol === protocol);
+          return target ? [{ name: p.name ?? '', port: target.port, protocol }] : [];
+        })
+      : (s.spec.ports ?? [])
+          .filter((p) => (p.targetPort ?? p.port) === targetPort)
+          .map((p) => ({ name: p.name ?? '', port: selected[0]!.port, protocol: 'TCP' }));
     slices.push({
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
@@ -234,7 +262,7 @@ export function endpointSlicesFor(services: readonly ServiceObject[], pods: read
         labels: { 'kubernetes.io/service-name': s.metadata.name },
       },
       addressType: 'IPv4',
-      ports: ports.map((p) => ({ name: p.name ?? '', port: selected[0]!.port, protocol: 'TCP' })),
+      ports,
       endpoints: selected.map((pod) => ({
         addresses: [pod.ip],
         conditions: { ready: true, serving: true, terminating: false },
@@ -301,12 +329,41 @@ export async function startHarness(): Promise<Harness> {
       }),
     };
     let ip = 2;
+    // the TCP, UDP and DNS pods' ports, shared as the HTTP pods' are (a slice's port is every endpoint's)
+    const streamPorts = { tcp: await freePort(), tls: await freePort(), udp: await freePort(), dns: await freePort() };
+    /** startStreamPod starts replica `i` of a TCP, UDP or DNS Deployment on the next address; null for another kind */
+    const startStreamPod = async (d: Deployment, i: number): Promise<EchoPod | null> => {
+      const kind = streamPodKind(d);
+      if (kind === null) return null;
+      if (ip >= 200) throw new Error('too many echo pods for 127.0.0.2-127.0.0.199');
+      const address = `127.0.0.${ip++}`;
+      const pod = `${d.metadata.name}-${podSuffix(i)}`;
+      const { namespace } = d.metadata;
+      const labels = d.spec.template.metadata.labels;
+      const service = envOf(d, 'SERVICE_NAME') ?? '';
+      if (kind === 'udp') return startUdpEchoPod(address, streamPorts.udp, pod, namespace, service, labels);
+      if (kind === 'dns') return startCorednsPod(address, streamPorts.dns, pod, namespace, labels);
+      // TLS_SERVER_CERT names the certificate of the Secret the pod mounts
+      const secret = hasEnv(d, 'TLS_SERVER_CERT')
+        ? d.spec.template.spec.volumes?.find((v) => v.secret?.secretName)?.secret?.secretName
+        : undefined;
+      const cert = secret === undefined ? undefined : tlsCerts[secret];
+      if (secret !== undefined && cert === undefined) throw new Error(`${pod}: no certificate for Secret ${secret}`);
+      const tls = cert ? { cert: cert.certPem, key: cert.keyPem } : undefined;
+      const ports = { tcp: streamPorts.tcp, tls: streamPorts.tls };
+      return startTcpEchoPod(address, ports, pod, namespace, service, labels, tls);
+    };
     for (const d of base.deployments) {
       // the pods' addresses stay below the Gateways' pool (127.0.0.200 …)
       if (ip >= 200) throw new Error('too many echo pods for 127.0.0.2-127.0.0.199');
       const labels = d.spec.template.metadata.labels;
       const service = base.services.find((s) => selects(s, d.metadata.namespace, labels));
       for (let i = 0; i < (d.spec.replicas ?? 1); i++) {
+        const streamPod = await startStreamPod(d, i);
+        if (streamPod) {
+          pods.push(streamPod);
+          continue;
+        }
         const pod = `${d.metadata.name}-${podSuffix(i)}`;
         const secret = tlsSecretOf(d);
         const tls = secret === undefined ? undefined : tlsCerts[secret];
@@ -365,6 +422,16 @@ export async function startHarness(): Promise<Harness> {
         caConfigMap('tls-checks-ca-certificate', checksCa.certPem, INFRA_NS),
         caConfigMap('mismatch-ca-certificate', mismatchCa.certPem, INFRA_NS),
         tlsSecret('tls-checks-client-certificate', checksClient.certPem, checksClient.keyPem, INFRA_NS),
+        // the TLS pods' certificates, which the TLSRoute tests read (GetTLSSecret) to trust a passed-through backend
+        ...(['tls-checks-certificate', 'tls-passthrough-checks-certificate'] as const).map((name) =>
+          tlsSecret(name, tlsCerts[name]!.certPem, tlsCerts[name]!.keyPem, INFRA_NS),
+        ),
+        tlsSecret(
+          'tls-passthrough-checks-certificate',
+          tlsCerts['tls-passthrough-checks-certificate']!.certPem,
+          tlsCerts['tls-passthrough-checks-certificate']!.keyPem,
+          APP_NS,
+        ),
         ...rest,
         ...slices,
       ]),
@@ -409,8 +476,17 @@ export async function startHarness(): Promise<Harness> {
       apply: async (file) => {
         const text = overlayAddresses(await manifest(file));
         await kubectl.run(['apply', '-f', '-'], withoutDeployments(text));
-        // a test's own TLS Deployments (gateway-tls-backend-client-certificate.yaml) become pods as the base's do
+        // a test's own TLS, TCP and UDP Deployments (gateway-tls-backend-client-certificate.yaml, tcproute-*.yaml,
+        // udproute-*.yaml) become pods as the base's do
         for (const d of deploymentsIn(text)) {
+          if (streamPodKind(d) !== null) {
+            for (let i = 0; i < (d.spec.replicas ?? 1); i++) {
+              const pod = (await startStreamPod(d, i))!;
+              pods.push(pod);
+              (testPods.get(file) ?? testPods.set(file, []).get(file)!).push(pod);
+            }
+            continue;
+          }
           const secret = tlsSecretOf(d);
           const tls = secret === undefined ? undefined : tlsCerts[secret];
           if (tls === undefined || ip >= 200) continue;

@@ -124,7 +124,8 @@ export function send(target: Target, req: Request, extraHeaders: Record<string, 
             {
               ...options,
               servername: req.serverName ?? req.sni ?? (req.host ?? target.address).replace(/:\d+$/, ''),
-              ...(target.ca ? { ca: target.ca } : {}),
+              // Go trusts a certificate of RootCAs itself, whoever issued it (a TLSRoute's backend's, passed through)
+              ...(target.ca ? { ca: target.ca, allowPartialTrustChain: true } : {}),
               // Go's name check, not node's: the suite's certificates name `*.org`, which node refuses
               checkServerIdentity: goVerifyHostname,
             },

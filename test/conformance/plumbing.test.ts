@@ -1,6 +1,7 @@
 /**
  * The conformance suite's own parts, without a controller: an echo pod answers as echo-basic does and the
- * comparison (CompareRoundTrip) accepts what matches and names what does not; the report counts as reports.go does.
+ * comparison (CompareRoundTrip) accepts what matches and names what does not; the report counts as reports.go does;
+ * the TCP, UDP and DNS pods answer as echo-basic and coredns do, and the clients judge them as conformance/utils does.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -10,8 +11,18 @@ import { nginxBinary } from '../../src/nginx/binary.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { freePort } from '../support/net.js';
-import { startEchoPod, type EchoPod } from './echo.js';
-import { overlayAddresses, UNUSABLE_ADDRESS, USABLE_ADDRESS } from './harness.js';
+import { issueCertificate } from '../../src/tls/issue.js';
+import { corednsReply, startCorednsPod, startEchoPod, startTcpEchoPod, startUdpEchoPod, type EchoPod } from './echo.js';
+import { endpointSlicesFor, overlayAddresses, UNUSABLE_ADDRESS, USABLE_ADDRESS } from './harness.js';
+import {
+  checkDnsReply,
+  dnsExchange,
+  dnsQuery,
+  expectTcpEventually,
+  expectUdpEcho,
+  tcpEchoSendOnce,
+  udpEchoSendOnce,
+} from './l4-clients.js';
 import type { PeerCertificate } from 'node:tls';
 import { compare, goVerifyHostname, send, type Target } from './http.js';
 import { conformanceReport, type Inventory } from './report.js';
@@ -236,5 +247,112 @@ describe('the static-address overlay (apply.go prepareGateway)', () => {
 
   it('leaves a manifest without placeholders as it is', () => {
     expect(overlayAddresses('kind: Gateway\n')).toBe('kind: Gateway\n');
+  });
+});
+
+describe("echo-basic's TCP and UDP servers, coredns, and the suite's clients for them", () => {
+  const pods: EchoPod[] = [];
+  let ca: string;
+  afterAll(() => Promise.all(pods.map((p) => p.close())));
+  beforeAll(async () => {
+    const authority = await issueCertificate({ commonName: 'plumbing CA', isCa: true });
+    const leaf = await issueCertificate({
+      commonName: 'abc.example.com',
+      dnsNames: ['abc.example.com'],
+      issuer: authority,
+    });
+    ca = authority.certPem;
+    const ports = { tcp: await freePort(), tls: await freePort() };
+    const labels = { app: 'tcp-backend' };
+    const tls = { cert: leaf.certPem, key: leaf.keyPem };
+    pods.push(await startTcpEchoPod('127.0.0.2', ports, 'tcp-backend-abc12-xyz34', 'ns', '', labels, tls));
+    pods.push(
+      await startUdpEchoPod('127.0.0.3', await freePort(), 'udp-backend-v1-abc12-xyz34', 'ns', 'udp-backend-v1', {}),
+    );
+    pods.push(await startCorednsPod('127.0.0.4', await freePort(), 'coredns-abc12-xyz34', 'ns', { app: 'udp' }));
+  });
+  const timing = { threshold: 3, maxMs: 3_000, delayMs: 100 };
+
+  it('TCP: welcome, PONG, IS_TLS and TEST; over TLS the SNI the client sent', async () => {
+    const tcp = pods[0]!;
+    const plain = tcp.targets!.find((t) => t.targetPort === 3000)!;
+    const secure = tcp.targets!.find((t) => t.targetPort === 8443)!;
+    await expectTcpEventually(
+      { host: tcp.ip, port: plain.port },
+      undefined,
+      { backend: 'tcp-backend', namespace: 'ns' },
+      timing,
+    );
+    await expectTcpEventually(
+      { host: tcp.ip, port: secure.port },
+      { serverName: 'abc.example.com', ca },
+      { backendIsTls: true, backend: 'tcp-backend', namespace: 'ns', hostname: 'abc.example.com' },
+      timing,
+    );
+    await expect(tcpEchoSendOnce({ host: tcp.ip, port: plain.port }, 2_000)).resolves.toBe('tcp-backend-abc12-xyz34');
+    // a wrong answer is a failure at once, not a retry; another pod's name, another SNI
+    await expect(
+      expectTcpEventually(
+        { host: tcp.ip, port: plain.port },
+        undefined,
+        { backend: 'udp-backend', namespace: 'ns' },
+        timing,
+      ),
+    ).rejects.toThrow('backend name does not match');
+    await expect(
+      expectTcpEventually(
+        { host: tcp.ip, port: secure.port },
+        { serverName: 'abc.example.com', ca },
+        { backendIsTls: false, backend: 'tcp-backend', namespace: 'ns' },
+        timing,
+      ),
+    ).rejects.toThrow('IS_TLS answered true');
+  });
+
+  it('UDP: one datagram answered with the request, the Service and the pod', async () => {
+    const udp = pods[1]!;
+    await expect(udpEchoSendOnce({ host: udp.ip, port: udp.port }, 2_000)).resolves.toBe('udp-backend-v1-abc12-xyz34');
+    await expectUdpEcho({ host: udp.ip, port: udp.port }, 3_000, 100, { service: 'udp-backend-v1', namespace: 'ns' });
+    await expect(
+      expectUdpEcho({ host: udp.ip, port: udp.port }, 1_000, 100, { service: 'udp-backend-v2' }),
+    ).rejects.toThrow('service udp-backend-v1, want udp-backend-v2');
+  });
+
+  it("coredns: whoami for foo.bar.com (the client's address and port), SERVFAIL elsewhere, no reply to a non-query", async () => {
+    const dns = pods[2]!;
+    await dnsExchange({ host: dns.ip, port: dns.port }, 'foo.bar.com.', 2_000);
+    const { id, message } = dnsQuery('foo.bar.com.');
+    const reply = corednsReply(message, '127.0.0.9', 5353)!;
+    checkDnsReply(reply, id);
+    expect([reply.readUInt16BE(6), reply.readUInt16BE(10)]).toEqual([0, 2]);
+    // the A record after the question: its name (foo.bar.com, 13 bytes), type, class, TTL and length (10), the address
+    expect([...reply.subarray(message.length + 23, message.length + 27)]).toEqual([127, 0, 0, 9]);
+    expect(reply.readUInt16BE(reply.length - 3)).toBe(5353);
+    const other = corednsReply(dnsQuery('example.org.').message, '127.0.0.9', 5353)!;
+    expect(other[3]! & 0x0f).toBe(2);
+    expect(() => checkDnsReply(reply, (id + 1) % 0x10000)).toThrow('id mismatch');
+    expect(corednsReply(Buffer.from('gateway-api-conformance-udp-echo'), '127.0.0.9', 5353)).toBeNull();
+  });
+
+  it("a Service's slice has each port the pods stand for, by targetPort and protocol", () => {
+    const services = [
+      {
+        metadata: { name: 'tcp-backend', namespace: 'ns' },
+        spec: {
+          selector: { app: 'tcp-backend' },
+          ports: [
+            { name: 'echo-tcp-plain', port: 3000, targetPort: 3000 },
+            { name: 'echo-tcp-tls', port: 8443, targetPort: 8443 },
+            { name: 'udp', port: 3000, protocol: 'UDP' },
+          ],
+        },
+      },
+    ];
+    const [slice] = endpointSlicesFor(services, pods) as {
+      ports: { name: string; port: number; protocol: string }[];
+    }[];
+    expect(slice?.ports).toEqual(
+      pods[0]!.targets!.map((t, i) => ({ name: ['echo-tcp-plain', 'echo-tcp-tls'][i], port: t.port, protocol: 'TCP' })),
+    );
   });
 });

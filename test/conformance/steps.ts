@@ -260,7 +260,7 @@ function tlsDialFails(host: string, port: number, servername: string): Promise<b
 }
 
 /** backendOf is weight.go's extractBackendName: a pod name without its ReplicaSet and pod suffixes. */
-const backendOf = (pod: string) => {
+export const backendOf = (pod: string) => {
   const parts = pod.split('-');
   return parts.length < 3 ? pod : parts.slice(0, -2).join('-');
 };
@@ -327,7 +327,7 @@ const grpcSample = (client: grpc.Client) => async (): Promise<string> => {
 };
 
 /** distributionWithin runs the statistical test up to 10 times, as weight.MaxTestRetries, and throws the last why. */
-async function distributionWithin(sample: () => Promise<string>, weights: Readonly<Record<string, number>>) {
+export async function distributionWithin(sample: () => Promise<string>, weights: Readonly<Record<string, number>>) {
   let last = '';
   for (let attempt = 0; attempt < 10; attempt++) {
     last = await weightedDistribution(sample, weights);

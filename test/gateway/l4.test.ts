@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildModel } from '../../src/model/build.js';
 import { buildGatewayRoutes, type GatewayInput } from '../../src/model/gateway/index.js';
-import { checkHost } from '../../src/model/validate.js';
+import { checkGatewayHostname, checkHost } from '../../src/model/validate.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
 import { serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
@@ -203,6 +203,35 @@ describe('stream routes', () => {
     expect(parentConditions(result.status.tlsRoutes, 'off')).toContain('Accepted=False/NoMatchingListenerHostname');
   });
 
+  it('a wildcard before one label (`*.com`) is a hostname, of a listener and of a route', () => {
+    const result = buildGatewayRoutes(
+      input({
+        gateways: [
+          gateway([listener('tls', { port: 8443, protocol: 'TLS', hostname: '*.com', tls: { mode: 'Passthrough' } })]),
+        ],
+        services,
+        tlsRoutes: [
+          l4Route('TLSRoute', 'exact', {
+            hostnames: ['abc.example.com'],
+            rules: [{ backendRefs: [{ name: 'tls-a', port: 443 }] }],
+          }),
+          l4Route('TLSRoute', 'wide', {
+            hostnames: ['*.example.com'],
+            rules: [{ backendRefs: [{ name: 'tls-b', port: 443 }] }],
+          }),
+          l4Route('TLSRoute', 'widest', { hostnames: ['*.org'] }),
+        ],
+      }),
+    );
+    expect(result.status.gateways[0]?.listeners[0]?.conditions.map((c) => `${c.type}=${c.status}`)).toContain(
+      'Accepted=True',
+    );
+    expect(
+      result.streams?.find((s) => s.listener === 'tls')?.routes.map((r) => `${r.hostname} ${r.route.name}`),
+    ).toEqual(['abc.example.com exact', '*.example.com wide']);
+    expect(parentConditions(result.status.tlsRoutes, 'widest')).toContain('Accepted=False/NoMatchingListenerHostname');
+  });
+
   it('a UDPRoute needs a UDP Service port, a TCPRoute a TCP one (BackendNotFound), and a kind its listener serves', () => {
     const result = buildGatewayRoutes(
       input({
@@ -315,7 +344,7 @@ describe('stream routes', () => {
           );
           for (const served of result.streams ?? [])
             for (const r of served.routes) {
-              if (r.hostname !== null) expect(checkHost(r.hostname).ok).toBe(true);
+              if (r.hostname !== null) expect(checkGatewayHostname(r.hostname).ok).toBe(true);
               for (const b of r.backends) if (b.kind === 'service') expect(checkHost(b.name).ok).toBe(true);
             }
         },

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildGatewayRoutes } from '../../src/model/gateway/index.js';
-import { checkHost, checkPath } from '../../src/model/validate.js';
+import { checkGatewayHostname, checkPath } from '../../src/model/validate.js';
 import { gateway, input, listener, route } from './fixtures.js';
 
 const pathValue = fc.constantFrom('/', '/a', '/a/b', '/b', '/a/b/c');
@@ -84,7 +84,7 @@ describe('Gateway API core properties', () => {
         );
         for (const served of result.listeners) {
           for (const host of served.hosts) {
-            if (host.hostname !== null) expect(checkHost(host.hostname).ok).toBe(true);
+            if (host.hostname !== null) expect(checkGatewayHostname(host.hostname).ok).toBe(true);
             for (const r of host.routes) expect(checkPath(r.match.path.value).ok).toBe(true);
           }
         }

@@ -3,6 +3,7 @@ import {
   checkBool,
   checkBuffers,
   checkFilePath,
+  checkGatewayHostname,
   checkHost,
   checkIp,
   checkLogFormat,
@@ -44,6 +45,23 @@ describe('checkHost', () => {
     'foo.com\n',
     42,
     undefined,
+  ]);
+});
+
+describe('checkGatewayHostname', () => {
+  accepts(checkGatewayHostname, ['foo.com', '*.foo.com', '*.com', `*.${'x'.repeat(63)}`, '*.a']);
+  rejects(checkGatewayHostname, [
+    '',
+    '*',
+    '*.',
+    '*.-com',
+    '*.com-',
+    '*.Com',
+    '*.*.com',
+    `*.${'x'.repeat(64)}`,
+    '10.0.0.1',
+    '*.com\n',
+    42,
   ]);
 });
 

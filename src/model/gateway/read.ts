@@ -7,7 +7,7 @@
  * This module reads the objects whole (GatewayClass, Gateway and its listeners, the routes' parentRefs and
  * hostnames, ReferenceGrant); read-rule.ts reads an HTTPRoute's rules, read-grpc-rule.ts a GRPCRoute's.
  */
-import { checkDnsLabel, checkHost, checkIp, checkObjectName, checkPortNumber, show } from '../validate.js';
+import { checkDnsLabel, checkGatewayHostname, checkIp, checkObjectName, checkPortNumber, show } from '../validate.js';
 import { readFrontendTls } from './frontend-tls.js';
 import { readGrpcRule } from './read-grpc-rule.js';
 import { Collector, list, rec, text } from './read-fields.js';
@@ -80,7 +80,7 @@ function readListener(raw: unknown, index: number): Listener | null {
   const l = rec(raw);
   const field = `spec.listeners[${index}]`;
   const name = c.check(`${field}.name`, checkDnsLabel(l.name)) ?? `#${index}`;
-  const hostname = c.optional(`${field}.hostname`, l.hostname, checkHost);
+  const hostname = c.optional(`${field}.hostname`, l.hostname, checkGatewayHostname);
   const port = c.check(`${field}.port`, checkPortNumber(l.port)) ?? 0;
   const protocol = text(l.protocol) ?? '';
   const tls = rec(l.tls);
@@ -229,7 +229,9 @@ export function readRoute(
   const parentRefs = list(spec.parentRefs).flatMap(
     (p, i) => readParentRef(c, `spec.parentRefs[${i}]`, p, meta.namespace) ?? [],
   );
-  const hostnames = list(spec.hostnames).flatMap((h, i) => c.check(`spec.hostnames[${i}]`, checkHost(h)) ?? []);
+  const hostnames = list(spec.hostnames).flatMap(
+    (h, i) => c.check(`spec.hostnames[${i}]`, checkGatewayHostname(h)) ?? [],
+  );
   const rules = list(spec.rules).map((r, i) => readRuleOf(c, `spec.rules[${i}]`, r, meta.namespace));
   return { meta, kind, parentRefs, hostnames, rules, invalid: c.invalid };
 }

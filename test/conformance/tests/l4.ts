@@ -1,8 +1,7 @@
 /**
  * TLSRoute, TCPRoute and UDPRoute tests of gateway-api v1.6.1 conformance/tests (Apache-2.0) that judge status and
- * refused connections, transcribed as data (tlsroute-*.go, tcproute-*.go, udproute-*.go). Not transcribed yet: the
- * ones that talk to echo-basic's TCP, TLS or UDP servers (TCP_ECHO_SERVER, TLS_SERVER_CERT, UDP echo), which the
- * harness does not emulate (see docs/design/gateway-api.md).
+ * refused connections, transcribed as data (tlsroute-*.go, tcproute-*.go, udproute-*.go). The ones that talk to
+ * echo-basic's TCP, TLS or UDP servers are in l4-traffic.ts.
  */
 import type { ConformanceCase, Cond, ListenerStatus, NN, RouteKind, Step } from '../steps.js';
 import { INFRA } from './httproute-routing.js';
