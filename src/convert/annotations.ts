@@ -165,6 +165,18 @@ const RULES: readonly ConvertRule[] = [
     'a BackendTLSPolicy always sends its hostname as SNI',
     'off (the default) sends no SNI in ingress-nginx',
   ),
+  approximated(
+    'auth-tls-secret',
+    "the Gateway's spec.tls.frontend.default validation, its ca.crt copied into a ConfigMap, when every HTTPS host " +
+      'of the Gateway asks the same',
+    'Gateway API validates client certificates per port, not per host: hosts that ask differently (or not at all) ' +
+      'leave every ask out; plain HTTP is not validated (ingress-nginx answers it 403)',
+  ),
+  approximated(
+    'auth-tls-verify-client',
+    'on: AllowValidOnly; optional_no_ca and optional: AllowInsecureFallback',
+    'AllowInsecureFallback lets in an invalid certificate, which optional answers 400',
+  ),
   approximated('enable-cors', 'a CORS filter', CORS_DIFFERENCE),
   converted('cors-allow-origin', 'CORS allowOrigins (http and https origins only)'),
   converted('cors-allow-methods', 'CORS allowMethods'),
@@ -193,7 +205,7 @@ const RULES: readonly ConvertRule[] = [
 
 /** Reasons by key prefix, for the keys the table does not name one by one. */
 const FAMILIES: readonly (readonly [string, string])[] = [
-  ['auth-tls-', 'client certificate authentication is not in the standard channel'],
+  ['auth-tls-', 'the verification depth, error page, certificate passing and CN match have no Gateway API field'],
   ['auth-', 'authentication is not in the standard channel'],
   ['limit-', 'rate and connection limits are not in the standard channel'],
   ['session-cookie-', 'session persistence is not in the standard channel'],

@@ -16,6 +16,7 @@ import type { KubeObject, Snapshot } from '../model/snapshot.js';
 import { show } from '../model/validate.js';
 import { type BackendUse, backendTlsPolicies, type PolicyDemand } from './backend-tls.js';
 import { foldCanary } from './canary.js';
+import { frontendValidation, hostOwners } from './frontend-tls.js';
 import type { Json, Report } from './draft.js';
 import { classGateway, gatewayObject, referenceGrants } from './gateway.js';
 import { classRoutes } from './http-routes.js';
@@ -136,6 +137,8 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
   const grants: KubeObject[] = [];
   const routes: KubeObject[] = [];
   const gateways: KubeObject[] = [];
+  /** the ConfigMaps of the Gateways' client CAs */
+  const extras: KubeObject[] = [];
   for (const className of classes) {
     const members = mains.filter((m) => m.className === className);
     const classDrafts = drafts.filter((d) => d.ingress.className === className);
@@ -151,7 +154,26 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
       routes.push(passthroughRoute(gw, gw.passthroughSections.get(p.host)!, p, several));
     }
     const routeNamespaces = [...new Set(classDrafts.map((d) => d.ingress.namespace))].sort();
-    gateways.push(gatewayObject(gw, options.gatewayClassName, routeNamespaces));
+    const gateway = gatewayObject(gw, options.gatewayClassName, routeNamespaces);
+    // client certificates: each HTTPS host's owner decides what its handshake asks, for the whole port
+    const owners = hostOwners(members);
+    const hostAsks = [...gw.sections.keys()].map((host) => {
+      const owner = owners.get(host);
+      return { host, owner: owner?.owner ?? '', ask: owner?.settings.clientCa ?? null };
+    });
+    for (const m of members.filter((x) => x.settings.clientCa))
+      if (!hostAsks.some((h) => h.owner === m.owner))
+        report(
+          m.owner,
+          'metadata.annotations.nginx.ingress.kubernetes.io/auth-tls-secret',
+          'none of its hosts is an HTTPS host it owns (spec.tls, the oldest Ingress naming the host); left out',
+        );
+    const validation = frontendValidation(gw, hostAsks, report);
+    if (validation) {
+      (gateway as unknown as { spec: Json }).spec.tls = { frontend: validation.frontend };
+      extras.push(validation.configMap);
+    }
+    gateways.push(gateway);
     grants.push(...referenceGrants(gw));
   }
 
@@ -184,6 +206,6 @@ export function convertIngresses(snapshot: Snapshot, options: ConvertOptions = d
   const sort = (list: KubeObject[]) => list.sort((a, b) => compare(key(a), key(b)));
   const byKind = (list: KubeObject[]) =>
     list.sort((a, b) => compare(a.kind ?? '', b.kind ?? '') || compare(key(a), key(b)));
-  objects.push(...sort(gateways), ...sort(grants), ...byKind(routes), ...policies);
+  objects.push(...sort(gateways), ...sort(grants), ...byKind(routes), ...sort(extras), ...policies);
   return { objects, unexpressed };
 }

@@ -11,6 +11,7 @@ import type { KubeObject } from '../model/snapshot.js';
 import { checkHost } from '../model/validate.js';
 import { type Backend, CATCH_ALL, type Ident, type Json, type Report } from './draft.js';
 import { PASSTHROUGH_DIFFERENCE } from './annotations.js';
+import { hostOwners } from './frontend-tls.js';
 import { objectName } from './object-name.js';
 import type { IngressReader } from './read-ingress.js';
 
@@ -44,12 +45,7 @@ export function passthroughHosts(
   reader: IngressReader,
   report: Report,
 ): Map<string, PassthroughHost> {
-  const owners = new Map<string, Ident>();
-  for (const m of members)
-    for (const rule of m.ingress.spec?.rules ?? []) {
-      const host = rule.host ? checkHost(rule.host) : null;
-      if (host?.ok && !owners.has(host.value)) owners.set(host.value, m);
-    }
+  const owners = hostOwners(members);
   const hosts = new Map<string, PassthroughHost>();
   for (const m of members.filter((x) => x.settings.sslPassthrough)) {
     let converted = false;

@@ -30,6 +30,7 @@ import {
 import { convertRule, TIMEOUT_DIFFERENCE } from './annotations.js';
 import { BACKEND_TLS_KEYS, type BackendTlsAsk, readBackendTls } from './backend-tls.js';
 import { corsFilter } from './cors.js';
+import { CLIENT_CA_KEYS, type ClientCaAsk, readClientCa } from './frontend-tls.js';
 
 /** the keys of a CORS filter (src/convert/cors.ts) */
 const CORS_KEYS = [
@@ -75,6 +76,8 @@ export interface Settings {
   readonly timeout: string | null;
   /** backend-protocol HTTPS with proxy-ssl-*: a BackendTLSPolicy on its backends (src/convert/backend-tls.ts) */
   readonly backendTls: BackendTlsAsk | null;
+  /** auth-tls-secret and auth-tls-verify-client: the Gateway's frontend validation (src/convert/frontend-tls.ts) */
+  readonly clientCa: ClientCaAsk | null;
   /** ssl-passthrough: the hosts it owns become TLSRoutes (src/convert/passthrough.ts) */
   readonly sslPassthrough: boolean;
   readonly canary: {
@@ -119,6 +122,7 @@ const READ_HERE: ReadonlySet<string> = new Set([
   'ssl-passthrough',
   ...CORS_KEYS,
   ...BACKEND_TLS_KEYS,
+  ...CLIENT_CA_KEYS,
 ]);
 
 /** Values that ask for nothing: a switch turned off, or the default protocol. */
@@ -346,6 +350,7 @@ export function readSettings(
     timeout,
     sslPassthrough: bool('ssl-passthrough') ?? false,
     backendTls: canary ? null : readBackendTls(values, namespace, secret, report),
+    clientCa: canary ? null : readClientCa(values, namespace, secret, report),
     canary: canarySettings && { ...canarySettings, leftOut: canaryLeftOut },
   };
 }

@@ -23,6 +23,7 @@ import { toYaml } from '../../src/cli/convert.js';
 import { readTCPRoute, readTLSRoute, readUDPRoute } from '../../src/model/gateway/read-l4.js';
 import { readBackendTLSPolicy } from '../../src/model/gateway/backend-tls.js';
 import { checkObjectName } from '../../src/model/validate.js';
+import type { ConfigMap } from '../../src/model/snapshot.js';
 import { buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions } from '../../src/model/build-types.js';
 import { issueCertificate } from '../../src/tls/issue.js';
@@ -117,6 +118,8 @@ describe('convert', () => {
         referenceGrants: of('ReferenceGrant'),
         services: snapshot.services,
         secrets: snapshot.secrets,
+        // the client CA's ConfigMap a converted Gateway's frontend validation names
+        configMaps: [...snapshot.configMaps, ...(of('ConfigMap') as ConfigMap[])],
         namespaces,
       });
       const routeStatus = [
