@@ -11,7 +11,16 @@ import { checkHost } from '../../src/model/validate.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
 import { serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
-import { GATEWAY_OPTIONS, gateway, gatewayClass, grant, input, listener, route } from './fixtures.js';
+import {
+  GATEWAY_OPTIONS,
+  gateway,
+  gatewayClass,
+  grant,
+  input,
+  listener,
+  route,
+  tlsSecret as fixtureTlsSecret,
+} from './fixtures.js';
 
 const GROUP = 'gateway.networking.k8s.io';
 type Obj = Record<string, unknown>;
@@ -53,7 +62,7 @@ const parentConditions = (
 ) => statuses?.find((r) => r.name === name)?.parents[0]?.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`);
 
 describe('stream listeners', () => {
-  it('TLS Passthrough, TCP and UDP are accepted with one route kind each; TLS Terminate is UnsupportedValue', () => {
+  it('TLS Passthrough and Terminate, TCP and UDP are accepted with one route kind each; another mode is refused', () => {
     const i = input({
       gateways: [
         gateway([
@@ -65,21 +74,31 @@ describe('stream listeners', () => {
             protocol: 'TLS',
             tls: { mode: 'Terminate', certificateRefs: [{ name: 'x' }] },
           }),
+          listener('nocert', { port: 8445, protocol: 'TLS', tls: { mode: 'Terminate' } }),
+          listener('odd', { port: 8446, protocol: 'TLS', tls: { mode: 'Reencrypt' } }),
         ]),
       ],
       services: [echoService()],
+      secrets: [fixtureTlsSecret('x')],
     });
     const gw = buildGatewayRoutes(i).status.gateways[0];
     expect(gw?.listeners.map((l) => [l.name, l.supportedKinds.map((k) => k.kind)])).toEqual([
       ['tcp', ['TCPRoute']],
       ['udp', ['UDPRoute']],
       ['tls', ['TLSRoute']],
-      // refused (Terminate is not served), so it supports no kind
-      ['term', []],
+      ['term', ['TLSRoute']],
+      ['nocert', ['TLSRoute']],
+      // a mode we do not know is refused, so it supports no kind
+      ['odd', []],
     ]);
     // TCP and UDP on one port number are two sockets
     expect(listenerConditions(i, 'udp')).toContain('Conflicted=False/NoConflicts');
-    expect(listenerConditions(i, 'term')).toContain('Accepted=False/UnsupportedValue');
+    expect(listenerConditions(i, 'term')).toContain('Programmed=True/Programmed');
+    // Terminate needs its certificate, as HTTPS does
+    expect(listenerConditions(i, 'nocert')).toEqual(
+      expect.arrayContaining(['ResolvedRefs=False/InvalidCertificateRef', 'Programmed=False/Invalid']),
+    );
+    expect(listenerConditions(i, 'odd')).toContain('Accepted=False/UnsupportedValue');
     expect(listenerConditions(i, 'tls')).toContain('Programmed=True/Programmed');
   });
 
@@ -376,6 +395,91 @@ describe('the stream block', () => {
     expect(stream).toContain('server 127.0.0.1:1 down;');
     expect(result.problems.map((p) => `${p.kind} ${p.name} ${p.field}`)).toContain(
       'TCPRoute w spec.rules[0].backendRefs[2]',
+    );
+  });
+});
+
+describe('TLS Terminate in the stream block', () => {
+  it('a Terminate name goes to an internal ssl socket with its certificate, beside a Passthrough name on one port', async () => {
+    const slice = (name: string, ip: string, port: number) => ({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: `${name}-1`, namespace: 'default', labels: { 'kubernetes.io/service-name': name } },
+      addressType: 'IPv4',
+      ports: [{ port, protocol: 'TCP' }],
+      endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+    });
+    const objects = [
+      echoService('TCP', 'plain', 3000),
+      echoService('TCP', 'secure', 8443),
+      slice('plain', '10.0.0.2', 3000),
+      slice('secure', '10.0.0.3', 8443),
+      fixtureTlsSecret('term-cert'),
+      gatewayClass(),
+      gateway([
+        listener('term', {
+          port: 8883,
+          protocol: 'TLS',
+          hostname: 'tls.example.com',
+          tls: { mode: 'Terminate', certificateRefs: [{ name: 'term-cert' }] },
+        }),
+        listener('pass', { port: 8883, protocol: 'TLS', hostname: 'abc.example.com', tls: { mode: 'Passthrough' } }),
+      ]),
+      l4Route('TLSRoute', 't', {
+        hostnames: ['tls.example.com'],
+        rules: [{ backendRefs: [{ name: 'plain', port: 3000 }] }],
+      }),
+      l4Route('TLSRoute', 'p', {
+        hostnames: ['abc.example.com'],
+        rules: [{ backendRefs: [{ name: 'secure', port: 8443 }] }],
+      }),
+    ];
+    const result = buildModel(snapshotOf(objects), GATEWAY_OPTIONS);
+    expect(result.problems).toEqual([]);
+    const terminations = result.model.stream?.gateway?.terminations ?? [];
+    expect(terminations).toHaveLength(1);
+    const [term] = terminations;
+    // the certificate is one of the files the controller writes (0600) before nginx.conf names it
+    expect(result.model.certificates.map((c) => c.file)).toContain(term!.certificateFile);
+    expect(term!.socket).toMatch(/^\/var\/lib\/ingress-actors\/tls_[0-9a-f]{16}\.sock$/);
+    const text = render(result.model, await loadTemplate());
+    const stream = text.slice(text.indexOf('stream {'));
+    expect(stream).toContain(
+      `"abc.example.com" "tcp_default_secure_8443";\n        "tls.example.com" "${term!.upstream}";\n        default ia_gw_closed;`,
+    );
+    expect(stream).toContain(
+      `upstream "${term!.upstream}" {\n        server "unix:${term!.socket}";\n    }\n    server {\n` +
+        `        listen "unix:${term!.socket}" ssl;\n        ssl_certificate "${term!.certificateFile}";\n` +
+        `        ssl_certificate_key "${term!.certificateFile}";\n        ssl_protocols TLSv1.2 TLSv1.3;\n` +
+        '        proxy_timeout 600s;\n        proxy_pass "tcp_default_plain_3000";\n    }',
+    );
+    // the same build again names the same socket (nginx keeps it over a reload)
+    const again = buildModel(snapshotOf(objects), GATEWAY_OPTIONS).model.stream?.gateway?.terminations;
+    expect(again).toEqual(terminations);
+  });
+
+  it('a Terminate listener whose certificate went bad closes its names, with a Problem', () => {
+    const objects = [
+      echoService('TCP', 'plain', 3000),
+      { ...fixtureTlsSecret('bad', 'default', { crt: 'not a certificate', key: 'nor a key' }) },
+      gatewayClass(),
+      gateway([
+        listener('term', {
+          port: 8883,
+          protocol: 'TLS',
+          tls: { mode: 'Terminate', certificateRefs: [{ name: 'bad' }] },
+        }),
+      ]),
+      l4Route('TLSRoute', 't', {
+        hostnames: ['tls.example.com'],
+        rules: [{ backendRefs: [{ name: 'plain', port: 3000 }] }],
+      }),
+    ];
+    const result = buildModel(snapshotOf(objects), GATEWAY_OPTIONS);
+    // judged in the core: the listener is not programmed, so nothing of it reaches the stream block
+    expect(result.model.stream?.gateway?.terminations ?? []).toEqual([]);
+    expect(result.problems.map((p) => `${p.kind} ${p.field}`)).toContain(
+      'Gateway spec.listeners[0].tls.certificateRefs',
     );
   });
 });
