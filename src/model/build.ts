@@ -42,6 +42,7 @@ import { backendTls } from './gateway/backend-tls.js';
 import { reuseGateway } from './gateway/reuse.js';
 import { buildStream, DEFAULT_STREAM_SETTINGS } from './stream.js';
 import { gatewayStream } from './gateway/nginx-stream.js';
+import { gatewaySecretKeys } from './gateway/secret-refs.js';
 import { terminateCertificates } from './gateway/tls-terminate.js';
 import { CertificateTable } from './tls.js';
 import { checkDnsLabel, checkIp, show } from './validate.js';
@@ -105,6 +106,7 @@ function withGateway(
   memo: BuildMemo,
   problems: Problem[],
 ): { model: NginxModel; gateway: GatewayRoutes | null } {
+  memo.gatewaySecrets = options.gateway ? gatewaySecretKeys(snapshot.gateways ?? []) : [];
   if (!options.gateway) return { model, gateway: null };
   const routes = buildGatewayRoutes({
     ...gatewayInputOf(snapshot, options),
