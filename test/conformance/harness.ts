@@ -7,7 +7,7 @@
 import { GATEWAY_API_INSTALL } from '../../src/dev/api-server/gateway-api.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { pino } from 'pino';
@@ -22,6 +22,7 @@ import { freePort } from '../support/net.js';
 import { testControllerFlags } from '../support/controller-flags.js';
 import { startGrpcEcho } from '../support/grpc-echo.js';
 import { startEchoPod, type EchoPod } from './echo.js';
+import { startTcpEchoPod, tcpEndpointSlices, type TcpEchoPod } from './tcp-echo.js';
 
 /**
  * GATEWAY_POOL is --gateway-addresses: loopback addresses the echo pods do not use. USABLE_ADDRESS, its last, is
@@ -194,7 +195,13 @@ const isGrpcEcho = (d: Deployment) =>
   d.spec.template.spec.containers.some((c) => (c.env ?? []).some((e) => e.name === 'GRPC_ECHO_SERVER'));
 
 /** baseObjects reads the base as data: what is applied, and the echo pods (one per replica) with their slices. */
-async function baseObjects(): Promise<{ objects: object[]; deployments: Deployment[]; services: ServiceObject[] }> {
+async function baseObjects(): Promise<{
+  objects: object[];
+  deployments: Deployment[];
+  /** echo-basic's TCP servers (TCP_ECHO_SERVER): tcp-echo.ts */
+  tcpDeployments: Deployment[];
+  services: ServiceObject[];
+}> {
   const docs = parseAllDocuments(fill(await readFile(new URL('base.yaml', MANIFESTS), 'utf8')))
     .map((d) => d.toJSON() as { kind?: string } | null)
     .filter((d): d is { kind: string } => d !== null && typeof d.kind === 'string');
@@ -202,6 +209,9 @@ async function baseObjects(): Promise<{ objects: object[]; deployments: Deployme
     objects: docs.filter((d) => KIND_KEPT.has(d.kind)),
     deployments: (docs.filter((d) => d.kind === 'Deployment') as unknown as Deployment[]).filter(
       (d) => isHttpEcho(d) || isGrpcEcho(d) || tlsSecretOf(d) !== undefined,
+    ),
+    tcpDeployments: (docs.filter((d) => d.kind === 'Deployment') as unknown as Deployment[]).filter((d) =>
+      d.spec.template.spec.containers.some((c) => (c.env ?? []).some((e) => e.name === 'TCP_ECHO_SERVER')),
     ),
     services: docs.filter((d) => d.kind === 'Service') as unknown as ServiceObject[],
   };
@@ -273,6 +283,7 @@ export async function startHarness(): Promise<Harness> {
   const api = await startTestApi('ia-conformance-');
   const kubectl = kubectlFor(api.kubeconfig, join(api.dir, 'cache'));
   const pods: EchoPod[] = [];
+  const tcpPods: TcpEchoPod[] = [];
   let controller: Controller | undefined;
   try {
     const crds = await crdsFile(api.dir);
@@ -338,12 +349,30 @@ export async function startHarness(): Promise<Harness> {
         );
       }
     }
-    const slices = endpointSlicesFor(base.services, pods);
+    // echo-basic's TCP servers (tcp-backend): plain on one port, TLS with their Secret's certificate on another
+    const tcpPorts = { tcp: await freePort(), tls: await freePort() };
+    for (const d of base.tcpDeployments)
+      for (let i = 0; i < (d.spec.replicas ?? 1); i++) {
+        if (ip >= 200) throw new Error('too many echo pods for 127.0.0.2-127.0.0.199');
+        const secret = d.spec.template.spec.volumes?.find((v) => v.secret?.secretName)?.secret?.secretName;
+        const cert = secret === undefined ? undefined : tlsCerts[secret];
+        const pod = `${d.metadata.name}-${podSuffix(i)}`;
+        const labels = d.spec.template.metadata.labels;
+        const tls = cert ? { cert: cert.certPem, key: cert.keyPem } : undefined;
+        tcpPods.push(await startTcpEchoPod(`127.0.0.${ip++}`, tcpPorts, pod, d.metadata.namespace, labels, tls));
+      }
+    const slices = [...endpointSlicesFor(base.services, pods), ...tcpEndpointSlices(base.services, tcpPods)];
     const testPods = new Map<string, EchoPod[]>();
 
     // the Secrets conformance/utils/suite/suite.go makes at setup, issued here rather than copied
     const infraCert = await issueCertificate({ commonName: '*', dnsNames: ['*', '*.org', '*.wildcard.org'] });
     const webCert = await issueCertificate({ commonName: '*', dnsNames: ['*'] });
+    // the TLSRoute Terminate tests' listener certificate
+    const terminateCert = await issueCertificate({
+      commonName: 'tls.example.com',
+      dnsNames: ['tls.example.com'],
+      issuer: checksCa,
+    });
     const gatewayClass = {
       apiVersion: 'gateway.networking.k8s.io/v1',
       kind: 'GatewayClass',
@@ -365,12 +394,16 @@ export async function startHarness(): Promise<Harness> {
         caConfigMap('tls-checks-ca-certificate', checksCa.certPem, INFRA_NS),
         caConfigMap('mismatch-ca-certificate', mismatchCa.certPem, INFRA_NS),
         tlsSecret('tls-checks-client-certificate', checksClient.certPem, checksClient.keyPem, INFRA_NS),
+        tlsSecret('tls-terminate-checks-certificate', terminateCert.certPem, terminateCert.keyPem, INFRA_NS),
         ...rest,
         ...slices,
       ]),
     );
 
     const { flags, httpPort, httpsPort } = await testControllerFlags(api.kubeconfig, join(api.dir, 'nginx'));
+    // nginx's workers (nobody, as root) connect to TLS Terminate's internal sockets in the config folder: the test's
+    // temporary parent folder is 0700 (see test/controller/stream.test.ts)
+    await chmod(api.dir, 0o711);
     const parsed = parseControllerFlags([
       ...flags,
       '--publish-status-address',
@@ -460,7 +493,7 @@ export async function startHarness(): Promise<Harness> {
       close: async () => {
         if (started.root.getSnapshot().status === 'active') started.stop();
         await started.exitCode;
-        await Promise.all(pods.map((p) => p.close()));
+        await Promise.all([...pods, ...tcpPods].map((p) => p.close()));
         await api.close();
       },
     };
@@ -469,7 +502,7 @@ export async function startHarness(): Promise<Harness> {
       controller.stop();
       await controller.exitCode;
     }
-    await Promise.all(pods.map((p) => p.close()));
+    await Promise.all([...pods, ...tcpPods].map((p) => p.close()));
     await api.close();
     throw error;
   }
