@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildModel } from '../../src/model/build.js';
+import { DynamicSplit } from '../../src/sync/dynamic-split.js';
 import { buildGatewayRoutes, type GatewayInput } from '../../src/model/gateway/index.js';
 import { checkHost } from '../../src/model/validate.js';
 import { loadTemplate } from '../../src/render/load.js';
@@ -456,6 +457,37 @@ describe('TLS Terminate in the stream block', () => {
     // the same build again names the same socket (nginx keeps it over a reload)
     const again = buildModel(snapshotOf(objects), GATEWAY_OPTIONS).model.stream?.gateway?.terminations;
     expect(again).toEqual(terminations);
+  });
+
+  it('a certificate an HTTPS server pushes stays a file while a Terminate listener names it too', () => {
+    const shared = { certificateRefs: [{ name: 'shared' }] };
+    const objects = [
+      echoService('TCP', 'plain', 3000),
+      ...serviceWithEndpoints('web', [{ ip: '10.0.0.1', port: 8080 }]),
+      fixtureTlsSecret('shared'),
+      gatewayClass(),
+      gateway([
+        listener('https', { port: 443, protocol: 'HTTPS', hostname: 'web.example.com', tls: shared }),
+        listener('term', {
+          port: 8883,
+          protocol: 'TLS',
+          hostname: 'tls.example.com',
+          tls: { mode: 'Terminate', ...shared },
+        }),
+      ]),
+      route('web', { parentRefs: [{ name: 'gw', sectionName: 'https' }] }),
+      l4Route('TLSRoute', 't', {
+        hostnames: ['tls.example.com'],
+        rules: [{ backendRefs: [{ name: 'plain', port: 3000 }] }],
+      }),
+    ];
+    const built = buildModel(snapshotOf(objects), GATEWAY_OPTIONS).model;
+    const file = built.stream?.gateway?.terminations?.[0]?.certificateFile;
+    expect(file).toBeDefined();
+    const { model, tables } = new DynamicSplit().split(built);
+    // the HTTPS server's name is served from the pushed table, and the stream block's file is still written
+    expect(tables.certificates.certificates.some((c) => c.servers.length > 0)).toBe(true);
+    expect(model.certificates.map((c) => c.file)).toContain(file);
   });
 
   it('a Terminate listener whose certificate went bad closes its names, with a Problem', () => {
