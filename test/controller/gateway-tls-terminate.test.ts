@@ -7,7 +7,7 @@
  * Passthrough backend answers with its own certificate.
  */
 import { X509Certificate } from 'node:crypto';
-import { chmod, readFile, stat } from 'node:fs/promises';
+import { chmod, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
 import { createServer as createTlsServer, connect as tlsConnect, type Server as TlsServer } from 'node:tls';
@@ -15,7 +15,7 @@ import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_API_INSTALL } from '../../src/dev/api-server/gateway-api.js';
 import { issueCertificate } from '../../src/tls/issue.js';
-import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
+import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { kubectlFor } from '../support/kube-api.js';
 import { ingress, ingressClass, tlsSecret } from '../support/manifests.js';
 import { freePort, startBackend, type Backend } from '../support/net.js';
@@ -336,6 +336,25 @@ describe('TLSRoute Terminate, mixed with Passthrough and HTTPS, beside an Ingres
       'https-term': tlsListener,
       https: { kinds: ['HTTPRoute', 'GRPCRoute'], attached: 1, accepted: 'True', programmed: 'True' },
     });
+  });
+
+  it('a master killed with -9 leaves the internal sockets: the next master removes them and serves again', async () => {
+    await waitFor('nginx settled', () => nginxSettled(cluster.actor('nginx')), 10_000);
+    const sockets = (await readdir(join(cluster.dir, 'nginx'))).filter((name) => /^tls_[0-9a-f]{16}\.sock$/.test(name));
+    // tls.test on the mixed port, a.term.test on the https port
+    expect(sockets).toHaveLength(2);
+    const old = cluster.actor('nginx')?.context.pid as number;
+    process.kill(old, 'SIGKILL');
+    await waitFor(
+      'a new master serving the Terminate listener',
+      async () => {
+        const pid = cluster.actor('nginx')?.context.pid as number | null;
+        if (pid === null || pid === old || !nginxSettled(cluster.actor('nginx'))) return false;
+        const answer = await tls(mixedPort, 'tls.test', 'ping\n', /ping\n/, ca.certPem);
+        return 'reply' in answer && ECHO.test(answer.reply);
+      },
+      15_000,
+    );
   });
 
   it('a renewed certificate is served (the Secret changes the file; nginx reloads)', async () => {
