@@ -490,6 +490,56 @@ describe('TLS Terminate in the stream block', () => {
     expect(model.certificates.map((c) => c.file)).toContain(file);
   });
 
+  it('hostile route hostnames never reach the Terminate servers: what they hold passed the validators', async () => {
+    const template = await loadTemplate();
+    let keys = 0;
+    let wildcards = 0;
+    const hostnames = fc.array(
+      fc.oneof(fc.string(), fc.constantFrom('tls.example.com', '*.example.com', 'a"b;c', 'x\n}', '$host')),
+      { maxLength: 4 },
+    );
+    fc.assert(
+      fc.property(hostnames, (names) => {
+        const objects = [
+          echoService('TCP', 'plain', 3000),
+          fixtureTlsSecret('term-cert'),
+          gatewayClass(),
+          gateway([
+            listener('term', {
+              port: 8883,
+              protocol: 'TLS',
+              tls: { mode: 'Terminate', certificateRefs: [{ name: 'term-cert' }] },
+            }),
+          ]),
+          l4Route('TLSRoute', 't', { hostnames: names, rules: [{ backendRefs: [{ name: 'plain', port: 3000 }] }] }),
+        ];
+        const { model } = buildModel(snapshotOf(objects), GATEWAY_OPTIONS);
+        for (const t of model.stream?.gateway?.terminations ?? []) {
+          expect(t.upstream).toMatch(/^ia_gw_tls_[0-9a-f]{16}$/);
+          expect(t.socket).toMatch(/^\/var\/lib\/ingress-actors\/tls_[0-9a-f]{16}\.sock$/);
+          expect(t.certificateFile).toMatch(/^certificates\/[A-Za-z0-9._-]+$/);
+          const host = t.comment.split(' ').at(-1)!;
+          expect(host === '*' || checkHost(host.replace(/^\*\./, 'x.')).ok).toBe(true);
+        }
+        // the SNI map's keys: checked hostnames, or the wildcard's regex made from one
+        const text = render(model, template);
+        const map = /map \$ssl_preread_server_name \$ia_gw_sni_0 \{\n([^}]*)\}/.exec(text)?.[1] ?? '';
+        for (const line of map.split('\n').filter((l) => l.trim().startsWith('"'))) {
+          const key = /^\s*"((?:[^"\\]|\\.)*)" /.exec(line)?.[1] ?? '';
+          const exact = key.startsWith('~') ? null : key;
+          keys++;
+          if (exact === null) wildcards++;
+          if (exact !== null) expect(checkHost(exact).ok, key).toBe(true);
+          else expect(key).toMatch(/^~\*\^\.\+(\\\\\.[a-z0-9-]+)+\$$/);
+        }
+      }),
+      { numRuns: 100 },
+    );
+    // the check saw map keys, wildcards among them
+    expect(wildcards).toBeGreaterThan(0);
+    expect(keys).toBeGreaterThan(wildcards);
+  });
+
   it('a Terminate listener whose certificate went bad closes its names, with a Problem', () => {
     const objects = [
       echoService('TCP', 'plain', 3000),
