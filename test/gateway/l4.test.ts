@@ -103,6 +103,27 @@ describe('stream listeners', () => {
     expect(listenerConditions(i, 'tls')).toContain('Programmed=True/Programmed');
   });
 
+  it('a Terminate listener’s Secret in another namespace needs a ReferenceGrant, as an HTTPS listener’s does', () => {
+    const term = listener('term', {
+      port: 8443,
+      protocol: 'TLS',
+      tls: { mode: 'Terminate', certificateRefs: [{ name: 'cert', namespace: 'other' }] },
+    });
+    const without = input({ gateways: [gateway([term])], secrets: [fixtureTlsSecret('cert', 'other')] });
+    expect(listenerConditions(without, 'term')).toEqual(
+      expect.arrayContaining(['ResolvedRefs=False/RefNotPermitted', 'Programmed=False/Invalid']),
+    );
+    const granted = {
+      ...without,
+      referenceGrants: [
+        grant('other', [{ group: GROUP, kind: 'Gateway', namespace: 'default' }], [{ group: '', kind: 'Secret' }]),
+      ],
+    };
+    expect(listenerConditions(granted as GatewayInput, 'term')).toEqual(
+      expect.arrayContaining(['ResolvedRefs=True/ResolvedRefs', 'Programmed=True/Programmed']),
+    );
+  });
+
   it('allowedRoutes kinds another protocol serves: InvalidRouteKinds, the protocol kind kept', () => {
     const i = input({
       gateways: [gateway([tls('tls', { allowedRoutes: { kinds: [{ kind: 'TCPRoute' }, { kind: 'TLSRoute' }] } })])],
