@@ -11,7 +11,7 @@ import type { Certificate, Problem } from '../nginx-model.js';
 import type { CertificateTable } from '../tls.js';
 import type { StreamListenerRoutes, StreamRoute } from './routes.js';
 
-/** TERMINATE_SOCKET_PREFIX names the internal sockets (`tls_<16 hex>.sock`, as long as checkStream allows for). */
+/** TERMINATE_SOCKET matches the internal sockets' names (`tls_<16 hex>.sock`; checkStream checks the longest fits). */
 export const TERMINATE_SOCKET = /^tls_[0-9a-f]{16}\.sock$/;
 
 /** TerminateCertificates is each Terminate listener's certificate file (absent: none resolved; its names close). */
