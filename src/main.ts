@@ -518,7 +518,7 @@ function provideNginx(
       folder: the.folder,
       stdout: options.nginxStdout ?? 'ignore',
       log: the.log.child({ actor: 'nginx' }),
-      sockets: [...(stream ? streamSockets(stream) : []), ...(statusSocket ? [statusSocket] : [])],
+      sockets: () => [...(stream ? streamSockets(stream) : []), ...(statusSocket ? [statusSocket] : [])],
       ...(the.control ? { control: the.control } : {}),
     }),
     actions: {

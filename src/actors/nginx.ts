@@ -167,8 +167,11 @@ export interface NginxActorOptions {
   /** how long a reload may take to start the new config's workers before it counts as failed (60 s) */
   readonly reloadTimeoutMs?: number;
   /** the Lua balancer's control channel and the per-start token its master gets in the environment */
-  /** unix sockets nginx listens on (ssl-passthrough's): a master killed with -9 leaves them, and the next could not bind */
-  readonly sockets?: readonly string[];
+  /**
+   * unix sockets nginx listens on (ssl-passthrough's, TLS Terminate's), or a function listing them at each start (their
+   * names come and go): a master killed with -9 leaves them, and the next could not bind
+   */
+  readonly sockets?: readonly string[] | (() => readonly string[]);
   readonly control?: {
     readonly channel: TablePusher;
     readonly env: Readonly<Record<string, string>>;
@@ -259,7 +262,8 @@ export function nginxActors(options: NginxActorOptions) {
     master: fromCallback<NginxMasterCommand, MasterInput>(({ sendBack, receive }) => {
       let master: Master;
       if (options.control) rmSync(options.control.socket, { force: true });
-      for (const socket of options.sockets ?? []) rmSync(socket, { force: true });
+      const sockets = typeof options.sockets === 'function' ? options.sockets() : (options.sockets ?? []);
+      for (const socket of sockets) rmSync(socket, { force: true });
       try {
         master = spawnMaster(options.binary, options.dir, conf, options.log, options.control?.env, options.stdout);
       } catch (error) {

@@ -42,6 +42,8 @@ import { backendTls } from './gateway/backend-tls.js';
 import { reuseGateway } from './gateway/reuse.js';
 import { buildStream, DEFAULT_STREAM_SETTINGS } from './stream.js';
 import { gatewayStream } from './gateway/nginx-stream.js';
+import { gatewaySecretKeys } from './gateway/secret-refs.js';
+import { terminateCertificates } from './gateway/tls-terminate.js';
 import { CertificateTable } from './tls.js';
 import { checkDnsLabel, checkIp, show } from './validate.js';
 
@@ -104,6 +106,7 @@ function withGateway(
   memo: BuildMemo,
   problems: Problem[],
 ): { model: NginxModel; gateway: GatewayRoutes | null } {
+  memo.gatewaySecrets = options.gateway ? gatewaySecretKeys(snapshot.gateways ?? []) : [];
   if (!options.gateway) return { model, gateway: null };
   const routes = buildGatewayRoutes({
     ...gatewayInputOf(snapshot, options),
@@ -141,7 +144,9 @@ function withGateway(
     },
     problems,
   );
-  const reused = reuseGateway(memo.gateway, done.model);
+  // TLS Terminate listeners' certificates are files the stream block names, written with the http servers'
+  const terminate = terminateCertificates(routes.streams ?? [], settings.certificates, problems);
+  const reused = reuseGateway(memo.gateway, withCertificates(done.model, terminate.values()));
   memo.gateway = { gateway: reused.gateway, certificates: reused.certificates };
   const stream = gatewayStream(
     {
@@ -153,10 +158,19 @@ function withGateway(
       stream: model.stream,
       modules: (options.stream ?? DEFAULT_STREAM_SETTINGS).modules,
       servers: model.servers,
+      socketDir: (options.stream ?? DEFAULT_STREAM_SETTINGS).socketDir,
+      terminateCertificates: terminate,
     },
     problems,
   );
   return { model: stream === model.stream ? reused : { ...reused, stream }, gateway: done.routes };
+}
+
+/** withCertificates adds certificate files the model does not name yet (one file per Secret). */
+function withCertificates(model: NginxModel, more: Iterable<Certificate>): NginxModel {
+  const files = new Set(model.certificates.map((c) => c.file));
+  const extra = [...more].filter((c) => !files.has(c.file) && files.add(c.file));
+  return extra.length === 0 ? model : { ...model, certificates: [...model.certificates, ...extra] };
 }
 
 /** streamPortsOf are the ports the TCP and UDP services ConfigMaps' entries take: no Gateway listener gets them. */

@@ -645,6 +645,24 @@ export interface GatewayStream {
   readonly servers: readonly GatewayStreamServer[];
   /** some target is ia_gw_closed (an unresolved backend, a name no route serves): the template defines it */
   readonly closed: boolean;
+  /** TLS Terminate: the internal servers that terminate one listener's name each (absent: none) */
+  readonly terminations?: readonly GatewayTermination[];
+}
+
+/**
+ * GatewayTermination is a TLS Terminate listener's route hostname: the SNI map sends its connections to `upstream`,
+ * whose only server is `socket`, a stream server with `ssl` and the listener's certificate that proxies the plain
+ * bytes to `target`.
+ */
+export interface GatewayTermination {
+  readonly upstream: string;
+  /** an absolute unix socket path (the stream module's socket folder) */
+  readonly socket: string;
+  /** the certificate chain and key, relative to nginx.conf's directory (a Certificate's file) */
+  readonly certificateFile: string;
+  readonly target: string;
+  /** `namespace/name listener hostname`, a comment in nginx.conf (checked values) */
+  readonly comment: string;
 }
 
 /** NginxModel is everything render() needs: sorted, validated, free of raw Kubernetes strings. */

@@ -3,10 +3,11 @@
  * (`--with-stream`), a dynamic module to load (`--with-stream=dynamic`, Debian's
  * libnginx-mod-stream in the modules folder), or missing. Found once, from `nginx -V`.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import type { StreamSettings } from '../model/machine-settings.js';
+import { TERMINATE_SOCKET } from '../model/gateway/tls-terminate.js';
 import { DEFAULT_STREAM_SETTINGS, HTTPS_SOCKET, RELAY_SOCKET } from '../model/stream.js';
 import { modulesPath } from './modules.js';
 
@@ -24,7 +25,11 @@ export type StreamCheck =
  */
 export async function checkStream(binary: string, configDir: string): Promise<StreamCheck> {
   const socketDir = resolve(configDir);
-  const longest = join(socketDir, RELAY_SOCKET.length > HTTPS_SOCKET.length ? RELAY_SOCKET : HTTPS_SOCKET);
+  // TLS Terminate's internal sockets (tls_<16 hex>.sock) are the longest name
+  const longest = join(
+    socketDir,
+    [RELAY_SOCKET, HTTPS_SOCKET, `tls_${'0'.repeat(16)}.sock`].sort((a, b) => b.length - a.length)[0]!,
+  );
   if (longest.length > MAX_SOCKET_PATH)
     return { ok: false, why: `the unix socket ${longest} is longer than ${MAX_SOCKET_PATH} bytes (--config-dir)` };
   const version = await execa(binary, ['-V'], { reject: false, all: true, timeout: 10_000 }).catch(() => null);
@@ -38,7 +43,16 @@ export async function checkStream(binary: string, configDir: string): Promise<St
   return { ok: true, settings: { modules: [module], socketDir } };
 }
 
-/** streamSockets are the unix sockets nginx listens on with ssl-passthrough: a master killed with -9 leaves them. */
+/**
+ * streamSockets are the unix sockets nginx listens on with ssl-passthrough and TLS Terminate listeners (those in the
+ * folder now: their names come and go with the listeners): a master killed with -9 leaves them.
+ */
 export function streamSockets(settings: StreamSettings): string[] {
-  return [join(settings.socketDir, HTTPS_SOCKET), join(settings.socketDir, RELAY_SOCKET)];
+  let terminate: string[] = [];
+  try {
+    terminate = readdirSync(settings.socketDir).filter((name) => TERMINATE_SOCKET.test(name));
+  } catch {
+    // no folder yet: nothing left behind
+  }
+  return [HTTPS_SOCKET, RELAY_SOCKET, ...terminate].map((name) => join(settings.socketDir, name));
 }

@@ -33,6 +33,8 @@ export class DynamicSplit {
   private lastFiles: readonly Certificate[] | null = null;
   private lastCertificates: { table: CertificateTable; files: readonly Certificate[]; digest: string } | null = null;
   private lastGateway: NginxModel['gateway'] = null;
+  /** the certificate files the stream block names (TLS Terminate), one per line */
+  private lastStreamFiles = '';
   /** the backends table's entries by name (JSON) and their version, as the upstreams change */
   private readonly backendEntries = new LayeredMapWriter<string, string>();
   private readonly backendDigest = new KeyedDigest();
@@ -97,8 +99,12 @@ export class DynamicSplit {
     files: readonly Certificate[];
     digest: string;
   } {
+    // TLS Terminate's stream servers name their certificate files: written, whoever else pushes the same Secret
+    const streamFiles = (model.stream?.gateway?.terminations ?? []).map((t) => t.certificateFile);
+    const streamKey = streamFiles.join('\n');
     if (
       this.lastCertificates &&
+      streamKey === this.lastStreamFiles &&
       this.lastServers !== null &&
       this.lastFiles !== null &&
       model.gateway === this.lastGateway &&
@@ -151,11 +157,13 @@ export class DynamicSplit {
     // a Gateway catch-all names its certificate in nginx.conf, even when another server pushes the same one
     for (const server of model.gateway?.servers ?? [])
       if (server.fileCertificate !== null) served.delete(server.fileCertificate);
+    for (const file of streamFiles) served.delete(file);
     const files = model.certificates.filter((c) => !served.has(c.file));
     this.lastEntries = new Map(certificates.map((c) => [c.secret, c]));
     this.lastServers = model.servers;
     this.lastFiles = model.certificates;
     this.lastGateway = model.gateway;
+    this.lastStreamFiles = streamKey;
     this.lastCertificates = {
       table: { version: entriesVersion(certificates), certificates },
       files,

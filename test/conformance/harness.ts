@@ -7,7 +7,7 @@
 import { GATEWAY_API_INSTALL } from '../../src/dev/api-server/gateway-api.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { pino } from 'pino';
@@ -401,6 +401,12 @@ export async function startHarness(): Promise<Harness> {
     // the Secrets conformance/utils/suite/suite.go makes at setup, issued here rather than copied
     const infraCert = await issueCertificate({ commonName: '*', dnsNames: ['*', '*.org', '*.wildcard.org'] });
     const webCert = await issueCertificate({ commonName: '*', dnsNames: ['*'] });
+    // the TLSRoute Terminate tests' listener certificate
+    const terminateCert = await issueCertificate({
+      commonName: 'tls.example.com',
+      dnsNames: ['tls.example.com'],
+      issuer: checksCa,
+    });
     const gatewayClass = {
       apiVersion: 'gateway.networking.k8s.io/v1',
       kind: 'GatewayClass',
@@ -432,12 +438,16 @@ export async function startHarness(): Promise<Harness> {
           tlsCerts['tls-passthrough-checks-certificate']!.keyPem,
           APP_NS,
         ),
+        tlsSecret('tls-terminate-checks-certificate', terminateCert.certPem, terminateCert.keyPem, INFRA_NS),
         ...rest,
         ...slices,
       ]),
     );
 
     const { flags, httpPort, httpsPort } = await testControllerFlags(api.kubeconfig, join(api.dir, 'nginx'));
+    // nginx's workers (nobody, as root) connect to TLS Terminate's internal sockets in the config folder: the test's
+    // temporary parent folder is 0700 (see test/controller/stream.test.ts)
+    await chmod(api.dir, 0o711);
     const parsed = parseControllerFlags([
       ...flags,
       '--publish-status-address',

@@ -6,12 +6,22 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildModel } from '../../src/model/build.js';
+import { DynamicSplit } from '../../src/sync/dynamic-split.js';
 import { buildGatewayRoutes, type GatewayInput } from '../../src/model/gateway/index.js';
 import { checkGatewayHostname, checkHost } from '../../src/model/validate.js';
 import { loadTemplate } from '../../src/render/load.js';
 import { render } from '../../src/render/render.js';
 import { serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
-import { GATEWAY_OPTIONS, gateway, gatewayClass, grant, input, listener, route } from './fixtures.js';
+import {
+  GATEWAY_OPTIONS,
+  gateway,
+  gatewayClass,
+  grant,
+  input,
+  listener,
+  route,
+  tlsSecret as fixtureTlsSecret,
+} from './fixtures.js';
 
 const GROUP = 'gateway.networking.k8s.io';
 type Obj = Record<string, unknown>;
@@ -53,7 +63,7 @@ const parentConditions = (
 ) => statuses?.find((r) => r.name === name)?.parents[0]?.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`);
 
 describe('stream listeners', () => {
-  it('TLS Passthrough, TCP and UDP are accepted with one route kind each; TLS Terminate is UnsupportedValue', () => {
+  it('TLS Passthrough and Terminate, TCP and UDP are accepted with one route kind each; another mode is refused', () => {
     const i = input({
       gateways: [
         gateway([
@@ -65,22 +75,53 @@ describe('stream listeners', () => {
             protocol: 'TLS',
             tls: { mode: 'Terminate', certificateRefs: [{ name: 'x' }] },
           }),
+          listener('nocert', { port: 8445, protocol: 'TLS', tls: { mode: 'Terminate' } }),
+          listener('odd', { port: 8446, protocol: 'TLS', tls: { mode: 'Reencrypt' } }),
         ]),
       ],
       services: [echoService()],
+      secrets: [fixtureTlsSecret('x')],
     });
     const gw = buildGatewayRoutes(i).status.gateways[0];
     expect(gw?.listeners.map((l) => [l.name, l.supportedKinds.map((k) => k.kind)])).toEqual([
       ['tcp', ['TCPRoute']],
       ['udp', ['UDPRoute']],
       ['tls', ['TLSRoute']],
-      // refused (Terminate is not served), so it supports no kind
-      ['term', []],
+      ['term', ['TLSRoute']],
+      ['nocert', ['TLSRoute']],
+      // a mode we do not know is refused, so it supports no kind
+      ['odd', []],
     ]);
     // TCP and UDP on one port number are two sockets
     expect(listenerConditions(i, 'udp')).toContain('Conflicted=False/NoConflicts');
-    expect(listenerConditions(i, 'term')).toContain('Accepted=False/UnsupportedValue');
+    expect(listenerConditions(i, 'term')).toContain('Programmed=True/Programmed');
+    // Terminate needs its certificate, as HTTPS does
+    expect(listenerConditions(i, 'nocert')).toEqual(
+      expect.arrayContaining(['ResolvedRefs=False/InvalidCertificateRef', 'Programmed=False/Invalid']),
+    );
+    expect(listenerConditions(i, 'odd')).toContain('Accepted=False/UnsupportedValue');
     expect(listenerConditions(i, 'tls')).toContain('Programmed=True/Programmed');
+  });
+
+  it('a Terminate listener’s Secret in another namespace needs a ReferenceGrant, as an HTTPS listener’s does', () => {
+    const term = listener('term', {
+      port: 8443,
+      protocol: 'TLS',
+      tls: { mode: 'Terminate', certificateRefs: [{ name: 'cert', namespace: 'other' }] },
+    });
+    const without = input({ gateways: [gateway([term])], secrets: [fixtureTlsSecret('cert', 'other')] });
+    expect(listenerConditions(without, 'term')).toEqual(
+      expect.arrayContaining(['ResolvedRefs=False/RefNotPermitted', 'Programmed=False/Invalid']),
+    );
+    const granted = {
+      ...without,
+      referenceGrants: [
+        grant('other', [{ group: GROUP, kind: 'Gateway', namespace: 'default' }], [{ group: '', kind: 'Secret' }]),
+      ],
+    };
+    expect(listenerConditions(granted as GatewayInput, 'term')).toEqual(
+      expect.arrayContaining(['ResolvedRefs=True/ResolvedRefs', 'Programmed=True/Programmed']),
+    );
   });
 
   it('allowedRoutes kinds another protocol serves: InvalidRouteKinds, the protocol kind kept', () => {
@@ -405,6 +446,172 @@ describe('the stream block', () => {
     expect(stream).toContain('server 127.0.0.1:1 down;');
     expect(result.problems.map((p) => `${p.kind} ${p.name} ${p.field}`)).toContain(
       'TCPRoute w spec.rules[0].backendRefs[2]',
+    );
+  });
+});
+
+describe('TLS Terminate in the stream block', () => {
+  it('a Terminate name goes to an internal ssl socket with its certificate, beside a Passthrough name on one port', async () => {
+    const slice = (name: string, ip: string, port: number) => ({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: `${name}-1`, namespace: 'default', labels: { 'kubernetes.io/service-name': name } },
+      addressType: 'IPv4',
+      ports: [{ port, protocol: 'TCP' }],
+      endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+    });
+    const objects = [
+      echoService('TCP', 'plain', 3000),
+      echoService('TCP', 'secure', 8443),
+      slice('plain', '10.0.0.2', 3000),
+      slice('secure', '10.0.0.3', 8443),
+      fixtureTlsSecret('term-cert'),
+      gatewayClass(),
+      gateway([
+        listener('term', {
+          port: 8883,
+          protocol: 'TLS',
+          hostname: 'tls.example.com',
+          tls: { mode: 'Terminate', certificateRefs: [{ name: 'term-cert' }] },
+        }),
+        listener('pass', { port: 8883, protocol: 'TLS', hostname: 'abc.example.com', tls: { mode: 'Passthrough' } }),
+      ]),
+      l4Route('TLSRoute', 't', {
+        hostnames: ['tls.example.com'],
+        rules: [{ backendRefs: [{ name: 'plain', port: 3000 }] }],
+      }),
+      l4Route('TLSRoute', 'p', {
+        hostnames: ['abc.example.com'],
+        rules: [{ backendRefs: [{ name: 'secure', port: 8443 }] }],
+      }),
+    ];
+    const result = buildModel(snapshotOf(objects), GATEWAY_OPTIONS);
+    expect(result.problems).toEqual([]);
+    const terminations = result.model.stream?.gateway?.terminations ?? [];
+    expect(terminations).toHaveLength(1);
+    const [term] = terminations;
+    // the certificate is one of the files the controller writes (0600) before nginx.conf names it
+    expect(result.model.certificates.map((c) => c.file)).toContain(term!.certificateFile);
+    expect(term!.socket).toMatch(/^\/var\/lib\/ingress-actors\/tls_[0-9a-f]{16}\.sock$/);
+    const text = render(result.model, await loadTemplate());
+    const stream = text.slice(text.indexOf('stream {'));
+    expect(stream).toContain(
+      `"abc.example.com" "tcp_default_secure_8443";\n        "tls.example.com" "${term!.upstream}";\n        default ia_gw_closed;`,
+    );
+    expect(stream).toContain(
+      `upstream "${term!.upstream}" {\n        server "unix:${term!.socket}";\n    }\n    server {\n` +
+        `        listen "unix:${term!.socket}" ssl;\n        ssl_certificate "${term!.certificateFile}";\n` +
+        `        ssl_certificate_key "${term!.certificateFile}";\n        ssl_protocols TLSv1.2 TLSv1.3;\n` +
+        '        proxy_timeout 600s;\n        proxy_pass "tcp_default_plain_3000";\n    }',
+    );
+    // the same build again names the same socket (nginx keeps it over a reload)
+    const again = buildModel(snapshotOf(objects), GATEWAY_OPTIONS).model.stream?.gateway?.terminations;
+    expect(again).toEqual(terminations);
+  });
+
+  it('a certificate an HTTPS server pushes stays a file while a Terminate listener names it too', () => {
+    const shared = { certificateRefs: [{ name: 'shared' }] };
+    const objects = [
+      echoService('TCP', 'plain', 3000),
+      ...serviceWithEndpoints('web', [{ ip: '10.0.0.1', port: 8080 }]),
+      fixtureTlsSecret('shared'),
+      gatewayClass(),
+      gateway([
+        listener('https', { port: 443, protocol: 'HTTPS', hostname: 'web.example.com', tls: shared }),
+        listener('term', {
+          port: 8883,
+          protocol: 'TLS',
+          hostname: 'tls.example.com',
+          tls: { mode: 'Terminate', ...shared },
+        }),
+      ]),
+      route('web', { parentRefs: [{ name: 'gw', sectionName: 'https' }] }),
+      l4Route('TLSRoute', 't', {
+        hostnames: ['tls.example.com'],
+        rules: [{ backendRefs: [{ name: 'plain', port: 3000 }] }],
+      }),
+    ];
+    const built = buildModel(snapshotOf(objects), GATEWAY_OPTIONS).model;
+    const file = built.stream?.gateway?.terminations?.[0]?.certificateFile;
+    expect(file).toBeDefined();
+    const { model, tables } = new DynamicSplit().split(built);
+    // the HTTPS server's name is served from the pushed table, and the stream block's file is still written
+    expect(tables.certificates.certificates.some((c) => c.servers.length > 0)).toBe(true);
+    expect(model.certificates.map((c) => c.file)).toContain(file);
+  });
+
+  it('hostile route hostnames never reach the Terminate servers: what they hold passed the validators', async () => {
+    const template = await loadTemplate();
+    let keys = 0;
+    let wildcards = 0;
+    const hostnames = fc.array(
+      fc.oneof(fc.string(), fc.constantFrom('tls.example.com', '*.example.com', 'a"b;c', 'x\n}', '$host')),
+      { maxLength: 4 },
+    );
+    fc.assert(
+      fc.property(hostnames, (names) => {
+        const objects = [
+          echoService('TCP', 'plain', 3000),
+          fixtureTlsSecret('term-cert'),
+          gatewayClass(),
+          gateway([
+            listener('term', {
+              port: 8883,
+              protocol: 'TLS',
+              tls: { mode: 'Terminate', certificateRefs: [{ name: 'term-cert' }] },
+            }),
+          ]),
+          l4Route('TLSRoute', 't', { hostnames: names, rules: [{ backendRefs: [{ name: 'plain', port: 3000 }] }] }),
+        ];
+        const { model } = buildModel(snapshotOf(objects), GATEWAY_OPTIONS);
+        for (const t of model.stream?.gateway?.terminations ?? []) {
+          expect(t.upstream).toMatch(/^ia_gw_tls_[0-9a-f]{16}$/);
+          expect(t.socket).toMatch(/^\/var\/lib\/ingress-actors\/tls_[0-9a-f]{16}\.sock$/);
+          expect(t.certificateFile).toMatch(/^certificates\/[A-Za-z0-9._-]+$/);
+          const host = t.comment.split(' ').at(-1)!;
+          expect(host === '*' || checkHost(host.replace(/^\*\./, 'x.')).ok).toBe(true);
+        }
+        // the SNI map's keys: checked hostnames, or the wildcard's regex made from one
+        const text = render(model, template);
+        const map = /map \$ssl_preread_server_name \$ia_gw_sni_0 \{\n([^}]*)\}/.exec(text)?.[1] ?? '';
+        for (const line of map.split('\n').filter((l) => l.trim().startsWith('"'))) {
+          const key = /^\s*"((?:[^"\\]|\\.)*)" /.exec(line)?.[1] ?? '';
+          const exact = key.startsWith('~') ? null : key;
+          keys++;
+          if (exact === null) wildcards++;
+          if (exact !== null) expect(checkHost(exact).ok, key).toBe(true);
+          else expect(key).toMatch(/^~\*\^\.\+(\\\\\.[a-z0-9-]+)+\$$/);
+        }
+      }),
+      { numRuns: 100 },
+    );
+    // the check saw map keys, wildcards among them
+    expect(wildcards).toBeGreaterThan(0);
+    expect(keys).toBeGreaterThan(wildcards);
+  });
+
+  it('a Terminate listener whose certificate went bad closes its names, with a Problem', () => {
+    const objects = [
+      echoService('TCP', 'plain', 3000),
+      { ...fixtureTlsSecret('bad', 'default', { crt: 'not a certificate', key: 'nor a key' }) },
+      gatewayClass(),
+      gateway([
+        listener('term', {
+          port: 8883,
+          protocol: 'TLS',
+          tls: { mode: 'Terminate', certificateRefs: [{ name: 'bad' }] },
+        }),
+      ]),
+      l4Route('TLSRoute', 't', {
+        hostnames: ['tls.example.com'],
+        rules: [{ backendRefs: [{ name: 'plain', port: 3000 }] }],
+      }),
+    ];
+    const result = buildModel(snapshotOf(objects), GATEWAY_OPTIONS);
+    // judged in the core: the listener is not programmed, so nothing of it reaches the stream block
+    expect(result.model.stream?.gateway?.terminations ?? []).toEqual([]);
+    expect(result.problems.map((p) => `${p.kind} ${p.field}`)).toContain(
+      'Gateway spec.listeners[0].tls.certificateRefs',
     );
   });
 });

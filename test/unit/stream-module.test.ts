@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nginxBinary, testConfig } from '../../src/nginx/binary.js';
-import { checkStream } from '../../src/nginx/stream.js';
+import { checkStream, streamSockets } from '../../src/nginx/stream.js';
 
 const CLI = new URL('../../bin/ingress-actors', import.meta.url).pathname;
 let dir: string;
@@ -55,6 +55,33 @@ describe('checkStream', () => {
   it('refuses a config folder whose socket paths would not fit a unix socket address', async () => {
     const check = await checkStream(nginxBinary(), join(dir, 'x'.repeat(100)));
     expect(!check.ok && check.why).toMatch(/longer than 107 bytes \(--config-dir\)/);
+    // TLS Terminate's internal sockets (tls_<16 hex>.sock) are the longest name: a folder that fits passthrough.sock
+    // but not them is refused too
+    const fitsPassthrough = join(dir, 'y'.repeat(107 - dir.length - 1 - 'passthrough.sock'.length - 1));
+    const refused = await checkStream(nginxBinary(), fitsPassthrough);
+    expect(!refused.ok && refused.why).toMatch(/tls_0{16}\.sock is longer than 107 bytes/);
+  });
+});
+
+describe('streamSockets', () => {
+  it('lists the ssl-passthrough sockets and the TLS Terminate sockets a killed master left, nothing else', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'ia-sockets-'));
+    try {
+      await writeFile(join(folder, 'tls_0123456789abcdef.sock'), '');
+      await writeFile(join(folder, 'tls_nothex.sock'), '');
+      await writeFile(join(folder, 'nginx.conf'), '');
+      expect(streamSockets({ modules: [], socketDir: folder }).sort()).toEqual(
+        [
+          join(folder, 'https.sock'),
+          join(folder, 'passthrough.sock'),
+          join(folder, 'tls_0123456789abcdef.sock'),
+        ].sort(),
+      );
+      // a folder not made yet has nothing left behind
+      expect(streamSockets({ modules: [], socketDir: join(folder, 'none') })).toHaveLength(2);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });
 

@@ -11,13 +11,16 @@
  *   default is the http servers' TLS socket: HTTPS and TLS listeners share that port, SNI decides. A hostname an
  *   Ingress serves there stays the Ingress's (as for an HTTPRoute: a problem on the route).
  * - A backend that did not resolve, or has no ready endpoint, keeps its share and is closed (`ia_gw_closed`).
- * TLS Terminate is not served by the stream block (its listeners are refused in the core; see the design page).
+ * - TLS Terminate: the same SNI map, whose entry for a name is the upstream of an internal unix socket with `ssl` and
+ *   the listener's certificate, proxying the plain bytes to the route's backend (tls-terminate.ts). Passthrough and
+ *   Terminate names share a port, and on the https port under `--enable-ssl-passthrough` HTTPS listeners too.
  */
 import { compare, UpstreamTable, BuiltUpstreams } from '../backends.js';
 import { type Lookups, TrackedReads } from '../lookups.js';
 import type {
   GatewayStream,
   GatewayStreamServer,
+  GatewayTermination,
   PassthroughHost,
   Problem,
   Server,
@@ -26,6 +29,7 @@ import type {
 } from '../nginx-model.js';
 import { resolveStreamBackend } from '../stream.js';
 import type { EffectiveBackend, StreamListenerRoutes, StreamRoute } from './routes.js';
+import { type TerminateCertificates, terminationSocket } from './tls-terminate.js';
 
 /** CLOSED is the upstream a share without a usable backend goes to: its only server is down, so nginx closes. */
 export const CLOSED_UPSTREAM = 'ia_gw_closed';
@@ -43,6 +47,10 @@ export interface GatewayStreamInput {
   readonly modules: readonly string[];
   /** the Ingress servers (a hostname one serves is theirs on the https port) */
   readonly servers: readonly Server[];
+  /** the stream module's socket folder, for TLS Terminate's internal sockets (absent: Terminate names close) */
+  readonly socketDir?: string;
+  /** each TLS Terminate listener's certificate (tls-terminate.ts; absent or missing: its names close) */
+  readonly terminateCertificates?: TerminateCertificates;
 }
 
 /** gatewayStream adds the Gateway's stream listeners to the stream block (made when the flags made none). */
@@ -87,6 +95,27 @@ export function gatewayStream(input: GatewayStreamInput, problems: Problem[]): S
     return resolved.name;
   };
 
+  const terminations = new Map<string, GatewayTermination>();
+  /** sniTarget is what an SNI map entry gets: the route's target, or for Terminate its internal socket's upstream */
+  const sniTarget = (listener: StreamListenerRoutes, route: StreamRoute, listen: string): string => {
+    if (listener.tlsMode !== 'Terminate') return targetOf(listener, route);
+    const certificate = input.terminateCertificates?.get(listener);
+    if (certificate === undefined || input.socketDir === undefined) {
+      closedUsed = true;
+      return CLOSED_UPSTREAM;
+    }
+    const { upstream, socket } = terminationSocket(input.socketDir, listen, listener, route);
+    if (!terminations.has(upstream))
+      terminations.set(upstream, {
+        upstream,
+        socket,
+        certificateFile: certificate.file,
+        target: targetOf(listener, route),
+        comment: `${listener.gateway.namespace}/${listener.gateway.name} ${listener.listener} ${route.hostname ?? '*'}`,
+      });
+    return upstream;
+  };
+
   const passthroughHosts: PassthroughHost[] = [...(input.stream?.passthrough?.hosts ?? [])];
   const ingressHosts = new Set(input.servers.map((s) => s.host));
   const bySocket = new Map<string, GatewayStreamServer & { entries: { match: string; target: string }[] }>();
@@ -109,7 +138,7 @@ export function gatewayStream(input: GatewayStreamInput, problems: Problem[]): S
         }
         const match = sniMatch(hostname);
         if (passthroughHosts.some((h) => h.match === match)) continue;
-        passthroughHosts.push({ match, upstream: targetOf(listener, route) });
+        passthroughHosts.push({ match, upstream: sniTarget(listener, route, `${port}`) });
       }
       continue;
     }
@@ -139,7 +168,7 @@ export function gatewayStream(input: GatewayStreamInput, problems: Problem[]): S
       for (const route of listener.routes) {
         const match = sniMatch(route.hostname ?? '');
         if (!server.entries.some((e) => e.match === match))
-          server.entries.push({ match, target: targetOf(listener, route) });
+          server.entries.push({ match, target: sniTarget(listener, route, listen) });
       }
       continue;
     }
@@ -167,7 +196,14 @@ export function gatewayStream(input: GatewayStreamInput, problems: Problem[]): S
       input.stream?.passthrough == null
         ? null
         : { ...input.stream.passthrough, hosts: passthroughHosts.sort((a, b) => compare(a.match, b.match)) },
-    gateway: { splits, servers, closed: closedUsed },
+    gateway: {
+      splits,
+      servers,
+      closed: closedUsed,
+      ...(terminations.size === 0
+        ? {}
+        : { terminations: [...terminations.values()].sort((a, b) => compare(a.upstream, b.upstream)) }),
+    },
   };
 }
 

@@ -87,9 +87,9 @@ function readListener(raw: unknown, index: number): Listener | null {
   const mode = tls.mode ?? 'Terminate';
   if (protocol === 'HTTPS' && mode !== 'Terminate')
     c.refuse(`${field}.tls.mode`, `${show(mode)} is not supported (only Terminate)`);
-  // TLS Terminate would need certificates in nginx.conf's stream block (no stream Lua on Debian): not served
-  if (protocol === 'TLS' && mode !== 'Passthrough')
-    c.refuse(`${field}.tls.mode`, `${show(mode)} is not supported for a TLS listener (only Passthrough)`);
+  // a TLS listener terminates in the stream block (nginx-stream.ts) or passes the connection through
+  if (protocol === 'TLS' && mode !== 'Passthrough' && mode !== 'Terminate')
+    c.refuse(`${field}.tls.mode`, `${show(mode)} is not supported for a TLS listener (Terminate or Passthrough)`);
   const tlsMode = protocol === 'TLS' && mode === 'Passthrough' ? 'Passthrough' : 'Terminate';
   const certificateRefs: CertificateRef[] = [];
   for (const [i, r] of list(tls.certificateRefs).entries()) {

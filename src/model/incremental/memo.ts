@@ -56,6 +56,8 @@ export class BuildMemo {
   globals: Globals | null = null;
   /** what the last build's Gateway API part gave (src/model/gateway/reuse.ts), handed back while it is the same */
   gateway: LastGateway | null = null;
+  /** `namespace/name` of the Secrets the last build's Gateways name (src/model/gateway/secret-refs.ts), sorted */
+  gatewaySecrets: readonly string[] = [];
   /** the `/` of hosts no rule gives one, kept while the default backend is the same so their servers can be reused */
   fallback: Route | null = null;
   lookups: Lookups | undefined = undefined;

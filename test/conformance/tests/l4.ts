@@ -157,20 +157,7 @@ export const l4Cases: ConformanceCase[] = [
       ]),
     ],
   },
-  {
-    // tlsroute-listener-terminate-not-supported.go (TLSRouteModeTerminate is not claimed)
-    name: 'TLSRouteListenerTerminateNotSupported',
-    steps: [
-      listeners(infra('gateway-tlsroute-terminate-unsupported'), [
-        {
-          name: 'tls-terminate',
-          supportedKinds: [],
-          conditions: [acceptedFalse('UnsupportedValue')],
-          attachedRoutes: 0,
-        },
-      ]),
-    ],
-  },
+  // tlsroute-listener-terminate-not-supported.go: tests/tls-terminate.ts (TLSRouteModeTerminate is claimed)
   {
     // tcproute-invalid-backendref-nonexistent.go
     name: 'TCPRouteInvalidBackendRefNonexistent',
