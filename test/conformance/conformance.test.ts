@@ -19,6 +19,7 @@ import { l4Cases } from './tests/l4.js';
 import { routingCases } from './tests/httproute-routing.js';
 import { httpFeatureCases } from './tests/http-features.js';
 import { backendTlsCases } from './tests/backend-tls.js';
+import { listenerSetCases } from './tests/listenerset.js';
 
 const inventory = JSON.parse(await readFile(new URL('./inventory.json', import.meta.url), 'utf8')) as Inventory;
 const cases = new Map<string, ConformanceCase>(
@@ -32,6 +33,7 @@ const cases = new Map<string, ConformanceCase>(
     ...httpFeatureCases,
     ...l4Cases,
     ...backendTlsCases,
+    ...listenerSetCases,
   ].map((c) => [c.name, c]),
 );
 /**
@@ -82,6 +84,8 @@ const SUPPORTED_EXTENDED = new Set<string>([
   'BackendTLSPolicy',
   // a Gateway's spec.tls.backend.clientCertificateRef shown to TLS backends
   'GatewayBackendClientCertificate',
+  // issue 31: listeners of a Gateway from ListenerSets it admits (src/model/gateway/listener-sets.ts)
+  'ListenerSet',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC', 'GATEWAY-TLS', 'GATEWAY-TCP', 'GATEWAY-UDP'];
 /** extended features of the profiles that are not claimed because nginx cannot do them, with what was measured */
@@ -100,7 +104,6 @@ const NOT_CLAIMED: Record<string, string> = {
     'handshake (ssl_verify_client) and answers 400 after it, so they cannot pass (the validation itself is served)',
   GatewayFrontendClientCertificateValidationInsecureFallback:
     'as GatewayFrontendClientCertificateValidation: nginx judges the certificate after the handshake',
-  ListenerSet: 'not built yet (listeners of a Gateway from another object: issue 31, left for a later change)',
   TLSRouteModeTerminate:
     "not built yet: a TLS listener's termination needs its certificates in nginx.conf's stream block, and Debian's " +
     'nginx has no stream Lua to load them as the http servers do',
