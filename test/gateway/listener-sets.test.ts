@@ -3,8 +3,10 @@
  * conflicts in the spec's order, their status, the Gateway's attachedListenerSets, and routes through a
  * ListenerSet parentRef. Tables: the smallest input that shows each rule.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildGatewayRoutes, type GatewayInput } from '../../src/model/gateway/index.js';
+import { checkDnsLabel, checkHost, checkPortNumber } from '../../src/model/validate.js';
 import { gateway, grant, input, listener, listenerSet, namespace, route, service, tlsSecret } from './fixtures.js';
 
 type Obj = Record<string, unknown>;
@@ -346,6 +348,48 @@ describe("a ListenerSet's certificateRefs", () => {
     const servedHere = buildGatewayRoutes(i).listeners.find((l) => l.hostname === 'secure.example.com');
     expect(servedHere?.certificates).toEqual(
       ok ? [{ namespace: ref.namespace ?? setNamespace, name: 'cert' }] : undefined,
+    );
+  });
+});
+
+describe('hostile ListenerSets', () => {
+  it('never throw, and what is served of them passed the validators', () => {
+    const anyValue = fc.anything({ maxDepth: 3 });
+    const arbListener = fc.record({
+      name: fc.oneof(fc.string(), fc.constantFrom('a', 'b')),
+      hostname: fc.oneof(fc.string(), fc.constantFrom('*.a.com', 'a.com', 'gw.example.com'), anyValue),
+      port: fc.oneof(fc.constantFrom(80, 443, 8080), anyValue),
+      protocol: fc.oneof(fc.constantFrom('HTTP', 'HTTPS', 'TCP'), fc.string()),
+      tls: anyValue,
+      allowedRoutes: anyValue,
+    });
+    const arbSet = fc.record({
+      namespace: fc.constantFrom('default', 'other'),
+      parentRef: fc.oneof(fc.constant({ name: 'gw', namespace: 'default' }), anyValue),
+      listeners: fc.oneof(fc.array(arbListener, { maxLength: 3 }), anyValue),
+    });
+    fc.assert(
+      fc.property(fc.array(arbSet, { maxLength: 3 }), (sets) => {
+        const result = buildGatewayRoutes(
+          input({
+            gateways: [allowing({ from: 'All' })],
+            listenerSets: sets.map((s, i) => ({
+              ...listenerSet(`ls${i}`, [], { namespace: s.namespace }),
+              spec: { parentRef: s.parentRef, listeners: s.listeners },
+            })),
+            httpRoutes: [route('r')],
+          }),
+        );
+        for (const served of result.listeners) {
+          if (served.hostname !== undefined) expect(checkHost(served.hostname).ok).toBe(true);
+          expect(checkPortNumber(served.port).ok).toBe(true);
+          expect(['HTTP', 'HTTPS']).toContain(served.protocol);
+        }
+        // a set's status names only listeners whose names passed
+        for (const set of result.status.listenerSets ?? [])
+          for (const l of set.listeners) expect(checkDnsLabel(l.name).ok || /^#\d+$/.test(l.name)).toBe(true);
+      }),
+      { numRuns: 300 },
     );
   });
 });
