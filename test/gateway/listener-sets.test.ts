@@ -5,9 +5,23 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { buildModel } from '../../src/model/build.js';
 import { buildGatewayRoutes, type GatewayInput } from '../../src/model/gateway/index.js';
 import { checkDnsLabel, checkHost, checkPortNumber } from '../../src/model/validate.js';
-import { gateway, grant, input, listener, listenerSet, namespace, route, service, tlsSecret } from './fixtures.js';
+import { ingress, ingressClass, serviceWithEndpoints, snapshotOf } from '../support/manifests.js';
+import {
+  GATEWAY_OPTIONS,
+  gateway,
+  gatewayClass,
+  grant,
+  input,
+  listener,
+  listenerSet,
+  namespace,
+  route,
+  service,
+  tlsSecret,
+} from './fixtures.js';
 
 type Obj = Record<string, unknown>;
 const GROUP = 'gateway.networking.k8s.io';
@@ -390,6 +404,27 @@ describe('hostile ListenerSets', () => {
           for (const l of set.listeners) expect(checkDnsLabel(l.name).ok || /^#\d+$/.test(l.name)).toBe(true);
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('in the build, beside an Ingress', () => {
+  it("a set's listener is one more server of its Gateway; a host an Ingress names stays the Ingress's", () => {
+    const objects = [
+      ingressClass(),
+      ...serviceWithEndpoints('web', [{ port: 8080 }]),
+      ingress('web', { 'web.test': [{ path: '/', service: 'web', port: 80 }] }),
+      gatewayClass(),
+      allowing({ from: 'Same' }),
+      listenerSet('ls', [listener('team', { hostname: 'team.test' }), listener('web', { hostname: 'web.test' })]),
+      route('r', { parentRefs: [{ group: GROUP, kind: 'ListenerSet', name: 'ls', namespace: 'default' }] }),
+    ];
+    const result = buildModel(snapshotOf(objects as { kind?: string }[]), GATEWAY_OPTIONS);
+    // the Gateway's own listener has no route, so no server (a named listener's server is its routes')
+    expect(result.model.gateway?.servers.map((s) => `${s.listen} ${s.host}`)).toEqual(['80 team.test']);
+    // the route's web.test hostname is the Ingress's: a Problem on the route, the route served on team.test
+    expect(result.problems).toContainEqual(
+      expect.objectContaining({ kind: 'HTTPRoute', name: 'r', field: 'spec.hostnames' }),
     );
   });
 });
