@@ -121,6 +121,20 @@ describe('which ListenerSets a Gateway admits (spec.allowedListeners)', () => {
   });
 });
 
+describe('a parent without an address', () => {
+  it('the set stays accepted but is not programmed (ParentNotProgrammed), its listeners Pending', () => {
+    const i = {
+      ...input({ gateways: [allowing({ from: 'Same' })], listenerSets: [listenerSet('ls', [listener('a')])] }),
+      addresses: [],
+    };
+    expect(setStatus(i, 'ls')).toEqual({
+      conditions: ['Accepted=True/Accepted', 'Programmed=False/ParentNotProgrammed'],
+      listeners: { a: [...SERVED, 'Programmed=False/Pending'] },
+    });
+    expect(buildGatewayRoutes(i).listeners).toEqual([]);
+  });
+});
+
 describe('merged listeners: the Gateway first, then sets oldest first, then by namespace/name', () => {
   const conflicted = (reason: string) => [
     `Accepted=False/${reason}`,
