@@ -65,6 +65,7 @@ export class ClusterCache {
       tlsRoutes: this.list('TLSRoute'),
       tcpRoutes: this.list('TCPRoute'),
       udpRoutes: this.list('UDPRoute'),
+      listenerSets: this.list('ListenerSet'),
       referenceGrants: this.list('ReferenceGrant'),
       backendTLSPolicies: this.list('BackendTLSPolicy'),
       namespaces: this.list('Namespace'),

@@ -1,5 +1,5 @@
 /**
- * The Gateway API status writer: the leader brings `status` of GatewayClasses, Gateways, HTTPRoutes and GRPCRoutes in line
+ * The Gateway API status writer: the leader brings `status` of GatewayClasses, Gateways, ListenerSets, the routes in line
  * with what the last build said (GatewayStatus), through the status subresource. Each write is a PUT with the
  * resourceVersion the cache holds; a 409 is left to the next publish, which the newer object's watch event brings.
  * Only what differs is written.
@@ -13,6 +13,7 @@ import {
   type GatewayAddress,
   gatewayClassStatus,
   gatewayStatus,
+  listenerSetStatus,
   policyStatus,
   routeStatus,
   sameJson,
@@ -78,6 +79,12 @@ export class GatewayStatusWriter {
         if (object)
           wanted.push({ kind: 'Gateway', object, status: gatewayStatus(object.status, ours, addresses, now) });
       }
+    }
+    // ListenerSets naming a Gateway of ours (the status is the Gateway controller's: no other writes it)
+    const listenerSets = new Map(cache.list<Obj>('ListenerSet').map((l) => [objectKey(l), l]));
+    for (const ours of status.listenerSets ?? []) {
+      const object = listenerSets.get(`${ours.namespace}/${ours.name}`);
+      if (object) wanted.push({ kind: 'ListenerSet', object, status: listenerSetStatus(object.status, ours, now) });
     }
     const byKind = [
       ['HTTPRoute', status.httpRoutes],

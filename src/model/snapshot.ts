@@ -112,6 +112,8 @@ export interface Snapshot {
   readonly tlsRoutes?: readonly KubeObject[];
   readonly tcpRoutes?: readonly KubeObject[];
   readonly udpRoutes?: readonly KubeObject[];
+  /** ListenerSets (gateway.networking.k8s.io/v1), untrusted: src/model/gateway/listener-sets.ts reads them */
+  readonly listenerSets?: readonly KubeObject[];
   readonly referenceGrants?: readonly KubeObject[];
   /** BackendTLSPolicies (gateway.networking.k8s.io/v1), untrusted: src/model/gateway/backend-tls.ts checks them */
   readonly backendTLSPolicies?: readonly KubeObject[];

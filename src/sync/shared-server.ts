@@ -266,7 +266,12 @@ class LastShare {
   private defaultOut: Server | null = null;
   /** the model's default server `defaultOut` was made from */
   private defaultFrom: Server | null = null;
-  private config: { base: GlobalConfig | undefined; own: readonly Server[]; config: GlobalConfig } | null = null;
+  private config: {
+    base: GlobalConfig | undefined;
+    own: readonly Server[];
+    gateway: NginxModel['gateway'];
+    config: GlobalConfig;
+  } | null = null;
   private definitionsOut: {
     held: HeldDefinitions;
     from: Pick<NginxModel, 'maps' | 'requestZones' | 'connectionZones'>;
@@ -352,22 +357,22 @@ class LastShare {
     if (this.own === null || this.changed.own)
       this.own = model.servers.filter((s) => this.states.get(s.host)!.where !== 'shared');
     const own = this.own;
-    // nginx's server_names hash holds the names of the servers left: sized to them, so that a host joining the
-    // shared server never makes it grow (a reload)
+    // nginx's server_names hash holds the names of the servers left and the Gateway's: sized to them, so that a host
+    // joining the shared server never makes it grow (a reload), and a long Gateway hostname never fails nginx -t
     let config = model.config;
     if (baseConfig) {
       const kept = this.config;
-      if (kept === null || kept.base !== baseConfig || kept.own !== own) {
-        const fitted = fitServerNameHash(
-          baseConfig,
-          own.filter((s) => !s.host.startsWith('*.')).map((s) => s.serverName),
-        );
+      if (kept === null || kept.base !== baseConfig || kept.own !== own || kept.gateway !== model.gateway) {
+        const fitted = fitServerNameHash(baseConfig, [
+          ...own.filter((s) => !s.host.startsWith('*.')).map((s) => s.serverName),
+          ...(model.gateway?.servers ?? []).filter((s) => hashedGatewayName(s.host)).map((s) => s.serverName),
+        ]);
         const same =
           kept !== null &&
           kept.base === baseConfig &&
           kept.config.serverNameHashBucketSize === fitted.serverNameHashBucketSize &&
           kept.config.serverNameHashMaxSize === fitted.serverNameHashMaxSize;
-        this.config = { base: baseConfig, own, config: same ? kept.config : fitted };
+        this.config = { base: baseConfig, own, gateway: model.gateway, config: same ? kept.config : fitted };
       }
       config = this.config!.config;
     }
@@ -519,3 +524,6 @@ function serversChanged(
     removed: removed.filter((s) => !hosts.has(s.host)).map((s) => s.host),
   };
 }
+
+/** hashedGatewayName: a Gateway server's name goes into the server_names hash unless a wildcard or the catch-all */
+const hashedGatewayName = (host: string) => host !== '_' && host !== '' && !host.startsWith('*.');

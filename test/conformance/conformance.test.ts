@@ -21,6 +21,7 @@ import { routingCases } from './tests/httproute-routing.js';
 import { httpFeatureCases } from './tests/http-features.js';
 import { backendTlsCases } from './tests/backend-tls.js';
 import { tlsTerminateCases } from './tests/tls-terminate.js';
+import { listenerSetCases } from './tests/listenerset.js';
 
 const inventory = JSON.parse(await readFile(new URL('./inventory.json', import.meta.url), 'utf8')) as Inventory;
 const cases = new Map<string, ConformanceCase>(
@@ -36,6 +37,7 @@ const cases = new Map<string, ConformanceCase>(
     ...l4TrafficCases,
     ...backendTlsCases,
     ...tlsTerminateCases,
+    ...listenerSetCases,
   ].map((c) => [c.name, c]),
 );
 /**
@@ -90,6 +92,8 @@ const SUPPORTED_EXTENDED = new Set<string>([
   // (src/model/gateway/tls-terminate.ts), sharing a port with Passthrough listeners by SNI
   'TLSRouteModeTerminate',
   'TLSRouteModeMixed',
+  // issue 31: listeners of a Gateway from ListenerSets it admits (src/model/gateway/listener-sets.ts)
+  'ListenerSet',
 ]);
 const PROFILES = ['GATEWAY-HTTP', 'GATEWAY-GRPC', 'GATEWAY-TLS', 'GATEWAY-TCP', 'GATEWAY-UDP'];
 /** extended features of the profiles that are not claimed because nginx cannot do them, with what was measured */
@@ -108,7 +112,6 @@ const NOT_CLAIMED: Record<string, string> = {
     'handshake (ssl_verify_client) and answers 400 after it, so they cannot pass (the validation itself is served)',
   GatewayFrontendClientCertificateValidationInsecureFallback:
     'as GatewayFrontendClientCertificateValidation: nginx judges the certificate after the handshake',
-  ListenerSet: 'not built yet (listeners of a Gateway from another object: issue 31, left for a later change)',
   HTTPRouteRetry:
     "HTTPRoute rules' `retry` is an experimental-channel field in Gateway API v1.6.1: the standard CRDs prune it, " +
     'so a standard-channel report cannot test it',

@@ -189,7 +189,20 @@ export type Step =
   /** delete one object (kubectl delete RESOURCE NAME -n NAMESPACE) */
   | { readonly kind: 'delete'; readonly resource: string; readonly namespace: string; readonly name: string }
   /** tls.MakeTLSConnectionAndExpectEventuallyConnectionRejection: a TLS dial to the Gateway with this SNI name fails */
-  | { readonly kind: 'tlsRejected'; readonly gateway: NN; readonly listener?: string; readonly serverName: string };
+  | { readonly kind: 'tlsRejected'; readonly gateway: NN; readonly listener?: string; readonly serverName: string }
+  /** GatewayMustHaveAttachedListeners: status.attachedListenerSets (absent: 0), the conditions of the latest generation */
+  | { readonly kind: 'attachedListenerSets'; readonly gateway: NN; readonly count: number }
+  /** ListenerSetMustHaveCondition */
+  | { readonly kind: 'listenerSetCondition'; readonly listenerSet: NN; readonly condition: Cond }
+  /** ListenerSetStatusMustHaveListeners (listenerSetListenersMatch: the same count, each expected one as described) */
+  | { readonly kind: 'listenerSetListeners'; readonly listenerSet: NN; readonly listeners: readonly ListenerStatus[] }
+  /** ListenerSetListenersMustHaveConditions: each listener named (every listener when none is) has every condition */
+  | {
+      readonly kind: 'listenerSetListenerConditions';
+      readonly listenerSet: NN;
+      readonly listeners?: readonly string[];
+      readonly conditions: readonly Cond[];
+    };
 
 /** GrpcExpected is conformance/utils/grpc's ExpectedResponse: one RPC of the echo and what must answer it. */
 export interface GrpcExpected {
@@ -564,6 +577,20 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
       if (listener && !listeners.some((l) => l.name === listener)) return `no status for listener ${listener}`;
       return null;
     });
+
+  /** a ListenerSet's status once its conditions are of the latest generation (Go: ConditionsHaveLatestObservedGeneration) */
+  const listenerSetStatus = async (nn: NN) => {
+    const ls = await get('ListenerSet', nn);
+    if (!ls) return 'no such ListenerSet';
+    if (stale(ls, (ls.status?.conditions ?? []) as Condition[])) return 'conditions not of the latest generation';
+    return ls.status ?? {};
+  };
+  type EntryStatus = {
+    name: string;
+    supportedKinds?: { group?: string; kind: string }[];
+    attachedRoutes: number;
+    conditions?: Condition[];
+  };
 
   for (const step of steps) {
     switch (step.kind) {
@@ -947,6 +974,82 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
         if (failures.length > 0) throw new Error(failures.join('\n'));
         break;
       }
+      case 'attachedListenerSets':
+        await poll(
+          `Gateway ${step.gateway.namespace}/${step.gateway.name} has ${step.count} attached ListenerSets`,
+          t.statusMs,
+          t.pollMs,
+          async () => {
+            const g = await get('Gateway', step.gateway);
+            if (!g) return 'no such Gateway';
+            if (stale(g, (g.status?.conditions ?? []) as Condition[])) return 'not of the latest generation';
+            const count = (g.status?.attachedListenerSets as number | undefined) ?? 0;
+            return count === step.count ? null : `attachedListenerSets ${count}`;
+          },
+        );
+        break;
+      case 'listenerSetCondition':
+        await poll(
+          `ListenerSet ${step.listenerSet.namespace}/${step.listenerSet.name} has ${show(step.condition)}`,
+          t.statusMs,
+          t.pollMs,
+          async () => {
+            const status = await listenerSetStatus(step.listenerSet);
+            if (typeof status === 'string') return status;
+            const conditions = (status.conditions ?? []) as Condition[];
+            return conditionsMatch([step.condition], conditions) ? null : show(conditions);
+          },
+        );
+        break;
+      case 'listenerSetListeners':
+        await poll(
+          `ListenerSet ${step.listenerSet.namespace}/${step.listenerSet.name} listener status`,
+          t.statusMs,
+          t.pollMs,
+          async () => {
+            const status = await listenerSetStatus(step.listenerSet);
+            if (typeof status === 'string') return status;
+            const actual = (status.listeners ?? []) as EntryStatus[];
+            if (actual.length !== step.listeners.length) return `${actual.length} listeners: ${show(actual)}`;
+            for (const want of step.listeners) {
+              const a = actual.find((x) => x.name === want.name);
+              if (!a) return `no status for listener ${want.name}`;
+              const kinds = a.supportedKinds ?? [];
+              if (want.supportedKinds.length === 0 && kinds.length !== 0)
+                return `supportedKinds ${show(kinds)}, want none`;
+              const group = (k: { group?: string }) => k.group ?? 'gateway.networking.k8s.io';
+              for (const k of want.supportedKinds)
+                if (!kinds.some((x) => group(x) === group(k) && x.kind === k.kind))
+                  return `listener ${a.name} lacks supported kind ${k.kind}`;
+              if (a.attachedRoutes !== want.attachedRoutes)
+                return `listener ${a.name} attachedRoutes ${a.attachedRoutes}, want ${want.attachedRoutes}`;
+              if (!conditionsMatch(want.conditions, a.conditions ?? []))
+                return `listener ${a.name}: ${show(a.conditions)}`;
+            }
+            return null;
+          },
+        );
+        break;
+      case 'listenerSetListenerConditions':
+        await poll(
+          `ListenerSet ${step.listenerSet.namespace}/${step.listenerSet.name} listeners have ${show(step.conditions)}`,
+          t.statusMs,
+          t.pollMs,
+          async () => {
+            const status = await listenerSetStatus(step.listenerSet);
+            if (typeof status === 'string') return status;
+            const named = step.listeners ?? [];
+            const unseen = new Set(named);
+            for (const l of (status.listeners ?? []) as EntryStatus[]) {
+              if (named.length > 0 && !named.includes(l.name)) continue;
+              if (!conditionsMatch(step.conditions, l.conditions ?? []))
+                return `listener ${l.name}: ${show(l.conditions)}`;
+              unseen.delete(l.name);
+            }
+            return unseen.size === 0 ? null : `no status for listeners ${[...unseen].join(', ')}`;
+          },
+        );
+        break;
       case 'failures': {
         const target = await gatewayTarget(step.gateway, undefined, 'http');
         for (const c of step.cases) await expectFailure(target, c, t);

@@ -210,6 +210,7 @@ describe('deploy/kubernetes', () => {
       'update httproutes/status',
       'update ingresses/status',
       'update leases',
+      'update listenersets/status',
       'update tcproutes/status',
       'update tlsroutes/status',
       'update udproutes/status',

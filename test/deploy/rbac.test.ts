@@ -4,7 +4,7 @@
  * downward-API environment, through everything that calls the API: the watchers, acquiring,
  * renewing and releasing the Lease, writing and clearing the Ingress status, creating Events
  * and counting them up (also as a new leader that never saw them), and the Gateway API (its standard-channel CRDs,
- * a GatewayClass, Gateway, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute and BackendTLSPolicy of ours, whose status
+ * a GatewayClass, Gateway, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute, ListenerSet and BackendTLSPolicy of ours, whose status
  * the leader writes). Every request is recorded
  * (the server's onRequest), mapped to API group, resource, verb, namespace and name, and then:
  * each is allowed by a rule, and each verb of each rule was used.
@@ -98,6 +98,13 @@ async function gatewayObjects(): Promise<object[]> {
         rules: [{ backendRefs: [{ name: 'web', port: 80 }] }],
       },
     })),
+    {
+      // more listeners for Gateway web, which does not admit them: the leader writes that they are not allowed
+      apiVersion: `${GATEWAY_API}/v1`,
+      kind: 'ListenerSet',
+      metadata: { name: 'extra', namespace: 'default' },
+      spec: { parentRef: { name: 'web' }, listeners: [{ name: 'extra', port: 80, protocol: 'HTTP' }] },
+    },
     {
       // TLS to the route's Service: the leader writes the policy's ancestors
       apiVersion: `${GATEWAY_API}/v1`,
@@ -209,6 +216,7 @@ beforeAll(async () => {
           'tlsroutes',
           'tcproutes',
           'udproutes',
+          'listenersets',
           'backendtlspolicies',
         ].every(statusWritten),
       15_000,

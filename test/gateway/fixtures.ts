@@ -138,5 +138,25 @@ export function input(parts: Partial<Record<Exclude<keyof GatewayInput, 'control
     services: (parts.services ?? [service('web')]) as GatewayInput['services'],
     secrets: parts.secrets ?? [],
     namespaces: parts.namespaces ?? [namespace('default'), namespace('other')],
+    ...(parts.listenerSets ? { listenerSets: parts.listenerSets } : {}),
+  };
+}
+
+/** listenerSet is a ListenerSet of `listeners` whose parentRef names Gateway `default/gw` unless `parent` says. */
+export function listenerSet(
+  name: string,
+  listeners: Obj[],
+  o: { namespace?: string; created?: string; parent?: Obj } = {},
+): Obj {
+  return {
+    apiVersion: `${GROUP}/v1`,
+    kind: 'ListenerSet',
+    metadata: {
+      name,
+      namespace: o.namespace ?? 'default',
+      generation: 2,
+      creationTimestamp: o.created ?? '2026-01-01T00:00:00Z',
+    },
+    spec: { parentRef: o.parent ?? { name: 'gw', namespace: 'default' }, listeners },
   };
 }

@@ -9,6 +9,7 @@ import {
   apiTime,
   gatewayAddresses,
   gatewayStatus,
+  listenerSetStatus,
   mergeConditions,
   routeStatus,
   sameJson,
@@ -150,6 +151,63 @@ describe('the objects’ status', () => {
   it('a route that names no Gateway of ours any more loses our entry, keeps theirs', () => {
     const current = { parents: [theirs, { parentRef: { name: 'web' }, controllerName: OURS, conditions: [] }] };
     expect(routeStatus(current, 'default', OURS, undefined, NOW)).toEqual({ parents: [theirs] });
+  });
+});
+
+describe('ListenerSets', () => {
+  const gw = (attachedListenerSets?: number) => ({
+    namespace: 'default',
+    name: 'gw',
+    conditions: [cond('Accepted', 'True', 'Accepted')],
+    listeners: [],
+    addresses: ['127.0.0.9'],
+    ...(attachedListenerSets === undefined ? {} : { attachedListenerSets }),
+  });
+
+  it("a Gateway's attachedListenerSets is written when the build says, and goes when it says none", () => {
+    expect(gatewayStatus({}, gw(2), [], NOW)).toMatchObject({ attachedListenerSets: 2 });
+    expect(gatewayStatus({ attachedListenerSets: 2 }, gw(), [], NOW)).not.toHaveProperty('attachedListenerSets');
+  });
+
+  it("a ListenerSet: conditions merged, listeners by name (the written ones' times kept), other fields kept", () => {
+    const current = {
+      conditions: [{ ...cond('Accepted', 'True', 'Accepted'), lastTransitionTime: THEN }],
+      listeners: [
+        {
+          name: 'a',
+          attachedRoutes: 0,
+          conditions: [{ ...cond('Programmed', 'True', 'Programmed'), lastTransitionTime: THEN }],
+        },
+        { name: 'gone', attachedRoutes: 0, conditions: [] },
+      ],
+    };
+    const ours = {
+      namespace: 'team',
+      name: 'ls',
+      conditions: [cond('Accepted', 'True', 'Accepted'), cond('Programmed', 'True', 'Programmed')],
+      listeners: [
+        {
+          name: 'a',
+          supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }],
+          attachedRoutes: 1,
+          conditions: [cond('Programmed', 'True', 'Programmed')],
+        },
+      ],
+    };
+    expect(listenerSetStatus(current, ours, NOW)).toEqual({
+      conditions: [
+        { ...cond('Accepted', 'True', 'Accepted'), lastTransitionTime: THEN },
+        { ...cond('Programmed', 'True', 'Programmed'), lastTransitionTime: NOW },
+      ],
+      listeners: [
+        {
+          name: 'a',
+          supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }],
+          attachedRoutes: 1,
+          conditions: [{ ...cond('Programmed', 'True', 'Programmed'), lastTransitionTime: THEN }],
+        },
+      ],
+    });
   });
 });
 

@@ -107,6 +107,7 @@ export function snapshotOf(objects: { kind?: string }[]): Snapshot {
     tlsRoutes: of('TLSRoute'),
     tcpRoutes: of('TCPRoute'),
     udpRoutes: of('UDPRoute'),
+    listenerSets: of('ListenerSet'),
     referenceGrants: of('ReferenceGrant'),
     backendTLSPolicies: of('BackendTLSPolicy'),
     namespaces: of('Namespace'),

@@ -35,6 +35,13 @@ import {
   withoutAddress,
 } from './conditions.js';
 import { isGranted } from './refs.js';
+import {
+  attachListenerSets,
+  fromSet,
+  type ListenerSetVerdict,
+  listenerSetStatus,
+  mergedListeners,
+} from './listener-sets.js';
 import { isL4Kind, type StreamAttachment, type StreamRouteStatus, streamListenerRoutes } from './l4.js';
 import { readTCPRoute, readTLSRoute, readUDPRoute } from './read-l4.js';
 import { partiallyInvalid, withinRegexBudget } from './regex-bound.js';
@@ -44,11 +51,21 @@ import type {
   GatewayRoutes,
   GatewayStatus,
   ListenerRoutes,
+  ListenerSetStatus,
   RouteParentStatus,
   RouteStatus,
   StreamListenerRoutes,
 } from './routes.js';
-import type { BackendRef, Gateway, GatewayClass, HTTPRoute, Listener, ObjectRef, ReferenceGrant } from './types.js';
+import type {
+  BackendRef,
+  Gateway,
+  GatewayClass,
+  HTTPRoute,
+  Listener,
+  ObjectRef,
+  ParentRef,
+  ReferenceGrant,
+} from './types.js';
 import { GATEWAY_GROUP, isL4Protocol } from './types.js';
 
 /** GatewayInput is everything the core reads; objects are untrusted (as the API server serves them). */
@@ -94,6 +111,8 @@ export interface GatewayInput {
   readonly tlsRoutes?: readonly unknown[];
   readonly tcpRoutes?: readonly unknown[];
   readonly udpRoutes?: readonly unknown[];
+  /** ListenerSets (absent: none): more listeners of Gateways that allow them (listener-sets.ts) */
+  readonly listenerSets?: readonly unknown[];
 }
 
 const SERVICES_TCP = 'TCP for --tcp-services-configmap';
@@ -258,7 +277,15 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
     .filter((c): c is GatewayClass => c !== null && c.controllerName === input.controllerName);
   const ctx = contextOf(input, problems);
   const gateways = ownGateways(input, classes);
-  const states = new Map(gateways.map((g) => [key(g.meta), judgeListeners(g, ctx)]));
+  // each Gateway's listeners, then those of the ListenerSets it admits, judged as one list (the spec's merge order)
+  const sets = attachListenerSets(gateways, input.listenerSets ?? [], ctx.namespaceLabels);
+  const states = new Map(
+    gateways.map((g) => {
+      const merged = mergedListeners(g, sets.byGateway.get(key(g.meta)) ?? []);
+      return [key(g.meta), judgeListeners(merged.gateway, ctx, merged.origins)];
+    }),
+  );
+  const setVerdicts = new Map(sets.verdicts.map((v) => [key(v.set.meta), v]));
   reportParameters(gateways, problems);
   const verdicts =
     input.addresses === undefined
@@ -269,7 +296,13 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
           input.addresses,
         );
   conflictOnSockets(input, gateways, states, verdicts);
-  const { attachments, routeStatus, grpcStatus, streamStatus } = attachRoutes(input, gateways, states, ctx);
+  const { attachments, routeStatus, grpcStatus, streamStatus } = attachRoutes(
+    input,
+    gateways,
+    states,
+    ctx,
+    setVerdicts,
+  );
   const attached = new Map<ListenerState, number>();
   // listener state → hostname → entries (each with its route's metadata, for the precedence order)
   const served = new Map<ListenerState, ByHost>();
@@ -284,15 +317,17 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
   const listeners: ListenerRoutes[] = [];
   const reportedRegexes = new Map<string, string>();
   const gatewayStatus: GatewayStatus['gateways'][number][] = [];
+  const listenerSetStatuses: ListenerSetStatus[] = [];
   for (const gateway of gateways) {
-    const list = states.get(key(gateway.meta)) ?? [];
+    const merged = states.get(key(gateway.meta)) ?? [];
+    const list = merged.filter((s) => s.listenerSet === undefined);
     const verdict = verdicts?.get(key(gateway.meta));
     // with the pool, a Gateway is served only on its own address
     const address = verdict?.kind === 'assigned' ? verdict.address : undefined;
     const hasAddress = verdicts === null || address !== undefined;
     const backendCert = backendClientCertificate(gateway, ctx);
     if (gateway.parametersRef === undefined && hasAddress)
-      for (const s of list)
+      for (const s of merged)
         if (s.programmed && isL4Protocol(s.listener.protocol))
           streams.push(streamListenerRoutes(gateway, s, streamAttached, address));
         else if (s.programmed)
@@ -301,7 +336,33 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
             ...(backendCert.ok && backendCert.secret ? { backendClientCertificate: backendCert.secret } : {}),
           });
     const status = gatewayStatusOf(gateway, list, verdict, hasAddress, attached);
+    const setStatuses = sets.verdicts
+      .filter((v) => v.gateway === gateway)
+      .map((v) => {
+        const entries = merged.filter((s) => fromSet(s, v.set.meta));
+        const holds = (type: string) => status.conditions.some((c) => c.type === type && c.status === 'True');
+        return listenerSetStatus(
+          v,
+          holds('Accepted'),
+          holds('Programmed'),
+          gatewayStatusOf(gateway, entries, verdict, hasAddress, attached).listeners,
+        );
+      });
+    listenerSetStatuses.push(...setStatuses);
+    for (const v of sets.verdicts)
+      if (v.gateway === gateway && v.kind === 'notAllowed')
+        problems.push({
+          kind: 'ListenerSet',
+          namespace: v.set.meta.namespace,
+          name: v.set.meta.name,
+          field: 'spec.parentRef',
+          message: `Gateway ${key(gateway.meta)} does not admit ListenerSets of this namespace (spec.allowedListeners)`,
+        });
+    const attachedSets = setStatuses.filter((st) =>
+      st.conditions.some((c) => c.type === 'Accepted' && c.status === 'True'),
+    ).length;
     gatewayStatus.push({
+      ...(gateway.allowedListeners === undefined && attachedSets === 0 ? {} : { attachedListenerSets: attachedSets }),
       ...status,
       // ResolvedRefs (the spec's, for spec.tls.backend): only when the Gateway names a client certificate
       ...(gateway.backendClientCertificate === undefined
@@ -332,6 +393,7 @@ export function buildGatewayRoutes(input: GatewayInput): GatewayRoutes {
       tlsRoutes: streamStatus.TLSRoute,
       tcpRoutes: streamStatus.TCPRoute,
       udpRoutes: streamStatus.UDPRoute,
+      ...(listenerSetStatuses.length === 0 ? {} : { listenerSets: listenerSetStatuses }),
     },
     problems,
   };
@@ -454,6 +516,8 @@ function attachRoutes(
   gateways: readonly Gateway[],
   states: ReadonlyMap<string, readonly ListenerState[]>,
   ctx: Context,
+  /** the ListenerSets naming a Gateway of ours, by `namespace/name` */
+  listenerSets: ReadonlyMap<string, ListenerSetVerdict> = new Map(),
 ): {
   attachments: Attachment[];
   routeStatus: RouteStatus[];
@@ -483,10 +547,10 @@ function attachRoutes(
     const attachedHere = new Map<ListenerState, Attachment>();
     const parents: RouteParentStatus[] = [];
     for (const parentRef of route.parentRefs) {
-      if (parentRef.group !== GATEWAY_GROUP || parentRef.kind !== 'Gateway') continue;
-      const gateway = gatewayByKey.get(key(parentRef));
-      if (!gateway) continue; // not ours (or not there): another controller's business
-      const match = matchParent(route, parentRef, gateway, states.get(key(gateway.meta)) ?? [], ctx);
+      const parent = parentOf(parentRef, gatewayByKey, states, listenerSets);
+      if (!parent) continue; // not ours (or not there): another controller's business
+      const { gateway, listeners } = parent;
+      const match = matchParent(route, parentRef, gateway, listeners, ctx);
       const accepted = parentAccepted(match, route.invalid, gen);
       parents.push({
         parentRef,
@@ -522,6 +586,30 @@ function attachRoutes(
     ctx.problems.push(...routeProblems);
   }
   return { attachments, routeStatus, grpcStatus, streamStatus };
+}
+
+/**
+ * parentOf is the Gateway a parentRef names and the listeners it selects from: a Gateway's own listeners, or one
+ * attached ListenerSet's (none while the set is not allowed). Undefined: not ours.
+ */
+function parentOf(
+  parentRef: ParentRef,
+  gatewayByKey: ReadonlyMap<string, Gateway>,
+  states: ReadonlyMap<string, readonly ListenerState[]>,
+  listenerSets: ReadonlyMap<string, ListenerSetVerdict>,
+): { gateway: Gateway; listeners: readonly ListenerState[] } | undefined {
+  if (parentRef.group !== GATEWAY_GROUP) return undefined;
+  if (parentRef.kind === 'Gateway') {
+    const gateway = gatewayByKey.get(key(parentRef));
+    if (gateway === undefined) return undefined;
+    const listeners = (states.get(key(gateway.meta)) ?? []).filter((s) => s.listenerSet === undefined);
+    return { gateway, listeners };
+  }
+  if (parentRef.kind !== 'ListenerSet') return undefined;
+  const verdict = listenerSets.get(key(parentRef));
+  if (verdict === undefined) return undefined;
+  const all = verdict.kind === 'attached' ? (states.get(key(verdict.gateway.meta)) ?? []) : [];
+  return { gateway: verdict.gateway, listeners: all.filter((s) => fromSet(s, parentRef)) };
 }
 
 /** resolveReferences resolves each backendRef and mirror of a route once, a problem on its field when it does not. */

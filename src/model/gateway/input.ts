@@ -16,6 +16,7 @@ export function gatewayInputOf(snapshot: Snapshot, options: { readonly gateway?:
     tlsRoutes: snapshot.tlsRoutes ?? [],
     tcpRoutes: snapshot.tcpRoutes ?? [],
     udpRoutes: snapshot.udpRoutes ?? [],
+    listenerSets: snapshot.listenerSets ?? [],
     referenceGrants: snapshot.referenceGrants ?? [],
     services: snapshot.services,
     secrets: snapshot.secrets,

@@ -71,6 +71,20 @@ export interface ListenerState {
   /** an HTTPS listener's client-certificate validation (`spec.tls.frontend`); null: none */
   readonly clientCa: ClientCa | null;
   readonly conditions: (gen: number) => Condition[];
+  /** the ListenerSet this listener comes from (listener-sets.ts); absent: the Gateway's own */
+  readonly listenerSet?: ObjectRef;
+}
+
+/**
+ * ListenerOrigin is the object a listener is written in: its Gateway, or a ListenerSet merged into it. Problems name
+ * it, its namespace is a certificateRef's default, and ReferenceGrants are checked from its kind and namespace.
+ */
+export interface ListenerOrigin {
+  readonly kind: 'Gateway' | 'ListenerSet';
+  readonly namespace: string;
+  readonly name: string;
+  /** the listener's index in that object's `spec.listeners` */
+  readonly index: number;
 }
 
 /** Context is the lookups both listeners and routes need, and where problems go. */
@@ -87,15 +101,27 @@ export interface Context {
 }
 
 /** judgeListeners gives each listener of a Gateway its verdict (validity, conflicts, refs). */
-export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] {
+export function judgeListeners(
+  gateway: Gateway,
+  ctx: Context,
+  /** where each listener is written (absent: all in the Gateway, in order) */
+  origins?: readonly ListenerOrigin[],
+): ListenerState[] {
   const firstProtocol = new Map<string, string>();
   const seenHost = new Set<string>();
-  return gateway.listeners.map((listener, index) => {
+  return gateway.listeners.map((listener, at) => {
+    const origin = origins?.[at] ?? {
+      kind: 'Gateway' as const,
+      namespace: gateway.meta.namespace,
+      name: gateway.meta.name,
+      index: at,
+    };
+    const index = origin.index;
     const fail = (field: string, message: string) =>
       ctx.problems.push({
-        kind: 'Gateway',
-        namespace: gateway.meta.namespace,
-        name: gateway.meta.name,
+        kind: origin.kind,
+        namespace: origin.namespace,
+        name: origin.name,
         field,
         message,
       });
@@ -153,15 +179,15 @@ export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] 
         refMessage = `an ${listener.protocol} listener that terminates TLS needs tls.certificateRefs`;
       }
       for (const ref of listener.certificateRefs) {
-        const namespace = ref.namespace || gateway.meta.namespace;
+        const namespace = ref.namespace || origin.namespace;
         let why: [string, string] | undefined;
         if (ref.group !== '' || ref.kind !== 'Secret')
           why = ['InvalidCertificateRef', `${ref.kind} ${ref.name} is not a core Secret`];
         else if (
           !isGranted(ctx.grants, {
             fromGroup: GATEWAY_GROUP,
-            fromKind: 'Gateway',
-            fromNamespace: gateway.meta.namespace,
+            fromKind: origin.kind,
+            fromNamespace: origin.namespace,
             toGroup: '',
             toKind: 'Secret',
             toNamespace: namespace,
@@ -214,6 +240,7 @@ export function judgeListeners(gateway: Gateway, ctx: Context): ListenerState[] 
       supportedKinds,
       certificates,
       clientCa,
+      ...(origin.kind === 'ListenerSet' ? { listenerSet: { namespace: origin.namespace, name: origin.name } } : {}),
       conditions: (gen: number) => [
         cond('Accepted', accepted, acceptReason, acceptMessage, gen),
         cond('ResolvedRefs', resolved, refReason, refMessage, gen),
@@ -353,6 +380,7 @@ export function namespaceAllowed(
 ): boolean {
   const from = state.listener.allowedNamespaces;
   if (from.from === 'All') return true;
-  if (from.from === 'Same') return routeNamespace === gateway.meta.namespace;
+  // a ListenerSet's listener: `Same` is the ListenerSet's namespace
+  if (from.from === 'Same') return routeNamespace === (state.listenerSet?.namespace ?? gateway.meta.namespace);
   return selectorMatches(from.selector, ctx.namespaceLabels.get(routeNamespace) ?? {});
 }

@@ -13,6 +13,7 @@ import { readGrpcRule } from './read-grpc-rule.js';
 import { Collector, list, rec, text } from './read-fields.js';
 import { readRule } from './read-rule.js';
 import {
+  type AllowedListeners,
   type AllowedNamespaces,
   type CertificateRef,
   type FrontendTls,
@@ -75,7 +76,8 @@ function readSelector(c: Collector, field: string, value: unknown): LabelSelecto
   return { matchLabels, matchExpressions };
 }
 
-function readListener(raw: unknown, index: number): Listener | null {
+/** readListener reads one listener of a Gateway or a ListenerSet (the same shape, the same field path). */
+export function readListener(raw: unknown, index: number): Listener | null {
   const c = new Collector();
   const l = rec(raw);
   const field = `spec.listeners[${index}]`;
@@ -164,7 +166,23 @@ export function readGateway(object: unknown): Gateway | null {
     parametersRef,
     ...optionalFrontend(readFrontendTls(spec)),
     ...backendClientCertificateOf(spec, meta.namespace),
+    ...allowedListenersOf(spec),
   };
+}
+
+/**
+ * allowedListenersOf reads `spec.allowedListeners.namespaces` (absent: no ListenerSet may attach, the spec's
+ * default). A value the CRD would refuse, or a selector with a refused label, allows none: never more than written.
+ */
+function allowedListenersOf(spec: unknown): { allowedListeners?: AllowedListeners } {
+  const namespaces = rec(rec(rec(spec).allowedListeners).namespaces);
+  const c = new Collector();
+  const from = c.oneOf('from', namespaces.from, ['None', 'Same', 'All', 'Selector'] as const, 'None');
+  if (from === undefined || from === 'None') return {};
+  if (from !== 'Selector') return { allowedListeners: { from } };
+  if (namespaces.selector == null) return {};
+  const selector = readSelector(c, 'selector', namespaces.selector);
+  return c.invalid.length > 0 ? {} : { allowedListeners: { from, selector } };
 }
 
 /** backendClientCertificateOf reads `spec.tls.backend.clientCertificateRef` (judged with the Gateway's status). */

@@ -120,7 +120,11 @@ export interface GatewayStatus {
     readonly listeners: readonly ListenerStatus[];
     /** `status.addresses` (IPAddress) from `--gateway-addresses`, [] when none is assigned; absent: the publish address */
     readonly addresses?: readonly string[];
+    /** `status.attachedListenerSets`: the accepted ListenerSets; absent when the Gateway allows none */
+    readonly attachedListenerSets?: number;
   })[];
+  /** the ListenerSets naming a Gateway of ours (listener-sets.ts); absent: none */
+  readonly listenerSets?: readonly ListenerSetStatus[];
   readonly httpRoutes: readonly RouteStatus[];
   /** absent: none (older producers of this shape) */
   readonly grpcRoutes?: readonly RouteStatus[];
@@ -130,6 +134,12 @@ export interface GatewayStatus {
   /** BackendTLSPolicies with an ancestor of ours (src/model/gateway/backend-tls.ts); absent: none */
   readonly backendTLSPolicies?: readonly PolicyStatus[];
 }
+
+/** ListenerSetStatus is a ListenerSet's status: its conditions and one entry per listener (ListenerEntryStatus). */
+export type ListenerSetStatus = ObjectRef & {
+  readonly conditions: readonly Condition[];
+  readonly listeners: readonly ListenerStatus[];
+};
 
 /** PolicyStatus is one policy's `status.ancestors` entries of this controller (an ancestor is a Gateway). */
 export interface PolicyStatus extends ObjectRef {

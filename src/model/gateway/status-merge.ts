@@ -5,7 +5,7 @@
  * stay; condition types this controller does not set stay as they are; route `parents[]` entries of other
  * controllers stay untouched, and ours go when the route no longer names our Gateway.
  */
-import type { GatewayStatus, ListenerStatus, PolicyStatus, RouteParentStatus } from './routes.js';
+import type { GatewayStatus, ListenerSetStatus, ListenerStatus, PolicyStatus, RouteParentStatus } from './routes.js';
 import { type Condition, GATEWAY_GROUP, type ParentRef } from './types.js';
 
 /** WrittenCondition is a condition as the API holds it. */
@@ -81,7 +81,7 @@ export function gatewayStatus(
   addresses: readonly GatewayAddress[],
   now: string,
 ): Json {
-  const { addresses: _old, ...status } = isObject(current) ? current : {};
+  const { addresses: _old, attachedListenerSets: _count, ...status } = isObject(current) ? current : {};
   const listeners = list(status.listeners);
   // the Gateway's own address from --gateway-addresses (none: not served) replaces the publish address
   const own = ours.addresses?.map((value): GatewayAddress => ({ type: 'IPAddress', value }));
@@ -89,6 +89,18 @@ export function gatewayStatus(
   return {
     ...status,
     ...(written.length > 0 ? { addresses: written.map((a) => ({ ...a })) } : {}),
+    conditions: mergeConditions(status.conditions, ours.conditions, now),
+    listeners: ours.listeners.map((l) => listenerStatus(listeners, l, now)),
+    ...(ours.attachedListenerSets === undefined ? {} : { attachedListenerSets: ours.attachedListenerSets }),
+  };
+}
+
+/** listenerSetStatus is the status a ListenerSet should carry (its listeners as a Gateway's are written). */
+export function listenerSetStatus(current: unknown, ours: ListenerSetStatus, now: string): Json {
+  const status = isObject(current) ? current : {};
+  const listeners = list(status.listeners);
+  return {
+    ...status,
     conditions: mergeConditions(status.conditions, ours.conditions, now),
     listeners: ours.listeners.map((l) => listenerStatus(listeners, l, now)),
   };

@@ -123,6 +123,27 @@ export interface Gateway {
   readonly frontend?: FrontendTls;
   /** `spec.tls.backend.clientCertificateRef` as written (the namespace defaulted): the certificate shown to TLS backends */
   readonly backendClientCertificate?: CertificateRef;
+  /** `spec.allowedListeners.namespaces`: where ListenerSets may attach from; absent: none (the spec's default) */
+  readonly allowedListeners?: AllowedListeners;
+}
+
+/** AllowedListeners is a Gateway's `spec.allowedListeners.namespaces` (the allowedRoutes choices, and None). */
+export type AllowedListeners = AllowedNamespaces | { readonly from: 'None' };
+
+/**
+ * ListenerSet (gateway.networking.k8s.io/v1, standard since v1.5): listeners of a parent Gateway kept in another
+ * object, possibly another namespace (src/model/gateway/listener-sets.ts).
+ */
+export interface ListenerSet {
+  readonly meta: Meta;
+  /** `spec.parentRef` with defaults filled (group gateway.networking.k8s.io, kind Gateway, the set's namespace) */
+  readonly parentRef: {
+    readonly group: string;
+    readonly kind: string;
+    readonly namespace: string;
+    readonly name: string;
+  };
+  readonly listeners: readonly Listener[];
 }
 
 export interface ParentRef {
