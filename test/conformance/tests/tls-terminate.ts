@@ -3,12 +3,12 @@
  * (tlsroute-listener-terminate-supported-kinds.go, tlsroute-terminate-simple-same-namespace.go,
  * tlsroute-mixed-termination-same-namespace.go, and the two "not supported" tests, which return at once when the
  * feature is claimed). The traffic is conformance/utils/tcp's MakeTCPRequestAndExpectEventuallyValidResponse against
- * echo-basic's TCP server (../tcp-echo.ts): TLS to the Gateway with the route's hostname as SNI, trusting the CA of
+ * echo-basic's TCP server (stood in by ../echo.ts; the client is ../l4-clients.ts): TLS to the Gateway with the route's hostname as SNI, trusting the CA of
  * ConfigMap tls-checks-ca-certificate, then the server's welcome, PING, IS_TLS and TEST.
  */
 import type { Harness } from '../harness.js';
 import type { ConformanceCase, Cond, ListenerStatus, NN, Step, Timeouts } from '../steps.js';
-import { type ExpectedTcpResponse, tcpExchange } from '../tcp-echo.js';
+import { expectTcpEventually, gatewayAddress, type TcpExpected } from '../l4-clients.js';
 import { INFRA } from './httproute-routing.js';
 
 const infra = (name: string): NN => ({ namespace: INFRA, name });
@@ -25,47 +25,25 @@ const listeners = (gateway: NN, list: ListenerStatus[]): Step => ({
   gateway,
   listeners: list,
 });
-/** poll runs `check` every `every` ms until it gives null, or throws its last reason after `ms` */
-async function poll(what: string, ms: number, every: number, check: () => Promise<string | null>): Promise<void> {
-  const started = Date.now();
-  let last = 'not checked';
-  while (Date.now() - started < ms) {
-    const why = await check();
-    if (why === null) return;
-    last = why;
-    await new Promise((r) => setTimeout(r, every));
-  }
-  throw new Error(`${what}: not within ${ms} ms; last: ${last}`);
-}
-
 const TLS_ROUTE_KIND = [{ group: GROUP, kind: 'TLSRoute' }];
 const acceptedTrue: Cond = { type: 'Accepted', status: 'True', reason: 'Accepted' };
 
 /**
- * tcpRequest is MakeTCPRequestAndExpectEventuallyValidResponse: to the Gateway's address (its status) and its first
- * listener's port (GatewayAndTLSRoutesMustBeAccepted's gwAddr), with `serverName` (the route's first hostname) as SNI.
- * A dial or read that fails is tried again until the time allowed; a wrong answer fails at once, as Go's assertions do.
+ * tcpRequest is MakeTCPRequestAndExpectEventuallyValidResponse: to the Gateway's address and its first listener's port
+ * (GatewayAndTLSRoutesMustBeAccepted's gwAddr), with `serverName` (the route's first hostname) as SNI, trusting the CA
+ * of ConfigMap tls-checks-ca-certificate. A dial or read that fails is tried again until the time allowed; a wrong
+ * answer fails at once, as Go's assertions do.
  */
-const tcpRequest = (gateway: NN, serverName: string, expected: ExpectedTcpResponse): Step => ({
+const tcpRequest = (gateway: NN, serverName: string, expected: TcpExpected): Step => ({
   kind: 'client',
   what: `a TLS connection to ${serverName} reaches ${expected.backend}`,
   run: async (h: Harness, t: Timeouts) => {
-    const g = (await h.get(`${GROUP}/v1`, 'Gateway', gateway.namespace, gateway.name)) as {
-      spec?: { listeners?: { port: number }[] };
-      status?: { addresses?: { value: string }[] };
-    } | null;
-    const address = g?.status?.addresses?.[0]?.value;
-    const port = g?.spec?.listeners?.[0]?.port;
-    if (address === undefined || port === undefined) throw new Error(`Gateway ${gateway.name} has no address`);
+    const address = await gatewayAddress(h, gateway, undefined, t.statusMs);
     const ca = (
       (await h.get('v1', 'ConfigMap', INFRA, 'tls-checks-ca-certificate')) as { data?: Record<string, string> } | null
     )?.data?.['ca.crt'];
     if (ca === undefined) throw new Error('ca.crt not found in configmap tls-checks-ca-certificate');
-    await poll(`${serverName} via ${address}:${h.mapPort(port)}`, t.maxMs, t.delayMs, async () => {
-      const result = await tcpExchange(address, h.mapPort(port), serverName, ca, expected);
-      if (result !== null && 'wrong' in result) throw new Error(`${serverName}: ${result.wrong}`);
-      return result === null ? null : result.retry;
-    });
+    await expectTcpEventually(address, { serverName, ca }, expected, t);
   },
 });
 
@@ -99,7 +77,7 @@ export const tlsTerminateCases: ConformanceCase[] = [
       ready,
       tlsRoutesAccepted(TERMINATE, [infra('tlsroute-terminated-test')]),
       // the route's one hostname; terminated on the Gateway: the backend sees plain bytes and no SNI
-      tcpRequest(TERMINATE, 'tls.example.com', { backendIsTLS: false, backend: 'tcp-backend', namespace: INFRA }),
+      tcpRequest(TERMINATE, 'tls.example.com', { backendIsTls: false, backend: 'tcp-backend', namespace: INFRA }),
     ],
   },
   {
@@ -113,10 +91,10 @@ export const tlsTerminateCases: ConformanceCase[] = [
         { name: 'tls-passthrough', supportedKinds: TLS_ROUTE_KIND, conditions: [acceptedTrue], attachedRoutes: 1 },
       ]),
       tlsRoutesAccepted(MIXED, [infra('gateway-conformance-mixed-terminateroute')]),
-      tcpRequest(MIXED, 'tls.example.com', { backendIsTLS: false, backend: 'tcp-backend', namespace: INFRA }),
+      tcpRequest(MIXED, 'tls.example.com', { backendIsTls: false, backend: 'tcp-backend', namespace: INFRA }),
       // passed through: the backend's own TLS server saw the SNI
       tcpRequest(MIXED, 'abc.example.com', {
-        backendIsTLS: true,
+        backendIsTls: true,
         backend: 'tcp-backend',
         namespace: INFRA,
         hostname: 'abc.example.com',
