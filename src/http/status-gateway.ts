@@ -1,7 +1,8 @@
 /**
- * The status page's Gateway API routes: every HTTPRoute and GRPCRoute this controller has a status for (the status
- * actor's last `gatewayStatus`), the hostnames nginx serves each on (from the pushed routes table of the template
- * actor's model), and each parent's Accepted and ResolvedRefs. Pure: reads what the actors hold.
+ * The status page's Gateway API routes: every HTTPRoute, GRPCRoute, TLSRoute, TCPRoute and UDPRoute this controller
+ * has a status for (the status actor's last `gatewayStatus`), where nginx serves each (the hostnames of the pushed
+ * routes table; a stream route's SNI name or `:port`, from the model's stream block), and each parent's Accepted and
+ * ResolvedRefs. Pure: reads what the actors hold.
  */
 import type { GatewayStatus, RouteStatus } from '../model/gateway/routes.js';
 import type { Condition } from '../model/gateway/types.js';
@@ -9,10 +10,13 @@ import type { NginxModel } from '../model/nginx-model.js';
 
 /** GatewayRouteReport is one Gateway API route, where nginx serves it, and its parents' status. */
 export interface GatewayRouteReport {
-  readonly kind: 'HTTPRoute' | 'GRPCRoute';
+  readonly kind: 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'TCPRoute' | 'UDPRoute';
   /** `namespace/name` of the route */
   readonly route: string;
-  /** the hostnames nginx serves it on (`*`: any host), sorted; [] when it is served nowhere */
+  /**
+   * the hostnames nginx serves it on (`*`: any host), or for TCP and UDP the `:port`, sorted; [] when it is served
+   * nowhere
+   */
   readonly hostnames: readonly string[];
   readonly parents: readonly GatewayParentReport[];
 }
@@ -42,6 +46,10 @@ export function gatewayRoutesOf(status: GatewayStatus | null, model: NginxModel 
       hosts.set(key, (hosts.get(key) ?? new Set()).add(host === '_' ? '*' : host));
     }
   }
+  for (const s of model?.stream?.gateway?.served ?? []) {
+    const key = `${s.kind} ${s.route}`;
+    hosts.set(key, (hosts.get(key) ?? new Set()).add(s.where));
+  }
   const report = (kind: GatewayRouteReport['kind'], r: RouteStatus): GatewayRouteReport => {
     const route = `${r.namespace}/${r.name}`;
     return {
@@ -63,5 +71,8 @@ export function gatewayRoutesOf(status: GatewayStatus | null, model: NginxModel 
   return [
     ...status.httpRoutes.map((r) => report('HTTPRoute', r)),
     ...(status.grpcRoutes ?? []).map((r) => report('GRPCRoute', r)),
+    ...(status.tlsRoutes ?? []).map((r) => report('TLSRoute', r)),
+    ...(status.tcpRoutes ?? []).map((r) => report('TCPRoute', r)),
+    ...(status.udpRoutes ?? []).map((r) => report('UDPRoute', r)),
   ].sort(byName);
 }

@@ -647,6 +647,16 @@ export interface GatewayStream {
   readonly closed: boolean;
   /** TLS Terminate: the internal servers that terminate one listener's name each (absent: none) */
   readonly terminations?: readonly GatewayTermination[];
+  /** where each stream route is served, for the status page (absent: none); not part of nginx.conf */
+  readonly served?: readonly GatewayStreamServed[];
+}
+
+/** GatewayStreamServed is one stream route and where nginx serves it: an SNI name (`*`: any), or `:port` (TCP, UDP). */
+export interface GatewayStreamServed {
+  readonly kind: 'TLSRoute' | 'TCPRoute' | 'UDPRoute';
+  /** `namespace/name` */
+  readonly route: string;
+  readonly where: string;
 }
 
 /**

@@ -232,8 +232,22 @@ describe('buildStatusReport', () => {
         { protocol: 'TCP', listen: '9000', source: 'ingress/tcp-services 9000', service: 'default/echo', endpoints: 2 },
         { protocol: 'TCP', listen: '9001', source: 'ingress/tcp-services 9001', service: 'default/echo', endpoints: 2 },
         { protocol: 'TCP', listen: '9002', source: 'ingress/tcp-services 9002', service: 'default/echo', endpoints: 2 },
+        {
+          protocol: 'TCP',
+          listen: '9011',
+          source: 'ingress/tcp-services 9011',
+          service: 'default/kube-dns',
+          endpoints: 1,
+        },
         { protocol: 'UDP', listen: '5353', source: 'ingress/udp-services 5353', service: 'default/dns', endpoints: 1 },
         { protocol: 'UDP', listen: '5354', source: 'ingress/udp-services 5354', service: 'default/dns', endpoints: 1 },
+        {
+          protocol: 'UDP',
+          listen: '5356',
+          source: 'ingress/udp-services 5356',
+          service: 'default/kube-dns',
+          endpoints: 1,
+        },
       ],
     ],
     [
@@ -402,6 +416,12 @@ describe('gatewayRoutesOf (the Gateway API routes of the report)', () => {
       { namespace: 'default', name: 'orphan', parents: [] },
     ],
     grpcRoutes: [{ namespace: 'apps', name: 'rpc', parents: [] }],
+    tlsRoutes: [{ namespace: 'apps', name: 'vault', parents: [] }],
+    tcpRoutes: [
+      { namespace: 'apps', name: 'db', parents: [] },
+      { namespace: 'apps', name: 'db-newer', parents: [] },
+    ],
+    udpRoutes: [{ namespace: 'apps', name: 'dns', parents: [] }],
   };
   const entry = (route: string, grpc = false) => ({
     route,
@@ -426,9 +446,20 @@ describe('gatewayRoutesOf (the Gateway API routes of the report)', () => {
         ],
       },
     },
+    // the stream block's routes (src/model/gateway/nginx-stream.ts): db-newer lost its port to db
+    stream: {
+      gateway: {
+        served: [
+          { kind: 'TLSRoute', route: 'apps/vault', where: 'vault.example.com' },
+          { kind: 'TLSRoute', route: 'apps/vault', where: '*.vault.example.com' },
+          { kind: 'TCPRoute', route: 'apps/db', where: ':5432' },
+          { kind: 'UDPRoute', route: 'apps/dns', where: ':53' },
+        ],
+      },
+    },
   } as unknown as NginxModel;
 
-  it('lists each route by kind and name, with the hostnames nginx serves it on and its parents’ conditions', () => {
+  it('lists each route by kind and name, with where nginx serves it (hostnames, SNI names, ports) and its parents’ conditions', () => {
     expect(gatewayRoutesOf(status, withTable)).toEqual([
       { kind: 'GRPCRoute', route: 'apps/rpc', hostnames: ['*'], parents: [] },
       { kind: 'HTTPRoute', route: 'default/orphan', hostnames: [], parents: [] },
@@ -438,6 +469,10 @@ describe('gatewayRoutesOf (the Gateway API routes of the report)', () => {
         hostnames: ['a.example.com', 'b.example.com'],
         parents: [{ parent: 'default/edge/https', accepted: 'True', resolvedRefs: 'False (BackendNotFound)' }],
       },
+      { kind: 'TCPRoute', route: 'apps/db', hostnames: [':5432'], parents: [] },
+      { kind: 'TCPRoute', route: 'apps/db-newer', hostnames: [], parents: [] },
+      { kind: 'TLSRoute', route: 'apps/vault', hostnames: ['*.vault.example.com', 'vault.example.com'], parents: [] },
+      { kind: 'UDPRoute', route: 'apps/dns', hostnames: [':53'], parents: [] },
     ]);
   });
 

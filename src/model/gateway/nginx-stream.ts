@@ -19,6 +19,7 @@ import { compare, UpstreamTable, BuiltUpstreams } from '../backends.js';
 import { type Lookups, TrackedReads } from '../lookups.js';
 import type {
   GatewayStream,
+  GatewayStreamServed,
   GatewayStreamServer,
   GatewayTermination,
   PassthroughHost,
@@ -116,6 +117,9 @@ export function gatewayStream(input: GatewayStreamInput, problems: Problem[]): S
     return upstream;
   };
 
+  const served: GatewayStreamServed[] = [];
+  const serve = (route: StreamRoute, where: string) =>
+    served.push({ kind: route.kind, route: `${route.route.namespace}/${route.route.name}`, where });
   const passthroughHosts: PassthroughHost[] = [...(input.stream?.passthrough?.hosts ?? [])];
   const ingressHosts = new Set(input.servers.map((s) => s.host));
   const bySocket = new Map<string, GatewayStreamServer & { entries: { match: string; target: string }[] }>();
@@ -139,6 +143,7 @@ export function gatewayStream(input: GatewayStreamInput, problems: Problem[]): S
         const match = sniMatch(hostname);
         if (passthroughHosts.some((h) => h.match === match)) continue;
         passthroughHosts.push({ match, upstream: sniTarget(listener, route, `${port}`) });
+        serve(route, hostname || '*');
       }
       continue;
     }
@@ -167,14 +172,16 @@ export function gatewayStream(input: GatewayStreamInput, problems: Problem[]): S
     if (listener.protocol === 'TLS') {
       for (const route of listener.routes) {
         const match = sniMatch(route.hostname ?? '');
-        if (!server.entries.some((e) => e.match === match))
-          server.entries.push({ match, target: sniTarget(listener, route, listen) });
+        if (server.entries.some((e) => e.match === match)) continue;
+        server.entries.push({ match, target: sniTarget(listener, route, listen) });
+        serve(route, route.hostname ?? '*');
       }
       continue;
     }
     const route = listener.routes[0];
     (server as { target: string | null }).target = route === undefined ? CLOSED_UPSTREAM : targetOf(listener, route);
     if (route === undefined) closedUsed = true;
+    else serve(route, `:${listener.port}`);
   }
   for (const problem of table.sliceProblems.values()) problems.push(problem);
 
@@ -203,6 +210,7 @@ export function gatewayStream(input: GatewayStreamInput, problems: Problem[]): S
       ...(terminations.size === 0
         ? {}
         : { terminations: [...terminations.values()].sort((a, b) => compare(a.upstream, b.upstream)) }),
+      ...(served.length === 0 ? {} : { served }),
     },
   };
 }
