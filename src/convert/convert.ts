@@ -78,22 +78,11 @@ export function unexpressedLine(u: Unexpressed): string {
   return `${u.ingress}: ${u.field}: ${u.reason}`;
 }
 
-/**
- * streamServices reads the TCP and UDP services ConfigMaps the options name. A port both name keeps its TCP entry: a
- * Gateway's listeners on one port share a protocol (the controller reports a TCP and a UDP listener there
- * ProtocolConflict).
- */
+/** streamServices reads the TCP and UDP services ConfigMaps the options name. */
 function streamServices(reader: IngressReader, options: ConvertOptions, report: Report): StreamService[] {
   const tcp = options.tcpServices ? readServicesConfigMap('TCP', options.tcpServices, reader, report) : [];
   const udp = options.udpServices ? readServicesConfigMap('UDP', options.udpServices, reader, report) : [];
-  const tcpPorts = new Set(tcp.map((s) => s.port));
-  for (const s of udp.filter((u) => tcpPorts.has(u.port)))
-    report(
-      options.udpServices!,
-      `data.${s.port}`,
-      `port ${s.port} is also a TCP service: a Gateway's listeners on one port share a protocol; left out`,
-    );
-  return [...tcp, ...udp.filter((u) => !tcpPorts.has(u.port))];
+  return [...tcp, ...udp];
 }
 
 /**
