@@ -499,6 +499,37 @@ async function webSocketEcho(target: Target, origin: string): Promise<string | n
   }
 }
 
+/** EntryStatus is one listener's status entry (a Gateway's or a ListenerSet's), as read. */
+type EntryStatus = {
+  name: string;
+  supportedKinds?: { group?: string; kind: string }[];
+  attachedRoutes: number;
+  conditions?: Condition[];
+};
+
+/**
+ * listenersDiffer says how listener status entries differ from the wanted ones (Go's listenersMatch): the same
+ * listeners, each with the wanted supported kinds (none when none are wanted), attached routes and conditions; null
+ * when they match.
+ */
+function listenersDiffer(wanted: readonly ListenerStatus[], actual: readonly EntryStatus[]): string | null {
+  if (actual.length !== wanted.length) return `${actual.length} listeners: ${show(actual)}`;
+  const group = (k: { group?: string }) => k.group ?? 'gateway.networking.k8s.io';
+  for (const want of wanted) {
+    const a = actual.find((x) => x.name === want.name);
+    if (!a) return `no status for listener ${want.name}`;
+    const kinds = a.supportedKinds ?? [];
+    if (want.supportedKinds.length === 0 && kinds.length !== 0) return `supportedKinds ${show(kinds)}, want none`;
+    for (const k of want.supportedKinds)
+      if (!kinds.some((x) => group(x) === group(k) && x.kind === k.kind))
+        return `listener ${a.name} lacks supported kind ${k.kind}`;
+    if (a.attachedRoutes !== want.attachedRoutes)
+      return `listener ${a.name} attachedRoutes ${a.attachedRoutes}, want ${want.attachedRoutes}`;
+    if (!conditionsMatch(want.conditions, a.conditions ?? [])) return `listener ${a.name}: ${show(a.conditions)}`;
+  }
+  return null;
+}
+
 /** runSteps takes a case's steps in order. */
 export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts): Promise<void> {
   const get = async (kind: string, nn: NN) => (await h.get(GW, kind, nn.namespace, nn.name)) as WithStatus | null;
@@ -585,13 +616,6 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
     if (stale(ls, (ls.status?.conditions ?? []) as Condition[])) return 'conditions not of the latest generation';
     return ls.status ?? {};
   };
-  type EntryStatus = {
-    name: string;
-    supportedKinds?: { group?: string; kind: string }[];
-    attachedRoutes: number;
-    conditions?: Condition[];
-  };
-
   for (const step of steps) {
     switch (step.kind) {
       case 'apply':
@@ -875,34 +899,7 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
             // Go: ConditionsHaveLatestObservedGeneration on the Gateway's conditions first
             if (g && stale(g, (g.status?.conditions ?? []) as Condition[]))
               return 'Gateway conditions not of the latest generation';
-            const actual = (g?.status?.listeners ?? []) as {
-              name: string;
-              supportedKinds?: { group?: string; kind: string }[];
-              attachedRoutes: number;
-              conditions?: Condition[];
-            }[];
-            if (actual.length !== step.listeners.length) return `${actual.length} listeners: ${show(actual)}`;
-            for (const want of step.listeners) {
-              const a = actual.find((x) => x.name === want.name);
-              if (!a) return `no status for listener ${want.name}`;
-              const kinds = a.supportedKinds ?? [];
-              if (want.supportedKinds.length === 0 && kinds.length !== 0)
-                return `supportedKinds ${show(kinds)}, want none`;
-              for (const k of want.supportedKinds)
-                if (
-                  !kinds.some(
-                    (x) =>
-                      (x.group ?? 'gateway.networking.k8s.io') === (k.group ?? 'gateway.networking.k8s.io') &&
-                      x.kind === k.kind,
-                  )
-                )
-                  return `listener ${a.name} lacks supported kind ${k.kind}`;
-              if (a.attachedRoutes !== want.attachedRoutes)
-                return `listener ${a.name} attachedRoutes ${a.attachedRoutes}, want ${want.attachedRoutes}`;
-              if (!conditionsMatch(want.conditions, a.conditions ?? []))
-                return `listener ${a.name}: ${show(a.conditions)}`;
-            }
-            return null;
+            return listenersDiffer(step.listeners, (g?.status?.listeners ?? []) as EntryStatus[]);
           },
         );
         break;
@@ -1009,24 +1006,7 @@ export async function runSteps(h: Harness, steps: readonly Step[], t: Timeouts):
           async () => {
             const status = await listenerSetStatus(step.listenerSet);
             if (typeof status === 'string') return status;
-            const actual = (status.listeners ?? []) as EntryStatus[];
-            if (actual.length !== step.listeners.length) return `${actual.length} listeners: ${show(actual)}`;
-            for (const want of step.listeners) {
-              const a = actual.find((x) => x.name === want.name);
-              if (!a) return `no status for listener ${want.name}`;
-              const kinds = a.supportedKinds ?? [];
-              if (want.supportedKinds.length === 0 && kinds.length !== 0)
-                return `supportedKinds ${show(kinds)}, want none`;
-              const group = (k: { group?: string }) => k.group ?? 'gateway.networking.k8s.io';
-              for (const k of want.supportedKinds)
-                if (!kinds.some((x) => group(x) === group(k) && x.kind === k.kind))
-                  return `listener ${a.name} lacks supported kind ${k.kind}`;
-              if (a.attachedRoutes !== want.attachedRoutes)
-                return `listener ${a.name} attachedRoutes ${a.attachedRoutes}, want ${want.attachedRoutes}`;
-              if (!conditionsMatch(want.conditions, a.conditions ?? []))
-                return `listener ${a.name}: ${show(a.conditions)}`;
-            }
-            return null;
+            return listenersDiffer(step.listeners, (status.listeners ?? []) as EntryStatus[]);
           },
         );
         break;

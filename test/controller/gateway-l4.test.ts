@@ -6,35 +6,29 @@
  * own certificate shows the bytes went through undecrypted.
  */
 import { chmod } from 'node:fs/promises';
-import { join } from 'node:path';
-import { createServer, type Server } from 'node:net';
 import { createServer as createTlsServer, connect as tlsConnect, type Server as TlsServer } from 'node:tls';
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import type { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GATEWAY_API_INSTALL } from '../../src/dev/api-server/gateway-api.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
-import { kubectlFor } from '../support/kube-api.js';
+import {
+  conditions,
+  GROUP,
+  gwRoute,
+  installGatewayApi,
+  listenerSummary,
+  service,
+  slice,
+  startEcho,
+  statusOf,
+} from '../support/gateway-cluster.js';
 import { ingress, ingressClass } from '../support/manifests.js';
 import { datagram, startUdpEcho, talk } from '../support/stream-clients.js';
 import { freePort, startBackend, type Backend } from '../support/net.js';
 
-const GROUP = 'gateway.networking.k8s.io';
-const OURS = 'ingress-actors.io/gateway-controller';
 const POD = '127.0.0.2';
 /** a connection nginx closes (a route it may not serve) answers '' */
 const CLOSED_IS_ANSWER = { timeoutMs: 3_000, closedIsAnswer: true };
-
-/** A TCP echo server that first says who it is. */
-async function startEcho(port: number, ip = POD): Promise<Server> {
-  const server = createServer((socket) => {
-    socket.write(`echo ${ip}\n`);
-    socket.on('data', (chunk) => socket.write(chunk));
-    socket.on('error', () => undefined);
-  });
-  await new Promise<void>((resolve) => server.listen(port, ip, resolve));
-  return server;
-}
 
 /** tls opens TLS to nginx's `port` with `servername`: the certificate's CN and the reply, or that it was closed. */
 function tls(port: number, servername: string): Promise<{ cn: string; reply: string } | { error: string }> {
@@ -56,27 +50,6 @@ function tls(port: number, servername: string): Promise<{ cn: string; reply: str
   });
 }
 
-const service = (name: string, port: number, protocol = 'TCP', namespace = 'default') => ({
-  apiVersion: 'v1',
-  kind: 'Service',
-  metadata: { name, namespace },
-  spec: { ports: [{ name: 'main', port, protocol }] },
-});
-const slice = (name: string, address: string, port: number, protocol = 'TCP', namespace = 'default') => ({
-  apiVersion: 'discovery.k8s.io/v1',
-  kind: 'EndpointSlice',
-  metadata: { name: `${name}-1`, namespace, labels: { 'kubernetes.io/service-name': name } },
-  addressType: 'IPv4',
-  ports: [{ name: 'main', port, protocol }],
-  endpoints: [{ addresses: [address], conditions: { ready: true } }],
-});
-const gwRoute = (kind: string, name: string, spec: object, namespace = 'default') => ({
-  apiVersion: `${GROUP}/v1`,
-  kind,
-  metadata: { name, namespace },
-  spec,
-});
-
 let cluster: Cluster;
 let custom: CustomObjectsApi;
 let plain: Backend;
@@ -87,20 +60,6 @@ let udpPort: number;
 let echoPort: number;
 const closers: (() => unknown)[] = [];
 
-type Cond = { type: string; status: string; reason: string };
-type Status = {
-  parents?: { parentRef: { sectionName?: string }; conditions: Cond[] }[];
-  listeners?: { name: string; attachedRoutes: number; supportedKinds: { kind: string }[]; conditions: Cond[] }[];
-};
-const statusOf = async (plural: string, name: string, namespace = 'default') =>
-  (
-    (await custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace, plural, name })) as {
-      status?: Status;
-    }
-  ).status;
-const conditions = (status: Status | undefined) =>
-  Object.fromEntries((status?.parents?.[0]?.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}`]));
-
 beforeAll(async () => {
   let udpEchoPort: number;
   let tlsBackendPort: number;
@@ -110,7 +69,7 @@ beforeAll(async () => {
     number,
   ];
   [tlsPort, tcpPort, crossPort, udpPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-  const echo = await startEcho(echoPort);
+  const echo = await startEcho(echoPort, POD);
   closers.push(() => echo.close());
   const udp = await startUdpEcho(POD, udpEchoPort, 'udp:');
   closers.push(() => udp.close());
@@ -146,23 +105,7 @@ beforeAll(async () => {
   );
   // nginx's workers connect to the passthrough sockets in the config folder (see test/controller/stream.test.ts)
   await chmod(cluster.dir, 0o711);
-  const kc = new KubeConfig();
-  kc.loadFromString(cluster.api.kubeconfigText);
-  custom = kc.makeApiClient(CustomObjectsApi);
-  const kubectl = kubectlFor(join(cluster.dir, 'kubeconfig'), join(cluster.dir, 'kube-cache'));
-  await kubectl.run(['apply', '-f', GATEWAY_API_INSTALL]);
-  for (const kind of ['TLSRoute', 'TCPRoute', 'UDPRoute', 'Gateway'])
-    await waitFor(
-      `${kind} watched`,
-      () => JSON.stringify(cluster.actor(`watcher.${kind}`)?.value) === '{"running":"watching"}',
-      10_000,
-    );
-  await cluster.apply({
-    apiVersion: `${GROUP}/v1`,
-    kind: 'GatewayClass',
-    metadata: { name: 'ingress-actors' },
-    spec: { controllerName: OURS },
-  });
+  custom = await installGatewayApi(cluster, ['TLSRoute', 'TCPRoute', 'UDPRoute', 'Gateway']);
   const all = { namespaces: { from: 'All' } };
   await cluster.apply({
     apiVersion: `${GROUP}/v1`,
@@ -256,7 +199,7 @@ describe('TLSRoute, TCPRoute and UDPRoute beside Ingresses on one nginx', () => 
   it('writes route and listener status: Accepted, ResolvedRefs, supportedKinds, attachedRoutes', async () => {
     await waitFor(
       'statuses',
-      async () => conditions(await statusOf('udproutes', 'udp')).Accepted === 'True/Accepted',
+      async () => conditions(await statusOf(custom, 'udproutes', 'udp')).Accepted === 'True/Accepted',
       10_000,
     );
     for (const [plural, name] of [
@@ -265,33 +208,17 @@ describe('TLSRoute, TCPRoute and UDPRoute beside Ingresses on one nginx', () => 
       ['tcproutes', 'tcp'],
       ['udproutes', 'udp'],
     ] as const)
-      expect(conditions(await statusOf(plural, name)), name).toEqual({
+      expect(conditions(await statusOf(custom, plural, name)), name).toEqual({
         Accepted: 'True/Accepted',
         ResolvedRefs: 'True/ResolvedRefs',
       });
-    const gateway = (await custom.getNamespacedCustomObject({
-      group: GROUP,
-      version: 'v1',
-      namespace: 'default',
-      plural: 'gateways',
-      name: 'l4',
-    })) as { status?: Status };
-    const listeners = Object.fromEntries(
-      (gateway.status?.listeners ?? []).map((l) => [
-        l.name,
-        {
-          kinds: l.supportedKinds.map((k) => k.kind),
-          attached: l.attachedRoutes,
-          programmed: l.conditions.find((c) => c.type === 'Programmed')?.status,
-        },
-      ]),
-    );
+    const listeners = listenerSummary(await statusOf(custom, 'gateways', 'l4'));
     expect(listeners).toEqual({
-      pass: { kinds: ['TLSRoute'], attached: 1, programmed: 'True' },
-      tls: { kinds: ['TLSRoute'], attached: 1, programmed: 'True' },
-      tcp: { kinds: ['TCPRoute'], attached: 1, programmed: 'True' },
-      cross: { kinds: ['TCPRoute'], attached: 1, programmed: 'True' },
-      udp: { kinds: ['UDPRoute'], attached: 1, programmed: 'True' },
+      pass: { kinds: ['TLSRoute'], attached: 1, accepted: 'True', programmed: 'True' },
+      tls: { kinds: ['TLSRoute'], attached: 1, accepted: 'True', programmed: 'True' },
+      tcp: { kinds: ['TCPRoute'], attached: 1, accepted: 'True', programmed: 'True' },
+      cross: { kinds: ['TCPRoute'], attached: 1, accepted: 'True', programmed: 'True' },
+      udp: { kinds: ['UDPRoute'], attached: 1, accepted: 'True', programmed: 'True' },
     });
   });
 
@@ -307,7 +234,7 @@ describe('TLSRoute, TCPRoute and UDPRoute beside Ingresses on one nginx', () => 
   });
 
   it("another namespace's TCPRoute reaches a Service only once a ReferenceGrant allows it", async () => {
-    expect(conditions(await statusOf('tcproutes', 'cross', 'tenant-b'))).toEqual({
+    expect(conditions(await statusOf(custom, 'tcproutes', 'cross', 'tenant-b'))).toEqual({
       Accepted: 'True/Accepted',
       ResolvedRefs: 'False/RefNotPermitted',
     });
@@ -329,7 +256,8 @@ describe('TLSRoute, TCPRoute and UDPRoute beside Ingresses on one nginx', () => 
     );
     await waitFor(
       'ResolvedRefs',
-      async () => conditions(await statusOf('tcproutes', 'cross', 'tenant-b')).ResolvedRefs === 'True/ResolvedRefs',
+      async () =>
+        conditions(await statusOf(custom, 'tcproutes', 'cross', 'tenant-b')).ResolvedRefs === 'True/ResolvedRefs',
       10_000,
     );
   });

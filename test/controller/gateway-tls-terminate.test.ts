@@ -9,31 +9,26 @@
 import { X509Certificate } from 'node:crypto';
 import { chmod, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createServer, type Server } from 'node:net';
 import { createServer as createTlsServer, connect as tlsConnect, type Server as TlsServer } from 'node:tls';
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import type { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GATEWAY_API_INSTALL } from '../../src/dev/api-server/gateway-api.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { nginxSettled, startCluster, waitFor, type Cluster } from '../support/cluster.js';
-import { kubectlFor } from '../support/kube-api.js';
+import {
+  conditions,
+  GROUP,
+  gwRoute,
+  installGatewayApi,
+  listenerSummary,
+  service,
+  slice,
+  startEcho,
+  statusOf,
+} from '../support/gateway-cluster.js';
 import { ingress, ingressClass, tlsSecret } from '../support/manifests.js';
 import { freePort, startBackend, type Backend } from '../support/net.js';
 
-const GROUP = 'gateway.networking.k8s.io';
-const OURS = 'ingress-actors.io/gateway-controller';
 const POD = '127.0.0.2';
-
-/** A plain TCP echo server that first says who it is. */
-async function startEcho(port: number, ip = POD): Promise<Server> {
-  const server = createServer((socket) => {
-    socket.write(`echo ${ip}\n`);
-    socket.on('data', (chunk) => socket.write(chunk));
-    socket.on('error', () => undefined);
-  });
-  await new Promise<void>((resolve) => server.listen(port, ip, resolve));
-  return server;
-}
 
 type Answer = { cn: string; issuer: string; trusted: boolean; reply: string } | { error: string };
 
@@ -78,47 +73,12 @@ function tls(port: number, servername: string, say: string, until: RegExp, ca?: 
   });
 }
 
-const service = (name: string, port: number) => ({
-  apiVersion: 'v1',
-  kind: 'Service',
-  metadata: { name, namespace: 'default' },
-  spec: { ports: [{ name: 'main', port, protocol: 'TCP' }] },
-});
-const slice = (name: string, address: string, port: number) => ({
-  apiVersion: 'discovery.k8s.io/v1',
-  kind: 'EndpointSlice',
-  metadata: { name: `${name}-1`, namespace: 'default', labels: { 'kubernetes.io/service-name': name } },
-  addressType: 'IPv4',
-  ports: [{ name: 'main', port, protocol: 'TCP' }],
-  endpoints: [{ addresses: [address], conditions: { ready: true } }],
-});
-const gwRoute = (kind: string, name: string, spec: object) => ({
-  apiVersion: `${GROUP}/v1`,
-  kind,
-  metadata: { name, namespace: 'default' },
-  spec,
-});
-
 let cluster: Cluster;
 let custom: CustomObjectsApi;
 let plain: Backend;
 let mixedPort: number;
 let ca: { certPem: string; keyPem: string };
 const closers: (() => unknown)[] = [];
-
-type Cond = { type: string; status: string; reason: string };
-type Status = {
-  parents?: { parentRef: { sectionName?: string }; conditions: Cond[] }[];
-  listeners?: { name: string; attachedRoutes: number; supportedKinds: { kind: string }[]; conditions: Cond[] }[];
-};
-const statusOf = async (plural: string, name: string) =>
-  (
-    (await custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural, name })) as {
-      status?: Status;
-    }
-  ).status;
-const conditions = (status: Status | undefined) =>
-  Object.fromEntries((status?.parents?.[0]?.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}`]));
 
 const ECHO = /^echo 127\.0\.0\.2\nping\n$/;
 
@@ -130,7 +90,7 @@ beforeAll(async () => {
     number,
     number,
   ];
-  const echo = await startEcho(echoPort);
+  const echo = await startEcho(echoPort, POD);
   closers.push(() => echo.close());
   const backendCert = await issueCertificate({ commonName: 'tls-backend', dnsNames: ['pass.test'] });
   const tlsBackend: TlsServer = createTlsServer({ cert: backendCert.certPem, key: backendCert.keyPem }, (socket) => {
@@ -169,23 +129,7 @@ beforeAll(async () => {
   );
   // nginx's workers connect to the internal sockets in the config folder (see test/controller/stream.test.ts)
   await chmod(cluster.dir, 0o711);
-  const kc = new KubeConfig();
-  kc.loadFromString(cluster.api.kubeconfigText);
-  custom = kc.makeApiClient(CustomObjectsApi);
-  const kubectl = kubectlFor(join(cluster.dir, 'kubeconfig'), join(cluster.dir, 'kube-cache'));
-  await kubectl.run(['apply', '-f', GATEWAY_API_INSTALL]);
-  for (const kind of ['TLSRoute', 'HTTPRoute', 'Gateway'])
-    await waitFor(
-      `${kind} watched`,
-      () => JSON.stringify(cluster.actor(`watcher.${kind}`)?.value) === '{"running":"watching"}',
-      10_000,
-    );
-  await cluster.apply({
-    apiVersion: `${GROUP}/v1`,
-    kind: 'GatewayClass',
-    metadata: { name: 'ingress-actors' },
-    spec: { controllerName: OURS },
-  });
+  custom = await installGatewayApi(cluster, ['TLSRoute', 'HTTPRoute', 'Gateway']);
   const terminate = (name: string) => ({ mode: 'Terminate', certificateRefs: [{ name }] });
   await cluster.apply({
     apiVersion: `${GROUP}/v1`,
@@ -303,32 +247,15 @@ describe('TLSRoute Terminate, mixed with Passthrough and HTTPS, beside an Ingres
   it('writes route and listener status: both modes Accepted and Programmed, TLSRoute supported, one route each', async () => {
     await waitFor(
       'statuses',
-      async () => conditions(await statusOf('tlsroutes', 'https-term')).Accepted === 'True/Accepted',
+      async () => conditions(await statusOf(custom, 'tlsroutes', 'https-term')).Accepted === 'True/Accepted',
       10_000,
     );
     for (const name of ['term', 'pass', 'https-term'])
-      expect(conditions(await statusOf('tlsroutes', name)), name).toEqual({
+      expect(conditions(await statusOf(custom, 'tlsroutes', name)), name).toEqual({
         Accepted: 'True/Accepted',
         ResolvedRefs: 'True/ResolvedRefs',
       });
-    const gateway = (await custom.getNamespacedCustomObject({
-      group: GROUP,
-      version: 'v1',
-      namespace: 'default',
-      plural: 'gateways',
-      name: 'tls',
-    })) as { status?: Status };
-    const listeners = Object.fromEntries(
-      (gateway.status?.listeners ?? []).map((l) => [
-        l.name,
-        {
-          kinds: l.supportedKinds.map((k) => k.kind),
-          attached: l.attachedRoutes,
-          accepted: l.conditions.find((c) => c.type === 'Accepted')?.status,
-          programmed: l.conditions.find((c) => c.type === 'Programmed')?.status,
-        },
-      ]),
-    );
+    const listeners = listenerSummary(await statusOf(custom, 'gateways', 'tls'));
     const tlsListener = { kinds: ['TLSRoute'], attached: 1, accepted: 'True', programmed: 'True' };
     expect(listeners).toEqual({
       term: tlsListener,
@@ -397,14 +324,7 @@ describe('TLSRoute Terminate, mixed with Passthrough and HTTPS, beside an Ingres
     await waitFor(
       'ResolvedRefs=False on the listener',
       async () => {
-        const gateway = (await custom.getNamespacedCustomObject({
-          group: GROUP,
-          version: 'v1',
-          namespace: 'default',
-          plural: 'gateways',
-          name: 'tls',
-        })) as { status?: Status };
-        const term = gateway.status?.listeners?.find((l) => l.name === 'term');
+        const term = (await statusOf(custom, 'gateways', 'tls'))?.listeners?.find((l) => l.name === 'term');
         return term?.conditions.some((c) => c.type === 'ResolvedRefs' && c.reason === 'InvalidCertificateRef') ?? false;
       },
       10_000,

@@ -6,18 +6,14 @@
  * hostname are not served. Routes reach the set's listeners through a ListenerSet parentRef, the Ingress keeps its
  * host on the same ports, and the status is written (the sets' conditions, the Gateway's attachedListenerSets).
  */
-import { join } from 'node:path';
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import type { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GATEWAY_API_INSTALL } from '../../src/dev/api-server/gateway-api.js';
 import { issueCertificate } from '../../src/tls/issue.js';
 import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
-import { kubectlFor } from '../support/kube-api.js';
+import { type Cond, GROUP, installGatewayApi, statusOf } from '../support/gateway-cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints, tlsSecret } from '../support/manifests.js';
 import { get, startBackend, type Backend } from '../support/net.js';
 
-const GROUP = 'gateway.networking.k8s.io';
-const OURS = 'ingress-actors.io/gateway-controller';
 /** 65 characters: more than the server_names hash's default 64-byte bucket holds (nginx -t refuses it) */
 const LONG_HOST = `${'a'.repeat(40)}.team-a.listener-set.test`;
 
@@ -26,19 +22,6 @@ let custom: CustomObjectsApi;
 let teamCertPem: string;
 const backends: Backend[] = [];
 
-type Cond = { type: string; status: string; reason: string };
-type Status = {
-  conditions?: Cond[];
-  attachedListenerSets?: number;
-  listeners?: { name: string; attachedRoutes: number; conditions: Cond[] }[];
-  parents?: { parentRef: { kind?: string }; conditions: Cond[] }[];
-};
-const statusOf = async (plural: string, name: string, namespace: string) =>
-  (
-    (await custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace, plural, name })) as {
-      status?: Status;
-    }
-  ).status;
 const shown = (conditions: Cond[] | undefined) =>
   Object.fromEntries((conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}`]));
 
@@ -77,23 +60,7 @@ beforeAll(async () => {
     process.env.TEST_LOG ?? 'silent',
     { unservedRecheckMs: 200 },
   );
-  const kc = new KubeConfig();
-  kc.loadFromString(cluster.api.kubeconfigText);
-  custom = kc.makeApiClient(CustomObjectsApi);
-  const kubectl = kubectlFor(join(cluster.dir, 'kubeconfig'), join(cluster.dir, 'kube-cache'));
-  await kubectl.run(['apply', '-f', GATEWAY_API_INSTALL]);
-  for (const kind of ['ListenerSet', 'Gateway', 'HTTPRoute'])
-    await waitFor(
-      `${kind} watched`,
-      () => JSON.stringify(cluster.actor(`watcher.${kind}`)?.value) === '{"running":"watching"}',
-      10_000,
-    );
-  await cluster.apply({
-    apiVersion: `${GROUP}/v1`,
-    kind: 'GatewayClass',
-    metadata: { name: 'ingress-actors' },
-    spec: { controllerName: OURS },
-  });
+  custom = await installGatewayApi(cluster, ['ListenerSet', 'Gateway', 'HTTPRoute']);
   await cluster.apply({
     apiVersion: `${GROUP}/v1`,
     kind: 'Gateway',
@@ -128,11 +95,17 @@ beforeAll(async () => {
   await cluster.apply(httpRoute('team', 'team-a', toSet('team-a', 'team-a'), 'team'));
   await cluster.apply(httpRoute('team', 'team-b', toSet('team-b', 'team-b'), 'team'));
   await cluster.apply(httpRoute('gw', 'infra', { name: 'shared' }, 'gw'));
-  await waitFor(
-    'the ListenerSet route served',
-    async () => (await get({ host: LONG_HOST, path: '/', port: cluster.httpPort })).backend === 'team-a',
-    30_000,
-  );
+  // every route applied above served (the Gateway's own one last), before the tests read what answers where
+  for (const [host, backend] of [
+    [LONG_HOST, 'team-a'],
+    ['gw.test', 'gw'],
+    ['web.test', 'ingress'],
+  ] as const)
+    await waitFor(
+      `${host} served`,
+      async () => (await get({ host, path: '/', port: cluster.httpPort })).backend === backend,
+      30_000,
+    );
 }, 90_000);
 
 afterAll(async () => {
@@ -170,10 +143,10 @@ describe('ListenerSets beside Ingresses on one nginx', () => {
   it("writes the sets' status, their routes' and the Gateway's attachedListenerSets", async () => {
     await waitFor(
       'the status written',
-      async () => (await statusOf('gateways', 'shared', 'infra'))?.attachedListenerSets === 1,
+      async () => (await statusOf(custom, 'gateways', 'shared', 'infra'))?.attachedListenerSets === 1,
       15_000,
     );
-    const a = await statusOf('listenersets', 'team-a', 'team-a');
+    const a = await statusOf(custom, 'listenersets', 'team-a', 'team-a');
     expect(shown(a?.conditions)).toMatchObject({
       Accepted: 'True/ListenersNotValid',
       Programmed: 'True/Programmed',
@@ -189,13 +162,13 @@ describe('ListenerSets beside Ingresses on one nginx', () => {
       Conflicted: 'True/HostnameConflict',
       Programmed: 'False/HostnameConflict',
     });
-    const b = await statusOf('listenersets', 'team-b', 'team-b');
+    const b = await statusOf(custom, 'listenersets', 'team-b', 'team-b');
     expect(shown(b?.conditions)).toEqual({ Accepted: 'False/NotAllowed', Programmed: 'False/NotAllowed' });
-    const route = await statusOf('httproutes', 'team', 'team-a');
+    const route = await statusOf(custom, 'httproutes', 'team', 'team-a');
     expect(route?.parents?.map((p) => [p.parentRef.kind, shown(p.conditions).Accepted])).toEqual([
       ['ListenerSet', 'True/Accepted'],
     ]);
-    const gateway = await statusOf('gateways', 'shared', 'infra');
+    const gateway = await statusOf(custom, 'gateways', 'shared', 'infra');
     // the Gateway's status lists its own listener only
     expect(gateway?.listeners?.map((l) => l.name)).toEqual(['http']);
   });
