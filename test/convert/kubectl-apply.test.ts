@@ -46,23 +46,18 @@ it.each(cases)(
     const applied = await kubectl.try(['apply', '-f', '-'], converted.stdout);
     expect(applied.stderr).toBe('');
     expect(applied.exitCode).toBe(0);
-    for (const object of parseAllDocuments(converted.stdout).map((d) => d.toJS())) {
-      const ns = object.metadata.namespace ? ['-n', object.metadata.namespace] : [];
-      const plural = {
-        GatewayClass: 'gatewayclasses',
-        Gateway: 'gateways',
-        HTTPRoute: 'httproutes',
-        ReferenceGrant: 'referencegrants',
-        TLSRoute: 'tlsroutes',
-        TCPRoute: 'tcproutes',
-        UDPRoute: 'udproutes',
-        BackendTLSPolicy: 'backendtlspolicies',
-        ConfigMap: 'configmaps',
-      }[object.kind as string];
-      const resource = object.apiVersion === 'v1' ? plural : `${plural}.gateway.networking.k8s.io`;
-      const got = JSON.parse((await kubectl.run(['get', resource, object.metadata.name, ...ns, '-o', 'json'])).stdout);
+    // read back, all in one call: the objects the printed YAML names, as the API server holds them
+    const read = JSON.parse((await kubectl.run(['get', '-f', '-', '-o', 'json'], converted.stdout)).stdout) as {
+      items: { kind: string; metadata: { name: string; namespace?: string } }[];
+    };
+    const key = (o: { kind: string; metadata: { name: string; namespace?: string } }) =>
+      `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+    const held = new Map(read.items.map((o) => [key(o), o as Record<string, unknown>]));
+    const printed = parseAllDocuments(converted.stdout).map((d) => d.toJS());
+    expect(held.size).toBe(printed.length);
+    for (const object of printed) {
       const content = object.apiVersion === 'v1' ? 'data' : 'spec';
-      expect(got[content], `${object.kind} ${object.metadata.name}`).toMatchObject(object[content]);
+      expect(held.get(key(object))?.[content], key(object)).toMatchObject(object[content]);
     }
   },
   60_000,
