@@ -322,23 +322,10 @@ export async function startUdpEchoPod(
   service: string,
   labels: Readonly<Record<string, string>>,
 ): Promise<EchoPod> {
-  const socket = createSocket('udp4');
-  socket.on('message', (message, from) => {
+  return startUdpPod(ip, port, { pod, namespace, labels }, 8080, (message) => {
     const request = message.subarray(0, UDP_BUFFER).toString('utf8');
-    const payload = JSON.stringify({ request, namespace, ingress: '', service, pod });
-    socket.send(payload, from.port, from.address);
+    return Buffer.from(JSON.stringify({ request, namespace, ingress: '', service, pod }));
   });
-  await bindUdp(socket, ip, port);
-  return {
-    pod,
-    namespace,
-    ip,
-    port,
-    labels,
-    echoed: [],
-    targets: [{ targetPort: 8080, protocol: 'UDP', port }],
-    close: () => new Promise((resolve) => socket.close(() => resolve())),
-  };
 }
 
 function bindUdp(socket: DgramSocket, ip: string, port: number): Promise<void> {
@@ -349,6 +336,33 @@ function bindUdp(socket: DgramSocket, ip: string, port: number): Promise<void> {
       resolve();
     });
   });
+}
+
+/**
+ * startUdpPod is a UDP pod on `ip:port` standing for `targetPort`: each datagram gets `answer`'s reply (none when it
+ * gives null).
+ */
+async function startUdpPod(
+  ip: string,
+  port: number,
+  who: { readonly pod: string; readonly namespace: string; readonly labels: Readonly<Record<string, string>> },
+  targetPort: number,
+  answer: (message: Buffer, from: { address: string; port: number }) => Buffer | null,
+): Promise<EchoPod> {
+  const socket = createSocket('udp4');
+  socket.on('message', (message, from) => {
+    const reply = answer(message, from);
+    if (reply) socket.send(reply, from.port, from.address);
+  });
+  await bindUdp(socket, ip, port);
+  return {
+    ...who,
+    ip,
+    port,
+    echoed: [],
+    targets: [{ targetPort, protocol: 'UDP', port }],
+    close: () => new Promise((resolve) => socket.close(() => resolve())),
+  };
 }
 
 /**
@@ -365,22 +379,9 @@ export async function startCorednsPod(
   namespace: string,
   labels: Readonly<Record<string, string>>,
 ): Promise<EchoPod> {
-  const socket = createSocket('udp4');
-  socket.on('message', (message, from) => {
-    const reply = corednsReply(message, from.address, from.port);
-    if (reply) socket.send(reply, from.port, from.address);
-  });
-  await bindUdp(socket, ip, port);
-  return {
-    pod,
-    namespace,
-    ip,
-    port,
-    labels,
-    echoed: [],
-    targets: [{ targetPort: 53, protocol: 'UDP', port }],
-    close: () => new Promise((resolve) => socket.close(() => resolve())),
-  };
+  return startUdpPod(ip, port, { pod, namespace, labels }, 53, (message, from) =>
+    corednsReply(message, from.address, from.port),
+  );
 }
 
 /** DNS: the question's name as wire-format labels and as text, or null when the query is malformed */
