@@ -195,11 +195,12 @@ local DRAIN_MAX = 2000
 --- `left <n> dropped <n>`, then the entries taken off the list.
 local function answer_drained(drain)
   if not allowed("GET") then return end
-  local text, left, dropped = drain(DRAIN_MAX)
+  local parts, n, left, dropped = drain(DRAIN_MAX)
   ngx.status = 200
   ngx.header["Content-Type"] = "text/plain"
   ngx.header["Cache-Control"] = "no-store"
-  ngx.print("left ", left, " dropped ", dropped, "\n", text)
+  ngx.print("left ", left, " dropped ", dropped, "\n")
+  for i = 1, n do ngx.print(parts[i]) end
   return ngx.exit(200)
 end
 
@@ -208,8 +209,8 @@ function _M.metrics()
   return answer_drained(monitor.drain)
 end
 
---- spans handles GET /spans: the spans the workers handed over (lua/ingress_actors/tracing.lua), a JSON array per line,
---- ready for src/http/spans.ts.
+--- spans handles GET /spans: the spans the workers handed over (lua/ingress_actors/tracing.lua), a line each, ready
+--- for src/http/spans.ts.
 function _M.spans()
   return answer_drained(tracing.drain)
 end

@@ -1,17 +1,15 @@
 --- handover: what the workers hand the controller through a shared dict's list (request metrics, spans), taken off by
 --- the control channel's GET.
-local concat = table.concat
-
 local _M = {}
 
 -- one answer's text at most (the controller asks again while entries are left)
 local DRAIN_BYTES = 4 * 1024 * 1024
 
---- drain takes up to `max` entries of `dict`'s list `list` (and about DRAIN_BYTES), joined by `sep` (each one followed
---- by it when not ""): their text, how many are left, and the count under `dropped` (what the workers dropped since the
---- last drain), taken back.
-function _M.drain(dict, list, dropped, max, sep)
-  if dict == nil then return "", 0, 0 end
+--- drain takes up to `max` entries of `dict`'s list `list` (and about DRAIN_BYTES): them (a table, answered one by one:
+--- no string of them all, which would be fresh memory each time), how many, how many are left, and the count under
+--- `dropped` (what the workers dropped since the last drain), taken back.
+function _M.drain(dict, list, dropped, max)
+  if dict == nil then return {}, 0, 0, 0 end
   local parts, n, size = {}, 0, 0
   while n < max and size < DRAIN_BYTES do
     local v = dict:lpop(list)
@@ -22,8 +20,7 @@ function _M.drain(dict, list, dropped, max, sep)
   end
   local lost = dict:get(dropped) or 0
   if lost > 0 then dict:incr(dropped, -lost) end
-  if sep ~= "" then parts[n + 1] = "" end
-  return concat(parts, sep), dict:llen(list) or 0, lost
+  return parts, n, dict:llen(list) or 0, lost
 end
 
 --- dropper is a worker's `drop(dict, count, why)` for `what` (the things handed over): it adds `count` to the dict's

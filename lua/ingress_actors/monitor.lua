@@ -191,10 +191,10 @@ function _M.init_worker()
   if not ok then ngx.log(ngx.ERR, "ingress-actors: no request metrics timer: ", err) end
 end
 
---- drain takes up to `max` list entries (lua/ingress_actors/handover.lua): their text, how many are left, and the
+--- drain takes up to `max` list entries (lua/ingress_actors/handover.lua): them, how many, how many are left, and the
 --- requests dropped since the last drain.
 function _M.drain(max)
-  return handover.drain(ngx.shared.ia_metrics, LIST, DROPPED, max, "")
+  return handover.drain(ngx.shared.ia_metrics, LIST, DROPPED, max)
 end
 
 --- flush_now hands the deltas over at once (tests).

@@ -3,17 +3,19 @@
 -- makes the span's context and the traceparent sent on ($ia_traceparent, $ia_tracestate: the location's
 -- proxy_set_header), log() records a sampled span in a plain table of this worker (no shared-memory lock per
 -- request), and a timer hands the spans over each second as one entry of a list in lua_shared_dict ia_spans, which the
--- controller drains through the control channel and exports (src/http/spans.ts).
+-- controller drains through the control channel and exports (src/http/spans.ts). A span is one line of a string
+-- buffer, written in the log phase: no table per span, no encoding pass (a Lua table of spans, JSON-encoded each
+-- second, cost the worker about three times as much per span: issue 33's bench).
 --
 -- What a client sends is read, never copied: a traceparent is used only when it is exactly W3C's version-00 form
 -- (55 characters, lowercase hex, version not ff, ids not all zero), and a tracestate only beside a trusted one and
 -- when it is W3C's list (at most 32 members, 512 characters, keys and values of its grammar); otherwise the span
 -- starts a new trace and no tracestate is sent. Ids come from a generator per worker seeded from /dev/urandom.
-local cjson = require("cjson.safe")
+local buffer = require("string.buffer")
 local ffi = require("ffi")
 local handover = require("ingress_actors.handover")
 local re_find = ngx.re.find
-local byte, find = string.byte, string.find
+local byte, find, gsub = string.byte, string.find, string.gsub
 local floor = math.floor
 local bxor, lshift, rshift, rol, tobit, band = bit.bxor, bit.lshift, bit.rshift, bit.rol, bit.tobit, bit.band
 local ffi_string, ffi_copy = ffi.string, ffi.copy
@@ -24,14 +26,21 @@ local _M = {}
 
 local LIST = "spans"
 local DROPPED = "dropped"
--- list entries waiting for the controller (one per worker per second with spans): past this, spans are dropped
-local MAX_ENTRIES = 120
--- spans one worker holds between two flushes (about 250 bytes each once encoded): past this, dropped (and counted)
+-- list entries waiting for the controller (each at most about HANDOVER_BYTES): past this, spans are dropped
+local MAX_ENTRIES = 512
+-- a worker hands its spans over when they reach this size, else each second: entries stay below the size from which
+-- LuaJIT's and nginx's allocators map fresh memory for each string or buffer (128 KB), whose page faults cost more than
+-- the spans' copying (issue 33's bench: a handover of a second's spans at once cost the worker about 3 µs a span)
+local HANDOVER_BYTES = 64 * 1024
+-- spans one worker holds between two flushes (about 250 bytes each, at most about 1.3 KB): past this, dropped (and
+-- counted)
 local MAX_SPANS = 20000
--- values per span in the handed-over list, in this order (src/http/spans.ts reads them so): the traceparent sent
--- on, the trusted incoming one or "", start, end, status, method, $ia_host, $ia_route, request URI, scheme, peer,
--- upstream address, HTTP version
-local FIELDS = 13
+-- A span's line holds these values, separated by tabs, in this order (src/http/spans.ts reads them so): the
+-- traceparent sent on, the trusted incoming one or "", start and end (milliseconds since the epoch), status, method,
+-- $ia_host, $ia_route, request URI, scheme, peer, upstream address, HTTP version. None holds a tab or a newline:
+-- the traceparents were checked, the host and route come from the validated configuration, nginx (1.21.1 on) refuses
+-- control characters in a request line, and the rest nginx writes itself; the request URI is still checked, since
+-- a line broken by one would cost its span (src/http/spans.ts refuses lines without their 13 values).
 local MAX_TARGET = 1024
 local MAX_TRACESTATE = 512
 local INTERVAL = 1
@@ -50,7 +59,11 @@ local ZERO_SPAN = "0000000000000000"
 local bound = 0
 local parent_based = false
 
-local spans, n, dropped = {}, 0, 0
+-- this worker's spans since the last flush (one line each: the buffer's memory is kept from one second to the next,
+-- at most MAX_SPANS lines), how many, and how many were dropped
+local lines, n, dropped = buffer.new(), 0, 0
+-- hands the spans over (below: it needs the dropper)
+local flush
 
 -- xoshiro128** on 32-bit lanes (bit ops wrap like uint32; a product of a lane and 5 or 9 stays exact in a double)
 local s0, s1, s2, s3 = 1, 2, 3, 4
@@ -180,48 +193,60 @@ function _M.rewrite()
   var.ia_otel = sampled and (trusted and "p" or "s") or "n"
 end
 
---- log (log_by_lua) records a sampled span in this worker's list: FIELDS values, no table of its own, no string made
---- but a long request URI's cut.
+-- Numbers as text without formatting one per request (a tenth of log()'s cost): statuses and HTTP versions from
+-- tables, a time as its second's digits (made once a second) and its milliseconds' three.
+local STATUS = {}
+for code = 100, 599 do STATUS[code] = tostring(code) end
+local VERSION = { [0.9] = "0.9", [1] = "1", [1.1] = "1.1", [2] = "2", [3] = "3" }
+local MILLIS = {}
+for ms = 0, 999 do MILLIS[ms] = string.format("%03d", ms) end
+local second, second_text = -1, ""
+
+-- put_ms writes `t` (seconds, in milliseconds) as milliseconds since the epoch, then a tab
+local function put_ms(t)
+  local ms = floor(t * 1000 + 0.5)
+  local s = floor(ms / 1000)
+  if s ~= second then second, second_text = s, tostring(s) end
+  lines:put(second_text, MILLIS[ms - s * 1000], "\t")
+end
+
+--- log (log_by_lua) records a sampled span as one line of this worker's buffer; no string made but a long or odd
+--- request URI's.
 function _M.log()
   local mode = var.ia_otel
   if mode ~= "s" and mode ~= "p" then return end
-  if n >= MAX_SPANS * FIELDS then
+  if n >= MAX_SPANS then
     dropped = dropped + 1
     return
   end
   local target = var.request_uri or ""
   if #target > MAX_TARGET then target = target:sub(1, MAX_TARGET) end
-  local s = spans
-  s[n + 1] = var.ia_traceparent
-  s[n + 2] = mode == "p" and var.http_traceparent or ""
-  s[n + 3] = start_time()
-  s[n + 4] = now()
-  s[n + 5] = ngx.status
-  s[n + 6] = get_method()
-  s[n + 7] = var.ia_host or ""
-  s[n + 8] = var.ia_route or ""
-  s[n + 9] = target
-  s[n + 10] = var.scheme
-  s[n + 11] = var.remote_addr or ""
-  s[n + 12] = var.upstream_addr or ""
-  s[n + 13] = http_version() or 0
-  n = n + FIELDS
+  if find(target, "[\t\n]") then target = gsub(target, "[\t\n]", " ") end
+  lines:put(var.ia_traceparent, "\t", mode == "p" and var.http_traceparent or "", "\t")
+  put_ms(start_time())
+  put_ms(now())
+  local status = ngx.status
+  lines:put(STATUS[status] or status, "\t", get_method(), "\t", var.ia_host or "", "\t", var.ia_route or "", "\t",
+    target, "\t", var.scheme, "\t", var.remote_addr or "", "\t", var.upstream_addr or "", "\t",
+    VERSION[http_version() or 0] or "0", "\n")
+  n = n + 1
+  if #lines >= HANDOVER_BYTES then flush() end
 end
 
 local drop = handover.dropper(DROPPED, "spans")
 
--- flush hands this worker's spans over as one list entry: a JSON array of FIELDS values per span
-local function flush()
+-- flush hands this worker's spans over as one list entry: their lines
+flush = function()
   local dict = ngx.shared.ia_spans
   if dict == nil then return end
-  local lost, count, list = dropped, n / FIELDS, spans
+  local lost, count = dropped, n
   dropped = 0
   drop(dict, lost, "over " .. MAX_SPANS .. " spans in one second")
   if n == 0 then return end
-  spans, n = {}, 0
+  local text = lines:tostring()
+  lines:reset()
+  n = 0
   if (dict:llen(LIST) or 0) >= MAX_ENTRIES then return drop(dict, count, "the controller has not read them") end
-  local text = cjson.encode(list)
-  if text == nil then return drop(dict, count, "could not encode them") end
   local ok, err = dict:rpush(LIST, text)
   if not ok then drop(dict, count, "lua_shared_dict ia_spans: " .. tostring(err)) end
 end
@@ -240,10 +265,10 @@ function _M.init_worker(ratio, parent)
   if not ok then ngx.log(ngx.ERR, "ingress-actors: no span timer: ", err) end
 end
 
---- drain takes up to `max` list entries (lua/ingress_actors/handover.lua), one a line; how many are left; the spans
+--- drain takes up to `max` list entries (lua/ingress_actors/handover.lua): them, how many, how many are left, the spans
 --- dropped since the last drain.
 function _M.drain(max)
-  return handover.drain(ngx.shared.ia_spans, LIST, DROPPED, max, "\n")
+  return handover.drain(ngx.shared.ia_spans, LIST, DROPPED, max)
 end
 
 --- flush_now hands the spans over at once (tests).

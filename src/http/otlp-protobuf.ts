@@ -2,27 +2,11 @@
  * OTLP's ExportTraceServiceRequest in protobuf (opentelemetry-proto: collector/trace/v1, trace/v1, common/v1,
  * resource/v1), written straight from the spans nginx hands over: one resource (service.name), one scope, server
  * spans with string and integer attributes. It replaces OpenTelemetry's exporter for cost (issue 33's bench): the SDK's
- * span objects and its serializer took about 10 µs of the controller's CPU per span, which nginx shares. The tests
- * decode what this writes with opentelemetry-proto's own definitions (test/unit/otlp-protobuf.test.ts).
+ * span objects and its serializer took about 10 µs of the controller's CPU per span, which nginx shares. Spans are
+ * written when they are drained (encodeSpans) and wait for export as bytes, not as objects the garbage collector would
+ * carry into its old generation; a batch is their bytes behind one header (encodeTraceRequest). The tests decode what
+ * this writes with opentelemetry-proto's own definitions (test/unit/otlp-protobuf.test.ts).
  */
-
-/** SpanRecord is one server span as nginx recorded it, checked (src/http/spans.ts). */
-export interface SpanRecord {
-  /** 32 lowercase hex digits */
-  readonly traceId: string;
-  /** 16 lowercase hex digits */
-  readonly spanId: string;
-  /** 16 lowercase hex digits of the trusted caller's span, or '' for a root */
-  readonly parentSpanId: string;
-  readonly name: string;
-  /** milliseconds since the epoch, whole */
-  readonly startMs: number;
-  readonly endMs: number;
-  /** nginx answered 5xx (the span's status is ERROR, as ingress-nginx's module sets it) */
-  readonly error: boolean;
-  /** key, value, key, value…: values are strings or whole numbers */
-  readonly attributes: readonly (string | number)[];
-}
 
 /** Scope is what every span of a request shares: the resource's service.name and the instrumentation scope. */
 export interface Scope {
@@ -32,24 +16,19 @@ export interface Scope {
 }
 
 // wire types
-const VARINT = 0;
-const FIXED64 = 1;
-const LENGTH = 2;
-const FIXED32 = 5;
+export const VARINT = 0;
+export const FIXED64 = 1;
+export const LENGTH = 2;
+export const FIXED32 = 5;
 
-const SPAN_KIND_SERVER = 2;
-const STATUS_CODE_ERROR = 2;
-/** trace flags: sampled; span flags: whether the parent is remote is known (0x100), and it is (0x200) */
-const SAMPLED = 0x01;
-const HAS_IS_REMOTE = 0x100;
-const IS_REMOTE = 0x200;
 const TWO_TO_32 = 4_294_967_296;
 
 /**
- * Writer appends protobuf to a growing buffer. A message's length goes before it: begin() keeps one byte for it and
- * end() writes it, moving the message when its length needs more bytes (rarely: only messages of 128 bytes or more).
+ * Writer appends protobuf to a growing buffer. A message's length goes before it: begin() keeps bytes for it (one, or
+ * two for a message likely longer than 127 bytes, as a span) and end() writes it, moving the message only when its
+ * length takes another number of bytes.
  */
-class Writer {
+export class Writer {
   private buf: Buffer;
   private pos = 0;
 
@@ -62,6 +41,64 @@ class Writer {
     const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + more));
     this.buf.copy(next, 0, 0, this.pos);
     this.buf = next;
+  }
+
+  get position(): number {
+    return this.pos;
+  }
+
+  /** buffer is where the writer writes (its first `position` bytes written): valid until the next write */
+  get buffer(): Buffer {
+    return this.buf;
+  }
+
+  /** reset empties the writer, keeping its buffer */
+  reset(): void {
+    this.pos = 0;
+  }
+
+  /** bytes copies `bytes` as they are */
+  bytes(bytes: Uint8Array): void {
+    this.copyFrom(bytes, 0, bytes.length);
+  }
+
+  /** copyFrom copies the bytes of `source` in [start, end) as they are (by hand when few: a call costs more then) */
+  copyFrom(source: Uint8Array, start: number, end: number): void {
+    const n = end - start;
+    this.ensure(n);
+    const buf = this.buf;
+    if (n > 64) buf.set(source.subarray(start, end), this.pos);
+    else for (let i = start, p = this.pos; i < end; i++, p++) buf[p] = source[i]!;
+    this.pos += n;
+  }
+
+  /** ascii says whether the bytes of `source` in [start, end) are all ASCII */
+  static ascii(source: Uint8Array, start: number, end: number): boolean {
+    for (let i = start; i < end; i++) if (source[i]! > 127) return false;
+    return true;
+  }
+
+  /**
+   * stringFrom writes a string field of the bytes of `source` in [start, end): copied when they are ASCII, read as
+   * UTF-8 otherwise (what is not UTF-8 becomes U+FFFD: a collector refuses a string field that is not).
+   */
+  stringFrom(field: number, source: Buffer, start: number, end: number): void {
+    if (!Writer.ascii(source, start, end)) {
+      this.string(field, source.toString('utf8', start, end));
+      return;
+    }
+    this.tag(field, LENGTH);
+    this.varint(end - start);
+    this.copyFrom(source, start, end);
+  }
+
+  /** hexFrom writes a bytes field of the `digits` lowercase hex digits of `source` at `at` (checked by the caller) */
+  hexFrom(field: number, source: Buffer, at: number, digits: number): void {
+    this.tag(field, LENGTH);
+    this.varint(digits / 2);
+    this.ensure(digits / 2);
+    const buf = this.buf;
+    for (let i = 0; i < digits; i += 2) buf[this.pos++] = (nibble(source[at + i]!) << 4) | nibble(source[at + i + 1]!);
   }
 
   /** varint writes a whole number in [0, 2^32) */
@@ -132,23 +169,23 @@ class Writer {
     this.pos += 4;
   }
 
-  /** begin starts a length-delimited message (after its tag); end(begin()) closes it */
-  begin(): number {
-    this.ensure(1);
-    return this.pos++;
+  /** begin starts a length-delimited message (after its tag), keeping `reserve` bytes for its length (1 or 2) */
+  begin(reserve = 1): number {
+    this.ensure(reserve);
+    const at = this.pos;
+    this.pos += reserve;
+    return at;
   }
 
-  end(at: number): void {
-    const length = this.pos - at - 1;
-    if (length < 128) {
-      this.buf[at] = length;
-      return;
+  /** end closes the message begin(reserve) started at `at` */
+  end(at: number, reserve = 1): void {
+    const length = this.pos - at - reserve;
+    const size = varintSize(length);
+    if (size !== reserve) {
+      this.ensure(size - reserve);
+      this.buf.copyWithin(at + size, at + reserve, this.pos);
+      this.pos += size - reserve;
     }
-    let size = 1;
-    for (let v = length >>> 7; v > 0; v >>>= 7) size++;
-    this.ensure(size - 1);
-    this.buf.copyWithin(at + size, at + 1, this.pos);
-    this.pos += size - 1;
     let v = length;
     for (let i = at; v > 127; i++, v >>>= 7) this.buf[i] = (v & 127) | 128;
     this.buf[at + size - 1] = v;
@@ -176,51 +213,47 @@ class Writer {
   }
 }
 
-function writeSpan(w: Writer, span: SpanRecord): void {
-  w.hex(1, span.traceId);
-  w.hex(2, span.spanId);
-  if (span.parentSpanId !== '') w.hex(4, span.parentSpanId);
-  w.string(5, span.name);
-  w.tag(6, VARINT);
-  w.varint(SPAN_KIND_SERVER);
-  w.nanos(7, span.startMs);
-  w.nanos(8, span.endMs);
-  const attributes = span.attributes;
-  for (let i = 0; i + 1 < attributes.length; i += 2) w.keyValue(9, attributes[i] as string, attributes[i + 1]!);
-  if (span.error) {
-    w.tag(15, LENGTH);
-    const status = w.begin();
-    w.tag(3, VARINT);
-    w.varint(STATUS_CODE_ERROR);
-    w.end(status);
-  }
-  // a trusted caller's span is remote; a root has no parent, whose remoteness is then known to be "not"
-  w.fixed32(16, SAMPLED | HAS_IS_REMOTE | (span.parentSpanId !== '' ? IS_REMOTE : 0));
+/** varintSize is how many bytes a varint of `value` (in [0, 2^32)) takes */
+export function varintSize(value: number): number {
+  let size = 1;
+  for (let v = value >>> 7; v > 0; v >>>= 7) size++;
+  return size;
 }
 
-/** encodeTraceRequest writes an ExportTraceServiceRequest of `spans`, all of one resource and scope. */
-export function encodeTraceRequest(spans: readonly SpanRecord[], scope: Scope): Buffer {
-  const w = new Writer(256 + spans.length * 480);
-  w.tag(1, LENGTH); // resource_spans
-  const resourceSpans = w.begin();
-  w.tag(1, LENGTH); // resource
-  const resource = w.begin();
-  w.keyValue(1, 'service.name', scope.serviceName);
-  w.end(resource);
-  w.tag(2, LENGTH); // scope_spans
-  const scopeSpans = w.begin();
-  w.tag(1, LENGTH); // scope
-  const instrumentation = w.begin();
-  w.string(1, scope.name);
-  w.string(2, scope.version);
-  w.end(instrumentation);
-  for (const span of spans) {
-    w.tag(2, LENGTH);
-    const at = w.begin();
-    writeSpan(w, span);
-    w.end(at);
-  }
-  w.end(scopeSpans);
-  w.end(resourceSpans);
-  return w.finish();
+/** nibble is the value of a lowercase hex digit's character code */
+const nibble = (c: number): number => (c >= 97 ? c - 87 : c - 48);
+
+/** delimited writes a length-delimited field's tag and length */
+function delimited(w: Writer, field: number, length: number): void {
+  w.tag(field, LENGTH);
+  w.varint(length);
+}
+
+/** fieldSize is the size of a length-delimited field (below field 16) of `length` bytes, tag and length included */
+const fieldSize = (length: number): number => 1 + varintSize(length) + length;
+
+/**
+ * encodeTraceRequest is an ExportTraceServiceRequest of written spans (span-lines.ts), all of one resource and scope:
+ * its header, whose lengths are known from the spans' sizes, then the spans' bytes as they are (sent one after the
+ * other, never copied into one buffer).
+ */
+export function encodeTraceRequest(spans: readonly Buffer[], scope: Scope): Buffer[] {
+  let size = 0;
+  for (const span of spans) size += span.length;
+  const resource = new Writer(64);
+  resource.keyValue(1, 'service.name', scope.serviceName);
+  const resourceBytes = resource.finish();
+  const instrumentation = new Writer(64);
+  instrumentation.string(1, scope.name);
+  instrumentation.string(2, scope.version);
+  const scopeBytes = instrumentation.finish();
+  const scopeSpansSize = fieldSize(scopeBytes.length) + size;
+  const head = new Writer(256);
+  delimited(head, 1, fieldSize(resourceBytes.length) + fieldSize(scopeSpansSize)); // resource_spans
+  delimited(head, 1, resourceBytes.length); // resource
+  head.bytes(resourceBytes);
+  delimited(head, 2, scopeSpansSize); // scope_spans
+  delimited(head, 1, scopeBytes.length); // scope
+  head.bytes(scopeBytes);
+  return [head.finish(), ...spans];
 }

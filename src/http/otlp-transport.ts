@@ -49,8 +49,11 @@ export class OtlpTransport {
     private readonly userAgent: string,
   ) {}
 
-  /** send posts `body` until it is accepted, refused for good, retries run out or the deadline passes. */
-  async send(body: Buffer): Promise<SendResult> {
+  /**
+   * send posts `body` (its parts one after the other) until it is accepted, refused for good, retries run out or the
+   * deadline passes.
+   */
+  async send(body: readonly Buffer[]): Promise<SendResult> {
     const deadline = Date.now() + this.timeoutMs;
     let backoff = FIRST_BACKOFF_MS;
     let result = await this.attempt(body, this.timeoutMs);
@@ -65,7 +68,9 @@ export class OtlpTransport {
     return result.ok ? result : { ok: false, error: result.error };
   }
 
-  private attempt(body: Buffer, timeoutMs: number): Promise<Attempt> {
+  private attempt(body: readonly Buffer[], timeoutMs: number): Promise<Attempt> {
+    let length = 0;
+    for (const part of body) length += part.length;
     return new Promise<Attempt>((resolve) => {
       const req = request(
         this.url,
@@ -74,7 +79,7 @@ export class OtlpTransport {
           agent: this.agent,
           headers: {
             'content-type': 'application/x-protobuf',
-            'content-length': body.length,
+            'content-length': length,
             'user-agent': this.userAgent,
           },
         },
@@ -99,7 +104,8 @@ export class OtlpTransport {
         if (RETRYABLE_NETWORK.has(code)) resolve({ ok: false, error: code, retryInMs: null });
         else resolve({ ok: false, error: error.message });
       });
-      req.end(body);
+      for (const part of body) req.write(part);
+      req.end();
     });
   }
 

@@ -12,7 +12,9 @@ import type { InspectionEvent } from 'xstate';
 import type { Logger } from '../log.js';
 import type { GlobalConfig, NginxModel } from '../model/nginx-model.js';
 import { isSyncDone } from '../../machines/events.js';
-import { encodeTraceRequest, type Scope, type SpanRecord } from './otlp-protobuf.js';
+import { encodeTraceRequest, Writer, type Scope } from './otlp-protobuf.js';
+import { SpanLines, type RouteSpans } from './span-lines.js';
+import { SpanQueue } from './span-queue.js';
 import { OtlpTransport } from './otlp-transport.js';
 import { routesOf, type RouteInfo } from './request-metrics.js';
 
@@ -20,18 +22,10 @@ import { routesOf, type RouteInfo } from './request-metrics.js';
 const DRAIN_EVERY_MS = 1_000;
 /** drains of one round at most (each takes up to 2,000 worker-seconds of spans) */
 const MAX_ROUNDS = 20;
-/** values per span in the drained arrays, in tracing.lua's order */
-const FIELDS = 13;
 /** the longest an export may take before its spans count as dropped */
 const EXPORT_TIMEOUT_MS = 10_000;
 /** the most spans the queue may hold whatever otel-max-queuesize says (each is about a kilobyte) */
 export const MAX_QUEUE = 65_536;
-
-/** the latest time a span may carry: OTLP's times are nanoseconds in 64 bits (a year in the 26th century) */
-const MAX_SECONDS = 18_446_744_073;
-
-/** the traceparent nginx sent on, and a trusted incoming one (tracing.lua checked it: its parent is read here) */
-const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
 
 /** DropReason says where spans were lost: nginx's list, the queue, the export, or no collector set. */
 type DropReason = 'nginx' | 'queue' | 'export' | 'no_collector' | 'malformed';
@@ -72,21 +66,33 @@ function namesOf(model: NginxModel): Map<string, string> {
   return names;
 }
 
+/** fillName is an operation name template with its variables replaced */
+function fillName(template: string, method: string, host: string, target: string, info: RouteInfo | undefined): string {
+  const uri = target.split('?')[0] ?? '';
+  const values: Record<string, string> = {
+    $request_method: method,
+    $host: host,
+    $uri: uri,
+    $location_path: info?.path ?? '',
+    $namespace: info?.namespace ?? '',
+    $ingress_name: info?.ingress ?? '',
+    $service_name: info?.service ?? '',
+  };
+  return template.replace(/\$[a-z_]+/g, (v) => values[v] ?? v);
+}
+
 /** SpanExportOptions are the registry to count in, the control channel's drain, the log and the release. */
 export interface SpanExportOptions {
   readonly registry: Registry;
   /** one GET /spans of the control channel (ControlChannel.drainSpans) */
-  readonly drain: () => Promise<string>;
+  readonly drain: () => Promise<Buffer[]>;
   readonly log: Logger;
   /** the instrumentation scope's version (the controller's release) */
   readonly version: string;
 }
 
-/** flavorOf names $server_protocol's version as ingress-nginx's module does (a switch: no number made a string) */
-const flavorOf = (version: unknown): string =>
-  version === 1.1 ? '1.1' : version === 2 ? '2.0' : version === 1 ? '1.0' : version === 3 ? '3.0' : String(version);
-
-const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+/** the operation name's variables that differ from one span of a route to the next */
+const PER_REQUEST = /\$(?:request_method|uri)(?![a-z_])/;
 
 /** SpanExport drains nginx's spans and exports them while the model traces. */
 export class SpanExport {
@@ -97,7 +103,9 @@ export class SpanExport {
   private routes: ReturnType<typeof routesOf> | null = null;
   /** the opentelemetry-operation-name annotations' span names, by `host route-id` */
   private names: Map<string, string> | null = null;
-  private queue: SpanRecord[] = [];
+  private readonly lines = new SpanLines((host, route) => this.describe(host, route));
+  /** the spans waiting for export, written (span-lines.ts) */
+  private readonly queue = new SpanQueue();
   private exporting = false;
   private lastExport = Date.now();
   private draining: Promise<void> | null = null;
@@ -164,6 +172,7 @@ export class SpanExport {
     this.model = model;
     this.routes = null;
     this.names = null;
+    this.lines.forget();
     const next = settingsOf(model.config);
     const last = this.settings;
     this.settings = next;
@@ -177,7 +186,7 @@ export class SpanExport {
         : null;
     }
     this.scope = { serviceName: next.serviceName, name: 'ingress-actors', version: this.options.version };
-    if (this.queue.length > next.maxQueue) this.drop('queue', this.queue.splice(next.maxQueue).length);
+    this.drop('queue', this.queue.keep(next.maxQueue));
   }
 
   /** queued is how many spans wait for export (tests, benchmarks). */
@@ -195,7 +204,7 @@ export class SpanExport {
   drainAll(): Promise<void> {
     this.draining ??= (async () => {
       for (let round = 0; round < MAX_ROUNDS; round++) {
-        let text: string;
+        let text: Buffer[];
         try {
           text = await this.options.drain();
         } catch (error) {
@@ -211,136 +220,76 @@ export class SpanExport {
     return this.draining;
   }
 
-  /** add queues one drained answer's spans; returns how many entries nginx still holds. */
-  add(text: string): number {
-    const lines = text.split('\n');
-    const head = /^left (\d+) dropped (\d+)$/.exec(lines[0] ?? '');
-    if (!head) return 0;
-    this.drop('nginx', Number(head[2]));
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i]!;
-      if (line === '') continue;
-      let values: unknown;
-      try {
-        values = JSON.parse(line);
-      } catch {
-        values = null;
+  /**
+   * add queues one drained answer's spans, its bytes as they were read (chunks cut anywhere: a line cut in two is put
+   * together); returns how many entries nginx still holds.
+   */
+  add(chunks: readonly Buffer[]): number {
+    const counts = { written: 0, malformed: 0, over: 0 };
+    const room = this.settings?.url ? this.settings.maxQueue - this.queue.length : 0;
+    const sink = (bytes: Buffer, length: number) => this.queue.push(bytes, length);
+    let head: RegExpExecArray | null | undefined;
+    let carry: Buffer | null = null;
+    for (const chunk of chunks) {
+      let from = 0;
+      if (carry) {
+        // the line cut at the last chunk's end, put together (a small copy: not the whole chunk)
+        const end = chunk.indexOf(10);
+        if (end < 0) {
+          carry = Buffer.concat([carry, chunk]);
+          continue;
+        }
+        const line = Buffer.concat([carry, chunk.subarray(0, end + 1)]);
+        carry = null;
+        from = end + 1;
+        if (head === undefined) {
+          head = /^left (\d+) dropped (\d+)\n$/.exec(line.toString('latin1'));
+          if (!head) return 0;
+        } else this.lines.transcode(line, room, sink, counts);
+      } else if (head === undefined) {
+        from = chunk.indexOf(10) + 1;
+        if (from === 0) {
+          carry = chunk;
+          continue;
+        }
+        head = /^left (\d+) dropped (\d+)\n$/.exec(chunk.toString('latin1', 0, from));
+        if (!head) return 0;
       }
-      if (!Array.isArray(values) || values.length % FIELDS !== 0) {
-        this.drop('malformed', 1);
-        continue;
-      }
-      for (let at = 0; at < values.length; at += FIELDS) this.enqueue(values, at);
+      const last = Math.max(chunk.lastIndexOf(10) + 1, from);
+      if (last < chunk.length) carry = chunk.subarray(last);
+      if (last > from) this.lines.transcode(chunk.subarray(from, last), room, sink, counts);
     }
+    if (!head) return 0;
+    // an answer ends with a whole line: what is left is a line cut short
+    if (carry) counts.malformed++;
+    this.drop('nginx', Number(head[2]));
+    this.drop('malformed', counts.malformed);
+    this.drop(this.settings?.url ? 'queue' : 'no_collector', counts.over);
     this.pump();
     return Number(head[1]);
   }
 
-  private enqueue(values: unknown[], at: number): void {
-    const settings = this.settings;
-    if (!settings?.url) {
-      this.drop('no_collector', 1);
-      return;
-    }
-    if (this.queue.length >= settings.maxQueue) {
-      this.drop('queue', 1);
-      return;
-    }
-    const span = this.spanOf(values, at);
-    if (span === null) this.drop('malformed', 1);
-    else this.queue.push(span);
-  }
-
-  /** spanOf turns one drained span (FIELDS values from `at`) into a SpanRecord; null when a value is not its kind. */
-  spanOf(values: readonly unknown[], at: number): SpanRecord | null {
-    const sent = values[at];
-    const incoming = values[at + 1];
-    const start = values[at + 2];
-    const end = values[at + 3];
-    const status = values[at + 4];
-    const ids = typeof sent === 'string' ? TRACEPARENT.exec(sent) : null;
-    const caller = typeof incoming === 'string' && incoming !== '' ? TRACEPARENT.exec(incoming) : null;
-    if (ids === null || (incoming !== '' && caller === null)) return null;
-    if (typeof start !== 'number' || typeof end !== 'number' || typeof status !== 'number') return null;
-    if (!Number.isInteger(status) || status < 0 || status > 999) return null;
-    if (!(start >= 0 && start <= MAX_SECONDS && end >= 0 && end <= MAX_SECONDS)) return null;
-    const method = text(values[at + 5]);
-    const host = text(values[at + 6]);
-    const target = text(values[at + 8]);
+  /** describe is what the spans of `host` and its route `route` (a route id) share: their name and attributes */
+  describe(host: string, route: string): RouteSpans {
     this.routes ??= this.model ? routesOf(this.model) : new Map();
     this.names ??= this.model ? namesOf(this.model) : new Map();
-    const key = `${host} ${text(values[at + 7])}`;
+    const key = `${host} ${route}`;
     const info = this.routes.get(key);
-    // ingress-nginx's module's attribute names; the route, Ingress and Service where the route id is known
-    const attributes: (string | number)[] = [
-      'http.method',
-      method,
-      'http.target',
-      target,
-      'http.scheme',
-      text(values[at + 9]),
-      'http.flavor',
-      flavorOf(values[at + 12]),
-      'http.host',
-      host,
-      'http.server_name',
-      host,
-      'http.status_code',
-      status,
-      'net.peer.ip',
-      text(values[at + 10]),
-    ];
-    const upstream = text(values[at + 11]);
-    if (upstream !== '') attributes.push('upstream.address', upstream);
-    if (info)
-      attributes.push(
-        'http.route',
-        info.path,
-        'ingress.namespace',
-        info.namespace,
-        'ingress.name',
-        info.ingress,
-        'ingress.service_name',
-        info.service,
-      );
-    const startMs = Math.round(start * 1000);
+    const attributes = new Writer(256);
+    if (info) {
+      attributes.keyValue(9, 'http.route', info.path);
+      attributes.keyValue(9, 'ingress.namespace', info.namespace);
+      attributes.keyValue(9, 'ingress.name', info.ingress);
+      attributes.keyValue(9, 'ingress.service_name', info.service);
+    }
+    // opentelemetry-operation-name: the Ingress's annotation, else the ConfigMap's; else the location's path
+    const template = this.names.get(key) ?? this.settings?.operationName ?? '';
+    const nameOf = (method: string, target: string) => fillName(template, method, host, target, info);
     return {
-      traceId: ids[1]!,
-      spanId: ids[2]!,
-      parentSpanId: caller?.[2] ?? '',
-      name: this.nameOf(this.names.get(key), method, host, target, info),
-      startMs,
-      endMs: Math.max(startMs, Math.round(end * 1000)),
-      // as ingress-nginx's module: an error when nginx answered 5xx
-      error: status >= 500,
-      attributes,
+      name: template === '' ? (info?.path ?? '/') : PER_REQUEST.test(template) ? null : nameOf('', ''),
+      nameOf,
+      attributes: Buffer.from(attributes.finish()),
     };
-  }
-
-  /**
-   * nameOf is opentelemetry-operation-name (the Ingress's annotation, else the ConfigMap's) with its variables replaced,
-   * or the location's path.
-   */
-  private nameOf(
-    annotated: string | undefined,
-    method: string,
-    host: string,
-    target: string,
-    info: RouteInfo | undefined,
-  ): string {
-    const template = annotated ?? this.settings?.operationName ?? '';
-    if (template === '') return info?.path ?? '/';
-    const uri = target.split('?')[0] ?? '';
-    const values: Record<string, string> = {
-      $request_method: method,
-      $host: host,
-      $uri: uri,
-      $location_path: info?.path ?? '',
-      $namespace: info?.namespace ?? '',
-      $ingress_name: info?.ingress ?? '',
-      $service_name: info?.service ?? '',
-    };
-    return template.replace(/\$[a-z_]+/g, (v) => values[v] ?? v);
   }
 
   /** pump starts an export when none runs and a batch is full, or the oldest span waited the schedule delay. */
@@ -350,17 +299,18 @@ export class SpanExport {
     const scope = this.scope;
     if (this.exporting || !settings || !transport || !scope || this.queue.length === 0) return;
     if (this.queue.length < settings.batch && Date.now() - this.lastExport < settings.delayMs) return;
-    const batch = this.queue.splice(0, settings.batch);
+    const batch = this.queue.take(settings.batch);
     this.exporting = true;
     this.lastExport = Date.now();
-    void transport.send(encodeTraceRequest(batch, scope)).then((result) => {
+    void transport.send(encodeTraceRequest(batch.parts, scope)).then((result) => {
+      this.queue.release(batch);
       // a batch in flight when the collector changed does not hold up the new one's
       if (transport === this.transport) this.exporting = false;
       if (result.ok) {
-        this.exported.inc(batch.length);
-        this.exportedSpans += batch.length;
+        this.exported.inc(batch.count);
+        this.exportedSpans += batch.count;
       } else {
-        this.drop('export', batch.length);
+        this.drop('export', batch.count);
         this.options.log.debug({ error: result.error }, 'the OTLP collector did not take a batch of spans');
       }
       if (transport === this.transport) this.pump();

@@ -110,12 +110,13 @@ export class ControlChannel {
 
   /**
    * drainSpans takes the spans nginx's workers handed over (lua/ingress_actors/tracing.lua): a first line
-   * `left N dropped N`, then a JSON array per worker-second. What it returns is gone from nginx.
+   * `left N dropped N`, then a line per span (bytes: src/http/span-lines.ts copies them). What it returns is gone from
+   * nginx.
    */
-  async drainSpans(): Promise<string> {
-    const { status, body } = await this.send('GET', '/spans');
-    if (status !== 200) throw refused('GET /spans', status, body);
-    return body;
+  async drainSpans(): Promise<Buffer[]> {
+    const { status, chunks } = await this.exchange('GET', '/spans');
+    if (status !== 200) throw refused('GET /spans', status, Buffer.concat(chunks).toString());
+    return chunks;
   }
 
   private async push(path: string, table: RouteTable): Promise<PushAnswer> {
@@ -143,7 +144,13 @@ export class ControlChannel {
   }
 
   /** send makes one request; the body is a string so Content-Length is known and nginx buffers it in memory. */
-  private send(method: string, path: string, body?: string): Promise<{ status: number; body: string }> {
+  private async send(method: string, path: string, body?: string): Promise<{ status: number; body: string }> {
+    const answer = await this.exchange(method, path, body);
+    return { status: answer.status, body: Buffer.concat(answer.chunks).toString() };
+  }
+
+  /** exchange makes one request; its answer's body as read (no copy of it all: spans come by megabytes) */
+  private exchange(method: string, path: string, body?: string): Promise<{ status: number; chunks: Buffer[] }> {
     const payload = body === undefined ? undefined : Buffer.from(body);
     return new Promise((resolve, reject) => {
       const req = request(
@@ -159,10 +166,9 @@ export class ControlChannel {
           },
         },
         (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, chunks }));
           res.on('error', reject);
         },
       );

@@ -54,40 +54,40 @@ function transport(url: string, timeoutMs: number): OtlpTransport {
 }
 
 describe('OtlpTransport.send', () => {
-  it('posts the body as protobuf and takes a 2xx', async () => {
+  it('posts the body (its parts one after the other) as protobuf and takes a 2xx', async () => {
     const c = await collector(() => [200]);
     open.push(c);
-    const body = Buffer.from([0x0a, 0x00]);
+    const body = [Buffer.from([0x0a, 0x02]), Buffer.from([0x0a, 0x00])];
     expect(await transport(c.url, 5_000).send(body)).toEqual({ ok: true });
-    expect(c.bodies).toEqual([body]);
+    expect(c.bodies).toEqual([Buffer.concat(body)]);
     expect(c.types).toEqual(['application/x-protobuf']);
   });
 
   it('does not retry a refusal', async () => {
     const c = await collector(() => [400]);
     open.push(c);
-    expect(await transport(c.url, 5_000).send(Buffer.from('x'))).toEqual({ ok: false, error: 'HTTP 400' });
+    expect(await transport(c.url, 5_000).send([Buffer.from('x')])).toEqual({ ok: false, error: 'HTTP 400' });
     expect(c.bodies).toHaveLength(1);
   });
 
   it.each([429, 502, 503, 504])('retries a %i after Retry-After', async (status) => {
     const c = await collector((n) => (n < 2 ? [status, { 'retry-after': '0' }] : [200]));
     open.push(c);
-    expect(await transport(c.url, 5_000).send(Buffer.from('x'))).toEqual({ ok: true });
+    expect(await transport(c.url, 5_000).send([Buffer.from('x')])).toEqual({ ok: true });
     expect(c.bodies).toHaveLength(3);
   });
 
   it('gives up when the next retry would pass the deadline', async () => {
     const c = await collector(() => [503, { 'retry-after': '3' }]);
     open.push(c);
-    expect(await transport(c.url, 2_000).send(Buffer.from('x'))).toEqual({ ok: false, error: 'HTTP 503' });
+    expect(await transport(c.url, 2_000).send([Buffer.from('x')])).toEqual({ ok: false, error: 'HTTP 503' });
     expect(c.bodies).toHaveLength(1);
   });
 
   it('stops at 5 retries', async () => {
     const c = await collector(() => [503, { 'retry-after': '0' }]);
     open.push(c);
-    expect(await transport(c.url, 5_000).send(Buffer.from('x'))).toEqual({ ok: false, error: 'HTTP 503' });
+    expect(await transport(c.url, 5_000).send([Buffer.from('x')])).toEqual({ ok: false, error: 'HTTP 503' });
     expect(c.bodies).toHaveLength(6);
   });
 
@@ -95,7 +95,7 @@ describe('OtlpTransport.send', () => {
     const c = await collector(() => 'hang');
     open.push(c);
     // the first attempt takes the whole deadline: no time is left for a retry
-    expect(await transport(c.url, 300).send(Buffer.from('x'))).toEqual({ ok: false, error: 'timed out' });
+    expect(await transport(c.url, 300).send([Buffer.from('x')])).toEqual({ ok: false, error: 'timed out' });
     expect(c.bodies).toHaveLength(1);
   });
 
@@ -103,7 +103,7 @@ describe('OtlpTransport.send', () => {
     const url = `http://127.0.0.1:${await freePort()}/v1/traces`;
     // the first backoff is 0.8–1.2 s, the second 1.2–1.8 s more: with 2.5 s, one retry and no second
     const started = Date.now();
-    expect(await transport(url, 2_500).send(Buffer.from('x'))).toEqual({ ok: false, error: 'ECONNREFUSED' });
+    expect(await transport(url, 2_500).send([Buffer.from('x')])).toEqual({ ok: false, error: 'ECONNREFUSED' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(800);
   });
 });
