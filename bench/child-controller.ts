@@ -26,6 +26,8 @@ export interface ChildController {
   readonly pid: number;
   readonly httpPort: number;
   readonly httpsPort: number;
+  /** its --healthz-port (/metrics) */
+  readonly healthzPort: number;
   /** the controller's --config-dir: nginx.conf and nginx's prefix */
   readonly configDir: string;
   /** every JSON line the controller logged so far, in order */
@@ -87,6 +89,7 @@ export async function startChildController(
     pid: child.pid!,
     httpPort: first.httpPort,
     httpsPort: first.httpsPort,
+    healthzPort: first.healthzPort,
     configDir,
     logs,
     rawPatch: patcher.patch,

@@ -3,13 +3,14 @@
  * Ingress and backend, one with enable-opentelemetry and otel-sampler AlwaysOn (every request a span, exported to a
  * collector) and one without; autocannon through each nginx in interleaved rounds (the order flips every round),
  * requests/s compared. The backend is a stock nginx answering 200 itself, and the collector a stock nginx answering
- * 200 to POST /v1/traces. Then the controller's CPU per 1,000 spans exported, with a controller in this process: its
- * periodic drain paused, a fixed number of requests leaves their spans in nginx, and process.cpuUsage is taken around
- * draining, turning them into spans and exporting them (OTLP/HTTP protobuf) until the collector accepted them all.
+ * 200 to POST /v1/traces. The controllers' own CPU (from /proc) is taken around each of their rounds: the traced one's
+ * per 1,000 requests, less the untraced one's (what a controller does anyway), is its CPU per 1,000 spans drained,
+ * written and exported (OTLP/HTTP protobuf), on the same cores as nginx.
  */
 import autocannon from 'autocannon';
 import { startStaticNginx, timeInLuaWorker } from './bare-nginx.js';
-import { startCluster, waitFor, type Cluster } from '../test/support/cluster.js';
+import { readFile } from 'node:fs/promises';
+import { waitFor } from '../test/support/cluster.js';
 import { startChildController } from './child-controller.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../test/support/manifests.js';
 import { get } from '../test/support/net.js';
@@ -17,7 +18,6 @@ import { get } from '../test/support/net.js';
 const HOST = 'tracing.bench';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const CPU_REQUESTS = Number(process.env.BENCH_CPU_REQUESTS ?? 20_000);
 const CONNECTIONS = 16;
 
 /** load runs autocannon through nginx on `port` for SECONDS (or `amount` requests); its result. */
@@ -37,28 +37,23 @@ function load(port: number, amount?: number): Promise<autocannon.Result> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * exportCpu sends `requests` requests with the periodic drain paused, waits for nginx's workers to hand the spans over,
- * then drains and exports them by hand: the controller's CPU ms and the spans the collector accepted.
- */
-async function exportCpu(cluster: Cluster, requests: number): Promise<{ cpuMs: number; spans: number }> {
-  const spans = cluster.controller.spans!;
-  spans.pause();
-  await load(cluster.httpPort, requests);
-  await sleep(1_500); // each worker's last second handed over
-  const exported = spans.exportedTotal;
-  // the load's own garbage (autocannon runs in this process) is collected first, not counted as the export's
-  (globalThis as { gc?: () => void }).gc?.();
-  const before = process.cpuUsage();
-  for (let idle = 0; idle < 3; ) {
-    await spans.tick();
-    if (spans.queued === 0 && !spans.busy) idle++;
-    else idle = 0;
-    await sleep(20);
-  }
-  const used = process.cpuUsage(before);
-  spans.start();
-  return { cpuMs: (used.user + used.system) / 1000, spans: spans.exportedTotal - exported };
+/** cpuMs is the CPU time (user and system) process `pid` has used, in milliseconds (Linux: /proc, 100 ticks a second) */
+async function cpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** spanCounts reads the controller's span counters from its /metrics: exported, and dropped by reason */
+async function spanCounts(port: number): Promise<{ exported: number; dropped: string }> {
+  const text = (await get({ host: 'x', path: '/metrics', port })).body;
+  const exported = /^ingress_actors_spans_exported_total(?:\{[^}]*\})? (\d+)/m.exec(text);
+  const dropped = text
+    .split('\n')
+    .filter((l) => l.startsWith('ingress_actors_spans_dropped_total'))
+    .map((l) => l.replace(/,?controller_[a-z]+="[^"]*"/g, ''))
+    .join('; ');
+  return { exported: Number(exported?.[1] ?? 0), dropped: dropped || 'none' };
 }
 
 /**
@@ -123,7 +118,8 @@ export async function runTracing(): Promise<void> {
   const off = await startChildController(scene(false), flags);
   const rates = { on: [] as number[], off: [] as number[] };
   const failures = { on: 0, off: 0 };
-  let cpuCluster: Cluster | null = null;
+  const requests = { on: 0, off: 0 };
+  const controllerMs = { on: 0, off: 0 };
   try {
     for (const c of [on, off])
       await waitFor(
@@ -132,50 +128,39 @@ export async function runTracing(): Promise<void> {
           (await get({ host: HOST, path: '/', port: c.httpPort }).catch(() => ({ status: 0 }))).status === 200,
         30_000,
       );
-    await Promise.all([load(on.httpPort), load(off.httpPort)]); // warm both (JIT, connections)
+    // warm both (JIT, connections); the traced one's spans are exported too
+    const [warm] = await Promise.all([load(on.httpPort), load(off.httpPort)]);
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
       for (const mode of order) {
-        const r = await load(mode === 'on' ? on.httpPort : off.httpPort);
+        const controller = mode === 'on' ? on : off;
+        const before = await cpuMs(controller.pid);
+        const r = await load(controller.httpPort);
+        await sleep(1_500); // the round's last spans drained and exported
+        controllerMs[mode] += (await cpuMs(controller.pid)) - before;
+        requests[mode] += r.requests.total;
         rates[mode].push(r.requests.average);
         failures[mode] += r.errors + r.non2xx;
       }
     }
-    await on.close();
-    await off.close();
-    cpuCluster = await startCluster(scene(true), flags);
-    const cluster = cpuCluster;
-    await waitFor(
-      'the bench Ingress served',
-      async () =>
-        (await get({ host: HOST, path: '/', port: cluster.httpPort }).catch(() => ({ status: 0 }))).status === 200,
-      30_000,
-    );
-    await load(cluster.httpPort, CPU_REQUESTS); // warm the export path
-    await sleep(3_000);
-    const cpu = [await exportCpu(cluster, CPU_REQUESTS), await exportCpu(cluster, CPU_REQUESTS)];
-    const dropped = (await cluster.controller.metrics.render())
-      .split('\n')
-      .filter((l) => l.startsWith('ingress_actors_spans_dropped_total'))
-      .map((l) => l.replace(/,?controller_[a-z]+="[^"]*"/g, ''))
-      .join('; ');
+    const spans = await spanCounts(on.healthzPort);
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const ratios = rates.on.map((r, i) => r / rates.off[i]!);
+    const perThousand = (mode: 'on' | 'off') => (controllerMs[mode] / requests[mode]) * 1000;
     console.log(
       `bench tracing: ${ROUNDS} rounds of ${SECONDS} s, ${CONNECTIONS} connections, interleaved; requests/s ` +
         `traced ${mean(rates.on).toFixed(0)} [${rates.on.map((r) => r.toFixed(0)).join(' ')}], untraced ` +
         `${mean(rates.off).toFixed(0)} [${rates.off.map((r) => r.toFixed(0)).join(' ')}]; ratio ` +
         `${(mean(rates.on) / mean(rates.off)).toFixed(3)} (per round ${ratios.map((r) => r.toFixed(2)).join(' ')}; ` +
-        `target >= 0.85); controller CPU to drain and export ${cpu
-          .map((c) => `${c.cpuMs.toFixed(0)} ms for ${c.spans} spans = ${((c.cpuMs / c.spans) * 1000).toFixed(1)} ms`)
-          .join(', ')} per 1,000 spans; failed requests traced ${failures.on}, untraced ${failures.off}; ` +
-        `dropped: ${dropped || 'none'}; tracing.rewrite() + log() in a worker: ${await perCall()} us per request ` +
-        '(5 runs)',
+        `target >= 0.85); controller CPU per 1,000 requests traced ${perThousand('on').toFixed(1)} ms, untraced ` +
+        `${perThousand('off').toFixed(1)} ms: ${(perThousand('on') - perThousand('off')).toFixed(1)} ms per 1,000 spans; ` +
+        `spans exported ${spans.exported} of ${requests.on + warm.requests.total} traced requests, dropped: ${spans.dropped}; failed ` +
+        `requests traced ${failures.on}, untraced ${failures.off}; tracing.rewrite() + log() in a worker: ` +
+        `${await perCall()} us per request (5 runs)`,
     );
   } finally {
     await on.close().catch(() => {});
     await off.close().catch(() => {});
-    await cpuCluster?.close();
     await backend.close();
   }
 }
