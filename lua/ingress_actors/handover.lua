@@ -2,8 +2,9 @@
 --- the control channel's GET.
 local _M = {}
 
--- one answer's text at most (the controller asks again while entries are left)
-local DRAIN_BYTES = 4 * 1024 * 1024
+-- one answer's text at most (the controller asks again while entries are left): below LuaJIT's allocator's trim
+-- threshold (2 MB), so the memory of an answer's strings is used again by the next instead of given back and faulted in
+local DRAIN_BYTES = 1024 * 1024
 
 --- drain takes up to `max` entries of `dict`'s list `list` (and about DRAIN_BYTES): them (a table, answered one by one:
 --- no string of them all, which would be fresh memory each time), how many, how many are left, and the count under

@@ -127,6 +127,7 @@ local exec, exit, var = ngx.exec, ngx.exit, ngx.var
 local pick = _M.pick
 local http_version = ngx.req.http_version
 local balancer_rewrite = require("ingress_actors.balancer").rewrite
+local tracing_rewrite = require("ingress_actors.tracing").rewrite
 
 -- a host longer than this is in no table (validate.lua's bound): it can only fall to `_`, and is never cached
 local MAX_HOST = require("ingress_actors.schema").limits.host
@@ -182,8 +183,10 @@ end
 --- `metrics` $ia_host and $ia_route, with the entry's info $namespace, $ingress_name, $service_name, $service_port)
 --- and jumps to the profile's named location `@ia_p_<profile>`. No host or entry, or an internal one: 404.
 --- `inline` names the profile `location /` itself holds (`@ia_p_<profile>`; server.hbs writes it when a profile is
---- only the balanced proxy_pass), or nil: a request of that profile without a body is served there, no jump.
-function _M.route(metrics, inline)
+--- only the balanced proxy_pass, or that with a span's mode and proxied headers), or nil: a request of that profile
+--- without a body is served there, no jump. `otel` is that profile's span mode ("trust" or "new", as its `set
+--- $ia_otel`), or nil: the router sets it and starts the span as the http level's rewrite_by_lua would after a jump.
+function _M.route(metrics, inline, otel)
   -- one read of the generation per request; after a push, what this worker decoded is kept only where unchanged
   if hosts.fresh() then resolved, nresolved = {}, 0 end
   local h = lookup(var.host)
@@ -230,6 +233,10 @@ function _M.route(metrics, inline)
   -- profile's. HTTP/2 is left out: a body there needs no Content-Length nor Transfer-Encoding (and a version the Lua
   -- module does not name, as HTTP/1.2, is nil).
   if e.target == inline and length == nil and var.http_transfer_encoding == nil and (http_version() or 2) < 2 then
+    if otel then
+      var.ia_otel = otel
+      tracing_rewrite()
+    end
     return balancer_rewrite(upstream)
   end
   return exec(e.target)

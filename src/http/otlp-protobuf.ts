@@ -1,11 +1,10 @@
 /**
- * OTLP's ExportTraceServiceRequest in protobuf (opentelemetry-proto: collector/trace/v1, trace/v1, common/v1,
- * resource/v1), written straight from the spans nginx hands over: one resource (service.name), one scope, server
- * spans with string and integer attributes. It replaces OpenTelemetry's exporter for cost (issue 33's bench): the SDK's
- * span objects and its serializer took about 10 µs of the controller's CPU per span, which nginx shares. Spans are
- * written when they are drained (encodeSpans) and wait for export as bytes, not as objects the garbage collector would
- * carry into its old generation; a batch is their bytes behind one header (encodeTraceRequest). The tests decode what
- * this writes with opentelemetry-proto's own definitions (test/unit/otlp-protobuf.test.ts).
+ * OTLP/HTTP protobuf (opentelemetry-proto: collector/trace/v1, trace/v1, common/v1, resource/v1) as the controller
+ * writes it: Writer, which span-lines.ts writes each span with straight from the drained bytes, and the request around
+ * written spans (encodeTraceRequest: one resource with its service.name, one scope). It replaces OpenTelemetry's
+ * exporter for cost (issue 33's bench): the SDK's span objects and its serializer took about 10 µs of the controller's
+ * CPU per span, which nginx shares. The tests decode what this writes with opentelemetry-proto's own definitions
+ * (test/unit/span-lines.test.ts).
  */
 
 /** Scope is what every span of a request shares: the resource's service.name and the instrumentation scope. */

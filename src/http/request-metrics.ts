@@ -67,7 +67,7 @@ const HISTOGRAMS: readonly { readonly name: string; readonly help: string; reado
 const PREFIX = 'nginx_ingress_controller_';
 /** MAX_SERIES is the shared pool of label sets (DEFAULT_SERIES_LIMITS.total; per Ingress, see series-budget.ts) */
 export const MAX_SERIES = DEFAULT_SERIES_LIMITS.total;
-/** drains of one scrape at most (each takes up to 2,000 worker-seconds of deltas) */
+/** drains of one scrape at most (each takes up to 2,000 worker-seconds of deltas, about 1 MB) */
 const MAX_ROUNDS = 20;
 const DRAIN_EVERY_MS = 10_000;
 

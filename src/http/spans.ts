@@ -18,10 +18,10 @@ import { SpanQueue } from './span-queue.js';
 import { OtlpTransport } from './otlp-transport.js';
 import { routesOf, type RouteInfo } from './request-metrics.js';
 
-/** how often nginx's list is drained (its workers hand spans over each second) */
+/** how often nginx's list is drained (its workers hand spans over at 64 KB, and each second) */
 const DRAIN_EVERY_MS = 1_000;
-/** drains of one round at most (each takes up to 2,000 worker-seconds of spans) */
-const MAX_ROUNDS = 20;
+/** drains of one round at most (each answer up to about 1 MB: some 4,000 spans) */
+const MAX_ROUNDS = 40;
 /** the longest an export may take before its spans count as dropped */
 const EXPORT_TIMEOUT_MS = 10_000;
 /** the most spans the queue may hold whatever otel-max-queuesize says (each is about a kilobyte) */

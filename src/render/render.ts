@@ -66,33 +66,77 @@ function environment(): typeof Handlebars {
   );
   env.registerHelper('lua', (value: unknown) => luaString(value));
   env.registerHelper('qlines', (value: unknown) => quoteLines(value));
-  env.registerHelper('plainProfile', (locations: readonly Location[], options: Handlebars.HelperOptions) =>
-    plainProfile(env, locations, options.data),
+  env.registerHelper('inlineProfile', (locations: readonly Location[], options: Handlebars.HelperOptions) =>
+    inlineProfile(env, locations, options.data),
   );
+  // the name of a profile that is the balanced proxy_pass alone (templates written before inlineProfile)
+  env.registerHelper('plainProfile', (locations: readonly Location[], options: Handlebars.HelperOptions) => {
+    const inline = inlineProfile(env, locations, options.data);
+    return inline && inline.otel === '' && inline.lines.length === 1 ? inline.name : '';
+  });
   return env;
 }
 
-/** PLAIN_PROFILE_BODY is the one directive of the plain profile: what server.hbs writes in the router's location. */
-const PLAIN_PROFILE_BODY = 'proxy_pass "http://upstream_balancer";';
+/** PROXY_PASS is the last directive of a profile the router's location may hold: the balanced proxy_pass. */
+const PROXY_PASS = 'proxy_pass "http://upstream_balancer";';
+/** a traced profile's first directive: the span's mode, which the router sets instead (see InlineProfile) */
+const OTEL = /^set \$ia_otel "(trust|new)";$/;
+/** a directive the router's location may hold for its profile: a proxied header (the profile's, as it wrote it) */
+const PROXY_HEADER = /^proxy_set_header [^;{}]*;$/;
 
 /**
- * plainProfile is the name of the profile (a named location among `locations`) whose text is the balanced proxy_pass
- * alone, comments aside, or '' when none is. The shared server's `location /` holds that line too, so the router
- * serves that profile's requests without a jump (lua/ingress_actors/ingress_router.lua); the profile's text is
- * compared as the `location` partial writes it, so whatever a profile gains later keeps it out.
+ * InlineProfile is the profile the shared server's `location /` holds beside the router, whose requests without a body
+ * it serves there, without the jump to the profile's named location (lua/ingress_actors/ingress_router.lua): its
+ * name, the directives `location /` holds for it (its own text, written by the `location` partial), and its span mode
+ * ("trust", "new" or ""), which the router sets for those requests: a `set` in `location /` would set it for every
+ * request that passes through on its way to another profile.
  */
-function plainProfile(env: typeof Handlebars, locations: readonly Location[], data: unknown): string {
+interface InlineProfile {
+  readonly name: string;
+  readonly lines: readonly string[];
+  readonly otel: string;
+}
+
+/** what inlineProfile found, by render (its model) and list of locations */
+const inlineProfiles = new WeakMap<object, WeakMap<readonly Location[], InlineProfile | null>>();
+
+/**
+ * inlineProfile is the profile among `locations` (named locations) that `location /` holds: one that is the balanced
+ * proxy_pass alone, or that with a span's mode and proxied headers (tracing on: every profile sets its headers then);
+ * of those, the one an Ingress without annotations gets (traced as the ConfigMap says), else the plain one, else the
+ * first; null when none is. It depends on the set of profiles, never on how many routes use each: a route's change
+ * must not change nginx.conf. The profiles' text is compared as the `location` partial writes it, so whatever a profile
+ * gains later keeps it out. Worked out once per render and list of locations (the template asks twice).
+ */
+function inlineProfile(env: typeof Handlebars, locations: readonly Location[], data: unknown): InlineProfile | null {
+  const model = (data as { root?: NginxModel } | undefined)?.root;
+  const root = model ?? inlineProfiles;
+  let ofRoot = inlineProfiles.get(root);
+  if (!ofRoot) inlineProfiles.set(root, (ofRoot = new WeakMap()));
+  const known = ofRoot.get(locations);
+  if (known !== undefined) return known;
+  const config = model?.config;
+  const preferred = config?.enableOpentelemetry ? (config.opentelemetryTrustIncomingSpan ? 'trust' : 'new') : '';
   const partial = env.partials.location as Handlebars.TemplateDelegate<Location>;
+  const candidates: InlineProfile[] = [];
   for (const location of locations) {
     if (!location.named) continue;
     const lines = partial(location, { data: data as Record<string, unknown> })
       .split('\n')
       .map((line) => line.trim())
       .filter((line) => line !== '' && !line.startsWith('#'));
-    if (lines.length === 3 && lines[0] === `location ${location.named} {` && lines[1] === PLAIN_PROFILE_BODY)
-      return location.named;
+    if (lines[0] !== `location ${location.named} {` || lines[lines.length - 1] !== '}') continue;
+    const body = lines.slice(1, -1);
+    if (body[body.length - 1] !== PROXY_PASS) continue;
+    if (body.length === 1) candidates.push({ name: location.named, lines: body, otel: '' });
+    const otel = OTEL.exec(body[0] ?? '')?.[1];
+    if (otel && body.slice(1, -1).every((line) => PROXY_HEADER.test(line)))
+      candidates.push({ name: location.named, lines: body.slice(1), otel });
   }
-  return '';
+  const found =
+    candidates.find((c) => c.otel === preferred) ?? candidates.find((c) => c.otel === '') ?? candidates[0] ?? null;
+  ofRoot.set(locations, found);
+  return found;
 }
 
 /**

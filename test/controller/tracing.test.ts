@@ -8,7 +8,9 @@
 import { createServer, request, type Agent, type IncomingMessage, type Server } from 'node:http';
 import { Agent as HttpAgent } from 'node:http';
 import { createRequire } from 'node:module';
+import { readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, waitFor, type Cluster } from '../support/cluster.js';
 import { ingress, ingressClass, serviceWithEndpoints } from '../support/manifests.js';
@@ -136,11 +138,28 @@ interface Seen {
   readonly tracestate: string | null;
 }
 
-/** get sends one request through nginx (raw header values as given) and reads what the backend saw */
-function get(port: number, host: string, path: string, headers: Record<string, string> = {}, agent?: Agent) {
+/**
+ * get sends one request through nginx (raw header values as given; a POST of `body` when there is one) and reads what
+ * the backend saw
+ */
+function get(
+  port: number,
+  host: string,
+  path: string,
+  headers: Record<string, string> = {},
+  agent?: Agent,
+  body?: string,
+) {
   return new Promise<Seen>((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, path, headers: { host, ...headers }, ...(agent ? { agent } : { agent: false }) },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { host, ...headers },
+        ...(agent ? { agent } : { agent: false }),
+      },
       (res: IncomingMessage) => {
         let body = '';
         res.setEncoding('utf8');
@@ -156,7 +175,7 @@ function get(port: number, host: string, path: string, headers: Record<string, s
       },
     );
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 
@@ -359,6 +378,32 @@ describe.each([
     expect(span.traceId).toBe(INCOMING_TRACE);
     expect(span.parentSpanId).toBe(INCOMING_PARENT);
   });
+
+  it.runIf(flags.length === 0)(
+    "serves the traced profile in the router's location, and a request with a body through the profile, alike",
+    async () => {
+      // the shop's profile, what an Ingress without annotations gets under this ConfigMap (traced, trusting), is the
+      // balanced proxy_pass with a span's mode and headers: the router's location holds it (not the untraced one's)
+      const text = await readFile(join(cluster.config.configDir, 'nginx.conf'), 'utf8');
+      expect(text).toMatch(/route\(true, "\\064ia_p_[0-9a-f]{32}", "trust"\)/);
+      const headers = { traceparent: INCOMING, tracestate: STATE };
+      const inline = await get(cluster.httpPort, 'shop.example.com', '/api/x', headers);
+      const posted = await get(cluster.httpPort, 'shop.example.com', '/api/x', headers, undefined, 'a body');
+      for (const [seen, method] of [
+        [inline, 'GET'],
+        [posted, 'POST'],
+      ] as const) {
+        const sent = parts(seen.traceparent);
+        expect(sent.trace).toBe(INCOMING_TRACE);
+        expect(seen.tracestate).toBe(STATE);
+        const span = await spanOf(receiver, sent.span);
+        expect(span.parentSpanId).toBe(INCOMING_PARENT);
+        expect(span.name).toBe('/api');
+        expect(span.attributes).toMatchObject({ 'http.method': method, 'ingress.name': 'shop' });
+      }
+      expect(parts(inline.traceparent).span).not.toBe(parts(posted.traceparent).span);
+    },
+  );
 
   it('marks 5xx answers as errors', async () => {
     const seen = await get(cluster.httpPort, 'shop.example.com', '/api/fail');
