@@ -9,6 +9,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nginxBinary } from '../src/nginx/binary.js';
+import { modulesPath } from '../src/nginx/modules.js';
 import { waitFor } from '../test/support/cluster.js';
 import { luaNginxConf } from '../test/support/lua-nginx-conf.js';
 import { freePort, get, waitForPort } from '../test/support/net.js';
@@ -77,11 +78,23 @@ export interface BareNginx {
 
 /**
  * startBareNginx runs nginx on a free port with 2 workers, keep-alive to clients and to `backendPort` on `backendIp`, as
- * the controller's config has.
+ * the controller's config has. With `lua`, the same nginx with Debian's Lua module and the three Lua phases a request
+ * of the controller's nginx passes, each doing nothing (the peer set by balancer_by_lua): what entering them costs.
  */
-export async function startBareNginx(backendPort: number, backendIp = '127.0.0.1'): Promise<BareNginx> {
+export async function startBareNginx(
+  backendPort: number,
+  backendIp = '127.0.0.1',
+  options: { lua?: boolean } = {},
+): Promise<BareNginx> {
+  const modules = options.lua ? await modulesPath(nginxBinary()) : '';
+  const upstream = options.lua
+    ? `server 0.0.0.1; balancer_by_lua_block { require("ngx.balancer").set_current_peer("${backendIp}", ${backendPort}) }`
+    : `server ${backendIp}:${backendPort};`;
+  const phases = options.lua ? 'rewrite_by_lua_block { } log_by_lua_block { } ' : '';
   const nginx = await startNginx(
-    (port) => `worker_processes 2;
+    (
+      port,
+    ) => `${options.lua ? `load_module ${modules}/ndk_http_module.so;\nload_module ${modules}/ngx_http_lua_module.so;\n` : ''}worker_processes 2;
 pid nginx.pid;
 error_log error.log error;
 events { worker_connections 16384; multi_accept on; }
@@ -89,10 +102,10 @@ http {
     ${TEMP_PATHS}
     access_log off;
     keepalive_timeout 75s;
-    upstream backend { server ${backendIp}:${backendPort}; keepalive 32; }
+    upstream backend { ${upstream} keepalive 32; }
     server {
         listen ${port} default_server;
-        location / { proxy_http_version 1.1; proxy_set_header Connection ""; proxy_pass http://backend; }
+        location / { ${phases}proxy_http_version 1.1; proxy_set_header Connection ""; proxy_pass http://backend; }
     }
 }
 `,

@@ -11,7 +11,9 @@
  *
  * `npm run build && node_modules/.bin/node dist/bench/run.js dataplane`; BENCH_HOSTS (1,1000) the numbers of
  * Ingress hosts (each its own Ingress, all but one never asked), BENCH_ROUNDS (5) and BENCH_SECONDS (4) the rounds,
- * BENCH_VARIANTS a comma list of VARIANTS' names, BENCH_FLAGS extra controller flags, BENCH_BASELINE another checkout
+ * BENCH_VARIANTS a comma list of VARIANTS' names, BENCH_LUA_FLOOR=1 a third nginx in the rounds: the stock one with
+ * Debian's Lua module and the three Lua phases a request of the controller's passes, each empty (what entering them
+ * costs, whatever they do), BENCH_FLAGS extra controller flags, BENCH_BASELINE another checkout
  * (built: e.g. `git worktree add` or `git archive` of the commit before, `npm run build` there) whose controller runs in
  * the same rounds (`baseline`), BENCH_DUMP a path prefix to write the controller's nginx.conf to.
  */
@@ -35,6 +37,8 @@ const RPS_HOST = 'rps.bench';
 const FLAGS = (process.env.BENCH_FLAGS ?? '').split(' ').filter(Boolean);
 /** BENCH_BASELINE: another checkout, built, whose controller runs beside this one's (before and after a change) */
 const BASELINE = process.env.BENCH_BASELINE;
+/** BENCH_LUA_FLOOR: the stock nginx with empty Lua phases in the rounds too ('bare+lua') */
+const LUA_FLOOR = process.env.BENCH_LUA_FLOOR === '1';
 
 /** Edit is one ablation: nginx.conf in, nginx.conf out; it throws when the text it edits is not there. */
 type Edit = (conf: string, backendPort: number) => string;
@@ -212,6 +216,7 @@ async function runHosts(
   backendPort: number,
   bare: { httpPort: number; pid: number },
   variants: string[],
+  bareLua: { httpPort: number; pid: number } | null,
 ): Promise<void> {
   const started: ChildController[] = [];
   try {
@@ -224,6 +229,7 @@ async function runHosts(
     const nginx = new Nginx(c, master, original);
     const targets: { name: string; run: () => Promise<Load> }[] = [
       { name: 'bare', run: () => load(bare.httpPort, SECONDS, bare.pid) },
+      ...(bareLua ? [{ name: 'bare+lua', run: () => load(bareLua.httpPort, SECONDS, bareLua.pid) }] : []),
       ...(baseline ? [{ name: 'baseline', run: () => load(baseline.httpPort, SECONDS, nginxMaster(baseline)) }] : []),
       ...['default', ...variants].map((name) => {
         const conf = name === 'default' ? original : VARIANTS[name]!(original, backendPort);
@@ -238,6 +244,7 @@ async function runHosts(
       }),
     ];
     await load(bare.httpPort, WARM_SECONDS, bare.pid);
+    if (bareLua) await load(bareLua.httpPort, WARM_SECONDS, bareLua.pid);
     if (baseline) await load(baseline.httpPort, WARM_SECONDS, nginxMaster(baseline));
     const rates = new Map<string, number[]>(targets.map((t) => [t.name, []]));
     const cpu = new Map<string, number[]>(targets.map((t) => [t.name, []]));
@@ -313,9 +320,11 @@ export async function runDataplane(): Promise<void> {
   );
   const backend = await startStaticNginx();
   const bare = await startBareNginx(backend.port, '127.0.0.2');
+  const bareLua = LUA_FLOOR ? await startBareNginx(backend.port, '127.0.0.2', { lua: true }) : null;
   try {
-    for (const hosts of HOSTS) await runHosts(hosts, backend.port, bare, variants);
+    for (const hosts of HOSTS) await runHosts(hosts, backend.port, bare, variants, bareLua);
   } finally {
+    await bareLua?.close();
     await bare.close();
     await backend.close();
   }
