@@ -16,9 +16,9 @@ export interface Scope {
 
 // wire types
 export const VARINT = 0;
-export const FIXED64 = 1;
+const FIXED64 = 1;
 export const LENGTH = 2;
-export const FIXED32 = 5;
+const FIXED32 = 5;
 
 const TWO_TO_32 = 4_294_967_296;
 
@@ -139,14 +139,6 @@ export class Writer {
     this.ensure(n * 3);
     this.pos += this.buf.write(value, this.pos, 'utf8');
     this.end(at);
-  }
-
-  /** hex writes a bytes field from its hex digits (checked by the caller) */
-  hex(field: number, digits: string): void {
-    this.tag(field, LENGTH);
-    this.varint(digits.length / 2);
-    this.ensure(digits.length / 2);
-    this.pos += this.buf.write(digits, this.pos, 'hex');
   }
 
   /** nanos writes a fixed64 of `ms` milliseconds in nanoseconds (exact: ms × 10^6 passes 2^53, so in two halves) */

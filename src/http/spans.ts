@@ -91,6 +91,9 @@ export interface SpanExportOptions {
   readonly version: string;
 }
 
+/** an answer's first line: entries left in nginx, spans dropped there */
+const HEAD = /^left (\d+) dropped (\d+)\n$/;
+
 /** the operation name's variables that differ from one span of a route to the next */
 const PER_REQUEST = /\$(?:request_method|uri)(?![a-z_])/;
 
@@ -228,7 +231,18 @@ export class SpanExport {
     const counts = { written: 0, malformed: 0, over: 0 };
     const room = this.settings?.url ? this.settings.maxQueue - this.queue.length : 0;
     const sink = (bytes: Buffer, length: number) => this.queue.push(bytes, length);
-    let head: RegExpExecArray | null | undefined;
+    let head: RegExpExecArray | null = null;
+    // take reads whole lines: the first line of the answer, then spans; false when the answer has no first line
+    const take = (lines: Buffer): boolean => {
+      if (head === null) {
+        const end = lines.indexOf(10) + 1;
+        head = HEAD.exec(lines.toString('latin1', 0, end));
+        if (head === null) return false;
+        lines = lines.subarray(end);
+      }
+      if (lines.length > 0) this.lines.transcode(lines, room, sink, counts);
+      return true;
+    };
     let carry: Buffer | null = null;
     for (const chunk of chunks) {
       let from = 0;
@@ -239,25 +253,13 @@ export class SpanExport {
           carry = Buffer.concat([carry, chunk]);
           continue;
         }
-        const line = Buffer.concat([carry, chunk.subarray(0, end + 1)]);
+        if (!take(Buffer.concat([carry, chunk.subarray(0, end + 1)]))) return 0;
         carry = null;
         from = end + 1;
-        if (head === undefined) {
-          head = /^left (\d+) dropped (\d+)\n$/.exec(line.toString('latin1'));
-          if (!head) return 0;
-        } else this.lines.transcode(line, room, sink, counts);
-      } else if (head === undefined) {
-        from = chunk.indexOf(10) + 1;
-        if (from === 0) {
-          carry = chunk;
-          continue;
-        }
-        head = /^left (\d+) dropped (\d+)\n$/.exec(chunk.toString('latin1', 0, from));
-        if (!head) return 0;
       }
       const last = Math.max(chunk.lastIndexOf(10) + 1, from);
+      if (last > from && !take(chunk.subarray(from, last))) return 0;
       if (last < chunk.length) carry = chunk.subarray(last);
-      if (last > from) this.lines.transcode(chunk.subarray(from, last), room, sink, counts);
     }
     if (!head) return 0;
     // an answer ends with a whole line: what is left is a line cut short

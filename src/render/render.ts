@@ -109,14 +109,13 @@ const inlineProfiles = new WeakMap<object, WeakMap<readonly Location[], InlinePr
  * gains later keeps it out. Worked out once per render and list of locations (the template asks twice).
  */
 function inlineProfile(env: typeof Handlebars, locations: readonly Location[], data: unknown): InlineProfile | null {
-  const model = (data as { root?: NginxModel } | undefined)?.root;
-  const root = model ?? inlineProfiles;
-  let ofRoot = inlineProfiles.get(root);
-  if (!ofRoot) inlineProfiles.set(root, (ofRoot = new WeakMap()));
+  const model = (data as { root: NginxModel }).root;
+  let ofRoot = inlineProfiles.get(model);
+  if (!ofRoot) inlineProfiles.set(model, (ofRoot = new WeakMap()));
   const known = ofRoot.get(locations);
   if (known !== undefined) return known;
-  const config = model?.config;
-  const preferred = config?.enableOpentelemetry ? (config.opentelemetryTrustIncomingSpan ? 'trust' : 'new') : '';
+  const config = model.config;
+  const preferred = config.enableOpentelemetry ? (config.opentelemetryTrustIncomingSpan ? 'trust' : 'new') : '';
   const partial = env.partials.location as Handlebars.TemplateDelegate<Location>;
   const candidates: InlineProfile[] = [];
   for (const location of locations) {
