@@ -15,7 +15,7 @@
  * Debian's Lua module and the three Lua phases a request of the controller's passes, each empty (what entering them
  * costs, whatever they do), BENCH_FLAGS extra controller flags, BENCH_BASELINE another checkout
  * (built: e.g. `git worktree add` or `git archive` of the commit before, `npm run build` there) whose controller runs in
- * the same rounds (`baseline`), BENCH_DUMP a path prefix to write the controller's nginx.conf to.
+ * the same rounds (`baseline`), BENCH_LUA_ALT a folder of Lua modules for the `lua-alt` variant, BENCH_DUMP a path prefix to write the controller's nginx.conf to.
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -62,6 +62,13 @@ const ROUTER_LOCATION = /\n {8}location \/ \{\n[\s\S]*?\n {8}\}/;
 const VARIANTS: Record<string, Edit> = {
   // the access log off
   'no-access-log': (c) => replace(c, /access_log (?!off)[^;]*;/, 'access_log off;'),
+  // the access log written in 4 KB blocks (at most a second late) instead of a write per request
+  'log-buffer': (c) => replace(c, /(access_log (?!off)[^;]*upstreaminfo);/, '$1 buffer=4k flush=1s;'),
+  // no $request_id made per request (its RAND_bytes and getpid): X-Request-ID passed on from the client only
+  'no-request-id': (c) => replace(c, '"" $request_id;', '"" "-";'),
+  // the Lua modules of another folder (BENCH_LUA_ALT, holding ingress_actors/): a change to the Lua measured beside
+  // the checkout's in the same rounds, without a second controller
+  'lua-alt': (c) => replace(c, /lua_package_path "[^"]*";/, `lua_package_path "${luaAlt()}/?.lua;;";`),
   // the request metrics' log phase off (the balancer's log phase stays)
   'no-metrics': (c) => replace(c, ' require("ingress_actors.monitor").log()', ''),
   // no log_by_lua at all (the balancer's EWMA feed neither)
@@ -108,6 +115,12 @@ const VARIANTS: Record<string, Edit> = {
       `upstream ia_plain { server 127.0.0.2:${port}; keepalive 320; }\n    upstream upstream_balancer {`,
     ),
 };
+
+function luaAlt(): string {
+  const dir = process.env.BENCH_LUA_ALT;
+  if (!dir) throw new Error('the lua-alt variant needs BENCH_LUA_ALT, a folder holding ingress_actors/');
+  return dir;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

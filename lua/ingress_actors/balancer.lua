@@ -8,6 +8,8 @@ local tables = require("ingress_actors.tables")
 local round_robin = require("ingress_actors.round_robin")
 local chash = require("ingress_actors.chash")
 local ewma = require("ingress_actors.ewma")
+-- variables read through accessors.lua: LuaJIT compiles those reads, not resty.core's ngx.var ones
+local get = require("ingress_actors.accessors").var
 
 local _M = {}
 
@@ -59,7 +61,7 @@ end
 -- hash_key evaluates a pushed `$var` expression; a variable nginx does not know is ""
 local function hash_key(expr)
   return (expr:gsub("%$([%w_]+)", function(var)
-    local ok, v = pcall(function() return ngx.var[var] end)
+    local ok, v = pcall(get, var)
     if not ok or v == nil then return "" end
     return v
   end))
@@ -104,7 +106,7 @@ end
 --- $proxy_upstream_name when the caller has it already (the Ingress router, which sets it).
 function _M.rewrite(name)
   if ngx.is_subrequest then return end
-  if name == nil then name = ngx.var.proxy_upstream_name end
+  if name == nil then name = get("proxy_upstream_name") end
   if not usable(name) then return end
   local b = tables.backend(name)
   if b == nil or #b.endpoints == 0 then
@@ -124,7 +126,7 @@ function _M.balance()
   local ctx = ngx.ctx
   local b = ctx.ia_backend
   if b == nil then
-    local name = ngx.var.proxy_upstream_name
+    local name = get("proxy_upstream_name")
     b = usable(name) and tables.backend(name) or nil
     if b == nil or #b.endpoints == 0 then
       -- only rewrite() can answer 503: an error in the balancer phase is a 500 (lua-nginx-module 0.10.23)
@@ -191,7 +193,7 @@ function _M.log()
   local ctx = ngx.ctx
   local b, impl = ctx.ia_backend, ctx.ia_impl
   if b == nil or impl == nil or b.balance ~= "ewma" then return end
-  local connect, header = last(ngx.var.upstream_connect_time), last(ngx.var.upstream_header_time)
+  local connect, header = last(get("upstream_connect_time")), last(get("upstream_header_time"))
   if connect == nil or header == nil then return end
   impl:observe(ctx.ia_peer, connect + header)
 end

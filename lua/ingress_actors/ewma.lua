@@ -6,7 +6,7 @@ _M.__index = _M
 
 local DECAY_TIME = 10 -- seconds
 local exp, random = math.exp, math.random
-local now = ngx.now
+local now = require("ingress_actors.accessors").now
 
 -- decayed is the score of `s` at time `t` moved towards `rtt` by the time since its last touch
 local function decayed(s, rtt, t)

@@ -94,7 +94,13 @@ function _M.pick(h, uri)
   if e then return e end
   e = p.redirect[uri]
   if e and p.prefix[uri] == nil then return e, true end
-  local best = p.longest > 0 and longest_prefix(p, uri) or nil
+  -- a host whose only prefix is `/` (most) needs no walk; the walk's loop makes LuaJIT leave route() to the interpreter
+  local longest, best = p.longest, nil
+  if longest == 1 then
+    if byte(uri, 1) == SLASH then best = p.prefix["/"] end
+  elseif longest > 1 then
+    best = longest_prefix(p, uri)
+  end
   local regex = p.regex
   for i = 1, p.nregex do
     local r = regex[i]
@@ -124,6 +130,8 @@ end
 local keyed = require("ingress_actors.keyed")
 local dict = ngx.shared.ia_config
 local exec, exit, var = ngx.exec, ngx.exit, ngx.var
+-- reads go through accessors.lua (compiled by LuaJIT; resty.core's ngx.var reads are not), writes through ngx.var
+local get = require("ingress_actors.accessors").var
 local pick = _M.pick
 local http_version = ngx.req.http_version
 local balancer_rewrite = require("ingress_actors.balancer").rewrite
@@ -189,7 +197,7 @@ end
 function _M.route(metrics, inline, otel)
   -- one read of the generation per request; after a push, what this worker decoded is kept only where unchanged
   if hosts.fresh() then resolved, nresolved = {}, 0 end
-  local h = lookup(var.host)
+  local h = lookup(get("host"))
   if not h then return exit(404) end
   if h.err then
     if not h.logged then
@@ -198,18 +206,18 @@ function _M.route(metrics, inline, otel)
     end
     return exit(500)
   end
-  local e, redirect = pick(h, var.uri)
+  local e, redirect = pick(h, get("uri"))
   if e == nil or e.internal then return exit(404) end
   if redirect then
     -- absolute, as nginx's auto_redirect makes it (absolute_redirect and port_in_redirect on, server_name_in_redirect
     -- off: the request's host, the local port unless the scheme's default); the Lua module leaves a relative one as is
-    local scheme, port, args = var.scheme, var.server_port, var.args
-    local authority = port == (scheme == "https" and "443" or "80") and var.host or (var.host .. ":" .. port)
+    local scheme, port, args = get("scheme"), get("server_port"), get("args")
+    local authority = port == (scheme == "https" and "443" or "80") and get("host") or (get("host") .. ":" .. port)
     local path = args and args ~= "" and (e.path .. "?" .. args) or e.path
     return ngx.redirect(scheme .. "://" .. authority .. path, 301)
   end
   -- nginx checked Content-Length against the router's location (no limit there): the profile's limit is checked here
-  local length = var.http_content_length
+  local length = get("http_content_length")
   local max = e.maxBodySize
   if max and length then
     local n = tonumber(length)
@@ -232,7 +240,7 @@ function _M.route(metrics, inline, otel)
   -- is served here, but only without a body, which nginx would read under this location's limit (none), not the
   -- profile's. HTTP/2 is left out: a body there needs no Content-Length nor Transfer-Encoding (and a version the Lua
   -- module does not name, as HTTP/1.2, is nil).
-  if e.target == inline and length == nil and var.http_transfer_encoding == nil and (http_version() or 2) < 2 then
+  if e.target == inline and length == nil and get("http_transfer_encoding") == nil and (http_version() or 2) < 2 then
     if otel then
       var.ia_otel = otel
       tracing_rewrite()

@@ -10,7 +10,9 @@
 -- standard ones or OTHER, the status nginx's own when it is a registered HTTP status code (or one of nginx's own),
 -- else its class (a backend's 299 or 999 becomes 2xx or 9xx): a backend cannot add label values at will.
 local tonumber, pairs, concat, floor = tonumber, pairs, table.concat, math.floor
-local get_method, start_time, now = ngx.req.get_method, ngx.req.start_time, ngx.now
+local get_method = ngx.req.get_method
+local accessors = require("ingress_actors.accessors")
+local var, start_time, now = accessors.var, accessors.start_time, accessors.now
 
 local handover = require("ingress_actors.handover")
 
@@ -86,6 +88,22 @@ local function parse(spec)
   return sets
 end
 
+-- bucket_of(n) is a function(b, v): the index of the first of the n bounds b that v does not exceed, n + 1 when it
+-- exceeds them all (NaN: 1, as a loop would). Written out as n comparisons, without a loop: a loop inside a function
+-- makes LuaJIT abort every trace through it, and then leave the whole log phase to the interpreter.
+local finders = {}
+local function bucket_of(n)
+  if finders[n] == nil then
+    local src = { "local b, v = ...\n" }
+    for i = 1, n do src[#src + 1] = ("if not (v > b[%d]) then return %d end\n"):format(i, i) end
+    src[#src + 1] = ("return %d\n"):format(n + 1)
+    finders[n] = assert(load(concat(src), "=monitor.bucket_of(" .. n .. ")"))
+  end
+  return finders[n]
+end
+
+local finder = {} -- finder[h]: histogram h's bucket_of
+
 --- configure lays out the slots from the bucket spec (init_by_lua, in the master: workers inherit it).
 function _M.configure(spec)
   local sets = parse(spec)
@@ -93,6 +111,7 @@ function _M.configure(spec)
   for h, set in ipairs(HISTOGRAMS) do
     bounds[h] = sets[set] or DEFAULT_BUCKETS[set]
     offsets[h] = slots
+    finder[h] = bucket_of(#bounds[h])
     slots = slots + #bounds[h] + 2
   end
 end
@@ -102,30 +121,26 @@ _M.configure(nil)
 local function observe(row, h, v)
   if v == nil then return end
   local b = bounds[h]
-  local n = #b
-  local i = 1
-  while i <= n and v > b[i] do i = i + 1 end
-  local at = offsets[h] + i
+  local at = offsets[h] + finder[h](b, v)
   row[at] = row[at] + 1
-  at = offsets[h] + n + 2
+  at = offsets[h] + #b + 2
   row[at] = row[at] + v
 end
 
 --- log (log_by_lua) counts the request in this worker's table.
 function _M.log()
-  local var = ngx.var
   -- only the Ingress servers set it (a variable `set` elsewhere reads empty where it was not): the control channel,
   -- and a request nginx refused before reading its Host, count not
-  local host = var.ia_host
+  local host = var("ia_host")
   if host == nil or host == "" then return end
   -- the request's method and status, and its time, through the Lua module's own calls: a variable read by name
   -- looks it up and formats it each time (the time, like $request_time, in whole ms of nginx's cached clock)
   local method = get_method()
   if not METHODS[method] then method = "OTHER" end
   local canary = "0"
-  local alternative = var.ia_canary
-  if alternative ~= nil and alternative ~= "" and alternative == var.proxy_upstream_name then canary = "1" end
-  local route = var.ia_route
+  local alternative = var("ia_canary")
+  if alternative ~= nil and alternative ~= "" and alternative == var("proxy_upstream_name") then canary = "1" end
+  local route = var("ia_route")
   if route == nil or route == "" then route = "-" end
   local key = host .. " " .. route .. " " .. status_label(ngx.status) .. " " .. method .. " " .. canary
   local row = pending[key]
@@ -143,11 +158,11 @@ function _M.log()
   -- a list ("0.002, 0.004": nginx tried two peers) is not a number, and ingress-nginx leaves it out too
   local ms = floor((now() - start_time()) * 1000 + 0.5)
   observe(row, 1, (ms > 0 and ms or 0) / 1000)
-  observe(row, 2, tonumber(var.upstream_response_time))
-  observe(row, 3, tonumber(var.upstream_connect_time))
-  observe(row, 4, tonumber(var.upstream_header_time))
-  observe(row, 5, tonumber(var.request_length))
-  local sent = tonumber(var.bytes_sent)
+  observe(row, 2, tonumber(var("upstream_response_time")))
+  observe(row, 3, tonumber(var("upstream_connect_time")))
+  observe(row, 4, tonumber(var("upstream_header_time")))
+  observe(row, 5, tonumber(var("request_length")))
+  local sent = tonumber(var("bytes_sent"))
   observe(row, 6, sent)
   observe(row, 7, sent)
 end

@@ -11,7 +11,11 @@ end
 --- pick is the index of the next peer not in `tried`, or nil when all were tried.
 function _M:pick(tried)
   local n = #self.peers
-  for _ = 1, n do
+  -- the first try without a loop: a loop makes LuaJIT leave balance() to the interpreter
+  local first = self.next
+  self.next = first % n + 1
+  if not tried[first] then return first end
+  for _ = 2, n do
     local i = self.next
     self.next = i % n + 1
     if not tried[i] then return i end

@@ -5,6 +5,8 @@
 -- drawn by weight into $proxy_upstream_name, and balancer.rewrite/balance do the rest. No route:
 -- 404; an unresolved backend's share, or no weight at all: 500.
 local tables = require("ingress_actors.tables")
+-- variables read through accessors.lua (LuaJIT compiles those reads, not resty.core's); written through ngx.var
+local get = require("ingress_actors.accessors").var
 
 local _M = {}
 
@@ -59,7 +61,7 @@ end
 
 -- is_grpc: a gRPC call has content-type application/grpc (or application/grpc+proto, …)
 local function is_grpc()
-  local ct = ngx.var.http_content_type
+  local ct = get("http_content_type")
   if ct == nil then return false end
   local base = ct:sub(1, 16):lower()
   if base ~= "application/grpc" then return false end
@@ -152,7 +154,7 @@ end
 -- origin goes on, its answer gets the headers in header_filter.
 local function cors(f, method, origin)
   local allowed = cors_allowed(f, origin)
-  local asked_method = ngx.var.http_access_control_request_method
+  local asked_method = get("http_access_control_request_method")
   if method ~= "OPTIONS" or asked_method == nil then
     ngx.ctx.ia_cors = { f = f, allowed = allowed }
     return false
@@ -166,7 +168,7 @@ local function cors(f, method, origin)
     elseif f.methods_value ~= "" then
       ngx.header["Access-Control-Allow-Methods"] = f.methods_value
     end
-    local asked_headers = ngx.var.http_access_control_request_headers
+    local asked_headers = get("http_access_control_request_headers")
     if asked_headers ~= nil then
       if f.wild_headers then
         if token_list(asked_headers) then ngx.header["Access-Control-Allow-Headers"] = asked_headers end
@@ -306,21 +308,21 @@ end
 -- with it), else the address the client connected to, as nginx's own redirects do. nil: none (a unix socket
 -- without PROXY protocol). $host alone would be the server_name: "" for a catch-all, `*.…` for a wildcard.
 local function redirect_host(key)
-  local given = ngx.var.http_host
-  if (given ~= nil and given ~= "") or (ngx.var.request or ""):find("^%S+%s+%a[%w+.-]*://") then
-    return ngx.var.host
+  local given = get("http_host")
+  if (given ~= nil and given ~= "") or (get("request") or ""):find("^%S+%s+%a[%w+.-]*://") then
+    return get("host")
   end
-  local name = plain_name(ngx.var.ssl_server_name) or plain_name(key:match("/([^/]+)$"))
+  local name = plain_name(get("ssl_server_name")) or plain_name(key:match("/([^/]+)$"))
   if name ~= nil then return name end
-  local addr = ngx.var.proxy_protocol_server_addr
-  if addr == nil or addr == "" then addr = ngx.var.server_addr end
+  local addr = get("proxy_protocol_server_addr")
+  if addr == nil or addr == "" then addr = get("server_addr") end
   if addr == nil or addr == "" or addr:find("^unix:") then return nil end
   return addr:find(":", 1, true) and ("[" .. addr .. "]") or addr
 end
 
 local function redirect(f, r, server, uri)
-  local scheme = f.scheme or ngx.var.scheme
-  local host = f.hostname or redirect_host(ngx.var.ia_gateway)
+  local scheme = f.scheme or get("scheme")
+  local host = f.hostname or redirect_host(get("ia_gateway"))
   -- no host to name (HTTP/1.0 without Host on a socket without an address): refused, as nginx refuses HTTP/1.1
   if host == nil then return ngx.exit(ngx.HTTP_BAD_REQUEST) end
   local port = f.port
@@ -333,7 +335,7 @@ local function redirect(f, r, server, uri)
   if port ~= DEFAULT_PORT[scheme] then location = location .. ":" .. port end
   -- the path is data from the table or nginx's decoded $uri: escape it back for the header
   location = location .. escape_path(path)
-  local args = ngx.var.args
+  local args = get("args")
   if args ~= nil and args ~= "" then location = location .. "?" .. args end
   return ngx.redirect(location, f.statusCode)
 end
@@ -376,7 +378,7 @@ end
 -- misdirected: the TLS server name picked another listener than the one whose server the Host header reached
 -- (HTTP/2 connection reuse, or a client that sends one name in SNI and another in Host): 421, as the spec asks
 local function misdirected(tls)
-  local sni = ngx.var.ssl_server_name
+  local sni = get("ssl_server_name")
   if sni == nil or sni == "" or #sni > 253 then return false end
   return sni_listener(tls.listeners, sni:lower()) ~= tls.listener
 end
@@ -392,11 +394,11 @@ function _M.rewrite(slots)
     math.randomseed(ngx.now() * 1000 + ngx.worker.pid())
     seeded = true
   end
-  local server = tables.route_server(ngx.var.ia_gateway)
+  local server = tables.route_server(get("ia_gateway"))
   if server == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
   if not server.prepared then prepare(server) end
   if server.tls ~= nil and misdirected(server.tls) then return ngx.exit(421) end
-  local req = { uri = ngx.var.uri, method = ngx.req.get_method() }
+  local req = { uri = get("uri"), method = ngx.req.get_method() }
   local found, index = nil, nil
   for i, r in ipairs(server.routes) do
     if matches(r, req) then
@@ -409,7 +411,7 @@ function _M.rewrite(slots)
   -- header_filter reads it only: the route's own list serves every request
   ctx.ia_response = found.response
   if found.cors ~= nil then
-    local origin = ngx.var.http_origin
+    local origin = get("http_origin")
     if origin ~= nil and cors(found.cors, req.method, origin) then return ngx.exit(ngx.HTTP_OK) end
   end
   local mirrors = nil
@@ -430,7 +432,7 @@ function _M.rewrite(slots)
   end
   if mirrors then
     ngx.var.ia_mirror = table.concat(mirrors, " ")
-    ngx.var.ia_mirror_uri = ngx.var.request_uri
+    ngx.var.ia_mirror_uri = get("request_uri")
   end
   ctx.ia_timeout, ctx.ia_no_retry = found.timeout_s, found.no_retry
   local picked = pick(found)
@@ -460,8 +462,8 @@ end
 --- grpc (rewrite_by_lua of the named location @ia_grpc) takes back what the jump dropped: the picked
 --- route's ResponseHeaderModifier filters (its request headers and upstream name are already set).
 function _M.grpc()
-  local server = tables.route_server(ngx.var.ia_gateway)
-  local r = server and server.routes[tonumber(ngx.var.ia_gw_pick)]
+  local server = tables.route_server(get("ia_gateway"))
+  local r = server and server.routes[tonumber(get("ia_gw_pick"))]
   -- a push between the two phases may have changed the table: then no response filters, as the new table says
   if r == nil or not r.grpc then return end
   -- a table pushed between the two phases may not be prepared yet
@@ -472,14 +474,14 @@ end
 --- resume (rewrite_by_lua of a BackendTLSPolicy profile location @ia_btls_<key>) takes back what the jump
 --- dropped from ngx.ctx: the picked route's response filters, CORS headers and timeouts.
 function _M.resume()
-  local server = tables.route_server(ngx.var.ia_gateway)
-  local r = server and server.routes[tonumber(ngx.var.ia_gw_pick)]
+  local server = tables.route_server(get("ia_gateway"))
+  local r = server and server.routes[tonumber(get("ia_gw_pick"))]
   if r == nil then return end
   if not server.prepared then prepare(server) end
   local ctx = ngx.ctx
   ctx.ia_response = r.response
   ctx.ia_timeout, ctx.ia_no_retry = r.timeout_s, r.no_retry
-  local origin = ngx.var.http_origin
+  local origin = get("http_origin")
   if r.cors ~= nil and origin ~= nil then ctx.ia_cors = { f = r.cors, allowed = cors_allowed(r.cors, origin) } end
 end
 
@@ -504,7 +506,7 @@ end
 --- mirror's backend, or ends the subrequest at once when the route mirrors nothing there; nginx
 --- drops its answer.
 function _M.mirror(slot)
-  local list = ngx.var.ia_mirror
+  local list = get("ia_mirror")
   if list == nil or list == "" then return ngx.exit(ngx.HTTP_NO_CONTENT) end
   local name = nil
   local i = 0

@@ -19,8 +19,11 @@ local byte, find, gsub = string.byte, string.find, string.gsub
 local floor = math.floor
 local bxor, lshift, rshift, rol, tobit, band = bit.bxor, bit.lshift, bit.rshift, bit.rol, bit.tobit, bit.band
 local ffi_string, ffi_copy = ffi.string, ffi.copy
-local now, start_time, get_method, http_version = ngx.now, ngx.req.start_time, ngx.req.get_method, ngx.req.http_version
-local var = ngx.var
+local accessors = require("ingress_actors.accessors")
+-- reads compiled by LuaJIT (resty.core's are not: accessors.lua)
+local now, start_time, get = accessors.now, accessors.start_time, accessors.var
+local get_method, http_version = ngx.req.get_method, ngx.req.http_version
+local var = ngx.var -- for writes
 
 local _M = {}
 
@@ -169,11 +172,11 @@ local valid_tracestate = _M.valid_tracestate
 --- child of the trusted $http_traceparent) or "s" (sampled, a root) or "n" (not sampled), so that an internal
 --- redirect does not start another.
 function _M.rewrite()
-  local mode = var.ia_otel
+  local mode = get("ia_otel")
   if mode ~= "trust" and mode ~= "new" then return end
   local incoming, trusted, sampled
   if mode == "trust" then
-    incoming = var.http_traceparent
+    incoming = get("http_traceparent")
     trusted, sampled = valid(incoming)
   end
   if trusted then
@@ -187,7 +190,7 @@ function _M.rewrite()
   context[54] = sampled and 49 or 48
   var.ia_traceparent = ffi_string(context, 55)
   if trusted then
-    local state = var.http_tracestate
+    local state = get("http_tracestate")
     if state ~= nil and valid_tracestate(state) then var.ia_tracestate = state end
   end
   var.ia_otel = sampled and (trusted and "p" or "s") or "n"
@@ -213,21 +216,21 @@ end
 --- log (log_by_lua) records a sampled span as one line of this worker's buffer; no string made but a long or odd
 --- request URI's.
 function _M.log()
-  local mode = var.ia_otel
+  local mode = get("ia_otel")
   if mode ~= "s" and mode ~= "p" then return end
   if n >= MAX_SPANS then
     dropped = dropped + 1
     return
   end
-  local target = var.request_uri or ""
+  local target = get("request_uri") or ""
   if #target > MAX_TARGET then target = target:sub(1, MAX_TARGET) end
   if find(target, "[\t\n]") then target = gsub(target, "[\t\n]", " ") end
-  lines:put(var.ia_traceparent, "\t", mode == "p" and var.http_traceparent or "", "\t")
+  lines:put(get("ia_traceparent"), "\t", mode == "p" and get("http_traceparent") or "", "\t")
   put_ms(start_time())
   put_ms(now())
   local status = ngx.status
-  lines:put(STATUS[status] or status, "\t", get_method(), "\t", var.ia_host or "", "\t", var.ia_route or "", "\t",
-    target, "\t", var.scheme, "\t", var.remote_addr or "", "\t", var.upstream_addr or "", "\t",
+  lines:put(STATUS[status] or status, "\t", get_method(), "\t", get("ia_host") or "", "\t", get("ia_route") or "", "\t",
+    target, "\t", get("scheme"), "\t", get("remote_addr") or "", "\t", get("upstream_addr") or "", "\t",
     VERSION[http_version() or 0] or "0", "\n")
   n = n + 1
   if #lines >= HANDOVER_BYTES then flush() end
