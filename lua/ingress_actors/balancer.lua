@@ -97,6 +97,9 @@ local function sticky_pick(b, impl, tried, key)
   return i
 end
 
+-- what a first try has tried: nothing (pickers only read it)
+local NONE_TRIED = setmetatable({}, { __newindex = function() error("NONE_TRIED is read-only") end })
+
 local function usable(name)
   return name ~= nil and name ~= "" and name ~= "-"
 end
@@ -137,10 +140,16 @@ function _M.balance()
     ctx.ia_backend = b
   end
   local impl = picker(b)
+  -- the peers tried so far: none on the first try (no table made, and ngx.ctx keeps to the four fields it is made
+  -- with), a table from the first retry on
+  local tries = ctx.ia_tries or 0
   local tried = ctx.ia_tried
   if tried == nil then
-    tried = {}
-    ctx.ia_tried, ctx.ia_tries = tried, 0
+    tried = NONE_TRIED
+    if tries > 0 then
+      tried = { [ctx.ia_peer] = true }
+      ctx.ia_tried = tried
+    end
   end
   local key = nil
   if b.balance == "chash" or b.balance == "sticky" then
@@ -160,9 +169,9 @@ function _M.balance()
     ngx.log(ngx.ERR, "ingress-actors: every peer of ", b.name, " was tried")
     return ngx.exit(ngx.ERROR)
   end
-  tried[i] = true
-  ctx.ia_tries = ctx.ia_tries + 1
-  ctx.ia_peer, ctx.ia_impl = i, impl
+  if tried ~= NONE_TRIED then tried[i] = true end
+  tries = tries + 1
+  ctx.ia_tries, ctx.ia_peer, ctx.ia_impl = tries, i, impl
   -- a Gateway route's timeouts (router.lua), in seconds for connect, send and read
   local timeout = ctx.ia_timeout
   if timeout ~= nil then
@@ -177,7 +186,7 @@ function _M.balance()
     ngx.log(ngx.ERR, "ingress-actors: could not set peer ", address, ":", p.port, " of ", b.name, ": ", err)
     return ngx.exit(ngx.ERROR)
   end
-  if ctx.ia_tries < #b.endpoints and not ctx.ia_no_retry then
+  if tries < #b.endpoints and not ctx.ia_no_retry then
     ngx_balancer.set_more_tries(1)
   end
 end
