@@ -21,7 +21,7 @@
  * picks the cluster sizes, BENCH_REPS the repetitions per change kind (8 up to 1,000 Ingresses, 3 above: the rendered
  * mode takes tens of seconds per change there), BENCH_ROUNDS and BENCH_SECONDS the throughput rounds (5 of 4 s),
  * BENCH_MODES=pushed one mode alone (at 10,000 the rendered mode's reloads, alternating, load the machine under the
- * pushed changes too), BENCH_ONE_HOST=0 skips the one-host throughput.
+ * pushed changes too), BENCH_ONE_HOST=0 skips the one-host throughput, BENCH_KINDS a comma list of change kinds alone.
  */
 import { loadavg } from 'node:os';
 import { stat, writeFile } from 'node:fs/promises';
@@ -95,6 +95,10 @@ const KINDS = [
   'annotation-same-profile',
   'annotation-new-profile',
 ] as const;
+/** BENCH_KINDS: a comma list of KINDS to run alone (a profile of pushed changes without the new profile's reloads) */
+const RUN_KINDS = process.env.BENCH_KINDS
+  ? KINDS.filter((k) => process.env.BENCH_KINDS!.split(',').includes(k))
+  : KINDS;
 
 /**
  * plan makes the changes on a cluster of n generated Ingresses. The Ingresses changed are plain ones (no annotation,
@@ -475,7 +479,7 @@ async function runSize(
     const writes: Record<Mode, number[]> = { pushed: [], rendered: [] };
     const total = reps(n);
     for (let r = 0; r < total; r++)
-      for (const kind of KINDS)
+      for (const kind of RUN_KINDS)
         for (const mode of r % 2 === 0 ? order : [...order].reverse()) {
           const { c } = scenes[mode];
           const change = changes[kind]!(c, r);
@@ -528,7 +532,7 @@ async function runSize(
       const nextWrite = (t: number) => writes[mode].find((w) => w > t) ?? end;
       const kinds = new Map<string, { p50: number; p99: number; reloads: number; pushes: number; n: number }>();
       const reloadMs: number[] = [];
-      for (const kind of KINDS) {
+      for (const kind of RUN_KINDS) {
         const list = samples[mode].get(kind) ?? [];
         // BENCH_REPS=0: no change measured, the sizes, memory and throughput only
         if (list.length === 0) continue;
@@ -634,7 +638,7 @@ export async function runRoutesAsData(): Promise<void> {
     if (ACTIVE.length < 2) return;
     console.log('bench routes-as-data: ratios (pushed ÷ rendered unless said)');
     for (const [n, r] of bySize) {
-      for (const kind of KINDS) {
+      for (const kind of RUN_KINDS) {
         const [p, s] = [r.pushed.kinds.get(kind), r.rendered.kinds.get(kind)];
         if (!p || !s) continue;
         console.log(
@@ -657,7 +661,7 @@ export async function runRoutesAsData(): Promise<void> {
     );
     const [small, large] = [bySize.get(Math.min(...SIZES)), bySize.get(Math.max(...SIZES))];
     if (small && large && SIZES.length > 1)
-      for (const kind of KINDS) {
+      for (const kind of RUN_KINDS) {
         const [l, m] = [large.pushed.kinds.get(kind), small.pushed.kinds.get(kind)];
         if (l && m)
           console.log(

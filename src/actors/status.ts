@@ -9,21 +9,12 @@ import type {
 import type { EventRecorder } from '../kube/events.js';
 import { describeApiError, type LeaseElector } from '../kube/leader.js';
 import type { GatewayStatusWriter } from '../kube/gateway-status.js';
-import type { StatusWriter } from '../kube/status.js';
+import { servedLookup, type StatusWriter } from '../kube/status.js';
 import type { Logger } from '../log.js';
 
 /** shortError rethrows an API error as `404 NotFound: <its message>`. */
 function shortError(error: unknown): never {
   throw new Error(describeApiError(error), { cause: error });
-}
-
-/** the served Ingresses as a Set, made once per list (a sync hands the same list on while no Ingress came or went) */
-const servedSets = new WeakMap<readonly string[], ReadonlySet<string>>();
-
-function servedSet(served: readonly string[]): ReadonlySet<string> {
-  let set = servedSets.get(served);
-  if (set === undefined) servedSets.set(served, (set = new Set(served)));
-  return set;
 }
 
 /** StatusActorOptions are the adapters the status machine's effects run on. */
@@ -59,7 +50,7 @@ export function statusActors(options: StatusActorOptions) {
         return released;
       }),
       publishStatus: fromPromise<void, PublishStatusInput>(async ({ input }) => {
-        const { written, unchanged } = await writer.publish(input.served && servedSet(input.served));
+        const { written, unchanged } = await writer.publish(input.served && servedLookup(input.served));
         if (written > 0) log.info({ written, unchanged }, 'Ingress status published');
       }),
       recordEvents: fromPromise<void, RecordEventsInput>(async ({ input: { problems } }) => {

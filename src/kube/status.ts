@@ -113,13 +113,70 @@ export class ServedIngresses {
         }
       }
     if (came.size + went.size === 0) return this.list;
-    // a new list (the last one was handed out), the Ingresses that came or went put in or taken out in place
-    const list = this.list.slice();
-    for (const ingress of went) list.splice(sortedIndex(list, ingress), 1);
-    for (const ingress of came) list.splice(sortedIndex(list, ingress), 0, ingress);
-    this.list = list;
+    this.list = nextServedList(this.list, came, went);
     return this.list;
   }
+}
+
+/**
+ * the step each served list was made by (nextServedList): the list before it and the Ingresses that came or went. Only
+ * the newest list keeps its step, so that no list holds on to all those before it.
+ */
+const servedSteps = new WeakMap<readonly string[], { readonly from: readonly string[]; readonly keys: string[] }>();
+
+/**
+ * nextServedList is a new sorted served list (the last one was handed out): `list` with the Ingresses that `came` put
+ * in and those that `went` taken out, in place. It remembers the step, which servedLookup reads.
+ */
+export function nextServedList(
+  list: readonly string[],
+  came: ReadonlySet<string>,
+  went: ReadonlySet<string>,
+): readonly string[] {
+  const next = list.slice();
+  for (const ingress of went) next.splice(sortedIndex(next, ingress), 1);
+  for (const ingress of came) next.splice(sortedIndex(next, ingress), 0, ingress);
+  servedSteps.delete(list);
+  servedSteps.set(next, { from: list, keys: [...came, ...went] });
+  return next;
+}
+
+/**
+ * ServedLookup is what the status writer asks of the served Ingresses: whether one is served, and, when it can tell
+ * without a walk, which Ingresses are served by one of it and `earlier` but not by the other (null when it cannot).
+ * A Set is one (it cannot tell).
+ */
+export interface ServedLookup {
+  has(key: string): boolean;
+  changedSince?(earlier: ServedLookup): Iterable<string> | null;
+}
+
+/** SortedServed is a sorted served list as a ServedLookup: a binary search, not a Set of 10,000 names per change. */
+class SortedServed implements ServedLookup {
+  constructor(readonly list: readonly string[]) {}
+  has(key: string): boolean {
+    return this.list[sortedIndex(this.list, key)] === key;
+  }
+  changedSince(earlier: ServedLookup): Iterable<string> | null {
+    const step = servedSteps.get(this.list);
+    return step && earlier instanceof SortedServed && step.from === earlier.list ? step.keys : null;
+  }
+}
+
+const lookups = new WeakMap<readonly string[], ServedLookup>();
+
+/**
+ * servedLookup is a served list as a ServedLookup, one per list: a binary search when it is sorted (ServedIngresses.of's
+ * always is), else a Set.
+ */
+export function servedLookup(list: readonly string[]): ServedLookup {
+  let lookup = lookups.get(list);
+  if (lookup === undefined) {
+    const sorted = list.every((key, i) => i === 0 || list[i - 1]! < key);
+    lookup = sorted ? new SortedServed(list) : new Set(list);
+    lookups.set(list, lookup);
+  }
+  return lookup;
 }
 
 /** sortedIndex is where `key` stands or would stand in the sorted `list` (code-unit order, as sort()). */
@@ -245,7 +302,7 @@ export class StatusWriter {
   /** what the last publish that went through wrote from */
   private published: {
     readonly addresses: readonly LoadBalancerAddress[];
-    readonly served: ReadonlySet<string>;
+    readonly served: ServedLookup;
     readonly ingresses: readonly V1Ingress[];
   } | null = null;
 
@@ -314,17 +371,13 @@ export class StatusWriter {
    * `served` is `namespace/name` of every Ingress the last sync served; null before the first
    * sync, when it does nothing: an empty model would look like "serve nothing".
    */
-  async publish(served: ReadonlySet<string> | null): Promise<PublishResult> {
+  async publish(served: ServedLookup | null): Promise<PublishResult> {
     if (served === null) return { written: 0, unchanged: 0 };
     const addresses = await this.addresses();
     const ingresses = this.options.cache.list<V1Ingress>('Ingress');
-    // Under the same addresses and served set, only the Ingresses replaced or added since the last publish that went
-    // through can be out of line (the watch brings each written status back as a new object, looked at again then).
     const last = this.published;
     const look =
-      last !== null && last.served === served && sameAddresses(last.addresses, addresses)
-        ? listChange(last.ingresses, ingresses).came
-        : ingresses;
+      last !== null && sameAddresses(last.addresses, addresses) ? this.outOfLine(last, served, ingresses) : ingresses;
     let unchanged = 0;
     const writes: Array<() => Promise<boolean>> = [];
     for (const ingress of look) {
@@ -338,6 +391,28 @@ export class StatusWriter {
     const written = await runLimited(writes);
     this.published = { addresses, served, ingresses };
     return { written, unchanged };
+  }
+
+  /**
+   * outOfLine is what may be out of line since the last publish that went through, under the same addresses: the
+   * Ingresses replaced or added since (the watch brings each written status back as a new object, looked at again
+   * then), and those that came or went from the served ones when `served` can tell which (else every Ingress).
+   */
+  private outOfLine(
+    last: NonNullable<StatusWriter['published']>,
+    served: ServedLookup,
+    ingresses: readonly V1Ingress[],
+  ): Iterable<V1Ingress> {
+    const came = listChange(last.ingresses, ingresses).came;
+    if (last.served === served) return came;
+    const keys = served.changedSince?.(last.served) ?? null;
+    if (keys === null) return ingresses;
+    const look = new Set(came);
+    for (const key of keys) {
+      const ingress = this.options.cache.get<V1Ingress>('Ingress', key);
+      if (ingress) look.add(ingress);
+    }
+    return look;
   }
 
   /**

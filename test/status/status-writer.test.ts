@@ -18,7 +18,7 @@ import { findResourceByKind } from '../../src/dev/api-server/resources.js';
 import { startApiServer, type ApiServer } from '../../src/dev/api-server/server.js';
 import { ClusterCache } from '../../src/kube/cache.js';
 import { WATCHED_KINDS, type WatchedKind } from '../../src/kube/kinds.js';
-import { StatusWriter, type AddressSource, type PodInfo } from '../../src/kube/status.js';
+import { nextServedList, servedLookup, StatusWriter, type AddressSource, type PodInfo } from '../../src/kube/status.js';
 import { ingress, serviceWithEndpoints } from '../support/manifests.js';
 
 const NS = 'ingress-actors';
@@ -269,6 +269,53 @@ describe('StatusWriter.publish', () => {
     expect(await writer.publish(new Set(['default/a']))).toEqual({ written: 1, unchanged: 1 });
     expect(status('b')).toEqual([]);
     expect(status('other')).toEqual([{ ip: '198.51.100.77' }]);
+  });
+
+  it('when Ingresses come or go from the served ones, looks only at them (the served list knows its step)', async () => {
+    const host = (name: string) => ({ [`${name}.example.com`]: [{ path: '/', service: 'web' }] });
+    const four = [...two, ingress('c', host('c')), ingress('d', host('d'))];
+    const { writer, refill, status } = await setup(four, { publishStatusAddress: ['203.0.113.9'] });
+    const ab = nextServedList([], new Set(['default/a', 'default/b']), new Set());
+    expect(await writer.publish(servedLookup(ab))).toEqual({ written: 2, unchanged: 0 });
+    await refill();
+    // the written statuses came back as new objects: looked at once more
+    expect(await writer.publish(servedLookup(ab))).toEqual({ written: 0, unchanged: 2 });
+    // c comes, a goes: only they are looked at (a walk of every Ingress would count b unchanged)
+    const bc = nextServedList(ab, new Set(['default/c']), new Set(['default/a']));
+    expect(await writer.publish(servedLookup(bc))).toEqual({ written: 2, unchanged: 0 });
+    expect([status('a'), status('b'), status('c'), status('d')]).toEqual([
+      [],
+      [{ ip: '203.0.113.9' }],
+      [{ ip: '203.0.113.9' }],
+      [],
+    ]);
+    await refill();
+    // two steps on, one of them never published (the status actor keeps the latest sync only): every Ingress looked at,
+    // so b too (the step alone would name c and d, and the watch's new objects a and c)
+    const b = nextServedList(bc, new Set(), new Set(['default/c']));
+    const bd = nextServedList(b, new Set(['default/d']), new Set());
+    expect(await writer.publish(servedLookup(bd))).toEqual({ written: 2, unchanged: 1 });
+    expect([status('a'), status('b'), status('c'), status('d')]).toEqual([
+      [],
+      [{ ip: '203.0.113.9' }],
+      [],
+      [{ ip: '203.0.113.9' }],
+    ]);
+  });
+
+  it('servedLookup: a binary search of a sorted list, a Set of any other', () => {
+    const sorted = servedLookup(['default/a', 'default/c', 'team/b']);
+    expect(['default/a', 'default/b', 'default/c', 'team/b', 'team/c', ''].map((k) => sorted.has(k))).toEqual([
+      true,
+      false,
+      true,
+      true,
+      false,
+      false,
+    ]);
+    const unsorted = servedLookup(['team/b', 'default/a']);
+    expect(unsorted).toBeInstanceOf(Set);
+    expect(['default/a', 'team/b', 'default/b'].map((k) => unsorted.has(k))).toEqual([true, true, false]);
   });
 
   it('clear() empties the served Ingresses (the last replica’s shutdown)', async () => {
