@@ -197,7 +197,8 @@ end
 function _M.route(metrics, inline, otel)
   -- one read of the generation per request; after a push, what this worker decoded is kept only where unchanged
   if hosts.fresh() then resolved, nresolved = {}, 0 end
-  local h = lookup(get("host"))
+  local name = get("host")
+  local h = lookup(name)
   if not h then return exit(404) end
   if h.err then
     if not h.logged then
@@ -212,7 +213,7 @@ function _M.route(metrics, inline, otel)
     -- absolute, as nginx's auto_redirect makes it (absolute_redirect and port_in_redirect on, server_name_in_redirect
     -- off: the request's host, the local port unless the scheme's default); the Lua module leaves a relative one as is
     local scheme, port, args = get("scheme"), get("server_port"), get("args")
-    local authority = port == (scheme == "https" and "443" or "80") and get("host") or (get("host") .. ":" .. port)
+    local authority = port == (scheme == "https" and "443" or "80") and name or (name .. ":" .. port)
     local path = args and args ~= "" and (e.path .. "?" .. args) or e.path
     return ngx.redirect(scheme .. "://" .. authority .. path, 301)
   end

@@ -166,13 +166,14 @@ class SortedServed implements ServedLookup {
 const lookups = new WeakMap<readonly string[], ServedLookup>();
 
 /**
- * servedLookup is a served list as a ServedLookup, one per list: a binary search when it is sorted (ServedIngresses.of's
- * always is), else a Set.
+ * servedLookup is a served list as a ServedLookup, one per list: a binary search when it is sorted
+ * (ServedIngresses.of's always is), else a Set.
  */
 export function servedLookup(list: readonly string[]): ServedLookup {
   let lookup = lookups.get(list);
   if (lookup === undefined) {
-    const sorted = list.every((key, i) => i === 0 || list[i - 1]! < key);
+    // a list nextServedList made is sorted by construction; any other is checked
+    const sorted = servedSteps.has(list) || list.every((key, i) => i === 0 || list[i - 1]! < key);
     lookup = sorted ? new SortedServed(list) : new Set(list);
     lookups.set(list, lookup);
   }
