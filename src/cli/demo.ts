@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { gatewayApiCrds } from '../dev/api-server/gateway-api.js';
@@ -28,7 +28,8 @@ The embedded cluster: a local HTTPS Kubernetes API server seeded with the manife
 examples/; then the Gateway API's standard-channel CRDs, deploy/gateway-api/, and DIR/gateway-api/'s
 manifests), a small HTTP backend for every loopback endpoint they name (on a free port when
 its own is taken: the demo prints where), and the controller
-with a real nginx, everything on 127.0.0.1 only. Writes DIR/kubeconfig (default .demo/) for
+with a real nginx, everything on 127.0.0.1 only. A default port another program holds (8080, 8443,
+8444, the status page's 10254) moves to a free one too, printed; a port given is used as given. Writes DIR/kubeconfig (default .demo/) for
 kubectl. Ctrl-C (or SIGTERM) stops it all. Any controller flag (see: ingress-actors help
 controller) is passed on, but for the ones the demo sets itself (--kubeconfig, --config-dir,
 --healthz-host). The API server also serves the kinds of deploy/ (ServiceAccount, RBAC, Deployment,
@@ -72,6 +73,37 @@ export function splitDemoFlags(argv: readonly string[]): {
     own.set(name, value);
   }
   return { own, help, controller };
+}
+
+/**
+ * defaultPort is where the demo listens for something the user gave no port for: `port` (8080, 8443, …), or a free one
+ * the kernel picks when another program holds it (a second demo, a dev server), as a backend's taken port moves. A
+ * port the user gave is used as given (taken, the controller says so and the demo ends).
+ */
+async function defaultPort(port: number): Promise<{ port: number; taken: boolean }> {
+  const probe = (at: number) =>
+    new Promise<number>((ok, fail) => {
+      const server = createNetServer();
+      server.once('error', fail);
+      server.listen(at, '127.0.0.1', () => {
+        const { port: bound } = server.address() as AddressInfo;
+        server.close(() => ok(bound));
+      });
+    });
+  try {
+    return { port: await probe(port), taken: false };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    return { port: await probe(0), taken: true };
+  }
+}
+
+/** demoPort is the port of a demo flag: as given, else its default, moved when taken (its line in `moved`). */
+async function demoPort(flag: string, given: string | undefined, fallback: number, moved: string[]): Promise<number> {
+  if (given !== undefined) return parsePort(flag, given, fallback);
+  const { port, taken } = await defaultPort(fallback);
+  if (taken) moved.push(`${flag.slice(2)} on 127.0.0.1:${port} (${fallback} is taken)`);
+  return port;
 }
 
 /** listenBackend listens on 127.0.0.1:port (0: one the kernel picks) with the demo's echoing backend. */
@@ -173,9 +205,15 @@ function demoControllerFlags(argv: string[]): ReturnType<typeof parseControllerF
 export async function runDemo(argv: string[], { out, err, log }: CommandIo): Promise<number> {
   const { own, help, controller: passed } = splitDemoFlags(argv);
   if (help) return (out.write(`${DEMO_USAGE}\n`), 0);
-  const httpPort = parsePort('--http-port', own.get('http-port'), 8080);
-  const httpsPort = parsePort('--https-port', own.get('https-port'), 8443);
-  const webhookPort = parsePort('--webhook-port', own.get('webhook-port'), 8444);
+  // The listeners' default ports move when taken, as the backends' do; the lines say where.
+  const moved: string[] = [];
+  const httpPort = await demoPort('--http-port', own.get('http-port'), 8080, moved);
+  const httpsPort = await demoPort('--https-port', own.get('https-port'), 8443, moved);
+  const webhookPort = await demoPort('--webhook-port', own.get('webhook-port'), 8444, moved);
+  const givenHealthz = passed.some((a) => a === '--healthz-port' || a.startsWith('--healthz-port='));
+  const healthzPort = givenHealthz
+    ? []
+    : ['--healthz-port', String(await demoPort('--healthz-port', undefined, 10254, moved))];
   const dir = resolve(own.get('dir') ?? '.demo');
   await mkdir(dir, { recursive: true });
   const kubeconfig = join(dir, 'kubeconfig');
@@ -191,6 +229,7 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
     String(httpPort),
     '--https-port',
     String(httpsPort),
+    ...healthzPort,
     '--config-dir',
     join(dir, 'nginx'),
     '--configmap',
@@ -257,7 +296,9 @@ export async function runDemo(argv: string[], { out, err, log }: CommandIo): Pro
       // From the caBundle on, the API server asks the webhook about every Ingress written.
       if (config.webhook) await caBundleSet(api!, controller.exitCode);
       const statusPage = config.statusPage === 'off' ? null : `http://127.0.0.1:${config.healthzPort}/`;
-      out.write(hints(apiUrl, kubeconfig, httpPort, httpsPort, inspector?.url ?? null, statusPage, started.lines));
+      out.write(
+        hints(apiUrl, kubeconfig, httpPort, httpsPort, inspector?.url ?? null, statusPage, started.lines, moved),
+      );
     });
     if (code !== 0) err.write('ingress-actors demo: the controller did not stop cleanly\n');
     return code;
@@ -277,10 +318,12 @@ function hints(
   inspector: string | null,
   statusPage: string | null,
   backends: readonly string[],
+  moved: readonly string[],
 ): string {
   const k = `kubectl --kubeconfig ${kubeconfig}`;
   return [
     `The demo cluster is up: API server ${apiUrl}, nginx on 127.0.0.1:${httpPort} (http) and :${httpsPort} (https).`,
+    ...(moved.length > 0 ? [`Ports moved: ${moved.join(', ')}.`] : []),
     ...(backends.length > 0 ? [`The backends: ${backends.join(', ')}.`] : []),
     ...(statusPage ? [`The status page: open ${statusPage}`] : []),
     ...(inspector ? [`The Stately inspector: open ${inspector}`] : []),

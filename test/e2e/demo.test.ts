@@ -280,6 +280,42 @@ it('a backend port taken (8082) moves that backend to a free port, printed, and 
   await rm(dir, { recursive: true, force: true });
 }, 60_000);
 
+it('its default ports taken (8080, 8443, 8444, 10254), the demo moves each to a free one, prints where, and serves there', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ia-demo-'));
+  const defaults = [8080, 8443, 8444, 10254];
+  const held = defaults.map(() => createServer());
+  // Taken by this test, or already by someone else: either way the demo must not use them.
+  await Promise.all(
+    held.map(
+      (server, i) =>
+        new Promise<void>((resolve) => {
+          server.once('error', () => resolve());
+          server.listen(defaults[i], '127.0.0.1', resolve);
+        }),
+    ),
+  );
+  const { demo, printed } = await startDemo(['--dir', dir, '--log-level', 'silent']);
+  try {
+    const at = /nginx on 127\.0\.0\.1:(\d+) \(http\) and :(\d+) \(https\)/.exec(printed);
+    expect(at, printed).not.toBeNull();
+    const [httpPort, httpsPort] = [Number(at![1]), Number(at![2])];
+    for (const port of defaults) expect(printed).toContain(`(${port} is taken)`);
+    const statusPage = /The status page: open http:\/\/127\.0\.0\.1:(\d+)\//.exec(printed);
+    expect(defaults).not.toContain(httpPort);
+    expect(defaults).not.toContain(httpsPort);
+    expect(defaults).not.toContain(Number(statusPage?.[1]));
+    expect(printed).toContain(`curl -H 'Host: hello.demo.local' http://127.0.0.1:${httpPort}/`);
+    expect((await get({ host: 'hello.demo.local', path: '/', port: httpPort })).status).toBe(200);
+    expect((await get({ host: 'secure.demo.local', path: '/', port: httpsPort, https: true })).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${statusPage![1]}/healthz`)).status).toBe(200);
+  } finally {
+    demo.kill('SIGTERM');
+    await Promise.all(held.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
+  expect((await demo).exitCode).toBe(0);
+  await rm(dir, { recursive: true, force: true });
+}, 60_000);
+
 it('finding "demo": a --healthz-port in use is one line, exit 1, and the demo ends', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ia-demo-'));
   const port = await freePort();
