@@ -30,7 +30,13 @@ describe('liveChildren', () => {
     // two sleepers and one `true` the shell does not reap while it waits on `read` (a zombie until then)
     const shell = spawn('sh', ['-c', 'sleep 30 & sleep 30 & true & read x'], { detached: true, stdio: 'pipe' });
     started.push(shell.pid!);
-    await waitFor('two live children', async () => byWalk(shell.pid!).length === 2, 10_000);
+    // `true` is live for a moment before it exits: wait for the zombie itself, not for two live children only
+    const zombies = () => processes().filter((p) => p.ppid === shell.pid && p.state === 'Z').length;
+    await waitFor(
+      'two live children and the zombie',
+      async () => byWalk(shell.pid!).length === 2 && zombies() === 1,
+      10_000,
+    );
     expect(sorted(liveChildren(shell.pid!))).toEqual(byWalk(shell.pid!));
     expect(liveChildren(shell.pid!)).toHaveLength(2);
   });
