@@ -13,7 +13,7 @@ import { uriEscape } from './escape-uri.js';
 import type { HostContext } from './host-rules.js';
 import type { HostTable } from './incremental/host-table.js';
 import type { Balanced } from './incremental/balanced.js';
-import { listChange } from './incremental/list-diff.js';
+import { listChange, tellChange } from './incremental/list-diff.js';
 import { BuildMemo, forgetAllUnlessSameSettings, globalsFor, type DefaultTarget } from './incremental/memo.js';
 import { changesSince, reusedOrNewPlans, secretsToResettle, type Changes } from './incremental/reuse.js';
 import { byAge } from './ingress-age.js';
@@ -366,7 +366,7 @@ function modelOf(
 ): NginxModel {
   const { defaultServer, named, config: fitted } = serversView(memo, hosts.servers(), settings.config);
   const config = fitted.enableBrotli === extras.config.enableBrotli ? fitted : { ...fitted, enableBrotli: false };
-  const features = memo.locationFeatures.of(defaultServer ? [defaultServer, ...named] : named);
+  const features = memo.locationFeatures.of(named, defaultServer);
   const waf = httpWaf(config, features, options.modules ?? {}, options.wafAuditLog);
   return {
     gateway: null,
@@ -431,8 +431,9 @@ function listenOf(options: BuildOptions): NginxModel['listen'] {
 
 /**
  * oursInAgeOrder gives the Ingresses this controller serves, oldest first (then namespace/name),
- * as ingress-nginx settles conflicts. When the only change since the last build is Ingresses
- * replaced in place (same name, age and class verdict), the last order holds with them swapped in.
+ * as ingress-nginx settles conflicts. When a few Ingresses came, went or were replaced since the
+ * last build (same classes and options), the last order is patched: they are taken out and put in
+ * by binary search, not the whole list filtered and sorted again.
  */
 function oursInAgeOrder(snapshot: Snapshot, options: BuildOptions, memo: BuildMemo): readonly Ingress[] {
   const age = (i: Ingress) => memo.age(i);
@@ -443,41 +444,64 @@ function oursInAgeOrder(snapshot: Snapshot, options: BuildOptions, memo: BuildMe
   const byName = new Map<string, IngressClass>();
   for (const c of classes) if (c.metadata?.name) byName.set(c.metadata.name, c);
   const ours = (i: Ingress) => isOurs(i, byName, options);
+  const order = (a: Ingress, b: Ingress) => byAge(a, b, age);
   let list =
     known && known.classes === classes && known.options === options
-      ? swappedIn(known.list, known.from, from, ours, age)
+      ? patched(known.list, listChange(known.from, from), ours, order)
       : null;
-  list ??= from.filter(ours).sort((a, b) => byAge(a, b, age));
+  list ??= from.filter(ours).sort(order);
   memo.ours = { from, classes, options, list };
   return list;
 }
 
-/** swappedIn is `list` with the Ingresses `after` replaced in place, or null when anything else changed. */
-function swappedIn(
+/** a change of more items than this sorts the whole list again */
+const FEW = 32;
+
+/**
+ * patched is `list` (ours, in `order`) with the Ingresses of a list change taken out and put in, or null when more than
+ * a few changed or `list` is not what the change says. The same list when none of them is ours.
+ */
+function patched(
   list: readonly Ingress[],
-  before: readonly Ingress[],
-  after: readonly Ingress[],
+  { gone, came }: { readonly gone: readonly Ingress[]; readonly came: readonly Ingress[] },
   ours: (i: Ingress) => boolean,
-  age: (i: Ingress) => number,
-): Ingress[] | null {
-  if (before.length !== after.length) return null;
-  let out: Ingress[] | null = null;
-  for (let i = 0; i < after.length; i++) {
-    const [was, is] = [before[i]!, after[i]!];
-    if (was === is) continue;
-    const sameSlot =
-      was.metadata?.namespace === is.metadata?.namespace &&
-      was.metadata?.name === is.metadata?.name &&
-      age(was) === age(is);
-    const wasOurs = ours(was);
-    if (!sameSlot || wasOurs !== ours(is)) return null;
-    if (!wasOurs) continue;
-    out ??= [...list];
-    const at = out.indexOf(was);
-    if (at < 0) return null;
-    out[at] = is;
+  order: (a: Ingress, b: Ingress) => number,
+): readonly Ingress[] | null {
+  if (gone.length + came.length > FEW) return null;
+  const out = gone.filter(ours);
+  const added = came.filter(ours);
+  if (out.length === 0 && added.length === 0) return list;
+  const next = [...list];
+  // the items before `start` and the last `end` are untouched by every step (for listChange's callers)
+  let start = next.length;
+  let end = next.length;
+  for (const ingress of out) {
+    const at = lowerBound(next, ingress, order);
+    if (next[at] !== ingress) return null;
+    start = Math.min(start, at);
+    end = Math.min(end, next.length - at - 1);
+    next.splice(at, 1);
   }
-  return out ?? [...list];
+  for (const ingress of added) {
+    const at = lowerBound(next, ingress, order);
+    start = Math.min(start, at);
+    end = Math.min(end, next.length - at);
+    next.splice(at, 0, ingress);
+  }
+  tellChange(list, next, start, end);
+  return next;
+}
+
+/** lowerBound is the first index of `sorted` whose item does not come before `item`. */
+function lowerBound<T>(sorted: readonly T[], item: T, order: (a: T, b: T) => number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (order(sorted[mid]!, item) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**
@@ -493,14 +517,16 @@ function serversView(
   // Regex names (the wildcards) are not in nginx's server_names hash; only exact names count. Counted as servers come
   // and go (the list keeps its order: src/model/incremental/list-diff.ts).
   const hashed = (s: Server) => !s.isDefault && !s.host.startsWith('*.');
-  const { gone, came } = listChange(view?.servers ?? [], servers);
+  const { start, end, gone, came } = listChange(view?.servers ?? [], servers);
   for (const s of came) if (hashed(s)) memo.serverNames.add(s.serverName);
   for (const s of gone) if (hashed(s)) memo.serverNames.remove(s.serverName);
-  // The catch-all `_` is one server among them (they are sorted by host).
-  const at = servers.findIndex((s) => s.isDefault);
-  const named = at < 0 ? servers : [...servers.slice(0, at), ...servers.slice(at + 1)];
+  // The catch-all `_` is one server among them (they are sorted by host): where it was while the change is after it.
+  const kept = view !== null && view.at >= 0 && view.at < start;
+  const at = kept ? view.at : servers.findIndex((s) => s.isDefault);
+  const named = at < 0 ? servers : at === 0 ? servers.slice(1) : [...servers.slice(0, at), ...servers.slice(at + 1)];
+  if (kept && at >= 0) tellChange(view.named, named, start - 1, end);
   const config = memo.serverNames.fit(baseConfig);
-  memo.view = { servers, baseConfig, defaultServer: servers[at]!, named, config };
+  memo.view = { servers, baseConfig, defaultServer: servers[at]!, at, named, config };
   return memo.view;
 }
 

@@ -12,7 +12,7 @@ import { resolveHost, type HostContext, type HostResult } from '../host-rules.js
 import { CATCH_ALL, type IngressPlan, type Step, type TlsStep } from '../ingress-plan.js';
 import type { Certificate, Problem, Server, Upstream } from '../nginx-model.js';
 import { Tally } from '../tally.js';
-import { addedAndRemoved } from './list-diff.js';
+import { addedAndRemoved, tellChange } from './list-diff.js';
 
 /** The problems of one plan that depend on the hosts it touches, each list in the plan's own order. */
 interface PlanProblems {
@@ -40,6 +40,8 @@ export class HostTable {
   /** each host's server in hostNames' order; copied before a change once handed out (servers()), never changed after */
   private serverList: Server[] = [];
   private serverListHandedOut = false;
+  /** the list last handed out, and the range of serverList changed since (told to listChange at the next hand-out) */
+  private changedSince: { readonly list: readonly Server[]; start: number; end: number } | null = null;
   /** the --default-backend-service table counted in `used` and `sliceProblems` */
   private defaultTable: UpstreamTable | null = null;
 
@@ -105,17 +107,31 @@ export class HostTable {
 
   /** servers are every host's server, the catch-all `_` among them, sorted by host (code-unit order). */
   servers(): readonly Server[] {
+    const changed = this.changedSince;
+    if (changed !== null) tellChange(changed.list, this.serverList, changed.start, changed.end);
+    this.changedSince = null;
     this.serverListHandedOut = true;
     return this.serverList;
   }
 
-  /** serversToChange is serverList, copied first if it was handed out: a list given to a build never changes. */
-  private serversToChange(): Server[] {
+  /**
+   * changeServers sets, inserts or removes the server at `at` of serverList, copied first if it was handed out (a list
+   * given to a build never changes), and widens the range changed since.
+   */
+  private changeServers(at: number, change: 'set' | 'insert' | 'remove', server?: Server): void {
     if (this.serverListHandedOut) {
+      this.changedSince = { list: this.serverList, start: at, end: this.serverList.length };
       this.serverList = this.serverList.slice();
       this.serverListHandedOut = false;
     }
-    return this.serverList;
+    const list = this.serverList;
+    if (this.changedSince !== null) {
+      this.changedSince.start = Math.min(this.changedSince.start, at);
+      this.changedSince.end = Math.min(this.changedSince.end, list.length - at - (change === 'insert' ? 0 : 1));
+    }
+    if (change === 'set') list[at] = server!;
+    else if (change === 'insert') list.splice(at, 0, server!);
+    else list.splice(at, 1);
   }
 
   /** problemsInto adds the plans' host-dependent problems in the order a build reports them: rules, canaries, TLS. */
@@ -183,10 +199,10 @@ export class HostTable {
     const at = insertionPoint(this.hostNames, host);
     if (previous) {
       this.release(host, previous);
-      if (result.server !== previous.server) this.serversToChange()[at] = result.server;
+      if (result.server !== previous.server) this.changeServers(at, 'set', result.server);
     } else {
       this.hostNames.splice(at, 0, host);
-      this.serversToChange().splice(at, 0, result.server);
+      this.changeServers(at, 'insert', result.server);
     }
     this.results.set(host, result);
   }
@@ -196,7 +212,7 @@ export class HostTable {
     this.results.delete(host);
     const at = insertionPoint(this.hostNames, host);
     this.hostNames.splice(at, 1);
-    this.serversToChange().splice(at, 1);
+    this.changeServers(at, 'remove');
   }
 
   private release(host: string, result: HostResult): void {

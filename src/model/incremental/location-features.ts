@@ -15,16 +15,22 @@ export interface Features {
 
 export class LocationFeatures {
   private last: readonly Server[] = [];
+  private lastAlone: Server | undefined;
   private waf = 0;
   private coreRules = 0;
   private traced = 0;
 
-  /** of counts `servers` (the build's, in its order) and says which features some location has. */
-  of(servers: readonly Server[]): Features {
+  /** of counts `servers` (the build's, in its order) and `alone` (the catch-all, kept apart) and says which features some location has. */
+  of(servers: readonly Server[], alone?: Server): Features {
     const { gone, came } = listChange(this.last, servers);
     for (const server of gone) this.count(server, -1);
     for (const server of came) this.count(server, 1);
+    if (alone !== this.lastAlone) {
+      if (this.lastAlone) this.count(this.lastAlone, -1);
+      if (alone) this.count(alone, 1);
+    }
     this.last = servers;
+    this.lastAlone = alone;
     return { waf: this.waf > 0, coreRules: this.coreRules > 0, traced: this.traced > 0 };
   }
 

@@ -73,6 +73,8 @@ export class BuildMemo {
     readonly servers: readonly Server[];
     readonly baseConfig: GlobalConfig;
     readonly defaultServer: Server;
+    /** defaultServer's index in servers */
+    readonly at: number;
     readonly named: readonly Server[];
     readonly config: GlobalConfig;
   } | null = null;

@@ -5,7 +5,7 @@
 import { planIngress, type IngressPlan, type PlanContext } from '../ingress-plan.js';
 import type { Lookups } from '../lookups.js';
 import type { Ingress } from '../snapshot.js';
-import { listChange } from './list-diff.js';
+import { listChange, tellChange } from './list-diff.js';
 import type { BuildMemo } from './memo.js';
 
 /** Changes are what moved since the last build, as far as plans and hosts care. */
@@ -60,7 +60,13 @@ export function reusedOrNewPlans(
   const last = memo.planFrom;
   if (last !== null && objects === previous?.sameObjectsAs && memo.planList.length === last.length) {
     const { start, end, came } = listChange(last, ours);
-    return [...memo.planList.slice(0, start), ...came.map(planOf), ...memo.planList.slice(memo.planList.length - end)];
+    const plans = [
+      ...memo.planList.slice(0, start),
+      ...came.map(planOf),
+      ...memo.planList.slice(memo.planList.length - end),
+    ];
+    tellChange(memo.planList, plans, start, end);
+    return plans;
   }
   return ours.map(planOf);
 }
