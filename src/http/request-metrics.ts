@@ -17,7 +17,7 @@ import type { InspectionEvent } from 'xstate';
 import type { MetricsFlags } from '../config.js';
 import type { Logger } from '../log.js';
 import type { NginxModel, Server } from '../model/nginx-model.js';
-import { changedServers } from '../model/server-diff.js';
+import { changedModelServers } from '../model/server-diff.js';
 import { isSyncDone } from '../../machines/events.js';
 import { methodLabel, statusClass, statusLabel } from './request-labels.js';
 import { DEFAULT_SERIES_LIMITS, SeriesBudget, type SeriesLimits } from './series-budget.js';
@@ -228,10 +228,7 @@ export class RequestMetrics {
   setModel(model: NginxModel): void {
     const last = this.lastModel;
     this.lastModel = model;
-    const { added, removed } = changedServers(last ? [last.defaultServer, ...last.servers] : [], [
-      model.defaultServer,
-      ...model.servers,
-    ]);
+    const { added, removed } = changedModelServers(last, model);
     const emptied: string[] = [];
     for (const server of removed)
       for (const [key, info] of serverRoutes(server)) {

@@ -18,7 +18,7 @@ import type { ShutdownCheck } from '../../machines/status.machine.js';
 import type { Logger } from '../log.js';
 import type { NginxModel, Server } from '../model/nginx-model.js';
 import { listChange } from '../model/incremental/list-diff.js';
-import { changedServers } from '../model/server-diff.js';
+import { changedModelServers, type ModelServers } from '../model/server-diff.js';
 import type { ClusterCache } from './cache.js';
 import { apiCode, describeApiError } from './leader.js';
 
@@ -85,14 +85,13 @@ export function servedIngresses(model: NginxModel): Set<string> {
  * only when an Ingress came or went (the same list otherwise).
  */
 export class ServedIngresses {
-  private servers: readonly Server[] = [];
+  private servers: ModelServers | null = null;
   private readonly counts = new Map<string, number>();
   private list: readonly string[] = [];
 
   of(model: NginxModel): readonly string[] {
-    const now = [model.defaultServer, ...model.servers];
-    const { added, removed } = changedServers(this.servers, now);
-    this.servers = now;
+    const { added, removed } = changedModelServers(this.servers, model);
+    this.servers = { defaultServer: model.defaultServer, servers: model.servers };
     const came = new Set<string>();
     const went = new Set<string>();
     for (const server of added)

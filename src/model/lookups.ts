@@ -3,7 +3,8 @@
  * of them one Ingress's plan read, so the plan can be reused by the next build while every one
  * of those objects is still the same (the caches replace an object on change, never mutate it).
  */
-import type { EndpointSlice, Secret, Service, Snapshot } from './snapshot.js';
+import { listChange } from './incremental/list-diff.js';
+import type { EndpointSlice, KubeObject, Secret, Service, Snapshot } from './snapshot.js';
 
 /** The label that ties an EndpointSlice to its Service. */
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
@@ -43,13 +44,51 @@ export class Lookups {
    * changedSecrets names (namespace/name) the Secrets that are not the ones `other` holds: added, removed or replaced.
    */
   changedSecrets(other: Lookups): Set<string> {
+    if (this.secrets === other.secrets) return new Set();
+    const few = this.changedKeys(other, FEW_CHANGES);
+    if (few !== null) return new Set(few.filter((k) => k.startsWith(SECRET)).map((k) => k.slice(SECRET.length)));
     const changed = new Set<string>();
-    if (this.secrets === other.secrets) return changed;
     for (const [key, secret] of this.secrets) if (other.secrets.get(key) !== secret) changed.add(key);
     for (const key of other.secrets.keys()) if (!this.secrets.has(key)) changed.add(key);
     return changed;
   }
+
+  /**
+   * changedKeys names, as TrackedReads.keys does, the objects whose answers may differ from `other`'s: the Services and
+   * Secrets replaced, added or removed, the Services whose EndpointSlices did. Null when more than `limit` objects
+   * changed (a relist, a restart): the caller looks at everything then. A walk of the changed part of each list only.
+   */
+  changedKeys(other: Lookups, limit: number): string[] | null {
+    const keys: string[] = [];
+    const kinds = [
+      ['services', SERVICE, nameOf],
+      ['secrets', SECRET, nameOf],
+      ['endpointSlices', SLICES, ownerOf],
+    ] as const;
+    for (const [kind, prefix, keyOf] of kinds) {
+      const before: readonly KubeObject[] = other.snapshot[kind];
+      const after: readonly KubeObject[] = this.snapshot[kind];
+      if (before === after) continue;
+      const { gone, came } = listChange(before, after);
+      if (keys.length + gone.length + came.length > limit) return null;
+      // an object in both only moved (its answers are the same)
+      const moved = new Set(gone.filter((o) => came.includes(o)));
+      for (const o of gone) if (!moved.has(o)) keys.push(prefix + keyOf(o));
+      for (const o of came) if (!moved.has(o)) keys.push(prefix + keyOf(o));
+    }
+    return keys;
+  }
 }
+
+/** the prefixes of TrackedReads.keys and Lookups.changedKeys, one per kind of object read */
+const SERVICE = 'service ';
+const SECRET = 'secret ';
+const SLICES = 'slices ';
+/** more changed objects than this, and changedSecrets walks every Secret instead */
+const FEW_CHANGES = 64;
+
+const nameOf = (o: KubeObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
+const ownerOf = (o: KubeObject) => `${o.metadata?.namespace}/${o.metadata?.labels?.[SERVICE_NAME_LABEL]}`;
 
 function byName<T extends Service | Secret>(objects: readonly T[]): Map<string, T> {
   const map = new Map<string, T>();
@@ -102,6 +141,13 @@ export class TrackedReads implements Reads {
     const s = this.from.secrets.get(key);
     this.secrets.push(key, s);
     return s;
+  }
+
+  /** keys name every object this reader asked for, found or not, as Lookups.changedKeys names them. */
+  *keys(): Iterable<string> {
+    for (let i = 0; i < this.services.length; i += 2) yield SERVICE + (this.services[i] as string);
+    for (let i = 0; i < this.secrets.length; i += 2) yield SECRET + (this.secrets[i] as string);
+    for (let i = 0; i < this.slicesRead.length; i += 2) yield SLICES + (this.slicesRead[i] as string);
   }
 
   /** secretKeys are the Secrets (namespace/name) this reader asked for, found or not. */

@@ -447,14 +447,22 @@ class HeldDefinitions {
   private readonly maps = new Map<string, VariableMap>();
   private readonly requestZones = new Map<string, LimitZone>();
   private readonly connectionZones = new Map<string, LimitZone>();
+  /** the last model's lists and what they gave: the builds hand the same lists back while they are unchanged */
+  private last: { readonly from: readonly unknown[]; readonly merged: ReturnType<HeldDefinitions['with']> } | null =
+    null;
 
   with(model: NginxModel): Pick<NginxModel, 'maps' | 'requestZones' | 'connectionZones'> {
+    const from = [model.maps, model.requestZones, model.connectionZones];
+    const last = this.last;
+    if (last !== null && from.every((list, i) => list === last.from[i])) return last.merged;
     const zoneName = (z: LimitZone) => z.zone.slice(0, z.zone.lastIndexOf(':'));
-    return {
+    const merged = {
       maps: merge(this.maps, model.maps, (m) => m.variable),
       requestZones: merge(this.requestZones, model.requestZones, zoneName),
       connectionZones: merge(this.connectionZones, model.connectionZones, zoneName),
     };
+    this.last = { from, merged };
+    return merged;
   }
 }
 

@@ -304,15 +304,29 @@ export class HttpExtrasTally {
       (this.parts[i] as Tally<string, unknown>).removeAll(section);
   }
 
-  /** model gives the collected zones, maps, canaries and files, sorted. */
+  /** model gives the collected zones, maps, canaries and files, sorted: the same lists while a section is unchanged. */
   model() {
     const byZone = (a: LimitZone, b: LimitZone) => compare(a.zone, b.zone);
     return {
-      requestZones: [...this.requestZones.values()].sort(byZone),
-      connectionZones: [...this.connectionZones.values()].sort(byZone),
-      maps: [...this.maps.values()].sort((a, b) => compare(a.variable, b.variable)),
-      canaries: [...this.canaries.keys()].sort(compare).map((variable) => this.canaries.get(variable)!),
-      files: [...this.files.values()].sort((a, b) => compare(a.file, b.file)),
+      requestZones: this.sorted(0, () => [...this.requestZones.values()].sort(byZone)),
+      connectionZones: this.sorted(1, () => [...this.connectionZones.values()].sort(byZone)),
+      maps: this.sorted(2, () => [...this.maps.values()].sort((a, b) => compare(a.variable, b.variable))),
+      files: this.sorted(3, () => [...this.files.values()].sort((a, b) => compare(a.file, b.file))),
+      canaries: this.sorted(4, () =>
+        [...this.canaries.keys()].sort(compare).map((variable) => this.canaries.get(variable)!),
+      ),
     };
+  }
+
+  /** each section's sorted list and the tally version it was made at */
+  private readonly lists: ({ version: number; list: readonly unknown[] } | undefined)[] = [];
+
+  private sorted<T>(section: number, make: () => T[]): readonly T[] {
+    const version = this.parts[section]!.version;
+    const known = this.lists[section];
+    if (known?.version === version) return known.list as readonly T[];
+    const list = make();
+    this.lists[section] = { version, list };
+    return list;
   }
 }

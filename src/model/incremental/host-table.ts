@@ -32,6 +32,8 @@ export class HostTable {
   private plans: readonly IngressPlan[] = [];
   private readonly stepPlans = new Map<string, Set<IngressPlan>>();
   private readonly tlsPlans = new Map<string, Set<IngressPlan>>();
+  /** the plans by the Secrets (namespace/name) their TLS claims name: a changed Secret finds its hosts here */
+  private readonly secretPlans = new Map<string, Set<IngressPlan>>();
   private readonly results = new Map<string, HostResult>();
   private readonly planProblems = new Map<IngressPlan, PlanProblems>();
   /** the plans' problem segments in plan order, made again only when a plan's problems changed (null) */
@@ -70,7 +72,7 @@ export class HostTable {
     for (const plan of added) if (plan.identified) this.contribute(plan, +1, touch);
     for (const plan of removed) if (plan.identified) this.contribute(plan, -1, touch);
     if (secretsChanged === 'all') for (const host of this.tlsPlans.keys()) dirty.add(host);
-    else if (secretsChanged.size > 0) for (const host of hostsNaming(plans, secretsChanged)) dirty.add(host);
+    else if (secretsChanged.size > 0) for (const host of this.hostsNaming(secretsChanged)) dirty.add(host);
 
     const recount = new Set<IngressPlan>(added.filter((p) => p.identified));
     for (const host of dirty) {
@@ -89,6 +91,15 @@ export class HostTable {
     for (const plan of removed) this.setProblems(plan, NO_PROBLEMS);
     for (const plan of recount) this.setProblems(plan, this.problemsOf(plan));
     this.plans = plans;
+  }
+
+  /** hostsNaming lists the hosts whose TLS claims, in the plans held, name one of `secrets` (namespace/name). */
+  private *hostsNaming(secrets: ReadonlySet<string>): Iterable<string> {
+    for (const secret of secrets)
+      for (const plan of this.secretPlans.get(secret) ?? [])
+        for (const step of plan.tls)
+          if (step.kind === 'claim' && step.secretName && `${plan.identified!.namespace}/${step.secretName}` === secret)
+            yield step.host;
   }
 
   /** countDefaultBackend counts the --default-backend-service table's upstreams, in place of the last build's. */
@@ -177,6 +188,7 @@ export class HostTable {
     };
     index(this.stepPlans, plan.stepsByHost.keys());
     index(this.tlsPlans, plan.tlsHosts);
+    index(this.secretPlans, claimedSecrets(plan));
     touch(plan);
     if (sign > 0) {
       this.extras.add(plan.extras);
@@ -256,12 +268,9 @@ function insertionPoint(hosts: readonly string[], host: string): number {
   return lo;
 }
 
-/** hostsNaming lists the hosts whose TLS claims, in `plans`, name one of `secrets` (namespace/name). */
-function* hostsNaming(plans: readonly IngressPlan[], secrets: ReadonlySet<string>): Iterable<string> {
-  for (const plan of plans) {
-    if (!plan.identified) continue;
-    for (const step of plan.tls)
-      if (step.kind === 'claim' && step.secretName && secrets.has(`${plan.identified.namespace}/${step.secretName}`))
-        yield step.host;
-  }
+/** claimedSecrets are the Secrets (namespace/name) a plan's TLS claims name. */
+function* claimedSecrets(plan: IngressPlan): Iterable<string> {
+  if (!plan.identified) return;
+  for (const step of plan.tls)
+    if (step.kind === 'claim' && step.secretName) yield `${plan.identified.namespace}/${step.secretName}`;
 }

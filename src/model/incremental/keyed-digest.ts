@@ -40,20 +40,21 @@ export class KeyedDigest {
   /** version is the digest of every entry held (32 hex digits). */
   version(): string {
     if (this.last !== null) return this.last;
-    const all = createHash('sha256');
+    // one update of every bucket's line: 256 small updates cost more than the hashing
+    let lines = '';
     for (let b = 0; b < BUCKETS; b++) {
       const bucket = this.buckets[b]!;
       if (bucket.size === 0) continue;
       let digest = this.digests[b];
       if (digest == null) {
-        const part = createHash('sha256');
-        for (const key of [...bucket.keys()].sort())
-          part.update(key).update('\n').update(bucket.get(key)!).update('\n');
-        digest = this.digests[b] = part.digest('hex');
+        const keys = [...bucket.keys()].sort();
+        let text = '';
+        for (const key of keys) text += `${key}\n${bucket.get(key)!}\n`;
+        digest = this.digests[b] = createHash('sha256').update(text).digest('hex');
       }
-      all.update(`${b} ${digest}\n`);
+      lines += `${b} ${digest}\n`;
     }
-    this.last = all.digest('hex').slice(0, 32);
+    this.last = createHash('sha256').update(lines).digest('hex').slice(0, 32);
     return this.last;
   }
 }

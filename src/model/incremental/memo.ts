@@ -9,6 +9,7 @@ import type { BuildOptions } from '../build-types.js';
 import { ServerNameSizes } from '../config-map/hash-sizing.js';
 import { LocationFeatures } from './location-features.js';
 import { PlansWith } from './plans-with.js';
+import { PlanReaders } from './plan-readers.js';
 import { readConfigMap } from '../config-map/read.js';
 import { creationMillis } from '../ingress-age.js';
 import type { IngressPlan } from '../ingress-plan.js';
@@ -46,6 +47,8 @@ export class BuildMemo {
   identifyProblems: readonly Problem[] | null = null;
   /** the Ingresses planList was made from, item by item */
   planFrom: readonly Ingress[] | null = null;
+  /** planList's plans by the objects they read */
+  readers = new PlanReaders();
   /** the Secrets planList reads, counted plan by plan */
   readonly secretReads = new SecretReads();
   readonly built = new BuiltUpstreams();
@@ -144,6 +147,7 @@ export function forgetAllUnlessSameSettings(memo: BuildMemo, globals: Globals, d
   memo.plans = new WeakMap();
   memo.planList = [];
   memo.planFrom = null;
+  memo.readers = new PlanReaders();
   memo.identifyProblems = null;
   memo.hosts = new HostTable();
   memo.files = null;

@@ -55,21 +55,35 @@ export function reusedOrNewPlans(
     memo.plans.set(ingress, { plan, checkedIn: objects });
     return plan;
   };
-  // No object changed since the last build, whose plans were all checked against these objects: only the Ingresses
-  // replaced, added or deleted since need a look (one change at 10,000 Ingresses costs one plan, not 10,000 lookups).
+  // The last build's plans all held for its objects: only the Ingresses replaced, added or deleted since need a look,
+  // and the plans that read an object changed since (one change at 10,000 Ingresses costs one plan, not 10,000 looks).
   const last = memo.planFrom;
-  if (last !== null && objects === previous?.sameObjectsAs && memo.planList.length === last.length) {
-    const { start, end, came } = listChange(last, ours);
-    const plans = [
-      ...memo.planList.slice(0, start),
-      ...came.map(planOf),
-      ...memo.planList.slice(memo.planList.length - end),
-    ];
+  const changedKeys =
+    last === null || previous === undefined || memo.planList.length !== last.length
+      ? null
+      : objects === previous.sameObjectsAs
+        ? []
+        : lookups.changedKeys(previous, FEW);
+  const stale = changedKeys === null ? null : memo.readers.of(changedKeys);
+  let plans: IngressPlan[];
+  if (last !== null && stale !== null && stale.size <= FEW) {
+    let { start, end, came } = listChange(last, ours);
+    plans = [...memo.planList.slice(0, start), ...came.map(planOf), ...memo.planList.slice(memo.planList.length - end)];
+    for (const plan of stale) {
+      const at = plans.indexOf(plan);
+      if (at < 0) continue; // its Ingress was replaced or deleted: planned above, or gone
+      plans[at] = planOf(ours[at]!);
+      start = Math.min(start, at);
+      end = Math.min(end, plans.length - at - 1);
+    }
     tellChange(memo.planList, plans, start, end);
-    return plans;
-  }
-  return ours.map(planOf);
+  } else plans = ours.map(planOf);
+  memo.readers.update(plans);
+  return plans;
 }
+
+/** more changed objects, or plans that read them, than this: every plan is looked at */
+const FEW = 64;
 
 /**
  * secretsToResettle names the changed Secrets whose hosts are settled again; `all` (every TLS
