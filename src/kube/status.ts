@@ -16,7 +16,7 @@ import type {
 } from '@kubernetes/client-node';
 import type { ShutdownCheck } from '../../machines/status.machine.js';
 import type { Logger } from '../log.js';
-import type { NginxModel, Server } from '../model/nginx-model.js';
+import type { NginxModel } from '../model/nginx-model.js';
 import { listChange } from '../model/incremental/list-diff.js';
 import { changedModelServers, type ModelServers } from '../model/server-diff.js';
 import type { ClusterCache } from './cache.js';

@@ -16,7 +16,7 @@ import type { IngressPlan } from '../ingress-plan.js';
 import type { Route } from '../locations.js';
 import type { Lookups } from '../lookups.js';
 import type { LastGateway } from '../gateway/reuse.js';
-import type { BalancedUpstream, Certificate, GlobalConfig, Problem, Server } from '../nginx-model.js';
+import type { Certificate, GlobalConfig, Problem, Server } from '../nginx-model.js';
 import type { ConfigMap, Ingress, IngressClass } from '../snapshot.js';
 import type { CheckedSecrets } from '../tls.js';
 import { BalancedUpstreams } from './balanced.js';
