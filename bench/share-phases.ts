@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BuildMemo, buildModel } from '../src/model/build.js';
 import { defaultBuildOptions } from '../src/model/build-types.js';
-import type { Ingress, Snapshot } from '../src/model/snapshot.js';
+import type { Ingress, KubeObject, Snapshot } from '../src/model/snapshot.js';
 import { nginxBinary } from '../src/nginx/binary.js';
 import { checkLua } from '../src/nginx/lua.js';
 import { loadTemplate } from '../src/render/load.js';
@@ -23,7 +23,8 @@ import { generateCluster } from './fixtures.js';
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (x: number) => Math.round(x * 10) / 10;
 
-type Change = (ingresses: Ingress[], r: number) => void;
+/** a change of the Ingresses (in place), and of the Secrets for a TLS host (in place too) */
+type Change = (ingresses: Ingress[], r: number, secrets: KubeObject[]) => void;
 
 const withSpec = (ingress: Ingress, spec: (s: Record<string, unknown>) => Record<string, unknown>): Ingress =>
   ({ ...ingress, spec: spec(structuredClone(ingress.spec) as Record<string, unknown>) }) as Ingress;
@@ -61,6 +62,22 @@ const CHANGES: Record<string, Change> = {
   },
   'deleted Ingress': (list, r) => {
     list.splice(100 + r, 1);
+  },
+  'TLS host (Secret and Ingress)': (list, r, secrets) => {
+    // the first Ingress has TLS (every 10th): its Secret copied under a new name, and a new host using it
+    const base = list[0]!;
+    const secretName = `tls-new-${r}`;
+    const namespace = base.metadata?.namespace ?? 'default';
+    const secret = secrets.find((s) => s.metadata?.namespace === namespace)!;
+    secrets.push({ ...secret, metadata: { ...secret.metadata, name: secretName } });
+    const host = `tls-new-${r}.bench.local`;
+    list.push(
+      withSpec({ ...base, metadata: { ...base.metadata, name: `tls-new-${r}` } } as Ingress, (s) => {
+        (s.rules as Rules)[0]!.host = host;
+        s.tls = [{ hosts: [host], secretName }];
+        return s;
+      }),
+    );
   },
 };
 
@@ -120,8 +137,13 @@ export async function runSharePhases(
       const phases: Record<string, number[]> = { build: [], split: [], share: [], render: [], total: [] };
       for (let r = 0; r < rounds; r++) {
         const ingresses = [...snapshot.ingresses];
-        change(ingresses, r);
-        snapshot = { ...snapshot, ingresses };
+        const secrets = [...snapshot.secrets];
+        change(ingresses, r, secrets);
+        snapshot = {
+          ...snapshot,
+          ingresses,
+          secrets: secrets.length === snapshot.secrets.length ? snapshot.secrets : secrets,
+        };
         const p = sync();
         for (const [k, v] of Object.entries(p)) phases[k]!.push(v);
         phases.total!.push(p.build + p.split + p.share + p.render);
