@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { backendEntries, keyedBody } from '../../src/model/dynamic-tables.js';
+import { backendEntries, certificateEntries, keyedBody } from '../../src/model/dynamic-tables.js';
 import type { BalancedUpstream } from '../../src/model/nginx-model.js';
 import { buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions } from '../../src/model/build-types.js';
@@ -134,6 +134,69 @@ describe('DynamicSplit backends through any changes', () => {
         }
       }),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe('DynamicSplit certificates through any changes', async () => {
+  // TLS Ingresses come, go and switch Secrets one build after another; Secrets are renewed. The table (by Secret, and
+  // its version) and the files nginx.conf names equal a fresh split's, and the delta pushed on the last table, applied
+  // to what nginx held, gives the new table's entries.
+  const dnsNames = Array.from({ length: 9 }, (_, h) => `h${h}.test`);
+  const pairs = [
+    await issueCertificate({ commonName: 'one', dnsNames }),
+    await issueCertificate({ commonName: 'two', dnsNames }),
+  ];
+  const step = fc.array(fc.record({ host: fc.nat(8), secret: fc.option(fc.nat(2), { nil: null }), renew: fc.nat(2) }), {
+    maxLength: 4,
+  });
+  const bySecret = (c: { readonly certificates: readonly { secret: string }[] }) =>
+    [...c.certificates].sort((a, b) => (a.secret < b.secret ? -1 : 1));
+  it('equals a fresh split, and its delta brings nginx to the new entries', () => {
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 8 }), (steps) => {
+        const memo = new BuildMemo();
+        const split = new DynamicSplit();
+        const tlsOf = new Map<number, number>();
+        const renewed = [0, 0, 0];
+        let held: ReturnType<typeof certificateEntries> | null = null;
+        for (const changes of steps) {
+          for (const c of changes) {
+            if (c.secret === null) tlsOf.delete(c.host);
+            else tlsOf.set(c.host, c.secret);
+            renewed[c.renew] = (renewed[c.renew]! + 1) % 2;
+          }
+          const objects = [
+            ingressClass(),
+            ...serviceWithEndpoints('a', [{ ip: '127.0.0.2', port: 8080 }]),
+            ...[0, 1, 2].map((s) => tlsSecret(`s${s}`, pairs[renewed[s]!]!.certPem, pairs[renewed[s]!]!.keyPem)),
+            ...[...tlsOf].map(([h, s]) =>
+              ingress(
+                `h${h}`,
+                { [`h${h}.test`]: [{ path: '/', service: 'a' }] },
+                { tls: [{ hosts: [`h${h}.test`], secretName: `s${s}` }] },
+              ),
+            ),
+          ];
+          const model = buildModel(snapshotOf(objects as { kind?: string }[]), options, memo).model;
+          const after = split.split(model);
+          const fresh = new DynamicSplit().split(model);
+          // every TLS host is served by its Secret's entry (none falls back to the default certificate)
+          expect(after.tables.certificates.certificates.flatMap((c) => c.hosts).length).toBe(tlsOf.size);
+          expect(after.tables.certificates.version).toBe(fresh.tables.certificates.version);
+          expect(bySecret(after.tables.certificates)).toEqual(bySecret(fresh.tables.certificates));
+          expect(after.model.certificates).toEqual(fresh.model.certificates);
+          expect(after.model.filesDigest).toBe(fresh.model.filesDigest);
+          const next = certificateEntries(after.tables.certificates);
+          const body = JSON.parse(keyedBody(next, held)) as { set: { secret: string }[]; remove: string[] };
+          const nginx = new Map(held === null ? [] : held.entries);
+          for (const key of body.remove) nginx.delete(key);
+          for (const entry of body.set) nginx.set(entry.secret, JSON.stringify(entry));
+          expect(nginx).toEqual(new Map(next.entries));
+          held = next;
+        }
+      }),
+      { numRuns: 60 },
     );
   });
 });
