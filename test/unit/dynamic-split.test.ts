@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { backendEntries, certificateEntries, keyedBody } from '../../src/model/dynamic-tables.js';
+import { backendEntries, certificateEntries, type KeyedEntries, keyedBody } from '../../src/model/dynamic-tables.js';
 import type { BalancedUpstream } from '../../src/model/nginx-model.js';
 import { buildModel } from '../../src/model/build.js';
 import { defaultBuildOptions } from '../../src/model/build-types.js';
@@ -29,6 +29,15 @@ function objectsOf(pair: KeyPair): Record<string, unknown>[] {
     ingress('a', { 'a.test': [{ path: '/', service: 'a' }] }, { tls: [{ hosts: ['a.test'], secretName: 'one' }] }),
     ingress('b', { 'b.test': [{ path: '/', service: 'b' }] }, { tls: [{ hosts: ['b.test'], secretName: 'two' }] }),
   ];
+}
+
+/** nginxAfter is what nginx holds once the delta pushed on `held` (keyedBody) is applied to it, entries by `key` */
+function nginxAfter(held: KeyedEntries | null, next: KeyedEntries, key: (entry: Record<string, unknown>) => string) {
+  const body = JSON.parse(keyedBody(next, held)) as { set: Record<string, unknown>[]; remove: string[] };
+  const nginx = new Map(held === null ? [] : held.entries);
+  for (const k of body.remove) nginx.delete(k);
+  for (const entry of body.set) nginx.set(key(entry), JSON.stringify(entry));
+  return nginx;
 }
 
 function cluster(
@@ -125,11 +134,7 @@ describe('DynamicSplit backends through any changes', () => {
           expect(tables.backends).toEqual(new DynamicSplit().split(model).tables.backends);
           const next = backendEntries(tables.backends);
           expect([...next.entries.keys()].sort()).toEqual(list.map((u) => u.name));
-          const body = JSON.parse(keyedBody(next, held)) as { set: { name: string }[]; remove: string[] };
-          const nginx = new Map(held === null ? [] : held.entries);
-          for (const name of body.remove) nginx.delete(name);
-          for (const entry of body.set) nginx.set(entry.name, JSON.stringify(entry));
-          expect(nginx).toEqual(new Map(next.entries));
+          expect(nginxAfter(held, next, (e) => e.name as string)).toEqual(new Map(next.entries));
           held = next;
         }
       }),
@@ -188,11 +193,7 @@ describe('DynamicSplit certificates through any changes', async () => {
           expect(after.model.certificates).toEqual(fresh.model.certificates);
           expect(after.model.filesDigest).toBe(fresh.model.filesDigest);
           const next = certificateEntries(after.tables.certificates);
-          const body = JSON.parse(keyedBody(next, held)) as { set: { secret: string }[]; remove: string[] };
-          const nginx = new Map(held === null ? [] : held.entries);
-          for (const key of body.remove) nginx.delete(key);
-          for (const entry of body.set) nginx.set(entry.secret, JSON.stringify(entry));
-          expect(nginx).toEqual(new Map(next.entries));
+          expect(nginxAfter(held, next, (e) => e.secret as string)).toEqual(new Map(next.entries));
           held = next;
         }
       }),
