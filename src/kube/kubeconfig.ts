@@ -3,11 +3,10 @@ import { delimiter } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { UsageError } from '../usage-error.js';
 import type { Logger } from '../log.js';
+import { KubeconfigError } from './kubeconfig-error.js';
 
-/** KubeconfigError is a kubeconfig file that cannot be read as one: the operator's to fix (exit 1, one line). */
-export class KubeconfigError extends Error {
-  override name = 'KubeconfigError';
-}
+// its own module, so the CLI names it without loading the Kubernetes client
+export { KubeconfigError } from './kubeconfig-error.js';
 
 /** loadFile loads one kubeconfig file; a missing file stays a system error (`path: no such file`), bad YAML names it. */
 function loadFile(kc: KubeConfig, path: string): void {
