@@ -583,7 +583,9 @@ describe('TLS Terminate in the stream block', () => {
           else expect(key).toMatch(/^~\*\^\.\+(\\\\\.[a-z0-9-]+)+\$$/);
         }
       }),
-      { numRuns: 100 },
+      // a run with a wildcard among valid names, always: random runs hold one only now and then (a hostname fast-check
+      // makes up is seldom valid, and one invalid name leaves the route out), so the count below was luck before
+      { numRuns: 100, examples: [[['*.example.com', 'tls.example.com']]] },
     );
     // the check saw map keys, wildcards among them
     expect(wildcards).toBeGreaterThan(0);
