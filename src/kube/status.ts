@@ -18,6 +18,7 @@ import type { ShutdownCheck } from '../../machines/status.machine.js';
 import type { Logger } from '../log.js';
 import type { NginxModel } from '../model/nginx-model.js';
 import { listChange } from '../model/incremental/list-diff.js';
+import { lowerBound } from '../model/sorted.js';
 import { changedModelServers, type ModelServers } from '../model/server-diff.js';
 import type { ClusterCache } from './cache.js';
 import { apiCode, describeApiError } from './leader.js';
@@ -180,15 +181,7 @@ export function servedLookup(list: readonly string[]): ServedLookup {
 }
 
 /** sortedIndex is where `key` stands or would stand in the sorted `list` (code-unit order, as sort()). */
-function sortedIndex(list: readonly string[], key: string): number {
-  let [lo, hi] = [0, list.length];
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid]! < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+const sortedIndex = (list: readonly string[], key: string) => lowerBound(list, (k) => k < key);
 
 /** toAddress turns a name or IP into a LoadBalancerAddress, as ingress-nginx's nameOrIPToLoadBalancerIngress. */
 export function toAddress(nameOrIp: string): LoadBalancerAddress {

@@ -7,6 +7,7 @@
  */
 import { type BuiltUpstreams, compare, UpstreamTable, type Report } from './backends.js';
 import { filesDigest } from './files-digest.js';
+import { lowerBound } from './sorted.js';
 import { globalExtras } from './global-extras.js';
 import { httpWaf } from './waf.js';
 import { uriEscape } from './escape-uri.js';
@@ -476,32 +477,20 @@ function patched(
   let start = next.length;
   let end = next.length;
   for (const ingress of out) {
-    const at = lowerBound(next, ingress, order);
+    const at = lowerBound(next, (i) => order(i, ingress) < 0);
     if (next[at] !== ingress) return null;
     start = Math.min(start, at);
     end = Math.min(end, next.length - at - 1);
     next.splice(at, 1);
   }
   for (const ingress of added) {
-    const at = lowerBound(next, ingress, order);
+    const at = lowerBound(next, (i) => order(i, ingress) < 0);
     start = Math.min(start, at);
     end = Math.min(end, next.length - at);
     next.splice(at, 0, ingress);
   }
   tellChange(list, next, start, end);
   return next;
-}
-
-/** lowerBound is the first index of `sorted` (from `from` on) whose item does not come before `item`. */
-function lowerBound<T>(sorted: readonly T[], item: T, order: (a: T, b: T) => number, from = 0): number {
-  let lo = from;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (order(sorted[mid]!, item) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /**
@@ -597,15 +586,13 @@ function withCertificatesChanged(
   defaultFile: string,
 ): Certificate[] {
   const out = [...list];
-  const byId = (a: Certificate, b: Certificate) => compare(a.id, b.id);
   // the named ones, after the default certificate
-  const at = (c: Certificate) => lowerBound(out, c, byId, 1);
+  const at = (id: string) => lowerBound(out, (c) => compare(c.id, id) < 0, 1);
   for (const id of changed) {
-    const probe = { id, file: '', pem: null } as Certificate;
-    const i = at(probe);
+    const i = at(id);
     if (out[i]?.id === id) out.splice(i, 1);
     const now = tally.get(id);
-    if (now !== undefined && now.file !== defaultFile) out.splice(at(now), 0, now);
+    if (now !== undefined && now.file !== defaultFile) out.splice(at(id), 0, now);
   }
   return out;
 }

@@ -7,22 +7,13 @@ import { balancedUpstream, type KeptUpstream, plainVariant } from '../annotation
 import type { Lookups } from '../lookups.js';
 import type { BalancedUpstream, GlobalConfig, Problem } from '../nginx-model.js';
 import type { HostTable } from './host-table.js';
+import { lowerBound } from '../sorted.js';
 
 /** Balanced is the list (sorted by name) and the problems making it found (ClusterIP ones, by name). */
 export interface Balanced {
   readonly upstreams: readonly BalancedUpstream[];
   readonly problems: readonly Problem[];
 }
-
-const byName = (list: readonly { readonly name: string }[], name: string): number => {
-  let [lo, hi] = [0, list.length];
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid]!.name < name) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-};
 
 export class BalancedUpstreams {
   /** what the kept state was made from: another host table or config starts afresh */
@@ -75,7 +66,7 @@ export class BalancedUpstreams {
     const known = this.kept.get(name);
     this.forget(name);
     const made = hosts.proxied.has(name) ? this.make(hosts, config, services, name, known) : null;
-    const at = byName(this.list, name);
+    const at = lowerBound(this.list, (u) => u.name < name);
     const present = this.list[at]?.name === name;
     if (made === null ? !present : present && this.list[at] === made.upstream) return;
     if (this.handedOut) {

@@ -11,6 +11,7 @@ import type { UpstreamTable } from '../backends.js';
 import { resolveHost, type HostContext, type HostResult } from '../host-rules.js';
 import { CATCH_ALL, type IngressPlan, type Step, type TlsStep } from '../ingress-plan.js';
 import type { Certificate, Problem, Server, Upstream } from '../nginx-model.js';
+import { lowerBound } from '../sorted.js';
 import { Tally } from '../tally.js';
 import { addedAndRemoved, tellChange } from './list-diff.js';
 
@@ -208,7 +209,7 @@ export class HostTable {
     this.extras.add(result.canaries);
     if (result.certificate) this.certificates.add(result.certificate.id, result.certificate);
     if (result.externalAuth) this.externalAuthHosts.add(host, true);
-    const at = insertionPoint(this.hostNames, host);
+    const at = lowerBound(this.hostNames, (h) => h < host);
     if (previous) {
       this.release(host, previous);
       if (result.server !== previous.server) this.changeServers(at, 'set', result.server);
@@ -222,7 +223,7 @@ export class HostTable {
   private dropHost(host: string, previous: HostResult): void {
     this.release(host, previous);
     this.results.delete(host);
-    const at = insertionPoint(this.hostNames, host);
+    const at = lowerBound(this.hostNames, (h) => h < host);
     this.hostNames.splice(at, 1);
     this.changeServers(at, 'remove');
   }
@@ -255,17 +256,6 @@ export class HostTable {
     }
     return steps.length + canaries.length + tls.length === 0 ? NO_PROBLEMS : { steps, canaries, tls };
   }
-}
-
-/** insertionPoint is where `host` stands or would stand in the sorted `hosts` (code-unit order, as compare). */
-function insertionPoint(hosts: readonly string[], host: string): number {
-  let [lo, hi] = [0, hosts.length];
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (hosts[mid]! < host) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** claimedSecrets are the Secrets (namespace/name) a plan's TLS claims name. */
