@@ -42,11 +42,11 @@ export class Lookups {
 
   /**
    * changedSecrets names (namespace/name) the Secrets that are not the ones `other` holds: added, removed or replaced.
+   * `keys` are changedKeys' answer, when it gave one (else every Secret is compared).
    */
-  changedSecrets(other: Lookups): Set<string> {
+  changedSecrets(other: Lookups, keys: readonly string[] | null): Set<string> {
     if (this.secrets === other.secrets) return new Set();
-    const few = this.changedKeys(other, FEW_CHANGES);
-    if (few !== null) return new Set(few.filter((k) => k.startsWith(SECRET)).map((k) => k.slice(SECRET.length)));
+    if (keys !== null) return new Set(keys.filter((k) => k.startsWith(SECRET)).map((k) => k.slice(SECRET.length)));
     const changed = new Set<string>();
     for (const [key, secret] of this.secrets) if (other.secrets.get(key) !== secret) changed.add(key);
     for (const key of other.secrets.keys()) if (!this.secrets.has(key)) changed.add(key);
@@ -84,8 +84,6 @@ export class Lookups {
 const SERVICE = 'service ';
 const SECRET = 'secret ';
 const SLICES = 'slices ';
-/** more changed objects than this, and changedSecrets walks every Secret instead */
-const FEW_CHANGES = 64;
 
 const nameOf = (o: KubeObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
 const ownerOf = (o: KubeObject) => `${o.metadata?.namespace}/${o.metadata?.labels?.[SERVICE_NAME_LABEL]}`;

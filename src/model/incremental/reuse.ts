@@ -15,15 +15,21 @@ export interface Changes {
   readonly previous: Lookups | undefined;
   /** the Secrets (namespace/name) added, removed or replaced since the last build; null: no last build */
   readonly secrets: ReadonlySet<string> | null;
+  /**
+   * the objects changed since the last build as Lookups.changedKeys names them; null: no last build, or more than a
+   * few changed (every plan looks at its reads then)
+   */
+  readonly keys: readonly string[] | null;
   /** no Service and no EndpointSlice changed since the last build */
   readonly onlySecretsMoved: boolean;
 }
 
 /** changesSince compares this build's objects with the last build's. */
 export function changesSince(lookups: Lookups, previous: Lookups | undefined): Changes {
-  if (previous === undefined) return { lookups, previous, secrets: null, onlySecretsMoved: false };
+  if (previous === undefined) return { lookups, previous, secrets: null, keys: null, onlySecretsMoved: false };
   const onlySecretsMoved = lookups.services === previous.services && lookups.slices === previous.slices;
-  return { lookups, previous, secrets: lookups.changedSecrets(previous), onlySecretsMoved };
+  const keys = lookups.sameObjectsAs === previous.sameObjectsAs ? [] : lookups.changedKeys(previous, FEW);
+  return { lookups, previous, secrets: lookups.changedSecrets(previous, keys), keys, onlySecretsMoved };
 }
 
 /**
@@ -36,7 +42,7 @@ export function reusedOrNewPlans(
   changes: Changes,
   ctx: PlanContext,
 ): IngressPlan[] {
-  const { lookups, previous, secrets, onlySecretsMoved } = changes;
+  const { lookups, previous, secrets, keys, onlySecretsMoved } = changes;
   const objects = lookups.sameObjectsAs;
   // For the plans the last build checked: when no Service or EndpointSlice changed since, only the Secrets they read
   // need a look; when no object changed at all, nothing does.
@@ -58,13 +64,7 @@ export function reusedOrNewPlans(
   // The last build's plans all held for its objects: only the Ingresses replaced, added or deleted since need a look,
   // and the plans that read an object changed since (one change at 10,000 Ingresses costs one plan, not 10,000 looks).
   const last = memo.planFrom;
-  const changedKeys =
-    last === null || previous === undefined || memo.planList.length !== last.length
-      ? null
-      : objects === previous.sameObjectsAs
-        ? []
-        : lookups.changedKeys(previous, FEW);
-  const stale = changedKeys === null ? null : memo.readers.of(changedKeys);
+  const stale = last === null || keys === null || memo.planList.length !== last.length ? null : memo.readers.of(keys);
   let plans: IngressPlan[];
   if (last !== null && stale !== null && stale.size <= FEW) {
     let { start, end, came } = listChange(last, ours);
