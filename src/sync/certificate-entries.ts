@@ -7,6 +7,7 @@
  */
 import { entryJson, keyedEntriesOf } from '../model/dynamic-tables.js';
 import { KeyedDigest } from '../model/incremental/keyed-digest.js';
+import { KeyedSets } from '../model/keyed-sets.js';
 import { LayeredMapWriter } from '../model/incremental/layered-map.js';
 import { addedAndRemoved } from '../model/incremental/list-diff.js';
 import type { Certificate, NginxModel, Server } from '../model/nginx-model.js';
@@ -26,7 +27,7 @@ const servesCertificate = (s: Server) => !s.inheritsCertificate && s.certificate
 export class CertificateEntries {
   private servers: ModelServers | null = null;
   /** each file's Ingress hosts (servers that serve a certificate) */
-  private readonly hostsByFile = new Map<string, Set<string>>();
+  private readonly hostsByFile = new KeyedSets<string, string>();
   private certificates: readonly Certificate[] = [];
   private byFile = new Map<string, Certificate>();
   private gateway: NginxModel['gateway'] = null;
@@ -46,11 +47,11 @@ export class CertificateEntries {
     const dirty = new Set<string>();
     const { added, removed } = changedModelServers(this.servers, model);
     this.servers = { defaultServer: model.defaultServer, servers: model.servers };
-    // taken out before put in: a host whose server was replaced keeps its place in its file's hosts
-    for (const server of removed)
-      if (servesCertificate(server)) this.hosts(server.certificateFile!, server.host, -1, dirty);
-    for (const server of added)
-      if (servesCertificate(server)) this.hosts(server.certificateFile!, server.host, +1, dirty);
+    // taken out before put in: a host whose server was replaced stays in its file's hosts
+    const serving = (servers: readonly Server[]) => servers.filter(servesCertificate);
+    for (const server of serving(removed)) this.hostsByFile.delete(server.certificateFile!, server.host);
+    for (const server of serving(added)) this.hostsByFile.add(server.certificateFile!, server.host);
+    for (const server of serving([...removed, ...added])) dirty.add(server.certificateFile!);
     if (model.certificates !== this.certificates) {
       const files = addedAndRemoved(this.certificates, model.certificates);
       for (const c of [...files.added, ...files.removed]) dirty.add(c.file);
@@ -81,18 +82,6 @@ export class CertificateEntries {
     return this.entries.has(file);
   }
 
-  private hosts(file: string, host: string, by: 1 | -1, dirty: Set<string>): void {
-    let hosts = this.hostsByFile.get(file);
-    if (by > 0) {
-      if (!hosts) this.hostsByFile.set(file, (hosts = new Set()));
-      hosts.add(host);
-    } else if (hosts) {
-      hosts.delete(host);
-      if (hosts.size === 0) this.hostsByFile.delete(file);
-    }
-    dirty.add(file);
-  }
-
   /** settle makes a file's entry again from its certificate, hosts and Gateway servers (none: no entry). */
   private settle(file: string): void {
     const last = this.entries.get(file);
@@ -116,7 +105,7 @@ export class CertificateEntries {
     const certificate = this.byFile.get(file);
     if (!certificate?.pem) return undefined;
     // code-unit order, as the build sorts its servers by host
-    const hosts = [...(this.hostsByFile.get(file) ?? [])].sort();
+    const hosts = [...this.hostsByFile.get(file)].sort();
     const servers = this.gatewayByFile.get(file) ?? [];
     if (hosts.length === 0 && servers.length === 0) return undefined;
     let pem = this.pemOf.get(certificate);

@@ -11,6 +11,7 @@ import type { UpstreamTable } from '../backends.js';
 import { resolveHost, type HostContext, type HostResult } from '../host-rules.js';
 import { CATCH_ALL, type IngressPlan, type Step, type TlsStep } from '../ingress-plan.js';
 import type { Certificate, Problem, Server, Upstream } from '../nginx-model.js';
+import { KeyedSets } from '../keyed-sets.js';
 import { lowerBound } from '../sorted.js';
 import { Tally } from '../tally.js';
 import { addedAndRemoved, tellChange } from './list-diff.js';
@@ -31,10 +32,10 @@ const NO_PROBLEMS: PlanProblems = Object.freeze({ steps: [], canaries: [], tls: 
  */
 export class HostTable {
   private plans: readonly IngressPlan[] = [];
-  private readonly stepPlans = new Map<string, Set<IngressPlan>>();
-  private readonly tlsPlans = new Map<string, Set<IngressPlan>>();
+  private readonly stepPlans = new KeyedSets<string, IngressPlan>();
+  private readonly tlsPlans = new KeyedSets<string, IngressPlan>();
   /** the plans by the Secrets (namespace/name) their TLS claims name: a changed Secret finds its hosts here */
-  private readonly secretPlans = new Map<string, Set<IngressPlan>>();
+  private readonly secretPlans = new KeyedSets<string, IngressPlan>();
   private readonly results = new Map<string, HostResult>();
   private readonly planProblems = new Map<IngressPlan, PlanProblems>();
   /** the plans' problem segments in plan order, made again only when a plan's problems changed (null) */
@@ -77,8 +78,8 @@ export class HostTable {
 
     const recount = new Set<IngressPlan>(added.filter((p) => p.identified));
     for (const host of dirty) {
-      const stepPlans = [...(this.stepPlans.get(host) ?? [])].sort(ctx.order);
-      const tlsPlans = [...(this.tlsPlans.get(host) ?? [])].sort(ctx.order);
+      const stepPlans = [...this.stepPlans.get(host)].sort(ctx.order);
+      const tlsPlans = [...this.tlsPlans.get(host)].sort(ctx.order);
       const previous = this.results.get(host);
       // A host whose claims changed changes the problems of every plan aimed at it, TLS ones included.
       for (const plan of stepPlans) recount.add(plan);
@@ -97,7 +98,7 @@ export class HostTable {
   /** hostsNaming lists the hosts whose TLS claims, in the plans held, name one of `secrets` (namespace/name). */
   private *hostsNaming(secrets: ReadonlySet<string>): Iterable<string> {
     for (const secret of secrets)
-      for (const plan of this.secretPlans.get(secret) ?? [])
+      for (const plan of this.secretPlans.get(secret))
         for (const step of plan.tls)
           if (step.kind === 'claim' && step.secretName && `${plan.identified!.namespace}/${step.secretName}` === secret)
             yield step.host;
@@ -175,17 +176,10 @@ export class HostTable {
   }
 
   private contribute(plan: IngressPlan, sign: 1 | -1, touch: (plan: IngressPlan) => void): void {
-    const index = (byHost: Map<string, Set<IngressPlan>>, hosts: Iterable<string>) => {
-      for (const host of hosts) {
-        let set = byHost.get(host);
-        if (sign > 0) {
-          if (!set) byHost.set(host, (set = new Set()));
-          set.add(plan);
-        } else if (set) {
-          set.delete(plan);
-          if (set.size === 0) byHost.delete(host);
-        }
-      }
+    const index = (byKey: KeyedSets<string, IngressPlan>, keys: Iterable<string>) => {
+      for (const key of keys)
+        if (sign > 0) byKey.add(key, plan);
+        else byKey.delete(key, plan);
     };
     index(this.stepPlans, plan.stepsByHost.keys());
     index(this.tlsPlans, plan.tlsHosts);
