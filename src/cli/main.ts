@@ -69,22 +69,10 @@ const COMMANDS: Record<string, () => Promise<{ readonly run: Command; readonly u
     ]);
     return { run: runController, usage: CONTROLLER_USAGE };
   },
-  render: async () => {
-    const { runRender, RENDER_USAGE } = await import('./render.js');
-    return { run: runRender, usage: RENDER_USAGE };
-  },
-  convert: async () => {
-    const { runConvert, CONVERT_USAGE } = await import('./convert.js');
-    return { run: runConvert, usage: CONVERT_USAGE };
-  },
-  demo: async () => {
-    const { runDemo, DEMO_USAGE } = await import('./demo.js');
-    return { run: runDemo, usage: DEMO_USAGE };
-  },
-  statecharts: async () => {
-    const { runStatecharts, STATECHARTS_USAGE } = await import('./statecharts.js');
-    return { run: runStatecharts, usage: STATECHARTS_USAGE };
-  },
+  render: () => import('./render.js').then((m) => ({ run: m.runRender, usage: m.RENDER_USAGE })),
+  convert: () => import('./convert.js').then((m) => ({ run: m.runConvert, usage: m.CONVERT_USAGE })),
+  demo: () => import('./demo.js').then((m) => ({ run: m.runDemo, usage: m.DEMO_USAGE })),
+  statecharts: () => import('./statecharts.js').then((m) => ({ run: m.runStatecharts, usage: m.STATECHARTS_USAGE })),
 };
 
 /**
