@@ -324,9 +324,45 @@ const p50 = (xs: readonly (number | null)[]) => {
   return known.length ? fmt(median(known)) : '-';
 };
 
+/**
+ * printSizeRatios prints the pushed p50 at the largest size ÷ the one at the smallest (issue 29's target: within 1.5×),
+ * per kind and over every pushed change pooled (the kinds that reloaded at either size, a new profile, left out).
+ */
+function printSizeRatios(bySize: ReadonlyMap<number, Record<Mode, Result>>): void {
+  const [lo, hi] = [Math.min(...SIZES), Math.max(...SIZES)];
+  const [small, large] = [bySize.get(lo)?.pushed, bySize.get(hi)?.pushed];
+  if (!ACTIVE.includes('pushed') || lo === hi || !small || !large) return;
+  const pooled: { small: number[]; large: number[] } = { small: [], large: [] };
+  for (const kind of RUN_KINDS) {
+    const [l, m] = [large.kinds.get(kind), small.kinds.get(kind)];
+    if (!l || !m) continue;
+    console.log(`bench routes-as-data: ${kind}: pushed p50 at n=${hi} ÷ at n=${lo} = ${ratio(l.p50, m.p50)}`);
+    if (l.reloads > 0 || m.reloads > 0) continue;
+    pooled.large.push(...l.totals);
+    pooled.small.push(...m.totals);
+  }
+  if (pooled.small.length > 0 && pooled.large.length > 0) {
+    const [pl, ps] = [median(pooled.large), median(pooled.small)];
+    console.log(
+      `bench routes-as-data: pushed changes pooled (${pooled.small.length} and ${pooled.large.length}): p50 ` +
+        `${fmt(ps)} ms at n=${lo}, ${fmt(pl)} ms at n=${hi}: ÷ = ${ratio(pl, ps)} (target ≤ 1.5)`,
+    );
+  }
+}
+
+/** KindResult is one change kind's figures: apply → served of each change (`totals`, ms), their p50 and p99. */
+interface KindResult {
+  readonly p50: number;
+  readonly p99: number;
+  readonly reloads: number;
+  readonly pushes: number;
+  readonly n: number;
+  readonly totals: readonly number[];
+}
+
 /** Result is one mode's figures at one size, for the ratio table. */
 interface Result {
-  readonly kinds: Map<string, { p50: number; p99: number; reloads: number; pushes: number; n: number }>;
+  readonly kinds: Map<string, KindResult>;
   readonly startMs: number;
   readonly confBytes: number;
   readonly nginxTMs: number;
@@ -530,7 +566,7 @@ async function runSize(
       const { c, startMs } = scenes[mode];
       const end = Date.now();
       const nextWrite = (t: number) => writes[mode].find((w) => w > t) ?? end;
-      const kinds = new Map<string, { p50: number; p99: number; reloads: number; pushes: number; n: number }>();
+      const kinds = new Map<string, KindResult>();
       const reloadMs: number[] = [];
       for (const kind of RUN_KINDS) {
         const list = samples[mode].get(kind) ?? [];
@@ -553,7 +589,7 @@ async function runSize(
           0,
         );
         for (const p of phases) if (p.reload !== null) reloadMs.push(p.reload);
-        kinds.set(kind, { p50: median(totals), p99: percentile(totals, 99), reloads, pushes, n: list.length });
+        kinds.set(kind, { p50: median(totals), p99: percentile(totals, 99), reloads, pushes, n: list.length, totals });
         console.log(
           `bench routes-as-data: n=${n} mode=${mode} change=${kind} changes=${list.length} ` +
             `p50_ms=${fmt(median(totals))} p99_ms=${fmt(percentile(totals, 99))} reloads=${reloads} ` +
@@ -635,6 +671,7 @@ export async function runRoutesAsData(): Promise<void> {
     const bySize = new Map<number, Record<Mode, Result>>();
     for (const n of SIZES)
       bySize.set(n, await runSize(n, wildcard, a, b, backend.port, bareNginx.httpPort, streamer.port));
+    printSizeRatios(bySize);
     if (ACTIVE.length < 2) return;
     console.log('bench routes-as-data: ratios (pushed ÷ rendered unless said)');
     for (const [n, r] of bySize) {
@@ -659,15 +696,6 @@ export async function runRoutesAsData(): Promise<void> {
       `  hosts=1 rps pushed/rendered = ${ratio(one.pushed!, one.rendered!)}; ÷ bare nginx: pushed ${ratio(one.pushed!, one.bare!)}, ` +
         `rendered ${ratio(one.rendered!, one.bare!)}`,
     );
-    const [small, large] = [bySize.get(Math.min(...SIZES)), bySize.get(Math.max(...SIZES))];
-    if (small && large && SIZES.length > 1)
-      for (const kind of RUN_KINDS) {
-        const [l, m] = [large.pushed.kinds.get(kind), small.pushed.kinds.get(kind)];
-        if (l && m)
-          console.log(
-            `  ${kind}: pushed p50 at n=${Math.max(...SIZES)} ÷ at n=${Math.min(...SIZES)} = ${ratio(l.p50, m.p50)}`,
-          );
-      }
     console.log(
       `bench routes-as-data: load_at_end=${loadavg()
         .map((l) => l.toFixed(2))
